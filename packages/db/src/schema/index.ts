@@ -1,0 +1,2 @@
+// The application's schema: what drizzle-kit generates migrations from.
+export * from './tenants.ts';
