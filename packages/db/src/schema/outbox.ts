@@ -1,0 +1,61 @@
+import { sql } from 'drizzle-orm';
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+import { tenants } from './tenants.ts';
+
+/**
+ * `pending`: waiting for `run_after`. `running`: claimed by a worker until `locked_until`
+ * (an expired lease is claimable again). `done`: outcome recorded. `dead`: attempts
+ * exhausted; its payment is `unknown` and the reconciler owns it.
+ */
+export const outboxJobStatuses = ['pending', 'running', 'done', 'dead'] as const;
+export type OutboxJobStatus = (typeof outboxJobStatuses)[number];
+
+export const outboxJobKinds = ['charge_payment'] as const;
+export type OutboxJobKind = (typeof outboxJobKinds)[number];
+
+/** Channel the dispatcher LISTENs on; inserting a job NOTIFYs it in the same transaction. */
+export const OUTBOX_NOTIFY_CHANNEL = 'once_outbox';
+
+export const outboxJobs = pgTable(
+  'outbox_jobs',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    id: text('id').notNull(),
+    kind: text('kind', { enum: outboxJobKinds }).notNull(),
+    /** For `charge_payment`: the payment id. */
+    paymentId: text('payment_id').notNull(),
+    /** The downstream Idempotency-Key every attempt of this job sends. */
+    downstreamKey: text('downstream_key').notNull(),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull().default({}),
+    status: text('status', { enum: outboxJobStatuses }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull().default(8),
+    runAfter: timestamp('run_after', { withTimezone: true }).notNull().default(sql`now()`),
+    lockedBy: text('locked_by'),
+    /** Owner token of the current claim; a worker whose lease was taken over cannot finish. */
+    lockToken: text('lock_token'),
+    lockedUntil: timestamp('locked_until', { withTimezone: true }),
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('outbox_jobs_claimable_idx').on(t.runAfter).where(sql`${t.status} = 'pending'`),
+    index('outbox_jobs_running_lease_idx').on(t.lockedUntil).where(sql`${t.status} = 'running'`),
+    index('outbox_jobs_payment_idx').on(t.tenantId, t.paymentId),
+    check('outbox_jobs_status_valid', sql`${t.status} in ('pending', 'running', 'done', 'dead')`),
+    check('outbox_jobs_attempts_nonnegative', sql`${t.attempts} >= 0`),
+  ],
+);

@@ -1,0 +1,77 @@
+import { sql } from 'drizzle-orm';
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { tenants } from './tenants.ts';
+
+/**
+ * Payment states. `processing`: accepted, the outbox job will charge it. `succeeded` /
+ * `declined`: the processor's definite answer. `unknown`: a charge may or may not have
+ * happened (retries exhausted on ambiguous failures); only the reconciler moves it on.
+ * `failed`: the processor provably holds no charge and we stopped trying.
+ */
+export const paymentStatuses = [
+  'processing',
+  'succeeded',
+  'declined',
+  'unknown',
+  'failed',
+] as const;
+export type PaymentStatus = (typeof paymentStatuses)[number];
+export const terminalPaymentStatuses: readonly PaymentStatus[] = [
+  'succeeded',
+  'declined',
+  'failed',
+];
+
+export interface CartLine {
+  productId: string;
+  name: string;
+  quantity: number;
+  unitAmount: number;
+}
+
+export const payments = pgTable(
+  'payments',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    id: text('id').notNull(),
+    status: text('status', { enum: paymentStatuses }).notNull(),
+    amount: integer('amount').notNull(),
+    currency: text('currency').notNull(),
+    /** Lines priced by the server at the time of payment. */
+    lines: jsonb('lines').$type<CartLine[]>().notNull(),
+    /** The checkout's Idempotency-Key (the user's intent), for operators and the invariant check. */
+    idempotencyKey: text('idempotency_key').notNull(),
+    /** Sent to the processor as its Idempotency-Key; derived from the payment, never reused. */
+    downstreamKey: text('downstream_key').notNull(),
+    processorPaymentIntentId: text('processor_payment_intent_id'),
+    /** Stripe decline code or error code when declined/failed. */
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('payments_downstream_key_unique').on(t.tenantId, t.downstreamKey),
+    index('payments_status_updated_idx')
+      .on(t.status, t.updatedAt)
+      .where(sql`${t.status} in ('processing', 'unknown')`),
+    check('payments_amount_positive', sql`${t.amount} > 0`),
+    check(
+      'payments_status_valid',
+      sql`${t.status} in ('processing', 'succeeded', 'declined', 'unknown', 'failed')`,
+    ),
+  ],
+);
