@@ -55,6 +55,8 @@ export const payments = pgTable(
     idempotencyKey: text('idempotency_key').notNull(),
     /** Sent to the processor as its Idempotency-Key; derived from the payment, never reused. */
     downstreamKey: text('downstream_key').notNull(),
+    /** Optional receipt address given at checkout. */
+    customerEmail: text('customer_email'),
     processorPaymentIntentId: text('processor_payment_intent_id'),
     /** Stripe decline code or error code when declined/failed. */
     failureCode: text('failure_code'),

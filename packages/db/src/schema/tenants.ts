@@ -12,5 +12,7 @@ export const tenants = pgTable('tenants', {
   apiKeySha256: text('api_key_sha256').notNull().unique(),
   /** The tenant's secret key at the payment processor (test mode only in this project). */
   processorSecretKey: text('processor_secret_key').notNull(),
+  /** The tenant's account id at the processor (`acct_...`): webhooks name it in `account`. */
+  processorAccountId: text('processor_account_id').unique(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
 });
