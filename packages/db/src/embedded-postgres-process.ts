@@ -1,0 +1,47 @@
+/**
+ * Runs an embedded PostgreSQL as a process of its own, for the demo launcher and the
+ * end-to-end tests: it prints one `POSTGRES_READY <admin url>` line when it accepts
+ * connections, and shuts the server down on SIGTERM/SIGINT or when its parent goes away
+ * (stdin closes), so neither Ctrl-C nor a crashed launcher leaves a server behind.
+ *
+ *   tsx packages/db/src/embedded-postgres-process.ts --data-dir .data/postgres --port 25432
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureDatabase, startEmbeddedPostgres } from './embedded-postgres.ts';
+
+const { values } = parseArgs({
+  options: {
+    'data-dir': { type: 'string' },
+    port: { type: 'string' },
+    durability: { type: 'string', default: 'durable' },
+    database: { type: 'string', multiple: true, default: [] },
+  },
+});
+
+const durability = values.durability === 'fast' ? 'fast' : 'durable';
+const pg = await startEmbeddedPostgres({
+  dataDir: values['data-dir'] ? path.resolve(values['data-dir']) : undefined,
+  port: values.port ? Number(values.port) : undefined,
+  durability,
+  log: (line) => {
+    for (const l of line.split('\n')) if (l.trim()) console.log(l);
+  },
+});
+for (const database of values.database) await ensureDatabase(pg.adminUrl, database);
+
+let stopping = false;
+async function shutdown(reason: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`stopping PostgreSQL (${reason})`);
+  await pg.stop();
+  console.log('PostgreSQL stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.stdin.on('close', () => void shutdown('launcher went away'));
+process.stdin.resume();
+
+console.log(`POSTGRES_READY ${pg.adminUrl}`);

@@ -1,0 +1,194 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ManagedProcess, Supervisor } from './supervisor.ts';
+
+export const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+export interface SystemOptions {
+  /** Your own PostgreSQL. Unset: an embedded one is started. */
+  databaseUrl?: string;
+  /** The processor's own database; defaults to `<database>_processor` on the same server. */
+  processorDatabaseUrl?: string;
+  /** Embedded only: keep data here between runs. Unset: a throw-away cluster. */
+  pgDataDir?: string;
+  pgPort?: number;
+  pgDurability?: 'durable' | 'fast';
+  webPort?: number;
+  processorPort?: number;
+  workerCount?: number;
+  /** First worker's health port; worker i listens on base + i. */
+  workerHealthBasePort?: number;
+  /** `start` serves a production build (built first unless `skipBuild`); `dev` runs next dev. */
+  webMode?: 'start' | 'dev';
+  skipBuild?: boolean;
+  /** Extra environment for every app process. */
+  env?: Record<string, string>;
+  log?: (line: string) => void;
+  onUnexpectedExit?: (name: string, code: number | null) => void;
+}
+
+export interface RunningSystem {
+  supervisor: Supervisor;
+  webUrl: string;
+  processorUrl: string;
+  databaseUrl: string;
+  processorDatabaseUrl: string;
+  /** Environment each app process was started with (for restarting one). */
+  envFor(name: string): Record<string, string>;
+  startWorker(index: number): Promise<ManagedProcess>;
+  startWeb(): Promise<ManagedProcess>;
+  startProcessor(): Promise<ManagedProcess>;
+  stop(): Promise<void>;
+}
+
+const DEMO_SECRETS = {
+  PROCESSOR_WEBHOOK_SECRET: 'whsec_once_demo',
+  SESSION_SECRET: 'once-demo-session-secret',
+  PROCESSOR_ADMIN_TOKEN: 'once-admin',
+};
+
+const tsxEntry = (file: string) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', path.join(repoRoot, file)],
+  cwd: repoRoot,
+});
+
+/** Starts PostgreSQL (embedded unless given), then processor, workers and web, each its own process. */
+export async function startSystem(options: SystemOptions = {}): Promise<RunningSystem> {
+  const supervisor = new Supervisor(options.log, options.onUnexpectedExit);
+  try {
+    return await startParts(supervisor, options);
+  } catch (error) {
+    await supervisor.stopAll();
+    throw error;
+  }
+}
+
+async function startParts(supervisor: Supervisor, options: SystemOptions): Promise<RunningSystem> {
+  const webPort = options.webPort ?? 3000;
+  const processorPort = options.processorPort ?? 4100;
+  const workerBase = options.workerHealthBasePort ?? 4200;
+
+  let databaseUrl = options.databaseUrl;
+  let processorDatabaseUrl = options.processorDatabaseUrl;
+  if (!databaseUrl) {
+    const args = ['--durability', options.pgDurability ?? 'durable'];
+    if (options.pgDataDir) args.push('--data-dir', options.pgDataDir);
+    if (options.pgPort) args.push('--port', String(options.pgPort));
+    args.push('--database', 'once', '--database', 'once_processor');
+    const pg = await supervisor.start({
+      name: 'postgres',
+      ...tsxEntry('packages/db/src/embedded-postgres-process.ts'),
+      args: [...tsxEntry('packages/db/src/embedded-postgres-process.ts').args, ...args],
+      readyLine: /^POSTGRES_READY (\S+)$/,
+      readyTimeoutMs: 60_000,
+    });
+    const adminUrl = new URL(pg.readyMatch![1]!);
+    adminUrl.pathname = '/once';
+    databaseUrl = adminUrl.toString();
+    adminUrl.pathname = '/once_processor';
+    processorDatabaseUrl ??= adminUrl.toString();
+  }
+  if (!processorDatabaseUrl) {
+    const { ensureDatabase } = await import('../../packages/db/src/embedded-postgres.ts');
+    const url = new URL(databaseUrl);
+    const name = `${url.pathname.slice(1) || 'postgres'}_processor`;
+    await ensureDatabase(url.toString(), name);
+    url.pathname = `/${name}`;
+    processorDatabaseUrl = url.toString();
+  }
+
+  const webUrl = `http://127.0.0.1:${webPort}`;
+  const processorUrl = `http://127.0.0.1:${processorPort}`;
+  const shared = {
+    ...DEMO_SECRETS,
+    ...process.env,
+    NODE_ENV: 'production',
+    NEXT_TELEMETRY_DISABLED: '1',
+    DATABASE_URL: databaseUrl,
+    PROCESSOR_URL: processorUrl,
+    ...options.env,
+  } as Record<string, string>;
+  const envs: Record<string, Record<string, string>> = {
+    processor: {
+      ...shared,
+      PORT: String(processorPort),
+      PROCESSOR_DATABASE_URL: processorDatabaseUrl,
+      PROCESSOR_WEBHOOK_URL: `${webUrl}/api/webhooks/processor`,
+    },
+    web: { ...shared, PORT: String(webPort) },
+  };
+  const workerEnv = (i: number) => ({
+    ...shared,
+    PROCESSOR_DATABASE_URL: processorDatabaseUrl!,
+    WORKER_ID: `worker-${i + 1}`,
+    WORKER_HEALTH_PORT: String(workerBase + i),
+  });
+
+  const startProcessor = () =>
+    supervisor.start({
+      name: 'processor',
+      ...tsxEntry('apps/processor/src/main.ts'),
+      env: envs.processor,
+      healthUrl: `${processorUrl}/healthz`,
+    });
+  const startWorker = (i: number) =>
+    supervisor.start({
+      name: `worker-${i + 1}`,
+      ...tsxEntry('apps/worker/src/main.ts'),
+      env: workerEnv(i),
+      healthUrl: `http://127.0.0.1:${workerBase + i}/healthz`,
+    });
+  const webDir = path.join(repoRoot, 'apps/web');
+  const nextBin = path.join(repoRoot, 'node_modules/next/dist/bin/next');
+  const startWeb = () =>
+    supervisor.start({
+      name: 'web',
+      command: process.execPath,
+      args: [nextBin, options.webMode === 'dev' ? 'dev' : 'start', '--port', String(webPort)],
+      cwd: webDir,
+      env: { ...envs.web, ...(options.webMode === 'dev' ? { NODE_ENV: 'development' } : {}) },
+      healthUrl: `${webUrl}/api/health`,
+      readyTimeoutMs: 180_000,
+    });
+
+  const build =
+    options.webMode !== 'dev' &&
+    !(options.skipBuild && existsSync(path.join(webDir, '.next/BUILD_ID')));
+  const building = build
+    ? supervisor
+        .start({
+          name: 'build',
+          command: process.execPath,
+          args: [nextBin, 'build'],
+          cwd: webDir,
+          env: { ...envs.web, NODE_ENV: 'production' },
+          oneShot: true,
+        })
+        .then((p) => p.exited)
+        .then((code) => {
+          if (code !== 0) throw new Error(`next build failed with code ${code}`);
+        })
+    : Promise.resolve();
+
+  await startProcessor();
+  const workerCount = options.workerCount ?? 1;
+  for (let i = 0; i < workerCount; i++) await startWorker(i);
+  await building;
+  await startWeb();
+
+  return {
+    supervisor,
+    webUrl,
+    processorUrl,
+    databaseUrl,
+    processorDatabaseUrl,
+    envFor: (name) =>
+      name.startsWith('worker-') ? workerEnv(Number(name.slice(7)) - 1) : envs[name]!,
+    startWorker,
+    startWeb,
+    startProcessor,
+    stop: () => supervisor.stopAll(),
+  };
+}

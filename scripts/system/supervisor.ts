@@ -1,0 +1,201 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/**
+ * Runs each part of the system as its own OS process group, prefixes its output, and
+ * stops them in reverse start order. Process groups matter: `npx`/`sh` wrappers would
+ * otherwise leave the real server running when only the wrapper is killed.
+ */
+export interface ProcessSpec {
+  name: string;
+  command: string;
+  args: string[];
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** URL answering 2xx once the process is ready. */
+  healthUrl?: string;
+  /** Ready when a stdout line matches (instead of, or before, healthUrl). */
+  readyLine?: RegExp;
+  /** Milliseconds to wait for readiness. */
+  readyTimeoutMs?: number;
+  /** A task that is expected to exit (a build): its exit is not a failure of the system. */
+  oneShot?: boolean;
+}
+
+export interface ManagedProcess {
+  readonly spec: ProcessSpec;
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** First stdout line matching `spec.readyLine`, if any. */
+  readyMatch?: RegExpMatchArray;
+}
+
+const COLOURS = [36, 35, 33, 32, 34, 31, 96, 95];
+
+export class Supervisor {
+  private readonly processes: ManagedProcess[] = [];
+  private stopping = false;
+  private colourIndex = 0;
+
+  constructor(
+    private readonly log: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+    private readonly onUnexpectedExit?: (name: string, code: number | null) => void,
+  ) {}
+
+  get names(): string[] {
+    return this.processes.map((p) => p.spec.name);
+  }
+
+  /** Starts a process and resolves once it is ready (or rejects if it dies first). */
+  async start(spec: ProcessSpec): Promise<ManagedProcess> {
+    const colour = COLOURS[this.colourIndex++ % COLOURS.length];
+    const useColour = process.stdout.isTTY && !process.env.NO_COLOR;
+    const prefix = useColour
+      ? `\x1b[${colour}m${spec.name.padEnd(10)}|\x1b[0m`
+      : `${spec.name.padEnd(10)}|`;
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env, FORCE_COLOR: '0' },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let markReady: ((m: RegExpMatchArray) => void) | undefined;
+    const lineReady = new Promise<RegExpMatchArray>((resolve) => {
+      markReady = resolve;
+    });
+    const managed: ManagedProcess = {
+      spec,
+      child,
+      exited: new Promise((resolve) =>
+        child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))),
+      ),
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        this.log(`${prefix} ${line}`);
+        const match = spec.readyLine ? line.match(spec.readyLine) : null;
+        if (match && !managed.readyMatch) {
+          managed.readyMatch = match;
+          markReady?.(match);
+        }
+      });
+    }
+    this.processes.push(managed);
+    void managed.exited.then((code) => {
+      if (spec.oneShot) {
+        this.forget(managed);
+        return;
+      }
+      if (!this.stopping && this.processes.includes(managed)) {
+        this.log(`${prefix} exited with code ${code}`);
+        this.onUnexpectedExit?.(spec.name, code);
+      }
+    });
+
+    const timeoutMs = spec.readyTimeoutMs ?? 120_000;
+    const died = managed.exited.then((code) => {
+      throw new Error(`${spec.name} exited with code ${code} before it was ready`);
+    });
+    const ready = (async () => {
+      if (spec.readyLine) await lineReady;
+      if (spec.healthUrl) await waitForHealthy(spec.healthUrl, timeoutMs);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${spec.name} was not ready within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([ready, died, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return managed;
+  }
+
+  /** Sends a signal to a process group (the process and everything it spawned). */
+  signal(name: string, signal: NodeJS.Signals): void {
+    this.signalGroup(this.find(name), signal);
+  }
+
+  /** Stops one process (SIGTERM, then SIGKILL after `graceMs`) and forgets it. */
+  async stop(name: string, graceMs = 8_000): Promise<void> {
+    const managed = this.find(name);
+    this.forget(managed);
+    await terminate(managed, graceMs);
+  }
+
+  /** Kills one process group with SIGKILL, like a crash, and forgets it. */
+  async kill(name: string): Promise<void> {
+    const managed = this.find(name);
+    this.forget(managed);
+    this.signalGroup(managed, 'SIGKILL');
+    await managed.exited;
+  }
+
+  /** Stops everything, last started first (web before worker before Postgres). */
+  async stopAll(graceMs = 8_000): Promise<void> {
+    this.stopping = true;
+    while (this.processes.length > 0) {
+      const managed = this.processes.pop()!;
+      await terminate(managed, graceMs);
+    }
+  }
+
+  private forget(managed: ManagedProcess): void {
+    const index = this.processes.indexOf(managed);
+    if (index >= 0) this.processes.splice(index, 1);
+  }
+
+  private signalGroup(managed: ManagedProcess, signal: NodeJS.Signals): void {
+    if (managed.child.pid === undefined) return;
+    try {
+      process.kill(-managed.child.pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+
+  private find(name: string): ManagedProcess {
+    const managed = this.processes.find((p) => p.spec.name === name);
+    if (!managed) throw new Error(`no running process named ${name}`);
+    return managed;
+  }
+}
+
+async function terminate(managed: ManagedProcess, graceMs: number): Promise<void> {
+  const pid = managed.child.pid;
+  if (pid === undefined || managed.child.exitCode !== null) return;
+  const send = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // Already gone.
+    }
+  };
+  send('SIGTERM');
+  const timer = setTimeout(() => send('SIGKILL'), graceMs);
+  await managed.exited;
+  clearTimeout(timer);
+  // Anything the process spawned and left behind in its group goes too.
+  send('SIGKILL');
+}
+
+export async function waitForHealthy(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = '';
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      if (response.ok) return;
+      lastError = `HTTP ${response.status}`;
+    } catch (error) {
+      lastError = error instanceof Error ? error.message : String(error);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not become healthy within ${timeoutMs} ms (${lastError})`);
+}
