@@ -1,0 +1,17 @@
+# One image for every app; docker-compose picks the command. Node 20 on Debian, like CI.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NEXT_TELEMETRY_DISABLED=1
+COPY package.json package-lock.json ./
+COPY apps/web/package.json apps/web/
+COPY apps/worker/package.json apps/worker/
+COPY apps/processor/package.json apps/processor/
+COPY packages/api/package.json packages/api/
+COPY packages/db/package.json packages/db/
+COPY packages/idempotency/package.json packages/idempotency/
+COPY e2e/package.json e2e/
+COPY bench/package.json bench/
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN cd apps/web && node ../../node_modules/next/dist/bin/next build
+ENV NODE_ENV=production
