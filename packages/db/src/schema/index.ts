@@ -1,6 +1,8 @@
-// The application's schema: what drizzle-kit generates migrations from (`npm run db:generate`).
+// The application schema: what drizzle-kit generates migrations from (`npm run db:generate`).
+// The idempotency tables live in the application database so that a payment and its key's
+// stored response commit in one transaction.
+export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
 export * from './catalogue.ts';
 export * from './outbox.ts';
 export * from './payments.ts';
 export * from './tenants.ts';
-// The idempotency tables come from @once/idempotency (added once the package exports them).
