@@ -1,0 +1,76 @@
+import Stripe from 'stripe';
+import { describe, expect, it } from 'vitest';
+import { outcomeOfChargeError, outcomeOfPaymentIntent } from './charge-outcome.ts';
+
+const raw = (fields: Record<string, unknown>) => fields as never;
+
+describe('outcomeOfPaymentIntent', () => {
+  it('maps succeeded to succeeded with the intent id', () => {
+    expect(outcomeOfPaymentIntent({ id: 'pi_1', status: 'succeeded' })).toEqual({
+      kind: 'succeeded',
+      paymentIntentId: 'pi_1',
+    });
+  });
+  it('maps a returned decline to declined with the decline code', () => {
+    expect(
+      outcomeOfPaymentIntent({
+        id: 'pi_2',
+        status: 'requires_payment_method',
+        last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
+      }),
+    ).toMatchObject({ kind: 'declined', code: 'insufficient_funds', paymentIntentId: 'pi_2' });
+  });
+  it('treats a non-final intent as ambiguous', () => {
+    expect(outcomeOfPaymentIntent({ id: 'pi_3', status: 'processing' }).kind).toBe('ambiguous');
+  });
+});
+
+describe('outcomeOfChargeError', () => {
+  it('402 card error is a definite decline, not retried', () => {
+    const error = new Stripe.errors.StripeCardError(
+      raw({
+        statusCode: 402,
+        code: 'card_declined',
+        decline_code: 'generic_decline',
+        message: 'no',
+      }),
+    );
+    expect(outcomeOfChargeError(error)).toMatchObject({
+      kind: 'declined',
+      code: 'generic_decline',
+    });
+  });
+  it.each([
+    [
+      'connection error',
+      new Stripe.errors.StripeConnectionError(raw({ message: 'socket hang up' })),
+    ],
+    ['500', new Stripe.errors.StripeAPIError(raw({ statusCode: 500, message: 'boom' }))],
+    ['503', new Stripe.errors.StripeAPIError(raw({ statusCode: 503, message: 'busy' }))],
+    [
+      '409 idempotency_key_in_use',
+      new Stripe.errors.StripeAPIError(
+        raw({ statusCode: 409, code: 'idempotency_key_in_use', message: 'in use' }),
+      ),
+    ],
+    ['429', new Stripe.errors.StripeRateLimitError(raw({ statusCode: 429, message: 'slow down' }))],
+    ['a non-Stripe error', new TypeError('fetch failed')],
+  ])('%s is ambiguous (retried with the same key)', (_name, error) => {
+    expect(outcomeOfChargeError(error).kind).toBe('ambiguous');
+  });
+  it('a 400 idempotency_error is rejected (the reconciler decides)', () => {
+    const error = new Stripe.errors.StripeIdempotencyError(
+      raw({ statusCode: 400, type: 'idempotency_error', message: 'reused' }),
+    );
+    expect(outcomeOfChargeError(error)).toMatchObject({
+      kind: 'rejected',
+      code: 'idempotency_error',
+    });
+  });
+  it('a 401 is rejected', () => {
+    const error = new Stripe.errors.StripeAuthenticationError(
+      raw({ statusCode: 401, message: 'bad key' }),
+    );
+    expect(outcomeOfChargeError(error)).toMatchObject({ kind: 'rejected', code: 'http_401' });
+  });
+});

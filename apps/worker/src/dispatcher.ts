@@ -1,0 +1,166 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { schema } from '@once/db';
+import type postgres from 'postgres';
+import { type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
+import { claimJobs, msUntilNextClaimable } from './claim-jobs.ts';
+import type { ClaimedJob } from './outbox-job.ts';
+import { withDatabaseRetry } from './transient-database-error.ts';
+
+export interface DispatcherOptions extends ChargePaymentDeps {
+  /** The dispatcher needs its own LISTEN connection; postgres.js reserves one from this pool. */
+  sql: postgres.Sql;
+  workerId: string;
+  /** Jobs charged at the same time by this process. */
+  concurrency: number;
+  /** Fallback poll when no notification arrives (a NOTIFY lost while reconnecting). */
+  pollIntervalMs: number;
+}
+
+export interface Dispatcher {
+  /** Stops claiming, waits up to `graceMs` for in-flight charges, then stops listening. */
+  stop(graceMs: number): Promise<void>;
+  /** Charges currently in flight (for /healthz). */
+  inFlight(): number;
+}
+
+/**
+ * The outbox dispatcher: claim due jobs, charge each one, repeat. It sleeps until a NOTIFY
+ * on the outbox channel, a finished job frees a slot, the next `run_after` or lease end
+ * comes due, or the fallback poll fires, whichever is first. Database errors never end
+ * the loop: it logs, backs off and claims again (postgres.js reconnects by itself).
+ *
+ * @example
+ * const dispatcher = startDispatcher({ sql, workerId: 'w1', concurrency: 4, pollIntervalMs: 2_000,
+ *   leaseMs: 30_000, backoff: { baseMs: 500, maxMs: 30_000 }, processorFor, log });
+ * process.on('SIGTERM', () => dispatcher.stop(5_000));
+ */
+export function startDispatcher(options: DispatcherOptions): Dispatcher {
+  const { sql, log } = options;
+  const running = new Set<Promise<void>>();
+  let stopping = false;
+  let wakeRequested = false;
+  let wakeSleeper: () => void = () => {};
+  const wake = () => {
+    wakeRequested = true;
+    wakeSleeper();
+  };
+
+  const listener = listenForNewJobs(options, wake, () => stopping);
+  const loop = claimLoop();
+
+  async function claimLoop(): Promise<void> {
+    while (!stopping) {
+      const free = options.concurrency - running.size;
+      let mayHaveMore = false;
+      if (free > 0) {
+        try {
+          const jobs = await withDatabaseRetry(
+            () =>
+              claimJobs(sql, { workerId: options.workerId, leaseMs: options.leaseMs, limit: free }),
+            { log, what: 'claim', shouldStop: () => stopping },
+          );
+          for (const job of jobs) start(job);
+          mayHaveMore = jobs.length === free;
+        } catch (error) {
+          log('claim.failed', { error: describe(error) });
+        }
+      }
+      if (stopping) break;
+      if (mayHaveMore && running.size < options.concurrency) continue;
+      await sleepUntilWoken(await nextWakeMs(free > 0));
+    }
+  }
+
+  function start(job: ClaimedJob): void {
+    log('job.claimed', { job: job.id, payment: job.paymentId, attempt: job.attempts });
+    const work = chargePayment(job, options).then(
+      (result) =>
+        log('job.finished', {
+          job: job.id,
+          payment: job.paymentId,
+          result: result.job,
+          retryInMs: 'delayMs' in result ? result.delayMs : undefined,
+          reason: 'reason' in result ? result.reason : undefined,
+        }),
+      (error: unknown) =>
+        // The lease will expire and another claim retries with the same downstream key.
+        log('job.crashed', { job: job.id, payment: job.paymentId, error: describe(error) }),
+    );
+    const tracked = work.finally(() => {
+      running.delete(tracked);
+      wake();
+    });
+    running.add(tracked);
+  }
+
+  async function nextWakeMs(hasFreeSlots: boolean): Promise<number> {
+    if (!hasFreeSlots) return options.pollIntervalMs;
+    try {
+      const dueInMs = await msUntilNextClaimable(sql);
+      return dueInMs === null ? options.pollIntervalMs : Math.min(dueInMs, options.pollIntervalMs);
+    } catch {
+      return options.pollIntervalMs;
+    }
+  }
+
+  async function sleepUntilWoken(ms: number): Promise<void> {
+    if (wakeRequested) {
+      wakeRequested = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeSleeper = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wakeSleeper = () => {};
+    wakeRequested = false;
+  }
+
+  return {
+    inFlight: () => running.size,
+    async stop(graceMs) {
+      stopping = true;
+      wake();
+      await loop;
+      const drained = Promise.allSettled([...running]).then(() => true);
+      const finished = await Promise.race([drained, sleep(graceMs).then(() => false)]);
+      if (!finished) {
+        // Their leases expire and another worker re-runs them with the same downstream key.
+        log('dispatcher.abandoned_in_flight', { jobs: running.size });
+      }
+      await (await listener)?.unlisten().catch(() => {});
+    },
+  };
+}
+
+/**
+ * LISTENs for "a job was inserted" (payload ignored: the claim query decides what is due).
+ * postgres.js re-LISTENs after a reconnect and calls `onlisten` again, where we claim once
+ * in case a notification was sent while we were disconnected.
+ */
+async function listenForNewJobs(
+  options: DispatcherOptions,
+  wake: () => void,
+  isStopping: () => boolean,
+): Promise<postgres.ListenMeta | null> {
+  while (!isStopping()) {
+    try {
+      return await options.sql.listen(schema.OUTBOX_NOTIFY_CHANNEL, wake, wake);
+    } catch (error) {
+      options.log('listen.failed', { error: describe(error) });
+      await sleep(options.pollIntervalMs);
+    }
+  }
+  return null;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code;
+    return code ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

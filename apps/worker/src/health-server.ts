@@ -1,0 +1,29 @@
+import { createServer, type Server } from 'node:http';
+
+/**
+ * GET /healthz -> 200 `{"ok":true,...}` while the worker runs (the orchestrator and
+ * docker-compose wait on it). Liveness only: a database outage is something the worker
+ * rides out, not a reason to be restarted.
+ *
+ * @example
+ * const server = await startHealthServer(4200, () => ({ workerId: 'w1', inFlight: 0 }));
+ */
+export async function startHealthServer(
+  port: number,
+  status: () => Record<string, unknown>,
+): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url?.split('?')[0] === '/healthz') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ ok: true, ...status() }));
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ ok: false, error: 'not_found' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '0.0.0.0', () => resolve());
+  });
+  return server;
+}

@@ -1,0 +1,96 @@
+// The worker process: outbox dispatcher, reconciler, idempotency-key sweeper and reaper,
+// and /healthz. Several may run against one database; they coordinate only through it.
+import type { Server } from 'node:http';
+import { createDatabaseClient, runMigrations } from '@once/db';
+import { startDispatcher } from './dispatcher.ts';
+import { startHealthServer } from './health-server.ts';
+import { createLogger } from './logger.ts';
+import { startPeriodicTask } from './periodic-task.ts';
+import { createProcessorClients } from './processor-client.ts';
+import { reconcilePayments } from './reconcile-payments.ts';
+import { withDatabaseRetry } from './transient-database-error.ts';
+import { readWorkerConfig } from './worker-config.ts';
+
+const config = readWorkerConfig();
+const log = createLogger(config.workerId);
+
+// Retried: in the demo the worker may start before PostgreSQL accepts connections.
+await withDatabaseRetry(() => runMigrations(config.databaseUrl), {
+  log,
+  what: 'migrations',
+  attempts: 20,
+  baseDelayMs: 250,
+});
+
+const database = createDatabaseClient(config.databaseUrl, {
+  applicationName: `once-worker ${config.workerId}`,
+  max: config.concurrency + 4,
+});
+const processorFor = createProcessorClients({
+  processorUrl: config.processorUrl,
+  timeoutMs: config.processorTimeoutMs,
+});
+
+const dispatcher = startDispatcher({
+  sql: database.sql,
+  workerId: config.workerId,
+  concurrency: config.concurrency,
+  pollIntervalMs: config.pollIntervalMs,
+  leaseMs: config.leaseMs,
+  backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
+  processorFor,
+  log,
+});
+
+const reconciler = startPeriodicTask(
+  'reconciler',
+  config.reconcileIntervalMs,
+  async () => {
+    const summary = await reconcilePayments({
+      sql: database.sql,
+      processorFor,
+      log,
+      olderThanMs: config.reconcileAfterMs,
+      maxRequeues: config.reconcileMaxRequeues,
+    });
+    if (summary.examined > 0) log('reconciler.pass', { ...summary });
+  },
+  log,
+);
+
+const health: Server | null =
+  config.healthPort === 0
+    ? null
+    : await startHealthServer(config.healthPort, () => ({
+        workerId: config.workerId,
+        inFlight: dispatcher.inFlight(),
+      }));
+
+log('worker.started', {
+  processor: config.processorUrl,
+  health: config.healthPort || 'disabled',
+  concurrency: config.concurrency,
+  leaseMs: config.leaseMs,
+});
+
+let shuttingDown = false;
+async function shutdown(signal: string): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  log('worker.stopping', { signal });
+  await dispatcher.stop(config.shutdownGraceMs);
+  await reconciler.stop();
+  health?.close();
+  await database.close();
+  log('worker.stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+// postgres.js surfaces a connection killed between queries (pg_terminate_backend, a
+// restart) as an error on whoever uses it next; anything that still escapes is logged
+// rather than allowed to end the process, because every piece of work is re-claimable.
+process.on('unhandledRejection', (reason) =>
+  log('worker.unhandled_rejection', { error: String(reason) }),
+);

@@ -1,0 +1,122 @@
+import type postgres from 'postgres';
+import type { BackoffPolicy } from './backoff.ts';
+import { backoffDelayMs } from './backoff.ts';
+import type { ChargeOutcome } from './charge-outcome.ts';
+import type { ClaimedJob } from './outbox-job.ts';
+import type { Queryable } from './queryable.ts';
+import { settlePayment } from './settle-payment.ts';
+
+/** What happened to the job when the outcome was recorded. */
+export type RecordResult =
+  | { job: 'done' }
+  | { job: 'retry_scheduled'; delayMs: number }
+  | { job: 'dead' }
+  /** Another worker holds the job now: nothing was written. */
+  | { job: 'lease_lost' };
+
+/**
+ * Records one attempt's outcome and finishes (or reschedules) the job in ONE transaction,
+ * guarded by the job's `lock_token`: if the lease was taken over, the job update matches
+ * no row and the transaction writes nothing, so a stalled worker that wakes up late can
+ * never overwrite the work of the worker that replaced it.
+ *
+ * - succeeded / declined -> job `done`, payment settled.
+ * - ambiguous -> job `pending` again after backoff (same downstream key); once
+ *   `max_attempts` claims are used up -> job `dead`, payment `unknown` (reconciler's turn).
+ * - rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
+ *
+ * @example
+ * await recordChargeOutcome(sql, job, { kind: 'succeeded', paymentIntentId: 'pi_1' }, backoff);
+ */
+export async function recordChargeOutcome(
+  sql: postgres.Sql,
+  job: ClaimedJob,
+  outcome: ChargeOutcome,
+  backoff: BackoffPolicy,
+): Promise<RecordResult> {
+  return sql.begin(async (tx): Promise<RecordResult> => {
+    const payment = { tenantId: job.tenantId, paymentId: job.paymentId };
+    switch (outcome.kind) {
+      case 'succeeded': {
+        if (!(await finishJob(tx, job, 'done', null))) return { job: 'lease_lost' };
+        await settlePayment(tx, payment, {
+          status: 'succeeded',
+          processorPaymentIntentId: outcome.paymentIntentId,
+        });
+        return { job: 'done' };
+      }
+      case 'declined': {
+        if (!(await finishJob(tx, job, 'done', `declined: ${outcome.code}`))) {
+          return { job: 'lease_lost' };
+        }
+        await settlePayment(tx, payment, {
+          status: 'declined',
+          processorPaymentIntentId: outcome.paymentIntentId,
+          code: outcome.code,
+          message: outcome.message,
+        });
+        return { job: 'done' };
+      }
+      case 'ambiguous': {
+        if (job.attempts < job.maxAttempts) {
+          const delayMs = backoffDelayMs(job.attempts, backoff);
+          if (!(await rescheduleJob(tx, job, delayMs, outcome.reason)))
+            return { job: 'lease_lost' };
+          return { job: 'retry_scheduled', delayMs };
+        }
+        if (!(await finishJob(tx, job, 'dead', outcome.reason))) return { job: 'lease_lost' };
+        await settlePayment(tx, payment, {
+          status: 'unknown',
+          code: 'retries_exhausted',
+          message: `last error: ${outcome.reason}`,
+        });
+        return { job: 'dead' };
+      }
+      case 'rejected': {
+        if (!(await finishJob(tx, job, 'dead', `rejected: ${outcome.code}`))) {
+          return { job: 'lease_lost' };
+        }
+        await settlePayment(tx, payment, {
+          status: 'unknown',
+          code: outcome.code,
+          message: outcome.message,
+        });
+        return { job: 'dead' };
+      }
+    }
+  });
+}
+
+/** Ends the job if this worker still holds it (`lock_token` matches). */
+export async function finishJob(
+  sql: Queryable,
+  job: ClaimedJob,
+  status: 'done' | 'dead',
+  lastError: string | null,
+): Promise<boolean> {
+  const rows = await sql`
+    update outbox_jobs
+    set status = ${status}, last_error = ${lastError}, locked_by = null, lock_token = null,
+        locked_until = null, updated_at = now()
+    where tenant_id = ${job.tenantId} and id = ${job.id}
+      and status = 'running' and lock_token = ${job.lockToken}
+    returning id`;
+  return rows.length === 1;
+}
+
+async function rescheduleJob(
+  sql: Queryable,
+  job: ClaimedJob,
+  delayMs: number,
+  lastError: string,
+): Promise<boolean> {
+  const rows = await sql`
+    update outbox_jobs
+    set status = 'pending', run_after = now() + ${delayMs} * interval '1 millisecond',
+        last_error = ${lastError}, locked_by = null, lock_token = null, locked_until = null,
+        updated_at = now()
+    where tenant_id = ${job.tenantId} and id = ${job.id}
+      and status = 'running' and lock_token = ${job.lockToken}
+    returning id`;
+  return rows.length === 1;
+}

@@ -1,0 +1,62 @@
+import { hostname } from 'node:os';
+import { requireDatabaseUrl } from '@once/db';
+
+/** Everything the worker reads from its environment, with the defaults applied. */
+export interface WorkerConfig {
+  databaseUrl: string;
+  processorUrl: string;
+  /** 0 disables the health server. */
+  healthPort: number;
+  workerId: string;
+  concurrency: number;
+  leaseMs: number;
+  processorTimeoutMs: number;
+  pollIntervalMs: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  reconcileIntervalMs: number;
+  /** A payment must be `unknown`/`processing` this long (with no live job) to be reconciled. */
+  reconcileAfterMs: number;
+  /** Re-enqueues of a charge the processor has no trace of, before the payment is `failed`. */
+  reconcileMaxRequeues: number;
+  reapIntervalMs: number;
+  sweepIntervalMs: number;
+  shutdownGraceMs: number;
+}
+
+/**
+ * Reads the worker's environment (see README for the table). Invalid numbers fail at start
+ * with the variable's name, not later as NaN timeouts.
+ *
+ * @example
+ * const config = readWorkerConfig({ DATABASE_URL: 'postgres://...', WORKER_LEASE_MS: '2000' });
+ */
+export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const int = (name: string, fallback: number, min = 0): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) {
+      throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+    }
+    return value;
+  };
+  return {
+    databaseUrl: requireDatabaseUrl(env),
+    processorUrl: env.PROCESSOR_URL || 'http://127.0.0.1:4100',
+    healthPort: int('WORKER_HEALTH_PORT', 4200),
+    workerId: env.WORKER_ID || `worker-${hostname()}-${process.pid}`,
+    concurrency: int('WORKER_CONCURRENCY', 4, 1),
+    leaseMs: int('WORKER_LEASE_MS', 30_000, 100),
+    processorTimeoutMs: int('WORKER_PROCESSOR_TIMEOUT_MS', 10_000, 1),
+    pollIntervalMs: int('WORKER_POLL_INTERVAL_MS', 2_000, 10),
+    backoffBaseMs: int('WORKER_BACKOFF_BASE_MS', 500, 1),
+    backoffMaxMs: int('WORKER_BACKOFF_MAX_MS', 30_000, 1),
+    reconcileIntervalMs: int('WORKER_RECONCILE_INTERVAL_MS', 10_000, 10),
+    reconcileAfterMs: int('WORKER_RECONCILE_AFTER_MS', 60_000),
+    reconcileMaxRequeues: int('WORKER_RECONCILE_MAX_REQUEUES', 3),
+    reapIntervalMs: int('WORKER_REAP_INTERVAL_MS', 60_000, 10),
+    sweepIntervalMs: int('WORKER_SWEEP_INTERVAL_MS', 5_000, 10),
+    shutdownGraceMs: int('WORKER_SHUTDOWN_GRACE_MS', 4_000),
+  };
+}
