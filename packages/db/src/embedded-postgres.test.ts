@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findFreePort } from './embedded-postgres.ts';
+
+const processScript = fileURLToPath(new URL('./embedded-postgres-process.ts', import.meta.url));
+const dirs: string[] = [];
+
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+function startProcess(
+  dataDir: string,
+  port: number,
+): { child: ChildProcess; ready: Promise<string> } {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      processScript,
+      '--data-dir',
+      dataDir,
+      '--port',
+      String(port),
+      '--durability',
+      'fast',
+      '--database',
+      'demo',
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const ready = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = line.match(/^POSTGRES_READY (\S+)$/);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before ready`)));
+  });
+  return { child, ready };
+}
+
+const postmasterPid = (dataDir: string) =>
+  Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return condition();
+}
+
+describe('embedded PostgreSQL process', () => {
+  it('leaves no server behind when its launcher is SIGKILLed, and restarts on the same data', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'once-pg-orphan-'));
+    dirs.push(dataDir);
+    const port = await findFreePort();
+
+    const first = startProcess(dataDir, port);
+    const adminUrl = await first.ready;
+    const sql = postgres(adminUrl.replace(/\/postgres$/, '/demo'), { max: 1, onnotice: () => {} });
+    await sql`create table survives (id int)`;
+    await sql`insert into survives values (42)`;
+    await sql.end();
+    const pid = postmasterPid(dataDir);
+    expect(isAlive(pid)).toBe(true);
+
+    first.child.kill('SIGKILL');
+    expect(
+      await waitFor(() => !isAlive(pid)),
+      'postmaster still running after its launcher died',
+    ).toBe(true);
+    expect(existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+
+    const second = startProcess(dataDir, port);
+    const again = postgres((await second.ready).replace(/\/postgres$/, '/demo'), {
+      max: 1,
+      onnotice: () => {},
+    });
+    expect(await again`select id from survives`).toEqual([{ id: 42 }]);
+    await again.end();
+    const secondPid = postmasterPid(dataDir);
+    second.child.kill('SIGTERM');
+    expect(await waitFor(() => !isAlive(secondPid)), 'SIGTERM did not stop the server').toBe(true);
+  }, 60_000);
+});
