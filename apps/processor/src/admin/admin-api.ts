@@ -1,0 +1,228 @@
+import { timingSafeEqual } from 'node:crypto';
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import { Hono } from 'hono';
+import type { ProcessorDatabase } from '../db/client.ts';
+import { accounts, ledgerEntries, webhookEvents } from '../db/schema/index.ts';
+import { isRequestFaultKind, isWebhookFaultKind } from '../faults/fault-kinds.ts';
+import { armFault, clearFaults, listFaults } from '../faults/fault-store.ts';
+import { parseFormParams } from '../http/form-params.ts';
+
+export interface AdminApiOptions {
+  db: ProcessorDatabase;
+  adminToken: string;
+  log: (line: string) => void;
+}
+
+class AdminError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 404 | 409,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const adminError = (error: AdminError) =>
+  Response.json({ error: { message: error.message } }, { status: error.status });
+
+/**
+ * The operator/test surface under `/admin`: accounts, fault injection, the ledger and
+ * the webhook outbox. Guarded by `X-Admin-Token` (or `Authorization: Bearer <token>`).
+ *
+ * @example
+ * curl -H 'x-admin-token: once-admin' 'http://127.0.0.1:4100/admin/ledger?account=acct_tenant_a'
+ */
+export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
+  const app = new Hono();
+
+  app.use('/admin/*', async (c, next) => {
+    const given =
+      c.req.header('x-admin-token') ?? c.req.header('authorization')?.replace(/^Bearer\s+/i, '');
+    if (!given || !sameSecret(given, adminToken)) {
+      return adminError(new AdminError(401, 'Missing or wrong X-Admin-Token.'));
+    }
+    await next();
+  });
+  app.onError((error, c) => {
+    if (error instanceof AdminError) return adminError(error);
+    if (error instanceof SyntaxError) return adminError(new AdminError(400, 'Body must be JSON.'));
+    log(`admin error on ${c.req.method} ${c.req.path}: ${String(error)}`);
+    return Response.json({ error: { message: 'Internal error' } }, { status: 500 });
+  });
+
+  app.post('/admin/accounts', async (c) => {
+    const body = (await c.req.json()) as { id?: unknown; secret_key?: unknown };
+    if (typeof body.id !== 'string' || !/^acct_[A-Za-z0-9_]{1,64}$/.test(body.id)) {
+      throw new AdminError(400, 'id must look like acct_<letters, digits, _>.');
+    }
+    if (
+      typeof body.secret_key !== 'string' ||
+      !/^sk_test_[A-Za-z0-9_]{1,100}$/.test(body.secret_key)
+    ) {
+      throw new AdminError(400, 'secret_key must look like sk_test_<letters, digits, _>.');
+    }
+    const inserted = await db
+      .insert(accounts)
+      .values({ id: body.id, secretKey: body.secret_key })
+      .onConflictDoNothing()
+      .returning();
+    if (inserted.length === 0) {
+      const [existing] = await db.select().from(accounts).where(eq(accounts.id, body.id));
+      if (existing?.secretKey !== body.secret_key) {
+        throw new AdminError(409, 'That account id or secret key is already taken.');
+      }
+    }
+    log(`admin: account ${body.id} ${inserted.length ? 'created' : 'already existed'}`);
+    return c.json({ id: body.id, secret_key: body.secret_key }, inserted.length ? 201 : 200);
+  });
+
+  app.get('/admin/accounts', async (c) => {
+    const rows = await db.select().from(accounts).orderBy(asc(accounts.id));
+    return c.json({ data: rows.map((r) => ({ id: r.id, secret_key: r.secretKey })) });
+  });
+
+  app.post('/admin/faults', async (c) => {
+    const body = (await c.req.json()) as Record<string, unknown>;
+    const account = await requireAccount(db, body.account);
+    const kind = body.kind;
+    if (typeof kind !== 'string' || !(isRequestFaultKind(kind) || isWebhookFaultKind(kind))) {
+      throw new AdminError(400, `Unknown fault kind: ${String(kind)}.`);
+    }
+    const count = body.count ?? 1;
+    if (!Number.isInteger(count) || (count as number) < 1) {
+      throw new AdminError(400, 'count must be a positive integer.');
+    }
+    const delayMs = body.delay_ms ?? null;
+    if ((kind === 'delay' || kind === 'slow_webhook') && !Number.isInteger(delayMs)) {
+      throw new AdminError(400, `${kind} needs delay_ms (an integer).`);
+    }
+    const when = body.when ?? null;
+    if (when !== null && when !== 'before_charge' && when !== 'after_charge') {
+      throw new AdminError(400, "when must be 'before_charge' or 'after_charge'.");
+    }
+    const method = optionalString(body.method, 'method');
+    const pathPrefix = optionalString(body.path_prefix ?? body.event_type_prefix, 'path_prefix');
+    const fault = await armFault(db, {
+      accountId: account,
+      kind,
+      method,
+      pathPrefix,
+      count: count as number,
+      delayMs: delayMs as number | null,
+      when,
+    });
+    log(
+      `admin: armed ${fault.kind} x${fault.remaining} for ${fault.account} ${fault.method ?? '*'} ${fault.path_prefix ?? '*'}`,
+    );
+    return c.json(fault, 201);
+  });
+
+  app.get('/admin/faults', async (c) => {
+    return c.json({ data: await listFaults(db, c.req.query('account')) });
+  });
+
+  app.delete('/admin/faults', async (c) => {
+    const deleted = await clearFaults(db, {
+      accountId: c.req.query('account'),
+      id: c.req.query('id'),
+    });
+    log(`admin: cleared ${deleted} faults`);
+    return c.json({ deleted });
+  });
+
+  app.get('/admin/ledger', async (c) => {
+    const query = parseFormParams(new URL(c.req.url).search.slice(1));
+    const conditions: SQL[] = [];
+    const text = (name: string) =>
+      typeof query[name] === 'string' ? (query[name] as string) : undefined;
+    const account = text('account');
+    if (account) conditions.push(eq(ledgerEntries.accountId, account));
+    const paymentIntent = text('payment_intent');
+    if (paymentIntent) conditions.push(eq(ledgerEntries.paymentIntentId, paymentIntent));
+    const key = text('idempotency_key');
+    if (key) conditions.push(eq(ledgerEntries.idempotencyKey, key));
+    const kind = text('kind');
+    if (kind) conditions.push(eq(ledgerEntries.kind, kind));
+    const metadata = query.metadata;
+    if (metadata && typeof metadata === 'object' && !Array.isArray(metadata)) {
+      conditions.push(sql`${ledgerEntries.metadata} @> ${JSON.stringify(metadata)}::jsonb`);
+    }
+    const rows = await db
+      .select()
+      .from(ledgerEntries)
+      .where(and(...conditions))
+      .orderBy(asc(ledgerEntries.seq));
+    const data = rows.map((r) => ({
+      seq: r.seq,
+      account: r.accountId,
+      kind: r.kind,
+      payment_intent: r.paymentIntentId,
+      charge: r.chargeId,
+      refund: r.refundId,
+      amount: r.amount,
+      currency: r.currency,
+      idempotency_key: r.idempotencyKey,
+      metadata: r.metadata,
+      created: r.createdAt.toISOString(),
+    }));
+    const charges = data.filter((d) => d.kind === 'charge');
+    return c.json({
+      data,
+      charge_count: charges.length,
+      charged_amount: charges.reduce((sum, d) => sum + d.amount, 0),
+      refunded_amount: data
+        .filter((d) => d.kind === 'refund')
+        .reduce((sum, d) => sum + d.amount, 0),
+    });
+  });
+
+  app.get('/admin/webhook-events', async (c) => {
+    const account = c.req.query('account');
+    const type = c.req.query('type');
+    const rows = await db
+      .select()
+      .from(webhookEvents)
+      .where(
+        and(
+          account ? eq(webhookEvents.accountId, account) : undefined,
+          type ? eq(webhookEvents.type, type) : undefined,
+        ),
+      )
+      .orderBy(asc(webhookEvents.createdAt));
+    return c.json({
+      data: rows.map((r) => ({
+        id: r.id,
+        account: r.accountId,
+        type: r.type,
+        attempts: r.attempts,
+        deliveries: r.deliveries,
+        delivered_at: r.deliveredAt?.toISOString() ?? null,
+        next_attempt_at: r.deliveredAt ? null : r.nextAttemptAt.toISOString(),
+        last_status: r.lastStatus,
+        last_error: r.lastError,
+        event: JSON.parse(r.payload),
+      })),
+    });
+  });
+
+  return app;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function optionalString(value: unknown, name: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value === '')
+    throw new AdminError(400, `${name} must be a string.`);
+  return value;
+}
+
+async function requireAccount(db: ProcessorDatabase, account: unknown): Promise<string> {
+  if (typeof account !== 'string') throw new AdminError(400, 'account is required.');
+  const [row] = await db.select().from(accounts).where(eq(accounts.id, account));
+  if (!row) throw new AdminError(404, `No such account: ${account}.`);
+  return row.id;
+}

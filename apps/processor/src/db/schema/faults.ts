@@ -1,0 +1,32 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { accounts } from './accounts.ts';
+
+/**
+ * Armed fault injections. Stored in the database (not memory) so every processor
+ * instance sees them and a restart does not silently disarm a chaos test.
+ */
+export const faults = pgTable(
+  'faults',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    /** fail_before_charge | charge_then_drop | delay | fail_after_charge | slow_webhook | duplicate_webhook */
+    kind: text('kind').notNull(),
+    /** HTTP method to match (null: any). Webhook faults ignore it. */
+    method: text('method'),
+    /** Request path prefix (or, for webhook faults, event type prefix) to match; null: any. */
+    pathPrefix: text('path_prefix'),
+    /** How many more matching requests (or deliveries) this fault applies to. */
+    remaining: integer('remaining').notNull(),
+    delayMs: integer('delay_ms'),
+    /** For `delay`: before_charge | after_charge. */
+    delayWhen: text('delay_when'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 6 })
+      .notNull()
+      .default(sql`now()`),
+  },
+  (t) => [index('faults_account_idx').on(t.accountId, t.kind)],
+);

@@ -1,0 +1,39 @@
+import { sql } from 'drizzle-orm';
+import { bigint, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { accounts } from './accounts.ts';
+
+/** Stripe's error object as stored on `last_payment_error` (already Stripe-shaped JSON). */
+export type StoredPaymentError = Record<string, unknown>;
+
+/** One PaymentIntent, stored in the columns its Stripe JSON is rendered from. */
+export const paymentIntents = pgTable(
+  'payment_intents',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    amountReceived: bigint('amount_received', { mode: 'number' }).notNull().default(0),
+    currency: text('currency').notNull(),
+    /** requires_payment_method | requires_confirmation | succeeded | canceled */
+    status: text('status').notNull(),
+    paymentMethod: text('payment_method'),
+    /** The test card number behind `payment_method`: it decides the outcome of a charge. */
+    cardNumber: text('card_number'),
+    description: text('description'),
+    customer: text('customer'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    latestCharge: text('latest_charge'),
+    lastPaymentError: jsonb('last_payment_error').$type<StoredPaymentError>(),
+    clientSecret: text('client_secret').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 6 })
+      .notNull()
+      .default(sql`now()`),
+  },
+  (t) => [
+    index('payment_intents_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
+    // Search by metadata (`metadata['order']:'42'`) is how the reconciler finds a payment.
+    index('payment_intents_metadata_idx').using('gin', t.metadata.op('jsonb_path_ops')),
+  ],
+);

@@ -1,0 +1,32 @@
+/** Faults that act on an API request, matched by method and path prefix. */
+export const REQUEST_FAULT_KINDS = [
+  'fail_before_charge',
+  'charge_then_drop',
+  'delay',
+  'fail_after_charge',
+] as const;
+
+/** Faults that act on a webhook delivery, matched by event type prefix. */
+export const WEBHOOK_FAULT_KINDS = ['slow_webhook', 'duplicate_webhook'] as const;
+
+export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
+export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
+export type FaultKind = RequestFaultKind | WebhookFaultKind;
+
+export const isRequestFaultKind = (kind: string): kind is RequestFaultKind =>
+  (REQUEST_FAULT_KINDS as readonly string[]).includes(kind);
+export const isWebhookFaultKind = (kind: string): kind is WebhookFaultKind =>
+  (WEBHOOK_FAULT_KINDS as readonly string[]).includes(kind);
+
+/** An armed fault as the admin API shows it. */
+export interface FaultView {
+  id: string;
+  account: string;
+  kind: FaultKind;
+  method: string | null;
+  path_prefix: string | null;
+  remaining: number;
+  delay_ms: number | null;
+  when: 'before_charge' | 'after_charge' | null;
+  created: string;
+}

@@ -1,0 +1,44 @@
+import { Hono } from 'hono';
+import { createAdminApi } from '../admin/admin-api.ts';
+import type { ProcessorDatabase } from '../db/client.ts';
+import type { IdempotentMutation } from './idempotent-mutation.ts';
+import { createStripeApi } from './stripe-api.ts';
+import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
+
+export interface ProcessorAppOptions {
+  db: ProcessorDatabase;
+  idempotentMutation: IdempotentMutation;
+  adminToken: string;
+  log: (line: string) => void;
+}
+
+/**
+ * The whole HTTP surface: `/healthz`, the Stripe-compatible `/v1` API and `/admin`.
+ *
+ * @example
+ * serve({ fetch: createProcessorApp(options).fetch, port: 4100 });
+ */
+export function createProcessorApp(options: ProcessorAppOptions) {
+  const app = new Hono();
+  app.get('/healthz', (c) => c.json({ ok: true, service: 'processor' }));
+  app.route('/', createAdminApi(options));
+  app.route('/', createStripeApi(options));
+  app.onError((error) => {
+    if (error instanceof StripeApiError) return stripeErrorResponse(error);
+    options.log(
+      `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    return stripeErrorResponse(
+      new StripeApiError(500, { type: 'api_error', message: 'An unexpected error occurred.' }),
+    );
+  });
+  app.notFound((c) =>
+    stripeErrorResponse(
+      new StripeApiError(404, {
+        type: 'invalid_request_error',
+        message: `Unrecognized request URL (${c.req.method}: ${c.req.path}).`,
+      }),
+    ),
+  );
+  return app;
+}

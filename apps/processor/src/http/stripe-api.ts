@@ -1,0 +1,119 @@
+import type { HttpBindings } from '@hono/node-server';
+import { type Context, Hono } from 'hono';
+import type { ProcessorDatabase } from '../db/client.ts';
+import { takeRequestFault } from '../faults/fault-store.ts';
+import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
+import { createPaymentIntent } from '../payments/create-payment-intent.ts';
+import {
+  listPaymentIntents,
+  retrievePaymentIntent,
+  searchPaymentIntents,
+} from '../payments/read-payment-intents.ts';
+import { createRefund, retrieveRefund } from '../refunds/create-refund.ts';
+import { authenticate } from './authenticate.ts';
+import { parseFormParams } from './form-params.ts';
+import type { IdempotentMutation } from './idempotent-mutation.ts';
+import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
+import type { ReadOperation, StripeOperation } from './stripe-operation.ts';
+import { stripeResponse } from './stripe-response.ts';
+
+export interface StripeApiOptions {
+  db: ProcessorDatabase;
+  idempotentMutation: IdempotentMutation;
+  log: (line: string) => void;
+}
+
+type Env = { Bindings: Partial<HttpBindings> };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The Stripe-compatible REST surface (`/v1/...`): authentication, form decoding, fault
+ * injection around each request, and idempotent, transactional mutations.
+ *
+ * @example
+ * app.route('/', createStripeApi({ db, idempotentMutation, log: console.log }));
+ */
+export function createStripeApi(options: StripeApiOptions): Hono<Env> {
+  const { db, log } = options;
+  const app = new Hono<Env>();
+
+  const read = (operation: ReadOperation) => async (c: Context<Env>) => {
+    const account = await authenticate(db, c.req.raw);
+    const params = parseFormParams(new URL(c.req.url).search.slice(1));
+    const result = await operation(db, {
+      account,
+      params,
+      pathParams: c.req.param() as Record<string, string>,
+      idempotencyKey: null,
+    });
+    return stripeResponse(result);
+  };
+
+  const mutate = (operation: StripeOperation) => async (c: Context<Env>) => {
+    const request = c.req.raw;
+    const account = await authenticate(db, request);
+    const params = parseFormParams(await c.req.text());
+    const path = new URL(request.url).pathname;
+    const idempotencyKey = request.headers.get('idempotency-key');
+    const fault = await takeRequestFault(db, account.id, request.method, path);
+    const label = `${request.method} ${path} ${account.id} key=${idempotencyKey ?? '-'}`;
+    if (fault) log(`fault ${fault.kind} on ${label}`);
+
+    if (fault?.kind === 'fail_before_charge') {
+      throw new StripeApiError(500, {
+        type: 'api_error',
+        message: 'Injected fault: fail_before_charge (nothing was charged).',
+      });
+    }
+
+    const response = await options.idempotentMutation(
+      request,
+      { accountId: account.id, params },
+      async (exec) => {
+        // Inside the key's lease: a retry arriving now sees it in progress (409).
+        if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
+        return db.transaction(async (tx) => {
+          const result = await operation(tx, {
+            account,
+            params,
+            pathParams: c.req.param() as Record<string, string>,
+            idempotencyKey,
+          });
+          const rendered = stripeResponse(result);
+          await exec.complete(tx, rendered.clone());
+          return rendered;
+        });
+      },
+    );
+    const replayed = response.headers.get('idempotent-replayed') === 'true';
+    log(`${label} -> ${response.status}${replayed ? ' (replayed)' : ''}`);
+
+    if (fault?.kind === 'charge_then_drop') {
+      // The work is committed; the client never learns it. Destroying the socket gives
+      // the client a connection reset, the most ambiguous failure a network has.
+      c.env?.incoming?.socket.destroy();
+      return new Response(null, { status: 500 });
+    }
+    if (fault?.kind === 'fail_after_charge') {
+      return stripeErrorResponse(
+        new StripeApiError(500, {
+          type: 'api_error',
+          message: 'Injected fault: fail_after_charge (the request was processed).',
+        }),
+      );
+    }
+    if (fault?.kind === 'delay' && fault.when === 'after_charge') await sleep(fault.delayMs);
+    return response;
+  };
+
+  app.post('/v1/payment_intents', mutate(createPaymentIntent));
+  app.get('/v1/payment_intents', read(listPaymentIntents));
+  // Registered before `/:id` so `search` is never taken for an id.
+  app.get('/v1/payment_intents/search', read(searchPaymentIntents));
+  app.get('/v1/payment_intents/:id', read(retrievePaymentIntent));
+  app.post('/v1/payment_intents/:id/confirm', mutate(confirmPaymentIntent));
+  app.post('/v1/refunds', mutate(createRefund));
+  app.get('/v1/refunds/:id', read(retrieveRefund));
+  return app;
+}

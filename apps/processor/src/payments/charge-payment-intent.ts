@@ -1,0 +1,111 @@
+import { eq } from 'drizzle-orm';
+import type { ProcessorTransaction } from '../db/client.ts';
+import { charges, ledgerEntries, paymentIntents } from '../db/schema/index.ts';
+import type { StripeResult } from '../http/stripe-operation.ts';
+import { enqueueEvent } from '../webhooks/enqueue-event.ts';
+import { newObjectId } from './object-ids.ts';
+import { renderPaymentIntent } from './render-objects.ts';
+import { outcomeOfCard } from './test-cards.ts';
+
+type PaymentIntentRow = typeof paymentIntents.$inferSelect;
+
+/**
+ * Charges a PaymentIntent that has a payment method, inside the caller's transaction:
+ * the charge row, the ledger row (on success), the new PaymentIntent state and the
+ * webhook event all commit together or not at all. The caller holds the row lock.
+ *
+ * Returns the PaymentIntent (200) or Stripe's 402 card error carrying it.
+ */
+export async function chargePaymentIntent(
+  tx: ProcessorTransaction,
+  intent: PaymentIntentRow,
+  idempotencyKey: string | null,
+): Promise<StripeResult> {
+  const outcome = outcomeOfCard(intent.cardNumber ?? '');
+  const chargeId = newObjectId('ch');
+
+  if (outcome.kind === 'approved') {
+    await tx.insert(charges).values({
+      id: chargeId,
+      accountId: intent.accountId,
+      paymentIntentId: intent.id,
+      amount: intent.amount,
+      currency: intent.currency,
+      status: 'succeeded',
+      paymentMethod: intent.paymentMethod,
+      metadata: intent.metadata,
+    });
+    await tx.insert(ledgerEntries).values({
+      accountId: intent.accountId,
+      kind: 'charge',
+      paymentIntentId: intent.id,
+      chargeId,
+      amount: intent.amount,
+      currency: intent.currency,
+      idempotencyKey,
+      metadata: intent.metadata,
+    });
+    const [updated] = await tx
+      .update(paymentIntents)
+      .set({
+        status: 'succeeded',
+        amountReceived: intent.amount,
+        latestCharge: chargeId,
+        lastPaymentError: null,
+      })
+      .where(eq(paymentIntents.id, intent.id))
+      .returning();
+    const rendered = renderPaymentIntent(updated!);
+    await enqueueEvent(tx, {
+      accountId: intent.accountId,
+      type: 'payment_intent.succeeded',
+      object: rendered,
+      idempotencyKey,
+    });
+    return { status: 200, body: rendered };
+  }
+
+  await tx.insert(charges).values({
+    id: chargeId,
+    accountId: intent.accountId,
+    paymentIntentId: intent.id,
+    amount: intent.amount,
+    currency: intent.currency,
+    status: 'failed',
+    paymentMethod: intent.paymentMethod,
+    failureCode: outcome.code,
+    failureMessage: outcome.message,
+    declineCode: outcome.declineCode,
+    metadata: intent.metadata,
+  });
+  const lastPaymentError = {
+    type: 'card_error',
+    code: outcome.code,
+    decline_code: outcome.declineCode,
+    message: outcome.message,
+    ...(outcome.param ? { param: outcome.param } : {}),
+    charge: chargeId,
+    doc_url: `https://stripe.com/docs/error-codes/${outcome.code.replaceAll('_', '-')}`,
+    payment_method: { id: intent.paymentMethod, object: 'payment_method', type: 'card' },
+  };
+  // As at Stripe, a failed attempt detaches the payment method: the customer must supply another.
+  const [updated] = await tx
+    .update(paymentIntents)
+    .set({
+      status: 'requires_payment_method',
+      paymentMethod: null,
+      cardNumber: null,
+      latestCharge: chargeId,
+      lastPaymentError,
+    })
+    .where(eq(paymentIntents.id, intent.id))
+    .returning();
+  const rendered = renderPaymentIntent(updated!);
+  await enqueueEvent(tx, {
+    accountId: intent.accountId,
+    type: 'payment_intent.payment_failed',
+    object: rendered,
+    idempotencyKey,
+  });
+  return { status: 402, body: { error: { ...lastPaymentError, payment_intent: rendered } } };
+}

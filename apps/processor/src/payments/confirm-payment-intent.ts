@@ -1,0 +1,37 @@
+import { eq } from 'drizzle-orm';
+import { paymentIntents } from '../db/schema/index.ts';
+import { invalidParam } from '../http/stripe-error.ts';
+import type { StripeOperation } from '../http/stripe-operation.ts';
+import { chargePaymentIntent } from './charge-payment-intent.ts';
+import { loadPaymentIntent } from './load-payment-intent.ts';
+import { resolvePaymentMethod } from './resolve-payment-method.ts';
+
+/** `POST /v1/payment_intents/:id/confirm`: charges the PaymentIntent with its payment method. */
+export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
+  const id = input.pathParams.id!;
+  let intent = await loadPaymentIntent(tx, input.account.id, id, { forUpdate: true });
+  if (intent.status === 'succeeded' || intent.status === 'canceled') {
+    throw invalidParam(
+      'intent',
+      `You cannot confirm this PaymentIntent because it has a status of ${intent.status}.`,
+      'payment_intent_unexpected_state',
+    );
+  }
+  const paymentMethod = resolvePaymentMethod(input.params);
+  if (paymentMethod) {
+    const [updated] = await tx
+      .update(paymentIntents)
+      .set({ paymentMethod: paymentMethod.id, cardNumber: paymentMethod.cardNumber })
+      .where(eq(paymentIntents.id, id))
+      .returning();
+    intent = updated!;
+  }
+  if (!intent.paymentMethod) {
+    throw invalidParam(
+      'payment_method',
+      'You cannot confirm this PaymentIntent because it is missing a payment method.',
+      'payment_intent_unexpected_state',
+    );
+  }
+  return chargePaymentIntent(tx, intent, input.idempotencyKey);
+};

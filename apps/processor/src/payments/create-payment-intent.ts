@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { paymentIntents } from '../db/schema/index.ts';
+import { readBoolean, readInteger, readMetadata, readString } from '../http/read-params.ts';
+import { invalidParam, missingParam } from '../http/stripe-error.ts';
+import type { StripeOperation } from '../http/stripe-operation.ts';
+import { chargePaymentIntent } from './charge-payment-intent.ts';
+import { newObjectId } from './object-ids.ts';
+import { renderPaymentIntent } from './render-objects.ts';
+import { resolvePaymentMethod } from './resolve-payment-method.ts';
+
+/** `POST /v1/payment_intents`: creates a PaymentIntent and, with `confirm=true`, charges it. */
+export const createPaymentIntent: StripeOperation = async (
+  tx,
+  { account, params, idempotencyKey },
+) => {
+  const amount = readInteger(params, 'amount');
+  if (amount === undefined) throw missingParam('amount');
+  if (amount < 1 || amount > 99_999_999) {
+    throw invalidParam(
+      'amount',
+      'Amount must be at least 1 and at most 99999999.',
+      'amount_too_small',
+    );
+  }
+  const currency = readString(params, 'currency')?.toLowerCase();
+  if (currency === undefined) throw missingParam('currency');
+  if (!/^[a-z]{3}$/.test(currency))
+    throw invalidParam('currency', `Invalid currency: ${currency}.`);
+  const metadata = readMetadata(params);
+  const confirm = readBoolean(params, 'confirm') ?? false;
+  const paymentMethod = resolvePaymentMethod(params);
+  if (confirm && !paymentMethod) {
+    throw invalidParam(
+      'payment_method',
+      'You cannot confirm this PaymentIntent because it is missing a payment method.',
+      'payment_intent_unexpected_state',
+    );
+  }
+
+  const id = newObjectId('pi');
+  const [intent] = await tx
+    .insert(paymentIntents)
+    .values({
+      id,
+      accountId: account.id,
+      amount,
+      currency,
+      status: paymentMethod ? 'requires_confirmation' : 'requires_payment_method',
+      paymentMethod: paymentMethod?.id ?? null,
+      cardNumber: paymentMethod?.cardNumber ?? null,
+      description: readString(params, 'description') ?? null,
+      customer: readString(params, 'customer') ?? null,
+      metadata,
+      clientSecret: `${id}_secret_${randomBytes(12).toString('hex')}`,
+    })
+    .returning();
+  if (confirm) return chargePaymentIntent(tx, intent!, idempotencyKey);
+  return { status: 200, body: renderPaymentIntent(intent!) };
+};

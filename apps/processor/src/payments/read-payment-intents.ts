@@ -1,0 +1,127 @@
+import { and, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import { paymentIntents } from '../db/schema/index.ts';
+import { readInteger, readString } from '../http/read-params.ts';
+import { invalidParam } from '../http/stripe-error.ts';
+import type { ReadOperation } from '../http/stripe-operation.ts';
+import { loadPaymentIntent } from './load-payment-intent.ts';
+import { renderPaymentIntent } from './render-objects.ts';
+import { parseSearchQuery, type SearchClause } from './search-query.ts';
+
+/** `GET /v1/payment_intents/:id` */
+export const retrievePaymentIntent: ReadOperation = async (db, { account, pathParams }) => {
+  const intent = await loadPaymentIntent(db, account.id, pathParams.id!);
+  return { status: 200, body: renderPaymentIntent(intent) };
+};
+
+function readLimit(params: Parameters<ReadOperation>[1]['params']): number {
+  const limit = readInteger(params, 'limit') ?? 10;
+  if (limit < 1 || limit > 100) throw invalidParam('limit', 'Limit must be between 1 and 100.');
+  return limit;
+}
+
+const newestFirst = [desc(paymentIntents.createdAt), desc(paymentIntents.id)];
+
+/** `GET /v1/payment_intents` (newest first; `limit`, `starting_after`, `customer`). */
+export const listPaymentIntents: ReadOperation = async (db, { account, params }) => {
+  const limit = readLimit(params);
+  const conditions: SQL[] = [eq(paymentIntents.accountId, account.id)];
+  const customer = readString(params, 'customer');
+  if (customer) conditions.push(eq(paymentIntents.customer, customer));
+  const startingAfter = readString(params, 'starting_after');
+  if (startingAfter) {
+    const cursor = await loadPaymentIntent(db, account.id, startingAfter, {
+      param: 'starting_after',
+    });
+    conditions.push(
+      sql`(${paymentIntents.createdAt}, ${paymentIntents.id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`,
+    );
+  }
+  if (readString(params, 'ending_before')) {
+    throw invalidParam('ending_before', 'ending_before is not supported by this processor.');
+  }
+  const rows = await db
+    .select()
+    .from(paymentIntents)
+    .where(and(...conditions))
+    .orderBy(...newestFirst)
+    .limit(limit + 1);
+  return {
+    status: 200,
+    body: {
+      object: 'list',
+      data: rows.slice(0, limit).map(renderPaymentIntent),
+      has_more: rows.length > limit,
+      url: '/v1/payment_intents',
+    },
+  };
+};
+
+/** `GET /v1/payment_intents/search?query=...` (Stripe's search language, subset). */
+export const searchPaymentIntents: ReadOperation = async (db, { account, params }) => {
+  const query = readString(params, 'query');
+  if (!query) throw invalidParam('query', 'Missing required param: query.', 'parameter_missing');
+  const parsed = parseSearchQuery(query);
+  const limit = readLimit(params);
+  const page = readString(params, 'page');
+  const offset = page ? decodePage(page) : 0;
+  const matches = parsed.clauses.map(clauseCondition);
+  const combined = parsed.combinator === 'AND' ? and(...matches) : or(...matches);
+  const rows = await db
+    .select()
+    .from(paymentIntents)
+    .where(and(eq(paymentIntents.accountId, account.id), combined))
+    .orderBy(...newestFirst)
+    .limit(limit + 1)
+    .offset(offset);
+  const hasMore = rows.length > limit;
+  return {
+    status: 200,
+    body: {
+      object: 'search_result',
+      data: rows.slice(0, limit).map(renderPaymentIntent),
+      has_more: hasMore,
+      next_page: hasMore ? encodePage(offset + limit) : null,
+      url: '/v1/payment_intents/search',
+    },
+  };
+};
+
+function clauseCondition(clause: SearchClause): SQL {
+  switch (clause.field) {
+    case 'metadata':
+      // Containment uses the GIN index on metadata.
+      return sql`${paymentIntents.metadata} @> ${JSON.stringify({ [clause.key]: clause.value })}::jsonb`;
+    case 'status':
+      return eq(paymentIntents.status, clause.value);
+    case 'currency':
+      return eq(paymentIntents.currency, clause.value.toLowerCase());
+    case 'customer':
+      return eq(paymentIntents.customer, clause.value);
+    case 'amount':
+      return compare(paymentIntents.amount, clause.op, clause.value);
+    case 'created':
+      return compare(
+        sql`extract(epoch from ${paymentIntents.createdAt})::bigint`,
+        clause.op,
+        clause.value,
+      );
+  }
+}
+
+function compare(column: Parameters<typeof eq>[0], op: string, value: number): SQL {
+  if (op === '>') return gt(column, value);
+  if (op === '<') return lt(column, value);
+  if (op === '>=') return gte(column, value);
+  if (op === '<=') return lte(column, value);
+  return eq(column, value);
+}
+
+function encodePage(offset: number): string {
+  return Buffer.from(`offset:${offset}`).toString('base64url');
+}
+
+function decodePage(page: string): number {
+  const match = /^offset:(\d+)$/.exec(Buffer.from(page, 'base64url').toString());
+  if (!match) throw invalidParam('page', 'Invalid page token.');
+  return Number(match[1]);
+}

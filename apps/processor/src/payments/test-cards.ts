@@ -1,0 +1,89 @@
+/** What the card network says about a charge attempt. */
+export type CardOutcome =
+  | { kind: 'approved' }
+  | {
+      kind: 'declined';
+      code: string;
+      declineCode: string;
+      message: string;
+      /** The request parameter Stripe blames, if any. */
+      param?: string;
+    };
+
+const DECLINED = 'Your card was declined.';
+
+/** Stripe's documented test card numbers and what they do. Unknown numbers are approved. */
+const OUTCOME_BY_NUMBER: Record<string, CardOutcome> = {
+  '4242424242424242': { kind: 'approved' },
+  '5555555555554444': { kind: 'approved' },
+  '4000000000000002': {
+    kind: 'declined',
+    code: 'card_declined',
+    declineCode: 'generic_decline',
+    message: DECLINED,
+  },
+  '4000000000009995': {
+    kind: 'declined',
+    code: 'card_declined',
+    declineCode: 'insufficient_funds',
+    message: 'Your card has insufficient funds.',
+  },
+  '4000000000009987': {
+    kind: 'declined',
+    code: 'card_declined',
+    declineCode: 'lost_card',
+    message: DECLINED,
+  },
+  '4000000000000069': {
+    kind: 'declined',
+    code: 'expired_card',
+    declineCode: 'expired_card',
+    message: 'Your card has expired.',
+    param: 'exp_month',
+  },
+  '4000000000000127': {
+    kind: 'declined',
+    code: 'incorrect_cvc',
+    declineCode: 'incorrect_cvc',
+    message: "Your card's security code is incorrect.",
+    param: 'cvc',
+  },
+  '4000000000000119': {
+    kind: 'declined',
+    code: 'processing_error',
+    declineCode: 'processing_error',
+    message: 'An error occurred while processing your card. Try again in a little bit.',
+  },
+};
+
+/** Stripe's `pm_card_*` test PaymentMethods and the card numbers they stand for. */
+const NUMBER_BY_TEST_PAYMENT_METHOD: Record<string, string> = {
+  pm_card_visa: '4242424242424242',
+  pm_card_mastercard: '5555555555554444',
+  pm_card_chargeDeclined: '4000000000000002',
+  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_chargeDeclinedLostCard: '4000000000009987',
+  pm_card_chargeDeclinedExpiredCard: '4000000000000069',
+  pm_card_chargeDeclinedIncorrectCvc: '4000000000000127',
+  pm_card_chargeDeclinedProcessingError: '4000000000000119',
+};
+
+/**
+ * The card number behind a test PaymentMethod id, or undefined if it is not one we know.
+ *
+ * @example
+ * cardNumberOfTestPaymentMethod('pm_card_chargeDeclined') // '4000000000000002'
+ */
+export function cardNumberOfTestPaymentMethod(paymentMethod: string): string | undefined {
+  return NUMBER_BY_TEST_PAYMENT_METHOD[paymentMethod];
+}
+
+/**
+ * The outcome of charging a test card number.
+ *
+ * @example
+ * outcomeOfCard('4000000000009995') // { kind: 'declined', declineCode: 'insufficient_funds', ... }
+ */
+export function outcomeOfCard(cardNumber: string): CardOutcome {
+  return OUTCOME_BY_NUMBER[cardNumber.replace(/\s/g, '')] ?? { kind: 'approved' };
+}

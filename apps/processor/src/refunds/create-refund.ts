@@ -1,0 +1,114 @@
+import { and, eq } from 'drizzle-orm';
+import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
+import { readInteger, readMetadata, readString } from '../http/read-params.ts';
+import {
+  invalidParam,
+  missingParam,
+  resourceMissing,
+  StripeApiError,
+} from '../http/stripe-error.ts';
+import type { ReadOperation, StripeOperation } from '../http/stripe-operation.ts';
+import { loadPaymentIntent } from '../payments/load-payment-intent.ts';
+import { newObjectId } from '../payments/object-ids.ts';
+import { renderCharge, renderRefund } from '../payments/render-objects.ts';
+import { enqueueEvent } from '../webhooks/enqueue-event.ts';
+
+const REASONS = new Set(['duplicate', 'fraudulent', 'requested_by_customer']);
+
+/**
+ * `POST /v1/refunds` with `payment_intent` (or `charge`) and an optional partial `amount`.
+ * The charge row is locked, so concurrent refunds can never refund more than was charged.
+ */
+export const createRefund: StripeOperation = async (tx, { account, params, idempotencyKey }) => {
+  const paymentIntentId = readString(params, 'payment_intent');
+  const chargeIdParam = readString(params, 'charge');
+  if (!paymentIntentId && !chargeIdParam) throw missingParam('payment_intent');
+  const reason = readString(params, 'reason') ?? null;
+  if (reason !== null && !REASONS.has(reason))
+    throw invalidParam('reason', `Invalid reason: ${reason}`);
+
+  let chargeCondition = and(eq(charges.accountId, account.id), eq(charges.status, 'succeeded'));
+  if (paymentIntentId) {
+    await loadPaymentIntent(tx, account.id, paymentIntentId, { param: 'payment_intent' });
+    chargeCondition = and(chargeCondition, eq(charges.paymentIntentId, paymentIntentId));
+  } else {
+    chargeCondition = and(chargeCondition, eq(charges.id, chargeIdParam!));
+  }
+  const [charge] = await tx.select().from(charges).where(chargeCondition).for('update');
+  if (!charge) {
+    if (chargeIdParam && !paymentIntentId) throw resourceMissing('charge', chargeIdParam, 'charge');
+    throw new StripeApiError(400, {
+      type: 'invalid_request_error',
+      code: 'charge_not_refundable',
+      param: 'payment_intent',
+      message: `This PaymentIntent (${paymentIntentId}) does not have a successful charge to refund.`,
+    });
+  }
+  const remaining = charge.amount - charge.amountRefunded;
+  if (remaining <= 0) {
+    throw new StripeApiError(400, {
+      type: 'invalid_request_error',
+      code: 'charge_already_refunded',
+      message: `Charge ${charge.id} has already been refunded.`,
+    });
+  }
+  const amount = readInteger(params, 'amount') ?? remaining;
+  if (amount < 1 || amount > remaining) {
+    throw invalidParam(
+      'amount',
+      `Refund amount (${amount}) is greater than unrefunded amount on charge (${remaining}).`,
+      'amount_too_large',
+    );
+  }
+
+  const refundId = newObjectId('re');
+  const metadata = readMetadata(params);
+  const [refund] = await tx
+    .insert(refunds)
+    .values({
+      id: refundId,
+      accountId: account.id,
+      chargeId: charge.id,
+      paymentIntentId: charge.paymentIntentId,
+      amount,
+      currency: charge.currency,
+      status: 'succeeded',
+      reason,
+      metadata,
+    })
+    .returning();
+  const [updatedCharge] = await tx
+    .update(charges)
+    .set({ amountRefunded: charge.amountRefunded + amount })
+    .where(eq(charges.id, charge.id))
+    .returning();
+  await tx.insert(ledgerEntries).values({
+    accountId: account.id,
+    kind: 'refund',
+    paymentIntentId: charge.paymentIntentId,
+    chargeId: charge.id,
+    refundId,
+    amount,
+    currency: charge.currency,
+    idempotencyKey,
+    metadata: charge.metadata,
+  });
+  await enqueueEvent(tx, {
+    accountId: account.id,
+    type: 'charge.refunded',
+    object: renderCharge(updatedCharge!),
+    idempotencyKey,
+  });
+  return { status: 200, body: renderRefund(refund!) };
+};
+
+/** `GET /v1/refunds/:id` */
+export const retrieveRefund: ReadOperation = async (db, { account, pathParams }) => {
+  const id = pathParams.id!;
+  const [refund] = await db
+    .select()
+    .from(refunds)
+    .where(and(eq(refunds.id, id), eq(refunds.accountId, account.id)));
+  if (!refund) throw resourceMissing('refund', id);
+  return { status: 200, body: renderRefund(refund) };
+};

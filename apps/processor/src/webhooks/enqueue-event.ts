@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import type { ProcessorTransaction } from '../db/client.ts';
+import { webhookEvents } from '../db/schema/index.ts';
+import { newObjectId } from '../payments/object-ids.ts';
+
+export type WebhookEventType =
+  | 'payment_intent.succeeded'
+  | 'payment_intent.payment_failed'
+  | 'charge.refunded';
+
+/** The Stripe API version stamped on events (the version stripe@23 pins). */
+export const EVENT_API_VERSION = '2026-10-28.endive';
+
+/**
+ * Writes a Stripe `event` into the outbox inside the caller's transaction: the event
+ * exists exactly when the change it describes committed. The payload text is frozen
+ * here, so redeliveries send identical bytes under the same `evt_` id.
+ *
+ * @example
+ * await enqueueEvent(tx, { accountId, type: 'payment_intent.succeeded', object: renderPaymentIntent(pi), idempotencyKey });
+ */
+export async function enqueueEvent(
+  tx: ProcessorTransaction,
+  input: {
+    accountId: string;
+    type: WebhookEventType;
+    object: Record<string, unknown>;
+    idempotencyKey: string | null;
+  },
+): Promise<string> {
+  const id = newObjectId('evt');
+  const event = {
+    id,
+    object: 'event',
+    // Stripe sets `account` on Connect events; here it tells the receiver which tenant.
+    account: input.accountId,
+    api_version: EVENT_API_VERSION,
+    created: Math.floor(Date.now() / 1000),
+    data: { object: input.object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: input.idempotencyKey },
+    type: input.type,
+  };
+  await tx.insert(webhookEvents).values({
+    id,
+    accountId: input.accountId,
+    type: input.type,
+    payload: JSON.stringify(event, null, 2),
+  });
+  // Wake the deliverer now instead of at its next poll.
+  await tx.execute(sql`select pg_notify('processor_webhooks', '')`);
+  return id;
+}

@@ -1,0 +1,173 @@
+import { sql } from 'drizzle-orm';
+import type postgres from 'postgres';
+import type { ProcessorDatabase } from '../db/client.ts';
+import { webhookEvents } from '../db/schema/index.ts';
+import { takeWebhookFaults } from '../faults/fault-store.ts';
+import { signPayload } from './sign-payload.ts';
+
+export interface WebhookDelivererOptions {
+  db: ProcessorDatabase;
+  /** For LISTEN: a committed event wakes the deliverer at once; polling is the fallback. */
+  sql?: postgres.Sql;
+  url: string;
+  secret: string;
+  log: (line: string) => void;
+  pollMs?: number;
+  /** First retry delay; doubles per attempt up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** After this many failed attempts an event is left undelivered (visible in /admin). */
+  maxAttempts?: number;
+  /** Per-attempt HTTP timeout. */
+  timeoutMs?: number;
+}
+
+export interface WebhookDeliverer {
+  stop(): Promise<void>;
+}
+
+type ClaimedEvent = {
+  id: string;
+  account_id: string;
+  type: string;
+  payload: string;
+  attempts: number;
+};
+
+const CLAIM_BATCH = 10;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Delivers the webhook outbox: claims due events with a lease (`FOR UPDATE SKIP LOCKED`,
+ * so several processor instances share the work), POSTs each signed payload, marks it
+ * delivered on a 2xx and otherwise schedules a retry with exponential backoff. A crash
+ * mid-delivery only means the lease expires and the event is sent again: delivery is
+ * at-least-once with a stable `evt_` id, which is what receivers deduplicate on.
+ *
+ * @example
+ * const deliverer = startWebhookDeliverer({ db, url, secret: 'whsec_once_demo', log: console.log });
+ * await deliverer.stop();
+ */
+export function startWebhookDeliverer(options: WebhookDelivererOptions): WebhookDeliverer {
+  const pollMs = options.pollMs ?? 500;
+  const backoffMs = options.backoffMs ?? 1_000;
+  const maxBackoffMs = options.maxBackoffMs ?? 300_000;
+  const maxAttempts = options.maxAttempts ?? 30;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  let stopped = false;
+  let wake: () => void = () => {};
+  let listener: { unlisten(): Promise<void> } | undefined;
+
+  options.sql
+    ?.listen('processor_webhooks', () => wake())
+    .then((l) => {
+      listener = l;
+    })
+    .catch((error) => options.log(`webhooks: LISTEN failed, polling only: ${String(error)}`));
+
+  const claim = async (): Promise<ClaimedEvent[]> => {
+    // The lease covers the slowest delivery (slow_webhook delay + timeout) with margin.
+    const rows = await options.db.execute<ClaimedEvent>(sql`
+      update ${webhookEvents}
+      set locked_until = now() + interval '2 minutes', attempts = attempts + 1
+      where id in (
+        select id from ${webhookEvents}
+        where delivered_at is null and next_attempt_at <= now()
+          and (locked_until is null or locked_until < now()) and attempts < ${maxAttempts}
+        order by next_attempt_at
+        limit ${CLAIM_BATCH}
+        for update skip locked
+      )
+      returning id, account_id, type, payload, attempts`);
+    return [...rows];
+  };
+
+  const post = async (
+    event: ClaimedEvent,
+  ): Promise<{ status: number | null; error: string | null }> => {
+    try {
+      const response = await fetch(options.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'stripe-signature': signPayload(event.payload, options.secret),
+          'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+        },
+        body: event.payload,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.arrayBuffer().catch(() => {});
+      return { status: response.status, error: response.ok ? null : `HTTP ${response.status}` };
+    } catch (error) {
+      return {
+        status: null,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      };
+    }
+  };
+
+  const deliver = async (event: ClaimedEvent): Promise<void> => {
+    const faults = await takeWebhookFaults(options.db, event.account_id, event.type);
+    const slow = faults.find((f) => f.kind === 'slow_webhook');
+    if (slow) {
+      options.log(`webhooks: slow_webhook ${event.id} waits ${slow.delayMs} ms`);
+      await sleep(slow.delayMs);
+    }
+    const copies = faults.some((f) => f.kind === 'duplicate_webhook') ? 2 : 1;
+    let succeeded = 0;
+    let last: { status: number | null; error: string | null } = { status: null, error: null };
+    for (let i = 0; i < copies; i++) {
+      last = await post(event);
+      if (last.error === null) succeeded++;
+    }
+    if (succeeded > 0) {
+      await options.db.execute(sql`
+        update ${webhookEvents}
+        set delivered_at = now(), deliveries = deliveries + ${succeeded}, locked_until = null,
+            last_status = ${last.status}, last_error = null
+        where id = ${event.id}`);
+      options.log(
+        `webhooks: delivered ${event.type} ${event.id} (attempt ${event.attempts}${copies > 1 ? `, sent ${copies}x` : ''})`,
+      );
+      return;
+    }
+    const retryIn = Math.min(maxBackoffMs, backoffMs * 2 ** (event.attempts - 1));
+    await options.db.execute(sql`
+      update ${webhookEvents}
+      set next_attempt_at = now() + ${retryIn} * interval '1 millisecond', locked_until = null,
+          last_status = ${last.status}, last_error = ${last.error}
+      where id = ${event.id}`);
+    options.log(
+      `webhooks: ${event.type} ${event.id} attempt ${event.attempts} failed (${last.error}); retry in ${retryIn} ms`,
+    );
+  };
+
+  const loop = (async () => {
+    while (!stopped) {
+      let claimed: ClaimedEvent[] = [];
+      try {
+        claimed = await claim();
+        await Promise.all(claimed.map(deliver));
+      } catch (error) {
+        if (!stopped) options.log(`webhooks: delivery loop error: ${String(error)}`);
+      }
+      if (claimed.length === CLAIM_BATCH || stopped) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      wake();
+      await loop;
+      await listener?.unlisten().catch(() => {});
+    },
+  };
+}
