@@ -1,0 +1,71 @@
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server';
+
+/**
+ * Every refusal the checkout API can give, with the ONE mapping to tRPC codes and HTTP
+ * statuses. The tRPC error middleware and the REST problem+json renderer both read this
+ * table, so a code means the same thing on every transport.
+ */
+export const checkoutErrorCatalogue = {
+  unauthenticated: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Authentication required' },
+  invalid_credentials: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Invalid credentials' },
+  demo_login_disabled: { trpcCode: 'FORBIDDEN', status: 403, title: 'Demo login is disabled' },
+  invalid_input: { trpcCode: 'BAD_REQUEST', status: 400, title: 'Invalid request' },
+  empty_cart: { trpcCode: 'BAD_REQUEST', status: 400, title: 'The cart is empty' },
+  quantity_out_of_range: {
+    trpcCode: 'BAD_REQUEST',
+    status: 400,
+    title: 'Quantity out of range',
+  },
+  unknown_product: { trpcCode: 'BAD_REQUEST', status: 400, title: 'Unknown product' },
+  mixed_currency: {
+    trpcCode: 'BAD_REQUEST',
+    status: 400,
+    title: 'Products in different currencies',
+  },
+  amount_out_of_range: {
+    trpcCode: 'BAD_REQUEST',
+    status: 400,
+    title: 'Order total out of range',
+  },
+  payment_not_found: { trpcCode: 'NOT_FOUND', status: 404, title: 'Payment not found' },
+} as const satisfies Record<
+  string,
+  { trpcCode: TRPC_ERROR_CODE_KEY; status: number; title: string }
+>;
+
+export type CheckoutErrorCode = keyof typeof checkoutErrorCatalogue;
+
+/** Base of the problem+json `type` URIs; documented in packages/api/README.md. */
+export const CHECKOUT_PROBLEM_TYPE_BASE = 'https://once.dev/problems/';
+
+/**
+ * The one domain error of the checkout API. Business code throws it; transports map it
+ * through {@link checkoutErrorCatalogue} and never invent their own codes.
+ *
+ * @example
+ * throw new CheckoutError('unknown_product', 'No product "book_x"', { productId: 'book_x' });
+ */
+export class CheckoutError extends Error {
+  readonly _tag = 'CheckoutError';
+  override readonly name = 'CheckoutError';
+  constructor(
+    readonly code: CheckoutErrorCode,
+    message: string = checkoutErrorCatalogue[code].title,
+    /** Safe-to-show details (which product, which line); never secrets. */
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return checkoutErrorCatalogue[this.code].status;
+  }
+
+  get trpcCode(): TRPC_ERROR_CODE_KEY {
+    return checkoutErrorCatalogue[this.code].trpcCode;
+  }
+}
+
+export function isCheckoutError(value: unknown): value is CheckoutError {
+  return value instanceof CheckoutError;
+}

@@ -1,0 +1,31 @@
+// Public face of @once/api: the router, its types, the context, the shared business
+// functions the REST routes call, and the one error mapping.
+export { authenticateRequest, hashApiKey } from './auth/authenticate.ts';
+export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
+export { type Clock, systemClock } from './clock.ts';
+export { type Context, createContext } from './context.ts';
+export type { Database, Transaction } from './database.ts';
+export {
+  type ApiDependencies,
+  apiIdempotencyPolicies,
+  createApiDependencies,
+} from './dependencies.ts';
+export {
+  CHECKOUT_PROBLEM_TYPE_BASE,
+  CheckoutError,
+  type CheckoutErrorCode,
+  checkoutErrorCatalogue,
+  isCheckoutError,
+} from './errors/checkout-error.ts';
+export { checkoutProblemResponse, toTRPCError } from './errors/to-transport-error.ts';
+export {
+  type AppRouter,
+  appRouter,
+  createCaller,
+  type RouterInputs,
+  type RouterOutputs,
+} from './root.ts';
+export { downstreamKeyFor, type PayIdempotency, pay } from './routers/checkout/pay.ts';
+export { type PayInput, type PayResult, payInput } from './routers/checkout/pay.types.ts';
+export { status as paymentStatus, toPaymentView } from './routers/checkout/status.ts';
+export type { PaymentView } from './routers/checkout/status.types.ts';

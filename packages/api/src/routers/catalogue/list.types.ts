@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+export const listCatalogueInput = z.void();
+
+export interface CatalogueProduct {
+  productId: string;
+  name: string;
+  /** Minor units (cents). */
+  unitAmount: number;
+  currency: string;
+}

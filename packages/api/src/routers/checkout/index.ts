@@ -1,0 +1,29 @@
+import { authedProcedure, createTRPCRouter, idempotentProcedure } from '../../trpc.ts';
+import { pay } from './pay.ts';
+import { payInput } from './pay.types.ts';
+import { status } from './status.ts';
+import { statusInput } from './status.types.ts';
+
+export const checkoutRouter = createTRPCRouter({
+  /** Accept a checkout. Requires an `Idempotency-Key` header; see README. */
+  pay: idempotentProcedure
+    .meta({ idempotency: { operation: 'checkout.pay' } })
+    .input(payInput)
+    .mutation(({ ctx, input }) =>
+      pay({
+        ctx: {
+          db: ctx.db,
+          tenantId: ctx.tenantId,
+          idempotency: {
+            // The plugin refuses a missing key before the handler runs (required by default).
+            key: ctx.idempotency.key!,
+            // The plugin stores the result as the JSON it replays.
+            complete: (tx, result) => ctx.idempotency.complete(tx, result),
+          },
+        },
+        input,
+      }),
+    ),
+  /** One payment of the caller's tenant. */
+  status: authedProcedure.input(statusInput).query(({ ctx, input }) => status({ ctx, input })),
+});

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { TRPCError } from '@trpc/server';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type ApiTestHarness,
+  bearer,
+  createApiTestHarness,
+} from '../../testing/api-test-harness.ts';
+
+/** The stable code a client sees in `data.code` (what the errorFormatter derives). */
+async function codeOf(promise: Promise<unknown>): Promise<{ code: string; trpc: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!(error instanceof TRPCError)) throw error;
+    const cause = error.cause as { code?: string } | undefined;
+    return { code: cause?.code ?? error.code, trpc: error.code };
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('checkout.pay', () => {
+  let h: ApiTestHarness;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_pay');
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+  beforeEach(async () => {
+    await h.database.client
+      .sql`truncate payments, outbox_jobs, idempotency_keys, idempotency_rate_limits`;
+  });
+
+  async function counts() {
+    const [row] = await h.database.client.sql<
+      { payments: number; jobs: number; completed: number }[]
+    >`
+      select (select count(*)::int from payments) as payments,
+             (select count(*)::int from outbox_jobs) as jobs,
+             (select count(*)::int from idempotency_keys where state = 'completed') as completed`;
+    return row!;
+  }
+
+  it('writes the payment, its outbox job and the completed key in one go, priced by the server', async () => {
+    const key = randomUUID();
+    const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': key });
+    const result = await api.checkout.pay({
+      // A client-sent price is not part of the input: it is stripped and never used.
+      lines: [
+        { productId: 'book_sre', quantity: 2, unitAmount: 1 } as never,
+        { productId: 'bookmark', quantity: 1 },
+      ],
+      customerEmail: 'ada@example.com',
+    });
+    expect(result).toMatchObject({ status: 'processing', amount: 2 * 3999 + 299, currency: 'usd' });
+    expect(result.lines).toEqual([
+      {
+        productId: 'book_sre',
+        name: 'Site Reliability Engineering',
+        quantity: 2,
+        unitAmount: 3999,
+      },
+      { productId: 'bookmark', name: 'Leather bookmark', quantity: 1, unitAmount: 299 },
+    ]);
+
+    const { sql } = h.database.client;
+    const [payment] = await sql`select * from payments where id = ${result.paymentId}`;
+    expect(payment).toMatchObject({
+      tenant_id: 'tenant_a',
+      status: 'processing',
+      amount: 8297,
+      idempotency_key: key,
+      downstream_key: `once_pay_${result.paymentId}`,
+      customer_email: 'ada@example.com',
+    });
+    const jobs = await sql`select * from outbox_jobs where payment_id = ${result.paymentId}`;
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({
+      tenant_id: 'tenant_a',
+      kind: 'charge_payment',
+      status: 'pending',
+      downstream_key: `once_pay_${result.paymentId}`,
+    });
+    const [stored] = await sql`select * from idempotency_keys where key = ${key}`;
+    expect(stored).toMatchObject({
+      tenant_id: 'tenant_a',
+      operation: 'checkout.pay',
+      state: 'completed',
+      response_status: 200,
+    });
+    expect(JSON.parse(stored!.response_body)).toEqual(result);
+  });
+
+  it('replays the stored result for the same key and input, without a second payment', async () => {
+    const key = randomUUID();
+    const input = { lines: [{ productId: 'book_ddia', quantity: 1 }] };
+    const first = await h
+      .caller({ ...bearer('tenant_a'), 'idempotency-key': key })
+      .api.checkout.pay(input);
+    const again = h.caller({ ...bearer('tenant_a'), 'idempotency-key': key });
+    const second = await again.api.checkout.pay(input);
+    expect(second).toEqual(first);
+    expect(again.resHeaders.get('idempotent-replayed')).toBe('true');
+    expect(await counts()).toEqual({ payments: 1, jobs: 1, completed: 1 });
+  });
+
+  it('wakes the workers with a NOTIFY that is delivered only on commit', async () => {
+    const listener = h.database.client.sql;
+    const heard: string[] = [];
+    const subscription = await listener.listen('once_outbox', (payload) => heard.push(payload));
+    try {
+      const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
+      await api.checkout.pay({ lines: [{ productId: 'bookmark', quantity: 1 }] });
+      await expect.poll(() => heard.length).toBe(1);
+      expect(JSON.parse(heard[0]!)).toMatchObject({ tenantId: 'tenant_a' });
+    } finally {
+      await subscription.unlisten();
+    }
+  });
+
+  it.each([
+    ['empty_cart', { lines: [] }],
+    ['quantity_out_of_range', { lines: [{ productId: 'book_sre', quantity: 0 }] }],
+    ['quantity_out_of_range', { lines: [{ productId: 'book_sre', quantity: 100 }] }],
+    [
+      'quantity_out_of_range',
+      {
+        lines: [
+          { productId: 'book_sre', quantity: 60 },
+          { productId: 'book_sre', quantity: 60 },
+        ],
+      },
+    ],
+    ['unknown_product', { lines: [{ productId: 'no_such_book', quantity: 1 }] }],
+    // A product of ANOTHER tenant is unknown here: catalogues never mix.
+    ['unknown_product', { lines: [{ productId: 'espresso_beans', quantity: 1 }] }],
+    ['invalid_input', { lines: [{ productId: 'book_sre', quantity: 1.5 }] }],
+    ['invalid_input', { lines: [{ productId: 'book_sre', quantity: 1 }], customerEmail: 'nope' }],
+  ])('refuses %s with a stable code and writes nothing', async (code, input) => {
+    const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
+    expect(await codeOf(api.checkout.pay(input as never))).toEqual({ code, trpc: 'BAD_REQUEST' });
+    expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
+    // Refused input is not an outcome: the key is released, not stored for replay.
+    const keys = await h.database.client.sql`select state from idempotency_keys`;
+    expect(keys.every((k) => k.state === 'released')).toBe(true);
+  });
+
+  it('refuses a cart mixing currencies', async () => {
+    await h.database.client.sql`
+      insert into products (tenant_id, id, name, unit_amount, currency)
+      values ('tenant_a', 'euro_book', 'Euro book', 1000, 'eur') on conflict do nothing`;
+    try {
+      const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
+      const refused = await codeOf(
+        api.checkout.pay({
+          lines: [
+            { productId: 'euro_book', quantity: 1 },
+            { productId: 'bookmark', quantity: 1 },
+          ],
+        }),
+      );
+      expect(refused.code).toBe('mixed_currency');
+      expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
+    } finally {
+      await h.database.client.sql`delete from products where id = 'euro_book'`;
+    }
+  });
+
+  it('refuses without credentials, with a wrong key, or without an Idempotency-Key', async () => {
+    const input = { lines: [{ productId: 'bookmark', quantity: 1 }] };
+    expect(await codeOf(h.caller({ 'idempotency-key': 'k1' }).api.checkout.pay(input))).toEqual({
+      code: 'unauthenticated',
+      trpc: 'UNAUTHORIZED',
+    });
+    expect(
+      await codeOf(
+        h.caller({ authorization: 'Bearer nope', 'idempotency-key': 'k1' }).api.checkout.pay(input),
+      ),
+    ).toEqual({ code: 'invalid_credentials', trpc: 'UNAUTHORIZED' });
+    expect(await codeOf(h.caller(bearer('tenant_a')).api.checkout.pay(input))).toEqual({
+      code: 'idempotency_key_missing',
+      trpc: 'BAD_REQUEST',
+    });
+    expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
+  });
+
+  it('writes neither payment nor completed key when the outbox insert fails, and the key can run again', async () => {
+    const { sql } = h.database.client;
+    // A real failure inside the transaction, after the payment row was inserted.
+    await sql.unsafe(`
+      create function fail_outbox() returns trigger language plpgsql as $$
+      begin raise exception 'outbox unavailable'; end $$;
+      create trigger fail_outbox before insert on outbox_jobs for each row execute function fail_outbox();`);
+    const key = randomUUID();
+    const input = { lines: [{ productId: 'book_pragprog', quantity: 1 }] };
+    try {
+      const failed = await codeOf(
+        h.caller({ ...bearer('tenant_a'), 'idempotency-key': key }).api.checkout.pay(input),
+      );
+      expect(failed.trpc).toBe('INTERNAL_SERVER_ERROR');
+      expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
+      const [row] = await sql`select state from idempotency_keys where key = ${key}`;
+      expect(row?.state).toBe('released');
+    } finally {
+      await sql.unsafe('drop trigger fail_outbox on outbox_jobs; drop function fail_outbox();');
+    }
+    const retried = await h
+      .caller({ ...bearer('tenant_a'), 'idempotency-key': key })
+      .api.checkout.pay(input);
+    expect(retried.amount).toBe(4299);
+    expect(await counts()).toEqual({ payments: 1, jobs: 1, completed: 1 });
+  });
+});

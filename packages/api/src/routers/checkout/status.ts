@@ -1,0 +1,44 @@
+import { payments, terminalPaymentStatuses } from '@once/db/schema';
+import { and, eq } from 'drizzle-orm';
+import type { Database } from '../../database.ts';
+import { CheckoutError } from '../../errors/checkout-error.ts';
+import type { PaymentView, StatusInput } from './status.types.ts';
+
+export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
+  return {
+    paymentId: row.id,
+    status: row.status,
+    terminal: terminalPaymentStatuses.includes(row.status),
+    amount: row.amount,
+    currency: row.currency,
+    lines: row.lines,
+    customerEmail: row.customerEmail,
+    failureCode: row.failureCode,
+    failureMessage: row.failureMessage,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * One payment of the calling tenant. Another tenant's payment id answers
+ * `payment_not_found`, exactly like an id that does not exist, so ids leak nothing.
+ *
+ * @example
+ * const view = await status({ ctx: { db, tenantId }, input: { paymentId } });
+ */
+export async function status({
+  ctx,
+  input,
+}: {
+  ctx: { db: Database; tenantId: string };
+  input: StatusInput;
+}): Promise<PaymentView> {
+  const [row] = await ctx.db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
+    .limit(1);
+  if (!row) throw new CheckoutError('payment_not_found', undefined, { paymentId: input.paymentId });
+  return toPaymentView(row);
+}

@@ -1,0 +1,21 @@
+import type { PaymentStatus } from '@once/db/schema';
+import { z } from 'zod';
+
+export const statusInput = z.object({ paymentId: z.string().min(1).max(100) });
+export type StatusInput = z.infer<typeof statusInput>;
+
+/** A payment as the checkout page and `GET /api/v1/payments/:id` show it. */
+export interface PaymentView {
+  paymentId: string;
+  status: PaymentStatus;
+  /** True once the status can no longer change (`succeeded`, `declined`, `failed`). */
+  terminal: boolean;
+  amount: number;
+  currency: string;
+  lines: { productId: string; name: string; quantity: number; unitAmount: number }[];
+  customerEmail: string | null;
+  failureCode: string | null;
+  failureMessage: string | null;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -1,0 +1,57 @@
+import { idempotencyKeys } from '@once/db/schema';
+import { desc, eq } from 'drizzle-orm';
+import type { Database } from '../../database.ts';
+import type { OpsListInput } from './list.types.ts';
+
+export interface OpsIdempotencyKey {
+  operation: string;
+  key: string;
+  state: string;
+  recoveryPoint: string;
+  attempts: number;
+  responseStatus: number | null;
+  lockedUntil: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  expiresAt: string;
+}
+
+/**
+ * The tenant's latest idempotency keys and their states (in_progress, completed, released,
+ * unknown). Stored response bodies are left out: they may hold customer data.
+ *
+ * @example
+ * const keys = await listIdempotencyKeys({ ctx: { db, tenantId }, input: { limit: 20 } });
+ */
+export async function listIdempotencyKeys({
+  ctx,
+  input,
+}: {
+  ctx: { db: Database; tenantId: string };
+  input: OpsListInput;
+}): Promise<OpsIdempotencyKey[]> {
+  const rows = await ctx.db
+    .select({
+      operation: idempotencyKeys.operation,
+      key: idempotencyKeys.key,
+      state: idempotencyKeys.state,
+      recoveryPoint: idempotencyKeys.recoveryPoint,
+      attempts: idempotencyKeys.attempts,
+      responseStatus: idempotencyKeys.responseStatus,
+      lockedUntil: idempotencyKeys.lockedUntil,
+      createdAt: idempotencyKeys.createdAt,
+      completedAt: idempotencyKeys.completedAt,
+      expiresAt: idempotencyKeys.expiresAt,
+    })
+    .from(idempotencyKeys)
+    .where(eq(idempotencyKeys.tenantId, ctx.tenantId))
+    .orderBy(desc(idempotencyKeys.createdAt), desc(idempotencyKeys.key))
+    .limit(input.limit);
+  return rows.map((row) => ({
+    ...row,
+    lockedUntil: row.lockedUntil?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+    expiresAt: row.expiresAt.toISOString(),
+  }));
+}

@@ -1,0 +1,53 @@
+import { tenants } from '@once/db/schema';
+import { eq } from 'drizzle-orm';
+import { findTenantByApiKey } from '../../auth/authenticate.ts';
+import { sessionSetCookie, signSessionValue } from '../../auth/session-cookie.ts';
+import type { Database } from '../../database.ts';
+import { CheckoutError } from '../../errors/checkout-error.ts';
+import type { SessionView, StartSessionInput } from './start.types.ts';
+
+export interface StartSessionContext {
+  db: Database;
+  now: Date;
+  sessionSecret: string;
+  /** Whether `{ demoTenantId }` is accepted (demo deployments only). */
+  allowDemoLogin: boolean;
+  /** Whether the request came over https (sets the cookie's Secure flag). */
+  secure: boolean;
+  resHeaders: Headers;
+}
+
+/**
+ * Starts a browser session for a tenant by setting the signed `once_session` cookie.
+ *
+ * @example
+ * await startSession({ ctx, input: { demoTenantId: 'tenant_a' } });
+ */
+export async function startSession({
+  ctx,
+  input,
+}: {
+  ctx: StartSessionContext;
+  input: StartSessionInput;
+}): Promise<SessionView> {
+  let tenant: { id: string; name: string } | undefined;
+  if ('apiKey' in input) {
+    tenant = await findTenantByApiKey(ctx.db, input.apiKey);
+    if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown API key');
+  } else {
+    if (!ctx.allowDemoLogin) throw new CheckoutError('demo_login_disabled');
+    [tenant] = await ctx.db
+      .select({ id: tenants.id, name: tenants.name })
+      .from(tenants)
+      .where(eq(tenants.id, input.demoTenantId))
+      .limit(1);
+    if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown demo tenant');
+  }
+  ctx.resHeaders.append(
+    'set-cookie',
+    sessionSetCookie(signSessionValue(tenant.id, ctx.sessionSecret, ctx.now), {
+      secure: ctx.secure,
+    }),
+  );
+  return { tenantId: tenant.id, tenantName: tenant.name };
+}
