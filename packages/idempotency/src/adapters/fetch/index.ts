@@ -1,0 +1,5 @@
+// Public face of the web-standard Request -> Response adapter.
+export { defaultFingerprintInput } from './fingerprint-input.ts';
+export { problemDetailsResponse } from './problem-details.ts';
+export { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';
+export { type WithIdempotencyOptions, withIdempotency } from './with-idempotency.ts';

@@ -1,0 +1,39 @@
+import { IDEMPOTENT_REPLAYED_HEADER } from '../../core/key.ts';
+import type { StoredResponse } from '../../core/types.ts';
+
+/** Headers replayed by default: describe the body, never the session. */
+export const DEFAULT_REPLAY_HEADERS = ['content-type', 'location', 'content-language'];
+
+// Cookies belong to the request that set them; replaying them would hand one client's session to another.
+const NEVER_STORED = new Set(['set-cookie', 'set-cookie2']);
+
+/**
+ * Snapshot a `Response` for storage: status, UTF-8 body, and only allow-listed headers
+ * (`Set-Cookie` is dropped even if allow-listed). Reads a clone; the original stays usable.
+ *
+ * @example
+ * const response = Response.json(payment, { status: 201 });
+ * await exec.complete(tx, await storedResponseFrom(response));
+ * return response;
+ */
+export async function storedResponseFrom(
+  response: Response,
+  allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
+): Promise<StoredResponse> {
+  const allowed = new Set(allowList.map((name) => name.toLowerCase()));
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (allowed.has(name) && !NEVER_STORED.has(name)) headers[name] = value;
+  });
+  const text = response.body === null ? null : await response.clone().text();
+  return { status: response.status, headers, body: text };
+}
+
+/** Rebuild a stored response with `Idempotent-Replayed: true`. */
+export function replayedResponse(stored: StoredResponse): Response {
+  const headers = new Headers(stored.headers);
+  headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+  // 204/304 must not carry a body.
+  const body = stored.status === 204 || stored.status === 304 ? null : stored.body;
+  return new Response(body, { status: stored.status, headers });
+}

@@ -1,0 +1,51 @@
+import { TRPCError } from '@trpc/server';
+import {
+  IDEMPOTENCY_ERRORS,
+  type IdempotencyError,
+  type IdempotencyErrorCode,
+  isIdempotencyError,
+} from '../../core/errors.ts';
+
+/** What `data.idempotency` carries in a tRPC error shape. */
+export interface IdempotencyErrorData {
+  code: IdempotencyErrorCode;
+  retryAfterSeconds: number | null;
+}
+
+/**
+ * Extract the idempotency details from a tRPC error (its `cause`), or null for other errors.
+ *
+ * @example
+ * errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, idempotency: idempotencyErrorData(error) } })
+ */
+export function idempotencyErrorData(error: unknown): IdempotencyErrorData | null {
+  const cause = error instanceof TRPCError ? error.cause : error;
+  if (!isIdempotencyError(cause)) return null;
+  return { code: cause.code, retryAfterSeconds: cause.retryAfterSeconds ?? null };
+}
+
+/**
+ * A ready `errorFormatter` for `initTRPC.create()`: adds `data.idempotency = { code, retryAfterSeconds }`
+ * (null for errors that are not about idempotency). Compose it with your own formatter if you have one.
+ *
+ * @example
+ * const t = initTRPC.context<Context>().meta<IdempotencyMeta>().create({ errorFormatter: idempotencyErrorFormatter });
+ */
+export function idempotencyErrorFormatter<TShape extends { data: object }>(opts: {
+  shape: TShape;
+  error: TRPCError;
+}): TShape & { data: TShape['data'] & { idempotency: IdempotencyErrorData | null } } {
+  return {
+    ...opts.shape,
+    data: { ...opts.shape.data, idempotency: idempotencyErrorData(opts.error) },
+  };
+}
+
+/** Map an `IdempotencyError` to the `TRPCError` of the mapping table, keeping it as `cause`. */
+export function toTrpcError(error: IdempotencyError): TRPCError {
+  return new TRPCError({
+    code: IDEMPOTENCY_ERRORS[error.code].trpcCode,
+    message: error.message,
+    cause: error,
+  });
+}

@@ -1,0 +1,186 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import type { Idempotency } from '../../core/engine.ts';
+import { AmbiguousOutcomeError, IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
+import type { Execution } from '../../core/execution.ts';
+import { computeFingerprint } from '../../core/fingerprint.ts';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  parseIdempotencyKey,
+} from '../../core/key.ts';
+import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
+import { toTrpcError } from './error-formatter.ts';
+import { replayMiddlewareResult } from './replay-result.ts';
+
+/** `meta({ idempotency: {...} })` of a guarded procedure. */
+export interface IdempotencyProcedureMeta extends OperationPolicy {
+  /** Stable name of the operation; part of the key's scope and of the fingerprint. */
+  operation: string;
+  /** Refuse requests without a key (400 `idempotency_key_missing`). Default true. */
+  required?: boolean;
+}
+
+/** Meta type to merge into your `initTRPC.meta<...>()` so `.concat(plugin)` type-checks. */
+export type IdempotencyMeta = { idempotency?: IdempotencyProcedureMeta };
+
+/** `ctx.idempotency` inside a procedure: the execution, with `complete` taking the procedure's result. */
+export interface TrpcIdempotencyContext<TTx> extends Omit<Execution<TTx>, 'complete'> {
+  /** Store `result` as the response, inside your transaction `tx` (throws LeaseLostError -> tx rolls back). */
+  complete(tx: TTx, result: unknown): Promise<void>;
+  /** The underlying execution (for `complete` with a full StoredResponse). */
+  readonly execution: Execution<TTx>;
+}
+
+/** Options of `createIdempotencyPlugin`. */
+export interface IdempotencyPluginOptions<TContext, TTx> {
+  idempotency: Idempotency<TTx>;
+  getTenantId: (ctx: TContext) => string | Promise<string>;
+  getRequestHeaders?: (ctx: TContext) => Headers | undefined;
+  getKey?: (ctx: TContext) => string | null | undefined;
+  getResponseHeaders?: (ctx: TContext) => Headers | undefined;
+}
+
+/** A stored tRPC error outcome (deliberate 4xx) so replays throw the same error. */
+interface StoredTrpcError {
+  trpcError: { code: TRPCError['code']; message: string };
+}
+
+/**
+ * A reusable tRPC procedure plugin (use with `.concat()`), guarding every procedure whose meta
+ * has `idempotency`. Reads the key from the request headers on ctx, scopes it by the tenant
+ * from ctx, fingerprints the raw input, and either runs the procedure, replays the stored
+ * result (setting `Idempotent-Replayed: true`), or throws a TRPCError whose `cause` is the
+ * `IdempotencyError` (and sets `Retry-After` where it applies).
+ *
+ * @example
+ * const idempotent = createIdempotencyPlugin<Context, typeof db>({
+ *   idempotency, getTenantId: (ctx) => ctx.tenantId,
+ *   getRequestHeaders: (ctx) => ctx.headers, getResponseHeaders: (ctx) => ctx.resHeaders,
+ * });
+ * const pay = t.procedure.meta({ idempotency: { operation: 'checkout.pay' } }).concat(idempotent)
+ *   .input(schema).mutation(({ ctx, input }) => db.transaction(async (tx) => {
+ *     const result = await insertPayment(tx, input);
+ *     await ctx.idempotency.complete(tx, result);
+ *     return result;
+ *   }));
+ */
+export function createIdempotencyPlugin<TContext extends object, TTx>(
+  options: IdempotencyPluginOptions<TContext, TTx>,
+) {
+  const t = initTRPC.context<TContext>().meta<IdempotencyMeta>().create();
+  const { idempotency } = options;
+
+  return t.procedure.use(async (opts) => {
+    const { meta, next } = opts;
+    // tRPC's Simplify<> of a generic context is not assignable back to TContext; it is the same object.
+    const ctx = opts.ctx as unknown as TContext;
+    const config = meta?.idempotency;
+    const responseHeaders = options.getResponseHeaders?.(ctx);
+    const nextWith = (exec: Execution<TTx>) => next({ ctx: { idempotency: trpcContext(exec) } });
+    if (!config) return nextWith(idempotency.passthrough({ tenantId: '', operation: opts.path }));
+
+    let key: string | undefined;
+    try {
+      const raw = options.getKey
+        ? options.getKey(ctx)
+        : options.getRequestHeaders?.(ctx)?.get(IDEMPOTENCY_KEY_HEADER);
+      key = parseIdempotencyKey(raw);
+    } catch (error) {
+      throw failWith(error, responseHeaders);
+    }
+    const tenantId = await options.getTenantId(ctx);
+    if (key === undefined) {
+      if (config.required === false)
+        return nextWith(idempotency.passthrough({ tenantId, operation: config.operation }));
+      throw failWith(new IdempotencyError('idempotency_key_missing'), responseHeaders);
+    }
+
+    const fingerprint = computeFingerprint(config.operation, await opts.getRawInput());
+    type Result = Awaited<ReturnType<typeof nextWith>>;
+    let executedResult: Result | undefined;
+    let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
+    try {
+      outcome = await idempotency.execute(
+        { tenantId, operation: config.operation, key, fingerprint, policy: config },
+        async (exec): Promise<StoredResponse> => {
+          const result = await nextWith(exec);
+          executedResult = result;
+          if (result.ok) return jsonResponse(200, result.data);
+          const status = getHTTPStatusCodeFromError(result.error);
+          const cause = result.error.cause;
+          // Our own signals travel inside tRPC's error: unwrap so the engine applies its policy.
+          if (cause instanceof AmbiguousOutcomeError || isIdempotencyError(cause)) throw cause;
+          if (status >= 400 && status < 500) {
+            const stored: StoredTrpcError = {
+              trpcError: { code: result.error.code, message: result.error.message },
+            };
+            return jsonResponse(status, stored);
+          }
+          throw result.error;
+        },
+      );
+    } catch (error) {
+      throw failWith(error, responseHeaders);
+    }
+
+    if (outcome.kind === 'executed' && executedResult) return executedResult;
+    responseHeaders?.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    const data = outcome.response.body === null ? undefined : JSON.parse(outcome.response.body);
+    if (outcome.response.status >= 400) {
+      const stored = (data as StoredTrpcError).trpcError;
+      throw new TRPCError({ code: stored.code, message: stored.message });
+    }
+    return replayMiddlewareResult<Result>(data);
+  });
+}
+
+function jsonResponse(status: number, data: unknown): StoredResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: data === undefined ? null : JSON.stringify(data),
+  };
+}
+
+function trpcContext<TTx>(exec: Execution<TTx>): TrpcIdempotencyContext<TTx> {
+  return {
+    get active() {
+      return exec.active;
+    },
+    get tenantId() {
+      return exec.tenantId;
+    },
+    get operation() {
+      return exec.operation;
+    },
+    get key() {
+      return exec.key;
+    },
+    get recoveryPoint() {
+      return exec.recoveryPoint;
+    },
+    get recoveryData() {
+      return exec.recoveryData;
+    },
+    get resumed() {
+      return exec.resumed;
+    },
+    get signal() {
+      return exec.signal;
+    },
+    execution: exec,
+    complete: (tx, result) => exec.complete(tx, jsonResponse(200, result)),
+    advance: (tx, recoveryPoint, data) => exec.advance(tx, recoveryPoint, data),
+    renew: () => exec.renew(),
+    runPhases: (phases) => exec.runPhases(phases),
+  };
+}
+
+/** Turn any failure into what the client sees; idempotency refusals get their mapped code. */
+function failWith(error: unknown, responseHeaders: Headers | undefined): unknown {
+  if (!isIdempotencyError(error)) return error;
+  if (error.retryAfterSeconds !== undefined)
+    responseHeaders?.set('Retry-After', String(error.retryAfterSeconds));
+  return toTrpcError(error);
+}

@@ -1,0 +1,43 @@
+import type { KeyRecord } from './types.ts';
+
+/** Seconds a client should wait before retrying a key whose outcome is being reconciled. */
+export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * What to answer when the reservation statement found a row this attempt does not own.
+ * Pure: the state machine's read side, shared by the engine and the model-based test.
+ */
+export type ExistingKeyDecision =
+  | { kind: 'replay' }
+  | { kind: 'reused' }
+  | { kind: 'in_use'; retryAfterSeconds: number }
+  | { kind: 'unknown'; retryAfterSeconds: number };
+
+/**
+ * Decide the answer for a key held by someone else (or finished).
+ *
+ * The fingerprint check comes first: a different request under a used key is always 422, even
+ * while the first one runs, so a client bug is reported instead of looking like a busy key.
+ *
+ * @example
+ * decideForExistingKey(record, fingerprint); // { kind: 'replay' }
+ */
+export function decideForExistingKey(record: KeyRecord, fingerprint: string): ExistingKeyDecision {
+  if (record.fingerprint !== fingerprint) return { kind: 'reused' };
+  switch (record.state) {
+    case 'completed':
+      return { kind: 'replay' };
+    case 'unknown':
+      return { kind: 'unknown', retryAfterSeconds: UNKNOWN_RETRY_AFTER_SECONDS };
+    case 'in_progress':
+      return { kind: 'in_use', retryAfterSeconds: secondsUntil(record.lockedUntil, record.now) };
+    case 'released':
+      // The reservation takes released keys; seeing one means a concurrent change. Retry soon.
+      return { kind: 'in_use', retryAfterSeconds: 1 };
+  }
+}
+
+function secondsUntil(until: Date | null, now: Date): number {
+  if (!until) return 1;
+  return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
+}

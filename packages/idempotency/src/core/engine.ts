@@ -1,0 +1,325 @@
+import { randomUUID } from 'node:crypto';
+import { decideForExistingKey } from './decision.ts';
+import {
+  AmbiguousOutcomeError,
+  IdempotencyError,
+  isIdempotencyError,
+  LeaseLostError,
+} from './errors.ts';
+import { type Execution, HeldExecution, PassthroughExecution } from './execution.ts';
+import { startHeartbeat } from './heartbeat.ts';
+import { assertStorable } from './response-size.ts';
+import type {
+  IdempotencyEvent,
+  IdempotencyEventType,
+  IdempotencyStore,
+  KeyIdentity,
+  OperationPolicy,
+  ReserveResult,
+  StoredResponse,
+} from './types.ts';
+import { withTimeout } from './with-timeout.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/** Options of `createIdempotency`. */
+export interface IdempotencyOptions<TTx> {
+  store: IdempotencyStore<TTx>;
+  defaults?: OperationPolicy;
+  operations?: Record<string, OperationPolicy>;
+  storeTimeoutMs?: number;
+  maxResponseBytes?: number;
+  rateLimit?: { maxNewKeys: number; windowMs: number };
+  onEvent?: (event: IdempotencyEvent) => void;
+}
+
+/** One guarded request: who, which operation, which key, and the request's fingerprint. */
+export interface ExecuteRequest {
+  tenantId: string;
+  operation: string;
+  key: string;
+  fingerprint: string;
+  policy?: OperationPolicy;
+}
+
+/** Either the handler ran now, or a stored response is being replayed. */
+export type ExecuteOutcome =
+  | { kind: 'executed'; response: StoredResponse }
+  | { kind: 'replayed'; response: StoredResponse };
+
+/** The engine adapters call. See `createIdempotency`. */
+export interface Idempotency<TTx> {
+  execute(
+    request: ExecuteRequest,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+  ): Promise<ExecuteOutcome>;
+  passthrough(request: { tenantId: string; operation: string }): Execution<TTx>;
+  /** Resolved policy for an operation (defaults < operations[name] < override). */
+  policyFor(operation: string, override?: OperationPolicy): Required<OperationPolicy>;
+  /** Emit an event through the configured hook (adapters use it; never throws). */
+  emit(event: IdempotencyEvent): void;
+}
+
+/**
+ * Create the idempotency engine over a store.
+ *
+ * `execute` reserves the key with one atomic statement and then either runs the handler (this
+ * attempt owns the key), replays the stored response, or throws an `IdempotencyError` with a
+ * stable code. A store failure or timeout fails closed: 503, handler not run.
+ *
+ * @example
+ * const idempotency = createIdempotency({
+ *   store: createDrizzleStore(db),
+ *   operations: { 'checkout.pay': { ttlMs: 24 * 3600_000, leaseMs: 30_000 } },
+ *   rateLimit: { maxNewKeys: 1000, windowMs: 60_000 },
+ * });
+ * const outcome = await idempotency.execute(
+ *   { tenantId, operation: 'checkout.pay', key, fingerprint: computeFingerprint('checkout.pay', input) },
+ *   async (exec) => ({ status: 200, headers: {}, body: '{"ok":true}' }),
+ * );
+ */
+export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempotency<TTx> {
+  const { store } = options;
+  const storeTimeoutMs = options.storeTimeoutMs ?? 2_000;
+  const maxResponseBytes = options.maxResponseBytes ?? 256 * 1024;
+
+  function emit(event: IdempotencyEvent): void {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // Observability must never change the outcome of a request.
+    }
+  }
+
+  function policyFor(operation: string, override?: OperationPolicy): Required<OperationPolicy> {
+    const merged = { ...options.defaults, ...options.operations?.[operation], ...override };
+    return {
+      ttlMs: merged.ttlMs ?? DAY_MS,
+      leaseMs: merged.leaseMs ?? 30_000,
+      onExpiredLease: merged.onExpiredLease ?? 'resume',
+      heartbeat: merged.heartbeat ?? true,
+    };
+  }
+
+  /** Wrap a store call: bounded, and any failure reported as a store error. */
+  async function guarded<T>(label: string, id: KeyIdentity, call: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await withTimeout(call(), storeTimeoutMs);
+    } catch (error) {
+      emit({
+        ...eventBase('store_error', id),
+        durationMs: performance.now() - started,
+        error: { label, error },
+      });
+      throw error;
+    }
+  }
+
+  async function reserve(
+    request: ExecuteRequest,
+    ownerToken: string,
+    policy: Required<OperationPolicy>,
+  ) {
+    const id = identity(request);
+    const started = performance.now();
+    try {
+      return await withTimeout(
+        store.reserve({
+          ...id,
+          fingerprint: request.fingerprint,
+          ownerToken,
+          leaseMs: policy.leaseMs,
+          ttlMs: policy.ttlMs,
+          onExpiredLease: policy.onExpiredLease,
+          rateLimit: options.rateLimit,
+        }),
+        storeTimeoutMs,
+        (late: ReserveResult) => {
+          // The reservation landed after we answered 503: give the key back so a retry runs.
+          if (late.kind === 'acquired') store.release(id, ownerToken).catch(() => {});
+        },
+      );
+    } catch (error) {
+      emit({ ...eventBase('store_error', id), durationMs: performance.now() - started, error });
+      throw new IdempotencyError('idempotency_store_unavailable', {
+        retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+        cause: error,
+      });
+    }
+  }
+
+  async function execute(
+    request: ExecuteRequest,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+  ): Promise<ExecuteOutcome> {
+    const policy = policyFor(request.operation, request.policy);
+    const id = identity(request);
+    const ownerToken = randomUUID();
+    const reservation = await reserve(request, ownerToken, policy);
+
+    if (reservation.kind === 'rate_limited') {
+      emit(eventBase('rate_limited', id));
+      throw new IdempotencyError('idempotency_rate_limited', {
+        retryAfterSeconds: reservation.retryAfterSeconds,
+      });
+    }
+    if (reservation.kind === 'existing') {
+      const decision = decideForExistingKey(reservation.record, request.fingerprint);
+      switch (decision.kind) {
+        case 'replay': {
+          emit(eventBase('replayed', id));
+          // A completed record always carries a response (CHECK constraint in the table).
+          return { kind: 'replayed', response: reservation.record.response as StoredResponse };
+        }
+        case 'reused':
+          emit(eventBase('reused', id));
+          throw new IdempotencyError('idempotency_key_reused');
+        case 'in_use':
+          emit(eventBase('in_use', id));
+          throw new IdempotencyError('idempotency_key_in_use', {
+            retryAfterSeconds: decision.retryAfterSeconds,
+          });
+        case 'unknown':
+          emit(eventBase('unknown', id));
+          throw new IdempotencyError('idempotency_outcome_unknown', {
+            retryAfterSeconds: decision.retryAfterSeconds,
+          });
+      }
+    }
+
+    emit(eventBase(reservation.takenOver ? 'lease_taken_over' : 'created', id));
+    const exec = new HeldExecution<TTx>({
+      store,
+      id,
+      ownerToken,
+      recoveryPoint: reservation.record.recoveryPoint,
+      recoveryData: reservation.record.recoveryData,
+      resumed: reservation.takenOver,
+      ttlMs: policy.ttlMs,
+      leaseMs: policy.leaseMs,
+      maxResponseBytes,
+      onLeaseLost: () => emit(eventBase('lease_lost', id)),
+    });
+    const heartbeat = policy.heartbeat
+      ? startHeartbeat({
+          intervalMs: Math.max(50, Math.floor(policy.leaseMs / 3)),
+          renew: () => guarded('renew', id, () => store.renew(id, ownerToken, policy.leaseMs)),
+          onLost: () => exec.markLeaseLost(),
+        })
+      : undefined;
+
+    const handlerStarted = performance.now();
+    let response: StoredResponse;
+    try {
+      response = await handler(exec);
+    } catch (error) {
+      await heartbeat?.stop();
+      throw await settleFailure(exec, policy, error);
+    }
+    await heartbeat?.stop();
+
+    // 5xx is never stored: it says "the server failed", and the client should be able to retry.
+    if (response.status >= 500 && !exec.completedInCallerTx) {
+      await settleFailure(exec, policy, undefined);
+      return { kind: 'executed', response };
+    }
+    await finishCompletion(exec, response, policy);
+    emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    return { kind: 'executed', response };
+  }
+
+  /** Make sure the key ends `completed` with this holder's response, or report the lease lost. */
+  async function finishCompletion(
+    exec: HeldExecution<TTx>,
+    response: StoredResponse,
+    policy: Required<OperationPolicy>,
+  ) {
+    const id = identity(exec);
+    if (exec.leaseLost) throw new LeaseLostError();
+    if (
+      exec.completedInCallerTx &&
+      (await guarded('isCompletedBy', id, () => store.isCompletedBy(id, exec.ownerToken)))
+    ) {
+      return;
+    }
+    try {
+      assertStorable(response, maxResponseBytes);
+    } catch (error) {
+      throw await settleFailure(exec, policy, error);
+    }
+    // The business effect already happened: a few attempts beat leaving the key to lease expiry.
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const result = await guarded('complete', id, () =>
+          store.complete(undefined, id, exec.ownerToken, response, policy.ttlMs),
+        );
+        if (result === 'lost') throw exec.markLeaseLost();
+        return;
+      } catch (error) {
+        if (error instanceof LeaseLostError) throw error;
+        lastError = error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+      }
+    }
+    throw new IdempotencyError('idempotency_store_unavailable', {
+      retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+      message: 'The operation ran but its response could not be stored',
+      cause: lastError,
+    });
+  }
+
+  /**
+   * Apply the failure policy and return the error to throw:
+   * - lease lost: write nothing (someone else owns the key);
+   * - ambiguous outcome: mark `unknown`;
+   * - a phase committed: resume policy ends the lease (next retry resumes), else `unknown`;
+   * - nothing committed: release (the key can run again).
+   */
+  async function settleFailure(
+    exec: HeldExecution<TTx>,
+    policy: Required<OperationPolicy>,
+    error: unknown,
+  ): Promise<unknown> {
+    const id = identity(exec);
+    if (exec.leaseLost || error instanceof LeaseLostError) return error ?? new LeaseLostError();
+    const ambiguous = error instanceof AmbiguousOutcomeError;
+    const toUnknown = ambiguous || (exec.phaseCommitted && policy.onExpiredLease === 'unknown');
+    try {
+      const result = toUnknown
+        ? await guarded('markUnknown', id, () => store.markUnknown(id, exec.ownerToken))
+        : exec.phaseCommitted
+          ? await guarded('endLease', id, () => store.endLease(id, exec.ownerToken))
+          : await guarded('release', id, () => store.release(id, exec.ownerToken));
+      if (result === 'lost') return exec.markLeaseLost();
+      if (result === 'ok') emit(eventBase(toUnknown ? 'unknown' : 'released', id));
+    } catch {
+      // Store down while cleaning up: the lease expires and the sweeper or a retry recovers.
+    }
+    if (ambiguous) {
+      return new IdempotencyError('idempotency_outcome_unknown', {
+        retryAfterSeconds: 30,
+        cause: error,
+      });
+    }
+    return isIdempotencyError(error) || error !== undefined ? error : new Error('Handler failed');
+  }
+
+  return {
+    execute,
+    passthrough: ({ tenantId, operation }) =>
+      new PassthroughExecution<TTx>(store, tenantId, operation),
+    policyFor,
+    emit,
+  };
+}
+
+function identity(value: { tenantId: string; operation: string; key: string }): KeyIdentity {
+  return { tenantId: value.tenantId, operation: value.operation, key: value.key };
+}
+
+function eventBase(type: IdempotencyEventType, id: KeyIdentity): IdempotencyEvent {
+  return { type, tenantId: id.tenantId, operation: id.operation };
+}

@@ -1,0 +1,190 @@
+/**
+ * Every refusal this package can answer with, and the ONE table that maps each to HTTP and tRPC.
+ * Adapters never invent a status of their own: they read `IDEMPOTENCY_ERRORS`.
+ */
+
+/**
+ * Stable, machine-readable error codes. Clients may switch on them; they never change meaning.
+ *
+ * @example
+ * if (error.code === 'idempotency_key_in_use') await sleep(error.retryAfterSeconds * 1000);
+ */
+export type IdempotencyErrorCode =
+  | 'idempotency_key_missing'
+  | 'idempotency_key_invalid'
+  | 'idempotency_key_in_use'
+  | 'idempotency_key_reused'
+  | 'idempotency_outcome_unknown'
+  | 'idempotency_store_unavailable'
+  | 'idempotency_rate_limited'
+  | 'idempotency_lease_lost'
+  | 'idempotency_response_too_large';
+
+/** tRPC error code names used by the mapping (kept as strings so core imports no framework). */
+export type IdempotencyTrpcCode =
+  | 'BAD_REQUEST'
+  | 'CONFLICT'
+  | 'UNPROCESSABLE_CONTENT'
+  | 'SERVICE_UNAVAILABLE'
+  | 'TOO_MANY_REQUESTS'
+  | 'INTERNAL_SERVER_ERROR';
+
+/** Base of the RFC 9457 `type` URIs; each code's anchor is documented in the package README. */
+export const PROBLEM_TYPE_BASE = 'https://once.dev/problems/idempotency#';
+
+interface ErrorMapping {
+  status: number;
+  trpcCode: IdempotencyTrpcCode;
+  title: string;
+  type: string;
+}
+
+function mapping(
+  status: number,
+  trpcCode: IdempotencyTrpcCode,
+  title: string,
+  code: string,
+): ErrorMapping {
+  return { status, trpcCode, title, type: `${PROBLEM_TYPE_BASE}${code}` };
+}
+
+/**
+ * The single mapping from error code to HTTP status, tRPC code, problem title and `type` URI.
+ * Status codes follow draft-ietf-httpapi-idempotency-key-header.
+ *
+ * @example
+ * IDEMPOTENCY_ERRORS.idempotency_key_reused.status; // 422
+ * IDEMPOTENCY_ERRORS.idempotency_key_reused.trpcCode; // 'UNPROCESSABLE_CONTENT'
+ */
+export const IDEMPOTENCY_ERRORS: Readonly<Record<IdempotencyErrorCode, ErrorMapping>> = {
+  idempotency_key_missing: mapping(
+    400,
+    'BAD_REQUEST',
+    'Idempotency-Key header is required',
+    'idempotency_key_missing',
+  ),
+  idempotency_key_invalid: mapping(
+    400,
+    'BAD_REQUEST',
+    'Idempotency-Key must be 1-255 printable ASCII characters',
+    'idempotency_key_invalid',
+  ),
+  idempotency_key_in_use: mapping(
+    409,
+    'CONFLICT',
+    'A request with this Idempotency-Key is still being processed',
+    'idempotency_key_in_use',
+  ),
+  idempotency_key_reused: mapping(
+    422,
+    'UNPROCESSABLE_CONTENT',
+    'This Idempotency-Key was already used with a different request',
+    'idempotency_key_reused',
+  ),
+  idempotency_outcome_unknown: mapping(
+    409,
+    'CONFLICT',
+    'The outcome of the original request is unknown and is being reconciled',
+    'idempotency_outcome_unknown',
+  ),
+  idempotency_store_unavailable: mapping(
+    503,
+    'SERVICE_UNAVAILABLE',
+    'The idempotency store is unavailable; nothing was executed',
+    'idempotency_store_unavailable',
+  ),
+  idempotency_rate_limited: mapping(
+    429,
+    'TOO_MANY_REQUESTS',
+    'Too many new idempotency keys for this tenant',
+    'idempotency_rate_limited',
+  ),
+  idempotency_lease_lost: mapping(
+    409,
+    'CONFLICT',
+    'This request no longer holds the idempotency key (its lease was taken over)',
+    'idempotency_lease_lost',
+  ),
+  idempotency_response_too_large: mapping(
+    500,
+    'INTERNAL_SERVER_ERROR',
+    'The response is larger than the idempotency store accepts',
+    'idempotency_response_too_large',
+  ),
+};
+
+/**
+ * A refusal with a stable `code`. `status` and `retryAfterSeconds` are what adapters send.
+ *
+ * @example
+ * throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 2 });
+ */
+export class IdempotencyError extends Error {
+  readonly _tag: 'IdempotencyError' = 'IdempotencyError';
+  readonly code: IdempotencyErrorCode;
+  readonly status: number;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    code: IdempotencyErrorCode,
+    options: { retryAfterSeconds?: number | undefined; message?: string; cause?: unknown } = {},
+  ) {
+    super(options.message ?? IDEMPOTENCY_ERRORS[code].title, { cause: options.cause });
+    this.name = 'IdempotencyError';
+    this.code = code;
+    this.status = IDEMPOTENCY_ERRORS[code].status;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/**
+ * Thrown by `complete` / `advance` / `renew` / release when the caller's owner token no longer
+ * holds the key (its lease expired and another attempt took it over). Thrown inside the caller's
+ * transaction, it makes that transaction roll back so a late holder never overwrites new work.
+ *
+ * @example
+ * try { await db.transaction((tx) => exec.complete(tx, response)); }
+ * catch (e) { if (e instanceof LeaseLostError) console.warn('taken over'); }
+ */
+export class LeaseLostError extends IdempotencyError {
+  constructor(message = IDEMPOTENCY_ERRORS.idempotency_lease_lost.title) {
+    super('idempotency_lease_lost', { message });
+    this.name = 'LeaseLostError';
+  }
+}
+
+/**
+ * Throw from a handler when a side effect MAY have happened (timeout, connection reset, a 5xx
+ * after the request left). The key is marked `unknown` instead of being released, so no retry
+ * can run the operation again until reconciliation resolves it.
+ *
+ * @example
+ * try { await processor.charge(...); }
+ * catch (e) { if (isTimeout(e)) throw new AmbiguousOutcomeError('charge timed out', { cause: e }); throw e; }
+ */
+export class AmbiguousOutcomeError extends Error {
+  readonly _tag: 'AmbiguousOutcomeError' = 'AmbiguousOutcomeError';
+  constructor(
+    message = 'The outcome of a side effect is unknown',
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AmbiguousOutcomeError';
+  }
+}
+
+/**
+ * Narrow an unknown error to `IdempotencyError` (works across duplicated module copies).
+ *
+ * @example
+ * if (isIdempotencyError(e)) return problemDetailsResponse(e);
+ */
+export function isIdempotencyError(value: unknown): value is IdempotencyError {
+  return (
+    value instanceof IdempotencyError ||
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as { _tag?: unknown })._tag === 'IdempotencyError' &&
+      typeof (value as { code?: unknown }).code === 'string')
+  );
+}

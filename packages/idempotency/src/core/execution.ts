@@ -1,0 +1,205 @@
+import { LeaseLostError } from './errors.ts';
+import type { PhaseResult } from './phases.ts';
+import { assertStorable } from './response-size.ts';
+import {
+  type IdempotencyStore,
+  INITIAL_RECOVERY_POINT,
+  type KeyIdentity,
+  type StoredResponse,
+} from './types.ts';
+
+/**
+ * One atomic phase: runs inside its own transaction with at most one external side effect,
+ * and returns `advanceTo(...)` or `respond(...)`.
+ */
+export type Phase<TTx> = (tx: TTx, exec: Execution<TTx>) => Promise<PhaseResult>;
+
+/**
+ * What a handler gets while it holds a key (or a passthrough when no key was sent and none is
+ * required). All writes are guarded by this attempt's owner token.
+ *
+ * @example
+ * await db.transaction(async (tx) => {
+ *   await tx.insert(payments).values(payment);
+ *   await exec.complete(tx, { status: 201, headers: {}, body: JSON.stringify(payment) });
+ * });
+ */
+export interface Execution<TTx> {
+  readonly active: boolean;
+  readonly tenantId: string;
+  readonly operation: string;
+  readonly key: string | undefined;
+  readonly recoveryPoint: string;
+  readonly recoveryData: unknown;
+  readonly resumed: boolean;
+  readonly signal: AbortSignal;
+  complete(tx: TTx, response: StoredResponse): Promise<void>;
+  advance(tx: TTx, recoveryPoint: string, data?: unknown): Promise<void>;
+  renew(): Promise<void>;
+  runPhases(phases: Record<string, Phase<TTx>>): Promise<StoredResponse>;
+}
+
+interface HeldExecutionInit<TTx> {
+  store: IdempotencyStore<TTx>;
+  id: KeyIdentity;
+  ownerToken: string;
+  recoveryPoint: string;
+  recoveryData: unknown;
+  resumed: boolean;
+  ttlMs: number;
+  leaseMs: number;
+  maxResponseBytes: number;
+  onLeaseLost: () => void;
+}
+
+/** The execution of an attempt that owns a key. Internal: handlers see `Execution`. */
+export class HeldExecution<TTx> implements Execution<TTx> {
+  readonly active = true;
+  readonly tenantId: string;
+  readonly operation: string;
+  readonly key: string;
+  readonly resumed: boolean;
+  recoveryPoint: string;
+  recoveryData: unknown;
+  /** Set once any phase of this key is known (or possibly) committed: the key must not be released. */
+  phaseCommitted: boolean;
+  /** Set when `complete(tx, ...)` succeeded inside a caller's transaction (which may still roll back). */
+  completedInCallerTx = false;
+  readonly #abort = new AbortController();
+  readonly #init: HeldExecutionInit<TTx>;
+
+  constructor(init: HeldExecutionInit<TTx>) {
+    this.#init = init;
+    this.tenantId = init.id.tenantId;
+    this.operation = init.id.operation;
+    this.key = init.id.key;
+    this.recoveryPoint = init.recoveryPoint;
+    this.recoveryData = init.recoveryData;
+    this.resumed = init.resumed;
+    this.phaseCommitted = init.recoveryPoint !== INITIAL_RECOVERY_POINT;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get ownerToken(): string {
+    return this.#init.ownerToken;
+  }
+
+  get leaseLost(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  /** Record that this attempt no longer owns the key, wake anything listening on `signal`. */
+  markLeaseLost(): LeaseLostError {
+    const error = new LeaseLostError();
+    if (!this.#abort.signal.aborted) {
+      this.#abort.abort(error);
+      this.#init.onLeaseLost();
+    }
+    return error;
+  }
+
+  async complete(tx: TTx, response: StoredResponse): Promise<void> {
+    assertStorable(response, this.#init.maxResponseBytes);
+    const result = await this.#init.store.complete(
+      tx,
+      this.#init.id,
+      this.ownerToken,
+      response,
+      this.#init.ttlMs,
+    );
+    if (result === 'lost') throw this.markLeaseLost();
+    this.completedInCallerTx = true;
+  }
+
+  async advance(tx: TTx, recoveryPoint: string, data: unknown = null): Promise<void> {
+    const result = await this.#init.store.advance(
+      tx,
+      this.#init.id,
+      this.ownerToken,
+      recoveryPoint,
+      data,
+    );
+    if (result === 'lost') throw this.markLeaseLost();
+    // Conservative: once a phase may have committed, failure handling never releases the key.
+    this.phaseCommitted = true;
+    this.recoveryPoint = recoveryPoint;
+    this.recoveryData = data;
+  }
+
+  async renew(): Promise<void> {
+    const result = await this.#init.store.renew(this.#init.id, this.ownerToken, this.#init.leaseMs);
+    if (result === 'lost') throw this.markLeaseLost();
+  }
+
+  async runPhases(phases: Record<string, Phase<TTx>>): Promise<StoredResponse> {
+    for (;;) {
+      const phase = phases[this.recoveryPoint];
+      if (!phase)
+        throw new Error(`No phase for recovery point "${this.recoveryPoint}" of ${this.operation}`);
+      if (this.leaseLost) throw new LeaseLostError();
+      const result = await this.#init.store.transaction(async (tx) => {
+        const outcome = await phase(tx, this);
+        if (outcome.kind === 'respond') {
+          await this.complete(tx, outcome.response);
+        } else {
+          const write = await this.#init.store.advance(
+            tx,
+            this.#init.id,
+            this.ownerToken,
+            outcome.recoveryPoint,
+            outcome.data,
+          );
+          if (write === 'lost') throw this.markLeaseLost();
+        }
+        return outcome;
+      });
+      if (result.kind === 'respond') return result.response;
+      this.phaseCommitted = true;
+      this.recoveryPoint = result.recoveryPoint;
+      this.recoveryData = result.data;
+    }
+  }
+}
+
+/**
+ * Execution for a request without a key where none is required: nothing is stored, phases
+ * simply run one after another, each in its own transaction.
+ */
+export class PassthroughExecution<TTx> implements Execution<TTx> {
+  readonly active = false;
+  readonly key = undefined;
+  readonly resumed = false;
+  readonly signal = new AbortController().signal;
+  recoveryPoint = INITIAL_RECOVERY_POINT;
+  recoveryData: unknown = null;
+
+  constructor(
+    private readonly store: IdempotencyStore<TTx>,
+    readonly tenantId: string,
+    readonly operation: string,
+  ) {}
+
+  async complete(): Promise<void> {}
+
+  async advance(_tx: TTx, recoveryPoint: string, data: unknown = null): Promise<void> {
+    this.recoveryPoint = recoveryPoint;
+    this.recoveryData = data;
+  }
+
+  async renew(): Promise<void> {}
+
+  async runPhases(phases: Record<string, Phase<TTx>>): Promise<StoredResponse> {
+    for (;;) {
+      const phase = phases[this.recoveryPoint];
+      if (!phase)
+        throw new Error(`No phase for recovery point "${this.recoveryPoint}" of ${this.operation}`);
+      const result = await this.store.transaction((tx) => phase(tx, this));
+      if (result.kind === 'respond') return result.response;
+      this.recoveryPoint = result.recoveryPoint;
+      this.recoveryData = result.data;
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import { IdempotencyError } from './errors.ts';
+import type { StoredResponse } from './types.ts';
+
+/** Bytes a stored response occupies (body + header names and values), as UTF-8. */
+export function storedResponseBytes(response: StoredResponse): number {
+  let bytes = response.body === null ? 0 : Buffer.byteLength(response.body, 'utf8');
+  for (const [name, value] of Object.entries(response.headers)) {
+    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8');
+  }
+  return bytes;
+}
+
+/** Refuse to store a response over the configured cap (before anything is written). */
+export function assertStorable(response: StoredResponse, maxBytes: number): void {
+  const bytes = storedResponseBytes(response);
+  if (bytes > maxBytes) {
+    throw new IdempotencyError('idempotency_response_too_large', {
+      message: `Response of ${bytes} bytes exceeds the idempotency store cap of ${maxBytes} bytes`,
+    });
+  }
+}

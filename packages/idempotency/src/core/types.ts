@@ -1,0 +1,143 @@
+/** What is stored for a completed key and sent back on replay. */
+export interface StoredResponse {
+  status: number;
+  /** Lower-case header names; only allow-listed headers are ever stored. */
+  headers: Record<string, string>;
+  /** UTF-8 text (JSON for tRPC results), or null for an empty body. */
+  body: string | null;
+}
+
+/** Per-operation behaviour. Every field has a default; see README "Options". */
+export interface OperationPolicy {
+  /** How long a finished key is kept and replayed. Default 24 h. */
+  ttlMs?: number;
+  /** How long an attempt owns the key before another retry may take it over. Default 30 s. */
+  leaseMs?: number;
+  /**
+   * When a lease expires after at least one phase committed: `'resume'` lets the next retry
+   * continue from the last recovery point (safe when the remaining phases are DB-only or use
+   * downstream idempotency keys); `'unknown'` parks the key for reconciliation. Default `'resume'`.
+   */
+  onExpiredLease?: 'resume' | 'unknown';
+  /** Renew the lease automatically every leaseMs/3 while the handler runs. Default true. */
+  heartbeat?: boolean;
+}
+
+/** The states a key row can be in (`released` rows may run again). */
+export type KeyState = 'in_progress' | 'completed' | 'released' | 'unknown';
+
+/** The recovery point of a key nothing has committed for yet. */
+export const INITIAL_RECOVERY_POINT = 'started';
+
+/** A key row as the store reports it. Times are the database's clock. */
+export interface KeyRecord {
+  state: KeyState;
+  fingerprint: string;
+  ownerToken: string | null;
+  lockedUntil: Date | null;
+  recoveryPoint: string;
+  recoveryData: unknown;
+  response: StoredResponse | null;
+  /** Database time when the record was read (to compute Retry-After without clock skew). */
+  now: Date;
+}
+
+/** Identity of a key: tenant first (sharding), then operation, then the client's key. */
+export interface KeyIdentity {
+  tenantId: string;
+  operation: string;
+  key: string;
+}
+
+/** Input to the single atomic reservation statement. */
+export interface ReserveInput extends KeyIdentity {
+  fingerprint: string;
+  ownerToken: string;
+  leaseMs: number;
+  ttlMs: number;
+  onExpiredLease: 'resume' | 'unknown';
+  rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
+}
+
+/**
+ * What the reservation statement did:
+ * - `acquired`: this attempt owns the key (new, released, or an expired lease taken over).
+ * - `existing`: someone else's row, returned as-is so the engine can decide (replay/409/422).
+ * - `rate_limited`: a new key would exceed the tenant's cap; nothing was written.
+ */
+export type ReserveResult =
+  | { kind: 'acquired'; record: KeyRecord; created: boolean; takenOver: boolean }
+  | { kind: 'existing'; record: KeyRecord }
+  | { kind: 'rate_limited'; retryAfterSeconds: number };
+
+/** Result of a holder-only write: done, or the owner token no longer matches. */
+export type HolderWriteResult = 'ok' | 'lost';
+
+/**
+ * The persistence port the engine needs. `createDrizzleStore` implements it; every write that
+ * changes a held key is guarded by the owner token.
+ */
+export interface IdempotencyStore<TTx> {
+  reserve(input: ReserveInput): Promise<ReserveResult>;
+  /** Run `fn` in a transaction of the store's database. */
+  transaction<T>(fn: (tx: TTx) => Promise<T>): Promise<T>;
+  complete(
+    executor: TTx | undefined,
+    id: KeyIdentity,
+    ownerToken: string,
+    response: StoredResponse,
+    ttlMs: number,
+  ): Promise<HolderWriteResult>;
+  advance(
+    executor: TTx | undefined,
+    id: KeyIdentity,
+    ownerToken: string,
+    recoveryPoint: string,
+    data: unknown,
+  ): Promise<HolderWriteResult>;
+  /** Extend the lease; `finished` when the key was already completed by this holder. */
+  renew(
+    id: KeyIdentity,
+    ownerToken: string,
+    leaseMs: number,
+  ): Promise<HolderWriteResult | 'finished'>;
+  /** No phase committed: the key may run again. */
+  release(id: KeyIdentity, ownerToken: string): Promise<HolderWriteResult | 'finished'>;
+  /** A phase committed and the policy is resume: end the lease now, keep the recovery point. */
+  endLease(id: KeyIdentity, ownerToken: string): Promise<HolderWriteResult | 'finished'>;
+  markUnknown(id: KeyIdentity, ownerToken: string): Promise<HolderWriteResult | 'finished'>;
+  /** Whether this holder's completion is committed (after a completion inside the caller's tx). */
+  isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean>;
+}
+
+/** Observability event names. */
+export type IdempotencyEventType =
+  | 'created'
+  | 'replayed'
+  | 'in_use'
+  | 'reused'
+  | 'unknown'
+  | 'released'
+  | 'completed'
+  | 'lease_taken_over'
+  | 'lease_lost'
+  | 'store_error'
+  | 'reaped'
+  | 'rate_limited'
+  | 'swept';
+
+/**
+ * One observable thing that happened. `durationMs` is set on `store_error` and on events that
+ * end a reservation or a handler; `count` on `reaped`/`swept`.
+ *
+ * @example
+ * createIdempotency({ store, onEvent: (e) => console.log(e.type, e.operation) });
+ */
+export interface IdempotencyEvent {
+  type: IdempotencyEventType;
+  tenantId?: string;
+  operation?: string;
+  durationMs?: number;
+  count?: number;
+  error?: unknown;
+}

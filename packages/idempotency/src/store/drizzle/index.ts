@@ -1,0 +1,8 @@
+// Public face of the Postgres store: tables, DDL, store factory, and the worker's maintenance jobs.
+export type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
+export { type ReapOptions, reapExpiredKeys } from './reaper.ts';
+export { resolveUnknownKey } from './resolve-unknown.ts';
+export { idempotencyKeys, idempotencyRateLimits } from './schema.ts';
+export { idempotencySchemaSql } from './schema-sql.ts';
+export { createDrizzleStore } from './store.ts';
+export { type SweepOptions, sweepExpiredLeases } from './sweeper.ts';

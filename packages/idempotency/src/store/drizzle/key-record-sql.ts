@@ -1,0 +1,54 @@
+import { type SQL, sql } from 'drizzle-orm';
+import type { KeyRecord, KeyState, StoredResponse } from '../../core/types.ts';
+
+/**
+ * Columns every statement returns for a key, in driver-neutral shapes (times as epoch ms
+ * float8, JSON as text): postgres.js and node-postgres parse these identically.
+ */
+export function keyRecordColumns(alias: string): SQL {
+  const a = sql.raw(alias);
+  return sql`${a}.state, ${a}.fingerprint, ${a}.owner_token,
+    (extract(epoch from ${a}.locked_until) * 1000)::float8 as locked_until_ms,
+    ${a}.recovery_point, ${a}.recovery_data::text as recovery_data,
+    ${a}.response_status, ${a}.response_headers::text as response_headers, ${a}.response_body,
+    ${a}.acquired_via, (extract(epoch from now()) * 1000)::float8 as now_ms`;
+}
+
+/** A row as `keyRecordColumns` returns it. */
+export interface KeyRecordRow {
+  state: KeyState;
+  fingerprint: string;
+  owner_token: string | null;
+  locked_until_ms: number | string | null;
+  recovery_point: string;
+  recovery_data: string | null;
+  response_status: number | null;
+  response_headers: string | null;
+  response_body: string | null;
+  acquired_via: string;
+  now_ms: number | string;
+}
+
+/** Map a raw row to the engine's `KeyRecord`. */
+export function toKeyRecord(row: KeyRecordRow): KeyRecord {
+  const response: StoredResponse | null =
+    row.response_status === null
+      ? null
+      : {
+          status: Number(row.response_status),
+          headers: row.response_headers
+            ? (JSON.parse(row.response_headers) as Record<string, string>)
+            : {},
+          body: row.response_body,
+        };
+  return {
+    state: row.state,
+    fingerprint: row.fingerprint,
+    ownerToken: row.owner_token,
+    lockedUntil: row.locked_until_ms === null ? null : new Date(Number(row.locked_until_ms)),
+    recoveryPoint: row.recovery_point,
+    recoveryData: row.recovery_data === null ? null : JSON.parse(row.recovery_data),
+    response,
+    now: new Date(Number(row.now_ms)),
+  };
+}

@@ -1,0 +1,126 @@
+import { sql } from 'drizzle-orm';
+import type { ReserveInput, ReserveResult } from '../../core/types.ts';
+import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+
+const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
+
+/**
+ * The reservation: ONE atomic statement. It inserts the key, or takes it over when the row is
+ * released, an expired completed row, or an in-progress row whose lease expired (same
+ * fingerprint only). An expired lease whose phases committed under the `unknown` policy is
+ * turned `unknown` instead of taken over. When the conditional update does not fire, the
+ * second branch returns the existing row so the engine can tell replay / 409 / 422 apart.
+ */
+function reservationStatement(input: ReserveInput) {
+  const expiredToUnknown = sql`(k.state = 'in_progress' and k.recovery_point <> 'started' and k.on_expired_lease = 'unknown')`;
+  return sql`
+    with attempt as (
+      insert into idempotency_keys as k
+        (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
+         recovery_point, on_expired_lease, acquired_via, expires_at)
+      values (${input.tenantId}, ${input.operation}, ${input.key}, ${input.fingerprint}, 'in_progress',
+        ${input.ownerToken}, now() + ${ms(input.leaseMs)}, 'started', ${input.onExpiredLease}, 'insert',
+        now() + ${ms(input.ttlMs)})
+      on conflict (tenant_id, operation, key) do update set
+        state = case when ${expiredToUnknown} then 'unknown' else 'in_progress' end,
+        owner_token = case when ${expiredToUnknown} then null else excluded.owner_token end,
+        locked_until = case when ${expiredToUnknown} then null else excluded.locked_until end,
+        acquired_via = case
+          when k.state = 'released' then 'released'
+          when k.state = 'completed' then 'expired_response'
+          else 'expired_lease' end,
+        fingerprint = case when k.state = 'in_progress' then k.fingerprint else excluded.fingerprint end,
+        recovery_point = case when k.state = 'in_progress' then k.recovery_point else 'started' end,
+        recovery_data = case when k.state = 'in_progress' then k.recovery_data else null end,
+        on_expired_lease = case when k.state = 'in_progress' then k.on_expired_lease else excluded.on_expired_lease end,
+        response_status = null, response_headers = null, response_body = null, completed_at = null,
+        attempts = k.attempts + 1,
+        expires_at = excluded.expires_at,
+        updated_at = now()
+      where k.state = 'released'
+         or (k.state = 'completed' and k.expires_at <= now())
+         or (k.state = 'in_progress' and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
+      returning ${keyRecordColumns('k')}, (k.attempts = 1 and k.acquired_via = 'insert') as created
+    )
+    select 'attempt' as source, * from attempt
+    union all
+    select 'existing' as source, ${keyRecordColumns('e')}, false as created
+    from idempotency_keys e
+    where e.tenant_id = ${input.tenantId} and e.operation = ${input.operation} and e.key = ${input.key}
+      and not exists (select 1 from attempt)`;
+}
+
+type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing'; created: boolean };
+
+class RateLimited extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate limited');
+  }
+}
+
+/** Run the reservation (plus, for brand-new keys, the tenant's rate-limit counter in the same tx). */
+export async function reserveKey(db: AnyPgDatabase, input: ReserveInput): Promise<ReserveResult> {
+  // The statement sees one snapshot: a row committed by a racing request after that snapshot
+  // blocks our insert but is invisible to the second branch. Re-running sees it.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const result = input.rateLimit
+      ? await reserveWithRateLimit(db, input)
+      : await reserveOnce(db, input);
+    if (result) return result;
+  }
+  throw new Error('Idempotency reservation found neither a row nor a conflict-free insert');
+}
+
+async function reserveOnce(
+  db: AnyPgDatabase,
+  input: ReserveInput,
+): Promise<ReserveResult | undefined> {
+  const [row] = rowsOf<ReservationRow>(await db.execute(reservationStatement(input)));
+  if (!row) return undefined;
+  const record = toKeyRecord(row);
+  if (row.source === 'existing') return { kind: 'existing', record };
+  // The update may have parked an expired lease as `unknown` instead of taking it over.
+  if (record.state !== 'in_progress' || record.ownerToken !== input.ownerToken)
+    return { kind: 'existing', record };
+  return {
+    kind: 'acquired',
+    record,
+    created: row.acquired_via === 'insert',
+    takenOver: row.acquired_via === 'expired_lease',
+  };
+}
+
+async function reserveWithRateLimit(
+  db: AnyPgDatabase,
+  input: ReserveInput,
+): Promise<ReserveResult | undefined> {
+  const limit = input.rateLimit;
+  if (!limit) return reserveOnce(db, input);
+  try {
+    return await db.transaction(async (tx) => {
+      const result = await reserveOnce(tx, input);
+      if (result?.kind !== 'acquired' || !result.created) return result;
+      const [counter] = rowsOf<{ new_keys: number; retry_after_ms: number | string }>(
+        await tx.execute(sql`
+          with w as (
+            select to_timestamp(floor(extract(epoch from now()) * 1000 / ${limit.windowMs}::float8)
+                     * ${limit.windowMs}::float8 / 1000) as start)
+          insert into idempotency_rate_limits (tenant_id, window_start, window_end, new_keys)
+          select ${input.tenantId}, w.start, w.start + ${ms(limit.windowMs)}, 1 from w
+          on conflict (tenant_id, window_start) do update
+            set new_keys = idempotency_rate_limits.new_keys + 1
+          returning new_keys, (extract(epoch from window_end - now()) * 1000)::float8 as retry_after_ms`),
+      );
+      if (counter && Number(counter.new_keys) > limit.maxNewKeys) {
+        // Throwing rolls back both the new key and the counter increment.
+        throw new RateLimited(Math.max(1, Math.ceil(Number(counter.retry_after_ms) / 1000)));
+      }
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof RateLimited)
+      return { kind: 'rate_limited', retryAfterSeconds: error.retryAfterSeconds };
+    throw error;
+  }
+}

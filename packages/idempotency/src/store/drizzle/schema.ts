@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm';
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * One row per (tenant, operation, key). Tenant first in the primary key so a tenant-sharded
+ * Postgres (Citus and the like) keeps every statement of a key on one shard.
+ *
+ * Add it to your drizzle schema (and so to your migrations):
+ *
+ * @example
+ * // src/schema/index.ts
+ * export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    tenantId: text('tenant_id').notNull(),
+    operation: text('operation').notNull(),
+    key: text('key').notNull(),
+    /** Hex SHA-256 of the JCS canonical JSON of { operation, input }. */
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state').notNull(),
+    /** Random token of the attempt holding (or having completed) the key. */
+    ownerToken: text('owner_token'),
+    lockedUntil: timestamp('locked_until', { withTimezone: true }),
+    /** Last committed atomic phase; 'started' when none has committed. */
+    recoveryPoint: text('recovery_point').notNull().default('started'),
+    recoveryData: jsonb('recovery_data'),
+    /** Policy captured at reservation, so the sweeper needs no per-operation configuration. */
+    onExpiredLease: text('on_expired_lease').notNull().default('resume'),
+    /** How the current holder got the key: insert, released, expired_lease, expired_response. */
+    acquiredVia: text('acquired_via').notNull().default('insert'),
+    responseStatus: integer('response_status'),
+    responseHeaders: jsonb('response_headers'),
+    responseBody: text('response_body'),
+    attempts: integer('attempts').notNull().default(1),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'idempotency_keys_pkey', columns: [t.tenantId, t.operation, t.key] }),
+    // The reaper scans only terminal rows by expiry; the partial index keeps that scan tiny.
+    index('idempotency_keys_reapable_idx')
+      .on(t.expiresAt)
+      .where(sql`${t.state} in ('completed', 'released')`),
+    // The sweeper scans only live leases by expiry.
+    index('idempotency_keys_leases_idx').on(t.lockedUntil).where(sql`${t.state} = 'in_progress'`),
+    check(
+      'idempotency_keys_state_check',
+      sql`${t.state} in ('in_progress', 'completed', 'released', 'unknown')`,
+    ),
+    check('idempotency_keys_policy_check', sql`${t.onExpiredLease} in ('resume', 'unknown')`),
+    check(
+      'idempotency_keys_lease_check',
+      sql`${t.state} <> 'in_progress' or (${t.ownerToken} is not null and ${t.lockedUntil} is not null)`,
+    ),
+    check(
+      'idempotency_keys_response_check',
+      sql`${t.state} <> 'completed' or ${t.responseStatus} is not null`,
+    ),
+  ],
+);
+
+/** Fixed-window counters of new keys per tenant (only used when `rateLimit` is configured). */
+export const idempotencyRateLimits = pgTable(
+  'idempotency_rate_limits',
+  {
+    tenantId: text('tenant_id').notNull(),
+    windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
+    windowEnd: timestamp('window_end', { withTimezone: true }).notNull(),
+    newKeys: integer('new_keys').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ name: 'idempotency_rate_limits_pkey', columns: [t.tenantId, t.windowStart] }),
+    index('idempotency_rate_limits_window_end_idx').on(t.windowEnd),
+  ],
+);
