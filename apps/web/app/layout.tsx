@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
+import { Providers } from './providers.tsx';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -10,7 +11,13 @@ export const metadata: Metadata = {
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body>{children}</body>
+      <body>
+        <nav className="nav">
+          <a href="/">Checkout</a>
+          <a href="/ops">Operator cockpit</a>
+        </nav>
+        <Providers>{children}</Providers>
+      </body>
     </html>
   );
 }

@@ -1,0 +1,14 @@
+import { demoTenants } from '@once/db/seed';
+import { OpsCockpit } from '../../src/components/ops/ops-cockpit.tsx';
+
+export const dynamic = 'force-dynamic';
+
+export default function OpsPage() {
+  const merchants = demoTenants.map((tenant) => ({ id: tenant.id, name: tenant.name }));
+  return (
+    <main className="wide">
+      <h1>Operator cockpit</h1>
+      <OpsCockpit merchants={merchants} />
+    </main>
+  );
+}

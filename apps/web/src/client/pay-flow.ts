@@ -1,0 +1,148 @@
+import type { PayAttempt } from './pay-outcome.ts';
+
+/** Where one checkout attempt stands; each phase has its own, testable UI. */
+export type PayFlowState<TResult> =
+  | { phase: 'in_flight'; attempt: number }
+  | { phase: 'conflict_waiting'; secondsLeft: number; attempt: number }
+  | { phase: 'unknown_waiting'; secondsLeft: number; attempt: number }
+  | {
+      phase: 'network_retrying';
+      secondsLeft: number;
+      attempt: number;
+      maxAttempts: number;
+      detail: string;
+    }
+  | { phase: 'accepted'; result: TResult; replayed: boolean }
+  | { phase: 'network_failed'; attempts: number; detail: string }
+  | { phase: 'key_reused' }
+  | { phase: 'store_unavailable'; retryAfterSeconds: number | undefined }
+  | { phase: 'rate_limited'; retryAfterSeconds: number | undefined }
+  | { phase: 'unauthenticated' }
+  | { phase: 'rejected'; code: string; message: string }
+  | { phase: 'cancelled' };
+
+export interface PayFlowOptions<TResult> {
+  /** Sends ONE request with the intent's key. Every call must send the same key. */
+  send: () => Promise<PayAttempt<TResult>>;
+  onState: (state: PayFlowState<TResult>) => void;
+  /** Resolves after `ms`; injectable so tests do not wait. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Stops the flow (page left, user started over). */
+  signal?: AbortSignal;
+  /** Attempts in a row that got no answer (or a 5xx) before asking the user. */
+  maxNetworkAttempts?: number;
+  /** Conflict / unknown waits before asking the user (a lease outlives ~ a minute at most). */
+  maxConflictWaits?: number;
+  /** Seconds to wait before network retry n (1-based); the last value repeats. */
+  networkBackoffSeconds?: readonly number[];
+}
+
+const DEFAULT_BACKOFF = [1, 1, 2, 3, 5, 5] as const;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `checkout.pay` until the server gives a definite answer, retrying only where a
+ * retry with the SAME key is safe and useful:
+ * - conflict (the same payment is running): wait the server's Retry-After, retry;
+ * - no answer / lost response / 5xx: retry with bounded backoff, then hand the decision
+ *   to the user (who retries with the same key);
+ * - outcome unknown: wait Retry-After and ask again (the replay will carry the result);
+ * - everything else is final and shown as is.
+ * Never makes a new key: that is the caller's decision (a changed cart, or a 422).
+ *
+ * @example
+ * const final = await runPayFlow({ send: () => sendPay(key), onState: setState });
+ */
+export async function runPayFlow<TResult>(
+  options: PayFlowOptions<TResult>,
+): Promise<PayFlowState<TResult>> {
+  const sleep = options.sleep ?? realSleep;
+  const maxNetwork = options.maxNetworkAttempts ?? 6;
+  const maxConflict = options.maxConflictWaits ?? 30;
+  const backoff = options.networkBackoffSeconds ?? DEFAULT_BACKOFF;
+  const cancelled = () => options.signal?.aborted === true;
+  let state: PayFlowState<TResult> = { phase: 'cancelled' };
+  const emit = (next: PayFlowState<TResult>) => {
+    state = next;
+    if (!cancelled()) options.onState(next);
+  };
+  /** Counts down whole seconds so the UI can show them; false if cancelled meanwhile. */
+  const countDown = async (seconds: number, show: (secondsLeft: number) => void) => {
+    for (let left = Math.max(1, Math.ceil(seconds)); left > 0; left--) {
+      if (cancelled()) return false;
+      show(left);
+      await sleep(1000);
+    }
+    return !cancelled();
+  };
+
+  let attempt = 0;
+  let networkFailures = 0;
+  let conflictWaits = 0;
+  for (;;) {
+    if (cancelled()) return { phase: 'cancelled' };
+    attempt++;
+    emit({ phase: 'in_flight', attempt });
+    const outcome = await options.send();
+    if (cancelled()) return { phase: 'cancelled' };
+    switch (outcome.kind) {
+      case 'accepted':
+        emit({ phase: 'accepted', result: outcome.result, replayed: outcome.replayed });
+        return state;
+      case 'in_use':
+      case 'outcome_unknown': {
+        networkFailures = 0;
+        if (++conflictWaits > maxConflict) {
+          emit({
+            phase: 'network_failed',
+            attempts: attempt,
+            detail: 'The payment is still running',
+          });
+          return state;
+        }
+        const phase = outcome.kind === 'in_use' ? 'conflict_waiting' : 'unknown_waiting';
+        const ok = await countDown(outcome.retryAfterSeconds, (secondsLeft) =>
+          emit({ phase, secondsLeft, attempt }),
+        );
+        if (!ok) return { phase: 'cancelled' };
+        continue;
+      }
+      case 'network':
+      case 'server_error': {
+        networkFailures++;
+        if (networkFailures >= maxNetwork) {
+          emit({ phase: 'network_failed', attempts: attempt, detail: outcome.detail });
+          return state;
+        }
+        const seconds = backoff[Math.min(networkFailures, backoff.length) - 1] ?? 1;
+        const ok = await countDown(seconds, (secondsLeft) =>
+          emit({
+            phase: 'network_retrying',
+            secondsLeft,
+            attempt,
+            maxAttempts: maxNetwork,
+            detail: outcome.detail,
+          }),
+        );
+        if (!ok) return { phase: 'cancelled' };
+        continue;
+      }
+      case 'key_reused':
+        emit({ phase: 'key_reused' });
+        return state;
+      case 'store_unavailable':
+        emit({ phase: 'store_unavailable', retryAfterSeconds: outcome.retryAfterSeconds });
+        return state;
+      case 'rate_limited':
+        emit({ phase: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds });
+        return state;
+      case 'unauthenticated':
+        emit({ phase: 'unauthenticated' });
+        return state;
+      case 'rejected':
+        emit({ phase: 'rejected', code: outcome.code, message: outcome.message });
+        return state;
+    }
+  }
+}

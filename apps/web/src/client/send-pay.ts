@@ -1,0 +1,41 @@
+import type { RouterInputs, RouterOutputs } from '@once/api';
+import { classifyPayError } from './classify-pay-error.ts';
+import type { PayAttempt } from './pay-outcome.ts';
+import { newIdempotencyKey } from './random-key.ts';
+import type { ResponseHeaderRecorder } from './response-header-recorder.ts';
+import type { OnceClient } from './trpc-client.ts';
+
+export type PayInput = RouterInputs['checkout']['pay'];
+export type PayResult = RouterOutputs['checkout']['pay'];
+
+/**
+ * What the checkout sends. `paymentMethod` names a Stripe test PaymentMethod
+ * (`pm_card_visa`, ...); the worker charges it.
+ */
+export type CheckoutPayInput = PayInput & { paymentMethod?: string };
+
+/**
+ * Sends ONE `checkout.pay` request with the intent's Idempotency-Key and reads back
+ * whether the server replayed a stored answer.
+ *
+ * @example
+ * const attempt = await sendPay({ client, recorder, key, input });
+ * if (attempt.kind === 'accepted' && attempt.replayed) show('You were not charged twice');
+ */
+export async function sendPay(options: {
+  client: OnceClient;
+  recorder: ResponseHeaderRecorder;
+  key: string;
+  input: CheckoutPayInput;
+}): Promise<PayAttempt<PayResult>> {
+  const attemptId = newIdempotencyKey();
+  try {
+    const result = await options.client.checkout.pay.mutate(options.input, {
+      context: { idempotencyKey: options.key, attemptId },
+    });
+    const recorded = options.recorder.take(attemptId);
+    return { kind: 'accepted', result, replayed: recorded?.replayed === true };
+  } catch (error) {
+    return classifyPayError(error, options.recorder.take(attemptId));
+  }
+}

@@ -1,0 +1,58 @@
+import type { AppRouter } from '@once/api';
+import {
+  createTRPCClient,
+  httpBatchLink,
+  httpLink,
+  splitLink,
+  type TRPCClient,
+} from '@trpc/client';
+import {
+  ATTEMPT_HEADER,
+  type ResponseHeaderRecorder,
+  recordingFetch,
+} from './response-header-recorder.ts';
+
+/** Per-call context a mutation may carry through the links. */
+export interface IdempotentCallContext {
+  /** Sent as the `Idempotency-Key` header of this one request. */
+  idempotencyKey?: string;
+  /** Tags the request so its response headers can be read back (see the recorder). */
+  attemptId?: string;
+}
+
+export type OnceClient = TRPCClient<AppRouter>;
+
+function headersFor(context: Record<string, unknown>): Record<string, string> {
+  const { idempotencyKey, attemptId } = context as IdempotentCallContext;
+  return {
+    ...(typeof idempotencyKey === 'string' ? { 'Idempotency-Key': idempotencyKey } : {}),
+    ...(typeof attemptId === 'string' ? { [ATTEMPT_HEADER]: attemptId } : {}),
+  };
+}
+
+/**
+ * The browser's tRPC client. Mutations go over a NON-batched `httpLink`: one HTTP request
+ * per mutation, so the Idempotency-Key header, the status code and the response headers
+ * (`Idempotent-Replayed`, `Retry-After`) belong to that one call. A batch shares one header
+ * set and one status among several calls. Queries are batched.
+ *
+ * @example
+ * const client = createOnceClient({ recorder: new ResponseHeaderRecorder() });
+ * await client.checkout.pay.mutate(input, { context: { idempotencyKey, attemptId } });
+ */
+export function createOnceClient(options: {
+  recorder: ResponseHeaderRecorder;
+  url?: string;
+}): OnceClient {
+  const url = options.url ?? '/api/trpc';
+  const fetch = recordingFetch(options.recorder);
+  return createTRPCClient<AppRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'mutation',
+        true: httpLink({ url, fetch, headers: ({ op }) => headersFor(op.context) }),
+        false: httpBatchLink({ url, fetch }),
+      }),
+    ],
+  });
+}

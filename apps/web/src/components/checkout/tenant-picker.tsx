@@ -1,0 +1,44 @@
+'use client';
+
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useTRPC } from '../../client/trpc-react.tsx';
+
+export interface DemoMerchant {
+  id: string;
+  name: string;
+}
+
+/** Signs the browser in as a demo merchant (a signed, HttpOnly session cookie). */
+export function TenantPicker({ merchants }: { merchants: readonly DemoMerchant[] }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const start = useMutation(
+    trpc.session.start.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }),
+  );
+  return (
+    <section className="card" aria-labelledby="pick-merchant">
+      <h2 id="pick-merchant">Pick a demo merchant</h2>
+      <p className="muted">
+        The merchant (tenant) is kept in a signed cookie, never sent in a request body.
+      </p>
+      <div className="row">
+        {merchants.map((merchant) => (
+          <button
+            key={merchant.id}
+            type="button"
+            data-testid={`merchant-${merchant.id}`}
+            disabled={start.isPending}
+            onClick={() => start.mutate({ demoTenantId: merchant.id })}
+          >
+            {merchant.name}
+          </button>
+        ))}
+      </div>
+      {start.error ? (
+        <p role="alert" className="error">
+          Could not sign in: {start.error.message}
+        </p>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,126 @@
+'use client';
+
+import type { RouterOutputs } from '@once/api';
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { useTRPC } from '../../client/trpc-react.tsx';
+import { type DemoMerchant, TenantPicker } from '../checkout/tenant-picker.tsx';
+import { formatMoney } from '../format/money.ts';
+import { Badge, OpsTable, Time } from './ops-table.tsx';
+
+type Payment = RouterOutputs['ops']['payments'][number];
+type IdempotencyKeyRow = RouterOutputs['ops']['idempotencyKeys'][number];
+type OutboxJob = RouterOutputs['ops']['outbox'][number];
+
+/** How often the cockpit refreshes. */
+const REFRESH_MS = 2_000;
+
+/** Lease left on an in-progress key, or how long ago it ran out. */
+function leaseLabel(lockedUntil: string | null, now: number): string {
+  if (!lockedUntil) return '—';
+  const seconds = Math.round((Date.parse(lockedUntil) - now) / 1000);
+  return seconds >= 0 ? `${seconds} s left` : `expired ${-seconds} s ago`;
+}
+
+/** The operator cockpit: payments, idempotency keys and outbox jobs of the signed-in merchant. */
+export function OpsCockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
+  const [mounted, setMounted] = useState(false);
+  useEffect(() => setMounted(true), []);
+  if (!mounted) return <p className="muted">Loading cockpit…</p>;
+  return <Cockpit merchants={merchants} />;
+}
+
+function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
+  const trpc = useTRPC();
+  const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
+  const live = { enabled: session.data !== undefined, refetchInterval: REFRESH_MS } as const;
+  const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: 50 }), ...live });
+  const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: 50 }), ...live });
+  const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: 50 }), ...live });
+  const now = keys.dataUpdatedAt || Date.now();
+
+  if (session.isPending) return <p className="muted">Checking your session…</p>;
+  if (!session.data) return <TenantPicker merchants={merchants} />;
+
+  return (
+    <div className="ops">
+      <p className="muted">
+        Merchant <strong>{session.data.tenantName}</strong>; refreshes every {REFRESH_MS / 1000} s.
+      </p>
+      <OpsTable<Payment>
+        title="Payments"
+        testId="ops-payments"
+        rows={payments.data}
+        rowKey={(p) => p.paymentId}
+        error={payments.error?.message}
+        columns={[
+          { header: 'Payment', cell: (p) => <code>{p.paymentId}</code> },
+          { header: 'Status', cell: (p) => <Badge value={p.status} /> },
+          { header: 'Amount', cell: (p) => formatMoney(p.amount, p.currency) },
+          {
+            header: 'Idempotency-Key',
+            cell: (p) => <code className="small">{p.idempotencyKey}</code>,
+          },
+          {
+            header: 'Downstream key',
+            cell: (p) => <code className="small">{p.downstreamKey}</code>,
+          },
+          {
+            header: 'Processor intent',
+            cell: (p) => <code className="small">{p.processorPaymentIntentId ?? '—'}</code>,
+          },
+          { header: 'Failure', cell: (p) => p.failureCode ?? '' },
+          { header: 'Updated', cell: (p) => <Time iso={p.updatedAt} /> },
+        ]}
+      />
+      <OpsTable<IdempotencyKeyRow>
+        title="Idempotency keys"
+        testId="ops-keys"
+        rows={keys.data}
+        rowKey={(k) => `${k.operation}/${k.key}`}
+        error={keys.error?.message}
+        columns={[
+          { header: 'Operation', cell: (k) => k.operation },
+          { header: 'Key', cell: (k) => <code className="small">{k.key}</code> },
+          { header: 'State', cell: (k) => <Badge value={k.state} /> },
+          { header: 'Recovery point', cell: (k) => k.recoveryPoint },
+          { header: 'Attempts', cell: (k) => k.attempts },
+          { header: 'Response', cell: (k) => k.responseStatus ?? '—' },
+          {
+            header: 'Lease',
+            cell: (k) => (k.state === 'in_progress' ? leaseLabel(k.lockedUntil, now) : '—'),
+          },
+          { header: 'Expires', cell: (k) => <Time iso={k.expiresAt} /> },
+        ]}
+      />
+      <OpsTable<OutboxJob>
+        title="Outbox jobs"
+        testId="ops-outbox"
+        rows={outbox.data}
+        rowKey={(j) => j.jobId}
+        error={outbox.error?.message}
+        columns={[
+          { header: 'Job', cell: (j) => <code className="small">{j.jobId}</code> },
+          { header: 'Payment', cell: (j) => <code className="small">{j.paymentId}</code> },
+          { header: 'Status', cell: (j) => <Badge value={j.status} /> },
+          { header: 'Attempts', cell: (j) => `${j.attempts} / ${j.maxAttempts}` },
+          { header: 'Locked by', cell: (j) => j.lockedBy ?? '—' },
+          {
+            header: 'Lease',
+            cell: (j) => (j.status === 'running' ? leaseLabel(j.lockedUntil, now) : '—'),
+          },
+          { header: 'Run after', cell: (j) => <Time iso={j.runAfter} /> },
+          { header: 'Last error', cell: (j) => <span className="small">{j.lastError ?? ''}</span> },
+        ]}
+      />
+      <section className="card muted" data-testid="ops-ledger-note">
+        <h2>App vs processor ledger</h2>
+        <p>
+          The side-by-side comparison with the processor’s ledger needs a server query (the browser
+          never holds processor keys). Until it exists, run <code>npm run verify</code> for the
+          invariant check.
+        </p>
+      </section>
+    </div>
+  );
+}
