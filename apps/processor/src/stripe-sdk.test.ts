@@ -19,7 +19,10 @@ beforeAll(async () => {
     webhookSecret: 'whsec_test',
     adminToken: 'once-admin',
     webhookBackoffMs: 60_000,
-    log: (line) => lines.push(line),
+    log: (line) => {
+      lines.push(line);
+      if (process.env.PROC_DEBUG) console.log(line);
+    },
   });
   stripe = stripeClient(processor.url, 'sk_test_tenant_a');
 });

@@ -28,6 +28,7 @@ export class StripeApiError extends Error {
     readonly fields: StripeErrorFields,
     /** Sent as `Stripe-Should-Retry`; the SDK obeys it before its own status rules. */
     readonly shouldRetry?: boolean,
+    readonly retryAfterSeconds?: number,
   ) {
     super(fields.message);
     this.name = 'StripeApiError';
@@ -39,6 +40,9 @@ export function stripeErrorResponse(error: StripeApiError): Response {
   const headers = new Headers({ 'content-type': 'application/json' });
   if (error.shouldRetry !== undefined)
     headers.set('stripe-should-retry', String(error.shouldRetry));
+  if (error.retryAfterSeconds !== undefined) {
+    headers.set('retry-after', String(error.retryAfterSeconds));
+  }
   return new Response(JSON.stringify({ error: error.fields }), { status: error.status, headers });
 }
 

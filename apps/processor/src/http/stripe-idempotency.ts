@@ -1,8 +1,134 @@
+import { createIdempotency, type IdempotencyError } from '@once/idempotency';
+import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { storedResponseFrom, withIdempotency } from '@once/idempotency/fetch';
 import type { ProcessorDatabase } from '../db/client.ts';
 import type { IdempotentMutation } from './idempotent-mutation.ts';
+import { StripeApiError, type StripeErrorFields, stripeErrorResponse } from './stripe-error.ts';
 
-// TEMPORARY (first increment): runs every mutation without key handling until
-// @once/idempotency's fetch adapter lands; replaced by the real wrapper.
-export function createStripeIdempotency(_db: ProcessorDatabase): IdempotentMutation {
-  return (_request, _scope, run) => run({ complete: async () => {} });
+/**
+ * All POSTs of an account share one key space, as at Stripe: the same key on another
+ * endpoint is a different request (method and path are in the fingerprint), so it is
+ * refused instead of running a second time.
+ */
+const STRIPE_OPERATION = 'stripe.v1';
+
+/** Replayed with the stored body; `Request-Id` is per attempt, as at Stripe. */
+const REPLAY_HEADERS = ['content-type'];
+
+/**
+ * Stripe's `Idempotency-Key` semantics on top of @once/idempotency's web-standard wrapper
+ * and its Postgres store (tables in this app's schema): tenant = account, the
+ * fingerprint = method + path + decoded form params (so parameter order never matters),
+ * refusals rendered as Stripe's `idempotency_error`, 24 h retention. A request without a
+ * key runs unguarded, as at Stripe.
+ *
+ * @example
+ * const idempotentMutation = createStripeIdempotency(db);
+ */
+export function createStripeIdempotency(db: ProcessorDatabase): IdempotentMutation {
+  const idempotency = createIdempotency({
+    store: createDrizzleStore(db),
+    defaults: { ttlMs: 24 * 60 * 60 * 1000, leaseMs: 30_000 },
+  });
+  return async (request, scope, run) => {
+    // The route has already read the body into `scope.params`; the wrapper gets a
+    // body-less copy (it clones the request, which a consumed body cannot be). The
+    // wrapper is built per request so its hooks close over this request's scope.
+    const bare = new Request(request.url, { method: request.method, headers: request.headers });
+    const guarded = withIdempotency(
+      (_request, exec) =>
+        run({
+          complete: async (tx, response) => {
+            await exec.complete(tx, await storedResponseFrom(response, REPLAY_HEADERS));
+          },
+        }),
+      {
+        idempotency,
+        operation: STRIPE_OPERATION,
+        required: false,
+        getTenantId: () => scope.accountId,
+        getFingerprintInput: (r) => ({
+          method: r.method,
+          path: new URL(r.url).pathname,
+          params: scope.params,
+        }),
+        renderError: (error, r) => stripeErrorResponse(toStripeError(error, r)),
+        replayHeaders: REPLAY_HEADERS,
+      },
+    );
+    return guarded(bare);
+  };
+}
+
+function toStripeError(error: IdempotencyError, request: Request): StripeApiError {
+  const key = request.headers.get('idempotency-key') ?? '';
+  const retryAfter = error.retryAfterSeconds;
+  const fields = (f: StripeErrorFields) => f;
+  switch (error.code) {
+    case 'idempotency_key_reused':
+      return new StripeApiError(
+        400,
+        fields({
+          type: 'idempotency_error',
+          code: 'idempotency_key_reused',
+          message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+        }),
+        false,
+      );
+    case 'idempotency_key_in_use':
+    case 'idempotency_lease_lost':
+      return new StripeApiError(
+        409,
+        fields({
+          type: 'idempotency_error',
+          code: 'idempotency_key_in_use',
+          message:
+            'There is currently another in-progress request using this Stripe API key and idempotency key. Please try again later.',
+        }),
+        true,
+        retryAfter ?? 1,
+      );
+    case 'idempotency_outcome_unknown':
+      return new StripeApiError(
+        409,
+        fields({
+          type: 'idempotency_error',
+          code: 'idempotency_outcome_unknown',
+          message: 'The outcome of the request with this idempotency key is being reconciled.',
+        }),
+        true,
+        retryAfter ?? 5,
+      );
+    case 'idempotency_key_invalid':
+    case 'idempotency_key_missing':
+      return new StripeApiError(
+        400,
+        fields({
+          type: 'invalid_request_error',
+          code: error.code,
+          param: 'Idempotency-Key',
+          message: 'Idempotency keys must be 1 to 255 printable ASCII characters.',
+        }),
+        false,
+      );
+    case 'idempotency_rate_limited':
+      return new StripeApiError(
+        429,
+        fields({
+          type: 'api_error',
+          code: 'rate_limit',
+          message: 'Too many new idempotency keys.',
+        }),
+        true,
+        retryAfter ?? 1,
+      );
+    case 'idempotency_store_unavailable':
+    case 'idempotency_response_too_large':
+      return new StripeApiError(
+        error.code === 'idempotency_store_unavailable' ? 503 : 500,
+        fields({ type: 'api_error', code: error.code, message: error.message }),
+        error.code === 'idempotency_store_unavailable',
+        retryAfter,
+      );
+  }
 }

@@ -1,0 +1,38 @@
+CREATE TABLE "idempotency_keys" (
+	"tenant_id" text NOT NULL,
+	"operation" text NOT NULL,
+	"key" text NOT NULL,
+	"fingerprint" text NOT NULL,
+	"state" text NOT NULL,
+	"owner_token" text,
+	"locked_until" timestamp with time zone,
+	"recovery_point" text DEFAULT 'started' NOT NULL,
+	"recovery_data" jsonb,
+	"on_expired_lease" text DEFAULT 'resume' NOT NULL,
+	"acquired_via" text DEFAULT 'insert' NOT NULL,
+	"response_status" integer,
+	"response_headers" jsonb,
+	"response_body" text,
+	"attempts" integer DEFAULT 1 NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"completed_at" timestamp with time zone,
+	"expires_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "idempotency_keys_pkey" PRIMARY KEY("tenant_id","operation","key"),
+	CONSTRAINT "idempotency_keys_state_check" CHECK ("idempotency_keys"."state" in ('in_progress', 'completed', 'released', 'unknown')),
+	CONSTRAINT "idempotency_keys_policy_check" CHECK ("idempotency_keys"."on_expired_lease" in ('resume', 'unknown')),
+	CONSTRAINT "idempotency_keys_lease_check" CHECK ("idempotency_keys"."state" <> 'in_progress' or ("idempotency_keys"."owner_token" is not null and "idempotency_keys"."locked_until" is not null)),
+	CONSTRAINT "idempotency_keys_response_check" CHECK ("idempotency_keys"."state" <> 'completed' or "idempotency_keys"."response_status" is not null)
+);
+--> statement-breakpoint
+CREATE TABLE "idempotency_rate_limits" (
+	"tenant_id" text NOT NULL,
+	"window_start" timestamp with time zone NOT NULL,
+	"window_end" timestamp with time zone NOT NULL,
+	"new_keys" integer DEFAULT 0 NOT NULL,
+	CONSTRAINT "idempotency_rate_limits_pkey" PRIMARY KEY("tenant_id","window_start")
+);
+--> statement-breakpoint
+CREATE INDEX "idempotency_keys_reapable_idx" ON "idempotency_keys" USING btree ("expires_at") WHERE "idempotency_keys"."state" in ('completed', 'released');--> statement-breakpoint
+CREATE INDEX "idempotency_keys_leases_idx" ON "idempotency_keys" USING btree ("locked_until") WHERE "idempotency_keys"."state" = 'in_progress';--> statement-breakpoint
+CREATE INDEX "idempotency_rate_limits_window_end_idx" ON "idempotency_rate_limits" USING btree ("window_end");
