@@ -65,7 +65,7 @@ interface StoredTrpcError {
  *     return result;
  *   }));
  */
-export function createIdempotencyPlugin<TContext extends object, TTx>(
+export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
   options: IdempotencyPluginOptions<TContext, TTx>,
 ) {
   const t = initTRPC.context<TContext>().meta<IdempotencyMeta>().create();

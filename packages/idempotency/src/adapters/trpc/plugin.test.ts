@@ -1,0 +1,203 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createIdempotency } from '../../core/engine.ts';
+import { createDrizzleStore } from '../../store/drizzle/store.ts';
+import {
+  createIdempotencyTestDatabase,
+  type IdempotencyTestDatabase,
+} from '../../testing/test-database.ts';
+import { idempotencyErrorFormatter } from './error-formatter.ts';
+import { createIdempotencyPlugin, type IdempotencyMeta } from './plugin.ts';
+import { replayMiddlewareResult } from './replay-result.ts';
+
+type Context = { tenantId: string; headers: Headers; resHeaders: Headers };
+
+let t: IdempotencyTestDatabase;
+let handle: (request: Request) => Promise<Response>;
+const runs = { pay: 0, decline: 0, crash: 0 };
+
+beforeAll(async () => {
+  t = await createIdempotencyTestDatabase('trpc');
+  await t.sql`create table payments (tenant_id text, cart_id text, amount int)`;
+  const db = t.db;
+  const idempotency = createIdempotency({ store: createDrizzleStore(db) });
+  const trpc = initTRPC
+    .context<Context>()
+    .meta<IdempotencyMeta>()
+    .create({ errorFormatter: idempotencyErrorFormatter });
+  const idempotent = createIdempotencyPlugin<Context>({
+    idempotency,
+    getTenantId: (ctx) => ctx.tenantId,
+    getRequestHeaders: (ctx) => ctx.headers,
+    getResponseHeaders: (ctx) => ctx.resHeaders,
+  });
+  const router = trpc.router({
+    pay: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.pay' } })
+      .concat(idempotent)
+      .input(z.object({ cartId: z.string(), amount: z.number() }))
+      .mutation(({ ctx, input }) =>
+        db.transaction(async (tx) => {
+          runs.pay++;
+          await tx.execute(
+            sql`insert into payments values (${ctx.tenantId}, ${input.cartId}, ${input.amount})`,
+          );
+          const result = { paid: input.amount, run: runs.pay };
+          await ctx.idempotency.complete(tx, result);
+          return result;
+        }),
+      ),
+    decline: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.decline' } })
+      .concat(idempotent)
+      .mutation(() => {
+        runs.decline++;
+        throw new TRPCError({ code: 'PAYMENT_REQUIRED', message: 'card_declined' });
+      }),
+    crash: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.crash' } })
+      .concat(idempotent)
+      .mutation(() => {
+        runs.crash++;
+        throw new Error('downstream 500');
+      }),
+    optional: trpc.procedure
+      .meta({ idempotency: { operation: 'optional', required: false } })
+      .concat(idempotent)
+      .mutation(({ ctx }) => ({ active: ctx.idempotency.active })),
+    plain: trpc.procedure
+      .concat(idempotent)
+      .query(({ ctx }) => ({ active: ctx.idempotency.active })),
+  });
+  handle = (request) =>
+    fetchRequestHandler({
+      endpoint: '/trpc',
+      req: request,
+      router,
+      createContext: ({ req, resHeaders }) => ({
+        tenantId: req.headers.get('x-tenant') ?? 'anon',
+        headers: req.headers,
+        resHeaders,
+      }),
+    });
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+function call(path: string, input: unknown, headers: Record<string, string> = {}) {
+  return handle(
+    new Request(`http://test/trpc/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant': 'tenant-a', ...headers },
+      body: JSON.stringify(input),
+    }),
+  );
+}
+
+interface TrpcJson {
+  error: {
+    message: string;
+    data: { code: string; idempotency: { code: string; retryAfterSeconds: number | null } };
+  };
+  result: { data: unknown };
+}
+const readJson = (response: Response) => response.json() as Promise<TrpcJson>;
+
+describe('tRPC idempotency plugin', () => {
+  it('runs once with the response committed in the handler transaction, then replays with Idempotent-Replayed', async () => {
+    const first = await call(
+      'pay',
+      { cartId: 'c1', amount: 100 },
+      { 'idempotency-key': '"k-pay-1"' },
+    );
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const firstBody = await readJson(first);
+    const second = await call(
+      'pay',
+      { amount: 100, cartId: 'c1' },
+      { 'idempotency-key': 'k-pay-1' },
+    );
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(await readJson(second)).toEqual(firstBody);
+    expect(runs.pay).toBe(1);
+    expect(await t.sql`select * from payments where cart_id = 'c1'`).toHaveLength(1);
+  });
+
+  it('maps reuse with another input to UNPROCESSABLE_CONTENT with data.idempotency', async () => {
+    await call('pay', { cartId: 'c2', amount: 1 }, { 'idempotency-key': 'k-pay-2' });
+    const reused = await call('pay', { cartId: 'c2', amount: 2 }, { 'idempotency-key': 'k-pay-2' });
+    expect(reused.status).toBe(422);
+    const body = await readJson(reused);
+    expect(body.error.data.code).toBe('UNPROCESSABLE_CONTENT');
+    expect(body.error.data.idempotency).toEqual({
+      code: 'idempotency_key_reused',
+      retryAfterSeconds: null,
+    });
+  });
+
+  it('maps missing and invalid keys to BAD_REQUEST', async () => {
+    const missing = await call('pay', { cartId: 'c3', amount: 1 });
+    expect(missing.status).toBe(400);
+    expect((await readJson(missing)).error.data.idempotency.code).toBe('idempotency_key_missing');
+    const invalid = await call(
+      'pay',
+      { cartId: 'c3', amount: 1 },
+      { 'idempotency-key': 'x'.repeat(300) },
+    );
+    expect((await readJson(invalid)).error.data.idempotency.code).toBe('idempotency_key_invalid');
+  });
+
+  it('keys are per tenant: the same key from another tenant runs separately', async () => {
+    await call('pay', { cartId: 'c4', amount: 1 }, { 'idempotency-key': 'shared' });
+    const other = await call(
+      'pay',
+      { cartId: 'c4', amount: 1 },
+      { 'idempotency-key': 'shared', 'x-tenant': 'tenant-b' },
+    );
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(
+      await t.sql`select tenant_id from payments where cart_id = 'c4' order by tenant_id`,
+    ).toEqual([{ tenant_id: 'tenant-a' }, { tenant_id: 'tenant-b' }]);
+  });
+
+  it('stores a deliberate 4xx TRPCError and replays the same error; a 5xx releases the key', async () => {
+    const first = await call('decline', null, { 'idempotency-key': 'k-decline' });
+    const second = await call('decline', null, { 'idempotency-key': 'k-decline' });
+    expect(first.status).toBe(402);
+    expect(second.status).toBe(402);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect((await readJson(second)).error.message).toBe('card_declined');
+    expect(runs.decline).toBe(1);
+
+    await call('crash', null, { 'idempotency-key': 'k-crash' });
+    const again = await call('crash', null, { 'idempotency-key': 'k-crash' });
+    expect(again.status).toBe(500);
+    expect(runs.crash).toBe(2);
+  });
+
+  it('passes through procedures without idempotency meta and optional keys', async () => {
+    const plain = await handle(new Request('http://test/trpc/plain'));
+    expect((await readJson(plain)).result.data).toEqual({ active: false });
+    const optional = await call('optional', null);
+    expect((await readJson(optional)).result.data).toEqual({ active: false });
+    const withKey = await call('optional', null, { 'idempotency-key': 'k-opt' });
+    expect((await readJson(withKey)).result.data).toEqual({ active: true });
+  });
+
+  it('replayMiddlewareResult builds the shape tRPC accepts as a middleware result (trpc/trpc#4066)', async () => {
+    const trpc = initTRPC.create();
+    const answered = trpc.procedure
+      .use(async (opts) =>
+        replayMiddlewareResult<Awaited<ReturnType<typeof opts.next>>>({ from: 'replay' }),
+      )
+      .query(() => ({ from: 'handler' }));
+    const caller = trpc.createCallerFactory(trpc.router({ answered }))({});
+    expect(await caller.answered()).toEqual({ from: 'replay' });
+  });
+});
