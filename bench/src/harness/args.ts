@@ -1,0 +1,31 @@
+/** Command-line options of `npm run bench`. */
+export interface BenchArgs {
+  /** Smoke run: 1-2 s per scenario, small data sets. */
+  quick: boolean;
+  /** Run only the scenarios with these names (repeatable, or comma-separated). */
+  only: string[];
+}
+
+/**
+ * Parses `--quick` and `--only <name>` (also `--only=a,b`).
+ *
+ * @example
+ * parseArgs(['--quick', '--only', 'overhead']); // { quick: true, only: ['overhead'] }
+ */
+export function parseArgs(argv: readonly string[]): BenchArgs {
+  const args: BenchArgs = { quick: false, only: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--quick') args.quick = true;
+    else if (arg === '--only') args.only.push(...splitNames(argv[++i]));
+    else if (arg.startsWith('--only=')) args.only.push(...splitNames(arg.slice('--only='.length)));
+    else if (arg === '--') continue;
+    else throw new Error(`unknown argument ${arg}; use --quick and/or --only <scenario>`);
+  }
+  return args;
+}
+
+function splitNames(value: string | undefined): string[] {
+  if (!value) throw new Error('--only needs a scenario name');
+  return value.split(',').filter(Boolean);
+}

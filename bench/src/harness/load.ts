@@ -1,0 +1,152 @@
+import autocannon from 'autocannon';
+import { type LatencySummary, summarize } from './stats.ts';
+
+/** One autocannon load: fixed connections for a fixed time, after an unmeasured warm-up. */
+export interface LoadOptions {
+  url: string;
+  path: string;
+  method?: 'POST' | 'GET';
+  body?: string;
+  headers?: Record<string, string>;
+  connections: number;
+  durationSec: number;
+  /** Unmeasured run first (JIT, pools, caches); 0 to skip. */
+  warmupSec?: number;
+  /** Idempotency-Key of each request; omit for no header. */
+  key?: () => string;
+  /** Read response headers to count `Idempotent-Replayed: true` (autocannon then keeps bodies). */
+  countReplays?: boolean;
+  /** Stop after this many requests instead of the duration. */
+  amount?: number;
+}
+
+export interface LoadResult {
+  durationSec: number;
+  /** Responses per second over the measured run. */
+  throughput: number;
+  latency: LatencySummary;
+  /** Response counts by HTTP status. */
+  statuses: Record<string, number>;
+  /** Connection errors and timeouts (no HTTP status). */
+  errors: number;
+  timeouts: number;
+  replayed: number;
+  /** Every response time (ms), kept so rounds can be merged. */
+  samples: number[];
+}
+
+/**
+ * Runs autocannon in this process against a server in ANOTHER process (so client and server
+ * never share an event loop), keeping every response time so rounds can be merged.
+ *
+ * @example
+ * const r = await runLoad({ url, path: '/trpc/pay.guarded', method: 'POST', body, connections: 16,
+ *   durationSec: 6, key: () => randomUUID() });
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (options.warmupSec)
+    await runOnce({ ...options, durationSec: options.warmupSec, amount: undefined });
+  return runOnce(options);
+}
+
+function runOnce(options: LoadOptions): Promise<LoadResult> {
+  const samples: number[] = [];
+  const statuses: Record<string, number> = {};
+  let replayed = 0;
+  const headers = { 'content-type': 'application/json', ...options.headers };
+  const keyOf = options.key;
+  const request: autocannon.Request = {
+    method: options.method ?? 'POST',
+    path: options.path,
+    headers,
+    ...(options.body === undefined ? {} : { body: options.body }),
+    ...(keyOf
+      ? { setupRequest: (req) => ({ ...req, headers: { ...headers, 'idempotency-key': keyOf() } }) }
+      : {}),
+    ...(options.countReplays
+      ? {
+          onResponse: (_status, _body, _ctx, resHeaders) => {
+            if (resHeaders?.['idempotent-replayed'] === 'true') replayed++;
+          },
+        }
+      : {}),
+  };
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const instance = autocannon(
+      {
+        url: options.url,
+        connections: options.connections,
+        ...(options.amount ? { amount: options.amount } : { duration: options.durationSec }),
+        requests: [request],
+        timeout: 30,
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const durationSec = (performance.now() - started) / 1000;
+        resolve({
+          durationSec,
+          throughput: samples.length / durationSec,
+          latency: summarize(samples),
+          statuses,
+          errors: result.errors - result.timeouts,
+          timeouts: result.timeouts,
+          replayed,
+          samples,
+        });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      samples.push(responseTime);
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+    });
+  });
+}
+
+/** A named load to run in interleaved rounds with others. */
+export interface Variant {
+  name: string;
+  load: LoadOptions;
+}
+
+/**
+ * Runs variants in alternating rounds (A B C, A B C, ...) and merges each variant's rounds, so
+ * a burst of background load on this shared machine hits every variant alike instead of
+ * skewing whichever ran at that moment. The warm-up runs once per variant, before round 1.
+ */
+export async function runInterleaved(
+  variants: readonly Variant[],
+  rounds: number,
+): Promise<Map<string, LoadResult>> {
+  const parts = new Map<string, LoadResult[]>(variants.map((v) => [v.name, []]));
+  for (const v of variants) {
+    if (v.load.warmupSec) await runOnce({ ...v.load, durationSec: v.load.warmupSec });
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const v of variants) {
+      parts
+        .get(v.name)!
+        .push(await runOnce({ ...v.load, durationSec: v.load.durationSec / rounds }));
+    }
+  }
+  return new Map([...parts].map(([name, results]) => [name, mergeResults(results)]));
+}
+
+/** One result from several runs of the same load: all samples, summed time and counts. */
+export function mergeResults(results: readonly LoadResult[]): LoadResult {
+  const samples = results.flatMap((r) => r.samples);
+  const durationSec = results.reduce((sum, r) => sum + r.durationSec, 0);
+  const statuses: Record<string, number> = {};
+  for (const r of results)
+    for (const [s, n] of Object.entries(r.statuses)) statuses[s] = (statuses[s] ?? 0) + n;
+  return {
+    durationSec,
+    throughput: samples.length / durationSec,
+    latency: summarize(samples),
+    statuses,
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
+    replayed: results.reduce((sum, r) => sum + r.replayed, 0),
+    samples,
+  };
+}

@@ -1,0 +1,95 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** A Node process the bench started (a server under test, a worker, the processor). */
+export interface ChildHandle {
+  readonly pid: number;
+  /** Last lines of output, for error messages. */
+  readonly output: string[];
+  stop(): Promise<void>;
+}
+
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Starts `node --import tsx <script>` in its own process group (so `npx`/`sh` wrappers
+ * never outlive it) and resolves when a stdout line matches `ready`.
+ *
+ * @example
+ * const server = await startNodeProcess({ name: 'bench-server', script: 'bench/src/servers/main.ts',
+ *   env: { PORT: '21000', DATABASE_URL }, ready: /^listening /, });
+ */
+export async function startNodeProcess(options: {
+  name: string;
+  /** Path relative to the repository root. */
+  script: string;
+  env: Record<string, string>;
+  ready: RegExp;
+  timeoutMs?: number;
+  /** Called with every output line (after the ready line too). */
+  onLine?: (line: string) => void;
+}): Promise<ChildHandle> {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.script], {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const output: string[] = [];
+  const remember = (line: string) => {
+    output.push(line);
+    if (output.length > 40) output.shift();
+    options.onLine?.(line);
+  };
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${options.name} not ready after ${options.timeoutMs ?? 60_000} ms:\n${output.join('\n')}`,
+          ),
+        ),
+      options.timeoutMs ?? 60_000,
+    );
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      remember(line);
+      if (options.ready.test(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    createInterface({ input: child.stderr! }).on('line', remember);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(
+        new Error(`${options.name} exited (${code ?? signal}) before ready:\n${output.join('\n')}`),
+      );
+    });
+  });
+  try {
+    await ready;
+  } catch (error) {
+    await stopGroup(child);
+    throw error;
+  }
+  return { pid: child.pid!, output, stop: () => stopGroup(child) };
+}
+
+/** SIGTERM the process group, then SIGKILL after 5 s. */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  signalGroup(child, 'SIGTERM');
+  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // Already gone.
+  }
+}

@@ -1,0 +1,107 @@
+// `npm run bench [-- --quick] [-- --only <name>]`: starts durable Postgres (and Redis for the
+// peers), runs each scenario against its baseline, prints tables, writes bench/results/*.json
+// and docs/benchmarks.md.
+import os from 'node:os';
+import { parseArgs } from './harness/args.ts';
+import { describeMachine } from './harness/machine.ts';
+import { startBenchPostgres } from './harness/postgres.ts';
+import {
+  type BenchRedis,
+  REDIS_INSTALL_HINT,
+  redisAvailable,
+  startBenchRedis,
+} from './harness/redis.ts';
+import {
+  type RunReport,
+  renderMarkdown,
+  writeMarkdown,
+  writeResultJson,
+} from './harness/report.ts';
+import type { ScenarioResult } from './harness/result-types.ts';
+import type { Scenario, ScenarioContext } from './harness/scenario.ts';
+import { renderGoals, renderTable } from './harness/table.ts';
+import { overhead } from './scenarios/overhead.ts';
+import { storeThroughput } from './scenarios/store-throughput.ts';
+
+const scenarios: Scenario[] = [overhead, storeThroughput];
+
+const args = parseArgs(process.argv.slice(2));
+const unknown = args.only.filter((name) => !scenarios.some((s) => s.name === name));
+if (unknown.length) {
+  console.error(
+    `unknown scenario(s) ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`,
+  );
+  process.exit(2);
+}
+const selected = args.only.length ? scenarios.filter((s) => args.only.includes(s.name)) : scenarios;
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+const startedAt = new Date().toISOString();
+const machine = describeMachine();
+log(
+  `${machine.cpuModel}, ${machine.cores} cores, load ${machine.loadAverage.join(' ')}${args.quick ? ' (quick)' : ''}`,
+);
+const pg = await startBenchPostgres();
+log(
+  `postgres ${pg.settings.server_version} fsync=${pg.settings.fsync} synchronous_commit=${pg.settings.synchronous_commit}`,
+);
+let redis: BenchRedis | undefined;
+if (redisAvailable()) redis = await startBenchRedis();
+else log(REDIS_INSTALL_HINT);
+
+const ctx: ScenarioContext = {
+  args,
+  pg,
+  redis,
+  measureSec: args.quick ? 1.5 : 6,
+  warmupSec: args.quick ? 0.5 : 2,
+  log,
+};
+const results: ScenarioResult[] = [];
+try {
+  for (const scenario of selected) {
+    log(`--- ${scenario.title}`);
+    const started = performance.now();
+    try {
+      results.push(await scenario.run(ctx));
+    } catch (error) {
+      log(`${scenario.name} failed: ${(error as Error).stack ?? error}`);
+      results.push({
+        name: scenario.name,
+        title: scenario.title,
+        skipped: `failed: ${(error as Error).message.split('\n')[0]}`,
+        settings: {},
+        rows: [],
+        goals: [],
+        notes: [],
+      });
+    }
+    const result = results.at(-1)!;
+    console.log(`\n${result.title}\n\n${renderTable(result)}\n${renderGoals(result)}\n`);
+    log(`${scenario.name} took ${Math.round((performance.now() - started) / 1000)} s`);
+  }
+} finally {
+  await redis?.stop();
+  await pg.stop();
+}
+
+const report: RunReport = {
+  startedAt,
+  finishedAt: new Date().toISOString(),
+  args,
+  machine,
+  loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  postgres: pg.settings,
+  redis: redis
+    ? `redis-server ${redis.version}, --save '' --appendonly no`
+    : 'not installed (peer scenario skipped)',
+  measureSec: ctx.measureSec,
+  warmupSec: ctx.warmupSec,
+  scenarios: results,
+};
+const resultFile = await writeResultJson(report);
+log(`wrote ${resultFile}`);
+// Only a full run may replace the published numbers; smoke and partial runs leave them alone.
+if (!args.quick && args.only.length === 0)
+  log(`wrote ${await writeMarkdown(renderMarkdown(report, resultFile))}`);
+else log('docs/benchmarks.md not updated (--quick or --only run)');

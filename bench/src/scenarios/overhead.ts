@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { startBenchServer } from '../harness/bench-server.ts';
+import { runInterleaved } from '../harness/load.ts';
+import type { ScenarioResult } from '../harness/result-types.ts';
+import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import { round } from '../harness/stats.ts';
+
+const CONNECTIONS = 16;
+const ROUNDS = 2;
+
+/**
+ * 1. Overhead: the same payment write over HTTP with and without the guard, a new key per
+ * request. tRPC plugin (completion folded into the payment's transaction) and fetch wrapper,
+ * each against its own unguarded twin.
+ */
+export const overhead: Scenario = {
+  name: 'overhead',
+  title: '1. Overhead of the guard (new key per request)',
+  async run(ctx): Promise<ScenarioResult> {
+    const server = await startBenchServer({ databaseUrl: ctx.pg.url });
+    try {
+      const load = (path: string) => ({
+        url: server.url,
+        path,
+        body: PAY_BODY,
+        connections: CONNECTIONS,
+        durationSec: ctx.measureSec,
+        warmupSec: ctx.warmupSec,
+        key: () => randomUUID(),
+      });
+      const results = await runInterleaved(
+        [
+          { name: 'tRPC unguarded', load: load('/trpc/pay.plain') },
+          { name: 'tRPC + idempotency plugin', load: load('/trpc/pay.guarded') },
+          { name: 'fetch unguarded', load: load('/fetch/plain') },
+          { name: 'fetch + withIdempotency', load: load('/fetch/guarded') },
+        ],
+        ROUNDS,
+      );
+      const get = (name: string) => results.get(name)!;
+      const rows = [
+        { ...rowFromLoad('tRPC unguarded', get('tRPC unguarded')), baseline: true },
+        rowFromLoad('tRPC + idempotency plugin', get('tRPC + idempotency plugin')),
+        rowFromLoad('fetch unguarded', get('fetch unguarded')),
+        {
+          ...rowFromLoad('fetch + withIdempotency', get('fetch + withIdempotency')),
+          comparedTo: 'fetch unguarded',
+        },
+      ];
+      const trpcRatio =
+        get('tRPC + idempotency plugin').throughput / get('tRPC unguarded').throughput;
+      const fetchRatio =
+        get('fetch + withIdempotency').throughput / get('fetch unguarded').throughput;
+      const extraMs =
+        get('tRPC + idempotency plugin').latency.median - get('tRPC unguarded').latency.median;
+      return {
+        name: this.name,
+        title: this.title,
+        settings: {
+          connections: CONNECTIONS,
+          rounds: ROUNDS,
+          measureSec: ctx.measureSec,
+          warmupSec: ctx.warmupSec,
+        },
+        rows,
+        goals: [
+          {
+            goal: 'guarded tRPC throughput >= 0.85 x unguarded',
+            met: trpcRatio >= 0.85,
+            detail: `Measured ${round(trpcRatio)}x (fetch wrapper: ${round(fetchRatio)}x of its unguarded twin).`,
+          },
+        ],
+        notes: [
+          'Unguarded: 1 durable commit per request (payment + outbox job + NOTIFY). Guarded: 2 durable commits ' +
+            '(the reservation INSERT commits on its own so a concurrent retry sees it; the completion UPDATE rides ' +
+            'in the payment transaction via `ctx.idempotency.complete(tx, ...)`). So the physical floor is one extra ' +
+            'fsync-ed commit per request; with group commit under concurrency it costs less than a second full write.',
+          `The guard added ${round(extraMs)} ms to the median here; ratios near the floor mean the library adds ` +
+            'little beyond that one write.',
+        ],
+      };
+    } finally {
+      await server.stop();
+    }
+  },
+};

@@ -1,0 +1,74 @@
+// The server under test, run as its own process: `node --import tsx bench/src/servers/main.ts`.
+// env: PORT, DATABASE_URL, DB_POOL_MAX (default 20), REDIS_URL (optional: peer routes).
+import http from 'node:http';
+import { createDatabaseClient, requireDatabaseUrl } from '@once/db';
+import { createIdempotency } from '@once/idempotency';
+import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { createGuardedFetchHandler, createPlainFetchHandler } from './fetch-routes.ts';
+import type { Transaction } from './payment-write.ts';
+import { createNodeIdempotencyHandler, createPowertoolsHandler } from './peer-routes.ts';
+import { createTrpcHandler } from './trpc-routes.ts';
+
+type FetchHandler = (request: Request) => Promise<Response>;
+
+const port = Number(process.env.PORT ?? 0);
+const client = createDatabaseClient(requireDatabaseUrl(), {
+  applicationName: 'once-bench-server',
+  max: Number(process.env.DB_POOL_MAX ?? 20),
+});
+const idempotency = createIdempotency<Transaction>({ store: createDrizzleStore(client.db) });
+const routes = new Map<string, FetchHandler>([
+  ['/fetch/plain', createPlainFetchHandler(client.db)],
+  ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
+]);
+const trpc = createTrpcHandler(client.db, idempotency);
+const closers: (() => Promise<unknown>)[] = [];
+if (process.env.REDIS_URL) {
+  const powertools = await createPowertoolsHandler(client.db, process.env.REDIS_URL);
+  const nodeIdempotency = await createNodeIdempotencyHandler(client.db, process.env.REDIS_URL);
+  routes.set('/peer/powertools', powertools.handler);
+  routes.set('/peer/node-idempotency', nodeIdempotency.handler);
+  closers.push(powertools.close, nodeIdempotency.close);
+}
+
+/** Every variant goes through the same node -> web Request bridge, so the bridge costs all the same. */
+const server = http.createServer(async (req, res) => {
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = `http://127.0.0.1${req.url}`;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string') headers.set(name, value);
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const request = new Request(url, {
+      method: req.method,
+      headers,
+      ...(hasBody ? { body: Buffer.concat(chunks) } : {}),
+    });
+    const pathname = new URL(url).pathname;
+    const handler = pathname.startsWith('/trpc/') ? trpc : routes.get(pathname);
+    const response = handler ? await handler(request) : new Response('not found', { status: 404 });
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  } catch (error) {
+    // A store outage while the bench restarts Postgres or Redis lands here: the client retries.
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end(String((error as Error).message));
+  }
+});
+server.keepAliveTimeout = 60_000;
+server.listen(port, '127.0.0.1', () => {
+  const address = server.address();
+  console.log(`listening ${typeof address === 'object' && address ? address.port : port}`);
+});
+
+async function shutdown() {
+  server.close();
+  server.closeAllConnections();
+  await Promise.allSettled(closers.map((close) => close()));
+  await client.close();
+  process.exit(0);
+}
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);

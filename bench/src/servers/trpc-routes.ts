@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '@once/db';
+import type { Idempotency } from '@once/idempotency';
+import {
+  createIdempotencyPlugin,
+  type IdempotencyMeta,
+  idempotencyErrorFormatter,
+} from '@once/idempotency/trpc';
+import { initTRPC } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
+
+interface Context {
+  tenantId: string;
+  headers: Headers;
+  resHeaders: Headers;
+}
+
+/**
+ * Two procedures doing the same write: `pay.plain` without a guard (the baseline) and
+ * `pay.guarded` under the idempotency plugin, completing the key inside the payment's own
+ * transaction (one extra row in the same commit, plus the reservation's commit).
+ */
+export function createTrpcHandler(db: Database, idempotency: Idempotency<Transaction>) {
+  const t = initTRPC
+    .context<Context>()
+    .meta<IdempotencyMeta>()
+    .create({ errorFormatter: idempotencyErrorFormatter });
+  const idempotent = createIdempotencyPlugin<Context, Transaction>({
+    idempotency,
+    getTenantId: (ctx) => ctx.tenantId,
+    getRequestHeaders: (ctx) => ctx.headers,
+    getResponseHeaders: (ctx) => ctx.resHeaders,
+  });
+  const router = t.router({
+    pay: t.router({
+      plain: t.procedure
+        .input(parsePayInput)
+        .mutation(({ ctx, input }) =>
+          db.transaction((tx) =>
+            writePayment(tx, input, ctx.headers.get('idempotency-key') ?? randomUUID()),
+          ),
+        ),
+      guarded: t.procedure
+        .meta({ idempotency: { operation: 'bench.pay' } })
+        .concat(idempotent)
+        .input(parsePayInput)
+        .mutation(({ ctx, input }) =>
+          db.transaction(async (tx) => {
+            const result = await writePayment(tx, input, ctx.idempotency.key ?? randomUUID());
+            await ctx.idempotency.complete(tx, result);
+            return result;
+          }),
+        ),
+    }),
+  });
+  return (req: Request) =>
+    fetchRequestHandler({
+      endpoint: '/trpc',
+      req,
+      router,
+      createContext: ({ req, resHeaders }) => ({
+        tenantId: BENCH_TENANT,
+        headers: req.headers,
+        resHeaders,
+      }),
+    });
+}
