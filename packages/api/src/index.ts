@@ -1,6 +1,6 @@
 // Public face of @once/api: the router, its types, the context, the shared business
 // functions the REST routes call, and the one error mapping.
-export { authenticateRequest, hashApiKey } from './auth/authenticate.ts';
+export { type AuthenticatedTenant, authenticateRequest, hashApiKey } from './auth/authenticate.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
 export { type Clock, systemClock } from './clock.ts';
 export { type Context, createContext } from './context.ts';
@@ -18,6 +18,13 @@ export {
   isCheckoutError,
 } from './errors/checkout-error.ts';
 export { checkoutProblemResponse, toTRPCError } from './errors/to-transport-error.ts';
+export {
+  type ApplyOutcome,
+  applyProcessorEvent,
+  handledProcessorEventTypes,
+  type ProcessorPaymentIntentEvent,
+} from './payments/apply-processor-event.ts';
+export { resolveEventTenant } from './payments/resolve-event-tenant.ts';
 export {
   type AppRouter,
   appRouter,

@@ -1,0 +1,7 @@
+import { createPaymentsPostHandler } from '@/server/payments-api';
+import { getWebRuntime } from '@/server/runtime';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+export const POST = createPaymentsPostHandler(getWebRuntime);

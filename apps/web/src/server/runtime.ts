@@ -1,0 +1,81 @@
+import { type ApiDependencies, createApiDependencies } from '@once/api';
+import {
+  createDatabaseClient,
+  type DatabaseClient,
+  requireDatabaseUrl,
+  runMigrations,
+} from '@once/db';
+import { seedDemoData } from '@once/db/seed';
+
+/** What the route handlers share in one web process. */
+export interface WebRuntime {
+  client: DatabaseClient;
+  deps: ApiDependencies;
+  /** PROCESSOR_WEBHOOK_SECRET; undefined refuses every webhook (503). */
+  webhookSecret: string | undefined;
+}
+
+/** Reads the process contract (BRIEF: DATABASE_URL, SESSION_SECRET, PROCESSOR_WEBHOOK_SECRET, ONCE_SEED_DEMO). */
+export function readWebEnv(env: Record<string, string | undefined> = process.env) {
+  const sessionSecret = env.SESSION_SECRET;
+  if (!sessionSecret) {
+    throw new Error('SESSION_SECRET is not set (the demo uses once-demo-session-secret)');
+  }
+  const seedDemo = env.ONCE_SEED_DEMO !== '0';
+  return {
+    databaseUrl: requireDatabaseUrl(env as NodeJS.ProcessEnv),
+    sessionSecret,
+    webhookSecret: env.PROCESSOR_WEBHOOK_SECRET || undefined,
+    seedDemo,
+    // Picking a demo tenant without a credential only makes sense where demo data exists.
+    allowDemoLogin: seedDemo && env.ONCE_DEMO_LOGIN !== '0',
+  };
+}
+
+/**
+ * Builds the runtime: migrations (advisory-locked, safe with several web processes), the demo
+ * seed unless ONCE_SEED_DEMO=0, one pooled client, the API's dependencies.
+ */
+export async function startWebRuntime(
+  env: Record<string, string | undefined> = process.env,
+): Promise<WebRuntime> {
+  const config = readWebEnv(env);
+  await runMigrations(config.databaseUrl);
+  const client = createDatabaseClient(config.databaseUrl, {
+    applicationName: 'once-web',
+    max: 20,
+  });
+  if (config.seedDemo) await seedDemoData(client.db);
+  console.log(
+    `web: database ready (migrations applied${config.seedDemo ? ', demo data seeded' : ''})`,
+  );
+  return {
+    client,
+    deps: createApiDependencies({
+      db: client.db,
+      sessionSecret: config.sessionSecret,
+      allowDemoLogin: config.allowDemoLogin,
+    }),
+    webhookSecret: config.webhookSecret,
+  };
+}
+
+// On globalThis, so Next's dev-mode module reloading does not open a pool per reload.
+const holder = globalThis as typeof globalThis & { __onceWebRuntime?: Promise<WebRuntime> };
+
+/**
+ * The process's runtime, started on first use. A failed start (database down) is not
+ * cached: the next request tries again.
+ *
+ * @example
+ * const { deps } = await getWebRuntime();
+ */
+export function getWebRuntime(): Promise<WebRuntime> {
+  if (!holder.__onceWebRuntime) {
+    holder.__onceWebRuntime = startWebRuntime().catch((error: unknown) => {
+      holder.__onceWebRuntime = undefined;
+      throw error;
+    });
+  }
+  return holder.__onceWebRuntime;
+}

@@ -1,0 +1,30 @@
+import { createHealthHandler } from '../health.ts';
+import { createPaymentGetHandler, createPaymentsPostHandler } from '../payments-api.ts';
+import { createProcessorWebhookHandler } from '../processor-webhook.ts';
+import type { WebRuntime } from '../runtime.ts';
+import { createTrpcHandler } from '../trpc-handler.ts';
+
+/**
+ * The same handlers `app/api/**\/route.ts` export, dispatched by path the way Next's router
+ * would, for tests that serve them over real HTTP without starting Next.
+ */
+export function webApiRoutes(getRuntime: () => Promise<WebRuntime>) {
+  const trpc = createTrpcHandler(getRuntime);
+  const postPayment = createPaymentsPostHandler(getRuntime);
+  const getPayment = createPaymentGetHandler(getRuntime);
+  const webhook = createProcessorWebhookHandler(getRuntime);
+  const health = createHealthHandler(getRuntime);
+  return async (request: Request): Promise<Response> => {
+    const { pathname } = new URL(request.url);
+    if (pathname.startsWith('/api/trpc/')) return trpc(request);
+    if (pathname === '/api/health' && request.method === 'GET') return health();
+    if (pathname === '/api/v1/payments' && request.method === 'POST') return postPayment(request);
+    const payment = /^\/api\/v1\/payments\/([^/]+)$/.exec(pathname);
+    if (payment && request.method === 'GET') {
+      return getPayment(request, decodeURIComponent(payment[1]!));
+    }
+    if (pathname === '/api/webhooks/processor' && request.method === 'POST')
+      return webhook(request);
+    return new Response('not found', { status: 404 });
+  };
+}
