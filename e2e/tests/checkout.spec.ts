@@ -1,0 +1,160 @@
+import { expect, test } from '@playwright/test';
+import type { RunningSystem } from '../../scripts/system/start-system.ts';
+import {
+  checkoutState,
+  fillCart,
+  PAY_ROUTE,
+  readShown,
+  recordPayRequests,
+  signIn,
+  waitForTerminal,
+} from '../support/checkout-page.ts';
+import { expectInvariant } from '../support/invariant.ts';
+import { startTestSystem } from '../support/system.ts';
+
+// One system for the browser-side chaos of a single checkout: each test has its own
+// browser context (own cookies, own sessionStorage), so its own intents and keys.
+let system: RunningSystem;
+
+test.beforeAll(async () => {
+  system = await startTestSystem();
+});
+
+test.afterAll(async () => {
+  await system?.stop();
+});
+
+test('golden path: a 4242 card is charged once and the page says so', async ({ page }) => {
+  const sent = recordPayRequests(page);
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_sre: 1, bookmark: 2 }, '4242424242424242');
+  await page.getByTestId('pay').click();
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('succeeded');
+  expect(shown.replayedNotice).toBe(false);
+  expect(sent.keys).toEqual([shown.idempotencyKey]);
+  await expectInvariant(system, [shown]);
+});
+
+test('a declined card is shown as declined, with the reason, and nothing is charged', async ({
+  page,
+}) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_ddia: 1 }, '4000000000000002');
+  await page.getByTestId('pay').click();
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('declined');
+  await expect(checkoutState(page)).toContainText(/declined/i);
+  await expectInvariant(system, [shown]);
+});
+
+test('insufficient funds is a decline with its own reason', async ({ page }) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_pragprog: 1 }, '4000000000009995');
+  await page.getByTestId('pay').click();
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('declined');
+  await expect(checkoutState(page)).toContainText(/insufficient/i);
+  await expectInvariant(system, [shown]);
+});
+
+test('a double click that gets past the disabled button sends one key: one payment', async ({
+  page,
+}) => {
+  const sent = recordPayRequests(page);
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_sre: 2 });
+  // Two clicks in one task, before React can re-render the button as disabled; the second
+  // also forces the button enabled, so the UI's disabled state cannot be what protects us.
+  await page.getByTestId('pay').evaluate((element) => {
+    const button = element as unknown as { click(): void; disabled: boolean };
+    button.click();
+    button.disabled = false;
+    button.click();
+  });
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('succeeded');
+  expect(sent.keys.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
+  // The second request was answered from the stored response, and the page says so.
+  await expect(page.getByTestId('replayed-notice')).toBeVisible();
+  await expectInvariant(system, [shown]);
+});
+
+test('a lost response is retried with the same key and replayed, not charged again', async ({
+  page,
+}) => {
+  const sent = recordPayRequests(page);
+  let dropped = 0;
+  // The server processes the first request; the browser never sees the answer.
+  await page.route(PAY_ROUTE, async (route) => {
+    if (dropped > 0) return route.continue();
+    dropped++;
+    await route.fetch();
+    await route.abort('connectionreset');
+  });
+  await signIn(page, system.webUrl);
+  await fillCart(page, { bookmark: 3 });
+  await page.getByTestId('pay').click();
+
+  const shown = await waitForTerminal(page);
+  expect(dropped).toBe(1);
+  expect(shown.state).toBe('succeeded');
+  expect(sent.keys.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
+  await expect(page.getByTestId('replayed-notice')).toBeVisible();
+  await expectInvariant(system, [shown]);
+});
+
+test('a reload mid-checkout keeps the intent: paying again reuses the key', async ({ page }) => {
+  const sent = recordPayRequests(page);
+  let processed: () => void = () => {};
+  const firstProcessed = new Promise<void>((resolve) => {
+    processed = resolve;
+  });
+  // The first request reaches the server, then the page is reloaded before the answer.
+  await page.route(PAY_ROUTE, async (route) => {
+    await route.fetch();
+    processed();
+    // Never answered: the reload abandons it.
+  });
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_ddia: 1, bookmark: 1 });
+  await page.getByTestId('pay').click();
+  await firstProcessed;
+  const keyBeforeReload = await checkoutState(page).getAttribute('data-idempotency-key');
+  expect(keyBeforeReload).toBeTruthy();
+
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.reload();
+  await expect(page.getByTestId('unfinished-intent')).toContainText(keyBeforeReload!);
+  await expect(page.getByTestId('quantity-book_ddia')).toHaveValue('1');
+  await page.getByTestId('pay').click();
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('succeeded');
+  expect(shown.idempotencyKey).toBe(keyBeforeReload);
+  expect(new Set(sent.keys)).toEqual(new Set([keyBeforeReload]));
+  await expect(page.getByTestId('replayed-notice')).toBeVisible();
+  await expectInvariant(system, [shown]);
+});
+
+test('a finished payment ends the intent: the next purchase gets a new key', async ({ page }) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { bookmark: 1 });
+  await page.getByTestId('pay').click();
+  const first = await waitForTerminal(page);
+  await page.getByTestId('new-purchase').click();
+  await expect(checkoutState(page)).toHaveAttribute('data-state', 'idle');
+  await page.getByTestId('pay').click();
+  const second = await waitForTerminal(page);
+
+  expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
+  expect(second.paymentId).not.toBe(first.paymentId);
+  expect((await readShown(page)).state).toBe('succeeded');
+  await expectInvariant(system, [first, second]);
+});

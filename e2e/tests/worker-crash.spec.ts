@@ -1,0 +1,79 @@
+import { expect, test } from '@playwright/test';
+import postgres from 'postgres';
+import type { RunningSystem } from '../../scripts/system/start-system.ts';
+import {
+  checkoutState,
+  fillCart,
+  type ShownCheckout,
+  signIn,
+  waitForTerminal,
+} from '../support/checkout-page.ts';
+import { expectInvariant } from '../support/invariant.ts';
+import { processorAdmin } from '../support/processor-admin.ts';
+import { startTestSystem } from '../support/system.ts';
+
+let system: RunningSystem;
+
+test.beforeAll(async () => {
+  // A short lease, so the restarted worker takes over the dead one's jobs soon.
+  system = await startTestSystem({ env: { WORKER_LEASE_MS: '2000' } });
+});
+
+test.afterAll(async () => {
+  await system?.stop();
+});
+
+test('a worker SIGKILLed mid-charge and restarted: every checkout converges, charged once', async ({
+  browser,
+}) => {
+  // The processor charges, then holds the answer: the worker dies with the charge made
+  // and the outcome unrecorded, the worst moment for it.
+  await processorAdmin(system.processorUrl).armFault({
+    account: 'acct_tenant_a',
+    kind: 'delay',
+    when: 'after_charge',
+    delay_ms: 4_000,
+    method: 'POST',
+    path_prefix: '/v1/payment_intents',
+    count: 3,
+  });
+
+  const carts: { cart: Record<string, number>; card: string }[] = [
+    { cart: { book_sre: 1 }, card: '4242424242424242' },
+    { cart: { bookmark: 2 }, card: '4242424242424242' },
+    { cart: { book_ddia: 1 }, card: '4000000000000002' },
+  ];
+  const pages = await Promise.all(carts.map(async () => (await browser.newContext()).newPage()));
+  for (const [i, page] of pages.entries()) {
+    await signIn(page, system.webUrl);
+    await fillCart(page, carts[i]!.cart, carts[i]!.card);
+    await page.getByTestId('pay').click();
+  }
+  for (const page of pages) {
+    await expect(checkoutState(page)).toHaveAttribute('data-state', 'processing');
+  }
+
+  // Kill the worker while it holds a job (the processor is still sitting on the answer).
+  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    await expect
+      .poll(
+        async () =>
+          (await sql`select count(*)::int as n from outbox_jobs where status = 'running'`)[0]!.n,
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBeGreaterThan(0);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  await system.supervisor.kill('worker-1');
+  await system.startWorker(0);
+
+  const shown: ShownCheckout[] = [];
+  for (const page of pages) shown.push(await waitForTerminal(page));
+  expect(shown.map((s) => s.state)).toEqual(['succeeded', 'succeeded', 'declined']);
+  await expectInvariant(system, shown);
+  await Promise.all(pages.map((page) => page.context().close()));
+});
