@@ -7,6 +7,8 @@ export interface ProcessorConfig {
   adminToken: string;
   /** First webhook retry delay (doubles per attempt). */
   webhookBackoffMs: number;
+  /** Idempotency-key lease (renewed while a request runs); after a crash, retries wait this long. */
+  idempotencyLeaseMs: number;
 }
 
 /**
@@ -27,5 +29,6 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     webhookSecret: env.PROCESSOR_WEBHOOK_SECRET ?? 'whsec_once_demo',
     adminToken: env.PROCESSOR_ADMIN_TOKEN ?? 'once-admin',
     webhookBackoffMs: Number(env.PROCESSOR_WEBHOOK_BACKOFF_MS ?? 1_000),
+    idempotencyLeaseMs: Number(env.PROCESSOR_IDEMPOTENCY_LEASE_MS ?? 30_000),
   };
 }

@@ -17,6 +17,7 @@ beforeAll(async () => {
     webhookSecret: 'whsec_test',
     adminToken: 'once-admin',
     webhookBackoffMs: 60_000,
+    idempotencyLeaseMs: 30_000,
     log: () => {},
   });
 });

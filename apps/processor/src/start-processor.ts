@@ -32,7 +32,7 @@ export async function startProcessor(
 
   const app = createProcessorApp({
     db: client.db,
-    idempotentMutation: createStripeIdempotency(client.db),
+    idempotentMutation: createStripeIdempotency(client.db, { leaseMs: config.idempotencyLeaseMs }),
     adminToken: config.adminToken,
     log,
   });

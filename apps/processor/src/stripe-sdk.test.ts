@@ -19,6 +19,7 @@ beforeAll(async () => {
     webhookSecret: 'whsec_test',
     adminToken: 'once-admin',
     webhookBackoffMs: 60_000,
+    idempotencyLeaseMs: 30_000,
     log: (line) => {
       lines.push(line);
       if (process.env.PROC_DEBUG) console.log(line);

@@ -25,10 +25,13 @@ const REPLAY_HEADERS = ['content-type'];
  * @example
  * const idempotentMutation = createStripeIdempotency(db);
  */
-export function createStripeIdempotency(db: ProcessorDatabase): IdempotentMutation {
+export function createStripeIdempotency(
+  db: ProcessorDatabase,
+  options: { leaseMs?: number } = {},
+): IdempotentMutation {
   const idempotency = createIdempotency({
     store: createDrizzleStore(db),
-    defaults: { ttlMs: 24 * 60 * 60 * 1000, leaseMs: 30_000 },
+    defaults: { ttlMs: 24 * 60 * 60 * 1000, leaseMs: options.leaseMs ?? 30_000 },
   });
   return async (request, scope, run) => {
     // The route has already read the body into `scope.params`; the wrapper gets a

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import type Stripe from 'stripe';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { adminClient } from './testing/admin-client.ts';
+import { formPost } from './testing/form-post.ts';
+import { createProcessorTestDatabase } from './testing/processor-database.ts';
+import { type SpawnedProcessor, spawnProcessor } from './testing/spawn-processor.ts';
+import { stripeClient } from './testing/stripe-client.ts';
+
+let database: Awaited<ReturnType<typeof createProcessorTestDatabase>>;
+let processor: SpawnedProcessor;
+const env = () => ({
+  PROCESSOR_DATABASE_URL: database.url,
+  PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/unused',
+  PROCESSOR_WEBHOOK_BACKOFF_MS: '60000',
+  PROCESSOR_IDEMPOTENCY_LEASE_MS: '1500',
+});
+
+beforeAll(async () => {
+  database = await createProcessorTestDatabase('faults');
+  processor = await spawnProcessor(env());
+}, 60_000);
+
+afterAll(async () => {
+  await processor?.stop();
+  await database?.drop();
+});
+
+const admin = () => adminClient(processor.url);
+beforeEach(async () => {
+  await admin().clearFaults();
+});
+
+const payParams = (order: string): Stripe.PaymentIntentCreateParams => ({
+  amount: 4200,
+  currency: 'usd',
+  payment_method: 'pm_card_visa',
+  confirm: true,
+  metadata: { order },
+});
+
+/** Sends the same request again until it is a replay: proves the first attempt has finished. */
+async function settledReplay(key: string, order: string) {
+  const body = `amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=${order}`;
+  for (let i = 0; i < 100; i++) {
+    const r = await formPost(processor.url, '/v1/payment_intents', body, { idempotencyKey: key });
+    if (r.status === 200 && r.replayed) return r;
+    expect(r.status, JSON.stringify(r.json)).toBe(409);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('the first attempt never finished');
+}
+
+describe('fault injection, with the official SDK retrying (processor as a child process)', () => {
+  it('charge_then_drop: the charge commits, the socket dies, the SDK retry gets the stored result', async () => {
+    await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'charge_then_drop',
+      method: 'POST',
+      path_prefix: '/v1/payment_intents',
+    });
+    const key = randomUUID();
+    const intent = await stripeClient(processor.url, 'sk_test_tenant_a').paymentIntents.create(
+      payParams('drop'),
+      { idempotencyKey: key },
+    );
+    expect(intent.status).toBe('succeeded');
+    expect(intent.lastResponse.headers['idempotent-replayed']).toBe('true');
+    const ledger = await admin().ledger({ idempotency_key: key });
+    expect(ledger.charge_count).toBe(1);
+    expect(ledger.data[0]!.payment_intent).toBe(intent.id);
+    expect(processor.output.join('\n')).toContain('fault charge_then_drop');
+  });
+
+  it('fail_after_charge: 500 after the commit; the SDK retry gets the stored success', async () => {
+    await admin().armFault({ account: 'acct_tenant_a', kind: 'fail_after_charge', method: 'POST' });
+    const key = randomUUID();
+    const intent = await stripeClient(processor.url, 'sk_test_tenant_a').paymentIntents.create(
+      payParams('after'),
+      { idempotencyKey: key },
+    );
+    expect(intent.lastResponse.headers['idempotent-replayed']).toBe('true');
+    const ledger = await admin().ledger({ idempotency_key: key });
+    expect(ledger.charge_count).toBe(1);
+    expect(ledger.data[0]!.payment_intent).toBe(intent.id);
+  });
+
+  it('fail_before_charge: 500 with nothing charged; a retry runs for real, once', async () => {
+    await admin().armFault({ account: 'acct_tenant_a', kind: 'fail_before_charge', count: 1 });
+    const key = randomUUID();
+    const body = 'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true';
+    const failed = await formPost(processor.url, '/v1/payment_intents', body, {
+      idempotencyKey: key,
+    });
+    expect(failed.status).toBe(500);
+    expect(failed.json.error.type).toBe('api_error');
+    expect((await admin().ledger({ idempotency_key: key })).charge_count).toBe(0);
+    const retried = await formPost(processor.url, '/v1/payment_intents', body, {
+      idempotencyKey: key,
+    });
+    expect(retried).toMatchObject({ status: 200, replayed: false });
+    expect((await admin().ledger({ idempotency_key: key })).charge_count).toBe(1);
+  });
+
+  it('fail_before_charge on every SDK attempt: the SDK gives up and nothing was charged', async () => {
+    await admin().armFault({ account: 'acct_tenant_a', kind: 'fail_before_charge', count: 3 });
+    const key = randomUUID();
+    await expect(
+      stripeClient(processor.url, 'sk_test_tenant_a').paymentIntents.create(payParams('before'), {
+        idempotencyKey: key,
+      }),
+    ).rejects.toMatchObject({ statusCode: 500, type: 'StripeAPIError' });
+    expect((await admin().ledger({ idempotency_key: key })).charge_count).toBe(0);
+    expect((await admin().listFaults('acct_tenant_a')).data).toEqual([]);
+  });
+
+  it.each(['before_charge', 'after_charge'] as const)(
+    'delay %s past the client timeout: whatever the SDK saw, the key charged exactly once',
+    async (when) => {
+      await admin().armFault({ account: 'acct_tenant_a', kind: 'delay', delay_ms: 2500, when });
+      const key = randomUUID();
+      const order = `delay-${when}`;
+      const outcome = await stripeClient(processor.url, 'sk_test_tenant_a', { timeout: 1000 })
+        .paymentIntents.create(payParams(order), { idempotencyKey: key })
+        .then(
+          (intent) => ({ intent }),
+          (error: unknown) => ({ error }),
+        );
+      const replay = await settledReplay(key, order);
+      const ledger = await admin().ledger({ idempotency_key: key });
+      expect(ledger.charge_count).toBe(1);
+      expect(ledger.data[0]!.payment_intent).toBe(replay.json.id);
+      if ('intent' in outcome) expect(outcome.intent.id).toBe(replay.json.id);
+    },
+  );
+
+  it('GET /admin/faults lists armed faults; DELETE disarms them', async () => {
+    await admin().armFault({ account: 'acct_tenant_b', kind: 'fail_before_charge', count: 5 });
+    const listed = await admin().listFaults('acct_tenant_b');
+    expect(listed.data).toMatchObject([
+      { kind: 'fail_before_charge', remaining: 5, account: 'acct_tenant_b' },
+    ]);
+    // Faults are per account: tenant A is unaffected.
+    const a = await formPost(processor.url, '/v1/payment_intents', 'amount=100&currency=usd');
+    expect(a.status).toBe(200);
+    await admin().clearFaults();
+    expect((await admin().listFaults()).data).toEqual([]);
+    const b = await formPost(processor.url, '/v1/payment_intents', 'amount=100&currency=usd', {
+      secretKey: 'sk_test_tenant_b',
+    });
+    expect(b.status).toBe(200);
+  });
+});
+
+describe('crashes lose nothing committed', () => {
+  it('SIGKILL mid-request: committed charges survive, and the in-flight key charges exactly once after restart', async () => {
+    const committedKey = randomUUID();
+    const committed = await formPost(
+      processor.url,
+      '/v1/payment_intents',
+      'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash',
+      { idempotencyKey: committedKey },
+    );
+    expect(committed.status).toBe(200);
+
+    await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'delay',
+      delay_ms: 20_000,
+      when: 'before_charge',
+    });
+    const inFlightKey = randomUUID();
+    const inFlight = formPost(
+      processor.url,
+      '/v1/payment_intents',
+      'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash',
+      { idempotencyKey: inFlightKey },
+    ).catch((error: unknown) => error);
+    // Wait until the request holds its key (a retry now sees it in use), then crash.
+    for (;;) {
+      const probe = await formPost(
+        processor.url,
+        '/v1/payment_intents',
+        'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash',
+        { idempotencyKey: inFlightKey },
+      );
+      if (probe.status === 409) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await processor.kill();
+    expect(await inFlight).toBeInstanceOf(Error);
+
+    processor = await spawnProcessor(env());
+    await admin().clearFaults();
+    expect((await admin().ledger({ idempotency_key: committedKey })).charge_count).toBe(1);
+    expect((await admin().ledger({ idempotency_key: inFlightKey })).charge_count).toBe(0);
+    // The dead attempt's lease runs out; the retry then runs once and later ones replay.
+    const body =
+      'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash';
+    let first: Awaited<ReturnType<typeof formPost>> | undefined;
+    for (let i = 0; i < 100 && !first; i++) {
+      const r = await formPost(processor.url, '/v1/payment_intents', body, {
+        idempotencyKey: inFlightKey,
+      });
+      if (r.status === 200) first = r;
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(first).toMatchObject({ status: 200, replayed: false });
+    const again = await formPost(processor.url, '/v1/payment_intents', body, {
+      idempotencyKey: inFlightKey,
+    });
+    expect(again).toMatchObject({ status: 200, replayed: true });
+    expect((await admin().ledger({ idempotency_key: inFlightKey })).charge_count).toBe(1);
+  }, 60_000);
+
+  it('SIGTERM exits 0', async () => {
+    const code = await processor.stop();
+    expect(code).toBe(0);
+    processor = await spawnProcessor(env());
+  }, 30_000);
+});
