@@ -52,6 +52,7 @@ describe('checkout.pay', () => {
         { productId: 'bookmark', quantity: 1 },
       ],
       customerEmail: 'ada@example.com',
+      paymentMethod: 'pm_card_chargeDeclined',
     });
     expect(result).toMatchObject({ status: 'processing', amount: 2 * 3999 + 299, currency: 'usd' });
     expect(result.lines).toEqual([
@@ -81,6 +82,11 @@ describe('checkout.pay', () => {
       kind: 'charge_payment',
       status: 'pending',
       downstream_key: `once_pay_${result.paymentId}`,
+    });
+    expect(jobs[0]!.payload).toEqual({
+      amount: 8297,
+      currency: 'usd',
+      paymentMethod: 'pm_card_chargeDeclined',
     });
     const [stored] = await sql`select * from idempotency_keys where key = ${key}`;
     expect(stored).toMatchObject({
@@ -137,6 +143,10 @@ describe('checkout.pay', () => {
     ['unknown_product', { lines: [{ productId: 'espresso_beans', quantity: 1 }] }],
     ['invalid_input', { lines: [{ productId: 'book_sre', quantity: 1.5 }] }],
     ['invalid_input', { lines: [{ productId: 'book_sre', quantity: 1 }], customerEmail: 'nope' }],
+    [
+      'invalid_input',
+      { lines: [{ productId: 'book_sre', quantity: 1 }], paymentMethod: '4242 4242' },
+    ],
   ])('refuses %s with a stable code and writes nothing', async (code, input) => {
     const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
     expect(await codeOf(api.checkout.pay(input as never))).toEqual({ code, trpc: 'BAD_REQUEST' });

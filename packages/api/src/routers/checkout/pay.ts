@@ -74,7 +74,12 @@ export async function pay({
       kind: 'charge_payment',
       paymentId,
       downstreamKey,
-      payload: { amount: cart.amount, currency: cart.currency },
+      // The worker reads `paymentMethod`; amount and currency are for operators reading jobs.
+      payload: {
+        amount: cart.amount,
+        currency: cart.currency,
+        ...(input.paymentMethod ? { paymentMethod: input.paymentMethod } : {}),
+      },
     });
     // NOTIFY is transactional: listeners hear it only if this commits.
     await tx.execute(

@@ -15,6 +15,14 @@ export const payInput = z.object({
     )
     .max(50),
   customerEmail: z.email().max(254).optional(),
+  /**
+   * A processor payment method id (test mode: `pm_card_visa`, `pm_card_chargeDeclined`, ...),
+   * as a card form would hand it over. Omitted: the worker's default test card.
+   */
+  paymentMethod: z
+    .string()
+    .regex(/^pm_[A-Za-z0-9_]{1,96}$/)
+    .optional(),
 });
 export type PayInput = z.infer<typeof payInput>;
 
