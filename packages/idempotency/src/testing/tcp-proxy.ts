@@ -15,6 +15,7 @@ export interface TcpProxy {
 }
 
 // The statement text sits between a length/name byte and its NUL terminator.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: wire protocol bytes are control characters.
 const COMMIT_MESSAGE = /[\x00-\x1f]commit\s*;?\x00/i;
 
 export async function startTcpProxy(upstreamHost: string, upstreamPort: number): Promise<TcpProxy> {
