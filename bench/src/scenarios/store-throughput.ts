@@ -11,17 +11,26 @@ const LEVELS = [1, 2, 4, 8, 16];
 const RESPONSE: StoredResponse = { status: 200, headers: {}, body: '{"ok":true}' };
 
 /**
- * Runs `op` from `concurrency` loops for `seconds`, returning every latency (ms) and ops/s.
- * Shared with the retention scenario.
+ * Runs `op` from `concurrency` loops for `seconds` (or until `stop` resolves), returning every
+ * latency (ms) and ops/s. Shared with the retention scenario.
  */
-export async function closedLoop(concurrency: number, seconds: number, op: () => Promise<unknown>) {
+export async function closedLoop(
+  concurrency: number,
+  seconds: number,
+  op: () => Promise<unknown>,
+  stop?: Promise<unknown>,
+) {
   const samples: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   let failures = 0;
+  let stopped = false;
+  stop?.finally(() => {
+    stopped = true;
+  });
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
+      while (performance.now() < deadline && !stopped) {
         const t0 = performance.now();
         try {
           await op();
