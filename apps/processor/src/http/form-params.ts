@@ -13,11 +13,14 @@ export function parseFormParams(encoded: string): FormParams {
   const root: Node = {};
   for (const [rawKey, value] of new URLSearchParams(encoded)) {
     const path = splitKey(rawKey);
-    if (path.length === 0) continue;
+    // Such keys would write through to Object.prototype (prototype pollution).
+    if (path.length === 0 || path.some((segment) => FORBIDDEN_KEYS.has(segment))) continue;
     assign(root, path, value);
   }
   return normalizeArrays(root) as FormParams;
 }
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 function splitKey(key: string): string[] {
   const first = key.indexOf('[');
