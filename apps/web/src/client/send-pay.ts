@@ -9,12 +9,6 @@ export type PayInput = RouterInputs['checkout']['pay'];
 export type PayResult = RouterOutputs['checkout']['pay'];
 
 /**
- * What the checkout sends. `paymentMethod` names a Stripe test PaymentMethod
- * (`pm_card_visa`, ...); the worker charges it.
- */
-export type CheckoutPayInput = PayInput & { paymentMethod?: string };
-
-/**
  * Sends ONE `checkout.pay` request with the intent's Idempotency-Key and reads back
  * whether the server replayed a stored answer.
  *
@@ -26,7 +20,7 @@ export async function sendPay(options: {
   client: OnceClient;
   recorder: ResponseHeaderRecorder;
   key: string;
-  input: CheckoutPayInput;
+  input: PayInput;
 }): Promise<PayAttempt<PayResult>> {
   const attemptId = newIdempotencyKey();
   try {

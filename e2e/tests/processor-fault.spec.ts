@@ -1,0 +1,83 @@
+import { expect, test } from '@playwright/test';
+import type { RunningSystem } from '../../scripts/system/start-system.ts';
+import {
+  checkoutState,
+  fillCart,
+  PAY_ROUTE,
+  recordPayRequests,
+  signIn,
+  waitForTerminal,
+} from '../support/checkout-page.ts';
+import { expectInvariant } from '../support/invariant.ts';
+import { processorAdmin } from '../support/processor-admin.ts';
+import { startTestSystem } from '../support/system.ts';
+
+let system: RunningSystem;
+
+test.beforeAll(async () => {
+  system = await startTestSystem();
+});
+
+test.afterAll(async () => {
+  await system?.stop();
+});
+
+test.afterEach(async () => {
+  await processorAdmin(system.processorUrl).clearFaults();
+});
+
+for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
+  test(`the processor charges, then ${kind === 'charge_then_drop' ? 'drops the connection' : 'answers 5xx'}: still one charge`, async ({
+    page,
+  }) => {
+    // The worker's first call charges the card but never learns it; its retry carries the
+    // same downstream key, so the processor replays instead of charging again.
+    await processorAdmin(system.processorUrl).armFault({
+      account: 'acct_tenant_a',
+      kind,
+      method: 'POST',
+      path_prefix: '/v1/payment_intents',
+      count: 1,
+    });
+    await signIn(page, system.webUrl);
+    await fillCart(page, { book_sre: 1 });
+    await page.getByTestId('pay').click();
+
+    const shown = await waitForTerminal(page);
+    expect(shown.state).toBe('succeeded');
+    await expectInvariant(system, [shown]);
+  });
+}
+
+test('a key reused for a different cart is refused (422) and the user can start a new payment', async ({
+  page,
+}) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { bookmark: 1 });
+  await page.getByTestId('pay').click();
+  const first = await waitForTerminal(page);
+  await page.getByTestId('new-purchase').click();
+
+  // A different cart sent under the first checkout's key: what a buggy client would do.
+  const sent = recordPayRequests(page);
+  let rewritten = false;
+  await page.route(PAY_ROUTE, async (route) => {
+    if (rewritten) return route.continue();
+    rewritten = true;
+    await route.continue({
+      headers: { ...route.request().headers(), 'idempotency-key': first.idempotencyKey },
+    });
+  });
+  await fillCart(page, { bookmark: 2 });
+  await page.getByTestId('pay').click();
+  await expect(checkoutState(page)).toHaveAttribute('data-state', 'key_reused');
+  await expect(checkoutState(page)).toContainText(/different cart/i);
+
+  await page.getByTestId('new-payment').click();
+  await page.getByTestId('pay').click();
+  const second = await waitForTerminal(page);
+  expect(second.state).toBe('succeeded');
+  expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
+  expect(sent.keys.length).toBe(2);
+  await expectInvariant(system, [first, second]);
+});
