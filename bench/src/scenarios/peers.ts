@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { startBenchServer } from '../harness/bench-server.ts';
+import { runInterleaved } from '../harness/load.ts';
+import { REDIS_INSTALL_HINT } from '../harness/redis.ts';
+import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
+import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import { sendAll } from '../harness/send.ts';
+import { round } from '../harness/stats.ts';
+
+const CONNECTIONS = 16;
+
+const GUARDS = {
+  ours: { label: 'Once withIdempotency (Postgres)', path: '/fetch/guarded' },
+  oursTrpc: { label: 'Once tRPC plugin (Postgres)', path: '/trpc/pay.guarded' },
+  powertools: { label: '@aws-lambda-powertools/idempotency (Redis)', path: '/peer/powertools' },
+  nodeIdempotency: { label: '@node-idempotency/core (Redis)', path: '/peer/node-idempotency' },
+};
+
+/**
+ * 7. Peers side by side: the same payment write guarded by us (Postgres, completion in the
+ * payment's transaction) and by two Redis-backed peers, same load, same run. Then each guard's
+ * store is restarted after a batch and the same keys are sent again: duplicates counted.
+ */
+export const peers: Scenario = {
+  name: 'peers',
+  title: '7. Peers side by side (same write, same load)',
+  async run(ctx): Promise<ScenarioResult> {
+    const redis = ctx.redis;
+    if (!redis) {
+      ctx.log(REDIS_INSTALL_HINT);
+      return {
+        name: this.name,
+        title: this.title,
+        skipped: REDIS_INSTALL_HINT,
+        settings: {},
+        rows: [],
+        goals: [],
+        notes: [],
+      };
+    }
+    const server = await startBenchServer({ databaseUrl: ctx.pg.url, redisUrl: redis.url });
+    const sql = postgres(ctx.pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const load = (path: string) => ({
+        url: server.url,
+        path,
+        body: PAY_BODY,
+        connections: CONNECTIONS,
+        durationSec: ctx.measureSec,
+        warmupSec: ctx.warmupSec,
+        key: () => randomUUID(),
+      });
+      const variants = [
+        { name: 'unguarded', load: load('/fetch/plain') },
+        ...Object.values(GUARDS).map((g) => ({ name: g.label, load: load(g.path) })),
+      ];
+      const results = await runInterleaved(variants, 2);
+
+      // Durability: a batch, a store restart (no persistence for Redis, as deployed for caches),
+      // the same keys again. Every duplicate is a customer charged twice.
+      const batch = ctx.args.quick ? 50 : 200;
+      const duplicates = new Map<string, number>();
+      const sendBatch = async (guard: { path: string }, keys: string[]) => {
+        const statuses = await sendAll(`${server.url}${guard.path}`, PAY_BODY, keys, {
+          retryUntilMs: 60_000,
+        });
+        const failed = [...statuses.values()].filter((s) => s === 0 || s >= 300).length;
+        if (failed)
+          ctx.log(`${failed} of ${keys.length} requests to ${guard.path} failed after retries`);
+      };
+      const keysOf = (name: string) =>
+        Array.from({ length: batch }, () => `dur-${name}-${randomUUID()}`);
+      const peerKeys = {
+        powertools: keysOf('powertools'),
+        nodeIdempotency: keysOf('node-idempotency'),
+      };
+      await sendBatch(GUARDS.powertools, peerKeys.powertools);
+      await sendBatch(GUARDS.nodeIdempotency, peerKeys.nodeIdempotency);
+      await redis.restart();
+      ctx.log('redis restarted');
+      await sendBatch(GUARDS.powertools, peerKeys.powertools);
+      await sendBatch(GUARDS.nodeIdempotency, peerKeys.nodeIdempotency);
+      const ourKeys = { ours: keysOf('ours'), oursTrpc: keysOf('ours-trpc') };
+      await sendBatch(GUARDS.ours, ourKeys.ours);
+      await sendBatch(GUARDS.oursTrpc, ourKeys.oursTrpc);
+      await ctx.pg.restart();
+      ctx.log('postgres restarted');
+      await sendBatch(GUARDS.ours, ourKeys.ours);
+      await sendBatch(GUARDS.oursTrpc, ourKeys.oursTrpc);
+      for (const [name, keys] of Object.entries({ ...peerKeys, ...ourKeys })) {
+        const [row] = await sql<{ n: number }[]>`
+          select (count(*) - count(distinct idempotency_key))::int as n from payments where idempotency_key in ${sql(keys)}`;
+        duplicates.set(name, row?.n ?? -1);
+      }
+
+      const rows = [
+        { ...rowFromLoad('unguarded', results.get('unguarded')!), baseline: true },
+        ...Object.entries(GUARDS).map(([name, g]) =>
+          rowFromLoad(g.label, results.get(g.label)!, {
+            [`duplicates after store restart (of ${batch})`]: duplicates.get(name) ?? '',
+          }),
+        ),
+      ];
+      const throughputOf = (g: { label: string }) => results.get(g.label)!.throughput;
+      const goals: GoalResult[] = [
+        ...[GUARDS.powertools, GUARDS.nodeIdempotency].map((peer) => ({
+          goal: `our guarded throughput >= ${peer.label}`,
+          met: throughputOf(GUARDS.ours) >= throughputOf(peer),
+          detail: `withIdempotency ${round(throughputOf(GUARDS.ours))} ops/s, tRPC plugin ${round(throughputOf(GUARDS.oursTrpc))} ops/s, peer ${round(throughputOf(peer))} ops/s.`,
+        })),
+        {
+          goal: 'zero duplicate executions after our store (Postgres) restarts',
+          met: duplicates.get('ours') === 0 && duplicates.get('oursTrpc') === 0,
+          detail: `Ours: ${duplicates.get('ours')} + ${duplicates.get('oursTrpc')} duplicates; powertools ${duplicates.get('powertools')}, node-idempotency ${duplicates.get('nodeIdempotency')} of ${batch} re-sent keys.`,
+        },
+      ];
+      return {
+        name: this.name,
+        title: this.title,
+        settings: {
+          connections: CONNECTIONS,
+          rounds: 2,
+          measureSec: ctx.measureSec,
+          durabilityBatch: batch,
+          redis: "--save '' --appendonly no",
+        },
+        rows,
+        goals,
+        notes: [
+          'Every variant runs the same business transaction on the same Postgres (price, payment, outbox job, NOTIFY). ' +
+            'The peers keep their keys in Redis: a reservation and a completion are two in-memory round trips, no fsync, ' +
+            'and the completion is a separate write after the payment committed (a crash between the two leaves the key ' +
+            'in progress until expiry, or loses it). Ours reserves with one durable commit and completes inside the payment transaction.',
+          'Restart test: the batch is sent, the store is killed and started again (Redis without persistence; Postgres ' +
+            'with fsync on), and the same keys are re-sent (retrying 5xx until the store is back). A duplicate is a second ' +
+            'payment row for one key: a second charge.',
+        ],
+      };
+    } finally {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+    }
+  },
+};
