@@ -55,14 +55,22 @@ export async function chargePayment(
   // 1. What to charge, and with whose key.
   const target = await withDatabaseRetry(() => loadChargeTarget(sql, job), retry);
   if (!target) {
-    await withDatabaseRetry(() => finishJob(sql, job, 'dead', 'payment_not_found'), retry);
-    return { job: 'skipped', reason: 'payment_not_found' };
+    const finished = await withDatabaseRetry(
+      () => finishJob(sql, job, 'dead', 'payment_not_found'),
+      retry,
+    );
+    return finished ? { job: 'skipped', reason: 'payment_not_found' } : { job: 'lease_lost' };
   }
 
   // 2. Nothing to do, or nothing more we are allowed to do.
   if (target.status !== 'processing' && target.status !== 'unknown') {
-    await withDatabaseRetry(() => finishJob(sql, job, 'done', `already_${target.status}`), retry);
-    return { job: 'skipped', reason: `payment_${target.status}` };
+    const finished = await withDatabaseRetry(
+      () => finishJob(sql, job, 'done', `already_${target.status}`),
+      retry,
+    );
+    return finished
+      ? { job: 'skipped', reason: `payment_${target.status}` }
+      : { job: 'lease_lost' };
   }
   if (job.attempts > job.maxAttempts) {
     const outcome: ChargeOutcome = { kind: 'ambiguous', reason: 'lease_expired_on_last_attempt' };

@@ -1,0 +1,187 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const tsx = path.join(repoRoot, 'node_modules/.bin/tsx');
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Every stdout/stderr line so far. */
+  lines: string[];
+  /** Resolves with the first line matching `pattern` (rejects after `timeoutMs`). */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  signal(signal: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL if still alive after 6 s; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+/** A port free right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A fresh, empty database for the processor (it migrates itself at start). */
+export async function createEmptyDatabase(
+  label: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.ONCE_TEST_ADMIN_URL;
+  if (!adminUrl) throw new Error('ONCE_TEST_ADMIN_URL is unset: run tests through vitest');
+  const name = `${label}_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`drop database if exists ${name} with (force)`);
+      await sql.end();
+    },
+  };
+}
+
+/**
+ * Starts `tsx <script>` as a real OS process in its own process group (so signals reach
+ * the node process, not just the tsx wrapper).
+ */
+export function startProcess(
+  script: string,
+  env: Record<string, string>,
+  name: string,
+): RunningProcess {
+  const child = spawn(tsx, [path.join(repoRoot, script)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, FORCE_COLOR: '0' },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line) continue;
+      lines.push(line);
+      if (process.env.ONCE_TEST_VERBOSE)
+        console.log(`${new Date().toISOString()} [${name}] ${line}`);
+      for (const waiter of [...waiters]) {
+        if (waiter.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      if (child.pid) process.kill(-child.pid, sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  return {
+    child,
+    lines,
+    exited,
+    signal,
+    waitForLine(pattern, timeoutMs = 30_000) {
+      const seen = lines.find((line) => pattern.test(line));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${name}: no line matching ${pattern} within ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          pattern,
+          resolve: (line) => {
+            clearTimeout(timer);
+            resolve(line);
+          },
+        });
+      });
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      signal('SIGTERM');
+      const code = await Promise.race([exited, sleep(6_000).then(() => 'timeout' as const)]);
+      if (code === 'timeout') {
+        signal('SIGKILL');
+        return exited;
+      }
+      return code;
+    },
+  };
+}
+
+export interface RunningProcessor extends RunningProcess {
+  url: string;
+}
+
+export async function startProcessorProcess(databaseUrl: string): Promise<RunningProcessor> {
+  const port = await freePort();
+  const processor = startProcess(
+    'apps/processor/src/main.ts',
+    {
+      PORT: String(port),
+      PROCESSOR_DATABASE_URL: databaseUrl,
+      // Nobody listens there: webhooks are not what these tests are about.
+      PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/none',
+      PROCESSOR_WEBHOOK_SECRET: 'whsec_test',
+    },
+    'processor',
+  );
+  await processor.waitForLine(/listening/, 60_000);
+  return { ...processor, url: `http://127.0.0.1:${port}` };
+}
+
+/** Short leases, backoffs and reconcile delays so chaos tests converge in seconds. */
+export const FAST_WORKER_ENV = {
+  WORKER_HEALTH_PORT: '0',
+  WORKER_LEASE_MS: '2000',
+  WORKER_PROCESSOR_TIMEOUT_MS: '1500',
+  WORKER_POLL_INTERVAL_MS: '500',
+  WORKER_BACKOFF_BASE_MS: '100',
+  WORKER_BACKOFF_MAX_MS: '800',
+  WORKER_RECONCILE_INTERVAL_MS: '500',
+  WORKER_RECONCILE_AFTER_MS: '500',
+  WORKER_SWEEP_INTERVAL_MS: '1000',
+  WORKER_REAP_INTERVAL_MS: '5000',
+};
+
+export async function startWorkerProcess(
+  env: Record<string, string>,
+  workerId: string,
+): Promise<RunningProcess> {
+  const worker = startProcess(
+    'apps/worker/src/main.ts',
+    { ...FAST_WORKER_ENV, WORKER_ID: workerId, ...env },
+    workerId,
+  );
+  await worker.waitForLine(/worker\.started/, 60_000);
+  return worker;
+}

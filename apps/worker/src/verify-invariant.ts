@@ -1,0 +1,206 @@
+import postgres from 'postgres';
+
+export interface VerifyInvariantOptions {
+  /** The application's database (payments). */
+  databaseUrl: string;
+  /** The processor's own database (its ledger is the truth about money). */
+  processorDatabaseUrl: string;
+  /**
+   * The system has converged (no more work in flight): nothing may be non-terminal and
+   * every payment's state must equal the ledger's.
+   */
+  converged?: boolean;
+  /** Checkout intents that must each have exactly one payment (chaos tests know them). */
+  expectedCheckouts?: { tenantId: string; idempotencyKey: string }[];
+}
+
+export type ViolationKind =
+  | 'double_charge'
+  | 'duplicate_payment'
+  | 'missing_payment'
+  | 'charge_without_payment'
+  | 'charged_but_not_succeeded'
+  | 'succeeded_without_charge'
+  | 'intent_mismatch'
+  | 'not_converged';
+
+export interface InvariantViolation {
+  kind: ViolationKind;
+  tenantId: string;
+  paymentId?: string;
+  detail: string;
+}
+
+export interface InvariantReport {
+  payments: number;
+  ledgerCharges: number;
+  violations: InvariantViolation[];
+}
+
+interface PaymentRow {
+  tenant_id: string;
+  id: string;
+  status: string;
+  idempotency_key: string;
+  downstream_key: string;
+  processor_payment_intent_id: string | null;
+}
+
+interface LedgerChargeRow {
+  account_id: string;
+  payment_intent_id: string;
+  idempotency_key: string | null;
+  tenant_id: string | null;
+  payment_id: string | null;
+}
+
+/**
+ * Checks DESIGN.md's invariant from the two databases, for every payment:
+ * - the processor's ledger holds at most one charge per payment and per downstream key;
+ * - the app holds exactly one payment per checkout intent (tenant, Idempotency-Key), and
+ *   the ledger holds no charge the app has no payment for;
+ * - a payment the ledger charged is never `declined`/`failed`, and a `succeeded` one was
+ *   charged, with the same PaymentIntent (always, converged or not);
+ * - with `converged`: no payment is `processing`/`unknown`, so states equal the ledger's.
+ *
+ * @example
+ * const report = await verifyInvariant({ databaseUrl, processorDatabaseUrl, converged: true });
+ * if (report.violations.length > 0) process.exitCode = 1;
+ */
+export async function verifyInvariant(options: VerifyInvariantOptions): Promise<InvariantReport> {
+  const app = postgres(options.databaseUrl, { max: 1, onnotice: () => {} });
+  const processor = postgres(options.processorDatabaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const payments = await app<PaymentRow[]>`
+      select tenant_id, id, status, idempotency_key, downstream_key, processor_payment_intent_id
+      from payments`;
+    const charges = await processor<LedgerChargeRow[]>`
+      select account_id, payment_intent_id, idempotency_key,
+             metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
+      from ledger_entries where kind = 'charge'`;
+    return {
+      payments: payments.length,
+      ledgerCharges: charges.length,
+      violations: findViolations(payments, charges, options),
+    };
+  } finally {
+    await Promise.all([app.end({ timeout: 5 }), processor.end({ timeout: 5 })]);
+  }
+}
+
+function findViolations(
+  payments: PaymentRow[],
+  charges: LedgerChargeRow[],
+  options: VerifyInvariantOptions,
+): InvariantViolation[] {
+  const violations: InvariantViolation[] = [];
+  const paymentKey = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
+
+  // At most one charge per downstream key (per processor account).
+  for (const [key, group] of groupBy(
+    charges.filter((c) => c.idempotency_key !== null),
+    (c) => `${c.account_id}\u0000${c.idempotency_key}`,
+  )) {
+    if (group.length > 1) {
+      violations.push({
+        kind: 'double_charge',
+        tenantId: group[0]?.tenant_id ?? group[0]?.account_id ?? '?',
+        paymentId: group[0]?.payment_id ?? undefined,
+        detail: `${group.length} charges with downstream key ${key.split('\u0000')[1]}: ${group.map((c) => c.payment_intent_id).join(', ')}`,
+      });
+    }
+  }
+
+  // Exactly one payment per checkout intent.
+  const byCheckout = groupBy(payments, (p) => `${p.tenant_id}\u0000${p.idempotency_key}`);
+  for (const group of byCheckout.values()) {
+    if (group.length > 1) {
+      violations.push({
+        kind: 'duplicate_payment',
+        tenantId: group[0]!.tenant_id,
+        detail: `${group.length} payments for checkout key ${group[0]!.idempotency_key}: ${group.map((p) => p.id).join(', ')}`,
+      });
+    }
+  }
+  for (const expected of options.expectedCheckouts ?? []) {
+    if (!byCheckout.has(`${expected.tenantId}\u0000${expected.idempotencyKey}`)) {
+      violations.push({
+        kind: 'missing_payment',
+        tenantId: expected.tenantId,
+        detail: `no payment for checkout key ${expected.idempotencyKey}`,
+      });
+    }
+  }
+
+  // Each payment against its charges in the ledger.
+  const chargesByPayment = groupBy(
+    charges.filter((c) => c.tenant_id !== null && c.payment_id !== null),
+    (c) => paymentKey(c.tenant_id!, c.payment_id!),
+  );
+  const known = new Set(payments.map((p) => paymentKey(p.tenant_id, p.id)));
+  for (const [key, group] of chargesByPayment) {
+    if (!known.has(key)) {
+      violations.push({
+        kind: 'charge_without_payment',
+        tenantId: group[0]!.tenant_id!,
+        paymentId: group[0]!.payment_id!,
+        detail: `the ledger charged ${group.length}x a payment the app does not hold`,
+      });
+    }
+  }
+  for (const payment of payments) {
+    const base = { tenantId: payment.tenant_id, paymentId: payment.id };
+    const charged = chargesByPayment.get(paymentKey(payment.tenant_id, payment.id)) ?? [];
+    if (charged.length > 1) {
+      violations.push({
+        ...base,
+        kind: 'double_charge',
+        detail: `${charged.length} charges: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
+      });
+    }
+    if (charged.length > 0 && (payment.status === 'declined' || payment.status === 'failed')) {
+      violations.push({
+        ...base,
+        kind: 'charged_but_not_succeeded',
+        detail: `payment is ${payment.status} but the ledger charged ${charged[0]!.payment_intent_id}`,
+      });
+    }
+    if (charged.length === 0 && payment.status === 'succeeded') {
+      violations.push({
+        ...base,
+        kind: 'succeeded_without_charge',
+        detail: 'no charge in the ledger',
+      });
+    }
+    if (
+      charged.length === 1 &&
+      payment.status === 'succeeded' &&
+      payment.processor_payment_intent_id !== charged[0]!.payment_intent_id
+    ) {
+      violations.push({
+        ...base,
+        kind: 'intent_mismatch',
+        detail: `app says ${payment.processor_payment_intent_id}, ledger says ${charged[0]!.payment_intent_id}`,
+      });
+    }
+    if (options.converged && (payment.status === 'processing' || payment.status === 'unknown')) {
+      violations.push({
+        ...base,
+        kind: 'not_converged',
+        detail: `still ${payment.status}; the ledger holds ${charged.length} charge(s)`,
+      });
+    }
+  }
+  return violations;
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}

@@ -1,0 +1,148 @@
+import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import postgres from 'postgres';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerChargesFor, waitForTerminal } from './test-support/convergence.ts';
+import {
+  createEmptyDatabase,
+  type RunningProcess,
+  type RunningProcessor,
+  startProcessorProcess,
+  startWorkerProcess,
+} from './test-support/processes.ts';
+import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+import { verifyInvariant } from './verify-invariant.ts';
+
+// Workers that die, stall and compete: real OS processes, real signals.
+let app: TestDatabase;
+let processorDb: { url: string; drop(): Promise<void> };
+let processorSql: postgres.Sql;
+let processor: RunningProcessor;
+const workers: RunningProcess[] = [];
+
+async function startWorker(id: string): Promise<RunningProcess> {
+  const worker = await startWorkerProcess(
+    { DATABASE_URL: app.url, PROCESSOR_URL: processor.url },
+    id,
+  );
+  workers.push(worker);
+  return worker;
+}
+
+async function armDelay(delayMs: number, when: 'before_charge' | 'after_charge'): Promise<void> {
+  const response = await fetch(`${processor.url}/admin/faults`, {
+    method: 'POST',
+    headers: { 'x-admin-token': 'once-admin', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      account: 'acct_tenant_a',
+      kind: 'delay',
+      delay_ms: delayMs,
+      when,
+      method: 'POST',
+      path_prefix: '/v1/payment_intents',
+    }),
+  });
+  if (!response.ok) throw new Error(`arming delay: ${response.status}`);
+}
+
+async function expectInvariantHolds(): Promise<void> {
+  const report = await verifyInvariant({
+    databaseUrl: app.url,
+    processorDatabaseUrl: processorDb.url,
+    converged: true,
+  });
+  expect(report.violations).toEqual([]);
+}
+
+beforeAll(async () => {
+  app = await createTestDatabase('worker_crashes');
+  await seedTenants(app.client.sql);
+  processorDb = await createEmptyDatabase('worker_crashes_processor');
+  processorSql = postgres(processorDb.url, { max: 2, onnotice: () => {} });
+  processor = await startProcessorProcess(processorDb.url);
+}, 120_000);
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
+
+afterAll(async () => {
+  await processor?.stop();
+  await processorSql?.end();
+  await processorDb?.drop();
+  await app?.drop();
+});
+
+describe('workers that crash, stall and compete', () => {
+  it('a worker SIGKILLed mid-charge: another finishes the job, one charge', async () => {
+    const { sql } = app.client;
+    const doomed = await startWorker('w-doomed');
+    // Keep the charge in flight at the processor long enough to kill the worker during it.
+    await armDelay(1_000, 'after_charge');
+    const checkout = await seedCheckout(sql);
+    // The request has reached the processor: the worker dies with the charge in flight.
+    await processor.waitForLine(new RegExp(`fault delay .*key=${checkout.downstreamKey}`));
+    doomed.signal('SIGKILL');
+    await doomed.exited;
+
+    await startWorker('w-heir');
+    const statuses = await waitForTerminal(sql, [checkout.paymentId]);
+    expect(statuses.get(checkout.paymentId)).toBe('succeeded');
+    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    const [job] =
+      await sql`select attempts, locked_by from outbox_jobs where payment_id = ${checkout.paymentId}`;
+    // Claimed once by the killed worker, then again after its lease expired.
+    expect(job?.attempts).toBe(2);
+    await expectInvariantHolds();
+  });
+
+  it('two workers on one queue never charge a payment twice', async () => {
+    const { sql } = app.client;
+    const [first, second] = await Promise.all([startWorker('w-one'), startWorker('w-two')]);
+    const checkouts = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        seedCheckout(sql, { tenantId: index % 2 === 0 ? 'tenant_a' : 'tenant_b' }),
+      ),
+    );
+    const statuses = await waitForTerminal(
+      sql,
+      checkouts.map((c) => c.paymentId),
+      60_000,
+    );
+    expect([...statuses.values()].every((status) => status === 'succeeded')).toBe(true);
+    for (const checkout of checkouts) {
+      expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    }
+    const claimsBy = (worker: RunningProcess) =>
+      worker.lines.filter((line) => line.includes('job.claimed')).length;
+    // Both really took part (not one idle while the other did everything).
+    expect(claimsBy(first!) + claimsBy(second!)).toBeGreaterThanOrEqual(40);
+    await expectInvariantHolds();
+  });
+
+  it('a worker SIGSTOPped past its lease, then SIGCONTed, writes nothing over its successor', async () => {
+    const { sql } = app.client;
+    const stalled = await startWorker('w-stalled');
+    await armDelay(1_000, 'before_charge');
+    const checkout = await seedCheckout(sql);
+    // Stall it while its request is inside the processor (holding the processor's key).
+    await processor.waitForLine(new RegExp(`fault delay .*key=${checkout.downstreamKey}`));
+    stalled.signal('SIGSTOP');
+    try {
+      await startWorker('w-successor');
+      const statuses = await waitForTerminal(sql, [checkout.paymentId]);
+      expect(statuses.get(checkout.paymentId)).toBe('succeeded');
+    } finally {
+      stalled.signal('SIGCONT');
+    }
+    // The stalled worker wakes up, gets its (replayed or timed-out) answer, and its guarded
+    // finish is refused: the job was taken over with a new lock token.
+    await stalled.waitForLine(
+      new RegExp(`job\\.finished .*payment=${checkout.paymentId} result=lease_lost`),
+    );
+    const [job] =
+      await sql`select status, attempts from outbox_jobs where payment_id = ${checkout.paymentId}`;
+    expect(job?.status).toBe('done');
+    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    await expectInvariantHolds();
+  });
+});

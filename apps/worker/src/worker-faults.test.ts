@@ -1,0 +1,171 @@
+import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerChargesFor, waitForTerminal } from './test-support/convergence.ts';
+import {
+  createEmptyDatabase,
+  type RunningProcess,
+  type RunningProcessor,
+  startProcessorProcess,
+  startWorkerProcess,
+} from './test-support/processes.ts';
+import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+import { verifyInvariant } from './verify-invariant.ts';
+
+// Real processes: the mock processor (its own database) and a worker, both via tsx.
+let app: TestDatabase;
+let processorDb: { url: string; drop(): Promise<void> };
+let processorSql: postgres.Sql;
+let processor: RunningProcessor;
+let worker: RunningProcess;
+
+async function armFault(fault: Record<string, unknown>): Promise<void> {
+  const response = await fetch(`${processor.url}/admin/faults`, {
+    method: 'POST',
+    headers: { 'x-admin-token': 'once-admin', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      account: 'acct_tenant_a',
+      method: 'POST',
+      path_prefix: '/v1/payment_intents',
+      ...fault,
+    }),
+  });
+  if (!response.ok)
+    throw new Error(`arming ${JSON.stringify(fault)}: ${response.status} ${await response.text()}`);
+}
+
+async function expectInvariantHolds(): Promise<void> {
+  const report = await verifyInvariant({
+    databaseUrl: app.url,
+    processorDatabaseUrl: processorDb.url,
+    converged: true,
+  });
+  expect(report.violations).toEqual([]);
+}
+
+beforeAll(async () => {
+  app = await createTestDatabase('worker_faults');
+  await seedTenants(app.client.sql);
+  processorDb = await createEmptyDatabase('worker_faults_processor');
+  processorSql = postgres(processorDb.url, { max: 2, onnotice: () => {} });
+  processor = await startProcessorProcess(processorDb.url);
+  worker = await startWorkerProcess(
+    { DATABASE_URL: app.url, PROCESSOR_URL: processor.url },
+    'w-faults',
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await processor?.stop();
+  await processorSql?.end();
+  await processorDb?.drop();
+  await app?.drop();
+});
+
+describe('worker against the real mock processor', () => {
+  it('charges a checkout once and records a decline as a definite outcome', async () => {
+    const { sql } = app.client;
+    const paid = await seedCheckout(sql);
+    const declined = await seedCheckout(sql, { paymentMethod: 'pm_card_chargeDeclined' });
+    const statuses = await waitForTerminal(sql, [paid.paymentId, declined.paymentId]);
+    expect(statuses.get(paid.paymentId)).toBe('succeeded');
+    expect(statuses.get(declined.paymentId)).toBe('declined');
+    const [row] = await sql`select failure_code from payments where id = ${declined.paymentId}`;
+    expect(row?.failure_code).toEqual(expect.any(String));
+    expect(await ledgerChargesFor(processorSql, paid.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processorSql, declined.paymentId)).toBe(0);
+    // A decline is not retried: one claim only.
+    const [job] =
+      await sql`select attempts, status from outbox_jobs where payment_id = ${declined.paymentId}`;
+    expect(job).toEqual({ attempts: 1, status: 'done' });
+    await expectInvariantHolds();
+  });
+
+  it.each([
+    ['fail_before_charge', { kind: 'fail_before_charge' }],
+    ['charge_then_drop', { kind: 'charge_then_drop' }],
+    ['fail_after_charge', { kind: 'fail_after_charge' }],
+    [
+      'delay past the timeout, after charging',
+      { kind: 'delay', delay_ms: 2_500, when: 'after_charge' },
+    ],
+    [
+      'delay past the timeout, before charging',
+      { kind: 'delay', delay_ms: 2_500, when: 'before_charge' },
+    ],
+  ])('%s: the payment ends succeeded with exactly one charge', async (_name, fault) => {
+    const { sql } = app.client;
+    await armFault(fault);
+    const checkout = await seedCheckout(sql);
+    const statuses = await waitForTerminal(sql, [checkout.paymentId]);
+    expect(statuses.get(checkout.paymentId)).toBe('succeeded');
+    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    // The fault made the first request ambiguous, so it was sent again with the same key
+    // (by the outbox's retry, or for a dropped connection by the SDK's one built-in retry).
+    const requests = processor.lines.filter((line) =>
+      line.includes(`key=${checkout.downstreamKey}`),
+    );
+    expect(requests.length).toBeGreaterThan(1);
+    await expectInvariantHolds();
+  });
+
+  it('reconciles a payment left unknown after a charge whose response was lost', async () => {
+    const { sql } = app.client;
+    await armFault({ kind: 'fail_after_charge' });
+    const checkout = await seedCheckout(sql, { maxAttempts: 1 });
+    const statuses = await waitForTerminal(sql, [checkout.paymentId]);
+    expect(statuses.get(checkout.paymentId)).toBe('succeeded');
+    const jobs = await sql`select status from outbox_jobs where payment_id = ${checkout.paymentId}`;
+    // The only job died (retries exhausted); the reconciler found the charge by metadata.
+    expect(jobs.map((j) => j.status)).toEqual(['dead']);
+    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    await expectInvariantHolds();
+  });
+
+  it('re-enqueues with the same downstream key when the processor never saw the charge', async () => {
+    const { sql } = app.client;
+    await armFault({ kind: 'fail_before_charge' });
+    const checkout = await seedCheckout(sql, { maxAttempts: 1 });
+    const statuses = await waitForTerminal(sql, [checkout.paymentId]);
+    expect(statuses.get(checkout.paymentId)).toBe('succeeded');
+    const jobs = await sql`
+      select status, downstream_key from outbox_jobs where payment_id = ${checkout.paymentId}
+      order by created_at`;
+    expect(jobs.map((j) => j.status)).toEqual(['dead', 'done']);
+    expect(new Set(jobs.map((j) => j.downstream_key))).toEqual(new Set([checkout.downstreamKey]));
+    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    await expectInvariantHolds();
+  });
+
+  it('survives pg_terminate_backend on all its connections mid-run', async () => {
+    const { sql } = app.client;
+    const checkouts = await Promise.all(Array.from({ length: 20 }, () => seedCheckout(sql)));
+    const admin = postgres(app.adminUrl, { max: 1, onnotice: () => {} });
+    try {
+      for (let round = 0; round < 5; round++) {
+        await admin`
+          select pg_terminate_backend(pid) from pg_stat_activity
+          where application_name like 'once-worker%' and pid <> pg_backend_pid()`;
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    } finally {
+      await admin.end();
+    }
+    const statuses = await waitForTerminal(
+      sql,
+      checkouts.map((c) => c.paymentId),
+    );
+    expect([...statuses.values()].every((status) => status === 'succeeded')).toBe(true);
+    expect(worker.child.exitCode).toBeNull();
+    await expectInvariantHolds();
+    // And it still wakes on NOTIFY after its LISTEN connection was killed.
+    const after = await seedCheckout(sql);
+    expect((await waitForTerminal(sql, [after.paymentId])).get(after.paymentId)).toBe('succeeded');
+  });
+
+  it('exits 0 on SIGTERM', async () => {
+    expect(await worker.stop()).toBe(0);
+    expect(worker.lines.some((line) => line.includes('worker.stopped'))).toBe(true);
+  });
+});
