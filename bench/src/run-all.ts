@@ -20,6 +20,7 @@ import {
 import type { ScenarioResult } from './harness/result-types.ts';
 import type { Scenario, ScenarioContext } from './harness/scenario.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
+import { endToEnd } from './scenarios/end-to-end.ts';
 import { hotKey } from './scenarios/hot-key.ts';
 import { overhead } from './scenarios/overhead.ts';
 import { peers } from './scenarios/peers.ts';
@@ -27,7 +28,15 @@ import { replay } from './scenarios/replay.ts';
 import { retention } from './scenarios/retention.ts';
 import { storeThroughput } from './scenarios/store-throughput.ts';
 
-const scenarios: Scenario[] = [overhead, replay, hotKey, storeThroughput, retention, peers];
+const scenarios: Scenario[] = [
+  overhead,
+  replay,
+  hotKey,
+  storeThroughput,
+  retention,
+  endToEnd,
+  peers,
+];
 
 const args = parseArgs(process.argv.slice(2));
 const unknown = args.only.filter((name) => !scenarios.some((s) => s.name === name));

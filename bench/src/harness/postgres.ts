@@ -16,8 +16,8 @@ import postgres from 'postgres';
 export interface BenchPostgres {
   /** URL of the app database (schema migrated, demo tenants seeded). */
   readonly url: string;
-  /** URL of another database in the same cluster. */
-  databaseUrl(database: string): string;
+  /** Creates (if needed) another database in the same cluster and returns its URL. */
+  createDatabase(database: string): Promise<string>;
   /** Server version and the settings that matter for write latency. */
   readonly settings: Record<string, string>;
   /** Stops and starts the same cluster (same data directory, same port): a store restart. */
@@ -60,7 +60,10 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   const settings = await readSettings(url);
   return {
     url,
-    databaseUrl: (database) => handle.databaseUrl(database),
+    async createDatabase(database) {
+      await ensureDatabase(handle.adminUrl, database);
+      return handle.databaseUrl(database);
+    },
     settings,
     async restart() {
       await handle.stop();

@@ -25,7 +25,8 @@ export async function startNodeProcess(options: {
   /** Path relative to the repository root. */
   script: string;
   env: Record<string, string>;
-  ready: RegExp;
+  /** A stdout line that means ready, or a URL that answers 200 when ready. */
+  ready: RegExp | string;
   timeoutMs?: number;
   /** Called with every output line (after the ready line too). */
   onLine?: (line: string) => void;
@@ -52,13 +53,28 @@ export async function startNodeProcess(options: {
         ),
       options.timeoutMs ?? 60_000,
     );
+    const readyLine = options.ready instanceof RegExp ? options.ready : undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       remember(line);
-      if (options.ready.test(line)) {
+      if (readyLine?.test(line)) {
         clearTimeout(timer);
         resolve();
       }
     });
+    if (typeof options.ready === 'string') {
+      const url = options.ready;
+      const poll = async () => {
+        const ok = await fetch(url).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ok) {
+          clearTimeout(timer);
+          resolve();
+        } else if (child.exitCode === null) setTimeout(poll, 200);
+      };
+      void poll();
+    }
     createInterface({ input: child.stderr! }).on('line', remember);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);

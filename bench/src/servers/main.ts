@@ -1,9 +1,11 @@
 // The server under test, run as its own process: `node --import tsx bench/src/servers/main.ts`.
 // env: PORT, DATABASE_URL, DB_POOL_MAX (default 20), REDIS_URL (optional: peer routes).
 import http from 'node:http';
+import { appRouter, createApiDependencies, createContext } from '@once/api';
 import { createDatabaseClient, requireDatabaseUrl } from '@once/db';
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { createGuardedFetchHandler, createPlainFetchHandler } from './fetch-routes.ts';
 import type { Transaction } from './payment-write.ts';
 import { createNodeIdempotencyHandler, createPowertoolsHandler } from './peer-routes.ts';
@@ -22,6 +24,17 @@ const routes = new Map<string, FetchHandler>([
   ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
 ]);
 const trpc = createTrpcHandler(client.db, idempotency);
+// The application's real router (checkout.pay and friends), for the end-to-end scenario.
+const api = createApiDependencies({ db: client.db, sessionSecret: 'once-bench-session-secret' });
+const appTrpc = (req: Request) =>
+  fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req,
+    router: appRouter,
+    createContext: ({ req, resHeaders }) => createContext({ req, resHeaders, ...api }),
+  });
+// The processor's webhooks land here and are dropped: the end-to-end scenario times the worker's path.
+routes.set('/webhooks/sink', async () => new Response(null, { status: 204 }));
 const closers: (() => Promise<unknown>)[] = [];
 if (process.env.REDIS_URL) {
   const powertools = await createPowertoolsHandler(client.db, process.env.REDIS_URL);
@@ -47,7 +60,11 @@ const server = http.createServer(async (req, res) => {
       ...(hasBody ? { body: Buffer.concat(chunks) } : {}),
     });
     const pathname = new URL(url).pathname;
-    const handler = pathname.startsWith('/trpc/') ? trpc : routes.get(pathname);
+    const handler = pathname.startsWith('/trpc/')
+      ? trpc
+      : pathname.startsWith('/api/trpc/')
+        ? appTrpc
+        : routes.get(pathname);
     const response = handler ? await handler(request) : new Response('not found', { status: 404 });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
