@@ -6,6 +6,7 @@ import {
   runMigrations,
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
+import { findMigrationsFolder } from './migrations-folder.ts';
 
 /** What the route handlers share in one web process. */
 export interface WebRuntime {
@@ -40,7 +41,7 @@ export async function startWebRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<WebRuntime> {
   const config = readWebEnv(env);
-  await runMigrations(config.databaseUrl);
+  await runMigrations(config.databaseUrl, findMigrationsFolder(env));
   const client = createDatabaseClient(config.databaseUrl, {
     applicationName: 'once-web',
     max: 20,
