@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminClient } from './testing/admin-client.ts';
@@ -176,16 +177,16 @@ describe('crashes lose nothing committed', () => {
       'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash',
       { idempotencyKey: inFlightKey },
     ).catch((error: unknown) => error);
-    // Wait until the request holds its key (a retry now sees it in use), then crash.
-    for (;;) {
-      const probe = await formPost(
-        processor.url,
-        '/v1/payment_intents',
-        'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash',
-        { idempotencyKey: inFlightKey },
-      );
-      if (probe.status === 409) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    // Wait until the request holds its key (read-only look at the store), then crash.
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      for (let i = 0; i < 400; i++) {
+        const rows = await sql`select state from idempotency_keys where key = ${inFlightKey}`;
+        if (rows[0]?.state === 'in_progress') break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    } finally {
+      await sql.end();
     }
     await processor.kill();
     expect(await inFlight).toBeInstanceOf(Error);

@@ -5,6 +5,7 @@ import { runProcessorMigrations } from './db/migrate.ts';
 import { seedAccounts } from './db/seed-accounts.ts';
 import { createProcessorApp } from './http/processor-app.ts';
 import { createStripeIdempotency } from './http/stripe-idempotency.ts';
+import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
 import { startWebhookDeliverer } from './webhooks/webhook-deliverer.ts';
 
 export interface RunningProcessor {
@@ -52,6 +53,7 @@ export async function startProcessor(
     backoffMs: config.webhookBackoffMs,
     log,
   });
+  const reaper = startIdempotencyReaper(client.db, log);
   log(`processor listening on http://127.0.0.1:${port} (webhooks -> ${config.webhookUrl})`);
 
   return {
@@ -63,6 +65,7 @@ export async function startProcessor(
         // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
+      reaper.stop();
       await deliverer.stop();
       await client.close();
     },
