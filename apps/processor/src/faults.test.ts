@@ -71,6 +71,7 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     expect(ledger.charge_count).toBe(1);
     expect(ledger.data[0]!.payment_intent).toBe(intent.id);
     expect(processor.output.join('\n')).toContain('fault charge_then_drop');
+    expect(processor.output.join('\n')).not.toMatch(/internal error|Unhandled|ERR_/);
   });
 
   it('fail_after_charge: 500 after the commit; the SDK retry gets the stored success', async () => {
