@@ -13,12 +13,14 @@ import {
 } from './harness/redis.ts';
 import {
   type RunReport,
+  readAnalysis,
   renderMarkdown,
   writeMarkdown,
   writeResultJson,
 } from './harness/report.ts';
 import type { ScenarioResult } from './harness/result-types.ts';
 import type { Scenario, ScenarioContext } from './harness/scenario.ts';
+import { stopAllChildren } from './harness/server-process.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
 import { hotKey } from './scenarios/hot-key.ts';
@@ -61,6 +63,17 @@ log(
 let redis: BenchRedis | undefined;
 if (redisAvailable()) redis = await startBenchRedis();
 else log(REDIS_INSTALL_HINT);
+
+// Ctrl-C: stop every process this run started (servers, workers, Redis, Postgres) before exiting.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, async () => {
+    log(`${signal}: stopping`);
+    await stopAllChildren();
+    await redis?.stop();
+    await pg.stop();
+    process.exit(130);
+  });
+}
 
 const ctx: ScenarioContext = {
   args,
@@ -116,5 +129,5 @@ const resultFile = await writeResultJson(report);
 log(`wrote ${resultFile}`);
 // Only a full run may replace the published numbers; smoke and partial runs leave them alone.
 if (!args.quick && args.only.length === 0)
-  log(`wrote ${await writeMarkdown(renderMarkdown(report, resultFile))}`);
+  log(`wrote ${await writeMarkdown(renderMarkdown(report, resultFile, await readAnalysis()))}`);
 else log('docs/benchmarks.md not updated (--quick or --only run)');

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BenchArgs } from './args.ts';
 import type { MachineInfo } from './machine.ts';
@@ -32,8 +32,16 @@ export async function writeResultJson(report: RunReport): Promise<string> {
   return file;
 }
 
+/**
+ * Hand-written reading of the committed run (bench/analysis.md): why goals are missed, what was
+ * noisy. Kept outside the generated part so a rerun does not erase it; it names the run it reads.
+ */
+export async function readAnalysis(): Promise<string | undefined> {
+  return readFile(path.join(repoRoot, 'bench', 'analysis.md'), 'utf8').catch(() => undefined);
+}
+
 /** The Markdown of one run: machine, settings, goals, tables, notes, how to reproduce. */
-export function renderMarkdown(report: RunReport, resultFile: string): string {
+export function renderMarkdown(report: RunReport, resultFile: string, analysis?: string): string {
   const m = report.machine;
   const out: string[] = [
     '# Benchmarks',
@@ -64,6 +72,7 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     'npm run bench -- --only overhead   # one scenario (repeatable, or comma-separated)',
     '```',
     '',
+    ...(analysis ? [analysis.trim(), ''] : []),
     '## Goals',
     '',
     ...report.scenarios.flatMap((s) =>

@@ -12,6 +12,14 @@ export interface ChildHandle {
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
+/** Children still running, so an interrupted run can stop them all. */
+const running = new Set<ChildProcess>();
+
+/** Stops every child started by `startNodeProcess` that is still running. */
+export async function stopAllChildren(): Promise<void> {
+  await Promise.all([...running].map(stopGroup));
+}
+
 /**
  * Starts `node --import tsx <script>` in its own process group (so `npx`/`sh` wrappers
  * never outlive it) and resolves when a stdout line matches `ready`.
@@ -37,6 +45,8 @@ export async function startNodeProcess(options: {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const output: string[] = [];
   const remember = (line: string) => {
     output.push(line);
