@@ -29,7 +29,8 @@ beforeAll(async () => {
     .meta<IdempotencyMeta>()
     .create({ errorFormatter: idempotencyErrorFormatter });
   const idempotent = createIdempotencyPlugin<Context>({
-    idempotency,
+    // The engine may also come from the context (one engine per deployment/database).
+    idempotency: (ctx) => (ctx.tenantId ? idempotency : idempotency),
     getTenantId: (ctx) => ctx.tenantId,
     getRequestHeaders: (ctx) => ctx.headers,
     getResponseHeaders: (ctx) => ctx.resHeaders,

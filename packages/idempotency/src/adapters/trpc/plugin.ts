@@ -34,7 +34,8 @@ export interface TrpcIdempotencyContext<TTx> extends Omit<Execution<TTx>, 'compl
 
 /** Options of `createIdempotencyPlugin`. */
 export interface IdempotencyPluginOptions<TContext, TTx> {
-  idempotency: Idempotency<TTx>;
+  /** The engine, or a function of the context when the engine is built per deployment/request. */
+  idempotency: Idempotency<TTx> | ((ctx: TContext) => Idempotency<TTx>);
   getTenantId: (ctx: TContext) => string | Promise<string>;
   getRequestHeaders?: (ctx: TContext) => Headers | undefined;
   getKey?: (ctx: TContext) => string | null | undefined;
@@ -69,12 +70,13 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
   options: IdempotencyPluginOptions<TContext, TTx>,
 ) {
   const t = initTRPC.context<TContext>().meta<IdempotencyMeta>().create();
-  const { idempotency } = options;
 
   return t.procedure.use(async (opts) => {
     const { meta, next } = opts;
     // tRPC's Simplify<> of a generic context is not assignable back to TContext; it is the same object.
     const ctx = opts.ctx as unknown as TContext;
+    const idempotency =
+      typeof options.idempotency === 'function' ? options.idempotency(ctx) : options.idempotency;
     const config = meta?.idempotency;
     const responseHeaders = options.getResponseHeaders?.(ctx);
     const nextWith = (exec: Execution<TTx>) => next({ ctx: { idempotency: trpcContext(exec) } });
