@@ -10,7 +10,6 @@ import type { Context } from './context.ts';
 import type { Transaction } from './database.ts';
 import { CheckoutError, isCheckoutError } from './errors/checkout-error.ts';
 import { toTRPCError } from './errors/to-transport-error.ts';
-import { requestScopedIdempotency, withIdempotencyEngine } from './idempotency-engine-scope.ts';
 
 /** Issues of a failed input parse (zod via Standard Schema), if that is what failed. */
 function inputIssues(cause: unknown): unknown[] | undefined {
@@ -103,7 +102,8 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
 });
 
 const idempotencyPlugin = createIdempotencyPlugin<Context & { tenantId: string }, Transaction>({
-  idempotency: requestScopedIdempotency,
+  // The engine is per deployment (it owns the db), so it comes from the context.
+  idempotency: (ctx) => ctx.idempotencyEngine,
   getTenantId: (ctx) => ctx.tenantId,
   getRequestHeaders: (ctx) => ctx.headers,
   getResponseHeaders: (ctx) => ctx.resHeaders,
@@ -115,6 +115,5 @@ const idempotencyPlugin = createIdempotencyPlugin<Context & { tenantId: string }
  * `complete(tx, ...)` inside its own transaction.
  */
 export const idempotentProcedure = authedProcedure
-  .use(({ ctx, next }) => withIdempotencyEngine(ctx.idempotencyEngine, () => next()))
   .concat(idempotencyPlugin)
   .use(refuseInvalidInputWithoutStoring);
