@@ -1,8 +1,12 @@
 import { createServer } from 'node:net';
+import { initTRPC } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withIdempotency } from '../adapters/fetch/with-idempotency.ts';
+import { idempotencyErrorFormatter } from '../adapters/trpc/error-formatter.ts';
+import { createIdempotencyPlugin, type IdempotencyMeta } from '../adapters/trpc/plugin.ts';
 import { createIdempotency } from '../core/engine.ts';
 import type { IdempotencyEvent } from '../core/types.ts';
 import { createDrizzleStore } from '../store/drizzle/store.ts';
@@ -83,5 +87,50 @@ describe('fail closed', () => {
     expect(runs.n).toBe(0);
     proxy.mode = 'forward';
     await endpoint.close();
+  });
+
+  it('tRPC: SERVICE_UNAVAILABLE with data.idempotency and Retry-After, procedure never runs', async () => {
+    const client = postgres(viaPort(t.url, await closedPort()), { max: 1, onnotice: () => {} });
+    const idempotency = createIdempotency({
+      store: createDrizzleStore(drizzle(client)),
+      storeTimeoutMs: 500,
+    });
+    type Ctx = { headers: Headers; resHeaders: Headers };
+    const trpc = initTRPC
+      .context<Ctx>()
+      .meta<IdempotencyMeta>()
+      .create({ errorFormatter: idempotencyErrorFormatter });
+    const plugin = createIdempotencyPlugin<Ctx>({
+      idempotency,
+      getTenantId: () => 't',
+      getRequestHeaders: (ctx) => ctx.headers,
+      getResponseHeaders: (ctx) => ctx.resHeaders,
+    });
+    let runs = 0;
+    const router = trpc.router({
+      pay: trpc.procedure
+        .meta({ idempotency: { operation: 'pay' } })
+        .concat(plugin)
+        .mutation(() => ++runs),
+    });
+    const response = await fetchRequestHandler({
+      endpoint: '/trpc',
+      router,
+      req: new Request('http://test/trpc/pay', {
+        method: 'POST',
+        headers: { 'idempotency-key': 'k', 'content-type': 'application/json' },
+        body: '{}',
+      }),
+      createContext: ({ req, resHeaders }) => ({ headers: req.headers, resHeaders }),
+    });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('2');
+    const body = (await response.json()) as {
+      error: { data: { code: string; idempotency: { code: string } } };
+    };
+    expect(body.error.data.code).toBe('SERVICE_UNAVAILABLE');
+    expect(body.error.data.idempotency.code).toBe('idempotency_store_unavailable');
+    expect(runs).toBe(0);
+    await client.end({ timeout: 0 });
   });
 });
