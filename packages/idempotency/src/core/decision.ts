@@ -6,6 +6,9 @@ export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
 /**
  * What to answer when the reservation statement found a row this attempt does not own.
  * Pure: the state machine's read side, shared by the engine and the model-based test.
+ *
+ * @example
+ * const decision: ExistingKeyDecision = decideForExistingKey(record, fingerprint);
  */
 export type ExistingKeyDecision =
   | { kind: 'replay' }

@@ -23,7 +23,12 @@ import { withTimeout } from './with-timeout.ts';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
-/** Options of `createIdempotency`. */
+/**
+ * Options of `createIdempotency`.
+ *
+ * @example
+ * const options: IdempotencyOptions<Tx> = { store: createDrizzleStore(db), storeTimeoutMs: 1_000 };
+ */
 export interface IdempotencyOptions<TTx> {
   store: IdempotencyStore<TTx>;
   defaults?: OperationPolicy;
@@ -34,7 +39,12 @@ export interface IdempotencyOptions<TTx> {
   onEvent?: (event: IdempotencyEvent) => void;
 }
 
-/** One guarded request: who, which operation, which key, and the request's fingerprint. */
+/**
+ * One guarded request: who, which operation, which key, and the request's fingerprint.
+ *
+ * @example
+ * const request: ExecuteRequest = { tenantId, operation: 'checkout.pay', key, fingerprint: computeFingerprint('checkout.pay', input) };
+ */
 export interface ExecuteRequest {
   tenantId: string;
   operation: string;
@@ -43,12 +53,22 @@ export interface ExecuteRequest {
   policy?: OperationPolicy;
 }
 
-/** Either the handler ran now, or a stored response is being replayed. */
+/**
+ * Either the handler ran now, or a stored response is being replayed.
+ *
+ * @example
+ * if (outcome.kind === 'replayed') headers.set('Idempotent-Replayed', 'true');
+ */
 export type ExecuteOutcome =
   | { kind: 'executed'; response: StoredResponse }
   | { kind: 'replayed'; response: StoredResponse };
 
-/** The engine adapters call. See `createIdempotency`. */
+/**
+ * The engine adapters call. See `createIdempotency`.
+ *
+ * @example
+ * const idempotency: Idempotency<Tx> = createIdempotency({ store: createDrizzleStore(db) });
+ */
 export interface Idempotency<TTx> {
   execute(
     request: ExecuteRequest,

@@ -20,7 +20,12 @@ export type IdempotencyErrorCode =
   | 'idempotency_lease_lost'
   | 'idempotency_response_too_large';
 
-/** tRPC error code names used by the mapping (kept as strings so core imports no framework). */
+/**
+ * tRPC error code names used by the mapping (kept as strings so core imports no framework).
+ *
+ * @example
+ * const code: IdempotencyTrpcCode = IDEMPOTENCY_ERRORS.idempotency_key_in_use.trpcCode; // 'CONFLICT'
+ */
 export type IdempotencyTrpcCode =
   | 'BAD_REQUEST'
   | 'CONFLICT'
@@ -29,7 +34,12 @@ export type IdempotencyTrpcCode =
   | 'TOO_MANY_REQUESTS'
   | 'INTERNAL_SERVER_ERROR';
 
-/** Base of the RFC 9457 `type` URIs; each code's anchor is documented in the package README. */
+/**
+ * Base of the RFC 9457 `type` URIs; each code's anchor is documented in the package README.
+ *
+ * @example
+ * `${PROBLEM_TYPE_BASE}idempotency_key_reused` === IDEMPOTENCY_ERRORS.idempotency_key_reused.type; // true
+ */
 export const PROBLEM_TYPE_BASE = 'https://once.dev/problems/idempotency#';
 
 interface ErrorMapping {

@@ -11,6 +11,9 @@ import {
 /**
  * One atomic phase: runs inside its own transaction with at most one external side effect,
  * and returns `advanceTo(...)` or `respond(...)`.
+ *
+ * @example
+ * const created: Phase<Tx> = async (tx, exec) => advanceTo('charged', exec.recoveryData);
  */
 export type Phase<TTx> = (tx: TTx, exec: Execution<TTx>) => Promise<PhaseResult>;
 

@@ -1,9 +1,19 @@
 import { parseItem } from 'structured-headers';
 import { IdempotencyError } from './errors.ts';
 
-/** Header that carries the key (draft-ietf-httpapi-idempotency-key-header). */
+/**
+ * Header that carries the key (draft-ietf-httpapi-idempotency-key-header).
+ *
+ * @example
+ * const raw = request.headers.get(IDEMPOTENCY_KEY_HEADER);
+ */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/** Response header set on replays (Stripe's flavour). */
+/**
+ * Response header set on replays (Stripe's flavour).
+ *
+ * @example
+ * const wasReplayed = response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true';
+ */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const MAX_KEY_LENGTH = 255;

@@ -3,6 +3,9 @@ import type { StoredResponse } from './types.ts';
 /**
  * What an atomic phase returns: either "commit and continue at this recovery point" or
  * "commit and finish with this response" (Brandur Leach's atomic phases).
+ *
+ * @example
+ * const phase = async (tx: Tx): Promise<PhaseResult> => advanceTo('charged');
  */
 export type PhaseResult =
   | { kind: 'advance'; recoveryPoint: string; data: unknown }

@@ -1,4 +1,9 @@
-/** What is stored for a completed key and sent back on replay. */
+/**
+ * What is stored for a completed key and sent back on replay.
+ *
+ * @example
+ * const response: StoredResponse = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"id":1}' };
+ */
 export interface StoredResponse {
   status: number;
   /** Lower-case header names; only allow-listed headers are ever stored. */
@@ -7,7 +12,12 @@ export interface StoredResponse {
   body: string | null;
 }
 
-/** Per-operation behaviour. Every field has a default; see README "Options". */
+/**
+ * Per-operation behaviour. Every field has a default; see README "Options".
+ *
+ * @example
+ * const policy: OperationPolicy = { ttlMs: 7 * 24 * 3600_000, leaseMs: 10_000, onExpiredLease: 'unknown' };
+ */
 export interface OperationPolicy {
   /** How long a finished key is kept and replayed. Default 24 h. */
   ttlMs?: number;
@@ -23,13 +33,28 @@ export interface OperationPolicy {
   heartbeat?: boolean;
 }
 
-/** The states a key row can be in (`released` rows may run again). */
+/**
+ * The states a key row can be in (`released` rows may run again).
+ *
+ * @example
+ * const terminal: KeyState[] = ['completed', 'released'];
+ */
 export type KeyState = 'in_progress' | 'completed' | 'released' | 'unknown';
 
-/** The recovery point of a key nothing has committed for yet. */
+/**
+ * The recovery point of a key nothing has committed for yet.
+ *
+ * @example
+ * if (exec.recoveryPoint === INITIAL_RECOVERY_POINT) console.log('fresh attempt');
+ */
 export const INITIAL_RECOVERY_POINT = 'started';
 
-/** A key row as the store reports it. Times are the database's clock. */
+/**
+ * A key row as the store reports it. Times are the database's clock.
+ *
+ * @example
+ * const replayable = (r: KeyRecord) => r.state === 'completed' && r.response !== null;
+ */
 export interface KeyRecord {
   state: KeyState;
   fingerprint: string;
@@ -76,6 +101,9 @@ export type HolderWriteResult = 'ok' | 'lost';
 /**
  * The persistence port the engine needs. `createDrizzleStore` implements it; every write that
  * changes a held key is guarded by the owner token.
+ *
+ * @example
+ * const store: IdempotencyStore<Tx> = createDrizzleStore(db);
  */
 export interface IdempotencyStore<TTx> {
   reserve(input: ReserveInput): Promise<ReserveResult>;
@@ -110,7 +138,12 @@ export interface IdempotencyStore<TTx> {
   isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean>;
 }
 
-/** Observability event names. */
+/**
+ * Observability event names.
+ *
+ * @example
+ * const alertOn: IdempotencyEventType[] = ['store_error', 'lease_lost', 'unknown'];
+ */
 export type IdempotencyEventType =
   | 'created'
   | 'replayed'

@@ -1,7 +1,12 @@
 import { IDEMPOTENT_REPLAYED_HEADER } from '../../core/key.ts';
 import type { StoredResponse } from '../../core/types.ts';
 
-/** Headers replayed by default: describe the body, never the session. */
+/**
+ * Headers replayed by default: describe the body, never the session.
+ *
+ * @example
+ * withIdempotency(handler, { ...options, replayHeaders: [...DEFAULT_REPLAY_HEADERS, 'x-request-cost'] });
+ */
 export const DEFAULT_REPLAY_HEADERS = ['content-type', 'location', 'content-language'];
 
 // Cookies belong to the request that set them; replaying them would hand one client's session to another.
@@ -29,7 +34,12 @@ export async function storedResponseFrom(
   return { status: response.status, headers, body: text };
 }
 
-/** Rebuild a stored response with `Idempotent-Replayed: true`. */
+/**
+ * Rebuild a stored response with `Idempotent-Replayed: true`.
+ *
+ * @example
+ * if (outcome.kind === 'replayed') return replayedResponse(outcome.response);
+ */
 export function replayedResponse(stored: StoredResponse): Response {
   const headers = new Headers(stored.headers);
   headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');

@@ -8,7 +8,12 @@ import { defaultFingerprintInput } from './fingerprint-input.ts';
 import { problemDetailsResponse } from './problem-details.ts';
 import { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';
 
-/** Options of `withIdempotency`. */
+/**
+ * Options of `withIdempotency`.
+ *
+ * @example
+ * const options: WithIdempotencyOptions<Tx> = { idempotency, operation: 'payments.create', getTenantId: auth };
+ */
 export interface WithIdempotencyOptions<TTx> {
   idempotency: Idempotency<TTx>;
   /** Operation name (scope + fingerprint), fixed or derived from the request (e.g. method + route). */

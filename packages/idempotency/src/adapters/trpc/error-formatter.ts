@@ -6,7 +6,12 @@ import {
   isIdempotencyError,
 } from '../../core/errors.ts';
 
-/** What `data.idempotency` carries in a tRPC error shape. */
+/**
+ * What `data.idempotency` carries in a tRPC error shape.
+ *
+ * @example
+ * const data: IdempotencyErrorData | null = idempotencyErrorData(error); // { code: 'idempotency_key_in_use', retryAfterSeconds: 2 }
+ */
 export interface IdempotencyErrorData {
   code: IdempotencyErrorCode;
   retryAfterSeconds: number | null;

@@ -13,7 +13,12 @@ import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
 import { toTrpcError } from './error-formatter.ts';
 import { replayMiddlewareResult } from './replay-result.ts';
 
-/** `meta({ idempotency: {...} })` of a guarded procedure. */
+/**
+ * `meta({ idempotency: {...} })` of a guarded procedure.
+ *
+ * @example
+ * t.procedure.meta({ idempotency: { operation: 'checkout.pay', ttlMs: 86_400_000 } satisfies IdempotencyProcedureMeta })
+ */
 export interface IdempotencyProcedureMeta extends OperationPolicy {
   /** Stable name of the operation; part of the key's scope and of the fingerprint. */
   operation: string;
@@ -21,10 +26,20 @@ export interface IdempotencyProcedureMeta extends OperationPolicy {
   required?: boolean;
 }
 
-/** Meta type to merge into your `initTRPC.meta<...>()` so `.concat(plugin)` type-checks. */
+/**
+ * Meta type to merge into your `initTRPC.meta<...>()` so `.concat(plugin)` type-checks.
+ *
+ * @example
+ * const t = initTRPC.context<Context>().meta<IdempotencyMeta & { auth?: boolean }>().create();
+ */
 export type IdempotencyMeta = { idempotency?: IdempotencyProcedureMeta };
 
-/** `ctx.idempotency` inside a procedure: the execution, with `complete` taking the procedure's result. */
+/**
+ * `ctx.idempotency` inside a procedure: the execution, with `complete` taking the procedure's result.
+ *
+ * @example
+ * .mutation(({ ctx }) => db.transaction(async (tx) => { const r = await pay(tx); await ctx.idempotency.complete(tx, r); return r; }))
+ */
 export interface TrpcIdempotencyContext<TTx> extends Omit<Execution<TTx>, 'complete'> {
   /** Store `result` as the response, inside your transaction `tx` (throws LeaseLostError -> tx rolls back). */
   complete(tx: TTx, result: unknown): Promise<void>;
@@ -32,7 +47,12 @@ export interface TrpcIdempotencyContext<TTx> extends Omit<Execution<TTx>, 'compl
   readonly execution: Execution<TTx>;
 }
 
-/** Options of `createIdempotencyPlugin`. */
+/**
+ * Options of `createIdempotencyPlugin`.
+ *
+ * @example
+ * createIdempotencyPlugin<Context>({ idempotency: (ctx) => ctx.idempotency, getTenantId: (ctx) => ctx.tenantId });
+ */
 export interface IdempotencyPluginOptions<TContext, TTx> {
   /** The engine, or a function of the context when the engine is built per deployment/request. */
   idempotency: Idempotency<TTx> | ((ctx: TContext) => Idempotency<TTx>);

@@ -2,7 +2,12 @@ import { sql } from 'drizzle-orm';
 import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 
-/** Options of `reapExpiredKeys`. */
+/**
+ * Options of `reapExpiredKeys`.
+ *
+ * @example
+ * await reapExpiredKeys(db, { batchSize: 500, maxBatches: 20 } satisfies ReapOptions);
+ */
 export interface ReapOptions {
   /** Rows deleted per statement (each its own short transaction). Default 500. */
   batchSize?: number;

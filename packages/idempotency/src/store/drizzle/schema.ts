@@ -72,7 +72,12 @@ export const idempotencyKeys = pgTable(
   ],
 );
 
-/** Fixed-window counters of new keys per tenant (only used when `rateLimit` is configured). */
+/**
+ * Fixed-window counters of new keys per tenant (only used when `rateLimit` is configured).
+ *
+ * @example
+ * export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
+ */
 export const idempotencyRateLimits = pgTable(
   'idempotency_rate_limits',
   {

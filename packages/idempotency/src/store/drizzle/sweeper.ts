@@ -2,7 +2,12 @@ import { sql } from 'drizzle-orm';
 import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 
-/** Options of `sweepExpiredLeases`. */
+/**
+ * Options of `sweepExpiredLeases`.
+ *
+ * @example
+ * await sweepExpiredLeases(db, { batchSize: 200, graceMs: 5_000 } satisfies SweepOptions);
+ */
 export interface SweepOptions {
   batchSize?: number;
   /** Only sweep leases expired for at least this long (give slow holders a margin). Default 0. */
