@@ -393,6 +393,32 @@ describe('drizzle store + engine', () => {
     });
   });
 
+  it('the reaper skips rows a reservation holds locked instead of waiting for them', async () => {
+    await t.sql`insert into idempotency_keys (tenant_id, operation, key, fingerprint, state, response_status, expires_at)
+      values ('skip', 'op', 'locked', 'f', 'completed', 200, now() - interval '1 minute'),
+             ('skip', 'op', 'free', 'f', 'completed', 200, now() - interval '1 minute')`;
+    let unlock!: () => void;
+    const held = new Promise<void>((resolve) => {
+      unlock = resolve;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holder = t.sql.begin(async (tx) => {
+      await tx`select 1 from idempotency_keys where tenant_id = 'skip' and key = 'locked' for update`;
+      locked();
+      await held;
+    });
+    await isLocked;
+    const result = await reapExpiredKeys(t.db, { batchSize: 100 });
+    expect(result.deleted).toBeGreaterThanOrEqual(1);
+    const left = await t.sql`select key from idempotency_keys where tenant_id = 'skip'`;
+    expect(left.map((r) => r.key)).toEqual(['locked']);
+    unlock();
+    await holder;
+  });
+
   it('sweeps expired leases: releases when no phase committed, marks unknown per policy, leaves resumable ones', async () => {
     await t.sql`insert into idempotency_keys (tenant_id, operation, key, fingerprint, state, owner_token, locked_until, recovery_point, on_expired_lease, expires_at) values
       ('sw', 'op', 'a', 'f', 'in_progress', 'x', now() - interval '1 s', 'started', 'unknown', now() + interval '1 h'),
