@@ -66,7 +66,11 @@ describe('fail closed', () => {
     const events: IdempotencyEvent[] = [];
     const runs = { n: 0 };
     const endpoint = guardedEndpoint(viaPort(t.url, await closedPort()), events, runs);
+    const started = performance.now();
     const response = await endpoint.handler(request());
+    console.log(
+      `fail-closed (connection refused): 503 after ${(performance.now() - started).toFixed(0)} ms`,
+    );
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('2');
     expect(((await response.json()) as { code: string }).code).toBe(
@@ -82,7 +86,11 @@ describe('fail closed', () => {
     const events: IdempotencyEvent[] = [];
     const runs = { n: 0 };
     const endpoint = guardedEndpoint(viaPort(t.url, proxy.port), events, runs);
+    const started = performance.now();
     const responses = await Promise.all([endpoint.handler(request()), endpoint.handler(request())]);
+    console.log(
+      `fail-closed (hung database, storeTimeoutMs 500): 503 after ${(performance.now() - started).toFixed(0)} ms`,
+    );
     expect(responses.map((r) => r.status)).toEqual([503, 503]);
     expect(runs.n).toBe(0);
     proxy.mode = 'forward';

@@ -41,17 +41,17 @@ function reservationStatement(input: ReserveInput) {
       where k.state = 'released'
          or (k.state = 'completed' and k.expires_at <= now())
          or (k.state = 'in_progress' and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
-      returning ${keyRecordColumns('k')}, (k.attempts = 1 and k.acquired_via = 'insert') as created
+      returning ${keyRecordColumns('k')}
     )
     select 'attempt' as source, * from attempt
     union all
-    select 'existing' as source, ${keyRecordColumns('e')}, false as created
+    select 'existing' as source, ${keyRecordColumns('e')}
     from idempotency_keys e
     where e.tenant_id = ${input.tenantId} and e.operation = ${input.operation} and e.key = ${input.key}
       and not exists (select 1 from attempt)`;
 }
 
-type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing'; created: boolean };
+type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
 
 class RateLimited extends Error {
   constructor(readonly retryAfterSeconds: number) {
