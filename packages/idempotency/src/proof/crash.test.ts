@@ -87,6 +87,9 @@ describe('crash recovery with real processes', () => {
       holder.child.kill('SIGKILL');
       await holder.exited;
       await waitForLeaseExpiry(key);
+      // The killed process committed every phase before the one it died in, and nothing of that one.
+      const [killed] = await t.sql`select recovery_point from idempotency_keys where key = ${key}`;
+      expect(killed?.recovery_point).toBe(hangAt);
 
       const retry = startHolder({ MODE: 'phases', KEY: key });
       const result = JSON.parse((await retry.waitFor('RESULT ')).slice('RESULT '.length));
@@ -94,6 +97,22 @@ describe('crash recovery with real processes', () => {
       expect(JSON.parse(result.response.body).ride).toEqual({ rideId: 42 });
       // Every phase's side effect exactly once: the killed phase's uncommitted write vanished.
       expect(await effects(key)).toEqual(['charge', 'create_ride', 'send_receipt']);
+      // Phases before the crash ran in the killed process, the rest in the retry.
+      const order = ['create_ride', 'charge', 'send_receipt'];
+      const firstResumed = order.indexOf(
+        { started: 'create_ride', ride_created: 'charge', charged: 'send_receipt' }[hangAt],
+      );
+      const byPhase = new Map(
+        (await t.sql`select phase, pid from side_effects where key = ${key}`).map((r) => [
+          r.phase as string,
+          r.pid as number,
+        ]),
+      );
+      for (const [i, phase] of order.entries()) {
+        expect(byPhase.get(phase), phase).toBe(
+          i < firstResumed ? holder.child.pid : retry.child.pid,
+        );
+      }
       const [row] =
         await t.sql`select state, acquired_via from idempotency_keys where key = ${key}`;
       expect(row).toEqual({ state: 'completed', acquired_via: 'expired_lease' });
