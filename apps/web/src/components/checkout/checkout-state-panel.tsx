@@ -164,6 +164,12 @@ export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController 
           it already made.
         </p>
       ) : null}
+      {checkout.watched && checkout.flow.phase === 'conflict_waiting' ? (
+        <p className="muted small" data-testid="conflict-countdown">
+          A second request for this same checkout is waiting {checkout.flow.secondsLeft} s (the
+          server's Retry-After) to confirm it; it carries the same key and cannot charge again.
+        </p>
+      ) : null}
       {checkout.watched ? (
         <p className="muted small">
           Payment <code>{checkout.watched.paymentId}</code>

@@ -1,0 +1,89 @@
+import { TRPCClientError } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { classifyPayError } from './classify-pay-error.ts';
+
+/** A tRPC error as the httpLink builds it from the server's JSON error envelope. */
+function serverError(data: Record<string, unknown>, message = 'refused') {
+  return TRPCClientError.from({ error: { code: -32000, message, data } });
+}
+
+describe('classifyPayError', () => {
+  it('reads a conflict and its Retry-After from the idempotency data', () => {
+    const error = serverError({
+      httpStatus: 409,
+      code: 'idempotency_key_in_use',
+      idempotency: { code: 'idempotency_key_in_use', retryAfterSeconds: 3 },
+    });
+    expect(classifyPayError(error, undefined)).toEqual({ kind: 'in_use', retryAfterSeconds: 3 });
+  });
+
+  it('falls back to the recorded Retry-After header, then to a short wait', () => {
+    const data = {
+      httpStatus: 409,
+      idempotency: { code: 'idempotency_key_in_use', retryAfterSeconds: null },
+    };
+    const recorded = { status: 409, replayed: false, retryAfterSeconds: 7 };
+    expect(classifyPayError(serverError(data), recorded)).toEqual({
+      kind: 'in_use',
+      retryAfterSeconds: 7,
+    });
+    expect(classifyPayError(serverError(data), undefined)).toEqual({
+      kind: 'in_use',
+      retryAfterSeconds: 1,
+    });
+  });
+
+  it.each([
+    ['idempotency_key_reused', 422, { kind: 'key_reused' }],
+    ['idempotency_store_unavailable', 503, { kind: 'store_unavailable', retryAfterSeconds: 2 }],
+    ['idempotency_rate_limited', 429, { kind: 'rate_limited', retryAfterSeconds: 2 }],
+    ['idempotency_outcome_unknown', 409, { kind: 'outcome_unknown', retryAfterSeconds: 2 }],
+  ])('maps %s', (code, httpStatus, expected) => {
+    const error = serverError({ httpStatus, code, idempotency: { code, retryAfterSeconds: 2 } });
+    expect(classifyPayError(error, undefined)).toEqual(expected);
+  });
+
+  it('treats a domain refusal as final, with its stable code', () => {
+    const error = serverError({ httpStatus: 400, code: 'empty_cart' }, 'The cart is empty');
+    expect(classifyPayError(error, undefined)).toEqual({
+      kind: 'rejected',
+      code: 'empty_cart',
+      message: 'The cart is empty',
+    });
+  });
+
+  it('asks for a new session on 401', () => {
+    expect(
+      classifyPayError(serverError({ httpStatus: 401, code: 'unauthenticated' }), undefined),
+    ).toEqual({
+      kind: 'unauthenticated',
+    });
+  });
+
+  it('treats a 5xx without an idempotency code as retryable (the key was released)', () => {
+    const error = serverError({ httpStatus: 500, code: 'internal_server_error' });
+    expect(classifyPayError(error, undefined)).toMatchObject({ kind: 'server_error', status: 500 });
+  });
+
+  it('treats no answer at all (fetch rejected) as a network failure', () => {
+    const error = TRPCClientError.from(new TypeError('Failed to fetch'));
+    expect(classifyPayError(error, undefined)).toEqual({
+      kind: 'network',
+      detail: 'Failed to fetch',
+    });
+    expect(classifyPayError(new Error('boom'), undefined)).toEqual({
+      kind: 'network',
+      detail: 'boom',
+    });
+  });
+
+  it('treats a non-tRPC 502 page as a server error', () => {
+    const error = TRPCClientError.from(new Error('Unexpected token <'));
+    expect(
+      classifyPayError(error, { status: 502, replayed: false, retryAfterSeconds: undefined }),
+    ).toMatchObject({
+      kind: 'server_error',
+      status: 502,
+    });
+  });
+});
