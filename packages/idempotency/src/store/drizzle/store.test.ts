@@ -476,4 +476,24 @@ describe('drizzle store + engine', () => {
     );
     expect(out.kind).toBe('executed');
   });
+
+  // Runs last in this file: the scenarios above each produced their event.
+  it('emitted an observability event for every decision the scenarios above exercised', () => {
+    const seen = new Set(events.map((e) => e.type));
+    for (const type of [
+      'created',
+      'replayed',
+      'in_use',
+      'reused',
+      'unknown',
+      'released',
+      'completed',
+      'lease_taken_over',
+      'lease_lost',
+      'rate_limited',
+    ] as const) {
+      expect(seen, type).toContain(type);
+    }
+    expect(events.every((e) => e.type === 'rate_limited' || e.tenantId !== undefined)).toBe(true);
+  });
 });
