@@ -5,7 +5,7 @@ import { recordChargeOutcome } from './record-charge-outcome.ts';
 import { renewLease } from './renew-lease.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 
-const backoff = { baseMs: 10, maxMs: 100 };
+const backoff = { baseMs: 60_000, maxMs: 120_000 };
 let database: TestDatabase;
 
 beforeAll(async () => {

@@ -1,14 +1,19 @@
 // The worker process: outbox dispatcher, reconciler, idempotency-key sweeper and reaper,
 // and /healthz. Several may run against one database; they coordinate only through it.
 import type { Server } from 'node:http';
-import { createDatabaseClient, runMigrations } from '@once/db';
+import { runMigrations } from '@once/db';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
+import {
+  startIdempotencyKeyReaper,
+  startIdempotencyLeaseSweeper,
+} from './idempotency-key-upkeep.ts';
 import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
 import { createProcessorClients } from './processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
-import { withDatabaseRetry } from './transient-database-error.ts';
+import { createReplaceablePool, isPostgresNullSocketWrite } from './replaceable-pool.ts';
+import { whenDatabaseHangs, withDatabaseRetry } from './transient-database-error.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
 const config = readWorkerConfig();
@@ -22,10 +27,12 @@ await withDatabaseRetry(() => runMigrations(config.databaseUrl), {
   baseDelayMs: 250,
 });
 
-const database = createDatabaseClient(config.databaseUrl, {
-  applicationName: `once-worker ${config.workerId}`,
-  max: config.concurrency + 4,
-});
+const database = createReplaceablePool(
+  config.databaseUrl,
+  { applicationName: `once-worker ${config.workerId}`, max: config.concurrency + 4 },
+  log,
+);
+whenDatabaseHangs(() => database.replace('a transaction hung client-side'));
 const processorFor = createProcessorClients({
   processorUrl: config.processorUrl,
   timeoutMs: config.processorTimeoutMs,
@@ -58,6 +65,9 @@ const reconciler = startPeriodicTask(
   log,
 );
 
+const keySweeper = startIdempotencyLeaseSweeper(database.db, config.sweepIntervalMs, log);
+const keyReaper = startIdempotencyKeyReaper(database.db, config.reapIntervalMs, log);
+
 const health: Server | null =
   config.healthPort === 0
     ? null
@@ -79,7 +89,7 @@ async function shutdown(signal: string): Promise<void> {
   shuttingDown = true;
   log('worker.stopping', { signal });
   await dispatcher.stop(config.shutdownGraceMs);
-  await reconciler.stop();
+  await Promise.all([reconciler.stop(), keySweeper.stop(), keyReaper.stop()]);
   health?.close();
   await database.close();
   log('worker.stopped');
@@ -94,3 +104,17 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('unhandledRejection', (reason) =>
   log('worker.unhandled_rejection', { error: String(reason) }),
 );
+process.on('uncaughtException', (error) => {
+  if (isPostgresNullSocketWrite(error)) {
+    // A driver bug on a connection that just died: swap the pool, keep working.
+    try {
+      database.replace('postgres.js null-socket write after a dropped connection');
+    } catch (replaceError) {
+      log('db.pool_replace_failed', { error: String(replaceError) });
+    }
+    return;
+  }
+  // Anything else is a bug in this program: die loudly; leases make the work re-claimable.
+  log('worker.crashed', { error: error.stack ?? String(error) });
+  process.exit(1);
+});

@@ -17,7 +17,7 @@ export interface ClaimedJobRow {
   id: string;
   payment_id: string;
   downstream_key: string;
-  payload: Record<string, unknown> | null;
+  payload: Record<string, unknown> | string | null;
   attempts: number;
   max_attempts: number;
   lock_token: string;
@@ -30,10 +30,26 @@ export function toClaimedJob(row: ClaimedJobRow): ClaimedJob {
     id: row.id,
     paymentId: row.payment_id,
     downstreamKey: row.downstream_key,
-    payload: row.payload ?? {},
+    payload: parsePayload(row.payload),
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
     lockToken: row.lock_token,
     lockedUntil: row.locked_until,
   };
+}
+
+// A writer that bound the payload as a JSON *string* (a postgres.js jsonb pitfall) stores
+// a jsonb string; read it as the object it was meant to be rather than lose its fields.
+function parsePayload(payload: ClaimedJobRow['payload']): Record<string, unknown> {
+  if (typeof payload === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(payload);
+      return typeof parsed === 'object' && parsed !== null
+        ? (parsed as Record<string, unknown>)
+        : {};
+    } catch {
+      return {};
+    }
+  }
+  return payload ?? {};
 }

@@ -186,7 +186,7 @@ async function requeueCharge(sql: postgres.Sql, payment: Candidate): Promise<boo
     await tx`
       insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload)
       values (${payment.tenant_id}, ${`job_${randomUUID()}`}, 'charge_payment', ${payment.id},
-              ${payment.downstream_key}, ${JSON.stringify(payload)}::jsonb)`;
+              ${payment.downstream_key}, ${JSON.stringify(payload)}::text::jsonb)`;
     await settlePayment(
       tx,
       { tenantId: payment.tenant_id, paymentId: payment.id },

@@ -1,6 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Log } from './logger.ts';
 
+/** Our own code for a transaction that neither finished nor failed in time (see below). */
+export const HUNG_QUERY_CODE = 'ONCE_CLIENT_TIMEOUT';
+
+let onHungQuery: (() => void) | undefined;
+
+/**
+ * Registers what to do when a transaction hangs client-side past every server timeout
+ * (main.ts replaces the pool: a postgres.js connection broken by a dropped backend can
+ * stop flushing writes, and its queries would otherwise wait forever).
+ */
+export function whenDatabaseHangs(callback: () => void): void {
+  onHungQuery = callback;
+}
+
 // SQLSTATEs after which the same transaction can simply run again: the server went away
 // (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now), a conflict the
 // server resolved by aborting us (40001 serialization, 40P01 deadlock, 55P03 lock timeout),
@@ -18,6 +32,8 @@ const TRANSIENT_SQLSTATES = new Set([
 const TRANSIENT_CLIENT_CODES = new Set([
   'CONNECTION_CLOSED',
   'CONNECTION_DESTROYED',
+  // Only ever seen here when the pool was replaced under a query (replaceable-pool.ts).
+  'CONNECTION_ENDED',
   'CONNECT_TIMEOUT',
   'ECONNREFUSED',
   'ECONNRESET',
@@ -25,12 +41,13 @@ const TRANSIENT_CLIENT_CODES = new Set([
   'ETIMEDOUT',
   'ENOTFOUND',
   'EAI_AGAIN',
+  HUNG_QUERY_CODE,
 ]);
 
 /**
  * True when a database error is worth retrying: the connection or the server failed, or
- * the server aborted us to resolve a conflict. Syntax errors, constraint violations and
- * `CONNECTION_ENDED` (we closed the pool ourselves) are not.
+ * the server aborted us to resolve a conflict. Syntax errors and constraint violations
+ * are not.
  *
  * @example
  * isTransientDatabaseError({ code: '57P01' }); // true: pg_terminate_backend or a restart
@@ -51,6 +68,11 @@ export interface DatabaseRetryOptions {
   baseDelayMs?: number;
   /** Checked between attempts so shutdown is not delayed by a database outage. */
   shouldStop?: () => boolean;
+  /**
+   * Client-side limit of one attempt. Longer than the server's statement (15 s) and lock
+   * timeouts, so it only fires when the server never saw the query. Default 20 s.
+   */
+  hangTimeoutMs?: number;
 }
 
 /**
@@ -70,7 +92,7 @@ export async function withDatabaseRetry<T>(
   const baseDelayMs = options.baseDelayMs ?? 100;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await work();
+      return await withHangTimeout(work(), options.hangTimeoutMs ?? 20_000);
     } catch (error) {
       if (!isTransientDatabaseError(error) || attempt >= attempts || options.shouldStop?.()) {
         throw error;
@@ -84,5 +106,24 @@ export async function withDatabaseRetry<T>(
       });
       await sleep(delayMs);
     }
+  }
+}
+
+async function withHangTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onHungQuery?.();
+      reject(
+        Object.assign(new Error(`no answer from the database in ${timeoutMs} ms`), {
+          code: HUNG_QUERY_CODE,
+        }),
+      );
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([work, hung]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -130,9 +130,10 @@ describe('worker against the real mock processor', () => {
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
     const jobs = await sql`
-      select status, downstream_key from outbox_jobs where payment_id = ${checkout.paymentId}
-      order by created_at`;
+      select status, downstream_key, payload->>'paymentMethod' as payment_method
+      from outbox_jobs where payment_id = ${checkout.paymentId} order by created_at`;
     expect(jobs.map((j) => j.status)).toEqual(['dead', 'done']);
+    expect(jobs.map((j) => j.payment_method)).toEqual(['pm_card_visa', 'pm_card_visa']);
     expect(new Set(jobs.map((j) => j.downstream_key))).toEqual(new Set([checkout.downstreamKey]));
     expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
     await expectInvariantHolds();
@@ -162,6 +163,27 @@ describe('worker against the real mock processor', () => {
     // And it still wakes on NOTIFY after its LISTEN connection was killed.
     const after = await seedCheckout(sql);
     expect((await waitForTerminal(sql, [after.paymentId])).get(after.paymentId)).toBe('succeeded');
+  });
+
+  it('sweeps dead idempotency-key leases and reaps expired keys', async () => {
+    const { sql } = app.client;
+    await sql`
+      insert into idempotency_keys (tenant_id, operation, key, fingerprint, state, owner_token,
+                                    locked_until, expires_at)
+      values ('tenant_a', 'checkout.pay', 'abandoned', 'f', 'in_progress', 'dead-owner',
+              now() - interval '1 minute', now() + interval '1 day')`;
+    await sql`
+      insert into idempotency_keys (tenant_id, operation, key, fingerprint, state,
+                                    response_status, expires_at)
+      values ('tenant_a', 'checkout.pay', 'expired', 'f', 'completed', 200, now() - interval '1 minute')`;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const rows = await sql<{ key: string; state: string }[]>`
+        select key, state from idempotency_keys where tenant_id = 'tenant_a' order by key`;
+      if (rows.length === 1 && rows[0]?.state === 'released') break;
+      if (Date.now() > deadline) throw new Error(`not swept/reaped: ${JSON.stringify(rows)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   });
 
   it('exits 0 on SIGTERM', async () => {

@@ -48,12 +48,12 @@ export async function seedCheckout(
     await tx`
       insert into payments (tenant_id, id, status, amount, currency, lines, idempotency_key, downstream_key)
       values (${tenantId}, ${paymentId}, 'processing', ${options.amount ?? 1999}, 'usd',
-              ${JSON.stringify([{ productId: 'p1', name: 'Thing', quantity: 1, unitAmount: options.amount ?? 1999 }])}::jsonb,
+              ${JSON.stringify([{ productId: 'p1', name: 'Thing', quantity: 1, unitAmount: options.amount ?? 1999 }])}::text::jsonb,
               ${idempotencyKey}, ${downstreamKey})`;
     await tx`
       insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload, max_attempts)
       values (${tenantId}, ${jobId}, 'charge_payment', ${paymentId}, ${downstreamKey},
-              ${JSON.stringify({ paymentMethod: options.paymentMethod ?? 'pm_card_visa' })}::jsonb,
+              ${JSON.stringify({ paymentMethod: options.paymentMethod ?? 'pm_card_visa' })}::text::jsonb,
               ${options.maxAttempts ?? 8})`;
     await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${paymentId})`;
   });
