@@ -160,3 +160,32 @@ test('a finished payment ends the intent: the next purchase gets a new key', asy
   expect((await readShown(page)).state).toBe('succeeded');
   await expectInvariant(system, [first, second]);
 });
+
+test('the operator cockpit shows the payment, its completed key and its finished outbox job', async ({
+  page,
+}, testInfo) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_pragprog: 1 });
+  await page.getByTestId('pay').click();
+  const shown = await waitForTerminal(page);
+  await page.screenshot({ path: testInfo.outputPath('checkout.png'), fullPage: true });
+
+  await page.goto(`${system.webUrl}/ops`);
+  const paymentRow = page
+    .getByTestId('ops-payments')
+    .getByRole('row')
+    .filter({ hasText: shown.paymentId });
+  await expect(paymentRow).toContainText('succeeded');
+  await expect(paymentRow).toContainText(shown.idempotencyKey);
+  const keyRow = page
+    .getByTestId('ops-keys')
+    .getByRole('row')
+    .filter({ hasText: shown.idempotencyKey });
+  await expect(keyRow).toContainText('completed');
+  const jobRow = page
+    .getByTestId('ops-outbox')
+    .getByRole('row')
+    .filter({ hasText: shown.paymentId });
+  await expect(jobRow).toContainText('done');
+  await page.screenshot({ path: testInfo.outputPath('ops.png'), fullPage: true });
+});

@@ -84,3 +84,25 @@ test('the web server SIGKILLed while the page watches a payment: the page keeps 
   expect(shown.state).toBe('succeeded');
   await expectInvariant(system, [shown]);
 });
+
+test('a reload while the payment is processing resumes watching the same payment', async ({
+  page,
+}) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_ddia: 2 });
+  // No worker: the payment stays processing across the reload.
+  await system.supervisor.stop('worker-1');
+  await page.getByTestId('pay').click();
+  await expect(checkoutState(page)).toHaveAttribute('data-state', 'processing');
+  const paymentId = await checkoutState(page).getAttribute('data-payment-id');
+
+  await page.reload();
+  await expect(checkoutState(page)).toHaveAttribute('data-payment-id', paymentId!);
+  await expect(checkoutState(page)).toContainText('resumed after reload');
+  await system.startWorker(0);
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('succeeded');
+  expect(shown.paymentId).toBe(paymentId);
+  await expectInvariant(system, [shown]);
+});

@@ -90,7 +90,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
             header: 'Lease',
             cell: (k) => (k.state === 'in_progress' ? leaseLabel(k.lockedUntil, now) : '—'),
           },
-          { header: 'Expires', cell: (k) => <Time iso={k.expiresAt} /> },
+          { header: 'Expires', cell: (k) => <Time iso={k.expiresAt} withDate /> },
         ]}
       />
       <OpsTable<OutboxJob>

@@ -55,8 +55,15 @@ export function OpsTable<Row>(props: {
 }
 
 /** A timestamp as local time, with the full ISO value on hover. */
-export function Time({ iso }: { iso: string | null }) {
+export function Time({ iso, withDate = false }: { iso: string | null; withDate?: boolean }) {
   if (!iso) return <span className="muted">—</span>;
+  if (withDate) {
+    return (
+      <time dateTime={iso} title={iso}>
+        {new Date(iso).toLocaleString()}
+      </time>
+    );
+  }
   return (
     <time dateTime={iso} title={iso}>
       {new Date(iso).toLocaleTimeString()}
