@@ -166,6 +166,7 @@ describe('crash recovery with real processes', () => {
     const late = JSON.parse((await holder.waitFor('LATE ')).slice('LATE '.length));
     expect(late).toEqual({
       renew: 'idempotency_lease_lost',
+      release: 'lost',
       advance: 'idempotency_lease_lost',
       complete: 'idempotency_lease_lost',
       execute: 'idempotency_lease_lost',
