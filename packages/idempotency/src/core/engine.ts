@@ -276,7 +276,16 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
         const result = await guarded('complete', id, () =>
           store.complete(undefined, id, exec.ownerToken, response, policy.ttlMs),
         );
-        if (result === 'lost') throw exec.markLeaseLost();
+        // An earlier attempt may have timed out on our side yet committed on the server.
+        if (
+          result === 'lost' &&
+          !(
+            attempt > 0 &&
+            (await guarded('isCompletedBy', id, () => store.isCompletedBy(id, exec.ownerToken)))
+          )
+        ) {
+          throw exec.markLeaseLost();
+        }
         return;
       } catch (error) {
         if (error instanceof LeaseLostError) throw error;

@@ -284,6 +284,29 @@ describe('drizzle store + engine', () => {
     expect((await row('t1', 'op', key))?.response_body).toBe('"new"');
   });
 
+  it('a completion that committed but whose reply was lost is recognised on the retry, not reported as lost', async () => {
+    const real = createDrizzleStore(t.db);
+    let calls = 0;
+    const idem = createIdempotency({
+      store: {
+        ...real,
+        async complete(...args: Parameters<typeof real.complete>) {
+          const result = await real.complete(...args);
+          if (++calls === 1) throw new Error('connection reset after commit');
+          return result;
+        },
+      },
+    });
+    const key = newKey();
+    const out = await idem.execute(
+      { tenantId: 't1', operation: 'op', key, fingerprint: 'f' },
+      async () => ok('once'),
+    );
+    expect(out.kind).toBe('executed');
+    expect(calls).toBe(2);
+    expect((await row('t1', 'op', key))?.state).toBe('completed');
+  });
+
   it('refuses responses over the size cap and releases the key', async () => {
     const idem = engine({ maxResponseBytes: 100 });
     const key = newKey();
