@@ -4,6 +4,8 @@ import { startNodeProcess } from './server-process.ts';
 /** The bench HTTP server (all variants' routes) running in its own process. */
 export interface BenchServer {
   readonly url: string;
+  /** CPU time (user + system, ms) the server process has used so far. */
+  cpuMs(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -29,5 +31,10 @@ export async function startBenchServer(options: {
     },
     ready: /^listening \d+/,
   });
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.stop() };
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    cpuMs: async () => ((await (await fetch(`${url}/_cpu`)).json()) as { ms: number }).ms,
+    stop: () => child.stop(),
+  };
 }

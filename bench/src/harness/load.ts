@@ -18,6 +18,8 @@ export interface LoadOptions {
   countReplays?: boolean;
   /** Stop after this many requests instead of the duration. */
   amount?: number;
+  /** Reads the server process's CPU time (ms) so the run can report CPU per request. */
+  serverCpuMs?: () => Promise<number>;
 }
 
 export interface LoadResult {
@@ -33,6 +35,15 @@ export interface LoadResult {
   replayed: number;
   /** Every response time (ms), kept so rounds can be merged. */
   samples: number[];
+  /** Server process CPU time (ms) spent during the run, when `serverCpuMs` was given. */
+  serverCpuMs?: number;
+}
+
+/** Server CPU per response (ms), when measured. */
+export function serverCpuPerRequest(result: LoadResult): number | undefined {
+  return result.serverCpuMs === undefined
+    ? undefined
+    : result.serverCpuMs / Math.max(1, result.samples.length);
 }
 
 /**
@@ -49,7 +60,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return runOnce(options);
 }
 
-function runOnce(options: LoadOptions): Promise<LoadResult> {
+async function runOnce(options: LoadOptions): Promise<LoadResult> {
+  if (!options.serverCpuMs) return runAutocannon(options);
+  const before = await options.serverCpuMs();
+  const result = await runAutocannon(options);
+  return { ...result, serverCpuMs: (await options.serverCpuMs()) - before };
+}
+
+function runAutocannon(options: LoadOptions): Promise<LoadResult> {
   const samples: number[] = [];
   const statuses: Record<string, number> = {};
   let replayed = 0;
@@ -148,5 +166,8 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
     timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
     replayed: results.reduce((sum, r) => sum + r.replayed, 0),
     samples,
+    ...(results.every((r) => r.serverCpuMs !== undefined)
+      ? { serverCpuMs: results.reduce((sum, r) => sum + r.serverCpuMs!, 0) }
+      : {}),
   };
 }

@@ -56,6 +56,8 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   await runMigrations(url);
   const client = createDatabaseClient(url, { applicationName: 'once-bench-setup', max: 1 });
   await seedDemoData(client.db);
+  // One small row per durable write: the floor the overhead and store scenarios compare with.
+  await client.sql`create table if not exists bench_floor (id text primary key, done boolean not null default false)`;
   await client.close();
   const settings = await readSettings(url);
   return {

@@ -1,8 +1,9 @@
 import type { BenchArgs } from './args.ts';
-import type { LoadResult } from './load.ts';
+import { type LoadResult, serverCpuPerRequest } from './load.ts';
 import type { BenchPostgres } from './postgres.ts';
 import type { BenchRedis } from './redis.ts';
 import type { ResultRow, ScenarioResult } from './result-types.ts';
+import { round } from './stats.ts';
 
 /** What every scenario gets from the runner. */
 export interface ScenarioContext {
@@ -35,10 +36,16 @@ export function rowFromLoad(
     .map(([status, count]) => `${status}:${count}`)
     .join(' ');
   const failures = result.errors + result.timeouts;
+  const cpu = serverCpuPerRequest(result);
   return {
     name,
     throughput: result.throughput,
     latency: result.latency,
-    extra: { statuses, ...(failures ? { 'socket errors': failures } : {}), ...extra },
+    extra: {
+      statuses,
+      ...(cpu === undefined ? {} : { 'server CPU ms/req': round(cpu) }),
+      ...(failures ? { 'socket errors': failures } : {}),
+      ...extra,
+    },
   };
 }

@@ -50,6 +50,7 @@ export const peers: Scenario = {
         durationSec: ctx.measureSec,
         warmupSec: ctx.warmupSec,
         key: () => randomUUID(),
+        serverCpuMs: server.cpuMs,
       });
       const variants = [
         { name: 'unguarded', load: load('/fetch/plain') },

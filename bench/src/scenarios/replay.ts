@@ -37,6 +37,7 @@ export const replay: Scenario = {
         warmupSec: ctx.warmupSec,
         key,
         countReplays: true,
+        serverCpuMs: server.cpuMs,
       });
       const cycle = (keys: string[]) => {
         let i = 0;

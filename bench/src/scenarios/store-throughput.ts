@@ -23,6 +23,7 @@ export async function closedLoop(
   const samples: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   let failures = 0;
   let stopped = false;
   stop?.finally(() => {
@@ -42,7 +43,15 @@ export async function closedLoop(
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  return { latency: summarize(samples), throughput: samples.length / elapsed, failures };
+  const cpu = process.cpuUsage(cpuBefore);
+  // This process's CPU (library + driver + loop) per operation: on 2 shared cores it competes with Postgres.
+  const clientCpuMsPerOp = (cpu.user + cpu.system) / 1000 / Math.max(1, samples.length);
+  return {
+    latency: summarize(samples),
+    throughput: samples.length / elapsed,
+    failures,
+    clientCpuMsPerOp,
+  };
 }
 
 /**
@@ -56,9 +65,6 @@ export const storeThroughput: Scenario = {
   async run(ctx): Promise<ScenarioResult> {
     const seconds = Math.max(1, ctx.measureSec / 2);
     const rows: ResultRow[] = [];
-    const setup = createDatabaseClient(ctx.pg.url, { applicationName: 'once-bench-store', max: 1 });
-    await setup.sql`create table if not exists bench_floor (id text primary key, done boolean not null default false)`;
-    await setup.close();
     for (const connections of LEVELS) {
       const client = createDatabaseClient(ctx.pg.url, {
         applicationName: 'once-bench-store',
@@ -96,7 +102,10 @@ export const storeThroughput: Scenario = {
           median: (a.latency.median + b.latency.median) / 2,
           p99: Math.max(a.latency.p99, b.latency.p99),
         },
-        extra: a.failures + b.failures ? { failures: a.failures + b.failures } : {},
+        extra: {
+          'client CPU ms/op': round((a.clientCpuMsPerOp + b.clientCpuMsPerOp) / 2),
+          ...(a.failures + b.failures ? { failures: a.failures + b.failures } : {}),
+        },
       });
       const floorName = `floor: 2 autocommit writes, ${connections} conn`;
       rows.push({ name: floorName, baseline: connections === 1, ...merge(f1, f2) });

@@ -33,6 +33,11 @@ const appTrpc = (req: Request) =>
     router: appRouter,
     createContext: ({ req, resHeaders }) => createContext({ req, resHeaders, ...api }),
   });
+// The bench reads the server's CPU time around each run (CPU per request per variant).
+routes.set('/_cpu', async () => {
+  const { user, system } = process.cpuUsage();
+  return Response.json({ ms: (user + system) / 1000 });
+});
 // The processor's webhooks land here and are dropped: the end-to-end scenario times the worker's path.
 routes.set('/webhooks/sink', async () => new Response(null, { status: 204 }));
 const closers: (() => Promise<unknown>)[] = [];

@@ -8,6 +8,7 @@ import {
 } from '@once/idempotency/trpc';
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { sql } from 'drizzle-orm';
 import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
 
 interface Context {
@@ -41,6 +42,13 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
             writePayment(tx, input, ctx.headers.get('idempotency-key') ?? randomUUID()),
           ),
         ),
+      // The physical floor of any durable guard: the unguarded write plus ONE extra durable
+      // autocommit write of one small row (what a reservation must cost at least).
+      floor: t.procedure.input(parsePayInput).mutation(async ({ ctx, input }) => {
+        const key = ctx.headers.get('idempotency-key') ?? randomUUID();
+        await db.execute(sql`insert into bench_floor (id) values (${key})`);
+        return db.transaction((tx) => writePayment(tx, input, key));
+      }),
       guarded: t.procedure
         .meta({ idempotency: { operation: 'bench.pay' } })
         .concat(idempotent)
