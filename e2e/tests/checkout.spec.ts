@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import postgres from 'postgres';
 import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
   checkoutState,
@@ -188,4 +189,45 @@ test('the operator cockpit shows the payment, its completed key and its finished
     .filter({ hasText: shown.paymentId });
   await expect(jobRow).toContainText('done');
   await page.screenshot({ path: testInfo.outputPath('ops.png'), fullPage: true });
+});
+
+test('an unreachable key store answers 503: nothing charged, and Retry with the same key pays once', async ({
+  page,
+}) => {
+  await signIn(page, system.webUrl);
+  await fillCart(page, { book_sre: 1, book_ddia: 1 });
+
+  // The key store stops answering: a transaction holds an exclusive lock on its table, so
+  // the store call outlives its timeout and the server fails closed.
+  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked: () => void = () => {};
+  const lockHeld = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const holder = sql.begin(async (tx) => {
+    await tx`lock table idempotency_keys in access exclusive mode`;
+    locked();
+    await released;
+  });
+  try {
+    await lockHeld;
+    await page.getByTestId('pay').click();
+    await expect(checkoutState(page)).toHaveAttribute('data-state', 'store_unavailable');
+    await expect(checkoutState(page)).toContainText('Nothing was charged');
+  } finally {
+    release();
+    await holder;
+    await sql.end({ timeout: 5 });
+  }
+  const keyDuringOutage = await checkoutState(page).getAttribute('data-idempotency-key');
+
+  await page.getByTestId('retry').click();
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('succeeded');
+  expect(shown.idempotencyKey).toBe(keyDuringOutage);
+  await expectInvariant(system, [shown]);
 });
