@@ -4,6 +4,13 @@ import type { KeyRecord } from './types.ts';
 export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
 
 /**
+ * Upper bound of `Retry-After` for a key in use. The lease (30 s by default, renewed by the
+ * heartbeat) bounds how long the first attempt MAY take, not how long it usually takes: a
+ * double-click should be answered within a second or two, not after a whole lease.
+ */
+export const MAX_IN_USE_RETRY_AFTER_SECONDS = 2;
+
+/**
  * What to answer when the reservation statement found a row this attempt does not own.
  * Pure: the state machine's read side, shared by the engine and the model-based test.
  *
@@ -33,7 +40,13 @@ export function decideForExistingKey(record: KeyRecord, fingerprint: string): Ex
     case 'unknown':
       return { kind: 'unknown', retryAfterSeconds: UNKNOWN_RETRY_AFTER_SECONDS };
     case 'in_progress':
-      return { kind: 'in_use', retryAfterSeconds: secondsUntil(record.lockedUntil, record.now) };
+      return {
+        kind: 'in_use',
+        retryAfterSeconds: Math.min(
+          MAX_IN_USE_RETRY_AFTER_SECONDS,
+          secondsUntil(record.lockedUntil, record.now),
+        ),
+      };
     case 'released':
       // The reservation takes released keys; seeing one means a concurrent change. Retry soon.
       return { kind: 'in_use', retryAfterSeconds: 1 };
