@@ -108,6 +108,10 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     NEXT_TELEMETRY_DISABLED: '1',
     DATABASE_URL: databaseUrl,
     PROCESSOR_URL: processorUrl,
+    // A demo should show an `unknown` payment being resolved within seconds, not a minute.
+    WORKER_RECONCILE_AFTER_MS: process.env.WORKER_RECONCILE_AFTER_MS ?? '15000',
+    // Next.js prints colour codes unless told not to; the supervisor prefixes plain lines.
+    NO_COLOR: '1',
     ...options.env,
   } as Record<string, string>;
   const envs: Record<string, Record<string, string>> = {
