@@ -231,3 +231,48 @@ test('an unreachable key store answers 503: nothing charged, and Retry with the 
   expect(shown.idempotencyKey).toBe(keyDuringOutage);
   await expectInvariant(system, [shown]);
 });
+
+test('the same checkout still running on the server: the page waits out Retry-After with the same key', async ({
+  page,
+}) => {
+  const sent = recordPayRequests(page);
+  await signIn(page, system.webUrl);
+  await fillCart(page, { bookmark: 4 });
+
+  // Payments cannot be written for now: the first request holds the key and waits inside
+  // its transaction, the way a slow database or a long handler would keep it.
+  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked: () => void = () => {};
+  const lockHeld = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const holder = sql.begin(async (tx) => {
+    await tx`lock table payments in exclusive mode`;
+    locked();
+    await released;
+  });
+  try {
+    await lockHeld;
+    await page.getByTestId('pay').click();
+    await expect(checkoutState(page)).toHaveAttribute('data-state', 'in_flight');
+    // The customer reloads and pays again: same intent, same key, while the first runs.
+    await page.reload();
+    await page.getByTestId('pay').click();
+    await expect(checkoutState(page)).toHaveAttribute('data-state', 'conflict_waiting');
+    await expect(checkoutState(page)).toContainText('already being processed');
+  } finally {
+    release();
+    await holder;
+    await sql.end({ timeout: 5 });
+  }
+
+  const shown = await waitForTerminal(page);
+  expect(shown.state).toBe('succeeded');
+  expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
+  await expect(page.getByTestId('replayed-notice')).toBeVisible();
+  await expectInvariant(system, [shown]);
+});
