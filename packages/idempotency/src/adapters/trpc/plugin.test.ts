@@ -18,6 +18,10 @@ type Context = { tenantId: string; headers: Headers; resHeaders: Headers };
 let t: IdempotencyTestDatabase;
 let handle: (request: Request) => Promise<Response>;
 const runs = { pay: 0, decline: 0, crash: 0 };
+let openGate!: () => void;
+const gate = new Promise<void>((resolve) => {
+  openGate = resolve;
+});
 
 beforeAll(async () => {
   t = await createIdempotencyTestDatabase('trpc');
@@ -64,6 +68,13 @@ beforeAll(async () => {
       .mutation(() => {
         runs.crash++;
         throw new Error('downstream 500');
+      }),
+    slow: trpc.procedure
+      .meta({ idempotency: { operation: 'slow' } })
+      .concat(idempotent)
+      .mutation(async () => {
+        await gate;
+        return { slow: true };
       }),
     optional: trpc.procedure
       .meta({ idempotency: { operation: 'optional', required: false } })
@@ -180,6 +191,27 @@ describe('tRPC idempotency plugin', () => {
     const again = await call('crash', null, { 'idempotency-key': 'k-crash' });
     expect(again.status).toBe(500);
     expect(runs.crash).toBe(2);
+  });
+
+  it('answers CONFLICT with Retry-After and data.idempotency while the first call runs', async () => {
+    const first = call('slow', null, { 'idempotency-key': 'k-slow' });
+    await expect
+      .poll(
+        async () =>
+          (await t.sql`select state from idempotency_keys where key = 'k-slow'`)[0]?.state,
+      )
+      .toBe('in_progress');
+    const busy = await call('slow', null, { 'idempotency-key': 'k-slow' });
+    expect(busy.status).toBe(409);
+    expect(Number(busy.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const body = await readJson(busy);
+    expect(body.error.data.code).toBe('CONFLICT');
+    expect(body.error.data.idempotency.code).toBe('idempotency_key_in_use');
+    expect(body.error.data.idempotency.retryAfterSeconds).toBe(
+      Number(busy.headers.get('retry-after')),
+    );
+    openGate();
+    expect((await (await first).json()) as unknown).toEqual({ result: { data: { slow: true } } });
   });
 
   it('passes through procedures without idempotency meta and optional keys', async () => {
