@@ -30,6 +30,7 @@ const steps: Step[] = [
   {
     name: 'typecheck',
     command: [bin('turbo'), 'run', 'typecheck', '--concurrency=1', '--output-logs=errors-only'],
+    env: { TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1' },
   },
   {
     name: 'unit + integration',
