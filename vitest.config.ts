@@ -10,6 +10,7 @@ export default defineConfig({
           name: 'unit+integration',
           include: [
             '{packages,apps}/*/src/**/*.test.ts',
+            'bench/src/**/*.test.ts',
             'scripts/**/*.test.ts',
             'test/**/*.test.ts',
           ],
