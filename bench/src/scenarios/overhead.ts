@@ -6,7 +6,7 @@ import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
 import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 16;
-const ROUNDS = 2;
+const ROUNDS = 3;
 
 /**
  * 1. Overhead: the same payment write over HTTP with and without the guard, a new key per

@@ -9,6 +9,7 @@ import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 16;
+const ROUNDS = 3;
 
 const GUARDS = {
   ours: { label: 'Once withIdempotency (Postgres)', path: '/fetch/guarded' },
@@ -54,9 +55,10 @@ export const peers: Scenario = {
       });
       const variants = [
         { name: 'unguarded', load: load('/fetch/plain') },
+        { name: 'unguarded + 1 durable write (floor)', load: load('/fetch/floor') },
         ...Object.values(GUARDS).map((g) => ({ name: g.label, load: load(g.path) })),
       ];
-      const results = await runInterleaved(variants, 2);
+      const results = await runInterleaved(variants, ROUNDS);
 
       // Durability: a batch, a store restart (no persistence for Redis, as deployed for caches),
       // the same keys again. Every duplicate is a customer charged twice.
@@ -97,6 +99,10 @@ export const peers: Scenario = {
 
       const rows = [
         { ...rowFromLoad('unguarded', results.get('unguarded')!), baseline: true },
+        rowFromLoad(
+          'unguarded + 1 durable write (floor)',
+          results.get('unguarded + 1 durable write (floor)')!,
+        ),
         ...Object.entries(GUARDS).map(([name, g]) =>
           rowFromLoad(g.label, results.get(g.label)!, {
             [`duplicates after store restart (of ${batch})`]: duplicates.get(name) ?? '',
@@ -121,7 +127,7 @@ export const peers: Scenario = {
         title: this.title,
         settings: {
           connections: CONNECTIONS,
-          rounds: 2,
+          rounds: ROUNDS,
           measureSec: ctx.measureSec,
           durabilityBatch: batch,
           redis: "--save '' --appendonly no",

@@ -2,13 +2,23 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '@once/db';
 import type { Idempotency } from '@once/idempotency';
 import { storedResponseFrom, withIdempotency } from '@once/idempotency/fetch';
+import { sql } from 'drizzle-orm';
 import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
 
-/** `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper). */
-export function createPlainFetchHandler(db: Database) {
+/**
+ * `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper). With
+ * `extraDurableWrite`, `POST /fetch/floor`: plus one autocommit INSERT of a small row, the least
+ * any durable guard must add.
+ */
+export function createPlainFetchHandler(
+  db: Database,
+  options: { extraDurableWrite?: boolean } = {},
+) {
   return async (request: Request): Promise<Response> => {
     const input = parsePayInput(await request.json());
     const key = request.headers.get('idempotency-key') ?? randomUUID();
+    if (options.extraDurableWrite)
+      await db.execute(sql`insert into bench_floor (id) values (${key})`);
     const result = await db.transaction((tx) => writePayment(tx, input, key));
     return Response.json(result, { status: 201 });
   };

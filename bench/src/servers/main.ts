@@ -21,6 +21,7 @@ const client = createDatabaseClient(requireDatabaseUrl(), {
 const idempotency = createIdempotency<Transaction>({ store: createDrizzleStore(client.db) });
 const routes = new Map<string, FetchHandler>([
   ['/fetch/plain', createPlainFetchHandler(client.db)],
+  ['/fetch/floor', createPlainFetchHandler(client.db, { extraDurableWrite: true })],
   ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
 ]);
 const trpc = createTrpcHandler(client.db, idempotency);
