@@ -24,10 +24,11 @@ export interface RunReport {
 export async function writeResultJson(report: RunReport): Promise<string> {
   const dir = path.join(repoRoot, 'bench', 'results');
   await mkdir(dir, { recursive: true });
-  const file = path.join(
-    dir,
-    `${report.startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z')}.json`,
-  );
+  // Smoke and partial runs say so in the name, so they are never mistaken for a full run.
+  const quick = report.args.quick ? '-quick' : '';
+  const only = report.args.only.length ? `-only-${report.args.only.join('-')}` : '';
+  const stamp = report.startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z');
+  const file = path.join(dir, `${stamp}${quick}${only}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;
 }
