@@ -132,8 +132,10 @@ test('a reload mid-checkout keeps the intent: paying again reuses the key', asyn
   const keyBeforeReload = await checkoutState(page).getAttribute('data-idempotency-key');
   expect(keyBeforeReload).toBeTruthy();
 
-  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  // Reload first, unroute after: unrouting would let the held request through, and its
+  // answer would reach the page before the reload.
   await page.reload();
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
   await expect(page.getByTestId('unfinished-intent')).toContainText(keyBeforeReload!);
   await expect(page.getByTestId('quantity-book_ddia')).toHaveValue('1');
   await page.getByTestId('pay').click();

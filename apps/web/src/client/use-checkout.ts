@@ -134,7 +134,9 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     [cart, keys, watched, terminal],
   );
 
-  const busy = running > 0 || (watched !== undefined && !terminal);
+  // A shown result (even a terminal one) keeps the form locked until the user starts over:
+  // Pay right after "succeeded" would otherwise be one click from a second purchase.
+  const busy = running > 0 || watched !== undefined;
   return {
     pay,
     startOver,

@@ -9,16 +9,36 @@ import {
   payInput,
   paymentStatus,
 } from '@once/api';
-import { storedResponseFrom, withIdempotency } from '@once/idempotency/fetch';
+import { isTransientDatabaseError } from '@once/db';
+import { IdempotencyError } from '@once/idempotency';
+import {
+  problemDetailsResponse,
+  storedResponseFrom,
+  withIdempotency,
+} from '@once/idempotency/fetch';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import type { WebRuntime } from './runtime.ts';
 
-/** Renders CheckoutErrors as problem+json; anything else stays a 500 for Next to log. */
+/**
+ * Renders CheckoutErrors as problem+json, and a database that is unreachable (down, restarting,
+ * our connection terminated) as the same fail-closed 503 the key store gives: authentication
+ * reads the same database before the key is looked at, nothing ran, and a retry with the same
+ * key is safe. Anything else stays a 500 for Next to log.
+ */
 async function answeringCheckoutErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
     if (isCheckoutError(error)) return checkoutProblemResponse(error);
+    if (isTransientDatabaseError(error)) {
+      console.log(`web: database unavailable, answering 503: ${String(error)}`);
+      return problemDetailsResponse(
+        new IdempotencyError('idempotency_store_unavailable', {
+          retryAfterSeconds: 1,
+          cause: error,
+        }),
+      );
+    }
     throw error;
   }
 }

@@ -1,7 +1,9 @@
 import { type ApiDependencies, createApiDependencies } from '@once/api';
 import {
-  createDatabaseClient,
+  createReplaceableDatabaseClient,
   type DatabaseClient,
+  isPostgresNullSocketWrite,
+  type ReplaceableDatabaseClient,
   requireDatabaseUrl,
   runMigrations,
 } from '@once/db';
@@ -42,10 +44,12 @@ export async function startWebRuntime(
 ): Promise<WebRuntime> {
   const config = readWebEnv(env);
   await runMigrations(config.databaseUrl, findMigrationsFolder(env));
-  const client = createDatabaseClient(config.databaseUrl, {
-    applicationName: 'once-web',
-    max: 20,
-  });
+  const client = createReplaceableDatabaseClient(
+    config.databaseUrl,
+    { applicationName: 'once-web', max: 20 },
+    (event, fields) => console.log(`web: ${event} ${JSON.stringify(fields ?? {})}`),
+  );
+  replacePoolOnDriverCrash(client);
   if (config.seedDemo) await seedDemoData(client.db);
   console.log(
     `web: database ready (migrations applied${config.seedDemo ? ', demo data seeded' : ''})`,
@@ -59,6 +63,30 @@ export async function startWebRuntime(
     }),
     webhookSecret: config.webhookSecret,
   };
+}
+
+/**
+ * postgres.js 3.4.9 throws from a setImmediate when a backend dies with a write buffered
+ * (pg_terminate_backend, a PostgreSQL restart; porsager/postgres#1154). Next logs uncaught
+ * exceptions and keeps running, but the connection it happened on may never flush again, so
+ * requests on it would hang: swap the pool. One listener per process (dev reloads modules).
+ */
+function replacePoolOnDriverCrash(client: ReplaceableDatabaseClient): void {
+  const flag = globalThis as typeof globalThis & { __onceWebPool?: ReplaceableDatabaseClient };
+  const installed = flag.__onceWebPool !== undefined;
+  flag.__onceWebPool = client;
+  if (installed) return;
+  process.on('uncaughtException', (error) => {
+    if (isPostgresNullSocketWrite(error)) {
+      flag.__onceWebPool?.replace('postgres.js null-socket write after a dropped connection');
+      return;
+    }
+    // Alone (not under Next, which logs and keeps going), do what Node would have done.
+    if (process.listenerCount('uncaughtException') === 1) {
+      console.error(error);
+      process.exit(1);
+    }
+  });
 }
 
 // On globalThis, so Next's dev-mode module reloading does not open a pool per reload.

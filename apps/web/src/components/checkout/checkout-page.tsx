@@ -84,7 +84,7 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
         <button
           type="button"
           className="link"
-          disabled={locked}
+          disabled={locked && !checkout.terminal}
           onClick={() => {
             checkout.startOver();
             setQuantities({});

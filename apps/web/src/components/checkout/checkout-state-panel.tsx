@@ -198,7 +198,7 @@ export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController 
         ) : null}
         {checkout.terminal ? (
           <button type="button" data-testid="new-purchase" onClick={() => checkout.startOver()}>
-            New purchase
+            {state === 'succeeded' ? 'New purchase' : 'Try again (new payment)'}
           </button>
         ) : null}
       </div>
