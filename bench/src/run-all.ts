@@ -1,7 +1,9 @@
 // `npm run bench [-- --quick] [-- --only <name>]`: starts durable Postgres (and Redis for the
 // peers), runs each scenario against its baseline, prints tables, writes bench/results/*.json
 // and docs/benchmarks.md.
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from './harness/args.ts';
 import { describeMachine } from './harness/machine.ts';
 import { startBenchPostgres } from './harness/postgres.ts';
@@ -47,6 +49,15 @@ if (unknown.length) {
     `unknown scenario(s) ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`,
   );
   process.exit(2);
+}
+if (args.render) {
+  // Re-publish a finished run (e.g. after editing bench/analysis.md) without measuring again.
+  const report = JSON.parse(await readFile(args.render, 'utf8')) as RunReport;
+  const file = await writeMarkdown(
+    renderMarkdown(report, path.resolve(args.render), await readAnalysis()),
+  );
+  console.log(`[bench] wrote ${file} from ${args.render}`);
+  process.exit(0);
 }
 const selected = args.only.length ? scenarios.filter((s) => args.only.includes(s.name)) : scenarios;
 const log = (line: string) => console.log(`[bench] ${line}`);

@@ -9,6 +9,14 @@ describe('parseArgs', () => {
     });
   });
 
+  it('reads --render <file>', () => {
+    expect(parseArgs(['--render', 'bench/results/x.json'])).toEqual({
+      quick: false,
+      only: [],
+      render: 'bench/results/x.json',
+    });
+  });
+
   it('refuses unknown arguments and a bare --only', () => {
     expect(() => parseArgs(['--fast'])).toThrow(/unknown argument/);
     expect(() => parseArgs(['--only'])).toThrow(/needs a scenario/);

@@ -4,10 +4,12 @@ export interface BenchArgs {
   quick: boolean;
   /** Run only the scenarios with these names (repeatable, or comma-separated). */
   only: string[];
+  /** Re-render docs/benchmarks.md from this results file (with the current analysis); no run. */
+  render?: string;
 }
 
 /**
- * Parses `--quick` and `--only <name>` (also `--only=a,b`).
+ * Parses `--quick`, `--only <name>` (also `--only=a,b`) and `--render <results.json>`.
  *
  * @example
  * parseArgs(['--quick', '--only', 'overhead']); // { quick: true, only: ['overhead'] }
@@ -19,6 +21,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     if (arg === '--quick') args.quick = true;
     else if (arg === '--only') args.only.push(...splitNames(argv[++i]));
     else if (arg.startsWith('--only=')) args.only.push(...splitNames(arg.slice('--only='.length)));
+    else if (arg === '--render') args.render = argv[++i];
     else if (arg === '--') continue;
     else throw new Error(`unknown argument ${arg}; use --quick and/or --only <scenario>`);
   }

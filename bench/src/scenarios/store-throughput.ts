@@ -51,6 +51,8 @@ export async function closedLoop(
     throughput: samples.length / elapsed,
     failures,
     clientCpuMsPerOp,
+    samples,
+    elapsed,
   };
 }
 
