@@ -12,6 +12,8 @@ export interface RunningProcessor {
   /** Base URL, e.g. http://127.0.0.1:4100 */
   url: string;
   port: number;
+  /** Swaps the database pool for a fresh one (after the postgres.js null-socket crash). */
+  replaceDatabasePool(reason: string): void;
   /** Stops accepting connections, finishes in-flight requests and deliveries, closes the pool. */
   stop(): Promise<void>;
 }
@@ -28,7 +30,9 @@ export async function startProcessor(
 ): Promise<RunningProcessor> {
   const { log } = config;
   await runProcessorMigrations(config.databaseUrl);
-  const client = createProcessorDatabase(config.databaseUrl);
+  const client = createProcessorDatabase(config.databaseUrl, 10, (event, fields) =>
+    log(`${event} ${JSON.stringify(fields ?? {})}`),
+  );
   await seedAccounts(client.db);
 
   const app = createProcessorApp({
@@ -59,6 +63,7 @@ export async function startProcessor(
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    replaceDatabasePool: (reason) => client.replace(reason),
     async stop() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,31 +1,18 @@
 import {
   type CreateDatabaseClientOptions,
-  createDatabaseClient,
-  type Database,
-  schema,
+  createReplaceableDatabaseClient,
+  type ReplaceableDatabaseClient,
 } from '@once/db';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import type postgres from 'postgres';
 import type { Log } from './logger.ts';
 
-export interface ReplaceablePool {
-  /** Always forwards to the current pool; safe to capture once. */
-  sql: postgres.Sql;
-  /** Drizzle over the same forwarding client. */
-  db: Database;
-  /** Ends the current pool (pending queries fail fast and are retried) and opens a new one. */
-  replace(reason: string): void;
-  close(): Promise<void>;
-}
+// The driver-bug detector lives with the shared pool in @once/db; re-exported for main.ts.
+export { isPostgresNullSocketWrite } from '@once/db';
+
+export type ReplaceablePool = ReplaceableDatabaseClient;
 
 /**
- * A postgres.js pool that can be swapped for a fresh one without the code that holds it
- * noticing. Why: postgres.js 3.4.9 can throw from a `setImmediate` when a backend dies
- * while a small write is buffered (porsager/postgres#1154, #1208; unfixed in 3.4.9), and
- * the connection it happens on may never flush again, so queries sent on it would hang.
- * main.ts catches that exception and calls `replace()`: the old pool is destroyed
- * (its queries reject with a transient error and are retried), new queries go to a new
- * pool, and LISTENs are re-issued on it.
+ * The worker's application-database pool: @once/db's `createReplaceableDatabaseClient`
+ * (swappable after the postgres.js 3.4.9 null-socket crash; see `createReplaceableSql`).
  *
  * @example
  * const pool = createReplaceablePool(url, { applicationName: 'once-worker' }, log);
@@ -36,79 +23,5 @@ export function createReplaceablePool(
   options: CreateDatabaseClientOptions,
   log: Log,
 ): ReplaceablePool {
-  let current = createDatabaseClient(url, options).sql;
-  let closed = false;
-  const listeners: {
-    channel: string;
-    onNotify: (payload: string) => void;
-    onListen?: () => void;
-    meta?: postgres.ListenMeta;
-  }[] = [];
-
-  const listen = async (
-    channel: string,
-    onNotify: (payload: string) => void,
-    onListen?: () => void,
-  ) => {
-    const entry: (typeof listeners)[number] = { channel, onNotify, onListen };
-    entry.meta = await current.listen(channel, onNotify, onListen);
-    listeners.push(entry);
-    return {
-      state: entry.meta.state,
-      unlisten: async () => {
-        listeners.splice(listeners.indexOf(entry), 1);
-        await entry.meta?.unlisten();
-      },
-    };
-  };
-
-  const forward = new Proxy(function forwardedSql() {}, {
-    apply: (_target, _this, args: unknown[]) =>
-      (current as unknown as (...a: unknown[]) => unknown)(...args),
-    get: (_target, property) => {
-      if (property === 'listen') return listen;
-      const value = Reflect.get(current, property);
-      return typeof value === 'function' ? value.bind(current) : value;
-    },
-  }) as unknown as postgres.Sql;
-
-  return {
-    sql: forward,
-    db: drizzle(forward, { schema }),
-    replace(reason) {
-      if (closed) return;
-      log('db.pool_replaced', { reason });
-      const old = current;
-      current = createDatabaseClient(url, options).sql;
-      try {
-        // Destroys its sockets now: queries in flight reject and their callers retry.
-        void old.end({ timeout: 0 }).catch(() => {});
-      } catch (error) {
-        log('db.pool_end_failed', { error: String(error) });
-      }
-      for (const entry of listeners) {
-        current.listen(entry.channel, entry.onNotify, entry.onListen).then(
-          (meta) => {
-            entry.meta = meta;
-          },
-          (error: unknown) =>
-            log('db.relisten_failed', { channel: entry.channel, error: String(error) }),
-        );
-      }
-    },
-    async close() {
-      closed = true;
-      // Short: a connection broken by the driver bug never answers, and exit must stay < 5 s.
-      await current.end({ timeout: 1 });
-    },
-  };
-}
-
-/** The postgres.js 3.4.9 null-socket write crash (see createReplaceablePool). */
-export function isPostgresNullSocketWrite(error: unknown): boolean {
-  return (
-    error instanceof TypeError &&
-    /reading 'write'|evaluating 'socket\.write'/.test(error.message) &&
-    /postgres[\\/]src[\\/]connection\.js/.test(error.stack ?? '')
-  );
+  return createReplaceableDatabaseClient(url, options, log);
 }

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/db';
 import type { Log } from './logger.ts';
 
-/** Our own code for a transaction that neither finished nor failed in time (see below). */
-export const HUNG_QUERY_CODE = 'ONCE_CLIENT_TIMEOUT';
+// Classification is shared with web and processor (@once/db); the hang code is ours to raise.
+export { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/db';
 
 let onHungQuery: (() => void) | undefined;
 
@@ -13,51 +14,6 @@ let onHungQuery: (() => void) | undefined;
  */
 export function whenDatabaseHangs(callback: () => void): void {
   onHungQuery = callback;
-}
-
-// SQLSTATEs after which the same transaction can simply run again: the server went away
-// (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now), a conflict the
-// server resolved by aborting us (40001 serialization, 40P01 deadlock, 55P03 lock timeout),
-// a cancelled statement (57014: statement_timeout while the server was struggling).
-const TRANSIENT_SQLSTATES = new Set([
-  '57P01',
-  '57P02',
-  '57P03',
-  '40001',
-  '40P01',
-  '55P03',
-  '57014',
-]);
-// postgres.js and Node socket errors that mean "the connection broke", not "the query is wrong".
-const TRANSIENT_CLIENT_CODES = new Set([
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  // Only ever seen here when the pool was replaced under a query (replaceable-pool.ts).
-  'CONNECTION_ENDED',
-  'CONNECT_TIMEOUT',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  HUNG_QUERY_CODE,
-]);
-
-/**
- * True when a database error is worth retrying: the connection or the server failed, or
- * the server aborted us to resolve a conflict. Syntax errors and constraint violations
- * are not.
- *
- * @example
- * isTransientDatabaseError({ code: '57P01' }); // true: pg_terminate_backend or a restart
- */
-export function isTransientDatabaseError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string') return false;
-  // Class 08: connection exceptions.
-  return TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CLIENT_CODES.has(code) || /^08...$/.test(code);
 }
 
 export interface DatabaseRetryOptions {

@@ -1,5 +1,6 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { createReplaceableSql, type PoolLog } from './replaceable-pool.ts';
 import * as schema from './schema/index.ts';
 
 export type Database = PostgresJsDatabase<typeof schema>;
@@ -44,6 +45,33 @@ export function createDatabaseClient(
   });
   const db = drizzle(sql, { schema });
   return { db, sql, close: () => sql.end({ timeout: 5 }) };
+}
+
+export interface ReplaceableDatabaseClient extends DatabaseClient {
+  /** Swaps the pool for a fresh one; `db` and `sql` forward to it (see `createReplaceableSql`). */
+  replace(reason: string): void;
+}
+
+/**
+ * `createDatabaseClient` (same timeouts) behind a pool that can be replaced after the
+ * postgres.js 3.4.9 null-socket crash; long-lived servers (web, worker) use this.
+ *
+ * @example
+ * const client = createReplaceableDatabaseClient(url, { applicationName: 'once-web' }, log);
+ * process.on('uncaughtException', (e) => isPostgresNullSocketWrite(e) && client.replace('bug'));
+ */
+export function createReplaceableDatabaseClient(
+  url: string,
+  options: CreateDatabaseClientOptions,
+  log: PoolLog,
+): ReplaceableDatabaseClient {
+  const pool = createReplaceableSql(() => createDatabaseClient(url, options).sql, log);
+  return {
+    db: drizzle(pool.sql, { schema }),
+    sql: pool.sql,
+    replace: pool.replace,
+    close: pool.close,
+  };
 }
 
 /** Reads `DATABASE_URL`, failing with a message that says what to do. */

@@ -1,3 +1,4 @@
+import { createReplaceableSql, type PoolLog } from '@once/db/replaceable-pool';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema/index.ts';
@@ -9,6 +10,11 @@ export type ProcessorTransaction = Parameters<Parameters<ProcessorDatabase['tran
 export interface ProcessorDatabaseClient {
   db: ProcessorDatabase;
   sql: postgres.Sql;
+  /**
+   * Swaps in a fresh pool (after the postgres.js null-socket crash, see `createReplaceableSql`);
+   * `db` and `sql` keep working, they forward to the new one.
+   */
+  replace(reason: string): void;
   close(): Promise<void>;
 }
 
@@ -19,19 +25,25 @@ export interface ProcessorDatabaseClient {
  * @example
  * const { db, close } = createProcessorDatabase(process.env.PROCESSOR_DATABASE_URL!);
  */
-export function createProcessorDatabase(url: string, max = 10): ProcessorDatabaseClient {
-  const sql = postgres(url, {
-    max,
-    onnotice: () => {},
-    connect_timeout: 10,
-    idle_timeout: 60,
-    connection: {
-      application_name: 'once-processor',
-      statement_timeout: 15_000,
-      lock_timeout: 5_000,
-      idle_in_transaction_session_timeout: 30_000,
-    },
-  });
-  const db = drizzle(sql, { schema });
-  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+export function createProcessorDatabase(
+  url: string,
+  max = 10,
+  log: PoolLog = () => {},
+): ProcessorDatabaseClient {
+  const open = () =>
+    postgres(url, {
+      max,
+      onnotice: () => {},
+      connect_timeout: 10,
+      idle_timeout: 60,
+      connection: {
+        application_name: 'once-processor',
+        statement_timeout: 15_000,
+        lock_timeout: 5_000,
+        idle_in_transaction_session_timeout: 30_000,
+      },
+    });
+  const pool = createReplaceableSql(open, log);
+  const db = drizzle(pool.sql, { schema });
+  return { db, sql: pool.sql, replace: pool.replace, close: pool.close };
 }

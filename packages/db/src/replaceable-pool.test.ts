@@ -1,0 +1,62 @@
+import { eq } from 'drizzle-orm';
+import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReplaceableDatabaseClient } from './client.ts';
+import { isPostgresNullSocketWrite } from './replaceable-pool.ts';
+import { createTestDatabase, type TestDatabase } from './testing/index.ts';
+
+const documents = pgTable('replaceable_pool_documents', {
+  id: text('id').primaryKey(),
+  body: jsonb('body').$type<Record<string, string>>().notNull(),
+});
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase('db_replaceable_pool');
+  await database.client
+    .sql`create table replaceable_pool_documents (id text primary key, body jsonb not null)`;
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+describe('createReplaceableDatabaseClient', () => {
+  it('after replace: a new backend, and Drizzle still stores jsonb as an object (not a string)', async () => {
+    const client = createReplaceableDatabaseClient(
+      database.url,
+      { applicationName: 'test-replaceable' },
+      () => {},
+    );
+    try {
+      const [before] = await client.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      client.replace('test');
+      const [after] = await client.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      expect(after?.pid).not.toBe(before?.pid);
+
+      // The regression: the new pool lacked Drizzle's pass-through jsonb serializer, so
+      // `{ payment_id }` was JSON-encoded twice and `body->>'payment_id'` read null.
+      await client.db.transaction((tx) =>
+        tx.insert(documents).values({ id: 'd1', body: { payment_id: 'pay_1' } }),
+      );
+      const [row] = await client.sql<{ kind: string; paymentId: string | null }[]>`
+        select jsonb_typeof(body) as kind, body->>'payment_id' as "paymentId"
+        from replaceable_pool_documents where id = 'd1'`;
+      expect(row).toEqual({ kind: 'object', paymentId: 'pay_1' });
+      const [read] = await client.db.select().from(documents).where(eq(documents.id, 'd1'));
+      expect(read?.body).toEqual({ payment_id: 'pay_1' });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('isPostgresNullSocketWrite', () => {
+  it('recognises only the driver bug', () => {
+    const bug = new TypeError("Cannot read properties of null (reading 'write')");
+    bug.stack = `${bug.message}\n    at Immediate.nextWrite (file:///x/node_modules/postgres/src/connection.js:255:22)`;
+    expect(isPostgresNullSocketWrite(bug)).toBe(true);
+    const ours = new TypeError("Cannot read properties of null (reading 'write')");
+    ours.stack = `${ours.message}\n    at handler (file:///x/apps/web/src/server/payments-api.ts:1:1)`;
+    expect(isPostgresNullSocketWrite(ours)).toBe(false);
+  });
+});

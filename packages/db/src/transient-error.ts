@@ -1,0 +1,78 @@
+// SQLSTATEs after which the same transaction can simply run again: the server went away
+// (57P01 admin shutdown / pg_terminate_backend, 57P02 crash shutdown, 57P03 cannot connect
+// now: starting up or shutting down), a conflict the server resolved by aborting us (40001
+// serialization, 40P01 deadlock, 55P03 lock timeout), a cancelled statement (57014:
+// statement_timeout while the server was struggling).
+const TRANSIENT_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '40001',
+  '40P01',
+  '55P03',
+  '57014',
+]);
+
+/** Our own code for a transaction that neither finished nor failed in time (client-side watchdog). */
+export const HUNG_QUERY_CODE = 'ONCE_CLIENT_TIMEOUT';
+
+// postgres.js and Node socket errors that mean "the connection broke", not "the query is wrong".
+const TRANSIENT_CLIENT_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  // Only ever seen when a pool was replaced under a query (replaceable-pool.ts).
+  'CONNECTION_ENDED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  HUNG_QUERY_CODE,
+]);
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * True when a database error is worth retrying: the connection or the server failed, or the
+ * server aborted us to resolve a conflict. Syntax errors and constraint violations are not.
+ * Follows `cause` (Drizzle wraps the driver's error in "Failed query: ...").
+ *
+ * @example
+ * isTransientDatabaseError({ code: '57P01' }); // true: pg_terminate_backend or a restart
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = codeOf(current);
+    // Class 08: connection exceptions.
+    if (
+      code &&
+      (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CLIENT_CODES.has(code) || /^08...$/.test(code))
+    ) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * True for the two conflicts the server resolves by aborting one transaction, which can then
+ * simply run again: 40001 serialization_failure and 40P01 deadlock_detected.
+ *
+ * @example
+ * isSerializationConflict({ code: '40001' }); // true
+ */
+export function isSerializationConflict(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = codeOf(current);
+    if (code === '40001' || code === '40P01') return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
