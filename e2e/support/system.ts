@@ -4,6 +4,7 @@ import {
   type SystemOptions,
   startSystem,
 } from '../../scripts/system/start-system.ts';
+import { E2E_NEXT_DIST_DIR } from './global-setup.ts';
 
 /**
  * The whole system for one spec: a throw-away PostgreSQL and every app as a real
@@ -20,6 +21,7 @@ export async function startTestSystem(
     workerHealthBasePort: ports[2],
     workerCount: 1,
     skipBuild: true,
+    nextDistDir: E2E_NEXT_DIST_DIR,
     log: process.env.ONCE_E2E_LOGS ? undefined : () => {},
     ...options,
   });

@@ -22,6 +22,8 @@ export interface SystemOptions {
   /** `start` serves a production build (built first unless `skipBuild`); `dev` runs next dev. */
   webMode?: 'start' | 'dev';
   skipBuild?: boolean;
+  /** Next.js build folder inside apps/web (default `.next`). */
+  nextDistDir?: string;
   /** Extra environment for every app process. */
   env?: Record<string, string>;
   log?: (line: string) => void;
@@ -121,7 +123,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       PROCESSOR_DATABASE_URL: processorDatabaseUrl,
       PROCESSOR_WEBHOOK_URL: `${webUrl}/api/webhooks/processor`,
     },
-    web: { ...shared, PORT: String(webPort) },
+    web: { ...shared, PORT: String(webPort), ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next' },
   };
   const workerEnv = (i: number) => ({
     ...shared,
@@ -159,7 +161,9 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
 
   const build =
     options.webMode !== 'dev' &&
-    !(options.skipBuild && existsSync(path.join(webDir, '.next/BUILD_ID')));
+    !(
+      options.skipBuild && existsSync(path.join(webDir, options.nextDistDir ?? '.next', 'BUILD_ID'))
+    );
   const building = build
     ? supervisor
         .start({
