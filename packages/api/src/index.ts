@@ -1,5 +1,11 @@
 // Public face of @once/api: the router, its types, the context, the shared business
 // functions the REST routes call, and the one error mapping.
+
+export {
+  type ApiEnvSettings,
+  DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
+  readApiEnv,
+} from './api-env.ts';
 export { type AuthenticatedTenant, authenticateRequest, hashApiKey } from './auth/authenticate.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
 export { type Clock, systemClock } from './clock.ts';
@@ -26,6 +32,15 @@ export {
 } from './payments/apply-processor-event.ts';
 export { resolveEventTenant } from './payments/resolve-event-tenant.ts';
 export {
+  createHttpProcessorLedger,
+  type HttpProcessorLedgerOptions,
+} from './processor/http-processor-ledger.ts';
+export {
+  type LedgerCharge,
+  type ProcessorLedger,
+  ProcessorUnreachableError,
+} from './processor/processor-ledger.ts';
+export {
   type AppRouter,
   appRouter,
   createCaller,
@@ -36,3 +51,11 @@ export { downstreamKeyFor, type PayIdempotency, pay } from './routers/checkout/p
 export { type PayInput, type PayResult, payInput } from './routers/checkout/pay.types.ts';
 export { status as paymentStatus, toPaymentView } from './routers/checkout/status.ts';
 export type { PaymentView } from './routers/checkout/status.types.ts';
+export type {
+  LedgerVerdict,
+  LedgerVerdictSeverity,
+  OpsLedgerResult,
+  OpsLedgerRow,
+  ProcessorSide,
+} from './routers/ops/ledger.types.ts';
+export { judgeLedgerVerdict } from './routers/ops/ledger-verdict.ts';

@@ -17,14 +17,21 @@ export interface ApiTestHarness {
   drop(): Promise<void>;
 }
 
-/** A migrated, seeded database and the API's real dependencies over it. */
-export async function createApiTestHarness(label: string): Promise<ApiTestHarness> {
+/**
+ * A migrated, seeded database and the API's real dependencies over it; `options` go to
+ * `createApiDependencies` (a rate limit, a processor ledger, an env).
+ */
+export async function createApiTestHarness(
+  label: string,
+  options: Omit<Parameters<typeof createApiDependencies>[0], 'db' | 'sessionSecret'> = {},
+): Promise<ApiTestHarness> {
   const database = await createTestDatabase(label);
   await seedDemoData(database.client.db);
   const deps = createApiDependencies({
     db: database.client.db,
     sessionSecret: TEST_SESSION_SECRET,
     allowDemoLogin: true,
+    ...options,
   });
   return {
     database,

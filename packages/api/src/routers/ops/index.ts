@@ -1,5 +1,7 @@
 import { authedProcedure, createTRPCRouter } from '../../trpc.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
+import { compareWithProcessorLedger } from './ledger.ts';
+import { opsLedgerInput } from './ledger.types.ts';
 import { opsListInput } from './list.types.ts';
 import { listOutboxJobs } from './outbox.ts';
 import { listPayments } from './payments.ts';
@@ -15,4 +17,7 @@ export const opsRouter = createTRPCRouter({
   outbox: authedProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),
+  ledger: authedProcedure
+    .input(opsLedgerInput)
+    .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
 });
