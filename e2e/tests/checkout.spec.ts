@@ -190,6 +190,17 @@ test('the operator cockpit shows the payment, its completed key and its finished
     .getByRole('row')
     .filter({ hasText: shown.paymentId });
   await expect(jobRow).toContainText('done');
+  // The server read the processor's ledger over its admin API: one charge, the app agrees.
+  const ledgerRow = page
+    .getByTestId('ops-ledger')
+    .getByRole('row')
+    .filter({ hasText: shown.paymentId });
+  await expect(ledgerRow.locator('[data-verdict]')).toHaveAttribute('data-verdict', 'agrees');
+  await expect(ledgerRow).toContainText(/pi_\w+/);
+  await expect(page.getByTestId('ops-ledger-section')).toHaveAttribute(
+    'data-processor',
+    'reachable',
+  );
   await page.screenshot({ path: testInfo.outputPath('ops.png'), fullPage: true });
 });
 

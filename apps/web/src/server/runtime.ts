@@ -60,6 +60,8 @@ export async function startWebRuntime(
       db: client.db,
       sessionSecret: config.sessionSecret,
       allowDemoLogin: config.allowDemoLogin,
+      // ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE, PROCESSOR_URL, PROCESSOR_ADMIN_TOKEN.
+      env,
     }),
     webhookSecret: config.webhookSecret,
   };

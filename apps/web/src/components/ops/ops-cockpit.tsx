@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { type DemoMerchant, TenantPicker } from '../checkout/tenant-picker.tsx';
 import { formatMoney } from '../format/money.ts';
+import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 
 type Payment = RouterOutputs['ops']['payments'][number];
@@ -22,7 +23,10 @@ function leaseLabel(lockedUntil: string | null, now: number): string {
   return seconds >= 0 ? `${seconds} s left` : `expired ${-seconds} s ago`;
 }
 
-/** The operator cockpit: payments, idempotency keys and outbox jobs of the signed-in merchant. */
+/**
+ * The operator cockpit: payments, idempotency keys, outbox jobs and the app-vs-processor
+ * ledger comparison of the signed-in merchant.
+ */
 export function OpsCockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
@@ -37,6 +41,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: 50 }), ...live });
   const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: 50 }), ...live });
   const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: 50 }), ...live });
+  const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: 50 }), ...live });
   const now = keys.dataUpdatedAt || Date.now();
 
   if (session.isPending) return <p className="muted">Checking your session…</p>;
@@ -113,14 +118,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
           { header: 'Last error', cell: (j) => <span className="small">{j.lastError ?? ''}</span> },
         ]}
       />
-      <section className="card muted" data-testid="ops-ledger-note">
-        <h2>App vs processor ledger</h2>
-        <p>
-          The side-by-side comparison with the processor’s ledger needs a server query (the browser
-          never holds processor keys). Until it exists, run <code>npm run verify</code> for the
-          invariant check.
-        </p>
-      </section>
+      <LedgerComparisonTable result={ledger.data} error={ledger.error?.message} />
     </div>
   );
 }

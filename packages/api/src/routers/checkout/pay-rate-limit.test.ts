@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { TRPCError } from '@trpc/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readApiEnv } from '../../api-env.ts';
+import {
+  type ApiTestHarness,
+  bearer,
+  createApiTestHarness,
+} from '../../testing/api-test-harness.ts';
+
+describe('checkout.pay under the per-tenant new-key rate limit', () => {
+  let h: ApiTestHarness;
+  beforeAll(async () => {
+    // Configured the way the web app does it: from the environment.
+    h = await createApiTestHarness('api_pay_rate_limit', {
+      env: { ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '2' },
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  const cart = { lines: [{ productId: 'book_sre', quantity: 1 }] };
+
+  async function counts() {
+    const [row] = await h.database.client.sql<
+      { payments: number; jobs: number; keys: number }[]
+    >`select (select count(*)::int from payments where tenant_id = 'tenant_a') as payments,
+             (select count(*)::int from outbox_jobs where tenant_id = 'tenant_a') as jobs,
+             (select count(*)::int from idempotency_keys where tenant_id = 'tenant_a') as keys`;
+    return row!;
+  }
+
+  it('answers 429 with Retry-After for the third new key in a minute and writes nothing', async () => {
+    expect(h.deps.maxNewKeysPerMinute).toBe(2);
+    // The window is a fixed minute of the database's clock: start early in one, so the
+    // three keys below cannot straddle two windows (which would let the third through).
+    const [clock] = await h.database.client.sql<{ second: number }[]>`
+      select extract(second from now())::float8 as second`;
+    if (clock!.second > 50) await new Promise((r) => setTimeout(r, (60.5 - clock!.second) * 1000));
+    const firstKey = randomUUID();
+    const first = h.caller({ ...bearer('tenant_a'), 'idempotency-key': firstKey });
+    const paid = await first.api.checkout.pay(cart);
+    await h
+      .caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() })
+      .api.checkout.pay(cart);
+    const before = await counts();
+    expect(before).toEqual({ payments: 2, jobs: 2, keys: 2 });
+
+    const third = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
+    const error = await third.api.checkout.pay(cart).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TRPCError);
+    expect((error as TRPCError).code).toBe('TOO_MANY_REQUESTS');
+    expect((error as TRPCError & { cause: { code: string } }).cause.code).toBe(
+      'idempotency_rate_limited',
+    );
+    const retryAfter = Number(third.resHeaders.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Nothing written: no payment, no job, and the refused key is not stored either.
+    expect(await counts()).toEqual(before);
+
+    // A retry of a key that already exists is not a new key: it is replayed, not limited.
+    const replay = h.caller({ ...bearer('tenant_a'), 'idempotency-key': firstKey });
+    expect(await replay.api.checkout.pay(cart)).toEqual(paid);
+    expect(replay.resHeaders.get('idempotent-replayed')).toBe('true');
+
+    // The limit is per tenant: tenant_b still pays.
+    const other = h.caller({ ...bearer('tenant_b'), 'idempotency-key': randomUUID() });
+    await expect(
+      other.api.checkout.pay({ lines: [{ productId: 'mug', quantity: 1 }] }),
+    ).resolves.toMatchObject({ status: 'processing' });
+  });
+});
+
+describe('readApiEnv', () => {
+  it('defaults to 600 new keys per minute, 0 disables, garbage refuses to start', () => {
+    expect(readApiEnv({}).maxNewKeysPerMinute).toBe(600);
+    expect(readApiEnv({ ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0' }).maxNewKeysPerMinute).toBe(
+      0,
+    );
+    expect(() => readApiEnv({ ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '-1' })).toThrow(
+      /whole number/,
+    );
+    expect(() => readApiEnv({ ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '10/s' })).toThrow();
+    expect(readApiEnv({ PROCESSOR_URL: 'http://p:4100' })).toMatchObject({
+      processorUrl: 'http://p:4100',
+      processorAdminToken: 'once-admin',
+    });
+  });
+});
