@@ -56,7 +56,7 @@ export function renderMarkdown(report: RunReport, resultFile: string, analysis?:
     '',
     `- CPU: ${m.cpuModel}, ${m.cores} cores; RAM ${m.ramGiB} GiB; ${m.platform}; Node ${m.node}`,
     `- Load average (1/5/15 min) before: ${m.loadAverage.join(' / ')}; after: ${report.loadAverageAfter.join(' / ')}. ` +
-      'The machine was shared with other processes (test suites of other work), so absolute numbers are noisy; ' +
+      'The machine was shared with other work (test suites, builds), so absolute numbers are noisy (each scenario lists the 1-minute load average around it); ' +
       'variants of one scenario run in interleaved rounds so background load hits them alike.',
     `- PostgreSQL (embedded, same machine): ${Object.entries(report.postgres)
       .map(([k, v]) => `${k}=${v}`)
@@ -71,15 +71,16 @@ export function renderMarkdown(report: RunReport, resultFile: string, analysis?:
     'npm run bench                      # everything, a few minutes',
     'npm run bench -- --quick           # smoke run, 1-2 s per variant',
     'npm run bench -- --only overhead   # one scenario (repeatable, or comma-separated)',
+    'npm run bench -- --render bench/results/<file>.json   # re-publish a run (after editing bench/analysis.md)',
     '```',
     '',
     ...(analysis ? [analysis.trim(), ''] : []),
-    '## Goals',
+    '## Goals (this run)',
     '',
     ...report.scenarios.flatMap((s) =>
       s.goals.length ? [`### ${s.title}`, '', renderGoals(s), ''] : [],
     ),
-    '## Results',
+    '## Results (this run)',
     '',
     'Columns: `ops/s` is completed requests (or store operations) per second; latencies are per request, ' +
       "as seen by the client; `vs base` is the ratio to the scenario's baseline row (for ops/s higher is better, " +
