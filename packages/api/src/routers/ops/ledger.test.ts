@@ -353,6 +353,16 @@ describe('ops.ledger against the real processor process', () => {
     expect(other.rows).toEqual([]);
   });
 
+  it('answers the app side when PROCESSOR_URL points at nothing (real connection refused)', async () => {
+    const closed = rebuildWithEnv(h, { PROCESSOR_URL: `http://127.0.0.1:${await freePort()}` });
+    const result = await closed.caller(bearer('tenant_a')).api.ops.ledger();
+    expect(result.processor).toBe('unreachable');
+    expect(result.rows.length).toBeGreaterThan(0);
+    expect(result.rows.every((row) => row.verdict === 'unverified' && row.processor === null)).toBe(
+      true,
+    );
+  });
+
   it('refuses a wrong admin token as unreachable, not as an empty ledger', async () => {
     const ledger = createHttpProcessorLedger({ url: processor.url, adminToken: 'wrong' });
     await expect(ledger.chargesOf('acct_tenant_a')).rejects.toThrow(/answered 401/);
