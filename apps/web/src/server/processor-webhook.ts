@@ -75,6 +75,9 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
           operation: OPERATION,
           key: event.id,
           fingerprint: computeFingerprint(OPERATION, { id: event.id, type: event.type }),
+          // Signed by our processor and proportional to our own checkouts: the per-tenant
+          // new-key limit is there to stop clients spraying keys, not to drop outcomes.
+          policy: { rateLimited: false },
         },
         (exec) =>
           deps.db.transaction(async (tx) => {

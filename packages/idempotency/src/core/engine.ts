@@ -119,6 +119,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       leaseMs: merged.leaseMs ?? 30_000,
       onExpiredLease: merged.onExpiredLease ?? 'resume',
       heartbeat: merged.heartbeat ?? true,
+      rateLimited: merged.rateLimited ?? true,
     };
   }
 
@@ -153,7 +154,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
           leaseMs: policy.leaseMs,
           ttlMs: policy.ttlMs,
           onExpiredLease: policy.onExpiredLease,
-          rateLimit: options.rateLimit,
+          rateLimit: policy.rateLimited ? options.rateLimit : undefined,
         }),
         storeTimeoutMs,
         (late: ReserveResult) => {

@@ -31,6 +31,13 @@ export interface OperationPolicy {
   onExpiredLease?: 'resume' | 'unknown';
   /** Renew the lease automatically every leaseMs/3 while the handler runs. Default true. */
   heartbeat?: boolean;
+  /**
+   * Count this operation's new keys against the engine's per-tenant `rateLimit`. Default
+   * true. Turn it off for operations whose callers are already trusted and whose volume
+   * follows the tenant's own traffic, such as your processor's signed webhooks: otherwise
+   * they use up the allowance meant for clients.
+   */
+  rateLimited?: boolean;
 }
 
 /**

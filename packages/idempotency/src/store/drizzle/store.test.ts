@@ -353,6 +353,34 @@ describe('drizzle store + engine', () => {
     expect(events.some((e) => e.type === 'rate_limited')).toBe(true);
   });
 
+  it('does not count operations with rateLimited: false (e.g. signed webhooks) against the limit', async () => {
+    const idem = engine({
+      rateLimit: { maxNewKeys: 2, windowMs: 60_000 },
+      operations: { webhook: { rateLimited: false } },
+    });
+    for (let i = 0; i < 5; i++) {
+      const outcome = await idem.execute(
+        { tenantId: 'rl-hooks', operation: 'webhook', key: newKey(), fingerprint: 'f' },
+        async () => ok(i),
+      );
+      expect(outcome.kind).toBe('executed');
+    }
+    // The clients' allowance is untouched by the five webhooks.
+    for (let i = 0; i < 2; i++) {
+      await idem.execute(
+        { tenantId: 'rl-hooks', operation: 'pay', key: newKey(), fingerprint: 'f' },
+        async () => ok(i),
+      );
+    }
+    const limited = await refusal(
+      idem.execute(
+        { tenantId: 'rl-hooks', operation: 'pay', key: newKey(), fingerprint: 'f' },
+        async () => ok(3),
+      ),
+    );
+    expect(limited.code).toBe('idempotency_rate_limited');
+  });
+
   it('runs atomic phases, and a retry after a failure resumes at the last committed phase', async () => {
     const idem = engine({ defaults: { onExpiredLease: 'resume' } });
     await t.sql`create table if not exists effects (key text, phase text)`;
