@@ -48,17 +48,50 @@ let appUrl: string;
 let processorDbUrl: string;
 const unexpectedExits: string[] = [];
 const logLines: string[] = [];
+/** How many of a dead process's own last lines a failure prints. */
+const EXIT_LOG_TAIL = 80;
 
 async function startCluster(): Promise<EmbeddedPostgresHandle> {
   return startEmbeddedPostgres({ dataDir, port: pgPort, durability: 'fast' });
 }
 
+/**
+ * For a process that exited unexpectedly: its exit code AND signal (the supervisor reports
+ * only a code, 128 for any signal) and its own last lines, so a failure says what happened.
+ */
+function describeExit(name: string, code: number | null, signal: NodeJS.Signals | null): string {
+  const own = logLines.filter((line) => line.startsWith(`${name.padEnd(10)}|`));
+  return [
+    `${name} exited unexpectedly: code=${code} signal=${signal}`,
+    `--- last ${EXIT_LOG_TAIL} lines of ${name} ---`,
+    ...own.slice(-EXIT_LOG_TAIL),
+    `--- end of ${name} ---`,
+  ].join('\n');
+}
+
+function watchForExits() {
+  for (const managed of supervisedProcesses(system.supervisor)) {
+    const { name } = managed.spec;
+    managed.child.once('exit', (code, signal) => {
+      // Give the supervisor's stdout/stderr readers a moment to deliver the last lines.
+      setTimeout(() => {
+        if (!supervisedProcesses(system.supervisor).includes(managed)) return; // stopped on purpose
+        const report = describeExit(name, code, signal);
+        unexpectedExits.push(report);
+        process.stderr.write(`${report}\n`);
+      }, 200);
+    });
+  }
+}
+
 function expectEveryProcessAlive() {
-  expect(unexpectedExits).toEqual([]);
+  expect(unexpectedExits, unexpectedExits.join('\n\n')).toEqual([]);
   for (const name of ['processor', 'worker-1', 'web']) {
     const managed = supervisedProcesses(system.supervisor).find((p) => p.spec.name === name);
     expect(managed, `${name} is supervised`).toBeDefined();
-    expect(managed!.child.exitCode, `${name} exit code`).toBeNull();
+    const { exitCode, signalCode } = managed!.child;
+    const exited = exitCode !== null || signalCode !== null;
+    expect(exited, exited ? describeExit(name, exitCode, signalCode) : '').toBe(false);
   }
 }
 
@@ -106,7 +139,12 @@ async function expectConvergedExactlyOnce(outcomes: CheckoutOutcome[]) {
     accepted.map((o) => o.paymentId!),
     Date.now() + 30_000,
   );
-  expect([...statuses.values()].filter((s) => s !== 'succeeded')).toEqual([]);
+  // A dead processor or worker is the usual reason for payments left behind: say so.
+  const exits = unexpectedExits.join('\n\n') || 'no process exited';
+  expect(
+    [...statuses.values()].filter((s) => s !== 'succeeded'),
+    exits,
+  ).toEqual([]);
   expect(statuses.size).toBe(outcomes.length);
   const report = await verifyInvariant({
     databaseUrl: appUrl,
@@ -150,8 +188,8 @@ beforeAll(async () => {
       logLines.push(line);
       if (verbose) process.stdout.write(`${line}\n`);
     },
-    onUnexpectedExit: (name, code) => unexpectedExits.push(`${name} exited with ${code}`),
   });
+  watchForExits();
 }, 180_000);
 
 afterAll(async () => {
@@ -159,6 +197,7 @@ afterAll(async () => {
   await pg?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
   if (!verbose && unexpectedExits.length > 0) {
+    // Each dead process's own tail was printed when it died; this is the interleaved context.
     process.stdout.write(`${logLines.slice(-200).join('\n')}\n`);
   }
 });
