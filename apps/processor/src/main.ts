@@ -1,5 +1,5 @@
-import { isPostgresNullSocketWrite } from '@once/db/replaceable-pool';
 import { readProcessorConfig } from './config.ts';
+import { installCrashPolicy } from './crash-policy.ts';
 import { type RunningProcessor, startProcessor } from './start-processor.ts';
 
 // The processor process (`tsx src/main.ts`): one line per event on stdout, exit 0 on
@@ -7,18 +7,11 @@ import { type RunningProcessor, startProcessor } from './start-processor.ts';
 const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
 
 let running: RunningProcessor | undefined;
-// postgres.js 3.4.9 throws from a setImmediate when a backend dies with a write buffered
-// (pg_terminate_backend, a PostgreSQL restart; porsager/postgres#1154). That connection may
-// never flush again: swap the pool and keep serving (requests on it failed and are retried by
-// the client with the same Idempotency-Key). Anything else is a bug: die loudly.
-process.on('uncaughtException', (error) => {
-  if (isPostgresNullSocketWrite(error)) {
-    log('db: postgres.js null-socket write after a dropped connection; replacing the pool');
-    running?.replaceDatabasePool('postgres.js null-socket write');
-    return;
-  }
-  log(`crashed: ${error.stack ?? String(error)}`);
-  process.exit(1);
+// Installed before anything touches the database: the driver's survivable failures (see
+// crash-policy.ts) can fire during migrations and seeding too.
+installCrashPolicy({
+  log,
+  replaceDatabasePool: (reason) => running?.replaceDatabasePool(reason),
 });
 
 const processor = await startProcessor({ ...readProcessorConfig(process.env), log });

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { isTransientDatabaseError } from './transient-error.ts';
 
 /** `event`, plus fields to log; the worker's logger has this shape. */
 export type PoolLog = (event: string, fields?: Record<string, unknown>) => void;
@@ -103,5 +104,26 @@ export function isPostgresNullSocketWrite(error: unknown): boolean {
     error instanceof TypeError &&
     /reading 'write'|evaluating 'socket\.write'/.test(error.message) &&
     /postgres[\\/]src[\\/]connection\.js/.test(error.stack ?? '')
+  );
+}
+
+/**
+ * A connection failure that reached `unhandledRejection` straight from the driver. postgres.js
+ * 3.4.9 runs an array-type query first on every new connection and discards its promise
+ * (porsager/postgres#1192): when that connection dies before the answer (pg_terminate_backend,
+ * a restart, `replace()` destroying the old pool's sockets) the rejection
+ * (`write CONNECTION_DESTROYED`, 57P01, ...) is unhandled. Nothing of ours waited on it and the
+ * query that opened the connection fails on its own, so a process may log it and go on.
+ * Only raw driver errors count: an error of our own code arrives wrapped by Drizzle
+ * ("Failed query", with `cause`), and an unawaited query of ours is a bug worth dying for.
+ *
+ * @example
+ * process.on('unhandledRejection', (r) => isDiscardedDriverConnectionError(r) ? log(r) : crash(r));
+ */
+export function isDiscardedDriverConnectionError(reason: unknown): boolean {
+  return (
+    reason instanceof Error &&
+    (reason as { cause?: unknown }).cause === undefined &&
+    isTransientDatabaseError(reason)
   );
 }
