@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const tetherScript = fileURLToPath(new URL('./process-group-tether.cjs', import.meta.url));
 
 /**
  * Runs each part of the system as its own OS process group, prefixes its output, and
@@ -36,6 +39,8 @@ export class Supervisor {
   private readonly processes: ManagedProcess[] = [];
   private stopping = false;
   private colourIndex = 0;
+  /** Stops our process groups if this process dies without stopping them (see the .cjs). */
+  private tether: ChildProcess | undefined;
 
   constructor(
     private readonly log: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
@@ -82,6 +87,7 @@ export class Supervisor {
       });
     }
     this.processes.push(managed);
+    if (child.pid !== undefined) this.tetherGroup(child.pid);
     void managed.exited.then((code) => {
       if (spec.oneShot) {
         this.forget(managed);
@@ -143,6 +149,21 @@ export class Supervisor {
       const managed = this.processes.pop()!;
       await terminate(managed, graceMs);
     }
+    this.tether?.stdin?.end('done\n');
+    this.tether = undefined;
+  }
+
+  private tetherGroup(pgid: number): void {
+    if (!this.tether) {
+      this.tether = spawn(process.execPath, [tetherScript], {
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
+      this.tether.unref();
+      // Never keep the launcher alive just for the tether's pipe.
+      (this.tether.stdin as unknown as { unref?: () => void }).unref?.();
+    }
+    this.tether.stdin?.write(`${pgid}\n`);
   }
 
   private forget(managed: ManagedProcess): void {
