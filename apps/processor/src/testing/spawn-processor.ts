@@ -3,7 +3,6 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const processorDir = fileURLToPath(new URL('../..', import.meta.url));
-const tsx = fileURLToPath(new URL('../../../../node_modules/.bin/tsx', import.meta.url));
 
 /** A free port below the kernel's ephemeral range (see TOOLCHAIN.md). */
 export async function freePort(): Promise<number> {
@@ -28,12 +27,14 @@ export interface SpawnedProcessor {
 }
 
 /**
- * Starts `tsx src/main.ts` as a real OS process (own process group, so the tsx wrapper
- * and the server die together) and waits for GET /healthz.
+ * Starts `node --import tsx src/main.ts` as a real OS process (own process group) and waits
+ * for GET /healthz. Not the `tsx` CLI: it runs the server in a second node process and, on
+ * SIGTERM, SIGKILLs it and exits 143 when the server's IPC acknowledgement takes over 30 ms,
+ * which it does on a loaded machine (a graceful stop then looked like a failed one).
  */
 export async function spawnProcessor(env: Record<string, string>): Promise<SpawnedProcessor> {
   const port = await freePort();
-  const child: ChildProcess = spawn(tsx, ['src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: processorDir,
     env: { ...process.env, PORT: String(port), ...env },
     detached: true,

@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
-const tsx = path.join(repoRoot, 'node_modules/.bin/tsx');
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -56,15 +55,18 @@ export async function createEmptyDatabase(
 }
 
 /**
- * Starts `tsx <script>` as a real OS process in its own process group (so signals reach
- * the node process, not just the tsx wrapper).
+ * Starts `node --import tsx <script>` as a real OS process in its own process group. Not
+ * the `tsx` CLI: it runs the script in a second node process and, on SIGTERM, waits only
+ * 30 ms for that child to report over IPC that it received the signal too; on a loaded
+ * machine the report comes later, so the CLI SIGKILLs the child and exits 143 itself
+ * (seen as "exits 0 on SIGTERM" getting 143). One process: the signal reaches main.ts.
  */
 export function startProcess(
   script: string,
   env: Record<string, string>,
   name: string,
 ): RunningProcess {
-  const child = spawn(tsx, [path.join(repoRoot, script)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, script)], {
     cwd: repoRoot,
     env: { ...process.env, ...env, FORCE_COLOR: '0' },
     detached: true,
