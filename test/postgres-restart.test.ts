@@ -183,6 +183,12 @@ beforeAll(async () => {
       WORKER_BACKOFF_MAX_MS: '1500',
       WORKER_RECONCILE_INTERVAL_MS: '1000',
       WORKER_RECONCILE_AFTER_MS: '3000',
+      // A processor connection terminated mid-request leaves that request's Idempotency-Key
+      // held until its lease expires (nobody can tell whether it committed): every retry gets
+      // 409 idempotency_key_in_use meanwhile. At the default 30 s, a key stuck late in the
+      // load converged only after the 30 s window below. The lease is renewed while a request
+      // runs, so a short one is safe for the processor's millisecond requests.
+      PROCESSOR_IDEMPOTENCY_LEASE_MS: '5000',
     },
     log: (line) => {
       logLines.push(line);
