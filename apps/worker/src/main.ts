@@ -19,6 +19,21 @@ import { readWorkerConfig } from './worker-config.ts';
 const config = readWorkerConfig();
 const log = createLogger(config.workerId);
 
+// Signal handlers first: a SIGTERM while migrations wait for PostgreSQL (or anywhere before
+// the loops run) must still exit 0, not kill the process by the signal's default action.
+// Nothing is in flight yet then; an interrupted migration is rolled back by the server.
+let shutdown: ((signal: string) => Promise<void>) | undefined;
+function onStopSignal(signal: string): void {
+  if (shutdown) {
+    void shutdown(signal);
+    return;
+  }
+  log('worker.stopped', { signal, during: 'startup' });
+  process.exit(0);
+}
+process.on('SIGTERM', () => onStopSignal('SIGTERM'));
+process.on('SIGINT', () => onStopSignal('SIGINT'));
+
 // Retried: in the demo the worker may start before PostgreSQL accepts connections.
 await withDatabaseRetry(() => runMigrations(config.databaseUrl), {
   log,
@@ -68,7 +83,22 @@ const reconciler = startPeriodicTask(
 const keySweeper = startIdempotencyLeaseSweeper(database.db, config.sweepIntervalMs, log);
 const keyReaper = startIdempotencyKeyReaper(database.db, config.reapIntervalMs, log);
 
-const health: Server | null =
+// From here on a stop signal drains the loops: they run as soon as they are created.
+let health: Server | null = null;
+let shuttingDown = false;
+shutdown = async (signal: string): Promise<void> => {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  log('worker.stopping', { signal });
+  await dispatcher.stop(config.shutdownGraceMs);
+  await Promise.all([reconciler.stop(), keySweeper.stop(), keyReaper.stop()]);
+  health?.close();
+  await database.close();
+  log('worker.stopped');
+  process.exit(0);
+};
+
+health =
   config.healthPort === 0
     ? null
     : await startHealthServer(config.healthPort, () => ({
@@ -82,21 +112,6 @@ log('worker.started', {
   concurrency: config.concurrency,
   leaseMs: config.leaseMs,
 });
-
-let shuttingDown = false;
-async function shutdown(signal: string): Promise<void> {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  log('worker.stopping', { signal });
-  await dispatcher.stop(config.shutdownGraceMs);
-  await Promise.all([reconciler.stop(), keySweeper.stop(), keyReaper.stop()]);
-  health?.close();
-  await database.close();
-  log('worker.stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
 
 // postgres.js surfaces a connection killed between queries (pg_terminate_backend, a
 // restart) as an error on whoever uses it next; anything that still escapes is logged
