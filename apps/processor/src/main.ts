@@ -14,14 +14,17 @@ installCrashPolicy({
   replaceDatabasePool: (reason) => running?.replaceDatabasePool(reason),
 });
 
-const processor = await startProcessor({ ...readProcessorConfig(process.env), log });
-running = processor;
-
+// Before startup work: a SIGTERM while migrating or seeding exits 0 (nothing is served yet,
+// an interrupted migration is rolled back by the server) instead of dying by the signal.
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
+    if (!running) {
+      log(`${signal} during startup: stopped`);
+      process.exit(0);
+    }
     log(`${signal}: finishing in-flight work`);
     // Never hang past the contract's 5 s: what is committed is durable either way.
     const deadline = setTimeout(() => {
@@ -29,7 +32,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.exit(0);
     }, 4_500);
     deadline.unref();
-    processor.stop().then(
+    running.stop().then(
       () => {
         log('stopped');
         process.exit(0);
@@ -41,3 +44,5 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     );
   });
 }
+
+running = await startProcessor({ ...readProcessorConfig(process.env), log });
