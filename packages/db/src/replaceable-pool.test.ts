@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReplaceableDatabaseClient } from './client.ts';
-import { isPostgresNullSocketWrite } from './replaceable-pool.ts';
+import { isDiscardedDriverConnectionError, isPostgresNullSocketWrite } from './replaceable-pool.ts';
 import { createTestDatabase, type TestDatabase } from './testing/index.ts';
 
 const documents = pgTable('replaceable_pool_documents', {
@@ -58,5 +58,28 @@ describe('isPostgresNullSocketWrite', () => {
     const ours = new TypeError("Cannot read properties of null (reading 'write')");
     ours.stack = `${ours.message}\n    at handler (file:///x/apps/web/src/server/payments-api.ts:1:1)`;
     expect(isPostgresNullSocketWrite(ours)).toBe(false);
+  });
+});
+
+describe('isDiscardedDriverConnectionError', () => {
+  it('accepts raw driver connection failures, not errors our own queries were wrapped in', () => {
+    const destroyed = Object.assign(new Error('write CONNECTION_DESTROYED 127.0.0.1:5432'), {
+      code: 'CONNECTION_DESTROYED',
+    });
+    expect(isDiscardedDriverConnectionError(destroyed)).toBe(true);
+    const terminated = Object.assign(
+      new Error('terminating connection due to administrator command'),
+      {
+        code: '57P01',
+      },
+    );
+    expect(isDiscardedDriverConnectionError(terminated)).toBe(true);
+    // Drizzle's "Failed query" wrapper: one of our queries nobody awaited, a bug.
+    const ours = new Error('Failed query: select 1', { cause: destroyed });
+    expect(isDiscardedDriverConnectionError(ours)).toBe(false);
+    expect(
+      isDiscardedDriverConnectionError(Object.assign(new Error('dup'), { code: '23505' })),
+    ).toBe(false);
+    expect(isDiscardedDriverConnectionError('CONNECTION_DESTROYED')).toBe(false);
   });
 });
