@@ -9,6 +9,8 @@ export {
 } from './core/engine.ts';
 export {
   AmbiguousOutcomeError,
+  AtomicCompletionMissingError,
+  AtomicKeyConflictError,
   IDEMPOTENCY_ERRORS,
   IdempotencyError,
   type IdempotencyErrorCode,

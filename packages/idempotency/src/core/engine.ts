@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
+import { AtomicExecution } from './atomic-execution.ts';
 import { decideForExistingKey } from './decision.ts';
 import {
   AmbiguousOutcomeError,
+  AtomicCompletionMissingError,
   IdempotencyError,
   isIdempotencyError,
   LeaseLostError,
 } from './errors.ts';
 import { type Execution, HeldExecution, PassthroughExecution } from './execution.ts';
-import { startHeartbeat } from './heartbeat.ts';
+import { createHeartbeatScheduler } from './heartbeat.ts';
 import { assertStorable } from './response-size.ts';
 import type {
   IdempotencyEvent,
   IdempotencyEventType,
   IdempotencyStore,
   KeyIdentity,
+  KeyRecord,
   OperationPolicy,
   ReserveResult,
   StoredResponse,
@@ -103,6 +106,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
   const { store } = options;
   const storeTimeoutMs = options.storeTimeoutMs ?? 2_000;
   const maxResponseBytes = options.maxResponseBytes ?? 256 * 1024;
+  const heartbeats = createHeartbeatScheduler();
 
   function emit(event: IdempotencyEvent): void {
     try {
@@ -120,6 +124,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       onExpiredLease: merged.onExpiredLease ?? 'resume',
       heartbeat: merged.heartbeat ?? true,
       rateLimited: merged.rateLimited ?? true,
+      mode: merged.mode ?? 'leased',
     };
   }
 
@@ -176,6 +181,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome> {
     const policy = policyFor(request.operation, request.policy);
+    if (policy.mode === 'atomic') return executeAtomic(request, policy, handler);
     const id = identity(request);
     const ownerToken = randomUUID();
     const reservation = await reserve(request, ownerToken, policy);
@@ -186,29 +192,8 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
         retryAfterSeconds: reservation.retryAfterSeconds,
       });
     }
-    if (reservation.kind === 'existing') {
-      const decision = decideForExistingKey(reservation.record, request.fingerprint);
-      switch (decision.kind) {
-        case 'replay': {
-          emit(eventBase('replayed', id));
-          // A completed record always carries a response (CHECK constraint in the table).
-          return { kind: 'replayed', response: reservation.record.response as StoredResponse };
-        }
-        case 'reused':
-          emit(eventBase('reused', id));
-          throw new IdempotencyError('idempotency_key_reused');
-        case 'in_use':
-          emit(eventBase('in_use', id));
-          throw new IdempotencyError('idempotency_key_in_use', {
-            retryAfterSeconds: decision.retryAfterSeconds,
-          });
-        case 'unknown':
-          emit(eventBase('unknown', id));
-          throw new IdempotencyError('idempotency_outcome_unknown', {
-            retryAfterSeconds: decision.retryAfterSeconds,
-          });
-      }
-    }
+    if (reservation.kind === 'existing')
+      return answerExisting(id, reservation.record, request.fingerprint);
 
     emit(eventBase(reservation.takenOver ? 'lease_taken_over' : 'created', id));
     const exec = new HeldExecution<TTx>({
@@ -224,7 +209,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       onLeaseLost: () => emit(eventBase('lease_lost', id)),
     });
     const heartbeat = policy.heartbeat
-      ? startHeartbeat({
+      ? heartbeats.start({
           intervalMs: Math.max(50, Math.floor(policy.leaseMs / 3)),
           renew: () => guarded('renew', id, () => store.renew(id, ownerToken, policy.leaseMs)),
           onLost: () => exec.markLeaseLost(),
@@ -249,6 +234,123 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     await finishCompletion(exec, response, policy);
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
     return { kind: 'executed', response };
+  }
+
+  /** A row this attempt may not run on: replay it, or throw the refusal it calls for. */
+  function answerExisting(id: KeyIdentity, record: KeyRecord, fingerprint: string): ExecuteOutcome {
+    const decision = decideForExistingKey(record, fingerprint);
+    switch (decision.kind) {
+      case 'replay':
+        emit(eventBase('replayed', id));
+        // A completed record always carries a response (CHECK constraint in the table).
+        return { kind: 'replayed', response: record.response as StoredResponse };
+      case 'reused':
+        emit(eventBase('reused', id));
+        throw new IdempotencyError('idempotency_key_reused');
+      case 'in_use':
+        emit(eventBase('in_use', id));
+        throw new IdempotencyError('idempotency_key_in_use', {
+          retryAfterSeconds: decision.retryAfterSeconds,
+        });
+      case 'unknown':
+        emit(eventBase('unknown', id));
+        throw new IdempotencyError('idempotency_outcome_unknown', {
+          retryAfterSeconds: decision.retryAfterSeconds,
+        });
+    }
+  }
+
+  /** A store call outside any caller transaction whose failure means 503 (fail closed). */
+  async function storeOr503<T>(id: KeyIdentity, call: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await withTimeout(call(), storeTimeoutMs);
+    } catch (error) {
+      emit({ ...eventBase('store_error', id), durationMs: performance.now() - started, error });
+      throw new IdempotencyError('idempotency_store_unavailable', {
+        retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+        cause: error,
+      });
+    }
+  }
+
+  /**
+   * Atomic mode (docs/decisions/0007-atomic-mode.md): one read before the handler, the key
+   * inserted completed inside the handler's transaction. The read only saves work for retries
+   * of finished keys; the primary key inside the business transaction is what decides.
+   */
+  async function executeAtomic(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+  ): Promise<ExecuteOutcome> {
+    const id = identity(request);
+    const found = await storeOr503(id, () => store.lookup(id));
+    if (found && !(found.writable && canOverwrite(found.record, request.fingerprint))) {
+      return answerExisting(id, found.record, request.fingerprint);
+    }
+    const limit = policy.rateLimited ? options.rateLimit : undefined;
+    if (limit && !found) {
+      const counted = await storeOr503(id, () => store.countNewKey(id.tenantId, limit));
+      if (counted.limited) {
+        emit(eventBase('rate_limited', id));
+        throw new IdempotencyError('idempotency_rate_limited', {
+          retryAfterSeconds: counted.retryAfterSeconds,
+        });
+      }
+    }
+
+    const exec = new AtomicExecution<TTx>({
+      store,
+      id,
+      fingerprint: request.fingerprint,
+      ttlMs: policy.ttlMs,
+      maxResponseBytes,
+    });
+    const handlerStarted = performance.now();
+    let response: StoredResponse;
+    try {
+      response = await handler(exec);
+    } catch (error) {
+      // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
+      if (exec.completion === 'conflict') return answerAfterConflict(id, request.fingerprint);
+      if (exec.completion === 'lock_timeout') {
+        emit(eventBase('in_use', id));
+        throw isIdempotencyError(error)
+          ? error
+          : new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1, cause: error });
+      }
+      // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
+      emit(eventBase('released', id));
+      throw error;
+    }
+    if (exec.completion !== 'inserted') {
+      // Refusals and failures the handler answered itself change nothing: not stored.
+      if (response.status >= 400) {
+        emit(eventBase('released', id));
+        return { kind: 'executed', response };
+      }
+      throw new AtomicCompletionMissingError(request.operation);
+    }
+    // No verification read: the key was inserted in the same transaction as every effect of
+    // the handler, so if that transaction did not commit, no effect did either (see the ADR).
+    emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
+    emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    return { kind: 'executed', response };
+  }
+
+  /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
+  async function answerAfterConflict(
+    id: KeyIdentity,
+    fingerprint: string,
+  ): Promise<ExecuteOutcome> {
+    const found = await storeOr503(id, () => store.lookup(id));
+    if (!found || (found.writable && canOverwrite(found.record, fingerprint))) {
+      // Gone again (reaped, released) between the two statements: let the client retry.
+      emit(eventBase('in_use', id));
+      throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1 });
+    }
+    return answerExisting(id, found.record, fingerprint);
   }
 
   /** Make sure the key ends `completed` with this holder's response, or report the lease lost. */
@@ -344,6 +446,11 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     policyFor,
     emit,
   };
+}
+
+/** A writable row may be overwritten, except an expired lease under another fingerprint (422). */
+function canOverwrite(record: KeyRecord, fingerprint: string): boolean {
+  return record.state !== 'in_progress' || record.fingerprint === fingerprint;
 }
 
 function identity(value: { tenantId: string; operation: string; key: string }): KeyIdentity {

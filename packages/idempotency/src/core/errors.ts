@@ -198,3 +198,37 @@ export function isIdempotencyError(value: unknown): value is IdempotencyError {
       typeof (value as { code?: unknown }).code === 'string')
   );
 }
+
+/**
+ * Atomic mode: thrown by `exec.complete(tx, ...)` when a concurrent request with the same key
+ * committed first. Let it propagate so YOUR transaction rolls back (none of its writes
+ * survive); the engine then replays the winner's stored response (or answers 422/409).
+ *
+ * @example
+ * await db.transaction(async (tx) => { await pay(tx); await exec.complete(tx, response); }); // may throw AtomicKeyConflictError
+ */
+export class AtomicKeyConflictError extends Error {
+  readonly _tag: 'AtomicKeyConflictError' = 'AtomicKeyConflictError';
+  constructor() {
+    super('A concurrent request with this Idempotency-Key committed first; roll back');
+    this.name = 'AtomicKeyConflictError';
+  }
+}
+
+/**
+ * Atomic mode: the handler returned a success without calling `exec.complete(tx, ...)` inside
+ * its transaction. A programming error: nothing is stored (the engine cannot store the
+ * response in the transaction that has already ended), and the request fails with it.
+ *
+ * @example
+ * // wrong in atomic mode: return Response.json(ok) without exec.complete(tx, ...)
+ */
+export class AtomicCompletionMissingError extends Error {
+  readonly _tag: 'AtomicCompletionMissingError' = 'AtomicCompletionMissingError';
+  constructor(operation: string) {
+    super(
+      `Operation "${operation}" runs in atomic idempotency mode but its handler returned without calling exec.complete(tx, response) inside its transaction; nothing was stored`,
+    );
+    this.name = 'AtomicCompletionMissingError';
+  }
+}

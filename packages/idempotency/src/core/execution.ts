@@ -68,7 +68,9 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   phaseCommitted: boolean;
   /** Set when `complete(tx, ...)` succeeded inside a caller's transaction (which may still roll back). */
   completedInCallerTx = false;
-  readonly #abort = new AbortController();
+  // Created only when someone reads `signal`: most handlers never do, and it costs per request.
+  #abort: AbortController | undefined;
+  #lost: LeaseLostError | undefined;
   readonly #init: HeldExecutionInit<TTx>;
 
   constructor(init: HeldExecutionInit<TTx>) {
@@ -83,6 +85,10 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   }
 
   get signal(): AbortSignal {
+    if (!this.#abort) {
+      this.#abort = new AbortController();
+      if (this.#lost) this.#abort.abort(this.#lost);
+    }
     return this.#abort.signal;
   }
 
@@ -91,14 +97,15 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   }
 
   get leaseLost(): boolean {
-    return this.#abort.signal.aborted;
+    return this.#lost !== undefined;
   }
 
   /** Record that this attempt no longer owns the key, wake anything listening on `signal`. */
   markLeaseLost(): LeaseLostError {
     const error = new LeaseLostError();
-    if (!this.#abort.signal.aborted) {
-      this.#abort.abort(error);
+    if (!this.#lost) {
+      this.#lost = error;
+      this.#abort?.abort(error);
       this.#init.onLeaseLost();
     }
     return error;

@@ -38,6 +38,15 @@ export interface OperationPolicy {
    * they use up the allowance meant for clients.
    */
   rateLimited?: boolean;
+  /**
+   * `'leased'` (default): the key is reserved (committed) before the handler runs, held with a
+   * lease and an owner token; supports recovery points, external calls and late completion.
+   * `'atomic'`: for handlers whose EVERY effect is a write in ONE database transaction. Nothing
+   * is written before the handler; `exec.complete(tx, response)` inserts the key already
+   * completed inside that transaction, and the primary key decides between racing duplicates.
+   * No lease, heartbeat or owner token. See docs/decisions/0007-atomic-mode.md.
+   */
+  mode?: 'leased' | 'atomic';
 }
 
 /**
@@ -102,6 +111,30 @@ export type ReserveResult =
   | { kind: 'existing'; record: KeyRecord }
   | { kind: 'rate_limited'; retryAfterSeconds: number };
 
+/**
+ * What the atomic mode's read-only lookup found: the row, and whether a new attempt may write
+ * it (released, completed but expired, or an expired lease at the initial recovery point).
+ */
+export interface KeyLookup {
+  record: KeyRecord;
+  /** The in-transaction completion would take this row over (same rules as the reservation). */
+  writable: boolean;
+}
+
+/** Input of the atomic mode's in-transaction insert of a completed key. */
+export interface InsertCompletedInput extends KeyIdentity {
+  fingerprint: string;
+  response: StoredResponse;
+  ttlMs: number;
+}
+
+/**
+ * Result of the atomic mode's insert: `inserted` (this transaction now holds the completed
+ * key), `conflict` (a concurrent transaction committed the key first: roll back and replay),
+ * `lock_timeout` (waited longer than the connection's `lock_timeout` for that transaction).
+ */
+export type InsertCompletedResult = 'inserted' | 'conflict' | 'lock_timeout';
+
 /** Result of a holder-only write: done, or the owner token no longer matches. */
 export type HolderWriteResult = 'ok' | 'lost';
 
@@ -143,6 +176,18 @@ export interface IdempotencyStore<TTx> {
   markUnknown(id: KeyIdentity, ownerToken: string): Promise<HolderWriteResult | 'finished'>;
   /** Whether this holder's completion is committed (after a completion inside the caller's tx). */
   isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean>;
+  /** Atomic mode: one read-only primary-key lookup (no write, no commit). */
+  lookup(id: KeyIdentity): Promise<KeyLookup | undefined>;
+  /** Atomic mode: insert the key already completed, inside the caller's transaction. */
+  insertCompleted(executor: TTx, input: InsertCompletedInput): Promise<InsertCompletedResult>;
+  /**
+   * Count one new key against the tenant's fixed window in its own autocommit statement;
+   * `retryAfterSeconds` when over the cap (the count is not given back: the window is short).
+   */
+  countNewKey(
+    tenantId: string,
+    limit: { maxNewKeys: number; windowMs: number },
+  ): Promise<{ limited: false } | { limited: true; retryAfterSeconds: number }>;
 }
 
 /**

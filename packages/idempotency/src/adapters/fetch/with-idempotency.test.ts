@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency } from '../../core/engine.ts';
 import { IDEMPOTENCY_ERRORS } from '../../core/errors.ts';
@@ -138,5 +139,41 @@ describe('withIdempotency (fetch)', () => {
     await handler(form('amount=1', 'sk_a'));
     await handler(form('amount=1', 'sk_a'));
     expect(charges).toBe(4);
+  });
+
+  it('atomic policy: concurrent requests with one key create once, the rest replay the stored 201', async () => {
+    await t.sql`create table if not exists fetch_payments (key text)`;
+    const handler = withIdempotency<unknown>(
+      async (_request, exec) =>
+        t.db.transaction(async (tx) => {
+          await tx.execute(sql`insert into fetch_payments values (${exec.key ?? null})`);
+          await tx.execute(sql`select pg_sleep(0.02)`);
+          const response = Response.json(
+            { ok: true },
+            { status: 201, headers: { location: '/p/1' } },
+          );
+          await exec.complete(tx, await storedResponseFrom(response));
+          return response;
+        }),
+      {
+        idempotency: createIdempotency({ store: createDrizzleStore(t.db) as never }),
+        operation: 'payments.atomic',
+        getTenantId: () => 'tenant-a',
+        policy: { mode: 'atomic' },
+      },
+    );
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        handler(post('{"amount":1}', { 'idempotency-key': 'atomic-fetch' })),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(201));
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(
+      9,
+    );
+    for (const r of responses) expect(r.headers.get('location')).toBe('/p/1');
+    const [row] =
+      await t.sql`select count(*)::int as n from fetch_payments where key = 'atomic-fetch'`;
+    expect(row?.n).toBe(1);
   });
 });

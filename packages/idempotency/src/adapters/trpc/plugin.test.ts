@@ -17,7 +17,7 @@ type Context = { tenantId: string; headers: Headers; resHeaders: Headers };
 
 let t: IdempotencyTestDatabase;
 let handle: (request: Request) => Promise<Response>;
-const runs = { pay: 0, decline: 0, crash: 0 };
+const runs = { pay: 0, decline: 0, crash: 0, atomicPay: 0, atomicDecline: 0 };
 let openGate!: () => void;
 const gate = new Promise<void>((resolve) => {
   openGate = resolve;
@@ -55,6 +55,33 @@ beforeAll(async () => {
           return result;
         }),
       ),
+    atomicPay: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.atomic_pay', mode: 'atomic' } })
+      .concat(idempotent)
+      .input(z.object({ cartId: z.string(), amount: z.number() }))
+      .mutation(({ ctx, input }) =>
+        db.transaction(async (tx) => {
+          runs.atomicPay++;
+          await tx.execute(
+            sql`insert into payments values (${ctx.tenantId}, ${input.cartId}, ${input.amount})`,
+          );
+          await tx.execute(sql`select pg_sleep(0.02)`);
+          const result = { paid: input.amount, cartId: input.cartId };
+          await ctx.idempotency.complete(tx, result);
+          return result;
+        }),
+      ),
+    atomicForgetful: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.atomic_forgetful', mode: 'atomic' } })
+      .concat(idempotent)
+      .mutation(() => ({ forgot: true })),
+    atomicDecline: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.atomic_decline', mode: 'atomic' } })
+      .concat(idempotent)
+      .mutation(() => {
+        runs.atomicDecline++;
+        throw new TRPCError({ code: 'PAYMENT_REQUIRED', message: 'card_declined' });
+      }),
     decline: trpc.procedure
       .meta({ idempotency: { operation: 'checkout.decline' } })
       .concat(idempotent)
@@ -232,5 +259,46 @@ describe('tRPC idempotency plugin', () => {
       .query(() => ({ from: 'handler' }));
     const caller = trpc.createCallerFactory(trpc.router({ answered }))({});
     expect(await caller.answered()).toEqual({ from: 'replay' });
+  });
+
+  it('atomic mode: 20 concurrent calls with one key pay once; every other call is a replay of the same result', async () => {
+    const before = runs.atomicPay;
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call('atomicPay', { cartId: 'atomic-cart', amount: 7 }, { 'idempotency-key': 'atomic-k1' }),
+      ),
+    );
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as Array<{
+      result: { data: unknown };
+    }>;
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    for (const body of bodies) expect(body.result.data).toEqual({ paid: 7, cartId: 'atomic-cart' });
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(
+      19,
+    );
+    const [row] =
+      await t.sql`select count(*)::int as n from payments where cart_id = 'atomic-cart'`;
+    expect(row?.n).toBe(1);
+    // Several duplicates ran the procedure and lost on the primary key (their payment rolled back).
+    expect(runs.atomicPay - before).toBeGreaterThanOrEqual(1);
+    const reused = await call(
+      'atomicPay',
+      { cartId: 'atomic-cart', amount: 8 },
+      { 'idempotency-key': 'atomic-k1' },
+    );
+    expect(reused.status).toBe(422);
+  });
+
+  it('atomic mode: a procedure that returns without complete() fails with 500 and stores nothing; a 4xx is not stored', async () => {
+    const forgot = await call('atomicForgetful', {}, { 'idempotency-key': 'atomic-forgot' });
+    expect(forgot.status).toBe(500);
+    const [row] =
+      await t.sql`select count(*)::int as n from idempotency_keys where key = 'atomic-forgot'`;
+    expect(row?.n).toBe(0);
+    const first = await call('atomicDecline', {}, { 'idempotency-key': 'atomic-decline' });
+    const second = await call('atomicDecline', {}, { 'idempotency-key': 'atomic-decline' });
+    expect([first.status, second.status]).toEqual([402, 402]);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(runs.atomicDecline).toBe(2);
   });
 });

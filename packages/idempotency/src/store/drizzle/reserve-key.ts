@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { ReserveInput, ReserveResult } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+import { countNewKey } from './rate-limit-counter.ts';
 
 const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
 
@@ -101,20 +102,10 @@ async function reserveWithRateLimit(
     return await db.transaction(async (tx) => {
       const result = await reserveOnce(tx, input);
       if (result?.kind !== 'acquired' || !result.created) return result;
-      const [counter] = rowsOf<{ new_keys: number; retry_after_ms: number | string }>(
-        await tx.execute(sql`
-          with w as (
-            select to_timestamp(floor(extract(epoch from now()) * 1000 / ${limit.windowMs}::float8)
-                     * ${limit.windowMs}::float8 / 1000) as start)
-          insert into idempotency_rate_limits (tenant_id, window_start, window_end, new_keys)
-          select ${input.tenantId}, w.start, w.start + ${ms(limit.windowMs)}, 1 from w
-          on conflict (tenant_id, window_start) do update
-            set new_keys = idempotency_rate_limits.new_keys + 1
-          returning new_keys, (extract(epoch from window_end - now()) * 1000)::float8 as retry_after_ms`),
-      );
-      if (counter && Number(counter.new_keys) > limit.maxNewKeys) {
+      const counter = await countNewKey(tx, input.tenantId, limit.windowMs);
+      if (counter.newKeys > limit.maxNewKeys) {
         // Throwing rolls back both the new key and the counter increment.
-        throw new RateLimited(Math.max(1, Math.ceil(Number(counter.retry_after_ms) / 1000)));
+        throw new RateLimited(Math.max(1, Math.ceil(counter.retryAfterMs / 1000)));
       }
       return result;
     });

@@ -5,7 +5,9 @@ import type {
   KeyIdentity,
   StoredResponse,
 } from '../../core/types.ts';
+import { insertCompletedKey, lookupKey } from './atomic-key.ts';
 import { type AnyPgDatabase, rowsOf, type TransactionOf } from './drizzle-types.ts';
+import { countNewKey } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
 
 const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
@@ -113,5 +115,19 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
       ),
 
     isCompletedBy,
+
+    lookup: (id) => lookupKey(db, id),
+
+    insertCompleted: (executor, input) =>
+      insertCompletedKey(executor as unknown as AnyPgDatabase, input),
+
+    async countNewKey(tenantId, limit) {
+      const counter = await countNewKey(db, tenantId, limit.windowMs);
+      if (counter.newKeys <= limit.maxNewKeys) return { limited: false };
+      return {
+        limited: true,
+        retryAfterSeconds: Math.max(1, Math.ceil(counter.retryAfterMs / 1000)),
+      };
+    },
   };
 }

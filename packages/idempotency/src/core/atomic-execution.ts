@@ -1,0 +1,85 @@
+import { AtomicKeyConflictError, IdempotencyError } from './errors.ts';
+import type { Execution, Phase } from './execution.ts';
+import { assertStorable } from './response-size.ts';
+import {
+  type IdempotencyStore,
+  INITIAL_RECOVERY_POINT,
+  type KeyIdentity,
+  type StoredResponse,
+} from './types.ts';
+
+/** Retry-After for a duplicate that waited past `lock_timeout` on the first one's transaction. */
+export const ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS = 1;
+
+interface AtomicExecutionInit<TTx> {
+  store: IdempotencyStore<TTx>;
+  id: KeyIdentity;
+  fingerprint: string;
+  ttlMs: number;
+  maxResponseBytes: number;
+}
+
+/** Never aborted: an atomic attempt holds no lease that could be lost. Shared, allocated once. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The execution of an atomic-mode attempt: it holds nothing. `complete(tx, ...)` inserts the key
+ * already completed inside the caller's transaction; the primary key picks one winner among
+ * racing duplicates. No recovery points: an atomic handler is one transaction by definition.
+ * Internal: handlers see `Execution`.
+ */
+export class AtomicExecution<TTx> implements Execution<TTx> {
+  readonly active = true;
+  readonly tenantId: string;
+  readonly operation: string;
+  readonly key: string;
+  readonly recoveryPoint = INITIAL_RECOVERY_POINT;
+  readonly recoveryData = null;
+  readonly resumed = false;
+  readonly signal = NEVER_ABORTED;
+  /** How the last `complete` ended; the engine reads it whatever error the handler surfaces. */
+  completion: 'none' | 'inserted' | 'conflict' | 'lock_timeout' = 'none';
+  readonly #init: AtomicExecutionInit<TTx>;
+
+  constructor(init: AtomicExecutionInit<TTx>) {
+    this.#init = init;
+    this.tenantId = init.id.tenantId;
+    this.operation = init.id.operation;
+    this.key = init.id.key;
+  }
+
+  async complete(tx: TTx, response: StoredResponse): Promise<void> {
+    if (this.completion === 'inserted') {
+      // A second insert would meet our own row and report a conflict, rolling back our own work.
+      throw new Error(`exec.complete called twice for ${this.operation}`);
+    }
+    assertStorable(response, this.#init.maxResponseBytes);
+    const result = await this.#init.store.insertCompleted(tx, {
+      ...this.#init.id,
+      fingerprint: this.#init.fingerprint,
+      response,
+      ttlMs: this.#init.ttlMs,
+    });
+    this.completion = result;
+    if (result === 'conflict') throw new AtomicKeyConflictError();
+    if (result === 'lock_timeout') {
+      throw new IdempotencyError('idempotency_key_in_use', {
+        retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
+      });
+    }
+  }
+
+  async advance(): Promise<void> {
+    throw new Error(
+      `${this.operation} runs in atomic mode: recovery points need the leased mode (mode: 'leased')`,
+    );
+  }
+
+  async renew(): Promise<void> {}
+
+  async runPhases(_phases: Record<string, Phase<TTx>>): Promise<StoredResponse> {
+    throw new Error(
+      `${this.operation} runs in atomic mode: phases need the leased mode (mode: 'leased')`,
+    );
+  }
+}
