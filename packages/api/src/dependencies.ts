@@ -24,7 +24,8 @@ export interface ApiDependencies {
 
 /** Per-operation idempotency policy of this API; see README "Idempotency". */
 export const apiIdempotencyPolicies = {
-  // DB-only handler: a 30 s lease is far longer than the transaction needs.
+  // DB-only handlers in one transaction: both run in atomic mode (set by the tRPC meta and the
+  // REST route's policy), so the lease below only applies if one is switched back to leased.
   'checkout.pay': { ttlMs: 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   'payments.create': { ttlMs: 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   // Processor retries webhooks for days; keep the event ids a week.

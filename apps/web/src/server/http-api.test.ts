@@ -119,7 +119,8 @@ describe('web API over real HTTP', () => {
       const refused = results.filter((r) => r.status === 'rejected');
       expect(ok.length).toBeGreaterThanOrEqual(1);
       for (const r of refused) {
-        // Anyone not served the result was told to come back: 409 in use, with Retry-After.
+        // Atomic mode: duplicates wait for the first transaction and get its result (fulfilled,
+        // same payment). Only a wait past lock_timeout is told to come back: 409 in use.
         expect(((r as PromiseRejectedResult).reason as TRPCClientError<AppRouter>).data?.code).toBe(
           'idempotency_key_in_use',
         );
@@ -234,6 +235,12 @@ describe('web API over real HTTP', () => {
         `REST 30x same key: ${statuses.filter((s) => s === 201).length} x 201, ${statuses.filter((s) => s === 409).length} x 409`,
       );
       for (const s of statuses) expect([201, 409]).toContain(s);
+      // Atomic mode: one first answer; every other 201 is a replay of it (409 only past lock_timeout).
+      expect(
+        responses.filter(
+          (r) => r.status === 201 && r.headers.get('idempotent-replayed') !== 'true',
+        ),
+      ).toHaveLength(1);
       const conflict = responses.find((r) => r.status === 409);
       if (conflict) expect(Number(conflict.headers.get('retry-after'))).toBeGreaterThan(0);
       const ids = new Set(

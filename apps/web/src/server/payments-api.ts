@@ -69,6 +69,7 @@ function createdResponse(result: PayResult): Response {
  * by `Idempotency-Key` through `withIdempotency`. Bearer API key only. 201 with the payment,
  * its replay with `Idempotent-Replayed: true`; refusals are `application/problem+json`.
  * Refused input throws out of the guarded handler, so its key is released, not stored.
+ * Atomic idempotency mode: concurrent duplicates wait for the first transaction and replay it.
  *
  * @example
  * export const POST = createPaymentsPostHandler(getWebRuntime);
@@ -102,6 +103,9 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
       {
         idempotency: deps.idempotencyEngine,
         operation: 'payments.create',
+        // `pay` writes the payment, its outbox job, the NOTIFY and the stored response in ONE
+        // transaction: the key is inserted completed inside it (no reservation before).
+        policy: { mode: 'atomic' },
         getTenantId: (request) => authenticated.get(request)!.tenantId,
       },
     );

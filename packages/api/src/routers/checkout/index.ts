@@ -5,9 +5,13 @@ import { status } from './status.ts';
 import { statusInput } from './status.types.ts';
 
 export const checkoutRouter = createTRPCRouter({
-  /** Accept a checkout. Requires an `Idempotency-Key` header; see README. */
+  /**
+   * Accept a checkout. Requires an `Idempotency-Key` header; see README. Atomic idempotency
+   * mode: every effect of `pay` (payment, outbox job, NOTIFY, stored result) is in ONE
+   * transaction, so the key is inserted completed inside it and nothing is written before.
+   */
   pay: idempotentProcedure
-    .meta({ idempotency: { operation: 'checkout.pay' } })
+    .meta({ idempotency: { operation: 'checkout.pay', mode: 'atomic' } })
     .input(payInput)
     .mutation(({ ctx, input }) =>
       pay({
