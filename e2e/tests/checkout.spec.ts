@@ -252,9 +252,21 @@ test('the same checkout still running on the server: the page waits out Retry-Af
   await signIn(page, system.webUrl);
   await fillCart(page, { bookmark: 4 });
 
-  // Payments cannot be written for now: the first request holds the key and waits inside
-  // its transaction, the way a slow database or a long handler would keep it.
+  // checkout.pay runs in atomic idempotency mode: the key is inserted (completed) at the end of
+  // the payment transaction, and a duplicate waits on that uncommitted key row for up to the
+  // connection's lock_timeout (5 s) before answering 409 in use. Keep the FIRST request's
+  // transaction open right after its key insert, the way a slow commit would: a trigger makes
+  // it wait for an advisory lock this test holds (with no lock_timeout of its own).
   const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`
+    create or replace function e2e_hold_checkout_key() returns trigger language plpgsql as $$
+    begin
+      perform set_config('lock_timeout', '0', true);
+      perform pg_advisory_xact_lock(424242);
+      return new;
+    end $$;
+    create trigger e2e_hold_checkout_key after insert on idempotency_keys
+      for each row when (new.operation = 'checkout.pay') execute function e2e_hold_checkout_key();`);
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
@@ -264,7 +276,7 @@ test('the same checkout still running on the server: the page waits out Retry-Af
     locked = resolve;
   });
   const holder = sql.begin(async (tx) => {
-    await tx`lock table payments in exclusive mode`;
+    await tx`select pg_advisory_xact_lock(424242)`;
     locked();
     await released;
   });
@@ -275,11 +287,16 @@ test('the same checkout still running on the server: the page waits out Retry-Af
     // The customer reloads and pays again: same intent, same key, while the first runs.
     await page.reload();
     await page.getByTestId('pay').click();
-    await expect(checkoutState(page)).toHaveAttribute('data-state', 'conflict_waiting');
+    // The duplicate waits out lock_timeout on the first one's key row, then gets 409 in use.
+    await expect(checkoutState(page)).toHaveAttribute('data-state', 'conflict_waiting', {
+      timeout: 20_000,
+    });
     await expect(checkoutState(page)).toContainText('already being processed');
   } finally {
     release();
     await holder;
+    await sql.unsafe(`drop trigger if exists e2e_hold_checkout_key on idempotency_keys;
+      drop function if exists e2e_hold_checkout_key();`);
     await sql.end({ timeout: 5 });
   }
 
