@@ -14,6 +14,14 @@ const ROUNDS = 3;
 const GUARDS = {
   ours: { label: 'Once withIdempotency (Postgres)', path: '/fetch/guarded' },
   oursTrpc: { label: 'Once tRPC plugin (Postgres)', path: '/trpc/pay.guarded' },
+  oursAtomic: {
+    label: 'Once withIdempotency, atomic mode (Postgres)',
+    path: '/fetch/guarded-atomic',
+  },
+  oursTrpcAtomic: {
+    label: 'Once tRPC plugin, atomic mode (Postgres)',
+    path: '/trpc/pay.guardedAtomic',
+  },
   powertools: { label: '@aws-lambda-powertools/idempotency (Redis)', path: '/peer/powertools' },
   nodeIdempotency: { label: '@node-idempotency/core (Redis)', path: '/peer/node-idempotency' },
 };
@@ -84,13 +92,17 @@ export const peers: Scenario = {
       ctx.log('redis restarted');
       await sendBatch(GUARDS.powertools, peerKeys.powertools);
       await sendBatch(GUARDS.nodeIdempotency, peerKeys.nodeIdempotency);
-      const ourKeys = { ours: keysOf('ours'), oursTrpc: keysOf('ours-trpc') };
-      await sendBatch(GUARDS.ours, ourKeys.ours);
-      await sendBatch(GUARDS.oursTrpc, ourKeys.oursTrpc);
+      const ourKeys = {
+        ours: keysOf('ours'),
+        oursTrpc: keysOf('ours-trpc'),
+        oursAtomic: keysOf('ours-atomic'),
+        oursTrpcAtomic: keysOf('ours-trpc-atomic'),
+      };
+      const ourGuards = ['ours', 'oursTrpc', 'oursAtomic', 'oursTrpcAtomic'] as const;
+      for (const name of ourGuards) await sendBatch(GUARDS[name], ourKeys[name]);
       await ctx.pg.restart();
       ctx.log('postgres restarted');
-      await sendBatch(GUARDS.ours, ourKeys.ours);
-      await sendBatch(GUARDS.oursTrpc, ourKeys.oursTrpc);
+      for (const name of ourGuards) await sendBatch(GUARDS[name], ourKeys[name]);
       for (const [name, keys] of Object.entries({ ...peerKeys, ...ourKeys })) {
         const [row] = await sql<{ n: number }[]>`
           select (count(*) - count(distinct idempotency_key))::int as n from payments where idempotency_key in ${sql(keys)}`;
@@ -112,14 +124,16 @@ export const peers: Scenario = {
       const throughputOf = (g: { label: string }) => results.get(g.label)!.throughput;
       const goals: GoalResult[] = [
         ...[GUARDS.powertools, GUARDS.nodeIdempotency].map((peer) => ({
-          goal: `our guarded throughput >= ${peer.label}`,
-          met: throughputOf(GUARDS.ours) >= throughputOf(peer),
-          detail: `withIdempotency ${round(throughputOf(GUARDS.ours))} ops/s, tRPC plugin ${round(throughputOf(GUARDS.oursTrpc))} ops/s, peer ${round(throughputOf(peer))} ops/s.`,
+          goal: `our guarded throughput (atomic mode) >= ${peer.label}`,
+          met: throughputOf(GUARDS.oursAtomic) >= throughputOf(peer),
+          detail:
+            `withIdempotency atomic ${round(throughputOf(GUARDS.oursAtomic))} ops/s (leased ${round(throughputOf(GUARDS.ours))}), ` +
+            `tRPC plugin atomic ${round(throughputOf(GUARDS.oursTrpcAtomic))} ops/s (leased ${round(throughputOf(GUARDS.oursTrpc))}), peer ${round(throughputOf(peer))} ops/s.`,
         })),
         {
           goal: 'zero duplicate executions after our store (Postgres) restarts',
-          met: duplicates.get('ours') === 0 && duplicates.get('oursTrpc') === 0,
-          detail: `Ours: ${duplicates.get('ours')} + ${duplicates.get('oursTrpc')} duplicates; powertools ${duplicates.get('powertools')}, node-idempotency ${duplicates.get('nodeIdempotency')} of ${batch} re-sent keys.`,
+          met: ourGuards.every((name) => duplicates.get(name) === 0),
+          detail: `Ours (leased fetch, leased tRPC, atomic fetch, atomic tRPC): ${ourGuards.map((name) => duplicates.get(name)).join(' + ')} duplicates; powertools ${duplicates.get('powertools')}, node-idempotency ${duplicates.get('nodeIdempotency')} of ${batch} re-sent keys.`,
         },
       ];
       return {

@@ -24,8 +24,15 @@ export function createPlainFetchHandler(
   };
 }
 
-/** `POST /fetch/guarded`: the same handler under `withIdempotency`, completing in its transaction. */
-export function createGuardedFetchHandler(db: Database, idempotency: Idempotency<Transaction>) {
+/**
+ * `POST /fetch/guarded`: the same handler under `withIdempotency`, completing in its transaction
+ * (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode.
+ */
+export function createGuardedFetchHandler(
+  db: Database,
+  idempotency: Idempotency<Transaction>,
+  mode: 'leased' | 'atomic' = 'leased',
+) {
   return withIdempotency<Transaction>(
     async (request, exec) => {
       const input = parsePayInput(await request.json());
@@ -36,6 +43,11 @@ export function createGuardedFetchHandler(db: Database, idempotency: Idempotency
         return response;
       });
     },
-    { idempotency, operation: 'bench.pay.rest', getTenantId: () => BENCH_TENANT },
+    {
+      idempotency,
+      operation: mode === 'atomic' ? 'bench.pay.rest.atomic' : 'bench.pay.rest',
+      getTenantId: () => BENCH_TENANT,
+      policy: { mode },
+    },
   );
 }

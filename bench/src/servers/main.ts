@@ -23,6 +23,7 @@ const routes = new Map<string, FetchHandler>([
   ['/fetch/plain', createPlainFetchHandler(client.db)],
   ['/fetch/floor', createPlainFetchHandler(client.db, { extraDurableWrite: true })],
   ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
+  ['/fetch/guarded-atomic', createGuardedFetchHandler(client.db, idempotency, 'atomic')],
 ]);
 const trpc = createTrpcHandler(client.db, idempotency);
 // The application's real router (checkout.pay and friends), for the end-to-end scenario.

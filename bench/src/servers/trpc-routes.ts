@@ -18,8 +18,8 @@ interface Context {
 }
 
 /**
- * Two procedures doing the same write: `pay.plain` without a guard (the baseline) and
- * `pay.guarded` under the idempotency plugin, completing the key inside the payment's own
+ * Procedures doing the same write: `pay.plain` without a guard (the baseline),
+ * `pay.guarded` under the idempotency plugin (leased mode) and `pay.guardedAtomic` (atomic mode), completing the key inside the payment's own
  * transaction (one extra row in the same commit, plus the reservation's commit).
  */
 export function createTrpcHandler(db: Database, idempotency: Idempotency<Transaction>) {
@@ -51,6 +51,19 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
       }),
       guarded: t.procedure
         .meta({ idempotency: { operation: 'bench.pay' } })
+        .concat(idempotent)
+        .input(parsePayInput)
+        .mutation(({ ctx, input }) =>
+          db.transaction(async (tx) => {
+            const result = await writePayment(tx, input, ctx.idempotency.key ?? randomUUID());
+            await ctx.idempotency.complete(tx, result);
+            return result;
+          }),
+        ),
+      // The same handler in atomic mode (what checkout.pay uses): one read before, the key
+      // inserted completed inside the payment transaction, no reservation commit.
+      guardedAtomic: t.procedure
+        .meta({ idempotency: { operation: 'bench.pay.atomic', mode: 'atomic' } })
         .concat(idempotent)
         .input(parsePayInput)
         .mutation(({ ctx, input }) =>

@@ -130,6 +130,49 @@ function reserve(key: string, fingerprint: string, policy: 'resume' | 'unknown')
   });
 }
 
+/**
+ * Atomic mode: the read-only lookup, then the completed key inserted inside a transaction.
+ * Writable rows are exactly the ones the reservation would take (minus a phase-committed
+ * lease); an in-progress row under another fingerprint is never overwritten.
+ */
+function atomicComplete(key: string, fingerprint: string, body: string): Cmd {
+  return cmd(`atomicComplete(${key},${fingerprint},${body})`, async (m, r) => {
+    const current = m.keys.get(key);
+    const writable =
+      !!current &&
+      (current.state === 'released' ||
+        (current.state === 'completed' && current.ttlExpired) ||
+        (current.state === 'in_progress' &&
+          current.leaseExpired &&
+          current.recoveryPoint === 'started'));
+    const found = await r.store.lookup(id(key));
+    expect(found?.writable).toBe(current ? writable : undefined);
+    const result = await r.store.transaction((tx) =>
+      r.store.insertCompleted(tx, {
+        ...id(key),
+        fingerprint,
+        response: { status: 200, headers: {}, body },
+        ttlMs: 3_600_000,
+      }),
+    );
+    const overwrite =
+      !current ||
+      (writable && (current.state !== 'in_progress' || current.fingerprint === fingerprint));
+    expect(result).toBe(overwrite ? 'inserted' : 'conflict');
+    if (!overwrite) return;
+    m.keys.set(key, {
+      state: 'completed',
+      fingerprint,
+      owner: null,
+      recoveryPoint: 'started',
+      policy: current?.policy ?? 'resume',
+      leaseExpired: false,
+      ttlExpired: false,
+      body,
+    });
+  });
+}
+
 /** A holder-only write: 'ok' iff the model says this token holds the key (and `extra` allows it). */
 function holderWrite(
   name: string,
@@ -181,6 +224,9 @@ const commands = [
       fc.constantFrom('resume' as const, 'unknown' as const),
     )
     .map(([k, f, p]) => reserve(k, f, p)),
+  fc
+    .tuple(fc.constantFrom(...KEYS), fc.constantFrom('fa', 'fb'), fc.constantFrom('"x"', '"y"'))
+    .map(([k, f, body]) => atomicComplete(k, f, body)),
   fc.tuple(fc.nat(), fc.constantFrom('"a"', '"b"')).map(([i, body]) =>
     holderWrite(
       'complete',
@@ -301,7 +347,7 @@ afterAll(async () => {
 });
 
 describe('model-based: the Postgres store never disagrees with the reference model', () => {
-  it('random interleavings of reserve/complete/advance/release/endLease/unknown/renew/lease expiry/TTL expiry/reap/sweep', async () => {
+  it('random interleavings of reserve/atomic complete/complete/advance/release/endLease/unknown/renew/lease expiry/TTL expiry/reap/sweep', async () => {
     const store = createDrizzleStore(t.db) as IdempotencyStore<unknown>;
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
