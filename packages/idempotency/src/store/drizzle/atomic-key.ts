@@ -1,14 +1,15 @@
-import { sql } from 'drizzle-orm';
+import { type SQLWrapper, sql } from 'drizzle-orm';
 import type {
   InsertCompletedInput,
   InsertCompletedResult,
   KeyIdentity,
   KeyLookup,
 } from '../../core/types.ts';
-import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+import type { AnyPgDatabase } from './drizzle-types.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+import { preparedStatement } from './prepared-statement.ts';
 
-const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
+const ms = (value: SQLWrapper) => sql`(${value}::float8 * interval '1 millisecond')`;
 
 /** Postgres `lock_not_available`: the wait exceeded the connection's `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -34,13 +35,23 @@ export async function lookupKey(
   db: AnyPgDatabase,
   id: KeyIdentity,
 ): Promise<KeyLookup | undefined> {
-  const [row] = rowsOf<KeyRecordRow & { writable: boolean }>(
-    await db.execute(sql`select ${keyRecordColumns('k')}, ${writableRow('k')} as writable
-      from idempotency_keys k
-      where k.tenant_id = ${id.tenantId} and k.operation = ${id.operation} and k.key = ${id.key}`),
-  );
+  const [row] = await lookupStatement(db, {
+    tenantId: id.tenantId,
+    operation: id.operation,
+    key: id.key,
+  });
   return row ? { record: toKeyRecord(row), writable: row.writable === true } : undefined;
 }
+
+const p = sql.placeholder;
+
+/** Built once; see `preparedStatement` for why (one round trip, no per-call query building). */
+const lookupStatement = preparedStatement<KeyRecordRow & { writable: boolean }>(
+  'once_idempotency_lookup',
+  sql`select ${keyRecordColumns('k')}, ${writableRow('k')} as writable
+      from idempotency_keys k
+      where k.tenant_id = ${p('tenantId')} and k.operation = ${p('operation')} and k.key = ${p('key')}`,
+);
 
 /**
  * Insert the key ALREADY completed inside the caller's transaction. A concurrent duplicate's
@@ -55,15 +66,33 @@ export async function insertCompletedKey(
 ): Promise<InsertCompletedResult> {
   const { response } = input;
   try {
-    const rows = rowsOf(
-      await executor.execute(sql`
+    const rows = await insertCompletedStatement(executor, {
+      tenantId: input.tenantId,
+      operation: input.operation,
+      key: input.key,
+      fingerprint: input.fingerprint,
+      status: response.status,
+      headers: JSON.stringify(response.headers),
+      body: response.body,
+      ttlMs: input.ttlMs,
+    });
+    return rows.length > 0 ? 'inserted' : 'conflict';
+  } catch (error) {
+    if (postgresCode(error) === LOCK_NOT_AVAILABLE) return 'lock_timeout';
+    throw error;
+  }
+}
+
+const insertCompletedStatement = preparedStatement(
+  'once_idempotency_insert_completed',
+  sql`
         insert into idempotency_keys as k
           (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
            recovery_point, on_expired_lease, acquired_via, response_status, response_headers,
            response_body, completed_at, expires_at)
-        values (${input.tenantId}, ${input.operation}, ${input.key}, ${input.fingerprint}, 'completed',
-          null, null, 'started', 'resume', 'atomic', ${response.status},
-          ${JSON.stringify(response.headers)}::jsonb, ${response.body}, now(), now() + ${ms(input.ttlMs)})
+        values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, 'completed',
+          null, null, 'started', 'resume', 'atomic', ${p('status')},
+          ${p('headers')}::jsonb, ${p('body')}, now(), now() + ${ms(p('ttlMs'))})
         on conflict (tenant_id, operation, key) do update set
           fingerprint = excluded.fingerprint, state = 'completed', owner_token = null,
           locked_until = null, recovery_point = 'started', recovery_data = null,
@@ -73,14 +102,8 @@ export async function insertCompletedKey(
           updated_at = now()
         where ${writableRow('k')}
           and (k.state <> 'in_progress' or k.fingerprint = excluded.fingerprint)
-        returning 1`),
-    );
-    return rows.length > 0 ? 'inserted' : 'conflict';
-  } catch (error) {
-    if (postgresCode(error) === LOCK_NOT_AVAILABLE) return 'lock_timeout';
-    throw error;
-  }
-}
+        returning 1`,
+);
 
 /** SQLSTATE of a driver error, also when drizzle wraps it (DrizzleQueryError.cause). */
 function postgresCode(error: unknown): string | undefined {

@@ -1,0 +1,42 @@
+import { entityKind, type Query, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+
+/** The SQL text of every statement is the same for every Postgres driver: build it once. */
+const dialect = new PgDialect();
+
+/**
+ * A hot statement of the store, built ONCE (text + placeholder slots) instead of on every call,
+ * and run as a named prepared statement on postgres.js.
+ *
+ * WHY: `db.execute(sql...)` rebuilds the query from its template on every call (measurable
+ * JavaScript per request), and drizzle runs it on postgres.js as an UNNAMED statement. For an
+ * unnamed statement with parameters postgres.js first sends Parse + Describe, waits for the
+ * server's parameter types, and only then sends Bind + Execute: two round trips (two socket
+ * writes, two backend wake-ups) per statement. A named statement is described once per pooled
+ * connection and then costs one Bind + Execute. postgres.js still decides: a client created
+ * with `prepare: false` (PgBouncer in transaction mode) keeps unnamed statements.
+ * node-postgres sends an unnamed statement in one round trip already, so there it stays
+ * unnamed (named statements break behind a transaction-pooling PgBouncer).
+ *
+ * @example
+ * const lookup = preparedStatement('once_idem_lookup', sql`select 1 from t where id = ${sql.placeholder('id')}`);
+ * const rows = await lookup(db, { id: 'k1' });
+ */
+export function preparedStatement<TRow = Record<string, unknown>>(
+  name: string,
+  statement: SQL,
+): (executor: AnyPgDatabase, values: Record<string, unknown>) => Promise<TRow[]> {
+  let query: Query | undefined;
+  return async (executor, values) => {
+    query ??= dialect.sqlToQuery(statement);
+    const session = executor._.session;
+    const named = sessionKind(session) === 'PostgresJsSession' ? name : undefined;
+    const prepared = session.prepareQuery(query, undefined, named, false);
+    return rowsOf<TRow>(await prepared.execute(values));
+  };
+}
+
+function sessionKind(session: object): string | undefined {
+  return (session.constructor as { [entityKind]?: string })[entityKind];
+}
