@@ -1,4 +1,4 @@
-import { startEmbeddedPostgres } from '../packages/db/src/embedded-postgres.ts';
+import { spawnEmbeddedPostgres } from '../packages/db/src/embedded-postgres-child.ts';
 
 /**
  * One throw-away PostgreSQL cluster for the whole test run. Tests never share a
@@ -6,6 +6,8 @@ import { startEmbeddedPostgres } from '../packages/db/src/embedded-postgres.ts';
  * parallel without seeing each other's rows. With DATABASE_URL set, that server is
  * used instead, and test databases are created on it.
  *
+ * The cluster runs in a child process: loading `embedded-postgres` here would make Vitest
+ * exit 0 after a failing run (its exit hook calls process.exit(0) on beforeExit).
  * Test files run in forked workers, which inherit this environment variable.
  */
 export default async function setup() {
@@ -13,7 +15,7 @@ export default async function setup() {
     process.env.ONCE_TEST_ADMIN_URL = process.env.DATABASE_URL;
     return;
   }
-  const pg = await startEmbeddedPostgres({ durability: 'fast' });
+  const pg = await spawnEmbeddedPostgres({ durability: 'fast' });
   process.env.ONCE_TEST_ADMIN_URL = pg.adminUrl;
   return async () => {
     await pg.stop();

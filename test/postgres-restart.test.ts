@@ -5,12 +5,9 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyInvariant } from '../apps/worker/src/verify-invariant.ts';
-import {
-  type EmbeddedPostgresHandle,
-  ensureDatabase,
-  findFreePort,
-  startEmbeddedPostgres,
-} from '../packages/db/src/embedded-postgres.ts';
+import type { EmbeddedPostgresHandle } from '../packages/db/src/embedded-postgres.ts';
+import { spawnEmbeddedPostgres } from '../packages/db/src/embedded-postgres-child.ts';
+import { ensureDatabase, findFreePort } from '../packages/db/src/postgres-admin.ts';
 import { type RunningSystem, startSystem } from '../scripts/system/start-system.ts';
 import type { ManagedProcess, Supervisor } from '../scripts/system/supervisor.ts';
 import {
@@ -52,7 +49,9 @@ const logLines: string[] = [];
 const EXIT_LOG_TAIL = 80;
 
 async function startCluster(): Promise<EmbeddedPostgresHandle> {
-  return startEmbeddedPostgres({ dataDir, port: pgPort, durability: 'fast' });
+  // A child process, like the demo's: a fast shutdown on SIGTERM, and this test worker
+  // never loads `embedded-postgres` (its exit hooks would take over the worker's signals).
+  return spawnEmbeddedPostgres({ dataDir, port: pgPort, durability: 'fast' });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { findFreePort } from '../../packages/db/src/embedded-postgres.ts';
+import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
 import {
   type RunningSystem,
   type SystemOptions,

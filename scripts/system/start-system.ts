@@ -93,7 +93,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     processorDatabaseUrl ??= adminUrl.toString();
   }
   if (!processorDatabaseUrl) {
-    const { ensureDatabase } = await import('../../packages/db/src/embedded-postgres.ts');
+    const { ensureDatabase } = await import('../../packages/db/src/postgres-admin.ts');
     const url = new URL(databaseUrl);
     const name = `${url.pathname.slice(1) || 'postgres'}_processor`;
     await ensureDatabase(url.toString(), name);

@@ -1,4 +1,4 @@
-import { findFreePort } from '@once/db/embedded-postgres';
+import { findFreePort } from '@once/db/postgres-admin';
 import { startNodeProcess } from './server-process.ts';
 
 /** The bench HTTP server (all variants' routes) running in its own process. */

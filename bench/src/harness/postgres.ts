@@ -2,13 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabaseClient } from '@once/db';
-import {
-  type EmbeddedPostgresHandle,
-  ensureDatabase,
-  findFreePort,
-  startEmbeddedPostgres,
-} from '@once/db/embedded-postgres';
+import type { EmbeddedPostgresHandle } from '@once/db/embedded-postgres';
+import { spawnEmbeddedPostgres as startEmbeddedPostgres } from '@once/db/embedded-postgres-child';
 import { runMigrations } from '@once/db/migrate';
+import { ensureDatabase, findFreePort } from '@once/db/postgres-admin';
 import { seedDemoData } from '@once/db/seed';
 import postgres from 'postgres';
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { findFreePort } from '@once/db/embedded-postgres';
+import { findFreePort } from '@once/db/postgres-admin';
 
 /** A throw-away Redis without persistence, as the peers are commonly deployed for caches. */
 export interface BenchRedis {

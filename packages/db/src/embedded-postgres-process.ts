@@ -8,7 +8,8 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureDatabase, startEmbeddedPostgres } from './embedded-postgres.ts';
+import { startEmbeddedPostgres } from './embedded-postgres.ts';
+import { ensureDatabase } from './postgres-admin.ts';
 
 const { values } = parseArgs({
   options: {

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findFreePort } from './embedded-postgres.ts';
+import { findFreePort } from './postgres-admin.ts';
 
 const processScript = fileURLToPath(new URL('./embedded-postgres-process.ts', import.meta.url));
 const dirs: string[] = [];

