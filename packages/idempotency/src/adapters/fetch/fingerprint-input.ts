@@ -7,18 +7,25 @@
  * withIdempotency(handler, { ..., getFingerprintInput: async (req) => ({ ...(await defaultFingerprintInput(req)), path: undefined }) });
  */
 export async function defaultFingerprintInput(request: Request): Promise<unknown> {
+  return fingerprintInputOf(request, await request.clone().text());
+}
+
+/**
+ * `defaultFingerprintInput` of a request whose body text was already read (from a clone), so
+ * the wrapper tees the body stream once instead of twice. Internal.
+ */
+export function fingerprintInputOf(request: Request, bodyText: string): unknown {
   const url = new URL(request.url);
   const query = [...url.searchParams.entries()].sort(comparePairs);
   return {
     method: request.method,
     path: url.pathname,
     query,
-    body: await bodyForFingerprint(request),
+    body: bodyForFingerprint(request, bodyText),
   };
 }
 
-async function bodyForFingerprint(request: Request): Promise<unknown> {
-  const text = await request.clone().text();
+function bodyForFingerprint(request: Request, text: string): unknown {
   if (text === '') return null;
   const type = (request.headers.get('content-type') ?? '').toLowerCase();
   if (type.includes('json')) {

@@ -4,7 +4,7 @@ import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../core/key.ts';
 import type { OperationPolicy } from '../../core/types.ts';
-import { defaultFingerprintInput } from './fingerprint-input.ts';
+import { fingerprintInputOf } from './fingerprint-input.ts';
 import { problemDetailsResponse } from './problem-details.ts';
 import { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';
 
@@ -57,7 +57,10 @@ export function withIdempotency<TTx>(
 ): (request: Request) => Promise<Response> {
   const render = options.renderError ?? problemDetailsResponse;
   const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
-  const getFingerprintInput = options.getFingerprintInput ?? defaultFingerprintInput;
+  // The default reads the body from ONE clone (a clone tees the body stream: not free).
+  const getFingerprintInput =
+    options.getFingerprintInput ??
+    (async (copy: Request) => fingerprintInputOf(copy, await copy.text()));
 
   return async (request) => {
     const operation =
