@@ -1,10 +1,16 @@
-import { sql } from 'drizzle-orm';
+import { type SQLWrapper, sql } from 'drizzle-orm';
 import type { ReserveInput, ReserveResult } from '../../core/types.ts';
-import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+import type { AnyPgDatabase } from './drizzle-types.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey } from './rate-limit-counter.ts';
 
-const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
+const ms = (value: SQLWrapper) => sql`(${value}::float8 * interval '1 millisecond')`;
+
+const p = sql.placeholder;
+const expiredToUnknown = sql`(k.state = 'in_progress' and k.recovery_point <> 'started' and k.on_expired_lease = 'unknown')`;
+
+type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
 
 /**
  * The reservation: ONE atomic statement. It inserts the key, or takes it over when the row is
@@ -12,17 +18,18 @@ const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`
  * fingerprint only). An expired lease whose phases committed under the `unknown` policy is
  * turned `unknown` instead of taken over. When the conditional update does not fire, the
  * second branch returns the existing row so the engine can tell replay / 409 / 422 apart.
+ * Built once and prepared per connection (see `preparedStatement`): it runs for every new key.
  */
-function reservationStatement(input: ReserveInput) {
-  const expiredToUnknown = sql`(k.state = 'in_progress' and k.recovery_point <> 'started' and k.on_expired_lease = 'unknown')`;
-  return sql`
+const reservationStatement = preparedStatement<ReservationRow>(
+  'once_idempotency_reserve',
+  sql`
     with attempt as (
       insert into idempotency_keys as k
         (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
          recovery_point, on_expired_lease, acquired_via, expires_at)
-      values (${input.tenantId}, ${input.operation}, ${input.key}, ${input.fingerprint}, 'in_progress',
-        ${input.ownerToken}, now() + ${ms(input.leaseMs)}, 'started', ${input.onExpiredLease}, 'insert',
-        now() + ${ms(input.ttlMs)})
+      values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, 'in_progress',
+        ${p('ownerToken')}, now() + ${ms(p('leaseMs'))}, 'started', ${p('onExpiredLease')}, 'insert',
+        now() + ${ms(p('ttlMs'))})
       on conflict (tenant_id, operation, key) do update set
         state = case when ${expiredToUnknown} then 'unknown' else 'in_progress' end,
         owner_token = case when ${expiredToUnknown} then null else excluded.owner_token end,
@@ -48,11 +55,9 @@ function reservationStatement(input: ReserveInput) {
     union all
     select 'existing' as source, ${keyRecordColumns('e')}
     from idempotency_keys e
-    where e.tenant_id = ${input.tenantId} and e.operation = ${input.operation} and e.key = ${input.key}
-      and not exists (select 1 from attempt)`;
-}
-
-type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
+    where e.tenant_id = ${p('tenantId')} and e.operation = ${p('operation')} and e.key = ${p('key')}
+      and not exists (select 1 from attempt)`,
+);
 
 class RateLimited extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -77,7 +82,16 @@ async function reserveOnce(
   db: AnyPgDatabase,
   input: ReserveInput,
 ): Promise<ReserveResult | undefined> {
-  const [row] = rowsOf<ReservationRow>(await db.execute(reservationStatement(input)));
+  const [row] = await reservationStatement(db, {
+    tenantId: input.tenantId,
+    operation: input.operation,
+    key: input.key,
+    fingerprint: input.fingerprint,
+    ownerToken: input.ownerToken,
+    leaseMs: input.leaseMs,
+    ttlMs: input.ttlMs,
+    onExpiredLease: input.onExpiredLease,
+  });
   if (!row) return undefined;
   const record = toKeyRecord(row);
   if (row.source === 'existing') return { kind: 'existing', record };

@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type {
   HolderWriteResult,
   IdempotencyStore,
@@ -7,10 +7,37 @@ import type {
 } from '../../core/types.ts';
 import { insertCompletedKey, lookupKey } from './atomic-key.ts';
 import { type AnyPgDatabase, rowsOf, type TransactionOf } from './drizzle-types.ts';
+import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
 
-const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
+const ms = (value: number | SQLWrapper) => sql`(${value}::float8 * interval '1 millisecond')`;
+const p = sql.placeholder;
+
+function identityValues(id: KeyIdentity) {
+  return { tenantId: id.tenantId, operation: id.operation, key: id.key };
+}
+
+// The two statements of every leased request besides the reservation: built once, prepared per
+// connection (see `preparedStatement`). The rarer holder writes below stay plain `execute`.
+const heldByPlaceholders = sql`tenant_id = ${p('tenantId')} and operation = ${p('operation')}
+    and key = ${p('key')} and state = 'in_progress' and owner_token = ${p('ownerToken')}`;
+
+const completeStatement = preparedStatement(
+  'once_idempotency_complete',
+  sql`update idempotency_keys set state = 'completed', locked_until = null,
+      response_status = ${p('status')}, response_headers = ${p('headers')}::jsonb,
+      response_body = ${p('body')}, completed_at = now(), updated_at = now(),
+      expires_at = now() + ${ms(p('ttlMs'))}
+    where ${heldByPlaceholders} returning 1`,
+);
+
+const isCompletedByStatement = preparedStatement(
+  'once_idempotency_is_completed_by',
+  sql`select 1 from idempotency_keys
+    where tenant_id = ${p('tenantId')} and operation = ${p('operation')} and key = ${p('key')}
+      and state = 'completed' and owner_token = ${p('ownerToken')}`,
+);
 
 /** WHERE clause shared by every holder-only write: this key, still running, still ours. */
 function heldBy(id: KeyIdentity, ownerToken: string): SQL {
@@ -38,11 +65,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
   }
 
   async function isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean> {
-    const rows = rowsOf(
-      await db.execute(sql`select 1 from idempotency_keys
-        where tenant_id = ${id.tenantId} and operation = ${id.operation} and key = ${id.key}
-          and state = 'completed' and owner_token = ${ownerToken}`),
-    );
+    const rows = await isCompletedByStatement(db, { ...identityValues(id), ownerToken });
     return rows.length > 0;
   }
 
@@ -61,15 +84,16 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     transaction: (fn) => db.transaction((tx) => fn(tx as TransactionOf<TDb>)) as Promise<never>,
 
-    complete(executor, id, ownerToken, response: StoredResponse, ttlMs) {
-      return holderWrite(
-        (executor as AnyPgDatabase | undefined) ?? db,
-        sql`update idempotency_keys set state = 'completed', locked_until = null,
-            response_status = ${response.status}, response_headers = ${JSON.stringify(response.headers)}::jsonb,
-            response_body = ${response.body}, completed_at = now(), updated_at = now(),
-            expires_at = now() + ${ms(ttlMs)}
-          where ${heldBy(id, ownerToken)} returning 1`,
-      );
+    async complete(executor, id, ownerToken, response: StoredResponse, ttlMs) {
+      const rows = await completeStatement((executor as AnyPgDatabase | undefined) ?? db, {
+        ...identityValues(id),
+        ownerToken,
+        status: response.status,
+        headers: JSON.stringify(response.headers),
+        body: response.body,
+        ttlMs,
+      });
+      return rows.length > 0 ? 'ok' : 'lost';
     },
 
     advance(executor, id, ownerToken, recoveryPoint, data) {
