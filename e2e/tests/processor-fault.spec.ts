@@ -1,3 +1,4 @@
+import { adminClient } from '@once/processor/testing';
 import { expect, test } from '@playwright/test';
 import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
@@ -9,7 +10,6 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { processorAdmin } from '../support/processor-admin.ts';
 import { startTestSystem } from '../support/system.ts';
 
 let system: RunningSystem;
@@ -23,7 +23,7 @@ test.afterAll(async () => {
 });
 
 test.afterEach(async () => {
-  await processorAdmin(system.processorUrl).clearFaults();
+  await adminClient(system.processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).clearFaults();
 });
 
 for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
@@ -32,7 +32,7 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
   }) => {
     // The worker's first call charges the card but never learns it; its retry carries the
     // same downstream key, so the processor replays instead of charging again.
-    await processorAdmin(system.processorUrl).armFault({
+    await adminClient(system.processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
       account: 'acct_tenant_a',
       kind,
       method: 'POST',

@@ -1,3 +1,4 @@
+import { adminClient } from '@once/processor/testing';
 import { expect, type Page, test } from '@playwright/test';
 import postgres from 'postgres';
 import type { RunningSystem } from '../../scripts/system/start-system.ts';
@@ -9,7 +10,6 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { processorAdmin } from '../support/processor-admin.ts';
 import { startTestSystem } from '../support/system.ts';
 
 let system: RunningSystem;
@@ -28,7 +28,7 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
 }) => {
   // The processor charges, then holds the answer: the worker dies with the charge made
   // and the outcome unrecorded, the worst moment for it.
-  await processorAdmin(system.processorUrl).armFault({
+  await adminClient(system.processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
     account: 'acct_tenant_a',
     kind: 'delay',
     when: 'after_charge',

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { findFreePort } from '@once/db/postgres-admin';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
-import { freePort } from './testing/spawn-processor.ts';
 
 const processorDir = fileURLToPath(new URL('..', import.meta.url));
 // The lock runProcessorMigrations takes (db/migrate.ts); holding it parks a starting processor.
@@ -27,7 +27,7 @@ describe('processor stop signal during startup', () => {
         cwd: processorDir,
         env: {
           ...process.env,
-          PORT: String(await freePort()),
+          PORT: String(await findFreePort()),
           PROCESSOR_DATABASE_URL: database.url,
           PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/unused',
         },

@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
+import { findFreePort } from '@once/db/postgres-admin';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningProcessor, startProcessor } from './start-processor.ts';
 import { adminClient } from './testing/admin-client.ts';
 import { formPost } from './testing/form-post.ts';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
-import { freePort } from './testing/spawn-processor.ts';
 import { signPayload } from './webhooks/sign-payload.ts';
 
 const SECRET = 'whsec_webhook_test';
@@ -28,7 +28,7 @@ const failuresToGive = new Map<string, number>();
 let failEverythingFor: { paymentIntent?: string; times: number } = { times: 0 };
 
 beforeAll(async () => {
-  const port = await freePort();
+  const port = await findFreePort();
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => {

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { createProcessorTestDatabase } from '@once/processor/testing';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createEmptyDatabase } from './test-support/processes.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 import { verifyInvariant } from './verify-invariant.ts';
 
@@ -22,7 +22,7 @@ let ledger: postgres.Sql;
 beforeAll(async () => {
   app = await createTestDatabase('worker_verify');
   await seedTenants(app.client.sql);
-  ledgerDb = await createEmptyDatabase('worker_verify_ledger');
+  ledgerDb = await createProcessorTestDatabase('worker_verify_ledger');
   ledger = postgres(ledgerDb.url, { max: 1, onnotice: () => {} });
   await ledger.unsafe(LEDGER_DDL);
 });

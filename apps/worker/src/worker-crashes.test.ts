@@ -1,22 +1,17 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerChargesFor, waitForTerminal } from './test-support/convergence.ts';
 import {
-  createEmptyDatabase,
-  type RunningProcess,
-  type RunningProcessor,
-  startProcessorProcess,
-  startWorkerProcess,
-} from './test-support/processes.ts';
+  expectConvergedInvariantHolds,
+  ledgerChargesFor,
+  waitForTerminal,
+} from './test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
-import { verifyInvariant } from './verify-invariant.ts';
 
 // Workers that die, stall and compete: real OS processes, real signals.
 let app: TestDatabase;
-let processorDb: { url: string; drop(): Promise<void> };
-let processorSql: postgres.Sql;
-let processor: RunningProcessor;
+let processor: ProcessorUnderTest;
 const workers: RunningProcess[] = [];
 
 async function startWorker(id: string): Promise<RunningProcess> {
@@ -29,36 +24,15 @@ async function startWorker(id: string): Promise<RunningProcess> {
 }
 
 async function armDelay(delayMs: number, when: 'before_charge' | 'after_charge'): Promise<void> {
-  const response = await fetch(`${processor.url}/admin/faults`, {
-    method: 'POST',
-    headers: { 'x-admin-token': 'once-admin', 'content-type': 'application/json' },
-    body: JSON.stringify({
-      account: 'acct_tenant_a',
-      kind: 'delay',
-      delay_ms: delayMs,
-      when,
-      method: 'POST',
-      path_prefix: '/v1/payment_intents',
-    }),
-  });
-  if (!response.ok) throw new Error(`arming delay: ${response.status}`);
+  await processor.armFault({ kind: 'delay', delay_ms: delayMs, when });
 }
 
-async function expectInvariantHolds(): Promise<void> {
-  const report = await verifyInvariant({
-    databaseUrl: app.url,
-    processorDatabaseUrl: processorDb.url,
-    converged: true,
-  });
-  expect(report.violations).toEqual([]);
-}
+const expectInvariantHolds = () => expectConvergedInvariantHolds(app.url, processor.database.url);
 
 beforeAll(async () => {
   app = await createTestDatabase('worker_crashes');
   await seedTenants(app.client.sql);
-  processorDb = await createEmptyDatabase('worker_crashes_processor');
-  processorSql = postgres(processorDb.url, { max: 2, onnotice: () => {} });
-  processor = await startProcessorProcess(processorDb.url);
+  processor = await startProcessorUnderTest('worker_crashes_processor');
 }, 120_000);
 
 afterEach(async () => {
@@ -66,9 +40,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await processor?.stop();
-  await processorSql?.end();
-  await processorDb?.drop();
+  await processor?.close();
   await app?.drop();
 });
 
@@ -87,7 +59,7 @@ describe('workers that crash, stall and compete', () => {
     await startWorker('w-heir');
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
-    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     const [job] =
       await sql`select attempts, locked_by from outbox_jobs where payment_id = ${checkout.paymentId}`;
     // Claimed once by the killed worker, then again after its lease expired.
@@ -110,7 +82,7 @@ describe('workers that crash, stall and compete', () => {
     );
     expect([...statuses.values()].every((status) => status === 'succeeded')).toBe(true);
     for (const checkout of checkouts) {
-      expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+      expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     }
     const claimsBy = (worker: RunningProcess) =>
       worker.lines.filter((line) => line.includes('job.claimed')).length;
@@ -142,7 +114,7 @@ describe('workers that crash, stall and compete', () => {
     const [job] =
       await sql`select status, attempts from outbox_jobs where payment_id = ${checkout.paymentId}`;
     expect(job?.status).toBe('done');
-    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     await expectInvariantHolds();
   });
 });

@@ -1,54 +1,26 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerChargesFor, waitForTerminal } from './test-support/convergence.ts';
 import {
-  createEmptyDatabase,
-  type RunningProcess,
-  type RunningProcessor,
-  startProcessorProcess,
-  startWorkerProcess,
-} from './test-support/processes.ts';
+  expectConvergedInvariantHolds,
+  ledgerChargesFor,
+  waitForTerminal,
+} from './test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
-import { verifyInvariant } from './verify-invariant.ts';
 
 // Real processes: the mock processor (its own database) and a worker, both via tsx.
 let app: TestDatabase;
-let processorDb: { url: string; drop(): Promise<void> };
-let processorSql: postgres.Sql;
-let processor: RunningProcessor;
+let processor: ProcessorUnderTest;
 let worker: RunningProcess;
 
-async function armFault(fault: Record<string, unknown>): Promise<void> {
-  const response = await fetch(`${processor.url}/admin/faults`, {
-    method: 'POST',
-    headers: { 'x-admin-token': 'once-admin', 'content-type': 'application/json' },
-    body: JSON.stringify({
-      account: 'acct_tenant_a',
-      method: 'POST',
-      path_prefix: '/v1/payment_intents',
-      ...fault,
-    }),
-  });
-  if (!response.ok)
-    throw new Error(`arming ${JSON.stringify(fault)}: ${response.status} ${await response.text()}`);
-}
-
-async function expectInvariantHolds(): Promise<void> {
-  const report = await verifyInvariant({
-    databaseUrl: app.url,
-    processorDatabaseUrl: processorDb.url,
-    converged: true,
-  });
-  expect(report.violations).toEqual([]);
-}
+const expectInvariantHolds = () => expectConvergedInvariantHolds(app.url, processor.database.url);
 
 beforeAll(async () => {
   app = await createTestDatabase('worker_faults');
   await seedTenants(app.client.sql);
-  processorDb = await createEmptyDatabase('worker_faults_processor');
-  processorSql = postgres(processorDb.url, { max: 2, onnotice: () => {} });
-  processor = await startProcessorProcess(processorDb.url);
+  processor = await startProcessorUnderTest('worker_faults_processor');
   worker = await startWorkerProcess(
     { DATABASE_URL: app.url, PROCESSOR_URL: processor.url },
     'w-faults',
@@ -57,9 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.stop();
-  await processor?.stop();
-  await processorSql?.end();
-  await processorDb?.drop();
+  await processor?.close();
   await app?.drop();
 });
 
@@ -73,8 +43,8 @@ describe('worker against the real mock processor', () => {
     expect(statuses.get(declined.paymentId)).toBe('declined');
     const [row] = await sql`select failure_code from payments where id = ${declined.paymentId}`;
     expect(row?.failure_code).toEqual(expect.any(String));
-    expect(await ledgerChargesFor(processorSql, paid.paymentId)).toBe(1);
-    expect(await ledgerChargesFor(processorSql, declined.paymentId)).toBe(0);
+    expect(await ledgerChargesFor(processor.sql, paid.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processor.sql, declined.paymentId)).toBe(0);
     // A decline is not retried: one claim only.
     const [job] =
       await sql`select attempts, status from outbox_jobs where payment_id = ${declined.paymentId}`;
@@ -96,14 +66,14 @@ describe('worker against the real mock processor', () => {
     ],
   ])('%s: the payment ends succeeded with exactly one charge', async (_name, fault) => {
     const { sql } = app.client;
-    await armFault(fault);
+    await processor.armFault(fault);
     const checkout = await seedCheckout(sql);
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
-    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     // The fault made the first request ambiguous, so it was sent again with the same key
     // (by the outbox's retry, or for a dropped connection by the SDK's one built-in retry).
-    const requests = processor.lines.filter((line) =>
+    const requests = processor.output.filter((line) =>
       line.includes(`key=${checkout.downstreamKey}`),
     );
     expect(requests.length).toBeGreaterThan(1);
@@ -112,20 +82,20 @@ describe('worker against the real mock processor', () => {
 
   it('reconciles a payment left unknown after a charge whose response was lost', async () => {
     const { sql } = app.client;
-    await armFault({ kind: 'fail_after_charge' });
+    await processor.armFault({ kind: 'fail_after_charge' });
     const checkout = await seedCheckout(sql, { maxAttempts: 1 });
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
     const jobs = await sql`select status from outbox_jobs where payment_id = ${checkout.paymentId}`;
     // The only job died (retries exhausted); the reconciler found the charge by metadata.
     expect(jobs.map((j) => j.status)).toEqual(['dead']);
-    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     await expectInvariantHolds();
   });
 
   it('re-enqueues with the same downstream key when the processor never saw the charge', async () => {
     const { sql } = app.client;
-    await armFault({ kind: 'fail_before_charge' });
+    await processor.armFault({ kind: 'fail_before_charge' });
     const checkout = await seedCheckout(sql, { maxAttempts: 1 });
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
@@ -135,7 +105,7 @@ describe('worker against the real mock processor', () => {
     expect(jobs.map((j) => j.status)).toEqual(['dead', 'done']);
     expect(jobs.map((j) => j.payment_method)).toEqual(['pm_card_visa', 'pm_card_visa']);
     expect(new Set(jobs.map((j) => j.downstream_key))).toEqual(new Set([checkout.downstreamKey]));
-    expect(await ledgerChargesFor(processorSql, checkout.paymentId)).toBe(1);
+    expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     await expectInvariantHolds();
   });
 

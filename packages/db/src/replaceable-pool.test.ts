@@ -48,6 +48,33 @@ describe('createReplaceableDatabaseClient', () => {
       await client.close();
     }
   });
+  it('keeps answering queries and re-LISTENs after the pool is replaced', async () => {
+    const client = createReplaceableDatabaseClient(
+      database.url,
+      { applicationName: 'test-replaceable' },
+      () => {},
+    );
+    try {
+      const heard: string[] = [];
+      await client.sql.listen('replaceable_test', (payload) => heard.push(payload));
+      const [before] = await client.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+
+      client.replace('test');
+      const [after] = await client.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      expect(after?.pid).not.toBe(before?.pid);
+      const [{ n } = { n: 0 }] = await client.db.execute<{ n: number }>('select 1 as n' as never);
+      expect(Number(n)).toBe(1);
+
+      const deadline = Date.now() + 10_000;
+      while (!heard.includes('after-replace') && Date.now() < deadline) {
+        await database.client.sql`select pg_notify('replaceable_test', 'after-replace')`;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(heard).toContain('after-replace');
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('isPostgresNullSocketWrite', () => {

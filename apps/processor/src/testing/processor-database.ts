@@ -1,10 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 
-/** A throw-away database for one test file, in the cluster the vitest global setup started. */
-export async function createProcessorTestDatabase(
-  label: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
+export interface ProcessorTestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A throw-away, empty database for one test file, in the cluster the vitest global setup
+ * started (the processor migrates it at start).
+ *
+ * @example
+ * const database = await createProcessorTestDatabase('faults');
+ * await database.drop();
+ */
+export async function createProcessorTestDatabase(label: string): Promise<ProcessorTestDatabase> {
   const adminUrl = process.env.ONCE_TEST_ADMIN_URL;
   if (!adminUrl)
     throw new Error('ONCE_TEST_ADMIN_URL is unset: run tests through vitest from the repo');

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
+import { expect } from 'vitest';
+import { verifyInvariant } from '../verify-invariant.ts';
 
 /** Waits until every listed payment is terminal; returns their statuses by id. */
 export async function waitForTerminal(
@@ -34,4 +36,18 @@ export async function ledgerChargesFor(
     select count(*)::int as n from ledger_entries
     where kind = 'charge' and metadata->>'payment_id' = ${paymentId}`;
   return row?.n ?? 0;
+}
+
+/**
+ * Asserts that `verifyInvariant` finds no violations once everything has converged.
+ *
+ * @example
+ * await expectConvergedInvariantHolds(app.url, processor.database.url);
+ */
+export async function expectConvergedInvariantHolds(
+  databaseUrl: string,
+  processorDatabaseUrl: string,
+): Promise<void> {
+  const report = await verifyInvariant({ databaseUrl, processorDatabaseUrl, converged: true });
+  expect(report.violations).toEqual([]);
 }

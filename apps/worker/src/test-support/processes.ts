@@ -1,10 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -18,40 +15,6 @@ export interface RunningProcess {
   /** SIGTERM, then SIGKILL if still alive after 6 s; resolves with the exit code. */
   stop(): Promise<number | null>;
   exited: Promise<number | null>;
-}
-
-/** A port free right now (the OS picks it). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** A fresh, empty database for the processor (it migrates itself at start). */
-export async function createEmptyDatabase(
-  label: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  const adminUrl = process.env.ONCE_TEST_ADMIN_URL;
-  if (!adminUrl) throw new Error('ONCE_TEST_ADMIN_URL is unset: run tests through vitest');
-  const name = `${label}_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-      await sql.unsafe(`drop database if exists ${name} with (force)`);
-      await sql.end();
-    },
-  };
 }
 
 /**
@@ -138,27 +101,6 @@ export function startProcess(
       return code;
     },
   };
-}
-
-export interface RunningProcessor extends RunningProcess {
-  url: string;
-}
-
-export async function startProcessorProcess(databaseUrl: string): Promise<RunningProcessor> {
-  const port = await freePort();
-  const processor = startProcess(
-    'apps/processor/src/main.ts',
-    {
-      PORT: String(port),
-      PROCESSOR_DATABASE_URL: databaseUrl,
-      // Nobody listens there: webhooks are not what these tests are about.
-      PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/none',
-      PROCESSOR_WEBHOOK_SECRET: 'whsec_test',
-    },
-    'processor',
-  );
-  await processor.waitForLine(/listening/, 60_000);
-  return { ...processor, url: `http://127.0.0.1:${port}` };
 }
 
 /** Short leases, backoffs and reconcile delays so chaos tests converge in seconds. */

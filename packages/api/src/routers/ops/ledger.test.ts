@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { findFreePort } from '@once/db/postgres-admin';
 import type { PaymentStatus } from '@once/db/schema';
+import {
+  createProcessorTestDatabase,
+  type ProcessorTestDatabase,
+  type SpawnedProcessor,
+  spawnProcessor,
+} from '@once/processor/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createContext } from '../../context.ts';
@@ -17,7 +24,6 @@ import {
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
-import { freePort, type RunningProcessor, spawnProcessor } from '../../testing/spawn-processor.ts';
 import {
   type AppPaymentFacts,
   chargesOfPayment,
@@ -220,7 +226,7 @@ describe('ops.ledger with a fake processor', () => {
 
 describe('the HTTP processor ledger client', () => {
   it('reports a closed port as unreachable', async () => {
-    const port = await freePort();
+    const port = await findFreePort();
     const ledger = createHttpProcessorLedger({
       url: `http://127.0.0.1:${port}`,
       adminToken: 'once-admin',
@@ -257,16 +263,19 @@ describe('the HTTP processor ledger client', () => {
 
 describe('ops.ledger against the real processor process', () => {
   let h: ApiTestHarness;
-  let processor: RunningProcessor;
-  let processorDb: string;
+  let processor: SpawnedProcessor;
+  let processorDb: ProcessorTestDatabase;
 
   beforeAll(async () => {
     h = await createApiTestHarness('api_ops_ledger_real');
-    processorDb = `api_ledger_processor_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    await h.database.client.sql.unsafe(`create database ${processorDb}`);
-    const url = new URL(h.database.url);
-    url.pathname = `/${processorDb}`;
-    processor = await spawnProcessor(url.toString());
+    processorDb = await createProcessorTestDatabase('api_ledger');
+    // Only the process is used, never its code: the API talks to it as to a third party.
+    processor = await spawnProcessor({
+      PROCESSOR_DATABASE_URL: processorDb.url,
+      // Nobody listens there: deliveries fail and are retried, which this test ignores.
+      PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/webhooks',
+      PROCESSOR_ADMIN_TOKEN: 'once-admin',
+    });
     // The web app's wiring: the ledger client comes from PROCESSOR_URL (+ default token).
     h = {
       ...h,
@@ -275,7 +284,7 @@ describe('ops.ledger against the real processor process', () => {
   }, 90_000);
   afterAll(async () => {
     expect(await processor?.stop()).toBe(0);
-    await h?.database.client.sql.unsafe(`drop database if exists ${processorDb} with (force)`);
+    await processorDb?.drop();
     await h?.drop();
   });
 
@@ -354,7 +363,7 @@ describe('ops.ledger against the real processor process', () => {
   });
 
   it('answers the app side when PROCESSOR_URL points at nothing (real connection refused)', async () => {
-    const closed = rebuildWithEnv(h, { PROCESSOR_URL: `http://127.0.0.1:${await freePort()}` });
+    const closed = rebuildWithEnv(h, { PROCESSOR_URL: `http://127.0.0.1:${await findFreePort()}` });
     const result = await closed.caller(bearer('tenant_a')).api.ops.ledger();
     expect(result.processor).toBe('unreachable');
     expect(result.rows.length).toBeGreaterThan(0);
