@@ -1,17 +1,23 @@
 // `npm run verify [-- --converged]`: checks the exactly-once invariant from the app's and
 // the processor's databases, prints every violation, exits 1 if there is any.
-import { requireDatabaseUrl } from '@once/db';
 import { verifyInvariant } from './verify-invariant.ts';
 
-const processorDatabaseUrl = process.env.PROCESSOR_DATABASE_URL;
-if (!processorDatabaseUrl) {
-  console.error("PROCESSOR_DATABASE_URL is not set: point it at the processor's own database.");
-  process.exit(2);
-}
+// Defaults match `npm run demo`: its embedded PostgreSQL, and the processor's database
+// named like the launcher names it (`<database>_processor` on the same server).
+const databaseUrl =
+  process.env.DATABASE_URL ||
+  `postgres://postgres:password@127.0.0.1:${process.env.ONCE_PG_PORT ?? 25432}/once`;
+const processorDatabaseUrl =
+  process.env.PROCESSOR_DATABASE_URL ||
+  (() => {
+    const url = new URL(databaseUrl);
+    url.pathname = `${url.pathname.replace(/\/$/, '') || '/postgres'}_processor`;
+    return url.toString();
+  })();
 const converged = process.argv.includes('--converged');
 
 const report = await verifyInvariant({
-  databaseUrl: requireDatabaseUrl(),
+  databaseUrl,
   processorDatabaseUrl,
   converged,
 });
