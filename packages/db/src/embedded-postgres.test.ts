@@ -88,6 +88,11 @@ describe('embedded PostgreSQL process', () => {
       onnotice: () => {},
     });
     expect(await again`select id from survives`).toEqual([{ id: 42 }]);
+
+    // A second starter on the same data directory must not take the running server down.
+    const intruder = startProcess(dataDir, await findFreePort());
+    await expect(intruder.ready).rejects.toThrow(/exited/);
+    expect(await again`select id from survives`).toEqual([{ id: 42 }]);
     await again.end();
     const secondPid = postmasterPid(dataDir);
     second.child.kill('SIGTERM');

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
@@ -127,9 +127,36 @@ function readPostmasterPid(dataDir: string): number | undefined {
 async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   const pid = readPostmasterPid(dataDir);
   if (pid === undefined || !isProcessAlive(pid)) return;
+  const parent = parentPid(pid);
+  if (parent !== undefined && parent > 1 && commandOf(parent).includes('node')) {
+    // Its starter is alive: this is another running demo or test, not an orphan.
+    throw new Error(
+      `PostgreSQL (pid ${pid}, started by pid ${parent}) is already running on ${dataDir}. ` +
+        'Stop the other Once demo first, or give this one another data directory.',
+    );
+  }
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 100 && isProcessAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/** The parent of `pid` (an orphan is re-parented to init or a subreaper), via `ps`: Linux and macOS. */
+function parentPid(pid: number): number | undefined {
+  const ppid = Number.parseInt(ps(pid, 'ppid='), 10);
+  return Number.isInteger(ppid) ? ppid : undefined;
+}
+
+/** A live starter is a Node process (ours); a subreaper that adopted an orphan is not. */
+function commandOf(pid: number): string {
+  return ps(pid, 'comm=');
+}
+
+function ps(pid: number, field: string): string {
+  try {
+    return execFileSync('ps', ['-o', field, '-p', String(pid)], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
 }
 
 const watchdogScript = fileURLToPath(new URL('./postmaster-watchdog.cjs', import.meta.url));
