@@ -1,7 +1,6 @@
 import { authedProcedure, createTRPCRouter } from '../../trpc.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
-import { opsLedgerInput } from './ledger.types.ts';
 import { opsListInput } from './list.types.ts';
 import { listOutboxJobs } from './outbox.ts';
 import { listPayments } from './payments.ts';
@@ -18,6 +17,6 @@ export const opsRouter = createTRPCRouter({
     .input(opsListInput)
     .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),
   ledger: authedProcedure
-    .input(opsLedgerInput)
+    .input(opsListInput)
     .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
 });

@@ -1,5 +1,5 @@
-import { payments, tenants } from '@once/db/schema';
-import { desc, eq } from 'drizzle-orm';
+import { tenants } from '@once/db/schema';
+import { eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import {
@@ -7,8 +7,10 @@ import {
   type ProcessorLedger,
   ProcessorUnreachableError,
 } from '../../processor/processor-ledger.ts';
-import type { OpsLedgerInput, OpsLedgerResult, OpsLedgerRow } from './ledger.types.ts';
+import type { OpsLedgerResult, OpsLedgerRow } from './ledger.types.ts';
 import { chargesOfPayment, judgeLedgerVerdict, summariseCharges } from './ledger-verdict.ts';
+import type { OpsListInput } from './list.types.ts';
+import { latestPaymentsOf } from './payments.ts';
 
 /**
  * The tenant's latest payments next to the processor's ledger: how many successful charges
@@ -29,7 +31,7 @@ export async function compareWithProcessorLedger({
   input,
 }: {
   ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock };
-  input: OpsLedgerInput;
+  input: OpsListInput;
 }): Promise<OpsLedgerResult> {
   const [tenant] = await ctx.db
     .select({ processorAccountId: tenants.processorAccountId })
@@ -40,12 +42,7 @@ export async function compareWithProcessorLedger({
   // App first, ledger second: a charge that lands in between then shows as `app_behind`
   // (true at that instant). The other order would show a payment that succeeded in between
   // as `succeeded_without_charge`, a false alarm.
-  const rows = await ctx.db
-    .select()
-    .from(payments)
-    .where(eq(payments.tenantId, ctx.tenantId))
-    .orderBy(desc(payments.createdAt), desc(payments.id))
-    .limit(input.limit);
+  const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
 
   let charges: LedgerCharge[] | null = null;
   let processorError: string | null = null;

@@ -1,11 +1,4 @@
 import type { PaymentStatus } from '@once/db/schema';
-import { z } from 'zod';
-
-/** Newest `limit` payments of the caller's tenant (default 50, max 200). */
-export const opsLedgerInput = z
-  .object({ limit: z.number().int().min(1).max(200).default(50) })
-  .default({ limit: 50 });
-export type OpsLedgerInput = z.infer<typeof opsLedgerInput>;
 
 /**
  * How the app's payment compares with the processor's ledger.

@@ -12,6 +12,22 @@ export interface OpsPayment extends PaymentView {
 }
 
 /**
+ * The tenant's newest `limit` payment rows (newest first; id breaks ties), as stored. The one
+ * query behind both the payments list and the ledger comparison.
+ *
+ * @example
+ * const rows = await latestPaymentsOf(db, tenantId, 50);
+ */
+export function latestPaymentsOf(db: Database, tenantId: string, limit: number) {
+  return db
+    .select()
+    .from(payments)
+    .where(eq(payments.tenantId, tenantId))
+    .orderBy(desc(payments.createdAt), desc(payments.id))
+    .limit(limit);
+}
+
+/**
  * The tenant's latest payments with the keys that tie them to the checkout intent and to
  * the processor, for the operator cockpit.
  *
@@ -25,12 +41,7 @@ export async function listPayments({
   ctx: { db: Database; tenantId: string };
   input: OpsListInput;
 }): Promise<OpsPayment[]> {
-  const rows = await ctx.db
-    .select()
-    .from(payments)
-    .where(eq(payments.tenantId, ctx.tenantId))
-    .orderBy(desc(payments.createdAt), desc(payments.id))
-    .limit(input.limit);
+  const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
   return rows.map((row) => ({
     ...toPaymentView(row),
     idempotencyKey: row.idempotencyKey,
