@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AtomicExecution } from './atomic-execution.ts';
+import { ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS, AtomicExecution } from './atomic-execution.ts';
 import { decideForExistingKey } from './decision.ts';
 import {
   AmbiguousOutcomeError,
@@ -143,37 +143,29 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     }
   }
 
-  async function reserve(
-    request: ExecuteRequest,
+  function reserve(
+    id: KeyIdentity,
+    fingerprint: string,
     ownerToken: string,
     policy: Required<OperationPolicy>,
-  ) {
-    const id = identity(request);
-    const started = performance.now();
-    try {
-      return await withTimeout(
+  ): Promise<ReserveResult> {
+    return storeOr503(
+      id,
+      () =>
         store.reserve({
           ...id,
-          fingerprint: request.fingerprint,
+          fingerprint,
           ownerToken,
           leaseMs: policy.leaseMs,
           ttlMs: policy.ttlMs,
           onExpiredLease: policy.onExpiredLease,
           rateLimit: policy.rateLimited ? options.rateLimit : undefined,
         }),
-        storeTimeoutMs,
-        (late: ReserveResult) => {
-          // The reservation landed after we answered 503: give the key back so a retry runs.
-          if (late.kind === 'acquired') store.release(id, ownerToken).catch(() => {});
-        },
-      );
-    } catch (error) {
-      emit({ ...eventBase('store_error', id), durationMs: performance.now() - started, error });
-      throw new IdempotencyError('idempotency_store_unavailable', {
-        retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
-        cause: error,
-      });
-    }
+      (late) => {
+        // The reservation landed after we answered 503: give the key back so a retry runs.
+        if (late.kind === 'acquired') store.release(id, ownerToken).catch(() => {});
+      },
+    );
   }
 
   async function execute(
@@ -184,14 +176,10 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     if (policy.mode === 'atomic') return executeAtomic(request, policy, handler);
     const id = identity(request);
     const ownerToken = randomUUID();
-    const reservation = await reserve(request, ownerToken, policy);
+    const reservation = await reserve(id, request.fingerprint, ownerToken, policy);
 
-    if (reservation.kind === 'rate_limited') {
-      emit(eventBase('rate_limited', id));
-      throw new IdempotencyError('idempotency_rate_limited', {
-        retryAfterSeconds: reservation.retryAfterSeconds,
-      });
-    }
+    if (reservation.kind === 'rate_limited')
+      throw refuseRateLimited(id, reservation.retryAfterSeconds);
     if (reservation.kind === 'existing')
       return answerExisting(id, reservation.record, request.fingerprint);
 
@@ -260,11 +248,24 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     }
   }
 
-  /** A store call outside any caller transaction whose failure means 503 (fail closed). */
-  async function storeOr503<T>(id: KeyIdentity, call: () => Promise<T>): Promise<T> {
+  /** The tenant is over its new-key allowance: report it and return the refusal to throw. */
+  function refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError {
+    emit(eventBase('rate_limited', id));
+    return new IdempotencyError('idempotency_rate_limited', { retryAfterSeconds });
+  }
+
+  /**
+   * A store call outside any caller transaction whose failure means 503 (fail closed).
+   * `onLateSuccess` undoes a call that succeeded after the timeout already answered 503.
+   */
+  async function storeOr503<T>(
+    id: KeyIdentity,
+    call: () => Promise<T>,
+    onLateSuccess?: (value: T) => void,
+  ): Promise<T> {
     const started = performance.now();
     try {
-      return await withTimeout(call(), storeTimeoutMs);
+      return await withTimeout(call(), storeTimeoutMs, onLateSuccess);
     } catch (error) {
       emit({ ...eventBase('store_error', id), durationMs: performance.now() - started, error });
       throw new IdempotencyError('idempotency_store_unavailable', {
@@ -292,12 +293,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     const limit = policy.rateLimited ? options.rateLimit : undefined;
     if (limit && !found) {
       const counted = await storeOr503(id, () => store.countNewKey(id.tenantId, limit));
-      if (counted.limited) {
-        emit(eventBase('rate_limited', id));
-        throw new IdempotencyError('idempotency_rate_limited', {
-          retryAfterSeconds: counted.retryAfterSeconds,
-        });
-      }
+      if (counted.limited) throw refuseRateLimited(id, counted.retryAfterSeconds);
     }
 
     const exec = new AtomicExecution<TTx>({
@@ -318,7 +314,10 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
         emit(eventBase('in_use', id));
         throw isIdempotencyError(error)
           ? error
-          : new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1, cause: error });
+          : new IdempotencyError('idempotency_key_in_use', {
+              retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
+              cause: error,
+            });
       }
       // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
       emit(eventBase('released', id));
@@ -436,7 +435,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
         cause: error,
       });
     }
-    return isIdempotencyError(error) || error !== undefined ? error : new Error('Handler failed');
+    return error !== undefined ? error : new Error('Handler failed');
   }
 
   return {
