@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDatabase, processorDatabaseUrlFor } from '../../packages/db/src/postgres-admin.ts';
 import { type ManagedProcess, Supervisor } from './supervisor.ts';
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -50,9 +51,9 @@ const DEMO_SECRETS = {
   PROCESSOR_ADMIN_TOKEN: 'once-admin',
 };
 
-const tsxEntry = (file: string) => ({
+const tsxEntry = (file: string, ...args: string[]) => ({
   command: process.execPath,
-  args: ['--import', 'tsx', path.join(repoRoot, file)],
+  args: ['--import', 'tsx', path.join(repoRoot, file), ...args],
   cwd: repoRoot,
 });
 
@@ -78,27 +79,20 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     const args = ['--durability', options.pgDurability ?? 'durable'];
     if (options.pgDataDir) args.push('--data-dir', options.pgDataDir);
     if (options.pgPort) args.push('--port', String(options.pgPort));
-    args.push('--database', 'once', '--database', 'once_processor');
+    args.push('--database', 'once');
     const pg = await supervisor.start({
       name: 'postgres',
-      ...tsxEntry('packages/db/src/embedded-postgres-process.ts'),
-      args: [...tsxEntry('packages/db/src/embedded-postgres-process.ts').args, ...args],
+      ...tsxEntry('packages/db/src/embedded-postgres-process.ts', ...args),
       readyLine: /^POSTGRES_READY (\S+)$/,
       readyTimeoutMs: 60_000,
     });
     const adminUrl = new URL(pg.readyMatch![1]!);
     adminUrl.pathname = '/once';
     databaseUrl = adminUrl.toString();
-    adminUrl.pathname = '/once_processor';
-    processorDatabaseUrl ??= adminUrl.toString();
   }
   if (!processorDatabaseUrl) {
-    const { ensureDatabase } = await import('../../packages/db/src/postgres-admin.ts');
-    const url = new URL(databaseUrl);
-    const name = `${url.pathname.slice(1) || 'postgres'}_processor`;
-    await ensureDatabase(url.toString(), name);
-    url.pathname = `/${name}`;
-    processorDatabaseUrl = url.toString();
+    processorDatabaseUrl = processorDatabaseUrlFor(databaseUrl);
+    await ensureDatabase(databaseUrl, new URL(processorDatabaseUrl).pathname.slice(1));
   }
 
   const webUrl = `http://127.0.0.1:${webPort}`;

@@ -2,18 +2,10 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../packages/db/src/process-alive.ts';
 import { Supervisor } from './supervisor.ts';
 
 const fixture = fileURLToPath(new URL('./testing/launcher-fixture.ts', import.meta.url));
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function waitUntil(condition: () => boolean, timeoutMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -33,12 +25,12 @@ describe('Supervisor', () => {
       launcher.once('exit', (code) => reject(new Error(`launcher exited with ${code}`)));
     });
     expect(pids).toHaveLength(2);
-    expect(pids.every(isAlive)).toBe(true);
+    expect(pids.every(isProcessAlive)).toBe(true);
 
     launcher.kill('SIGKILL');
     expect(
-      await waitUntil(() => !pids.some(isAlive)),
-      `still running: ${pids.filter(isAlive)}`,
+      await waitUntil(() => !pids.some(isProcessAlive)),
+      `still running: ${pids.filter(isProcessAlive)}`,
     ).toBe(true);
   }, 30_000);
 

@@ -124,7 +124,7 @@ export class Supervisor {
 
   /** Sends a signal to a process group (the process and everything it spawned). */
   signal(name: string, signal: NodeJS.Signals): void {
-    this.signalGroup(this.find(name), signal);
+    signalGroup(this.find(name).child.pid, signal);
   }
 
   /** Stops one process (SIGTERM, then SIGKILL after `graceMs`) and forgets it. */
@@ -138,7 +138,7 @@ export class Supervisor {
   async kill(name: string): Promise<void> {
     const managed = this.find(name);
     this.forget(managed);
-    this.signalGroup(managed, 'SIGKILL');
+    signalGroup(managed.child.pid, 'SIGKILL');
     await managed.exited;
   }
 
@@ -171,15 +171,6 @@ export class Supervisor {
     if (index >= 0) this.processes.splice(index, 1);
   }
 
-  private signalGroup(managed: ManagedProcess, signal: NodeJS.Signals): void {
-    if (managed.child.pid === undefined) return;
-    try {
-      process.kill(-managed.child.pid, signal);
-    } catch {
-      // Already gone.
-    }
-  }
-
   private find(name: string): ManagedProcess {
     const managed = this.processes.find((p) => p.spec.name === name);
     if (!managed) throw new Error(`no running process named ${name}`);
@@ -190,19 +181,22 @@ export class Supervisor {
 async function terminate(managed: ManagedProcess, graceMs: number): Promise<void> {
   const pid = managed.child.pid;
   if (pid === undefined || managed.child.exitCode !== null) return;
-  const send = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // Already gone.
-    }
-  };
-  send('SIGTERM');
-  const timer = setTimeout(() => send('SIGKILL'), graceMs);
+  signalGroup(pid, 'SIGTERM');
+  const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
   await managed.exited;
   clearTimeout(timer);
   // Anything the process spawned and left behind in its group goes too.
-  send('SIGKILL');
+  signalGroup(pid, 'SIGKILL');
+}
+
+/** Signals a whole process group (the process and everything it spawned), if it still exists. */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
 }
 
 export async function waitForHealthy(url: string, timeoutMs: number): Promise<void> {

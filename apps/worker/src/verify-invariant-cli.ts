@@ -1,5 +1,6 @@
 // `npm run verify [-- --converged]`: checks the exactly-once invariant from the app's and
 // the processor's databases, prints every violation, exits 1 if there is any.
+import { processorDatabaseUrlFor } from '@once/db/postgres-admin';
 import { verifyInvariant } from './verify-invariant.ts';
 
 // Defaults match `npm run demo`: its embedded PostgreSQL, and the processor's database
@@ -8,12 +9,7 @@ const databaseUrl =
   process.env.DATABASE_URL ||
   `postgres://postgres:password@127.0.0.1:${process.env.ONCE_PG_PORT ?? 25432}/once`;
 const processorDatabaseUrl =
-  process.env.PROCESSOR_DATABASE_URL ||
-  (() => {
-    const url = new URL(databaseUrl);
-    url.pathname = `${url.pathname.replace(/\/$/, '') || '/postgres'}_processor`;
-    return url.toString();
-  })();
+  process.env.PROCESSOR_DATABASE_URL || processorDatabaseUrlFor(databaseUrl);
 const converged = process.argv.includes('--converged');
 
 const report = await verifyInvariant({

@@ -38,3 +38,16 @@ function isPortFree(port: number): Promise<boolean> {
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
+
+/**
+ * The processor's own database next to the app's: `<database>_processor` on the same
+ * server. The launcher creates it under this name and `npm run verify` looks for it there.
+ *
+ * @example
+ * processorDatabaseUrlFor('postgres://u:p@h:5432/once'); // 'postgres://u:p@h:5432/once_processor'
+ */
+export function processorDatabaseUrlFor(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${url.pathname.slice(1) || 'postgres'}_processor`;
+  return url.toString();
+}
