@@ -1,7 +1,11 @@
 // The worker process: outbox dispatcher, reconciler, idempotency-key sweeper and reaper,
 // and /healthz. Several may run against one database; they coordinate only through it.
 import type { Server } from 'node:http';
-import { runMigrations } from '@once/db';
+import {
+  createReplaceableDatabaseClient,
+  isPostgresNullSocketWrite,
+  runMigrations,
+} from '@once/db';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import {
@@ -12,7 +16,6 @@ import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
 import { createProcessorClients } from './processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
-import { createReplaceablePool, isPostgresNullSocketWrite } from './replaceable-pool.ts';
 import { whenDatabaseHangs, withDatabaseRetry } from './transient-database-error.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
@@ -42,7 +45,8 @@ await withDatabaseRetry(() => runMigrations(config.databaseUrl), {
   baseDelayMs: 250,
 });
 
-const database = createReplaceablePool(
+// Replaceable: swapped after the postgres.js 3.4.9 null-socket crash (see uncaughtException below).
+const database = createReplaceableDatabaseClient(
   config.databaseUrl,
   { applicationName: `once-worker ${config.workerId}`, max: config.concurrency + 4 },
   log,

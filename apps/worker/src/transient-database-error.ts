@@ -2,9 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/db';
 import type { Log } from './logger.ts';
 
-// Classification is shared with web and processor (@once/db); the hang code is ours to raise.
-export { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/db';
-
 let onHungQuery: (() => void) | undefined;
 
 /**
