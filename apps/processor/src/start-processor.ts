@@ -30,7 +30,7 @@ export async function startProcessor(
 ): Promise<RunningProcessor> {
   const { log } = config;
   await runProcessorMigrations(config.databaseUrl);
-  const client = createProcessorDatabase(config.databaseUrl, 10, (event, fields) =>
+  const client = createProcessorDatabase(config.databaseUrl, (event, fields) =>
     log(`${event} ${JSON.stringify(fields ?? {})}`),
   );
   await seedAccounts(client.db);

@@ -1,6 +1,7 @@
+import { createDatabaseClient } from '@once/db';
 import { createReplaceableSql, type PoolLog } from '@once/db/replaceable-pool';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as schema from './schema/index.ts';
 
 export type ProcessorDatabase = PostgresJsDatabase<typeof schema>;
@@ -19,31 +20,18 @@ export interface ProcessorDatabaseClient {
 }
 
 /**
- * Connects to the processor's own database. Timeouts on every connection: a stuck lock
- * or a dead peer fails a request instead of hanging it.
+ * Connects to the processor's own database. Each pool is opened by @once/db's
+ * `createDatabaseClient` (its connection timeouts: a stuck lock or a dead peer fails a
+ * request instead of hanging it); Drizzle runs on top with the processor's schema.
  *
  * @example
- * const { db, close } = createProcessorDatabase(process.env.PROCESSOR_DATABASE_URL!);
+ * const { db, close } = createProcessorDatabase(process.env.PROCESSOR_DATABASE_URL!, console.log);
  */
-export function createProcessorDatabase(
-  url: string,
-  max = 10,
-  log: PoolLog = () => {},
-): ProcessorDatabaseClient {
-  const open = () =>
-    postgres(url, {
-      max,
-      onnotice: () => {},
-      connect_timeout: 10,
-      idle_timeout: 60,
-      connection: {
-        application_name: 'once-processor',
-        statement_timeout: 15_000,
-        lock_timeout: 5_000,
-        idle_in_transaction_session_timeout: 30_000,
-      },
-    });
-  const pool = createReplaceableSql(open, log);
+export function createProcessorDatabase(url: string, log: PoolLog): ProcessorDatabaseClient {
+  const pool = createReplaceableSql(
+    () => createDatabaseClient(url, { applicationName: 'once-processor' }).sql,
+    log,
+  );
   const db = drizzle(pool.sql, { schema });
   return { db, sql: pool.sql, replace: pool.replace, close: pool.close };
 }
