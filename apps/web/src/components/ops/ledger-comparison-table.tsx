@@ -1,12 +1,18 @@
-import type { LedgerVerdict, OpsLedgerResult, OpsLedgerRow } from '@once/api';
+import type {
+  LedgerVerdict,
+  LedgerVerdictSeverity,
+  OpsLedgerResult,
+  OpsLedgerRow,
+} from '@once/api';
 import { formatMoney } from '../format/money.ts';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 
 /**
- * How loudly each verdict is shown. Kept here (not imported from @once/api) so the browser
- * bundle takes only types from the server package.
+ * How loudly each verdict is shown: the only runtime copy. It lives here, not in @once/api,
+ * because this is its one reader and the browser bundle takes only types from the server
+ * package; `Record<LedgerVerdict, ...>` fails to compile when a verdict is added there.
  */
-const verdictTone: Record<LedgerVerdict, 'ok' | 'pending' | 'alarm'> = {
+const verdictTone: Record<LedgerVerdict, LedgerVerdictSeverity> = {
   agrees: 'ok',
   not_charged: 'pending',
   app_behind: 'pending',

@@ -28,17 +28,6 @@ export type LedgerVerdict = (typeof ledgerVerdicts)[number];
 /** `ok`: fine; `pending`: in flight, should converge; `alarm`: an operator must look. */
 export type LedgerVerdictSeverity = 'ok' | 'pending' | 'alarm';
 
-export const ledgerVerdictSeverity: Record<LedgerVerdict, LedgerVerdictSeverity> = {
-  agrees: 'ok',
-  not_charged: 'pending',
-  app_behind: 'pending',
-  unverified: 'pending',
-  double_charge: 'alarm',
-  charged_but_app_declined_or_failed: 'alarm',
-  succeeded_without_charge: 'alarm',
-  mismatch: 'alarm',
-};
-
 /** The processor's side of one payment: its successful charges. */
 export interface ProcessorSide {
   chargeCount: number;
