@@ -2,5 +2,4 @@ export * from './client.ts';
 export * from './migrate.ts';
 export * from './replaceable-pool.ts';
 export * as schema from './schema/index.ts';
-export * from './transaction-retry.ts';
 export * from './transient-error.ts';

@@ -60,19 +60,3 @@ export function isTransientDatabaseError(error: unknown): boolean {
   }
   return false;
 }
-
-/**
- * True for the two conflicts the server resolves by aborting one transaction, which can then
- * simply run again: 40001 serialization_failure and 40P01 deadlock_detected.
- *
- * @example
- * isSerializationConflict({ code: '40001' }); // true
- */
-export function isSerializationConflict(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = codeOf(current);
-    if (code === '40001' || code === '40P01') return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
