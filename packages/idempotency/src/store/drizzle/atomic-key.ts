@@ -1,4 +1,4 @@
-import { type SQLWrapper, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type {
   InsertCompletedInput,
   InsertCompletedResult,
@@ -6,10 +6,9 @@ import type {
   KeyLookup,
 } from '../../core/types.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
+import { msInterval } from './interval-sql.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
 import { preparedStatement } from './prepared-statement.ts';
-
-const ms = (value: SQLWrapper) => sql`(${value}::float8 * interval '1 millisecond')`;
 
 /** Postgres `lock_not_available`: the wait exceeded the connection's `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -92,7 +91,7 @@ const insertCompletedStatement = preparedStatement(
            response_body, completed_at, expires_at)
         values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, 'completed',
           null, null, 'started', 'resume', 'atomic', ${p('status')},
-          ${p('headers')}::jsonb, ${p('body')}, now(), now() + ${ms(p('ttlMs'))})
+          ${p('headers')}::jsonb, ${p('body')}, now(), now() + ${msInterval(p('ttlMs'))})
         on conflict (tenant_id, operation, key) do update set
           fingerprint = excluded.fingerprint, state = 'completed', owner_token = null,
           locked_until = null, recovery_point = 'started', recovery_data = null,

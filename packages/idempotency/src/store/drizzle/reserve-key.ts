@@ -1,11 +1,10 @@
-import { type SQLWrapper, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { ReserveInput, ReserveResult } from '../../core/types.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
+import { msInterval } from './interval-sql.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
 import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey } from './rate-limit-counter.ts';
-
-const ms = (value: SQLWrapper) => sql`(${value}::float8 * interval '1 millisecond')`;
 
 const p = sql.placeholder;
 const expiredToUnknown = sql`(k.state = 'in_progress' and k.recovery_point <> 'started' and k.on_expired_lease = 'unknown')`;
@@ -28,8 +27,8 @@ const reservationStatement = preparedStatement<ReservationRow>(
         (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
          recovery_point, on_expired_lease, acquired_via, expires_at)
       values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, 'in_progress',
-        ${p('ownerToken')}, now() + ${ms(p('leaseMs'))}, 'started', ${p('onExpiredLease')}, 'insert',
-        now() + ${ms(p('ttlMs'))})
+        ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, 'started', ${p('onExpiredLease')}, 'insert',
+        now() + ${msInterval(p('ttlMs'))})
       on conflict (tenant_id, operation, key) do update set
         state = case when ${expiredToUnknown} then 'unknown' else 'in_progress' end,
         owner_token = case when ${expiredToUnknown} then null else excluded.owner_token end,
@@ -116,11 +115,9 @@ async function reserveWithRateLimit(
     return await db.transaction(async (tx) => {
       const result = await reserveOnce(tx, input);
       if (result?.kind !== 'acquired' || !result.created) return result;
-      const counter = await countNewKey(tx, input.tenantId, limit.windowMs);
-      if (counter.newKeys > limit.maxNewKeys) {
-        // Throwing rolls back both the new key and the counter increment.
-        throw new RateLimited(Math.max(1, Math.ceil(counter.retryAfterMs / 1000)));
-      }
+      const counted = await countNewKey(tx, input.tenantId, limit);
+      // Throwing rolls back both the new key and the counter increment.
+      if (counted.limited) throw new RateLimited(counted.retryAfterSeconds);
       return result;
     });
   } catch (error) {

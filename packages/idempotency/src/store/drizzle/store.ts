@@ -1,4 +1,4 @@
-import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type {
   HolderWriteResult,
   IdempotencyStore,
@@ -6,21 +6,24 @@ import type {
   StoredResponse,
 } from '../../core/types.ts';
 import { insertCompletedKey, lookupKey } from './atomic-key.ts';
-import { type AnyPgDatabase, rowsOf, type TransactionOf } from './drizzle-types.ts';
+import type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
+import { msInterval } from './interval-sql.ts';
 import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
 
-const ms = (value: number | SQLWrapper) => sql`(${value}::float8 * interval '1 millisecond')`;
 const p = sql.placeholder;
 
 function identityValues(id: KeyIdentity) {
   return { tenantId: id.tenantId, operation: id.operation, key: id.key };
 }
 
-// The two statements of every leased request besides the reservation: built once, prepared per
-// connection (see `preparedStatement`). The rarer holder writes below stay plain `execute`.
-const heldByPlaceholders = sql`tenant_id = ${p('tenantId')} and operation = ${p('operation')}
+// Every statement below is built once and prepared per connection (see `preparedStatement`):
+// complete and isCompletedBy run on every leased request, advance on every phase, renew on
+// every heartbeat, and release/endLease/markUnknown on every failure.
+
+/** WHERE clause shared by every holder-only write: this key, still running, still ours. */
+const heldBy = sql`tenant_id = ${p('tenantId')} and operation = ${p('operation')}
     and key = ${p('key')} and state = 'in_progress' and owner_token = ${p('ownerToken')}`;
 
 const completeStatement = preparedStatement(
@@ -28,8 +31,8 @@ const completeStatement = preparedStatement(
   sql`update idempotency_keys set state = 'completed', locked_until = null,
       response_status = ${p('status')}, response_headers = ${p('headers')}::jsonb,
       response_body = ${p('body')}, completed_at = now(), updated_at = now(),
-      expires_at = now() + ${ms(p('ttlMs'))}
-    where ${heldByPlaceholders} returning 1`,
+      expires_at = now() + ${msInterval(p('ttlMs'))}
+    where ${heldBy} returning 1`,
 );
 
 const isCompletedByStatement = preparedStatement(
@@ -39,11 +42,39 @@ const isCompletedByStatement = preparedStatement(
       and state = 'completed' and owner_token = ${p('ownerToken')}`,
 );
 
-/** WHERE clause shared by every holder-only write: this key, still running, still ours. */
-function heldBy(id: KeyIdentity, ownerToken: string): SQL {
-  return sql`tenant_id = ${id.tenantId} and operation = ${id.operation} and key = ${id.key}
-    and state = 'in_progress' and owner_token = ${ownerToken}`;
-}
+const advanceStatement = preparedStatement(
+  'once_idempotency_advance',
+  sql`update idempotency_keys set recovery_point = ${p('recoveryPoint')},
+      recovery_data = ${p('data')}::jsonb, updated_at = now()
+    where ${heldBy} returning 1`,
+);
+
+const renewStatement = preparedStatement(
+  'once_idempotency_renew',
+  sql`update idempotency_keys set locked_until = now() + ${msInterval(p('leaseMs'))}, updated_at = now()
+    where ${heldBy} returning 1`,
+);
+
+const releaseStatement = preparedStatement(
+  'once_idempotency_release',
+  sql`update idempotency_keys set state = 'released', owner_token = null, locked_until = null,
+      recovery_point = 'started', recovery_data = null, updated_at = now()
+    where ${heldBy} and recovery_point = 'started' returning 1`,
+);
+
+const endLeaseStatement = preparedStatement(
+  'once_idempotency_end_lease',
+  sql`update idempotency_keys set locked_until = now(), updated_at = now()
+    where ${heldBy} returning 1`,
+);
+
+const markUnknownStatement = preparedStatement(
+  'once_idempotency_mark_unknown',
+  sql`update idempotency_keys set state = 'unknown', owner_token = null, locked_until = null, updated_at = now()
+    where ${heldBy} returning 1`,
+);
+
+type HolderStatement = ReturnType<typeof preparedStatement>;
 
 /**
  * The Postgres store on a drizzle database (postgres.js or node-postgres). Tables must exist:
@@ -60,10 +91,6 @@ function heldBy(id: KeyIdentity, ownerToken: string): SQL {
 export function createDrizzleStore<TDb extends AnyPgDatabase>(
   db: TDb,
 ): IdempotencyStore<TransactionOf<TDb>> {
-  async function holderWrite(executor: AnyPgDatabase, statement: SQL): Promise<HolderWriteResult> {
-    return rowsOf(await executor.execute(statement)).length > 0 ? 'ok' : 'lost';
-  }
-
   async function isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean> {
     const rows = await isCompletedByStatement(db, { ...identityValues(id), ownerToken });
     return rows.length > 0;
@@ -71,11 +98,13 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
   /** A holder write that also reports `finished` when this holder already completed the key. */
   async function holderWriteOrFinished(
+    statement: HolderStatement,
     id: KeyIdentity,
     ownerToken: string,
-    statement: SQL,
+    values: Record<string, unknown> = {},
   ): Promise<HolderWriteResult | 'finished'> {
-    if ((await holderWrite(db, statement)) === 'ok') return 'ok';
+    const rows = await statement(db, { ...identityValues(id), ownerToken, ...values });
+    if (rows.length > 0) return 'ok';
     return (await isCompletedBy(id, ownerToken)) ? 'finished' : 'lost';
   }
 
@@ -96,47 +125,24 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
       return rows.length > 0 ? 'ok' : 'lost';
     },
 
-    advance(executor, id, ownerToken, recoveryPoint, data) {
-      return holderWrite(
-        (executor as AnyPgDatabase | undefined) ?? db,
-        sql`update idempotency_keys set recovery_point = ${recoveryPoint},
-            recovery_data = ${JSON.stringify(data ?? null)}::jsonb, updated_at = now()
-          where ${heldBy(id, ownerToken)} returning 1`,
-      );
+    async advance(executor, id, ownerToken, recoveryPoint, data) {
+      const rows = await advanceStatement((executor as AnyPgDatabase | undefined) ?? db, {
+        ...identityValues(id),
+        ownerToken,
+        recoveryPoint,
+        data: JSON.stringify(data ?? null),
+      });
+      return rows.length > 0 ? 'ok' : 'lost';
     },
 
     renew: (id, ownerToken, leaseMs) =>
-      holderWriteOrFinished(
-        id,
-        ownerToken,
-        sql`update idempotency_keys set locked_until = now() + ${ms(leaseMs)}, updated_at = now()
-          where ${heldBy(id, ownerToken)} returning 1`,
-      ),
+      holderWriteOrFinished(renewStatement, id, ownerToken, { leaseMs }),
 
-    release: (id, ownerToken) =>
-      holderWriteOrFinished(
-        id,
-        ownerToken,
-        sql`update idempotency_keys set state = 'released', owner_token = null, locked_until = null,
-            recovery_point = 'started', recovery_data = null, updated_at = now()
-          where ${heldBy(id, ownerToken)} and recovery_point = 'started' returning 1`,
-      ),
+    release: (id, ownerToken) => holderWriteOrFinished(releaseStatement, id, ownerToken),
 
-    endLease: (id, ownerToken) =>
-      holderWriteOrFinished(
-        id,
-        ownerToken,
-        sql`update idempotency_keys set locked_until = now(), updated_at = now()
-          where ${heldBy(id, ownerToken)} returning 1`,
-      ),
+    endLease: (id, ownerToken) => holderWriteOrFinished(endLeaseStatement, id, ownerToken),
 
-    markUnknown: (id, ownerToken) =>
-      holderWriteOrFinished(
-        id,
-        ownerToken,
-        sql`update idempotency_keys set state = 'unknown', owner_token = null, locked_until = null, updated_at = now()
-          where ${heldBy(id, ownerToken)} returning 1`,
-      ),
+    markUnknown: (id, ownerToken) => holderWriteOrFinished(markUnknownStatement, id, ownerToken),
 
     isCompletedBy,
 
@@ -145,13 +151,6 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     insertCompleted: (executor, input) =>
       insertCompletedKey(executor as unknown as AnyPgDatabase, input),
 
-    async countNewKey(tenantId, limit) {
-      const counter = await countNewKey(db, tenantId, limit.windowMs);
-      if (counter.newKeys <= limit.maxNewKeys) return { limited: false };
-      return {
-        limited: true,
-        retryAfterSeconds: Math.max(1, Math.ceil(counter.retryAfterMs / 1000)),
-      };
-    },
+    countNewKey: (tenantId, limit) => countNewKey(db, tenantId, limit),
   };
 }

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+import { msInterval } from './interval-sql.ts';
 
 /**
  * Options of `sweepExpiredLeases`.
@@ -33,7 +34,7 @@ export async function sweepExpiredLeases(
 ): Promise<{ released: number; markedUnknown: number; leftForResume: number }> {
   const batchSize = options.batchSize ?? 500;
   const maxBatches = options.maxBatches ?? 100;
-  const grace = sql`(${options.graceMs ?? 0}::float8 * interval '1 millisecond')`;
+  const grace = msInterval(options.graceMs ?? 0);
   let released = 0;
   let markedUnknown = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
