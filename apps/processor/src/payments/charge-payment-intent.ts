@@ -23,18 +23,18 @@ export async function chargePaymentIntent(
 ): Promise<StripeResult> {
   const outcome = outcomeOfCard(intent.cardNumber ?? '');
   const chargeId = newObjectId('ch');
+  const charge = {
+    id: chargeId,
+    accountId: intent.accountId,
+    paymentIntentId: intent.id,
+    amount: intent.amount,
+    currency: intent.currency,
+    paymentMethod: intent.paymentMethod,
+    metadata: intent.metadata,
+  };
 
   if (outcome.kind === 'approved') {
-    await tx.insert(charges).values({
-      id: chargeId,
-      accountId: intent.accountId,
-      paymentIntentId: intent.id,
-      amount: intent.amount,
-      currency: intent.currency,
-      status: 'succeeded',
-      paymentMethod: intent.paymentMethod,
-      metadata: intent.metadata,
-    });
+    await tx.insert(charges).values({ ...charge, status: 'succeeded' });
     await tx.insert(ledgerEntries).values({
       accountId: intent.accountId,
       kind: 'charge',
@@ -45,38 +45,27 @@ export async function chargePaymentIntent(
       idempotencyKey,
       metadata: intent.metadata,
     });
-    const [updated] = await tx
-      .update(paymentIntents)
-      .set({
+    const rendered = await updateAndAnnounce(
+      tx,
+      intent,
+      {
         status: 'succeeded',
         amountReceived: intent.amount,
         latestCharge: chargeId,
         lastPaymentError: null,
-      })
-      .where(eq(paymentIntents.id, intent.id))
-      .returning();
-    const rendered = renderPaymentIntent(updated!);
-    await enqueueEvent(tx, {
-      accountId: intent.accountId,
-      type: 'payment_intent.succeeded',
-      object: rendered,
+      },
+      'payment_intent.succeeded',
       idempotencyKey,
-    });
+    );
     return { status: 200, body: rendered };
   }
 
   await tx.insert(charges).values({
-    id: chargeId,
-    accountId: intent.accountId,
-    paymentIntentId: intent.id,
-    amount: intent.amount,
-    currency: intent.currency,
+    ...charge,
     status: 'failed',
-    paymentMethod: intent.paymentMethod,
     failureCode: outcome.code,
     failureMessage: outcome.message,
     declineCode: outcome.declineCode,
-    metadata: intent.metadata,
   });
   const lastPaymentError = {
     type: 'card_error',
@@ -89,23 +78,41 @@ export async function chargePaymentIntent(
     payment_method: { id: intent.paymentMethod, object: 'payment_method', type: 'card' },
   };
   // As at Stripe, a failed attempt detaches the payment method: the customer must supply another.
-  const [updated] = await tx
-    .update(paymentIntents)
-    .set({
+  const rendered = await updateAndAnnounce(
+    tx,
+    intent,
+    {
       status: 'requires_payment_method',
       paymentMethod: null,
       cardNumber: null,
       latestCharge: chargeId,
       lastPaymentError,
-    })
+    },
+    'payment_intent.payment_failed',
+    idempotencyKey,
+  );
+  return { status: 402, body: { error: { ...lastPaymentError, payment_intent: rendered } } };
+}
+
+/** Applies the attempt's outcome to the PaymentIntent and queues its webhook event. */
+async function updateAndAnnounce(
+  tx: ProcessorTransaction,
+  intent: PaymentIntentRow,
+  changes: Partial<typeof paymentIntents.$inferInsert>,
+  eventType: 'payment_intent.succeeded' | 'payment_intent.payment_failed',
+  idempotencyKey: string | null,
+): Promise<ReturnType<typeof renderPaymentIntent>> {
+  const [updated] = await tx
+    .update(paymentIntents)
+    .set(changes)
     .where(eq(paymentIntents.id, intent.id))
     .returning();
   const rendered = renderPaymentIntent(updated!);
   await enqueueEvent(tx, {
     accountId: intent.accountId,
-    type: 'payment_intent.payment_failed',
+    type: eventType,
     object: rendered,
     idempotencyKey,
   });
-  return { status: 402, body: { error: { ...lastPaymentError, payment_intent: rendered } } };
+  return rendered;
 }
