@@ -1,12 +1,13 @@
 // Public face of @once/api: the router, its types, the context, the shared business
 // functions the REST routes call, and the one error mapping.
 
+export { hashApiKey } from '@once/db';
 export {
   type ApiEnvSettings,
   DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
   readApiEnv,
 } from './api-env.ts';
-export { type AuthenticatedTenant, authenticateRequest, hashApiKey } from './auth/authenticate.ts';
+export { type AuthenticatedTenant, authenticateRequest } from './auth/authenticate.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
 export { type Clock, systemClock } from './clock.ts';
 export { type Context, createContext } from './context.ts';

@@ -1,3 +1,4 @@
+export * from './api-key.ts';
 export * from './client.ts';
 export * from './migrate.ts';
 export * from './replaceable-pool.ts';

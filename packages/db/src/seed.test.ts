@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from './api-key.ts';
 import { products, tenants } from './schema/index.ts';
-import { demoTenants, seedDemoData, sha256Hex } from './seed.ts';
+import { demoTenants, seedDemoData } from './seed.ts';
 import { createTestDatabase, type TestDatabase } from './testing/index.ts';
 
 describe('seedDemoData', () => {
@@ -19,7 +20,7 @@ describe('seedDemoData', () => {
       ['tenant_a', 'Acme Books'],
       ['tenant_b', 'Globex Coffee'],
     ]);
-    expect(rows[0]!.apiKeySha256).toBe(sha256Hex('once_test_tenant_a'));
+    expect(rows[0]!.apiKeySha256).toBe(hashApiKey('once_test_tenant_a'));
     expect(rows[0]!.apiKeySha256).not.toContain('once_test');
     expect(rows.map((r) => r.processorSecretKey)).toEqual(['sk_test_tenant_a', 'sk_test_tenant_b']);
     const catalogue = await test.client.db.select().from(products);

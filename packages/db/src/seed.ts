@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import { hashApiKey } from './api-key.ts';
 import type { Database } from './client.ts';
 import { products, tenants } from './schema/index.ts';
 
@@ -60,11 +60,6 @@ export const demoTenants: readonly DemoTenant[] = [
   },
 ];
 
-/** Hex SHA-256 of an API key: how `tenants.api_key_sha256` stores it. */
-export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
-}
-
 /**
  * Writes the demo tenants and their catalogues. Idempotent and safe to run from several
  * processes at once: every row is an upsert, so a second run (or a concurrent one) leaves
@@ -84,7 +79,7 @@ export async function seedDemoData(
       const row = {
         id: tenant.id,
         name: tenant.name,
-        apiKeySha256: sha256Hex(tenant.apiKey),
+        apiKeySha256: hashApiKey(tenant.apiKey),
         processorSecretKey: tenant.processorSecretKey,
         processorAccountId: tenant.processorAccountId,
       };

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { Database } from '@once/db';
+import { type Database, hashApiKey } from '@once/db';
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { CheckoutError } from '../errors/checkout-error.ts';
@@ -10,10 +9,6 @@ export interface AuthenticatedTenant {
   tenantId: string;
   tenantName: string;
   method: 'api_key' | 'session';
-}
-
-export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
 }
 
 /** The tenant owning an API key, or undefined. Keys are stored only as SHA-256. */
