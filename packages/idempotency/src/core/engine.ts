@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS, AtomicExecution } from './atomic-execution.ts';
-import { decideForExistingKey } from './decision.ts';
+import { decideForExistingKey, UNKNOWN_RETRY_AFTER_SECONDS } from './decision.ts';
 import {
   AmbiguousOutcomeError,
   AtomicCompletionMissingError,
@@ -431,7 +431,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     }
     if (ambiguous) {
       return new IdempotencyError('idempotency_outcome_unknown', {
-        retryAfterSeconds: 30,
+        retryAfterSeconds: UNKNOWN_RETRY_AFTER_SECONDS,
         cause: error,
       });
     }
