@@ -1,3 +1,4 @@
+import { test } from '@playwright/test';
 import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
 import {
   type RunningSystem,
@@ -25,4 +26,27 @@ export async function startTestSystem(
     log: process.env.ONCE_E2E_LOGS ? undefined : () => {},
     ...options,
   });
+}
+
+/**
+ * One system for the whole spec file: started in `beforeAll`, stopped in `afterAll`. Call it
+ * at the top level of a spec; the getter it returns gives the running system inside tests.
+ *
+ * @example
+ * const system = useTestSystem({ env: { WORKER_LEASE_MS: '2000' } });
+ * test('...', async ({ page }) => { await signIn(page, system().webUrl); });
+ */
+export function useTestSystem(options: Partial<SystemOptions> = {}): () => RunningSystem {
+  let system: RunningSystem | undefined;
+  test.beforeAll(async () => {
+    system = await startTestSystem(options);
+  });
+  test.afterAll(async () => {
+    await system?.stop();
+  });
+  return () => {
+    if (!system)
+      throw new Error('the test system is not running (useTestSystem starts it in beforeAll)');
+    return system;
+  };
 }

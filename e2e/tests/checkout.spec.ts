@@ -1,6 +1,5 @@
 import { expect, test } from '@playwright/test';
 import postgres from 'postgres';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
   checkoutState,
   fillCart,
@@ -11,23 +10,15 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { startTestSystem } from '../support/system.ts';
+import { useTestSystem } from '../support/system.ts';
 
 // One system for the browser-side chaos of a single checkout: each test has its own
 // browser context (own cookies, own sessionStorage), so its own intents and keys.
-let system: RunningSystem;
-
-test.beforeAll(async () => {
-  system = await startTestSystem();
-});
-
-test.afterAll(async () => {
-  await system?.stop();
-});
+const system = useTestSystem();
 
 test('golden path: a 4242 card is charged once and the page says so', async ({ page }) => {
   const sent = recordPayRequests(page);
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_sre: 1, bookmark: 2 }, '4242424242424242');
   await page.getByTestId('pay').click();
 
@@ -35,38 +26,38 @@ test('golden path: a 4242 card is charged once and the page says so', async ({ p
   expect(shown.state).toBe('succeeded');
   expect(shown.replayedNotice).toBe(false);
   expect(sent.keys).toEqual([shown.idempotencyKey]);
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('a declined card is shown as declined, with the reason, and nothing is charged', async ({
   page,
 }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_ddia: 1 }, '4000000000000002');
   await page.getByTestId('pay').click();
 
   const shown = await waitForTerminal(page);
   expect(shown.state).toBe('declined');
   await expect(checkoutState(page)).toContainText(/declined/i);
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('insufficient funds is a decline with its own reason', async ({ page }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_pragprog: 1 }, '4000000000009995');
   await page.getByTestId('pay').click();
 
   const shown = await waitForTerminal(page);
   expect(shown.state).toBe('declined');
   await expect(checkoutState(page)).toContainText(/insufficient/i);
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('a double click that gets past the disabled button sends one key: one payment', async ({
   page,
 }) => {
   const sent = recordPayRequests(page);
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_sre: 2 });
   // Two clicks in one task, before React can re-render the button as disabled; the second
   // also forces the button enabled, so the UI's disabled state cannot be what protects us.
@@ -85,7 +76,7 @@ test('a double click that gets past the disabled button sends one key: one payme
   // out a 409's Retry-After, which the server sets to the lease's remaining life), and the
   // page says so.
   await expect(page.getByTestId('replayed-notice')).toBeVisible({ timeout: 60_000 });
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('a lost response is retried with the same key and replayed, not charged again', async ({
@@ -100,7 +91,7 @@ test('a lost response is retried with the same key and replayed, not charged aga
     await route.fetch();
     await route.abort('connectionreset');
   });
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { bookmark: 3 });
   await page.getByTestId('pay').click();
 
@@ -110,7 +101,7 @@ test('a lost response is retried with the same key and replayed, not charged aga
   expect(sent.keys.length).toBeGreaterThanOrEqual(2);
   expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
   await expect(page.getByTestId('replayed-notice')).toBeVisible();
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('a reload mid-checkout keeps the intent: paying again reuses the key', async ({ page }) => {
@@ -125,7 +116,7 @@ test('a reload mid-checkout keeps the intent: paying again reuses the key', asyn
     processed();
     // Never answered: the reload abandons it.
   });
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_ddia: 1, bookmark: 1 });
   await page.getByTestId('pay').click();
   await firstProcessed;
@@ -145,11 +136,11 @@ test('a reload mid-checkout keeps the intent: paying again reuses the key', asyn
   expect(shown.idempotencyKey).toBe(keyBeforeReload);
   expect(new Set(sent.keys)).toEqual(new Set([keyBeforeReload]));
   await expect(page.getByTestId('replayed-notice')).toBeVisible();
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('a finished payment ends the intent: the next purchase gets a new key', async ({ page }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { bookmark: 1 });
   await page.getByTestId('pay').click();
   const first = await waitForTerminal(page);
@@ -161,19 +152,19 @@ test('a finished payment ends the intent: the next purchase gets a new key', asy
   expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
   expect(second.paymentId).not.toBe(first.paymentId);
   expect((await readShown(page)).state).toBe('succeeded');
-  await expectInvariant(system, [first, second]);
+  await expectInvariant(system(), [first, second]);
 });
 
 test('the operator cockpit shows the payment, its completed key and its finished outbox job', async ({
   page,
 }, testInfo) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_pragprog: 1 });
   await page.getByTestId('pay').click();
   const shown = await waitForTerminal(page);
   await page.screenshot({ path: testInfo.outputPath('checkout.png'), fullPage: true });
 
-  await page.goto(`${system.webUrl}/ops`);
+  await page.goto(`${system().webUrl}/ops`);
   const paymentRow = page
     .getByTestId('ops-payments')
     .getByRole('row')
@@ -207,12 +198,12 @@ test('the operator cockpit shows the payment, its completed key and its finished
 test('an unreachable key store answers 503: nothing charged, and Retry with the same key pays once', async ({
   page,
 }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_sre: 1, book_ddia: 1 });
 
   // The key store stops answering: a transaction holds an exclusive lock on its table, so
   // the store call outlives its timeout and the server fails closed.
-  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  const sql = postgres(system().databaseUrl, { max: 1, onnotice: () => {} });
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
@@ -242,14 +233,14 @@ test('an unreachable key store answers 503: nothing charged, and Retry with the 
   const shown = await waitForTerminal(page);
   expect(shown.state).toBe('succeeded');
   expect(shown.idempotencyKey).toBe(keyDuringOutage);
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('the same checkout still running on the server: the page waits out Retry-After with the same key', async ({
   page,
 }) => {
   const sent = recordPayRequests(page);
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { bookmark: 4 });
 
   // checkout.pay runs in atomic idempotency mode: the key is inserted (completed) at the end of
@@ -257,7 +248,7 @@ test('the same checkout still running on the server: the page waits out Retry-Af
   // connection's lock_timeout (5 s) before answering 409 in use. Keep the FIRST request's
   // transaction open right after its key insert, the way a slow commit would: a trigger makes
   // it wait for an advisory lock this test holds (with no lock_timeout of its own).
-  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  const sql = postgres(system().databaseUrl, { max: 1, onnotice: () => {} });
   await sql.unsafe(`
     create or replace function e2e_hold_checkout_key() returns trigger language plpgsql as $$
     begin
@@ -304,5 +295,5 @@ test('the same checkout still running on the server: the page waits out Retry-Af
   expect(shown.state).toBe('succeeded');
   expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
   await expect(page.getByTestId('replayed-notice')).toBeVisible();
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });

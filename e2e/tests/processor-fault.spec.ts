@@ -1,6 +1,5 @@
 import { adminClient } from '@once/processor/testing';
 import { expect, test } from '@playwright/test';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
   checkoutState,
   fillCart,
@@ -10,20 +9,12 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { startTestSystem } from '../support/system.ts';
+import { useTestSystem } from '../support/system.ts';
 
-let system: RunningSystem;
-
-test.beforeAll(async () => {
-  system = await startTestSystem();
-});
-
-test.afterAll(async () => {
-  await system?.stop();
-});
+const system = useTestSystem();
 
 test.afterEach(async () => {
-  await adminClient(system.processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).clearFaults();
+  await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).clearFaults();
 });
 
 for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
@@ -32,27 +23,27 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
   }) => {
     // The worker's first call charges the card but never learns it; its retry carries the
     // same downstream key, so the processor replays instead of charging again.
-    await adminClient(system.processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
+    await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
       account: 'acct_tenant_a',
       kind,
       method: 'POST',
       path_prefix: '/v1/payment_intents',
       count: 1,
     });
-    await signIn(page, system.webUrl);
+    await signIn(page, system().webUrl);
     await fillCart(page, { book_sre: 1 });
     await page.getByTestId('pay').click();
 
     const shown = await waitForTerminal(page);
     expect(shown.state).toBe('succeeded');
-    await expectInvariant(system, [shown]);
+    await expectInvariant(system(), [shown]);
   });
 }
 
 test('a key reused for a different cart is refused (422) and the user can start a new payment', async ({
   page,
 }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { bookmark: 1 });
   await page.getByTestId('pay').click();
   const first = await waitForTerminal(page);
@@ -79,5 +70,5 @@ test('a key reused for a different cart is refused (422) and the user can start 
   expect(second.state).toBe('succeeded');
   expect(second.idempotencyKey).not.toBe(first.idempotencyKey);
   expect(sent.keys.length).toBe(2);
-  await expectInvariant(system, [first, second]);
+  await expectInvariant(system(), [first, second]);
 });

@@ -1,6 +1,5 @@
 import { expect, test } from '@playwright/test';
 import postgres from 'postgres';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
   checkoutState,
   fillCart,
@@ -9,23 +8,15 @@ import {
   signIn,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { startTestSystem } from '../support/system.ts';
+import { useTestSystem } from '../support/system.ts';
 
 // A web app that accepts only 2 new idempotency keys per tenant per minute.
-let system: RunningSystem;
-
-test.beforeAll(async () => {
-  system = await startTestSystem({ env: { ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '2' } });
-});
-
-test.afterAll(async () => {
-  await system?.stop();
-});
+const system = useTestSystem({ env: { ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '2' } });
 
 test('over the per-tenant new-key limit the page says rate limited, nothing was charged or written', async ({
   page,
 }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   const paid: ShownCheckout[] = [];
   let limited: ShownCheckout | undefined;
   // Each purchase is a new intent, so a new key. Processor webhooks count as new keys of the
@@ -53,7 +44,7 @@ test('over the per-tenant new-key limit the page says rate limited, nothing was 
   await expect(page.getByTestId('retry')).toBeVisible();
 
   // Nothing of the refused attempt exists: no payment, no stored key.
-  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  const sql = postgres(system().databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const [counts] = await sql<{ payments: number; keys: number }[]>`
       select (select count(*)::int from payments where idempotency_key = ${limited!.idempotencyKey}) as payments,
@@ -62,5 +53,5 @@ test('over the per-tenant new-key limit the page says rate limited, nothing was 
   } finally {
     await sql.end({ timeout: 5 });
   }
-  await expectInvariant(system, paid);
+  await expectInvariant(system(), paid);
 });

@@ -1,5 +1,4 @@
 import { expect, test } from '@playwright/test';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
   checkoutState,
   fillCart,
@@ -9,17 +8,9 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { startTestSystem } from '../support/system.ts';
+import { useTestSystem } from '../support/system.ts';
 
-let system: RunningSystem;
-
-test.beforeAll(async () => {
-  system = await startTestSystem();
-});
-
-test.afterAll(async () => {
-  await system?.stop();
-});
+const system = useTestSystem();
 
 test('the web server SIGKILLed after a payment was submitted: the page recovers with the same key', async ({
   page,
@@ -35,11 +26,11 @@ test('the web server SIGKILLed after a payment was submitted: the page recovers 
     if (!first) return route.continue();
     first = false;
     await route.fetch();
-    await system.supervisor.kill('web');
+    await system().supervisor.kill('web');
     webKilled();
     await route.abort('connectionreset');
   });
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_pragprog: 1 });
   await page.getByTestId('pay').click();
   await killed;
@@ -49,7 +40,7 @@ test('the web server SIGKILLed after a payment was submitted: the page recovers 
     'data-state',
     /^(network_retrying|in_flight|network_failed)$/,
   );
-  await system.startWeb();
+  await system().startWeb();
 
   // Recover: either the automatic retries reach the new server, or the user presses Retry.
   const state = checkoutState(page);
@@ -63,35 +54,35 @@ test('the web server SIGKILLed after a payment was submitted: the page recovers 
   expect(shown.state).toBe('succeeded');
   expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
   await expect(page.getByTestId('replayed-notice')).toBeVisible();
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('the web server SIGKILLed while the page watches a payment: the page keeps watching', async ({
   page,
 }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { bookmark: 1, book_sre: 1 });
   // Stop the worker so the payment stays processing while the web server dies.
-  await system.supervisor.stop('worker-1');
+  await system().supervisor.stop('worker-1');
   await page.getByTestId('pay').click();
   await expect(checkoutState(page)).toHaveAttribute('data-state', 'processing');
 
-  await system.supervisor.kill('web');
-  await system.startWorker(0);
-  await system.startWeb();
+  await system().supervisor.kill('web');
+  await system().startWorker(0);
+  await system().startWeb();
 
   const shown = await waitForTerminal(page);
   expect(shown.state).toBe('succeeded');
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });
 
 test('a reload while the payment is processing resumes watching the same payment', async ({
   page,
 }) => {
-  await signIn(page, system.webUrl);
+  await signIn(page, system().webUrl);
   await fillCart(page, { book_ddia: 2 });
   // No worker: the payment stays processing across the reload.
-  await system.supervisor.stop('worker-1');
+  await system().supervisor.stop('worker-1');
   await page.getByTestId('pay').click();
   await expect(checkoutState(page)).toHaveAttribute('data-state', 'processing');
   const paymentId = await checkoutState(page).getAttribute('data-payment-id');
@@ -99,10 +90,10 @@ test('a reload while the payment is processing resumes watching the same payment
   await page.reload();
   await expect(checkoutState(page)).toHaveAttribute('data-payment-id', paymentId!);
   await expect(checkoutState(page)).toContainText('resumed after reload');
-  await system.startWorker(0);
+  await system().startWorker(0);
 
   const shown = await waitForTerminal(page);
   expect(shown.state).toBe('succeeded');
   expect(shown.paymentId).toBe(paymentId);
-  await expectInvariant(system, [shown]);
+  await expectInvariant(system(), [shown]);
 });

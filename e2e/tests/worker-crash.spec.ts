@@ -1,7 +1,6 @@
 import { adminClient } from '@once/processor/testing';
 import { expect, type Page, test } from '@playwright/test';
 import postgres from 'postgres';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import {
   checkoutState,
   fillCart,
@@ -10,25 +9,17 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { startTestSystem } from '../support/system.ts';
+import { useTestSystem } from '../support/system.ts';
 
-let system: RunningSystem;
-
-test.beforeAll(async () => {
-  // A short lease, so the restarted worker takes over the dead one's jobs soon.
-  system = await startTestSystem({ env: { WORKER_LEASE_MS: '2000' } });
-});
-
-test.afterAll(async () => {
-  await system?.stop();
-});
+// A short lease, so the restarted worker takes over the dead one's jobs soon.
+const system = useTestSystem({ env: { WORKER_LEASE_MS: '2000' } });
 
 test('a worker SIGKILLed mid-charge and restarted: every checkout converges, charged once', async ({
   browser,
 }) => {
   // The processor charges, then holds the answer: the worker dies with the charge made
   // and the outcome unrecorded, the worst moment for it.
-  await adminClient(system.processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
+  await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
     account: 'acct_tenant_a',
     kind: 'delay',
     when: 'after_charge',
@@ -50,7 +41,7 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
     pages.push(page);
     // Headless Chromium may not hydrate a page that sits in a background window.
     await page.bringToFront();
-    await signIn(page, system.webUrl);
+    await signIn(page, system().webUrl);
     await fillCart(page, cart, card);
   }
   // Three checkouts in quick succession, so the worker has several in flight.
@@ -67,7 +58,7 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
   }
 
   // Kill the worker while it holds a job (the processor is still sitting on the answer).
-  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  const sql = postgres(system().databaseUrl, { max: 1, onnotice: () => {} });
   try {
     await expect
       .poll(
@@ -81,12 +72,12 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
   } finally {
     await sql.end({ timeout: 5 });
   }
-  await system.supervisor.kill('worker-1');
-  await system.startWorker(0);
+  await system().supervisor.kill('worker-1');
+  await system().startWorker(0);
 
   const shown: ShownCheckout[] = [];
   for (const page of pages) shown.push(await waitForTerminal(page));
   expect(shown.map((s) => s.state)).toEqual(['succeeded', 'succeeded', 'declined']);
-  await expectInvariant(system, shown);
+  await expectInvariant(system(), shown);
   await Promise.all(pages.map((page) => page.context().close()));
 });
