@@ -81,7 +81,8 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
             idempotencyKey,
           });
           const rendered = stripeResponse(result);
-          await exec.complete(tx, rendered.clone());
+          // storedResponseFrom reads a clone: `rendered` stays readable for the client.
+          await exec.complete(tx, rendered);
           return rendered;
         });
       },
