@@ -6,17 +6,14 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency, type IdempotencyOptions } from '../core/engine.ts';
-import {
-  AtomicCompletionMissingError,
-  type IdempotencyError,
-  isIdempotencyError,
-} from '../core/errors.ts';
+import { AtomicCompletionMissingError, isIdempotencyError } from '../core/errors.ts';
 import type { Execution } from '../core/execution.ts';
 import type { IdempotencyEvent, StoredResponse } from '../core/types.ts';
 import type { TransactionOf } from '../store/drizzle/drizzle-types.ts';
 import { reapExpiredKeys } from '../store/drizzle/reaper.ts';
 import { createDrizzleStore } from '../store/drizzle/store.ts';
 import { sweepExpiredLeases } from '../store/drizzle/sweeper.ts';
+import { refusal } from '../testing/refusal.ts';
 import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
@@ -73,16 +70,6 @@ async function keyRow(key: string) {
   const [r] =
     await t.sql`select state, acquired_via, owner_token, response_body from idempotency_keys where key = ${key}`;
   return r;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<IdempotencyError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isIdempotencyError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected an IdempotencyError');
 }
 
 type Outcome = 'executed' | 'replayed' | 'in_use' | 'reused';

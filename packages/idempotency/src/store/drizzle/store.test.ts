@@ -2,15 +2,11 @@ import { sql } from 'drizzle-orm';
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency, type IdempotencyOptions } from '../../core/engine.ts';
-import {
-  AmbiguousOutcomeError,
-  type IdempotencyError,
-  isIdempotencyError,
-  LeaseLostError,
-} from '../../core/errors.ts';
+import { AmbiguousOutcomeError, LeaseLostError } from '../../core/errors.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import { advanceTo, respond } from '../../core/phases.ts';
 import type { IdempotencyEvent, StoredResponse } from '../../core/types.ts';
+import { refusal } from '../../testing/refusal.ts';
 import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
@@ -44,16 +40,6 @@ function engine(extra: Partial<IdempotencyOptions<TransactionOf<PostgresJsDataba
     onEvent: (e) => events.push(e),
     ...extra,
   });
-}
-
-async function refusal(promise: Promise<unknown>): Promise<IdempotencyError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isIdempotencyError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected an IdempotencyError');
 }
 
 async function row(tenantId: string, operation: string, key: string) {
