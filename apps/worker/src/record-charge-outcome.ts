@@ -4,7 +4,7 @@ import { backoffDelayMs } from './backoff.ts';
 import type { ChargeOutcome } from './charge-outcome.ts';
 import type { ClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
-import { settlePayment } from './settle-payment.ts';
+import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 
 /** What happened to the job when the outcome was recorded. */
 export type RecordResult =
@@ -35,56 +35,60 @@ export async function recordChargeOutcome(
   backoff: BackoffPolicy,
 ): Promise<RecordResult> {
   return sql.begin(async (tx): Promise<RecordResult> => {
-    const payment = { tenantId: job.tenantId, paymentId: job.paymentId };
-    switch (outcome.kind) {
-      case 'succeeded': {
-        if (!(await finishJob(tx, job, 'done', null))) return { job: 'lease_lost' };
-        await settlePayment(tx, payment, {
-          status: 'succeeded',
-          processorPaymentIntentId: outcome.paymentIntentId,
-        });
-        return { job: 'done' };
-      }
-      case 'declined': {
-        if (!(await finishJob(tx, job, 'done', `declined: ${outcome.code}`))) {
-          return { job: 'lease_lost' };
-        }
-        await settlePayment(tx, payment, {
+    if (outcome.kind === 'ambiguous' && job.attempts < job.maxAttempts) {
+      const delayMs = backoffDelayMs(job.attempts, backoff);
+      if (!(await rescheduleJob(tx, job, delayMs, outcome.reason))) return { job: 'lease_lost' };
+      return { job: 'retry_scheduled', delayMs };
+    }
+    const end = jobEndOf(outcome);
+    if (!(await finishJob(tx, job, end.job, end.lastError))) return { job: 'lease_lost' };
+    await settlePayment(tx, { tenantId: job.tenantId, paymentId: job.paymentId }, end.settlement);
+    return { job: end.job };
+  });
+}
+
+/** How a job ends on an outcome it will not be retried after, and where its payment goes. */
+function jobEndOf(outcome: ChargeOutcome): {
+  job: 'done' | 'dead';
+  lastError: string | null;
+  settlement: PaymentSettlement;
+} {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return {
+        job: 'done',
+        lastError: null,
+        settlement: { status: 'succeeded', processorPaymentIntentId: outcome.paymentIntentId },
+      };
+    case 'declined':
+      return {
+        job: 'done',
+        lastError: `declined: ${outcome.code}`,
+        settlement: {
           status: 'declined',
           processorPaymentIntentId: outcome.paymentIntentId,
           code: outcome.code,
           message: outcome.message,
-        });
-        return { job: 'done' };
-      }
-      case 'ambiguous': {
-        if (job.attempts < job.maxAttempts) {
-          const delayMs = backoffDelayMs(job.attempts, backoff);
-          if (!(await rescheduleJob(tx, job, delayMs, outcome.reason)))
-            return { job: 'lease_lost' };
-          return { job: 'retry_scheduled', delayMs };
-        }
-        if (!(await finishJob(tx, job, 'dead', outcome.reason))) return { job: 'lease_lost' };
-        await settlePayment(tx, payment, {
+        },
+      };
+    case 'ambiguous':
+      // Out of attempts.
+      return {
+        job: 'dead',
+        lastError: outcome.reason,
+        settlement: {
           status: 'unknown',
           code: 'retries_exhausted',
           message: `last error: ${outcome.reason}`,
-        });
-        return { job: 'dead' };
-      }
-      case 'rejected': {
-        if (!(await finishJob(tx, job, 'dead', `rejected: ${outcome.code}`))) {
-          return { job: 'lease_lost' };
-        }
-        await settlePayment(tx, payment, {
-          status: 'unknown',
-          code: outcome.code,
-          message: outcome.message,
-        });
-        return { job: 'dead' };
-      }
-    }
-  });
+        },
+      };
+    case 'rejected':
+      return {
+        job: 'dead',
+        lastError: `rejected: ${outcome.code}`,
+        settlement: { status: 'unknown', code: outcome.code, message: outcome.message },
+      };
+  }
 }
 
 /** Ends the job if this worker still holds it (`lock_token` matches). */
