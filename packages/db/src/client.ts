@@ -1,21 +1,12 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
+import type postgres from 'postgres';
+import { type CreateDatabaseClientOptions, openPostgresPool } from './postgres-pool.ts';
 import { createReplaceableSql, type PoolLog } from './replaceable-pool.ts';
 import * as schema from './schema/index.ts';
 
-export type Database = PostgresJsDatabase<typeof schema>;
+export type { CreateDatabaseClientOptions } from './postgres-pool.ts';
 
-export interface CreateDatabaseClientOptions {
-  /** Shown in pg_stat_activity, so an operator can tell web, worker and tests apart. */
-  applicationName: string;
-  /** Pool size. */
-  max?: number;
-  /** Per-statement limit; a hung query must not hold a request forever. */
-  statementTimeoutMs?: number;
-  lockTimeoutMs?: number;
-  /** A transaction left open by a stalled process is ended by the server. */
-  idleInTransactionTimeoutMs?: number;
-}
+export type Database = PostgresJsDatabase<typeof schema>;
 
 export interface DatabaseClient {
   db: Database;
@@ -23,26 +14,12 @@ export interface DatabaseClient {
   close(): Promise<void>;
 }
 
-/**
- * The one way processes connect to the application database: postgres.js with timeouts
- * on every connection, so a dead peer or a stuck lock fails fast instead of hanging.
- */
+/** The application database through Drizzle, on a pool from `openPostgresPool`. */
 export function createDatabaseClient(
   url: string,
   options: CreateDatabaseClientOptions,
 ): DatabaseClient {
-  const sql = postgres(url, {
-    max: options.max ?? 10,
-    onnotice: () => {},
-    connect_timeout: 10,
-    idle_timeout: 60,
-    connection: {
-      application_name: options.applicationName,
-      statement_timeout: options.statementTimeoutMs ?? 15_000,
-      lock_timeout: options.lockTimeoutMs ?? 5_000,
-      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
-    },
-  });
+  const sql = openPostgresPool(url, options);
   const db = drizzle(sql, { schema });
   return { db, sql, close: () => sql.end({ timeout: 5 }) };
 }
@@ -65,7 +42,7 @@ export function createReplaceableDatabaseClient(
   options: CreateDatabaseClientOptions,
   log: PoolLog,
 ): ReplaceableDatabaseClient {
-  const pool = createReplaceableSql(() => createDatabaseClient(url, options).sql, log);
+  const pool = createReplaceableSql(() => openPostgresPool(url, options), log);
   return {
     db: drizzle(pool.sql, { schema }),
     sql: pool.sql,

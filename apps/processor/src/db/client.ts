@@ -1,4 +1,4 @@
-import { createDatabaseClient } from '@once/db';
+import { openPostgresPool } from '@once/db/postgres-pool';
 import { createReplaceableSql, type PoolLog } from '@once/db/replaceable-pool';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
@@ -21,7 +21,7 @@ export interface ProcessorDatabaseClient {
 
 /**
  * Connects to the processor's own database. Each pool is opened by @once/db's
- * `createDatabaseClient` (its connection timeouts: a stuck lock or a dead peer fails a
+ * `openPostgresPool` (its connection timeouts: a stuck lock or a dead peer fails a
  * request instead of hanging it); Drizzle runs on top with the processor's schema.
  *
  * @example
@@ -29,7 +29,7 @@ export interface ProcessorDatabaseClient {
  */
 export function createProcessorDatabase(url: string, log: PoolLog): ProcessorDatabaseClient {
   const pool = createReplaceableSql(
-    () => createDatabaseClient(url, { applicationName: 'once-processor' }).sql,
+    () => openPostgresPool(url, { applicationName: 'once-processor' }),
     log,
   );
   const db = drizzle(pool.sql, { schema });

@@ -1,0 +1,36 @@
+import postgres from 'postgres';
+
+export interface CreateDatabaseClientOptions {
+  /** Shown in pg_stat_activity, so an operator can tell web, worker and tests apart. */
+  applicationName: string;
+  /** Pool size. */
+  max?: number;
+  /** Per-statement limit; a hung query must not hold a request forever. */
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+  /** A transaction left open by a stalled process is ended by the server. */
+  idleInTransactionTimeoutMs?: number;
+}
+
+/**
+ * The one way processes open a PostgreSQL pool: postgres.js with timeouts on every
+ * connection, so a dead peer or a stuck lock fails fast instead of hanging. It loads no
+ * schema, so the processor (its own database and schema) uses it too.
+ *
+ * @example
+ * const sql = openPostgresPool(url, { applicationName: 'once-processor' });
+ */
+export function openPostgresPool(url: string, options: CreateDatabaseClientOptions): postgres.Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connect_timeout: 10,
+    idle_timeout: 60,
+    connection: {
+      application_name: options.applicationName,
+      statement_timeout: options.statementTimeoutMs ?? 15_000,
+      lock_timeout: options.lockTimeoutMs ?? 5_000,
+      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
+    },
+  });
+}
