@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { BenchArgs } from './args.ts';
-import { type LoadResult, serverCpuPerRequest } from './load.ts';
+import type { BenchServer } from './bench-server.ts';
+import { type LoadOptions, type LoadResult, serverCpuPerRequest } from './load.ts';
 import type { BenchPostgres } from './postgres.ts';
 import type { BenchRedis } from './redis.ts';
 import type { ResultRow, ScenarioResult } from './result-types.ts';
@@ -25,6 +27,33 @@ export interface Scenario {
 
 /** The body every HTTP variant sends (the same cart line). */
 export const PAY_BODY = JSON.stringify({ productId: 'book_sre', quantity: 1 });
+
+/**
+ * The measured load the HTTP scenarios run: `PAY_BODY` to one route of the bench server for the
+ * run's measure and warm-up time, a new key per request, server CPU counted. `options` override.
+ *
+ * @example
+ * await runInterleaved([{ name: 'plain', load: payLoad(server, ctx, '/fetch/plain', 16) }], 3);
+ */
+export function payLoad(
+  server: BenchServer,
+  ctx: ScenarioContext,
+  path: string,
+  connections: number,
+  options: Partial<LoadOptions> = {},
+): LoadOptions {
+  return {
+    url: server.url,
+    path,
+    body: PAY_BODY,
+    connections,
+    durationSec: ctx.measureSec,
+    warmupSec: ctx.warmupSec,
+    key: () => randomUUID(),
+    serverCpuMs: server.cpuMs,
+    ...options,
+  };
+}
 
 /** A table row from an HTTP load. */
 export function rowFromLoad(

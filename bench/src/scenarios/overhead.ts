@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { startBenchServer } from '../harness/bench-server.ts';
 import { runInterleaved } from '../harness/load.ts';
 import type { ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import { payLoad, rowFromLoad, type Scenario } from '../harness/scenario.ts';
 import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 16;
@@ -19,16 +18,7 @@ export const overhead: Scenario = {
   async run(ctx): Promise<ScenarioResult> {
     const server = await startBenchServer({ databaseUrl: ctx.pg.url });
     try {
-      const load = (path: string) => ({
-        url: server.url,
-        path,
-        body: PAY_BODY,
-        connections: CONNECTIONS,
-        durationSec: ctx.measureSec,
-        warmupSec: ctx.warmupSec,
-        key: () => randomUUID(),
-        serverCpuMs: server.cpuMs,
-      });
+      const load = (path: string) => payLoad(server, ctx, path, CONNECTIONS);
       const results = await runInterleaved(
         [
           { name: 'tRPC unguarded', load: load('/trpc/pay.plain') },

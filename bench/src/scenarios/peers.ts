@@ -4,7 +4,7 @@ import { startBenchServer } from '../harness/bench-server.ts';
 import { runInterleaved } from '../harness/load.ts';
 import { REDIS_INSTALL_HINT } from '../harness/redis.ts';
 import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import { PAY_BODY, payLoad, rowFromLoad, type Scenario } from '../harness/scenario.ts';
 import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
 
@@ -51,16 +51,7 @@ export const peers: Scenario = {
     const server = await startBenchServer({ databaseUrl: ctx.pg.url, redisUrl: redis.url });
     const sql = postgres(ctx.pg.url, { max: 1, onnotice: () => {} });
     try {
-      const load = (path: string) => ({
-        url: server.url,
-        path,
-        body: PAY_BODY,
-        connections: CONNECTIONS,
-        durationSec: ctx.measureSec,
-        warmupSec: ctx.warmupSec,
-        key: () => randomUUID(),
-        serverCpuMs: server.cpuMs,
-      });
+      const load = (path: string) => payLoad(server, ctx, path, CONNECTIONS);
       const variants = [
         { name: 'unguarded', load: load('/fetch/plain') },
         { name: 'unguarded + 1 durable write (floor)', load: load('/fetch/floor') },

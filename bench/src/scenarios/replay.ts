@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startBenchServer } from '../harness/bench-server.ts';
 import { runInterleaved } from '../harness/load.ts';
 import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import { PAY_BODY, payLoad, rowFromLoad, type Scenario } from '../harness/scenario.ts';
 import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
 
@@ -28,17 +28,8 @@ export const replay: Scenario = {
         if (bad)
           throw new Error(`${bad} of the ${FINISHED_KEYS} priming requests to ${path} failed`);
       }
-      const load = (path: string, key: () => string) => ({
-        url: server.url,
-        path,
-        body: PAY_BODY,
-        connections: CONNECTIONS,
-        durationSec: ctx.measureSec,
-        warmupSec: ctx.warmupSec,
-        key,
-        countReplays: true,
-        serverCpuMs: server.cpuMs,
-      });
+      const load = (path: string, key: () => string) =>
+        payLoad(server, ctx, path, CONNECTIONS, { key, countReplays: true });
       const cycle = (keys: string[]) => {
         let i = 0;
         return () => keys[i++ % keys.length]!;
