@@ -15,7 +15,6 @@ import {
   checkoutUntilAccepted,
   postPayment,
 } from './support/payments-client.ts';
-import { waitForWebBuild } from './support/web-build.ts';
 
 /**
  * The issue's requirement, end to end: PostgreSQL going away (a fast-shutdown restart, and
@@ -174,7 +173,9 @@ beforeAll(async () => {
     processorPort,
     workerHealthBasePort,
     workerCount: 1,
-    skipBuild: await waitForWebBuild(),
+    // Reuses apps/web/.next when a build is there (startSystem builds it when not); e2e
+    // builds into its own .next-e2e, so no other suite rebuilds this folder meanwhile.
+    skipBuild: true,
     env: {
       // Short waits so in-flight work converges within the test; production keeps defaults.
       WORKER_POLL_INTERVAL_MS: '300',
