@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EmbeddedPostgresHandle } from './embedded-postgres.ts';
+import { POSTGRES_FAILED_PREFIX, PostgresStartupError } from './embedded-postgres-startup-error.ts';
 import { findFreePort } from './postgres-admin.ts';
 
 const processScript = fileURLToPath(new URL('./embedded-postgres-process.ts', import.meta.url));
@@ -52,22 +53,33 @@ export async function spawnEmbeddedPostgres(
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const log = options.log ?? (() => {});
   const tail: string[] = [];
+  let failure: string | undefined;
   const adminUrl = await new Promise<string>((resolve, reject) => {
     const onLine = (line: string) => {
       tail.push(line);
       if (tail.length > 40) tail.shift();
       log(line);
+      if (line.startsWith(POSTGRES_FAILED_PREFIX))
+        failure = line.slice(POSTGRES_FAILED_PREFIX.length);
       const match = line.match(/^POSTGRES_READY (\S+)$/);
       if (match) resolve(match[1]!);
     };
-    createInterface({ input: child.stdout! }).on('line', onLine);
+    const out = createInterface({ input: child.stdout! }).on('line', onLine);
     createInterface({ input: child.stderr! }).on('line', onLine);
-    child.once('exit', (code) =>
-      reject(
-        new Error(
-          `embedded PostgreSQL exited with ${code} before it was ready:\n${tail.join('\n')}`,
+    // stdout's 'close' comes after its last line, so the failure line is never missed.
+    const outClosed = new Promise<void>((r) => out.once('close', () => r()));
+    child.once(
+      'exit',
+      (code) =>
+        void outClosed.then(() =>
+          reject(
+            failure
+              ? new PostgresStartupError(failure)
+              : new Error(
+                  `embedded PostgreSQL exited with ${code} before it was ready:\n${tail.join('\n')}`,
+                ),
+          ),
         ),
-      ),
     );
   });
   const databaseUrl = (database: string) => {

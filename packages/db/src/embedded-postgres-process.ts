@@ -3,12 +3,15 @@
  * end-to-end tests: it prints one `POSTGRES_READY <admin url>` line when it accepts
  * connections, and shuts the server down on SIGTERM/SIGINT or when its parent goes away
  * (stdin closes), so neither Ctrl-C nor a crashed launcher leaves a server behind.
+ * When it cannot start it prints one `POSTGRES_FAILED <what to do>` line (no stack trace)
+ * and exits with code 1.
  *
  *   tsx packages/db/src/embedded-postgres-process.ts --data-dir .data/postgres --port 25432
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEmbeddedPostgres } from './embedded-postgres.ts';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgres.ts';
+import { POSTGRES_FAILED_PREFIX } from './embedded-postgres-startup-error.ts';
 import { ensureDatabase } from './postgres-admin.ts';
 
 const { values } = parseArgs({
@@ -21,15 +24,24 @@ const { values } = parseArgs({
 });
 
 const durability = values.durability === 'fast' ? 'fast' : 'durable';
-const pg = await startEmbeddedPostgres({
-  dataDir: values['data-dir'] ? path.resolve(values['data-dir']) : undefined,
-  port: values.port ? Number(values.port) : undefined,
-  durability,
-  log: (line) => {
-    for (const l of line.split('\n')) if (l.trim()) console.log(l);
-  },
-});
-for (const database of values.database) await ensureDatabase(pg.adminUrl, database);
+let pg: EmbeddedPostgresHandle;
+try {
+  pg = await startEmbeddedPostgres({
+    dataDir: values['data-dir'] ? path.resolve(values['data-dir']) : undefined,
+    port: values.port ? Number(values.port) : undefined,
+    durability,
+    log: (line) => {
+      for (const l of line.split('\n')) if (l.trim()) console.log(l);
+    },
+  });
+  for (const database of values.database) await ensureDatabase(pg.adminUrl, database);
+} catch (error) {
+  // A PostgresStartupError's message is already one line saying what to do; anything else
+  // is still reported on one line (its first), the launcher prints it without a stack.
+  const message = error instanceof Error ? error.message : String(error);
+  console.log(`${POSTGRES_FAILED_PREFIX}${message.split('\n')[0]}`);
+  process.exit(1);
+}
 
 let stopping = false;
 async function shutdown(reason: string): Promise<void> {
@@ -45,4 +57,5 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 process.stdin.on('close', () => void shutdown('launcher went away'));
 process.stdin.resume();
 
+console.log(`PostgreSQL data directory: ${pg.dataDir}`);
 console.log(`POSTGRES_READY ${pg.adminUrl}`);

