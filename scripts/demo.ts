@@ -1,10 +1,15 @@
 /**
  * `npm run demo`: the whole system on this machine, each part its own process.
- * PostgreSQL is embedded (data kept in .data/postgres between runs) unless DATABASE_URL
- * is set. Ctrl-C stops everything, the database last.
+ * PostgreSQL is embedded (data kept between runs; the path is printed) unless DATABASE_URL
+ * is set. A part that dies is restarted with backoff (see system/restart-policy.ts), the
+ * launcher gives up only on a crash loop. Ctrl-C or SIGTERM stops everything, the database
+ * last. A start-up failure is one line on stderr saying what to do, and exit code 1.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { persistentDataDirFor } from '../packages/db/src/embedded-postgres-placement.ts';
+import { isPortFree } from '../packages/db/src/postgres-admin.ts';
+import { DEFAULT_RESTART_POLICY } from './system/restart-policy.ts';
 import { repoRoot, startSystem } from './system/start-system.ts';
 
 const { values } = parseArgs({
@@ -15,7 +20,14 @@ const { values } = parseArgs({
   },
 });
 
-const webPort = Number(process.env.ONCE_WEB_PORT ?? 3000);
+const ports = {
+  web: Number(process.env.ONCE_WEB_PORT ?? 3000),
+  processor: Number(process.env.ONCE_PROCESSOR_PORT ?? 4100),
+  workerHealth: Number(process.env.ONCE_WORKER_HEALTH_PORT ?? 4200),
+  pg: Number(process.env.ONCE_PG_PORT ?? 25432),
+};
+const workerCount = Number(values.workers);
+const embedded = !process.env.DATABASE_URL;
 let shuttingDown = false;
 let system: Awaited<ReturnType<typeof startSystem>> | undefined;
 
@@ -31,33 +43,73 @@ async function shutdown(code: number, reason: string): Promise<never> {
 process.on('SIGINT', () => void shutdown(0, 'Ctrl-C'));
 process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
 
+/** The one line a start-up failure prints: what is wrong and what to do, never a stack. */
+function failStart(error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`Once failed to start: ${message.split('\n')[0]}`);
+  process.exit(1);
+}
+
+/** Every port the demo needs, checked before anything starts. */
+async function checkPorts(): Promise<void> {
+  const wanted: [number, string, string][] = [
+    [ports.web, 'web', 'ONCE_WEB_PORT'],
+    [ports.processor, 'processor', 'ONCE_PROCESSOR_PORT'],
+    ...Array.from({ length: workerCount }, (_, i): [number, string, string] => [
+      ports.workerHealth + i,
+      `worker-${i + 1} health`,
+      'ONCE_WORKER_HEALTH_PORT',
+    ]),
+  ];
+  if (embedded) wanted.push([ports.pg, 'PostgreSQL', 'ONCE_PG_PORT']);
+  for (const [port, part, variable] of wanted) {
+    if (!(await isPortFree(port))) {
+      throw new Error(
+        `port ${port} (${part}) is already in use, perhaps by another Once demo: stop it ` +
+          `(Ctrl-C in its terminal), or set ${variable} to a free port`,
+      );
+    }
+  }
+}
+
+let pgDataDir: string | undefined;
 try {
+  if (!Number.isInteger(workerCount) || workerCount < 1) {
+    throw new Error(`--workers must be a whole number of at least 1 (got ${values.workers})`);
+  }
+  await checkPorts();
+  // As root, a checkout the postgres OS user cannot reach keeps its data under /var/lib/once.
+  pgDataDir = embedded
+    ? await persistentDataDirFor(path.join(repoRoot, '.data/postgres'))
+    : undefined;
   system = await startSystem({
     databaseUrl: process.env.DATABASE_URL || undefined,
     processorDatabaseUrl: process.env.PROCESSOR_DATABASE_URL || undefined,
-    pgDataDir: path.join(repoRoot, '.data/postgres'),
-    pgPort: Number(process.env.ONCE_PG_PORT ?? 25432),
-    webPort,
-    processorPort: Number(process.env.ONCE_PROCESSOR_PORT ?? 4100),
-    workerCount: Number(values.workers),
+    pgDataDir,
+    pgPort: ports.pg,
+    webPort: ports.web,
+    processorPort: ports.processor,
+    workerHealthBasePort: ports.workerHealth,
+    workerCount,
     webMode: values.dev ? 'dev' : 'start',
     skipBuild: values['skip-build'],
-    onUnexpectedExit: (name, code) => void shutdown(1, `${name} exited with code ${code}`),
+    restart: DEFAULT_RESTART_POLICY,
+    onUnexpectedExit: (_name, _code, reason) => void shutdown(1, reason),
   });
 } catch (error) {
-  console.error(`\nOnce failed to start: ${error instanceof Error ? error.message : error}`);
-  await shutdown(1, 'start failed');
+  failStart(error);
 }
 
-const database = process.env.DATABASE_URL
-  ? 'your PostgreSQL (DATABASE_URL)'
-  : 'embedded PostgreSQL (.data/postgres)';
+const database = embedded
+  ? `embedded PostgreSQL, data in ${pgDataDir}`
+  : 'your PostgreSQL (DATABASE_URL)';
 console.log(`
   Once is running on ${database}.
 
-    Checkout    http://localhost:${webPort}/
-    Operator    http://localhost:${webPort}/ops
+    Checkout    http://localhost:${ports.web}/
+    Operator    http://localhost:${ports.web}/ops
     Processor   ${system!.processorUrl}  (mock Stripe API; admin at /admin)
 
+  A part that dies is restarted (backoff; gives up after ${DEFAULT_RESTART_POLICY.maxRestarts} restarts within ${DEFAULT_RESTART_POLICY.windowMs / 1000} s).
   Press Ctrl-C to stop.
 `);

@@ -1,8 +1,16 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDatabase, processorDatabaseUrlFor } from '../../packages/db/src/postgres-admin.ts';
-import { type ManagedProcess, Supervisor } from './supervisor.ts';
+import { serverUser, throwAwayDataDir } from '../../packages/db/src/embedded-postgres-placement.ts';
+import { POSTGRES_FAILED_PREFIX } from '../../packages/db/src/embedded-postgres-startup-error.ts';
+import {
+  ensureDatabase,
+  findFreePort,
+  processorDatabaseUrlFor,
+} from '../../packages/db/src/postgres-admin.ts';
+import type { RestartPolicy } from './restart-policy.ts';
+import { type ManagedProcess, Supervisor, type UnexpectedExitHandler } from './supervisor.ts';
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -28,7 +36,14 @@ export interface SystemOptions {
   /** Extra environment for every app process. */
   env?: Record<string, string>;
   log?: (line: string) => void;
-  onUnexpectedExit?: (name: string, code: number | null) => void;
+  /** A part exited and will not come back (no restart policy, or a crash loop). */
+  onUnexpectedExit?: UnexpectedExitHandler;
+  /**
+   * Restart parts that die (PostgreSQL too, on the same data and port). `npm run demo`
+   * uses `DEFAULT_RESTART_POLICY`; unset, an exit is only reported (tests that kill parts
+   * on purpose and restart them themselves).
+   */
+  restart?: RestartPolicy;
 }
 
 export interface RunningSystem {
@@ -37,6 +52,8 @@ export interface RunningSystem {
   processorUrl: string;
   databaseUrl: string;
   processorDatabaseUrl: string;
+  /** The embedded PostgreSQL's data directory (unset with your own DATABASE_URL). */
+  pgDataDir?: string;
   /** Environment each app process was started with (for restarting one). */
   envFor(name: string): Record<string, string>;
   startWorker(index: number): Promise<ManagedProcess>;
@@ -59,11 +76,31 @@ const tsxEntry = (file: string, ...args: string[]) => ({
 
 /** Starts PostgreSQL (embedded unless given), then processor, workers and web, each its own process. */
 export async function startSystem(options: SystemOptions = {}): Promise<RunningSystem> {
-  const supervisor = new Supervisor(options.log, options.onUnexpectedExit);
+  const supervisor = new Supervisor(options.log, options.onUnexpectedExit, {
+    restart: options.restart,
+  });
+  // A throw-away cluster still gets a data directory and a port chosen here, not by the
+  // PostgreSQL process: a restarted one must come back on the same data and port.
+  const throwAway =
+    !options.databaseUrl && !options.pgDataDir ? await throwAwayDataDir(serverUser()) : undefined;
+  const removeThrowAway = async () => {
+    if (throwAway) await rm(throwAway, { recursive: true, force: true });
+  };
   try {
-    return await startParts(supervisor, options);
+    const system = await startParts(supervisor, {
+      ...options,
+      pgDataDir: options.pgDataDir ?? throwAway,
+    });
+    return {
+      ...system,
+      stop: async () => {
+        await system.stop();
+        await removeThrowAway();
+      },
+    };
   } catch (error) {
     await supervisor.stopAll();
+    await removeThrowAway();
     throw error;
   }
 }
@@ -78,12 +115,13 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   if (!databaseUrl) {
     const args = ['--durability', options.pgDurability ?? 'durable'];
     if (options.pgDataDir) args.push('--data-dir', options.pgDataDir);
-    if (options.pgPort) args.push('--port', String(options.pgPort));
+    args.push('--port', String(options.pgPort ?? (await findFreePort())));
     args.push('--database', 'once');
     const pg = await supervisor.start({
       name: 'postgres',
       ...tsxEntry('packages/db/src/embedded-postgres-process.ts', ...args),
       readyLine: /^POSTGRES_READY (\S+)$/,
+      failLine: new RegExp(`^${POSTGRES_FAILED_PREFIX}(.*)$`),
       readyTimeoutMs: 60_000,
     });
     const adminUrl = new URL(pg.readyMatch![1]!);
@@ -186,6 +224,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     processorUrl,
     databaseUrl,
     processorDatabaseUrl,
+    pgDataDir: options.databaseUrl ? undefined : options.pgDataDir,
     envFor: (name) =>
       name.startsWith('worker-') ? workerEnv(Number(name.slice(7)) - 1) : envs[name]!,
     startWorker,

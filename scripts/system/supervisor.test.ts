@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../../packages/db/src/process-alive.ts';
-import { Supervisor } from './supervisor.ts';
+import { StartupError, Supervisor } from './supervisor.ts';
 
 const fixture = fileURLToPath(new URL('./testing/launcher-fixture.ts', import.meta.url));
 
@@ -65,4 +65,99 @@ describe('Supervisor', () => {
     await supervisor.stopAll();
     expect(order).toEqual(['app', 'database']);
   }, 30_000);
+
+  it('restarts a SIGKILLed part with backoff and logs it; stopAll leaves nothing behind', async () => {
+    const lines: string[] = [];
+    const supervisor = new Supervisor((line) => lines.push(line), undefined, {
+      restart: {
+        initialDelayMs: 200,
+        maxDelayMs: 1_000,
+        maxRestarts: 5,
+        windowMs: 10_000,
+        resetAfterMs: 5_000,
+      },
+    });
+    const first = await supervisor.start({
+      name: 'part',
+      command: process.execPath,
+      args: ['-e', 'console.log("ready " + process.pid); setInterval(() => {}, 1000)'],
+      readyLine: /^ready (\d+)$/,
+    });
+    const firstPid = first.child.pid!;
+    process.kill(firstPid, 'SIGKILL');
+    expect(
+      await waitUntil(() => lines.filter((l) => /^part\s*\| ready \d+$/.test(l)).length === 2),
+      lines.join('\n'),
+    ).toBe(true);
+    expect(lines.join('\n')).toMatch(
+      /part\s*\| exited with signal SIGKILL; restarting in 0\.2 s \(restart 1 of at most 5 within 10 s\)/,
+    );
+    expect(
+      await waitUntil(() => lines.some((l) => /part\s*\| restarted \(pid \d+\)/.test(l))),
+    ).toBe(true);
+    const secondPid = Number(
+      lines
+        .filter((l) => / ready /.test(l))
+        .at(-1)!
+        .split(' ')
+        .at(-1),
+    );
+    expect(secondPid).not.toBe(firstPid);
+    expect(isProcessAlive(secondPid)).toBe(true);
+    expect(supervisor.names).toEqual(['part']);
+
+    await supervisor.stopAll();
+    expect(isProcessAlive(secondPid)).toBe(false);
+  }, 30_000);
+
+  it('gives up on a crash loop with one clear message', async () => {
+    const lines: string[] = [];
+    const gaveUp: string[] = [];
+    const supervisor = new Supervisor(
+      (line) => lines.push(line),
+      (_name, _code, reason) => gaveUp.push(reason),
+      {
+        restart: {
+          initialDelayMs: 50,
+          maxDelayMs: 100,
+          maxRestarts: 3,
+          windowMs: 30_000,
+          resetAfterMs: 30_000,
+        },
+      },
+    );
+    // Ready at once, then dies 150 ms later, every time.
+    await supervisor.start({
+      name: 'crasher',
+      command: process.execPath,
+      args: ['-e', 'console.log("ready"); setTimeout(() => process.exit(3), 150)'],
+      readyLine: /^ready$/,
+    });
+    expect(await waitUntil(() => gaveUp.length > 0), lines.join('\n')).toBe(true);
+    expect(lines.filter((l) => /restarting in/.test(l))).toHaveLength(3);
+    expect(gaveUp).toEqual([
+      'crasher exited 4 times within 30 s (last: code 3): a crash loop, so it is not restarted again; its last lines are above, fix the cause and start again',
+    ]);
+    expect(supervisor.names).toEqual([]);
+    await supervisor.stopAll();
+  }, 30_000);
+
+  it('a part that says why it cannot start fails with that one line', async () => {
+    const supervisor = new Supervisor(() => {});
+    const error = await supervisor
+      .start({
+        name: 'db',
+        command: process.execPath,
+        args: [
+          '-e',
+          'console.log("POSTGRES_FAILED port 1 is taken: pick another"); process.exit(1)',
+        ],
+        readyLine: /^POSTGRES_READY/,
+        failLine: /^POSTGRES_FAILED (.*)$/,
+      })
+      .catch((e: Error) => e);
+    expect(error).toBeInstanceOf(StartupError);
+    expect((error as Error).message).toBe('port 1 is taken: pick another');
+    await supervisor.stopAll();
+  });
 });

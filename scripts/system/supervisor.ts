@@ -1,13 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { RestartHistory, type RestartPolicy } from './restart-policy.ts';
 
 const tetherScript = fileURLToPath(new URL('./process-group-tether.cjs', import.meta.url));
 
 /**
  * Runs each part of the system as its own OS process group, prefixes its output, and
  * stops them in reverse start order. Process groups matter: `npx`/`sh` wrappers would
- * otherwise leave the real server running when only the wrapper is killed.
+ * otherwise leave the real server running when only the wrapper is killed. With a
+ * {@link RestartPolicy}, a part that dies is started again (same spec, same place in the
+ * stop order) with backoff, until a crash loop.
  */
 export interface ProcessSpec {
   name: string;
@@ -19,6 +23,11 @@ export interface ProcessSpec {
   healthUrl?: string;
   /** Ready when a stdout line matches (instead of, or before, healthUrl). */
   readyLine?: RegExp;
+  /**
+   * A line saying the process cannot start; its first capture group becomes the error
+   * message (one line, what to do), instead of "exited with code 1 before it was ready".
+   */
+  failLine?: RegExp;
   /** Milliseconds to wait for readiness. */
   readyTimeoutMs?: number;
   /** A task that is expected to exit (a build): its exit is not a failure of the system. */
@@ -33,10 +42,28 @@ export interface ManagedProcess {
   readyMatch?: RegExpMatchArray;
 }
 
+/** A part could not start; the message is one line saying what to do. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+export interface SupervisorOptions {
+  /** Restart parts that die; unset: an exit is only reported (tests that kill on purpose). */
+  restart?: RestartPolicy;
+}
+
+/**
+ * Called when a part exits and will not come back: no restart policy, or a crash loop.
+ * `reason` is one line for a person.
+ */
+export type UnexpectedExitHandler = (name: string, code: number | null, reason: string) => void;
+
 const COLOURS = [36, 35, 33, 32, 34, 31, 96, 95];
 
 export class Supervisor {
   private readonly processes: ManagedProcess[] = [];
+  private readonly histories = new Map<string, RestartHistory>();
+  private readonly pendingRestarts = new Set<NodeJS.Timeout>();
   private stopping = false;
   private colourIndex = 0;
   /** Stops our process groups if this process dies without stopping them (see the .cjs). */
@@ -44,7 +71,8 @@ export class Supervisor {
 
   constructor(
     private readonly log: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-    private readonly onUnexpectedExit?: (name: string, code: number | null) => void,
+    private readonly onUnexpectedExit?: UnexpectedExitHandler,
+    private readonly options: SupervisorOptions = {},
   ) {}
 
   get names(): string[] {
@@ -52,7 +80,14 @@ export class Supervisor {
   }
 
   /** Starts a process and resolves once it is ready (or rejects if it dies first). */
-  async start(spec: ProcessSpec): Promise<ManagedProcess> {
+  start(spec: ProcessSpec): Promise<ManagedProcess> {
+    return this.launch(spec, { restarted: false });
+  }
+
+  private async launch(
+    spec: ProcessSpec,
+    at: { restarted: boolean; index?: number },
+  ): Promise<ManagedProcess> {
     const colour = COLOURS[this.colourIndex++ % COLOURS.length];
     const useColour = process.stdout.isTTY && !process.env.NO_COLOR;
     const prefix = useColour
@@ -64,6 +99,9 @@ export class Supervisor {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    const startedAt = Date.now();
+    let ready = false;
+    let failure: string | undefined;
     let markReady: ((m: RegExpMatchArray) => void) | undefined;
     const lineReady = new Promise<RegExpMatchArray>((resolve) => {
       markReady = resolve;
@@ -72,13 +110,19 @@ export class Supervisor {
       spec,
       child,
       exited: new Promise((resolve) =>
-        child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))),
+        child.on('exit', (code, signal) => {
+          exitSignal = signal;
+          resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null));
+        }),
       ),
     };
+    let exitSignal: NodeJS.Signals | null = null;
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (line) => {
         this.log(`${prefix} ${line}`);
+        const failed = spec.failLine ? line.match(spec.failLine) : null;
+        if (failed) failure = failed[1] ?? line;
         const match = spec.readyLine ? line.match(spec.readyLine) : null;
         if (match && !managed.readyMatch) {
           managed.readyMatch = match;
@@ -86,24 +130,29 @@ export class Supervisor {
         }
       });
     }
-    this.processes.push(managed);
+    if (at.index !== undefined) this.processes.splice(at.index, 0, managed);
+    else this.processes.push(managed);
     if (child.pid !== undefined) this.tetherGroup(child.pid);
     void managed.exited.then((code) => {
       if (spec.oneShot) {
         this.forget(managed);
         return;
       }
-      if (!this.stopping && this.processes.includes(managed)) {
-        this.log(`${prefix} exited with code ${code}`);
-        this.onUnexpectedExit?.(spec.name, code);
-      }
+      if (this.stopping || !this.processes.includes(managed)) return; // stopped on purpose
+      const how = exitSignal ? `signal ${exitSignal}` : `code ${code}`;
+      // A first start that fails is a start-up failure (start() rejects), not a crash.
+      if (!ready && !at.restarted) return;
+      this.afterCrash(managed, prefix, how, code, Date.now() - startedAt);
     });
 
     const timeoutMs = spec.readyTimeoutMs ?? 120_000;
-    const died = managed.exited.then((code) => {
+    const died = managed.exited.then(async (code) => {
+      // The failure line may still be in the pipe when 'exit' fires.
+      await new Promise((r) => setTimeout(r, 50));
+      if (failure) throw new StartupError(failure);
       throw new Error(`${spec.name} exited with code ${code} before it was ready`);
     });
-    const ready = (async () => {
+    const readiness = (async () => {
       if (spec.readyLine) await lineReady;
       if (spec.healthUrl) await waitForHealthy(spec.healthUrl, timeoutMs);
     })();
@@ -115,11 +164,60 @@ export class Supervisor {
       );
     });
     try {
-      await Promise.race([ready, died, timeout]);
+      await Promise.race([readiness, died, timeout]);
+      ready = true;
     } finally {
       clearTimeout(timer);
     }
     return managed;
+  }
+
+  /** A part died on its own: restart it with backoff, or give up on a crash loop. */
+  private afterCrash(
+    managed: ManagedProcess,
+    prefix: string,
+    how: string,
+    code: number | null,
+    upForMs: number,
+  ): void {
+    const { spec } = managed;
+    const index = this.processes.indexOf(managed);
+    this.forget(managed);
+    const policy = this.options.restart;
+    if (!policy) {
+      this.log(`${prefix} exited with ${how}`);
+      this.onUnexpectedExit?.(spec.name, code, `${spec.name} exited with ${how}`);
+      return;
+    }
+    let history = this.histories.get(spec.name);
+    if (!history) {
+      history = new RestartHistory(policy);
+      this.histories.set(spec.name, history);
+    }
+    const decision = history.decide(Date.now(), upForMs);
+    const window = `${Math.round(policy.windowMs / 1000)} s`;
+    if (!decision.restart) {
+      const reason =
+        `${spec.name} exited ${decision.restartsInWindow} times within ${window} (last: ${how}): ` +
+        'a crash loop, so it is not restarted again; its last lines are above, fix the cause and start again';
+      this.log(`${prefix} ${reason}`);
+      this.onUnexpectedExit?.(spec.name, code, reason);
+      return;
+    }
+    this.log(
+      `${prefix} exited with ${how}; restarting in ${(decision.delayMs / 1000).toFixed(1)} s ` +
+        `(restart ${decision.restartsInWindow} of at most ${policy.maxRestarts} within ${window})`,
+    );
+    const timer = setTimeout(() => {
+      this.pendingRestarts.delete(timer);
+      if (this.stopping) return;
+      this.launch(spec, { restarted: true, index: Math.min(index, this.processes.length) }).then(
+        (next) => this.log(`${prefix} restarted (pid ${next.child.pid})`),
+        // Died again before it was ready: its exit handler has already decided what next.
+        () => {},
+      );
+    }, decision.delayMs);
+    this.pendingRestarts.add(timer);
   }
 
   /** Sends a signal to a process group (the process and everything it spawned). */
@@ -145,6 +243,8 @@ export class Supervisor {
   /** Stops everything, last started first (web before worker before Postgres). */
   async stopAll(graceMs = 8_000): Promise<void> {
     this.stopping = true;
+    for (const timer of this.pendingRestarts) clearTimeout(timer);
+    this.pendingRestarts.clear();
     while (this.processes.length > 0) {
       const managed = this.processes.pop()!;
       await terminate(managed, graceMs);

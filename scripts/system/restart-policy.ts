@@ -1,0 +1,58 @@
+/**
+ * When a supervised part dies, the launcher starts it again after a delay that doubles with
+ * each crash in a row (`initialDelayMs`, `2 *`, ... up to `maxDelayMs`), and resets once the
+ * part stayed up for `resetAfterMs`. It gives up only on a crash loop: more than
+ * `maxRestarts` restarts within `windowMs`. A part stopped on purpose (Ctrl-C, SIGTERM,
+ * `Supervisor.stop`/`kill`) is never restarted.
+ *
+ * This is docker-compose's `restart: unless-stopped` (docker-compose.yml sets it on every
+ * app service; Docker's own backoff also doubles from a short delay and resets after the
+ * container ran for a while), with one deliberate difference: Docker retries a crash loop
+ * forever, a presenter's terminal says so and stops instead.
+ *
+ * @example
+ * const supervisor = new Supervisor(log, onExit, { restart: DEFAULT_RESTART_POLICY });
+ */
+export interface RestartPolicy {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  maxRestarts: number;
+  windowMs: number;
+  resetAfterMs: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  initialDelayMs: 500,
+  maxDelayMs: 15_000,
+  maxRestarts: 5,
+  windowMs: 60_000,
+  resetAfterMs: 30_000,
+};
+
+/** What to do about one part's latest exit. */
+export type RestartDecision =
+  | { restart: true; delayMs: number; restartsInWindow: number }
+  | { restart: false; restartsInWindow: number };
+
+/**
+ * Remembers one part's recent exits and decides, for each new one, whether to restart and
+ * after how long. Pure but for the clock passed in, so tests need no real waiting.
+ */
+export class RestartHistory {
+  private exits: number[] = [];
+  private inARow = 0;
+
+  constructor(private readonly policy: RestartPolicy) {}
+
+  /** `upForMs`: how long the part ran before this exit. */
+  decide(now: number, upForMs: number): RestartDecision {
+    if (upForMs >= this.policy.resetAfterMs) this.inARow = 0;
+    this.exits = this.exits.filter((t) => now - t < this.policy.windowMs);
+    this.exits.push(now);
+    const restartsInWindow = this.exits.length;
+    if (restartsInWindow > this.policy.maxRestarts) return { restart: false, restartsInWindow };
+    const delayMs = Math.min(this.policy.initialDelayMs * 2 ** this.inARow, this.policy.maxDelayMs);
+    this.inARow++;
+    return { restart: true, delayMs, restartsInWindow };
+  }
+}
