@@ -80,7 +80,9 @@ try {
   await checkPorts();
   // As root, a checkout the postgres OS user cannot reach keeps its data under /var/lib/once.
   pgDataDir = embedded
-    ? await persistentDataDirFor(path.join(repoRoot, '.data/postgres'))
+    ? await persistentDataDirFor(
+        process.env.ONCE_PG_DATA_DIR || path.join(repoRoot, '.data/postgres'),
+      )
     : undefined;
   system = await startSystem({
     databaseUrl: process.env.DATABASE_URL || undefined,

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyInvariant } from '../../apps/worker/src/verify-invariant.ts';
+import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
+import { isProcessAlive } from '../../packages/db/src/process-alive.ts';
+import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
+import { type RunningSystem, startSystem } from './start-system.ts';
+import type { ManagedProcess, Supervisor } from './supervisor.ts';
+
+/**
+ * The launcher's restart policy on a real system: parts really SIGKILLed come back on their
+ * own, and payments still complete exactly once. One worker, so the payment after the kill
+ * can only be charged by the restarted one.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const logLines: string[] = [];
+const keys: string[] = [];
+let system: RunningSystem;
+
+function running(supervisor: Supervisor, name: string): ManagedProcess {
+  const all = (supervisor as unknown as { processes: ManagedProcess[] }).processes;
+  const managed = all.find((p) => p.spec.name === name);
+  if (!managed) throw new Error(`${name} is not running`);
+  return managed;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !condition()) await sleep(100);
+  return condition();
+}
+
+const restartedLines = (name: string) =>
+  logLines.filter((l) => new RegExp(`^${name}\\s*\\| restarted \\(pid \\d+\\)$`).test(l)).length;
+
+/** Pays with a new key (retrying with that key through an outage) and waits until charged. */
+async function payAndSettle(): Promise<string> {
+  const key = randomUUID();
+  keys.push(key);
+  const outcome = await checkoutUntilAccepted(system.webUrl, key, Date.now() + 45_000);
+  expect(outcome.paymentId, JSON.stringify(outcome.attempts.slice(-3))).toBeDefined();
+  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    let status = '';
+    for (let i = 0; i < 150 && status !== 'succeeded'; i++) {
+      const rows = await sql<{ status: string }[]>`
+        select status from payments where id = ${outcome.paymentId!}`;
+      status = rows[0]?.status ?? '';
+      if (status !== 'succeeded') await sleep(200);
+    }
+    expect(status).toBe('succeeded');
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+  return outcome.paymentId!;
+}
+
+beforeAll(async () => {
+  const [webPort, processorPort, workerHealthBasePort] = [
+    await findFreePort(),
+    await findFreePort(),
+    await findFreePort(),
+  ];
+  system = await startSystem({
+    pgDurability: 'fast',
+    webPort,
+    processorPort,
+    workerHealthBasePort,
+    workerCount: 1,
+    skipBuild: true,
+    restart: {
+      initialDelayMs: 200,
+      maxDelayMs: 2_000,
+      maxRestarts: 5,
+      windowMs: 60_000,
+      resetAfterMs: 30_000,
+    },
+    env: { WORKER_POLL_INTERVAL_MS: '300', WORKER_BACKOFF_BASE_MS: '200' },
+    log: (line) => logLines.push(line),
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await system?.stop();
+});
+
+describe('the launcher restarts parts that die', () => {
+  it('a worker SIGKILLed comes back and the next payment completes, charged once', async () => {
+    await payAndSettle();
+    const worker = running(system.supervisor, 'worker-1');
+    const oldPid = worker.child.pid!;
+    process.kill(oldPid, 'SIGKILL');
+    expect(await waitFor(() => restartedLines('worker-1') === 1, 30_000), logLines.join('\n')).toBe(
+      true,
+    );
+    expect(logLines.join('\n')).toMatch(/worker-1\s*\| exited with signal SIGKILL; restarting in/);
+    expect(running(system.supervisor, 'worker-1').child.pid).not.toBe(oldPid);
+    await payAndSettle();
+  }, 120_000);
+
+  it('PostgreSQL SIGKILLed (its whole process group) restarts on the same data and port', async () => {
+    const pg = running(system.supervisor, 'postgres');
+    process.kill(-pg.child.pid!, 'SIGKILL');
+    expect(await waitFor(() => restartedLines('postgres') === 1, 60_000), logLines.join('\n')).toBe(
+      true,
+    );
+    await payAndSettle();
+    const report = await verifyInvariant({
+      databaseUrl: system.databaseUrl,
+      processorDatabaseUrl: system.processorDatabaseUrl,
+      converged: true,
+      expectedCheckouts: keys.map((idempotencyKey) => ({ tenantId: 'tenant_a', idempotencyKey })),
+    });
+    expect(report.violations).toEqual([]);
+    // The payments from before the crash are still there: same data directory.
+    const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+    const rows = await sql<{ count: number }[]>`
+      select count(*)::int as count from payments where idempotency_key = any(${keys})`;
+    await sql.end({ timeout: 1 });
+    expect(rows[0]?.count).toBe(keys.length);
+  }, 150_000);
+
+  it('stopping leaves no process behind, restarted ones and the database included', async () => {
+    const supervised = (system.supervisor as unknown as { processes: ManagedProcess[] }).processes;
+    const pids = supervised.map((p) => p.child.pid!);
+    const postmaster = Number(
+      readFileSync(path.join(system.pgDataDir!, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    pids.push(postmaster);
+    expect(pids.every(isProcessAlive)).toBe(true);
+    await system.stop();
+    expect(await waitFor(() => !pids.some(isProcessAlive), 15_000)).toBe(true);
+  }, 60_000);
+});
