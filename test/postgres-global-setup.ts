@@ -1,4 +1,5 @@
 import { spawnEmbeddedPostgres } from '../packages/db/src/embedded-postgres-child.ts';
+import { PostgresStartupError } from '../packages/db/src/embedded-postgres-startup-error.ts';
 
 /**
  * One throw-away PostgreSQL cluster for the whole test run. Tests never share a
@@ -15,7 +16,12 @@ export default async function setup() {
     process.env.ONCE_TEST_ADMIN_URL = process.env.DATABASE_URL;
     return;
   }
-  const pg = await spawnEmbeddedPostgres({ durability: 'fast' });
+  const pg = await spawnEmbeddedPostgres({ durability: 'fast' }).catch((error: Error) => {
+    if (!(error instanceof PostgresStartupError)) throw error;
+    // One line saying what to do, not Vitest's stack trace of this file.
+    console.error(`PostgreSQL for the tests did not start: ${error.message}`);
+    process.exit(1);
+  });
   process.env.ONCE_TEST_ADMIN_URL = pg.adminUrl;
   return async () => {
     await pg.stop();
