@@ -50,13 +50,21 @@ describe('the charge protocol when windows do not fit', () => {
       // Every retry comes 2 to 4 s after the failure: after the key is retained and reaped.
       { WORKER_BACKOFF_BASE_MS: '4000', WORKER_BACKOFF_MAX_MS: '4000' },
     );
-    // The charge succeeds and its answer is lost, twice (whatever request carries it).
-    await processor.armFault({ kind: 'charge_then_drop', count: 2 });
+    // Every answer is lost for the first four requests (the SDK re-sends once on a reset):
+    // whichever request charges, its answer never arrives, and the next try comes after
+    // the processor forgot the key.
+    await processor.armFault({ kind: 'charge_then_drop', count: 4 });
     const checkout = await seedCheckout(app.client.sql);
     const statuses = await waitForTerminal(app.client.sql, [checkout.paymentId], 60_000);
     expect(processor.output.some((line) => /idempotency: reaped [1-9]/.test(line))).toBe(true);
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
+    // The charging request itself (the confirm) lost its answer, and was not charged again.
+    expect(
+      processor.output.some((line) =>
+        line.includes(`fault charge_then_drop on POST /v1/payment_intents/pi_`),
+      ),
+    ).toBe(true);
     await expectConvergedInvariantHolds(app.url, processor.database.url);
   }, 90_000);
 
