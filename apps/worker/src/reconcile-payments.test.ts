@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessorClients } from './processor-client.ts';
+import { createProcessorClient, createProcessorClients } from './processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
 import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
@@ -11,9 +11,9 @@ let app: TestDatabase;
 let processor: ProcessorUnderTest;
 
 beforeAll(async () => {
-  app = await createTestDatabase('reconcile_fairness');
+  app = await createTestDatabase('reconcile_payments');
   await seedTenants(app.client.sql);
-  processor = await startProcessorUnderTest('reconcile_fairness_processor');
+  processor = await startProcessorUnderTest('reconcile_payments_processor');
 }, 120_000);
 
 afterAll(async () => {
@@ -73,5 +73,69 @@ describe('reconciler fairness', () => {
     const after = await sql<{ n: number }[]>`
       select count(*)::int as n from payments where id = any(${stalled}) and reconcile_checks = 1`;
     expect(after[0]?.n).toBe(5);
+  });
+});
+
+describe('the reconciler gives up only with proof', () => {
+  const reconcileOnce = (overrides: Partial<Parameters<typeof reconcilePayments>[0]> = {}) =>
+    reconcilePayments({
+      sql: app.client.sql,
+      processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
+      log: () => {},
+      olderThanMs: 1_000,
+      maxRequeues: 0,
+      ...overrides,
+    });
+  const stripeB = () =>
+    createProcessorClient('sk_test_tenant_b', { processorUrl: processor.url, timeoutMs: 5_000 });
+
+  /** An undecided tenant_b payment whose recorded intent is in `confirm`'s hands or not. */
+  async function seedWithIntent(
+    confirm: boolean,
+  ): Promise<{ paymentId: string; intentId: string }> {
+    const paymentId = await seedUndecided('tenant_b', 10);
+    const intent = await stripeB().paymentIntents.create({
+      amount: 1999,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      confirm,
+      metadata: { payment_id: paymentId, tenant_id: 'tenant_b' },
+    });
+    await app.client.sql`
+      update payments set processor_payment_intent_id = ${intent.id} where id = ${paymentId}`;
+    return { paymentId, intentId: intent.id };
+  }
+
+  const statusOf = async (paymentId: string) =>
+    (
+      await app.client.sql<{ status: string; failure_code: string | null }[]>`
+      select status, failure_code from payments where id = ${paymentId}`
+    )[0];
+
+  it('an intent never confirmed is canceled at the processor first, then the payment is failed', async () => {
+    const { paymentId, intentId } = await seedWithIntent(false);
+    await reconcileOnce();
+    expect(await statusOf(paymentId)).toEqual({
+      status: 'failed',
+      failure_code: 'canceled_not_charged',
+    });
+    expect((await stripeB().paymentIntents.retrieve(intentId)).status).toBe('canceled');
+    // A confirm that arrives now (late, re-sent) charges nobody.
+    await expect(stripeB().paymentIntents.confirm(intentId)).rejects.toMatchObject({
+      code: 'payment_intent_unexpected_state',
+    });
+  });
+
+  it('a recorded intent that charged is retrieved by id and settled succeeded, never failed', async () => {
+    const { paymentId } = await seedWithIntent(true);
+    const summary = await reconcileOnce();
+    expect(summary.failed).toBe(0);
+    expect((await statusOf(paymentId))?.status).toBe('succeeded');
+  });
+
+  it('counts a payment left undecided check after check as stuck', async () => {
+    const summary = await reconcileOnce({ stuckAfterChecks: 1, maxRequeues: 3 });
+    // tenant_a's rotated key: every lookup refused, so its payments stay undecided.
+    expect(summary.stuck).toBeGreaterThan(0);
   });
 });
