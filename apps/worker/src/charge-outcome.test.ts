@@ -74,6 +74,17 @@ describe('outcomeOfChargeError', () => {
     );
     expect(outcomeOfChargeError(error).kind).toBe('in_flight');
   });
+  it('409 idempotency_outcome_unknown is ambiguous: waiting would not tell', () => {
+    const error = new Stripe.errors.StripeAPIError(
+      raw({ statusCode: 409, code: 'idempotency_outcome_unknown', message: 'unknown' }),
+    );
+    expect(outcomeOfChargeError(error).kind).toBe('ambiguous');
+  });
+  it('an intent waiting for the customer (requires_action) counts toward the dead letter', () => {
+    expect(outcomeOfPaymentIntent({ id: 'pi_6', status: 'requires_action' }).kind).toBe(
+      'ambiguous',
+    );
+  });
   it('a 400 idempotency_error is rejected (the reconciler decides)', () => {
     const error = new Stripe.errors.StripeIdempotencyError(
       raw({ statusCode: 400, type: 'idempotency_error', message: 'reused' }),

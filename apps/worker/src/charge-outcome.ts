@@ -6,8 +6,8 @@ import Stripe from 'stripe';
  * - `canceled`: the processor canceled the intent before any charge: proof that nobody
  *   was charged and nobody will be; the payment may be settled `failed`.
  * - `in_flight`: the processor says the request is still running (409
- *   `idempotency_key_in_use`) or the intent is still being processed. Not a failure:
- *   it never counts toward the dead letter and never leads to `failed`.
+ *   `idempotency_key_in_use`) or the intent is `processing`. Not a failure: it never
+ *   counts toward the dead letter and never leads to `failed`.
  * - `ambiguous`: the request may or may not have reached the processor (timeout, reset,
  *   5xx, 429). Retry later; the next attempt asks the processor first.
  * - `rejected`: the processor refused the request itself (4xx other than a decline). Not
@@ -57,9 +57,13 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
       return intent.status === 'canceled' ? { kind: 'canceled', paymentIntentId: intent.id } : null;
     case 'requires_confirmation':
       return null;
+    case 'processing':
+      // The processor is still deciding: wait, it will.
+      return { kind: 'in_flight', reason: 'payment_intent_processing' };
     default:
-      // processing, requires_action, requires_capture: the processor is still deciding.
-      return { kind: 'in_flight', reason: `payment_intent_${intent.status}` };
+      // requires_action, requires_capture: nothing the worker can move; it may never resolve
+      // by itself, so it counts toward the dead letter and the reconciler keeps asking.
+      return { kind: 'ambiguous', reason: `payment_intent_${intent.status}` };
   }
 }
 
@@ -116,12 +120,13 @@ export function outcomeOfChargeError(error: unknown): ChargeOutcome {
   };
 }
 
-/** 409 with the key still held at the processor: the first request is still running there. */
+/**
+ * 409 `idempotency_key_in_use`: the first request is still running at the processor. Not
+ * `idempotency_outcome_unknown` (the processor itself does not know and will not find out
+ * by waiting): that one counts as ambiguous, and the next attempt retrieves the intent.
+ */
 function isStillRunning(error: InstanceType<typeof Stripe.errors.StripeError>): boolean {
-  return (
-    error.statusCode === 409 &&
-    (error.code === 'idempotency_key_in_use' || error.code === 'idempotency_outcome_unknown')
-  );
+  return error.statusCode === 409 && error.code === 'idempotency_key_in_use';
 }
 
 /**
