@@ -136,6 +136,64 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     },
   );
 
+  it('a confirm held by a delay fault never charges after a cancel of its intent', async () => {
+    const stripe = stripeClient(processor.url, 'sk_test_tenant_a');
+    const created = await stripe.paymentIntents.create({
+      amount: 4200,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      metadata: { order: 'held-confirm' },
+    });
+    await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'delay',
+      delay_ms: 1_500,
+      when: 'before_charge',
+      method: 'POST',
+      path_prefix: `/v1/payment_intents/${created.id}/confirm`,
+    });
+    const held = formPost(processor.url, `/v1/payment_intents/${created.id}/confirm`, '', {
+      idempotencyKey: `confirm-${randomUUID()}`,
+    });
+    await processor.waitForLine(
+      new RegExp(`fault delay on POST /v1/payment_intents/${created.id}`),
+    );
+    const canceled = await stripe.paymentIntents.cancel(created.id);
+    expect(canceled.status).toBe('canceled');
+    const late = await held;
+    expect(late.status).toBe(400);
+    expect(late.json).toMatchObject({ error: { code: 'payment_intent_unexpected_state' } });
+    expect((await stripe.paymentIntents.retrieve(created.id)).status).toBe('canceled');
+    expect((await admin().ledger({ payment_intent: created.id })).charge_count).toBe(0);
+  });
+
+  it('forgets a key after PROCESSOR_IDEMPOTENCY_RETENTION_MS: a reuse then runs anew', async () => {
+    const shortLived = await spawnProcessor({
+      ...env(),
+      PROCESSOR_IDEMPOTENCY_RETENTION_MS: '2000',
+      PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: '100',
+    });
+    try {
+      const stripe = stripeClient(shortLived.url, 'sk_test_tenant_a');
+      const key = `retained-${randomUUID()}`;
+      const first = await stripe.paymentIntents.create(payParams('retention'), {
+        idempotencyKey: key,
+      });
+      const replay = await stripe.paymentIntents.create(payParams('retention'), {
+        idempotencyKey: key,
+      });
+      expect(replay.id).toBe(first.id);
+      await shortLived.waitForLine(/idempotency: reaped [1-9]/, 10_000);
+      const after = await stripe.paymentIntents.create(payParams('retention'), {
+        idempotencyKey: key,
+      });
+      // This is why a client must never re-send a charge late without asking first.
+      expect(after.id).not.toBe(first.id);
+    } finally {
+      await shortLived.stop();
+    }
+  });
+
   it('GET /admin/faults lists armed faults; DELETE disarms them', async () => {
     await admin().armFault({ account: 'acct_tenant_b', kind: 'fail_before_charge', count: 5 });
     const listed = await admin().listFaults('acct_tenant_b');

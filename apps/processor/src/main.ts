@@ -45,4 +45,14 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-running = await startProcessor({ ...readProcessorConfig(process.env), log });
+// A configuration that breaks a window's inequality is refused in one line, not a stack trace.
+let config: ReturnType<typeof readProcessorConfig>;
+try {
+  config = readProcessorConfig(process.env);
+} catch (error) {
+  console.error(
+    `processor: refusing to start: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  process.exit(1);
+}
+running = await startProcessor({ ...config, log });

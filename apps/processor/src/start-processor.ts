@@ -1,5 +1,9 @@
 import { type ServerType, serve } from '@hono/node-server';
-import type { ProcessorConfig } from './config.ts';
+import {
+  DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
+  DEFAULT_IDEMPOTENCY_RETENTION_MS,
+  type ProcessorConfig,
+} from './config.ts';
 import { createProcessorDatabase } from './db/client.ts';
 import { runProcessorMigrations } from './db/migrate.ts';
 import { seedAccounts } from './db/seed-accounts.ts';
@@ -37,7 +41,10 @@ export async function startProcessor(
 
   const app = createProcessorApp({
     db: client.db,
-    idempotentMutation: createStripeIdempotency(client.db, { leaseMs: config.idempotencyLeaseMs }),
+    idempotentMutation: createStripeIdempotency(client.db, {
+      leaseMs: config.idempotencyLeaseMs,
+      ttlMs: config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS,
+    }),
     adminToken: config.adminToken,
     log,
   });
@@ -57,7 +64,11 @@ export async function startProcessor(
     backoffMs: config.webhookBackoffMs,
     log,
   });
-  const reaper = startIdempotencyReaper(client.db, log);
+  const reaper = startIdempotencyReaper(
+    client.db,
+    log,
+    config.idempotencyReapIntervalMs ?? DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
+  );
   log(`processor listening on http://127.0.0.1:${port} (webhooks -> ${config.webhookUrl})`);
 
   return {

@@ -82,6 +82,47 @@ describe('the official stripe SDK against the mock processor', () => {
     });
   });
 
+  it('cancels an unconfirmed intent for good, and refuses to cancel a charged one', async () => {
+    const created = await stripe.paymentIntents.create({
+      amount: 1200,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+    });
+    const canceled = await stripe.paymentIntents.cancel(created.id, {
+      cancellation_reason: 'abandoned',
+    });
+    expect(canceled).toMatchObject({ id: created.id, status: 'canceled', amount_received: 0 });
+    // A confirm that arrives after the cancel (late, or re-sent) charges nothing.
+    await expect(stripe.paymentIntents.confirm(created.id)).rejects.toMatchObject({
+      code: 'payment_intent_unexpected_state',
+      statusCode: 400,
+    });
+    await expect(stripe.paymentIntents.cancel(created.id)).rejects.toMatchObject({
+      code: 'payment_intent_unexpected_state',
+    });
+    expect((await adminClient(processor.url).ledger({ payment_intent: created.id })).data).toEqual(
+      [],
+    );
+
+    const charged = await stripe.paymentIntents.create({
+      amount: 1200,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      confirm: true,
+    });
+    await expect(stripe.paymentIntents.cancel(charged.id)).rejects.toMatchObject({
+      type: 'StripeInvalidRequestError',
+      code: 'payment_intent_unexpected_state',
+      statusCode: 400,
+    });
+    expect((await stripe.paymentIntents.retrieve(charged.id)).status).toBe('succeeded');
+    await expect(
+      stripe.paymentIntents.cancel(created.id, {
+        cancellation_reason: 'bored' as Stripe.PaymentIntentCancelParams.CancellationReason,
+      }),
+    ).rejects.toMatchObject({ param: 'cancellation_reason', statusCode: 400 });
+  });
+
   it('accepts raw test card numbers in payment_method_data', async () => {
     const intent = await stripe.paymentIntents.create({
       amount: 700,

@@ -1,6 +1,10 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { outcomeOfChargeError, outcomeOfPaymentIntent } from './charge-outcome.ts';
+import {
+  outcomeOfChargeError,
+  outcomeOfPaymentIntent,
+  settledOutcomeOf,
+} from './charge-outcome.ts';
 
 const raw = (fields: Record<string, unknown>) => fields as never;
 
@@ -20,8 +24,20 @@ describe('outcomeOfPaymentIntent', () => {
       }),
     ).toMatchObject({ kind: 'declined', code: 'insufficient_funds', paymentIntentId: 'pi_2' });
   });
-  it('treats a non-final intent as ambiguous', () => {
-    expect(outcomeOfPaymentIntent({ id: 'pi_3', status: 'processing' }).kind).toBe('ambiguous');
+  it('treats an intent still processing as in flight (never a failure)', () => {
+    expect(outcomeOfPaymentIntent({ id: 'pi_3', status: 'processing' }).kind).toBe('in_flight');
+  });
+  it('treats a canceled intent without an error as proof of no charge', () => {
+    expect(outcomeOfPaymentIntent({ id: 'pi_4', status: 'canceled' })).toEqual({
+      kind: 'canceled',
+      paymentIntentId: 'pi_4',
+    });
+  });
+  it('leaves an intent waiting for its confirm undecided', () => {
+    expect(settledOutcomeOf({ id: 'pi_5', status: 'requires_confirmation' })).toBeNull();
+    expect(outcomeOfPaymentIntent({ id: 'pi_5', status: 'requires_confirmation' }).kind).toBe(
+      'ambiguous',
+    );
   });
 });
 
@@ -47,16 +63,27 @@ describe('outcomeOfChargeError', () => {
     ],
     ['500', new Stripe.errors.StripeAPIError(raw({ statusCode: 500, message: 'boom' }))],
     ['503', new Stripe.errors.StripeAPIError(raw({ statusCode: 503, message: 'busy' }))],
-    [
-      '409 idempotency_key_in_use',
-      new Stripe.errors.StripeAPIError(
-        raw({ statusCode: 409, code: 'idempotency_key_in_use', message: 'in use' }),
-      ),
-    ],
     ['429', new Stripe.errors.StripeRateLimitError(raw({ statusCode: 429, message: 'slow down' }))],
     ['a non-Stripe error', new TypeError('fetch failed')],
   ])('%s is ambiguous (retried with the same key)', (_name, error) => {
     expect(outcomeOfChargeError(error).kind).toBe('ambiguous');
+  });
+  it('409 idempotency_key_in_use is in flight: the first request still runs at the processor', () => {
+    const error = new Stripe.errors.StripeAPIError(
+      raw({ statusCode: 409, code: 'idempotency_key_in_use', message: 'in use' }),
+    );
+    expect(outcomeOfChargeError(error).kind).toBe('in_flight');
+  });
+  it('409 idempotency_outcome_unknown is ambiguous: waiting would not tell', () => {
+    const error = new Stripe.errors.StripeAPIError(
+      raw({ statusCode: 409, code: 'idempotency_outcome_unknown', message: 'unknown' }),
+    );
+    expect(outcomeOfChargeError(error).kind).toBe('ambiguous');
+  });
+  it('an intent waiting for the customer (requires_action) counts toward the dead letter', () => {
+    expect(outcomeOfPaymentIntent({ id: 'pi_6', status: 'requires_action' }).kind).toBe(
+      'ambiguous',
+    );
   });
   it('a 400 idempotency_error is rejected (the reconciler decides)', () => {
     const error = new Stripe.errors.StripeIdempotencyError(

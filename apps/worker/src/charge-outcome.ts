@@ -1,45 +1,83 @@
 import Stripe from 'stripe';
 
 /**
- * What one charge attempt tells us, in the terms of the failure policy (DESIGN.md):
+ * What one charge attempt tells us, in the terms of the failure policy:
  * - `succeeded` / `declined`: the processor's definite answer; record it, never retry.
- * - `ambiguous`: the request may or may not have charged (timeout, reset, 5xx, 409 key in
- *   use, 429). Retry later with the SAME downstream key: the processor's idempotency turns
- *   a retry of a charge that happened into a replay of it.
+ * - `canceled`: the processor canceled the intent before any charge: proof that nobody
+ *   was charged and nobody will be; the payment may be settled `failed`.
+ * - `in_flight`: the processor says the request is still running (409
+ *   `idempotency_key_in_use`) or the intent is `processing`. Not a failure: it never
+ *   counts toward the dead letter and never leads to `failed`.
+ * - `ambiguous`: the request may or may not have reached the processor (timeout, reset,
+ *   5xx, 429). Retry later; the next attempt asks the processor first.
  * - `rejected`: the processor refused the request itself (4xx other than a decline). Not
- *   retried blindly; the payment becomes `unknown` and the reconciler asks the ledger,
- *   because an earlier ambiguous attempt with the same key may still have charged.
+ *   retried blindly; the payment becomes `unknown` and the reconciler asks the processor.
  */
 export type ChargeOutcome =
   | { kind: 'succeeded'; paymentIntentId: string }
   | { kind: 'declined'; code: string; message?: string; paymentIntentId?: string }
+  | { kind: 'canceled'; paymentIntentId: string }
+  | { kind: 'in_flight'; reason: string }
   | { kind: 'ambiguous'; reason: string }
   | { kind: 'rejected'; code: string; message?: string };
 
+/** The fields of a PaymentIntent the worker and the reconciler decide on. */
+export interface PaymentIntentState {
+  id: string;
+  status: string;
+  last_payment_error?: { code?: string; decline_code?: string; message?: string } | null;
+}
+
 /**
- * Maps a PaymentIntent returned by `create` with `confirm: true` to an outcome. Anything
- * not yet final (`processing`, `requires_action`) is ambiguous: a later attempt or the
- * reconciler will see the final state.
+ * The outcome a PaymentIntent's status proves, or `null` when it still waits for a
+ * confirm (`requires_confirmation`, or `requires_payment_method` without an error): then
+ * nothing has been charged on it yet, and confirming it is the next step.
+ *
+ * @example
+ * settledOutcomeOf({ id: 'pi_1', status: 'succeeded' }); // { kind: 'succeeded', paymentIntentId: 'pi_1' }
+ * settledOutcomeOf({ id: 'pi_1', status: 'requires_confirmation' }); // null
+ */
+export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | null {
+  const error = intent.last_payment_error;
+  switch (intent.status) {
+    case 'succeeded':
+      return { kind: 'succeeded', paymentIntentId: intent.id };
+    case 'requires_payment_method':
+    case 'canceled':
+      // A failed charge detaches the payment method (requires_payment_method + error);
+      // an intent canceled after a decline keeps the error: both are declines.
+      if (error) {
+        return {
+          kind: 'declined',
+          code: error.decline_code ?? error.code ?? 'card_declined',
+          message: error.message,
+          paymentIntentId: intent.id,
+        };
+      }
+      return intent.status === 'canceled' ? { kind: 'canceled', paymentIntentId: intent.id } : null;
+    case 'requires_confirmation':
+      return null;
+    case 'processing':
+      // The processor is still deciding: wait, it will.
+      return { kind: 'in_flight', reason: 'payment_intent_processing' };
+    default:
+      // requires_action, requires_capture: nothing the worker can move; it may never resolve
+      // by itself, so it counts toward the dead letter and the reconciler keeps asking.
+      return { kind: 'ambiguous', reason: `payment_intent_${intent.status}` };
+  }
+}
+
+/**
+ * Maps the PaymentIntent a confirm returned to an outcome. An intent that still waits for
+ * a confirm after one is ambiguous (it should not happen; the next attempt asks again).
  *
  * @example
  * outcomeOfPaymentIntent({ id: 'pi_1', status: 'succeeded' }); // { kind: 'succeeded', paymentIntentId: 'pi_1' }
  */
-export function outcomeOfPaymentIntent(intent: {
-  id: string;
-  status: string;
-  last_payment_error?: { code?: string; decline_code?: string; message?: string } | null;
-}): ChargeOutcome {
-  if (intent.status === 'succeeded') return { kind: 'succeeded', paymentIntentId: intent.id };
-  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') {
-    const error = intent.last_payment_error;
-    return {
-      kind: 'declined',
-      code: error?.decline_code ?? error?.code ?? 'card_declined',
-      message: error?.message,
-      paymentIntentId: intent.id,
-    };
-  }
-  return { kind: 'ambiguous', reason: `payment_intent_${intent.status}` };
+export function outcomeOfPaymentIntent(intent: PaymentIntentState): ChargeOutcome {
+  return (
+    settledOutcomeOf(intent) ?? { kind: 'ambiguous', reason: `payment_intent_${intent.status}` }
+  );
 }
 
 /**
@@ -65,6 +103,9 @@ export function outcomeOfChargeError(error: unknown): ChargeOutcome {
   if (error instanceof Stripe.errors.StripeConnectionError || status === undefined) {
     return { kind: 'ambiguous', reason: `connection: ${error.message}` };
   }
+  if (isStillRunning(error)) {
+    return { kind: 'in_flight', reason: `http_409_${error.code}` };
+  }
   if (status >= 500 || status === 409 || status === 429) {
     return { kind: 'ambiguous', reason: `http_${status}${error.code ? `_${error.code}` : ''}` };
   }
@@ -77,4 +118,23 @@ export function outcomeOfChargeError(error: unknown): ChargeOutcome {
         : `http_${status}`),
     message: error.message,
   };
+}
+
+/**
+ * 409 `idempotency_key_in_use`: the first request is still running at the processor. Not
+ * `idempotency_outcome_unknown` (the processor itself does not know and will not find out
+ * by waiting): that one counts as ambiguous, and the next attempt retrieves the intent.
+ */
+function isStillRunning(error: InstanceType<typeof Stripe.errors.StripeError>): boolean {
+  return error.statusCode === 409 && error.code === 'idempotency_key_in_use';
+}
+
+/**
+ * A 400 `payment_intent_unexpected_state`: the intent was already confirmed or canceled by
+ * someone else (an earlier attempt whose answer was lost). Retrieve it and read its state.
+ */
+export function isUnexpectedIntentState(error: unknown): boolean {
+  return (
+    error instanceof Stripe.errors.StripeError && error.code === 'payment_intent_unexpected_state'
+  );
 }

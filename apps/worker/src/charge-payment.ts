@@ -3,12 +3,17 @@ import type Stripe from 'stripe';
 import type { BackoffPolicy } from './backoff.ts';
 import {
   type ChargeOutcome,
+  isUnexpectedIntentState,
   outcomeOfChargeError,
   outcomeOfPaymentIntent,
+  type PaymentIntentState,
+  settledOutcomeOf,
 } from './charge-outcome.ts';
+import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
 import type { ClaimedJob } from './outbox-job.ts';
 import { finishJob, type RecordResult, recordChargeOutcome } from './record-charge-outcome.ts';
+import { recordPaymentIntentId } from './record-payment-intent.ts';
 import { renewLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
@@ -31,16 +36,29 @@ interface ChargeTarget {
   amount: number;
   currency: string;
   processor_secret_key: string;
+  /** Recorded by step A; null means no confirm was ever sent for this payment. */
+  processor_payment_intent_id: string | null;
+  /** Jobs this payment has had, this one included (more than one: the reconciler re-enqueued). */
+  jobs: number;
 }
 
+/** Step A's recovery point could not be written: another worker holds the job now. */
+const LEASE_LOST = Symbol('lease_lost');
+
 /**
- * Runs one claimed charge job, top to bottom like the protocol:
- * 1. read the payment and the tenant's processor key;
+ * Runs one claimed charge job, top to bottom like the protocol (the two-step charge,
+ * docs/decisions/0009-two-step-charge.md):
+ * 1. read the payment, its recorded PaymentIntent (if any) and the tenant's processor key;
  * 2. give up without calling if the job already used all its attempts (it keeps killing
  *    or stalling its workers) or its payment is already settled;
- * 3. create + confirm the PaymentIntent with the job's downstream Idempotency-Key,
- *    renewing the lease while the call is in flight;
- * 4. record the outcome and finish the job in one transaction guarded by the lock token.
+ * 3. if no intent is recorded: adopt one found by metadata, or create one WITHOUT
+ *    confirming it (the payment's downstream key), and record its id under the job's
+ *    lock token (a recovery point); if one is recorded: retrieve it (strongly consistent)
+ *    and act on its status: a final state is recorded as it is, in-flight waits;
+ * 4. confirm that one intent (its own derived key). An intent charges at most once, so a
+ *    confirm re-sent late, after the processor forgot its key, cannot charge twice;
+ * 5. record the outcome and finish the job in one transaction guarded by the lock token.
+ * The lease is renewed while the processor is being called.
  *
  * @example
  * await chargePayment(job, { sql, processorFor, leaseMs: 30_000, backoff, log });
@@ -77,11 +95,17 @@ export async function chargePayment(
     return withDatabaseRetry(() => recordChargeOutcome(sql, job, outcome, deps.backoff), retry);
   }
 
-  // 3. The one external side effect.
+  // 3 and 4. The calls to the processor.
   const processor = deps.processorFor(target.processor_secret_key);
   const outcome = await whileRenewingLease(job, deps, () =>
-    createAndConfirmPaymentIntent(processor, job, target),
+    chargeInTwoSteps(processor, job, target, (intentId) =>
+      withDatabaseRetry(() => recordPaymentIntentId(sql, job, intentId), retry),
+    ),
   );
+  if (outcome === LEASE_LOST) {
+    log('charge.intent_not_recorded', { job: job.id, payment: job.paymentId });
+    return { job: 'lease_lost' };
+  }
   log('charge.attempted', {
     job: job.id,
     payment: job.paymentId,
@@ -90,45 +114,90 @@ export async function chargePayment(
     detail: 'reason' in outcome ? outcome.reason : 'code' in outcome ? outcome.code : undefined,
   });
 
-  // 4. Record it, or nothing if our lease was taken over.
+  // 5. Record it, or nothing if our lease was taken over.
   return withDatabaseRetry(() => recordChargeOutcome(sql, job, outcome, deps.backoff), retry);
 }
 
 async function loadChargeTarget(sql: postgres.Sql, job: ClaimedJob): Promise<ChargeTarget | null> {
   const [row] = await sql<ChargeTarget[]>`
-    select payment.status, payment.amount, payment.currency, tenant.processor_secret_key
+    select payment.status, payment.amount, payment.currency, tenant.processor_secret_key,
+           payment.processor_payment_intent_id,
+           (select count(*)::int from outbox_jobs as job
+             where job.tenant_id = payment.tenant_id and job.payment_id = payment.id) as jobs
     from payments as payment
     join tenants as tenant on tenant.id = payment.tenant_id
     where payment.tenant_id = ${job.tenantId} and payment.id = ${job.paymentId}`;
   return row ?? null;
 }
 
-async function createAndConfirmPaymentIntent(
+/** The confirm's own downstream key: derived, so every attempt of every job sends the same. */
+export function confirmKeyOf(downstreamKey: string): string {
+  return `${downstreamKey}:confirm`;
+}
+
+async function chargeInTwoSteps(
   processor: Stripe,
   job: ClaimedJob,
   target: ChargeTarget,
-): Promise<ChargeOutcome> {
+  recordIntent: (intentId: string) => Promise<boolean>,
+): Promise<ChargeOutcome | typeof LEASE_LOST> {
   const paymentMethod =
     typeof job.payload.paymentMethod === 'string'
       ? job.payload.paymentMethod
       : DEFAULT_PAYMENT_METHOD;
   try {
-    const intent = await processor.paymentIntents.create(
-      {
-        amount: target.amount,
-        currency: target.currency,
-        confirm: true,
-        payment_method: paymentMethod,
-        // What the reconciler searches by when the response was lost.
-        metadata: { payment_id: job.paymentId, tenant_id: job.tenantId },
-      },
-      // Every attempt of this job, and every re-enqueued job of this payment, sends the
-      // same key: the processor charges at most once and replays the result after that.
-      { idempotencyKey: job.downstreamKey },
-    );
-    return outcomeOfPaymentIntent(intent);
+    let intent: PaymentIntentState;
+    if (target.processor_payment_intent_id) {
+      // Asked first, by id: the answer is complete, unlike a search.
+      intent = await processor.paymentIntents.retrieve(target.processor_payment_intent_id);
+    } else {
+      // No confirm was ever sent for this payment, so nobody was charged: creating is safe.
+      // A previous attempt may have created one whose answer was lost: adopt it if the
+      // (eventually consistent) search sees it; the create's key replays it otherwise.
+      const mayExist = job.attempts > 1 || target.jobs > 1;
+      const found = mayExist
+        ? await findPaymentIntentByMetadata(processor, job.tenantId, job.paymentId)
+        : null;
+      intent =
+        found ??
+        (await processor.paymentIntents.create(
+          {
+            amount: target.amount,
+            currency: target.currency,
+            payment_method: paymentMethod,
+            // What the reconciler searches by when the create's answer was lost.
+            metadata: { payment_id: job.paymentId, tenant_id: job.tenantId },
+          },
+          { idempotencyKey: job.downstreamKey },
+        ));
+      if (!(await recordIntent(intent.id))) return LEASE_LOST;
+    }
+
+    const settled = settledOutcomeOf(intent);
+    if (settled) return settled;
+    return await confirmOnce(processor, intent.id, paymentMethod, job.downstreamKey);
   } catch (error) {
     return outcomeOfChargeError(error);
+  }
+}
+
+/** Step B: confirm the recorded intent; if someone else already did, read what happened. */
+async function confirmOnce(
+  processor: Stripe,
+  intentId: string,
+  paymentMethod: string,
+  downstreamKey: string,
+): Promise<ChargeOutcome> {
+  try {
+    const confirmed = await processor.paymentIntents.confirm(
+      intentId,
+      { payment_method: paymentMethod },
+      { idempotencyKey: confirmKeyOf(downstreamKey) },
+    );
+    return outcomeOfPaymentIntent(confirmed);
+  } catch (error) {
+    if (!isUnexpectedIntentState(error)) throw error;
+    return outcomeOfPaymentIntent(await processor.paymentIntents.retrieve(intentId));
   }
 }
 

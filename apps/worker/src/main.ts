@@ -19,7 +19,16 @@ import { reconcilePayments } from './reconcile-payments.ts';
 import { whenDatabaseHangs, withDatabaseRetry } from './transient-database-error.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
-const config = readWorkerConfig();
+// A configuration that breaks a window's inequality is refused in one line, not a stack trace.
+let config: ReturnType<typeof readWorkerConfig>;
+try {
+  config = readWorkerConfig();
+} catch (error) {
+  console.error(
+    `worker: refusing to start: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  process.exit(1);
+}
 const log = createLogger(config.workerId);
 
 // Signal handlers first: a SIGTERM while migrations wait for PostgreSQL (or anywhere before
@@ -68,6 +77,8 @@ const dispatcher = startDispatcher({
   log,
 });
 
+// Payments the reconciler could not decide after many checks (see /healthz).
+let stuckPayments = 0;
 const reconciler = startPeriodicTask(
   'reconciler',
   config.reconcileIntervalMs,
@@ -78,7 +89,13 @@ const reconciler = startPeriodicTask(
       log,
       olderThanMs: config.reconcileAfterMs,
       maxRequeues: config.reconcileMaxRequeues,
+      recheckBackoff: {
+        baseMs: config.reconcileBackoffBaseMs,
+        maxMs: config.reconcileBackoffMaxMs,
+      },
+      stuckAfterChecks: config.reconcileStuckAfterChecks,
     });
+    stuckPayments = summary.stuck;
     if (summary.examined > 0) log('reconciler.pass', { ...summary });
   },
   log,
@@ -108,6 +125,7 @@ health =
     : await startHealthServer(config.healthPort, () => ({
         workerId: config.workerId,
         inFlight: dispatcher.inFlight(),
+        stuckPayments,
       }));
 
 log('worker.started', {

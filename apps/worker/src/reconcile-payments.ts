@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { schema } from '@once/db';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
+import { type BackoffPolicy, backoffDelayMs } from './backoff.ts';
+import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
+import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
 import { settlePayment } from './settle-payment.ts';
 
@@ -11,9 +14,18 @@ export interface ReconcileOptions {
   log: Log;
   /** Only payments unsettled for at least this long (and with no live job) are looked at. */
   olderThanMs: number;
-  /** Re-enqueues of a charge the processor has no trace of before giving up with `failed`. */
+  /**
+   * Re-enqueues of a charge that was never confirmed, before the reconciler stops trying:
+   * it then cancels the intent (proof of no charge) or, with no intent recorded, settles
+   * `failed` (no confirm was ever sent).
+   */
   maxRequeues: number;
+  /** Payments looked at per pass, shared fairly between tenants. */
   batchSize?: number;
+  /** Next check of an undecided payment: backoff by its number of checks (default 1 min .. 1 h). */
+  recheckBackoff?: BackoffPolicy;
+  /** Undecided after this many checks = stuck: counted in the summary and logged. */
+  stuckAfterChecks?: number;
 }
 
 export interface ReconcileSummary {
@@ -22,9 +34,14 @@ export interface ReconcileSummary {
   declined: number;
   requeued: number;
   failed: number;
-  /** Still undecided (the processor has a non-final PaymentIntent, or the lookup failed). */
+  /** Still undecided (lookup refused, intent in flight): checked again later, with backoff. */
   left: number;
+  /** Unsettled payments (all tenants) that stayed undecided `stuckAfterChecks` times or more. */
+  stuck: number;
 }
+
+export const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
+export const DEFAULT_STUCK_AFTER_CHECKS = 5;
 
 interface Candidate {
   tenant_id: string;
@@ -33,27 +50,37 @@ interface Candidate {
   downstream_key: string;
   processor_payment_intent_id: string | null;
   processor_secret_key: string;
+  reconcile_checks: number;
   jobs: number;
 }
 
-/** What the processor knows about one payment. */
+/** What the processor proves about one payment. */
 type LedgerAnswer =
   | { found: 'succeeded'; intentId: string }
   | { found: 'declined'; intentId: string; code: string; message?: string }
-  | { found: 'in_flight' }
-  | { found: 'nothing' };
+  /** The intent was canceled before any charge: proof that nobody was charged. */
+  | { found: 'canceled'; intentId: string }
+  | { found: 'in_flight'; intentId: string }
+  /** An intent that was never confirmed (or whose confirm has not arrived yet). */
+  | { found: 'unconfirmed'; intentId: string }
+  /** No intent recorded and none found: no confirm was ever sent for this payment. */
+  | { found: 'never_sent' };
 
 /**
- * One pass of the reconciler. For each payment stuck in `unknown` (retries exhausted on
- * ambiguous failures) or `processing` (no live job left) it asks the processor, the
- * source of truth, and settles from its answer:
- * - a succeeded PaymentIntent -> `succeeded`; a declined/canceled one -> `declined`;
- * - nothing at all -> the charge never happened: enqueue it again with the SAME downstream
- *   key (if a lost request did charge after all, the processor replays it instead of
- *   charging twice), at most `maxRequeues` times, then `failed`.
- * Every settle is guarded (terminal states never move) and a re-enqueue re-checks, under a
- * row lock, that nobody enqueued or settled in between, so several workers can reconcile
- * at once.
+ * One pass of the reconciler. For each payment stuck in `unknown` (retries exhausted) or
+ * `processing` (no live job left) it asks the processor and acts only on proof:
+ * - an intent recorded by id is RETRIEVED (strongly consistent): succeeded -> `succeeded`,
+ *   declined -> `declined`, canceled -> `failed`, processing -> check again later;
+ * - an intent still waiting for its confirm -> enqueue the charge again (the job confirms
+ *   it with its own key), at most `maxRequeues` times; then CANCEL it: only a cancel the
+ *   processor accepted settles `failed` (a refused cancel means it charged: read again);
+ * - no intent recorded: the two-step charge confirms only recorded intents, so no confirm
+ *   was ever sent and nobody was charged. A search adopts an intent a lost create made;
+ *   finding nothing re-enqueues (same keys), and after `maxRequeues` settles `failed`.
+ * Undecided payments get a next-check time with backoff, and each tenant gets a fair
+ * share of a pass (round robin by age), so one tenant whose lookups fail (a rotated
+ * processor key) cannot stall everybody. Every settle is guarded (terminal states never
+ * move) and re-enqueues re-check under a row lock, so several workers can reconcile at once.
  *
  * @example
  * const summary = await reconcilePayments({ sql, processorFor, log, olderThanMs: 60_000, maxRequeues: 3 });
@@ -67,97 +94,256 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     requeued: 0,
     failed: 0,
     left: 0,
+    stuck: 0,
   };
-  const candidates = await sql<Candidate[]>`
-    select payment.tenant_id, payment.id, payment.status, payment.downstream_key,
-           payment.processor_payment_intent_id, tenant.processor_secret_key,
-           (select count(*)::int from outbox_jobs as job
-             where job.tenant_id = payment.tenant_id and job.payment_id = payment.id) as jobs
-    from payments as payment
-    join tenants as tenant on tenant.id = payment.tenant_id
-    where payment.status in ('processing', 'unknown')
-      and payment.updated_at < now() - ${options.olderThanMs} * interval '1 millisecond'
-      and not exists (
-        select 1 from outbox_jobs as job
-        where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
-          and job.status in ('pending', 'running'))
-    order by payment.updated_at
-    limit ${options.batchSize ?? 100}`;
+  const candidates = await dueCandidates(sql, options);
 
   for (const payment of candidates) {
     summary.examined++;
     const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
+    const processor = options.processorFor(payment.processor_secret_key);
     let answer: LedgerAnswer;
     try {
-      answer = await askProcessor(options.processorFor(payment.processor_secret_key), payment);
+      answer = await askProcessor(processor, payment);
     } catch (error) {
-      log('reconcile.lookup_failed', { payment: payment.id, error: String(error) });
+      log('reconcile.lookup_failed', {
+        tenant: payment.tenant_id,
+        payment: payment.id,
+        error: String(error),
+      });
+      await checkAgainLater(sql, payment, options);
       summary.left++;
       continue;
+    }
+    if (!payment.processor_payment_intent_id && answer.found !== 'never_sent') {
+      // A lost create's intent, found by search: from now on it is THE intent, by id.
+      if (!(await adoptIntent(sql, payment, answer.intentId))) {
+        summary.left++;
+        continue;
+      }
     }
 
-    if (answer.found === 'succeeded') {
-      await settlePayment(sql, ref, {
-        status: 'succeeded',
-        processorPaymentIntentId: answer.intentId,
-      });
-      summary.succeeded++;
-    } else if (answer.found === 'declined') {
-      await settlePayment(sql, ref, {
-        status: 'declined',
-        processorPaymentIntentId: answer.intentId,
-        code: answer.code,
-        message: answer.message,
-      });
-      summary.declined++;
-    } else if (answer.found === 'in_flight') {
-      summary.left++;
-      continue;
-    } else if (payment.jobs - 1 < options.maxRequeues) {
-      if (await requeueCharge(sql, payment)) summary.requeued++;
-      else summary.left++;
-    } else {
-      await settlePayment(sql, ref, {
-        status: 'failed',
-        code: 'not_charged',
-        message: `the processor holds no charge after ${payment.jobs} enqueued attempts`,
-      });
-      summary.failed++;
+    switch (answer.found) {
+      case 'succeeded':
+        await settlePayment(sql, ref, {
+          status: 'succeeded',
+          processorPaymentIntentId: answer.intentId,
+        });
+        summary.succeeded++;
+        break;
+      case 'declined':
+        await settlePayment(sql, ref, {
+          status: 'declined',
+          processorPaymentIntentId: answer.intentId,
+          code: answer.code,
+          message: answer.message,
+        });
+        summary.declined++;
+        break;
+      case 'canceled':
+        await settlePayment(sql, ref, {
+          status: 'failed',
+          processorPaymentIntentId: answer.intentId,
+          code: 'canceled_not_charged',
+          message: `the processor canceled ${answer.intentId} before any charge`,
+        });
+        summary.failed++;
+        break;
+      case 'in_flight':
+        await checkAgainLater(sql, payment, options);
+        summary.left++;
+        break;
+      case 'unconfirmed':
+      case 'never_sent':
+        if (payment.jobs - 1 < options.maxRequeues) {
+          if (await requeueCharge(sql, payment)) summary.requeued++;
+          else summary.left++;
+        } else if (answer.found === 'unconfirmed') {
+          const settled = await cancelAndSettle(processor, sql, payment, answer.intentId, log);
+          if (settled) summary.failed++;
+          else {
+            await checkAgainLater(sql, payment, options);
+            summary.left++;
+          }
+        } else if (await settleNeverSent(sql, payment)) {
+          summary.failed++;
+        } else {
+          summary.left++;
+        }
+        break;
     }
     log('reconcile.settled', { payment: payment.id, was: payment.status, found: answer.found });
+  }
+
+  summary.stuck = await countStuck(sql, options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS);
+  if (summary.stuck > 0) {
+    log('reconcile.stuck', {
+      payments: summary.stuck,
+      afterChecks: options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS,
+    });
   }
   return summary;
 }
 
+/**
+ * Due payments, a fair share per tenant: each tenant's due payments are numbered oldest
+ * first, and the pass takes every tenant's first, then every tenant's second, and so on.
+ */
+async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Promise<Candidate[]> {
+  return sql<Candidate[]>`
+    with due as (
+      select payment.tenant_id, payment.id, payment.status, payment.downstream_key,
+             payment.processor_payment_intent_id, payment.reconcile_checks,
+             tenant.processor_secret_key,
+             (select count(*)::int from outbox_jobs as job
+               where job.tenant_id = payment.tenant_id and job.payment_id = payment.id) as jobs,
+             coalesce(payment.reconcile_after, payment.updated_at) as due_at
+      from payments as payment
+      join tenants as tenant on tenant.id = payment.tenant_id
+      where payment.status in ('processing', 'unknown')
+        and payment.updated_at < now() - ${options.olderThanMs} * interval '1 millisecond'
+        and (payment.reconcile_after is null or payment.reconcile_after <= now())
+        and not exists (
+          select 1 from outbox_jobs as job
+          where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
+            and job.status in ('pending', 'running'))
+    ), turns as (
+      select due.*, row_number() over (partition by tenant_id order by due_at, id) as turn
+      from due
+    )
+    select tenant_id, id, status, downstream_key, processor_payment_intent_id,
+           reconcile_checks, processor_secret_key, jobs
+    from turns
+    order by turn, due_at, tenant_id
+    limit ${options.batchSize ?? 100}`;
+}
+
 async function askProcessor(processor: Stripe, payment: Candidate): Promise<LedgerAnswer> {
-  const intents: Stripe.PaymentIntent[] = [];
-  if (payment.processor_payment_intent_id) {
-    intents.push(await processor.paymentIntents.retrieve(payment.processor_payment_intent_id));
-  } else {
-    const result = await processor.paymentIntents.search({
-      query: `metadata['payment_id']:'${escapeSearchValue(payment.id)}'`,
-      limit: 100,
-    });
-    // Metadata is the tenant's to set; make sure the intent is really this tenant's payment.
-    intents.push(
-      ...result.data.filter((intent) => intent.metadata?.tenant_id === payment.tenant_id),
+  const intent = payment.processor_payment_intent_id
+    ? await processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
+    : await findPaymentIntentByMetadata(processor, payment.tenant_id, payment.id);
+  if (!intent) return { found: 'never_sent' };
+  const outcome = settledOutcomeOf(intent);
+  if (!outcome) return { found: 'unconfirmed', intentId: intent.id };
+  switch (outcome.kind) {
+    case 'succeeded':
+      return { found: 'succeeded', intentId: intent.id };
+    case 'declined':
+      return {
+        found: 'declined',
+        intentId: intent.id,
+        code: outcome.code,
+        message: outcome.message,
+      };
+    case 'canceled':
+      return { found: 'canceled', intentId: intent.id };
+    default:
+      return { found: 'in_flight', intentId: intent.id };
+  }
+}
+
+/** Records an intent found by search, unless a different one is recorded meanwhile. */
+async function adoptIntent(
+  sql: postgres.Sql,
+  payment: Candidate,
+  intentId: string,
+): Promise<boolean> {
+  const rows = await sql`
+    update payments set processor_payment_intent_id = ${intentId}
+    where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+      and status in ('processing', 'unknown')
+      and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
+    returning id`;
+  if (rows.length === 1) payment.processor_payment_intent_id = intentId;
+  return rows.length === 1;
+}
+
+/**
+ * Gives up on an intent that was never confirmed, with proof: the processor cancels it
+ * (serialised with any confirm still on its way, by the intent's row lock), and only then
+ * is the payment `failed`. A refused cancel (it succeeded or is processing) settles
+ * nothing here; the next check reads the intent again.
+ */
+async function cancelAndSettle(
+  processor: Stripe,
+  sql: postgres.Sql,
+  payment: Candidate,
+  intentId: string,
+  log: Log,
+): Promise<boolean> {
+  let canceled: Stripe.PaymentIntent;
+  try {
+    canceled = await processor.paymentIntents.cancel(
+      intentId,
+      { cancellation_reason: 'abandoned' },
+      { idempotencyKey: `${payment.downstream_key}:cancel` },
     );
+  } catch (error) {
+    log('reconcile.cancel_refused', {
+      payment: payment.id,
+      intent: intentId,
+      error: String(error),
+      charged: isUnexpectedIntentState(error) ? 'maybe' : 'unknown',
+    });
+    return false;
   }
-  const succeeded = intents.find((intent) => intent.status === 'succeeded');
-  if (succeeded) return { found: 'succeeded', intentId: succeeded.id };
-  const declined = intents.find(
-    (intent) => intent.status === 'requires_payment_method' || intent.status === 'canceled',
+  if (canceled.status !== 'canceled') return false;
+  return settlePayment(
+    sql,
+    { tenantId: payment.tenant_id, paymentId: payment.id },
+    {
+      status: 'failed',
+      processorPaymentIntentId: intentId,
+      code: 'canceled_not_charged',
+      message: `the processor canceled ${intentId} after ${payment.jobs} enqueued attempts`,
+    },
   );
-  if (declined) {
-    const error = declined.last_payment_error;
-    return {
-      found: 'declined',
-      intentId: declined.id,
-      code: error?.decline_code ?? error?.code ?? 'card_declined',
-      message: error?.message,
-    };
-  }
-  return intents.length > 0 ? { found: 'in_flight' } : { found: 'nothing' };
+}
+
+/**
+ * `failed` without a processor call: only while no intent is recorded (so no confirm was
+ * ever sent) and no job is live, re-checked under the payment's row lock.
+ */
+async function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
+  const rows = await sql`
+    update payments as payment
+    set status = 'failed', failure_code = 'not_charged',
+        failure_message = ${`no charge was ever confirmed after ${payment.jobs} enqueued attempts`},
+        updated_at = now()
+    where payment.tenant_id = ${payment.tenant_id} and payment.id = ${payment.id}
+      and payment.status in ('processing', 'unknown')
+      and payment.processor_payment_intent_id is null
+      and not exists (
+        select 1 from outbox_jobs as job
+        where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
+          and job.status in ('pending', 'running'))
+    returning payment.id`;
+  return rows.length === 1;
+}
+
+/** Moves an undecided payment back: its next check comes later with every check. */
+async function checkAgainLater(
+  sql: postgres.Sql,
+  payment: Candidate,
+  options: ReconcileOptions,
+): Promise<void> {
+  const delayMs = backoffDelayMs(
+    payment.reconcile_checks + 1,
+    options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
+  );
+  await sql`
+    update payments
+    set reconcile_after = now() + ${delayMs} * interval '1 millisecond',
+        reconcile_checks = reconcile_checks + 1
+    where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+      and status in ('processing', 'unknown')`;
+}
+
+async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from payments
+    where status in ('processing', 'unknown') and reconcile_checks >= ${afterChecks}`;
+  return row?.n ?? 0;
 }
 
 /**
@@ -195,9 +381,4 @@ async function requeueCharge(sql: postgres.Sql, payment: Candidate): Promise<boo
     await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${payment.id})`;
     return true;
   });
-}
-
-/** Stripe's search language quotes values with single quotes and escapes with a backslash. */
-function escapeSearchValue(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
 }

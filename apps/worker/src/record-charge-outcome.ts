@@ -21,6 +21,10 @@ export type RecordResult =
  * never overwrite the work of the worker that replaced it.
  *
  * - succeeded / declined -> job `done`, payment settled.
+ * - canceled -> job `done`, payment `failed`: the processor canceled the intent, the proof
+ *   that nobody was charged.
+ * - in_flight (409 key in use, intent processing) -> job `pending` again after the backoff
+ *   cap, and the claim is given back: it never counts toward the dead letter.
  * - ambiguous -> job `pending` again after backoff (same downstream key); once
  *   `max_attempts` claims are used up -> job `dead`, payment `unknown` (reconciler's turn).
  * - rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
@@ -35,6 +39,15 @@ export async function recordChargeOutcome(
   backoff: BackoffPolicy,
 ): Promise<RecordResult> {
   return sql.begin(async (tx): Promise<RecordResult> => {
+    if (outcome.kind === 'in_flight') {
+      // The processor is still working on it: wait, without using up an attempt. Giving
+      // up here is what once settled a payment `failed` while its charge was committing.
+      const delayMs = backoff.maxMs;
+      if (!(await rescheduleJob(tx, job, delayMs, outcome.reason, { countAttempt: false }))) {
+        return { job: 'lease_lost' };
+      }
+      return { job: 'retry_scheduled', delayMs };
+    }
     if (outcome.kind === 'ambiguous' && job.attempts < job.maxAttempts) {
       const delayMs = backoffDelayMs(job.attempts, backoff);
       if (!(await rescheduleJob(tx, job, delayMs, outcome.reason))) return { job: 'lease_lost' };
@@ -48,7 +61,7 @@ export async function recordChargeOutcome(
 }
 
 /** How a job ends on an outcome it will not be retried after, and where its payment goes. */
-function jobEndOf(outcome: ChargeOutcome): {
+function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
   job: 'done' | 'dead';
   lastError: string | null;
   settlement: PaymentSettlement;
@@ -69,6 +82,17 @@ function jobEndOf(outcome: ChargeOutcome): {
           processorPaymentIntentId: outcome.paymentIntentId,
           code: outcome.code,
           message: outcome.message,
+        },
+      };
+    case 'canceled':
+      return {
+        job: 'done',
+        lastError: 'canceled',
+        settlement: {
+          status: 'failed',
+          code: 'canceled_not_charged',
+          message: `the processor canceled ${outcome.paymentIntentId} before any charge`,
+          processorPaymentIntentId: outcome.paymentIntentId,
         },
       };
     case 'ambiguous':
@@ -113,10 +137,12 @@ async function rescheduleJob(
   job: ClaimedJob,
   delayMs: number,
   lastError: string,
+  options: { countAttempt: boolean } = { countAttempt: true },
 ): Promise<boolean> {
+  const givenBack = options.countAttempt ? 0 : 1;
   const rows = await sql`
     update outbox_jobs
-    set status = 'pending', run_after = now() + ${delayMs} * interval '1 millisecond',
+    set status = 'pending', attempts = greatest(0, attempts - ${givenBack}), run_after = now() + ${delayMs} * interval '1 millisecond',
         last_error = ${lastError}, locked_by = null, lock_token = null, locked_until = null,
         updated_at = now()
     where tenant_id = ${job.tenantId} and id = ${job.id}

@@ -5,7 +5,7 @@ export type PaymentSettlement =
   | { status: 'succeeded'; processorPaymentIntentId: string }
   | { status: 'declined'; processorPaymentIntentId?: string; code: string; message?: string }
   | { status: 'unknown'; code: string; message?: string }
-  | { status: 'failed'; code: string; message?: string }
+  | { status: 'failed'; code: string; message?: string; processorPaymentIntentId?: string }
   /** Back in flight: the reconciler re-enqueued the charge. */
   | { status: 'processing' };
 

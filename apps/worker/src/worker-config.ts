@@ -19,6 +19,11 @@ export interface WorkerConfig {
   reconcileAfterMs: number;
   /** Re-enqueues of a charge the processor has no trace of, before the payment is `failed`. */
   reconcileMaxRequeues: number;
+  /** Next check of a payment the reconciler could not decide: backoff from base to cap. */
+  reconcileBackoffBaseMs: number;
+  reconcileBackoffMaxMs: number;
+  /** Undecided this many checks = stuck (counted in /healthz and logged). */
+  reconcileStuckAfterChecks: number;
   reapIntervalMs: number;
   sweepIntervalMs: number;
   shutdownGraceMs: number;
@@ -41,7 +46,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     }
     return value;
   };
-  return {
+  const config: WorkerConfig = {
     databaseUrl: requireDatabaseUrl(env),
     processorUrl: env.PROCESSOR_URL || 'http://127.0.0.1:4100',
     healthPort: int('WORKER_HEALTH_PORT', 4200),
@@ -55,8 +60,38 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     reconcileIntervalMs: int('WORKER_RECONCILE_INTERVAL_MS', 10_000, 10),
     reconcileAfterMs: int('WORKER_RECONCILE_AFTER_MS', 60_000),
     reconcileMaxRequeues: int('WORKER_RECONCILE_MAX_REQUEUES', 3),
+    reconcileBackoffBaseMs: int('WORKER_RECONCILE_BACKOFF_BASE_MS', 60_000, 1),
+    reconcileBackoffMaxMs: int('WORKER_RECONCILE_BACKOFF_MAX_MS', 60 * 60_000, 1),
+    reconcileStuckAfterChecks: int('WORKER_RECONCILE_STUCK_AFTER_CHECKS', 5, 1),
     reapIntervalMs: int('WORKER_REAP_INTERVAL_MS', 60_000, 10),
     sweepIntervalMs: int('WORKER_SWEEP_INTERVAL_MS', 5_000, 10),
     shutdownGraceMs: int('WORKER_SHUTDOWN_GRACE_MS', 4_000),
   };
+  checkWorkerWindows(config);
+  return config;
+}
+
+/**
+ * The inequalities between the worker's windows that it can check itself
+ * (docs/decisions/0008-time-windows.md). Throws with the variables' names and values.
+ * The lease is deliberately not tied to the processor timeout: it is renewed every third
+ * of itself while a call runs, and the two-step charge keeps a job run twice at once to
+ * one charge, so a short lease costs work, never money.
+ *
+ * @example
+ * checkWorkerWindows({ ...config, backoffBaseMs: 60_000, backoffMaxMs: 1_000 }); // throws
+ */
+export function checkWorkerWindows(config: WorkerConfig): void {
+  const rules: [boolean, string][] = [
+    [
+      config.backoffBaseMs <= config.backoffMaxMs,
+      `WORKER_BACKOFF_BASE_MS (${config.backoffBaseMs}) must not exceed WORKER_BACKOFF_MAX_MS (${config.backoffMaxMs})`,
+    ],
+    [
+      config.reconcileBackoffBaseMs <= config.reconcileBackoffMaxMs,
+      `WORKER_RECONCILE_BACKOFF_BASE_MS (${config.reconcileBackoffBaseMs}) must not exceed WORKER_RECONCILE_BACKOFF_MAX_MS (${config.reconcileBackoffMaxMs})`,
+    ],
+  ];
+  const broken = rules.find(([holds]) => !holds);
+  if (broken) throw new Error(broken[1]);
 }

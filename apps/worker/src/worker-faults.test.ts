@@ -82,12 +82,13 @@ describe('worker against the real mock processor', () => {
 
   it('reconciles a payment left unknown after a charge whose response was lost', async () => {
     const { sql } = app.client;
-    await processor.armFault({ kind: 'fail_after_charge' });
+    // On the confirm (step B): the intent's id is recorded, the charge's answer is lost.
+    await processor.armFault({ kind: 'fail_after_charge', path_prefix: '/v1/payment_intents/' });
     const checkout = await seedCheckout(sql, { maxAttempts: 1 });
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
     const jobs = await sql`select status from outbox_jobs where payment_id = ${checkout.paymentId}`;
-    // The only job died (retries exhausted); the reconciler found the charge by metadata.
+    // The only job died (retries exhausted); the reconciler retrieved the intent by id.
     expect(jobs.map((j) => j.status)).toEqual(['dead']);
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     await expectInvariantHolds();

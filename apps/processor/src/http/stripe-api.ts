@@ -2,6 +2,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { takeRequestFault } from '../faults/fault-store.ts';
+import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
 import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
 import { createPaymentIntent } from '../payments/create-payment-intent.ts';
 import {
@@ -114,6 +115,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   app.get('/v1/payment_intents/search', read(searchPaymentIntents));
   app.get('/v1/payment_intents/:id', read(retrievePaymentIntent));
   app.post('/v1/payment_intents/:id/confirm', mutate(confirmPaymentIntent));
+  app.post('/v1/payment_intents/:id/cancel', mutate(cancelPaymentIntent));
   app.post('/v1/refunds', mutate(createRefund));
   app.get('/v1/refunds/:id', read(retrieveRefund));
   return app;

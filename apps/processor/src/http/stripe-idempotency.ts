@@ -19,7 +19,8 @@ const REPLAY_HEADERS = ['content-type'];
  * Stripe's `Idempotency-Key` semantics on top of @once/idempotency's web-standard wrapper
  * and its Postgres store (tables in this app's schema): tenant = account, the
  * fingerprint = method + path + decoded form params (so parameter order never matters),
- * refusals rendered as Stripe's `idempotency_error`, 24 h retention. A request without a
+ * refusals rendered as Stripe's `idempotency_error`, 24 h retention unless `ttlMs` says
+ * otherwise (`PROCESSOR_IDEMPOTENCY_RETENTION_MS`). A request without a
  * key runs unguarded, as at Stripe.
  *
  * @example
@@ -27,11 +28,11 @@ const REPLAY_HEADERS = ['content-type'];
  */
 export function createStripeIdempotency(
   db: ProcessorDatabase,
-  options: { leaseMs?: number } = {},
+  options: { leaseMs?: number; ttlMs?: number } = {},
 ): IdempotentMutation {
   const idempotency = createIdempotency({
     store: createDrizzleStore(db),
-    defaults: { ttlMs: 24 * 60 * 60 * 1000, leaseMs: options.leaseMs ?? 30_000 },
+    defaults: { ttlMs: options.ttlMs ?? 24 * 60 * 60 * 1000, leaseMs: options.leaseMs ?? 30_000 },
   });
   return async (request, scope, run) => {
     // The route has already read the body into `scope.params`; the wrapper gets a

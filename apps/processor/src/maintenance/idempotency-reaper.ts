@@ -2,7 +2,8 @@ import { reapExpiredKeys } from '@once/idempotency/drizzle';
 import type { ProcessorDatabase } from '../db/client.ts';
 
 /**
- * Deletes idempotency keys past their 24 h retention every `intervalMs`. Retention itself
+ * Deletes idempotency keys past their retention (`PROCESSOR_IDEMPOTENCY_RETENTION_MS`,
+ * 24 h by default) every `intervalMs` (`PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS`). Retention itself
  * does not depend on this (an expired key is treated as new when reused); reaping only
  * keeps the table small.
  *

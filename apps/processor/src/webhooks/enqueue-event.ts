@@ -6,6 +6,7 @@ import { newObjectId } from '../payments/object-ids.ts';
 export type WebhookEventType =
   | 'payment_intent.succeeded'
   | 'payment_intent.payment_failed'
+  | 'payment_intent.canceled'
   | 'charge.refunded';
 
 /** The Stripe API version stamped on events (the version stripe@23 pins). */

@@ -19,20 +19,25 @@ export interface ProcessorUnderTest extends SpawnedProcessor {
 
 /**
  * The mock processor as the worker's chaos tests run it: a real OS process over a fresh
- * database, webhooks pointed nowhere (they are not what these tests are about).
+ * database, webhooks pointed nowhere (they are not what these tests are about). `env`
+ * overrides its settings, e.g. a short `PROCESSOR_IDEMPOTENCY_RETENTION_MS`.
  *
  * @example
  * const processor = await startProcessorUnderTest('worker_faults');
  * await processor.armFault({ kind: 'delay', delay_ms: 3000, when: 'before_charge' });
  * await processor.close();
  */
-export async function startProcessorUnderTest(label: string): Promise<ProcessorUnderTest> {
+export async function startProcessorUnderTest(
+  label: string,
+  env: Record<string, string> = {},
+): Promise<ProcessorUnderTest> {
   const database = await createProcessorTestDatabase(label);
   const sql = postgres(database.url, { max: 2, onnotice: () => {} });
   const processor = await spawnProcessor({
     PROCESSOR_DATABASE_URL: database.url,
     PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/none',
     PROCESSOR_WEBHOOK_SECRET: 'whsec_test',
+    ...env,
   });
   return {
     ...processor,

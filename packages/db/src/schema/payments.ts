@@ -61,6 +61,14 @@ export const payments = pgTable(
     /** Stripe decline code or error code when declined/failed. */
     failureCode: text('failure_code'),
     failureMessage: text('failure_message'),
+    /**
+     * The reconciler's next look at an undecided payment (null: as soon as it is due).
+     * Each undecided check pushes it out with backoff, so payments nobody can decide yet
+     * (a refused lookup, an intent still processing) do not take every pass.
+     */
+    reconcileAfter: timestamp('reconcile_after', { withTimezone: true }),
+    /** How many reconciler checks left this payment undecided; many means stuck (see /healthz). */
+    reconcileChecks: integer('reconcile_checks').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
   },

@@ -9,6 +9,10 @@ export interface OpsPayment extends PaymentView {
   idempotencyKey: string;
   downstreamKey: string;
   processorPaymentIntentId: string | null;
+  /** Reconciler checks that left this payment undecided (many while unsettled = stuck). */
+  reconcileChecks: number;
+  /** When the reconciler looks at it next (ISO time), if it was ever left undecided. */
+  nextReconcileAt: string | null;
 }
 
 /**
@@ -47,5 +51,7 @@ export async function listPayments({
     idempotencyKey: row.idempotencyKey,
     downstreamKey: row.downstreamKey,
     processorPaymentIntentId: row.processorPaymentIntentId,
+    reconcileChecks: row.reconcileChecks,
+    nextReconcileAt: row.reconcileAfter?.toISOString() ?? null,
   }));
 }

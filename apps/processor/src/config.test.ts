@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { readProcessorConfig } from './config.ts';
+
+const base = { PROCESSOR_DATABASE_URL: 'postgres://x@127.0.0.1/p' };
+
+describe('readProcessorConfig', () => {
+  it('keeps keys 24 h and reaps every 10 min by default', () => {
+    expect(readProcessorConfig(base)).toMatchObject({
+      idempotencyRetentionMs: 86_400_000,
+      idempotencyReapIntervalMs: 600_000,
+      idempotencyLeaseMs: 30_000,
+    });
+  });
+
+  it('refuses a retention that does not outlive the key lease, naming both variables', () => {
+    expect(() =>
+      readProcessorConfig({
+        ...base,
+        PROCESSOR_IDEMPOTENCY_RETENTION_MS: '1000',
+        PROCESSOR_IDEMPOTENCY_LEASE_MS: '30000',
+      }),
+    ).toThrow(
+      /PROCESSOR_IDEMPOTENCY_RETENTION_MS \(1000\) must be greater than PROCESSOR_IDEMPOTENCY_LEASE_MS/,
+    );
+  });
+
+  it('refuses a number that is not one', () => {
+    expect(() =>
+      readProcessorConfig({ ...base, PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: 'soon' }),
+    ).toThrow(/PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS must be an integer/);
+  });
+});

@@ -1,0 +1,38 @@
+import type Stripe from 'stripe';
+
+/**
+ * Looks for the PaymentIntent of a payment by the metadata the worker sets on it
+ * (`payment_id`, `tenant_id`), for when its id was never recorded (the create's answer was
+ * lost). Search is eventually consistent: "nothing found" is a hint, never a proof that
+ * nothing exists. If several exist (a create re-sent after the processor forgot its key),
+ * the one that went furthest wins: succeeded, then declined or in flight, then waiting.
+ *
+ * @example
+ * const intent = await findPaymentIntentByMetadata(stripe, 'tenant_a', 'pay_1'); // or null
+ */
+export async function findPaymentIntentByMetadata(
+  processor: Stripe,
+  tenantId: string,
+  paymentId: string,
+): Promise<Stripe.PaymentIntent | null> {
+  const result = await processor.paymentIntents.search({
+    query: `metadata['payment_id']:'${escapeSearchValue(paymentId)}'`,
+    limit: 100,
+  });
+  // Metadata is the tenant's to set; make sure the intent is really this tenant's payment.
+  const intents = result.data.filter((intent) => intent.metadata?.tenant_id === tenantId);
+  const rank = (intent: Stripe.PaymentIntent): number =>
+    intent.status === 'succeeded'
+      ? 0
+      : intent.status === 'requires_confirmation'
+        ? 2
+        : intent.status === 'canceled'
+          ? 3
+          : 1;
+  return [...intents].sort((a, b) => rank(a) - rank(b))[0] ?? null;
+}
+
+/** Stripe's search language quotes values with single quotes and escapes with a backslash. */
+function escapeSearchValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+}

@@ -1,0 +1,37 @@
+import type postgres from 'postgres';
+import type { ClaimedJob } from './outbox-job.ts';
+
+/**
+ * Step A's recovery point: writes the PaymentIntent's id on the payment, in a transaction
+ * that first locks the job row and checks this worker still holds it (`lock_token`).
+ * Only a recorded intent is ever confirmed, so every confirm that may ever have left is
+ * on an intent the app knows by id, and retrieving it by id is a complete answer.
+ *
+ * Never replaces a different recorded id: returns `false` then (and when the lease was
+ * lost), and the caller confirms nothing. Writing the same id again is a no-op success,
+ * so a retried commit whose answer was lost is harmless.
+ *
+ * @example
+ * if (!(await recordPaymentIntentId(sql, job, intent.id))) return 'lease_lost';
+ */
+export async function recordPaymentIntentId(
+  sql: postgres.Sql,
+  job: ClaimedJob,
+  intentId: string,
+): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const held = await tx`
+      select 1 from outbox_jobs
+      where tenant_id = ${job.tenantId} and id = ${job.id}
+        and status = 'running' and lock_token = ${job.lockToken}
+      for update`;
+    if (held.length === 0) return false;
+    const rows = await tx`
+      update payments
+      set processor_payment_intent_id = ${intentId}, updated_at = now()
+      where tenant_id = ${job.tenantId} and id = ${job.paymentId}
+        and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
+      returning id`;
+    return rows.length === 1;
+  });
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { readWorkerConfig } from './worker-config.ts';
+
+const base = { DATABASE_URL: 'postgres://x@127.0.0.1/app' };
+
+describe('readWorkerConfig', () => {
+  it('has the documented reconcile defaults', () => {
+    expect(readWorkerConfig(base)).toMatchObject({
+      reconcileAfterMs: 60_000,
+      reconcileBackoffBaseMs: 60_000,
+      reconcileBackoffMaxMs: 3_600_000,
+      reconcileStuckAfterChecks: 5,
+    });
+  });
+
+  it('refuses a backoff whose base exceeds its cap, naming both variables', () => {
+    expect(() =>
+      readWorkerConfig({ ...base, WORKER_BACKOFF_BASE_MS: '60000', WORKER_BACKOFF_MAX_MS: '1000' }),
+    ).toThrow(/WORKER_BACKOFF_BASE_MS \(60000\) must not exceed WORKER_BACKOFF_MAX_MS \(1000\)/);
+    expect(() =>
+      readWorkerConfig({
+        ...base,
+        WORKER_RECONCILE_BACKOFF_BASE_MS: '5000',
+        WORKER_RECONCILE_BACKOFF_MAX_MS: '10',
+      }),
+    ).toThrow(/WORKER_RECONCILE_BACKOFF_BASE_MS/);
+  });
+});
