@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { createDatabaseClient } from '@once/db';
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from '../../api-env.ts';
 import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
+import { createContext } from '../../context.ts';
+import { createApiDependencies } from '../../dependencies.ts';
+import { createCaller } from '../../root.ts';
 import {
   type ApiTestHarness,
   bearer,
   createApiTestHarness,
+  TEST_SESSION_SECRET,
 } from '../../testing/api-test-harness.ts';
 
 const cart = { lines: [{ productId: 'book_ddia', quantity: 1 }] };
@@ -79,6 +84,49 @@ describe('checkout.pay with a shortened ONCE_CHECKOUT_KEY_TTL_MS', () => {
     expect(ids.size).toBe(1);
     const [row] = await h.database.client.sql`select count(*)::int as n from payments`;
     expect(row!.n).toBe(1);
+  });
+
+  it('a retry that waits past lock_timeout on a concurrent first attempt is told to come back (409), not failed', async () => {
+    const key = randomUUID();
+    // The first attempt: its payment row is inserted and its transaction is still open.
+    const holder = await h.database.client.sql.reserve();
+    try {
+      await holder`begin`;
+      await holder`
+        insert into payments (tenant_id, id, status, amount, currency, lines, idempotency_key,
+          request_fingerprint, downstream_key)
+        values ('tenant_a', 'pay_held', 'processing', 100, 'usd', '[]'::jsonb, ${key},
+          ${checkoutFingerprint(cart)}, 'once_pay_pay_held')`;
+      const impatient = createDatabaseClient(h.database.url, {
+        applicationName: 'test-impatient',
+        lockTimeoutMs: 200,
+      });
+      try {
+        const deps = createApiDependencies({
+          db: impatient.db,
+          sessionSecret: TEST_SESSION_SECRET,
+        });
+        const req = new Request('http://localhost/api/trpc', {
+          headers: { ...bearer('tenant_a'), 'idempotency-key': key },
+        });
+        const resHeaders = new Headers();
+        const api = createCaller(createContext({ req, resHeaders, ...deps }));
+        const refused = await api.checkout.pay(cart).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(TRPCError);
+        expect((refused as TRPCError).code).toBe('CONFLICT');
+        expect(((refused as TRPCError).cause as { code?: string }).code).toBe(
+          'idempotency_key_in_use',
+        );
+        expect(resHeaders.get('retry-after')).toBe('1');
+      } finally {
+        await impatient.close();
+      }
+    } finally {
+      await holder`rollback`;
+      holder.release();
+    }
+    const [row] = await h.database.client.sql`select count(*)::int as n from payments`;
+    expect(row!.n).toBe(0);
   });
 });
 
