@@ -13,7 +13,7 @@ export interface AttemptRecord {
 
 export interface CheckoutOutcome {
   key: string;
-  /** The payment id of the 201 (first run or replay); undefined if none came before the deadline. */
+  /** The payment id of the 201 (first run or replay) or 200 (the key's existing payment); undefined if none came before the deadline. */
   paymentId?: string;
   attempts: AttemptRecord[];
 }
@@ -46,7 +46,8 @@ export async function postPayment(
       status: response.status,
       contentType,
       code: json?.code,
-      paymentId: response.status === 201 ? json?.paymentId : undefined,
+      // 201 new or replayed; 200 is the payment this key already made (found by its key).
+      paymentId: response.status === 201 || response.status === 200 ? json?.paymentId : undefined,
     };
   } catch {
     return { status: 'network_error' };
@@ -54,7 +55,7 @@ export async function postPayment(
 }
 
 /**
- * Sends one checkout and retries it with the SAME key on anything that is not a 201, until
+ * Sends one checkout and retries it with the SAME key on anything that is not a 201/200, until
  * `deadline` (epoch ms). 503 and 409 are the expected answers while the database is away or
  * the key's first attempt is still being decided.
  */

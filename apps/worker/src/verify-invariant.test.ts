@@ -105,6 +105,9 @@ describe('verifyInvariant', () => {
   it('reports two payments for one checkout key, and a checkout with none', async () => {
     const first = await seedCheckout(app.client.sql);
     const second = await seedCheckout(app.client.sql);
+    // The schema forbids this (payments_idempotency_key_unique); the checker must still see it
+    // in a database where the index is missing (dropped, or data from before it existed).
+    await app.client.sql`drop index payments_idempotency_key_unique`;
     await app.client
       .sql`update payments set idempotency_key = ${first.idempotencyKey} where id = ${second.paymentId}`;
     await settle(first.paymentId, 'declined');
@@ -118,6 +121,10 @@ describe('verifyInvariant', () => {
       'duplicate_payment',
       'missing_payment',
     ]);
+    await app.client
+      .sql`update payments set idempotency_key = ${second.idempotencyKey} where id = ${second.paymentId}`;
+    await app.client
+      .sql`create unique index payments_idempotency_key_unique on payments (tenant_id, idempotency_key)`;
   });
 
   it('allows in-flight payments unless --converged', async () => {

@@ -1,7 +1,7 @@
 import type { Database } from '@once/db';
 import { createIdempotency, type Idempotency, type IdempotencyEvent } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
-import { readApiEnv } from './api-env.ts';
+import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
 import { createHttpProcessorLedger } from './processor/http-processor-ledger.ts';
@@ -22,22 +22,34 @@ export interface ApiDependencies {
   maxNewKeysPerMinute: number;
 }
 
-/** Per-operation idempotency policy of this API; see README "Idempotency". */
-export const apiIdempotencyPolicies = {
-  // DB-only handlers in one transaction: both run in atomic mode (set by the tRPC meta and the
-  // REST route's policy), so the lease below only applies if one is switched back to leased.
-  'checkout.pay': { ttlMs: 24 * 60 * 60 * 1000, leaseMs: 30_000 },
-  'payments.create': { ttlMs: 24 * 60 * 60 * 1000, leaseMs: 30_000 },
-  // Processor retries webhooks for days; keep the event ids a week.
-  'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
-};
+/**
+ * Per-operation idempotency policy of this API; see README "Idempotency". The checkout keys'
+ * retention is `ONCE_CHECKOUT_KEY_TTL_MS`; a payment stays unique per key beyond it.
+ *
+ * @example
+ * apiIdempotencyPoliciesFor(60_000)['checkout.pay'].ttlMs; // 60000
+ */
+export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
+  return {
+    // DB-only handlers in one transaction: both run in atomic mode (set by the tRPC meta and the
+    // REST route's policy), so the lease below only applies if one is switched back to leased.
+    'checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
+    'payments.create': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
+    // Processor retries webhooks for days; keep the event ids a week.
+    'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
+  };
+}
+
+/** The policies with the default checkout key retention (24 h). */
+export const apiIdempotencyPolicies = apiIdempotencyPoliciesFor(DEFAULT_CHECKOUT_KEY_TTL_MS);
 
 /**
  * Builds the API's dependencies over one database client.
  *
- * With `env` (the web app passes `process.env`), the new-key rate limit and the processor's
- * admin API come from `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE` (default 600, 0 = off),
- * `PROCESSOR_URL` and `PROCESSOR_ADMIN_TOKEN` (see `readApiEnv`). Explicit options win over
+ * With `env` (the web app passes `process.env`), the new-key rate limit, the checkout key
+ * retention and the processor's admin API come from `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE`
+ * (default 600, 0 = off), `ONCE_CHECKOUT_KEY_TTL_MS` (default 24 h), `PROCESSOR_URL` and
+ * `PROCESSOR_ADMIN_TOKEN` (see `readApiEnv`). Explicit options win over
  * `env`. Without either, there is no rate limit and `ops.ledger` reports the processor as
  * unreachable: library callers (tests, the benchmark server) opt in.
  *
@@ -53,6 +65,8 @@ export function createApiDependencies(options: {
   env?: Record<string, string | undefined>;
   maxNewKeysPerMinute?: number;
   processorLedger?: ProcessorLedger;
+  /** Checkout key retention, ms; default `ONCE_CHECKOUT_KEY_TTL_MS` from `env`, else 24 h. */
+  checkoutKeyTtlMs?: number;
 }): ApiDependencies {
   if (options.sessionSecret.length < 16) {
     throw new Error('SESSION_SECRET must be at least 16 characters');
@@ -61,6 +75,11 @@ export function createApiDependencies(options: {
   const maxNewKeysPerMinute = options.maxNewKeysPerMinute ?? fromEnv?.maxNewKeysPerMinute ?? 0;
   if (!Number.isInteger(maxNewKeysPerMinute) || maxNewKeysPerMinute < 0) {
     throw new Error(`maxNewKeysPerMinute must be a whole number >= 0, got ${maxNewKeysPerMinute}`);
+  }
+  const checkoutKeyTtlMs =
+    options.checkoutKeyTtlMs ?? fromEnv?.checkoutKeyTtlMs ?? DEFAULT_CHECKOUT_KEY_TTL_MS;
+  if (!Number.isSafeInteger(checkoutKeyTtlMs) || checkoutKeyTtlMs < 1) {
+    throw new Error(`checkoutKeyTtlMs must be a whole number >= 1, got ${checkoutKeyTtlMs}`);
   }
   const processorLedger =
     options.processorLedger ??
@@ -74,7 +93,7 @@ export function createApiDependencies(options: {
     db: options.db,
     idempotencyEngine: createIdempotency({
       store: createDrizzleStore(options.db),
-      operations: apiIdempotencyPolicies,
+      operations: apiIdempotencyPoliciesFor(checkoutKeyTtlMs),
       // Counts NEW keys only (replays and retries of a known key are never limited), per
       // tenant, over a fixed one-minute window; see packages/idempotency "Limits".
       ...(maxNewKeysPerMinute > 0

@@ -4,17 +4,20 @@
 export { hashApiKey } from '@once/db';
 export {
   type ApiEnvSettings,
+  DEFAULT_CHECKOUT_KEY_TTL_MS,
   DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
   readApiEnv,
 } from './api-env.ts';
 export { type AuthenticatedTenant, authenticateRequest } from './auth/authenticate.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
+export { checkoutFingerprint, normalisePayInput } from './checkout/checkout-fingerprint.ts';
 export { type Clock, systemClock } from './clock.ts';
 export { type Context, createContext } from './context.ts';
 export type { Database, Transaction } from './database.ts';
 export {
   type ApiDependencies,
   apiIdempotencyPolicies,
+  apiIdempotencyPoliciesFor,
   createApiDependencies,
 } from './dependencies.ts';
 export {
@@ -48,8 +51,18 @@ export {
   type RouterInputs,
   type RouterOutputs,
 } from './root.ts';
-export { downstreamKeyFor, type PayIdempotency, pay } from './routers/checkout/pay.ts';
-export { type PayInput, type PayResult, payInput } from './routers/checkout/pay.types.ts';
+export {
+  downstreamKeyFor,
+  type PayIdempotency,
+  type PayOrigin,
+  pay,
+} from './routers/checkout/pay.ts';
+export {
+  PAY_INPUT_LIMITS,
+  type PayInput,
+  type PayResult,
+  payInput,
+} from './routers/checkout/pay.types.ts';
 export { status as paymentStatus, toPaymentView } from './routers/checkout/status.ts';
 export type { PaymentView } from './routers/checkout/status.types.ts';
 export type {

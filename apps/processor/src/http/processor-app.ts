@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { createAdminApi } from '../admin/admin-api.ts';
 import type { ProcessorDatabase } from '../db/client.ts';
+import { processorBodyLimit } from './body-limit.ts';
 import type { IdempotentMutation } from './idempotent-mutation.ts';
 import { createStripeApi } from './stripe-api.ts';
 import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
@@ -20,6 +21,8 @@ export interface ProcessorAppOptions {
  */
 export function createProcessorApp(options: ProcessorAppOptions) {
   const app = new Hono();
+  // Before every route: no body over the limit is read, parsed or fingerprinted.
+  app.use('*', processorBodyLimit());
   app.get('/healthz', (c) => c.json({ ok: true, service: 'processor' }));
   app.route('/', createAdminApi(options));
   app.route('/', createStripeApi(options));

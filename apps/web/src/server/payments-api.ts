@@ -1,22 +1,30 @@
 import {
-  type ApiDependencies,
-  type AuthenticatedTenant,
   CheckoutError,
   checkoutProblemResponse,
   isCheckoutError,
+  normalisePayInput,
+  type PayInput,
+  type PayOrigin,
   type PayResult,
   pay,
   payInput,
   paymentStatus,
+  type Transaction,
 } from '@once/api';
 import { isTransientDatabaseError } from '@once/db';
-import { IdempotencyError } from '@once/idempotency';
+import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyError } from '@once/idempotency';
 import {
   problemDetailsResponse,
   storedResponseFrom,
   withIdempotency,
 } from '@once/idempotency/fetch';
 import { authenticateApiKey } from './authenticate-api-key.ts';
+import {
+  API_MAX_BODY_BYTES,
+  declaresBodyOver,
+  payloadTooLarge,
+  readTextWithinLimit,
+} from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /**
@@ -43,10 +51,39 @@ async function answeringCheckoutErrors(run: () => Promise<Response>): Promise<Re
   }
 }
 
-async function readPayInput(request: Request) {
+/** The one media type `POST /api/v1/payments` reads. */
+const PAYMENTS_MEDIA_TYPE = 'application/json';
+
+/**
+ * Whether `Content-Type` is `application/json` (any case, optional `charset=utf-8`): the only
+ * body the route parses. Anything else would be fingerprinted one way and parsed another.
+ */
+function isJsonContentType(header: string | null): boolean {
+  if (header === null) return false;
+  const [type, ...params] = header.split(';');
+  if (type!.trim().toLowerCase() !== PAYMENTS_MEDIA_TYPE) return false;
+  return params.every((param) => {
+    const [name, value = ''] = param.split('=');
+    if (name!.trim().toLowerCase() !== 'charset') return true;
+    return value.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
+  });
+}
+
+function requireJsonContentType(request: Request): void {
+  if (isJsonContentType(request.headers.get('content-type'))) return;
+  throw new CheckoutError(
+    'unsupported_media_type',
+    'POST /api/v1/payments accepts only Content-Type: application/json',
+    { accepted: [PAYMENTS_MEDIA_TYPE] },
+  );
+}
+
+/** The body, read once within the limit, as a validated `PayInput` (400 `invalid_input`). */
+async function readPayInput(request: Request): Promise<PayInput> {
+  const text = await readTextWithinLimit(request, API_MAX_BODY_BYTES);
   let body: unknown;
   try {
-    body = await request.json();
+    body = JSON.parse(text);
   } catch {
     throw new CheckoutError('invalid_input', 'The body must be JSON');
   }
@@ -57,10 +94,14 @@ async function readPayInput(request: Request) {
   return parsed.data;
 }
 
-function createdResponse(result: PayResult): Response {
+/** 201 for a new payment; 200 + `Idempotent-Replayed` for the payment this key already made. */
+function payResponse(result: PayResult, origin: PayOrigin): Response {
   return Response.json(result, {
-    status: 201,
-    headers: { location: `/api/v1/payments/${result.paymentId}` },
+    status: origin === 'created' ? 201 : 200,
+    headers: {
+      location: `/api/v1/payments/${result.paymentId}`,
+      ...(origin === 'existing' ? { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : {}),
+    },
   });
 }
 
@@ -68,56 +109,59 @@ function createdResponse(result: PayResult): Response {
  * `POST /api/v1/payments`: the REST face of `checkout.pay` (same business function), guarded
  * by `Idempotency-Key` through `withIdempotency`. Bearer API key only. 201 with the payment,
  * its replay with `Idempotent-Replayed: true`; refusals are `application/problem+json`.
- * Refused input throws out of the guarded handler, so its key is released, not stored.
+ *
+ * Before anything is stored or counted: a Content-Type other than `application/json` is 415
+ * `unsupported_media_type`; a body over {@link API_MAX_BODY_BYTES} is 413 `payload_too_large`
+ * (by `Content-Length`, then by a counted read); the body is read ONCE and validated (400).
+ * The key's fingerprint is the validated, normalised input: exactly what the handler uses.
  * Atomic idempotency mode: concurrent duplicates wait for the first transaction and replay it.
+ * The payment itself is unique per (tenant, key) across tRPC and REST and beyond the key's TTL
+ * (see `pay`): such a retry gets 200 with that payment, or 422 if the cart differs.
  *
  * @example
  * export const POST = createPaymentsPostHandler(getWebRuntime);
  */
 export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>) {
-  const authenticated = new WeakMap<Request, AuthenticatedTenant>();
-  let guarded: ((request: Request) => Promise<Response>) | undefined;
-
-  function guardedHandler(deps: ApiDependencies) {
-    guarded ??= withIdempotency(
-      async (request, exec) => {
-        const input = await readPayInput(request);
-        const tenant = authenticated.get(request)!;
-        let response: Response | undefined;
-        await pay({
-          ctx: {
-            db: deps.db,
-            tenantId: tenant.tenantId,
-            idempotency: {
-              key: exec.key!,
-              complete: async (tx, result) => {
-                response = createdResponse(result);
-                await exec.complete(tx, await storedResponseFrom(response));
-              },
-            },
-          },
-          input,
-        });
-        return response!;
-      },
-      {
-        idempotency: deps.idempotencyEngine,
-        operation: 'payments.create',
-        // `pay` writes the payment, its outbox job, the NOTIFY and the stored response in ONE
-        // transaction: the key is inserted completed inside it (no reservation before).
-        policy: { mode: 'atomic' },
-        getTenantId: (request) => authenticated.get(request)!.tenantId,
-      },
-    );
-    return guarded;
-  }
-
   return async (request: Request): Promise<Response> =>
     answeringCheckoutErrors(async () => {
+      requireJsonContentType(request);
+      if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
       const { deps } = await getRuntime();
-      // Authenticate before looking at the key: an anonymous caller learns nothing.
-      authenticated.set(request, await authenticateApiKey(deps.db, request));
-      return guardedHandler(deps)(request);
+      // Authenticate before reading the body or looking at the key: an anonymous caller learns
+      // nothing and costs no more than its headers.
+      const tenant = await authenticateApiKey(deps.db, request);
+      const input = await readPayInput(request);
+      const guarded = withIdempotency<Transaction>(
+        async (_request, exec) => {
+          let response: Response | undefined;
+          await pay({
+            ctx: {
+              db: deps.db,
+              tenantId: tenant.tenantId,
+              idempotency: {
+                key: exec.key!,
+                complete: async (tx, result, origin) => {
+                  response = payResponse(result, origin);
+                  await exec.complete(tx, await storedResponseFrom(response));
+                },
+              },
+            },
+            input,
+          });
+          return response!;
+        },
+        {
+          idempotency: deps.idempotencyEngine,
+          operation: 'payments.create',
+          // `pay` writes the payment, its outbox job, the NOTIFY and the stored response in ONE
+          // transaction: the key is inserted completed inside it (no reservation before).
+          policy: { mode: 'atomic' },
+          getTenantId: () => tenant.tenantId,
+          getFingerprintInput: () => normalisePayInput(input),
+        },
+      );
+      // The body is consumed; the guard gets the headers (key, auth) on a bodiless copy.
+      return guarded(new Request(request.url, { method: 'POST', headers: request.headers }));
     });
 }
 

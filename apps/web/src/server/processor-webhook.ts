@@ -1,13 +1,16 @@
 import {
   type ApplyOutcome,
   applyProcessorEvent,
+  checkoutProblemResponse,
   handledProcessorEventTypes,
+  isCheckoutError,
   type ProcessorPaymentIntentEvent,
   resolveEventTenant,
 } from '@once/api';
 import { computeFingerprint, isIdempotencyError } from '@once/idempotency';
 import { problemDetailsResponse } from '@once/idempotency/fetch';
 import Stripe from 'stripe';
+import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
 
 const OPERATION = 'webhooks.processor';
@@ -44,7 +47,14 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
     if (!webhookSecret) {
       return problem(503, 'webhook_secret_unset', 'PROCESSOR_WEBHOOK_SECRET is not configured');
     }
-    const payload = await request.text();
+    // Bounded before parsing or verifying: 413 by Content-Length or by a counted read.
+    let payload: string;
+    try {
+      payload = await readTextWithinLimit(request, WEBHOOK_MAX_BODY_BYTES);
+    } catch (error) {
+      if (isCheckoutError(error)) return checkoutProblemResponse(error);
+      throw error;
+    }
     let event: Stripe.Event;
     try {
       event = Stripe.webhooks.constructEvent(

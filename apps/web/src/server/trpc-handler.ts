@@ -1,21 +1,45 @@
-import { appRouter, createContext } from '@once/api';
+import { appRouter, CheckoutError, createContext, toTRPCError } from '@once/api';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { API_MAX_BODY_BYTES, readBodyWithinLimit } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
+
+/**
+ * The request tRPC gets: the body read once within {@link API_MAX_BODY_BYTES} (by
+ * `Content-Length`, then counted, so a chunked body cannot pass either), or the refusal to
+ * answer instead. GET and HEAD carry their input in the URL, which the HTTP server bounds.
+ */
+async function boundedRequest(req: Request): Promise<Request | CheckoutError> {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.body === null) return req;
+  try {
+    const body = await readBodyWithinLimit(req, API_MAX_BODY_BYTES);
+    const headers = new Headers(req.headers);
+    headers.delete('transfer-encoding');
+    headers.set('content-length', String(body.byteLength));
+    return new Request(req.url, { method: req.method, headers, body, signal: req.signal });
+  } catch (error) {
+    if (error instanceof CheckoutError) return error;
+    throw error;
+  }
+}
 
 /**
  * The tRPC endpoint as a web-standard handler. `resHeaders` goes into the context so the
  * idempotency plugin can set `Retry-After` and `Idempotent-Replayed`, and `session.start`
- * its cookie.
+ * its cookie. A body over {@link API_MAX_BODY_BYTES} is answered 413 (`PAYLOAD_TOO_LARGE`,
+ * `data.code = 'payload_too_large'`) in tRPC's own error shape before any input is parsed or
+ * any procedure runs.
  *
  * @example
  * export const POST = createTrpcHandler(getWebRuntime);
  */
 export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoint = '/api/trpc') {
   return async (req: Request): Promise<Response> => {
+    const bounded = await boundedRequest(req);
+    if (bounded instanceof CheckoutError) return refuseInTrpcShape(req, endpoint, bounded);
     const { deps } = await getRuntime();
     return fetchRequestHandler({
       endpoint,
-      req,
+      req: bounded,
       router: appRouter,
       createContext: ({ req, resHeaders }) => createContext({ req, resHeaders, ...deps }),
       onError({ error, path }) {
@@ -25,4 +49,27 @@ export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoin
       },
     });
   };
+}
+
+/**
+ * Answers every call of the request with `refusal`, rendered by tRPC itself (status, envelope,
+ * batch or not, the router's error formatter): the context cannot be created, so no procedure
+ * runs and no input is read. The body is not passed on.
+ */
+function refuseInTrpcShape(
+  req: Request,
+  endpoint: string,
+  refusal: CheckoutError,
+): Promise<Response> {
+  const headers = new Headers(req.headers);
+  headers.delete('content-length');
+  headers.delete('transfer-encoding');
+  return fetchRequestHandler({
+    endpoint,
+    req: new Request(req.url, { method: req.method, headers }),
+    router: appRouter,
+    createContext: () => {
+      throw toTRPCError(refusal);
+    },
+  });
 }

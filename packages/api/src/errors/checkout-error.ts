@@ -28,6 +28,16 @@ export const checkoutErrorCatalogue = {
     title: 'Order total out of range',
   },
   payment_not_found: { trpcCode: 'NOT_FOUND', status: 404, title: 'Payment not found' },
+  payload_too_large: {
+    trpcCode: 'PAYLOAD_TOO_LARGE',
+    status: 413,
+    title: 'Request body too large',
+  },
+  unsupported_media_type: {
+    trpcCode: 'UNSUPPORTED_MEDIA_TYPE',
+    status: 415,
+    title: 'Unsupported Content-Type',
+  },
 } as const satisfies Record<
   string,
   { trpcCode: TRPC_ERROR_CODE_KEY; status: number; title: string }

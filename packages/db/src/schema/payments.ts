@@ -53,6 +53,13 @@ export const payments = pgTable(
     lines: jsonb('lines').$type<CartLine[]>().notNull(),
     /** The checkout's Idempotency-Key (the user's intent), for operators and the invariant check. */
     idempotencyKey: text('idempotency_key').notNull(),
+    /**
+     * SHA-256 (hex) of the RFC 8785 canonical JSON of the normalised checkout input that made
+     * this payment, the same on every transport: a retry with this key and another cart is
+     * refused (`idempotency_key_reused`) even after the key itself expired. Null only on
+     * payments written before the column existed.
+     */
+    requestFingerprint: text('request_fingerprint'),
     /** Sent to the processor as its Idempotency-Key; derived from the payment, never reused. */
     downstreamKey: text('downstream_key').notNull(),
     /** Optional receipt address given at checkout. */
@@ -75,6 +82,8 @@ export const payments = pgTable(
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('payments_downstream_key_unique').on(t.tenantId, t.downstreamKey),
+    // One payment per (tenant, checkout key) forever, across tRPC and REST, whatever the key's TTL.
+    uniqueIndex('payments_idempotency_key_unique').on(t.tenantId, t.idempotencyKey),
     index('payments_status_updated_idx')
       .on(t.status, t.updatedAt)
       .where(sql`${t.status} in ('processing', 'unknown')`),

@@ -1,3 +1,4 @@
+import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
 import { authedProcedure, createTRPCRouter, idempotentProcedure } from '../../trpc.ts';
 import { pay } from './pay.ts';
 import { payInput } from './pay.types.ts';
@@ -21,8 +22,12 @@ export const checkoutRouter = createTRPCRouter({
           idempotency: {
             // The plugin refuses a missing key before the handler runs (required by default).
             key: ctx.idempotency.key!,
-            // The plugin stores the result as the JSON it replays.
-            complete: (tx, result) => ctx.idempotency.complete(tx, result),
+            // The plugin stores the result as the JSON it replays. An existing payment found by
+            // its key is a replay too: the caller was not charged again.
+            complete: async (tx, result, origin) => {
+              await ctx.idempotency.complete(tx, result);
+              if (origin === 'existing') ctx.resHeaders.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+            },
           },
         },
         input,

@@ -156,6 +156,66 @@ describe('checkout.pay', () => {
     expect(keys.every((k) => k.state === 'released')).toBe(true);
   });
 
+  it.each([
+    [
+      'more than 50 lines',
+      { lines: Array.from({ length: 51 }, () => ({ productId: 'bookmark', quantity: 1 })) },
+      'a cart has at most 50 lines',
+    ],
+    [
+      'a product id over 100 characters',
+      { lines: [{ productId: 'x'.repeat(101), quantity: 1 }] },
+      'productId must be at most 100 characters',
+    ],
+    [
+      'an empty product id',
+      { lines: [{ productId: '', quantity: 1 }] },
+      'productId must not be empty',
+    ],
+    [
+      'a quantity over 1000',
+      { lines: [{ productId: 'bookmark', quantity: 1001 }] },
+      'quantity must be at most 1000',
+    ],
+    [
+      'a negative quantity',
+      { lines: [{ productId: 'bookmark', quantity: -1 }] },
+      'quantity must not be negative',
+    ],
+    [
+      'a quantity of 1e300',
+      { lines: [{ productId: 'bookmark', quantity: 1e300 }] },
+      'quantity must be at most 1000',
+    ],
+    [
+      'an email over 254 characters',
+      {
+        lines: [{ productId: 'bookmark', quantity: 1 }],
+        customerEmail: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`,
+      },
+      'customerEmail must be at most 254 characters',
+    ],
+    [
+      'a payment method over 99 characters',
+      { lines: [{ productId: 'bookmark', quantity: 1 }], paymentMethod: `pm_${'a'.repeat(97)}` },
+      'paymentMethod must be at most 99 characters',
+    ],
+  ])(
+    'refuses %s with invalid_input and a clear message, writing nothing',
+    async (_label, input, message) => {
+      const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
+      const error = await api.checkout.pay(input as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TRPCError);
+      const cause = (error as TRPCError).cause as {
+        code?: string;
+        details?: { issues: { message: string }[] };
+      };
+      expect(cause.code).toBe('invalid_input');
+      expect(cause.details!.issues.map((issue) => issue.message)).toContain(message);
+      expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
+    },
+  );
+
   it('refuses a cart mixing currencies', async () => {
     await h.database.client.sql`
       insert into products (tenant_id, id, name, unit_amount, currency)

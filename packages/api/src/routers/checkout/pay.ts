@@ -1,9 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
 import { sql } from 'drizzle-orm';
+import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
+import {
+  answerForExistingPayment,
+  findPaymentByIdempotencyKey,
+  inUseIfLockWaitTimesOut,
+} from '../../checkout/existing-payment.ts';
 import { priceCart } from '../../checkout/price-cart.ts';
 import type { Database, Transaction } from '../../database.ts';
 import type { PayInput, PayResult } from './pay.types.ts';
+
+/**
+ * How `pay` answered: `created` a new payment, or found the `existing` payment of this
+ * (tenant, idempotency key) made by the same input (a retry, possibly over another transport or
+ * after the key itself expired). Transports mark an `existing` answer as replayed.
+ */
+export type PayOrigin = 'created' | 'existing';
 
 /**
  * How `pay` finishes the caller's idempotency key: inside the payment's own transaction, so
@@ -13,7 +26,7 @@ import type { PayInput, PayResult } from './pay.types.ts';
 export interface PayIdempotency {
   /** The client's Idempotency-Key (the checkout intent), recorded on the payment. */
   readonly key: string;
-  complete(tx: Transaction, result: PayResult): Promise<void>;
+  complete(tx: Transaction, result: PayResult, origin: PayOrigin): Promise<void>;
 }
 
 export interface PayContext {
@@ -39,6 +52,14 @@ function newId(prefix: string): string {
  * database here: the worker makes the processor call, so a lost response or a crash can
  * never leave a charge the database does not know about.
  *
+ * One payment per (tenant, idempotency key), for ever and on every transport: the payments
+ * table has a unique index on it, and the insert is `ON CONFLICT DO NOTHING` (it waits for a
+ * concurrent inserter's transaction). When the payment already exists, the same input
+ * (fingerprint stored on the payment) answers that payment as it is now and completes the
+ * caller's key with it; another input is refused with `idempotency_key_reused` and nothing
+ * is written. This holds whatever happened to the key's own row (expired, reaped) and across
+ * tRPC and REST, whose key rows are separate.
+ *
  * @example
  * const result = await pay({ ctx: { db, tenantId: 'tenant_a', idempotency }, input: { lines: [{ productId: 'book_sre', quantity: 1 }] } });
  */
@@ -49,24 +70,45 @@ export async function pay({
   ctx: PayContext;
   input: PayInput;
 }): Promise<PayResult> {
+  const fingerprint = checkoutFingerprint(input);
   return ctx.db.transaction(async (tx) => {
+    const key = ctx.idempotency.key;
+    const found = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
+    if (found) {
+      const result = answerForExistingPayment(found, fingerprint);
+      await ctx.idempotency.complete(tx, result, 'existing');
+      return result;
+    }
     const cart = await priceCart(tx, ctx.tenantId, input.lines);
     const paymentId = newId('pay');
     const downstreamKey = downstreamKeyFor(paymentId);
-    const [payment] = await tx
-      .insert(payments)
-      .values({
-        tenantId: ctx.tenantId,
-        id: paymentId,
-        status: 'processing',
-        amount: cart.amount,
-        currency: cart.currency,
-        lines: cart.lines,
-        customerEmail: input.customerEmail ?? null,
-        idempotencyKey: ctx.idempotency.key,
-        downstreamKey,
-      })
-      .returning();
+    const [payment] = await inUseIfLockWaitTimesOut(() =>
+      tx
+        .insert(payments)
+        .values({
+          tenantId: ctx.tenantId,
+          id: paymentId,
+          status: 'processing',
+          amount: cart.amount,
+          currency: cart.currency,
+          lines: cart.lines,
+          customerEmail: input.customerEmail ?? null,
+          idempotencyKey: key,
+          requestFingerprint: fingerprint,
+          downstreamKey,
+        })
+        // Waits for a concurrent inserter of the same key; after its commit, no row here.
+        .onConflictDoNothing({ target: [payments.tenantId, payments.idempotencyKey] })
+        .returning(),
+    );
+    if (!payment) {
+      // Read committed: this new statement sees the row the concurrent inserter committed.
+      const winner = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
+      if (!winner) throw new Error(`payment of key ${key} conflicted but cannot be read`);
+      const result = answerForExistingPayment(winner, fingerprint);
+      await ctx.idempotency.complete(tx, result, 'existing');
+      return result;
+    }
     const jobId = newId('job');
     await tx.insert(outboxJobs).values({
       tenantId: ctx.tenantId,
@@ -91,10 +133,10 @@ export async function pay({
       amount: cart.amount,
       currency: cart.currency,
       lines: cart.lines,
-      customerEmail: payment!.customerEmail,
-      createdAt: payment!.createdAt.toISOString(),
+      customerEmail: payment.customerEmail,
+      createdAt: payment.createdAt.toISOString(),
     };
-    await ctx.idempotency.complete(tx, result);
+    await ctx.idempotency.complete(tx, result, 'created');
     return result;
   });
 }

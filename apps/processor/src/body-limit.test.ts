@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROCESSOR_MAX_BODY_BYTES } from './http/body-limit.ts';
+import { type RunningProcessor, startProcessor } from './start-processor.ts';
+import { adminClient } from './testing/admin-client.ts';
+import { createProcessorTestDatabase } from './testing/processor-database.ts';
+
+let database: Awaited<ReturnType<typeof createProcessorTestDatabase>>;
+let processor: RunningProcessor;
+
+beforeAll(async () => {
+  database = await createProcessorTestDatabase('body_limit');
+  processor = await startProcessor({
+    port: 0,
+    databaseUrl: database.url,
+    webhookUrl: 'http://127.0.0.1:9/unused',
+    webhookSecret: 'whsec_test',
+    adminToken: 'once-admin',
+    webhookBackoffMs: 60_000,
+    idempotencyLeaseMs: 30_000,
+    log: () => {},
+  });
+});
+
+afterAll(async () => {
+  await processor?.stop();
+  await database?.drop();
+});
+
+/** A valid charge whose metadata value pads the body past `bytes`. */
+const paddedCharge = (bytes: number) =>
+  `amount=1200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[pad]=${'x'.repeat(bytes)}`;
+
+function post(key: string, body: string | ReadableStream<Uint8Array>, extra: RequestInit = {}) {
+  return fetch(`${processor.url}/v1/payment_intents`, {
+    method: 'POST',
+    headers: {
+      authorization: 'Bearer sk_test_tenant_a',
+      'content-type': 'application/x-www-form-urlencoded',
+      'idempotency-key': key,
+    },
+    body,
+    ...extra,
+  });
+}
+
+/** The same text as a chunked body (no Content-Length). */
+function chunkedBody(text: string): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      controller.enqueue(bytes.slice(offset, offset + 8192));
+      offset += 8192;
+    },
+  });
+}
+
+describe(`request bodies over ${PROCESSOR_MAX_BODY_BYTES} bytes`, () => {
+  it('are refused 413 in Stripe error shape by Content-Length, and nothing is charged', async () => {
+    const key = randomUUID();
+    const response = await post(key, paddedCharge(PROCESSOR_MAX_BODY_BYTES));
+    expect(response.status).toBe(413);
+    expect(response.headers.get('stripe-should-retry')).toBe('false');
+    expect(await response.json()).toMatchObject({
+      error: { type: 'invalid_request_error', code: 'payload_too_large' },
+    });
+    expect(await adminClient(processor.url).ledger({ idempotency_key: key })).toMatchObject({
+      data: [],
+    });
+  });
+
+  it('are refused 413 when sent chunked without Content-Length, and nothing is charged', async () => {
+    const key = randomUUID();
+    // node:http, not fetch: the server answers (and closes) while the client is still sending,
+    // and fetch reports that as a failed upload without showing the answer.
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(`${processor.url}/v1/payment_intents`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer sk_test_tenant_a',
+          'content-type': 'application/x-www-form-urlencoded',
+          'idempotency-key': key,
+        },
+      });
+      request.on('response', (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', (error) => {
+        // A reset after the answer arrived is expected; before it, it is a failure.
+        if (!request.writableEnded) return;
+        reject(error);
+      });
+      expect(request.getHeader('content-length')).toBeUndefined();
+      const body = paddedCharge(PROCESSOR_MAX_BODY_BYTES);
+      for (let offset = 0; offset < body.length; offset += 8192) {
+        request.write(body.slice(offset, offset + 8192));
+      }
+      request.end();
+    });
+    expect(status).toBe(413);
+    expect(await adminClient(processor.url).ledger({ idempotency_key: key })).toMatchObject({
+      data: [],
+    });
+  });
+
+  it('a chunked body within the limit is still read and charged', async () => {
+    const key = randomUUID();
+    const response = await post(key, chunkedBody(paddedCharge(400)), {
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { status: string }).status).toBe('succeeded');
+  });
+});

@@ -1,0 +1,37 @@
+import { computeFingerprint } from '@once/idempotency';
+import type { PayInput } from '../routers/checkout/pay.types.ts';
+
+/** The fingerprint's operation label: one for every transport, so tRPC and REST agree. */
+export const CHECKOUT_FINGERPRINT_OPERATION = 'checkout.pay';
+
+/**
+ * The fingerprint of one checkout's business input, stored on its payment: hex SHA-256 of the
+ * RFC 8785 canonical JSON of the normalised, validated `PayInput`. Normalised means exactly
+ * the fields `pay` uses (unknown fields were stripped by the schema), absent optionals as
+ * `null`, lines in the order sent. Key order, whitespace and number spelling (`1` / `1.0`) of
+ * the request never change it; any difference in product, quantity, line order, email or
+ * payment method does.
+ *
+ * @example
+ * checkoutFingerprint({ lines: [{ productId: 'book_sre', quantity: 1 }] }) ===
+ *   checkoutFingerprint({ lines: [{ quantity: 1, productId: 'book_sre' }], customerEmail: undefined }); // true
+ */
+export function checkoutFingerprint(input: PayInput): string {
+  return computeFingerprint(CHECKOUT_FINGERPRINT_OPERATION, normalisePayInput(input));
+}
+
+/**
+ * Exactly the fields of a validated `PayInput` that `pay` uses, absent optionals as `null`:
+ * what a fingerprint of a checkout covers (the REST route fingerprints its key with it too).
+ *
+ * @example
+ * normalisePayInput({ lines: [{ productId: 'mug', quantity: 1 }] });
+ * // { lines: [{ productId: 'mug', quantity: 1 }], customerEmail: null, paymentMethod: null }
+ */
+export function normalisePayInput(input: PayInput) {
+  return {
+    lines: input.lines.map((line) => ({ productId: line.productId, quantity: line.quantity })),
+    customerEmail: input.customerEmail ?? null,
+    paymentMethod: input.paymentMethod ?? null,
+  };
+}

@@ -1,0 +1,84 @@
+import { payments } from '@once/db/schema';
+import { IdempotencyError } from '@once/idempotency';
+import { and, eq } from 'drizzle-orm';
+import type { Queryable } from '../database.ts';
+import type { PayResult } from '../routers/checkout/pay.types.ts';
+
+type PaymentRow = typeof payments.$inferSelect;
+
+/** Postgres `lock_not_available`: a wait went past the connection's `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
+/** Retry-After for a retry that waited past `lock_timeout` on a concurrent first attempt. */
+const LOCK_WAIT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The payment a (tenant, checkout idempotency key) already made, if any. At most one exists:
+ * `payments_idempotency_key_unique`.
+ *
+ * @example
+ * const existing = await findPaymentByIdempotencyKey(tx, 'tenant_a', key);
+ */
+export async function findPaymentByIdempotencyKey(
+  db: Queryable,
+  tenantId: string,
+  idempotencyKey: string,
+): Promise<PaymentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.tenantId, tenantId), eq(payments.idempotencyKey, idempotencyKey)))
+    .limit(1);
+  return row;
+}
+
+/**
+ * What a request with an already used key gets: the same input (equal fingerprint) gets the
+ * payment as it is now (it may have settled since); another input, or a payment written before
+ * fingerprints were stored (nothing to compare with, so nothing proves it is the same cart),
+ * is refused with `idempotency_key_reused` (REST 422, tRPC UNPROCESSABLE_CONTENT).
+ *
+ * @example
+ * const result = answerForExistingPayment(row, checkoutFingerprint(input));
+ */
+export function answerForExistingPayment(row: PaymentRow, fingerprint: string): PayResult {
+  if (row.requestFingerprint !== fingerprint) throw new IdempotencyError('idempotency_key_reused');
+  return {
+    paymentId: row.id,
+    status: row.status,
+    amount: row.amount,
+    currency: row.currency,
+    lines: row.lines,
+    customerEmail: row.customerEmail,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Runs an insert that may wait on a concurrent transaction holding the same unique key; a wait
+ * past `lock_timeout` becomes `idempotency_key_in_use` (409 + Retry-After: come back), never a
+ * 500: that transaction is still deciding and a retry will see its outcome.
+ *
+ * @example
+ * const rows = await inUseIfLockWaitTimesOut(() => tx.insert(payments).values(row).onConflictDoNothing().returning());
+ */
+export async function inUseIfLockWaitTimesOut<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (postgresCode(error) !== LOCK_NOT_AVAILABLE) throw error;
+    throw new IdempotencyError('idempotency_key_in_use', {
+      retryAfterSeconds: LOCK_WAIT_RETRY_AFTER_SECONDS,
+      cause: error,
+    });
+  }
+}
+
+/** SQLSTATE of a driver error, also when drizzle wraps it (DrizzleQueryError.cause). */
+function postgresCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.length === 5) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
