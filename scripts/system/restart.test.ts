@@ -104,6 +104,18 @@ describe('the launcher restarts parts that die', () => {
     await payAndSettle();
   }, 120_000);
 
+  it('the web server and the processor SIGKILLed (the process only, not its group) come back', async () => {
+    for (const name of ['web', 'processor']) {
+      const before = restartedLines(name);
+      process.kill(running(system.supervisor, name).child.pid!, 'SIGKILL');
+      expect(
+        await waitFor(() => restartedLines(name) === before + 1, 90_000),
+        logLines.slice(-40).join('\n'),
+      ).toBe(true);
+    }
+    await payAndSettle();
+  }, 200_000);
+
   it('PostgreSQL SIGKILLed (its whole process group) restarts on the same data and port', async () => {
     const pg = running(system.supervisor, 'postgres');
     process.kill(-pg.child.pid!, 'SIGKILL');

@@ -183,6 +183,9 @@ export class Supervisor {
     const { spec } = managed;
     const index = this.processes.indexOf(managed);
     this.forget(managed);
+    // Whatever it spawned in its group (Next.js's workers, the postmaster under its wrapper)
+    // would hold the port or the data directory the restarted part needs.
+    signalGroup(managed.child.pid, 'SIGKILL');
     const policy = this.options.restart;
     if (!policy) {
       this.log(`${prefix} exited with ${how}`);
