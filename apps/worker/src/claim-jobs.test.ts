@@ -124,6 +124,29 @@ describe('recordChargeOutcome', () => {
     });
   });
 
+  it('never dead-letters on "still running at the processor": the claim is given back', async () => {
+    const { sql } = database.client;
+    // Only this test's job is claimable.
+    await sql`update outbox_jobs set status = 'done' where status in ('pending', 'running')`;
+    const seeded = await seedCheckout(sql, { maxAttempts: 1 });
+    for (let round = 0; round < 3; round++) {
+      await sql`update outbox_jobs set run_after = now() where id = ${seeded.jobId}`;
+      const [job] = await claimJobs(sql, { workerId: 'w', leaseMs: 60_000, limit: 1 });
+      if (job?.id !== seeded.jobId) throw new Error("not this test's job");
+      const result = await recordChargeOutcome(
+        sql,
+        job,
+        { kind: 'in_flight', reason: 'http_409_idempotency_key_in_use' },
+        backoff,
+      );
+      expect(result.job).toBe('retry_scheduled');
+    }
+    const [row] = await sql`select status, attempts from outbox_jobs where id = ${seeded.jobId}`;
+    expect(row).toEqual({ status: 'pending', attempts: 0 });
+    const [payment] = await sql`select status from payments where id = ${seeded.paymentId}`;
+    expect(payment?.status).toBe('processing');
+  });
+
   it('dead-letters after max_attempts and marks the payment unknown', async () => {
     const { sql } = database.client;
     const seeded = await seedCheckout(sql, { maxAttempts: 1 });

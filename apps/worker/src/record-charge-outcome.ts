@@ -24,7 +24,7 @@ export type RecordResult =
  * - canceled -> job `done`, payment `failed`: the processor canceled the intent, the proof
  *   that nobody was charged.
  * - in_flight (409 key in use, intent processing) -> job `pending` again after the backoff
- *   cap, and the claim is given back: it never counts toward the dead letter.
+ *   cap (jittered), and the claim is given back: it never counts toward the dead letter.
  * - ambiguous -> job `pending` again after backoff (same downstream key); once
  *   `max_attempts` claims are used up -> job `dead`, payment `unknown` (reconciler's turn).
  * - rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
@@ -42,7 +42,8 @@ export async function recordChargeOutcome(
     if (outcome.kind === 'in_flight') {
       // The processor is still working on it: wait, without using up an attempt. Giving
       // up here is what once settled a payment `failed` while its charge was committing.
-      const delayMs = backoff.maxMs;
+      // The cap, jittered ([cap/2, cap]) so held jobs do not poll the processor in lockstep.
+      const delayMs = backoffDelayMs(Number.POSITIVE_INFINITY, backoff);
       if (!(await rescheduleJob(tx, job, delayMs, outcome.reason, { countAttempt: false }))) {
         return { job: 'lease_lost' };
       }
@@ -142,7 +143,8 @@ async function rescheduleJob(
   const givenBack = options.countAttempt ? 0 : 1;
   const rows = await sql`
     update outbox_jobs
-    set status = 'pending', attempts = greatest(0, attempts - ${givenBack}), run_after = now() + ${delayMs} * interval '1 millisecond',
+    set status = 'pending', attempts = greatest(0, attempts - ${givenBack}),
+        run_after = now() + ${delayMs} * interval '1 millisecond',
         last_error = ${lastError}, locked_by = null, lock_token = null, locked_until = null,
         updated_at = now()
     where tenant_id = ${job.tenantId} and id = ${job.id}
