@@ -1,5 +1,9 @@
+import { readBindHost } from './bind-host.ts';
+
 /** The processor's settings, read once from the environment (team process contract). */
 export interface ProcessorConfig {
+  /** Address to listen on (`HOST`, default 0.0.0.0: reachable from other containers). */
+  host: string;
   port: number;
   databaseUrl: string;
   webhookUrl: string;
@@ -23,6 +27,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     );
   }
   return {
+    host: readBindHost(env, 'HOST'),
     port: Number(env.PORT ?? 4100),
     databaseUrl,
     webhookUrl: env.PROCESSOR_WEBHOOK_URL ?? 'http://127.0.0.1:3000/api/webhooks/processor',

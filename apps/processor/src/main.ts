@@ -45,4 +45,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-running = await startProcessor({ ...readProcessorConfig(process.env), log });
+try {
+  running = await startProcessor({ ...readProcessorConfig(process.env), log });
+} catch (error) {
+  // One line saying what to fix (HOST, PORT, PROCESSOR_DATABASE_URL), not a stack trace.
+  console.error(`processor: cannot start: ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+}

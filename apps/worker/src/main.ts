@@ -105,10 +105,14 @@ shutdown = async (signal: string): Promise<void> => {
 health =
   config.healthPort === 0
     ? null
-    : await startHealthServer(config.healthPort, () => ({
-        workerId: config.workerId,
-        inFlight: dispatcher.inFlight(),
-      }));
+    : await startHealthServer(
+        config.healthPort,
+        () => ({
+          workerId: config.workerId,
+          inFlight: dispatcher.inFlight(),
+        }),
+        config.healthHost,
+      );
 
 log('worker.started', {
   processor: config.processorUrl,
