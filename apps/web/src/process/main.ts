@@ -7,6 +7,7 @@
  *   node --import tsx apps/web/src/process/main.ts
  */
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 import { readWebServerConfig, type WebServerConfig } from './web-server-config.ts';
@@ -66,9 +67,29 @@ try {
 stop = async () => {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
-    // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
+    // Idle keep-alive sockets would hold close() open until their timeout; a socket whose
+    // request finishes after this point goes idle too, hence the repeat. In-flight requests
+    // still finish.
     server.closeIdleConnections();
+    setInterval(() => server.closeIdleConnections(), 100).unref();
   });
+  log('no connection left; closing Next');
   await app.close();
 };
 log(`listening on http://${config.host}:${config.port}`);
+
+// Warm up now rather than on a customer's first request: the first request starts the runtime
+// (migrations, the demo seed unless ONCE_SEED_DEMO=0, the pool). A database still starting is
+// no failure: /api/health answers 503 and the next request tries again.
+const { port } = server.address() as AddressInfo;
+fetch(`${localUrl(config.host, port)}/api/health`, { signal: AbortSignal.timeout(30_000) }).then(
+  (response) => log(`warm-up: /api/health ${response.status}`),
+  (error: unknown) => log(`warm-up: /api/health failed: ${String(error)}`),
+);
+
+/** How this machine reaches a server bound to `host` (a wildcard: over loopback). */
+function localUrl(host: string, port: number): string {
+  if (host === '0.0.0.0') return `http://127.0.0.1:${port}`;
+  if (host === '::') return `http://[::1]:${port}`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
