@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -23,22 +22,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let topology: RunningComposeTopology | undefined;
 const logLines: string[] = [];
 
-/** The image's build step (`next build` into .next), unless a build is already there. */
-async function ensureWebBuild(): Promise<void> {
-  if (existsSync(path.join(webDir, '.next', 'BUILD_ID'))) return;
-  const code = await new Promise<number | null>((resolve) => {
-    const build = spawn(
-      process.execPath,
-      [path.join(repoRoot, 'node_modules/next/dist/bin/next'), 'build'],
-      { cwd: webDir, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, stdio: 'ignore' },
-    );
-    build.once('exit', resolve);
-  });
-  if (code !== 0) throw new Error(`next build failed with code ${code}`);
-}
-
 beforeAll(async () => {
-  await ensureWebBuild();
+  // The image's `next build`: made once for the whole run by test/web-build-global-setup.ts.
+  expect(existsSync(path.join(webDir, '.next', 'BUILD_ID')), 'apps/web/.next is built').toBe(true);
   topology = await startComposeTopology({
     repoRoot,
     log: (line) => {
@@ -57,6 +43,15 @@ describe('docker-compose.yml, run service by service on separate addresses', () 
     const running = topology!;
     const web = running.resolveUrl('http://web:3000');
     const processor = running.resolveUrl('http://processor:4100');
+    // The checkout page and its static assets come from the same server.
+    const page = await fetch(`${web}/`);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const asset = /\/_next\/static\/[^"]+\.js/.exec(html)?.[0];
+    expect(asset, 'the page references its scripts').toBeDefined();
+    expect((await fetch(`${web}${asset}`)).status).toBe(200);
+
     const key = randomUUID();
     const pay = () =>
       fetch(`${web}/api/v1/payments`, {
