@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { CHECKOUT_PROBLEM_TYPE_BASE, checkoutErrorCatalogue } from '@once/api';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { IDEMPOTENCY_ERRORS } from '@once/idempotency';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from './openapi.ts';
 import { startWebRuntime, type WebRuntime } from './runtime.ts';
 import {
   documentedProblems,
@@ -239,6 +241,15 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       (c) => c !== 'demo_login_disabled',
     );
     for (const code of restCodes) expect(problems.has(code), code).toBe(true);
+  });
+
+  it('is a valid OpenAPI 3.1 document (checked against the schema of the specification)', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(
+      structuredClone(openApiDocument) as Record<string, unknown>,
+    );
+    expect(result.errors ?? []).toEqual([]);
+    expect(validator.version).toBe('3.1');
   });
 
   it('serves the description itself at /api/openapi', async () => {
