@@ -87,6 +87,21 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/**
+ * Whether this machine answers on 127.0.0.2 and up: Linux routes all of 127.0.0.0/8 to the
+ * loopback interface; macOS has only 127.0.0.1 unless aliases are added
+ * (`sudo ifconfig lo0 alias 127.0.0.2 up`, and so on).
+ *
+ * @example
+ * describe.skipIf(!(await loopbackAliasesAvailable()))('compose', () => { ... });
+ */
+export function loopbackAliasesAvailable(): Promise<boolean> {
+  return freePort('127.0.0.2').then(
+    () => true,
+    () => false,
+  );
+}
+
 /** Where each service's name and ports lead on this machine. */
 class Resolver {
   readonly hosts = new Map<string, { address: string; ports: Map<number, number> }>();
