@@ -15,3 +15,6 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN cd apps/web && node ../../node_modules/next/dist/bin/next build
 ENV NODE_ENV=production
+# Every server listens on HOST (default 0.0.0.0, so other containers and published ports reach
+# it; 127.0.0.1 would be this container alone): web 3000, processor 4100, worker /healthz 4200.
+EXPOSE 3000 4100 4200

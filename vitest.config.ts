@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    globalSetup: ['./test/postgres-global-setup.ts'],
+    globalSetup: ['./test/postgres-global-setup.ts', './test/web-build-global-setup.ts'],
     projects: [
       {
         extends: true,

@@ -180,11 +180,15 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     });
   const webDir = path.join(repoRoot, 'apps/web');
   const nextBin = path.join(repoRoot, 'node_modules/next/dist/bin/next');
+  // Production mode runs the web's own server (exit 0 on SIGTERM; `next start` exits 143).
   const startWeb = () =>
     supervisor.start({
       name: 'web',
       command: process.execPath,
-      args: [nextBin, options.webMode === 'dev' ? 'dev' : 'start', '--port', String(webPort)],
+      args:
+        options.webMode === 'dev'
+          ? [nextBin, 'dev', '--port', String(webPort)]
+          : ['--import', 'tsx', path.join(webDir, 'src/process/main.ts')],
       cwd: webDir,
       env: { ...envs.web, ...(options.webMode === 'dev' ? { NODE_ENV: 'development' } : {}) },
       healthUrl: `${webUrl}/api/health`,

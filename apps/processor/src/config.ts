@@ -1,9 +1,13 @@
+import { readBindHost } from './bind-host.ts';
+
 /** Stripe keeps an Idempotency-Key for 24 hours. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS = 10 * 60_000;
 
 /** The processor's settings, read once from the environment (team process contract). */
 export interface ProcessorConfig {
+  /** Address to listen on (`HOST`, default 0.0.0.0: reachable from other containers). */
+  host: string;
   port: number;
   databaseUrl: string;
   webhookUrl: string;
@@ -40,6 +44,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     return value;
   };
   const config: ProcessorConfig = {
+    host: readBindHost(env, 'HOST'),
     port: Number(env.PORT ?? 4100),
     databaseUrl,
     webhookUrl: env.PROCESSOR_WEBHOOK_URL ?? 'http://127.0.0.1:3000/api/webhooks/processor',

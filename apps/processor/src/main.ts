@@ -45,14 +45,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-// A configuration that breaks a window's inequality is refused in one line, not a stack trace.
-let config: ReturnType<typeof readProcessorConfig>;
+// A bad setting (HOST, PORT, PROCESSOR_DATABASE_URL, a window that breaks its inequality) is
+// refused in one line saying what to fix, not a stack trace.
 try {
-  config = readProcessorConfig(process.env);
+  running = await startProcessor({ ...readProcessorConfig(process.env), log });
 } catch (error) {
-  console.error(
-    `processor: refusing to start: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  console.error(`processor: cannot start: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
 }
-running = await startProcessor({ ...config, log });

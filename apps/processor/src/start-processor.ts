@@ -13,7 +13,7 @@ import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
 import { startWebhookDeliverer } from './webhooks/webhook-deliverer.ts';
 
 export interface RunningProcessor {
-  /** Base URL, e.g. http://127.0.0.1:4100 */
+  /** Base URL on this machine, e.g. http://127.0.0.1:4100 (also when listening on 0.0.0.0). */
   url: string;
   port: number;
   /** Swaps the database pool for a fresh one (after the postgres.js null-socket crash). */
@@ -23,16 +23,18 @@ export interface RunningProcessor {
 }
 
 /**
- * Migrates (advisory-locked), seeds the two demo accounts, and serves the processor.
- * Port 0 picks a free port (tests).
+ * Migrates (advisory-locked), seeds the two demo accounts, and serves the processor on
+ * `host` (from `HOST` via readProcessorConfig; 127.0.0.1 when a caller such as a test leaves
+ * it out). Port 0 picks a free port (tests).
  *
  * @example
  * const processor = await startProcessor({ ...readProcessorConfig(process.env), log: console.log });
  */
 export async function startProcessor(
-  config: ProcessorConfig & { log: (line: string) => void; host?: string },
+  config: Omit<ProcessorConfig, 'host'> & { host?: string; log: (line: string) => void },
 ): Promise<RunningProcessor> {
   const { log } = config;
+  const host = config.host ?? '127.0.0.1';
   await runProcessorMigrations(config.databaseUrl);
   const client = createProcessorDatabase(config.databaseUrl, (event, fields) =>
     log(`${event} ${JSON.stringify(fields ?? {})}`),
@@ -48,10 +50,11 @@ export async function startProcessor(
     adminToken: config.adminToken,
     log,
   });
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = serve(
-      { fetch: app.fetch, port: config.port, hostname: config.host ?? '127.0.0.1' },
-      () => resolve(s),
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: host }, () => resolve(s));
+    // EADDRINUSE, EADDRNOTAVAIL (an address this machine does not have): fail the start.
+    s.once('error', (error) =>
+      reject(new Error(`cannot listen on ${host}:${config.port}: ${error.message}`)),
     );
   });
   const address = server.address();
@@ -69,10 +72,10 @@ export async function startProcessor(
     log,
     config.idempotencyReapIntervalMs ?? DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
   );
-  log(`processor listening on http://127.0.0.1:${port} (webhooks -> ${config.webhookUrl})`);
+  log(`processor listening on ${listeningOn(host, port)} (webhooks -> ${config.webhookUrl})`);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${localHostFor(host)}:${port}`,
     port,
     replaceDatabasePool: (reason) => client.replace(reason),
     async stop() {
@@ -86,4 +89,16 @@ export async function startProcessor(
       await client.close();
     },
   };
+}
+
+/** Where a client on this machine reaches a server bound to `host` (wildcards: loopback). */
+function localHostFor(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listeningOn(host: string, port: number): string {
+  const address = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return host === '0.0.0.0' || host === '::' ? `${address} (every interface)` : address;
 }

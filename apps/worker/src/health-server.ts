@@ -1,16 +1,19 @@
 import { createServer, type Server } from 'node:http';
+import { DEFAULT_BIND_HOST } from './bind-host.ts';
 
 /**
  * GET /healthz -> 200 `{"ok":true,...}` while the worker runs (the orchestrator and
  * docker-compose wait on it). Liveness only: a database outage is something the worker
- * rides out, not a reason to be restarted.
+ * rides out, not a reason to be restarted. Listens on `host` (WORKER_HEALTH_HOST, default
+ * 0.0.0.0 so a container's health check and its orchestrator can both reach it).
  *
  * @example
- * const server = await startHealthServer(4200, () => ({ workerId: 'w1', inFlight: 0 }));
+ * const server = await startHealthServer(4200, () => ({ workerId: 'w1', inFlight: 0 }), '127.0.0.1');
  */
 export async function startHealthServer(
   port: number,
   status: () => Record<string, unknown>,
+  host = DEFAULT_BIND_HOST,
 ): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method === 'GET' && request.url?.split('?')[0] === '/healthz') {
@@ -22,8 +25,10 @@ export async function startHealthServer(
     response.end(JSON.stringify({ ok: false, error: 'not_found' }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '0.0.0.0', () => resolve());
+    server.once('error', (error: Error) =>
+      reject(new Error(`cannot listen on ${host}:${port} for /healthz: ${error.message}`)),
+    );
+    server.listen(port, host, () => resolve());
   });
   return server;
 }

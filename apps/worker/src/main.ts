@@ -122,11 +122,15 @@ shutdown = async (signal: string): Promise<void> => {
 health =
   config.healthPort === 0
     ? null
-    : await startHealthServer(config.healthPort, () => ({
-        workerId: config.workerId,
-        inFlight: dispatcher.inFlight(),
-        stuckPayments,
-      }));
+    : await startHealthServer(
+        config.healthPort,
+        () => ({
+          workerId: config.workerId,
+          inFlight: dispatcher.inFlight(),
+          stuckPayments,
+        }),
+        config.healthHost,
+      );
 
 log('worker.started', {
   processor: config.processorUrl,

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { requireDatabaseUrl } from '@once/db';
+import { readBindHost } from './bind-host.ts';
 
 /** Everything the worker reads from its environment, with the defaults applied. */
 export interface WorkerConfig {
@@ -7,6 +8,8 @@ export interface WorkerConfig {
   processorUrl: string;
   /** 0 disables the health server. */
   healthPort: number;
+  /** Address the health server listens on (WORKER_HEALTH_HOST, default 0.0.0.0). */
+  healthHost: string;
   workerId: string;
   concurrency: number;
   leaseMs: number;
@@ -50,6 +53,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     databaseUrl: requireDatabaseUrl(env),
     processorUrl: env.PROCESSOR_URL || 'http://127.0.0.1:4100',
     healthPort: int('WORKER_HEALTH_PORT', 4200),
+    healthHost: readBindHost(env, 'WORKER_HEALTH_HOST'),
     workerId: env.WORKER_ID || `worker-${hostname()}-${process.pid}`,
     concurrency: int('WORKER_CONCURRENCY', 4, 1),
     leaseMs: int('WORKER_LEASE_MS', 30_000, 100),

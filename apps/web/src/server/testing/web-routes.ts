@@ -1,4 +1,5 @@
 import { createHealthHandler } from '../health.ts';
+import { createOpenApiHandler } from '../openapi.ts';
 import { createPaymentGetHandler, createPaymentsPostHandler } from '../payments-api.ts';
 import { createProcessorWebhookHandler } from '../processor-webhook.ts';
 import type { WebRuntime } from '../runtime.ts';
@@ -14,10 +15,12 @@ export function webApiRoutes(getRuntime: () => Promise<WebRuntime>) {
   const getPayment = createPaymentGetHandler(getRuntime);
   const webhook = createProcessorWebhookHandler(getRuntime);
   const health = createHealthHandler(getRuntime);
+  const openApi = createOpenApiHandler();
   return async (request: Request): Promise<Response> => {
     const { pathname } = new URL(request.url);
     if (pathname.startsWith('/api/trpc/')) return trpc(request);
     if (pathname === '/api/health' && request.method === 'GET') return health();
+    if (pathname === '/api/openapi' && request.method === 'GET') return openApi();
     if (pathname === '/api/v1/payments' && request.method === 'POST') return postPayment(request);
     const payment = /^\/api\/v1\/payments\/([^/]+)$/.exec(pathname);
     if (payment && request.method === 'GET') {

@@ -1,0 +1,5 @@
+import { createOpenApiHandler } from '@/server/openapi';
+
+export const runtime = 'nodejs';
+
+export const GET = createOpenApiHandler();

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiViolations } from '../apps/web/src/server/testing/openapi-contract.ts';
+import { verifyInvariant } from '../apps/worker/src/verify-invariant.ts';
+import { repoRoot } from '../scripts/system/start-system.ts';
+import {
+  loopbackAliasesAvailable,
+  type RunningComposeTopology,
+  startComposeTopology,
+} from './support/compose-topology.ts';
+
+/**
+ * docker-compose.yml, run as written but without Docker (there is no Docker engine on CI
+ * machines): every service with the file's own command and environment on a loopback address
+ * of its own, so a server that listens on 127.0.0.1 instead of its configured address is as
+ * unreachable here as it would be in its container. One payment through the REST API, then
+ * the processor's ledger (over its published port) and both databases agree, and every app
+ * exits 0 on SIGTERM, as `docker compose stop` sends it.
+ */
+const verbose = process.env.ONCE_TEST_VERBOSE === '1';
+const webDir = path.join(repoRoot, 'apps/web');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let topology: RunningComposeTopology | undefined;
+const logLines: string[] = [];
+
+const aliases = await loopbackAliasesAvailable();
+if (!aliases) {
+  console.warn(
+    'compose-topology skipped: 127.0.0.2 is not a local address here (macOS: sudo ifconfig lo0 alias 127.0.0.2 up, up to 127.0.0.6)',
+  );
+}
+
+describe.skipIf(!aliases)(
+  'docker-compose.yml, run service by service on separate addresses',
+  () => {
+    beforeAll(async () => {
+      // The image's `next build`: made once for the whole run by test/web-build-global-setup.ts.
+      expect(existsSync(path.join(webDir, '.next', 'BUILD_ID')), 'apps/web/.next is built').toBe(
+        true,
+      );
+      topology = await startComposeTopology({
+        repoRoot,
+        log: (line) => {
+          logLines.push(line);
+          if (verbose) process.stdout.write(`${line}\n`);
+        },
+      });
+    }, 240_000);
+
+    afterAll(async () => {
+      await topology?.stop();
+    });
+
+    it('pays once through the REST API; the ledger holds one charge; every app exits 0 on SIGTERM', async () => {
+      const running = topology!;
+      const web = running.resolveUrl('http://web:3000');
+      const processor = running.resolveUrl('http://processor:4100');
+      // The checkout page and its static assets come from the same server.
+      const page = await fetch(`${web}/`);
+      const html = await page.text();
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      const asset = /\/_next\/static\/[^"]+\.js/.exec(html)?.[0];
+      expect(asset, 'the page references its scripts').toBeDefined();
+      expect((await fetch(`${web}${asset}`)).status).toBe(200);
+
+      const key = randomUUID();
+      const pay = () =>
+        fetch(`${web}/api/v1/payments`, {
+          method: 'POST',
+          headers: {
+            authorization: 'Bearer once_test_tenant_a',
+            'idempotency-key': key,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ lines: [{ productId: 'book_sre', quantity: 1 }] }),
+        });
+      const created = await pay();
+      const createdBody = await created.text();
+      expect(created.status, createdBody).toBe(201);
+      expect(
+        openApiViolations('POST', '/api/v1/payments', {
+          status: created.status,
+          headers: created.headers,
+          body: createdBody,
+        }),
+      ).toEqual([]);
+      const { paymentId } = JSON.parse(createdBody) as { paymentId: string };
+
+      // The worker charges through http://processor:4100; the processor's webhook comes back
+      // through http://web:3000. Either settles the payment.
+      let view: { status: string; terminal: boolean } = { status: 'processing', terminal: false };
+      const deadline = Date.now() + 30_000;
+      while (!view.terminal && Date.now() < deadline) {
+        await sleep(300);
+        const read = await fetch(`${web}/api/v1/payments/${paymentId}`, {
+          headers: { authorization: 'Bearer once_test_tenant_a' },
+        });
+        const body = await read.text();
+        expect(
+          openApiViolations('GET', `/api/v1/payments/${paymentId}`, {
+            status: read.status,
+            headers: read.headers,
+            body,
+          }),
+        ).toEqual([]);
+        view = JSON.parse(body);
+      }
+      const workerLogs = logLines.filter((l) => l.startsWith('worker')).slice(-20);
+      expect(view.status, workerLogs.join('\n')).toBe('succeeded');
+
+      // A retry of the same request is a replay, not a second charge.
+      const again = await pay();
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+      // The ledger, read from the host through the processor's published port.
+      const processorService = running.instances.find((i) => i.name === 'processor')!;
+      const ledger = await fetch(
+        `${processor}/admin/ledger?${new URLSearchParams({ 'metadata[payment_id]': paymentId })}`,
+        { headers: { 'x-admin-token': processorService.env.PROCESSOR_ADMIN_TOKEN! } },
+      );
+      expect(ledger.status).toBe(200);
+      expect(await ledger.json()).toMatchObject({ charge_count: 1, charged_amount: 3999 });
+      const report = await verifyInvariant({
+        databaseUrl: processorService.env.DATABASE_URL!,
+        processorDatabaseUrl: processorService.env.PROCESSOR_DATABASE_URL!,
+        converged: true,
+        expectedCheckouts: [{ tenantId: 'tenant_a', idempotencyKey: key }],
+      });
+      expect(report.violations).toEqual([]);
+
+      // `docker compose stop`: SIGTERM to each container's process; a requested stop is exit 0.
+      const exits = await running.stop();
+      topology = undefined;
+      expect(exits.map(({ name, code, signal }) => ({ name, code, signal }))).toEqual(
+        ['web', 'worker-2', 'worker-1', 'processor', 'migrate'].map((name) => ({
+          name,
+          code: 0,
+          signal: null,
+        })),
+      );
+    }, 90_000);
+  },
+);

@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+/** One service of a docker-compose file, normalised (anchors and `<<` merges applied). */
+export interface ComposeService {
+  name: string;
+  image?: string;
+  command: string[];
+  environment: Record<string, string>;
+  workingDir?: string;
+  /** `depends_on` service -> condition (`service_started` when the short form is used). */
+  dependsOn: Record<string, string>;
+  healthcheck?: string[];
+  replicas: number;
+  /** Container ports published to the host (`"4100:4100"` -> 4100). */
+  publishedPorts: number[];
+  volumes: string[];
+  restart?: string;
+}
+
+type Raw = Record<string, unknown>;
+
+function environmentOf(raw: unknown): Record<string, string> {
+  if (raw === undefined || raw === null) return {};
+  if (Array.isArray(raw)) {
+    return Object.fromEntries(
+      raw.map((entry) => {
+        const [name, ...value] = String(entry).split('=');
+        return [name!, value.join('=')];
+      }),
+    );
+  }
+  return Object.fromEntries(Object.entries(raw as Raw).map(([k, v]) => [k, String(v ?? '')]));
+}
+
+function dependsOnOf(raw: unknown): Record<string, string> {
+  if (!raw) return {};
+  if (Array.isArray(raw)) return Object.fromEntries(raw.map((n) => [String(n), 'service_started']));
+  return Object.fromEntries(
+    Object.entries(raw as Raw).map(([name, spec]) => [
+      name,
+      String((spec as Raw | null)?.condition ?? 'service_started'),
+    ]),
+  );
+}
+
+function commandOf(raw: unknown): string[] {
+  if (raw === undefined) return [];
+  // The string form is split on spaces by compose (no shell); none of ours needs quoting.
+  return Array.isArray(raw) ? raw.map(String) : String(raw).split(/\s+/).filter(Boolean);
+}
+
+/**
+ * Reads a docker-compose file the way `docker compose config` would for the keys Once uses:
+ * services with their command, environment (map or list), working_dir, depends_on
+ * conditions, health check, replicas, published ports, volumes and restart policy.
+ *
+ * @example
+ * const services = readComposeFile('docker-compose.yml');
+ * services.find((s) => s.name === 'processor')!.environment.PORT; // '4100'
+ */
+export function readComposeFile(file: string): ComposeService[] {
+  const document = parse(readFileSync(file, 'utf8'), { merge: true }) as { services: Raw };
+  return Object.entries(document.services).map(([name, value]) => {
+    const raw = value as Raw;
+    const healthcheck = (raw.healthcheck as Raw | undefined)?.test;
+    return {
+      name,
+      ...(raw.image ? { image: String(raw.image) } : {}),
+      command: commandOf(raw.command),
+      environment: environmentOf(raw.environment),
+      ...(raw.working_dir ? { workingDir: String(raw.working_dir) } : {}),
+      dependsOn: dependsOnOf(raw.depends_on),
+      ...(Array.isArray(healthcheck) ? { healthcheck: healthcheck.map(String) } : {}),
+      replicas: Number((raw.deploy as Raw | undefined)?.replicas ?? 1),
+      publishedPorts: ((raw.ports as unknown[] | undefined) ?? []).map((p) =>
+        Number(String(p).split(':').at(-1)),
+      ),
+      volumes: ((raw.volumes as unknown[] | undefined) ?? []).map(String),
+      ...(raw.restart !== undefined ? { restart: String(raw.restart) } : {}),
+    };
+  });
+}
+
+/**
+ * The `ENV` lines of a Dockerfile (`ENV A=1` and `ENV A 1` forms): what every container of
+ * the image starts with before compose's own `environment`.
+ *
+ * @example
+ * readDockerfileEnv('Dockerfile').NODE_ENV; // 'production'
+ */
+export function readDockerfileEnv(file: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const match = /^ENV\s+(.+)$/.exec(line.trim());
+    if (!match) continue;
+    const rest = match[1]!;
+    if (rest.includes('=')) {
+      for (const pair of rest.split(/\s+/)) {
+        const [name, ...value] = pair.split('=');
+        env[name!] = value.join('=').replace(/^"|"$/g, '');
+      }
+    } else {
+      const [name, ...value] = rest.split(/\s+/);
+      env[name!] = value.join(' ');
+    }
+  }
+  return env;
+}
+
+/**
+ * The Dockerfile's `WORKDIR` (where the repository is copied: `/app`).
+ *
+ * @example
+ * readDockerfileWorkdir('Dockerfile'); // '/app'
+ */
+export function readDockerfileWorkdir(file: string): string {
+  const match = /^WORKDIR\s+(\S+)/m.exec(readFileSync(file, 'utf8'));
+  return match?.[1] ?? '/';
+}
