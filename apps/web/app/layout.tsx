@@ -22,7 +22,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           Skip to content
         </a>
         <header className="topbar">
-          <a className="brand" href="/" aria-label="Once, checkout">
+          <a className="brand" href="/">
             <span className="brand-mark" aria-hidden="true">
               1×
             </span>

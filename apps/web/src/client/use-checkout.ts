@@ -10,6 +10,7 @@ import {
   type KeyValueStorage,
   type StoredIntent,
 } from './idempotency-key-manager.ts';
+import { attemptForIntent } from './intent-attempt.ts';
 import { type PayFlowState, runPayFlow } from './pay-flow.ts';
 import { type PayResult, sendPay } from './send-pay.ts';
 import { useResponseHeaderRecorder, useTRPC, useTRPCClient } from './trpc-react.tsx';
@@ -143,21 +144,18 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     try {
       const final = await runPayFlow<PayResult>({
         send: async () => {
-          // Persisted before the request leaves: a lost answer or a dead tab leaves it locked.
-          const before = keys.beginAttempt(current.key);
-          setIntent(keys.current());
-          const attempt = await sendPay({
-            client,
-            recorder,
-            key: current.key,
-            input: {
-              lines: current.cart.lines.map((line) => ({ ...line })),
-              paymentMethod: current.cart.paymentMethod,
-            },
+          const attempt = await attemptForIntent(keys, current.key, () => {
+            setIntent(keys.current()); // now unconfirmed: locked in every tab
+            return sendPay({
+              client,
+              recorder,
+              key: current.key,
+              input: {
+                lines: current.cart.lines.map((line) => ({ ...line })),
+                paymentMethod: current.cart.paymentMethod,
+              },
+            });
           });
-          if (attempt.kind === 'accepted')
-            keys.recordPayment(current.key, attempt.result.paymentId);
-          else keys.recordAnswer(current.key, attempt.kind, before);
           setIntent(keys.current());
           return attempt;
         },

@@ -75,8 +75,8 @@ function describe(
         title: 'Outcome unknown: the payment may have gone through',
         detail:
           flow.phase === 'outcome_unknown'
-            ? `No definite answer after ${flow.attempts} attempt${flow.attempts === 1 ? '' : 's'} (${flow.detail}). The server may have received it and may still be charging. The cart and card stay locked until we know; retrying sends the same key, so it can only confirm this payment, never make a second one.`
-            : 'This checkout was sent (before a reload, or from another tab) and no answer has reached this page. It may have gone through. The cart and card stay locked until we know; retrying sends the same key, so it can only confirm this payment, never make a second one.',
+            ? `No definite answer after ${flow.attempts} attempt${flow.attempts === 1 ? '' : 's'} (${flow.detail}). The server may have received it and may still be charging. Retrying sends the same key, so it can only confirm this payment, never make a second one.`
+            : 'This checkout was sent (before a reload, or from another tab) and no answer has reached this page. It may have gone through. Retrying sends the same key, so it can only confirm this payment, never make a second one.',
         tone: 'warn',
       };
     case 'key_reused':
