@@ -109,8 +109,7 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
     : 0;
   const currency = catalogue.data?.[0]?.currency ?? 'usd';
   return (
-    // While a payment is under way or shown, a phone shows it first (see globals.css).
-    <div className={checkout.busy ? 'checkout checkout-busy' : 'checkout'}>
+    <div className="checkout">
       <div className="checkout-form">
         <div className="merchant-bar">
           <span className="muted">Paying</span>{' '}

@@ -1,5 +1,6 @@
 'use client';
 
+import { useEffect, useRef } from 'react';
 import type { CheckoutController } from '../../client/use-checkout.ts';
 import { formatMoney } from '../format/money.ts';
 import {
@@ -206,11 +207,17 @@ export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController 
     unconfirmed: checkout.unconfirmed,
   });
   const { title, detail, tone } = describe(state, checkout);
+  // One column (phone): the panel sits below the form. When the state changes, bring it
+  // into view by scrolling, not by moving it up: nothing on the page shifts.
+  const panel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (state !== 'idle') panel.current?.scrollIntoView({ block: 'nearest' });
+  }, [state]);
   const retryable =
     !checkout.requestInFlight &&
     (state === 'outcome_unknown' || state === 'store_unavailable' || state === 'rate_limited');
   return (
-    <div className={`status status-${tone}`}>
+    <div className={`status status-${tone}`} ref={panel}>
       <section
         className="status-body"
         role="status"
@@ -260,7 +267,7 @@ export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController 
               <dt>Payment</dt>
               <dd>
                 <code>{checkout.watched.paymentId}</code>
-                {checkout.watched.resumed ? ' (picked up from this browser)' : ''}
+                {checkout.watched.resumed ? ' (resumed after reload or from another tab)' : ''}
               </dd>
             </>
           ) : null}
