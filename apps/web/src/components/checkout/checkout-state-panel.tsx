@@ -169,6 +169,13 @@ const STEP_LABELS: Record<PaymentStep, string> = {
   settled: 'Charged or declined',
 };
 
+/** The last step names the outcome once there is one. */
+const SETTLED_LABELS: Partial<Record<CheckoutDisplayState, string>> = {
+  succeeded: 'Charged',
+  declined: 'Declined',
+  failed: 'Not charged',
+};
+
 /** Sent -> accepted -> settled, drawn as a line of three steps. */
 function PaymentSteps({ state, tone }: { state: CheckoutDisplayState; tone: Tone }) {
   const { done, current } = stepsOf(state);
@@ -184,7 +191,9 @@ function PaymentSteps({ state, tone }: { state: CheckoutDisplayState; tone: Tone
           >
             <span className="step-dot" aria-hidden="true" />
             <span className="step-label">
-              {STEP_LABELS[step]}
+              {step === 'settled'
+                ? (SETTLED_LABELS[state] ?? STEP_LABELS.settled)
+                : STEP_LABELS[step]}
               <span className="visually-hidden">
                 {status === 'done' ? ' (done)' : status === 'current' ? ' (in progress)' : ''}
               </span>
