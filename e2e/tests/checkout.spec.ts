@@ -127,9 +127,12 @@ test('a reload mid-checkout keeps the intent: paying again reuses the key', asyn
   // answer would reach the page before the reload.
   await page.reload();
   await page.unrouteAll({ behavior: 'ignoreErrors' });
+  // Sent without an answer: the outcome is unknown, the intent stays locked to its key.
+  await expect(checkoutState(page)).toHaveAttribute('data-state', 'outcome_unknown');
   await expect(page.getByTestId('unfinished-intent')).toContainText(keyBeforeReload!);
   await expect(page.getByTestId('quantity-book_ddia')).toHaveValue('1');
-  await page.getByTestId('pay').click();
+  await expect(page.getByTestId('quantity-book_ddia')).toBeDisabled();
+  await page.getByTestId('retry').click();
 
   const shown = await waitForTerminal(page);
   expect(shown.state).toBe('succeeded');
@@ -277,7 +280,7 @@ test('the same checkout still running on the server: the page waits out Retry-Af
     await expect(checkoutState(page)).toHaveAttribute('data-state', 'in_flight');
     // The customer reloads and pays again: same intent, same key, while the first runs.
     await page.reload();
-    await page.getByTestId('pay').click();
+    await page.getByTestId('retry').click();
     // The duplicate waits out lock_timeout on the first one's key row, then gets 409 in use.
     await expect(checkoutState(page)).toHaveAttribute('data-state', 'conflict_waiting', {
       timeout: 20_000,

@@ -38,16 +38,16 @@ test('the web server SIGKILLed after a payment was submitted: the page recovers 
   // While the server is down the page says it is retrying (or, past its bound, offers a retry).
   await expect(checkoutState(page)).toHaveAttribute(
     'data-state',
-    /^(network_retrying|in_flight|network_failed)$/,
+    /^(network_retrying|in_flight|outcome_unknown)$/,
   );
   await system().startWeb();
 
   // Recover: either the automatic retries reach the new server, or the user presses Retry.
   const state = checkoutState(page);
-  await expect(state).toHaveAttribute('data-state', /^(processing|succeeded|network_failed)$/, {
+  await expect(state).toHaveAttribute('data-state', /^(processing|succeeded|outcome_unknown)$/, {
     timeout: 60_000,
   });
-  if ((await state.getAttribute('data-state')) === 'network_failed')
+  if ((await state.getAttribute('data-state')) === 'outcome_unknown')
     await page.getByTestId('retry').click();
 
   const shown = await waitForTerminal(page);

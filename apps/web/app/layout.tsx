@@ -1,4 +1,4 @@
-import type { Metadata } from 'next';
+import type { Metadata, Viewport } from 'next';
 import type { ReactNode } from 'react';
 import { Providers } from './providers.tsx';
 import './globals.css';
@@ -8,15 +8,34 @@ export const metadata: Metadata = {
   description: 'A checkout that charges exactly once over an unreliable network.',
 };
 
+export const viewport: Viewport = {
+  width: 'device-width',
+  initialScale: 1,
+  themeColor: '#4338ca',
+};
+
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <nav className="nav">
-          <a href="/">Checkout</a>
-          <a href="/ops">Operator cockpit</a>
-        </nav>
-        <Providers>{children}</Providers>
+        <a className="skip-link" href="#content">
+          Skip to content
+        </a>
+        <header className="topbar">
+          <a className="brand" href="/">
+            <span className="brand-mark" aria-hidden="true">
+              1×
+            </span>
+            <span className="brand-name">Once</span>
+          </a>
+          <nav className="nav" aria-label="Main">
+            <a href="/">Checkout</a>
+            <a href="/ops">Operator cockpit</a>
+          </nav>
+        </header>
+        <div id="content" className="content">
+          <Providers>{children}</Providers>
+        </div>
       </body>
     </html>
   );

@@ -8,8 +8,10 @@ export default function HomePage() {
   const merchants = demoTenants.map((tenant) => ({ id: tenant.id, name: tenant.name }));
   return (
     <main>
-      <h1>Once</h1>
-      <p className="muted">A checkout that charges exactly once over an unreliable network.</p>
+      <div className="page-head">
+        <h1>Checkout</h1>
+        <p className="lede">Charged exactly once, whatever the network does.</p>
+      </div>
       <CheckoutPage merchants={merchants} />
     </main>
   );

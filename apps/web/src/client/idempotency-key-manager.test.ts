@@ -1,12 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cartHash } from './cart-hash.ts';
+import { type CheckoutIntentInput, cartHash } from './cart-hash.ts';
 import {
   IdempotencyKeyManager,
-  INTENT_STORAGE_KEY,
+  intentStorageKey,
+  isLocked,
   type KeyValueStorage,
 } from './idempotency-key-manager.ts';
+import type { PayAttemptKind } from './pay-outcome.ts';
 
-/** A Map-backed stand-in for `sessionStorage` (shared across "reloads" like the real one). */
+/** A Map-backed stand-in for `localStorage`: one instance shared = tabs of one origin. */
 class MapStorage implements KeyValueStorage {
   readonly map = new Map<string, string>();
   getItem(key: string) {
@@ -38,83 +41,211 @@ function counterKeys() {
   return () => `key-${++n}`;
 }
 
-const cart = {
-  tenantId: 'tenant_a',
+const TENANT = 'tenant_a';
+const cart: CheckoutIntentInput = {
+  tenantId: TENANT,
   lines: [
     { productId: 'book_sre', quantity: 1 },
     { productId: 'bookmark', quantity: 2 },
   ],
   paymentMethod: 'pm_card_visa',
 };
+const otherCart: CheckoutIntentInput = { ...cart, lines: [{ productId: 'book_sre', quantity: 5 }] };
 
-describe('IdempotencyKeyManager', () => {
-  it('reuses the key for the same cart, across a reload (a new manager on the same storage)', () => {
+function manager(storage: KeyValueStorage, generate = counterKeys()) {
+  return new IdempotencyKeyManager(storage, TENANT, generate);
+}
+
+describe('IdempotencyKeyManager: one key per intent', () => {
+  it('reuses the key for the same cart across a reload or another tab (a new manager on the same storage)', () => {
     const storage = new MapStorage();
-    const first = new IdempotencyKeyManager(storage, counterKeys()).keyFor(cart);
-    const again = new IdempotencyKeyManager(storage, counterKeys()).keyFor({
-      ...cart,
-      lines: [...cart.lines].reverse(),
-    });
+    const first = manager(storage).keyFor(cart);
+    const again = manager(storage).keyFor({ ...cart, lines: [...cart.lines].reverse() });
     expect(first.key).toBe('key-1');
     expect(again.key).toBe(first.key);
+    expect(storage.map.has(intentStorageKey(TENANT))).toBe(true);
   });
 
-  it('gives a changed cart, card or merchant a new key', () => {
-    const storage = new MapStorage();
-    const keys = new IdempotencyKeyManager(storage, counterKeys());
+  it('gives a changed cart or card a new key while nothing was sent', () => {
+    const keys = manager(new MapStorage());
     const a = keys.keyFor(cart).key;
-    const b = keys.keyFor({ ...cart, lines: [{ productId: 'book_sre', quantity: 2 }] }).key;
+    const b = keys.keyFor(otherCart).key;
     const c = keys.keyFor({ ...cart, paymentMethod: 'pm_card_chargeDeclined' }).key;
-    const d = keys.keyFor({ ...cart, tenantId: 'tenant_b' }).key;
-    expect(new Set([a, b, c, d]).size).toBe(4);
+    expect(new Set([a, b, c]).size).toBe(3);
+  });
+
+  it('keeps merchants apart: each has its own intent', () => {
+    const storage = new MapStorage();
+    const a = new IdempotencyKeyManager(storage, 'tenant_a', counterKeys());
+    const b = new IdempotencyKeyManager(storage, 'tenant_b', () => 'other');
+    a.beginAttempt(a.keyFor(cart).key);
+    expect(b.keyFor({ ...cart, tenantId: 'tenant_b' }).key).toBe('other');
   });
 
   it('clears the intent once its payment finished, so the next purchase is a new intent', () => {
     const storage = new MapStorage();
-    const keys = new IdempotencyKeyManager(storage, counterKeys());
+    const keys = manager(storage);
     const first = keys.keyFor(cart);
+    keys.beginAttempt(first.key);
     keys.recordPayment(first.key, 'pay_1');
-    expect(keys.current()?.paymentId).toBe('pay_1');
+    expect(keys.current()).toMatchObject({ paymentId: 'pay_1', status: 'accepted' });
     keys.clear(first.key);
-    expect(storage.map.has(INTENT_STORAGE_KEY)).toBe(false);
+    expect(storage.map.has(intentStorageKey(TENANT))).toBe(false);
     expect(keys.keyFor(cart).key).not.toBe(first.key);
   });
+});
 
-  it('does not clear or annotate an intent that was already replaced', () => {
-    const keys = new IdempotencyKeyManager(new MapStorage(), counterKeys());
-    const old = keys.keyFor(cart);
-    const next = keys.keyFor({ ...cart, paymentMethod: 'pm_card_mastercard' });
-    keys.recordPayment(old.key, 'pay_old');
-    keys.clear(old.key);
-    expect(keys.current()).toEqual({ ...next });
+describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked', () => {
+  it('is unconfirmed from the moment a request leaves, before any answer (a tab may die)', () => {
+    const storage = new MapStorage();
+    const keys = manager(storage);
+    const intent = keys.keyFor(cart);
+    expect(keys.beginAttempt(intent.key)).toBe('open');
+    // Another tab, or this one after a reload, sees the lock.
+    expect(isLocked(manager(storage).current())).toBe(true);
   });
 
-  it('renew() replaces the key for the same cart (after a 422 the user starts over)', () => {
-    const keys = new IdempotencyKeyManager(new MapStorage(), counterKeys());
-    const old = keys.keyFor(cart);
-    const renewed = keys.renew(cart);
-    expect(renewed.key).not.toBe(old.key);
-    expect(keys.keyFor(cart).key).toBe(renewed.key);
+  it('a lost response keeps the key: a changed cart or card still gets the SAME key and cart', () => {
+    const keys = manager(new MapStorage());
+    const intent = keys.keyFor(cart);
+    const before = keys.beginAttempt(intent.key);
+    keys.recordAnswer(intent.key, 'network', before);
+    const asked = keys.keyFor(otherCart);
+    expect(asked.key).toBe(intent.key);
+    expect(asked.cart).toEqual(cart);
+    expect(keys.renew(otherCart).key).toBe(intent.key);
+    keys.clear(intent.key);
+    expect(keys.current()?.key).toBe(intent.key);
   });
 
+  it('a later "nothing ran" answer (503, 429, 401) does not unlock an earlier lost attempt', () => {
+    for (const kind of ['store_unavailable', 'rate_limited', 'unauthenticated'] as const) {
+      const keys = manager(new MapStorage());
+      const intent = keys.keyFor(cart);
+      keys.recordAnswer(intent.key, 'network', keys.beginAttempt(intent.key));
+      keys.recordAnswer(intent.key, kind, keys.beginAttempt(intent.key));
+      expect(keys.current()?.status, kind).toBe('unconfirmed');
+    }
+  });
+
+  it('a "nothing ran" answer to the first attempt frees the form', () => {
+    const keys = manager(new MapStorage());
+    const intent = keys.keyFor(cart);
+    keys.recordAnswer(intent.key, 'store_unavailable', keys.beginAttempt(intent.key));
+    expect(keys.current()?.status).toBe('open');
+    expect(keys.keyFor(otherCart).key).not.toBe(intent.key);
+  });
+
+  it('a 422 (key reused) is definite: the user may start a new payment with a new key', () => {
+    const keys = manager(new MapStorage());
+    const intent = keys.keyFor(cart);
+    keys.recordAnswer(intent.key, 'network', keys.beginAttempt(intent.key));
+    keys.recordAnswer(intent.key, 'key_reused', keys.beginAttempt(intent.key));
+    expect(keys.current()?.status).toBe('open');
+    expect(keys.renew(cart).key).not.toBe(intent.key);
+  });
+
+  it('an accepted payment stays locked until it is cleared as terminal', () => {
+    const keys = manager(new MapStorage());
+    const intent = keys.keyFor(cart);
+    keys.beginAttempt(intent.key);
+    keys.recordPayment(intent.key, 'pay_1');
+    keys.recordAnswer(intent.key, 'network', 'accepted');
+    expect(keys.current()).toMatchObject({ status: 'accepted', paymentId: 'pay_1' });
+    expect(keys.keyFor(otherCart).key).toBe(intent.key);
+  });
+
+  const answerKinds: fc.Arbitrary<Exclude<PayAttemptKind, 'accepted'>> = fc.constantFrom(
+    'network',
+    'server_error',
+    'in_use',
+    'outcome_unknown',
+    'key_reused',
+    'rejected',
+    'store_unavailable',
+    'rate_limited',
+    'unauthenticated',
+  );
+  const carts: fc.Arbitrary<CheckoutIntentInput> = fc.record({
+    tenantId: fc.constant(TENANT),
+    lines: fc.array(
+      fc.record({
+        productId: fc.constantFrom('book_sre', 'book_ddia', 'bookmark'),
+        quantity: fc.integer({ min: 1, max: 99 }),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
+    paymentMethod: fc.constantFrom('pm_card_visa', 'pm_card_chargeDeclined'),
+  });
+
+  it('property: from the first ambiguous answer until a definite one, every tab, reload and cart gets the same key', () => {
+    fc.assert(
+      fc.property(
+        // Each step: a tab (0..2) asks for a key for some cart and sends one attempt with it.
+        fc.array(fc.record({ tab: fc.nat({ max: 2 }), cart: carts, answer: answerKinds }), {
+          minLength: 1,
+          maxLength: 25,
+        }),
+        (steps) => {
+          const storage = new MapStorage();
+          const generate = counterKeys();
+          const tabs = [0, 1, 2].map(() => new IdempotencyKeyManager(storage, TENANT, generate));
+          /** The key of an attempt that may have run, while no definite answer came. */
+          let mayHaveRun: string | undefined;
+          for (const step of steps) {
+            const keys = tabs[step.tab]!;
+            const intent = keys.keyFor(step.cart);
+            if (mayHaveRun !== undefined) {
+              expect(intent.key).toBe(mayHaveRun);
+              expect(isLocked(keys.current())).toBe(true);
+            }
+            keys.recordAnswer(intent.key, step.answer, keys.beginAttempt(intent.key));
+            const ambiguous = ['network', 'server_error', 'in_use', 'outcome_unknown'].includes(
+              step.answer,
+            );
+            if (ambiguous) mayHaveRun = intent.key;
+            else if (step.answer === 'key_reused' || step.answer === 'rejected') {
+              mayHaveRun = undefined;
+            }
+            expect(isLocked(keys.current())).toBe(mayHaveRun !== undefined);
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('IdempotencyKeyManager: storage trouble', () => {
   it('ignores unreadable stored data instead of crashing the checkout', () => {
     const storage = new MapStorage();
-    storage.setItem(INTENT_STORAGE_KEY, '{not json');
-    const keys = new IdempotencyKeyManager(storage, counterKeys());
+    storage.setItem(intentStorageKey(TENANT), '{not json');
+    const keys = manager(storage);
     expect(keys.current()).toBeUndefined();
     expect(keys.keyFor(cart).key).toBe('key-1');
   });
 
+  it('reads a record with an unknown status as locked: a stuck form beats a second payment', () => {
+    const storage = new MapStorage();
+    const keys = manager(storage);
+    const intent = keys.keyFor(cart);
+    storage.setItem(
+      intentStorageKey(TENANT),
+      JSON.stringify({ ...keys.current(), status: 'something_new' }),
+    );
+    expect(keys.current()?.status).toBe('unconfirmed');
+    expect(keys.keyFor(otherCart).key).toBe(intent.key);
+  });
+
   it('still sends one key per intent on this page when storage is disabled', () => {
-    const keys = new IdempotencyKeyManager(new BrokenStorage(), counterKeys());
+    const keys = manager(new BrokenStorage());
     const a = keys.keyFor(cart).key;
     expect(keys.keyFor(cart).key).toBe(a);
-    keys.clear(a);
-    expect(keys.keyFor(cart).key).not.toBe(a);
+    keys.recordAnswer(a, 'network', keys.beginAttempt(a));
+    expect(keys.keyFor(otherCart).key).toBe(a);
   });
 
   it('uses random UUIDs by default', () => {
-    const keys = new IdempotencyKeyManager(new MapStorage());
+    const keys = new IdempotencyKeyManager(new MapStorage(), TENANT);
     expect(keys.keyFor(cart).key).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );

@@ -82,7 +82,7 @@ describe('runPayFlow', () => {
       maxNetworkAttempts: 3,
     });
     expect(sent).toBe(3);
-    expect(final).toEqual({ phase: 'network_failed', attempts: 3, detail: 'refused' });
+    expect(final).toEqual({ phase: 'outcome_unknown', attempts: 3, detail: 'refused' });
   });
 
   it.each([

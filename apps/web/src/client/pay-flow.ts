@@ -13,7 +13,12 @@ export type PayFlowState<TResult> =
       detail: string;
     }
   | { phase: 'accepted'; result: TResult; replayed: boolean }
-  | { phase: 'network_failed'; attempts: number; detail: string }
+  /**
+   * The flow stopped without a definite answer (retries exhausted, or the same payment
+   * still running after many waits): the payment may exist and may still be running. The
+   * intent stays locked; only an answer for the same key (Retry) moves it on.
+   */
+  | { phase: 'outcome_unknown'; attempts: number; detail: string }
   | { phase: 'key_reused' }
   | { phase: 'store_unavailable'; retryAfterSeconds: number | undefined }
   | { phase: 'rate_limited'; retryAfterSeconds: number | undefined }
@@ -45,8 +50,9 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
  * Runs `checkout.pay` until the server gives a definite answer, retrying only where a
  * retry with the SAME key is safe and useful:
  * - conflict (the same payment is running): wait the server's Retry-After, retry;
- * - no answer / lost response / 5xx: retry with bounded backoff, then hand the decision
- *   to the user (who retries with the same key);
+ * - no answer / lost response / 5xx: retry with bounded backoff, then stop in
+ *   `outcome_unknown`: the payment may exist, so the caller keeps the intent locked and
+ *   offers a retry with the same key;
  * - outcome unknown: wait Retry-After and ask again (the replay will carry the result);
  * - everything else is final and shown as is.
  * Never makes a new key: that is the caller's decision (a changed cart, or a 422).
@@ -95,7 +101,7 @@ export async function runPayFlow<TResult>(
         networkFailures = 0;
         if (++conflictWaits > maxConflict) {
           emit({
-            phase: 'network_failed',
+            phase: 'outcome_unknown',
             attempts: attempt,
             detail: 'The payment is still running',
           });
@@ -112,7 +118,7 @@ export async function runPayFlow<TResult>(
       case 'server_error': {
         networkFailures++;
         if (networkFailures >= maxNetwork) {
-          emit({ phase: 'network_failed', attempts: attempt, detail: outcome.detail });
+          emit({ phase: 'outcome_unknown', attempts: attempt, detail: outcome.detail });
           return state;
         }
         const seconds = backoff[Math.min(networkFailures, backoff.length) - 1] ?? 1;

@@ -1,8 +1,16 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { IdempotencyKeyManager } from './idempotency-key-manager.ts';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { CheckoutIntentInput } from './cart-hash.ts';
+import {
+  IdempotencyKeyManager,
+  intentStorageKey,
+  isLocked,
+  type KeyValueStorage,
+  type StoredIntent,
+} from './idempotency-key-manager.ts';
+import { attemptForIntent } from './intent-attempt.ts';
 import { type PayFlowState, runPayFlow } from './pay-flow.ts';
 import { type PayResult, sendPay } from './send-pay.ts';
 import { useResponseHeaderRecorder, useTRPC, useTRPCClient } from './trpc-react.tsx';
@@ -15,28 +23,53 @@ export interface WatchedPayment {
   key: string;
   /** The server answered at least once from its stored response (a retry or double click). */
   replayed: boolean;
-  /** Picked up from storage after a reload, not from this page's own request. */
+  /** Picked up from the shared intent (a reload, or another tab paid), not this page's request. */
   resumed: boolean;
 }
 
-export interface CheckoutCart {
-  tenantId: string;
+export type CheckoutCart = CheckoutIntentInput & {
   lines: { productId: string; quantity: number }[];
-  paymentMethod: string;
-}
+};
 
 /** How often a processing payment is polled. */
 const STATUS_POLL_MS = 1_000;
 
+/** Storage that refuses everything: the manager then keeps the intent in memory. */
+const NO_STORAGE: KeyValueStorage = {
+  getItem: () => {
+    throw new Error('storage unavailable');
+  },
+  setItem: () => {
+    throw new Error('storage unavailable');
+  },
+  removeItem: () => {
+    throw new Error('storage unavailable');
+  },
+};
+
+/** `localStorage`, which every tab of the origin shares; reading it may throw (privacy settings). */
+function sharedStorage(): KeyValueStorage {
+  try {
+    return window.localStorage;
+  } catch {
+    return NO_STORAGE;
+  }
+}
+
 /**
  * The checkout's behaviour, separate from its looks: one Idempotency-Key per intent (from
- * the key manager), the pay flow with its retry policy, and watching the accepted payment
- * until it is terminal.
+ * the key manager, shared by every tab of the origin), the pay flow with its retry policy,
+ * and watching the accepted payment until it is terminal.
+ *
+ * The lock: from the moment a request leaves until a definite answer, the intent is
+ * `unconfirmed` in shared storage. `locked` is then true in this tab, in a reloaded tab and
+ * in every other tab of the merchant (they hear `storage` events), the page shows the
+ * intent's own cart, and Pay (or Retry) sends the same key with the same cart. A tab that
+ * learns of an accepted payment from another tab watches it too.
  *
  * The Pay button is disabled while `busy`, but nothing relies on that: every click asks the
- * key manager, which answers the same key for the same cart, so a click that gets through
- * sends the same key and the server answers with a conflict or a replay, never a second
- * payment.
+ * key manager, which answers the same key for the same (or a locked) intent, so a click that
+ * gets through is answered with a conflict or a replay, never a second payment.
  *
  * @example
  * const checkout = useCheckout(cart); <button onClick={checkout.pay} disabled={checkout.busy}>Pay</button>
@@ -45,29 +78,43 @@ export function useCheckout(cart: CheckoutCart | undefined) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const recorder = useResponseHeaderRecorder();
-  const keysRef = useRef<IdempotencyKeyManager | null>(null);
-  const keys = useCallback(() => {
-    keysRef.current ??= new IdempotencyKeyManager(window.sessionStorage);
-    return keysRef.current;
-  }, []);
+  const tenantId = cart?.tenantId;
+  const keys = useMemo(
+    () => (tenantId ? new IdempotencyKeyManager(sharedStorage(), tenantId) : undefined),
+    [tenantId],
+  );
   const abortRef = useRef(new AbortController());
 
   const [flow, setFlow] = useState<CheckoutFlowState>({ phase: 'idle' });
   const [running, setRunning] = useState(0);
   const [watched, setWatched] = useState<WatchedPayment | undefined>();
-  const [activeKey, setActiveKey] = useState<string | undefined>();
-  /** A stored intent without an accepted payment: a reload happened mid-request. */
-  const [unfinishedKey, setUnfinishedKey] = useState<string | undefined>();
+  /** The merchant's intent as stored (this tab's view of the shared record). */
+  const [intent, setIntent] = useState<StoredIntent | undefined>();
 
-  useEffect(() => {
-    const stored = keys().current();
-    if (stored?.paymentId) {
-      setWatched({ paymentId: stored.paymentId, key: stored.key, replayed: false, resumed: true });
-      setActiveKey(stored.key);
-    } else if (stored) {
-      setUnfinishedKey(stored.key);
+  /** Re-reads the shared intent; starts watching a payment another tab (or a reload) recorded. */
+  const sync = useCallback(() => {
+    const stored = keys?.current();
+    setIntent(stored);
+    const paymentId = stored?.paymentId;
+    if (stored && paymentId) {
+      setWatched((previous) =>
+        previous?.paymentId === paymentId
+          ? previous
+          : { paymentId, key: stored.key, replayed: false, resumed: true },
+      );
     }
   }, [keys]);
+
+  useEffect(() => {
+    if (!keys || !tenantId) return;
+    sync();
+    const storageKey = intentStorageKey(tenantId);
+    const onStorage = (event: StorageEvent) => {
+      if (event.key === null || event.key === storageKey) sync();
+    };
+    window.addEventListener('storage', onStorage);
+    return () => window.removeEventListener('storage', onStorage);
+  }, [keys, tenantId, sync]);
 
   const status = useQuery({
     ...trpc.checkout.status.queryOptions({ paymentId: watched?.paymentId ?? '' }),
@@ -81,33 +128,44 @@ export function useCheckout(cart: CheckoutCart | undefined) {
   const terminal = status.data?.terminal === true && status.data.paymentId === watched?.paymentId;
   useEffect(() => {
     // A finished payment ends the intent: the next purchase is a new one, with a new key.
-    if (terminal && watched) keys().clear(watched.key);
+    if (terminal && watched && keys) {
+      keys.clear(watched.key);
+      setIntent(keys.current());
+    }
   }, [terminal, watched, keys]);
 
   const pay = useCallback(async () => {
-    if (!cart) return;
-    const intent = keys().keyFor(cart);
-    setActiveKey(intent.key);
-    setUnfinishedKey(undefined);
+    if (!cart || !keys) return;
+    // A locked intent answers its own key and cart, whatever this tab's cart says.
+    const current = keys.keyFor(cart);
+    setIntent(current);
     const signal = abortRef.current.signal;
     setRunning((n) => n + 1);
     try {
       const final = await runPayFlow<PayResult>({
-        send: () =>
-          sendPay({
-            client,
-            recorder,
-            key: intent.key,
-            input: { lines: cart.lines, paymentMethod: cart.paymentMethod },
-          }),
+        send: async () => {
+          const attempt = await attemptForIntent(keys, current.key, () => {
+            setIntent(keys.current()); // now unconfirmed: locked in every tab
+            return sendPay({
+              client,
+              recorder,
+              key: current.key,
+              input: {
+                lines: current.cart.lines.map((line) => ({ ...line })),
+                paymentMethod: current.cart.paymentMethod,
+              },
+            });
+          });
+          setIntent(keys.current());
+          return attempt;
+        },
         onState: setFlow,
         signal,
       });
       if (final.phase === 'accepted') {
-        keys().recordPayment(intent.key, final.result.paymentId);
         setWatched((previous) => ({
           paymentId: final.result.paymentId,
-          key: intent.key,
+          key: current.key,
           // Two answers for one intent (double click): either replay means "not charged twice".
           replayed:
             final.replayed || (previous?.paymentId === final.result.paymentId && previous.replayed),
@@ -119,24 +177,30 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     }
   }, [cart, client, recorder, keys]);
 
-  /** Leaves this intent behind: a fresh page for a new purchase (or after a 422). */
+  /**
+   * Leaves a finished intent behind: a fresh page for a new purchase, or (after a 422) a
+   * new key for the same cart. Does nothing to an intent whose outcome is unknown.
+   */
   const startOver = useCallback(
     (options: { newKeyForSameCart?: boolean } = {}) => {
       abortRef.current.abort();
       abortRef.current = new AbortController();
-      if (options.newKeyForSameCart && cart) keys().renew(cart);
-      else if (watched && terminal) keys().clear(watched.key);
+      if (keys) {
+        if (options.newKeyForSameCart && cart) keys.renew(cart);
+        else if (watched && terminal) keys.clear(watched.key);
+        setIntent(keys.current());
+      }
       setFlow({ phase: 'idle' });
       setWatched(undefined);
-      setActiveKey(undefined);
-      setUnfinishedKey(undefined);
     },
     [cart, keys, watched, terminal],
   );
 
+  /** The intent's outcome is unknown (or its payment still running): nothing may change. */
+  const locked = isLocked(intent);
   // A shown result (even a terminal one) keeps the form locked until the user starts over:
   // Pay right after "succeeded" would otherwise be one click from a second purchase.
-  const busy = running > 0 || watched !== undefined;
+  const busy = running > 0 || watched !== undefined || locked;
   return {
     pay,
     startOver,
@@ -145,9 +209,13 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     status,
     terminal,
     busy,
+    locked,
+    /** The locked intent's cart: what the page must show while it is locked. */
+    lockedCart: locked ? intent?.cart : undefined,
+    /** Sent, with no definite answer yet, and no payment known: "outcome unknown". */
+    unconfirmed: intent?.status === 'unconfirmed' && watched === undefined,
     requestInFlight: running > 0,
-    activeKey,
-    unfinishedKey,
+    activeKey: watched?.key ?? intent?.key,
   };
 }
 

@@ -9,10 +9,10 @@ export function CardSelector(props: {
   locked: boolean;
 }) {
   return (
-    <fieldset className="card" disabled={props.locked}>
-      <legend>Test card</legend>
+    <fieldset className="card cards" disabled={props.locked}>
+      <legend className="card-title">Test card</legend>
       {TEST_CARDS.map((card) => (
-        <label key={card.paymentMethod} className="radio">
+        <label key={card.paymentMethod} className="radio card-option">
           <input
             type="radio"
             name="test-card"
@@ -21,7 +21,12 @@ export function CardSelector(props: {
             checked={props.paymentMethod === card.paymentMethod}
             onChange={() => props.onChange(card.paymentMethod)}
           />
-          <code>{card.number}</code> {card.label} <span className="muted">({card.expected})</span>
+          <span className="card-option-text">
+            <code className="card-number">{card.number}</code>
+            <span>
+              {card.label} <span className="muted">· {card.expected}</span>
+            </span>
+          </span>
         </label>
       ))}
     </fieldset>

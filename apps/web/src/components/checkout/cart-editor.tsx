@@ -15,25 +15,29 @@ export function CartEditor(props: {
   locked: boolean;
 }) {
   const { products, quantities, onChange, locked } = props;
-  const total = products.reduce((sum, p) => sum + p.unitAmount * (quantities[p.productId] ?? 0), 0);
-  const currency = products[0]?.currency ?? 'usd';
   return (
     <section className="card" aria-labelledby="cart-heading">
-      <h2 id="cart-heading">Cart</h2>
+      <h2 id="cart-heading" className="card-title">
+        Cart
+      </h2>
       <table className="table">
         <thead>
           <tr>
             <th scope="col">Product</th>
-            <th scope="col">Price</th>
-            <th scope="col">Quantity</th>
+            <th scope="col" className="num">
+              Price
+            </th>
+            <th scope="col" className="num">
+              Quantity
+            </th>
           </tr>
         </thead>
         <tbody>
           {products.map((product) => (
             <tr key={product.productId} data-testid={`product-${product.productId}`}>
               <td>{product.name}</td>
-              <td>{formatMoney(product.unitAmount, product.currency)}</td>
-              <td>
+              <td className="num">{formatMoney(product.unitAmount, product.currency)}</td>
+              <td className="num">
                 <input
                   type="number"
                   min={0}
@@ -55,9 +59,6 @@ export function CartEditor(props: {
           ))}
         </tbody>
       </table>
-      <p>
-        Total: <strong data-testid="cart-total">{formatMoney(total, currency)}</strong>
-      </p>
     </section>
   );
 }

@@ -3,10 +3,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { TRPCClientError } from '@trpc/client';
 import { useEffect, useMemo, useState } from 'react';
+import { cartHash } from '../../client/cart-hash.ts';
 import { DEFAULT_TEST_CARD } from '../../client/test-cards.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { type CheckoutCart, useCheckout } from '../../client/use-checkout.ts';
 import { useSessionState } from '../../client/use-session-state.ts';
+import { formatMoney } from '../format/money.ts';
 import { CardSelector } from './card-selector.tsx';
 import { CartEditor, type CartQuantities } from './cart-editor.tsx';
 import { CheckoutStatePanel } from './checkout-state-panel.tsx';
@@ -19,6 +21,15 @@ function isUnauthenticated(error: unknown): boolean {
   );
 }
 
+/** A quiet placeholder the size of the content it stands for, so nothing jumps when it loads. */
+function Placeholder({ label }: { label: string }) {
+  return (
+    <div className="placeholder" aria-busy="true">
+      <p className="muted">{label}</p>
+    </div>
+  );
+}
+
 /**
  * The checkout: merchant, cart, test card, Pay, and the honest state of the payment.
  * Rendered only after mount, so no click can land on server-rendered markup before React
@@ -27,7 +38,7 @@ function isUnauthenticated(error: unknown): boolean {
 export function CheckoutPage({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
-  if (!mounted) return <p className="muted">Loading checkout…</p>;
+  if (!mounted) return <Placeholder label="Loading checkout…" />;
   return <Checkout merchants={merchants} />;
 }
 
@@ -35,7 +46,8 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
-  const signedIn = session.data !== undefined;
+  // `session.current` answers null when signed out (no 401 on a first visit).
+  const signedIn = session.data != null;
   const catalogue = useQuery({ ...trpc.catalogue.list.queryOptions(), enabled: signedIn });
   const endSession = useMutation(
     trpc.session.end.mutationOptions({ onSuccess: () => queryClient.resetQueries() }),
@@ -62,7 +74,22 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
 
   const checkout = useCheckout(cart);
 
-  if (session.isPending) return <p className="muted">Checking your session…</p>;
+  // A locked intent (sent, outcome unknown; or another tab's) is what this tab shows: the
+  // cart on screen is always the cart the key pays for.
+  const lockedCart = checkout.lockedCart;
+  const lockedHash = lockedCart ? cartHash(lockedCart) : undefined;
+  useEffect(() => {
+    if (!lockedCart || !cartLoaded) return;
+    if (cart && cartHash(cart) === lockedHash) return;
+    const next: CartQuantities = {};
+    for (const line of lockedCart.lines) {
+      next[line.productId] = (next[line.productId] ?? 0) + line.quantity;
+    }
+    setQuantities(next);
+    setPaymentMethod(lockedCart.paymentMethod);
+  }, [lockedHash, lockedCart, cart, cartLoaded, setQuantities, setPaymentMethod]);
+
+  if (session.isPending) return <Placeholder label="Checking your session…" />;
   if (session.error && !isUnauthenticated(session.error)) {
     return (
       <p role="alert" className="error" data-testid="session-error">
@@ -77,56 +104,68 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
 
   const locked = checkout.busy;
   const canPay = cart !== undefined && cart.lines.length > 0 && cartLoaded;
+  const total = catalogue.data
+    ? catalogue.data.reduce((sum, p) => sum + p.unitAmount * (quantities[p.productId] ?? 0), 0)
+    : 0;
+  const currency = catalogue.data?.[0]?.currency ?? 'usd';
   return (
     <div className="checkout">
-      <p className="muted">
-        Signed in as <strong data-testid="merchant-name">{session.data.tenantName}</strong>{' '}
-        <button
-          type="button"
-          className="link"
-          disabled={locked && !checkout.terminal}
-          onClick={() => {
-            checkout.startOver();
-            setQuantities({});
-            endSession.mutate();
-          }}
-        >
-          Switch merchant
-        </button>
-      </p>
-      {catalogue.data ? (
-        <CartEditor
-          products={catalogue.data}
-          quantities={quantities}
-          onChange={setQuantities}
-          locked={locked}
-        />
-      ) : (
-        <p className="muted">
-          {catalogue.error
-            ? `Catalogue unavailable: ${catalogue.error.message}`
-            : 'Loading catalogue…'}
-        </p>
-      )}
-      <CardSelector paymentMethod={paymentMethod} onChange={setPaymentMethod} locked={locked} />
-      {checkout.unfinishedKey ? (
-        <p className="card state state-warn" data-testid="unfinished-intent">
-          This tab has an unfinished checkout. Paying again for the same cart reuses its key{' '}
-          <code>{checkout.unfinishedKey}</code>, so it cannot be charged twice.
-        </p>
-      ) : null}
-      <div className="row">
-        <button
-          type="button"
-          className="primary"
-          data-testid="pay"
-          disabled={!canPay || checkout.busy}
-          onClick={() => void checkout.pay()}
-        >
-          {checkout.requestInFlight ? 'Paying…' : 'Pay'}
-        </button>
+      <div className="checkout-form">
+        <div className="merchant-bar">
+          <span className="muted">Paying</span>{' '}
+          <strong data-testid="merchant-name">{session.data.tenantName}</strong>
+          <button
+            type="button"
+            className="link"
+            disabled={locked && !checkout.terminal}
+            onClick={() => {
+              checkout.startOver();
+              setQuantities({});
+              endSession.mutate();
+            }}
+          >
+            Switch merchant
+          </button>
+        </div>
+        {catalogue.data ? (
+          <CartEditor
+            products={catalogue.data}
+            quantities={quantities}
+            onChange={setQuantities}
+            locked={locked}
+          />
+        ) : (
+          <Placeholder
+            label={
+              catalogue.error
+                ? `Catalogue unavailable: ${catalogue.error.message}`
+                : 'Loading catalogue…'
+            }
+          />
+        )}
+        <CardSelector paymentMethod={paymentMethod} onChange={setPaymentMethod} locked={locked} />
       </div>
-      <CheckoutStatePanel checkout={checkout} />
+      <aside className="payment" aria-labelledby="payment-heading">
+        <div className="payment-summary">
+          <h2 id="payment-heading" className="eyebrow">
+            Payment
+          </h2>
+          <p className="payment-total">
+            <span className="muted">Total</span>{' '}
+            <strong data-testid="cart-total">{formatMoney(total, currency)}</strong>
+          </p>
+          <button
+            type="button"
+            className="primary pay-button"
+            data-testid="pay"
+            disabled={!canPay || checkout.busy}
+            onClick={() => void checkout.pay()}
+          >
+            {checkout.requestInFlight ? 'Paying…' : `Pay ${formatMoney(total, currency)}`}
+          </button>
+        </div>
+        <CheckoutStatePanel checkout={checkout} />
+      </aside>
     </div>
   );
 }

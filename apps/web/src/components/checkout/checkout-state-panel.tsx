@@ -1,23 +1,43 @@
 'use client';
 
+import { useEffect, useRef } from 'react';
 import type { CheckoutController } from '../../client/use-checkout.ts';
 import { formatMoney } from '../format/money.ts';
 import {
   type CheckoutDisplayState,
   displayState,
   type PaymentStatusName,
+  type PaymentStep,
+  stepsOf,
 } from './checkout-state.ts';
+
+type Tone = 'idle' | 'info' | 'ok' | 'warn' | 'bad';
+
+/**
+ * What a "this attempt did not run" answer (503, 429, 401) means for the money: nothing, if
+ * no earlier attempt of the intent can have run; otherwise the earlier one is still unknown.
+ */
+function notRunPrefix(checkout: CheckoutController): string {
+  return checkout.locked
+    ? 'This attempt was not processed, but an earlier attempt of this payment got no answer, so it may have gone through: the cart stays locked.'
+    : 'Nothing was charged.';
+}
 
 /** Headline and explanation per state: every state says honestly what happened to the money. */
 function describe(
   state: CheckoutDisplayState,
   checkout: CheckoutController,
-): { title: string; detail: string; tone: 'info' | 'ok' | 'warn' | 'bad' } {
+): { title: string; detail: string; tone: Tone } {
   const flow = checkout.flow;
   const payment = checkout.status.data;
   switch (state) {
     case 'idle':
-      return { title: 'Ready to pay', detail: 'Nothing has been sent yet.', tone: 'info' };
+      return {
+        title: 'Ready to pay',
+        detail:
+          'Nothing has been sent yet. Your payment will carry one idempotency key, so it can happen at most once.',
+        tone: 'idle',
+      };
     case 'in_flight':
       return {
         title: 'Sending payment…',
@@ -51,12 +71,14 @@ function describe(
         } s with the same key, so the payment can happen at most once.`,
         tone: 'warn',
       };
-    case 'network_failed':
+    case 'outcome_unknown':
       return {
-        title: 'We could not reach the server',
+        title: 'Outcome unknown: the payment may have gone through',
         detail:
-          'Your payment may or may not have been received. Retrying is safe: it uses the same key, so you cannot be charged twice.',
-        tone: 'bad',
+          flow.phase === 'outcome_unknown'
+            ? `No definite answer after ${flow.attempts} attempt${flow.attempts === 1 ? '' : 's'} (${flow.detail}). The server may have received it and may still be charging. Retrying sends the same key, so it can only confirm this payment, never make a second one.`
+            : 'This checkout was sent (before a reload, or from another tab) and no answer has reached this page. It may have gone through. Retrying sends the same key, so it can only confirm this payment, never make a second one.',
+        tone: 'warn',
       };
     case 'key_reused':
       return {
@@ -68,7 +90,7 @@ function describe(
     case 'store_unavailable':
       return {
         title: 'Payments are temporarily unavailable',
-        detail: `Nothing was charged. Please retry${
+        detail: `${notRunPrefix(checkout)} Please retry${
           flow.phase === 'store_unavailable' && flow.retryAfterSeconds !== undefined
             ? ` in ${flow.retryAfterSeconds} s`
             : ' later'
@@ -78,7 +100,7 @@ function describe(
     case 'rate_limited':
       return {
         title: 'Too many payments at once',
-        detail: `Nothing was charged. Please retry${
+        detail: `${notRunPrefix(checkout)} Please retry${
           flow.phase === 'rate_limited' && flow.retryAfterSeconds !== undefined
             ? ` in ${flow.retryAfterSeconds} s`
             : ' in a moment'
@@ -88,7 +110,9 @@ function describe(
     case 'unauthenticated':
       return {
         title: 'Your session expired',
-        detail: 'Pick a merchant again. Nothing was charged.',
+        detail: checkout.locked
+          ? `${notRunPrefix(checkout)} Reload the page to sign in again.`
+          : 'Pick a merchant again. Nothing was charged.',
         tone: 'bad',
       };
     case 'rejected':
@@ -139,52 +163,134 @@ function describe(
   }
 }
 
-/** The live status of the checkout: one region, one `data-state`. */
+const STEP_LABELS: Record<PaymentStep, string> = {
+  sent: 'Sent',
+  accepted: 'Accepted',
+  settled: 'Charged or declined',
+};
+
+/** The last step names the outcome once there is one. */
+const SETTLED_LABELS: Partial<Record<CheckoutDisplayState, string>> = {
+  succeeded: 'Charged',
+  declined: 'Declined',
+  failed: 'Not charged',
+};
+
+/** Sent -> accepted -> settled, drawn as a line of three steps. */
+function PaymentSteps({ state, tone }: { state: CheckoutDisplayState; tone: Tone }) {
+  const { done, current } = stepsOf(state);
+  return (
+    <ol className="steps" aria-label="Payment progress">
+      {(Object.keys(STEP_LABELS) as PaymentStep[]).map((step) => {
+        const status = done.includes(step) ? 'done' : step === current ? 'current' : 'todo';
+        return (
+          <li
+            key={step}
+            className={`step step-${status} ${status === 'current' ? `step-${tone}` : ''}`}
+            aria-current={status === 'current' ? 'step' : undefined}
+          >
+            <span className="step-dot" aria-hidden="true" />
+            <span className="step-label">
+              {step === 'settled'
+                ? (SETTLED_LABELS[state] ?? STEP_LABELS.settled)
+                : STEP_LABELS[step]}
+              <span className="visually-hidden">
+                {status === 'done' ? ' (done)' : status === 'current' ? ' (in progress)' : ''}
+              </span>
+            </span>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+/**
+ * The payment's state, the centre of the checkout: one live region with one `data-state`,
+ * the progress line, and the actions the state allows.
+ */
 export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController }) {
   const status = checkout.status.data?.status as PaymentStatusName | undefined;
-  const state = displayState(checkout.flow, status, checkout.watched !== undefined);
+  const state = displayState(checkout.flow, status, {
+    watching: checkout.watched !== undefined,
+    unconfirmed: checkout.unconfirmed,
+  });
   const { title, detail, tone } = describe(state, checkout);
+  // One column (phone): the panel sits below the form. When the state changes, bring it
+  // into view by scrolling, not by moving it up: nothing on the page shifts.
+  const panel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (state !== 'idle') panel.current?.scrollIntoView({ block: 'nearest' });
+  }, [state]);
   const retryable =
-    state === 'network_failed' || state === 'store_unavailable' || state === 'rate_limited';
+    !checkout.requestInFlight &&
+    (state === 'outcome_unknown' || state === 'store_unavailable' || state === 'rate_limited');
   return (
-    <section
-      className={`card state state-${tone}`}
-      role="status"
-      aria-live="polite"
-      data-testid="checkout-state"
-      data-state={state}
-      data-payment-id={checkout.watched?.paymentId ?? ''}
-      data-idempotency-key={checkout.activeKey ?? ''}
-    >
-      <h2 data-testid="checkout-state-title">{title}</h2>
-      <p>{detail}</p>
-      {checkout.watched?.replayed ? (
-        <p className="replayed" data-testid="replayed-notice">
-          You were not charged twice: the server recognised this checkout and returned the payment
-          it already made.
-        </p>
-      ) : null}
-      {checkout.watched && checkout.flow.phase === 'conflict_waiting' ? (
-        <p className="muted small" data-testid="conflict-countdown">
-          A second request for this same checkout is waiting {checkout.flow.secondsLeft} s (the
-          server's Retry-After) to confirm it; it carries the same key and cannot charge again.
-        </p>
-      ) : null}
-      {checkout.watched ? (
-        <p className="muted small">
-          Payment <code>{checkout.watched.paymentId}</code>
-          {checkout.watched.resumed ? ' (resumed after reload)' : ''}
-        </p>
-      ) : null}
-      {checkout.activeKey ? (
-        <p className="muted small">
-          Idempotency-Key <code>{checkout.activeKey}</code>
-        </p>
-      ) : null}
-      <div className="row">
+    <div className={`status status-${tone}`} ref={panel}>
+      <section
+        className="status-body"
+        role="status"
+        aria-live="polite"
+        aria-labelledby="checkout-state-title"
+        data-testid="checkout-state"
+        data-state={state}
+        data-payment-id={checkout.watched?.paymentId ?? ''}
+        data-idempotency-key={checkout.activeKey ?? ''}
+      >
+        <PaymentSteps state={state} tone={tone} />
+        <h2 id="checkout-state-title" className="status-title" data-testid="checkout-state-title">
+          {title}
+        </h2>
+        <p className="status-detail">{detail}</p>
+        {checkout.locked && !checkout.terminal ? (
+          <p className="lock-note" data-testid="intent-locked">
+            <span className="pill">Locked</span> Cart and card belong to this payment until its
+            outcome is known.
+          </p>
+        ) : null}
+        {checkout.watched?.replayed ? (
+          <p className="replayed" data-testid="replayed-notice">
+            You were not charged twice: the server recognised this checkout and returned the payment
+            it already made.
+          </p>
+        ) : null}
+        {checkout.watched && checkout.flow.phase === 'conflict_waiting' ? (
+          <p className="muted small" data-testid="conflict-countdown">
+            A second request for this same checkout is waiting {checkout.flow.secondsLeft} s (the
+            server's Retry-After) to confirm it; it carries the same key and cannot charge again.
+          </p>
+        ) : null}
+        <dl className="meta">
+          {checkout.activeKey ? (
+            <>
+              <dt>Idempotency-Key</dt>
+              <dd>
+                <code data-testid={checkout.unconfirmed ? 'unfinished-intent' : undefined}>
+                  {checkout.activeKey}
+                </code>
+              </dd>
+            </>
+          ) : null}
+          {checkout.watched ? (
+            <>
+              <dt>Payment</dt>
+              <dd>
+                <code>{checkout.watched.paymentId}</code>
+                {checkout.watched.resumed ? ' (resumed after reload or from another tab)' : ''}
+              </dd>
+            </>
+          ) : null}
+        </dl>
+      </section>
+      <div className="status-actions">
         {retryable ? (
-          <button type="button" data-testid="retry" onClick={() => void checkout.pay()}>
-            Retry (same key)
+          <button
+            type="button"
+            className="primary"
+            data-testid="retry"
+            onClick={() => void checkout.pay()}
+          >
+            {state === 'outcome_unknown' ? 'Check payment (retry, same key)' : 'Retry (same key)'}
           </button>
         ) : null}
         {state === 'key_reused' ? (
@@ -202,6 +308,6 @@ export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController 
           </button>
         ) : null}
       </div>
-    </section>
+    </div>
   );
 }

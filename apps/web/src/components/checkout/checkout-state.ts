@@ -13,17 +13,50 @@ export type CheckoutDisplayState =
 
 /**
  * Which state to show: the watched payment's status if there is one, else the pay flow's.
+ * A page with no request of its own running but an intent sent without a definite answer
+ * (a reload, or another tab's attempt) shows `outcome_unknown`: the payment may exist.
  *
  * @example
- * displayState({ phase: 'accepted', ... }, 'succeeded') // 'succeeded'
+ * displayState({ phase: 'accepted', ... }, 'succeeded', { watching: true, unconfirmed: false }) // 'succeeded'
  */
 export function displayState(
   flow: CheckoutFlowState,
   paymentStatus: PaymentStatusName | undefined,
-  watching: boolean,
+  intent: { watching: boolean; unconfirmed: boolean },
 ): CheckoutDisplayState {
-  if (watching) return paymentStatus ?? 'processing';
+  if (intent.watching) return paymentStatus ?? 'processing';
   if (flow.phase === 'accepted') return 'processing';
-  if (flow.phase === 'cancelled') return 'idle';
+  if (flow.phase === 'idle' || flow.phase === 'cancelled') {
+    return intent.unconfirmed ? 'outcome_unknown' : 'idle';
+  }
   return flow.phase;
+}
+
+/** The three steps of a payment the checkout draws as a progress line. */
+export type PaymentStep = 'sent' | 'accepted' | 'settled';
+
+/**
+ * How far a display state got: which steps are done, and whether the last one is a
+ * problem. Steps not reached are drawn pending.
+ *
+ * @example
+ * stepsOf('processing') // { done: ['sent', 'accepted'], current: 'settled' }
+ */
+export function stepsOf(state: CheckoutDisplayState): {
+  done: PaymentStep[];
+  current: PaymentStep | undefined;
+} {
+  switch (state) {
+    case 'idle':
+      return { done: [], current: undefined };
+    case 'processing':
+    case 'unknown':
+      return { done: ['sent', 'accepted'], current: 'settled' };
+    case 'succeeded':
+    case 'declined':
+    case 'failed':
+      return { done: ['sent', 'accepted', 'settled'], current: undefined };
+    default:
+      return { done: [], current: 'sent' };
+  }
 }

@@ -17,11 +17,13 @@ export function TenantPicker({ merchants }: { merchants: readonly DemoMerchant[]
   );
   return (
     <section className="card" aria-labelledby="pick-merchant">
-      <h2 id="pick-merchant">Pick a demo merchant</h2>
+      <h2 id="pick-merchant" className="card-title">
+        Pick a demo merchant
+      </h2>
       <p className="muted">
         The merchant (tenant) is kept in a signed cookie, never sent in a request body.
       </p>
-      <div className="row">
+      <div className="merchants">
         {merchants.map((merchant) => (
           <button
             key={merchant.id}

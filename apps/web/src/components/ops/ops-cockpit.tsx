@@ -37,7 +37,7 @@ export function OpsCockpit({ merchants }: { merchants: readonly DemoMerchant[] }
 function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const trpc = useTRPC();
   const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
-  const live = { enabled: session.data !== undefined, refetchInterval: REFRESH_MS } as const;
+  const live = { enabled: session.data != null, refetchInterval: REFRESH_MS } as const;
   const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: 50 }), ...live });
   const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: 50 }), ...live });
   const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: 50 }), ...live });
