@@ -88,6 +88,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
           ctx: {
             db: deps.db,
             tenantId: tenant.tenantId,
+            placedBy: tenant.principal,
             idempotency: {
               key: exec.key!,
               complete: async (tx, result) => {
@@ -107,6 +108,8 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
         // transaction: the key is inserted completed inside it (no reservation before).
         policy: { mode: 'atomic' },
         getTenantId: (request) => authenticated.get(request)!.tenantId,
+        // Each API key has its own new-key allowance, apart from the merchant's shoppers.
+        getPrincipal: (request) => authenticated.get(request)!.principal,
       },
     );
     return guarded;

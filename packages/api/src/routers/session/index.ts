@@ -1,5 +1,7 @@
+import { authenticateRequest } from '../../auth/authenticate.ts';
 import { sessionClearCookie } from '../../auth/session-cookie.ts';
-import { authedProcedure, createTRPCRouter, publicProcedure } from '../../trpc.ts';
+import { isCheckoutError } from '../../errors/checkout-error.ts';
+import { createTRPCRouter, publicProcedure } from '../../trpc.ts';
 import { startSession } from './start.ts';
 import { type SessionView, startSessionInput } from './start.types.ts';
 
@@ -8,10 +10,25 @@ export const sessionRouter = createTRPCRouter({
   start: publicProcedure
     .input(startSessionInput)
     .mutation(({ ctx, input }) => startSession({ ctx: { ...ctx, now: ctx.clock.now() }, input })),
-  /** The signed-in tenant (UNAUTHORIZED / `unauthenticated` when there is none). */
-  current: authedProcedure.query(
-    ({ ctx }): SessionView => ({ tenantId: ctx.tenantId, tenantName: ctx.tenantName }),
-  ),
+  /**
+   * The signed-in tenant and role, or `null` when signed out (no credential, or one that is
+   * expired or invalid): a page asks this first, and "nobody is signed in" is an answer, not
+   * an error. Other failures (database down) still fail.
+   */
+  current: publicProcedure.query(async ({ ctx }): Promise<SessionView | null> => {
+    try {
+      const who = await authenticateRequest({
+        db: ctx.db,
+        headers: ctx.headers,
+        sessionSecret: ctx.sessionSecret,
+        now: ctx.clock.now(),
+      });
+      return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
+    } catch (error) {
+      if (isCheckoutError(error)) return null;
+      throw error;
+    }
+  }),
   end: publicProcedure.mutation(({ ctx }) => {
     ctx.resHeaders.append('set-cookie', sessionClearCookie());
     return { ok: true as const };
