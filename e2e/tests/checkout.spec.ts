@@ -168,6 +168,9 @@ test('the operator cockpit shows the payment, its completed key and its finished
   await page.screenshot({ path: testInfo.outputPath('checkout.png'), fullPage: true });
 
   await page.goto(`${system().webUrl}/ops`);
+  // The shopper's session does not open the cockpit: sign in as the merchant's operator.
+  await expect(page.getByTestId('operator-required')).toBeVisible();
+  await page.getByTestId('operator-tenant_a').click();
   const paymentRow = page
     .getByTestId('ops-payments')
     .getByRole('row')

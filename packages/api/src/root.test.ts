@@ -80,7 +80,7 @@ describe('appRouter: tenants and sessions', () => {
   it('session.start sets a signed cookie that authenticates later requests', async () => {
     const start = h.caller();
     const session = await start.api.session.start({ demoTenantId: 'tenant_b' });
-    expect(session).toEqual({ tenantId: 'tenant_b', tenantName: 'Globex Coffee' });
+    expect(session).toEqual({ tenantId: 'tenant_b', tenantName: 'Globex Coffee', role: 'shopper' });
     const setCookie = start.resHeaders.get('set-cookie')!;
     expect(setCookie).toMatch(/^once_session=.+; Path=\/; HttpOnly; SameSite=Lax/);
     const cookie = setCookie.split(';')[0]!;
@@ -89,10 +89,13 @@ describe('appRouter: tenants and sessions', () => {
     const viaApiKey = h.caller();
     await viaApiKey.api.session.start({ apiKey: 'once_test_tenant_a' });
     const cookieA = viaApiKey.resHeaders.get('set-cookie')!.split(';')[0]!;
-    expect((await h.caller({ cookie: cookieA }).api.session.current())?.tenantId).toBe('tenant_a');
+    expect(await h.caller({ cookie: cookieA }).api.session.current()).toMatchObject({
+      tenantId: 'tenant_a',
+      role: 'operator',
+    });
   });
 
-  it('a tampered, foreign-secret or expired cookie is refused', async () => {
+  it('a tampered, foreign-secret or expired cookie is refused (and is no session)', async () => {
     const now = new Date();
     const good = signSessionValue('tenant_a', TEST_SESSION_SECRET, now);
     const forged = `${Buffer.from(JSON.stringify({ t: 'tenant_b', exp: 9e9 })).toString('base64url')}.${good.split('.')[1]}`;
@@ -100,8 +103,10 @@ describe('appRouter: tenants and sessions', () => {
     const expired = signSessionValue('tenant_a', TEST_SESSION_SECRET, new Date(0));
     for (const value of [forged, foreign, expired]) {
       const cookie = `${SESSION_COOKIE_NAME}=${encodeURIComponent(value)}`;
-      expect(await refusal(h.caller({ cookie }).api.session.current())).toBe('invalid_credentials');
+      expect(await refusal(h.caller({ cookie }).api.catalogue.list())).toBe('invalid_credentials');
+      expect(await h.caller({ cookie }).api.session.current()).toBeNull();
     }
+    expect(await refusal(h.caller().api.catalogue.list())).toBe('unauthenticated');
     expect(await h.caller().api.session.current()).toBeNull();
     expect(await refusal(h.caller().api.session.start({ apiKey: 'wrong' }))).toBe(
       'invalid_credentials',

@@ -56,31 +56,17 @@ export const createCallerFactory = t.createCallerFactory;
 
 /**
  * Maps a CheckoutError thrown anywhere below it to its TRPCError (the one mapping lives in
- * `errors/checkout-error.ts`). It sits OUTSIDE the idempotency plugin on purpose: inside,
- * the plugin sees a non-TRPC error and releases the key, so refused input (unknown product,
- * empty cart) is never stored and the client may fix the cart and retry.
+ * `errors/checkout-error.ts`), and a failed input parse to `invalid_input`. It sits OUTSIDE
+ * the idempotency plugin on purpose: inside, the plugin sees a non-TRPC error and releases
+ * the key, so refused input (unknown product, empty cart) is never stored and the client may
+ * fix the cart and retry.
  */
 const mapDomainErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && isCheckoutError(result.error.cause)) {
-    throw toTRPCError(result.error.cause);
-  }
-  return result;
-});
-
-/**
- * Inside the idempotency plugin, a TRPCError with a 4xx status is a deliberate outcome the
- * plugin stores and replays. A malformed input is not an outcome: turning the input parser's
- * BAD_REQUEST into a CheckoutError (a plain error to the plugin) releases the key, and the
- * outer mapper still answers BAD_REQUEST with `data.code = 'invalid_input'`. Must sit between
- * the plugin and `.input()`.
- */
-const refuseInvalidInputWithoutStoring = t.middleware(async ({ next }) => {
-  const result = await next();
-  if (!result.ok && result.error.code === 'BAD_REQUEST') {
-    const issues = inputIssues(result.error.cause);
-    if (issues) throw new CheckoutError('invalid_input', 'Invalid input', { issues });
-  }
+  if (result.ok) return result;
+  if (isCheckoutError(result.error.cause)) throw toTRPCError(result.error.cause);
+  const issues = result.error.code === 'BAD_REQUEST' ? inputIssues(result.error.cause) : undefined;
+  if (issues) throw toTRPCError(new CheckoutError('invalid_input', 'Invalid input', { issues }));
   return result;
 });
 
@@ -89,7 +75,7 @@ export const publicProcedure = t.procedure.use(mapDomainErrors);
 
 /**
  * A tenant proven by `Authorization: Bearer <api key>` or the signed session cookie.
- * Adds `ctx.tenantId`; never reads the tenant from the input.
+ * Adds `ctx.tenantId`, the caller's `role` and `principal`; never reads the tenant from the input.
  */
 export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const who = await authenticateRequest({
@@ -98,22 +84,51 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
     sessionSecret: ctx.sessionSecret,
     now: ctx.clock.now(),
   });
-  return next({ ctx: { tenantId: who.tenantId, tenantName: who.tenantName, auth: who.method } });
+  return next({
+    ctx: {
+      tenantId: who.tenantId,
+      tenantName: who.tenantName,
+      auth: who.method,
+      role: who.role,
+      principal: who.principal,
+    },
+  });
 });
 
-const idempotencyPlugin = createIdempotencyPlugin<Context & { tenantId: string }, Transaction>({
+/**
+ * The merchant's own views (`ops.*`): an operator session or the merchant's API key. A shopper
+ * session is refused with FORBIDDEN / `operator_required` before anything is read.
+ */
+export const operatorProcedure = authedProcedure.use(({ ctx, next }) => {
+  if (ctx.role !== 'operator') throw new CheckoutError('operator_required');
+  return next();
+});
+
+const idempotencyPlugin = createIdempotencyPlugin<
+  Context & { tenantId: string; principal: string },
+  Transaction
+>({
   // The engine is per deployment (it owns the db), so it comes from the context.
   idempotency: (ctx) => ctx.idempotencyEngine,
   getTenantId: (ctx) => ctx.tenantId,
+  // Each session and API key has its own new-key allowance: one caller cannot spend the
+  // merchant's.
+  getPrincipal: (ctx) => ctx.principal,
   getRequestHeaders: (ctx) => ctx.headers,
   getResponseHeaders: (ctx) => ctx.resHeaders,
 });
 
 /**
- * An authed procedure guarded by an `Idempotency-Key` (header). Give it
- * `.meta({ idempotency: { operation } })`; the handler gets `ctx.idempotency` and should
+ * The `Idempotency-Key` guard of a mutation. Concat it AFTER `.input()`, so only a request
+ * whose input parsed reaches the key store (malformed input is refused with `invalid_input`
+ * and spends no new-key allowance); the handler gets `ctx.idempotency` and should
  * `complete(tx, ...)` inside its own transaction.
+ *
+ * @example
+ * authedProcedure
+ *   .meta({ idempotency: { operation: 'checkout.pay', mode: 'atomic' } })
+ *   .input(payInput)
+ *   .concat(idempotencyGuard)
+ *   .mutation(({ ctx, input }) => pay({ ctx, input }));
  */
-export const idempotentProcedure = authedProcedure
-  .concat(idempotencyPlugin)
-  .use(refuseInvalidInputWithoutStoring);
+export const idempotencyGuard = idempotencyPlugin;

@@ -35,5 +35,6 @@ export {
   type KeyRecord,
   type KeyState,
   type OperationPolicy,
+  type RateLimitScope,
   type StoredResponse,
 } from './core/types.ts';

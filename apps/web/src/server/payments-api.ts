@@ -138,6 +138,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
             ctx: {
               db: deps.db,
               tenantId: tenant.tenantId,
+              placedBy: tenant.principal,
               idempotency: {
                 key: exec.key!,
                 complete: async (tx, result, origin) => {
@@ -157,6 +158,8 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
           // transaction: the key is inserted completed inside it (no reservation before).
           policy: { mode: 'atomic' },
           getTenantId: () => tenant.tenantId,
+          // Each API key has its own new-key allowance, apart from the merchant's shoppers.
+          getPrincipal: () => tenant.principal,
           getFingerprintInput: () => normalisePayInput(input),
         },
       );

@@ -12,6 +12,12 @@ import { problemDetailsResponse } from '@once/idempotency/fetch';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
+import {
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  describeSkew,
+  signatureSkewSeconds,
+  WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS,
+} from './webhook-clock-skew.ts';
 
 const OPERATION = 'webhooks.processor';
 
@@ -28,13 +34,20 @@ function accepted(body: Record<string, unknown>): Response {
 
 /**
  * `POST /api/webhooks/processor`: verifies `Stripe-Signature` with the official SDK (raw
- * body, PROCESSOR_WEBHOOK_SECRET, default 5-minute tolerance), then applies
+ * body, PROCESSOR_WEBHOOK_SECRET, `ONCE_WEBHOOK_TOLERANCE_SECONDS` measured on the runtime's
+ * clock, default 300 s as Stripe), then applies
  * `payment_intent.succeeded` / `payment_intent.payment_failed` exactly once per event id:
  * the event id is an idempotency key (tenant-scoped, operation `webhooks.processor`), and
  * its stored answer commits in the same transaction as the payment update. A redelivery
  * gets the stored answer with `Idempotent-Replayed: true` and changes nothing.
  *
- * Answers: 400 bad signature; 200 applied / duplicate / ignored (not ours, other types);
+ * Every refusal logs the skew between the signature's timestamp and this host's clock, and
+ * so does an accepted delivery skewed by more than a minute. Refused deliveries cost no
+ * payment: the worker settles every payment from the processor's answers and the
+ * reconciler, never from webhooks (they only make the page update sooner).
+ *
+ * Answers: 400 bad signature (`invalid_signature`) or a timestamp older than the tolerance
+ * (`webhook_timestamp_outside_tolerance`); 200 applied / duplicate / ignored (not ours, other types);
  * 409 + Retry-After while the same event is being applied; 503 when the store is down
  * (the processor retries both).
  *
@@ -43,10 +56,11 @@ function accepted(body: Record<string, unknown>): Response {
  */
 export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request): Promise<Response> => {
-    const { deps, webhookSecret } = await getRuntime();
+    const { deps, webhookSecret, webhookToleranceSeconds } = await getRuntime();
     if (!webhookSecret) {
       return problem(503, 'webhook_secret_unset', 'PROCESSOR_WEBHOOK_SECRET is not configured');
     }
+    const tolerance = webhookToleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
     // Bounded before parsing or verifying: 413 by Content-Length or by a counted read.
     let payload: string;
     try {
@@ -55,15 +69,37 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
       if (isCheckoutError(error)) return checkoutProblemResponse(error);
       throw error;
     }
+    const signature = request.headers.get('stripe-signature') ?? '';
+    // One reading of the clock for both the check and the log, so they always agree.
+    const nowMs = deps.clock.now().getTime();
+    const skew = signatureSkewSeconds(signature, nowMs);
     let event: Stripe.Event;
     try {
       event = Stripe.webhooks.constructEvent(
         payload,
-        request.headers.get('stripe-signature') ?? '',
+        signature,
         webhookSecret,
+        tolerance,
+        undefined,
+        nowMs,
       );
-    } catch {
-      return problem(400, 'invalid_signature', 'Stripe-Signature does not verify');
+    } catch (error) {
+      const stale = error instanceof Error && /tolerance zone/i.test(error.message);
+      console.log(
+        `web: webhook refused: ${stale ? 'timestamp outside the tolerance' : 'signature does not verify'}; ${describeSkew(skew)} (tolerance ${tolerance} s, ONCE_WEBHOOK_TOLERANCE_SECONDS)${stale ? '; check the clocks (NTP) of the processor and this host; payments still settle through the worker' : ''}`,
+      );
+      return stale
+        ? problem(
+            400,
+            'webhook_timestamp_outside_tolerance',
+            `Stripe-Signature timestamp is more than ${tolerance} s old by this host's clock`,
+          )
+        : problem(400, 'invalid_signature', 'Stripe-Signature does not verify');
+    }
+    if (skew !== undefined && Math.abs(skew) > WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS) {
+      console.log(
+        `web: webhook ${event.id} accepted with clock skew: ${describeSkew(skew)} (tolerance ${tolerance} s)`,
+      );
     }
     if (!handledProcessorEventTypes.includes(event.type)) {
       return accepted({ ignored: 'unhandled_type' });

@@ -9,6 +9,7 @@ import {
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
 import { findMigrationsFolder } from './migrations-folder.ts';
+import { readWebhookToleranceSeconds } from './webhook-clock-skew.ts';
 
 /** What the route handlers share in one web process. */
 export interface WebRuntime {
@@ -16,6 +17,8 @@ export interface WebRuntime {
   deps: ApiDependencies;
   /** PROCESSOR_WEBHOOK_SECRET; undefined refuses every webhook (503). */
   webhookSecret: string | undefined;
+  /** ONCE_WEBHOOK_TOLERANCE_SECONDS (default 300): oldest signature timestamp accepted. */
+  webhookToleranceSeconds?: number;
 }
 
 /** Reads the process contract (BRIEF: DATABASE_URL, SESSION_SECRET, PROCESSOR_WEBHOOK_SECRET, ONCE_SEED_DEMO). */
@@ -29,6 +32,7 @@ export function readWebEnv(env: Record<string, string | undefined> = process.env
     databaseUrl: requireDatabaseUrl(env as NodeJS.ProcessEnv),
     sessionSecret,
     webhookSecret: env.PROCESSOR_WEBHOOK_SECRET || undefined,
+    webhookToleranceSeconds: readWebhookToleranceSeconds(env),
     seedDemo,
     // Picking a demo tenant without a credential only makes sense where demo data exists.
     allowDemoLogin: seedDemo && env.ONCE_DEMO_LOGIN !== '0',
@@ -64,6 +68,7 @@ export async function startWebRuntime(
       env,
     }),
     webhookSecret: config.webhookSecret,
+    webhookToleranceSeconds: config.webhookToleranceSeconds,
   };
 }
 

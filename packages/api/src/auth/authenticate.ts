@@ -2,21 +2,40 @@ import { type Database, hashApiKey } from '@once/db';
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { CheckoutError } from '../errors/checkout-error.ts';
-import { readCookie, SESSION_COOKIE_NAME, verifySessionValue } from './session-cookie.ts';
+import {
+  readCookie,
+  SESSION_COOKIE_NAME,
+  type SessionRole,
+  verifySessionValue,
+} from './session-cookie.ts';
 
-/** Who is calling: always a tenant, proven by an API key or a signed session cookie. */
+/**
+ * Who is calling: always a tenant, proven by an API key or a signed session cookie, with the
+ * caller's role in it and the principal (this session, this API key) acting for it.
+ */
 export interface AuthenticatedTenant {
   tenantId: string;
   tenantName: string;
   method: 'api_key' | 'session';
+  /** The merchant's API key is an operator credential; a session carries its own role. */
+  role: SessionRole;
+  /**
+   * `session:<session id>` or `api_key:<first 16 hex of its SHA-256>`: whose new-key allowance
+   * a request spends, and who placed a payment (a shopper reads only its own).
+   */
+  principal: string;
 }
 
 /** The tenant owning an API key, or undefined. Keys are stored only as SHA-256. */
-export async function findTenantByApiKey(db: Database, apiKey: string) {
+export function findTenantByApiKey(db: Database, apiKey: string) {
+  return findTenantByApiKeyHash(db, hashApiKey(apiKey));
+}
+
+async function findTenantByApiKeyHash(db: Database, apiKeySha256: string) {
   const [row] = await db
     .select({ id: tenants.id, name: tenants.name })
     .from(tenants)
-    .where(eq(tenants.apiKeySha256, hashApiKey(apiKey)))
+    .where(eq(tenants.apiKeySha256, apiKeySha256))
     .limit(1);
   return row;
 }
@@ -40,23 +59,36 @@ export async function authenticateRequest(input: {
   if (authorization !== null) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw new CheckoutError('invalid_credentials', 'Malformed Authorization header');
-    const tenant = await findTenantByApiKey(input.db, match[1]!);
+    const apiKeySha256 = hashApiKey(match[1]!);
+    const tenant = await findTenantByApiKeyHash(input.db, apiKeySha256);
     if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown API key');
-    return { tenantId: tenant.id, tenantName: tenant.name, method: 'api_key' };
+    return {
+      tenantId: tenant.id,
+      tenantName: tenant.name,
+      method: 'api_key',
+      role: 'operator',
+      principal: `api_key:${apiKeySha256.slice(0, 16)}`,
+    };
   }
   const cookie = readCookie(input.headers, SESSION_COOKIE_NAME);
   if (cookie !== undefined) {
-    const tenantId = verifySessionValue(cookie, input.sessionSecret, input.now);
-    if (tenantId === undefined) {
+    const claims = verifySessionValue(cookie, input.sessionSecret, input.now);
+    if (claims === undefined) {
       throw new CheckoutError('invalid_credentials', 'Session expired or invalid');
     }
     const [tenant] = await input.db
       .select({ id: tenants.id, name: tenants.name })
       .from(tenants)
-      .where(eq(tenants.id, tenantId))
+      .where(eq(tenants.id, claims.tenantId))
       .limit(1);
     if (!tenant) throw new CheckoutError('invalid_credentials', 'Session names no tenant');
-    return { tenantId: tenant.id, tenantName: tenant.name, method: 'session' };
+    return {
+      tenantId: tenant.id,
+      tenantName: tenant.name,
+      method: 'session',
+      role: claims.role,
+      principal: `session:${claims.sessionId}`,
+    };
   }
   throw new CheckoutError('unauthenticated');
 }

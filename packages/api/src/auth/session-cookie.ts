@@ -1,15 +1,38 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Name of the browser session cookie. */
 export const SESSION_COOKIE_NAME = 'once_session';
 /** A demo session lasts a day; long enough for a demo, short enough to rotate. */
 export const SESSION_TTL_SECONDS = 24 * 60 * 60;
 
+/**
+ * What a session may do: a `shopper` pays and reads the payments it placed; an `operator`
+ * also reads the merchant's cockpit (`ops.*`: every payment, key and job of the tenant).
+ */
+export type SessionRole = 'shopper' | 'operator';
+
+/**
+ * What a valid session cookie proves.
+ *
+ * @example
+ * const claims: SessionClaims = { tenantId: 'tenant_a', role: 'shopper', sessionId: 'k3J9...' };
+ */
+export interface SessionClaims {
+  tenantId: string;
+  role: SessionRole;
+  /** Random id of this session: the principal its new idempotency keys are counted against. */
+  sessionId: string;
+}
+
 interface SessionPayload {
   /** Tenant id. */
   t: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
+  /** Role; absent in cookies issued before roles existed, which are shoppers. */
+  r?: SessionRole;
+  /** Session id; absent in older cookies, whose signature then stands in for it. */
+  s?: string;
 }
 
 function sign(payload: string, secret: string): string {
@@ -18,26 +41,39 @@ function sign(payload: string, secret: string): string {
 
 /**
  * A session value `<base64url(json)>.<base64url(HMAC-SHA256)>`. Stateless: the signature is
- * the proof, so any web process with the same SESSION_SECRET accepts it.
+ * the proof, so any web process with the same SESSION_SECRET accepts it. Each call makes a
+ * new session id. The role defaults to `shopper` (least privilege).
  *
  * @example
- * const value = signSessionValue('tenant_a', process.env.SESSION_SECRET!, new Date());
+ * const value = signSessionValue('tenant_a', process.env.SESSION_SECRET!, new Date(), { role: 'operator' });
  */
-export function signSessionValue(tenantId: string, secret: string, now: Date): string {
+export function signSessionValue(
+  tenantId: string,
+  secret: string,
+  now: Date,
+  options: { role?: SessionRole } = {},
+): string {
   const payload: SessionPayload = {
     t: tenantId,
     exp: Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS,
+    r: options.role ?? 'shopper',
+    s: randomBytes(12).toString('base64url'),
   };
   const encoded = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
   return `${encoded}.${sign(encoded, secret)}`;
 }
 
-/** The tenant id of a valid, unexpired session value; undefined for anything else. */
-export function verifySessionValue(value: string, secret: string, now: Date): string | undefined {
+/** The claims of a valid, unexpired session value; undefined for anything else. */
+export function verifySessionValue(
+  value: string,
+  secret: string,
+  now: Date,
+): SessionClaims | undefined {
   const dot = value.indexOf('.');
   if (dot <= 0) return undefined;
   const encoded = value.slice(0, dot);
-  const given = Buffer.from(value.slice(dot + 1), 'base64url');
+  const signature = value.slice(dot + 1);
+  const given = Buffer.from(signature, 'base64url');
   const expected = Buffer.from(sign(encoded, secret), 'base64url');
   // Constant-time compare: a timing oracle would let an attacker forge signatures byte by byte.
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
@@ -48,10 +84,15 @@ export function verifySessionValue(value: string, secret: string, now: Date): st
     return undefined;
   }
   if (typeof payload !== 'object' || payload === null) return undefined;
-  const { t, exp } = payload as Partial<SessionPayload>;
+  const { t, exp, r, s } = payload as Partial<SessionPayload>;
   if (typeof t !== 'string' || typeof exp !== 'number') return undefined;
   if (exp * 1000 <= now.getTime()) return undefined;
-  return t;
+  if (r !== undefined && r !== 'shopper' && r !== 'operator') return undefined;
+  return {
+    tenantId: t,
+    role: r ?? 'shopper',
+    sessionId: typeof s === 'string' ? s : expected.subarray(0, 12).toString('base64url'),
+  };
 }
 
 /** Reads one cookie from a `Cookie` header. */

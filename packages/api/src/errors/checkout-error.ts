@@ -9,6 +9,11 @@ export const checkoutErrorCatalogue = {
   unauthenticated: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Authentication required' },
   invalid_credentials: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Invalid credentials' },
   demo_login_disabled: { trpcCode: 'FORBIDDEN', status: 403, title: 'Demo login is disabled' },
+  operator_required: {
+    trpcCode: 'FORBIDDEN',
+    status: 403,
+    title: 'An operator credential is required',
+  },
   invalid_input: { trpcCode: 'BAD_REQUEST', status: 400, title: 'Invalid request' },
   empty_cart: { trpcCode: 'BAD_REQUEST', status: 400, title: 'The cart is empty' },
   quantity_out_of_range: {

@@ -64,6 +64,11 @@ export const payments = pgTable(
     downstreamKey: text('downstream_key').notNull(),
     /** Optional receipt address given at checkout. */
     customerEmail: text('customer_email'),
+    /**
+     * The principal that placed it (`session:<id>`, `api_key:<hash prefix>`): a shopper's
+     * session may read only the payments it placed. Null for payments placed before it existed.
+     */
+    placedBy: text('placed_by'),
     processorPaymentIntentId: text('processor_payment_intent_id'),
     /** Stripe decline code or error code when declined/failed. */
     failureCode: text('failure_code'),

@@ -54,6 +54,11 @@ export interface ExecuteRequest {
   key: string;
   fingerprint: string;
   policy?: OperationPolicy;
+  /**
+   * Who within the tenant spends the new-key allowance of `rateLimit` (a session, an API key),
+   * so one caller cannot use up everybody's. Default '': the tenant as a whole.
+   */
+  principal?: string;
 }
 
 /**
@@ -148,6 +153,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     fingerprint: string,
     ownerToken: string,
     policy: Required<OperationPolicy>,
+    principal: string,
   ): Promise<ReserveResult> {
     return storeOr503(
       id,
@@ -159,6 +165,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
           leaseMs: policy.leaseMs,
           ttlMs: policy.ttlMs,
           onExpiredLease: policy.onExpiredLease,
+          principal,
           rateLimit: policy.rateLimited ? options.rateLimit : undefined,
         }),
       (late) => {
@@ -176,7 +183,13 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     if (policy.mode === 'atomic') return executeAtomic(request, policy, handler);
     const id = identity(request);
     const ownerToken = randomUUID();
-    const reservation = await reserve(id, request.fingerprint, ownerToken, policy);
+    const reservation = await reserve(
+      id,
+      request.fingerprint,
+      ownerToken,
+      policy,
+      request.principal ?? '',
+    );
 
     if (reservation.kind === 'rate_limited')
       throw refuseRateLimited(id, reservation.retryAfterSeconds);
@@ -248,7 +261,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     }
   }
 
-  /** The tenant is over its new-key allowance: report it and return the refusal to throw. */
+  /** The principal is over its new-key allowance: report it and return the refusal to throw. */
   function refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError {
     emit(eventBase('rate_limited', id));
     return new IdempotencyError('idempotency_rate_limited', { retryAfterSeconds });
@@ -290,10 +303,15 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     if (found && !(found.writable && canOverwrite(found.record, request.fingerprint))) {
       return answerExisting(id, found.record, request.fingerprint);
     }
+    // The allowance is checked before the handler but spent only by a key this request
+    // stored (after its transaction committed): refused input, failures and concurrent
+    // duplicates that lose the primary-key race never spend it. Concurrent new keys of one
+    // principal may overshoot the cap by at most their number in flight.
     const limit = policy.rateLimited ? options.rateLimit : undefined;
+    const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
     if (limit && !found) {
-      const counted = await storeOr503(id, () => store.countNewKey(id.tenantId, limit));
-      if (counted.limited) throw refuseRateLimited(id, counted.retryAfterSeconds);
+      const peeked = await storeOr503(id, () => store.peekNewKeys(scope, limit));
+      if (peeked.limited) throw refuseRateLimited(id, peeked.retryAfterSeconds);
     }
 
     const exec = new AtomicExecution<TTx>({
@@ -333,6 +351,11 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     }
     // No verification read: the key was inserted in the same transaction as every effect of
     // the handler, so if that transaction did not commit, no effect did either (see the ADR).
+    if (limit && !found) {
+      await guarded('countNewKey', id, () => store.countNewKey(scope, limit)).catch(() => {
+        // Store hiccup after the commit: the answer stands; this key goes uncounted.
+      });
+    }
     emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
     return { kind: 'executed', response };

@@ -32,7 +32,7 @@ export interface OperationPolicy {
   /** Renew the lease automatically every leaseMs/3 while the handler runs. Default true. */
   heartbeat?: boolean;
   /**
-   * Count this operation's new keys against the engine's per-tenant `rateLimit`. Default
+   * Count this operation's new keys against the engine's `rateLimit` (per tenant and principal). Default
    * true. Turn it off for operations whose callers are already trusted and whose volume
    * follows the tenant's own traffic, such as your processor's signed webhooks: otherwise
    * they use up the allowance meant for clients.
@@ -90,8 +90,22 @@ export interface KeyIdentity {
   key: string;
 }
 
+/**
+ * Whose new-key allowance a key is counted against: a principal (a session, an API key) within
+ * a tenant. The empty principal is the tenant as a whole.
+ *
+ * @example
+ * const scope: RateLimitScope = { tenantId: 'tenant_a', principal: 'session:3f2a' };
+ */
+export interface RateLimitScope {
+  tenantId: string;
+  principal: string;
+}
+
 /** Input to the single atomic reservation statement. */
 export interface ReserveInput extends KeyIdentity {
+  /** Whose allowance a created key is counted against (`RateLimitScope.principal`; default ''). */
+  principal?: string;
   fingerprint: string;
   ownerToken: string;
   leaseMs: number;
@@ -104,7 +118,7 @@ export interface ReserveInput extends KeyIdentity {
  * What the reservation statement did:
  * - `acquired`: this attempt owns the key (new, released, or an expired lease taken over).
  * - `existing`: someone else's row, returned as-is so the engine can decide (replay/409/422).
- * - `rate_limited`: a new key would exceed the tenant's cap; nothing was written.
+ * - `rate_limited`: a new key would exceed the principal's cap; nothing was written.
  */
 export type ReserveResult =
   | { kind: 'acquired'; record: KeyRecord; created: boolean; takenOver: boolean }
@@ -181,11 +195,16 @@ export interface IdempotencyStore<TTx> {
   /** Atomic mode: insert the key already completed, inside the caller's transaction. */
   insertCompleted(executor: TTx, input: InsertCompletedInput): Promise<InsertCompletedResult>;
   /**
-   * Count one new key against the tenant's fixed window in its own autocommit statement;
-   * `retryAfterSeconds` when over the cap (the count is not given back: the window is short).
+   * Count one new key against the scope's fixed window in its own autocommit statement, only
+   * while below the cap; `retryAfterSeconds` when the window is full (nothing counted).
    */
   countNewKey(
-    tenantId: string,
+    scope: RateLimitScope,
+    limit: { maxNewKeys: number; windowMs: number },
+  ): Promise<{ limited: false } | { limited: true; retryAfterSeconds: number }>;
+  /** Read-only: whether the scope's current window is full, and when it ends. */
+  peekNewKeys(
+    scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },
   ): Promise<{ limited: false } | { limited: true; retryAfterSeconds: number }>;
 }

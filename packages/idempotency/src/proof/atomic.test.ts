@@ -417,6 +417,37 @@ describe('atomic mode', () => {
     ]);
   });
 
+  it('spends a principal’s allowance only on keys it stored: failures and racing duplicates are free', async () => {
+    const { idempotency } = engine({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } });
+    const tenantId = `rl-principal-${Math.random()}`;
+    const run = (principal: string, key: string, handler = writeFirst(key)) =>
+      idempotency.execute(
+        { tenantId, operation: 'pay', key, fingerprint: 'fp', principal },
+        handler,
+      );
+    // Ten refused requests (the handler throws before storing anything) spend nothing.
+    for (let i = 0; i < 10; i++) {
+      await run('shopper-1', newKey(), async () => {
+        throw new Error('empty cart');
+      }).catch(() => {});
+    }
+    // Twenty concurrent duplicates of one key store it once and count it once.
+    const dup = newKey();
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () => outcomeOf(run('shopper-1', dup))),
+    );
+    expect(outcomes.filter((o) => o === 'executed')).toHaveLength(1);
+    expect(await effects(dup)).toBe(1);
+    const [counted] = await t.sql`
+      select new_keys from idempotency_rate_limits where tenant_id = ${tenantId} and principal = 'shopper-1'`;
+    expect(counted?.new_keys).toBe(1);
+    // One more new key fits shopper-1's allowance of two; the next is refused.
+    expect((await run('shopper-1', newKey())).kind).toBe('executed');
+    expect((await refusal(run('shopper-1', newKey()))).code).toBe('idempotency_rate_limited');
+    // Another principal of the same tenant has its own allowance.
+    expect((await run('shopper-2', newKey())).kind).toBe('executed');
+  });
+
   it('store down: 503 before the handler runs', async () => {
     const { idempotency } = engine({ storeTimeoutMs: 200 });
     const broken = createIdempotency<Tx>({

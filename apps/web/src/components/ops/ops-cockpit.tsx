@@ -4,9 +4,10 @@ import type { RouterOutputs } from '@once/api';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';
-import { type DemoMerchant, TenantPicker } from '../checkout/tenant-picker.tsx';
+import type { DemoMerchant } from '../checkout/tenant-picker.tsx';
 import { formatMoney } from '../format/money.ts';
 import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
+import { OperatorSignIn } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 
 type Payment = RouterOutputs['ops']['payments'][number];
@@ -25,7 +26,8 @@ function leaseLabel(lockedUntil: string | null, now: number): string {
 
 /**
  * The operator cockpit: payments, idempotency keys, outbox jobs and the app-vs-processor
- * ledger comparison of the signed-in merchant.
+ * ledger comparison of the signed-in merchant. Asks for an operator credential first (a
+ * shopper's session of the checkout does not open it).
  */
 export function OpsCockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const [mounted, setMounted] = useState(false);
@@ -37,7 +39,9 @@ export function OpsCockpit({ merchants }: { merchants: readonly DemoMerchant[] }
 function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const trpc = useTRPC();
   const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
-  const live = { enabled: session.data != null, refetchInterval: REFRESH_MS } as const;
+  // Only an operator may read ops.*: a shopper session would only collect FORBIDDEN answers.
+  const isOperator = session.data?.role === 'operator';
+  const live = { enabled: isOperator, refetchInterval: REFRESH_MS } as const;
   const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: 50 }), ...live });
   const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: 50 }), ...live });
   const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: 50 }), ...live });
@@ -45,7 +49,9 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const now = keys.dataUpdatedAt || Date.now();
 
   if (session.isPending) return <p className="muted">Checking your session…</p>;
-  if (!session.data) return <TenantPicker merchants={merchants} />;
+  if (!session.data || !isOperator) {
+    return <OperatorSignIn merchants={merchants} signedInAs={session.data ?? undefined} />;
+  }
 
   return (
     <div className="ops">

@@ -1,5 +1,5 @@
 import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
-import { authedProcedure, createTRPCRouter, idempotentProcedure } from '../../trpc.ts';
+import { authedProcedure, createTRPCRouter, idempotencyGuard } from '../../trpc.ts';
 import { pay } from './pay.ts';
 import { payInput } from './pay.types.ts';
 import { status } from './status.ts';
@@ -10,15 +10,18 @@ export const checkoutRouter = createTRPCRouter({
    * Accept a checkout. Requires an `Idempotency-Key` header; see README. Atomic idempotency
    * mode: every effect of `pay` (payment, outbox job, NOTIFY, stored result) is in ONE
    * transaction, so the key is inserted completed inside it and nothing is written before.
+   * The guard comes after `.input()`: malformed input never reaches the key store.
    */
-  pay: idempotentProcedure
+  pay: authedProcedure
     .meta({ idempotency: { operation: 'checkout.pay', mode: 'atomic' } })
     .input(payInput)
+    .concat(idempotencyGuard)
     .mutation(({ ctx, input }) =>
       pay({
         ctx: {
           db: ctx.db,
           tenantId: ctx.tenantId,
+          placedBy: ctx.principal,
           idempotency: {
             // The plugin refuses a missing key before the handler runs (required by default).
             key: ctx.idempotency.key!,
@@ -33,6 +36,15 @@ export const checkoutRouter = createTRPCRouter({
         input,
       }),
     ),
-  /** One payment of the caller's tenant. */
-  status: authedProcedure.input(statusInput).query(({ ctx, input }) => status({ ctx, input })),
+  /** One payment of the caller's tenant; a shopper session sees only the payments it placed. */
+  status: authedProcedure.input(statusInput).query(({ ctx, input }) =>
+    status({
+      ctx: {
+        db: ctx.db,
+        tenantId: ctx.tenantId,
+        ...(ctx.role === 'operator' ? {} : { placedBy: ctx.principal }),
+      },
+      input,
+    }),
+  ),
 });

@@ -33,6 +33,8 @@ export interface PayContext {
   db: Database;
   /** From authentication, never from the input. */
   tenantId: string;
+  /** The principal placing it (a session, an API key): a shopper may read only its own. */
+  placedBy?: string;
   idempotency: PayIdempotency;
 }
 
@@ -93,6 +95,7 @@ export async function pay({
           currency: cart.currency,
           lines: cart.lines,
           customerEmail: input.customerEmail ?? null,
+          placedBy: ctx.placedBy ?? null,
           idempotencyKey: key,
           requestFingerprint: fingerprint,
           downstreamKey,

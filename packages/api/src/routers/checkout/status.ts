@@ -22,7 +22,8 @@ export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
 
 /**
  * One payment of the calling tenant. Another tenant's payment id answers
- * `payment_not_found`, exactly like an id that does not exist, so ids leak nothing.
+ * `payment_not_found`, exactly like an id that does not exist, so ids leak nothing. With
+ * `placedBy` (a shopper's session), only a payment that principal placed is found.
  *
  * @example
  * const view = await status({ ctx: { db, tenantId }, input: { paymentId } });
@@ -31,13 +32,19 @@ export async function status({
   ctx,
   input,
 }: {
-  ctx: { db: Database; tenantId: string };
+  ctx: { db: Database; tenantId: string; placedBy?: string };
   input: StatusInput;
 }): Promise<PaymentView> {
   const [row] = await ctx.db
     .select()
     .from(payments)
-    .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
+    .where(
+      and(
+        eq(payments.tenantId, ctx.tenantId),
+        eq(payments.id, input.paymentId),
+        ctx.placedBy === undefined ? undefined : eq(payments.placedBy, ctx.placedBy),
+      ),
+    )
     .limit(1);
   if (!row) throw new CheckoutError('payment_not_found', undefined, { paymentId: input.paymentId });
   return toPaymentView(row);

@@ -1,22 +1,26 @@
-import { authedProcedure, createTRPCRouter } from '../../trpc.ts';
+import { createTRPCRouter, operatorProcedure } from '../../trpc.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
 import { listOutboxJobs } from './outbox.ts';
 import { listPayments } from './payments.ts';
 
-/** The operator cockpit's read models; every list is the caller's tenant only. */
+/**
+ * The operator cockpit's read models; every list is the caller's tenant only, and only an
+ * operator (operator session, the merchant's API key) may read them: they show every
+ * shopper's payments, emails and keys.
+ */
 export const opsRouter = createTRPCRouter({
-  payments: authedProcedure
+  payments: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listPayments({ ctx, input })),
-  idempotencyKeys: authedProcedure
+  idempotencyKeys: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listIdempotencyKeys({ ctx, input })),
-  outbox: authedProcedure
+  outbox: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),
-  ledger: authedProcedure
+  ledger: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
 });

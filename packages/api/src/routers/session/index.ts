@@ -1,5 +1,6 @@
 import { authenticateRequest } from '../../auth/authenticate.ts';
-import { readCookie, SESSION_COOKIE_NAME, sessionClearCookie } from '../../auth/session-cookie.ts';
+import { sessionClearCookie } from '../../auth/session-cookie.ts';
+import { isCheckoutError } from '../../errors/checkout-error.ts';
 import { createTRPCRouter, publicProcedure } from '../../trpc.ts';
 import { startSession } from './start.ts';
 import { type SessionView, startSessionInput } from './start.types.ts';
@@ -10,23 +11,23 @@ export const sessionRouter = createTRPCRouter({
     .input(startSessionInput)
     .mutation(({ ctx, input }) => startSession({ ctx: { ...ctx, now: ctx.clock.now() }, input })),
   /**
-   * The signed-in tenant, or null when the request carries no credential at all (a first
-   * visit is not an error). A credential that is present but wrong is still refused.
+   * The signed-in tenant and role, or `null` when signed out (no credential, or one that is
+   * expired or invalid): a page asks this first, and "nobody is signed in" is an answer, not
+   * an error. Other failures (database down) still fail.
    */
   current: publicProcedure.query(async ({ ctx }): Promise<SessionView | null> => {
-    if (
-      ctx.headers.get('authorization') === null &&
-      !readCookie(ctx.headers, SESSION_COOKIE_NAME)
-    ) {
-      return null;
+    try {
+      const who = await authenticateRequest({
+        db: ctx.db,
+        headers: ctx.headers,
+        sessionSecret: ctx.sessionSecret,
+        now: ctx.clock.now(),
+      });
+      return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
+    } catch (error) {
+      if (isCheckoutError(error)) return null;
+      throw error;
     }
-    const who = await authenticateRequest({
-      db: ctx.db,
-      headers: ctx.headers,
-      sessionSecret: ctx.sessionSecret,
-      now: ctx.clock.now(),
-    });
-    return { tenantId: who.tenantId, tenantName: who.tenantName };
   }),
   end: publicProcedure.mutation(({ ctx }) => {
     ctx.resHeaders.append('set-cookie', sessionClearCookie());

@@ -1,7 +1,7 @@
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { findTenantByApiKey } from '../../auth/authenticate.ts';
-import { sessionSetCookie, signSessionValue } from '../../auth/session-cookie.ts';
+import { type SessionRole, sessionSetCookie, signSessionValue } from '../../auth/session-cookie.ts';
 import type { Database } from '../../database.ts';
 import { CheckoutError } from '../../errors/checkout-error.ts';
 import type { SessionView, StartSessionInput } from './start.types.ts';
@@ -18,10 +18,11 @@ export interface StartSessionContext {
 }
 
 /**
- * Starts a browser session for a tenant by setting the signed `once_session` cookie.
+ * Starts a browser session for a tenant by setting the signed `once_session` cookie: an
+ * operator session for an API key, a demo session of the asked role (default `shopper`).
  *
  * @example
- * await startSession({ ctx, input: { demoTenantId: 'tenant_a' } });
+ * await startSession({ ctx, input: { demoTenantId: 'tenant_a', role: 'operator' } });
  */
 export async function startSession({
   ctx,
@@ -31,11 +32,15 @@ export async function startSession({
   input: StartSessionInput;
 }): Promise<SessionView> {
   let tenant: { id: string; name: string } | undefined;
+  let role: SessionRole;
   if ('apiKey' in input) {
+    // Whoever holds the merchant's API key is the merchant: an operator.
+    role = 'operator';
     tenant = await findTenantByApiKey(ctx.db, input.apiKey);
     if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown API key');
   } else {
     if (!ctx.allowDemoLogin) throw new CheckoutError('demo_login_disabled');
+    role = input.role ?? 'shopper';
     [tenant] = await ctx.db
       .select({ id: tenants.id, name: tenants.name })
       .from(tenants)
@@ -45,9 +50,9 @@ export async function startSession({
   }
   ctx.resHeaders.append(
     'set-cookie',
-    sessionSetCookie(signSessionValue(tenant.id, ctx.sessionSecret, ctx.now), {
+    sessionSetCookie(signSessionValue(tenant.id, ctx.sessionSecret, ctx.now, { role }), {
       secure: ctx.secure,
     }),
   );
-  return { tenantId: tenant.id, tenantName: tenant.name };
+  return { tenantId: tenant.id, tenantName: tenant.name, role };
 }

@@ -20,6 +20,8 @@ export interface WithIdempotencyOptions<TTx> {
   operation: string | ((request: Request) => string);
   /** Tenant from authentication (an account, a merchant), never from the body. */
   getTenantId: (request: Request) => string | Promise<string>;
+  /** Who within the tenant spends the new-key allowance (an API key, a session). Default: the tenant. */
+  getPrincipal?: (request: Request) => string | undefined;
   /** Refuse requests without a key. Default true. False runs them unguarded (Stripe's behaviour). */
   required?: boolean | ((request: Request) => boolean);
   /** What identifies "the same request". Default `defaultFingerprintInput`. */
@@ -86,7 +88,14 @@ export function withIdempotency<TTx>(
     let executed: Response | undefined;
     try {
       const outcome = await options.idempotency.execute(
-        { tenantId, operation, key, fingerprint, policy: options.policy },
+        {
+          tenantId,
+          operation,
+          key,
+          fingerprint,
+          policy: options.policy,
+          principal: options.getPrincipal?.(request),
+        },
         async (exec) => {
           executed = await handler(request, exec);
           return storedResponseFrom(executed, replayHeaders);

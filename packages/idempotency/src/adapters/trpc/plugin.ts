@@ -57,6 +57,8 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
   /** The engine, or a function of the context when the engine is built per deployment/request. */
   idempotency: Idempotency<TTx> | ((ctx: TContext) => Idempotency<TTx>);
   getTenantId: (ctx: TContext) => string | Promise<string>;
+  /** Who within the tenant spends the new-key allowance (a session, an API key). Default: the tenant. */
+  getPrincipal?: (ctx: TContext) => string | undefined;
   getRequestHeaders?: (ctx: TContext) => Headers | undefined;
   getKey?: (ctx: TContext) => string | null | undefined;
   getResponseHeaders?: (ctx: TContext) => Headers | undefined;
@@ -124,7 +126,14 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
     let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
     try {
       outcome = await idempotency.execute(
-        { tenantId, operation: config.operation, key, fingerprint, policy: config },
+        {
+          tenantId,
+          operation: config.operation,
+          key,
+          fingerprint,
+          policy: config,
+          principal: options.getPrincipal?.(ctx),
+        },
         async (exec): Promise<StoredResponse> => {
           const result = await nextWith(exec);
           executedResult = result;

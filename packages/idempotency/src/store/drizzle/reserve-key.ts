@@ -115,7 +115,8 @@ async function reserveWithRateLimit(
     return await db.transaction(async (tx) => {
       const result = await reserveOnce(tx, input);
       if (result?.kind !== 'acquired' || !result.created) return result;
-      const counted = await countNewKey(tx, input.tenantId, limit);
+      const scope = { tenantId: input.tenantId, principal: input.principal ?? '' };
+      const counted = await countNewKey(tx, scope, limit);
       // Throwing rolls back both the new key and the counter increment.
       if (counted.limited) throw new RateLimited(counted.retryAfterSeconds);
       return result;

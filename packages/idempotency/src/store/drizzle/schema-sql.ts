@@ -36,10 +36,11 @@ export const idempotencySchemaSql = `CREATE TABLE "idempotency_keys" (
 --> statement-breakpoint
 CREATE TABLE "idempotency_rate_limits" (
 	"tenant_id" text NOT NULL,
+	"principal" text DEFAULT '' NOT NULL,
 	"window_start" timestamp with time zone NOT NULL,
 	"window_end" timestamp with time zone NOT NULL,
 	"new_keys" integer DEFAULT 0 NOT NULL,
-	CONSTRAINT "idempotency_rate_limits_pkey" PRIMARY KEY("tenant_id","window_start")
+	CONSTRAINT "idempotency_rate_limits_pkey" PRIMARY KEY("tenant_id","principal","window_start")
 );
 --> statement-breakpoint
 CREATE INDEX "idempotency_keys_reapable_idx" ON "idempotency_keys" USING btree ("expires_at") WHERE "idempotency_keys"."state" in ('completed', 'released');--> statement-breakpoint

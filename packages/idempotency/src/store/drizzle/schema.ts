@@ -73,7 +73,8 @@ export const idempotencyKeys = pgTable(
 );
 
 /**
- * Fixed-window counters of new keys per tenant (only used when `rateLimit` is configured).
+ * Fixed-window counters of new keys per tenant and principal (a session, an API key; '' is the
+ * tenant as a whole), only used when `rateLimit` is configured.
  *
  * @example
  * export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
@@ -82,12 +83,16 @@ export const idempotencyRateLimits = pgTable(
   'idempotency_rate_limits',
   {
     tenantId: text('tenant_id').notNull(),
+    principal: text('principal').notNull().default(''),
     windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
     windowEnd: timestamp('window_end', { withTimezone: true }).notNull(),
     newKeys: integer('new_keys').notNull().default(0),
   },
   (t) => [
-    primaryKey({ name: 'idempotency_rate_limits_pkey', columns: [t.tenantId, t.windowStart] }),
+    primaryKey({
+      name: 'idempotency_rate_limits_pkey',
+      columns: [t.tenantId, t.principal, t.windowStart],
+    }),
     index('idempotency_rate_limits_window_end_idx').on(t.windowEnd),
   ],
 );

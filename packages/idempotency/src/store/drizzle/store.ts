@@ -9,7 +9,7 @@ import { insertCompletedKey, lookupKey } from './atomic-key.ts';
 import type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import { preparedStatement } from './prepared-statement.ts';
-import { countNewKey } from './rate-limit-counter.ts';
+import { countNewKey, peekNewKeys } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
 
 const p = sql.placeholder;
@@ -151,6 +151,8 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     insertCompleted: (executor, input) =>
       insertCompletedKey(executor as unknown as AnyPgDatabase, input),
 
-    countNewKey: (tenantId, limit) => countNewKey(db, tenantId, limit),
+    countNewKey: (scope, limit) => countNewKey(db, scope, limit),
+
+    peekNewKeys: (scope, limit) => peekNewKeys(db, scope, limit),
   };
 }

@@ -1,0 +1,85 @@
+'use client';
+
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useId, useState } from 'react';
+import { useTRPC } from '../../client/trpc-react.tsx';
+import type { DemoMerchant } from '../checkout/tenant-picker.tsx';
+
+/**
+ * The cockpit's sign-in: an operator credential, never a shopper's session. With the
+ * merchant's API key (any deployment), or in a demo by picking a merchant as its operator.
+ * Either way the server sets a signed, HttpOnly session cookie with the operator role.
+ */
+export function OperatorSignIn({
+  merchants,
+  signedInAs,
+}: {
+  merchants: readonly DemoMerchant[];
+  /** The shopper session this browser holds, if any: it cannot open the cockpit. */
+  signedInAs?: { tenantName: string } | undefined;
+}) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const start = useMutation(
+    trpc.session.start.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }),
+  );
+  const [apiKey, setApiKey] = useState('');
+  const apiKeyId = useId();
+
+  function submitApiKey(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (apiKey.trim()) start.mutate({ apiKey: apiKey.trim() });
+  }
+
+  return (
+    <section className="card" aria-labelledby="operator-sign-in" data-testid="operator-sign-in">
+      <h2 id="operator-sign-in">Operator sign-in</h2>
+      {signedInAs ? (
+        <p data-testid="operator-required">
+          You are signed in as a shopper of <strong>{signedInAs.tenantName}</strong>. The cockpit
+          shows every shopper's payments, so it needs an operator credential.
+        </p>
+      ) : (
+        <p className="muted">The cockpit needs an operator credential of the merchant.</p>
+      )}
+      <form onSubmit={submitApiKey}>
+        <label htmlFor={apiKeyId}>Merchant API key</label>
+        <div className="row">
+          <input
+            id={apiKeyId}
+            type="password"
+            autoComplete="off"
+            value={apiKey}
+            onChange={(event) => setApiKey(event.target.value)}
+          />
+          <button type="submit" disabled={start.isPending || !apiKey.trim()}>
+            Sign in with API key
+          </button>
+        </div>
+      </form>
+      {merchants.length > 0 ? (
+        <fieldset>
+          <legend>Demo: sign in as the operator of</legend>
+          <div className="row">
+            {merchants.map((merchant) => (
+              <button
+                key={merchant.id}
+                type="button"
+                data-testid={`operator-${merchant.id}`}
+                disabled={start.isPending}
+                onClick={() => start.mutate({ demoTenantId: merchant.id, role: 'operator' })}
+              >
+                {merchant.name}
+              </button>
+            ))}
+          </div>
+        </fieldset>
+      ) : null}
+      {start.error ? (
+        <p role="alert" className="error">
+          Could not sign in: {start.error.message}
+        </p>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+/** Stripe's own default: a signed delivery older than this (by our clock) is refused. */
+export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
+/** Above a day the timestamp protects nothing the event-id dedup does not already. */
+const MAX_WEBHOOK_TOLERANCE_SECONDS = 86_400;
+/**
+ * An accepted delivery whose signature time is this far from our clock is logged: a clock
+ * drifting toward the tolerance shows up in the logs long before deliveries start failing.
+ */
+export const WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS = 60;
+
+/**
+ * `ONCE_WEBHOOK_TOLERANCE_SECONDS`: how old (by this host's clock) a `Stripe-Signature`
+ * timestamp may be. Default 300 (Stripe's). A whole number from 1 to 86400; anything else
+ * refuses to start with one line saying what to set.
+ *
+ * @example
+ * readWebhookToleranceSeconds({ ONCE_WEBHOOK_TOLERANCE_SECONDS: '600' }); // 600
+ */
+export function readWebhookToleranceSeconds(env: Record<string, string | undefined>): number {
+  const raw = env.ONCE_WEBHOOK_TOLERANCE_SECONDS?.trim();
+  if (!raw) return DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
+  const seconds = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(seconds >= 1 && seconds <= MAX_WEBHOOK_TOLERANCE_SECONDS)) {
+    throw new Error(
+      `ONCE_WEBHOOK_TOLERANCE_SECONDS must be a whole number of seconds from 1 to ${MAX_WEBHOOK_TOLERANCE_SECONDS} (default ${DEFAULT_WEBHOOK_TOLERANCE_SECONDS}), got "${raw}"`,
+    );
+  }
+  return seconds;
+}
+
+/**
+ * How far the signature's `t=` lies behind this host's clock, in whole seconds (negative:
+ * ahead of it). Undefined when the header carries no timestamp.
+ *
+ * @example
+ * signatureSkewSeconds('t=1700000000,v1=ab', 1_700_000_042_000); // 42
+ */
+export function signatureSkewSeconds(header: string, nowMs: number): number | undefined {
+  const match = /(?:^|,)\s*t=(\d{1,12})(?:,|$)/.exec(header);
+  if (!match) return undefined;
+  return Math.floor(nowMs / 1000) - Number(match[1]);
+}
+
+/**
+ * One log phrase for a measured skew, e.g. "signed 612 s before this host's clock".
+ *
+ * @example
+ * describeSkew(-5); // "signed 5 s after this host's clock"
+ */
+export function describeSkew(skewSeconds: number | undefined): string {
+  if (skewSeconds === undefined) return 'no signature timestamp';
+  return skewSeconds >= 0
+    ? `signed ${skewSeconds} s before this host's clock`
+    : `signed ${-skewSeconds} s after this host's clock`;
+}

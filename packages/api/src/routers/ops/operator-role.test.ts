@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { TRPCError } from '@trpc/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ApiTestHarness,
+  bearer,
+  createApiTestHarness,
+} from '../../testing/api-test-harness.ts';
+import { opsRouter } from './index.ts';
+
+async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!(error instanceof TRPCError)) throw error;
+    const code = (error.cause as { code?: string } | undefined)?.code ?? error.code;
+    return { trpc: error.code, code };
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** A demo session's `Cookie` header value. */
+async function demoSession(
+  h: ApiTestHarness,
+  role: 'shopper' | 'operator' | undefined,
+): Promise<string> {
+  const start = h.caller();
+  await start.api.session.start(
+    role === undefined ? { demoTenantId: 'tenant_a' } : { demoTenantId: 'tenant_a', role },
+  );
+  return start.resHeaders.get('set-cookie')!.split(';')[0]!;
+}
+
+type OpsProcedure = 'payments' | 'idempotencyKeys' | 'outbox' | 'ledger';
+const opsProcedures = Object.keys(opsRouter._def.procedures) as OpsProcedure[];
+
+describe('roles: a shopper pays and reads its own payments; only an operator reads ops.*', () => {
+  let h: ApiTestHarness;
+  let shopperA: string;
+  let shopperB: string;
+  let operator: string;
+  let paymentOfA: string;
+  let paymentOfB: string;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_operator_role');
+    shopperA = await demoSession(h, undefined);
+    shopperB = await demoSession(h, 'shopper');
+    operator = await demoSession(h, 'operator');
+    const pay = (cookie: string) =>
+      h
+        .caller({ cookie, 'idempotency-key': randomUUID() })
+        .api.checkout.pay({ lines: [{ productId: 'book_sre', quantity: 1 }] });
+    paymentOfA = (await pay(shopperA)).paymentId;
+    paymentOfB = (await pay(shopperB)).paymentId;
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('checks every ops procedure (the list is read from the router)', () => {
+    expect(opsProcedures.sort()).toEqual(['idempotencyKeys', 'ledger', 'outbox', 'payments']);
+  });
+
+  it.each(opsProcedures)('ops.%s refuses a shopper session with FORBIDDEN', async (name) => {
+    for (const cookie of [shopperA, shopperB]) {
+      const api = h.caller({ cookie }).api;
+      expect(await refusal(api.ops[name]({ limit: 10 }))).toEqual({
+        trpc: 'FORBIDDEN',
+        code: 'operator_required',
+      });
+    }
+  });
+
+  it.each(opsProcedures)(
+    'ops.%s answers an operator session and the merchant API key',
+    async (name) => {
+      for (const headers of [{ cookie: operator }, bearer('tenant_a')]) {
+        await expect(h.caller(headers).api.ops[name]({ limit: 10 })).resolves.toBeDefined();
+      }
+    },
+  );
+
+  it('an operator sees every shopper’s payments in ops.payments', async () => {
+    const rows = await h.caller({ cookie: operator }).api.ops.payments({ limit: 50 });
+    expect(rows.map((p) => p.paymentId)).toEqual(expect.arrayContaining([paymentOfA, paymentOfB]));
+  });
+
+  it('checkout.status: a shopper reads its own payment, never another shopper’s', async () => {
+    const a = h.caller({ cookie: shopperA }).api;
+    const b = h.caller({ cookie: shopperB }).api;
+    expect((await a.checkout.status({ paymentId: paymentOfA })).paymentId).toBe(paymentOfA);
+    expect((await b.checkout.status({ paymentId: paymentOfB })).paymentId).toBe(paymentOfB);
+    // Same answer as an id that does not exist: the id leaks nothing.
+    expect(await refusal(a.checkout.status({ paymentId: paymentOfB }))).toEqual({
+      trpc: 'NOT_FOUND',
+      code: 'payment_not_found',
+    });
+    expect(await refusal(b.checkout.status({ paymentId: paymentOfA }))).toMatchObject({
+      code: 'payment_not_found',
+    });
+    // A new session of the same browser is another principal: it cannot read them either.
+    const later = h.caller({ cookie: await demoSession(h, 'shopper') }).api;
+    expect(await refusal(later.checkout.status({ paymentId: paymentOfA }))).toMatchObject({
+      code: 'payment_not_found',
+    });
+    // The merchant (operator session, API key) reads any payment of its tenant.
+    for (const headers of [{ cookie: operator }, bearer('tenant_a')]) {
+      const api = h.caller(headers).api;
+      expect((await api.checkout.status({ paymentId: paymentOfA })).paymentId).toBe(paymentOfA);
+    }
+  });
+
+  it('session.current says who is signed in, and null when nobody is', async () => {
+    expect(await h.caller().api.session.current()).toBeNull();
+    expect(await h.caller({ cookie: shopperA }).api.session.current()).toMatchObject({
+      tenantId: 'tenant_a',
+      role: 'shopper',
+    });
+    expect(await h.caller({ cookie: operator }).api.session.current()).toMatchObject({
+      role: 'operator',
+    });
+  });
+
+  it('without demo login, the operator role comes only from the merchant API key', async () => {
+    const closed = await createApiTestHarness('api_operator_role_closed', {
+      allowDemoLogin: false,
+    });
+    try {
+      const start = closed.caller();
+      expect(
+        await refusal(start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator' })),
+      ).toMatchObject({ code: 'demo_login_disabled' });
+      const viaKey = closed.caller();
+      expect(await viaKey.api.session.start({ apiKey: 'once_test_tenant_a' })).toMatchObject({
+        role: 'operator',
+      });
+    } finally {
+      await closed.drop();
+    }
+  });
+});
