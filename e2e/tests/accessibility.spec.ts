@@ -74,6 +74,10 @@ test('a normal load of checkout and cockpit logs no console error and no failed 
   await expect(page.getByTestId('checkout-state')).toHaveAttribute('data-state', 'idle');
   await expect(page.getByTestId('quantity-book_sre')).toBeVisible();
   await page.goto(`${system().webUrl}/ops`);
+  // A shopper's session does not open the cockpit: the sign-in is part of a normal load.
+  await expect(page.getByTestId('operator-required')).toBeVisible();
+  expect(await seriousViolations(page), 'operator sign-in').toEqual([]);
+  await page.getByTestId('operator-tenant_a').click();
   await expect(page.getByTestId('ops-payments')).toBeVisible();
   await page.waitForLoadState('networkidle');
   expect(problems).toEqual([]);
@@ -125,6 +129,10 @@ test('checkout and cockpit have no serious or critical accessibility violation (
 
   await page.setViewportSize(DESKTOP);
   await page.goto(`${system().webUrl}/ops`);
+  // A shopper's session does not open the cockpit: the sign-in is part of a normal load.
+  await expect(page.getByTestId('operator-required')).toBeVisible();
+  expect(await seriousViolations(page), 'operator sign-in').toEqual([]);
+  await page.getByTestId('operator-tenant_a').click();
   await expect(page.getByTestId('ops-payments')).toBeVisible();
   await page.waitForLoadState('networkidle');
   expect(await seriousViolations(page), 'cockpit').toEqual([]);

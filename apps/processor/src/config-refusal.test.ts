@@ -26,7 +26,7 @@ describe('processor start-up with windows that do not fit', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toEqual([
-      'processor: refusing to start: PROCESSOR_IDEMPOTENCY_RETENTION_MS (1000) must be greater than PROCESSOR_IDEMPOTENCY_LEASE_MS (30000): a key must outlive the request that holds it.',
+      'processor: cannot start: PROCESSOR_IDEMPOTENCY_RETENTION_MS (1000) must be greater than PROCESSOR_IDEMPOTENCY_LEASE_MS (30000): a key must outlive the request that holds it.',
     ]);
   }, 60_000);
 });
