@@ -64,9 +64,21 @@ export class History {
   private nextOp = 1;
   readonly startedAt: number;
 
-  constructor(now: () => number = Date.now) {
+  /**
+   * @param sink receives each event as it is recorded (a file, so a run that hangs or is
+   *   killed still leaves its history behind).
+   */
+  constructor(
+    now: () => number = Date.now,
+    private readonly sink?: (event: HistoryEvent) => void,
+  ) {
     this.now = now;
     this.startedAt = now();
+  }
+
+  private push(event: HistoryEvent): void {
+    this.events.push(event);
+    this.sink?.(event);
   }
 
   private readonly now: () => number;
@@ -80,27 +92,27 @@ export class History {
     base: Pick<ClientEvent, 'intent' | 'tenantId' | 'key' | 'process' | 'f'>,
   ): (type: Exclude<OpType, 'invoke'>, detail?: Partial<ClientEvent>) => ClientEvent {
     const op = this.nextOp++;
-    this.events.push({ type: 'invoke', at: this.elapsed(), op, ...base });
+    this.push({ type: 'invoke', at: this.elapsed(), op, ...base });
     let done = false;
     return (type, detail = {}) => {
       if (done) throw new Error(`op ${op} completed twice`);
       done = true;
       const event: ClientEvent = { ...base, ...detail, type, at: this.elapsed(), op };
-      this.events.push(event);
+      this.push(event);
       return event;
     };
   }
 
   nemesis(event: Omit<NemesisEvent, 'type' | 'at'>): void {
-    this.events.push({ type: 'nemesis', at: this.elapsed(), ...event });
+    this.push({ type: 'nemesis', at: this.elapsed(), ...event });
   }
 
   lifecycle(event: Omit<LifecycleEvent, 'type' | 'at'>): void {
-    this.events.push({ type: 'process', at: this.elapsed(), ...event });
+    this.push({ type: 'process', at: this.elapsed(), ...event });
   }
 
   mark(name: MarkEvent['name']): void {
-    this.events.push({ type: 'mark', at: this.elapsed(), name });
+    this.push({ type: 'mark', at: this.elapsed(), name });
   }
 
   /** One JSON object per line, for tools and for reading by eye. */

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from '@playwright/test';
 import { checkHistory, type IntentFacts } from './checker.ts';
@@ -59,7 +59,11 @@ export async function runChaos(
     leaseMs: target.leaseMs,
     processorTimeoutMs: target.processorTimeoutMs,
   });
-  const history = new History();
+  const historyFile = path.join(options.outDir, 'history.jsonl');
+  writeFileSync(historyFile, '');
+  const history = new History(Date.now, (event) =>
+    appendFileSync(historyFile, `${JSON.stringify(event)}\n`),
+  );
   target.onUnexpectedExit((name, detail) =>
     history.lifecycle({ process: name, event: 'exited', detail }),
   );
@@ -95,6 +99,8 @@ export async function runChaos(
     options.browser
       ? inWaves(browserIntents, profile.browserConcurrency, async (intent) => {
           await startWhenDue(intent);
+          // Past the clients' deadline a customer does not start any more.
+          if (history.elapsed() > clientDeadline) return;
           await runBrowserIntent(options.browser!, intent, ctx).catch((error) =>
             log(`browser ${intent.id} crashed: ${error}`),
           );
@@ -108,10 +114,21 @@ export async function runChaos(
   history.mark('heal_start');
   log(`chaos: heal at ${(history.elapsed() / 1000).toFixed(1)} s`);
   await target.heal();
+  log(`chaos: healed at ${(history.elapsed() / 1000).toFixed(1)} s; clients finish their retries`);
   const healAt = history.elapsed();
   history.mark('healed');
   clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
-  await clients;
+  // A client still busy well past its deadline is abandoned (and said so), never waited on forever.
+  const abandonAt = clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
+  const abandoned = await Promise.race([
+    clients.then(() => false),
+    (async () => {
+      while (history.elapsed() < abandonAt) await sleep(500);
+      return true;
+    })(),
+  ]);
+  if (abandoned) log('chaos: some clients were still busy long after the heal; abandoned them');
+  log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
   while (
     history.elapsed() < convergeDeadline &&
@@ -151,7 +168,6 @@ export async function runChaos(
     coverage,
   };
   const markdown = markdownReport(summary, history.events, snapshot, history.startedAt);
-  writeFileSync(path.join(options.outDir, 'history.jsonl'), history.toJsonLines());
   writeFileSync(path.join(options.outDir, 'plan.json'), JSON.stringify(plan, null, 2));
   writeFileSync(path.join(options.outDir, 'snapshot.json'), JSON.stringify(snapshot, null, 2));
   writeFileSync(

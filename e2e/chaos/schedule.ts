@@ -150,6 +150,20 @@ export function planRun(
       reloadMidPayment: transport === 'browser' && rng.chance(0.3),
     };
   });
+  // Keys are the client's to choose, so two merchants' clients may pick the same one (an
+  // order number, say). Keys are scoped by tenant: such pairs must never meet.
+  for (let i = 1; i < intents.length; i++) {
+    const intent = intents[i]!;
+    const earlier = intents[intentRng.int(0, i - 1)]!;
+    if (
+      intent.transport !== 'browser' &&
+      earlier.transport !== 'browser' &&
+      earlier.tenantId !== intent.tenantId &&
+      intentRng.chance(0.1)
+    ) {
+      intent.key = earlier.key;
+    }
+  }
   intents.sort((a, b) => a.startAtMs - b.startAtMs);
 
   const kinds: FaultKind[] = [...profile.faults];

@@ -33,6 +33,9 @@ export async function runBrowserIntent(
   ctx: BrowserClientContext,
 ): Promise<{ shown?: string; key?: string; paymentId?: string }> {
   const context = await browser.newContext();
+  // Library mode has no default timeout: a locator that never appears would wait forever.
+  context.setDefaultTimeout(15_000);
+  context.setDefaultNavigationTimeout(30_000);
   const page = await context.newPage();
   const process = 'client-browser';
   const base = { intent: plan.id, tenantId: plan.tenantId, process };
