@@ -7,6 +7,11 @@ export interface IntentFacts {
   tenantId: string;
   /** The cart's price: the amount a success must charge. */
   amount: number;
+  /**
+   * The price of another cart the client sent with the same key, if any. When that request
+   * may have run first (its answer was ok or unknown), its cart is a legitimate payment.
+   */
+  reuseAmount?: number;
   /** The card is declined by the processor: a success is wrong. */
   declinedCard: boolean;
 }
@@ -191,8 +196,13 @@ export function checkHistory(input: {
         detail: `${charges.length} charges across ${payments.length} payments of one intent`,
       });
     }
+    const reuseMayHaveRun = seen.some((e) => e.f === 'reuse' && e.type !== 'fail');
+    const allowed = new Set([
+      intent.amount,
+      ...(reuseMayHaveRun && intent.reuseAmount ? [intent.reuseAmount] : []),
+    ]);
     for (const p of payments) {
-      if (p.amount !== intent.amount) {
+      if (!allowed.has(p.amount)) {
         violations.push({
           ...where,
           paymentId: p.id,

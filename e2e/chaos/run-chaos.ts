@@ -15,7 +15,7 @@ import type { ChaosTarget } from './target.ts';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
 /** After the heal, clients finish their retries and late duplicates within this. */
-const CLIENT_GRACE_AFTER_HEAL_MS = 35_000;
+const CLIENT_GRACE_AFTER_HEAL_MS = 25_000;
 
 export interface ChaosRunResult extends RunSummary {
   outDir: string;
@@ -143,6 +143,7 @@ export async function runChaos(
     id: i.id,
     tenantId: i.tenantId,
     amount: i.amount,
+    reuseAmount: i.reuseKeyWithOtherCart ? i.reuseAmount : undefined,
     declinedCard: i.paymentMethod !== 'pm_card_visa',
   }));
   const check = checkHistory({

@@ -39,6 +39,8 @@ export interface IntentPlan {
   lines: { productId: string; quantity: number }[];
   /** What the cart costs at the catalogue's prices. */
   amount: number;
+  /** What the other cart sent with the same key costs (`reuseKeyWithOtherCart`). */
+  reuseAmount: number;
   paymentMethod: TestPaymentMethod;
   /** Offset from the start of the fault phase. */
   startAtMs: number;
@@ -139,6 +141,11 @@ export function planRun(
       key: `chaos-${seed}-${index + 1}-${rng.token(8)}`,
       lines,
       amount: lines.reduce((sum, l) => sum + priceOf(tenant, l.productId) * l.quantity, 0),
+      // The other cart is this one with one more of each line (see the HTTP client).
+      reuseAmount: lines.reduce(
+        (sum, l) => sum + priceOf(tenant, l.productId) * (l.quantity + 1),
+        0,
+      ),
       paymentMethod,
       startAtMs: Math.floor(rng.next() * profile.durationMs * 0.85),
       submits: rng.chance(0.25) ? (rng.chance(0.4) ? 3 : 2) : 1,
@@ -152,16 +159,21 @@ export function planRun(
   });
   // Keys are the client's to choose, so two merchants' clients may pick the same one (an
   // order number, say). Keys are scoped by tenant: such pairs must never meet.
+  const tenantsOfKey = new Map<string, Set<string>>(
+    intents.map((i) => [i.key, new Set([i.tenantId])]),
+  );
   for (let i = 1; i < intents.length; i++) {
     const intent = intents[i]!;
     const earlier = intents[intentRng.int(0, i - 1)]!;
+    const holders = tenantsOfKey.get(earlier.key)!;
     if (
+      intentRng.chance(0.1) &&
       intent.transport !== 'browser' &&
       earlier.transport !== 'browser' &&
-      earlier.tenantId !== intent.tenantId &&
-      intentRng.chance(0.1)
+      !holders.has(intent.tenantId)
     ) {
       intent.key = earlier.key;
+      holders.add(intent.tenantId);
     }
   }
   intents.sort((a, b) => a.startAtMs - b.startAtMs);
@@ -181,7 +193,7 @@ export function planRun(
       kind,
       // Evenly spread with jitter, so faults overlap with traffic from start to end.
       atMs: Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9),
-      downMs: kind === 'pause_worker' ? options.leaseMs + rng.int(500, 3_000) : rng.int(200, 2_500),
+      downMs: kind === 'pause_worker' ? options.leaseMs + rng.int(300, 2_000) : rng.int(200, 1_500),
       target: isWorkerFault
         ? rng.pick(options.workerNames)
         : rng.pick(catalogues).processorAccountId,

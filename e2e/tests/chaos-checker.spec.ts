@@ -150,6 +150,36 @@ test('a charge of the wrong amount, and a cart priced for another cart, are caug
   expect(kinds).toContain('wrong_amount');
 });
 
+test('another cart sent with the same key is a legitimate payment only if that request may have run', () => {
+  const withReuse = (type: 'ok' | 'fail') => {
+    let now = T0;
+    const history = new History(() => now);
+    const first = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'k1',
+      process: 'client-rest',
+      f: 'pay',
+    });
+    now += 10;
+    first('info', { error: 'client_timeout' });
+    const reuse = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'k1',
+      process: 'client-rest',
+      f: 'reuse',
+    });
+    now += 10;
+    reuse(type, type === 'ok' ? { paymentId: 'pay_1', status: 201 } : { status: 422 });
+    return history;
+  };
+  const snap = snapshot([payment({ amount: 9198 })], [charge({ amount: 9198 })]);
+  const facts = [{ ...intent, reuseAmount: 9198 }];
+  expect(check(withReuse('ok'), snap, facts)).toEqual([]);
+  expect(check(withReuse('fail'), snap, facts)).toEqual(['wrong_amount']);
+});
+
 test('a charge no payment of the app names is caught', () => {
   const kinds = check(
     historyOf(['ok'], 'succeeded'),
