@@ -16,6 +16,9 @@ export interface RunSummary {
   intents: number;
   browserIntents: number;
   durationMs: number;
+  /** Intents whose key has a payment in the app, and how many of those are terminal. */
+  withPayment: number;
+  terminal: number;
   /** From the heal until no payment was left non-terminal (clients' retries included). */
   convergedAfterHealMs: number;
   check: CheckResult;
@@ -110,6 +113,7 @@ export function markdownReport(
     '| | |',
     '|---|---|',
     `| intents | ${summary.intents} (${summary.browserIntents} in a browser) |`,
+    `| intents with a payment (terminal) | ${summary.withPayment} (${summary.terminal}) |`,
     `| requests | ${coverage.requests.ok} ok, ${coverage.requests.fail} fail, ${coverage.requests.info} info |`,
     `| payments / ledger entries | ${snapshot.payments.length} / ${snapshot.ledger.length} |`,
     `| run time | ${ms(summary.durationMs)} |`,

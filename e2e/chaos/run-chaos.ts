@@ -157,7 +157,24 @@ export async function runChaos(
     keyTtlMs: Number(profile.env.ONCE_CHECKOUT_KEY_TTL_MS ?? 86_400_000),
     startedAt: history.startedAt,
   });
+  const usedKeys = new Set(
+    history.events.flatMap((e) =>
+      'op' in e && e.key ? [`${e.intent}\u0000${e.tenantId}\u0000${e.key}`] : [],
+    ),
+  );
+  const paymentOfKey = new Map(
+    snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.idempotencyKey}`, p]),
+  );
+  const reached = plan.intents.map((i) =>
+    [...usedKeys]
+      .filter((k) => k.startsWith(`${i.id}\u0000`))
+      .map((k) => paymentOfKey.get(k.slice(i.id.length + 1)))
+      .find(Boolean),
+  );
   const summary: RunSummary = {
+    withPayment: reached.filter(Boolean).length,
+    terminal: reached.filter((p) => p && ['succeeded', 'declined', 'failed'].includes(p.status))
+      .length,
     seed,
     profile: profile.name,
     replay: replayCommand(args),

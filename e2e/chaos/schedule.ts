@@ -153,7 +153,8 @@ export function planRun(
       clientTimeoutMs: rng.pick([3_000, 5_000, 8_000]),
       lateDuplicateAfterMs: rng.chance(0.15) ? rng.int(2_000, 25_000) : null,
       reuseKeyWithOtherCart: transport !== 'browser' && rng.chance(0.08),
-      giveUpAfterAttempts: rng.chance(0.1) ? 1 : 12,
+      // Most customers keep retrying until they get an answer (the heal guarantees one).
+      giveUpAfterAttempts: rng.chance(0.1) ? 1 : 1_000,
       reloadMidPayment: transport === 'browser' && rng.chance(0.3),
     };
   });

@@ -9,8 +9,8 @@ const PROCESS_OF: Record<string, string> = {
 };
 
 /**
- * Runs the nemesis' schedule against a target in time order (a kill lasts until its process
- * is healthy again, a pause until SIGCONT; the next process fault waits for it), and records each
+ * Runs the nemesis' schedule against a target in time order, one lane per thing a fault
+ * hits (a kill lasts until its process is healthy again, a pause until SIGCONT), and records each
  * fault's start and end in the history. A fault that could not be injected is recorded
  * with its error and does not count as fired.
  *
@@ -23,8 +23,10 @@ export async function runNemesis(
   history: History,
   options: { sleep: (ms: number) => Promise<void>; faultsStartAt: number; stopped: () => boolean },
 ): Promise<void> {
-  // Two lanes: process faults take seconds (a restart waits for health), arming a
-  // processor fault takes milliseconds; one lane each keeps both on schedule.
+  // One lane per thing a fault hits (web, processor, each worker, postgres, the processor's
+  // fault table): a restart waits until its process is healthy, which may take seconds on a
+  // busy machine, and must not hold back faults aimed elsewhere; faults on one process stay
+  // in order.
   const lane = async (laneEvents: readonly NemesisPlan[]) => {
     for (const event of laneEvents) {
       if (options.stopped()) return;
@@ -43,10 +45,19 @@ export async function runNemesis(
       }
     }
   };
-  await Promise.all([
-    lane(events.filter((e) => !PROCESSOR_FAULT_KINDS.includes(e.kind))),
-    lane(events.filter((e) => PROCESSOR_FAULT_KINDS.includes(e.kind))),
-  ]);
+  const lanes = new Map<string, NemesisPlan[]>();
+  for (const event of events) {
+    const name = laneOf(event);
+    lanes.set(name, [...(lanes.get(name) ?? []), event]);
+  }
+  await Promise.all([...lanes.values()].map(lane));
+}
+
+/** What a fault hits: faults on the same thing run one after another. */
+function laneOf(event: NemesisPlan): string {
+  if (PROCESSOR_FAULT_KINDS.includes(event.kind)) return 'processor-faults';
+  if (event.kind.startsWith('pg_')) return 'postgres';
+  return PROCESS_OF[event.kind] ?? event.target;
 }
 
 async function inject(
