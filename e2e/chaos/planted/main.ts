@@ -49,7 +49,7 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
         `planted ${bug.name}: seed ${seed}: exit ${result.code}${kinds.length ? ` (${kinds.join(', ')})` : ''}`,
       );
       if (result.code === 1 && kinds.length > 0) caughtAt = seed;
-      else if (result.code !== 0 && result.code !== 1) console.log(result.output.slice(-3000));
+      else if (result.code !== 0) console.log(result.output.slice(-3000));
     }
   } finally {
     removePlantedCopy(copy);

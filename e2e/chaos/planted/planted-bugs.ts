@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,8 @@ export function patchApplies(bug: PlantedBug, repoRoot: string): { ok: boolean; 
  */
 export function preparePlantedCopy(bug: PlantedBug, repoRoot: string): string {
   const copy = mkdtempSync(path.join(os.tmpdir(), `once-planted-${bug.name}-`));
+  // mkdtemp makes it 0700; PostgreSQL runs as its own OS user and must reach its binaries.
+  chmodSync(copy, 0o755);
   execFileSync('sh', ['-c', `git -C "${repoRoot}" archive HEAD | tar -x -C "${copy}"`]);
   execFileSync('cp', ['-al', path.join(repoRoot, 'node_modules'), path.join(copy, 'node_modules')]);
   const build = path.join(repoRoot, 'apps/web/.next-e2e');
