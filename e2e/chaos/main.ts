@@ -54,6 +54,11 @@ try {
   if (neverFired.length > 0)
     console.log(`chaos: fault kinds that never fired: ${neverFired.join(', ')}`);
   console.log(`chaos: report, history and timeline in ${outDir}`);
+  // One machine-readable line (the planted-bug runner reads it).
+  const kinds = [...new Set(result.check.violations.map((v) => v.kind))];
+  console.log(
+    `chaos: result: ${result.check.violations.length} violation(s)${kinds.length ? ` (${kinds.join(', ')})` : ''}`,
+  );
   if (failed) console.log(`chaos: FAILED. Replay: ${result.replay}`);
 } finally {
   await browser?.close();
