@@ -37,7 +37,7 @@ for (const bug of bugs) {
       const tried: string[] = [];
       for (let seed = 1; seed <= seeds; seed++) {
         const result = await runChaosIn(copy, ['--seed', String(seed), '--profile', 'ci']);
-        const found = /^- [a-z_]+: \d+$/m.test(result.output);
+        const found = /^chaos: result: [1-9]\d* violation/m.test(result.output);
         tried.push(`seed ${seed}: exit ${result.code}`);
         if (result.code === 1 && found) return;
       }

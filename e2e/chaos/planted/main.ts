@@ -42,13 +42,11 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
     for (let seed = firstSeed; seed < firstSeed + seeds && caughtAt === undefined; seed++) {
       const out = path.join(repoRoot, 'e2e/test-results/chaos-planted', bug.name, `seed-${seed}`);
       const result = await runChaosIn(copy, ['--seed', String(seed), ...profileArgs, '--out', out]);
-      const kinds = [...result.output.matchAll(/^- ([a-z_]+): (\d+)$/gm)].map(
-        (m) => `${m[1]} ${m[2]}`,
-      );
+      const verdict = /^chaos: result: (\d+) violation\(s\)(.*)$/m.exec(result.output);
       console.log(
-        `planted ${bug.name}: seed ${seed}: exit ${result.code}${kinds.length ? ` (${kinds.join(', ')})` : ''}`,
+        `planted ${bug.name}: seed ${seed}: exit ${result.code}, ${verdict ? `${verdict[1]} violation(s)${verdict[2]}` : 'no verdict'}`,
       );
-      if (result.code === 1 && kinds.length > 0) caughtAt = seed;
+      if (verdict && Number(verdict[1]) > 0) caughtAt = seed;
       else if (result.code !== 0) console.log(result.output.slice(-3000));
     }
   } finally {
