@@ -28,7 +28,8 @@ export type ViolationKind =
   | 'state_disagrees_with_ledger'
   | 'declined_card_charged'
   | 'money_not_conserved'
-  | 'process_died';
+  | 'process_died'
+  | 'wrongly_refused';
 
 export interface Violation {
   kind: ViolationKind;
@@ -56,7 +57,8 @@ const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
  * - what each client was last shown agrees with the ledger (succeeded = exactly one charge,
  *   declined/failed = none) and so does the payment's state;
  * - money is conserved per tenant (charges - refunds = sum of succeeded payments);
- * - no process exited except by the nemesis.
+ * - no process exited except by the nemesis;
+ * - a client that only ever sent one cart with its key is never refused as "key reused".
  *
  * @example
  * const { violations } = checkHistory({ intents, events: history.events, snapshot, healAt });
@@ -179,6 +181,16 @@ export function checkHistory(input: {
         ...where,
         kind: 'charged_after_refusals',
         detail: `every answer was a refusal, yet ${charges.length} charge(s) exist`,
+      });
+    }
+    // 422 "key reused" is right only if another cart with this key may have run first.
+    const reuseRan = seen.some((e) => e.f === 'reuse' && e.type !== 'fail');
+    const refusedAsReused = pays.filter((e) => e.type === 'fail' && e.status === 422);
+    if (!reuseRan && refusedAsReused.length > 0) {
+      violations.push({
+        ...where,
+        kind: 'wrongly_refused',
+        detail: `the client only ever sent one cart with its key, yet was refused ${refusedAsReused.length} time(s) with 422 (${refusedAsReused[0]!.error ?? ''}): did another tenant's key answer?`,
       });
     }
     const okIds = new Set(okPays.map((e) => e.paymentId));

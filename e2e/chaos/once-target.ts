@@ -52,7 +52,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     spawnEmbeddedPostgres({
       dataDir,
       port: pgPort,
-      durability: 'fast',
+      // Durable: with synchronous_commit off, an immediate shutdown loses commits the app
+      // already answered for, and the checker (rightly) reports those payments as missing.
+      durability: 'durable',
       log: (line) => log(`postgres  | ${line}`),
     });
   let pg: EmbeddedPostgresChild = await startPg();
@@ -68,6 +70,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
 
   const exitListeners: ((name: string, detail: string) => void)[] = [];
   const down = new Set<string>();
+  /** Processes the nemesis is starting again: an exit before they are ready is a failed start. */
+  const starting = new Set<string>();
   const paused = new Set<string>();
   const workerNames = Array.from({ length: options.profile.workers }, (_, i) => `worker-${i + 1}`);
   const claims = new Map<string, string>();
@@ -103,6 +107,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       },
       onUnexpectedExit: (name, code) => {
         down.add(name);
+        if (starting.has(name)) return;
         for (const l of exitListeners) l(name, `exit code ${code}`);
       },
     });
@@ -138,10 +143,25 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   }
 
   const restart = async (name: string) => {
-    if (name === 'web') await system.startWeb();
-    else if (name === 'processor') await system.startProcessor();
-    else await system.startWorker(Number(name.replace('worker-', '')) - 1);
-    down.delete(name);
+    starting.add(name);
+    try {
+      // A start can fail while PostgreSQL is itself restarting: try again, like a supervisor.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (name === 'web') await system.startWeb();
+          else if (name === 'processor') await system.startProcessor();
+          else await system.startWorker(Number(name.replace('worker-', '')) - 1);
+          break;
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          log(`chaos     | ${name} did not start (${(error as Error).message}); retrying`);
+          await sleep(1_000);
+        }
+      }
+      down.delete(name);
+    } finally {
+      starting.delete(name);
+    }
   };
 
   async function withDb<T>(

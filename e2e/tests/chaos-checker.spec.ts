@@ -45,7 +45,7 @@ function snapshot(payments: AppPayment[], ledger: LedgerEntry[]): Snapshot {
 }
 
 /** A history in which intent i1 paid with key k1 and saw `shown` in the end. */
-function historyOf(answers: ('ok' | 'fail' | 'info')[], shown?: string): History {
+function historyOf(answers: ('ok' | 'fail' | 'info')[], shown?: string, failStatus = 409): History {
   let now = T0;
   const history = new History(() => now);
   for (const type of answers) {
@@ -60,7 +60,9 @@ function historyOf(answers: ('ok' | 'fail' | 'info')[], shown?: string): History
     now += 10;
     complete(
       type,
-      type === 'ok' ? { status: 201, paymentId: 'pay_1' } : { status: type === 'fail' ? 422 : 0 },
+      type === 'ok'
+        ? { status: 201, paymentId: 'pay_1' }
+        : { status: type === 'fail' ? failStatus : 0 },
     );
   }
   if (shown) {
@@ -178,6 +180,11 @@ test('another cart sent with the same key is a legitimate payment only if that r
   const facts = [{ ...intent, reuseAmount: 9198 }];
   expect(check(withReuse('ok'), snap, facts)).toEqual([]);
   expect(check(withReuse('fail'), snap, facts)).toEqual(['wrong_amount']);
+});
+
+test('a 422 "key reused" for the only cart a client sent is a wrong refusal', () => {
+  expect(check(historyOf(['fail'], undefined, 422), snapshot([], []))).toEqual(['wrongly_refused']);
+  expect(check(historyOf(['fail'], undefined, 409), snapshot([], []))).toEqual([]);
 });
 
 test('a charge no payment of the app names is caught', () => {
