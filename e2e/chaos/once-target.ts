@@ -142,12 +142,21 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   }
 
+  /**
+   * The supervisor keeps an entry for a process that exited (a failed start, a crash) and
+   * finds entries by name, first first: a kill would hit the dead entry and leave the live
+   * process running, and the next start would find its port taken. Clear every entry.
+   */
+  const killAll = async (name: string) => {
+    while (system.supervisor.names.includes(name)) await system.supervisor.kill(name);
+  };
   const restart = async (name: string) => {
     starting.add(name);
     try {
       // A start can fail while PostgreSQL is itself restarting: try again, like a supervisor.
       for (let attempt = 1; ; attempt++) {
         try {
+          await killAll(name);
           if (name === 'web') await system.startWeb();
           else if (name === 'processor') await system.startProcessor();
           else await system.startWorker(Number(name.replace('worker-', '')) - 1);
@@ -189,7 +198,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         paused.delete(name);
       }
       down.add(name);
-      await system.supervisor.kill(name);
+      await killAll(name);
     },
     restart,
     async pause(name) {
