@@ -176,7 +176,9 @@ export function checkHistory(input: {
         detail: `answered ok (${okPays[0]!.paymentId}) but the app holds no payment for its key`,
       });
     }
-    if (pays.length > 0 && pays.every((e) => e.type === 'fail') && charges.length > 0) {
+    // Every request that could create a payment, the other cart's included.
+    const attempts = seen.filter((e) => e.f !== 'status');
+    if (attempts.length > 0 && attempts.every((e) => e.type === 'fail') && charges.length > 0) {
       violations.push({
         ...where,
         kind: 'charged_after_refusals',

@@ -179,6 +179,13 @@ test('another cart sent with the same key is a legitimate payment only if that r
   const snap = snapshot([payment({ amount: 9198 })], [charge({ amount: 9198 })]);
   const facts = [{ ...intent, reuseAmount: 9198 }];
   expect(check(withReuse('ok'), snap, facts)).toEqual([]);
+  // The first request refused (503), the other cart accepted and charged: not "charged after refusals".
+  const refusedThenReused = withReuse('ok');
+  const first = refusedThenReused.events.find(
+    (e) => 'op' in e && e.op === 1 && e.type !== 'invoke',
+  );
+  if (first && 'op' in first) Object.assign(first, { type: 'fail', status: 503 });
+  expect(check(refusedThenReused, snap, facts)).toEqual([]);
   expect(check(withReuse('fail'), snap, facts)).toEqual(['wrong_amount']);
 });
 
