@@ -22,9 +22,7 @@ try {
   console.error(`chaos: ${(error as Error).message}`);
   process.exit(2);
 }
-const outDir = path.resolve(
-  args.outDir ?? path.join(repoRoot, 'e2e/test-results/chaos', `seed-${args.seed}`),
-);
+const outDir = path.resolve(args.outDir ?? path.join(repoRoot, '.data/chaos', `seed-${args.seed}`));
 mkdirSync(outDir, { recursive: true });
 console.log(
   `chaos: seed ${args.seed}, profile ${args.profile.name} (${args.profile.intents} intents, ${args.profile.browserIntents} in a browser, ${args.profile.nemesisEvents} faults over ${args.profile.durationMs / 1000} s)`,
@@ -35,7 +33,13 @@ if (!existsSync(path.join(repoRoot, 'apps/web', E2E_NEXT_DIST_DIR, 'BUILD_ID')))
 const systemLog = path.join(outDir, 'system.log');
 const target = await startOnceTarget({
   profile: args.profile,
-  log: (line) => appendFileSync(systemLog, `${line}\n`),
+  log: (line) => {
+    try {
+      appendFileSync(systemLog, `${line}\n`);
+    } catch {
+      // The folder was removed under us: the run goes on, only the log is lost.
+    }
+  },
 });
 const executablePath = existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined;
 const browser =

@@ -40,7 +40,7 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
   let caughtAt: number | undefined;
   try {
     for (let seed = firstSeed; seed < firstSeed + seeds && caughtAt === undefined; seed++) {
-      const out = path.join(repoRoot, 'e2e/test-results/chaos-planted', bug.name, `seed-${seed}`);
+      const out = path.join(repoRoot, '.data/chaos-planted', bug.name, `seed-${seed}`);
       const result = await runChaosIn(copy, ['--seed', String(seed), ...profileArgs, '--out', out]);
       const verdict = /^chaos: result: (\d+) violation\(s\)(.*)$/m.exec(result.output);
       console.log(
