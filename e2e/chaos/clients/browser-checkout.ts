@@ -1,0 +1,149 @@
+import type { Browser, Page, Request } from '@playwright/test';
+import type { History } from '../history.ts';
+import { CARD_NUMBER_OF, type IntentPlan } from '../schedule.ts';
+
+/** States after which the page shows a definite end. */
+const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
+/** States in which the customer has to press Retry. */
+const NEEDS_RETRY = new Set(['network_failed', 'store_unavailable', 'rate_limited']);
+
+export interface BrowserClientContext {
+  history: History;
+  webUrl: () => string;
+  sleep: (ms: number) => Promise<void>;
+  deadlineAt: () => number;
+  /** Where traces of failed browser intents go. */
+  artifactsDir?: string;
+}
+
+/**
+ * One customer in a real Chromium page: signs in as the tenant, fills the cart, picks the
+ * Stripe test card, clicks Pay (twice or three times fast for a double submit), may lose the
+ * first answer (`route.fetch()` then `route.abort()`: the server processed it, the page never
+ * sees it), may reload mid-payment, presses Retry when the page asks, gives up when the plan
+ * says so. Each `checkout.pay` request the page sends is recorded from the network, and the
+ * state the page showed last is recorded as a `status` op.
+ *
+ * @example
+ * await runBrowserIntent(browser, plan, ctx);
+ */
+export async function runBrowserIntent(
+  browser: Browser,
+  plan: IntentPlan,
+  ctx: BrowserClientContext,
+): Promise<{ shown?: string; key?: string; paymentId?: string }> {
+  const context = await browser.newContext();
+  // Library mode has no default timeout: a locator that never appears would wait forever.
+  context.setDefaultTimeout(15_000);
+  context.setDefaultNavigationTimeout(30_000);
+  const page = await context.newPage();
+  const process = 'client-browser';
+  const base = { intent: plan.id, tenantId: plan.tenantId, process };
+  const open = new Map<Request, ReturnType<History['invoke']>>();
+  let keySeen = '';
+  const lostOnce: { used: boolean; request?: Request } = { used: false };
+  page.on('request', (request) => {
+    if (request.method() !== 'POST' || !request.url().includes('/api/trpc/checkout.pay')) return;
+    keySeen = request.headers()['idempotency-key'] ?? keySeen;
+    open.set(request, ctx.history.invoke({ ...base, key: keySeen, f: 'pay' }));
+  });
+  page.on('requestfinished', async (request) => {
+    const complete = open.get(request);
+    if (!complete) return;
+    open.delete(request);
+    const response = await request.response().catch(() => null);
+    const status = response?.status() ?? 0;
+    const headers = response ? await response.allHeaders().catch(() => ({})) : {};
+    const body = response ? await response.json().catch(() => undefined) : undefined;
+    const paymentId = (body as { result?: { data?: { paymentId?: string } } } | undefined)?.result
+      ?.data?.paymentId;
+    const type =
+      status >= 200 && status < 300 && paymentId
+        ? 'ok'
+        : [400, 401, 409, 422, 429, 503].includes(status)
+          ? 'fail'
+          : 'info';
+    complete(type, {
+      status,
+      paymentId,
+      replayed: (headers as Record<string, string>)['idempotent-replayed'] === 'true',
+    });
+  });
+  page.on('requestfailed', (request) => {
+    const complete = open.get(request);
+    if (!complete) return;
+    open.delete(request);
+    complete('info', {
+      error: request.failure()?.errorText ?? 'failed',
+      lostResponse: lostOnce.used && lostOnce.request === request,
+    });
+  });
+  try {
+    await page.goto(ctx.webUrl(), { timeout: 30_000 });
+    await page.getByTestId(`merchant-${plan.tenantId}`).click({ timeout: 30_000 });
+    await page.getByTestId('merchant-name').waitFor({ timeout: 30_000 });
+    for (const line of plan.lines) {
+      await page.getByTestId(`quantity-${line.productId}`).fill(String(line.quantity));
+    }
+    await page.getByTestId(`card-${CARD_NUMBER_OF[plan.paymentMethod]}`).check();
+    if (plan.loseFirstResponse) {
+      await page.route('**/api/trpc/checkout.pay**', async (route) => {
+        if (lostOnce.used) return route.continue();
+        lostOnce.used = true;
+        lostOnce.request = route.request();
+        // The server processes the request and answers; the page never receives it.
+        await route.fetch().catch(() => undefined);
+        await route.abort('connectionreset');
+      });
+    }
+    const pay = page.getByTestId('pay');
+    await pay.click({ timeout: 30_000 });
+    for (let i = 1; i < plan.submits; i++)
+      await pay.click({ timeout: 1_000, force: true }).catch(() => {});
+    if (plan.reloadMidPayment) {
+      await ctx.sleep(300);
+      await page.reload({ timeout: 30_000 });
+    }
+
+    let retries = 0;
+    const state = page.getByTestId('checkout-state');
+    while (ctx.history.elapsed() < ctx.deadlineAt()) {
+      const current =
+        (await state.getAttribute('data-state', { timeout: 5_000 }).catch(() => null)) ?? '';
+      if (TERMINAL.has(current)) break;
+      // After a reload the page offers the unfinished intent again (same key): pay it.
+      const idle = current === 'idle' && (await pay.isEnabled().catch(() => false));
+      if (NEEDS_RETRY.has(current) || idle) {
+        if (retries >= plan.giveUpAfterAttempts) break;
+        retries++;
+        await page
+          .getByTestId('retry')
+          .click({ timeout: 5_000 })
+          .catch(() => {});
+      }
+      await ctx.sleep(500);
+    }
+    const shown =
+      (await state.getAttribute('data-state', { timeout: 5_000 }).catch(() => null)) ?? undefined;
+    const key =
+      (await state.getAttribute('data-idempotency-key', { timeout: 5_000 }).catch(() => null)) ||
+      keySeen;
+    const paymentId =
+      (await state.getAttribute('data-payment-id', { timeout: 5_000 }).catch(() => null)) ||
+      undefined;
+    const complete = ctx.history.invoke({ ...base, key, f: 'status' });
+    if (shown && paymentId) complete('ok', { state: shown, paymentId });
+    else complete('info', { state: shown, error: 'page showed no payment' });
+    return { shown, key, paymentId };
+  } catch (error) {
+    const complete = ctx.history.invoke({ ...base, key: keySeen, f: 'status' });
+    complete('info', { error: `browser: ${(error as Error).message.split('\n')[0]}` });
+    return { key: keySeen };
+  } finally {
+    for (const [, complete] of open) complete('info', { error: 'page closed' });
+    open.clear();
+    await context.close().catch(() => {});
+  }
+}
+
+export type { Page };

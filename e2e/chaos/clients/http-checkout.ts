@@ -1,0 +1,122 @@
+import type { History } from '../history.ts';
+import type { IntentPlan, TenantCatalogue } from '../schedule.ts';
+import { type PayAnswer, readPaymentState, restPay, trpcPay } from './pay-transport.ts';
+
+export interface ClientContext {
+  history: History;
+  webUrl: () => string;
+  catalogue: (tenantId: string) => TenantCatalogue;
+  sleep: (ms: number) => Promise<void>;
+  /** Past this point (ms since run start) the client stops, whatever it holds. */
+  deadlineAt: () => number;
+}
+
+/** What one HTTP customer ended up with. */
+export interface IntentResult {
+  paymentId?: string;
+  /** The last state this client was shown. */
+  shown?: string;
+}
+
+/**
+ * One customer paying over REST or tRPC: double / triple submit, a lost first answer,
+ * retries with the SAME key honouring `Retry-After` (capped backoff otherwise), giving up
+ * after a few unknown answers, a key reused for another cart, a late duplicate after
+ * success, then watching the payment until it is terminal. Every request goes into the
+ * history as invoke + ok / fail / info.
+ *
+ * @example
+ * await runHttpIntent(plan, ctx);
+ */
+export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promise<IntentResult> {
+  const tenant = ctx.catalogue(plan.tenantId);
+  const transport = plan.transport === 'rest' ? restPay : trpcPay;
+  const process = `client-${plan.transport}`;
+  const body = { lines: plan.lines, paymentMethod: plan.paymentMethod };
+  const base = { intent: plan.id, tenantId: plan.tenantId, key: plan.key, process };
+
+  const pay = async (f: 'pay' | 'reuse' | 'late', loseResponse: boolean, payload = body) => {
+    const complete = ctx.history.invoke({ ...base, f });
+    const answer = await transport({
+      webUrl: ctx.webUrl(),
+      apiKey: tenant.apiKey,
+      key: plan.key,
+      body: payload,
+      timeoutMs: plan.clientTimeoutMs,
+      loseResponse,
+    });
+    complete(answer.type, stripType(answer));
+    return answer;
+  };
+
+  // First attempt: one to three submits at once, the first one's answer possibly lost.
+  const first = await Promise.all(
+    Array.from({ length: plan.submits }, (_, i) => pay('pay', i === 0 && plan.loseFirstResponse)),
+  );
+  let accepted = first.find((a) => a.type === 'ok');
+  let refused = first.every((a) => a.type === 'fail' && !isRetryable(a));
+  let last = first[first.length - 1]!;
+
+  if (plan.reuseKeyWithOtherCart) {
+    const other = { ...body, lines: plan.lines.map((l) => ({ ...l, quantity: l.quantity + 1 })) };
+    await pay('reuse', false, other);
+  }
+
+  let attempts = 1;
+  while (!accepted && !refused && attempts < plan.giveUpAfterAttempts) {
+    if (ctx.history.elapsed() > ctx.deadlineAt()) break;
+    const waitMs =
+      last.retryAfterSeconds !== undefined
+        ? last.retryAfterSeconds * 1000
+        : Math.min(4_000, 300 * 2 ** Math.min(attempts, 4));
+    await ctx.sleep(waitMs);
+    last = await pay('pay', false);
+    attempts++;
+    if (last.type === 'ok') accepted = last;
+    else if (last.type === 'fail' && !isRetryable(last)) refused = true;
+  }
+  if (!accepted) return {};
+
+  const paymentId = accepted.paymentId!;
+  let lateAt =
+    plan.lateDuplicateAfterMs === null ? null : ctx.history.elapsed() + plan.lateDuplicateAfterMs;
+  let shown: string | undefined;
+  let pollMs = 800;
+  while (ctx.history.elapsed() < ctx.deadlineAt()) {
+    if (lateAt !== null && ctx.history.elapsed() >= lateAt) {
+      await pay('late', false);
+      lateAt = null;
+    }
+    const complete = ctx.history.invoke({ ...base, f: 'status' });
+    const view = await readPaymentState(
+      ctx.webUrl(),
+      tenant.apiKey,
+      paymentId,
+      plan.clientTimeoutMs,
+    );
+    if (view.state) {
+      complete('ok', { status: view.status, paymentId, state: view.state });
+      shown = view.state;
+      if (view.terminal && lateAt === null) break;
+    } else {
+      complete(view.status >= 400 && view.status < 500 ? 'fail' : 'info', {
+        status: view.status,
+        paymentId,
+        error: view.error,
+      });
+    }
+    await ctx.sleep(pollMs);
+    pollMs = Math.min(4_000, Math.round(pollMs * 1.5));
+  }
+  return { paymentId, shown };
+}
+
+/** 409 (in use, outcome unknown), 429 and 503 ask the client to come back later. */
+function isRetryable(answer: PayAnswer): boolean {
+  return answer.status === 409 || answer.status === 429 || answer.status === 503;
+}
+
+function stripType(answer: PayAnswer): Omit<PayAnswer, 'type'> {
+  const { type: _type, ...rest } = answer;
+  return rest;
+}

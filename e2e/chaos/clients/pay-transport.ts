@@ -1,0 +1,161 @@
+/**
+ * One checkout request over HTTP, the way real clients send it, classified the Jepsen way:
+ * `ok` (accepted: a payment id), `fail` (definitely not executed by this request, or a
+ * definite refusal) or `info` (unknown: the request may have run). A "lost response" waits
+ * until the server answered (it processed the request) and then drops the answer unread.
+ */
+export interface PayRequest {
+  webUrl: string;
+  apiKey: string;
+  key: string;
+  body: { lines: { productId: string; quantity: number }[]; paymentMethod?: string };
+  timeoutMs: number;
+  loseResponse?: boolean;
+}
+
+export interface PayAnswer {
+  type: 'ok' | 'fail' | 'info';
+  status?: number;
+  paymentId?: string;
+  replayed?: boolean;
+  retryAfterSeconds?: number;
+  /** A stable code (`idempotency_key_in_use`, ...) or the network error. */
+  error?: string;
+  lostResponse?: boolean;
+}
+
+export type PayTransport = (request: PayRequest) => Promise<PayAnswer>;
+
+/** Statuses after which this request provably executed nothing (fail closed, refusals). */
+const DEFINITELY_NOT_EXECUTED = new Set([400, 401, 403, 404, 409, 422, 429, 503]);
+
+function retryAfterOf(response: Response): number | undefined {
+  const raw = response.headers.get('retry-after');
+  if (raw === null) return undefined;
+  const seconds = Number(raw);
+  return Number.isFinite(seconds) ? seconds : undefined;
+}
+
+async function send(
+  url: string,
+  init: RequestInit,
+  request: PayRequest,
+  read: (json: unknown) => { paymentId?: string; code?: string },
+): Promise<PayAnswer> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error('client timeout')), request.timeoutMs);
+  try {
+    const response = await fetch(url, { ...init, signal: controller.signal });
+    if (request.loseResponse) {
+      // The server has answered, so it processed the request; the client never sees it.
+      controller.abort(new Error('response dropped'));
+      return { type: 'info', status: response.status, error: 'response_lost', lostResponse: true };
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const { paymentId, code } = read(json);
+    const base = {
+      status: response.status,
+      retryAfterSeconds: retryAfterOf(response),
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+    };
+    if (response.ok && paymentId) return { type: 'ok', paymentId, ...base };
+    if (DEFINITELY_NOT_EXECUTED.has(response.status))
+      return { type: 'fail', error: code ?? `http_${response.status}`, ...base };
+    return { type: 'info', error: code ?? `http_${response.status}`, ...base };
+  } catch (error) {
+    const reason = controller.signal.aborted ? 'client_timeout' : (error as Error).message;
+    return {
+      type: 'info',
+      error: String((error as { cause?: { code?: string } }).cause?.code ?? reason),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `POST /api/v1/payments` with `Idempotency-Key` and a Bearer API key.
+ *
+ * @example
+ * const answer = await restPay({ webUrl, apiKey, key, body, timeoutMs: 5000 });
+ */
+export const restPay: PayTransport = (request) =>
+  send(
+    `${request.webUrl}/api/v1/payments`,
+    {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${request.apiKey}`,
+        'idempotency-key': request.key,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(request.body),
+    },
+    request,
+    (json) => {
+      const body = json as { paymentId?: string; code?: string; type?: string } | undefined;
+      return { paymentId: body?.paymentId, code: body?.code ?? body?.type?.split('/').pop() };
+    },
+  );
+
+/**
+ * `checkout.pay` exactly as the web client's non-batched `httpLink` sends it: one POST to
+ * `/api/trpc/checkout.pay`, the input as the JSON body, the key as a header.
+ *
+ * @example
+ * const answer = await trpcPay({ webUrl, apiKey, key, body, timeoutMs: 5000 });
+ */
+export const trpcPay: PayTransport = (request) =>
+  send(
+    `${request.webUrl}/api/trpc/checkout.pay`,
+    {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${request.apiKey}`,
+        'idempotency-key': request.key,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(request.body),
+    },
+    request,
+    (json) => {
+      const body = json as
+        | {
+            result?: { data?: { paymentId?: string } };
+            error?: { message?: string; data?: { code?: string; idempotencyCode?: string } };
+          }
+        | undefined;
+      return {
+        paymentId: body?.result?.data?.paymentId,
+        code: body?.error?.data?.idempotencyCode ?? body?.error?.data?.code ?? body?.error?.message,
+      };
+    },
+  );
+
+/** A payment's state as `GET /api/v1/payments/:id` shows it, or undefined when unreachable. */
+export async function readPaymentState(
+  webUrl: string,
+  apiKey: string,
+  paymentId: string,
+  timeoutMs: number,
+): Promise<{ status: number; state?: string; terminal?: boolean; error?: string }> {
+  try {
+    const response = await fetch(`${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = (await response.json().catch(() => undefined)) as
+      | { status?: string; terminal?: boolean }
+      | undefined;
+    if (!response.ok) return { status: response.status, error: `http_${response.status}` };
+    return { status: response.status, state: body?.status, terminal: body?.terminal };
+  } catch (error) {
+    return { status: 0, error: (error as Error).message };
+  }
+}

@@ -1,0 +1,90 @@
+import type { FaultKind } from './fault-kinds.ts';
+import type { ClientEvent, HistoryEvent, NemesisEvent } from './history.ts';
+import type { Snapshot } from './target.ts';
+
+export interface Coverage {
+  /** Faults injected per kind (a fault that failed to inject does not count). */
+  fired: Record<string, number>;
+  /** Kill / crash / pause faults that landed while a charge was made but not yet recorded. */
+  killsInAmbiguityWindow: number;
+  /** Lost answers whose request had committed (its key has a payment). */
+  lostResponsesCommitted: number;
+  lostResponses: number;
+  leaseTakeovers: number;
+  /** Late duplicates sent after the checkout key's retention had passed. */
+  expiriesCrossed: number;
+  replaysServed: number;
+  requests: Record<'ok' | 'fail' | 'info', number>;
+  /** Fault kinds the profile names that never fired (a ci run with any fails). */
+  neverFired: FaultKind[];
+}
+
+/**
+ * Counts how hard the nemesis bit: a run whose faults never met a checkout proves nothing.
+ *
+ * @example
+ * const coverage = measureCoverage(history.events, snapshot, profile.faults, { keyTtlMs: 20_000, startedAt });
+ */
+export function measureCoverage(
+  events: readonly HistoryEvent[],
+  snapshot: Snapshot,
+  faults: readonly FaultKind[],
+  options: { keyTtlMs: number; startedAt: number },
+): Coverage {
+  const nemesis = events.filter((e): e is NemesisEvent => e.type === 'nemesis');
+  const fired: Record<string, number> = {};
+  const failedIds = new Set(
+    nemesis.filter((e) => e.detail?.startsWith('not injected')).map((e) => e.id),
+  );
+  for (const e of nemesis) {
+    if (e.phase === 'start' && !failedIds.has(e.id)) fired[e.kind] = (fired[e.kind] ?? 0) + 1;
+  }
+  const client = events.filter((e): e is ClientEvent => 'op' in e);
+  const completions = client.filter((e) => e.type !== 'invoke');
+  const keysWithPayment = new Set(
+    snapshot.payments.map((p) => `${p.tenantId}\u0000${p.idempotencyKey}`),
+  );
+  const lost = completions.filter((e) => e.lostResponse);
+
+  // A disruptive fault inside the window between a charge at the processor and the app
+  // recording it: the charge is booked, the payment still changed later.
+  const disruptive = nemesis.filter(
+    (e) => e.phase === 'start' && /^(kill_|pause_|pg_)/.test(e.kind) && !failedIds.has(e.id),
+  );
+  const recordedAt = new Map(
+    snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.id}`, p.updatedAt - options.startedAt]),
+  );
+  let killsInAmbiguityWindow = 0;
+  for (const fault of disruptive) {
+    const hit = snapshot.ledger.some((l) => {
+      if (l.kind !== 'charge') return false;
+      const chargedAt = l.createdAt - options.startedAt;
+      const recorded = recordedAt.get(`${l.tenantId}\u0000${l.paymentId}`);
+      return chargedAt <= fault.at && (recorded === undefined || recorded >= fault.at);
+    });
+    if (hit) killsInAmbiguityWindow++;
+  }
+
+  // Late duplicates sent more than the key TTL after the intent's first request.
+  const firstInvoke = new Map<string, number>();
+  for (const e of client)
+    if (e.type === 'invoke' && !firstInvoke.has(e.intent)) firstInvoke.set(e.intent, e.at);
+  const expiriesCrossed = completions.filter(
+    (e) => e.f === 'late' && e.at - (firstInvoke.get(e.intent) ?? e.at) > options.keyTtlMs,
+  ).length;
+
+  const requests = { ok: 0, fail: 0, info: 0 };
+  for (const e of completions) if (e.f !== 'status') requests[e.type as 'ok' | 'fail' | 'info']++;
+  return {
+    fired,
+    killsInAmbiguityWindow,
+    lostResponses: lost.length,
+    lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(`${e.tenantId}\u0000${e.key}`))
+      .length,
+    leaseTakeovers: snapshot.counters.lease_takeovers ?? 0,
+    expiriesCrossed,
+    replaysServed: completions.filter((e) => e.replayed).length,
+    requests,
+    neverFired: faults.filter((k) => !fired[k]),
+  };
+}

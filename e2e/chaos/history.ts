@@ -1,0 +1,129 @@
+/**
+ * A Jepsen-style history: every client request is an `invoke` followed by exactly one
+ * completion: `ok` (a definite success), `fail` (a definite refusal: nothing happened, or a
+ * definite decline) or `info` (the outcome is unknown: timeout, reset, 5xx, lost response).
+ * Nemesis actions and process lifecycle events go in the same history, so a violation can
+ * be shown with everything that happened around it.
+ */
+export type OpType = 'invoke' | 'ok' | 'fail' | 'info';
+
+export interface ClientEvent {
+  type: OpType;
+  /** Milliseconds since the run started. */
+  at: number;
+  /** Pairs an invoke with its completion. */
+  op: number;
+  intent: string;
+  tenantId: string;
+  key: string;
+  process: string;
+  /** pay | status | reuse (same key, other cart) | late (duplicate after success) */
+  f: 'pay' | 'status' | 'reuse' | 'late';
+  /** Completion details: HTTP status, payment id, state shown, replay flag, error. */
+  status?: number;
+  paymentId?: string;
+  state?: string;
+  replayed?: boolean;
+  retryAfterSeconds?: number;
+  error?: string;
+  /** The request reached the server but its answer was dropped on purpose. */
+  lostResponse?: boolean;
+}
+
+export interface NemesisEvent {
+  type: 'nemesis';
+  at: number;
+  /** start / end of a fault (end: restarted, resumed, disarmed). */
+  phase: 'start' | 'end';
+  id: string;
+  kind: string;
+  target: string;
+  detail?: string;
+}
+
+export interface LifecycleEvent {
+  type: 'process';
+  at: number;
+  process: string;
+  /** exited: a death nobody planned; killed/restarted: the nemesis' doing. */
+  event: 'exited' | 'killed' | 'restarted' | 'stopped' | 'resumed';
+  detail?: string;
+}
+
+export interface MarkEvent {
+  type: 'mark';
+  at: number;
+  name: 'faults_start' | 'heal_start' | 'healed' | 'converged';
+}
+
+export type HistoryEvent = ClientEvent | NemesisEvent | LifecycleEvent | MarkEvent;
+
+/** Appends events with a time relative to the run's start. */
+export class History {
+  readonly events: HistoryEvent[] = [];
+  private nextOp = 1;
+  readonly startedAt: number;
+
+  /**
+   * @param sink receives each event as it is recorded (a file, so a run that hangs or is
+   *   killed still leaves its history behind).
+   */
+  constructor(
+    now: () => number = Date.now,
+    private readonly sink?: (event: HistoryEvent) => void,
+  ) {
+    this.now = now;
+    this.startedAt = now();
+  }
+
+  private push(event: HistoryEvent): void {
+    this.events.push(event);
+    this.sink?.(event);
+  }
+
+  private readonly now: () => number;
+
+  elapsed(): number {
+    return this.now() - this.startedAt;
+  }
+
+  /** Records an invoke and returns a completer that records its ok / fail / info. */
+  invoke(
+    base: Pick<ClientEvent, 'intent' | 'tenantId' | 'key' | 'process' | 'f'>,
+  ): (type: Exclude<OpType, 'invoke'>, detail?: Partial<ClientEvent>) => ClientEvent {
+    const op = this.nextOp++;
+    this.push({ type: 'invoke', at: this.elapsed(), op, ...base });
+    let done = false;
+    return (type, detail = {}) => {
+      if (done) throw new Error(`op ${op} completed twice`);
+      done = true;
+      const event: ClientEvent = { ...base, ...detail, type, at: this.elapsed(), op };
+      this.push(event);
+      return event;
+    };
+  }
+
+  nemesis(event: Omit<NemesisEvent, 'type' | 'at'>): void {
+    this.push({ type: 'nemesis', at: this.elapsed(), ...event });
+  }
+
+  lifecycle(event: Omit<LifecycleEvent, 'type' | 'at'>): void {
+    this.push({ type: 'process', at: this.elapsed(), ...event });
+  }
+
+  mark(name: MarkEvent['name']): void {
+    this.push({ type: 'mark', at: this.elapsed(), name });
+  }
+
+  /** One JSON object per line, for tools and for reading by eye. */
+  toJsonLines(): string {
+    return `${this.events.map((e) => JSON.stringify(e)).join('\n')}\n`;
+  }
+}
+
+/** The completions of one intent's requests, in time order. */
+export function completionsOf(events: readonly HistoryEvent[], intent: string): ClientEvent[] {
+  return events.filter(
+    (e): e is ClientEvent => e.type !== 'invoke' && 'intent' in e && e.intent === intent,
+  );
+}

@@ -1,0 +1,71 @@
+/**
+ * `npm run chaos -- [--seed N] [--profile ci|soak|dev] [--intents N] [--browser N]
+ * [--duration SECONDS] [--events N] [--faults kind,kind] [--out DIR]`
+ *
+ * Starts the whole system (its own PostgreSQL, processor, workers, web) as real processes,
+ * runs one seeded chaos run against it, prints the report and exits 1 on a violation (or,
+ * for `ci`, on a fault kind that never fired), printing the command that replays the run.
+ */
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from '@playwright/test';
+import { repoRoot } from '../../scripts/system/start-system.ts';
+import globalSetup, { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
+import { startOnceTarget } from './once-target.ts';
+import { parseChaosArgs, replayCommand } from './profiles.ts';
+import { runChaos } from './run-chaos.ts';
+
+let args: ReturnType<typeof parseChaosArgs>;
+try {
+  args = parseChaosArgs(process.argv.slice(2));
+} catch (error) {
+  console.error(`chaos: ${(error as Error).message}`);
+  process.exit(2);
+}
+const outDir = path.resolve(args.outDir ?? path.join(repoRoot, '.data/chaos', `seed-${args.seed}`));
+mkdirSync(outDir, { recursive: true });
+console.log(
+  `chaos: seed ${args.seed}, profile ${args.profile.name} (${args.profile.intents} intents, ${args.profile.browserIntents} in a browser, ${args.profile.nemesisEvents} faults over ${args.profile.durationMs / 1000} s)`,
+);
+console.log(`chaos: replay with: ${replayCommand(args)}`);
+
+if (!existsSync(path.join(repoRoot, 'apps/web', E2E_NEXT_DIST_DIR, 'BUILD_ID'))) globalSetup();
+const systemLog = path.join(outDir, 'system.log');
+const target = await startOnceTarget({
+  profile: args.profile,
+  log: (line) => {
+    try {
+      appendFileSync(systemLog, `${line}\n`);
+    } catch {
+      // The folder was removed under us: the run goes on, only the log is lost.
+    }
+  },
+});
+const executablePath = existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined;
+const browser =
+  args.profile.browserIntents > 0
+    ? await chromium.launch({
+        executablePath,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic'],
+      })
+    : undefined;
+let failed = true;
+try {
+  const result = await runChaos(args, target, { browser, outDir });
+  console.log(result.markdown);
+  const neverFired = args.profileName === 'ci' ? result.coverage.neverFired : [];
+  failed = result.check.violations.length > 0 || neverFired.length > 0;
+  if (neverFired.length > 0)
+    console.log(`chaos: fault kinds that never fired: ${neverFired.join(', ')}`);
+  console.log(`chaos: report, history and timeline in ${outDir}`);
+  // One machine-readable line (the planted-bug runner reads it).
+  const kinds = [...new Set(result.check.violations.map((v) => v.kind))];
+  console.log(
+    `chaos: result: ${result.check.violations.length} violation(s)${kinds.length ? ` (${kinds.join(', ')})` : ''}`,
+  );
+  if (failed) console.log(`chaos: FAILED. Replay: ${result.replay}`);
+} finally {
+  await browser?.close();
+  await target.stop();
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,125 @@
+import { PROCESSOR_FAULT_KINDS } from '../fault-kinds.ts';
+import type { History } from '../history.ts';
+import type { NemesisPlan } from '../schedule.ts';
+import type { ChaosTarget } from '../target.ts';
+
+const PROCESS_OF: Record<string, string> = {
+  kill_web: 'web',
+  kill_processor: 'processor',
+};
+
+/**
+ * Runs the nemesis' schedule against a target in time order, one lane per thing a fault
+ * hits (a kill lasts until its process is healthy again, a pause until SIGCONT), and records each
+ * fault's start and end in the history. A fault that could not be injected is recorded
+ * with its error and does not count as fired.
+ *
+ * @example
+ * await runNemesis(plan.nemesis, target, history, { sleep, startedAt: history.elapsed() });
+ */
+export async function runNemesis(
+  events: readonly NemesisPlan[],
+  target: ChaosTarget,
+  history: History,
+  options: { sleep: (ms: number) => Promise<void>; faultsStartAt: number; stopped: () => boolean },
+): Promise<void> {
+  // One lane per thing a fault hits (web, processor, each worker, postgres, the processor's
+  // fault table): a restart waits until its process is healthy, which may take seconds on a
+  // busy machine, and must not hold back faults aimed elsewhere; faults on one process stay
+  // in order.
+  const lane = async (laneEvents: readonly NemesisPlan[]) => {
+    for (const event of laneEvents) {
+      if (options.stopped()) return;
+      const wait = options.faultsStartAt + event.atMs - history.elapsed();
+      if (wait > 0) await options.sleep(wait);
+      try {
+        await inject(event, target, history, options.sleep);
+      } catch (error) {
+        history.nemesis({
+          phase: 'end',
+          id: event.id,
+          kind: event.kind,
+          target: event.target,
+          detail: `not injected: ${(error as Error).message.split('\n')[0]}`,
+        });
+      }
+    }
+  };
+  const lanes = new Map<string, NemesisPlan[]>();
+  for (const event of events) {
+    const name = laneOf(event);
+    lanes.set(name, [...(lanes.get(name) ?? []), event]);
+  }
+  await Promise.all([...lanes.values()].map(lane));
+}
+
+/** What a fault hits: faults on the same thing run one after another. */
+function laneOf(event: NemesisPlan): string {
+  if (PROCESSOR_FAULT_KINDS.includes(event.kind)) return 'processor-faults';
+  if (event.kind.startsWith('pg_')) return 'postgres';
+  return PROCESS_OF[event.kind] ?? event.target;
+}
+
+async function inject(
+  event: NemesisPlan,
+  target: ChaosTarget,
+  history: History,
+  sleep: (ms: number) => Promise<void>,
+): Promise<void> {
+  const record = (phase: 'start' | 'end', processName: string, detail?: string) =>
+    history.nemesis({ phase, id: event.id, kind: event.kind, target: processName, detail });
+
+  if (
+    event.kind === 'kill_web' ||
+    event.kind === 'kill_processor' ||
+    event.kind === 'kill_worker'
+  ) {
+    const name = PROCESS_OF[event.kind] ?? event.target;
+    record('start', name, 'SIGKILL');
+    await target.kill(name);
+    history.lifecycle({ process: name, event: 'killed' });
+    await sleep(event.downMs);
+    await target.restart(name);
+    history.lifecycle({ process: name, event: 'restarted' });
+    record('end', name, `down ${event.downMs} ms, restarted`);
+    return;
+  }
+  if (event.kind === 'pause_worker') {
+    record('start', event.target, 'SIGSTOP');
+    await target.pause(event.target);
+    history.lifecycle({ process: event.target, event: 'stopped' });
+    await sleep(event.downMs);
+    await target.resume(event.target);
+    history.lifecycle({ process: event.target, event: 'resumed' });
+    record(
+      'end',
+      event.target,
+      `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`,
+    );
+    return;
+  }
+  if (event.kind === 'pg_crash_restart') {
+    record('start', 'postgres', 'immediate shutdown');
+    await target.crashRestartDatabase();
+    history.lifecycle({ process: 'postgres', event: 'restarted' });
+    record('end', 'postgres', 'restarted after crash recovery');
+    return;
+  }
+  if (event.kind === 'pg_terminate_storm') {
+    record('start', 'postgres', `${event.rounds} rounds of pg_terminate_backend`);
+    let terminated = 0;
+    for (let i = 0; i < event.rounds; i++) {
+      terminated += await target.terminateBackends();
+      await sleep(150);
+    }
+    record('end', 'postgres', `${terminated} backends terminated`);
+    return;
+  }
+  if (PROCESSOR_FAULT_KINDS.includes(event.kind)) {
+    record('start', 'processor', `armed x${event.count} for ${event.target}`);
+    await target.armProcessorFault(event);
+    record('end', 'processor', 'armed');
+    return;
+  }
+  throw new Error(`no injector for ${event.kind}`);
+}

@@ -1,0 +1,389 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import {
+  type EmbeddedPostgresChild,
+  spawnEmbeddedPostgres,
+} from '../../packages/db/src/embedded-postgres-child.ts';
+import { ensureDatabase, findFreePort } from '../../packages/db/src/postgres-admin.ts';
+import { demoTenants } from '../../packages/db/src/seed.ts';
+import { type RunningSystem, startSystem } from '../../scripts/system/start-system.ts';
+import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
+import type { ChaosProfile } from './profiles.ts';
+import type { NemesisPlan, TenantCatalogue } from './schedule.ts';
+import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } from './target.ts';
+
+const ADMIN_TOKEN = 'once-admin';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** This repository's tenants as the chaos clients see them. */
+export const onceCatalogues: TenantCatalogue[] = demoTenants.map((t) => ({
+  tenantId: t.id,
+  apiKey: t.apiKey,
+  processorAccountId: t.processorAccountId,
+  products: t.products.map((p) => ({ id: p.id, unitAmount: p.unitAmount })),
+}));
+
+export interface OnceTargetOptions {
+  profile: ChaosProfile;
+  /** Every line every process prints (prefixed with its name). */
+  log?: (line: string) => void;
+  /** The repository to run (a planted-bug copy, or this one). */
+  repoRoot?: string;
+}
+
+/**
+ * The Once checkout as a chaos target: its own embedded PostgreSQL (so the nemesis can
+ * crash it), then processor, workers and web as real OS processes through the launcher,
+ * with the profile's short windows in their environment.
+ *
+ * @example
+ * const target = await startOnceTarget({ profile: PROFILES.ci! });
+ * await target.kill('worker-1'); await target.restart('worker-1');
+ * await target.stop();
+ */
+export async function startOnceTarget(options: OnceTargetOptions): Promise<ChaosTarget> {
+  const log = options.log ?? (() => {});
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'once-chaos-pg-'));
+  const pgPort = await findFreePort();
+  const startPg = () =>
+    spawnEmbeddedPostgres({
+      dataDir,
+      port: pgPort,
+      // Durable: with synchronous_commit off, an immediate shutdown loses commits the app
+      // already answered for, and the checker (rightly) reports those payments as missing.
+      durability: 'durable',
+      log: (line) => log(`postgres  | ${line}`),
+    });
+  let pg: EmbeddedPostgresChild = await startPg();
+  await ensureDatabase(pg.adminUrl, 'once');
+  await ensureDatabase(pg.adminUrl, 'once_processor');
+  const databaseUrl = pg.databaseUrl('once');
+  const processorDatabaseUrl = pg.databaseUrl('once_processor');
+  const [webPort, processorPort, workerHealthBasePort] = [
+    await findFreePort(),
+    await findFreePort(),
+    await findFreePort(),
+  ];
+
+  const exitListeners: ((name: string, detail: string) => void)[] = [];
+  const down = new Set<string>();
+  /** Processes the nemesis is starting again: an exit before they are ready is a failed start. */
+  const starting = new Set<string>();
+  const paused = new Set<string>();
+  const workerNames = Array.from({ length: options.profile.workers }, (_, i) => `worker-${i + 1}`);
+  const claims = new Map<string, string>();
+  const counters: Record<string, number> = { lease_takeovers: 0, lease_lost: 0, reconciled: 0 };
+
+  /** Worker log lines tell who claimed which job: a claim by another worker is a takeover. */
+  const watchLine = (line: string) => {
+    const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+)/.exec(line);
+    if (claim) {
+      const previous = claims.get(claim[2]!);
+      if (previous && previous !== claim[1]) counters.lease_takeovers!++;
+      claims.set(claim[2]!, claim[1]!);
+    }
+    if (/result=lease_lost/.test(line)) counters.lease_lost!++;
+    if (/reconcile\.settled/.test(line)) counters.reconciled!++;
+  };
+
+  let system: RunningSystem;
+  try {
+    system = await startSystem({
+      databaseUrl,
+      processorDatabaseUrl,
+      webPort,
+      processorPort,
+      workerHealthBasePort,
+      workerCount: options.profile.workers,
+      skipBuild: true,
+      nextDistDir: E2E_NEXT_DIST_DIR,
+      env: options.profile.env,
+      log: (line) => {
+        watchLine(line);
+        log(line);
+      },
+      onUnexpectedExit: (name, code) => {
+        down.add(name);
+        if (starting.has(name)) return;
+        for (const l of exitListeners) l(name, `exit code ${code}`);
+      },
+    });
+  } catch (error) {
+    await pg.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+
+  const admin = postgres(pg.adminUrl, { max: 1, onnotice: () => {} });
+  const app = () => postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  const proc = () =>
+    postgres(processorDatabaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+
+  async function adminCall(method: string, pathName: string, body?: unknown): Promise<void> {
+    // The processor may be down (killed by the nemesis a moment ago): try for a while.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const response = await fetch(`${system.processorUrl}${pathName}`, {
+          method,
+          headers: { 'x-admin-token': ADMIN_TOKEN, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(5_000),
+        });
+        if (response.ok) return;
+        if (response.status < 500 || attempt >= 20)
+          throw new Error(`${method} ${pathName} -> ${response.status} ${await response.text()}`);
+      } catch (error) {
+        if (attempt >= 20) throw error;
+      }
+      await sleep(500);
+    }
+  }
+
+  /**
+   * The supervisor keeps an entry for a process that exited (a failed start, a crash) and
+   * finds entries by name, first first: a kill would hit the dead entry and leave the live
+   * process running, and the next start would find its port taken. Clear every entry.
+   */
+  const killAll = async (name: string) => {
+    while (system.supervisor.names.includes(name)) await system.supervisor.kill(name);
+  };
+  const restart = async (name: string) => {
+    starting.add(name);
+    try {
+      // A start can fail while PostgreSQL is itself restarting: try again, like a supervisor.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await killAll(name);
+          if (name === 'web') await system.startWeb();
+          else if (name === 'processor') await system.startProcessor();
+          else await system.startWorker(Number(name.replace('worker-', '')) - 1);
+          break;
+        } catch (error) {
+          if (attempt >= 5) throw error;
+          log(`chaos     | ${name} did not start (${(error as Error).message}); retrying`);
+          await sleep(1_000);
+        }
+      }
+      down.delete(name);
+    } finally {
+      starting.delete(name);
+    }
+  };
+
+  async function withDb<T>(
+    connect: () => postgres.Sql,
+    run: (sql: postgres.Sql) => Promise<T>,
+  ): Promise<T> {
+    const sql = connect();
+    try {
+      return await run(sql);
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+  }
+
+  return {
+    catalogues: onceCatalogues,
+    workerNames,
+    leaseMs: Number(options.profile.env.WORKER_LEASE_MS ?? 30_000),
+    processorTimeoutMs: Number(options.profile.env.WORKER_PROCESSOR_TIMEOUT_MS ?? 10_000),
+    webUrl: system.webUrl,
+    async kill(name) {
+      if (down.has(name)) return;
+      if (paused.has(name)) {
+        system.supervisor.signal(name, 'SIGCONT');
+        paused.delete(name);
+      }
+      down.add(name);
+      await killAll(name);
+    },
+    restart,
+    async pause(name) {
+      if (down.has(name) || paused.has(name)) return;
+      system.supervisor.signal(name, 'SIGSTOP');
+      paused.add(name);
+    },
+    async resume(name) {
+      if (!paused.has(name)) return;
+      system.supervisor.signal(name, 'SIGCONT');
+      paused.delete(name);
+    },
+    async crashRestartDatabase() {
+      const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
+      process.kill(pid, 'SIGQUIT');
+      for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
+      pg.child.kill('SIGKILL');
+      await sleep(200);
+      pg = await startPg();
+    },
+    async terminateBackends() {
+      const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+      try {
+        const [row] = await sql<{ n: number }[]>`
+          select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+          where pid <> pg_backend_pid() and backend_type = 'client backend'
+            and datname in ('once', 'once_processor')`;
+        return row?.n ?? 0;
+      } finally {
+        await sql.end({ timeout: 2 });
+      }
+    },
+    async armProcessorFault(plan: NemesisPlan) {
+      const webhook = plan.kind === 'duplicate_webhook' || plan.kind === 'slow_webhook';
+      await adminCall('POST', '/admin/faults', {
+        account: plan.target,
+        kind: plan.kind,
+        count: plan.count,
+        ...(webhook
+          ? { path_prefix: 'payment_intent.' }
+          : { method: 'POST', path_prefix: '/v1/payment_intents' }),
+        ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
+          ? { delay_ms: plan.delayMs }
+          : {}),
+      });
+    },
+    clearProcessorFaults: () => adminCall('DELETE', '/admin/faults'),
+    async heal() {
+      for (const name of [...paused]) {
+        system.supervisor.signal(name, 'SIGCONT');
+        paused.delete(name);
+      }
+      for (const name of ['processor', ...workerNames, 'web']) {
+        if (down.has(name) || !system.supervisor.names.includes(name)) await restart(name);
+      }
+      await adminCall('DELETE', '/admin/faults');
+    },
+    async pendingPayments() {
+      return withDb(app, async (sql) => {
+        const [row] = await sql<{ n: number }[]>`
+          select count(*)::int as n from payments where status not in ('succeeded', 'declined', 'failed')`;
+        return row?.n ?? 0;
+      });
+    },
+    async snapshot(): Promise<Snapshot> {
+      const payments = await withDb(
+        app,
+        (sql) => sql<AppPaymentRow[]>`
+        select tenant_id, id, status, amount, idempotency_key, created_at, updated_at from payments`,
+      );
+      const jobs = await withDb(
+        app,
+        (sql) => sql<JobRow[]>`
+        select payment_id, status, attempts, last_error, locked_by, created_at, updated_at from outbox_jobs`,
+      );
+      const ledger = await withDb(
+        proc,
+        (sql) => sql<LedgerRow[]>`
+        select kind, account_id, amount, payment_intent_id, created_at,
+          metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
+        from ledger_entries order by seq`,
+      );
+      const webhooks = await withDb(
+        proc,
+        (sql) => sql<WebhookRow[]>`
+        select type, deliveries, attempts, delivered_at, created_at,
+          (payload::jsonb)->'data'->'object'->'metadata'->>'payment_id' as payment_id
+        from webhook_events`,
+      ).catch(() => [] as WebhookRow[]);
+      const backstage: BackstageEvent[] = [
+        ...jobs.map((j) => ({
+          at: j.updated_at.getTime(),
+          paymentId: j.payment_id,
+          what: `outbox job ${j.status} after ${j.attempts} attempt(s)${j.locked_by ? `, last by ${j.locked_by}` : ''}${j.last_error ? ` (${j.last_error})` : ''}`,
+        })),
+        ...webhooks
+          .filter((w) => w.payment_id)
+          .map((w) => ({
+            at: w.created_at.getTime(),
+            paymentId: w.payment_id!,
+            what: `webhook ${w.type}: ${w.deliveries} delivery(ies), ${w.attempts} attempt(s)${w.delivered_at ? '' : ', undelivered'}`,
+          })),
+      ];
+      return {
+        payments: payments.map(
+          (p): AppPayment => ({
+            tenantId: p.tenant_id,
+            id: p.id,
+            status: p.status,
+            amount: Number(p.amount),
+            idempotencyKey: p.idempotency_key,
+            createdAt: p.created_at.getTime(),
+            updatedAt: p.updated_at.getTime(),
+          }),
+        ),
+        ledger: ledger.map(
+          (l): LedgerEntry => ({
+            kind: l.kind === 'refund' ? 'refund' : 'charge',
+            accountId: l.account_id,
+            tenantId: l.tenant_id,
+            paymentId: l.payment_id,
+            amount: Number(l.amount),
+            paymentIntentId: l.payment_intent_id,
+            createdAt: l.created_at.getTime(),
+          }),
+        ),
+        backstage,
+        counters: { ...counters },
+      };
+    },
+    onUnexpectedExit(listener) {
+      exitListeners.push(listener);
+    },
+    async stop() {
+      await admin.end({ timeout: 2 }).catch(() => {});
+      for (const name of [...paused]) system.supervisor.signal(name, 'SIGCONT');
+      await system.stop();
+      await pg.stop();
+      await rm(dataDir, { recursive: true, force: true }).catch(() => {});
+    },
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface AppPaymentRow {
+  tenant_id: string;
+  id: string;
+  status: string;
+  amount: number;
+  idempotency_key: string;
+  created_at: Date;
+  updated_at: Date;
+}
+interface JobRow {
+  payment_id: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  locked_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+interface LedgerRow {
+  kind: string;
+  account_id: string;
+  amount: number;
+  payment_intent_id: string;
+  created_at: Date;
+  tenant_id: string | null;
+  payment_id: string | null;
+}
+interface WebhookRow {
+  type: string;
+  deliveries: number;
+  attempts: number;
+  delivered_at: Date | null;
+  created_at: Date;
+  payment_id: string | null;
+}

@@ -1,0 +1,60 @@
+/**
+ * `npm run chaos:planted -w e2e -- [--bug NAME] [--seeds N] [--first-seed S] [chaos options...]`
+ *
+ * Proof that the checker can fail: for each planted bug (a small patch in this folder),
+ * applies it to a temporary copy of the committed tree and runs the chaos suite there with
+ * seeds S, S+1, ... until a run reports a violation, at most N seeds (default 10). Exits 1
+ * if a patch no longer applies or a bug went unnoticed for N seeds.
+ */
+import path from 'node:path';
+import { repoRoot } from '../../../scripts/system/start-system.ts';
+import {
+  patchApplies,
+  plantedBugs,
+  preparePlantedCopy,
+  removePlantedCopy,
+  runChaosIn,
+} from './planted-bugs.ts';
+
+const argv = process.argv.slice(2).filter((a) => a !== '--');
+const take = (name: string): string | undefined => {
+  const i = argv.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const [, value] = argv.splice(i, 2);
+  return value;
+};
+const only = take('bug');
+const seeds = Number(take('seeds') ?? 10);
+const firstSeed = Number(take('first-seed') ?? 1);
+const profileArgs = argv.length > 0 ? argv : ['--profile', 'ci'];
+
+let failures = 0;
+for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
+  const applies = patchApplies(bug, repoRoot);
+  if (!applies.ok) {
+    console.log(`planted ${bug.name}: PATCH NO LONGER APPLIES\n${applies.error}`);
+    failures++;
+    continue;
+  }
+  const copy = preparePlantedCopy(bug, repoRoot);
+  let caughtAt: number | undefined;
+  try {
+    for (let seed = firstSeed; seed < firstSeed + seeds && caughtAt === undefined; seed++) {
+      const out = path.join(repoRoot, '.data/chaos-planted', bug.name, `seed-${seed}`);
+      const result = await runChaosIn(copy, ['--seed', String(seed), ...profileArgs, '--out', out]);
+      const verdict = /^chaos: result: (\d+) violation\(s\)(.*)$/m.exec(result.output);
+      console.log(
+        `planted ${bug.name}: seed ${seed}: exit ${result.code}, ${verdict ? `${verdict[1]} violation(s)${verdict[2]}` : 'no verdict'}`,
+      );
+      if (verdict && Number(verdict[1]) > 0) caughtAt = seed;
+      else if (result.code !== 0) console.log(result.output.slice(-3000));
+    }
+  } finally {
+    removePlantedCopy(copy);
+  }
+  if (caughtAt === undefined) {
+    console.log(`planted ${bug.name}: NOT CAUGHT within ${seeds} seed(s)`);
+    failures++;
+  } else console.log(`planted ${bug.name}: caught at seed ${caughtAt}`);
+}
+process.exit(failures > 0 ? 1 : 0);

@@ -1,0 +1,165 @@
+import { FAULT_KINDS, type FaultKind, isFaultKind } from './fault-kinds.ts';
+import { randomSeed } from './random.ts';
+
+/** How big a run is. Everything else (what happens when) comes from the seed. */
+export interface ChaosProfile {
+  name: string;
+  /** Checkout intents in total, browser ones included. */
+  intents: number;
+  /** Of those, driven through a real browser page. */
+  browserIntents: number;
+  /** How long the fault phase lasts; intents start spread over it. */
+  durationMs: number;
+  /** Nemesis events during the fault phase (each kind fires at least once if there is room). */
+  nemesisEvents: number;
+  faults: readonly FaultKind[];
+  /** Worker processes (several, so leases are taken over). */
+  workers: number;
+  /** HTTP intents in flight at once / browser pages open at once. */
+  httpConcurrency: number;
+  browserConcurrency: number;
+  /** After heal: how long the system gets to converge before it counts as stuck. */
+  convergeTimeoutMs: number;
+  /** Configuration that shortens the windows so expiry races happen within one run. */
+  env: Record<string, string>;
+}
+
+/**
+ * Short windows for chaos runs. Variables the code does not read yet are harmless; they
+ * take effect as soon as the code reads them.
+ */
+export const SHORT_WINDOWS: Record<string, string> = {
+  WORKER_LEASE_MS: '3000',
+  WORKER_POLL_INTERVAL_MS: '300',
+  WORKER_BACKOFF_BASE_MS: '200',
+  WORKER_BACKOFF_MAX_MS: '1500',
+  WORKER_RECONCILE_AFTER_MS: '4000',
+  WORKER_RECONCILE_INTERVAL_MS: '1000',
+  WORKER_SWEEP_INTERVAL_MS: '1000',
+  WORKER_PROCESSOR_TIMEOUT_MS: '4000',
+  ONCE_CHECKOUT_KEY_TTL_MS: '20000',
+  PROCESSOR_IDEMPOTENCY_RETENTION_MS: '30000',
+  PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: '2000',
+  PROCESSOR_IDEMPOTENCY_LEASE_MS: '5000',
+  PROCESSOR_WEBHOOK_BACKOFF_MS: '300',
+};
+
+export const PROFILES: Record<string, ChaosProfile> = {
+  /** Inside `npm test`: every fault kind, >= 120 checkouts (>= 20 in a browser), a few minutes. */
+  ci: {
+    name: 'ci',
+    intents: 124,
+    browserIntents: 22,
+    durationMs: 90_000,
+    nemesisEvents: 32,
+    faults: FAULT_KINDS,
+    workers: 2,
+    httpConcurrency: 8,
+    browserConcurrency: 2,
+    convergeTimeoutMs: 60_000,
+    env: SHORT_WINDOWS,
+  },
+  /** A laptop or a nightly job: thousands of checkouts. */
+  soak: {
+    name: 'soak',
+    intents: 2000,
+    browserIntents: 100,
+    durationMs: 900_000,
+    nemesisEvents: 300,
+    faults: FAULT_KINDS,
+    workers: 3,
+    httpConcurrency: 12,
+    browserConcurrency: 2,
+    convergeTimeoutMs: 180_000,
+    env: SHORT_WINDOWS,
+  },
+  /** While developing the suite itself: small and quick. */
+  dev: {
+    name: 'dev',
+    intents: 30,
+    browserIntents: 4,
+    durationMs: 40_000,
+    nemesisEvents: 12,
+    faults: FAULT_KINDS,
+    workers: 2,
+    httpConcurrency: 6,
+    browserConcurrency: 1,
+    convergeTimeoutMs: 60_000,
+    env: SHORT_WINDOWS,
+  },
+};
+
+export interface ChaosArgs {
+  seed: number;
+  /** The named profile the run started from (`ci`, `soak`, `dev`). */
+  profileName: string;
+  profile: ChaosProfile;
+  /** Where the history, report and timeline go. */
+  outDir?: string;
+}
+
+/**
+ * Reads `--seed N --profile ci|soak|dev --intents N --browser N --duration SECONDS
+ * --events N --faults kill_web,delay --out DIR`. Bad input throws one clear message.
+ *
+ * @example
+ * parseChaosArgs(['--seed', '7', '--profile', 'ci', '--intents', '40']);
+ */
+export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
+  const values = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') continue;
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new Error(`unexpected argument ${arg} (see e2e/README.md, "Chaos")`);
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${match[1]} needs a value`);
+    values.set(match[1]!, value);
+  }
+  const known = ['seed', 'profile', 'intents', 'browser', 'duration', 'events', 'faults', 'out'];
+  for (const name of values.keys()) {
+    if (!known.includes(name))
+      throw new Error(`unknown option --${name} (known: ${known.join(', ')})`);
+  }
+  const profileName = values.get('profile') ?? 'ci';
+  const base = PROFILES[profileName];
+  if (!base)
+    throw new Error(`unknown profile ${profileName} (known: ${Object.keys(PROFILES).join(', ')})`);
+  const int = (name: string): number | undefined => {
+    const raw = values.get(name);
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer`);
+    return n;
+  };
+  const faults = values.get('faults')?.split(',').filter(Boolean);
+  for (const f of faults ?? []) {
+    if (!isFaultKind(f)) throw new Error(`unknown fault ${f} (known: ${FAULT_KINDS.join(', ')})`);
+  }
+  const profile: ChaosProfile = {
+    ...base,
+    intents: int('intents') ?? base.intents,
+    durationMs: (int('duration') ?? base.durationMs / 1000) * 1000,
+    nemesisEvents: int('events') ?? base.nemesisEvents,
+    faults: (faults as FaultKind[] | undefined) ?? base.faults,
+  };
+  profile.browserIntents = Math.min(int('browser') ?? base.browserIntents, profile.intents);
+  const overridden = ['intents', 'browser', 'duration', 'events', 'faults'].some((k) =>
+    values.has(k),
+  );
+  if (overridden) profile.name = `${base.name}+custom`;
+  return { seed: int('seed') ?? randomSeed(), profileName, profile, outDir: values.get('out') };
+}
+
+/** The command that replays a run exactly. */
+export function replayCommand(args: ChaosArgs): string {
+  const p = args.profile;
+  const base = PROFILES[args.profileName]!;
+  const parts = [`npm run chaos -- --seed ${args.seed} --profile ${args.profileName}`];
+  if (p.intents !== base.intents) parts.push(`--intents ${p.intents}`);
+  if (p.browserIntents !== base.browserIntents) parts.push(`--browser ${p.browserIntents}`);
+  if (p.durationMs !== base.durationMs) parts.push(`--duration ${p.durationMs / 1000}`);
+  if (p.nemesisEvents !== base.nemesisEvents) parts.push(`--events ${p.nemesisEvents}`);
+  if (p.faults.join() !== base.faults.join()) parts.push(`--faults ${p.faults.join(',')}`);
+  return parts.join(' ');
+}

@@ -1,0 +1,237 @@
+import type { CheckResult, Violation } from './checker.ts';
+import type { Coverage } from './coverage.ts';
+import type {
+  ClientEvent,
+  HistoryEvent,
+  LifecycleEvent,
+  MarkEvent,
+  NemesisEvent,
+} from './history.ts';
+import type { Snapshot } from './target.ts';
+
+export interface RunSummary {
+  seed: number;
+  profile: string;
+  replay: string;
+  intents: number;
+  browserIntents: number;
+  durationMs: number;
+  /** Intents whose key has a payment in the app, and how many of those are terminal. */
+  withPayment: number;
+  terminal: number;
+  /** From the heal until no payment was left non-terminal (clients' retries included). */
+  convergedAfterHealMs: number;
+  check: CheckResult;
+  coverage: Coverage;
+}
+
+const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
+
+/**
+ * Everything that happened to one intent, in order: its client's requests, the nemesis'
+ * faults while it was in flight, and what the databases say (ledger, outbox, webhooks).
+ */
+export function intentTimeline(
+  intent: string | undefined,
+  violation: Violation,
+  events: readonly HistoryEvent[],
+  snapshot: Snapshot,
+  startedAt: number,
+): string[] {
+  const own = events.filter((e): e is ClientEvent => 'op' in e && e.intent === intent);
+  const from = (own[0]?.at ?? 0) - 2_000;
+  const to = (own.at(-1)?.at ?? Number.MAX_SAFE_INTEGER) + 2_000;
+  const paymentIds = new Set([violation.paymentId, ...own.map((e) => e.paymentId)].filter(Boolean));
+  const keys = new Set(own.map((e) => e.key));
+  const payments = snapshot.payments.filter(
+    (p) =>
+      paymentIds.has(p.id) || (p.tenantId === violation.tenantId && keys.has(p.idempotencyKey)),
+  );
+  for (const p of payments) paymentIds.add(p.id);
+  const lines: { at: number; text: string }[] = [];
+  for (const e of own) {
+    const what =
+      e.type === 'invoke'
+        ? `${e.process} ${e.f} invoke key=${e.key}`
+        : `${e.process} ${e.f} ${e.type}${e.status ? ` ${e.status}` : ''}${e.paymentId ? ` ${e.paymentId}` : ''}${e.state ? ` shown=${e.state}` : ''}${e.replayed ? ' replayed' : ''}${e.error ? ` (${e.error})` : ''}${e.lostResponse ? ' [response lost]' : ''}`;
+    lines.push({ at: e.at, text: what });
+  }
+  for (const e of events) {
+    if ((e.type === 'nemesis' || e.type === 'process') && e.at >= from && e.at <= to) {
+      lines.push({
+        at: e.at,
+        text:
+          e.type === 'nemesis'
+            ? `nemesis ${e.phase} ${e.kind} ${e.target}${e.detail ? ` (${e.detail})` : ''}`
+            : `process ${e.process} ${e.event}`,
+      });
+    }
+  }
+  for (const p of payments) {
+    lines.push({
+      at: p.createdAt - startedAt,
+      text: `app payment ${p.id} created (key ${p.idempotencyKey}, ${p.amount})`,
+    });
+    lines.push({
+      at: p.updatedAt - startedAt,
+      text: `app payment ${p.id} last changed: ${p.status}`,
+    });
+  }
+  for (const l of snapshot.ledger) {
+    if (l.paymentId && paymentIds.has(l.paymentId))
+      lines.push({
+        at: l.createdAt - startedAt,
+        text: `ledger ${l.kind} ${l.amount} ${l.paymentIntentId} for ${l.paymentId}`,
+      });
+  }
+  for (const b of snapshot.backstage) {
+    if (paymentIds.has(b.paymentId))
+      lines.push({ at: b.at - startedAt, text: `${b.what} (${b.paymentId})` });
+  }
+  return lines.sort((a, b) => a.at - b.at).map((l) => `  ${ms(l.at).padStart(8)}  ${l.text}`);
+}
+
+/** The run as markdown: seed and replay command, counts, coverage, convergence, violations with timelines. */
+export function markdownReport(
+  summary: RunSummary,
+  events: readonly HistoryEvent[],
+  snapshot: Snapshot,
+  startedAt: number,
+): string {
+  const { check, coverage } = summary;
+  const verdict =
+    check.violations.length === 0
+      ? 'PASS: no violation'
+      : `FAIL: ${check.violations.length} violation(s)`;
+  const out = [
+    `# Chaos run, seed ${summary.seed} (${summary.profile})`,
+    '',
+    `**${verdict}**`,
+    '',
+    `Replay: \`${summary.replay}\``,
+    '',
+    '| | |',
+    '|---|---|',
+    `| intents | ${summary.intents} (${summary.browserIntents} in a browser) |`,
+    `| intents with a payment (terminal) | ${summary.withPayment} (${summary.terminal}) |`,
+    `| requests | ${coverage.requests.ok} ok, ${coverage.requests.fail} fail, ${coverage.requests.info} info |`,
+    `| payments / ledger entries | ${snapshot.payments.length} / ${snapshot.ledger.length} |`,
+    `| run time | ${ms(summary.durationMs)} |`,
+    `| converged after heal | ${ms(summary.convergedAfterHealMs)} (clients' last retries included) |`,
+    `| payments settled after heal | p50 ${ms(check.convergence.p50)}, p99 ${ms(check.convergence.p99)}, max ${ms(check.convergence.max)} (${check.convergence.samples} payments) |`,
+    '',
+    '## Coverage',
+    '',
+    '| counter | value |',
+    '|---|---|',
+    ...Object.entries(coverage.fired)
+      .sort()
+      .map(([k, v]) => `| fired: ${k} | ${v} |`),
+    `| kills inside an ambiguity window | ${coverage.killsInAmbiguityWindow} |`,
+    `| lost responses (request committed) | ${coverage.lostResponses} (${coverage.lostResponsesCommitted}) |`,
+    `| lease takeovers | ${coverage.leaseTakeovers} |`,
+    `| key expiries crossed by a late duplicate | ${coverage.expiriesCrossed} |`,
+    `| replays served | ${coverage.replaysServed} |`,
+    `| fault kinds never fired | ${coverage.neverFired.join(', ') || 'none'} |`,
+    '',
+  ];
+  if (check.violations.length > 0) {
+    out.push('## Violations', '');
+    const counts = new Map<string, number>();
+    for (const v of check.violations) counts.set(v.kind, (counts.get(v.kind) ?? 0) + 1);
+    out.push([...counts].map(([k, n]) => `- ${k}: ${n}`).join('\n'), '');
+    for (const v of check.violations.slice(0, 40)) {
+      out.push(
+        `### ${v.kind}${v.intent ? ` intent ${v.intent}` : ''}${v.tenantId ? ` (${v.tenantId})` : ''}`,
+        '',
+        v.detail,
+        '',
+      );
+      if (v.intent || v.paymentId)
+        out.push('```', ...intentTimeline(v.intent, v, events, snapshot, startedAt), '```', '');
+    }
+    if (check.violations.length > 40)
+      out.push(`(${check.violations.length - 40} more in violations.json)`, '');
+  }
+  return out.join('\n');
+}
+
+/**
+ * A timeline picture: one lane per process (clients and system processes), nemesis faults
+ * as red bars on the lane they hit, heal and convergence as vertical lines.
+ */
+export function timelineSvg(events: readonly HistoryEvent[]): string {
+  const lanes: string[] = [];
+  const laneOf = (name: string) => {
+    if (!lanes.includes(name)) lanes.push(name);
+    return lanes.indexOf(name);
+  };
+  for (const name of ['web', 'processor', 'worker-1', 'worker-2', 'worker-3', 'postgres']) {
+    if (
+      events.some(
+        (e) =>
+          (e.type === 'nemesis' && e.target === name) ||
+          (e.type === 'process' && e.process === name),
+      )
+    )
+      laneOf(name);
+  }
+  const end = Math.max(1, ...events.map((e) => e.at));
+  const width = 1200;
+  const left = 110;
+  const x = (at: number) => left + (at / end) * (width - left - 10);
+  const shapes: string[] = [];
+  const starts = new Map<string, NemesisEvent>();
+  for (const e of events) {
+    if (e.type === 'nemesis') {
+      if (e.phase === 'start') starts.set(e.id, e);
+      else {
+        const s = starts.get(e.id);
+        const lane = laneOf(e.target);
+        const x0 = x(s?.at ?? e.at);
+        shapes.push(
+          `<rect x="${x0.toFixed(1)}" y="${lane * 24 + 4}" width="${Math.max(2, x(e.at) - x0).toFixed(1)}" height="16" fill="#d33" opacity="0.75"><title>${esc(`${e.kind} ${e.target} ${e.detail ?? ''}`)}</title></rect>`,
+        );
+      }
+    }
+  }
+  const opStart = new Map<number, ClientEvent>();
+  for (const e of events) {
+    if (!('op' in e)) continue;
+    if (e.type === 'invoke') {
+      opStart.set(e.op, e);
+      continue;
+    }
+    const s = opStart.get(e.op);
+    const lane = laneOf(e.process);
+    const colour = e.type === 'ok' ? '#2a2' : e.type === 'fail' ? '#888' : '#e90';
+    shapes.push(
+      `<rect x="${x(s?.at ?? e.at).toFixed(1)}" y="${lane * 24 + 8}" width="${Math.max(1, x(e.at) - x(s?.at ?? e.at)).toFixed(1)}" height="8" fill="${colour}" opacity="0.35"/>`,
+    );
+  }
+  for (const e of events.filter(
+    (e): e is LifecycleEvent => e.type === 'process' && e.event === 'exited',
+  )) {
+    shapes.push(
+      `<text x="${x(e.at)}" y="${laneOf(e.process) * 24 + 18}" fill="#d00" font-size="14">✖</text>`,
+    );
+  }
+  const height = lanes.length * 24 + 30;
+  for (const m of events.filter((e): e is MarkEvent => e.type === 'mark')) {
+    shapes.push(
+      `<line x1="${x(m.at)}" x2="${x(m.at)}" y1="0" y2="${height - 20}" stroke="#36c" stroke-dasharray="4 3"/><text x="${x(m.at) + 3}" y="${height - 6}" font-size="11" fill="#36c">${m.name}</text>`,
+    );
+  }
+  const labels = lanes.map(
+    (name, i) =>
+      `<text x="4" y="${i * 24 + 17}" font-size="12">${esc(name)}</text><line x1="${left}" x2="${width}" y1="${i * 24 + 22}" y2="${i * 24 + 22}" stroke="#eee"/>`,
+  );
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${labels.join('')}${shapes.join('')}</svg>\n`;
+}
+
+function esc(text: string): string {
+  return text.replace(
+    /[<>&"]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!,
+  );
+}

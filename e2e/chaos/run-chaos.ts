@@ -1,0 +1,198 @@
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser } from '@playwright/test';
+import { checkHistory, type IntentFacts } from './checker.ts';
+import { runBrowserIntent } from './clients/browser-checkout.ts';
+import { runHttpIntent } from './clients/http-checkout.ts';
+import { measureCoverage } from './coverage.ts';
+import { History } from './history.ts';
+import { runNemesis } from './nemesis/run-nemesis.ts';
+import { type ChaosArgs, replayCommand } from './profiles.ts';
+import { markdownReport, type RunSummary, timelineSvg } from './report.ts';
+import { type IntentPlan, planRun } from './schedule.ts';
+import type { ChaosTarget } from './target.ts';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** After the heal, clients finish their retries and late duplicates within this. */
+const CLIENT_GRACE_AFTER_HEAL_MS = 25_000;
+
+export interface ChaosRunResult extends RunSummary {
+  outDir: string;
+  /** The markdown report (also written to `<outDir>/report.md`). */
+  markdown: string;
+}
+
+/** Runs `limit` tasks at a time, each started no earlier than its own start time. */
+async function inWaves<T>(
+  items: readonly T[],
+  limit: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, limit) }, async () => {
+    while (next < items.length) await run(items[next++]!);
+  });
+  await Promise.all(lanes);
+}
+
+/**
+ * One chaos run: plan from the seed, clients and nemesis concurrently during the fault
+ * phase, then heal (faults off, every process up), let clients finish their retries,
+ * wait for convergence, snapshot both databases, check, count coverage, write the report.
+ * The target is started and stopped by the caller.
+ *
+ * @example
+ * const target = await startOnceTarget({ profile: args.profile });
+ * try { const result = await runChaos(args, target, { browser }); } finally { await target.stop(); }
+ */
+export async function runChaos(
+  args: ChaosArgs,
+  target: ChaosTarget,
+  options: { browser?: Browser; outDir: string; log?: (line: string) => void },
+): Promise<ChaosRunResult> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const { profile, seed } = args;
+  mkdirSync(options.outDir, { recursive: true });
+  const plan = planRun(seed, profile, target.catalogues, {
+    workerNames: target.workerNames,
+    leaseMs: target.leaseMs,
+    processorTimeoutMs: target.processorTimeoutMs,
+  });
+  const historyFile = path.join(options.outDir, 'history.jsonl');
+  writeFileSync(historyFile, '');
+  const history = new History(Date.now, (event) =>
+    appendFileSync(historyFile, `${JSON.stringify(event)}\n`),
+  );
+  target.onUnexpectedExit((name, detail) =>
+    history.lifecycle({ process: name, event: 'exited', detail }),
+  );
+  const catalogue = (tenantId: string) => target.catalogues.find((c) => c.tenantId === tenantId)!;
+
+  history.mark('faults_start');
+  const faultsStartAt = history.elapsed();
+  // Clients stop retrying this long after the heal (unknown until the nemesis is done).
+  let clientDeadline = Number.MAX_SAFE_INTEGER;
+  const deadlineAt = () => clientDeadline;
+  const ctx = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt };
+
+  const nemesisStopped = false;
+  const nemesis = runNemesis(plan.nemesis, target, history, {
+    sleep,
+    faultsStartAt,
+    stopped: () => nemesisStopped,
+  });
+
+  const startWhenDue = async (intent: IntentPlan) =>
+    sleep(faultsStartAt + intent.startAtMs - history.elapsed());
+  const http = plan.intents.filter((i) => i.transport !== 'browser');
+  const browserIntents = plan.intents.filter((i) => i.transport === 'browser');
+  const clients = Promise.all([
+    Promise.all(
+      http.map(async (intent) => {
+        await startWhenDue(intent);
+        await runHttpIntent(intent, ctx).catch((error) =>
+          log(`client ${intent.id} crashed: ${error}`),
+        );
+      }),
+    ),
+    options.browser
+      ? inWaves(browserIntents, profile.browserConcurrency, async (intent) => {
+          await startWhenDue(intent);
+          // Past the clients' deadline a customer does not start any more.
+          if (history.elapsed() > clientDeadline) return;
+          await runBrowserIntent(options.browser!, intent, ctx).catch((error) =>
+            log(`browser ${intent.id} crashed: ${error}`),
+          );
+        })
+      : Promise.resolve(),
+  ]);
+
+  // Every planned fault fires, even when restarts made the nemesis run late.
+  await sleep(faultsStartAt + profile.durationMs - history.elapsed());
+  await nemesis;
+  history.mark('heal_start');
+  log(`chaos: heal at ${(history.elapsed() / 1000).toFixed(1)} s`);
+  await target.heal();
+  log(`chaos: healed at ${(history.elapsed() / 1000).toFixed(1)} s; clients finish their retries`);
+  const healAt = history.elapsed();
+  history.mark('healed');
+  clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
+  // A client still busy well past its deadline is abandoned (and said so), never waited on forever.
+  const abandonAt = clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
+  const abandoned = await Promise.race([
+    clients.then(() => false),
+    (async () => {
+      while (history.elapsed() < abandonAt) await sleep(500);
+      return true;
+    })(),
+  ]);
+  if (abandoned) log('chaos: some clients were still busy long after the heal; abandoned them');
+  log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
+  const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
+  while (
+    history.elapsed() < convergeDeadline &&
+    (await target.pendingPayments().catch(() => 1)) > 0
+  )
+    await sleep(500);
+  history.mark('converged');
+  const convergedAfterHealMs = history.elapsed() - healAt;
+
+  const snapshot = await target.snapshot();
+  const intents: IntentFacts[] = plan.intents.map((i) => ({
+    id: i.id,
+    tenantId: i.tenantId,
+    amount: i.amount,
+    reuseAmount: i.reuseKeyWithOtherCart ? i.reuseAmount : undefined,
+    declinedCard: i.paymentMethod !== 'pm_card_visa',
+  }));
+  const check = checkHistory({
+    intents,
+    events: history.events,
+    snapshot,
+    healAt,
+    startedAt: history.startedAt,
+  });
+  const coverage = measureCoverage(history.events, snapshot, profile.faults, {
+    keyTtlMs: Number(profile.env.ONCE_CHECKOUT_KEY_TTL_MS ?? 86_400_000),
+    startedAt: history.startedAt,
+  });
+  const usedKeys = new Set(
+    history.events.flatMap((e) =>
+      'op' in e && e.key ? [`${e.intent}\u0000${e.tenantId}\u0000${e.key}`] : [],
+    ),
+  );
+  const paymentOfKey = new Map(
+    snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.idempotencyKey}`, p]),
+  );
+  const reached = plan.intents.map((i) =>
+    [...usedKeys]
+      .filter((k) => k.startsWith(`${i.id}\u0000`))
+      .map((k) => paymentOfKey.get(k.slice(i.id.length + 1)))
+      .find(Boolean),
+  );
+  const summary: RunSummary = {
+    withPayment: reached.filter(Boolean).length,
+    terminal: reached.filter((p) => p && ['succeeded', 'declined', 'failed'].includes(p.status))
+      .length,
+    seed,
+    profile: profile.name,
+    replay: replayCommand(args),
+    intents: plan.intents.length,
+    browserIntents: browserIntents.length,
+    durationMs: history.elapsed(),
+    convergedAfterHealMs,
+    check,
+    coverage,
+  };
+  const markdown = markdownReport(summary, history.events, snapshot, history.startedAt);
+  writeFileSync(path.join(options.outDir, 'plan.json'), JSON.stringify(plan, null, 2));
+  writeFileSync(path.join(options.outDir, 'snapshot.json'), JSON.stringify(snapshot, null, 2));
+  writeFileSync(
+    path.join(options.outDir, 'violations.json'),
+    JSON.stringify(check.violations, null, 2),
+  );
+  writeFileSync(path.join(options.outDir, 'report.md'), markdown);
+  writeFileSync(path.join(options.outDir, 'timeline.svg'), timelineSvg(history.events));
+  return { ...summary, outDir: options.outDir, markdown };
+}

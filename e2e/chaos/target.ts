@@ -1,0 +1,78 @@
+import type { NemesisPlan, TenantCatalogue } from './schedule.ts';
+
+/** A payment as the application's database holds it. */
+export interface AppPayment {
+  tenantId: string;
+  id: string;
+  status: string;
+  amount: number;
+  idempotencyKey: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One money movement in the processor's ledger, attributed through its metadata. */
+export interface LedgerEntry {
+  kind: 'charge' | 'refund';
+  accountId: string;
+  tenantId: string | null;
+  paymentId: string | null;
+  amount: number;
+  paymentIntentId: string;
+  createdAt: number;
+}
+
+/** Something that happened to a payment behind the scenes, for violation timelines. */
+export interface BackstageEvent {
+  at: number;
+  paymentId: string;
+  what: string;
+}
+
+/** Both databases read after the run: the facts the checker decides from. */
+export interface Snapshot {
+  payments: AppPayment[];
+  ledger: LedgerEntry[];
+  /** Outbox job attempts, webhook deliveries, ...: shown in timelines only. */
+  backstage: BackstageEvent[];
+  /** Counters only the system can tell (lease takeovers, replays served, ...). */
+  counters: Record<string, number>;
+}
+
+/**
+ * What the chaos library needs from a system under test. Implement this for your own
+ * checkout (see `once-target.ts` for this repository's) and the schedule, clients, nemesis,
+ * checker and report work unchanged.
+ */
+export interface ChaosTarget {
+  /** The tenants clients buy from. */
+  catalogues: readonly TenantCatalogue[];
+  /** Names of the worker processes the nemesis may kill or pause. */
+  workerNames: readonly string[];
+  /** The shortened windows in effect (the schedule sizes pauses and delays from them). */
+  leaseMs: number;
+  processorTimeoutMs: number;
+  /** Base URL clients send to (changes never; restarts keep the port). */
+  webUrl: string;
+  /** SIGKILL a process group (like a crash); `restart` starts it again and waits until healthy. */
+  kill(name: string): Promise<void>;
+  restart(name: string): Promise<void>;
+  /** SIGSTOP / SIGCONT a process group. */
+  pause(name: string): Promise<void>;
+  resume(name: string): Promise<void>;
+  /** Crash the database (immediate shutdown) and start it again; resolves once it accepts connections. */
+  crashRestartDatabase(): Promise<void>;
+  /** Terminate every client backend once; returns how many were terminated. */
+  terminateBackends(): Promise<number>;
+  /** Arm a processor fault for one account (fail/drop/delay a request, duplicate/slow webhooks). */
+  armProcessorFault(plan: NemesisPlan): Promise<void>;
+  clearProcessorFaults(): Promise<void>;
+  /** Every process that should be up, is up (restart the dead, resume the stopped). */
+  heal(): Promise<void>;
+  /** Payments that are not terminal yet (the system has not converged while > 0). */
+  pendingPayments(): Promise<number>;
+  snapshot(): Promise<Snapshot>;
+  /** Called by the target when a process exits without the nemesis asking. */
+  onUnexpectedExit(listener: (name: string, detail: string) => void): void;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,285 @@
+import { expect, test } from '@playwright/test';
+import { checkHistory, type IntentFacts } from '../chaos/checker.ts';
+import { measureCoverage } from '../chaos/coverage.ts';
+import { History } from '../chaos/history.ts';
+import { onceCatalogues } from '../chaos/once-target.ts';
+import { PROFILES, parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
+import { planRun } from '../chaos/schedule.ts';
+import type { AppPayment, LedgerEntry, Snapshot } from '../chaos/target.ts';
+
+/**
+ * The checker on hand-written histories: each bad history must produce exactly the
+ * violation it stages, and the good one none. No system runs here.
+ */
+const T0 = 1_700_000_000_000;
+const intent: IntentFacts = { id: 'i1', tenantId: 'tenant_a', amount: 4599, declinedCard: false };
+
+function payment(over: Partial<AppPayment> = {}): AppPayment {
+  return {
+    tenantId: 'tenant_a',
+    id: 'pay_1',
+    status: 'succeeded',
+    amount: 4599,
+    idempotencyKey: 'k1',
+    createdAt: T0 + 100,
+    updatedAt: T0 + 500,
+    ...over,
+  };
+}
+
+function charge(over: Partial<LedgerEntry> = {}): LedgerEntry {
+  return {
+    kind: 'charge',
+    accountId: 'acct_tenant_a',
+    tenantId: 'tenant_a',
+    paymentId: 'pay_1',
+    amount: 4599,
+    paymentIntentId: 'pi_1',
+    createdAt: T0 + 300,
+    ...over,
+  };
+}
+
+function snapshot(payments: AppPayment[], ledger: LedgerEntry[]): Snapshot {
+  return { payments, ledger, backstage: [], counters: {} };
+}
+
+/** A history in which intent i1 paid with key k1 and saw `shown` in the end. */
+function historyOf(answers: ('ok' | 'fail' | 'info')[], shown?: string, failStatus = 409): History {
+  let now = T0;
+  const history = new History(() => now);
+  for (const type of answers) {
+    now += 10;
+    const complete = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'k1',
+      process: 'client-rest',
+      f: 'pay',
+    });
+    now += 10;
+    complete(
+      type,
+      type === 'ok'
+        ? { status: 201, paymentId: 'pay_1' }
+        : { status: type === 'fail' ? failStatus : 0 },
+    );
+  }
+  if (shown) {
+    const complete = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'k1',
+      process: 'client-rest',
+      f: 'status',
+    });
+    now += 10;
+    complete('ok', { paymentId: 'pay_1', state: shown });
+  }
+  return history;
+}
+
+const check = (history: History, snap: Snapshot, intents = [intent]) =>
+  checkHistory({
+    intents,
+    events: history.events,
+    snapshot: snap,
+    healAt: 0,
+    startedAt: T0,
+  }).violations.map((v) => v.kind);
+
+test('a clean history with one charge per payment has no violation', () => {
+  expect(check(historyOf(['info', 'ok'], 'succeeded'), snapshot([payment()], [charge()]))).toEqual(
+    [],
+  );
+});
+
+test('two charges for one payment are a double charge', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    snapshot([payment()], [charge(), charge({ paymentIntentId: 'pi_2' })]),
+  );
+  expect(kinds).toContain('double_charge');
+  expect(kinds).toContain('shown_disagrees_with_ledger');
+  expect(kinds).toContain('money_not_conserved');
+});
+
+test('two payments for one (tenant, key) are a duplicate payment', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    snapshot([payment(), payment({ id: 'pay_2', status: 'declined' })], [charge()]),
+  );
+  expect(kinds).toEqual(['duplicate_payment']);
+});
+
+test('a payment left processing after the heal is not terminal', () => {
+  expect(check(historyOf(['ok']), snapshot([payment({ status: 'processing' })], []))).toEqual([
+    'not_terminal',
+  ]);
+});
+
+test('an ok answer without any payment is a missing payment', () => {
+  expect(check(historyOf(['ok']), snapshot([], []))).toEqual(['missing_payment']);
+});
+
+test('an intent refused every time must not be charged', () => {
+  const kinds = check(historyOf(['fail', 'fail']), snapshot([payment()], [charge()]));
+  expect(kinds).toEqual(['charged_after_refusals']);
+});
+
+test('the client shown "declined" while the ledger holds a charge disagrees', () => {
+  const kinds = check(
+    historyOf(['ok'], 'declined'),
+    snapshot([payment({ status: 'declined' })], [charge()]),
+  );
+  expect(kinds).toContain('shown_disagrees_with_ledger');
+  expect(kinds).toContain('state_disagrees_with_ledger');
+});
+
+test('a succeeded payment without a charge disagrees with the ledger', () => {
+  expect(check(historyOf(['ok'], 'succeeded'), snapshot([payment()], []))).toEqual([
+    'state_disagrees_with_ledger',
+    'shown_disagrees_with_ledger',
+    'money_not_conserved',
+  ]);
+});
+
+test('a charge of the wrong amount, and a cart priced for another cart, are caught', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    snapshot([payment({ amount: 9198 })], [charge()]),
+  );
+  expect(kinds).toContain('wrong_amount');
+});
+
+test('another cart sent with the same key is a legitimate payment only if that request may have run', () => {
+  const withReuse = (type: 'ok' | 'fail') => {
+    let now = T0;
+    const history = new History(() => now);
+    const first = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'k1',
+      process: 'client-rest',
+      f: 'pay',
+    });
+    now += 10;
+    first('info', { error: 'client_timeout' });
+    const reuse = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'k1',
+      process: 'client-rest',
+      f: 'reuse',
+    });
+    now += 10;
+    reuse(type, type === 'ok' ? { paymentId: 'pay_1', status: 201 } : { status: 422 });
+    return history;
+  };
+  const snap = snapshot([payment({ amount: 9198 })], [charge({ amount: 9198 })]);
+  const facts = [{ ...intent, reuseAmount: 9198 }];
+  expect(check(withReuse('ok'), snap, facts)).toEqual([]);
+  // The first request refused (503), the other cart accepted and charged: not "charged after refusals".
+  const refusedThenReused = withReuse('ok');
+  const first = refusedThenReused.events.find(
+    (e) => 'op' in e && e.op === 1 && e.type !== 'invoke',
+  );
+  if (first && 'op' in first) Object.assign(first, { type: 'fail', status: 503 });
+  expect(check(refusedThenReused, snap, facts)).toEqual([]);
+  expect(check(withReuse('fail'), snap, facts)).toEqual(['wrong_amount']);
+});
+
+test('a 422 "key reused" for the only cart a client sent is a wrong refusal', () => {
+  expect(check(historyOf(['fail'], undefined, 422), snapshot([], []))).toEqual(['wrongly_refused']);
+  expect(check(historyOf(['fail'], undefined, 409), snapshot([], []))).toEqual([]);
+});
+
+test('a charge no payment of the app names is caught', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    snapshot([payment()], [charge(), charge({ paymentId: 'pay_x', paymentIntentId: 'pi_x' })]),
+  );
+  expect(kinds).toContain('charge_without_payment');
+});
+
+test('a declined test card that ends succeeded is caught', () => {
+  const kinds = check(historyOf(['ok'], 'succeeded'), snapshot([payment()], [charge()]), [
+    { ...intent, declinedCard: true },
+  ]);
+  expect(kinds).toEqual(['declined_card_charged']);
+});
+
+test('a process that died without the nemesis is a violation', () => {
+  const history = historyOf(['ok'], 'succeeded');
+  history.lifecycle({ process: 'worker-1', event: 'exited', detail: 'exit code 1' });
+  expect(check(history, snapshot([payment()], [charge()]))).toEqual(['process_died']);
+});
+
+test('a refund that undoes a double charge restores the balance', () => {
+  const refund = charge({ kind: 'refund', paymentIntentId: 'pi_2' });
+  expect(
+    check(
+      historyOf(['ok'], 'succeeded'),
+      snapshot([payment()], [charge(), charge({ paymentIntentId: 'pi_2' }), refund]),
+    ),
+  ).toEqual([]);
+});
+
+test('the schedule is a pure function of the seed', () => {
+  const options = {
+    workerNames: ['worker-1', 'worker-2'],
+    leaseMs: 3000,
+    processorTimeoutMs: 4000,
+  };
+  const a = planRun(42, PROFILES.ci!, onceCatalogues, options);
+  const b = planRun(42, PROFILES.ci!, onceCatalogues, options);
+  const c = planRun(43, PROFILES.ci!, onceCatalogues, options);
+  expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+  expect(JSON.stringify(a)).not.toBe(JSON.stringify(c));
+  expect(a.intents.length).toBeGreaterThanOrEqual(120);
+  expect(a.intents.filter((i) => i.transport === 'browser').length).toBeGreaterThanOrEqual(20);
+  expect(a.nemesis.length).toBeGreaterThanOrEqual(30);
+  expect(new Set(a.nemesis.map((n) => n.kind)).size).toBe(PROFILES.ci!.faults.length);
+});
+
+test('the command line: overrides, the replay command, clear errors', () => {
+  const args = parseChaosArgs([
+    '--seed',
+    '7',
+    '--profile',
+    'ci',
+    '--intents',
+    '40',
+    '--faults',
+    'kill_web,delay',
+  ]);
+  expect(args.profile.intents).toBe(40);
+  expect(replayCommand(args)).toBe(
+    'npm run chaos -- --seed 7 --profile ci --intents 40 --faults kill_web,delay',
+  );
+  expect(() => parseChaosArgs(['--faults', 'meteor'])).toThrow(/unknown fault meteor/);
+  expect(() => parseChaosArgs(['--profile', 'huge'])).toThrow(/unknown profile huge/);
+  expect(() => parseChaosArgs(['--seed', '-1'])).toThrow(/non-negative integer/);
+});
+
+test('coverage counts fired faults and lists the kinds that never fired', () => {
+  const history = historyOf(['ok'], 'succeeded');
+  history.nemesis({ phase: 'start', id: 'n1', kind: 'kill_web', target: 'web' });
+  history.nemesis({ phase: 'end', id: 'n1', kind: 'kill_web', target: 'web' });
+  history.nemesis({ phase: 'start', id: 'n2', kind: 'delay', target: 'processor' });
+  history.nemesis({
+    phase: 'end',
+    id: 'n2',
+    kind: 'delay',
+    target: 'processor',
+    detail: 'not injected: down',
+  });
+  const coverage = measureCoverage(
+    history.events,
+    snapshot([payment()], [charge()]),
+    ['kill_web', 'delay'],
+    { keyTtlMs: 1000, startedAt: T0 },
+  );
+  expect(coverage.fired).toEqual({ kill_web: 1 });
+  expect(coverage.neverFired).toEqual(['delay']);
+});

@@ -1,0 +1,43 @@
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { startOnceTarget } from '../chaos/once-target.ts';
+import { parseChaosArgs } from '../chaos/profiles.ts';
+import { runChaos } from '../chaos/run-chaos.ts';
+
+/**
+ * The `ci` chaos profile inside `npm test`: >= 120 checkouts (>= 20 in this browser),
+ * >= 30 faults covering every kind, then the checker over the history and both databases.
+ * A fresh seed each run (set ONCE_CHAOS_SEED to replay one); a failure names the exact
+ * `npm run chaos` command that replays it, and attaches the report and timeline.
+ */
+test('ci chaos profile: nobody charged twice, nothing lost or stuck, every fault kind fired', async ({
+  browser,
+}, testInfo) => {
+  // The profile takes about 3-5 minutes; a busy shared machine slows every restart.
+  test.setTimeout(600_000);
+  const seedArg = process.env.ONCE_CHAOS_SEED ? ['--seed', process.env.ONCE_CHAOS_SEED] : [];
+  const args = parseChaosArgs(['--profile', 'ci', ...seedArg]);
+  console.log(`chaos: seed ${args.seed}`);
+  const logs: string[] = [];
+  const target = await startOnceTarget({
+    profile: args.profile,
+    log: (line) => {
+      logs.push(line);
+      if (logs.length > 4000) logs.shift();
+    },
+  });
+  const outDir = testInfo.outputPath('chaos');
+  try {
+    const result = await runChaos(args, target, { browser, outDir, log: () => {} });
+    await testInfo.attach('report.md', { path: path.join(outDir, 'report.md') });
+    await testInfo.attach('timeline.svg', { path: path.join(outDir, 'timeline.svg') });
+    await testInfo.attach('history.jsonl', { path: path.join(outDir, 'history.jsonl') });
+    console.log(result.markdown.split('## Violations')[0]);
+    const failure = `${result.markdown}\n\nReplay: ${result.replay}`;
+    expect(result.coverage.neverFired, `fault kinds that never fired\n${failure}`).toEqual([]);
+    expect(result.check.violations, failure).toEqual([]);
+  } finally {
+    await testInfo.attach('system.log', { body: logs.join('\n') });
+    await target.stop();
+  }
+});
