@@ -159,7 +159,7 @@ async function chargeInTwoSteps(
     if (target.processor_payment_intent_id) {
       // Asked first, by id: the answer is complete, unlike a search.
       const intentId = target.processor_payment_intent_id;
-      intent = await observedCall(calls, { call: 'retrieve' }, () =>
+      intent = await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
         processor.paymentIntents.retrieve(intentId),
       );
     } else {
@@ -208,7 +208,7 @@ async function confirmOnce(
   try {
     const confirmed = await observedCall(
       calls,
-      { call: 'confirm', key: confirmKeyOf(downstreamKey) },
+      { call: 'confirm', key: confirmKeyOf(downstreamKey), intent: intentId },
       () =>
         processor.paymentIntents.confirm(
           intentId,
@@ -220,7 +220,7 @@ async function confirmOnce(
   } catch (error) {
     if (!isUnexpectedIntentState(error)) throw error;
     return outcomeOfPaymentIntent(
-      await observedCall(calls, { call: 'retrieve' }, () =>
+      await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
         processor.paymentIntents.retrieve(intentId),
       ),
     );

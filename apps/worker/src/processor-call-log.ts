@@ -30,7 +30,7 @@ export interface ProcessorCall {
  */
 export async function observedCall<T>(
   calls: ProcessorCall[],
-  what: Pick<ProcessorCall, 'call' | 'key'>,
+  what: Pick<ProcessorCall, 'call' | 'key' | 'intent'>,
   run: () => Promise<T>,
 ): Promise<T> {
   try {

@@ -86,10 +86,16 @@ function TimelineBody({ timeline }: { timeline: Timeline }) {
   return (
     <>
       <section className="card" aria-labelledby="timeline-summary-title">
-        <h2 id="timeline-summary-title">
-          Payment <code>{payment.paymentId}</code>
-        </h2>
+        <h2 id="timeline-summary-title">Payment</h2>
         <dl className={styles.summary}>
+          <div>
+            <dt>Payment id</dt>
+            <dd>
+              <code className="small" data-testid="timeline-payment-id">
+                {payment.paymentId}
+              </code>
+            </dd>
+          </div>
           <div>
             <dt>Status</dt>
             <dd data-testid="timeline-status">
