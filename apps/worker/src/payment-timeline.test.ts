@@ -65,26 +65,26 @@ afterAll(async () => {
 });
 
 describe('the life of a payment, recorded as it happens', () => {
-  it('tells a charge whose answer was lost in order: attempt, claim, intent, failed call, retry, charged, recorded', async () => {
+  it('tells a charge whose answer was lost in order: attempt, claim, intent, failed confirm, retry finds it charged, recorded, replayed retry', async () => {
     // The confirm (step B) charges, then answers 500: the worker cannot know it charged.
     await processor.armFault({ kind: 'fail_after_charge', path_prefix: '/v1/payment_intents/' });
     const key = randomUUID();
     const paid = await caller({ ...merchant, 'idempotency-key': key }).checkout.pay({
       lines: [{ productId: 'book_sre', quantity: 1 }],
     });
-    // A retry of the same intent (a double click): answered as a replay, recorded as one.
+    const statuses = await waitForTerminal(app.client.sql, [paid.paymentId]);
+    expect(statuses.get(paid.paymentId)).toBe('succeeded');
+    // A retry of the same intent afterwards (a reload): answered as a replay, recorded as one.
+    // (Sent while the worker runs, it lands anywhere in between: that is concurrency.)
     await caller({ ...merchant, 'idempotency-key': key }).checkout.pay({
       lines: [{ productId: 'book_sre', quantity: 1 }],
     });
-    const statuses = await waitForTerminal(app.client.sql, [paid.paymentId]);
-    expect(statuses.get(paid.paymentId)).toBe('succeeded');
 
     const timeline = await caller(merchant).ops.paymentTimeline({ paymentId: paid.paymentId });
     const story = storyOf(timeline.events);
     expect(story).toEqual([
       'browser attempt replayed=false',
       'payment.committed',
-      'browser attempt replayed=true',
       'worker:w-timeline claim 1',
       'call create ok requires_confirmation',
       'intent.recorded',
@@ -93,6 +93,7 @@ describe('the life of a payment, recorded as it happens', () => {
       'worker:w-timeline claim 2',
       'call retrieve ok succeeded',
       'recorded succeeded -> done',
+      'browser attempt replayed=true',
     ]);
     // Every processor call names the downstream key it carried.
     const calls = timeline.events.filter((event) => event.kind === 'processor.call');
