@@ -12,6 +12,7 @@ import {
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
 import type { ClaimedJob } from './outbox-job.ts';
+import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
 import { finishJob, type RecordResult, recordChargeOutcome } from './record-charge-outcome.ts';
 import { recordPaymentIntentId } from './record-payment-intent.ts';
 import { renewLease } from './renew-lease.ts';
@@ -95,12 +96,15 @@ export async function chargePayment(
     return withDatabaseRetry(() => recordChargeOutcome(sql, job, outcome, deps.backoff), retry);
   }
 
+  // Every processor call, recorded as an event with what the worker made of it.
+  const calls: ProcessorCall[] = [];
   // 3 and 4. The calls to the processor.
   const processor = deps.processorFor(target.processor_secret_key);
   const outcome = await whileRenewingLease(job, deps, () =>
-    chargeInTwoSteps(processor, job, target, (intentId) =>
-      withDatabaseRetry(() => recordPaymentIntentId(sql, job, intentId), retry),
-    ),
+    chargeInTwoSteps(processor, job, target, calls, (intentId) => {
+      const events = takeCallEvents(job, calls);
+      return withDatabaseRetry(() => recordPaymentIntentId(sql, job, intentId, events), retry);
+    }),
   );
   if (outcome === LEASE_LOST) {
     log('charge.intent_not_recorded', { job: job.id, payment: job.paymentId });
@@ -115,7 +119,11 @@ export async function chargePayment(
   });
 
   // 5. Record it, or nothing if our lease was taken over.
-  return withDatabaseRetry(() => recordChargeOutcome(sql, job, outcome, deps.backoff), retry);
+  const events = takeCallEvents(job, calls);
+  return withDatabaseRetry(
+    () => recordChargeOutcome(sql, job, outcome, deps.backoff, events),
+    retry,
+  );
 }
 
 async function loadChargeTarget(sql: postgres.Sql, job: ClaimedJob): Promise<ChargeTarget | null> {
@@ -139,6 +147,7 @@ async function chargeInTwoSteps(
   processor: Stripe,
   job: ClaimedJob,
   target: ChargeTarget,
+  calls: ProcessorCall[],
   recordIntent: (intentId: string) => Promise<boolean>,
 ): Promise<ChargeOutcome | typeof LEASE_LOST> {
   const paymentMethod =
@@ -149,33 +158,40 @@ async function chargeInTwoSteps(
     let intent: PaymentIntentState;
     if (target.processor_payment_intent_id) {
       // Asked first, by id: the answer is complete, unlike a search.
-      intent = await processor.paymentIntents.retrieve(target.processor_payment_intent_id);
+      const intentId = target.processor_payment_intent_id;
+      intent = await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
+        processor.paymentIntents.retrieve(intentId),
+      );
     } else {
       // No confirm was ever sent for this payment, so nobody was charged: creating is safe.
       // A previous attempt may have created one whose answer was lost: adopt it if the
       // (eventually consistent) search sees it; the create's key replays it otherwise.
       const mayExist = job.attempts > 1 || target.jobs > 1;
       const found = mayExist
-        ? await findPaymentIntentByMetadata(processor, job.tenantId, job.paymentId)
+        ? await observedCall(calls, { call: 'search' }, () =>
+            findPaymentIntentByMetadata(processor, job.tenantId, job.paymentId),
+          )
         : null;
       intent =
         found ??
-        (await processor.paymentIntents.create(
-          {
-            amount: target.amount,
-            currency: target.currency,
-            payment_method: paymentMethod,
-            // What the reconciler searches by when the create's answer was lost.
-            metadata: { payment_id: job.paymentId, tenant_id: job.tenantId },
-          },
-          { idempotencyKey: job.downstreamKey },
+        (await observedCall(calls, { call: 'create', key: job.downstreamKey }, () =>
+          processor.paymentIntents.create(
+            {
+              amount: target.amount,
+              currency: target.currency,
+              payment_method: paymentMethod,
+              // What the reconciler searches by when the create's answer was lost.
+              metadata: { payment_id: job.paymentId, tenant_id: job.tenantId },
+            },
+            { idempotencyKey: job.downstreamKey },
+          ),
         ));
       if (!(await recordIntent(intent.id))) return LEASE_LOST;
     }
 
     const settled = settledOutcomeOf(intent);
     if (settled) return settled;
-    return await confirmOnce(processor, intent.id, paymentMethod, job.downstreamKey);
+    return await confirmOnce(processor, intent.id, paymentMethod, job.downstreamKey, calls);
   } catch (error) {
     return outcomeOfChargeError(error);
   }
@@ -187,17 +203,27 @@ async function confirmOnce(
   intentId: string,
   paymentMethod: string,
   downstreamKey: string,
+  calls: ProcessorCall[],
 ): Promise<ChargeOutcome> {
   try {
-    const confirmed = await processor.paymentIntents.confirm(
-      intentId,
-      { payment_method: paymentMethod },
-      { idempotencyKey: confirmKeyOf(downstreamKey) },
+    const confirmed = await observedCall(
+      calls,
+      { call: 'confirm', key: confirmKeyOf(downstreamKey), intent: intentId },
+      () =>
+        processor.paymentIntents.confirm(
+          intentId,
+          { payment_method: paymentMethod },
+          { idempotencyKey: confirmKeyOf(downstreamKey) },
+        ),
     );
     return outcomeOfPaymentIntent(confirmed);
   } catch (error) {
     if (!isUnexpectedIntentState(error)) throw error;
-    return outcomeOfPaymentIntent(await processor.paymentIntents.retrieve(intentId));
+    return outcomeOfPaymentIntent(
+      await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
+        processor.paymentIntents.retrieve(intentId),
+      ),
+    );
   }
 }
 

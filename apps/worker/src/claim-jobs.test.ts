@@ -97,6 +97,22 @@ describe('claimJobs', () => {
     expect(payment).toEqual({ status: 'succeeded', processor_payment_intent_id: 'pi_1' });
     const [job] = await sql`select status, lock_token from outbox_jobs where id = ${seeded.jobId}`;
     expect(job).toEqual({ status: 'done', lock_token: null });
+
+    // The timeline tells the takeover, and only the holder's outcome: the stale finish wrote nothing.
+    const events = await sql<{ actor: string; kind: string; detail: Record<string, unknown> }[]>`
+      select actor, kind, detail from payment_events
+      where payment_id = ${seeded.paymentId} order by seq`;
+    expect(events.map((e) => [e.actor, e.kind])).toEqual([
+      ['worker:stalled', 'job.claimed'],
+      ['worker:fresh', 'job.claimed'],
+      ['worker:fresh', 'outcome.recorded'],
+    ]);
+    expect(events[0]?.detail).toMatchObject({ attempt: 1, takeover: false });
+    expect(events[1]?.detail).toMatchObject({
+      attempt: 2,
+      takeover: true,
+      previousWorker: 'stalled',
+    });
   });
 });
 

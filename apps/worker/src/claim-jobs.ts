@@ -1,3 +1,4 @@
+import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { type ClaimedJob, type ClaimedJobRow, toClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -23,7 +24,14 @@ export interface ClaimOptions {
  * const jobs = await claimJobs(sql, { workerId: 'w1', leaseMs: 30_000, limit: 4 });
  */
 export async function claimJobs(sql: Queryable, options: ClaimOptions): Promise<ClaimedJob[]> {
-  const rows = await sql<ClaimedJobRow[]>`
+  // The claim and its `job.claimed` events commit together: a claim nobody can see in the
+  // timeline never happened, and a rolled-back claim leaves no event.
+  if ('begin' in sql) return sql.begin((tx) => claimInTransaction(tx, options));
+  return claimInTransaction(sql, options);
+}
+
+async function claimInTransaction(sql: Queryable, options: ClaimOptions): Promise<ClaimedJob[]> {
+  const rows = await sql<(ClaimedJobRow & { was_status: string; was_locked_by: string | null })[]>`
     update outbox_jobs as job
     set status = 'running',
         attempts = job.attempts + 1,
@@ -31,8 +39,8 @@ export async function claimJobs(sql: Queryable, options: ClaimOptions): Promise<
         lock_token = gen_random_uuid()::text,
         locked_until = now() + ${options.leaseMs} * interval '1 millisecond',
         updated_at = now()
-    where (job.tenant_id, job.id) in (
-      select tenant_id, id
+    from (
+      select tenant_id, id, status as was_status, locked_by as was_locked_by
       from outbox_jobs
       where kind = 'charge_payment'
         and ((status = 'pending' and run_after <= now())
@@ -40,9 +48,29 @@ export async function claimJobs(sql: Queryable, options: ClaimOptions): Promise<
       order by run_after
       limit ${options.limit}
       for update skip locked
-    )
+    ) as due
+    where job.tenant_id = due.tenant_id and job.id = due.id
     returning job.tenant_id, job.id, job.payment_id, job.downstream_key, job.payload,
-              job.attempts, job.max_attempts, job.lock_token, job.locked_until`;
+              job.attempts, job.max_attempts, job.locked_by, job.lock_token, job.locked_until,
+              due.was_status, due.was_locked_by`;
+  await recordPaymentEvents(
+    sql,
+    rows.map((row) => ({
+      tenantId: row.tenant_id,
+      paymentId: row.payment_id,
+      actor: workerActor(options.workerId),
+      kind: 'job.claimed' as const,
+      detail: {
+        job: row.id,
+        attempt: row.attempts,
+        maxAttempts: row.max_attempts,
+        // A running job claimed again: its previous worker's lease expired (died, stalled).
+        takeover: row.was_status === 'running',
+        ...(row.was_status === 'running' ? { previousWorker: row.was_locked_by } : {}),
+        leaseUntil: new Date(row.locked_until).toISOString(),
+      },
+    })),
+  );
   return rows.map(toClaimedJob);
 }
 

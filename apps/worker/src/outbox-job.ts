@@ -8,6 +8,8 @@ export interface ClaimedJob {
   /** Including this claim. */
   attempts: number;
   maxAttempts: number;
+  /** The worker that claimed it (`locked_by`): its lane in the payment's timeline. */
+  lockedBy: string;
   lockToken: string;
   lockedUntil: Date;
 }
@@ -20,6 +22,7 @@ export interface ClaimedJobRow {
   payload: Record<string, unknown> | string | null;
   attempts: number;
   max_attempts: number;
+  locked_by: string;
   lock_token: string;
   locked_until: Date;
 }
@@ -33,6 +36,7 @@ export function toClaimedJob(row: ClaimedJobRow): ClaimedJob {
     payload: parsePayload(row.payload),
     attempts: row.attempts,
     maxAttempts: row.max_attempts,
+    lockedBy: row.locked_by,
     lockToken: row.lock_token,
     lockedUntil: row.locked_until,
   };

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { schema } from '@once/db';
+import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { type BackoffPolicy, backoffDelayMs } from './backoff.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
-import { settlePayment } from './settle-payment.ts';
+import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 
 export interface ReconcileOptions {
   sql: postgres.Sql;
@@ -100,7 +101,6 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
 
   for (const payment of candidates) {
     summary.examined++;
-    const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
     const processor = options.processorFor(payment.processor_secret_key);
     let answer: LedgerAnswer;
     try {
@@ -111,13 +111,13 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
         payment: payment.id,
         error: String(error),
       });
-      await checkAgainLater(sql, payment, options);
+      await checkAgainLater(sql, payment, options, { found: 'lookup_failed' });
       summary.left++;
       continue;
     }
     if (!payment.processor_payment_intent_id && answer.found !== 'never_sent') {
       // A lost create's intent, found by search: from now on it is THE intent, by id.
-      if (!(await adoptIntent(sql, payment, answer.intentId))) {
+      if (!(await adoptIntent(sql, payment, answer))) {
         summary.left++;
         continue;
       }
@@ -125,14 +125,14 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
 
     switch (answer.found) {
       case 'succeeded':
-        await settlePayment(sql, ref, {
+        await settleWithProof(sql, payment, answer, {
           status: 'succeeded',
           processorPaymentIntentId: answer.intentId,
         });
         summary.succeeded++;
         break;
       case 'declined':
-        await settlePayment(sql, ref, {
+        await settleWithProof(sql, payment, answer, {
           status: 'declined',
           processorPaymentIntentId: answer.intentId,
           code: answer.code,
@@ -141,7 +141,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
         summary.declined++;
         break;
       case 'canceled':
-        await settlePayment(sql, ref, {
+        await settleWithProof(sql, payment, answer, {
           status: 'failed',
           processorPaymentIntentId: answer.intentId,
           code: 'canceled_not_charged',
@@ -150,19 +150,19 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
         summary.failed++;
         break;
       case 'in_flight':
-        await checkAgainLater(sql, payment, options);
+        await checkAgainLater(sql, payment, options, answer);
         summary.left++;
         break;
       case 'unconfirmed':
       case 'never_sent':
         if (payment.jobs - 1 < options.maxRequeues) {
-          if (await requeueCharge(sql, payment)) summary.requeued++;
+          if (await requeueCharge(sql, payment, answer)) summary.requeued++;
           else summary.left++;
         } else if (answer.found === 'unconfirmed') {
           const settled = await cancelAndSettle(processor, sql, payment, answer.intentId, log);
           if (settled) summary.failed++;
           else {
-            await checkAgainLater(sql, payment, options);
+            await checkAgainLater(sql, payment, options, answer);
             summary.left++;
           }
         } else if (await settleNeverSent(sql, payment)) {
@@ -242,20 +242,75 @@ async function askProcessor(processor: Stripe, payment: Candidate): Promise<Ledg
   }
 }
 
+/**
+ * Runs one decision's writes and, if they changed anything, records it as a
+ * `reconciler.decided` event in the same transaction: the timeline shows a decision if and
+ * only if it took effect. `lookup` is how the processor was asked (an arrow to its lane).
+ */
+async function decided(
+  sql: postgres.Sql,
+  payment: Candidate,
+  decision: Record<string, unknown>,
+  write: (tx: postgres.TransactionSql) => Promise<boolean>,
+): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    if (!(await write(tx))) return false;
+    await recordPaymentEvents(tx, [reconcilerEvent(payment, decision)]);
+    return true;
+  });
+}
+
+/** A `reconciler.decided` event: how the processor was asked (an arrow), what it said, what was done. */
+function reconcilerEvent(payment: Candidate, decision: Record<string, unknown>): PaymentEventInput {
+  return {
+    tenantId: payment.tenant_id,
+    paymentId: payment.id,
+    actor: 'reconciler',
+    kind: 'reconciler.decided',
+    detail: {
+      to: 'processor',
+      lookup: payment.processor_payment_intent_id ? 'retrieve' : 'search',
+      was: payment.status,
+      ...decision,
+    },
+  };
+}
+
+/** Settles on the processor's proof (a final intent state); terminal payments never move. */
+async function settleWithProof(
+  sql: postgres.Sql,
+  payment: Candidate,
+  answer: LedgerAnswer,
+  settlement: PaymentSettlement,
+): Promise<boolean> {
+  return decided(sql, payment, { found: answer.found, decision: settlement.status }, (tx) =>
+    settlePayment(tx, { tenantId: payment.tenant_id, paymentId: payment.id }, settlement),
+  );
+}
+
 /** Records an intent found by search, unless a different one is recorded meanwhile. */
 async function adoptIntent(
   sql: postgres.Sql,
   payment: Candidate,
-  intentId: string,
+  answer: Exclude<LedgerAnswer, { found: 'never_sent' }>,
 ): Promise<boolean> {
-  const rows = await sql`
-    update payments set processor_payment_intent_id = ${intentId}
-    where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-      and status in ('processing', 'unknown')
-      and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
-    returning id`;
-  if (rows.length === 1) payment.processor_payment_intent_id = intentId;
-  return rows.length === 1;
+  const intentId = answer.intentId;
+  const adopted = await decided(
+    sql,
+    payment,
+    { found: answer.found, decision: 'adopt_intent', intent: intentId },
+    async (tx) => {
+      const rows = await tx`
+        update payments set processor_payment_intent_id = ${intentId}
+        where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+          and status in ('processing', 'unknown')
+          and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
+        returning id`;
+      return rows.length === 1;
+    },
+  );
+  if (adopted) payment.processor_payment_intent_id = intentId;
+  return adopted;
 }
 
 /**
@@ -288,15 +343,26 @@ async function cancelAndSettle(
     return false;
   }
   if (canceled.status !== 'canceled') return false;
-  return settlePayment(
+  return decided(
     sql,
-    { tenantId: payment.tenant_id, paymentId: payment.id },
+    payment,
     {
-      status: 'failed',
-      processorPaymentIntentId: intentId,
-      code: 'canceled_not_charged',
-      message: `the processor canceled ${intentId} after ${payment.jobs} enqueued attempts`,
+      found: 'unconfirmed',
+      decision: 'cancel_then_failed',
+      intent: intentId,
+      cancelKey: `${payment.downstream_key}:cancel`,
     },
+    (tx) =>
+      settlePayment(
+        tx,
+        { tenantId: payment.tenant_id, paymentId: payment.id },
+        {
+          status: 'failed',
+          processorPaymentIntentId: intentId,
+          code: 'canceled_not_charged',
+          message: `the processor canceled ${intentId} after ${payment.jobs} enqueued attempts`,
+        },
+      ),
   );
 }
 
@@ -305,7 +371,8 @@ async function cancelAndSettle(
  * ever sent) and no job is live, re-checked under the payment's row lock.
  */
 async function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
-  const rows = await sql`
+  return decided(sql, payment, { found: 'never_sent', decision: 'failed' }, async (tx) => {
+    const rows = await tx`
     update payments as payment
     set status = 'failed', failure_code = 'not_charged',
         failure_message = ${`no charge was ever confirmed after ${payment.jobs} enqueued attempts`},
@@ -318,7 +385,8 @@ async function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<b
         where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
           and job.status in ('pending', 'running'))
     returning payment.id`;
-  return rows.length === 1;
+    return rows.length === 1;
+  });
 }
 
 /** Moves an undecided payment back: its next check comes later with every check. */
@@ -326,17 +394,28 @@ async function checkAgainLater(
   sql: postgres.Sql,
   payment: Candidate,
   options: ReconcileOptions,
+  answer: { found: string },
 ): Promise<void> {
   const delayMs = backoffDelayMs(
     payment.reconcile_checks + 1,
     options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
   );
-  await sql`
-    update payments
-    set reconcile_after = now() + ${delayMs} * interval '1 millisecond',
-        reconcile_checks = reconcile_checks + 1
-    where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-      and status in ('processing', 'unknown')`;
+  const decision = {
+    found: answer.found,
+    decision: 'check_again_later',
+    check: payment.reconcile_checks + 1,
+    retryInMs: delayMs,
+  };
+  await decided(sql, payment, decision, async (tx) => {
+    const rows = await tx`
+      update payments
+      set reconcile_after = now() + ${delayMs} * interval '1 millisecond',
+          reconcile_checks = reconcile_checks + 1
+      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+        and status in ('processing', 'unknown')
+      returning id`;
+    return rows.length === 1;
+  });
 }
 
 async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<number> {
@@ -351,7 +430,11 @@ async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<numbe
  * back to `processing`, in one transaction that first re-checks (with the payment row
  * locked) that it is still unsettled and still has no live job.
  */
-async function requeueCharge(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
+async function requeueCharge(
+  sql: postgres.Sql,
+  payment: Candidate,
+  answer: LedgerAnswer,
+): Promise<boolean> {
   return sql.begin(async (tx) => {
     const [current] = await tx<{ status: string; jobs: number; live: number; payload: unknown }[]>`
       select payment.status,
@@ -379,6 +462,13 @@ async function requeueCharge(sql: postgres.Sql, payment: Candidate): Promise<boo
       { status: 'processing' },
     );
     await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${payment.id})`;
+    await recordPaymentEvents(tx, [
+      reconcilerEvent(payment, {
+        found: answer.found,
+        decision: 'requeue_charge',
+        jobs: payment.jobs + 1,
+      }),
+    ]);
     return true;
   });
 }

@@ -1,3 +1,4 @@
+import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import type postgres from 'postgres';
 import type { BackoffPolicy } from './backoff.ts';
 import { backoffDelayMs } from './backoff.ts';
@@ -37,7 +38,30 @@ export async function recordChargeOutcome(
   job: ClaimedJob,
   outcome: ChargeOutcome,
   backoff: BackoffPolicy,
+  /** The processor calls of this attempt (`processor.call`), recorded with the outcome. */
+  callEvents: readonly PaymentEventInput[] = [],
 ): Promise<RecordResult> {
+  // Written only after the guarded job update matched: a worker whose lease was taken over
+  // records neither the outcome nor its calls.
+  const recorded = async (tx: Queryable, result: RecordResult): Promise<RecordResult> => {
+    await recordPaymentEvents(tx, [
+      ...callEvents,
+      {
+        tenantId: job.tenantId,
+        paymentId: job.paymentId,
+        actor: workerActor(job.lockedBy),
+        kind: 'outcome.recorded',
+        detail: {
+          job: job.id,
+          attempt: job.attempts,
+          outcome: describeOutcome(outcome),
+          jobNow: result.job,
+          ...('delayMs' in result ? { retryInMs: result.delayMs } : {}),
+        },
+      },
+    ]);
+    return result;
+  };
   return sql.begin(async (tx): Promise<RecordResult> => {
     if (outcome.kind === 'in_flight') {
       // The processor is still working on it: wait, without using up an attempt. Giving
@@ -47,18 +71,30 @@ export async function recordChargeOutcome(
       if (!(await rescheduleJob(tx, job, delayMs, outcome.reason, { countAttempt: false }))) {
         return { job: 'lease_lost' };
       }
-      return { job: 'retry_scheduled', delayMs };
+      return recorded(tx, { job: 'retry_scheduled', delayMs });
     }
     if (outcome.kind === 'ambiguous' && job.attempts < job.maxAttempts) {
       const delayMs = backoffDelayMs(job.attempts, backoff);
       if (!(await rescheduleJob(tx, job, delayMs, outcome.reason))) return { job: 'lease_lost' };
-      return { job: 'retry_scheduled', delayMs };
+      return recorded(tx, { job: 'retry_scheduled', delayMs });
     }
     const end = jobEndOf(outcome);
     if (!(await finishJob(tx, job, end.job, end.lastError))) return { job: 'lease_lost' };
     await settlePayment(tx, { tenantId: job.tenantId, paymentId: job.paymentId }, end.settlement);
-    return { job: end.job };
+    return recorded(tx, { job: end.job });
   });
+}
+
+/** The outcome as the timeline shows it: its kind and its reason or code. */
+function describeOutcome(outcome: ChargeOutcome): Record<string, string> {
+  return {
+    kind: outcome.kind,
+    ...('reason' in outcome ? { reason: outcome.reason } : {}),
+    ...('code' in outcome ? { code: outcome.code } : {}),
+    ...('paymentIntentId' in outcome && outcome.paymentIntentId
+      ? { intent: outcome.paymentIntentId }
+      : {}),
+  };
 }
 
 /** How a job ends on an outcome it will not be retried after, and where its payment goes. */

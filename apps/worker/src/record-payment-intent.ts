@@ -1,3 +1,4 @@
+import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import type postgres from 'postgres';
 import type { ClaimedJob } from './outbox-job.ts';
 
@@ -18,6 +19,8 @@ export async function recordPaymentIntentId(
   sql: postgres.Sql,
   job: ClaimedJob,
   intentId: string,
+  /** The processor calls that led here (`processor.call`), recorded with the intent. */
+  callEvents: readonly PaymentEventInput[] = [],
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
     const held = await tx`
@@ -32,6 +35,17 @@ export async function recordPaymentIntentId(
       where tenant_id = ${job.tenantId} and id = ${job.paymentId}
         and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
       returning id`;
-    return rows.length === 1;
+    if (rows.length !== 1) return false;
+    await recordPaymentEvents(tx, [
+      ...callEvents,
+      {
+        tenantId: job.tenantId,
+        paymentId: job.paymentId,
+        actor: workerActor(job.lockedBy),
+        kind: 'intent.recorded',
+        detail: { job: job.id, attempt: job.attempts, intent: intentId },
+      },
+    ]);
+    return true;
   });
 }

@@ -11,6 +11,10 @@ export {
 export { type AuthenticatedTenant, authenticateRequest } from './auth/authenticate.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
 export { checkoutFingerprint, normalisePayInput } from './checkout/checkout-fingerprint.ts';
+export {
+  type PayTransport,
+  recordReplayedAttempt,
+} from './checkout/pay-attempt-events.ts';
 export { type Clock, systemClock } from './clock.ts';
 export { type Context, createContext } from './context.ts';
 export type { Database, Transaction } from './database.ts';
@@ -35,6 +39,7 @@ export {
   type ProcessorPaymentIntentEvent,
 } from './payments/apply-processor-event.ts';
 export { resolveEventTenant } from './payments/resolve-event-tenant.ts';
+export { recordWebhookEvent } from './payments/webhook-events.ts';
 export {
   createHttpProcessorLedger,
   type HttpProcessorLedgerOptions,

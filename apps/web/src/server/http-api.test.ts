@@ -174,6 +174,21 @@ describe('web API over real HTTP', () => {
       expect(again.headers.get('location')).toBe(`/api/v1/payments/${body.paymentId}`);
       expect(await again.json()).toEqual(body);
       expect(await countPayments(key)).toBe(1);
+      // The timeline: the API client's attempt and the commit, then the replayed attempt.
+      const events = await database.client.sql<
+        { actor: string; kind: string; detail: Record<string, unknown> }[]
+      >`
+        select actor, kind, detail from payment_events where payment_id = ${body.paymentId} order by seq`;
+      expect(events.map((e) => [e.actor, e.kind, e.detail.replayed ?? null])).toEqual([
+        ['api_client', 'pay.attempt', false],
+        ['web', 'payment.committed', null],
+        ['api_client', 'pay.attempt', true],
+      ]);
+      expect(events[2]?.detail).toMatchObject({
+        key,
+        transport: 'rest',
+        source: 'stored_response',
+      });
 
       const view = await fetch(`${server.url}/api/v1/payments/${body.paymentId}`, {
         headers: auth,
@@ -353,6 +368,16 @@ describe('web API over real HTTP', () => {
         outcome: { kind: 'already_terminal', status: 'succeeded' },
       });
       expect((await paymentRow(payment.paymentId)).status).toBe('succeeded');
+      // The timeline: applied, the redelivery as a duplicate, the late event ignored.
+      const events = await database.client.sql<{ actor: string; kind: string }[]>`
+        select actor, kind from payment_events
+        where payment_id = ${payment.paymentId} and kind like 'webhook.%' order by seq`;
+      expect(events.map((e) => e.kind)).toEqual([
+        'webhook.applied',
+        'webhook.duplicate',
+        'webhook.ignored',
+      ]);
+      expect(events.every((e) => e.actor === 'processor')).toBe(true);
     });
 
     it('records a decline with its code', async () => {

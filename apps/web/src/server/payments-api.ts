@@ -9,10 +9,15 @@ import {
   pay,
   payInput,
   paymentStatus,
+  recordReplayedAttempt,
   type Transaction,
 } from '@once/api';
 import { isTransientDatabaseError } from '@once/db';
-import { IDEMPOTENT_REPLAYED_HEADER, IdempotencyError } from '@once/idempotency';
+import {
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotencyError,
+  parseIdempotencyKey,
+} from '@once/idempotency';
 import {
   problemDetailsResponse,
   storedResponseFrom,
@@ -131,11 +136,14 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
       // nothing and costs no more than its headers.
       const tenant = await authenticateApiKey(deps.db, request);
       const input = await readPayInput(request);
+      let payRan = false;
       const guarded = withIdempotency<Transaction>(
         async (_request, exec) => {
           let response: Response | undefined;
+          payRan = true;
           await pay({
             ctx: {
+              transport: 'rest',
               db: deps.db,
               tenantId: tenant.tenantId,
               placedBy: tenant.principal,
@@ -164,8 +172,38 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
         },
       );
       // The body is consumed; the guard gets the headers (key, auth) on a bodiless copy.
-      return guarded(new Request(request.url, { method: 'POST', headers: request.headers }));
+      const response = await guarded(
+        new Request(request.url, { method: 'POST', headers: request.headers }),
+      );
+      if (!payRan && response.ok && response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true') {
+        await recordStoredReplay(deps.db, tenant.tenantId, request, response);
+      }
+      return response;
     });
+}
+
+/**
+ * The guard answered from the key's stored response without running `pay`: the payment's
+ * timeline still shows the attempt. A lost timeline entry never turns the replay into an error.
+ */
+async function recordStoredReplay(
+  db: Parameters<typeof recordReplayedAttempt>[0],
+  tenantId: string,
+  request: Request,
+  response: Response,
+): Promise<void> {
+  try {
+    const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
+    const body = (await response.clone().json()) as { paymentId?: unknown };
+    if (!key || typeof body.paymentId !== 'string') return;
+    await recordReplayedAttempt(
+      db,
+      { tenantId, paymentId: body.paymentId, key, transport: 'rest' },
+      'stored_response',
+    );
+  } catch {
+    // Timeline only.
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   handledProcessorEventTypes,
   isCheckoutError,
   type ProcessorPaymentIntentEvent,
+  recordWebhookEvent,
   resolveEventTenant,
 } from '@once/api';
 import { computeFingerprint, isIdempotencyError } from '@once/idempotency';
@@ -128,6 +129,7 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
         (exec) =>
           deps.db.transaction(async (tx) => {
             const applied: ApplyOutcome = await applyProcessorEvent(tx, tenantId, intentEvent);
+            await recordWebhookEvent(tx, tenantId, event, applied, false);
             const response = {
               status: 200,
               headers: { 'content-type': 'application/json' },
@@ -141,11 +143,29 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
           }),
       );
       const headers = new Headers(outcome.response.headers);
-      if (outcome.kind === 'replayed') headers.set('idempotent-replayed', 'true');
+      if (outcome.kind === 'replayed') {
+        headers.set('idempotent-replayed', 'true');
+        await recordDuplicate(deps.db, tenantId, event, outcome.response.body);
+      }
       return new Response(outcome.response.body, { status: outcome.response.status, headers });
     } catch (error) {
       if (isIdempotencyError(error)) return problemDetailsResponse(error);
       throw error;
     }
   };
+}
+
+/** A redelivery answered from the stored answer: shown in the timeline, never an error. */
+async function recordDuplicate(
+  db: Parameters<typeof recordWebhookEvent>[0],
+  tenantId: string,
+  event: { id: string; type: string },
+  storedBody: string | null,
+): Promise<void> {
+  try {
+    const stored = JSON.parse(storedBody ?? '{}') as { outcome?: ApplyOutcome };
+    if (stored.outcome) await recordWebhookEvent(db, tenantId, event, stored.outcome, true);
+  } catch {
+    // Timeline only.
+  }
 }

@@ -4,5 +4,6 @@
 export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
 export * from './catalogue.ts';
 export * from './outbox.ts';
+export * from './payment-events.ts';
 export * from './payments.ts';
 export * from './tenants.ts';

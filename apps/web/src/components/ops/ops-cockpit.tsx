@@ -2,6 +2,7 @@
 
 import type { RouterOutputs } from '@once/api';
 import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
 import { useEffect, useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import type { DemoMerchant } from '../checkout/tenant-picker.tsx';
@@ -9,6 +10,7 @@ import { formatMoney } from '../format/money.ts';
 import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
 import { OperatorSignIn } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
+import { StuckPaymentsLine } from './stuck-payments-line.tsx';
 
 type Payment = RouterOutputs['ops']['payments'][number];
 type IdempotencyKeyRow = RouterOutputs['ops']['idempotencyKeys'][number];
@@ -46,6 +48,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: 50 }), ...live });
   const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: 50 }), ...live });
   const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: 50 }), ...live });
+  const stuck = useQuery({ ...trpc.ops.stuckPayments.queryOptions(), ...live });
   const now = keys.dataUpdatedAt || Date.now();
 
   if (session.isPending) return <p className="muted">Checking your session…</p>;
@@ -58,6 +61,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
       <p className="muted">
         Merchant <strong>{session.data.tenantName}</strong>; refreshes every {REFRESH_MS / 1000} s.
       </p>
+      <StuckPaymentsLine result={stuck.data} />
       <OpsTable<Payment>
         title="Payments"
         testId="ops-payments"
@@ -82,6 +86,14 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
           },
           { header: 'Failure', cell: (p) => p.failureCode ?? '' },
           { header: 'Updated', cell: (p) => <Time iso={p.updatedAt} /> },
+          {
+            header: 'Timeline',
+            cell: (p) => (
+              <Link href={`/ops/payments/${encodeURIComponent(p.paymentId)}`}>
+                Timeline<span className="visually-hidden"> of {p.paymentId}</span>
+              </Link>
+            ),
+          },
         ]}
       />
       <OpsTable<IdempotencyKeyRow>

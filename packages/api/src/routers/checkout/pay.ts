@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { recordPaymentEvents } from '@once/db/payment-events';
 import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
 import { sql } from 'drizzle-orm';
 import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
@@ -7,6 +8,11 @@ import {
   findPaymentByIdempotencyKey,
   inUseIfLockWaitTimesOut,
 } from '../../checkout/existing-payment.ts';
+import {
+  createdPaymentEvents,
+  type PayTransport,
+  recordReplayedAttempt,
+} from '../../checkout/pay-attempt-events.ts';
 import { priceCart } from '../../checkout/price-cart.ts';
 import type { Database, Transaction } from '../../database.ts';
 import type { PayInput, PayResult } from './pay.types.ts';
@@ -36,6 +42,8 @@ export interface PayContext {
   /** The principal placing it (a session, an API key): a shopper may read only its own. */
   placedBy?: string;
   idempotency: PayIdempotency;
+  /** Where the attempt came from, for the payment's timeline. Default `trpc`. */
+  transport?: PayTransport;
 }
 
 /** The downstream Idempotency-Key the worker sends to the processor for this payment. */
@@ -75,12 +83,19 @@ export async function pay({
   const fingerprint = checkoutFingerprint(input);
   return ctx.db.transaction(async (tx) => {
     const key = ctx.idempotency.key;
-    const found = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
-    if (found) {
-      const result = answerForExistingPayment(found, fingerprint);
+    const transport = ctx.transport ?? 'trpc';
+    const answerExisting = async (row: NonNullable<typeof found>) => {
+      const result = answerForExistingPayment(row, fingerprint);
       await ctx.idempotency.complete(tx, result, 'existing');
+      await recordReplayedAttempt(
+        tx,
+        { tenantId: ctx.tenantId, paymentId: row.id, key, transport },
+        'payment',
+      );
       return result;
-    }
+    };
+    const found = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
+    if (found) return answerExisting(found);
     const cart = await priceCart(tx, ctx.tenantId, input.lines);
     const paymentId = newId('pay');
     const downstreamKey = downstreamKeyFor(paymentId);
@@ -108,9 +123,7 @@ export async function pay({
       // Read committed: this new statement sees the row the concurrent inserter committed.
       const winner = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
       if (!winner) throw new Error(`payment of key ${key} conflicted but cannot be read`);
-      const result = answerForExistingPayment(winner, fingerprint);
-      await ctx.idempotency.complete(tx, result, 'existing');
-      return result;
+      return answerExisting(winner);
     }
     const jobId = newId('job');
     await tx.insert(outboxJobs).values({
@@ -140,6 +153,14 @@ export async function pay({
       createdAt: payment.createdAt.toISOString(),
     };
     await ctx.idempotency.complete(tx, result, 'created');
+    // The attempt and the commit, in this transaction: they exist if and only if the payment does.
+    await recordPaymentEvents(
+      tx,
+      createdPaymentEvents(
+        { tenantId: ctx.tenantId, paymentId, key, transport },
+        { job: jobId, downstreamKey, amount: cart.amount, currency: cart.currency },
+      ),
+    );
     return result;
   });
 }

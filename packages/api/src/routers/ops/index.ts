@@ -3,7 +3,10 @@ import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
 import { listOutboxJobs } from './outbox.ts';
+import { paymentTimeline } from './payment-timeline.ts';
+import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
+import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
 
 /**
  * The operator cockpit's read models; every list is the caller's tenant only, and only an
@@ -23,4 +26,10 @@ export const opsRouter = createTRPCRouter({
   ledger: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
+  paymentTimeline: operatorProcedure
+    .input(paymentTimelineInput)
+    .query(({ ctx, input }) => paymentTimeline({ ctx, input })),
+  stuckPayments: operatorProcedure
+    .input(stuckPaymentsInput)
+    .query(({ ctx, input }) => countStuckPayments({ ctx, input })),
 });

@@ -31,8 +31,19 @@ async function demoSession(
   return start.resHeaders.get('set-cookie')!.split(';')[0]!;
 }
 
-type OpsProcedure = 'payments' | 'idempotencyKeys' | 'outbox' | 'ledger';
+type OpsProcedure = keyof typeof opsRouter._def.procedures;
 const opsProcedures = Object.keys(opsRouter._def.procedures) as OpsProcedure[];
+
+/** A valid input of each ops procedure (lists take a limit; the timeline, one payment). */
+function callOps(
+  api: ReturnType<ApiTestHarness['caller']>['api'],
+  name: OpsProcedure,
+  paymentId: string,
+): Promise<unknown> {
+  if (name === 'paymentTimeline') return api.ops.paymentTimeline({ paymentId });
+  if (name === 'stuckPayments') return api.ops.stuckPayments();
+  return api.ops[name]({ limit: 10 });
+}
 
 describe('roles: a shopper pays and reads its own payments; only an operator reads ops.*', () => {
   let h: ApiTestHarness;
@@ -58,13 +69,20 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
   });
 
   it('checks every ops procedure (the list is read from the router)', () => {
-    expect(opsProcedures.sort()).toEqual(['idempotencyKeys', 'ledger', 'outbox', 'payments']);
+    expect(opsProcedures.sort()).toEqual([
+      'idempotencyKeys',
+      'ledger',
+      'outbox',
+      'paymentTimeline',
+      'payments',
+      'stuckPayments',
+    ]);
   });
 
   it.each(opsProcedures)('ops.%s refuses a shopper session with FORBIDDEN', async (name) => {
     for (const cookie of [shopperA, shopperB]) {
       const api = h.caller({ cookie }).api;
-      expect(await refusal(api.ops[name]({ limit: 10 }))).toEqual({
+      expect(await refusal(callOps(api, name, paymentOfA))).toEqual({
         trpc: 'FORBIDDEN',
         code: 'operator_required',
       });
@@ -75,7 +93,7 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
     'ops.%s answers an operator session and the merchant API key',
     async (name) => {
       for (const headers of [{ cookie: operator }, bearer('tenant_a')]) {
-        await expect(h.caller(headers).api.ops[name]({ limit: 10 })).resolves.toBeDefined();
+        await expect(callOps(h.caller(headers).api, name, paymentOfA)).resolves.toBeDefined();
       }
     },
   );

@@ -1,0 +1,15 @@
+import { demoTenants } from '@once/db/seed';
+import { PaymentTimelineView } from '../../../../src/components/ops/timeline/payment-timeline-view.tsx';
+
+export const dynamic = 'force-dynamic';
+
+export default async function PaymentTimelinePage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const merchants = demoTenants.map((tenant) => ({ id: tenant.id, name: tenant.name }));
+  return (
+    <main className="wide">
+      <h1>The life of a payment</h1>
+      <PaymentTimelineView paymentId={decodeURIComponent(id)} merchants={merchants} />
+    </main>
+  );
+}

@@ -1,0 +1,26 @@
+import type { RouterOutputs } from '@once/api';
+
+/**
+ * How many payments are stuck undecided: unsettled after the reconciler looked at them
+ * `afterChecks` times. Zero is the normal state; anything else is shown as an alert.
+ */
+export function StuckPaymentsLine({
+  result,
+}: {
+  result: RouterOutputs['ops']['stuckPayments'] | undefined;
+}) {
+  if (!result) return null;
+  const { stuck, afterChecks } = result;
+  return (
+    <p
+      className={stuck > 0 ? 'error' : 'muted'}
+      data-testid="ops-stuck"
+      data-stuck={stuck}
+      role={stuck > 0 ? 'alert' : undefined}
+    >
+      {stuck === 0
+        ? `No payment stuck undecided (after ${afterChecks} reconciler checks).`
+        : `⚠ ${stuck} payment${stuck === 1 ? '' : 's'} stuck undecided after ${afterChecks} or more reconciler checks.`}
+    </p>
+  );
+}

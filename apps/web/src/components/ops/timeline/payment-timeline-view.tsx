@@ -1,0 +1,154 @@
+'use client';
+
+import type { RouterOutputs } from '@once/api';
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useEffect, useState } from 'react';
+import { useTRPC } from '../../../client/trpc-react.tsx';
+import type { DemoMerchant } from '../../checkout/tenant-picker.tsx';
+import { formatMoney } from '../../format/money.ts';
+import { VerdictLabel } from '../ledger-comparison-table.tsx';
+import { OperatorSignIn } from '../operator-sign-in.tsx';
+import { Badge, Time } from '../ops-table.tsx';
+import styles from './timeline.module.css';
+import { TimelineDiagram } from './timeline-diagram.tsx';
+import { lanesOf, stepOf } from './timeline-model.ts';
+import { TimelineTable } from './timeline-table.tsx';
+
+type Timeline = RouterOutputs['ops']['paymentTimeline'];
+
+/** How often the timeline asks again: it is live while the payment moves. */
+const REFRESH_MS = 1_500;
+
+/**
+ * The life of one payment, live: every recorded event drawn as lanes per process with an
+ * arrow per call, the same events as a table, and the processor ledger's verdict. Operator
+ * only, like the cockpit.
+ */
+export function PaymentTimelineView({
+  paymentId,
+  merchants,
+}: {
+  paymentId: string;
+  merchants: readonly DemoMerchant[];
+}) {
+  const [mounted, setMounted] = useState(false);
+  useEffect(() => setMounted(true), []);
+  if (!mounted) return <p className="muted">Loading timeline…</p>;
+  return <LiveTimeline paymentId={paymentId} merchants={merchants} />;
+}
+
+function LiveTimeline({
+  paymentId,
+  merchants,
+}: {
+  paymentId: string;
+  merchants: readonly DemoMerchant[];
+}) {
+  const trpc = useTRPC();
+  const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
+  const isOperator = session.data?.role === 'operator';
+  const timeline = useQuery({
+    ...trpc.ops.paymentTimeline.queryOptions({ paymentId }),
+    enabled: isOperator,
+    refetchInterval: REFRESH_MS,
+    retry: false,
+  });
+
+  if (session.isPending) return <p className="muted">Checking your session…</p>;
+  if (!session.data || !isOperator) {
+    return <OperatorSignIn merchants={merchants} signedInAs={session.data ?? undefined} />;
+  }
+  return (
+    <div className="ops">
+      <p>
+        <Link href="/ops">← Back to the cockpit</Link>
+      </p>
+      {timeline.error ? (
+        <p className="error" role="alert">
+          {timeline.error.message}
+        </p>
+      ) : null}
+      {timeline.data ? (
+        <TimelineBody timeline={timeline.data} />
+      ) : timeline.error ? null : (
+        <p className="muted">Loading timeline…</p>
+      )}
+    </div>
+  );
+}
+
+function TimelineBody({ timeline }: { timeline: Timeline }) {
+  const { payment, ledger } = timeline;
+  const steps = timeline.events.map(stepOf);
+  const lanes = lanesOf(steps);
+  const summary = `${steps.length} events across ${lanes.length} processes (${lanes.join(', ')}). Payment ${payment.status}; ledger verdict ${ledger.verdict}: ${ledger.reason}.`;
+  return (
+    <>
+      <section className="card" aria-labelledby="timeline-summary-title">
+        <h2 id="timeline-summary-title">Payment</h2>
+        <dl className={styles.summary}>
+          <div>
+            <dt>Payment id</dt>
+            <dd>
+              <code className="small" data-testid="timeline-payment-id">
+                {payment.paymentId}
+              </code>
+            </dd>
+          </div>
+          <div>
+            <dt>Status</dt>
+            <dd data-testid="timeline-status">
+              <Badge value={payment.status} />
+            </dd>
+          </div>
+          <div>
+            <dt>Amount</dt>
+            <dd>{formatMoney(payment.amount, payment.currency)}</dd>
+          </div>
+          <div>
+            <dt>Ledger verdict</dt>
+            <dd data-testid="timeline-verdict">
+              <VerdictLabel verdict={ledger.verdict} reason={ledger.reason} />{' '}
+              <span className="muted">{ledger.reason}</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Charges at the processor</dt>
+            <dd>{ledger.side ? ledger.side.chargeCount : '—'}</dd>
+          </div>
+          <div>
+            <dt>Idempotency-Key</dt>
+            <dd>
+              <code className="small">{payment.idempotencyKey}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Downstream key</dt>
+            <dd>
+              <code className="small">{payment.downstreamKey}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Checked</dt>
+            <dd>
+              <Time iso={ledger.checkedAt} />
+            </dd>
+          </div>
+        </dl>
+      </section>
+      <section className="card" aria-labelledby="timeline-picture-title">
+        <h2 id="timeline-picture-title">What happened, process by process</h2>
+        <p className="muted">
+          Time runs down; an arrow is a call from one process to another, a dot something that
+          happened inside one. Refreshes every {REFRESH_MS / 1000} s.
+        </p>
+        <TimelineDiagram lanes={lanes} steps={steps} summary={summary} />
+      </section>
+      <section className="card" aria-labelledby="timeline-events-title">
+        <h2 id="timeline-events-title">Events</h2>
+        <TimelineTable steps={steps} />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,196 @@
+/** One recorded event as `ops.paymentTimeline` returns it. */
+export interface TimelineEventData {
+  seq: number;
+  at: string;
+  actor: string;
+  kind: string;
+  detail: Record<string, unknown>;
+}
+
+/** How an event reads in the picture: an arrow between two lanes, or a mark on one. */
+export interface TimelineStep {
+  seq: number;
+  at: string;
+  from: string;
+  /** The lane the call goes to; equal to `from` for something that happened within a process. */
+  to: string;
+  /** Short, for the arrow. */
+  label: string;
+  /** Longer, for the table and the tooltip. */
+  description: string;
+  tone: 'neutral' | 'ok' | 'warn' | 'bad';
+}
+
+/** Lanes in the order a payment travels; workers go where `worker:*` is, by first appearance. */
+const LANE_ORDER = [
+  'browser',
+  'api_client',
+  'web',
+  'worker:*',
+  'processor',
+  'webhook',
+  'reconciler',
+];
+
+/** How a lane is named on screen. */
+export function laneTitle(lane: string): string {
+  if (lane.startsWith('worker:')) return lane.slice('worker:'.length);
+  if (lane === 'api_client') return 'API client';
+  return lane;
+}
+
+/**
+ * The lanes of a timeline: every process that did something or was called, in the order a
+ * payment travels (client, web, workers, processor, webhook, reconciler). The browser and the
+ * web are always there, so an empty timeline still reads as the start of a story.
+ *
+ * @example
+ * lanesOf(steps); // ['browser', 'web', 'worker:w1', 'processor']
+ */
+export function lanesOf(steps: readonly TimelineStep[]): string[] {
+  const seen = new Set<string>(['web']);
+  for (const step of steps) {
+    seen.add(step.from);
+    seen.add(step.to);
+  }
+  if (!seen.has('api_client')) seen.add('browser');
+  const rank = (lane: string) => {
+    const exact = LANE_ORDER.indexOf(lane);
+    if (exact >= 0) return exact;
+    return lane.startsWith('worker:') ? LANE_ORDER.indexOf('worker:*') : LANE_ORDER.length;
+  };
+  // Stable sort keeps workers in order of first appearance.
+  return [...seen].sort((a, b) => rank(a) - rank(b));
+}
+
+const tail = (value: unknown) =>
+  typeof value === 'string' && value.length > 14 ? `…${value.slice(-10)}` : String(value ?? '');
+
+/** What one processor call answered, in words: charged, replayed, 409 in flight, failed... */
+function callResult(detail: Record<string, unknown>): { text: string; tone: TimelineStep['tone'] } {
+  const status = typeof detail.status === 'string' ? detail.status : undefined;
+  switch (detail.result) {
+    case 'replayed':
+      return { text: `replayed${status ? ` (${status})` : ''}`, tone: 'ok' };
+    case 'in_flight':
+      return { text: '409 in flight', tone: 'warn' };
+    case 'failed':
+      return { text: `failed: ${String(detail.error ?? 'no answer')}`, tone: 'warn' };
+    case 'declined':
+      return { text: 'declined', tone: 'bad' };
+    case 'rejected':
+      return { text: `rejected: ${String(detail.error ?? '')}`, tone: 'bad' };
+    default:
+      if (detail.call === 'confirm' && status === 'succeeded')
+        return { text: 'charged', tone: 'ok' };
+      if (status === 'canceled') return { text: 'canceled', tone: 'neutral' };
+      return { text: status ?? 'ok', tone: 'neutral' };
+  }
+}
+
+/**
+ * Turns a recorded event into a step of the picture. Unknown kinds still show (as a mark on
+ * their actor's lane), so a newer writer never makes an older cockpit hide an event.
+ *
+ * @example
+ * stepOf({ seq: 1, at, actor: 'browser', kind: 'pay.attempt', detail: { to: 'web', key: 'k', replayed: false } });
+ * // { from: 'browser', to: 'web', label: 'pay, key …', ... }
+ */
+export function stepOf(event: TimelineEventData): TimelineStep {
+  const d = event.detail;
+  const base = { seq: event.seq, at: event.at, from: event.actor };
+  const to = typeof d.to === 'string' ? d.to : event.actor;
+  switch (event.kind) {
+    case 'pay.attempt': {
+      const replayed = d.replayed === true;
+      return {
+        ...base,
+        to,
+        label: replayed ? 'pay again: replayed' : 'pay',
+        description: `${replayed ? 'Retry answered as a replay (not charged again)' : 'Checkout attempt'} over ${String(d.transport ?? 'trpc')}, Idempotency-Key ${String(d.key)}${d.source === 'stored_response' ? ', from the stored response' : ''}`,
+        tone: replayed ? 'ok' : 'neutral',
+      };
+    }
+    case 'payment.committed':
+      return {
+        ...base,
+        to,
+        label: 'payment + outbox committed',
+        description: `Payment, outbox job ${String(d.job)} and the key's stored response committed in one transaction; downstream key ${String(d.downstreamKey)}`,
+        tone: 'neutral',
+      };
+    case 'job.claimed': {
+      const takeover = d.takeover === true;
+      return {
+        ...base,
+        to,
+        label: takeover ? `took over (attempt ${d.attempt})` : `claimed (attempt ${d.attempt})`,
+        description: takeover
+          ? `Claimed job ${String(d.job)}, attempt ${d.attempt}: the lease of ${String(d.previousWorker ?? 'another worker')} had expired`
+          : `Claimed job ${String(d.job)}, attempt ${d.attempt} of ${d.maxAttempts}`,
+        tone: takeover ? 'warn' : 'neutral',
+      };
+    }
+    case 'processor.call': {
+      const result = callResult(d);
+      return {
+        ...base,
+        to,
+        label: `${String(d.call)}: ${result.text}`,
+        description: `${String(d.call)}${d.key ? ` with key ${String(d.key)}` : ''}${d.intent ? ` on ${String(d.intent)}` : ''}: ${result.text}`,
+        tone: result.tone,
+      };
+    }
+    case 'intent.recorded':
+      return {
+        ...base,
+        to,
+        label: `intent ${tail(d.intent)} recorded`,
+        description: `PaymentIntent ${String(d.intent)} recorded on the payment (the only intent ever confirmed)`,
+        tone: 'neutral',
+      };
+    case 'outcome.recorded': {
+      const outcome = (d.outcome ?? {}) as { kind?: string; reason?: string; code?: string };
+      const retry = d.jobNow === 'retry_scheduled';
+      const tone: TimelineStep['tone'] =
+        outcome.kind === 'succeeded'
+          ? 'ok'
+          : retry
+            ? 'warn'
+            : outcome.kind === 'declined'
+              ? 'bad'
+              : 'neutral';
+      return {
+        ...base,
+        to,
+        label: retry
+          ? `${outcome.kind}: retry in ${Math.round(Number(d.retryInMs ?? 0))} ms`
+          : `recorded ${outcome.kind} (job ${String(d.jobNow)})`,
+        description: `Outcome ${outcome.kind}${outcome.reason ? ` (${outcome.reason})` : ''}${outcome.code ? ` (${outcome.code})` : ''} recorded; job ${String(d.jobNow)}`,
+        tone,
+      };
+    }
+    case 'webhook.applied':
+    case 'webhook.ignored':
+    case 'webhook.duplicate': {
+      const what = event.kind.slice('webhook.'.length);
+      return {
+        ...base,
+        to,
+        label: `webhook ${what === 'duplicate' ? 'duplicate ignored' : what}`,
+        description: `${String(d.type)} (${String(d.eventId)}): ${what === 'duplicate' ? 'redelivery answered from the stored answer, nothing changed' : `${what}, ${String(d.outcome)}`}`,
+        tone: what === 'applied' ? 'ok' : 'neutral',
+      };
+    }
+    case 'reconciler.decided':
+      return {
+        ...base,
+        to,
+        label: `${String(d.lookup)}: ${String(d.found)} → ${String(d.decision)}`,
+        description: `Reconciler asked the processor (${String(d.lookup)}), found ${String(d.found)}, decided ${String(d.decision)}`,
+        tone: d.decision === 'succeeded' ? 'ok' : d.decision === 'failed' ? 'bad' : 'warn',
+      };
+    default:
+      return { ...base, to, label: event.kind, description: JSON.stringify(d), tone: 'neutral' };
+  }
+}

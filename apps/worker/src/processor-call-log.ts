@@ -1,0 +1,82 @@
+import type { PaymentEventInput } from '@once/db/payment-events';
+import { workerActor } from '@once/db/payment-events';
+import { outcomeOfChargeError } from './charge-outcome.ts';
+import type { ClaimedJob } from './outbox-job.ts';
+
+/**
+ * One call to the processor as the worker saw it: `charged`/`ok` (answered now), `replayed`
+ * (the processor answered from its idempotency store: `Idempotent-Replayed: true`),
+ * `in_flight` (409 `idempotency_key_in_use`), `declined`, `failed` (ambiguous: reset,
+ * timeout, 5xx), `rejected` (another 4xx).
+ */
+export interface ProcessorCall {
+  call: 'create' | 'retrieve' | 'search' | 'confirm' | 'cancel';
+  /** The downstream Idempotency-Key sent, if the call carries one. */
+  key?: string;
+  result: 'ok' | 'replayed' | 'in_flight' | 'declined' | 'failed' | 'rejected';
+  /** The PaymentIntent's status in the answer. */
+  status?: string;
+  intent?: string;
+  error?: string;
+}
+
+/**
+ * Runs one processor call and appends what it answered to `calls`; rethrows its error. The
+ * calls are recorded as `processor.call` events in the transaction that records what the
+ * worker made of them (the intent, the outcome), never on their own.
+ *
+ * @example
+ * const intent = await observedCall(calls, { call: 'create', key }, () => stripe.paymentIntents.create(...));
+ */
+export async function observedCall<T>(
+  calls: ProcessorCall[],
+  what: Pick<ProcessorCall, 'call' | 'key' | 'intent'>,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    const answer = await run();
+    const intent = answer as { id?: unknown; status?: unknown; lastResponse?: unknown } | null;
+    const headers = (intent?.lastResponse as { headers?: Record<string, string> } | undefined)
+      ?.headers;
+    calls.push({
+      ...what,
+      result: headers?.['idempotent-replayed'] === 'true' ? 'replayed' : 'ok',
+      ...(typeof intent?.status === 'string' ? { status: intent.status } : {}),
+      ...(typeof intent?.id === 'string' ? { intent: intent.id } : {}),
+    });
+    return answer;
+  } catch (error) {
+    const outcome = outcomeOfChargeError(error);
+    const result: ProcessorCall['result'] =
+      outcome.kind === 'in_flight'
+        ? 'in_flight'
+        : outcome.kind === 'declined'
+          ? 'declined'
+          : outcome.kind === 'rejected'
+            ? 'rejected'
+            : 'failed';
+    calls.push({
+      ...what,
+      result,
+      error: 'reason' in outcome ? outcome.reason : 'code' in outcome ? outcome.code : '',
+    });
+    throw error;
+  }
+}
+
+/**
+ * Takes the calls observed so far (emptying the list) as `processor.call` events of the job's
+ * worker, each an arrow to the processor's lane.
+ *
+ * @example
+ * await recordPaymentEvents(tx, takeCallEvents(job, calls));
+ */
+export function takeCallEvents(job: ClaimedJob, calls: ProcessorCall[]): PaymentEventInput[] {
+  return calls.splice(0).map((call) => ({
+    tenantId: job.tenantId,
+    paymentId: job.paymentId,
+    actor: workerActor(job.lockedBy),
+    kind: 'processor.call' as const,
+    detail: { to: 'processor', job: job.id, attempt: job.attempts, ...call },
+  }));
+}

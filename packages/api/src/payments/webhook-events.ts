@@ -1,0 +1,42 @@
+import { type PaymentEventWriter, recordPaymentEvents } from '@once/db/payment-events';
+import type { ApplyOutcome } from './apply-processor-event.ts';
+
+/**
+ * Records what a processor webhook did to a payment, as an arrow from the processor's lane
+ * to the webhook receiver's: `webhook.applied` (it moved the payment), `webhook.ignored` (the
+ * payment was already terminal, or the amount differs), `webhook.duplicate` (a redelivery
+ * answered from the stored answer). Called in the transaction that applied it; a duplicate is
+ * recorded where its stored answer is given. No payment, no event.
+ *
+ * @example
+ * await recordWebhookEvent(tx, 'tenant_a', { id: 'evt_1', type: 'payment_intent.succeeded' }, outcome, false);
+ */
+export async function recordWebhookEvent(
+  db: PaymentEventWriter,
+  tenantId: string,
+  event: { id: string; type: string },
+  outcome: ApplyOutcome,
+  duplicate: boolean,
+): Promise<void> {
+  if (outcome.kind === 'payment_not_found' || !outcome.paymentId) return;
+  const kind = duplicate
+    ? 'webhook.duplicate'
+    : outcome.kind === 'applied'
+      ? 'webhook.applied'
+      : 'webhook.ignored';
+  await recordPaymentEvents(db, [
+    {
+      tenantId,
+      paymentId: outcome.paymentId,
+      actor: 'processor',
+      kind,
+      detail: {
+        to: 'webhook',
+        eventId: event.id,
+        type: event.type,
+        outcome: outcome.kind,
+        ...('status' in outcome ? { status: outcome.status } : {}),
+      },
+    },
+  ]);
+}
