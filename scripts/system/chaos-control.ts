@@ -15,7 +15,7 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
  * crash; the supervisor's restart policy brings a killed part back.
  *
  *   GET  /parts                  -> { parts: PartStatus[] (+ paused) }
- *   POST /switches/<switch>      -> { switch, did }
+ *   POST /switches/<switch>[?target=worker-2]  -> { switch, did }
  *
  * Every request needs `Authorization: Bearer <secret>`; anything else is 401.
  */
@@ -79,16 +79,22 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
     }
   };
 
-  const press = (name: LauncherSwitch): string => {
+  /** The asked worker if it is up (a job's `locked_by` names it), else the first one up. */
+  const pickWorker = (target: string | null) => {
+    const up = upWorkers();
+    return up.find((p) => p.name === target) ?? up[0];
+  };
+
+  const press = (name: LauncherSwitch, target: string | null): string => {
     switch (name) {
       case 'kill_worker': {
-        const worker = upWorkers()[0];
+        const worker = pickWorker(target);
         if (!worker) throw new SwitchRefused('no worker is up to kill');
         supervisor.signal(worker.name, 'SIGKILL');
         return `${worker.name} (pid ${worker.pid}) killed with SIGKILL; the launcher restarts it`;
       }
       case 'pause_worker': {
-        const worker = upWorkers()[0];
+        const worker = pickWorker(target);
         if (!worker) throw new SwitchRefused('no running worker to pause');
         supervisor.signal(worker.name, 'SIGSTOP');
         const timer = setTimeout(() => resume(worker.name), options.pauseMs);
@@ -148,7 +154,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         return answer(res, 404, { error: `no switch named ${name}` });
       }
       try {
-        const did = press(name);
+        const did = press(name, url.searchParams.get('target'));
         log(`chaos     | ${name}: ${did}`);
         return answer(res, 200, { switch: name, did });
       } catch (error) {

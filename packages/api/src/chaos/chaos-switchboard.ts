@@ -54,8 +54,11 @@ export class ChaosSwitchError extends Error {
 export interface ChaosSwitchboard {
   /** Every part and its state, from the launcher. */
   parts(): Promise<ChaosPart[]>;
-  /** Presses a launcher switch; resolves with what it did, in words. */
-  pressLauncherSwitch(name: LauncherSwitchName): Promise<string>;
+  /**
+   * Presses a launcher switch; resolves with what it did, in words. `target` names the
+   * worker to act on (kill, pause) when one is known to be charging; else the launcher picks.
+   */
+  pressLauncherSwitch(name: LauncherSwitchName, target?: string): Promise<string>;
   /** Arms one processor fault for `account`; resolves with what it armed, in words. */
   armProcessorFault(account: string, name: ProcessorFaultSwitchName): Promise<string>;
   /** Marks the browser carrying `token` (a cookie) so its next `checkout.pay` answer is dropped. */

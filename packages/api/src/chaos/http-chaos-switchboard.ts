@@ -77,8 +77,9 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
     async parts() {
       return ((await call('/parts')).parts ?? []) as ChaosPart[];
     },
-    async pressLauncherSwitch(name) {
-      return String((await call(`/switches/${name}`, { method: 'POST' })).did);
+    async pressLauncherSwitch(name, target) {
+      const query = target ? `?target=${encodeURIComponent(target)}` : '';
+      return String((await call(`/switches/${name}${query}`, { method: 'POST' })).did);
     },
     async armProcessorFault(account, name) {
       if (!options.processorUrl) throw new ChaosSwitchError('PROCESSOR_URL is not set');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { tenants } from '@once/db/schema';
-import { eq } from 'drizzle-orm';
+import { outboxJobs, tenants } from '@once/db/schema';
+import { and, desc, eq } from 'drizzle-orm';
 import {
   CHAOS_DROP_COOKIE_NAME,
   type ChaosSwitchboard,
@@ -24,9 +24,26 @@ const isProcessorFault = (name: string): name is ProcessorFaultSwitchName =>
   (PROCESSOR_FAULT_SWITCHES as readonly string[]).includes(name);
 
 /**
+ * The worker holding this tenant's most recently claimed running job, if any: "kill a
+ * worker" should hit the one that is charging right now, not a bystander.
+ */
+async function workerChargingNow(db: Database, tenantId: string): Promise<string | undefined> {
+  const [job] = await db
+    .select({ lockedBy: outboxJobs.lockedBy })
+    .from(outboxJobs)
+    .where(and(eq(outboxJobs.tenantId, tenantId), eq(outboxJobs.status, 'running')))
+    .orderBy(desc(outboxJobs.lockedUntil))
+    .limit(1);
+  return job?.lockedBy ?? undefined;
+}
+
+/**
  * Presses one demo chaos switch and says what it did. Refused with `chaos_switches_disabled`
  * unless the launcher enabled the switches; a switch that cannot act now (no worker up, the
  * processor not answering) is refused with `chaos_switch_failed` and the reason.
+ *
+ * `kill_worker` and `pause_worker` act on the worker charging one of this tenant's payments
+ * right now, if one is; otherwise on the first worker that is up.
  *
  * `drop_next_response` marks THIS browser with a cookie: its next `checkout.pay` runs and
  * commits, then the web process closes the connection instead of answering.
@@ -55,7 +72,11 @@ export async function chaosPress({
   let did: string;
   try {
     if (isLauncherSwitch(name)) {
-      did = await chaos.pressLauncherSwitch(name);
+      const target =
+        name === 'kill_worker' || name === 'pause_worker'
+          ? await workerChargingNow(ctx.db, ctx.tenantId)
+          : undefined;
+      did = await chaos.pressLauncherSwitch(name, target);
     } else if (isProcessorFault(name)) {
       const [tenant] = await ctx.db
         .select({ account: tenants.processorAccountId })
