@@ -6,7 +6,9 @@
  *   npm run demo                              # in one terminal
  *   npx tsx scripts/screenshots.ts            # in another; --url http://127.0.0.1:3000 --out docs/screenshots
  *
- * It pays once (a test card, tenant_a), so the pictures show a real payment. Debian's
+ * It pays once (a test card, tenant_a), so the pictures show a real payment, and where the
+ * demo has chaos switches it presses "Kill a worker" and waits for the restart, so the
+ * cockpit shows a switch's answer and the recovery. Debian's
  * Chromium is used when present (as in the e2e tests), Playwright's own browser otherwise.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -64,8 +66,18 @@ async function main(): Promise<void> {
     await cockpit.getByTestId('operator-tenant_a').click();
     await cockpit
       .getByTestId('ops-payments')
-      .getByText(paymentId ?? '')
+      .getByText(paymentId ?? '', { exact: true })
       .waitFor();
+    // With the chaos switches: kill a worker and wait until the parts show it back, so the
+    // picture shows a switch's answer and a recovery.
+    if (await cockpit.getByTestId('chaos-switches').isVisible()) {
+      await cockpit.getByRole('button', { name: 'Kill a worker' }).click();
+      await cockpit.getByTestId('chaos-outcome').getByText('SIGKILL').waitFor();
+      await cockpit
+        .locator('[data-state="up"]', { hasText: /restarted \d+ time/ })
+        .first()
+        .waitFor({ timeout: 30_000 });
+    }
     await cockpit.waitForTimeout(1_500); // one refresh of the parts and the ledger
     await shoot(cockpit, 'cockpit');
 
