@@ -3,7 +3,8 @@
  * PostgreSQL is embedded (data kept between runs; the path is printed) unless DATABASE_URL
  * is set. A part that dies is restarted with backoff (see system/restart-policy.ts), the
  * launcher gives up only on a crash loop. Ctrl-C or SIGTERM stops everything, the database
- * last. A start-up failure is one line on stderr saying what to do, and exit code 1.
+ * last. The cockpit's chaos switches are on (operator only; `--no-chaos` turns them off).
+ * A start-up failure is one line on stderr saying what to do, and exit code 1.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,8 +18,11 @@ const { values } = parseArgs({
     dev: { type: 'boolean', default: false },
     workers: { type: 'string', default: '2' },
     'skip-build': { type: 'boolean', default: false },
+    // The cockpit's chaos switches (operator only, loopback control channel); on by default.
+    'no-chaos': { type: 'boolean', default: false },
   },
 });
+const chaos = !values['no-chaos'];
 
 const ports = {
   web: Number(process.env.ONCE_WEB_PORT ?? 3000),
@@ -96,6 +100,9 @@ try {
     webMode: values.dev ? 'dev' : 'start',
     skipBuild: values['skip-build'],
     restart: DEFAULT_RESTART_POLICY,
+    chaos,
+    // A 10 s lease, so "pause a worker past its lease" is over in about 13 s on stage.
+    env: chaos && !process.env.WORKER_LEASE_MS ? { WORKER_LEASE_MS: '10000' } : {},
     onUnexpectedExit: (_name, _code, reason) => void shutdown(1, reason),
   });
 } catch (error) {
@@ -112,6 +119,6 @@ console.log(`
     Operator    http://localhost:${ports.web}/ops
     Processor   ${system!.processorUrl}  (mock Stripe API; admin at /admin)
 
-  A part that dies is restarted (backoff; gives up after ${DEFAULT_RESTART_POLICY.maxRestarts} restarts within ${DEFAULT_RESTART_POLICY.windowMs / 1000} s).
+  ${chaos ? 'Chaos switches are in the operator cockpit (operator only; --no-chaos turns them off).\n  ' : ''}A part that dies is restarted (backoff; gives up after ${DEFAULT_RESTART_POLICY.maxRestarts} restarts within ${DEFAULT_RESTART_POLICY.windowMs / 1000} s).
   Press Ctrl-C to stop.
 `);

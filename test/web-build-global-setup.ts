@@ -5,7 +5,11 @@ import { fileURLToPath } from 'node:url';
 
 const webDir = fileURLToPath(new URL('../apps/web', import.meta.url));
 /** The test files that serve the build. */
-const SERVING_FILES = ['test/compose-topology.test.ts', 'test/postgres-restart.test.ts'];
+const SERVING_FILES = [
+  'test/compose-topology.test.ts',
+  'test/postgres-restart.test.ts',
+  'scripts/system/chaos-switches.test.ts',
+];
 
 /**
  * Vitest runs a file whose path contains one of the command line's filters (all files when

@@ -9,6 +9,7 @@ import {
   findFreePort,
   processorDatabaseUrlFor,
 } from '../../packages/db/src/postgres-admin.ts';
+import { type ChaosControl, startChaosControl } from './chaos-control.ts';
 import type { RestartPolicy } from './restart-policy.ts';
 import { type ManagedProcess, Supervisor, type UnexpectedExitHandler } from './supervisor.ts';
 
@@ -44,7 +45,16 @@ export interface SystemOptions {
    * on purpose and restart them themselves).
    */
   restart?: RestartPolicy;
+  /**
+   * Demo chaos switches: opens the launcher's control channel (loopback, per-run secret) and
+   * tells only the web process where it is (ONCE_CHAOS_URL, ONCE_CHAOS_SECRET). Off: the web
+   * has no switches at all.
+   */
+  chaos?: boolean;
 }
+
+/** How long `pause_worker` keeps a worker stopped beyond its lease. */
+const PAUSE_MARGIN_MS = 3_000;
 
 export interface RunningSystem {
   supervisor: Supervisor;
@@ -54,6 +64,8 @@ export interface RunningSystem {
   processorDatabaseUrl: string;
   /** The embedded PostgreSQL's data directory (unset with your own DATABASE_URL). */
   pgDataDir?: string;
+  /** The chaos control channel, when started with `chaos: true`. */
+  chaos?: Pick<ChaosControl, 'url' | 'secret'>;
   /** Environment each app process was started with (for restarting one). */
   envFor(name: string): Record<string, string>;
   startWorker(index: number): Promise<ManagedProcess>;
@@ -148,6 +160,15 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     NO_COLOR: '1',
     ...options.env,
   } as Record<string, string>;
+  let chaos: ChaosControl | undefined;
+  if (options.chaos) {
+    const leaseMs = Number(shared.WORKER_LEASE_MS || 30_000);
+    chaos = await startChaosControl({
+      supervisor,
+      pauseMs: leaseMs + PAUSE_MARGIN_MS,
+      log: options.log,
+    });
+  }
   const envs: Record<string, Record<string, string>> = {
     processor: {
       ...shared,
@@ -155,7 +176,12 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       PROCESSOR_DATABASE_URL: processorDatabaseUrl,
       PROCESSOR_WEBHOOK_URL: `${webUrl}/api/webhooks/processor`,
     },
-    web: { ...shared, PORT: String(webPort), ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next' },
+    web: {
+      ...shared,
+      PORT: String(webPort),
+      ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next',
+      ...(chaos ? { ONCE_CHAOS_URL: chaos.url, ONCE_CHAOS_SECRET: chaos.secret } : {}),
+    },
   };
   const workerEnv = (i: number) => ({
     ...shared,
@@ -216,11 +242,20 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
         })
     : Promise.resolve();
 
-  await startProcessor();
-  const workerCount = options.workerCount ?? 1;
-  for (let i = 0; i < workerCount; i++) await startWorker(i);
-  await building;
-  await startWeb();
+  const stop = async () => {
+    await chaos?.close();
+    await supervisor.stopAll();
+  };
+  try {
+    await startProcessor();
+    const workerCount = options.workerCount ?? 1;
+    for (let i = 0; i < workerCount; i++) await startWorker(i);
+    await building;
+    await startWeb();
+  } catch (error) {
+    await chaos?.close();
+    throw error;
+  }
 
   return {
     supervisor,
@@ -229,11 +264,12 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     databaseUrl,
     processorDatabaseUrl,
     pgDataDir: options.databaseUrl ? undefined : options.pgDataDir,
+    chaos: chaos ? { url: chaos.url, secret: chaos.secret } : undefined,
     envFor: (name) =>
       name.startsWith('worker-') ? workerEnv(Number(name.slice(7)) - 1) : envs[name]!,
     startWorker,
     startWeb,
     startProcessor,
-    stop: () => supervisor.stopAll(),
+    stop,
   };
 }

@@ -58,6 +58,19 @@ export interface SupervisorOptions {
  */
 export type UnexpectedExitHandler = (name: string, code: number | null, reason: string) => void;
 
+/**
+ * What a part is doing right now, for a person watching: `up` (running and was ready),
+ * `restarting` (died; waiting for its backoff or starting again), `down` (gave up on a crash
+ * loop, or died without a restart policy).
+ */
+export interface PartStatus {
+  name: string;
+  state: 'up' | 'restarting' | 'down';
+  pid?: number;
+  /** Restarts since the launcher started. */
+  restarts: number;
+}
+
 const COLOURS = [36, 35, 33, 32, 34, 31, 96, 95];
 
 export class Supervisor {
@@ -66,6 +79,10 @@ export class Supervisor {
   private readonly pendingRestarts = new Set<NodeJS.Timeout>();
   private stopping = false;
   private colourIndex = 0;
+  /** Parts between a crash and the restarted process being ready. */
+  private readonly restarting = new Set<string>();
+  private readonly down = new Set<string>();
+  private readonly restartCounts = new Map<string, number>();
   /** Stops our process groups if this process dies without stopping them (see the .cjs). */
   private tether: ChildProcess | undefined;
 
@@ -77,6 +94,35 @@ export class Supervisor {
 
   get names(): string[] {
     return this.processes.map((p) => p.spec.name);
+  }
+
+  /**
+   * Every long-running part and its state, in start order (a part between a crash and its
+   * restart is listed too). One-shot tasks (the build) are left out.
+   *
+   * @example
+   * supervisor.status(); // [{ name: 'postgres', state: 'up', pid: 4242, restarts: 0 }, ...]
+   */
+  status(): PartStatus[] {
+    const parts: PartStatus[] = this.processes
+      .filter((p) => !p.spec.oneShot)
+      .map((p) => ({
+        name: p.spec.name,
+        state: this.restarting.has(p.spec.name) ? 'restarting' : 'up',
+        pid: p.child.pid,
+        restarts: this.restartCounts.get(p.spec.name) ?? 0,
+      }));
+    const listed = new Set(parts.map((p) => p.name));
+    for (const name of [...this.restarting, ...this.down]) {
+      if (listed.has(name)) continue;
+      listed.add(name);
+      parts.push({
+        name,
+        state: this.restarting.has(name) ? 'restarting' : 'down',
+        restarts: this.restartCounts.get(name) ?? 0,
+      });
+    }
+    return parts;
   }
 
   /** Starts a process and resolves once it is ready (or rejects if it dies first). */
@@ -188,6 +234,8 @@ export class Supervisor {
     signalGroup(managed.child.pid, 'SIGKILL');
     const policy = this.options.restart;
     if (!policy) {
+      this.restarting.delete(spec.name);
+      this.down.add(spec.name);
       this.log(`${prefix} exited with ${how}`);
       this.onUnexpectedExit?.(spec.name, code, `${spec.name} exited with ${how}`);
       return;
@@ -204,9 +252,13 @@ export class Supervisor {
         `${spec.name} exited ${decision.restartsInWindow} times within ${window} (last: ${how}): ` +
         'a crash loop, so it is not restarted again; its last lines are above, fix the cause and start again';
       this.log(`${prefix} ${reason}`);
+      this.restarting.delete(spec.name);
+      this.down.add(spec.name);
       this.onUnexpectedExit?.(spec.name, code, reason);
       return;
     }
+    this.restarting.add(spec.name);
+    this.restartCounts.set(spec.name, (this.restartCounts.get(spec.name) ?? 0) + 1);
     this.log(
       `${prefix} exited with ${how}; restarting in ${(decision.delayMs / 1000).toFixed(1)} s ` +
         `(restart ${decision.restartsInWindow} of at most ${policy.maxRestarts} within ${window})`,
@@ -215,7 +267,10 @@ export class Supervisor {
       this.pendingRestarts.delete(timer);
       if (this.stopping) return;
       this.launch(spec, { restarted: true, index: Math.min(index, this.processes.length) }).then(
-        (next) => this.log(`${prefix} restarted (pid ${next.child.pid})`),
+        (next) => {
+          this.restarting.delete(spec.name);
+          this.log(`${prefix} restarted (pid ${next.child.pid})`);
+        },
         // Died again before it was ready: its exit handler has already decided what next.
         () => {},
       );

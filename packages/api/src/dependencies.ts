@@ -2,6 +2,7 @@ import type { Database } from '@once/db';
 import { createIdempotency, type Idempotency, type IdempotencyEvent } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
+import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
 import { createHttpProcessorLedger } from './processor/http-processor-ledger.ts';
@@ -20,6 +21,8 @@ export interface ApiDependencies {
   processorLedger: ProcessorLedger;
   /** New idempotency keys per tenant per minute the engine accepts; 0 = no limit. */
   maxNewKeysPerMinute: number;
+  /** The demo's chaos switches; only when the launcher enabled them (see `ops.chaosPress`). */
+  chaos?: ChaosSwitchboard;
 }
 
 /**
@@ -67,6 +70,8 @@ export function createApiDependencies(options: {
   processorLedger?: ProcessorLedger;
   /** Checkout key retention, ms; default `ONCE_CHECKOUT_KEY_TTL_MS` from `env`, else 24 h. */
   checkoutKeyTtlMs?: number;
+  /** Demo chaos switches (the web passes one only when the launcher enabled them). */
+  chaos?: ChaosSwitchboard;
 }): ApiDependencies {
   if (options.sessionSecret.length < 16) {
     throw new Error('SESSION_SECRET must be at least 16 characters');
@@ -106,5 +111,6 @@ export function createApiDependencies(options: {
     allowDemoLogin: options.allowDemoLogin ?? false,
     processorLedger,
     maxNewKeysPerMinute,
+    ...(options.chaos ? { chaos: options.chaos } : {}),
   };
 }

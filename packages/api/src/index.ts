@@ -10,6 +10,20 @@ export {
 } from './api-env.ts';
 export { type AuthenticatedTenant, authenticateRequest } from './auth/authenticate.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
+export {
+  CHAOS_DROP_COOKIE_NAME,
+  CHAOS_SWITCHES,
+  type ChaosPart,
+  type ChaosSwitchboard,
+  ChaosSwitchError,
+  type ChaosSwitchName,
+  LAUNCHER_SWITCHES,
+  PROCESSOR_FAULT_SWITCHES,
+} from './chaos/chaos-switchboard.ts';
+export {
+  createHttpChaosSwitchboard,
+  type HttpChaosSwitchboardOptions,
+} from './chaos/http-chaos-switchboard.ts';
 export { checkoutFingerprint, normalisePayInput } from './checkout/checkout-fingerprint.ts';
 export {
   type PayTransport,
@@ -70,6 +84,7 @@ export {
 } from './routers/checkout/pay.types.ts';
 export { status as paymentStatus, toPaymentView } from './routers/checkout/status.ts';
 export type { PaymentView } from './routers/checkout/status.types.ts';
+export type { ChaosPressResult, ChaosStatusResult } from './routers/ops/chaos.types.ts';
 export type {
   LedgerVerdict,
   LedgerVerdictSeverity,

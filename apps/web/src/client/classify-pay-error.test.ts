@@ -86,4 +86,15 @@ describe('classifyPayError', () => {
       status: 502,
     });
   });
+
+  it('treats a 2xx whose body could not be read as no answer: the payment may exist, retry with the key', () => {
+    // A response cut after its status line (a connection lost mid-answer): Chromium reports
+    // 200 with an empty body. The request ran; saying "refused, nothing was charged" would lie.
+    const error = TRPCClientError.from(
+      new SyntaxError("Failed to execute 'json' on 'Response': Unexpected end of JSON input"),
+    );
+    expect(
+      classifyPayError(error, { status: 200, replayed: false, retryAfterSeconds: undefined }),
+    ).toMatchObject({ kind: 'network' });
+  });
 });

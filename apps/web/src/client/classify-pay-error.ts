@@ -39,6 +39,9 @@ export function classifyPayError(
     // No tRPC error body: either no response at all, or something in between (a proxy's
     // 502 page, a server dying mid-response).
     if (status === undefined) return { kind: 'network', detail: error.message };
+    // A success status whose body could not be read (cut mid-answer): the request ran, so
+    // this is a lost answer, never a refusal; retrying with the key yields the stored one.
+    if (status < 300) return { kind: 'network', detail: error.message };
     if (status >= 500) return { kind: 'server_error', status, detail: error.message };
     return { kind: 'rejected', code: `http_${status}`, message: error.message };
   }

@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
+import { dropArmedPayResponse } from '../server/chaos/drop-next-response.ts';
 import { readWebServerConfig, type WebServerConfig } from './web-server-config.ts';
 
 /** Never hang past the 5 s an orchestrator waits before SIGKILL; committed work is durable. */
@@ -51,7 +52,14 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 const dir = fileURLToPath(new URL('../..', import.meta.url));
 const app = next({ dev: false, dir, hostname: config.host, port: config.port });
 const handle = app.getRequestHandler();
-const server = createServer((request, response) => void handle(request, response));
+// Demo chaos switches only (the launcher sets ONCE_CHAOS_URL): the hook that drops an armed
+// browser's next pay answer. Without them, requests go straight to Next.
+const server = process.env.ONCE_CHAOS_URL
+  ? createServer((request, response) => {
+      dropArmedPayResponse(request, response);
+      void handle(request, response);
+    })
+  : createServer((request, response) => void handle(request, response));
 try {
   await app.prepare();
   await new Promise<void>((resolve, reject) => {

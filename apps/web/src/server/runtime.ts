@@ -1,4 +1,10 @@
-import { type ApiDependencies, createApiDependencies } from '@once/api';
+import {
+  type ApiDependencies,
+  type ChaosSwitchboard,
+  createApiDependencies,
+  createHttpChaosSwitchboard,
+  readApiEnv,
+} from '@once/api';
 import {
   createReplaceableDatabaseClient,
   type DatabaseClient,
@@ -8,6 +14,7 @@ import {
   runMigrations,
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
+import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
 import { readWebhookToleranceSeconds } from './webhook-clock-skew.ts';
 
@@ -66,10 +73,32 @@ export async function startWebRuntime(
       allowDemoLogin: config.allowDemoLogin,
       // ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE, PROCESSOR_URL, PROCESSOR_ADMIN_TOKEN.
       env,
+      chaos: chaosSwitchboardFrom(env),
     }),
     webhookSecret: config.webhookSecret,
     webhookToleranceSeconds: config.webhookToleranceSeconds,
   };
+}
+
+/**
+ * The demo's chaos switches, only when the launcher enabled them: it alone sets
+ * ONCE_CHAOS_URL (its loopback control channel) and ONCE_CHAOS_SECRET (a per-run secret).
+ * Unset, there is no switchboard and `ops.chaosPress` refuses.
+ */
+export function chaosSwitchboardFrom(
+  env: Record<string, string | undefined>,
+): ChaosSwitchboard | undefined {
+  const controlUrl = env.ONCE_CHAOS_URL?.trim();
+  const secret = env.ONCE_CHAOS_SECRET?.trim();
+  if (!controlUrl || !secret) return undefined;
+  const api = readApiEnv(env);
+  return createHttpChaosSwitchboard({
+    controlUrl,
+    secret,
+    processorUrl: api.processorUrl,
+    processorAdminToken: api.processorAdminToken,
+    armDropNextResponse,
+  });
 }
 
 /**

@@ -14,6 +14,16 @@ export const checkoutErrorCatalogue = {
     status: 403,
     title: 'An operator credential is required',
   },
+  chaos_switches_disabled: {
+    trpcCode: 'NOT_FOUND',
+    status: 404,
+    title: 'Chaos switches are not enabled (demo launcher only)',
+  },
+  chaos_switch_failed: {
+    trpcCode: 'CONFLICT',
+    status: 409,
+    title: 'The chaos switch could not act',
+  },
   invalid_input: { trpcCode: 'BAD_REQUEST', status: 400, title: 'Invalid request' },
   empty_cart: { trpcCode: 'BAD_REQUEST', status: 400, title: 'The cart is empty' },
   quantity_out_of_range: {

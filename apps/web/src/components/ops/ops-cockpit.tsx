@@ -7,6 +7,7 @@ import { useEffect, useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import type { DemoMerchant } from '../checkout/tenant-picker.tsx';
 import { formatMoney } from '../format/money.ts';
+import { ChaosSwitches } from './chaos-switches.tsx';
 import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
 import { OperatorSignIn } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
@@ -62,6 +63,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
         Merchant <strong>{session.data.tenantName}</strong>; refreshes every {REFRESH_MS / 1000} s.
       </p>
       <StuckPaymentsLine result={stuck.data} />
+      <ChaosSwitches />
       <OpsTable<Payment>
         title="Payments"
         testId="ops-payments"

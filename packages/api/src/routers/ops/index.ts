@@ -1,4 +1,7 @@
 import { createTRPCRouter, operatorProcedure } from '../../trpc.ts';
+import { chaosPressInput } from './chaos.types.ts';
+import { chaosPress } from './chaos-press.ts';
+import { chaosStatus } from './chaos-status.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
@@ -32,4 +35,10 @@ export const opsRouter = createTRPCRouter({
   stuckPayments: operatorProcedure
     .input(stuckPaymentsInput)
     .query(({ ctx, input }) => countStuckPayments({ ctx, input })),
+  /** Demo only: the chaos switches and the parts' state (`{ enabled: false }` otherwise). */
+  chaosStatus: operatorProcedure.query(({ ctx }) => chaosStatus({ ctx })),
+  /** Demo only: presses one chaos switch; refused unless the launcher enabled them. */
+  chaosPress: operatorProcedure
+    .input(chaosPressInput)
+    .mutation(({ ctx, input }) => chaosPress({ ctx, input })),
 });

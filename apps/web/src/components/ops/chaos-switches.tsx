@@ -1,0 +1,164 @@
+'use client';
+
+import type { ChaosPart, ChaosPressResult, ChaosSwitchName } from '@once/api';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useTRPC } from '../../client/trpc-react.tsx';
+import { Badge } from './ops-table.tsx';
+
+/** The parts' state is read this often, so a restart is seen as it happens. */
+const PARTS_REFRESH_MS = 1_000;
+
+/** What each switch is called on the button, and what it does, for the audience. */
+const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = {
+  kill_worker: {
+    label: 'Kill a worker',
+    effect: 'SIGKILL one worker; the launcher restarts it and its jobs are taken over.',
+  },
+  kill_web: {
+    label: 'Kill the web server',
+    effect: 'SIGKILL the web process; open pages reconnect once it is back.',
+  },
+  pause_worker: {
+    label: 'Pause a worker past its lease',
+    effect: 'SIGSTOP one worker until its lease has run out, then SIGCONT.',
+  },
+  restart_postgres: {
+    label: 'Crash-restart PostgreSQL',
+    effect: 'SIGKILL the database; it restarts on the same data.',
+  },
+  drop_next_response: {
+    label: "Drop this browser's next payment answer",
+    effect: 'The server charges and commits, then closes the connection instead of answering.',
+  },
+  processor_fail_before_charge: {
+    label: 'Processor: fail before charging',
+    effect: 'Next charge answers 500, nothing charged.',
+  },
+  processor_charge_then_drop: {
+    label: 'Processor: charge, then drop the connection',
+    effect: 'Next charge is made, the worker sees a connection reset.',
+  },
+  processor_delay: {
+    label: 'Processor: charge, answer too late',
+    effect: "Next charge is made, its answer comes after the worker's timeout.",
+  },
+  processor_fail_after_charge: {
+    label: 'Processor: charge, then answer 500',
+    effect: 'Next charge is made, the worker is told it failed.',
+  },
+  processor_slow_webhook: {
+    label: 'Processor: slow webhook',
+    effect: 'Next webhook arrives 5 s late.',
+  },
+  processor_duplicate_webhook: {
+    label: 'Processor: duplicate webhook',
+    effect: 'Next webhook is delivered twice with the same event id.',
+  },
+};
+
+const GROUPS: { title: string; switches: ChaosSwitchName[] }[] = [
+  {
+    title: 'Processes',
+    switches: ['kill_worker', 'pause_worker', 'kill_web', 'restart_postgres'],
+  },
+  { title: 'Network', switches: ['drop_next_response'] },
+  {
+    title: 'Processor faults (next call only)',
+    switches: [
+      'processor_fail_before_charge',
+      'processor_charge_then_drop',
+      'processor_delay',
+      'processor_fail_after_charge',
+      'processor_slow_webhook',
+      'processor_duplicate_webhook',
+    ],
+  },
+];
+
+/**
+ * The demo's chaos switches and the parts' state, for an operator. Renders nothing unless the
+ * launcher enabled the switches (`npm run demo`). Each press says what it did in a live
+ * region; the parts list shows the system recovering (up, restarting, paused).
+ */
+export function ChaosSwitches() {
+  const trpc = useTRPC();
+  const status = useQuery({
+    ...trpc.ops.chaosStatus.queryOptions(),
+    refetchInterval: PARTS_REFRESH_MS,
+    retry: false,
+  });
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const press = useMutation(
+    trpc.ops.chaosPress.mutationOptions({
+      onSuccess: (result: ChaosPressResult) =>
+        setOutcome({ ok: true, text: `${SWITCH_TEXT[result.switch].label}: ${result.did}` }),
+      onError: (error) => setOutcome({ ok: false, text: error.message }),
+    }),
+  );
+
+  const data = status.data;
+  if (!data?.enabled) return null;
+  const webDown = status.isError;
+
+  return (
+    <section className="card chaos" aria-labelledby="chaos-title" data-testid="chaos-switches">
+      <h2 id="chaos-title">Chaos switches (demo)</h2>
+      <p className="muted">
+        Break a part of the running system and watch it recover. Every charge is still made exactly
+        once: check the ledger below.
+      </p>
+      <div className="chaos-groups">
+        {GROUPS.map((group) => (
+          <fieldset key={group.title} className="chaos-group">
+            <legend>{group.title}</legend>
+            {group.switches.map((name) => (
+              <div key={name} className="chaos-switch">
+                <button
+                  type="button"
+                  data-switch={name}
+                  aria-describedby={`chaos-effect-${name}`}
+                  disabled={press.isPending}
+                  onClick={() => press.mutate({ switch: name })}
+                >
+                  {SWITCH_TEXT[name].label}
+                </button>
+                <span id={`chaos-effect-${name}`} className="small muted">
+                  {SWITCH_TEXT[name].effect}
+                </span>
+              </div>
+            ))}
+          </fieldset>
+        ))}
+      </div>
+      <p
+        role="status"
+        aria-live="polite"
+        data-testid="chaos-outcome"
+        className={outcome && !outcome.ok ? 'error' : undefined}
+      >
+        {outcome?.text ?? ''}
+      </p>
+      <h3 className="card-title">Parts</h3>
+      {webDown ? (
+        <p className="muted" role="status">
+          The web server is not answering (restarting?); showing the last known state.
+        </p>
+      ) : null}
+      {data.launcherError ? <p className="error">{data.launcherError}</p> : null}
+      <ul className="chaos-parts" data-testid="chaos-parts">
+        {data.parts.map((part: ChaosPart) => (
+          <li key={part.name} data-part={part.name} data-state={part.state}>
+            <strong>{part.name}</strong> <Badge value={part.state} />{' '}
+            <span className="small muted">
+              {part.pid ? `pid ${part.pid}` : ''}
+              {part.restarts > 0
+                ? ` · restarted ${part.restarts} time${part.restarts === 1 ? '' : 's'}`
+                : ''}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,69 @@
+/**
+ * The demo's chaos switches as the API sees them. A switchboard exists only when the launcher
+ * enabled the switches (`npm run demo`); without one, `ops.chaosStatus` answers
+ * `{ enabled: false }` and `ops.chaosPress` refuses with `chaos_switches_disabled`.
+ */
+
+/** Switches the launcher works on real processes. */
+export const LAUNCHER_SWITCHES = [
+  'kill_worker',
+  'kill_web',
+  'pause_worker',
+  'restart_postgres',
+] as const;
+export type LauncherSwitchName = (typeof LAUNCHER_SWITCHES)[number];
+
+/** The processor's faults, armed once (count 1) for the caller's processor account. */
+export const PROCESSOR_FAULT_SWITCHES = [
+  'processor_fail_before_charge',
+  'processor_charge_then_drop',
+  'processor_delay',
+  'processor_fail_after_charge',
+  'processor_slow_webhook',
+  'processor_duplicate_webhook',
+] as const;
+export type ProcessorFaultSwitchName = (typeof PROCESSOR_FAULT_SWITCHES)[number];
+
+/** Every switch, in the order the cockpit shows them. */
+export const CHAOS_SWITCHES = [
+  ...LAUNCHER_SWITCHES,
+  'drop_next_response',
+  ...PROCESSOR_FAULT_SWITCHES,
+] as const;
+export type ChaosSwitchName = (typeof CHAOS_SWITCHES)[number];
+
+/** One part of the running system, as the launcher sees it. */
+export interface ChaosPart {
+  name: string;
+  state: 'up' | 'restarting' | 'paused' | 'down';
+  pid?: number;
+  restarts: number;
+  /** While paused: when it is resumed (ISO). */
+  resumesAt?: string;
+}
+
+/** A switch could not act (nothing to kill, launcher or processor not answering). */
+export class ChaosSwitchError extends Error {
+  override readonly name = 'ChaosSwitchError';
+}
+
+/**
+ * What the web process can do to the system. Implemented over HTTP by
+ * {@link createHttpChaosSwitchboard}; tests may pass a fake.
+ */
+export interface ChaosSwitchboard {
+  /** Every part and its state, from the launcher. */
+  parts(): Promise<ChaosPart[]>;
+  /**
+   * Presses a launcher switch; resolves with what it did, in words. `target` names the
+   * worker to act on (kill, pause) when one is known to be charging; else the launcher picks.
+   */
+  pressLauncherSwitch(name: LauncherSwitchName, target?: string): Promise<string>;
+  /** Arms one processor fault for `account`; resolves with what it armed, in words. */
+  armProcessorFault(account: string, name: ProcessorFaultSwitchName): Promise<string>;
+  /** Marks the browser carrying `token` (a cookie) so its next `checkout.pay` answer is dropped. */
+  armDropNextResponse(token: string): void;
+}
+
+/** Cookie naming the browser whose next `checkout.pay` answer the web process drops. */
+export const CHAOS_DROP_COOKIE_NAME = 'once_chaos_drop';

@@ -1,0 +1,139 @@
+import { TRPCError } from '@trpc/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type {
+  ChaosSwitchboard,
+  LauncherSwitchName,
+  ProcessorFaultSwitchName,
+} from '../../chaos/chaos-switchboard.ts';
+import {
+  type ApiTestHarness,
+  bearer,
+  createApiTestHarness,
+} from '../../testing/api-test-harness.ts';
+
+async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!(error instanceof TRPCError)) throw error;
+    const code = (error.cause as { code?: string } | undefined)?.code ?? error.code;
+    return { trpc: error.code, code };
+  }
+  throw new Error('expected the call to fail');
+}
+
+async function demoSession(h: ApiTestHarness, role: 'shopper' | 'operator'): Promise<string> {
+  const start = h.caller();
+  await start.api.session.start({ demoTenantId: 'tenant_a', role });
+  return start.resHeaders.get('set-cookie')!.split(';')[0]!;
+}
+
+/** A switchboard that records what it was asked, instead of killing processes. */
+function recordingSwitchboard() {
+  const pressed: string[] = [];
+  const faults: [string, ProcessorFaultSwitchName][] = [];
+  const dropTokens: string[] = [];
+  const board: ChaosSwitchboard = {
+    parts: async () => [{ name: 'worker-1', state: 'up', pid: 42, restarts: 0 }],
+    pressLauncherSwitch: async (name: LauncherSwitchName) => {
+      pressed.push(name);
+      return `${name} done`;
+    },
+    armProcessorFault: async (account, name) => {
+      faults.push([account, name]);
+      return `armed ${name}`;
+    },
+    armDropNextResponse: (token) => void dropTokens.push(token),
+  };
+  return { board, pressed, faults, dropTokens };
+}
+
+describe('chaos switches are absent unless the launcher enabled them', () => {
+  let h: ApiTestHarness;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_chaos_disabled');
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('an operator sees `enabled: false` and every press is refused with chaos_switches_disabled', async () => {
+    const operator = await demoSession(h, 'operator');
+    for (const headers of [{ cookie: operator }, bearer('tenant_a')]) {
+      const api = h.caller(headers).api;
+      expect(await api.ops.chaosStatus()).toEqual({ enabled: false });
+      for (const name of ['kill_worker', 'drop_next_response', 'processor_delay'] as const) {
+        expect(await refusal(api.ops.chaosPress({ switch: name }))).toEqual({
+          trpc: 'NOT_FOUND',
+          code: 'chaos_switches_disabled',
+        });
+      }
+    }
+  });
+});
+
+describe('chaos switches, enabled: operator only', () => {
+  let h: ApiTestHarness;
+  const recording = recordingSwitchboard();
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_chaos_enabled', { chaos: recording.board });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('a shopper (and nobody signed in) is refused before any switch is touched', async () => {
+    const shopper = await demoSession(h, 'shopper');
+    const api = h.caller({ cookie: shopper }).api;
+    expect(await refusal(api.ops.chaosStatus())).toEqual({
+      trpc: 'FORBIDDEN',
+      code: 'operator_required',
+    });
+    expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toEqual({
+      trpc: 'FORBIDDEN',
+      code: 'operator_required',
+    });
+    expect(await refusal(h.caller().api.ops.chaosPress({ switch: 'kill_web' }))).toMatchObject({
+      code: 'unauthenticated',
+    });
+    expect(recording.pressed).toEqual([]);
+  });
+
+  it('an unknown switch is invalid input', async () => {
+    const operator = await demoSession(h, 'operator');
+    const api = h.caller({ cookie: operator }).api;
+    expect(
+      await refusal(api.ops.chaosPress({ switch: 'rm_rf' as unknown as 'kill_web' })),
+    ).toMatchObject({ code: 'invalid_input' });
+  });
+
+  it('an operator reads the parts and presses switches; each answers what it did', async () => {
+    const operator = await demoSession(h, 'operator');
+    const api = h.caller({ cookie: operator }).api;
+    const status = await api.ops.chaosStatus();
+    expect(status).toMatchObject({ enabled: true, launcherError: null });
+    expect(status.enabled && status.parts[0]?.state).toBe('up');
+
+    expect(await api.ops.chaosPress({ switch: 'pause_worker' })).toMatchObject({
+      switch: 'pause_worker',
+      did: 'pause_worker done',
+    });
+    expect(recording.pressed).toEqual(['pause_worker']);
+
+    // Processor faults go to the caller's own processor account.
+    const fault = await api.ops.chaosPress({ switch: 'processor_charge_then_drop' });
+    expect(fault.did).toBe('armed processor_charge_then_drop');
+    expect(recording.faults).toEqual([['acct_tenant_a', 'processor_charge_then_drop']]);
+  });
+
+  it('drop_next_response marks this browser with a one-shot cookie token', async () => {
+    const operator = await demoSession(h, 'operator');
+    const caller = h.caller({ cookie: operator });
+    await caller.api.ops.chaosPress({ switch: 'drop_next_response' });
+    const cookie = caller.resHeaders.get('set-cookie') ?? '';
+    expect(cookie).toMatch(
+      /^once_chaos_drop=[0-9a-f]{32}; Path=\/api\/trpc; HttpOnly; SameSite=Lax/,
+    );
+    expect(recording.dropTokens).toEqual([cookie.split(';')[0]!.split('=')[1]]);
+  });
+});

@@ -1,0 +1,191 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  LAUNCHER_SWITCHES,
+  type LauncherSwitchName,
+} from '../../packages/api/src/chaos/chaos-switchboard.ts';
+import type { PartStatus, Supervisor } from './supervisor.ts';
+
+/**
+ * The launcher's side of the demo's chaos switches: a small HTTP control channel on loopback
+ * only (127.0.0.1, a port the kernel picks) guarded by a per-run random secret. Only the web
+ * process is told its URL and secret (ONCE_CHAOS_URL, ONCE_CHAOS_SECRET), and the web lets
+ * only an operator use it. It acts on real processes: SIGKILL, SIGSTOP/SIGCONT, a PostgreSQL
+ * crash; the supervisor's restart policy brings a killed part back.
+ *
+ *   GET  /parts                  -> { parts: PartStatus[] (+ paused) }
+ *   POST /switches/<switch>[?target=worker-2]  -> { switch, did }
+ *
+ * Every request needs `Authorization: Bearer <secret>`; anything else is 401.
+ */
+type LauncherSwitch = LauncherSwitchName;
+
+/** A part's state as the cockpit shows it: the supervisor's, with `paused` on top. */
+export interface ChaosPartStatus extends Omit<PartStatus, 'state'> {
+  state: PartStatus['state'] | 'paused';
+  /** While paused: when it is resumed (ISO). */
+  resumesAt?: string;
+}
+
+export interface ChaosControlOptions {
+  supervisor: Supervisor;
+  /** How long `pause_worker` stops a worker: its lease plus a margin, so the lease runs out. */
+  pauseMs: number;
+  /** Delay between answering and killing the web process, so the answer gets out first. */
+  killWebDelayMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosControl {
+  url: string;
+  secret: string;
+  /** Resumes paused workers and closes the channel. */
+  close(): Promise<void>;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Opens the control channel. Nothing listens beyond loopback, and the secret never leaves
+ * the launcher except in the web process's environment.
+ *
+ * @example
+ * const chaos = await startChaosControl({ supervisor, pauseMs: 13_000 });
+ * // web env: { ONCE_CHAOS_URL: chaos.url, ONCE_CHAOS_SECRET: chaos.secret }
+ */
+export async function startChaosControl(options: ChaosControlOptions): Promise<ChaosControl> {
+  const { supervisor } = options;
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const secret = randomBytes(32).toString('hex');
+  const expected = digest(`Bearer ${secret}`);
+  const paused = new Map<string, { until: number; timer: NodeJS.Timeout }>();
+
+  const upWorkers = () =>
+    supervisor
+      .status()
+      .filter((p) => p.name.startsWith('worker-') && p.state === 'up' && !paused.has(p.name));
+
+  const resume = (name: string) => {
+    const entry = paused.get(name);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    paused.delete(name);
+    try {
+      supervisor.signal(name, 'SIGCONT');
+      log(`chaos     | ${name} resumed (SIGCONT)`);
+    } catch {
+      // It died while paused; the restart policy has it.
+    }
+  };
+
+  /** The asked worker if it is up (a job's `locked_by` names it), else the first one up. */
+  const pickWorker = (target: string | null) => {
+    const up = upWorkers();
+    return up.find((p) => p.name === target) ?? up[0];
+  };
+
+  const press = (name: LauncherSwitch, target: string | null): string => {
+    switch (name) {
+      case 'kill_worker': {
+        const worker = pickWorker(target);
+        if (!worker) throw new SwitchRefused('no worker is up to kill');
+        supervisor.signal(worker.name, 'SIGKILL');
+        return `${worker.name} (pid ${worker.pid}) killed with SIGKILL; the launcher restarts it`;
+      }
+      case 'pause_worker': {
+        const worker = pickWorker(target);
+        if (!worker) throw new SwitchRefused('no running worker to pause');
+        supervisor.signal(worker.name, 'SIGSTOP');
+        const timer = setTimeout(() => resume(worker.name), options.pauseMs);
+        paused.set(worker.name, { until: Date.now() + options.pauseMs, timer });
+        return (
+          `${worker.name} (pid ${worker.pid}) paused with SIGSTOP; resumed with SIGCONT in ` +
+          `${Math.round(options.pauseMs / 1000)} s, after its lease ran out`
+        );
+      }
+      case 'kill_web': {
+        const web = supervisor.status().find((p) => p.name === 'web' && p.state === 'up');
+        if (!web) throw new SwitchRefused('the web server is not up');
+        // Answer first: this very request comes from the web process.
+        setTimeout(() => {
+          try {
+            supervisor.signal('web', 'SIGKILL');
+          } catch {
+            // Already gone.
+          }
+        }, options.killWebDelayMs ?? 300).unref();
+        return `web (pid ${web.pid}) is killed with SIGKILL now; the launcher restarts it`;
+      }
+      case 'restart_postgres': {
+        const pg = supervisor.status().find((p) => p.name === 'postgres' && p.state === 'up');
+        if (!pg) throw new SwitchRefused('no embedded PostgreSQL is up (your own DATABASE_URL?)');
+        // The whole group: the wrapper and the postmaster with its backends, like a power cut.
+        supervisor.signal('postgres', 'SIGKILL');
+        return `PostgreSQL (pid ${pg.pid}) killed with SIGKILL; the launcher restarts it on the same data`;
+      }
+    }
+  };
+
+  const parts = (): ChaosPartStatus[] =>
+    supervisor.status().map((p) => {
+      const pause = paused.get(p.name);
+      return pause && p.state === 'up'
+        ? { ...p, state: 'paused', resumesAt: new Date(pause.until).toISOString() }
+        : p;
+    });
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      answer(res, 500, { error: error instanceof Error ? error.message : String(error) });
+    });
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const given = digest(req.headers.authorization ?? '');
+    if (!timingSafeEqual(given, expected)) return answer(res, 401, { error: 'unauthorized' });
+    req.resume();
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/parts')
+      return answer(res, 200, { parts: parts() });
+    const match = /^\/switches\/([a-z_]+)$/.exec(url.pathname);
+    if (req.method === 'POST' && match) {
+      const name = match[1] as LauncherSwitch;
+      if (!LAUNCHER_SWITCHES.includes(name)) {
+        return answer(res, 404, { error: `no switch named ${name}` });
+      }
+      try {
+        const did = press(name, url.searchParams.get('target'));
+        log(`chaos     | ${name}: ${did}`);
+        return answer(res, 200, { switch: name, did });
+      } catch (error) {
+        if (error instanceof SwitchRefused) return answer(res, 409, { error: error.message });
+        throw error;
+      }
+    }
+    return answer(res, 404, { error: 'not found' });
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    secret,
+    close: async () => {
+      for (const name of [...paused.keys()]) resume(name);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A switch that cannot act now (nothing to kill); answered 409 with the reason. */
+class SwitchRefused extends Error {}
+
+function answer(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyInvariant } from '../../apps/worker/src/verify-invariant.ts';
+import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
+import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
+import { type RunningSystem, startSystem } from './start-system.ts';
+
+/**
+ * The demo's chaos switches on a real launched system, pressed the way the cockpit presses
+ * them: over the web's tRPC API with an operator session. After each, a payment completes and
+ * the databases show it charged exactly once; the launcher's view shows the part back up.
+ * One worker, so a payment after a worker fault can only be charged by the one that came back.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const LEASE_MS = 2_000;
+const keys: string[] = [];
+let system: RunningSystem;
+let operatorCookie: string;
+
+interface TrpcAnswer {
+  status: number;
+  body: { result?: { data?: unknown }; error?: { data?: { code?: string } } };
+  setCookie: string[];
+}
+
+async function trpc(
+  path: string,
+  input: unknown,
+  headers: Record<string, string> = {},
+): Promise<TrpcAnswer> {
+  const response = await fetch(`${system.webUrl}/api/trpc/${path}`, {
+    method: input === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: input === undefined ? undefined : JSON.stringify(input),
+    signal: AbortSignal.timeout(15_000),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as TrpcAnswer['body'],
+    setCookie: response.headers.getSetCookie(),
+  };
+}
+
+async function signIn(role: 'operator' | 'shopper'): Promise<string> {
+  const answer = await trpc('session.start', { demoTenantId: 'tenant_a', role });
+  expect(answer.status).toBe(200);
+  return answer.setCookie[0]!.split(';')[0]!;
+}
+
+async function press(name: string): Promise<string> {
+  const answer = await trpc('ops.chaosPress', { switch: name }, { cookie: operatorCookie });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return (answer.body.result!.data as { did: string }).did;
+}
+
+type Part = { name: string; state: string; restarts: number };
+async function parts(): Promise<Part[]> {
+  const answer = await trpc('ops.chaosStatus', undefined, { cookie: operatorCookie });
+  const data = answer.body.result?.data as { enabled: boolean; parts: Part[] };
+  expect(data.enabled).toBe(true);
+  return data.parts;
+}
+
+/** Polls the cockpit's view of one part until `check` holds; the states seen on the way. */
+async function watchPart(
+  name: string,
+  check: (part: Part) => boolean,
+  timeoutMs: number,
+): Promise<string[]> {
+  const seen: string[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const part = (await parts().catch(() => [])).find((p) => p.name === name);
+    if (part && seen.at(-1) !== part.state) seen.push(part.state);
+    if (part && check(part)) return seen;
+    await sleep(100);
+  }
+  throw new Error(`${name} never reached the expected state; saw ${seen.join(' -> ')}`);
+}
+
+async function settled(paymentId: string): Promise<void> {
+  const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'succeeded'; i++) {
+      const rows = await sql<{ status: string }[]>`
+        select status from payments where id = ${paymentId}`;
+      status = rows[0]?.status ?? '';
+      if (status !== 'succeeded') await sleep(200);
+    }
+    expect(status).toBe('succeeded');
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** Pays over REST with one key, retried with that key through any outage, until charged. */
+async function payAndSettle(): Promise<string> {
+  const key = randomUUID();
+  keys.push(key);
+  const outcome = await checkoutUntilAccepted(system.webUrl, key, Date.now() + 45_000);
+  expect(outcome.paymentId, JSON.stringify(outcome.attempts.slice(-3))).toBeDefined();
+  await settled(outcome.paymentId!);
+  return outcome.paymentId!;
+}
+
+beforeAll(async () => {
+  system = await startSystem({
+    pgDurability: 'durable',
+    webPort: await findFreePort(),
+    processorPort: await findFreePort(),
+    workerHealthBasePort: await findFreePort(),
+    workerCount: 1,
+    skipBuild: true,
+    chaos: true,
+    restart: {
+      initialDelayMs: 200,
+      maxDelayMs: 2_000,
+      maxRestarts: 5,
+      windowMs: 60_000,
+      resetAfterMs: 30_000,
+    },
+    env: {
+      WORKER_LEASE_MS: String(LEASE_MS),
+      WORKER_POLL_INTERVAL_MS: '300',
+      WORKER_BACKOFF_BASE_MS: '200',
+    },
+    log: () => {},
+  });
+  operatorCookie = await signIn('operator');
+}, 240_000);
+
+afterAll(async () => {
+  await system?.stop();
+});
+
+describe('chaos switches pressed through the web as an operator', () => {
+  it('the control channel is on loopback and refuses a caller without the secret', async () => {
+    expect(new URL(system.chaos!.url).hostname).toBe('127.0.0.1');
+    const refused = await fetch(`${system.chaos!.url}/switches/kill_worker`, { method: 'POST' });
+    expect(refused.status).toBe(401);
+    const wrong = await fetch(`${system.chaos!.url}/parts`, {
+      headers: { authorization: 'Bearer not-the-secret' },
+    });
+    expect(wrong.status).toBe(401);
+  });
+
+  it('a shopper is refused every switch', async () => {
+    const shopper = await signIn('shopper');
+    const answer = await trpc('ops.chaosPress', { switch: 'kill_worker' }, { cookie: shopper });
+    expect(answer.status).toBe(403);
+    expect(answer.body.error?.data?.code).toBe('operator_required');
+    expect((await parts()).find((p) => p.name === 'worker-1')?.restarts).toBe(0);
+  });
+
+  it('kill a worker: it restarts, and the next payment is charged once', async () => {
+    expect(await press('kill_worker')).toMatch(/^worker-1 \(pid \d+\) killed with SIGKILL/);
+    const seen = await watchPart('worker-1', (p) => p.state === 'up' && p.restarts === 1, 30_000);
+    expect(seen).toContain('up');
+    await payAndSettle();
+  }, 90_000);
+
+  it('pause a worker past its lease: paused, then resumed on its own; the payment completes', async () => {
+    expect(await press('pause_worker')).toMatch(/^worker-1 \(pid \d+\) paused with SIGSTOP/);
+    expect((await parts()).find((p) => p.name === 'worker-1')?.state).toBe('paused');
+    // Paid while the only worker is stopped: charged after it resumes, once.
+    const paying = payAndSettle();
+    const seen = await watchPart('worker-1', (p) => p.state === 'up', LEASE_MS + 10_000);
+    expect(seen).toEqual(['paused', 'up']);
+    await paying;
+  }, 90_000);
+
+  it('crash-restart PostgreSQL: it comes back on the same data, and the next payment is charged once', async () => {
+    expect(await press('restart_postgres')).toMatch(/^PostgreSQL \(pid \d+\) killed with SIGKILL/);
+    await watchPart('postgres', (p) => p.state === 'up' && p.restarts === 1, 60_000);
+    await payAndSettle();
+  }, 120_000);
+
+  it('processor charges then drops the connection: the worker retries with the same key, charged once', async () => {
+    expect(await press('processor_charge_then_drop')).toMatch(
+      /charge is made, then the connection is dropped/,
+    );
+    await payAndSettle();
+  }, 90_000);
+
+  it("drop this browser's next payment answer: the server commits, the browser sees a reset; the retry is a replay", async () => {
+    const answer = await trpc(
+      'ops.chaosPress',
+      { switch: 'drop_next_response' },
+      {
+        cookie: operatorCookie,
+      },
+    );
+    expect(answer.status).toBe(200);
+    const dropCookie = answer.setCookie
+      .find((c) => c.startsWith('once_chaos_drop='))!
+      .split(';')[0]!;
+    const key = randomUUID();
+    keys.push(key);
+    const pay = () =>
+      trpc(
+        'checkout.pay',
+        { lines: [{ productId: 'book_sre', quantity: 1 }] },
+        { cookie: `${operatorCookie}; ${dropCookie}`, 'idempotency-key': key },
+      );
+    await expect(pay()).rejects.toThrow(/fetch failed/);
+    // The server committed: the payment of that key exists although nobody saw the answer.
+    const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
+    const rows = await sql<
+      { id: string }[]
+    >`select id from payments where idempotency_key = ${key}`;
+    await sql.end({ timeout: 1 });
+    expect(rows).toHaveLength(1);
+    // One shot: the browser's retry with the same key gets the stored answer.
+    const retry = await pay();
+    expect(retry.status).toBe(200);
+    expect((retry.body.result!.data as { paymentId: string }).paymentId).toBe(rows[0]!.id);
+    await settled(rows[0]!.id);
+  }, 60_000);
+
+  it('every payment was charged exactly once (processor ledger vs app)', async () => {
+    const report = await verifyInvariant({
+      databaseUrl: system.databaseUrl,
+      processorDatabaseUrl: system.processorDatabaseUrl,
+      converged: true,
+      expectedCheckouts: keys.map((idempotencyKey) => ({ tenantId: 'tenant_a', idempotencyKey })),
+    });
+    expect(report.violations).toEqual([]);
+    expect(keys.length).toBe(5);
+  }, 60_000);
+});
