@@ -4,8 +4,11 @@ import { CARD_NUMBER_OF, type IntentPlan } from '../schedule.ts';
 
 /** States after which the page shows a definite end. */
 const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
-/** States in which the customer has to press Retry. */
-const NEEDS_RETRY = new Set(['network_failed', 'store_unavailable', 'rate_limited']);
+/**
+ * States in which the page offers Retry (`checkout-state-panel.tsx`, `retryable`). A lost
+ * answer is `outcome_unknown`: without it here the client never retried after one.
+ */
+const NEEDS_RETRY = new Set(['outcome_unknown', 'store_unavailable', 'rate_limited']);
 
 export interface BrowserClientContext {
   history: History;
