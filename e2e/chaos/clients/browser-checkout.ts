@@ -82,7 +82,16 @@ export async function runBrowserIntent(
     });
   });
   try {
-    await page.goto(ctx.webUrl(), { timeout: 30_000 });
+    // A customer who finds the shop down (the nemesis killed web) reloads a little later.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.goto(ctx.webUrl(), { timeout: 30_000 });
+        break;
+      } catch (error) {
+        if (attempt >= 10 || ctx.history.elapsed() > ctx.deadlineAt()) throw error;
+        await ctx.sleep(2_000);
+      }
+    }
     await page.getByTestId(`merchant-${plan.tenantId}`).click({ timeout: 30_000 });
     await page.getByTestId('merchant-name').waitFor({ timeout: 30_000 });
     for (const line of plan.lines) {
