@@ -143,9 +143,11 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   }
 
   /**
-   * The supervisor keeps an entry for a process that exited (a failed start, a crash) and
-   * finds entries by name, first first: a kill would hit the dead entry and leave the live
-   * process running, and the next start would find its port taken. Clear every entry.
+   * The supervisor forgets a part that crashed or was killed, but still keeps the entry of
+   * a start that failed (died or timed out before it was ready: `start()` rejects and the
+   * entry stays), and finds entries by name, first first: a kill would hit that dead entry
+   * and leave the live process running, and the next start would find its port taken.
+   * Clear every entry.
    */
   const killAll = async (name: string) => {
     while (system.supervisor.names.includes(name)) await system.supervisor.kill(name);

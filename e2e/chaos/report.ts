@@ -15,6 +15,8 @@ export interface RunSummary {
   replay: string;
   intents: number;
   browserIntents: number;
+  /** Browser customers that started before the clients' deadline (the rest never ran). */
+  browserIntentsRun: number;
   durationMs: number;
   /** Intents whose key has a payment in the app, and how many of those are terminal. */
   withPayment: number;
@@ -112,7 +114,7 @@ export function markdownReport(
     '',
     '| | |',
     '|---|---|',
-    `| intents | ${summary.intents} (${summary.browserIntents} in a browser) |`,
+    `| intents | ${summary.intents} (${summary.browserIntents} in a browser, ${summary.browserIntentsRun} of them started) |`,
     `| intents with a payment (terminal) | ${summary.withPayment} (${summary.terminal}) |`,
     `| requests | ${coverage.requests.ok} ok, ${coverage.requests.fail} fail, ${coverage.requests.info} info |`,
     `| payments / ledger entries | ${snapshot.payments.length} / ${snapshot.ledger.length} |`,

@@ -87,6 +87,7 @@ export async function runChaos(
     sleep(faultsStartAt + intent.startAtMs - history.elapsed());
   const http = plan.intents.filter((i) => i.transport !== 'browser');
   const browserIntents = plan.intents.filter((i) => i.transport === 'browser');
+  let browserIntentsRun = 0;
   const clients = Promise.all([
     Promise.all(
       http.map(async (intent) => {
@@ -101,6 +102,7 @@ export async function runChaos(
           await startWhenDue(intent);
           // Past the clients' deadline a customer does not start any more.
           if (history.elapsed() > clientDeadline) return;
+          browserIntentsRun++;
           await runBrowserIntent(options.browser!, intent, ctx).catch((error) =>
             log(`browser ${intent.id} crashed: ${error}`),
           );
@@ -180,6 +182,7 @@ export async function runChaos(
     replay: replayCommand(args),
     intents: plan.intents.length,
     browserIntents: browserIntents.length,
+    browserIntentsRun,
     durationMs: history.elapsed(),
     convergedAfterHealMs,
     check,

@@ -4,8 +4,11 @@ import { CARD_NUMBER_OF, type IntentPlan } from '../schedule.ts';
 
 /** States after which the page shows a definite end. */
 const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
-/** States in which the customer has to press Retry. */
-const NEEDS_RETRY = new Set(['network_failed', 'store_unavailable', 'rate_limited']);
+/**
+ * States in which the page offers Retry (`checkout-state-panel.tsx`, `retryable`). A lost
+ * answer is `outcome_unknown`: without it here the client never retried after one.
+ */
+const NEEDS_RETRY = new Set(['outcome_unknown', 'store_unavailable', 'rate_limited']);
 
 export interface BrowserClientContext {
   history: History;
@@ -79,7 +82,16 @@ export async function runBrowserIntent(
     });
   });
   try {
-    await page.goto(ctx.webUrl(), { timeout: 30_000 });
+    // A customer who finds the shop down (the nemesis killed web) reloads a little later.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.goto(ctx.webUrl(), { timeout: 30_000 });
+        break;
+      } catch (error) {
+        if (attempt >= 10 || ctx.history.elapsed() > ctx.deadlineAt()) throw error;
+        await ctx.sleep(2_000);
+      }
+    }
     await page.getByTestId(`merchant-${plan.tenantId}`).click({ timeout: 30_000 });
     await page.getByTestId('merchant-name').waitFor({ timeout: 30_000 });
     for (const line of plan.lines) {
