@@ -142,15 +142,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   }
 
-  /**
-   * The supervisor forgets a part that crashed or was killed, but still keeps the entry of
-   * a start that failed (died or timed out before it was ready: `start()` rejects and the
-   * entry stays), and finds entries by name, first first: a kill would hit that dead entry
-   * and leave the live process running, and the next start would find its port taken.
-   * Clear every entry.
-   */
-  const killAll = async (name: string) => {
-    while (system.supervisor.names.includes(name)) await system.supervisor.kill(name);
+  // A killed, crashed or failed start leaves no supervisor entry: one kill stops the live part.
+  const killPart = async (name: string) => {
+    if (system.supervisor.names.includes(name)) await system.supervisor.kill(name);
   };
   const restart = async (name: string) => {
     starting.add(name);
@@ -158,7 +152,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       // A start can fail while PostgreSQL is itself restarting: try again, like a supervisor.
       for (let attempt = 1; ; attempt++) {
         try {
-          await killAll(name);
+          await killPart(name);
           if (name === 'web') await system.startWeb();
           else if (name === 'processor') await system.startProcessor();
           else await system.startWorker(Number(name.replace('worker-', '')) - 1);
@@ -200,7 +194,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         paused.delete(name);
       }
       down.add(name);
-      await killAll(name);
+      await killPart(name);
     },
     restart,
     async pause(name) {

@@ -160,4 +160,28 @@ describe('Supervisor', () => {
     expect((error as Error).message).toBe('port 1 is taken: pick another');
     await supervisor.stopAll();
   });
+
+  it('a first start that fails leaves no entry, so the name finds the next live part', async () => {
+    const supervisor = new Supervisor(() => {});
+    const failed = await supervisor
+      .start({
+        name: 'part',
+        command: process.execPath,
+        args: ['-e', 'process.exit(1)'],
+        readyLine: /^ready$/,
+      })
+      .catch((e: Error) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect(supervisor.names).toEqual([]);
+    const live = await supervisor.start({
+      name: 'part',
+      command: process.execPath,
+      args: ['-e', 'console.log("ready"); setInterval(() => {}, 1000)'],
+      readyLine: /^ready$/,
+    });
+    await supervisor.kill('part');
+    expect(isProcessAlive(live.child.pid!)).toBe(false);
+    expect(supervisor.names).toEqual([]);
+    await supervisor.stopAll();
+  });
 });

@@ -212,6 +212,14 @@ export class Supervisor {
     try {
       await Promise.race([readiness, died, timeout]);
       ready = true;
+    } catch (error) {
+      // A first start that failed leaves no entry (a restart's failure is afterCrash's to
+      // count): a later kill or start by name must find the live part, not this dead one.
+      if (!at.restarted) {
+        this.forget(managed);
+        signalGroup(managed.child.pid, 'SIGKILL');
+      }
+      throw error;
     } finally {
       clearTimeout(timer);
     }
