@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiViolations } from '../apps/web/src/server/testing/openapi-contract.ts';
 import { verifyInvariant } from '../apps/worker/src/verify-invariant.ts';
 import { repoRoot } from '../scripts/system/start-system.ts';
+import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
 import {
   loopbackAliasesAvailable,
   type RunningComposeTopology,
@@ -38,11 +39,13 @@ describe.skipIf(!aliases)(
   () => {
     beforeAll(async () => {
       // The image's `next build`: made once for the whole run by test/web-build-global-setup.ts.
-      expect(existsSync(path.join(webDir, '.next', 'BUILD_ID')), 'apps/web/.next is built').toBe(
-        true,
-      );
+      expect(
+        existsSync(path.join(webDir, TEST_NEXT_DIST_DIR, 'BUILD_ID')),
+        `apps/web/${TEST_NEXT_DIST_DIR} is built`,
+      ).toBe(true);
       topology = await startComposeTopology({
         repoRoot,
+        hostEnv: { ONCE_NEXT_DIST_DIR: TEST_NEXT_DIST_DIR },
         log: (line) => {
           logLines.push(line);
           if (verbose) process.stdout.write(`${line}\n`);

@@ -10,6 +10,7 @@ import { spawnEmbeddedPostgres } from '../packages/db/src/embedded-postgres-chil
 import { ensureDatabase, findFreePort } from '../packages/db/src/postgres-admin.ts';
 import { type RunningSystem, startSystem } from '../scripts/system/start-system.ts';
 import type { ManagedProcess, Supervisor } from '../scripts/system/supervisor.ts';
+import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
 import {
   type CheckoutOutcome,
   checkoutUntilAccepted,
@@ -173,9 +174,9 @@ beforeAll(async () => {
     processorPort,
     workerHealthBasePort,
     workerCount: 1,
-    // Reuses apps/web/.next when a build is there (startSystem builds it when not); e2e
-    // builds into its own .next-e2e, so no other suite rebuilds this folder meanwhile.
+    // The tests' build, brought up to date once per run by test/web-build-global-setup.ts.
     skipBuild: true,
+    nextDistDir: TEST_NEXT_DIST_DIR,
     env: {
       // Short waits so in-flight work converges within the test; production keeps defaults.
       WORKER_POLL_INTERVAL_MS: '300',

@@ -1,14 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ensureWebBuild, TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
 
-const webDir = fileURLToPath(new URL('../apps/web', import.meta.url));
-/** The test files that serve the build. */
+/** The test files that serve the production build of the web app. */
 const SERVING_FILES = [
   'test/compose-topology.test.ts',
   'test/postgres-restart.test.ts',
   'scripts/system/chaos-switches.test.ts',
+  'scripts/system/restart.test.ts',
 ];
 
 /**
@@ -27,23 +24,10 @@ function selectedFilesMayNeedIt(): boolean {
 }
 
 /**
- * The production build of the web app (`apps/web/.next`, what the Dockerfile builds) that
- * test/compose-topology and test/postgres-restart serve, made ONCE before any test file runs
- * when it is missing: two files building the same folder at the same time would break both.
- * e2e builds its own `.next-e2e`. Delete `.next` to get a fresh build.
+ * The production build those files serve, brought up to date ONCE before any test file runs:
+ * two files building the same folder at the same time would break both. Playwright serves
+ * the same folder, so `npm test` builds once.
  */
 export default function setup(): void {
-  if (existsSync(path.join(webDir, '.next', 'BUILD_ID'))) return;
-  if (!selectedFilesMayNeedIt()) return;
-  console.log('building apps/web/.next once for the tests that serve it (next build) ...');
-  const result = spawnSync(
-    process.execPath,
-    [path.join(webDir, '../../node_modules/next/dist/bin/next'), 'build'],
-    {
-      cwd: webDir,
-      env: { ...process.env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-      stdio: 'inherit',
-    },
-  );
-  if (result.status !== 0) throw new Error(`next build failed (exit ${result.status})`);
+  if (selectedFilesMayNeedIt()) ensureWebBuild(TEST_NEXT_DIST_DIR);
 }

@@ -1,8 +1,8 @@
 import type { NextConfig } from 'next';
 
 const config: NextConfig = {
-  // The end-to-end tests build into their own folder so a developer's demo build and a
-  // test run never overwrite each other (see e2e/support/global-setup.ts).
+  // The tests build into their own folder so a developer's demo build and a test run never
+  // overwrite each other (see scripts/system/web-build.ts).
   distDir: process.env.ONCE_NEXT_DIST_DIR || '.next',
   // Workspace packages export TypeScript sources.
   transpilePackages: ['@once/api', '@once/db', '@once/idempotency'],

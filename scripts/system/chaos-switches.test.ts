@@ -5,6 +5,7 @@ import { verifyInvariant } from '../../apps/worker/src/verify-invariant.ts';
 import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { type RunningSystem, startSystem } from './start-system.ts';
+import { TEST_NEXT_DIST_DIR } from './web-build.ts';
 
 /**
  * The demo's chaos switches on a real launched system, pressed the way the cockpit presses
@@ -113,6 +114,7 @@ beforeAll(async () => {
     workerHealthBasePort: await findFreePort(),
     workerCount: 1,
     skipBuild: true,
+    nextDistDir: TEST_NEXT_DIST_DIR,
     chaos: true,
     restart: {
       initialDelayMs: 200,

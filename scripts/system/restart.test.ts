@@ -9,6 +9,7 @@ import { isProcessAlive } from '../../packages/db/src/process-alive.ts';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { type RunningSystem, startSystem } from './start-system.ts';
 import type { ManagedProcess, Supervisor } from './supervisor.ts';
+import { TEST_NEXT_DIST_DIR } from './web-build.ts';
 
 /**
  * The launcher's restart policy on a real system: parts really SIGKILLed come back on their
@@ -74,6 +75,7 @@ beforeAll(async () => {
     workerHealthBasePort,
     workerCount: 1,
     skipBuild: true,
+    nextDistDir: TEST_NEXT_DIST_DIR,
     restart: {
       initialDelayMs: 200,
       maxDelayMs: 2_000,

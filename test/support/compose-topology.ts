@@ -40,6 +40,12 @@ export interface ComposeTopologyOptions {
   log?: (line: string) => void;
   /** How long one service may take to pass its health check or finish (one-shot). */
   readyTimeoutMs?: number;
+  /**
+   * Set in every container after the image's and the service's own variables: what only a
+   * test on a developer's machine needs (e.g. which prebuilt web folder stands in for the
+   * image's build).
+   */
+  hostEnv?: Record<string, string>;
 }
 
 export interface ComposeInstance {
@@ -379,6 +385,7 @@ export async function startComposeTopology(
             env[key] = String(plan.ports.get(Number(value)) ?? value);
           else env[key] = resolver.resolve(value);
         }
+        Object.assign(env, options.hostEnv);
         const instance = spawnInstance({ ...plan, env }, cwd, log);
         instances.push(instance);
         return instance;
