@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { verifyInvariant } from '@once/invariant';
 import { ensureDatabase, findFreePort } from '@once/postgres';
 import type { EmbeddedPostgresHandle } from '@once/postgres/embedded';
 import { spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyInvariant } from '../apps/worker/src/verify-invariant.ts';
 import { type RunningSystem, startSystem } from '../scripts/system/start-system.ts';
 import type { ManagedProcess, Supervisor } from '../scripts/system/supervisor.ts';
 import {
