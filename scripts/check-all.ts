@@ -108,7 +108,7 @@ for (const step of steps) {
       totals.skipped += counts.skipped;
       note = `${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`;
       // Trust the report as well as the exit code: a dependency's exit hook once turned a
-      // failing Vitest run into exit 0 (see packages/db/src/embedded-postgres.ts).
+      // failing Vitest run into exit 0 (see packages/postgres/src/embedded-postgres.ts).
       if (counts.failed > 0) ok = false;
       if (counts.passed === 0) {
         ok = false;

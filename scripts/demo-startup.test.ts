@@ -4,8 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findFreePort } from '@once/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../packages/db/src/postgres-admin.ts';
 
 /** `npm run demo`'s start-up failures: one line on stderr saying what to do, exit code 1. */
 const demo = fileURLToPath(new URL('./demo.ts', import.meta.url));

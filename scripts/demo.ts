@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { persistentDataDirFor } from '../packages/db/src/embedded-postgres-placement.ts';
-import { isPortFree } from '../packages/db/src/postgres-admin.ts';
+import { isPortFree } from '@once/postgres';
+import { persistentDataDirFor } from '@once/postgres/embedded';
 import { DEFAULT_RESTART_POLICY } from './system/restart-policy.ts';
 import { repoRoot, startSystem } from './system/start-system.ts';
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { verifyInvariant } from '@once/invariant';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiViolations } from '../apps/web/src/server/testing/openapi-contract.ts';
-import { verifyInvariant } from '../apps/worker/src/verify-invariant.ts';
 import { repoRoot } from '../scripts/system/start-system.ts';
 import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
 import {

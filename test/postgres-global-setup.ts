@@ -1,5 +1,4 @@
-import { spawnEmbeddedPostgres } from '../packages/db/src/embedded-postgres-child.ts';
-import { PostgresStartupError } from '../packages/db/src/embedded-postgres-startup-error.ts';
+import { PostgresStartupError, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 
 /**
  * One throw-away PostgreSQL cluster for the whole test run. Tests never share a

@@ -1,6 +1,6 @@
+import { verifyInvariant } from '@once/invariant';
 import { expect } from '@playwright/test';
 import postgres from 'postgres';
-import { verifyInvariant } from '../../apps/worker/src/verify-invariant.ts';
 import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import type { ShownCheckout } from './checkout-page.ts';
 

@@ -1,5 +1,5 @@
+import { findFreePort } from '@once/postgres';
 import { test } from '@playwright/test';
-import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
 import {
   type RunningSystem,
   type SystemOptions,

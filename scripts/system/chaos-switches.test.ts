@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { verifyInvariant } from '@once/invariant';
+import { findFreePort } from '@once/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyInvariant } from '../../apps/worker/src/verify-invariant.ts';
-import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { type RunningSystem, startSystem } from './start-system.ts';
 import { TEST_NEXT_DIST_DIR } from './web-build.ts';

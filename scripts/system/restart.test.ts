@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { verifyInvariant } from '@once/invariant';
+import { findFreePort, isProcessAlive } from '@once/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyInvariant } from '../../apps/worker/src/verify-invariant.ts';
-import { findFreePort } from '../../packages/db/src/postgres-admin.ts';
-import { isProcessAlive } from '../../packages/db/src/process-alive.ts';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { type RunningSystem, startSystem } from './start-system.ts';
 import type { ManagedProcess, Supervisor } from './supervisor.ts';

@@ -2,13 +2,8 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serverUser, throwAwayDataDir } from '../../packages/db/src/embedded-postgres-placement.ts';
-import { POSTGRES_FAILED_PREFIX } from '../../packages/db/src/embedded-postgres-startup-error.ts';
-import {
-  ensureDatabase,
-  findFreePort,
-  processorDatabaseUrlFor,
-} from '../../packages/db/src/postgres-admin.ts';
+import { ensureDatabase, findFreePort, processorDatabaseUrlFor } from '@once/postgres';
+import { POSTGRES_FAILED_PREFIX, serverUser, throwAwayDataDir } from '@once/postgres/embedded';
 import { type ChaosControl, startChaosControl } from './chaos-control.ts';
 import type { RestartPolicy } from './restart-policy.ts';
 import { type ManagedProcess, Supervisor, type UnexpectedExitHandler } from './supervisor.ts';
@@ -131,7 +126,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     args.push('--database', 'once');
     const pg = await supervisor.start({
       name: 'postgres',
-      ...tsxEntry('packages/db/src/embedded-postgres-process.ts', ...args),
+      ...tsxEntry('packages/postgres/src/embedded-postgres-process.ts', ...args),
       readyLine: /^POSTGRES_READY (\S+)$/,
       failLine: new RegExp(`^${POSTGRES_FAILED_PREFIX}(.*)$`),
       readyTimeoutMs: 60_000,

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { isProcessAlive } from '@once/postgres';
 import { describe, expect, it } from 'vitest';
-import { isProcessAlive } from '../../packages/db/src/process-alive.ts';
 import { StartupError, Supervisor } from './supervisor.ts';
 
 const fixture = fileURLToPath(new URL('./testing/launcher-fixture.ts', import.meta.url));

@@ -3,11 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
-import {
-  type EmbeddedPostgresChild,
-  spawnEmbeddedPostgres,
-} from '../../packages/db/src/embedded-postgres-child.ts';
 import {
   type ComposeService,
   readComposeFile,

@@ -1,7 +1,4 @@
-import {
-  isDiscardedDriverConnectionError,
-  isPostgresNullSocketWrite,
-} from '@once/db/replaceable-pool';
+import { isDiscardedDriverConnectionError, isPostgresNullSocketWrite } from '@once/postgres';
 
 export interface CrashPolicyOptions {
   log: (line: string) => void;

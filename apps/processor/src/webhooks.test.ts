@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { findFreePort } from '@once/db/postgres-admin';
+import { findFreePort } from '@once/postgres';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningProcessor, startProcessor } from './start-processor.ts';

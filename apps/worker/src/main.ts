@@ -1,11 +1,8 @@
 // The worker process: outbox dispatcher, reconciler, idempotency-key sweeper and reaper,
 // and /healthz. Several may run against one database; they coordinate only through it.
 import type { Server } from 'node:http';
-import {
-  createReplaceableDatabaseClient,
-  isPostgresNullSocketWrite,
-  runMigrations,
-} from '@once/db';
+import { createReplaceableDatabaseClient, runMigrations } from '@once/db';
+import { isPostgresNullSocketWrite } from '@once/postgres';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import {

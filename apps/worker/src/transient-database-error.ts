@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/db';
+import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/postgres';
 import type { Log } from './logger.ts';
 
 let onHungQuery: (() => void) | undefined;

@@ -1,4 +1,4 @@
-import { findFreePort } from '@once/db/postgres-admin';
+import { findFreePort } from '@once/postgres';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from './test-support/processes.ts';
 

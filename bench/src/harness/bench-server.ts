@@ -1,4 +1,4 @@
-import { findFreePort } from '@once/db/postgres-admin';
+import { findFreePort } from '@once/postgres';
 import { startNodeProcess } from './server-process.ts';
 
 /** The bench HTTP server (all variants' routes) running in its own process. */

@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createDatabaseClient } from '@once/db';
-import type { EmbeddedPostgresHandle } from '@once/db/embedded-postgres';
-import { spawnEmbeddedPostgres as startEmbeddedPostgres } from '@once/db/embedded-postgres-child';
-import { runMigrations } from '@once/db/migrate';
-import { ensureDatabase, findFreePort } from '@once/db/postgres-admin';
+import { createDatabaseClient, runMigrations } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
+import { ensureDatabase, findFreePort } from '@once/postgres';
+import {
+  type EmbeddedPostgresHandle,
+  spawnEmbeddedPostgres as startEmbeddedPostgres,
+} from '@once/postgres/embedded';
 import postgres from 'postgres';
 
 /** The bench's own durable Postgres cluster with the migrated, seeded app database. */

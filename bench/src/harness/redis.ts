@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { findFreePort } from '@once/db/postgres-admin';
+import { findFreePort } from '@once/postgres';
 
 /** A throw-away Redis without persistence, as the peers are commonly deployed for caches. */
 export interface BenchRedis {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { findFreePort } from '@once/db/postgres-admin';
+import { findFreePort } from '@once/postgres';
 import postgres from 'postgres';
 import { startBenchServer } from '../harness/bench-server.ts';
 import type { ResultRow, ScenarioResult } from '../harness/result-types.ts';

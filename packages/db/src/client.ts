@@ -1,10 +1,14 @@
+import {
+  type CreateDatabaseClientOptions,
+  createReplaceableSql,
+  openPostgresPool,
+  type PoolLog,
+} from '@once/postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
-import { type CreateDatabaseClientOptions, openPostgresPool } from './postgres-pool.ts';
-import { createReplaceableSql, type PoolLog } from './replaceable-pool.ts';
 import * as schema from './schema/index.ts';
 
-export type { CreateDatabaseClientOptions } from './postgres-pool.ts';
+export type { CreateDatabaseClientOptions } from '@once/postgres';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 

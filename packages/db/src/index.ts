@@ -1,7 +1,5 @@
 export * from './api-key.ts';
 export * from './client.ts';
 export * from './migrate.ts';
-export * from './postgres-pool.ts';
-export * from './replaceable-pool.ts';
+export * from './payment-events.ts';
 export * as schema from './schema/index.ts';
-export * from './transient-error.ts';

@@ -1,5 +1,4 @@
-import { openPostgresPool } from '@once/db/postgres-pool';
-import { createReplaceableSql, type PoolLog } from '@once/db/replaceable-pool';
+import { createReplaceableSql, openPostgresPool, type PoolLog } from '@once/postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import * as schema from './schema/index.ts';

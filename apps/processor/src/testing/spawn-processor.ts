@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { findFreePort } from '@once/db/postgres-admin';
+import { findFreePort } from '@once/postgres';
 
 const processorDir = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -12,7 +12,6 @@ import {
   recordReplayedAttempt,
   type Transaction,
 } from '@once/api';
-import { isTransientDatabaseError } from '@once/db';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyError,
@@ -23,6 +22,7 @@ import {
   storedResponseFrom,
   withIdempotency,
 } from '@once/idempotency/fetch';
+import { isTransientDatabaseError } from '@once/postgres';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import {
   API_MAX_BODY_BYTES,

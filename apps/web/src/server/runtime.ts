@@ -8,12 +8,12 @@ import {
 import {
   createReplaceableDatabaseClient,
   type DatabaseClient,
-  isPostgresNullSocketWrite,
   type ReplaceableDatabaseClient,
   requireDatabaseUrl,
   runMigrations,
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
+import { isPostgresNullSocketWrite } from '@once/postgres';
 import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
 import { readWebhookToleranceSeconds } from './webhook-clock-skew.ts';

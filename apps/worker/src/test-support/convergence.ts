@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { verifyInvariant } from '@once/invariant';
 import type postgres from 'postgres';
 import { expect } from 'vitest';
-import { verifyInvariant } from '../verify-invariant.ts';
 
 /** Waits until every listed payment is terminal; returns their statuses by id. */
 export async function waitForTerminal(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { findFreePort } from '@once/db/postgres-admin';
 import type { PaymentStatus } from '@once/db/schema';
+import { findFreePort } from '@once/postgres';
 import {
   createProcessorTestDatabase,
   type ProcessorTestDatabase,

@@ -1,6 +1,6 @@
 // `npm run verify [-- --converged]`: checks the exactly-once invariant from the app's and
 // the processor's databases, prints every violation, exits 1 if there is any.
-import { processorDatabaseUrlFor } from '@once/db/postgres-admin';
+import { processorDatabaseUrlFor } from '@once/postgres';
 import { verifyInvariant } from './verify-invariant.ts';
 
 // Defaults match `npm run demo`: its embedded PostgreSQL, and the processor's database

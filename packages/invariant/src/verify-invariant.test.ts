@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import { createProcessorTestDatabase } from '@once/processor/testing';
+import { createEmptyTestDatabase } from '@once/postgres/testing';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+import { seedCheckout, seedTenants } from './testing-seed.ts';
 import { verifyInvariant } from './verify-invariant.ts';
 
 // The ledger columns the checker reads, as the processor's schema defines them.
@@ -20,9 +20,9 @@ let ledgerDb: { url: string; drop(): Promise<void> };
 let ledger: postgres.Sql;
 
 beforeAll(async () => {
-  app = await createTestDatabase('worker_verify');
+  app = await createTestDatabase('invariant');
   await seedTenants(app.client.sql);
-  ledgerDb = await createProcessorTestDatabase('worker_verify_ledger');
+  ledgerDb = await createEmptyTestDatabase('invariant_ledger');
   ledger = postgres(ledgerDb.url, { max: 1, onnotice: () => {} });
   await ledger.unsafe(LEDGER_DDL);
 });
@@ -138,7 +138,7 @@ describe('verifyInvariant', () => {
     const run = () =>
       spawnSync(
         path.join(repoRoot, 'node_modules/.bin/tsx'),
-        ['apps/worker/src/verify-invariant-cli.ts', '--converged'],
+        ['packages/invariant/src/verify-invariant-cli.ts', '--converged'],
         {
           cwd: repoRoot,
           env: { ...process.env, DATABASE_URL: app.url, PROCESSOR_DATABASE_URL: ledgerDb.url },

@@ -55,7 +55,8 @@ interface LedgerChargeRow {
 }
 
 /**
- * Checks DESIGN.md's invariant from the two databases, for every payment:
+ * Checks the exactly-once invariant (packages/invariant/README.md) from the two databases,
+ * for every payment:
  * - the processor's ledger holds at most one charge per payment and per downstream key;
  * - the app holds exactly one payment per checkout intent (tenant, Idempotency-Key), and
  *   the ledger holds no charge the app has no payment for;

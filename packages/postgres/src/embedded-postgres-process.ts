@@ -6,7 +6,7 @@
  * When it cannot start it prints one `POSTGRES_FAILED <what to do>` line (no stack trace)
  * and exits with code 1.
  *
- *   tsx packages/db/src/embedded-postgres-process.ts --data-dir .data/postgres --port 25432
+ *   tsx packages/postgres/src/embedded-postgres-process.ts --data-dir .data/postgres --port 25432
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';

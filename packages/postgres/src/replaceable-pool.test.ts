@@ -1,32 +1,45 @@
 import { eq } from 'drizzle-orm';
 import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReplaceableDatabaseClient } from './client.ts';
-import { isDiscardedDriverConnectionError, isPostgresNullSocketWrite } from './replaceable-pool.ts';
-import { createTestDatabase, type TestDatabase } from './testing/index.ts';
+import { openPostgresPool } from './postgres-pool.ts';
+import {
+  createReplaceableSql,
+  isDiscardedDriverConnectionError,
+  isPostgresNullSocketWrite,
+} from './replaceable-pool.ts';
+import { createEmptyTestDatabase, type EmptyTestDatabase } from './testing/index.ts';
 
 const documents = pgTable('replaceable_pool_documents', {
   id: text('id').primaryKey(),
   body: jsonb('body').$type<Record<string, string>>().notNull(),
 });
 
-let database: TestDatabase;
+/** Drizzle on a replaceable pool, the way web, worker and processor hold their database. */
+function openReplaceableClient(url: string) {
+  const pool = createReplaceableSql(
+    () => openPostgresPool(url, { applicationName: 'test-replaceable' }),
+    () => {},
+  );
+  return { ...pool, db: drizzle(pool.sql) };
+}
+
+let database: EmptyTestDatabase;
+let admin: postgres.Sql;
 beforeAll(async () => {
-  database = await createTestDatabase('db_replaceable_pool');
-  await database.client
-    .sql`create table replaceable_pool_documents (id text primary key, body jsonb not null)`;
+  database = await createEmptyTestDatabase('db_replaceable_pool');
+  admin = postgres(database.url, { max: 1, onnotice: () => {} });
+  await admin`create table replaceable_pool_documents (id text primary key, body jsonb not null)`;
 });
 afterAll(async () => {
+  await admin?.end();
   await database?.drop();
 });
 
-describe('createReplaceableDatabaseClient', () => {
+describe('createReplaceableSql', () => {
   it('after replace: a new backend, and Drizzle still stores jsonb as an object (not a string)', async () => {
-    const client = createReplaceableDatabaseClient(
-      database.url,
-      { applicationName: 'test-replaceable' },
-      () => {},
-    );
+    const client = openReplaceableClient(database.url);
     try {
       const [before] = await client.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
       client.replace('test');
@@ -49,11 +62,7 @@ describe('createReplaceableDatabaseClient', () => {
     }
   });
   it('keeps answering queries and re-LISTENs after the pool is replaced', async () => {
-    const client = createReplaceableDatabaseClient(
-      database.url,
-      { applicationName: 'test-replaceable' },
-      () => {},
-    );
+    const client = openReplaceableClient(database.url);
     try {
       const heard: string[] = [];
       await client.sql.listen('replaceable_test', (payload) => heard.push(payload));
@@ -67,7 +76,7 @@ describe('createReplaceableDatabaseClient', () => {
 
       const deadline = Date.now() + 10_000;
       while (!heard.includes('after-replace') && Date.now() < deadline) {
-        await database.client.sql`select pg_notify('replaceable_test', 'after-replace')`;
+        await admin`select pg_notify('replaceable_test', 'after-replace')`;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(heard).toContain('after-replace');

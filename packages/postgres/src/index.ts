@@ -1,0 +1,10 @@
+// General PostgreSQL plumbing, no schema: pools with timeouts, the replaceable pool and the
+// postgres.js defects it survives, which errors are worth retrying, the migration runner,
+// and cluster helpers. Embedded PostgreSQL is `@once/postgres/embedded`; throw-away test
+// databases are `@once/postgres/testing`.
+export * from './migration-runner.ts';
+export * from './postgres-admin.ts';
+export * from './postgres-pool.ts';
+export * from './process-alive.ts';
+export * from './replaceable-pool.ts';
+export * from './transient-error.ts';

