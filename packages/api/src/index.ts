@@ -39,13 +39,15 @@ export {
   createApiDependencies,
 } from './dependencies.ts';
 export {
-  CHECKOUT_PROBLEM_TYPE_BASE,
+  API_PROBLEM_TYPE_BASE,
+  ApiError,
+  type ApiErrorCode,
+  apiErrorCatalogue,
   CheckoutError,
-  type CheckoutErrorCode,
-  checkoutErrorCatalogue,
+  isApiError,
   isCheckoutError,
-} from './errors/checkout-error.ts';
-export { checkoutProblemResponse, toTRPCError } from './errors/to-transport-error.ts';
+} from './errors/api-error.ts';
+export { apiErrorToTRPC, apiProblemResponse } from './errors/to-transport-error.ts';
 export {
   type ApplyOutcome,
   applyProcessorEvent,

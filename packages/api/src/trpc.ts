@@ -8,8 +8,8 @@ import { initTRPC } from '@trpc/server';
 import { authenticateRequest } from './auth/authenticate.ts';
 import type { Context } from './context.ts';
 import type { Transaction } from './database.ts';
-import { CheckoutError, isCheckoutError } from './errors/checkout-error.ts';
-import { toTRPCError } from './errors/to-transport-error.ts';
+import { ApiError, isApiError } from './errors/api-error.ts';
+import { apiErrorToTRPC } from './errors/to-transport-error.ts';
 
 /** Issues of a failed input parse (zod via Standard Schema), if that is what failed. */
 function inputIssues(cause: unknown): unknown[] | undefined {
@@ -26,7 +26,7 @@ const t = initTRPC
   .create({
     /**
      * Every error carries a stable, lower-case `data.code` a client can switch on: the
-     * CheckoutError code, the idempotency code, `invalid_input`, or the tRPC code lower-cased.
+     * ApiError code, the idempotency code, `invalid_input`, or the tRPC code lower-cased.
      * `data.idempotency` ({ code, retryAfterSeconds }) comes from the idempotency package.
      */
     errorFormatter(opts) {
@@ -34,7 +34,7 @@ const t = initTRPC
       const { error } = opts;
       const cause = error.cause;
       const issues = error.code === 'BAD_REQUEST' ? inputIssues(cause) : undefined;
-      const code = isCheckoutError(cause)
+      const code = isApiError(cause)
         ? cause.code
         : (idempotencyErrorData(error)?.code ??
           (issues ? 'invalid_input' : shape.data.code.toLowerCase()));
@@ -44,7 +44,7 @@ const t = initTRPC
           ...shape.data,
           code,
           trpcCode: shape.data.code,
-          details: isCheckoutError(cause) ? (cause.details ?? null) : null,
+          details: isApiError(cause) ? (cause.details ?? null) : null,
           issues: issues ?? null,
         },
       };
@@ -55,18 +55,17 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * Maps a CheckoutError thrown anywhere below it to its TRPCError (the one mapping lives in
- * `errors/checkout-error.ts`), and a failed input parse to `invalid_input`. It sits OUTSIDE
- * the idempotency plugin on purpose: inside, the plugin sees a non-TRPC error and releases
- * the key, so refused input (unknown product, empty cart) is never stored and the client may
- * fix the cart and retry.
+ * Maps an ApiError thrown anywhere below it to its TRPCError (the one mapping lives in
+ * `errors/api-error.ts`), and a failed input parse to `invalid_input`. Whether such a refusal
+ * is stored under an idempotency key is NOT decided here: the guard's `errorOutcome` says so
+ * (refused input releases the key; see `idempotencyGuard`).
  */
 const mapDomainErrors = t.middleware(async ({ next }) => {
   const result = await next();
   if (result.ok) return result;
-  if (isCheckoutError(result.error.cause)) throw toTRPCError(result.error.cause);
+  if (isApiError(result.error.cause)) throw apiErrorToTRPC(result.error.cause);
   const issues = result.error.code === 'BAD_REQUEST' ? inputIssues(result.error.cause) : undefined;
-  if (issues) throw toTRPCError(new CheckoutError('invalid_input', 'Invalid input', { issues }));
+  if (issues) throw apiErrorToTRPC(new ApiError('invalid_input', 'Invalid input', { issues }));
   return result;
 });
 
@@ -100,7 +99,7 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
  * session is refused with FORBIDDEN / `operator_required` before anything is read.
  */
 export const operatorProcedure = authedProcedure.use(({ ctx, next }) => {
-  if (ctx.role !== 'operator') throw new CheckoutError('operator_required');
+  if (ctx.role !== 'operator') throw new ApiError('operator_required');
   return next();
 });
 
@@ -116,6 +115,10 @@ const idempotencyPlugin = createIdempotencyPlugin<
   getPrincipal: (ctx) => ctx.principal,
   getRequestHeaders: (ctx) => ctx.headers,
   getResponseHeaders: (ctx) => ctx.resHeaders,
+  // A refusal of the API (unknown product, empty cart, ...) says the request was wrong and
+  // nothing happened: release the key so the client may fix the cart and resend it. Any other
+  // 4xx a procedure throws is a deliberate outcome, stored and replayed.
+  errorOutcome: (error) => (isApiError(error.cause) ? 'release' : 'store'),
 });
 
 /**
@@ -131,4 +134,9 @@ const idempotencyPlugin = createIdempotencyPlugin<
  *   .concat(idempotencyGuard)
  *   .mutation(({ ctx, input }) => pay({ ctx, input }));
  */
-export const idempotencyGuard = idempotencyPlugin;
+export const idempotencyGuard = idempotencyPlugin.use(async ({ next }) => {
+  // Inside the guard, so the plugin sees the refusal's own 4xx and applies `errorOutcome`.
+  const result = await next();
+  if (!result.ok && isApiError(result.error.cause)) throw apiErrorToTRPC(result.error.cause);
+  return result;
+});

@@ -1,6 +1,7 @@
 // Public face of the framework-free core. Adapters and the store live in their own entry points.
 export { decideForExistingKey, type ExistingKeyDecision } from './core/decision.ts';
 export {
+  type AtomicExecuteRequest,
   createIdempotency,
   type ExecuteOutcome,
   type ExecuteRequest,
@@ -19,7 +20,7 @@ export {
   LeaseLostError,
   PROBLEM_TYPE_BASE,
 } from './core/errors.ts';
-export type { Execution, Phase } from './core/execution.ts';
+export type { AtomicExecution, Execution, Phase } from './core/execution.ts';
 export { computeFingerprint } from './core/fingerprint.ts';
 export {
   IDEMPOTENCY_KEY_HEADER,

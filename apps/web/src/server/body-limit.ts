@@ -1,4 +1,4 @@
-import { CheckoutError } from '@once/api';
+import { ApiError } from '@once/api';
 
 /**
  * Largest request body of the JSON APIs (`POST /api/v1/payments`, `/api/trpc`): 64 KiB. The
@@ -17,12 +17,10 @@ export const WEBHOOK_MAX_BODY_BYTES = 256 * 1024;
  * @example
  * throw payloadTooLarge(API_MAX_BODY_BYTES);
  */
-export function payloadTooLarge(maxBytes: number): CheckoutError {
-  return new CheckoutError(
-    'payload_too_large',
-    `The request body may be at most ${maxBytes} bytes`,
-    { maxBytes },
-  );
+export function payloadTooLarge(maxBytes: number): ApiError {
+  return new ApiError('payload_too_large', `The request body may be at most ${maxBytes} bytes`, {
+    maxBytes,
+  });
 }
 
 /**

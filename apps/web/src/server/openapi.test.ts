@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CHECKOUT_PROBLEM_TYPE_BASE, checkoutErrorCatalogue } from '@once/api';
+import { API_PROBLEM_TYPE_BASE, apiErrorCatalogue } from '@once/api';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { IDEMPOTENCY_ERRORS } from '@once/idempotency';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -223,23 +223,23 @@ describe('the OpenAPI description matches what the REST API answers', () => {
           type: mapping.type,
           status: mapping.status,
         });
-      } else if (code in checkoutErrorCatalogue) {
-        const mapping = checkoutErrorCatalogue[code as keyof typeof checkoutErrorCatalogue];
+      } else if (code in apiErrorCatalogue) {
+        const mapping = apiErrorCatalogue[code as keyof typeof apiErrorCatalogue];
         expect({ code, type, status }).toEqual({
           code,
-          type: `${CHECKOUT_PROBLEM_TYPE_BASE}${code}`,
+          type: `${API_PROBLEM_TYPE_BASE}${code}`,
           status: mapping.status,
         });
       } else {
         // Answered by the route itself before the body is read (size and media type).
         expect(['payload_too_large', 'unsupported_media_type']).toContain(code);
-        expect(type).toBe(`${CHECKOUT_PROBLEM_TYPE_BASE}${code}`);
+        expect(type).toBe(`${API_PROBLEM_TYPE_BASE}${code}`);
       }
     }
     // Every checkout refusal a REST client can meet is documented (session ones, the ops.*
     // role check and the demo's chaos switches are tRPC-only: REST takes only API keys).
     const tRpcOnly = new Set(['demo_login_disabled', 'operator_required']);
-    const restCodes = Object.keys(checkoutErrorCatalogue).filter(
+    const restCodes = Object.keys(apiErrorCatalogue).filter(
       (c) => !tRpcOnly.has(c) && !c.startsWith('chaos_'),
     );
     for (const code of restCodes) expect(problems.has(code), code).toBe(true);

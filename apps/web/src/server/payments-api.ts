@@ -1,7 +1,7 @@
 import {
-  CheckoutError,
-  checkoutProblemResponse,
-  isCheckoutError,
+  ApiError,
+  apiProblemResponse,
+  isApiError,
   normalisePayInput,
   type PayInput,
   type PayOrigin,
@@ -33,16 +33,16 @@ import {
 import type { WebRuntime } from './runtime.ts';
 
 /**
- * Renders CheckoutErrors as problem+json, and a database that is unreachable (down, restarting,
+ * Renders ApiErrors as problem+json, and a database that is unreachable (down, restarting,
  * our connection terminated) as the same fail-closed 503 the key store gives: authentication
  * reads the same database before the key is looked at, nothing ran, and a retry with the same
  * key is safe. Anything else stays a 500 for Next to log.
  */
-async function answeringCheckoutErrors(run: () => Promise<Response>): Promise<Response> {
+async function answeringApiErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
-    if (isCheckoutError(error)) return checkoutProblemResponse(error);
+    if (isApiError(error)) return apiProblemResponse(error);
     if (isTransientDatabaseError(error)) {
       console.log(`web: database unavailable, answering 503: ${String(error)}`);
       return problemDetailsResponse(
@@ -76,7 +76,7 @@ function isJsonContentType(header: string | null): boolean {
 
 function requireJsonContentType(request: Request): void {
   if (isJsonContentType(request.headers.get('content-type'))) return;
-  throw new CheckoutError(
+  throw new ApiError(
     'unsupported_media_type',
     'POST /api/v1/payments accepts only Content-Type: application/json',
     { accepted: [PAYMENTS_MEDIA_TYPE] },
@@ -90,11 +90,11 @@ async function readPayInput(request: Request): Promise<PayInput> {
   try {
     body = JSON.parse(text);
   } catch {
-    throw new CheckoutError('invalid_input', 'The body must be JSON');
+    throw new ApiError('invalid_input', 'The body must be JSON');
   }
   const parsed = payInput.safeParse(body);
   if (!parsed.success) {
-    throw new CheckoutError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
+    throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
   }
   return parsed.data;
 }
@@ -128,7 +128,7 @@ function payResponse(result: PayResult, origin: PayOrigin): Response {
  */
 export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request): Promise<Response> =>
-    answeringCheckoutErrors(async () => {
+    answeringApiErrors(async () => {
       requireJsonContentType(request);
       if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
       const { deps } = await getRuntime();
@@ -214,7 +214,7 @@ async function recordStoredReplay(
  */
 export function createPaymentGetHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request, paymentId: string): Promise<Response> =>
-    answeringCheckoutErrors(async () => {
+    answeringApiErrors(async () => {
       const { deps } = await getRuntime();
       const tenant = await authenticateApiKey(deps.db, request);
       const view = await paymentStatus({

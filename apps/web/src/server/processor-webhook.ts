@@ -1,9 +1,9 @@
 import {
   type ApplyOutcome,
+  apiProblemResponse,
   applyProcessorEvent,
-  checkoutProblemResponse,
   handledProcessorEventTypes,
-  isCheckoutError,
+  isApiError,
   type ProcessorPaymentIntentEvent,
   recordWebhookEvent,
   resolveEventTenant,
@@ -67,7 +67,7 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
     try {
       payload = await readTextWithinLimit(request, WEBHOOK_MAX_BODY_BYTES);
     } catch (error) {
-      if (isCheckoutError(error)) return checkoutProblemResponse(error);
+      if (isApiError(error)) return apiProblemResponse(error);
       throw error;
     }
     const signature = request.headers.get('stripe-signature') ?? '';

@@ -1,4 +1,4 @@
-import { appRouter, CheckoutError, createContext, toTRPCError } from '@once/api';
+import { type ApiError, apiErrorToTRPC, appRouter, createContext, isApiError } from '@once/api';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { API_MAX_BODY_BYTES, readBodyWithinLimit } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
@@ -8,7 +8,7 @@ import type { WebRuntime } from './runtime.ts';
  * `Content-Length`, then counted, so a chunked body cannot pass either), or the refusal to
  * answer instead. GET and HEAD carry their input in the URL, which the HTTP server bounds.
  */
-async function boundedRequest(req: Request): Promise<Request | CheckoutError> {
+async function boundedRequest(req: Request): Promise<Request | ApiError> {
   if (req.method === 'GET' || req.method === 'HEAD' || req.body === null) return req;
   try {
     const body = await readBodyWithinLimit(req, API_MAX_BODY_BYTES);
@@ -17,7 +17,7 @@ async function boundedRequest(req: Request): Promise<Request | CheckoutError> {
     headers.set('content-length', String(body.byteLength));
     return new Request(req.url, { method: req.method, headers, body, signal: req.signal });
   } catch (error) {
-    if (error instanceof CheckoutError) return error;
+    if (isApiError(error)) return error;
     throw error;
   }
 }
@@ -35,7 +35,7 @@ async function boundedRequest(req: Request): Promise<Request | CheckoutError> {
 export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoint = '/api/trpc') {
   return async (req: Request): Promise<Response> => {
     const bounded = await boundedRequest(req);
-    if (bounded instanceof CheckoutError) return refuseInTrpcShape(req, endpoint, bounded);
+    if (isApiError(bounded)) return refuseInTrpcShape(req, endpoint, bounded);
     const { deps } = await getRuntime();
     return fetchRequestHandler({
       endpoint,
@@ -56,11 +56,7 @@ export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoin
  * batch or not, the router's error formatter): the context cannot be created, so no procedure
  * runs and no input is read. The body is not passed on.
  */
-function refuseInTrpcShape(
-  req: Request,
-  endpoint: string,
-  refusal: CheckoutError,
-): Promise<Response> {
+function refuseInTrpcShape(req: Request, endpoint: string, refusal: ApiError): Promise<Response> {
   const headers = new Headers(req.headers);
   headers.delete('content-length');
   headers.delete('transfer-encoding');
@@ -69,7 +65,7 @@ function refuseInTrpcShape(
     req: new Request(req.url, { method: req.method, headers }),
     router: appRouter,
     createContext: () => {
-      throw toTRPCError(refusal);
+      throw apiErrorToTRPC(refusal);
     },
   });
 }

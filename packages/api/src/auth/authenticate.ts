@@ -1,7 +1,7 @@
 import { type Database, hashApiKey } from '@once/db';
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
-import { CheckoutError } from '../errors/checkout-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 import {
   readCookie,
   SESSION_COOKIE_NAME,
@@ -58,10 +58,10 @@ export async function authenticateRequest(input: {
   const authorization = input.headers.get('authorization');
   if (authorization !== null) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!match) throw new CheckoutError('invalid_credentials', 'Malformed Authorization header');
+    if (!match) throw new ApiError('invalid_credentials', 'Malformed Authorization header');
     const apiKeySha256 = hashApiKey(match[1]!);
     const tenant = await findTenantByApiKeyHash(input.db, apiKeySha256);
-    if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown API key');
+    if (!tenant) throw new ApiError('invalid_credentials', 'Unknown API key');
     return {
       tenantId: tenant.id,
       tenantName: tenant.name,
@@ -74,14 +74,14 @@ export async function authenticateRequest(input: {
   if (cookie !== undefined) {
     const claims = verifySessionValue(cookie, input.sessionSecret, input.now);
     if (claims === undefined) {
-      throw new CheckoutError('invalid_credentials', 'Session expired or invalid');
+      throw new ApiError('invalid_credentials', 'Session expired or invalid');
     }
     const [tenant] = await input.db
       .select({ id: tenants.id, name: tenants.name })
       .from(tenants)
       .where(eq(tenants.id, claims.tenantId))
       .limit(1);
-    if (!tenant) throw new CheckoutError('invalid_credentials', 'Session names no tenant');
+    if (!tenant) throw new ApiError('invalid_credentials', 'Session names no tenant');
     return {
       tenantId: tenant.id,
       tenantName: tenant.name,
@@ -90,5 +90,5 @@ export async function authenticateRequest(input: {
       principal: `session:${claims.sessionId}`,
     };
   }
-  throw new CheckoutError('unauthenticated');
+  throw new ApiError('unauthenticated');
 }

@@ -2,7 +2,7 @@ import type { CartLine } from '@once/db/schema';
 import { products } from '@once/db/schema';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Queryable } from '../database.ts';
-import { CheckoutError } from '../errors/checkout-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 
 export const MIN_LINE_QUANTITY = 1;
 export const MAX_LINE_QUANTITY = 99;
@@ -33,7 +33,7 @@ export async function priceCart(
   tenantId: string,
   requested: readonly RequestedLine[],
 ): Promise<PricedCart> {
-  if (requested.length === 0) throw new CheckoutError('empty_cart');
+  if (requested.length === 0) throw new ApiError('empty_cart');
   const quantities = new Map<string, number>();
   for (const line of requested) {
     quantities.set(line.productId, (quantities.get(line.productId) ?? 0) + line.quantity);
@@ -44,7 +44,7 @@ export async function priceCart(
       quantity < MIN_LINE_QUANTITY ||
       quantity > MAX_LINE_QUANTITY
     ) {
-      throw new CheckoutError(
+      throw new ApiError(
         'quantity_out_of_range',
         `Quantity of "${productId}" must be between ${MIN_LINE_QUANTITY} and ${MAX_LINE_QUANTITY}`,
         { productId, quantity, min: MIN_LINE_QUANTITY, max: MAX_LINE_QUANTITY },
@@ -63,7 +63,7 @@ export async function priceCart(
   for (const [productId, quantity] of quantities) {
     const product = byId.get(productId);
     if (!product) {
-      throw new CheckoutError('unknown_product', `No product "${productId}" in this catalogue`, {
+      throw new ApiError('unknown_product', `No product "${productId}" in this catalogue`, {
         productId,
       });
     }
@@ -72,13 +72,13 @@ export async function priceCart(
 
   const currencies = new Set(rows.map((row) => row.currency));
   if (currencies.size !== 1) {
-    throw new CheckoutError('mixed_currency', 'All products of one payment must share a currency', {
+    throw new ApiError('mixed_currency', 'All products of one payment must share a currency', {
       currencies: [...currencies].sort(),
     });
   }
   const amount = lines.reduce((sum, line) => sum + line.unitAmount * line.quantity, 0);
   if (amount > MAX_AMOUNT) {
-    throw new CheckoutError('amount_out_of_range', `The total may not exceed ${MAX_AMOUNT}`, {
+    throw new ApiError('amount_out_of_range', `The total may not exceed ${MAX_AMOUNT}`, {
       amount,
       max: MAX_AMOUNT,
     });

@@ -1,29 +1,25 @@
 import { TRPCError } from '@trpc/server';
-import {
-  CHECKOUT_PROBLEM_TYPE_BASE,
-  type CheckoutError,
-  isCheckoutError,
-} from './checkout-error.ts';
+import { API_PROBLEM_TYPE_BASE, type ApiError, isApiError } from './api-error.ts';
 
 /**
- * CheckoutError -> TRPCError. The CheckoutError stays the `cause`, so the error formatter can
+ * ApiError -> TRPCError. The ApiError stays the `cause`, so the error formatter can
  * expose its stable `code` and `details`.
  */
-export function toTRPCError(error: unknown): unknown {
-  if (!isCheckoutError(error)) return error;
+export function apiErrorToTRPC(error: unknown): unknown {
+  if (!isApiError(error)) return error;
   return new TRPCError({ code: error.trpcCode, message: error.message, cause: error });
 }
 
 /**
- * CheckoutError -> RFC 9457 `application/problem+json` response for the REST routes.
+ * ApiError -> RFC 9457 `application/problem+json` response for the REST routes.
  *
  * @example
- * catch (e) { if (isCheckoutError(e)) return checkoutProblemResponse(e); throw e; }
+ * catch (e) { if (isApiError(e)) return apiProblemResponse(e); throw e; }
  */
-export function checkoutProblemResponse(error: CheckoutError): Response {
+export function apiProblemResponse(error: ApiError): Response {
   return new Response(
     JSON.stringify({
-      type: `${CHECKOUT_PROBLEM_TYPE_BASE}${error.code}`,
+      type: `${API_PROBLEM_TYPE_BASE}${error.code}`,
       title: error.message,
       status: error.status,
       code: error.code,

@@ -1,12 +1,7 @@
 import { AtomicKeyConflictError, IdempotencyError } from './errors.ts';
-import type { Execution, Phase } from './execution.ts';
+import type { AtomicExecution } from './execution.ts';
 import { assertStorable } from './response-size.ts';
-import {
-  type IdempotencyStore,
-  INITIAL_RECOVERY_POINT,
-  type KeyIdentity,
-  type StoredResponse,
-} from './types.ts';
+import type { IdempotencyStore, KeyIdentity, StoredResponse } from './types.ts';
 
 /** Retry-After for a duplicate that waited past `lock_timeout` on the first one's transaction. */
 export const ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS = 1;
@@ -26,16 +21,13 @@ const NEVER_ABORTED = new AbortController().signal;
  * The execution of an atomic-mode attempt: it holds nothing. `complete(tx, ...)` inserts the key
  * already completed inside the caller's transaction; the primary key picks one winner among
  * racing duplicates. No recovery points: an atomic handler is one transaction by definition.
- * Internal: handlers see `Execution`.
+ * Internal: handlers see `AtomicExecution`.
  */
-export class AtomicExecution<TTx> implements Execution<TTx> {
+export class AtomicKeyExecution<TTx> implements AtomicExecution<TTx> {
   readonly active = true;
   readonly tenantId: string;
   readonly operation: string;
   readonly key: string;
-  readonly recoveryPoint = INITIAL_RECOVERY_POINT;
-  readonly recoveryData = null;
-  readonly resumed = false;
   readonly signal = NEVER_ABORTED;
   /** How the last `complete` ended; the engine reads it whatever error the handler surfaces. */
   completion: 'none' | 'inserted' | 'conflict' | 'lock_timeout' = 'none';
@@ -67,19 +59,5 @@ export class AtomicExecution<TTx> implements Execution<TTx> {
         retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
       });
     }
-  }
-
-  async advance(): Promise<void> {
-    throw new Error(
-      `${this.operation} runs in atomic mode: recovery points need the leased mode (mode: 'leased')`,
-    );
-  }
-
-  async renew(): Promise<void> {}
-
-  async runPhases(_phases: Record<string, Phase<TTx>>): Promise<StoredResponse> {
-    throw new Error(
-      `${this.operation} runs in atomic mode: phases need the leased mode (mode: 'leased')`,
-    );
   }
 }

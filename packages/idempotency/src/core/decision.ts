@@ -1,4 +1,4 @@
-import type { KeyRecord } from './types.ts';
+import type { KeyLookup, KeyRecord } from './types.ts';
 
 /** Seconds a client should wait before retrying a key whose outcome is being reconciled. */
 export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
@@ -56,4 +56,18 @@ export function decideForExistingKey(record: KeyRecord, fingerprint: string): Ex
 function secondsUntil(until: Date | null, now: Date): number {
   if (!until) return 1;
   return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
+}
+
+/**
+ * Atomic mode: may a new attempt with `fingerprint` overwrite the row its lookup found? The
+ * store's `writable` says the row is finished or an expired lease that committed nothing
+ * (`atomicMayTakeOver` in the store's key state machine); on top of that an expired lease is
+ * never taken over by a DIFFERENT request (that is a reused key: 422). The TypeScript twin of
+ * the store's `sameRequestUnlessFinished`, which the in-transaction insert checks itself.
+ */
+export function mayOverwriteFoundKey(found: KeyLookup, fingerprint: string): boolean {
+  return (
+    found.writable &&
+    (found.record.state !== 'in_progress' || found.record.fingerprint === fingerprint)
+  );
 }

@@ -18,7 +18,10 @@ export type IdempotencyErrorCode =
   | 'idempotency_store_unavailable'
   | 'idempotency_rate_limited'
   | 'idempotency_lease_lost'
-  | 'idempotency_response_too_large';
+  | 'idempotency_response_too_large'
+  | 'idempotency_outcome_ambiguous'
+  | 'idempotency_key_conflict'
+  | 'idempotency_completion_missing';
 
 /**
  * tRPC error code names used by the mapping (kept as strings so core imports no framework).
@@ -121,6 +124,27 @@ export const IDEMPOTENCY_ERRORS: Readonly<Record<IdempotencyErrorCode, ErrorMapp
     'The response is larger than the idempotency store accepts',
     'idempotency_response_too_large',
   ),
+  // The three below are signals inside a request, not refusals a client normally sees: the
+  // engine turns an ambiguous outcome into `idempotency_outcome_unknown` (leased mode) and a
+  // key conflict into a replay. They map to what a client gets if one ever escapes.
+  idempotency_outcome_ambiguous: mapping(
+    500,
+    'INTERNAL_SERVER_ERROR',
+    'The outcome of a side effect is unknown',
+    'idempotency_outcome_ambiguous',
+  ),
+  idempotency_key_conflict: mapping(
+    409,
+    'CONFLICT',
+    'A concurrent request with this Idempotency-Key committed first; roll back',
+    'idempotency_key_conflict',
+  ),
+  idempotency_completion_missing: mapping(
+    500,
+    'INTERNAL_SERVER_ERROR',
+    'The handler returned without storing its response',
+    'idempotency_completion_missing',
+  ),
 };
 
 /**
@@ -154,7 +178,7 @@ export class IdempotencyError extends Error {
  *
  * @example
  * try { await db.transaction((tx) => exec.complete(tx, response)); }
- * catch (e) { if (e instanceof LeaseLostError) console.warn('taken over'); }
+ * catch (e) { if (isIdempotencyError(e, 'idempotency_lease_lost')) console.warn('taken over'); }
  */
 export class LeaseLostError extends IdempotencyError {
   constructor(message = IDEMPOTENCY_ERRORS.idempotency_lease_lost.title) {
@@ -172,31 +196,37 @@ export class LeaseLostError extends IdempotencyError {
  * try { await processor.charge(...); }
  * catch (e) { if (isTimeout(e)) throw new AmbiguousOutcomeError('charge timed out', { cause: e }); throw e; }
  */
-export class AmbiguousOutcomeError extends Error {
-  readonly _tag: 'AmbiguousOutcomeError' = 'AmbiguousOutcomeError';
+export class AmbiguousOutcomeError extends IdempotencyError {
   constructor(
-    message = 'The outcome of a side effect is unknown',
+    message = IDEMPOTENCY_ERRORS.idempotency_outcome_ambiguous.title,
     options: { cause?: unknown } = {},
   ) {
-    super(message, { cause: options.cause });
+    super('idempotency_outcome_ambiguous', { message, cause: options.cause });
     this.name = 'AmbiguousOutcomeError';
   }
 }
 
 /**
- * Narrow an unknown error to `IdempotencyError` (works across duplicated module copies).
+ * THE way to test an error of this package: narrow an unknown error to `IdempotencyError`,
+ * optionally with one `code`. Every error class here is an `IdempotencyError` with a stable
+ * code, so this and `instanceof IdempotencyError` agree; this also works across duplicated
+ * module copies (it checks a tag).
  *
  * @example
  * if (isIdempotencyError(e)) return problemDetailsResponse(e);
+ * if (isIdempotencyError(e, 'idempotency_lease_lost')) console.warn('taken over');
  */
-export function isIdempotencyError(value: unknown): value is IdempotencyError {
-  return (
+export function isIdempotencyError(
+  value: unknown,
+  code?: IdempotencyErrorCode,
+): value is IdempotencyError {
+  const tagged =
     value instanceof IdempotencyError ||
     (typeof value === 'object' &&
       value !== null &&
       (value as { _tag?: unknown })._tag === 'IdempotencyError' &&
-      typeof (value as { code?: unknown }).code === 'string')
-  );
+      typeof (value as { code?: unknown }).code === 'string');
+  return tagged && (code === undefined || (value as IdempotencyError).code === code);
 }
 
 /**
@@ -207,10 +237,9 @@ export function isIdempotencyError(value: unknown): value is IdempotencyError {
  * @example
  * await db.transaction(async (tx) => { await pay(tx); await exec.complete(tx, response); }); // may throw AtomicKeyConflictError
  */
-export class AtomicKeyConflictError extends Error {
-  readonly _tag: 'AtomicKeyConflictError' = 'AtomicKeyConflictError';
+export class AtomicKeyConflictError extends IdempotencyError {
   constructor() {
-    super('A concurrent request with this Idempotency-Key committed first; roll back');
+    super('idempotency_key_conflict');
     this.name = 'AtomicKeyConflictError';
   }
 }
@@ -223,12 +252,11 @@ export class AtomicKeyConflictError extends Error {
  * @example
  * // wrong in atomic mode: return Response.json(ok) without exec.complete(tx, ...)
  */
-export class AtomicCompletionMissingError extends Error {
-  readonly _tag: 'AtomicCompletionMissingError' = 'AtomicCompletionMissingError';
+export class AtomicCompletionMissingError extends IdempotencyError {
   constructor(operation: string) {
-    super(
-      `Operation "${operation}" runs in atomic idempotency mode but its handler returned without calling exec.complete(tx, response) inside its transaction; nothing was stored`,
-    );
+    super('idempotency_completion_missing', {
+      message: `Operation "${operation}" runs in atomic idempotency mode but its handler returned without calling exec.complete(tx, response) inside its transaction; nothing was stored`,
+    });
     this.name = 'AtomicCompletionMissingError';
   }
 }

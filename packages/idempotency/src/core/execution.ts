@@ -9,7 +9,7 @@ import {
 } from './types.ts';
 
 /**
- * One atomic phase: runs inside its own transaction with at most one external side effect,
+ * One phase of a multi-step operation (Brandur Leach's "atomic phase"; leased mode only): runs inside its own transaction with at most one external side effect,
  * and returns `advanceTo(...)` or `respond(...)`.
  *
  * @example
@@ -18,8 +18,10 @@ import {
 export type Phase<TTx> = (tx: TTx, exec: Execution<TTx>) => Promise<PhaseResult>;
 
 /**
- * What a handler gets while it holds a key (or a passthrough when no key was sent and none is
- * required). All writes are guarded by this attempt's owner token.
+ * What an atomic-mode handler gets: it holds nothing, so there is no lease to renew and no
+ * recovery point to advance; `complete(tx, response)` inserts the key already completed
+ * inside the handler's ONE transaction. Calling `advance` or `runPhases` on it does not
+ * compile.
  *
  * @example
  * await db.transaction(async (tx) => {
@@ -27,17 +29,33 @@ export type Phase<TTx> = (tx: TTx, exec: Execution<TTx>) => Promise<PhaseResult>
  *   await exec.complete(tx, { status: 201, headers: {}, body: JSON.stringify(payment) });
  * });
  */
-export interface Execution<TTx> {
+export interface AtomicExecution<TTx> {
   readonly active: boolean;
   readonly tenantId: string;
   readonly operation: string;
   readonly key: string | undefined;
+  /** Aborted when the attempt lost its key (never, in atomic mode). */
+  readonly signal: AbortSignal;
+  complete(tx: TTx, response: StoredResponse): Promise<void>;
+}
+
+/**
+ * What a handler gets while it holds a key in leased mode (or a passthrough when no key was
+ * sent and none is required): everything of `AtomicExecution` plus recovery points and the
+ * lease. All writes are guarded by this attempt's owner token.
+ *
+ * @example
+ * await db.transaction(async (tx) => {
+ *   await tx.insert(payments).values(payment);
+ *   await exec.complete(tx, { status: 201, headers: {}, body: JSON.stringify(payment) });
+ * });
+ */
+export interface Execution<TTx> extends AtomicExecution<TTx> {
   readonly recoveryPoint: string;
   readonly recoveryData: unknown;
   readonly resumed: boolean;
-  readonly signal: AbortSignal;
-  complete(tx: TTx, response: StoredResponse): Promise<void>;
   advance(tx: TTx, recoveryPoint: string, data?: unknown): Promise<void>;
+  /** Extend this attempt's lease now (the heartbeat does it on its own by default). */
   renew(): Promise<void>;
   runPhases(phases: Record<string, Phase<TTx>>): Promise<StoredResponse>;
 }

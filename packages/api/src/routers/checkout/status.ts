@@ -1,7 +1,7 @@
 import { payments, terminalPaymentStatuses } from '@once/db/schema';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
-import { CheckoutError } from '../../errors/checkout-error.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import type { PaymentView, StatusInput } from './status.types.ts';
 
 export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
@@ -46,6 +46,6 @@ export async function status({
       ),
     )
     .limit(1);
-  if (!row) throw new CheckoutError('payment_not_found', undefined, { paymentId: input.paymentId });
+  if (!row) throw new ApiError('payment_not_found', undefined, { paymentId: input.paymentId });
   return toPaymentView(row);
 }

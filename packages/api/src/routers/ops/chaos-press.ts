@@ -12,7 +12,7 @@ import {
 } from '../../chaos/chaos-switchboard.ts';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
-import { CheckoutError } from '../../errors/checkout-error.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import type { ChaosPressInput, ChaosPressResult } from './chaos.types.ts';
 
 /** A dropped-answer mark is good for an hour: long enough to walk to the checkout tab. */
@@ -67,7 +67,7 @@ export async function chaosPress({
   input: ChaosPressInput;
 }): Promise<ChaosPressResult> {
   const { chaos } = ctx;
-  if (!chaos) throw new CheckoutError('chaos_switches_disabled');
+  if (!chaos) throw new ApiError('chaos_switches_disabled');
   const name = input.switch;
   let did: string;
   try {
@@ -99,7 +99,7 @@ export async function chaosPress({
     }
   } catch (error) {
     if (error instanceof ChaosSwitchError) {
-      throw new CheckoutError('chaos_switch_failed', error.message);
+      throw new ApiError('chaos_switch_failed', error.message);
     }
     throw error;
   }

@@ -2,7 +2,7 @@ import { paymentEvents, payments, tenants } from '@once/db/schema';
 import { and, asc, eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
-import { CheckoutError } from '../../errors/checkout-error.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import {
   type ProcessorLedger,
   ProcessorUnreachableError,
@@ -34,7 +34,7 @@ export async function paymentTimeline({
     .innerJoin(tenants, eq(tenants.id, payments.tenantId))
     .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
     .limit(1);
-  if (!row) throw new CheckoutError('payment_not_found', undefined, { paymentId: input.paymentId });
+  if (!row) throw new ApiError('payment_not_found', undefined, { paymentId: input.paymentId });
   const { payment, processorAccountId } = row;
   const events = await ctx.db
     .select()

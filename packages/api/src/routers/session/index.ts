@@ -1,6 +1,6 @@
 import { authenticateRequest } from '../../auth/authenticate.ts';
 import { sessionClearCookie } from '../../auth/session-cookie.ts';
-import { isCheckoutError } from '../../errors/checkout-error.ts';
+import { isApiError } from '../../errors/api-error.ts';
 import { createTRPCRouter, publicProcedure } from '../../trpc.ts';
 import { startSession } from './start.ts';
 import { type SessionView, startSessionInput } from './start.types.ts';
@@ -25,7 +25,7 @@ export const sessionRouter = createTRPCRouter({
       });
       return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
     } catch (error) {
-      if (isCheckoutError(error)) return null;
+      if (isApiError(error)) return null;
       throw error;
     }
   }),

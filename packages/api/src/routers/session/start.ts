@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { findTenantByApiKey } from '../../auth/authenticate.ts';
 import { type SessionRole, sessionSetCookie, signSessionValue } from '../../auth/session-cookie.ts';
 import type { Database } from '../../database.ts';
-import { CheckoutError } from '../../errors/checkout-error.ts';
+import { ApiError } from '../../errors/api-error.ts';
 import type { SessionView, StartSessionInput } from './start.types.ts';
 
 export interface StartSessionContext {
@@ -37,16 +37,16 @@ export async function startSession({
     // Whoever holds the merchant's API key is the merchant: an operator.
     role = 'operator';
     tenant = await findTenantByApiKey(ctx.db, input.apiKey);
-    if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown API key');
+    if (!tenant) throw new ApiError('invalid_credentials', 'Unknown API key');
   } else {
-    if (!ctx.allowDemoLogin) throw new CheckoutError('demo_login_disabled');
+    if (!ctx.allowDemoLogin) throw new ApiError('demo_login_disabled');
     role = input.role ?? 'shopper';
     [tenant] = await ctx.db
       .select({ id: tenants.id, name: tenants.name })
       .from(tenants)
       .where(eq(tenants.id, input.demoTenantId))
       .limit(1);
-    if (!tenant) throw new CheckoutError('invalid_credentials', 'Unknown demo tenant');
+    if (!tenant) throw new ApiError('invalid_credentials', 'Unknown demo tenant');
   }
   ctx.resHeaders.append(
     'set-cookie',

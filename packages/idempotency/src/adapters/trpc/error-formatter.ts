@@ -46,8 +46,11 @@ export function idempotencyErrorFormatter<TShape extends { data: object }>(opts:
   };
 }
 
-/** Map an `IdempotencyError` to the `TRPCError` of the mapping table, keeping it as `cause`. */
-export function toTrpcError(error: IdempotencyError): TRPCError {
+/**
+ * The one mapping of an `IdempotencyError` to a `TRPCError` (code from `IDEMPOTENCY_ERRORS`),
+ * keeping the error as `cause` for `idempotencyErrorData`.
+ */
+export function idempotencyErrorToTRPC(error: IdempotencyError): TRPCError {
   return new TRPCError({
     code: IDEMPOTENCY_ERRORS[error.code].trpcCode,
     message: error.message,

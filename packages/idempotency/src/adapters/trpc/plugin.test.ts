@@ -17,7 +17,7 @@ type Context = { tenantId: string; headers: Headers; resHeaders: Headers };
 
 let t: IdempotencyTestDatabase;
 let handle: (request: Request) => Promise<Response>;
-const runs = { pay: 0, decline: 0, crash: 0, atomicPay: 0, atomicDecline: 0 };
+const runs = { pay: 0, decline: 0, refuse: 0, crash: 0, atomicPay: 0, atomicDecline: 0 };
 let openGate!: () => void;
 const gate = new Promise<void>((resolve) => {
   openGate = resolve;
@@ -38,6 +38,8 @@ beforeAll(async () => {
     getTenantId: (ctx) => ctx.tenantId,
     getRequestHeaders: (ctx) => ctx.headers,
     getResponseHeaders: (ctx) => ctx.resHeaders,
+    // Refused input is not an outcome: the client may fix it and resend under the same key.
+    errorOutcome: (error) => (error.code === 'BAD_REQUEST' ? 'release' : 'store'),
   });
   const router = trpc.router({
     pay: trpc.procedure
@@ -88,6 +90,13 @@ beforeAll(async () => {
       .mutation(() => {
         runs.decline++;
         throw new TRPCError({ code: 'PAYMENT_REQUIRED', message: 'card_declined' });
+      }),
+    refuse: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.refuse' } })
+      .concat(idempotent)
+      .mutation(() => {
+        runs.refuse++;
+        throw new TRPCError({ code: 'BAD_REQUEST', message: 'empty_cart' });
       }),
     crash: trpc.procedure
       .meta({ idempotency: { operation: 'checkout.crash' } })
@@ -218,6 +227,15 @@ describe('tRPC idempotency plugin', () => {
     const again = await call('crash', null, { 'idempotency-key': 'k-crash' });
     expect(again.status).toBe(500);
     expect(runs.crash).toBe(2);
+  });
+
+  it('errorOutcome "release": a refused 4xx is not stored and the same key runs again', async () => {
+    const first = await call('refuse', null, { 'idempotency-key': 'k-refuse' });
+    const second = await call('refuse', null, { 'idempotency-key': 'k-refuse' });
+    expect(first.status).toBe(400);
+    expect(second.status).toBe(400);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(runs.refuse).toBe(2);
   });
 
   it('answers CONFLICT with Retry-After and data.idempotency while the first call runs', async () => {

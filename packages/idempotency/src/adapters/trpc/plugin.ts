@@ -1,7 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { Idempotency } from '../../core/engine.ts';
-import { AmbiguousOutcomeError, IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
+import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import {
@@ -10,7 +10,7 @@ import {
   parseIdempotencyKey,
 } from '../../core/key.ts';
 import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
-import { toTrpcError } from './error-formatter.ts';
+import { idempotencyErrorToTRPC } from './error-formatter.ts';
 import { replayMiddlewareResult } from './replay-result.ts';
 
 /**
@@ -62,6 +62,14 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
   getRequestHeaders?: (ctx: TContext) => Headers | undefined;
   getKey?: (ctx: TContext) => string | null | undefined;
   getResponseHeaders?: (ctx: TContext) => Headers | undefined;
+  /**
+   * What a procedure's client error (4xx) does to its key: `'store'` keeps it as a deliberate
+   * outcome (a declined card) and replays it to every retry; `'release'` lets the key run
+   * again (refused input the client may fix and resend). A 5xx always releases. Only leased
+   * mode stores: in atomic mode nothing outside the handler's transaction is ever stored.
+   * Default: every 4xx is stored.
+   */
+  errorOutcome?: (error: TRPCError) => 'store' | 'release';
 }
 
 /** A stored tRPC error outcome (deliberate 4xx) so replays throw the same error. */
@@ -92,6 +100,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
   options: IdempotencyPluginOptions<TContext, TTx>,
 ) {
   const t = initTRPC.context<TContext>().meta<IdempotencyMeta>().create();
+  const errorOutcome = options.errorOutcome ?? (() => 'store');
 
   return t.procedure.use(async (opts) => {
     const { meta, next } = opts;
@@ -141,8 +150,8 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
           const status = getHTTPStatusCodeFromError(result.error);
           const cause = result.error.cause;
           // Our own signals travel inside tRPC's error: unwrap so the engine applies its policy.
-          if (cause instanceof AmbiguousOutcomeError || isIdempotencyError(cause)) throw cause;
-          if (status >= 400 && status < 500) {
+          if (isIdempotencyError(cause)) throw cause;
+          if (status >= 400 && status < 500 && errorOutcome(result.error) === 'store') {
             const stored: StoredTrpcError = {
               trpcError: { code: result.error.code, message: result.error.message },
             };
@@ -213,5 +222,5 @@ function failWith(error: unknown, responseHeaders: Headers | undefined): unknown
   if (!isIdempotencyError(error)) return error;
   if (error.retryAfterSeconds !== undefined)
     responseHeaders?.set('Retry-After', String(error.retryAfterSeconds));
-  return toTrpcError(error);
+  return idempotencyErrorToTRPC(error);
 }

@@ -8,23 +8,21 @@ import type {
 import type { AnyPgDatabase } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+import {
+  ACQUIRED_VIA,
+  atomicMayTakeOver,
+  EXPIRED_LEASE_POLICY,
+  isKey,
+  NO_HOLDER,
+  NOTHING_COMMITTED,
+  START_OVER,
+  STATE,
+  sameRequestUnlessFinished,
+} from './key-state-machine.ts';
 import { preparedStatement } from './prepared-statement.ts';
 
 /** Postgres `lock_not_available`: the wait exceeded the connection's `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
-
-/**
- * Rows a new atomic attempt may overwrite: the reservation's rules minus anything that holds a
- * live lease or committed a phase (those keep answering 409, as in leased mode). A leased
- * holder whose lease expired at 'started' committed nothing; its owner-token-guarded writes
- * fail once the row is completed by someone else, so taking it over is safe.
- */
-const writableRow = (k: string) => {
-  const a = sql.raw(k);
-  return sql`(${a}.state = 'released'
-    or (${a}.state = 'completed' and ${a}.expires_at <= now())
-    or (${a}.state = 'in_progress' and ${a}.locked_until <= now() and ${a}.recovery_point = 'started'))`;
-};
 
 /**
  * Atomic mode's only statement before the handler: a primary-key read. It commits nothing
@@ -47,9 +45,9 @@ const p = sql.placeholder;
 /** Built once; see `preparedStatement` for why (one round trip, no per-call query building). */
 const lookupStatement = preparedStatement<KeyRecordRow & { writable: boolean }>(
   'once_idempotency_lookup',
-  sql`select ${keyRecordColumns('k')}, ${writableRow('k')} as writable
+  sql`select ${keyRecordColumns('k')}, ${atomicMayTakeOver('k')} as writable
       from idempotency_keys k
-      where k.tenant_id = ${p('tenantId')} and k.operation = ${p('operation')} and k.key = ${p('key')}`,
+      where ${isKey('k')}`,
 );
 
 /**
@@ -57,7 +55,9 @@ const lookupStatement = preparedStatement<KeyRecordRow & { writable: boolean }>(
  * uncommitted insert makes this statement wait on the primary key until that transaction ends
  * (bounded by `lock_timeout`); if it committed, the conflict arm's WHERE is false and no row
  * comes back: `conflict`, the caller's transaction must roll back and the engine replays.
- * Released / expired rows are overwritten in place (same rules as the leased reservation).
+ * Released / expired rows are overwritten in place under `atomicMayTakeOver` and
+ * `sameRequestUnlessFinished` (see `key-state-machine.ts` for how that differs from the
+ * leased reservation's takeover).
  */
 export async function insertCompletedKey(
   executor: AnyPgDatabase,
@@ -89,18 +89,17 @@ const insertCompletedStatement = preparedStatement(
           (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
            recovery_point, on_expired_lease, acquired_via, response_status, response_headers,
            response_body, completed_at, expires_at)
-        values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, 'completed',
-          null, null, 'started', 'resume', 'atomic', ${p('status')},
+        values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.completed},
+          null, null, ${NOTHING_COMMITTED}, ${EXPIRED_LEASE_POLICY.resume}, ${ACQUIRED_VIA.atomic}, ${p('status')},
           ${p('headers')}::jsonb, ${p('body')}, now(), now() + ${msInterval(p('ttlMs'))})
         on conflict (tenant_id, operation, key) do update set
-          fingerprint = excluded.fingerprint, state = 'completed', owner_token = null,
-          locked_until = null, recovery_point = 'started', recovery_data = null,
-          acquired_via = 'atomic', response_status = excluded.response_status,
+          fingerprint = excluded.fingerprint, state = ${STATE.completed}, ${NO_HOLDER}, ${START_OVER},
+          acquired_via = ${ACQUIRED_VIA.atomic}, response_status = excluded.response_status,
           response_headers = excluded.response_headers, response_body = excluded.response_body,
           completed_at = now(), attempts = k.attempts + 1, expires_at = excluded.expires_at,
           updated_at = now()
-        where ${writableRow('k')}
-          and (k.state <> 'in_progress' or k.fingerprint = excluded.fingerprint)
+        where ${atomicMayTakeOver('k')}
+          and ${sameRequestUnlessFinished('k')}
         returning 1`,
 );
 

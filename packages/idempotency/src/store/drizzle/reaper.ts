@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+import { reapable } from './key-state-machine.ts';
 
 /**
  * Options of `reapExpiredKeys`.
@@ -38,9 +39,9 @@ export async function reapExpiredKeys(
     const rows = rowsOf(
       await db.execute(sql`
         with doomed as (
-          select tenant_id, operation, key from idempotency_keys
-          where state in ('completed', 'released') and expires_at <= now()
-          order by expires_at
+          select k.tenant_id, k.operation, k.key from idempotency_keys k
+          where ${reapable('k')}
+          order by k.expires_at
           limit ${batchSize}
           for update skip locked)
         delete from idempotency_keys k using doomed d

@@ -3,21 +3,31 @@ import type { ReserveInput, ReserveResult } from '../../core/types.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+import {
+  ACQUIRED_VIA,
+  expiredLeaseParksUnknown,
+  isKey,
+  isReleased,
+  leasedMayTakeOver,
+  NOTHING_COMMITTED,
+  STATE,
+} from './key-state-machine.ts';
 import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey } from './rate-limit-counter.ts';
 
 const p = sql.placeholder;
-const expiredToUnknown = sql`(k.state = 'in_progress' and k.recovery_point <> 'started' and k.on_expired_lease = 'unknown')`;
+const parksUnknown = expiredLeaseParksUnknown('k');
 
 type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
 
 /**
- * The reservation: ONE atomic statement. It inserts the key, or takes it over when the row is
- * released, an expired completed row, or an in-progress row whose lease expired (same
- * fingerprint only). An expired lease whose phases committed under the `unknown` policy is
- * turned `unknown` instead of taken over. When the conditional update does not fire, the
- * second branch returns the existing row so the engine can tell replay / 409 / 422 apart.
- * Built once and prepared per connection (see `preparedStatement`): it runs for every new key.
+ * The reservation: ONE atomic statement. It inserts the key, or takes it over under
+ * `leasedMayTakeOver` (released, an expired response, or an expired lease of the same request).
+ * An expired lease whose phases committed under the `unknown` policy is turned `unknown`
+ * instead of taken over (`expiredLeaseParksUnknown`). When the conditional update does not
+ * fire, the second branch returns the existing row so the engine can tell replay / 409 / 422
+ * apart. Built once and prepared per connection (see `preparedStatement`): it runs for every
+ * new key.
  */
 const reservationStatement = preparedStatement<ReservationRow>(
   'once_idempotency_reserve',
@@ -26,35 +36,35 @@ const reservationStatement = preparedStatement<ReservationRow>(
       insert into idempotency_keys as k
         (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
          recovery_point, on_expired_lease, acquired_via, expires_at)
-      values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, 'in_progress',
-        ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, 'started', ${p('onExpiredLease')}, 'insert',
-        now() + ${msInterval(p('ttlMs'))})
+      values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.inProgress},
+        ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, ${NOTHING_COMMITTED}, ${p('onExpiredLease')},
+        ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})
       on conflict (tenant_id, operation, key) do update set
-        state = case when ${expiredToUnknown} then 'unknown' else 'in_progress' end,
-        owner_token = case when ${expiredToUnknown} then null else excluded.owner_token end,
-        locked_until = case when ${expiredToUnknown} then null else excluded.locked_until end,
+        state = case when ${parksUnknown} then ${STATE.unknown} else ${STATE.inProgress} end,
+        owner_token = case when ${parksUnknown} then null else excluded.owner_token end,
+        locked_until = case when ${parksUnknown} then null else excluded.locked_until end,
         acquired_via = case
-          when k.state = 'released' then 'released'
-          when k.state = 'completed' then 'expired_response'
-          else 'expired_lease' end,
-        fingerprint = case when k.state = 'in_progress' then k.fingerprint else excluded.fingerprint end,
-        recovery_point = case when k.state = 'in_progress' then k.recovery_point else 'started' end,
-        recovery_data = case when k.state = 'in_progress' then k.recovery_data else null end,
-        on_expired_lease = case when k.state = 'in_progress' then k.on_expired_lease else excluded.on_expired_lease end,
+          when ${isReleased('k')} then ${ACQUIRED_VIA.released}
+          when k.state = ${STATE.completed} then ${ACQUIRED_VIA.expiredResponse}
+          else ${ACQUIRED_VIA.expiredLease} end,
+        -- An expired lease keeps its request and its committed phases (the new holder resumes);
+        -- a finished row starts over for the new request.
+        fingerprint = case when k.state = ${STATE.inProgress} then k.fingerprint else excluded.fingerprint end,
+        recovery_point = case when k.state = ${STATE.inProgress} then k.recovery_point else ${NOTHING_COMMITTED} end,
+        recovery_data = case when k.state = ${STATE.inProgress} then k.recovery_data else null end,
+        on_expired_lease = case when k.state = ${STATE.inProgress} then k.on_expired_lease else excluded.on_expired_lease end,
         response_status = null, response_headers = null, response_body = null, completed_at = null,
         attempts = k.attempts + 1,
         expires_at = excluded.expires_at,
         updated_at = now()
-      where k.state = 'released'
-         or (k.state = 'completed' and k.expires_at <= now())
-         or (k.state = 'in_progress' and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
+      where ${leasedMayTakeOver('k')}
       returning ${keyRecordColumns('k')}
     )
     select 'attempt' as source, * from attempt
     union all
     select 'existing' as source, ${keyRecordColumns('e')}
     from idempotency_keys e
-    where e.tenant_id = ${p('tenantId')} and e.operation = ${p('operation')} and e.key = ${p('key')}
+    where ${isKey('e')}
       and not exists (select 1 from attempt)`,
 );
 

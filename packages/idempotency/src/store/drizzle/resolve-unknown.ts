@@ -1,6 +1,28 @@
 import { sql } from 'drizzle-orm';
 import type { KeyIdentity, StoredResponse } from '../../core/types.ts';
-import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
+import type { AnyPgDatabase } from './drizzle-types.ts';
+import { msInterval } from './interval-sql.ts';
+import { isKey, isUnknown, START_OVER, STATE } from './key-state-machine.ts';
+import { preparedStatement } from './prepared-statement.ts';
+
+const DAY_MS = 86_400_000;
+const p = sql.placeholder;
+
+/** `unknown` -> `completed`: the side effect happened; replay this response from now on. */
+const resolveCompletedStatement = preparedStatement(
+  'once_idempotency_resolve_completed',
+  sql`update idempotency_keys k set state = ${STATE.completed}, response_status = ${p('status')},
+      response_headers = ${p('headers')}::jsonb, response_body = ${p('body')},
+      completed_at = now(), updated_at = now(), expires_at = now() + ${msInterval(p('ttlMs'))}
+    where ${isKey('k')} and ${isUnknown('k')} returning 1`,
+);
+
+/** `unknown` -> `released`: nothing happened; the key may run again from the start. */
+const resolveReleasedStatement = preparedStatement(
+  'once_idempotency_resolve_released',
+  sql`update idempotency_keys k set state = ${STATE.released}, ${START_OVER}, updated_at = now()
+    where ${isKey('k')} and ${isUnknown('k')} returning 1`,
+);
 
 /**
  * Reconciliation's exit from `unknown`: once the real outcome is known (for example from the
@@ -18,15 +40,16 @@ export async function resolveUnknownKey(
     | { outcome: 'completed'; response: StoredResponse; ttlMs?: number }
     | { outcome: 'released' },
 ): Promise<boolean> {
-  const where = sql`tenant_id = ${id.tenantId} and operation = ${id.operation} and key = ${id.key} and state = 'unknown'`;
-  const statement =
+  const key = { tenantId: id.tenantId, operation: id.operation, key: id.key };
+  const rows =
     resolution.outcome === 'completed'
-      ? sql`update idempotency_keys set state = 'completed', response_status = ${resolution.response.status},
-          response_headers = ${JSON.stringify(resolution.response.headers)}::jsonb,
-          response_body = ${resolution.response.body}, completed_at = now(), updated_at = now(),
-          expires_at = now() + (${resolution.ttlMs ?? 86_400_000}::float8 * interval '1 millisecond')
-        where ${where} returning 1`
-      : sql`update idempotency_keys set state = 'released', recovery_point = 'started', recovery_data = null,
-          updated_at = now() where ${where} returning 1`;
-  return rowsOf(await db.execute(statement)).length > 0;
+      ? await resolveCompletedStatement(db, {
+          ...key,
+          status: resolution.response.status,
+          headers: JSON.stringify(resolution.response.headers),
+          body: resolution.response.body,
+          ttlMs: resolution.ttlMs ?? DAY_MS,
+        })
+      : await resolveReleasedStatement(db, key);
+  return rows.length > 0;
 }

@@ -8,6 +8,14 @@ import type {
 import { insertCompletedKey, lookupKey } from './atomic-key.ts';
 import type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
+import {
+  isHeldBy,
+  isKey,
+  NO_HOLDER,
+  nothingCommitted,
+  START_OVER,
+  STATE,
+} from './key-state-machine.ts';
 import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey, peekNewKeys } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
@@ -22,13 +30,11 @@ function identityValues(id: KeyIdentity) {
 // complete and isCompletedBy run on every leased request, advance on every phase, renew on
 // every heartbeat, and release/endLease/markUnknown on every failure.
 
-/** WHERE clause shared by every holder-only write: this key, still running, still ours. */
-const heldBy = sql`tenant_id = ${p('tenantId')} and operation = ${p('operation')}
-    and key = ${p('key')} and state = 'in_progress' and owner_token = ${p('ownerToken')}`;
+const heldBy = isHeldBy('k');
 
 const completeStatement = preparedStatement(
   'once_idempotency_complete',
-  sql`update idempotency_keys set state = 'completed', locked_until = null,
+  sql`update idempotency_keys k set state = ${STATE.completed}, locked_until = null,
       response_status = ${p('status')}, response_headers = ${p('headers')}::jsonb,
       response_body = ${p('body')}, completed_at = now(), updated_at = now(),
       expires_at = now() + ${msInterval(p('ttlMs'))}
@@ -37,40 +43,39 @@ const completeStatement = preparedStatement(
 
 const isCompletedByStatement = preparedStatement(
   'once_idempotency_is_completed_by',
-  sql`select 1 from idempotency_keys
-    where tenant_id = ${p('tenantId')} and operation = ${p('operation')} and key = ${p('key')}
-      and state = 'completed' and owner_token = ${p('ownerToken')}`,
+  sql`select 1 from idempotency_keys k
+    where ${isKey('k')} and k.state = ${STATE.completed} and k.owner_token = ${p('ownerToken')}`,
 );
 
 const advanceStatement = preparedStatement(
   'once_idempotency_advance',
-  sql`update idempotency_keys set recovery_point = ${p('recoveryPoint')},
+  sql`update idempotency_keys k set recovery_point = ${p('recoveryPoint')},
       recovery_data = ${p('data')}::jsonb, updated_at = now()
     where ${heldBy} returning 1`,
 );
 
 const renewStatement = preparedStatement(
   'once_idempotency_renew',
-  sql`update idempotency_keys set locked_until = now() + ${msInterval(p('leaseMs'))}, updated_at = now()
+  sql`update idempotency_keys k set locked_until = now() + ${msInterval(p('leaseMs'))}, updated_at = now()
     where ${heldBy} returning 1`,
 );
 
+/** Only a holder that committed nothing may release: a committed phase must never run twice. */
 const releaseStatement = preparedStatement(
   'once_idempotency_release',
-  sql`update idempotency_keys set state = 'released', owner_token = null, locked_until = null,
-      recovery_point = 'started', recovery_data = null, updated_at = now()
-    where ${heldBy} and recovery_point = 'started' returning 1`,
+  sql`update idempotency_keys k set state = ${STATE.released}, ${NO_HOLDER}, ${START_OVER}, updated_at = now()
+    where ${heldBy} and ${nothingCommitted('k')} returning 1`,
 );
 
 const endLeaseStatement = preparedStatement(
   'once_idempotency_end_lease',
-  sql`update idempotency_keys set locked_until = now(), updated_at = now()
+  sql`update idempotency_keys k set locked_until = now(), updated_at = now()
     where ${heldBy} returning 1`,
 );
 
 const markUnknownStatement = preparedStatement(
   'once_idempotency_mark_unknown',
-  sql`update idempotency_keys set state = 'unknown', owner_token = null, locked_until = null, updated_at = now()
+  sql`update idempotency_keys k set state = ${STATE.unknown}, ${NO_HOLDER}, updated_at = now()
     where ${heldBy} returning 1`,
 );
 

@@ -1,7 +1,13 @@
 import { sql } from 'drizzle-orm';
-import type { IdempotencyEvent } from '../../core/types.ts';
+import type { IdempotencyEvent, KeyState } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
-import { msInterval } from './interval-sql.ts';
+import {
+  leftForResume,
+  NO_HOLDER,
+  nothingCommitted,
+  STATE,
+  sweepable,
+} from './key-state-machine.ts';
 
 /**
  * Options of `sweepExpiredLeases`.
@@ -34,35 +40,34 @@ export async function sweepExpiredLeases(
 ): Promise<{ released: number; markedUnknown: number; leftForResume: number }> {
   const batchSize = options.batchSize ?? 500;
   const maxBatches = options.maxBatches ?? 100;
-  const grace = msInterval(options.graceMs ?? 0);
+  const graceMs = options.graceMs ?? 0;
   let released = 0;
   let markedUnknown = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     const rows = rowsOf<{ state: string }>(
       await db.execute(sql`
         with expired as (
-          select tenant_id, operation, key, recovery_point from idempotency_keys
-          where state = 'in_progress' and locked_until <= now() - ${grace}
-            and (recovery_point = 'started' or on_expired_lease = 'unknown')
-          order by locked_until
+          select k.tenant_id, k.operation, k.key, k.recovery_point from idempotency_keys k
+          where ${sweepable('k', graceMs)}
+          order by k.locked_until
           limit ${batchSize}
           for update skip locked)
         update idempotency_keys k set
-          state = case when e.recovery_point = 'started' then 'released' else 'unknown' end,
-          owner_token = null, locked_until = null, updated_at = now()
+          state = case when ${nothingCommitted('e')} then ${STATE.released} else ${STATE.unknown} end,
+          ${NO_HOLDER}, updated_at = now()
         from expired e
         where k.tenant_id = e.tenant_id and k.operation = e.operation and k.key = e.key
         returning k.state`),
     );
     for (const row of rows) {
-      if (row.state === 'released') released++;
+      if (row.state === ('released' satisfies KeyState)) released++;
       else markedUnknown++;
     }
     if (rows.length < batchSize) break;
   }
   const [left] = rowsOf<{ n: number | string }>(
-    await db.execute(sql`select count(*)::int as n from idempotency_keys
-      where state = 'in_progress' and locked_until <= now() - ${grace} and recovery_point <> 'started'`),
+    await db.execute(sql`select count(*)::int as n from idempotency_keys k
+      where ${leftForResume('k', graceMs)}`),
   );
   if (released + markedUnknown > 0)
     options.onEvent?.({ type: 'swept', count: released + markedUnknown });

@@ -1,11 +1,11 @@
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server';
 
 /**
- * Every refusal the checkout API can give, with the ONE mapping to tRPC codes and HTTP
+ * Every refusal the API can give (authentication, checkout input, operator views), with the ONE mapping to tRPC codes and HTTP
  * statuses. The tRPC error middleware and the REST problem+json renderer both read this
  * table, so a code means the same thing on every transport.
  */
-export const checkoutErrorCatalogue = {
+export const apiErrorCatalogue = {
   unauthenticated: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Authentication required' },
   invalid_credentials: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Invalid credentials' },
   demo_login_disabled: { trpcCode: 'FORBIDDEN', status: 403, title: 'Demo login is disabled' },
@@ -58,24 +58,26 @@ export const checkoutErrorCatalogue = {
   { trpcCode: TRPC_ERROR_CODE_KEY; status: number; title: string }
 >;
 
-export type CheckoutErrorCode = keyof typeof checkoutErrorCatalogue;
+export type ApiErrorCode = keyof typeof apiErrorCatalogue;
 
 /** Base of the problem+json `type` URIs; documented in packages/api/README.md. */
-export const CHECKOUT_PROBLEM_TYPE_BASE = 'https://once.dev/problems/';
+export const API_PROBLEM_TYPE_BASE = 'https://once.dev/problems/';
 
 /**
- * The one domain error of the checkout API. Business code throws it; transports map it
- * through {@link checkoutErrorCatalogue} and never invent their own codes.
+ * The one error of the API: authentication refusals (`unauthenticated`,
+ * `invalid_credentials`, ...) as much as checkout ones (`unknown_product`, ...). Business code
+ * throws it; transports map it through {@link apiErrorCatalogue} and never invent their own
+ * codes.
  *
  * @example
- * throw new CheckoutError('unknown_product', 'No product "book_x"', { productId: 'book_x' });
+ * throw new ApiError('unknown_product', 'No product "book_x"', { productId: 'book_x' });
  */
-export class CheckoutError extends Error {
-  readonly _tag = 'CheckoutError';
-  override readonly name = 'CheckoutError';
+export class ApiError extends Error {
+  readonly _tag = 'ApiError' as const;
+  override readonly name = 'ApiError';
   constructor(
-    readonly code: CheckoutErrorCode,
-    message: string = checkoutErrorCatalogue[code].title,
+    readonly code: ApiErrorCode,
+    message: string = apiErrorCatalogue[code].title,
     /** Safe-to-show details (which product, which line); never secrets. */
     readonly details?: Record<string, unknown>,
   ) {
@@ -83,14 +85,34 @@ export class CheckoutError extends Error {
   }
 
   get status(): number {
-    return checkoutErrorCatalogue[this.code].status;
+    return apiErrorCatalogue[this.code].status;
   }
 
   get trpcCode(): TRPC_ERROR_CODE_KEY {
-    return checkoutErrorCatalogue[this.code].trpcCode;
+    return apiErrorCatalogue[this.code].trpcCode;
   }
 }
 
-export function isCheckoutError(value: unknown): value is CheckoutError {
-  return value instanceof CheckoutError;
+/**
+ * THE way to test for an `ApiError` (a tag check, so it also works across duplicated module
+ * copies, like `isIdempotencyError`).
+ *
+ * @example
+ * if (isApiError(error)) return apiProblemResponse(error);
+ */
+export function isApiError(value: unknown): value is ApiError {
+  return (
+    value instanceof ApiError ||
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as { _tag?: unknown })._tag === 'ApiError' &&
+      typeof (value as { code?: unknown }).code === 'string')
+  );
 }
+
+/** @deprecated Renamed `ApiError` (it carries authentication refusals too); kept for one release. */
+export const CheckoutError = ApiError;
+/** @deprecated Renamed `ApiError`. */
+export type CheckoutError = ApiError;
+/** @deprecated Renamed `isApiError`. */
+export const isCheckoutError = isApiError;

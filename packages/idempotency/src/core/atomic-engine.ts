@@ -1,0 +1,110 @@
+import { ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS, AtomicKeyExecution } from './atomic-execution.ts';
+import { mayOverwriteFoundKey } from './decision.ts';
+import {
+  type EngineContext,
+  type ExecuteOutcome,
+  type ExecuteRequest,
+  eventBase,
+  identity,
+} from './engine-context.ts';
+import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
+import type { AtomicExecution } from './execution.ts';
+import type { KeyIdentity, OperationPolicy, StoredResponse } from './types.ts';
+
+/**
+ * Atomic mode (docs/decisions/0007-atomic-mode.md): one read before the handler, the key
+ * inserted completed inside the handler's transaction. The read only saves work for retries
+ * of finished keys; the primary key inside the business transaction is what decides. No
+ * lease, heartbeat, owner token or phases.
+ *
+ * @example
+ * const runAtomic = createAtomicEngine(context);
+ * const outcome = await runAtomic(request, policy, async (exec) => db.transaction(...));
+ */
+export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
+  const { store, emit, callStore } = context;
+
+  /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
+  async function answerAfterConflict(
+    id: KeyIdentity,
+    fingerprint: string,
+  ): Promise<ExecuteOutcome> {
+    const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+    if (!found || mayOverwriteFoundKey(found, fingerprint)) {
+      // Gone again (reaped, released) between the two statements: let the client retry.
+      emit(eventBase('in_use', id));
+      throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1 });
+    }
+    return context.answerExisting(id, found.record, fingerprint);
+  }
+
+  return async function executeAtomic(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
+  ): Promise<ExecuteOutcome> {
+    const id = identity(request);
+    const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+    if (found && !mayOverwriteFoundKey(found, request.fingerprint)) {
+      return context.answerExisting(id, found.record, request.fingerprint);
+    }
+    // The allowance is checked before the handler but spent only by a key this request
+    // stored (after its transaction committed): refused input, failures and concurrent
+    // duplicates that lose the primary-key race never spend it. Concurrent new keys of one
+    // principal may overshoot the cap by at most their number in flight.
+    const limit = policy.rateLimited ? context.rateLimit : undefined;
+    const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
+    if (limit && !found) {
+      const peeked = await callStore('peekNewKeys', id, () => store.peekNewKeys(scope, limit), {
+        failClosed: true,
+      });
+      if (peeked.limited) throw context.refuseRateLimited(id, peeked.retryAfterSeconds);
+    }
+
+    const exec = new AtomicKeyExecution<TTx>({
+      store,
+      id,
+      fingerprint: request.fingerprint,
+      ttlMs: policy.ttlMs,
+      maxResponseBytes: context.maxResponseBytes,
+    });
+    const handlerStarted = performance.now();
+    let response: StoredResponse;
+    try {
+      response = await handler(exec);
+    } catch (error) {
+      // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
+      if (exec.completion === 'conflict') return answerAfterConflict(id, request.fingerprint);
+      if (exec.completion === 'lock_timeout') {
+        emit(eventBase('in_use', id));
+        throw isIdempotencyError(error)
+          ? error
+          : new IdempotencyError('idempotency_key_in_use', {
+              retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
+              cause: error,
+            });
+      }
+      // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
+      emit(eventBase('released', id));
+      throw error;
+    }
+    if (exec.completion !== 'inserted') {
+      // Refusals and failures the handler answered itself change nothing: not stored.
+      if (response.status >= 400) {
+        emit(eventBase('released', id));
+        return { kind: 'executed', response };
+      }
+      throw new AtomicCompletionMissingError(request.operation);
+    }
+    // No verification read: the key was inserted in the same transaction as every effect of
+    // the handler, so if that transaction did not commit, no effect did either (see the ADR).
+    if (limit && !found) {
+      await callStore('countNewKey', id, () => store.countNewKey(scope, limit)).catch(() => {
+        // Store hiccup after the commit: the answer stands; this key goes uncounted.
+      });
+    }
+    emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
+    emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    return { kind: 'executed', response };
+  };
+}

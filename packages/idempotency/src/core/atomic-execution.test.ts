@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { createIdempotency, type Idempotency } from './engine.ts';
+import type { IdempotencyStore } from './types.ts';
+
+const request = { tenantId: 't', operation: 'op', key: 'k', fingerprint: 'f' };
+const refused = { status: 400, headers: {}, body: null };
+
+describe('atomic execution', () => {
+  it('has no phases when the request names atomic mode: advance/runPhases do not compile', () => {
+    const misuse = (idempotency: Idempotency<unknown>) =>
+      idempotency.execute({ ...request, policy: { mode: 'atomic' } }, async (exec) => {
+        // @ts-expect-error atomic mode has no recovery points to advance
+        await exec.advance(undefined, 'charged');
+        // @ts-expect-error atomic mode has no phases to run
+        await exec.runPhases({});
+        return refused;
+      });
+    expect(typeof misuse).toBe('function');
+  });
+
+  it('refuses phases at run time when configuration picks atomic mode', async () => {
+    // Only the lookup runs before the handler; nothing is found, so the handler runs.
+    const store = { lookup: async () => undefined } as unknown as IdempotencyStore<unknown>;
+    const idempotency = createIdempotency({ store, defaults: { mode: 'atomic' } });
+    const errors: string[] = [];
+    const outcome = await idempotency.execute(request, async (exec) => {
+      await exec.advance(undefined, 'charged').catch((e: Error) => errors.push(e.message));
+      await exec.runPhases({}).catch((e: Error) => errors.push(e.message));
+      return refused;
+    });
+    expect(outcome.kind).toBe('executed');
+    expect(errors).toEqual([
+      "op runs in atomic mode, which has no recovery points to advance: use mode 'leased' for recovery points",
+      "op runs in atomic mode, which has no phases to run: use mode 'leased' for recovery points",
+    ]);
+  });
+});

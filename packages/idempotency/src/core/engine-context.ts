@@ -1,0 +1,158 @@
+import { decideForExistingKey } from './decision.ts';
+import { IdempotencyError } from './errors.ts';
+import type {
+  IdempotencyEvent,
+  IdempotencyEventType,
+  IdempotencyStore,
+  KeyIdentity,
+  KeyRecord,
+  OperationPolicy,
+  StoredResponse,
+} from './types.ts';
+import { withTimeout } from './with-timeout.ts';
+
+/** Retry-After of a 503 when the store failed or timed out (fail closed). */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * One guarded request: who, which operation, which key, and the request's fingerprint.
+ *
+ * @example
+ * const request: ExecuteRequest = { tenantId, operation: 'checkout.pay', key, fingerprint: computeFingerprint('checkout.pay', input) };
+ */
+export interface ExecuteRequest {
+  tenantId: string;
+  operation: string;
+  key: string;
+  fingerprint: string;
+  policy?: OperationPolicy;
+  /**
+   * Who within the tenant spends the new-key allowance of `rateLimit` (a session, an API key),
+   * so one caller cannot use up everybody's. Default '': the tenant as a whole.
+   */
+  principal?: string;
+}
+
+/**
+ * Either the handler ran now, or a stored response is being replayed.
+ *
+ * @example
+ * if (outcome.kind === 'replayed') headers.set('Idempotent-Replayed', 'true');
+ */
+export type ExecuteOutcome =
+  | { kind: 'executed'; response: StoredResponse }
+  | { kind: 'replayed'; response: StoredResponse };
+
+/**
+ * What the leased and the atomic engine share: the store, the one store-call wrapper, the
+ * event hook and the answers for a key this attempt may not run. Internal.
+ */
+export interface EngineContext<TTx> {
+  readonly store: IdempotencyStore<TTx>;
+  readonly maxResponseBytes: number;
+  readonly rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
+  emit(event: IdempotencyEvent): void;
+  /**
+   * Every store call goes through here: bounded by the store timeout, a failure reported as a
+   * `store_error` event. `failClosed` turns the failure into 503 (nothing executed);
+   * `onLateSuccess` undoes a call that succeeded after the timeout already answered.
+   */
+  callStore<T>(
+    label: string,
+    id: KeyIdentity,
+    call: () => Promise<T>,
+    options?: { failClosed?: boolean; onLateSuccess?: (value: T) => void },
+  ): Promise<T>;
+  /** A row this attempt may not run on: replay it, or throw the refusal it calls for. */
+  answerExisting(id: KeyIdentity, record: KeyRecord, fingerprint: string): ExecuteOutcome;
+  /** The principal is over its new-key allowance: report it and return the refusal to throw. */
+  refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError;
+}
+
+/** Build the shared part of an engine. */
+export function createEngineContext<TTx>(init: {
+  store: IdempotencyStore<TTx>;
+  storeTimeoutMs: number;
+  maxResponseBytes: number;
+  rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
+  onEvent: ((event: IdempotencyEvent) => void) | undefined;
+}): EngineContext<TTx> {
+  function emit(event: IdempotencyEvent): void {
+    try {
+      init.onEvent?.(event);
+    } catch {
+      // Observability must never change the outcome of a request.
+    }
+  }
+
+  async function callStore<T>(
+    label: string,
+    id: KeyIdentity,
+    call: () => Promise<T>,
+    options: { failClosed?: boolean; onLateSuccess?: (value: T) => void } = {},
+  ): Promise<T> {
+    const started = performance.now();
+    try {
+      return await withTimeout(call(), init.storeTimeoutMs, options.onLateSuccess);
+    } catch (error) {
+      emit({
+        ...eventBase('store_error', id),
+        durationMs: performance.now() - started,
+        error: { label, error },
+      });
+      if (!options.failClosed) throw error;
+      throw new IdempotencyError('idempotency_store_unavailable', {
+        retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+        cause: error,
+      });
+    }
+  }
+
+  function answerExisting(id: KeyIdentity, record: KeyRecord, fingerprint: string): ExecuteOutcome {
+    const decision = decideForExistingKey(record, fingerprint);
+    switch (decision.kind) {
+      case 'replay':
+        emit(eventBase('replayed', id));
+        // A completed record always carries a response (CHECK constraint in the table).
+        return { kind: 'replayed', response: record.response as StoredResponse };
+      case 'reused':
+        emit(eventBase('reused', id));
+        throw new IdempotencyError('idempotency_key_reused');
+      case 'in_use':
+        emit(eventBase('in_use', id));
+        throw new IdempotencyError('idempotency_key_in_use', {
+          retryAfterSeconds: decision.retryAfterSeconds,
+        });
+      case 'unknown':
+        emit(eventBase('unknown', id));
+        throw new IdempotencyError('idempotency_outcome_unknown', {
+          retryAfterSeconds: decision.retryAfterSeconds,
+        });
+    }
+  }
+
+  function refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError {
+    emit(eventBase('rate_limited', id));
+    return new IdempotencyError('idempotency_rate_limited', { retryAfterSeconds });
+  }
+
+  return {
+    store: init.store,
+    maxResponseBytes: init.maxResponseBytes,
+    rateLimit: init.rateLimit,
+    emit,
+    callStore,
+    answerExisting,
+    refuseRateLimited,
+  };
+}
+
+/** The key's identity, without whatever else `value` carries. */
+export function identity(value: { tenantId: string; operation: string; key: string }): KeyIdentity {
+  return { tenantId: value.tenantId, operation: value.operation, key: value.key };
+}
+
+/** The fields every event of a key carries. */
+export function eventBase(type: IdempotencyEventType, id: KeyIdentity): IdempotencyEvent {
+  return { type, tenantId: id.tenantId, operation: id.operation };
+}

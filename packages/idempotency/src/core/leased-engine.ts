@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import { UNKNOWN_RETRY_AFTER_SECONDS } from './decision.ts';
+import {
+  type EngineContext,
+  type ExecuteOutcome,
+  type ExecuteRequest,
+  eventBase,
+  identity,
+  STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+} from './engine-context.ts';
+import { IdempotencyError, isIdempotencyError, LeaseLostError } from './errors.ts';
+import { type Execution, HeldExecution } from './execution.ts';
+import { createHeartbeatScheduler } from './heartbeat.ts';
+import { assertStorable } from './response-size.ts';
+import type { OperationPolicy, StoredResponse } from './types.ts';
+
+/**
+ * Leased mode, the default: the key is reserved (committed) before the handler runs and held
+ * with a lease and an owner token, renewed by one heartbeat; the handler may commit phase by
+ * phase, call other systems, and complete inside its own transaction or after it. Its failure
+ * is settled by policy: released, lease ended for a resume, or `unknown`.
+ *
+ * @example
+ * const runLeased = createLeasedEngine(context);
+ * const outcome = await runLeased(request, policy, async (exec) => exec.runPhases(phases));
+ */
+export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
+  const { store, emit, callStore, maxResponseBytes } = context;
+  const heartbeats = createHeartbeatScheduler();
+
+  /** The one reservation statement; a store failure answers 503 and runs nothing. */
+  function reserve(request: ExecuteRequest, ownerToken: string, policy: Required<OperationPolicy>) {
+    const id = identity(request);
+    return callStore(
+      'reserve',
+      id,
+      () =>
+        store.reserve({
+          ...id,
+          fingerprint: request.fingerprint,
+          ownerToken,
+          leaseMs: policy.leaseMs,
+          ttlMs: policy.ttlMs,
+          onExpiredLease: policy.onExpiredLease,
+          principal: request.principal ?? '',
+          rateLimit: policy.rateLimited ? context.rateLimit : undefined,
+        }),
+      {
+        failClosed: true,
+        // The reservation landed after we answered 503: give the key back so a retry runs.
+        onLateSuccess: (late) => {
+          if (late.kind === 'acquired') store.release(id, ownerToken).catch(() => {});
+        },
+      },
+    );
+  }
+
+  return async function executeLeased(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+  ): Promise<ExecuteOutcome> {
+    const id = identity(request);
+    const ownerToken = randomUUID();
+    const reservation = await reserve(request, ownerToken, policy);
+
+    if (reservation.kind === 'rate_limited')
+      throw context.refuseRateLimited(id, reservation.retryAfterSeconds);
+    if (reservation.kind === 'existing')
+      return context.answerExisting(id, reservation.record, request.fingerprint);
+
+    emit(eventBase(reservation.takenOver ? 'lease_taken_over' : 'created', id));
+    const exec = new HeldExecution<TTx>({
+      store,
+      id,
+      ownerToken,
+      recoveryPoint: reservation.record.recoveryPoint,
+      recoveryData: reservation.record.recoveryData,
+      resumed: reservation.takenOver,
+      ttlMs: policy.ttlMs,
+      leaseMs: policy.leaseMs,
+      maxResponseBytes,
+      onLeaseLost: () => emit(eventBase('lease_lost', id)),
+    });
+    const heartbeat = policy.heartbeat
+      ? heartbeats.start({
+          intervalMs: Math.max(50, Math.floor(policy.leaseMs / 3)),
+          renew: () => callStore('renew', id, () => store.renew(id, ownerToken, policy.leaseMs)),
+          onLost: () => exec.markLeaseLost(),
+        })
+      : undefined;
+
+    const handlerStarted = performance.now();
+    let response: StoredResponse;
+    try {
+      response = await handler(exec);
+    } catch (error) {
+      await heartbeat?.stop();
+      throw await settleFailure(exec, policy, error);
+    }
+    await heartbeat?.stop();
+
+    // 5xx is never stored: it says "the server failed", and the client should be able to retry.
+    if (response.status >= 500 && !exec.completedInCallerTx) {
+      await settleFailure(exec, policy, undefined);
+      return { kind: 'executed', response };
+    }
+    await finishCompletion(exec, response, policy);
+    emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    return { kind: 'executed', response };
+  };
+
+  /** Make sure the key ends `completed` with this holder's response, or report the lease lost. */
+  async function finishCompletion(
+    exec: HeldExecution<TTx>,
+    response: StoredResponse,
+    policy: Required<OperationPolicy>,
+  ) {
+    const id = identity(exec);
+    if (exec.leaseLost) throw new LeaseLostError();
+    if (
+      exec.completedInCallerTx &&
+      (await callStore('isCompletedBy', id, () => store.isCompletedBy(id, exec.ownerToken)))
+    ) {
+      return;
+    }
+    try {
+      assertStorable(response, maxResponseBytes);
+    } catch (error) {
+      throw await settleFailure(exec, policy, error);
+    }
+    // The business effect already happened: a few attempts beat leaving the key to lease expiry.
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const result = await callStore('complete', id, () =>
+          store.complete(undefined, id, exec.ownerToken, response, policy.ttlMs),
+        );
+        // An earlier attempt may have timed out on our side yet committed on the server.
+        if (
+          result === 'lost' &&
+          !(
+            attempt > 0 &&
+            (await callStore('isCompletedBy', id, () => store.isCompletedBy(id, exec.ownerToken)))
+          )
+        ) {
+          throw exec.markLeaseLost();
+        }
+        return;
+      } catch (error) {
+        if (isIdempotencyError(error, 'idempotency_lease_lost')) throw error;
+        lastError = error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+      }
+    }
+    throw new IdempotencyError('idempotency_store_unavailable', {
+      retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+      message: 'The operation ran but its response could not be stored',
+      cause: lastError,
+    });
+  }
+
+  /**
+   * Apply the failure policy and return the error to throw:
+   * - lease lost: write nothing (someone else owns the key);
+   * - ambiguous outcome: mark `unknown`;
+   * - a phase committed: resume policy ends the lease (next retry resumes), else `unknown`;
+   * - nothing committed: release (the key can run again).
+   */
+  async function settleFailure(
+    exec: HeldExecution<TTx>,
+    policy: Required<OperationPolicy>,
+    error: unknown,
+  ): Promise<unknown> {
+    const id = identity(exec);
+    if (exec.leaseLost || isIdempotencyError(error, 'idempotency_lease_lost'))
+      return error ?? new LeaseLostError();
+    const ambiguous = isIdempotencyError(error, 'idempotency_outcome_ambiguous');
+    const toUnknown = ambiguous || (exec.phaseCommitted && policy.onExpiredLease === 'unknown');
+    try {
+      const result = toUnknown
+        ? await callStore('markUnknown', id, () => store.markUnknown(id, exec.ownerToken))
+        : exec.phaseCommitted
+          ? await callStore('endLease', id, () => store.endLease(id, exec.ownerToken))
+          : await callStore('release', id, () => store.release(id, exec.ownerToken));
+      if (result === 'lost') return exec.markLeaseLost();
+      if (result === 'ok') emit(eventBase(toUnknown ? 'unknown' : 'released', id));
+    } catch {
+      // Store down while cleaning up: the lease expires and the sweeper or a retry recovers.
+    }
+    if (ambiguous) {
+      return new IdempotencyError('idempotency_outcome_unknown', {
+        retryAfterSeconds: UNKNOWN_RETRY_AFTER_SECONDS,
+        cause: error,
+      });
+    }
+    return error !== undefined ? error : new Error('Handler failed');
+  }
+}
