@@ -9,6 +9,7 @@ COPY apps/processor/package.json apps/processor/
 COPY packages/api/package.json packages/api/
 COPY packages/db/package.json packages/db/
 COPY packages/idempotency/package.json packages/idempotency/
+COPY packages/payments/package.json packages/payments/
 COPY e2e/package.json e2e/
 COPY bench/package.json bench/
 RUN npm ci --no-audit --no-fund

@@ -3,6 +3,13 @@
 
 export { hashApiKey } from '@once/db';
 export {
+  type ApplyOutcome,
+  applyProcessorEvent,
+  downstreamKeyFor,
+  handledProcessorEventTypes,
+  type ProcessorPaymentIntentEvent,
+} from '@once/payments';
+export {
   type ApiEnvSettings,
   DEFAULT_CHECKOUT_KEY_TTL_MS,
   DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
@@ -46,12 +53,6 @@ export {
   isCheckoutError,
 } from './errors/checkout-error.ts';
 export { checkoutProblemResponse, toTRPCError } from './errors/to-transport-error.ts';
-export {
-  type ApplyOutcome,
-  applyProcessorEvent,
-  handledProcessorEventTypes,
-  type ProcessorPaymentIntentEvent,
-} from './payments/apply-processor-event.ts';
 export { resolveEventTenant } from './payments/resolve-event-tenant.ts';
 export { recordWebhookEvent } from './payments/webhook-events.ts';
 export {
@@ -71,7 +72,6 @@ export {
   type RouterOutputs,
 } from './root.ts';
 export {
-  downstreamKeyFor,
   type PayIdempotency,
   type PayOrigin,
   pay,
