@@ -1,3 +1,4 @@
+import { declineCodeOf } from '@once/payments';
 import Stripe from 'stripe';
 
 /**
@@ -49,7 +50,7 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
       if (error) {
         return {
           kind: 'declined',
-          code: error.decline_code ?? error.code ?? 'card_declined',
+          code: declineCodeOf(error),
           message: error.message,
           paymentIntentId: intent.id,
         };
@@ -95,7 +96,7 @@ export function outcomeOfChargeError(error: unknown): ChargeOutcome {
   if (error instanceof Stripe.errors.StripeCardError || status === 402) {
     return {
       kind: 'declined',
-      code: error.decline_code ?? error.code ?? 'card_declined',
+      code: declineCodeOf(error),
       message: error.message,
       paymentIntentId: error.payment_intent?.id,
     };

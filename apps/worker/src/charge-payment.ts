@@ -1,3 +1,4 @@
+import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import type { BackoffPolicy } from './backoff.ts';
@@ -138,11 +139,6 @@ async function loadChargeTarget(sql: postgres.Sql, job: ClaimedJob): Promise<Cha
   return row ?? null;
 }
 
-/** The confirm's own downstream key: derived, so every attempt of every job sends the same. */
-export function confirmKeyOf(downstreamKey: string): string {
-  return `${downstreamKey}:confirm`;
-}
-
 async function chargeInTwoSteps(
   processor: Stripe,
   job: ClaimedJob,
@@ -169,7 +165,7 @@ async function chargeInTwoSteps(
       const mayExist = job.attempts > 1 || target.jobs > 1;
       const found = mayExist
         ? await observedCall(calls, { call: 'search' }, () =>
-            findPaymentIntentByMetadata(processor, job.tenantId, job.paymentId),
+            findPaymentIntentByMetadata(processor, job.tenantId, job.paymentId, target),
           )
         : null;
       intent =
@@ -208,12 +204,12 @@ async function confirmOnce(
   try {
     const confirmed = await observedCall(
       calls,
-      { call: 'confirm', key: confirmKeyOf(downstreamKey), intent: intentId },
+      { call: 'confirm', key: confirmKeyFor(downstreamKey), intent: intentId },
       () =>
         processor.paymentIntents.confirm(
           intentId,
           { payment_method: paymentMethod },
-          { idempotencyKey: confirmKeyOf(downstreamKey) },
+          { idempotencyKey: confirmKeyFor(downstreamKey) },
         ),
     );
     return outcomeOfPaymentIntent(confirmed);

@@ -1,3 +1,4 @@
+import { chargeMatchesPayment, type Money } from '@once/payments';
 import type Stripe from 'stripe';
 
 /**
@@ -6,21 +7,27 @@ import type Stripe from 'stripe';
  * lost). Search is eventually consistent: "nothing found" is a hint, never a proof that
  * nothing exists. If several exist (a create re-sent after the processor forgot its key),
  * the one that went furthest wins: succeeded, then declined or in flight, then waiting.
+ * Only an intent for the payment's own amount and currency counts: metadata is the
+ * merchant's to set, and an intent for another amount is not this payment's charge (the
+ * webhook receiver refuses it too), so it is never adopted, confirmed or settled on.
  *
  * @example
- * const intent = await findPaymentIntentByMetadata(stripe, 'tenant_a', 'pay_1'); // or null
+ * const intent = await findPaymentIntentByMetadata(stripe, 'tenant_a', 'pay_1', { amount: 3999, currency: 'usd' }); // or null
  */
 export async function findPaymentIntentByMetadata(
   processor: Stripe,
   tenantId: string,
   paymentId: string,
+  payment: Money,
 ): Promise<Stripe.PaymentIntent | null> {
   const result = await processor.paymentIntents.search({
     query: `metadata['payment_id']:'${escapeSearchValue(paymentId)}'`,
     limit: 100,
   });
   // Metadata is the tenant's to set; make sure the intent is really this tenant's payment.
-  const intents = result.data.filter((intent) => intent.metadata?.tenant_id === tenantId);
+  const intents = result.data.filter(
+    (intent) => intent.metadata?.tenant_id === tenantId && chargeMatchesPayment(intent, payment),
+  );
   const rank = (intent: Stripe.PaymentIntent): number =>
     intent.status === 'succeeded'
       ? 0

@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { schema } from '@once/db';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
+import { cancelKeyFor, newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { type BackoffPolicy, backoffDelayMs } from './backoff.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
-import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 
 export interface ReconcileOptions {
   sql: postgres.Sql;
@@ -48,6 +47,8 @@ interface Candidate {
   tenant_id: string;
   id: string;
   status: 'processing' | 'unknown';
+  amount: number;
+  currency: string;
   downstream_key: string;
   processor_payment_intent_id: string | null;
   processor_secret_key: string;
@@ -192,7 +193,8 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
 async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Promise<Candidate[]> {
   return sql<Candidate[]>`
     with due as (
-      select payment.tenant_id, payment.id, payment.status, payment.downstream_key,
+      select payment.tenant_id, payment.id, payment.status, payment.amount, payment.currency,
+             payment.downstream_key,
              payment.processor_payment_intent_id, payment.reconcile_checks,
              tenant.processor_secret_key,
              (select count(*)::int from outbox_jobs as job
@@ -211,7 +213,7 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
       select due.*, row_number() over (partition by tenant_id order by due_at, id) as turn
       from due
     )
-    select tenant_id, id, status, downstream_key, processor_payment_intent_id,
+    select tenant_id, id, status, amount, currency, downstream_key, processor_payment_intent_id,
            reconcile_checks, processor_secret_key, jobs
     from turns
     order by turn, due_at, tenant_id
@@ -221,7 +223,7 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
 async function askProcessor(processor: Stripe, payment: Candidate): Promise<LedgerAnswer> {
   const intent = payment.processor_payment_intent_id
     ? await processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
-    : await findPaymentIntentByMetadata(processor, payment.tenant_id, payment.id);
+    : await findPaymentIntentByMetadata(processor, payment.tenant_id, payment.id, payment);
   if (!intent) return { found: 'never_sent' };
   const outcome = settledOutcomeOf(intent);
   if (!outcome) return { found: 'unconfirmed', intentId: intent.id };
@@ -326,12 +328,13 @@ async function cancelAndSettle(
   intentId: string,
   log: Log,
 ): Promise<boolean> {
+  const cancelKey = cancelKeyFor(payment.downstream_key);
   let canceled: Stripe.PaymentIntent;
   try {
     canceled = await processor.paymentIntents.cancel(
       intentId,
       { cancellation_reason: 'abandoned' },
-      { idempotencyKey: `${payment.downstream_key}:cancel` },
+      { idempotencyKey: cancelKey },
     );
   } catch (error) {
     log('reconcile.cancel_refused', {
@@ -350,7 +353,7 @@ async function cancelAndSettle(
       found: 'unconfirmed',
       decision: 'cancel_then_failed',
       intent: intentId,
-      cancelKey: `${payment.downstream_key}:cancel`,
+      cancelKey,
     },
     (tx) =>
       settlePayment(
@@ -371,22 +374,18 @@ async function cancelAndSettle(
  * ever sent) and no job is live, re-checked under the payment's row lock.
  */
 async function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
-  return decided(sql, payment, { found: 'never_sent', decision: 'failed' }, async (tx) => {
-    const rows = await tx`
-    update payments as payment
-    set status = 'failed', failure_code = 'not_charged',
-        failure_message = ${`no charge was ever confirmed after ${payment.jobs} enqueued attempts`},
-        updated_at = now()
-    where payment.tenant_id = ${payment.tenant_id} and payment.id = ${payment.id}
-      and payment.status in ('processing', 'unknown')
-      and payment.processor_payment_intent_id is null
-      and not exists (
-        select 1 from outbox_jobs as job
-        where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
-          and job.status in ('pending', 'running'))
-    returning payment.id`;
-    return rows.length === 1;
-  });
+  return decided(sql, payment, { found: 'never_sent', decision: 'failed' }, (tx) =>
+    settlePayment(
+      tx,
+      { tenantId: payment.tenant_id, paymentId: payment.id },
+      {
+        status: 'failed',
+        code: 'not_charged',
+        message: `no charge was ever confirmed after ${payment.jobs} enqueued attempts`,
+      },
+      { onlyIfNeverSent: true },
+    ),
+  );
 }
 
 /** Moves an undecided payment back: its next check comes later with every check. */
@@ -454,7 +453,7 @@ async function requeueCharge(
     const payload = (current.payload ?? {}) as Record<string, unknown>;
     await tx`
       insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload)
-      values (${payment.tenant_id}, ${`job_${randomUUID()}`}, 'charge_payment', ${payment.id},
+      values (${payment.tenant_id}, ${newJobId()}, 'charge_payment', ${payment.id},
               ${payment.downstream_key}, ${JSON.stringify(payload)}::text::jsonb)`;
     await settlePayment(
       tx,

@@ -1,11 +1,11 @@
 import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type { BackoffPolicy } from './backoff.ts';
 import { backoffDelayMs } from './backoff.ts';
 import type { ChargeOutcome } from './charge-outcome.ts';
 import type { ClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
-import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 
 /** What happened to the job when the outcome was recorded. */
 export type RecordResult =

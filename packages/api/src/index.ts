@@ -3,6 +3,13 @@
 
 export { hashApiKey } from '@once/db';
 export {
+  type ApplyOutcome,
+  applyProcessorEvent,
+  downstreamKeyFor,
+  handledProcessorEventTypes,
+  type ProcessorPaymentIntentEvent,
+} from '@once/payments';
+export {
   type ApiEnvSettings,
   DEFAULT_CHECKOUT_KEY_TTL_MS,
   DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
@@ -48,12 +55,6 @@ export {
   isCheckoutError,
 } from './errors/api-error.ts';
 export { apiErrorToTRPC, apiProblemResponse } from './errors/to-transport-error.ts';
-export {
-  type ApplyOutcome,
-  applyProcessorEvent,
-  handledProcessorEventTypes,
-  type ProcessorPaymentIntentEvent,
-} from './payments/apply-processor-event.ts';
 export { resolveEventTenant } from './payments/resolve-event-tenant.ts';
 export { recordWebhookEvent } from './payments/webhook-events.ts';
 export {
@@ -73,7 +74,6 @@ export {
   type RouterOutputs,
 } from './root.ts';
 export {
-  downstreamKeyFor,
   type PayIdempotency,
   type PayOrigin,
   pay,

@@ -1,5 +1,5 @@
 import { type PaymentEventWriter, recordPaymentEvents } from '@once/db/payment-events';
-import type { ApplyOutcome } from './apply-processor-event.ts';
+import type { ApplyOutcome } from '@once/payments';
 
 /**
  * Records what a processor webhook did to a payment, as an arrow from the processor's lane

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { recordPaymentEvents } from '@once/db/payment-events';
 import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
+import { downstreamKeyFor, newJobId, newPaymentId } from '@once/payments';
 import { sql } from 'drizzle-orm';
 import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
 import {
@@ -46,15 +46,6 @@ export interface PayContext {
   transport?: PayTransport;
 }
 
-/** The downstream Idempotency-Key the worker sends to the processor for this payment. */
-export function downstreamKeyFor(paymentId: string): string {
-  return `once_pay_${paymentId}`;
-}
-
-function newId(prefix: string): string {
-  return `${prefix}_${randomUUID().replaceAll('-', '')}`;
-}
-
 /**
  * Accepts a checkout: prices the cart from the catalogue and, in ONE transaction, writes the
  * payment (`processing`), the outbox job that will charge it, a NOTIFY to wake a worker
@@ -97,7 +88,7 @@ export async function pay({
     const found = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
     if (found) return answerExisting(found);
     const cart = await priceCart(tx, ctx.tenantId, input.lines);
-    const paymentId = newId('pay');
+    const paymentId = newPaymentId();
     const downstreamKey = downstreamKeyFor(paymentId);
     const [payment] = await inUseIfLockWaitTimesOut(() =>
       tx
@@ -125,7 +116,7 @@ export async function pay({
       if (!winner) throw new Error(`payment of key ${key} conflicted but cannot be read`);
       return answerExisting(winner);
     }
-    const jobId = newId('job');
+    const jobId = newJobId();
     await tx.insert(outboxJobs).values({
       tenantId: ctx.tenantId,
       id: jobId,

@@ -1,4 +1,5 @@
-import { payments, terminalPaymentStatuses } from '@once/db/schema';
+import { payments } from '@once/db/schema';
+import { isTerminalPayment } from '@once/payments';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
@@ -8,7 +9,7 @@ export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
   return {
     paymentId: row.id,
     status: row.status,
-    terminal: terminalPaymentStatuses.includes(row.status),
+    terminal: isTerminalPayment(row.status),
     amount: row.amount,
     currency: row.currency,
     lines: row.lines,

@@ -1,8 +1,15 @@
-import { type PaymentStatus, payments, terminalPaymentStatuses } from '@once/db/schema';
-import { and, eq, sql } from 'drizzle-orm';
-import type { Transaction } from '../database.ts';
+import type { Database } from '@once/db';
+import { payments } from '@once/db/schema';
+import { and, eq } from 'drizzle-orm';
+import { chargeMatchesPayment } from './charge-amount.ts';
+import { declineCodeOf } from './decline-code.ts';
+import { isTerminalPayment, type PaymentStatus } from './payment-states.ts';
+import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 
-/** The part of a processor (Stripe-shaped) PaymentIntent event this API reads. */
+/** A transaction of the application database, as drizzle hands it to `db.transaction`. */
+type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+
+/** The part of a processor (Stripe-shaped) PaymentIntent event the webhook receiver reads. */
 export interface ProcessorPaymentIntentEvent {
   id: string;
   type: 'payment_intent.succeeded' | 'payment_intent.payment_failed';
@@ -36,7 +43,8 @@ export type ApplyOutcome =
  * Applies a PaymentIntent outcome to the tenant's payment, under a row lock. Only a payment
  * still `processing` or `unknown` moves; a terminal one never moves again (a late or
  * reordered `payment_failed` cannot undo a `succeeded`), so applying the same event twice,
- * or events in any order, leaves the first definite answer.
+ * or events in any order, leaves the first definite answer. A charge for another amount or
+ * currency is not this payment's charge: nothing moves, the reconciler decides.
  *
  * @example
  * await db.transaction((tx) => applyProcessorEvent(tx, 'tenant_a', event));
@@ -55,26 +63,25 @@ export async function applyProcessorEvent(
     .where(and(eq(payments.tenantId, tenantId), eq(payments.id, paymentId)))
     .for('update');
   if (!payment) return { kind: 'payment_not_found', paymentId };
-  if (terminalPaymentStatuses.includes(payment.status)) {
+  if (isTerminalPayment(payment.status)) {
     return { kind: 'already_terminal', paymentId, status: payment.status };
   }
-  // A charge for another amount is not this payment's charge: leave it to the reconciler.
-  if (intent.amount !== payment.amount || intent.currency.toLowerCase() !== payment.currency) {
-    return { kind: 'amount_mismatch', paymentId };
+  if (!chargeMatchesPayment(intent, payment)) return { kind: 'amount_mismatch', paymentId };
+  const settlement = settlementOf(event);
+  await settlePayment(tx, { tenantId, paymentId }, settlement);
+  return { kind: 'applied', paymentId, status: settlement.status };
+}
+
+function settlementOf(event: ProcessorPaymentIntentEvent): PaymentSettlement {
+  const intent = event.data.object;
+  if (event.type === 'payment_intent.succeeded') {
+    return { status: 'succeeded', processorPaymentIntentId: intent.id };
   }
-  const status: PaymentStatus =
-    event.type === 'payment_intent.succeeded' ? 'succeeded' : 'declined';
   const failure = intent.last_payment_error;
-  await tx
-    .update(payments)
-    .set({
-      status,
-      processorPaymentIntentId: intent.id,
-      failureCode:
-        status === 'declined' ? (failure?.decline_code ?? failure?.code ?? 'declined') : null,
-      failureMessage: status === 'declined' ? (failure?.message ?? null) : null,
-      updatedAt: sql`now()`,
-    })
-    .where(and(eq(payments.tenantId, tenantId), eq(payments.id, paymentId)));
-  return { kind: 'applied', paymentId, status };
+  return {
+    status: 'declined',
+    processorPaymentIntentId: intent.id,
+    code: declineCodeOf(failure),
+    message: failure?.message ?? undefined,
+  };
 }

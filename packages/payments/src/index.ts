@@ -1,0 +1,36 @@
+export {
+  type ApplyOutcome,
+  applyProcessorEvent,
+  handledProcessorEventTypes,
+  type ProcessorPaymentIntentEvent,
+} from './apply-processor-event.ts';
+export { chargeMatchesPayment, type Money } from './charge-amount.ts';
+export {
+  declineCodeOf,
+  FALLBACK_DECLINE_CODE,
+  type ProcessorDeclineError,
+} from './decline-code.ts';
+export { type PaymentDatabase, runPaymentStatement } from './payment-database.ts';
+export {
+  cancelKeyFor,
+  confirmKeyFor,
+  downstreamKeyFor,
+  newJobId,
+  newPaymentId,
+} from './payment-ids.ts';
+export {
+  canMovePayment,
+  isTerminalPayment,
+  type PaymentStatus,
+  paymentStatuses,
+  paymentTransitions,
+  statusesMovableTo,
+  terminalPaymentStatuses,
+  unsettledPaymentStatuses,
+} from './payment-states.ts';
+export {
+  type PaymentRef,
+  type PaymentSettlement,
+  type SettleOptions,
+  settlePayment,
+} from './settle-payment.ts';

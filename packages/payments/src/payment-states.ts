@@ -1,0 +1,62 @@
+import { type PaymentStatus, paymentStatuses } from '@once/db/schema';
+
+export { type PaymentStatus, paymentStatuses };
+
+/**
+ * Where a payment may go from each state. `processing`: the charge job (or the reconciler's
+ * re-enqueued one) is working on it. `unknown`: a charge may or may not exist; only the
+ * processor's answer (through the worker, a webhook or the reconciler) moves it on.
+ * `succeeded`, `declined` and `failed` are terminal: nothing moves them again, whoever asks
+ * and however late, so a stale worker or a late webhook can never overwrite the processor's
+ * definite answer. `processing -> processing` and `unknown -> unknown` are allowed: a
+ * re-enqueued charge, a second ambiguous answer.
+ */
+export const paymentTransitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+  processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
+  unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
+  succeeded: [],
+  declined: [],
+  failed: [],
+};
+
+/** The states a payment never leaves: the processor's definite answer, or proof of no charge. */
+export const terminalPaymentStatuses: readonly PaymentStatus[] = paymentStatuses.filter(
+  (status) => paymentTransitions[status].length === 0,
+);
+
+/** The states still waiting for the processor's answer: the worker's and the reconciler's work. */
+export const unsettledPaymentStatuses: readonly PaymentStatus[] = paymentStatuses.filter(
+  (status) => paymentTransitions[status].length > 0,
+);
+
+/**
+ * Whether a payment in `from` may be moved to `to`.
+ *
+ * @example
+ * canMovePayment('unknown', 'succeeded'); // true
+ * canMovePayment('succeeded', 'declined'); // false: terminal payments never move
+ */
+export function canMovePayment(from: PaymentStatus, to: PaymentStatus): boolean {
+  return paymentTransitions[from].includes(to);
+}
+
+/**
+ * Whether `status` is terminal (it never moves again).
+ *
+ * @example
+ * isTerminalPayment('declined'); // true
+ */
+export function isTerminalPayment(status: PaymentStatus): boolean {
+  return terminalPaymentStatuses.includes(status);
+}
+
+/**
+ * The states a payment may be moved to `to` from: what a guarded update's `where status in
+ * (...)` lists.
+ *
+ * @example
+ * statusesMovableTo('failed'); // ['processing', 'unknown']
+ */
+export function statusesMovableTo(to: PaymentStatus): PaymentStatus[] {
+  return paymentStatuses.filter((from) => canMovePayment(from, to));
+}

@@ -1,0 +1,81 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { type PaymentDatabase, runPaymentStatement } from './payment-database.ts';
+import { type PaymentStatus, statusesMovableTo } from './payment-states.ts';
+
+/** Where a payment can be moved, with what the processor said about it. */
+export type PaymentSettlement =
+  | { status: 'succeeded'; processorPaymentIntentId: string }
+  | { status: 'declined'; processorPaymentIntentId?: string; code: string; message?: string }
+  | { status: 'unknown'; code: string; message?: string }
+  | { status: 'failed'; code: string; message?: string; processorPaymentIntentId?: string }
+  /** Back in flight: the reconciler re-enqueued the charge. */
+  | { status: 'processing' };
+
+/** A payment, by its key. */
+export interface PaymentRef {
+  tenantId: string;
+  paymentId: string;
+}
+
+export interface SettleOptions {
+  /**
+   * Settle only while no intent is recorded on the payment and none of its jobs is pending
+   * or running: then no confirm was ever sent (only recorded intents are confirmed), which
+   * is the proof a `failed` without a processor call needs. Checked in the same statement.
+   */
+  onlyIfNeverSent?: boolean;
+}
+
+/** The statuses a guarded update may move from, as SQL literals (a partial index needs literals). */
+function movableFrom(to: PaymentStatus): SQL {
+  const list = statusesMovableTo(to)
+    .map((status) => `'${status}'`)
+    .join(', ');
+  return sql.raw(`(${list})`);
+}
+
+/**
+ * Moves a payment to `settlement.status` if, and only if, the move is allowed: the payment is
+ * not terminal yet (`processing` or `unknown`). A succeeded, declined or failed payment never
+ * moves again, whoever asks and however late: a stale worker, a late webhook or a reconciler
+ * racing a worker cannot overwrite the processor's definite answer. One guarded statement, so
+ * concurrent settlers need no lock: the first wins, the others change nothing. Returns
+ * whether the row changed. Run it in the transaction that must commit with it (the job's
+ * end, the webhook's stored answer, the reconciler's decision).
+ *
+ * @example
+ * await settlePayment(tx, { tenantId, paymentId }, { status: 'succeeded', processorPaymentIntentId: 'pi_1' });
+ */
+export async function settlePayment(
+  db: PaymentDatabase,
+  payment: PaymentRef,
+  settlement: PaymentSettlement,
+  options: SettleOptions = {},
+): Promise<boolean> {
+  const intentId =
+    'processorPaymentIntentId' in settlement ? (settlement.processorPaymentIntentId ?? null) : null;
+  const code = 'code' in settlement ? settlement.code : null;
+  const message = 'message' in settlement ? (settlement.message ?? null) : null;
+  const neverSent = options.onlyIfNeverSent
+    ? sql`
+      and payment.processor_payment_intent_id is null
+      and not exists (
+        select 1 from outbox_jobs as job
+        where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
+          and job.status in ('pending', 'running'))`
+    : sql``;
+  const rows = await runPaymentStatement<{ id: string }>(
+    db,
+    sql`
+    update payments as payment
+    set status = ${settlement.status},
+        processor_payment_intent_id = coalesce(${intentId}, payment.processor_payment_intent_id),
+        failure_code = ${code},
+        failure_message = ${message},
+        updated_at = now()
+    where payment.tenant_id = ${payment.tenantId} and payment.id = ${payment.paymentId}
+      and payment.status in ${movableFrom(settlement.status)}${neverSent}
+    returning payment.id`,
+  );
+  return rows.length === 1;
+}
