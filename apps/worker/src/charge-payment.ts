@@ -1,7 +1,7 @@
+import type { BackoffPolicy } from '@once/backoff';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { BackoffPolicy } from './backoff.ts';
 import {
   type ChargeOutcome,
   isUnexpectedIntentState,

@@ -1,9 +1,9 @@
+import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { schema } from '@once/db';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { cancelKeyFor, newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import { type BackoffPolicy, backoffDelayMs } from './backoff.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
@@ -395,7 +395,7 @@ async function checkAgainLater(
   options: ReconcileOptions,
   answer: { found: string },
 ): Promise<void> {
-  const delayMs = backoffDelayMs(
+  const delayMs = equalJitterDelayMs(
     payment.reconcile_checks + 1,
     options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
   );
