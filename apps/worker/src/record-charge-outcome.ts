@@ -3,6 +3,7 @@ import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type { ChargeOutcome } from './charge-outcome.ts';
+import { msInterval } from './ms-interval.ts';
 import type { ClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -179,7 +180,7 @@ async function rescheduleJob(
   const rows = await sql`
     update outbox_jobs
     set status = 'pending', attempts = greatest(0, attempts - ${givenBack}),
-        run_after = now() + ${delayMs} * interval '1 millisecond',
+        run_after = now() + ${msInterval(sql, delayMs)},
         last_error = ${lastError}, locked_by = null, lock_token = null, locked_until = null,
         updated_at = now()
     where tenant_id = ${job.tenantId} and id = ${job.id}

@@ -1,3 +1,4 @@
+import { msInterval } from './ms-interval.ts';
 import type { ClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -16,7 +17,7 @@ export async function renewLease(
 ): Promise<boolean> {
   const rows = await sql`
     update outbox_jobs
-    set locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
+    set locked_until = now() + ${msInterval(sql, leaseMs)}, updated_at = now()
     where tenant_id = ${job.tenantId} and id = ${job.id}
       and status = 'running' and lock_token = ${job.lockToken}
     returning locked_until`;
