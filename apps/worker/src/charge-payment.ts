@@ -1,7 +1,7 @@
+import type { BackoffPolicy } from '@once/backoff';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { BackoffPolicy } from './backoff.ts';
 import {
   type ChargeOutcome,
   isUnexpectedIntentState,
@@ -16,7 +16,7 @@ import type { ClaimedJob } from './outbox-job.ts';
 import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
 import { finishJob, type RecordResult, recordChargeOutcome } from './record-charge-outcome.ts';
 import { recordPaymentIntentId } from './record-payment-intent.ts';
-import { renewLease } from './renew-lease.ts';
+import { whileRenewingLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
 /** The test payment method when the checkout did not name one (Stripe's test Visa). */
@@ -220,38 +220,5 @@ async function confirmOnce(
         processor.paymentIntents.retrieve(intentId),
       ),
     );
-  }
-}
-
-/**
- * Keeps the lease alive while `work` runs, renewing at a third of the lease so one missed
- * renewal (a slow query, a reconnect) does not lose it. A lost lease is only logged: the
- * guarded finish will write nothing, which is exactly what must happen.
- */
-async function whileRenewingLease<T>(
-  job: ClaimedJob,
-  deps: ChargePaymentDeps,
-  work: () => Promise<T>,
-): Promise<T> {
-  let held = true;
-  const timer = setInterval(
-    () => {
-      if (!held) return;
-      renewLease(deps.sql, job, deps.leaseMs).then(
-        (renewed) => {
-          if (!renewed) {
-            held = false;
-            deps.log('lease.lost', { job: job.id, payment: job.paymentId });
-          }
-        },
-        (error: unknown) => deps.log('lease.renew_failed', { job: job.id, error: String(error) }),
-      );
-    },
-    Math.max(50, Math.floor(deps.leaseMs / 3)),
-  );
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
   }
 }

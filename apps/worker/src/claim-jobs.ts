@@ -1,4 +1,5 @@
 import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { msInterval } from './ms-interval.ts';
 import { type ClaimedJob, type ClaimedJobRow, toClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -37,7 +38,7 @@ async function claimInTransaction(sql: Queryable, options: ClaimOptions): Promis
         attempts = job.attempts + 1,
         locked_by = ${options.workerId},
         lock_token = gen_random_uuid()::text,
-        locked_until = now() + ${options.leaseMs} * interval '1 millisecond',
+        locked_until = now() + ${msInterval(sql, options.leaseMs)},
         updated_at = now()
     from (
       select tenant_id, id, status as was_status, locked_by as was_locked_by

@@ -1,12 +1,13 @@
+import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { schema } from '@once/db';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { cancelKeyFor, newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import { type BackoffPolicy, backoffDelayMs } from './backoff.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
+import { msInterval } from './ms-interval.ts';
 
 export interface ReconcileOptions {
   sql: postgres.Sql;
@@ -203,7 +204,7 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
       from payments as payment
       join tenants as tenant on tenant.id = payment.tenant_id
       where payment.status in ('processing', 'unknown')
-        and payment.updated_at < now() - ${options.olderThanMs} * interval '1 millisecond'
+        and payment.updated_at < now() - ${msInterval(sql, options.olderThanMs)}
         and (payment.reconcile_after is null or payment.reconcile_after <= now())
         and not exists (
           select 1 from outbox_jobs as job
@@ -395,7 +396,7 @@ async function checkAgainLater(
   options: ReconcileOptions,
   answer: { found: string },
 ): Promise<void> {
-  const delayMs = backoffDelayMs(
+  const delayMs = equalJitterDelayMs(
     payment.reconcile_checks + 1,
     options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
   );
@@ -408,7 +409,7 @@ async function checkAgainLater(
   await decided(sql, payment, decision, async (tx) => {
     const rows = await tx`
       update payments
-      set reconcile_after = now() + ${delayMs} * interval '1 millisecond',
+      set reconcile_after = now() + ${msInterval(tx, delayMs)},
           reconcile_checks = reconcile_checks + 1
       where tenant_id = ${payment.tenant_id} and id = ${payment.id}
         and status in ('processing', 'unknown')

@@ -1,9 +1,9 @@
+import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
-import type { BackoffPolicy } from './backoff.ts';
-import { backoffDelayMs } from './backoff.ts';
 import type { ChargeOutcome } from './charge-outcome.ts';
+import { msInterval } from './ms-interval.ts';
 import type { ClaimedJob } from './outbox-job.ts';
 import type { Queryable } from './queryable.ts';
 
@@ -67,14 +67,14 @@ export async function recordChargeOutcome(
       // The processor is still working on it: wait, without using up an attempt. Giving
       // up here is what once settled a payment `failed` while its charge was committing.
       // The cap, jittered ([cap/2, cap]) so held jobs do not poll the processor in lockstep.
-      const delayMs = backoffDelayMs(Number.POSITIVE_INFINITY, backoff);
+      const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, backoff);
       if (!(await rescheduleJob(tx, job, delayMs, outcome.reason, { countAttempt: false }))) {
         return { job: 'lease_lost' };
       }
       return recorded(tx, { job: 'retry_scheduled', delayMs });
     }
     if (outcome.kind === 'ambiguous' && job.attempts < job.maxAttempts) {
-      const delayMs = backoffDelayMs(job.attempts, backoff);
+      const delayMs = equalJitterDelayMs(job.attempts, backoff);
       if (!(await rescheduleJob(tx, job, delayMs, outcome.reason))) return { job: 'lease_lost' };
       return recorded(tx, { job: 'retry_scheduled', delayMs });
     }
@@ -180,7 +180,7 @@ async function rescheduleJob(
   const rows = await sql`
     update outbox_jobs
     set status = 'pending', attempts = greatest(0, attempts - ${givenBack}),
-        run_after = now() + ${delayMs} * interval '1 millisecond',
+        run_after = now() + ${msInterval(sql, delayMs)},
         last_error = ${lastError}, locked_by = null, lock_token = null, locked_until = null,
         updated_at = now()
     where tenant_id = ${job.tenantId} and id = ${job.id}

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { exponentialDelayMs } from '@once/backoff';
 import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/postgres';
 import type { Log } from './logger.ts';
 
@@ -50,7 +51,7 @@ export async function withDatabaseRetry<T>(
       if (!isTransientDatabaseError(error) || attempt >= attempts || options.shouldStop?.()) {
         throw error;
       }
-      const delayMs = Math.min(5_000, baseDelayMs * 2 ** (attempt - 1));
+      const delayMs = exponentialDelayMs(attempt, { baseMs: baseDelayMs, maxMs: 5_000 });
       options.log('db.retry', {
         what: options.what,
         attempt,

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type { ProcessorDatabase } from '../db/client.ts';
+import { msInterval } from '../db/ms-interval.ts';
 import { webhookEvents } from '../db/schema/index.ts';
 import { takeWebhookFaults } from '../faults/fault-store.ts';
 import { signPayload } from './sign-payload.ts';
@@ -134,7 +135,7 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
     const retryIn = Math.min(maxBackoffMs, backoffMs * 2 ** (event.attempts - 1));
     await options.db.execute(sql`
       update ${webhookEvents}
-      set next_attempt_at = now() + ${retryIn} * interval '1 millisecond', locked_until = null,
+      set next_attempt_at = now() + ${msInterval(retryIn)}, locked_until = null,
           last_status = ${last.status}, last_error = ${last.error}
       where id = ${event.id}`);
     options.log(

@@ -1,5 +1,6 @@
 'use client';
 
+import { exponentialDelayMs } from '@once/backoff';
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { CheckoutIntentInput } from './cart-hash.ts';
@@ -122,7 +123,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     refetchInterval: (query) => (query.state.data?.terminal ? false : STATUS_POLL_MS),
     // While the web server is down, keep asking: the payment exists and will settle.
     retry: true,
-    retryDelay: (attempt) => Math.min(1_000 * 2 ** attempt, 5_000),
+    retryDelay: (attempt) => exponentialDelayMs(attempt + 1, { baseMs: 1_000, maxMs: 5_000 }),
   });
 
   const terminal = status.data?.terminal === true && status.data.paymentId === watched?.paymentId;

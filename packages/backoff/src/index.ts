@@ -1,0 +1,1 @@
+export { type BackoffPolicy, equalJitterDelayMs, exponentialDelayMs } from './exponential-delay.ts';
