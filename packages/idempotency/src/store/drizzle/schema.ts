@@ -32,7 +32,7 @@ export const idempotencyKeys = pgTable(
     /** Random token of the attempt holding (or having completed) the key. */
     ownerToken: text('owner_token'),
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
-    /** Last committed atomic phase; 'started' when none has committed. */
+    /** Recovery point: the last committed phase (leased mode); 'started' when none has committed. */
     recoveryPoint: text('recovery_point').notNull().default('started'),
     recoveryData: jsonb('recovery_data'),
     /** Policy captured at reservation, so the sweeper needs no per-operation configuration. */
