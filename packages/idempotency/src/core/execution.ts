@@ -9,8 +9,9 @@ import {
 } from './types.ts';
 
 /**
- * One phase of a multi-step operation (Brandur Leach's "atomic phase"; leased mode only): runs inside its own transaction with at most one external side effect,
- * and returns `advanceTo(...)` or `respond(...)`.
+ * One phase of a multi-step operation (Brandur Leach's "atomic phase"; leased mode only):
+ * runs inside its own transaction with at most one external side effect, and returns
+ * `advanceTo(...)` or `respond(...)`.
  *
  * @example
  * const created: Phase<Tx> = async (tx, exec) => advanceTo('charged', exec.recoveryData);

@@ -1,7 +1,7 @@
 import type { StoredResponse } from './types.ts';
 
 /**
- * What an atomic phase returns: either "commit and continue at this recovery point" or
+ * What a phase returns (leased mode): either "commit and continue at this recovery point" or
  * "commit and finish with this response" (Brandur Leach's atomic phases).
  *
  * @example

@@ -13,6 +13,7 @@ import {
   atomicMayTakeOver,
   EXPIRED_LEASE_POLICY,
   isKey,
+  keyValues,
   NO_HOLDER,
   NOTHING_COMMITTED,
   START_OVER,
@@ -32,11 +33,7 @@ export async function lookupKey(
   db: AnyPgDatabase,
   id: KeyIdentity,
 ): Promise<KeyLookup | undefined> {
-  const [row] = await lookupStatement(db, {
-    tenantId: id.tenantId,
-    operation: id.operation,
-    key: id.key,
-  });
+  const [row] = await lookupStatement(db, keyValues(id));
   return row ? { record: toKeyRecord(row), writable: row.writable === true } : undefined;
 }
 
@@ -66,9 +63,7 @@ export async function insertCompletedKey(
   const { response } = input;
   try {
     const rows = await insertCompletedStatement(executor, {
-      tenantId: input.tenantId,
-      operation: input.operation,
-      key: input.key,
+      ...keyValues(input),
       fingerprint: input.fingerprint,
       status: response.status,
       headers: JSON.stringify(response.headers),

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { INITIAL_RECOVERY_POINT, type KeyState } from '../../core/types.ts';
+import { INITIAL_RECOVERY_POINT, type KeyIdentity, type KeyState } from '../../core/types.ts';
 import { msInterval } from './interval-sql.ts';
 
 /**
@@ -67,6 +67,11 @@ export function nothingCommitted(k: string): SQL {
 /** `unknown`: a side effect may have happened; only reconciliation moves the key on. */
 export function isUnknown(k: string): SQL {
   return sql`${col(k, 'state')} = ${STATE.unknown}`;
+}
+
+/** The placeholder values `isKey` reads: exactly the identity, nothing else of `id`. */
+export function keyValues(id: KeyIdentity): { tenantId: string; operation: string; key: string } {
+  return { tenantId: id.tenantId, operation: id.operation, key: id.key };
 }
 
 /** The key's identity: tenant first (sharding), then operation, then the client's key. */

@@ -8,6 +8,7 @@ import {
   expiredLeaseParksUnknown,
   isKey,
   isReleased,
+  keyValues,
   leasedMayTakeOver,
   NOTHING_COMMITTED,
   STATE,
@@ -92,9 +93,7 @@ async function reserveOnce(
   input: ReserveInput,
 ): Promise<ReserveResult | undefined> {
   const [row] = await reservationStatement(db, {
-    tenantId: input.tenantId,
-    operation: input.operation,
-    key: input.key,
+    ...keyValues(input),
     fingerprint: input.fingerprint,
     ownerToken: input.ownerToken,
     leaseMs: input.leaseMs,

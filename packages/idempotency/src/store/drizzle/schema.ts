@@ -9,6 +9,7 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
+import { INITIAL_RECOVERY_POINT } from '../../core/types.ts';
 
 /**
  * One row per (tenant, operation, key). Tenant first in the primary key so a tenant-sharded
@@ -32,8 +33,8 @@ export const idempotencyKeys = pgTable(
     /** Random token of the attempt holding (or having completed) the key. */
     ownerToken: text('owner_token'),
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
-    /** Last committed atomic phase; 'started' when none has committed. */
-    recoveryPoint: text('recovery_point').notNull().default('started'),
+    /** Recovery point: the last committed phase (leased mode); INITIAL_RECOVERY_POINT when none has. */
+    recoveryPoint: text('recovery_point').notNull().default(INITIAL_RECOVERY_POINT),
     recoveryData: jsonb('recovery_data'),
     /** Policy captured at reservation, so the sweeper needs no per-operation configuration. */
     onExpiredLease: text('on_expired_lease').notNull().default('resume'),

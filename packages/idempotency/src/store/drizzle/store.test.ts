@@ -367,7 +367,7 @@ describe('drizzle store + engine', () => {
     expect(limited.code).toBe('idempotency_rate_limited');
   });
 
-  it('runs atomic phases, and a retry after a failure resumes at the last committed phase', async () => {
+  it('runs phases (recovery points), and a retry after a failure resumes at the last committed phase', async () => {
     const idem = engine({ defaults: { onExpiredLease: 'resume' } });
     await t.sql`create table if not exists effects (key text, phase text)`;
     const key = newKey();

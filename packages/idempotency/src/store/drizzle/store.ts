@@ -11,6 +11,7 @@ import { msInterval } from './interval-sql.ts';
 import {
   isHeldBy,
   isKey,
+  keyValues,
   NO_HOLDER,
   nothingCommitted,
   START_OVER,
@@ -21,10 +22,6 @@ import { countNewKey, peekNewKeys } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
 
 const p = sql.placeholder;
-
-function identityValues(id: KeyIdentity) {
-  return { tenantId: id.tenantId, operation: id.operation, key: id.key };
-}
 
 // Every statement below is built once and prepared per connection (see `preparedStatement`):
 // complete and isCompletedBy run on every leased request, advance on every phase, renew on
@@ -97,7 +94,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
   db: TDb,
 ): IdempotencyStore<TransactionOf<TDb>> {
   async function isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean> {
-    const rows = await isCompletedByStatement(db, { ...identityValues(id), ownerToken });
+    const rows = await isCompletedByStatement(db, { ...keyValues(id), ownerToken });
     return rows.length > 0;
   }
 
@@ -108,7 +105,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     ownerToken: string,
     values: Record<string, unknown> = {},
   ): Promise<HolderWriteResult | 'finished'> {
-    const rows = await statement(db, { ...identityValues(id), ownerToken, ...values });
+    const rows = await statement(db, { ...keyValues(id), ownerToken, ...values });
     if (rows.length > 0) return 'ok';
     return (await isCompletedBy(id, ownerToken)) ? 'finished' : 'lost';
   }
@@ -120,7 +117,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     async complete(executor, id, ownerToken, response: StoredResponse, ttlMs) {
       const rows = await completeStatement((executor as AnyPgDatabase | undefined) ?? db, {
-        ...identityValues(id),
+        ...keyValues(id),
         ownerToken,
         status: response.status,
         headers: JSON.stringify(response.headers),
@@ -132,7 +129,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     async advance(executor, id, ownerToken, recoveryPoint, data) {
       const rows = await advanceStatement((executor as AnyPgDatabase | undefined) ?? db, {
-        ...identityValues(id),
+        ...keyValues(id),
         ownerToken,
         recoveryPoint,
         data: JSON.stringify(data ?? null),
