@@ -81,6 +81,7 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
       );
     case 'idempotency_key_in_use':
     case 'idempotency_lease_lost':
+    case 'idempotency_key_conflict':
       return new StripeApiError(
         409,
         fields({
@@ -128,6 +129,8 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
       );
     case 'idempotency_store_unavailable':
     case 'idempotency_response_too_large':
+    case 'idempotency_outcome_ambiguous':
+    case 'idempotency_completion_missing':
       return new StripeApiError(
         error.code === 'idempotency_store_unavailable' ? 503 : 500,
         fields({ type: 'api_error', code: error.code, message: error.message }),
