@@ -50,9 +50,7 @@ export {
   ApiError,
   type ApiErrorCode,
   apiErrorCatalogue,
-  CheckoutError,
   isApiError,
-  isCheckoutError,
 } from './errors/api-error.ts';
 export { apiErrorToTRPC, apiProblemResponse } from './errors/to-transport-error.ts';
 export { resolveEventTenant } from './payments/resolve-event-tenant.ts';

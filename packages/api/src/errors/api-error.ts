@@ -109,10 +109,3 @@ export function isApiError(value: unknown): value is ApiError {
       typeof (value as { code?: unknown }).code === 'string')
   );
 }
-
-/** @deprecated Renamed `ApiError` (it carries authentication refusals too); kept for one release. */
-export const CheckoutError = ApiError;
-/** @deprecated Renamed `ApiError`. */
-export type CheckoutError = ApiError;
-/** @deprecated Renamed `isApiError`. */
-export const isCheckoutError = isApiError;
