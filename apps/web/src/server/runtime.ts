@@ -13,7 +13,7 @@ import {
   runMigrations,
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
-import { isPostgresNullSocketWrite } from '@once/postgres';
+import { installDatabaseCrashPolicy } from '@once/postgres';
 import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
 import { readWebhookToleranceSeconds } from './webhook-clock-skew.ts';
@@ -112,16 +112,15 @@ function replacePoolOnDriverCrash(client: ReplaceableDatabaseClient): void {
   const installed = flag.__onceWebPool !== undefined;
   flag.__onceWebPool = client;
   if (installed) return;
-  process.on('uncaughtException', (error) => {
-    if (isPostgresNullSocketWrite(error)) {
-      flag.__onceWebPool?.replace('postgres.js null-socket write after a dropped connection');
-      return;
-    }
-    // Alone (not under Next, which logs and keeps going), do what Node would have done.
-    if (process.listenerCount('uncaughtException') === 1) {
-      console.error(error);
-      process.exit(1);
-    }
+  installDatabaseCrashPolicy({
+    replacePool: (reason) => flag.__onceWebPool?.replace(reason),
+    onUncaughtBug(error) {
+      // Alone (not under Next, which logs and keeps going), do what Node would have done.
+      if (process.listenerCount('uncaughtException') === 1) {
+        console.error(error);
+        process.exit(1);
+      }
+    },
   });
 }
 
