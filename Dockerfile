@@ -10,6 +10,7 @@ COPY packages/api/package.json packages/api/
 COPY packages/db/package.json packages/db/
 COPY packages/postgres/package.json packages/postgres/
 COPY packages/invariant/package.json packages/invariant/
+COPY packages/env/package.json packages/env/
 COPY packages/idempotency/package.json packages/idempotency/
 COPY e2e/package.json e2e/
 COPY bench/package.json bench/

