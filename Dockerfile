@@ -11,6 +11,7 @@ COPY packages/backoff/package.json packages/backoff/
 COPY packages/db/package.json packages/db/
 COPY packages/postgres/package.json packages/postgres/
 COPY packages/invariant/package.json packages/invariant/
+COPY packages/env/package.json packages/env/
 COPY packages/idempotency/package.json packages/idempotency/
 COPY packages/payments/package.json packages/payments/
 COPY e2e/package.json e2e/

@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { integer, parseEnv } from '@once/env';
 import { isPortFree } from '@once/postgres';
 import { persistentDataDirFor } from '@once/postgres/embedded';
 import { DEFAULT_RESTART_POLICY } from './system/restart-policy.ts';
@@ -24,11 +25,25 @@ const { values } = parseArgs({
 });
 const chaos = !values['no-chaos'];
 
+const port = (fallback: number) => integer({ default: fallback, min: 1, max: 65_535 });
+let demoEnv: ReturnType<typeof parseEnv<typeof demoEnvShape>>;
+const demoEnvShape = {
+  ONCE_WEB_PORT: port(3000),
+  ONCE_PROCESSOR_PORT: port(4100),
+  ONCE_WORKER_HEALTH_PORT: port(4200),
+  ONCE_PG_PORT: port(25432),
+};
+try {
+  demoEnv = parseEnv(demoEnvShape, process.env);
+} catch (error) {
+  console.error(`demo: cannot start: ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+}
 const ports = {
-  web: Number(process.env.ONCE_WEB_PORT ?? 3000),
-  processor: Number(process.env.ONCE_PROCESSOR_PORT ?? 4100),
-  workerHealth: Number(process.env.ONCE_WORKER_HEALTH_PORT ?? 4200),
-  pg: Number(process.env.ONCE_PG_PORT ?? 25432),
+  web: demoEnv.ONCE_WEB_PORT,
+  processor: demoEnv.ONCE_PROCESSOR_PORT,
+  workerHealth: demoEnv.ONCE_WORKER_HEALTH_PORT,
+  pg: demoEnv.ONCE_PG_PORT,
 };
 const workerCount = Number(values.workers);
 const embedded = !process.env.DATABASE_URL;

@@ -9,6 +9,7 @@ const config: NextConfig = {
     '@once/api',
     '@once/backoff',
     '@once/db',
+    '@once/env',
     '@once/idempotency',
     '@once/payments',
     '@once/postgres',

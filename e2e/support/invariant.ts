@@ -6,8 +6,8 @@ import type { ShownCheckout } from './checkout-page.ts';
 
 /**
  * Waits until the system converged (no payment `processing` or `unknown`), then checks
- * DESIGN's invariant FROM THE DATABASES, not the UI:
- * - the worker helper's `verifyInvariant` over every payment (at most one ledger charge,
+ * the exactly-once invariant (packages/invariant/README.md) FROM THE DATABASES, not the UI:
+ * - `@once/invariant`'s `verifyInvariant` over every payment (at most one ledger charge,
  *   one payment per checkout key, app state equal to the ledger, nothing stuck);
  * - for each checkout the browser went through: exactly one app payment for its key, the
  *   payment the page watched, its status equal to what the page showed, and exactly one

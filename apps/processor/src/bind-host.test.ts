@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { readProcessorConfig } from './config.ts';
 
-const base = { PROCESSOR_DATABASE_URL: 'postgres://localhost/once_processor' };
+const base = {
+  PROCESSOR_DATABASE_URL: 'postgres://localhost/once_processor',
+  PROCESSOR_WEBHOOK_SECRET: 'whsec_test',
+  PROCESSOR_ADMIN_TOKEN: 'test-admin',
+};
 
 describe('the processor bind address (HOST)', () => {
   it('defaults to every interface, so other containers and published ports reach it', () => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { readProcessorConfig } from './config.ts';
 
-const base = { PROCESSOR_DATABASE_URL: 'postgres://x@127.0.0.1/p' };
+const base = {
+  PROCESSOR_DATABASE_URL: 'postgres://x@127.0.0.1/p',
+  PROCESSOR_WEBHOOK_SECRET: 'whsec_test',
+  PROCESSOR_ADMIN_TOKEN: 'test-admin',
+};
 
 describe('readProcessorConfig', () => {
   it('keeps keys 24 h and reaps every 10 min by default', () => {

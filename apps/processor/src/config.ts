@@ -1,10 +1,10 @@
-import { readBindHost } from './bind-host.ts';
+import { bindHost, integer, parseEnv, required, text } from '@once/env';
 
 /** Stripe keeps an Idempotency-Key for 24 hours. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS = 10 * 60_000;
 
-/** The processor's settings, read once from the environment (team process contract). */
+/** The processor's settings, read once from the environment (docs/process-contract.md). */
 export interface ProcessorConfig {
   /** Address to listen on (`HOST`, default 0.0.0.0: reachable from other containers). */
   host: string;
@@ -24,44 +24,52 @@ export interface ProcessorConfig {
 }
 
 /**
+ * The processor's environment, validated at start (unset or empty takes the default). Its
+ * two secrets have no default here: the demo launcher and the test harness set them, and a
+ * production start without them is refused.
+ */
+export const processorEnv = {
+  HOST: bindHost(),
+  PORT: integer({ default: 4100, min: 0, max: 65_535 }),
+  PROCESSOR_DATABASE_URL: required(
+    "PROCESSOR_DATABASE_URL is not set: point it at the processor's own database (`once_processor` in the demo cluster).",
+  ),
+  PROCESSOR_WEBHOOK_URL: text({ default: 'http://127.0.0.1:3000/api/webhooks/processor' }),
+  PROCESSOR_WEBHOOK_SECRET: required(
+    "PROCESSOR_WEBHOOK_SECRET is not set: set the secret webhooks are signed with (the same value as the web app's; `npm run demo` sets one).",
+  ),
+  PROCESSOR_ADMIN_TOKEN: required(
+    'PROCESSOR_ADMIN_TOKEN is not set: set the token the admin API requires (`npm run demo` sets one).',
+  ),
+  PROCESSOR_WEBHOOK_BACKOFF_MS: integer({ default: 1_000, min: 1 }),
+  PROCESSOR_IDEMPOTENCY_LEASE_MS: integer({ default: 30_000, min: 100 }),
+  PROCESSOR_IDEMPOTENCY_RETENTION_MS: integer({
+    default: DEFAULT_IDEMPOTENCY_RETENTION_MS,
+    min: 1,
+  }),
+  PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: integer({
+    default: DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
+    min: 10,
+  }),
+};
+
+/**
  * @example
  * const config = readProcessorConfig(process.env);
  */
 export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
-  const databaseUrl = env.PROCESSOR_DATABASE_URL;
-  if (!databaseUrl) {
-    throw new Error(
-      "PROCESSOR_DATABASE_URL is not set: point it at the processor's own database (`once_processor` in the demo cluster).",
-    );
-  }
-  const int = (name: string, fallback: number, min: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) {
-      throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
-    }
-    return value;
-  };
+  const e = parseEnv(processorEnv, env);
   const config: ProcessorConfig = {
-    host: readBindHost(env, 'HOST'),
-    port: Number(env.PORT ?? 4100),
-    databaseUrl,
-    webhookUrl: env.PROCESSOR_WEBHOOK_URL ?? 'http://127.0.0.1:3000/api/webhooks/processor',
-    webhookSecret: env.PROCESSOR_WEBHOOK_SECRET ?? 'whsec_once_demo',
-    adminToken: env.PROCESSOR_ADMIN_TOKEN ?? 'once-admin',
-    webhookBackoffMs: int('PROCESSOR_WEBHOOK_BACKOFF_MS', 1_000, 1),
-    idempotencyLeaseMs: int('PROCESSOR_IDEMPOTENCY_LEASE_MS', 30_000, 100),
-    idempotencyRetentionMs: int(
-      'PROCESSOR_IDEMPOTENCY_RETENTION_MS',
-      DEFAULT_IDEMPOTENCY_RETENTION_MS,
-      1,
-    ),
-    idempotencyReapIntervalMs: int(
-      'PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS',
-      DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
-      10,
-    ),
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.PROCESSOR_DATABASE_URL,
+    webhookUrl: e.PROCESSOR_WEBHOOK_URL,
+    webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
+    adminToken: e.PROCESSOR_ADMIN_TOKEN,
+    webhookBackoffMs: e.PROCESSOR_WEBHOOK_BACKOFF_MS,
+    idempotencyLeaseMs: e.PROCESSOR_IDEMPOTENCY_LEASE_MS,
+    idempotencyRetentionMs: e.PROCESSOR_IDEMPOTENCY_RETENTION_MS,
+    idempotencyReapIntervalMs: e.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS,
   };
   checkProcessorWindows(config);
   return config;

@@ -29,6 +29,8 @@ export interface ChargePaymentDeps {
   leaseMs: number;
   backoff: BackoffPolicy;
   log: Log;
+  /** What to do when a database call hangs past every server timeout (replace the pool). */
+  onDatabaseHang?: () => void;
 }
 
 export type ChargeJobResult = RecordResult | { job: 'skipped'; reason: string };
@@ -70,7 +72,7 @@ export async function chargePayment(
   deps: ChargePaymentDeps,
 ): Promise<ChargeJobResult> {
   const { sql, log } = deps;
-  const retry = { log, what: `job ${job.id}` };
+  const retry = { log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
 
   // 1. What to charge, and with whose key.
   const target = await withDatabaseRetry(() => loadChargeTarget(sql, job), retry);

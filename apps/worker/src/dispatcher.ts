@@ -57,7 +57,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
           const jobs = await withDatabaseRetry(
             () =>
               claimJobs(sql, { workerId: options.workerId, leaseMs: options.leaseMs, limit: free }),
-            { log, what: 'claim', shouldStop: () => stopping },
+            { log, what: 'claim', shouldStop: () => stopping, onHang: options.onDatabaseHang },
           );
           for (const job of jobs) start(job);
           mayHaveMore = jobs.length === free;

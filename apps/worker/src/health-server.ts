@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { DEFAULT_BIND_HOST } from './bind-host.ts';
+import { DEFAULT_BIND_HOST } from '@once/env';
 
 /**
  * GET /healthz -> 200 `{"ok":true,...}` while the worker runs (the orchestrator and

@@ -17,6 +17,7 @@ export function startIdempotencyLeaseSweeper(
   db: Database,
   intervalMs: number,
   log: Log,
+  onDatabaseHang?: () => void,
 ): PeriodicTask {
   return startPeriodicTask(
     'key_sweeper',
@@ -26,6 +27,7 @@ export function startIdempotencyLeaseSweeper(
         log,
         what: 'key_sweeper',
         attempts: 3,
+        onHang: onDatabaseHang,
       });
       if (swept.released + swept.markedUnknown > 0) log('key_sweeper.swept', { ...swept });
     },
@@ -44,6 +46,7 @@ export function startIdempotencyKeyReaper(
   db: Database,
   intervalMs: number,
   log: Log,
+  onDatabaseHang?: () => void,
 ): PeriodicTask {
   return startPeriodicTask(
     'key_reaper',
@@ -53,6 +56,7 @@ export function startIdempotencyKeyReaper(
         log,
         what: 'key_reaper',
         attempts: 3,
+        onHang: onDatabaseHang,
       });
       if (reaped.deleted > 0) log('key_reaper.reaped', { ...reaped });
     },

@@ -2,7 +2,7 @@
 // and /healthz. Several may run against one database; they coordinate only through it.
 import type { Server } from 'node:http';
 import { createReplaceableDatabaseClient, runMigrations } from '@once/db';
-import { isPostgresNullSocketWrite } from '@once/postgres';
+import { installDatabaseCrashPolicy } from '@once/postgres';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import {
@@ -13,7 +13,7 @@ import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
 import { createProcessorClients } from './processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
-import { whenDatabaseHangs, withDatabaseRetry } from './transient-database-error.ts';
+import { withDatabaseRetry } from './transient-database-error.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
 // A configuration that breaks a window's inequality is refused in one line, not a stack trace.
@@ -51,13 +51,13 @@ await withDatabaseRetry(() => runMigrations(config.databaseUrl), {
   baseDelayMs: 250,
 });
 
-// Replaceable: swapped after the postgres.js 3.4.9 null-socket crash (see uncaughtException below).
+// Replaceable: swapped after the postgres.js 3.4.9 null-socket crash (see installDatabaseCrashPolicy below).
 const database = createReplaceableDatabaseClient(
   config.databaseUrl,
   { applicationName: `once-worker ${config.workerId}`, max: config.concurrency + 4 },
   log,
 );
-whenDatabaseHangs(() => database.replace('a transaction hung client-side'));
+const onDatabaseHang = () => database.replace('a transaction hung client-side');
 const processorFor = createProcessorClients({
   processorUrl: config.processorUrl,
   timeoutMs: config.processorTimeoutMs,
@@ -72,6 +72,7 @@ const dispatcher = startDispatcher({
   backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
   processorFor,
   log,
+  onDatabaseHang,
 });
 
 // Payments the reconciler could not decide after many checks (see /healthz).
@@ -98,8 +99,18 @@ const reconciler = startPeriodicTask(
   log,
 );
 
-const keySweeper = startIdempotencyLeaseSweeper(database.db, config.sweepIntervalMs, log);
-const keyReaper = startIdempotencyKeyReaper(database.db, config.reapIntervalMs, log);
+const keySweeper = startIdempotencyLeaseSweeper(
+  database.db,
+  config.sweepIntervalMs,
+  log,
+  onDatabaseHang,
+);
+const keyReaper = startIdempotencyKeyReaper(
+  database.db,
+  config.reapIntervalMs,
+  log,
+  onDatabaseHang,
+);
 
 // From here on a stop signal drains the loops: they run as soon as they are created.
 let health: Server | null = null;
@@ -136,23 +147,24 @@ log('worker.started', {
   leaseMs: config.leaseMs,
 });
 
-// postgres.js surfaces a connection killed between queries (pg_terminate_backend, a
-// restart) as an error on whoever uses it next; anything that still escapes is logged
-// rather than allowed to end the process, because every piece of work is re-claimable.
-process.on('unhandledRejection', (reason) =>
-  log('worker.unhandled_rejection', { error: String(reason) }),
-);
-process.on('uncaughtException', (error) => {
-  if (isPostgresNullSocketWrite(error)) {
-    // A driver bug on a connection that just died: swap the pool, keep working.
+installDatabaseCrashPolicy({
+  // A driver bug on a connection that just died: swap the pool, keep working.
+  replacePool(reason) {
     try {
-      database.replace('postgres.js null-socket write after a dropped connection');
+      database.replace(reason);
     } catch (replaceError) {
       log('db.pool_replace_failed', { error: String(replaceError) });
     }
-    return;
-  }
+  },
   // Anything else is a bug in this program: die loudly; leases make the work re-claimable.
-  log('worker.crashed', { error: error.stack ?? String(error) });
-  process.exit(1);
+  onUncaughtBug(error) {
+    log('worker.crashed', { error: error.stack ?? String(error) });
+    process.exit(1);
+  },
+  // postgres.js surfaces a connection killed between queries (pg_terminate_backend, a
+  // restart) as an error on whoever uses it next; anything that still escapes is logged
+  // rather than allowed to end the process, because every piece of work is re-claimable.
+  onUnhandledRejection(reason) {
+    log('worker.unhandled_rejection', { error: String(reason) });
+  },
 });

@@ -3,17 +3,6 @@ import { exponentialDelayMs } from '@once/backoff';
 import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/postgres';
 import type { Log } from './logger.ts';
 
-let onHungQuery: (() => void) | undefined;
-
-/**
- * Registers what to do when a transaction hangs client-side past every server timeout
- * (main.ts replaces the pool: a postgres.js connection broken by a dropped backend can
- * stop flushing writes, and its queries would otherwise wait forever).
- */
-export function whenDatabaseHangs(callback: () => void): void {
-  onHungQuery = callback;
-}
-
 export interface DatabaseRetryOptions {
   log: Log;
   /** What is being retried, for the log line. */
@@ -27,6 +16,12 @@ export interface DatabaseRetryOptions {
    * timeouts, so it only fires when the server never saw the query. Default 20 s.
    */
   hangTimeoutMs?: number;
+  /**
+   * Called when an attempt hangs client-side past every server timeout (main.ts replaces
+   * the pool: a postgres.js connection broken by a dropped backend can stop flushing
+   * writes, and its queries would otherwise wait forever).
+   */
+  onHang?: () => void;
 }
 
 /**
@@ -46,7 +41,7 @@ export async function withDatabaseRetry<T>(
   const baseDelayMs = options.baseDelayMs ?? 100;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withHangTimeout(work(), options.hangTimeoutMs ?? 20_000);
+      return await withHangTimeout(work(), options.hangTimeoutMs ?? 20_000, options.onHang);
     } catch (error) {
       if (!isTransientDatabaseError(error) || attempt >= attempts || options.shouldStop?.()) {
         throw error;
@@ -63,11 +58,15 @@ export async function withDatabaseRetry<T>(
   }
 }
 
-async function withHangTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+async function withHangTimeout<T>(
+  work: Promise<T>,
+  timeoutMs: number,
+  onHang: (() => void) | undefined,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const hung = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      onHungQuery?.();
+      onHang?.();
       reject(
         Object.assign(new Error(`no answer from the database in ${timeoutMs} ms`), {
           code: HUNG_QUERY_CODE,

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
-import { requireDatabaseUrl } from '@once/db';
-import { readBindHost } from './bind-host.ts';
+import { bindHost, integer, parseEnv, required, text } from '@once/env';
 
 /** Everything the worker reads from its environment, with the defaults applied. */
 export interface WorkerConfig {
@@ -32,44 +31,69 @@ export interface WorkerConfig {
   shutdownGraceMs: number;
 }
 
+/** Every interface: a container health check and its orchestrator both reach it. */
+export { DEFAULT_BIND_HOST } from '@once/env';
+
 /**
- * Reads the worker's environment (see README for the table). Invalid numbers fail at start
- * with the variable's name, not later as NaN timeouts.
+ * The worker's environment (see README for the table), validated at start: unset or empty
+ * takes the default; an invalid number fails with the variable's name, not later as a NaN
+ * timeout.
+ */
+export const workerEnv = {
+  DATABASE_URL: required(
+    'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
+      'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
+  ),
+  PROCESSOR_URL: text({ default: 'http://127.0.0.1:4100' }),
+  WORKER_HEALTH_PORT: integer({ default: 4200 }),
+  WORKER_HEALTH_HOST: bindHost(),
+  WORKER_ID: text({ default: undefined }),
+  WORKER_CONCURRENCY: integer({ default: 4, min: 1 }),
+  WORKER_LEASE_MS: integer({ default: 30_000, min: 100 }),
+  WORKER_PROCESSOR_TIMEOUT_MS: integer({ default: 10_000, min: 1 }),
+  WORKER_POLL_INTERVAL_MS: integer({ default: 2_000, min: 10 }),
+  WORKER_BACKOFF_BASE_MS: integer({ default: 500, min: 1 }),
+  WORKER_BACKOFF_MAX_MS: integer({ default: 30_000, min: 1 }),
+  WORKER_RECONCILE_INTERVAL_MS: integer({ default: 10_000, min: 10 }),
+  WORKER_RECONCILE_AFTER_MS: integer({ default: 60_000 }),
+  WORKER_RECONCILE_MAX_REQUEUES: integer({ default: 3 }),
+  WORKER_RECONCILE_BACKOFF_BASE_MS: integer({ default: 60_000, min: 1 }),
+  WORKER_RECONCILE_BACKOFF_MAX_MS: integer({ default: 60 * 60_000, min: 1 }),
+  WORKER_RECONCILE_STUCK_AFTER_CHECKS: integer({ default: 5, min: 1 }),
+  WORKER_REAP_INTERVAL_MS: integer({ default: 60_000, min: 10 }),
+  WORKER_SWEEP_INTERVAL_MS: integer({ default: 5_000, min: 10 }),
+  WORKER_SHUTDOWN_GRACE_MS: integer({ default: 4_000 }),
+};
+
+/**
+ * Reads the worker's environment through `workerEnv` and checks its windows.
  *
  * @example
  * const config = readWorkerConfig({ DATABASE_URL: 'postgres://...', WORKER_LEASE_MS: '2000' });
  */
 export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const int = (name: string, fallback: number, min = 0): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) {
-      throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
-    }
-    return value;
-  };
+  const e = parseEnv(workerEnv, env);
   const config: WorkerConfig = {
-    databaseUrl: requireDatabaseUrl(env),
-    processorUrl: env.PROCESSOR_URL || 'http://127.0.0.1:4100',
-    healthPort: int('WORKER_HEALTH_PORT', 4200),
-    healthHost: readBindHost(env, 'WORKER_HEALTH_HOST'),
-    workerId: env.WORKER_ID || `worker-${hostname()}-${process.pid}`,
-    concurrency: int('WORKER_CONCURRENCY', 4, 1),
-    leaseMs: int('WORKER_LEASE_MS', 30_000, 100),
-    processorTimeoutMs: int('WORKER_PROCESSOR_TIMEOUT_MS', 10_000, 1),
-    pollIntervalMs: int('WORKER_POLL_INTERVAL_MS', 2_000, 10),
-    backoffBaseMs: int('WORKER_BACKOFF_BASE_MS', 500, 1),
-    backoffMaxMs: int('WORKER_BACKOFF_MAX_MS', 30_000, 1),
-    reconcileIntervalMs: int('WORKER_RECONCILE_INTERVAL_MS', 10_000, 10),
-    reconcileAfterMs: int('WORKER_RECONCILE_AFTER_MS', 60_000),
-    reconcileMaxRequeues: int('WORKER_RECONCILE_MAX_REQUEUES', 3),
-    reconcileBackoffBaseMs: int('WORKER_RECONCILE_BACKOFF_BASE_MS', 60_000, 1),
-    reconcileBackoffMaxMs: int('WORKER_RECONCILE_BACKOFF_MAX_MS', 60 * 60_000, 1),
-    reconcileStuckAfterChecks: int('WORKER_RECONCILE_STUCK_AFTER_CHECKS', 5, 1),
-    reapIntervalMs: int('WORKER_REAP_INTERVAL_MS', 60_000, 10),
-    sweepIntervalMs: int('WORKER_SWEEP_INTERVAL_MS', 5_000, 10),
-    shutdownGraceMs: int('WORKER_SHUTDOWN_GRACE_MS', 4_000),
+    databaseUrl: e.DATABASE_URL,
+    processorUrl: e.PROCESSOR_URL,
+    healthPort: e.WORKER_HEALTH_PORT,
+    healthHost: e.WORKER_HEALTH_HOST,
+    workerId: e.WORKER_ID ?? `worker-${hostname()}-${process.pid}`,
+    concurrency: e.WORKER_CONCURRENCY,
+    leaseMs: e.WORKER_LEASE_MS,
+    processorTimeoutMs: e.WORKER_PROCESSOR_TIMEOUT_MS,
+    pollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
+    backoffBaseMs: e.WORKER_BACKOFF_BASE_MS,
+    backoffMaxMs: e.WORKER_BACKOFF_MAX_MS,
+    reconcileIntervalMs: e.WORKER_RECONCILE_INTERVAL_MS,
+    reconcileAfterMs: e.WORKER_RECONCILE_AFTER_MS,
+    reconcileMaxRequeues: e.WORKER_RECONCILE_MAX_REQUEUES,
+    reconcileBackoffBaseMs: e.WORKER_RECONCILE_BACKOFF_BASE_MS,
+    reconcileBackoffMaxMs: e.WORKER_RECONCILE_BACKOFF_MAX_MS,
+    reconcileStuckAfterChecks: e.WORKER_RECONCILE_STUCK_AFTER_CHECKS,
+    reapIntervalMs: e.WORKER_REAP_INTERVAL_MS,
+    sweepIntervalMs: e.WORKER_SWEEP_INTERVAL_MS,
+    shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
   };
   checkWorkerWindows(config);
   return config;

@@ -2,6 +2,7 @@
 // postgres.js defects it survives, which errors are worth retrying, the migration runner,
 // and cluster helpers. Embedded PostgreSQL is `@once/postgres/embedded`; throw-away test
 // databases are `@once/postgres/testing`.
+export * from './crash-policy.ts';
 export * from './migration-runner.ts';
 export * from './postgres-admin.ts';
 export * from './postgres-pool.ts';

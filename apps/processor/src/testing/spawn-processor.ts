@@ -34,7 +34,15 @@ export async function spawnProcessor(env: Record<string, string>): Promise<Spawn
   const port = await findFreePort();
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: processorDir,
-    env: { ...process.env, PORT: String(port), FORCE_COLOR: '0', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      FORCE_COLOR: '0',
+      // The harness's secrets (production code has no defaults for them).
+      PROCESSOR_WEBHOOK_SECRET: 'whsec_once_demo',
+      PROCESSOR_ADMIN_TOKEN: 'once-admin',
+      ...env,
+    },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,4 +1,10 @@
-import { isIP } from 'node:net';
+import { bindHost, integer, parseEnv } from '@once/env';
+
+/** The web process's listening address, validated at start. */
+export const webServerEnv = {
+  HOST: bindHost(),
+  PORT: integer({ default: 3000, min: 0, max: 65_535 }),
+};
 
 /** Where the web server listens. */
 export interface WebServerConfig {
@@ -17,16 +23,6 @@ export interface WebServerConfig {
  * readWebServerConfig({ HOST: '127.0.0.1', PORT: '3000' }); // { host: '127.0.0.1', port: 3000 }
  */
 export function readWebServerConfig(env: Record<string, string | undefined>): WebServerConfig {
-  const host = env.HOST || '0.0.0.0';
-  if (isIP(host) === 0) {
-    throw new Error(
-      `HOST must be an IP address to listen on (0.0.0.0: every interface, 127.0.0.1: this machine only), got ${JSON.stringify(host)}`,
-    );
-  }
-  const rawPort = env.PORT || '3000';
-  const port = Number(rawPort);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new Error(`PORT must be an integer from 0 to 65535, got ${JSON.stringify(rawPort)}`);
-  }
-  return { host, port };
+  const e = parseEnv(webServerEnv, env);
+  return { host: e.HOST, port: e.PORT };
 }

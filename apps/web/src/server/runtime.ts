@@ -9,14 +9,14 @@ import {
   createReplaceableDatabaseClient,
   type DatabaseClient,
   type ReplaceableDatabaseClient,
-  requireDatabaseUrl,
   runMigrations,
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
-import { isPostgresNullSocketWrite } from '@once/postgres';
+import { parseEnv, required, text } from '@once/env';
+import { installDatabaseCrashPolicy } from '@once/postgres';
 import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
-import { readWebhookToleranceSeconds } from './webhook-clock-skew.ts';
+import { webhookToleranceEnv } from './webhook-clock-skew.ts';
 
 /** What the route handlers share in one web process. */
 export interface WebRuntime {
@@ -28,21 +28,39 @@ export interface WebRuntime {
   webhookToleranceSeconds?: number;
 }
 
-/** Reads the process contract (BRIEF: DATABASE_URL, SESSION_SECRET, PROCESSOR_WEBHOOK_SECRET, ONCE_SEED_DEMO). */
+/**
+ * The web runtime's environment (docs/process-contract.md), validated at start. No secret
+ * has a default here: the demo launcher and the test harness set them, and a start without
+ * SESSION_SECRET is refused.
+ */
+export const webEnv = {
+  DATABASE_URL: required(
+    'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
+      'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
+  ),
+  SESSION_SECRET: required(
+    'SESSION_SECRET is not set: set a random string of at least 16 characters (`npm run demo` sets one)',
+  ),
+  /** Unset: every webhook is refused (503). */
+  PROCESSOR_WEBHOOK_SECRET: text({ default: undefined }),
+  ONCE_SEED_DEMO: text({ default: '1' }),
+  ONCE_DEMO_LOGIN: text({ default: '1' }),
+  ...webhookToleranceEnv,
+};
+
+/** Reads `webEnv` (and checks the API's variables, so a bad one refuses the start). */
 export function readWebEnv(env: Record<string, string | undefined> = process.env) {
-  const sessionSecret = env.SESSION_SECRET;
-  if (!sessionSecret) {
-    throw new Error('SESSION_SECRET is not set (the demo uses once-demo-session-secret)');
-  }
-  const seedDemo = env.ONCE_SEED_DEMO !== '0';
+  const e = parseEnv(webEnv, env);
+  readApiEnv(env);
+  const seedDemo = e.ONCE_SEED_DEMO !== '0';
   return {
-    databaseUrl: requireDatabaseUrl(env as NodeJS.ProcessEnv),
-    sessionSecret,
-    webhookSecret: env.PROCESSOR_WEBHOOK_SECRET || undefined,
-    webhookToleranceSeconds: readWebhookToleranceSeconds(env),
+    databaseUrl: e.DATABASE_URL,
+    sessionSecret: e.SESSION_SECRET,
+    webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
+    webhookToleranceSeconds: e.ONCE_WEBHOOK_TOLERANCE_SECONDS,
     seedDemo,
     // Picking a demo tenant without a credential only makes sense where demo data exists.
-    allowDemoLogin: seedDemo && env.ONCE_DEMO_LOGIN !== '0',
+    allowDemoLogin: seedDemo && e.ONCE_DEMO_LOGIN !== '0',
   };
 }
 
@@ -112,16 +130,15 @@ function replacePoolOnDriverCrash(client: ReplaceableDatabaseClient): void {
   const installed = flag.__onceWebPool !== undefined;
   flag.__onceWebPool = client;
   if (installed) return;
-  process.on('uncaughtException', (error) => {
-    if (isPostgresNullSocketWrite(error)) {
-      flag.__onceWebPool?.replace('postgres.js null-socket write after a dropped connection');
-      return;
-    }
-    // Alone (not under Next, which logs and keeps going), do what Node would have done.
-    if (process.listenerCount('uncaughtException') === 1) {
-      console.error(error);
-      process.exit(1);
-    }
+  installDatabaseCrashPolicy({
+    replacePool: (reason) => flag.__onceWebPool?.replace(reason),
+    onUncaughtBug(error) {
+      // Alone (not under Next, which logs and keeps going), do what Node would have done.
+      if (process.listenerCount('uncaughtException') === 1) {
+        console.error(error);
+        process.exit(1);
+      }
+    },
   });
 }
 

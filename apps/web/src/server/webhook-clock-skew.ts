@@ -1,3 +1,5 @@
+import { parseEnv, wholeNumber } from '@once/env';
+
 /** Stripe's own default: a signed delivery older than this (by our clock) is refused. */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 /** Above a day the timestamp protects nothing the event-id dedup does not already. */
@@ -17,16 +19,17 @@ export const WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS = 60;
  * readWebhookToleranceSeconds({ ONCE_WEBHOOK_TOLERANCE_SECONDS: '600' }); // 600
  */
 export function readWebhookToleranceSeconds(env: Record<string, string | undefined>): number {
-  const raw = env.ONCE_WEBHOOK_TOLERANCE_SECONDS?.trim();
-  if (!raw) return DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
-  const seconds = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(seconds >= 1 && seconds <= MAX_WEBHOOK_TOLERANCE_SECONDS)) {
-    throw new Error(
-      `ONCE_WEBHOOK_TOLERANCE_SECONDS must be a whole number of seconds from 1 to ${MAX_WEBHOOK_TOLERANCE_SECONDS} (default ${DEFAULT_WEBHOOK_TOLERANCE_SECONDS}), got "${raw}"`,
-    );
-  }
-  return seconds;
+  return parseEnv(webhookToleranceEnv, env).ONCE_WEBHOOK_TOLERANCE_SECONDS;
 }
+
+export const webhookToleranceEnv = {
+  ONCE_WEBHOOK_TOLERANCE_SECONDS: wholeNumber({
+    default: DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+    min: 1,
+    max: MAX_WEBHOOK_TOLERANCE_SECONDS,
+    describe: `a whole number of seconds from 1 to ${MAX_WEBHOOK_TOLERANCE_SECONDS} (default ${DEFAULT_WEBHOOK_TOLERANCE_SECONDS})`,
+  }),
+};
 
 /**
  * How far the signature's `t=` lies behind this host's clock, in whole seconds (negative:

@@ -83,9 +83,12 @@ describe('readApiEnv', () => {
       /whole number/,
     );
     expect(() => readApiEnv({ ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '10/s' })).toThrow();
-    expect(readApiEnv({ PROCESSOR_URL: 'http://p:4100' })).toMatchObject({
-      processorUrl: 'http://p:4100',
-      processorAdminToken: 'once-admin',
-    });
+    expect(
+      readApiEnv({ PROCESSOR_URL: 'http://p:4100', PROCESSOR_ADMIN_TOKEN: 'once-admin' }),
+    ).toMatchObject({ processorUrl: 'http://p:4100', processorAdminToken: 'once-admin' });
+    // No built-in token: a processor URL without one is refused at start.
+    expect(() => readApiEnv({ PROCESSOR_URL: 'http://p:4100' })).toThrow(
+      /^PROCESSOR_ADMIN_TOKEN is not set: PROCESSOR_URL is/,
+    );
   });
 });

@@ -276,10 +276,10 @@ describe('ops.ledger against the real processor process', () => {
       PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/webhooks',
       PROCESSOR_ADMIN_TOKEN: 'once-admin',
     });
-    // The web app's wiring: the ledger client comes from PROCESSOR_URL (+ default token).
+    // The web app's wiring: the ledger client comes from PROCESSOR_URL + PROCESSOR_ADMIN_TOKEN.
     h = {
       ...h,
-      ...rebuildWithEnv(h, { PROCESSOR_URL: processor.url }),
+      ...rebuildWithEnv(h, { PROCESSOR_URL: processor.url, PROCESSOR_ADMIN_TOKEN: 'once-admin' }),
     };
   }, 90_000);
   afterAll(async () => {
@@ -363,7 +363,10 @@ describe('ops.ledger against the real processor process', () => {
   });
 
   it('answers the app side when PROCESSOR_URL points at nothing (real connection refused)', async () => {
-    const closed = rebuildWithEnv(h, { PROCESSOR_URL: `http://127.0.0.1:${await findFreePort()}` });
+    const closed = rebuildWithEnv(h, {
+      PROCESSOR_URL: `http://127.0.0.1:${await findFreePort()}`,
+      PROCESSOR_ADMIN_TOKEN: 'once-admin',
+    });
     const result = await closed.caller(bearer('tenant_a')).api.ops.ledger();
     expect(result.processor).toBe('unreachable');
     expect(result.rows.length).toBeGreaterThan(0);

@@ -1,0 +1,2 @@
+export * from './env-fields.ts';
+export * from './parse-env.ts';
