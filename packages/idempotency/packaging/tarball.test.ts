@@ -174,6 +174,45 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
       await database.drop();
     }
   }, 120_000);
+
+  it("Next.js: an app-router route handler and a Server Action, with next/server's NextRequest", async () => {
+    const database = await createEmptyDatabase('next');
+    const server = await startConsumerServer(path.join(projectDir, 'next'), ['server.js'], {
+      DATABASE_URL: database.url,
+    });
+    try {
+      await proveIdempotency(
+        server.baseUrl,
+        (key, input) => callJson(`${server.baseUrl}/route`, key, input),
+        'route',
+      );
+      await proveIdempotency(
+        server.baseUrl,
+        (key, input) => callJson(`${server.baseUrl}/action`, key, input),
+        'action',
+      );
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  }, 120_000);
+
+  it('a GraphQL Yoga server with the Envelop plugin', async () => {
+    const database = await createEmptyDatabase('yoga');
+    const server = await startConsumerServer(path.join(projectDir, 'yoga'), ['server.js'], {
+      DATABASE_URL: database.url,
+    });
+    try {
+      await proveIdempotency(
+        server.baseUrl,
+        (key, input) => callGraphql(server.baseUrl, key, input),
+        'yoga',
+      );
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  }, 120_000);
 });
 
 function readdirSql(dir: string): string {
@@ -202,5 +241,52 @@ async function callTrpc(
     retryAfter: response.headers.get('retry-after'),
     code: body.error?.data?.idempotency?.code,
     data: body.result?.data,
+  };
+}
+
+/** A route handler or a Server Action behind its test server: JSON in, JSON (or a refusal) out. */
+async function callJson(
+  url: string,
+  key: string,
+  input: { amount: number; gate?: string },
+): Promise<ConsumerAnswer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(input),
+  });
+  const body = (await response.json()) as { code?: string };
+  return {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed') === 'true',
+    retryAfter: response.headers.get('retry-after'),
+    code: response.ok ? undefined : body.code,
+    data: response.ok ? body : undefined,
+  };
+}
+
+async function callGraphql(
+  baseUrl: string,
+  key: string,
+  input: { amount: number; gate?: string },
+): Promise<ConsumerAnswer> {
+  const response = await fetch(`${baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify({
+      query: 'mutation($a: Int!, $g: String) { pay(amount: $a, gate: $g) { paymentId amount } }',
+      variables: { a: input.amount, g: input.gate ?? null },
+    }),
+  });
+  const body = (await response.json()) as {
+    data?: unknown;
+    errors?: { extensions?: { code?: string } }[];
+  };
+  return {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed') === 'true',
+    retryAfter: response.headers.get('retry-after'),
+    code: body.errors?.[0]?.extensions?.code,
+    data: body.data,
   };
 }
