@@ -55,7 +55,7 @@ describe('the published package', () => {
       cwd: packageDir,
     }).catch((error: { stdout: string; stderr: string }) => error);
     expect(`${result.stdout}${result.stderr}`).toContain('All good!');
-  }, 60_000);
+  }, 120_000);
 
   it('resolves with types for Node ESM and bundlers (arethetypeswrong, ESM-only profile)', async () => {
     const result = await run(
@@ -73,7 +73,7 @@ describe('the published package', () => {
     );
     expect(problems).toEqual([]);
     expect((result as { code?: number }).code ?? 0).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('ships only the build, the sources, the docs and the manifest', async () => {
     const { stdout } = await run('npm', ['pack', '--dry-run', '--json'], { cwd: packageDir });
@@ -91,7 +91,7 @@ describe('the published package', () => {
         expect.arrayContaining([`${file}.map`, file.replace(/\.js$/, '.d.ts')]),
       );
     }
-  }, 60_000);
+  }, 120_000);
 
   it('gives every entry point types, ESM and the in-repo source condition', () => {
     for (const [subpath, target] of Object.entries(manifest.exports)) {
