@@ -28,10 +28,17 @@ export interface PackedPackage {
  */
 export async function buildAndPack(): Promise<PackedPackage> {
   const tempDir = await mkdtemp(path.join(os.tmpdir(), 'once-idempotency-pack-'));
-  await run(process.execPath, [path.join(packageDir, 'scripts/build.mjs')], { cwd: packageDir });
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tempDir], {
-    cwd: packageDir,
-  });
+  let stdout: string;
+  try {
+    await run(process.execPath, [path.join(packageDir, 'scripts/build.mjs')], { cwd: packageDir });
+    ({ stdout } = await run('npm', ['pack', '--json', '--pack-destination', tempDir], {
+      cwd: packageDir,
+    }));
+  } catch (error) {
+    await rm(path.join(packageDir, 'dist'), { recursive: true, force: true });
+    await rm(tempDir, { recursive: true, force: true });
+    throw error;
+  }
   const [packed] = JSON.parse(stdout) as { filename: string }[];
   return {
     tarball: path.join(tempDir, packed!.filename),
