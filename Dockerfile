@@ -2,6 +2,8 @@
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NEXT_TELEMETRY_DISABLED=1
+# Workspace packages export their TypeScript sources under this condition (dist/ otherwise).
+ENV NODE_OPTIONS=--conditions=@once/source
 COPY package.json package-lock.json ./
 COPY apps/web/package.json apps/web/
 COPY apps/worker/package.json apps/worker/

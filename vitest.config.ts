@@ -1,8 +1,26 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Workspace packages export their TypeScript sources under this condition and compiled
+ * `dist/` files to everyone else (see packages/idempotency/package.json): tests run on the
+ * sources, with no build step.
+ */
+const SOURCE_CONDITION = '@once/source';
+/**
+ * Node processes that tests and global setups start (`node --import tsx ...`) inherit this
+ * environment, so they resolve the sources too, however Vitest itself was started.
+ */
+const inherited = process.env.NODE_OPTIONS ?? '';
+process.env.NODE_OPTIONS = inherited.includes(SOURCE_CONDITION)
+  ? inherited
+  : `${inherited} --conditions=${SOURCE_CONDITION}`.trim();
+
 export default defineConfig({
+  // Vite's default server conditions, plus ours first. Vitest hands them to its workers too.
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, 'module', 'node', 'development|production'] } },
   test: {
     globalSetup: ['./test/postgres-global-setup.ts', './test/web-build-global-setup.ts'],
+    env: { NODE_OPTIONS: process.env.NODE_OPTIONS },
     projects: [
       {
         extends: true,
@@ -10,6 +28,7 @@ export default defineConfig({
           name: 'unit+integration',
           include: [
             '{packages,apps}/*/src/**/*.test.ts',
+            'packages/idempotency/packaging/**/*.test.ts',
             'bench/src/**/*.test.ts',
             'scripts/**/*.test.ts',
             'test/**/*.test.ts',

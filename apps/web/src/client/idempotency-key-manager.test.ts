@@ -113,7 +113,7 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
     const asked = keys.keyFor(otherCart);
     expect(asked.key).toBe(intent.key);
     expect(asked.cart).toEqual(cart);
-    expect(keys.renew(otherCart).key).toBe(intent.key);
+    expect(keys.startNewIntent(otherCart).key).toBe(intent.key);
     keys.clear(intent.key);
     expect(keys.current()?.key).toBe(intent.key);
   });
@@ -142,7 +142,7 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
     keys.recordAnswer(intent.key, 'network', keys.beginAttempt(intent.key));
     keys.recordAnswer(intent.key, 'key_reused', keys.beginAttempt(intent.key));
     expect(keys.current()?.status).toBe('open');
-    expect(keys.renew(cart).key).not.toBe(intent.key);
+    expect(keys.startNewIntent(cart).key).not.toBe(intent.key);
   });
 
   it('an accepted payment stays locked until it is cleared as terminal', () => {

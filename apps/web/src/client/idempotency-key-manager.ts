@@ -80,7 +80,7 @@ export function answerEffect(
  * is sent, the intent is `unconfirmed` until a definite answer, and while it is locked
  * {@link keyFor} answers the locked intent's key whatever cart it is asked about. A new
  * key exists only for an `open` intent whose cart changed, after a finished payment
- * ({@link clear}), or after a 422 when the user starts a new payment ({@link renew}).
+ * ({@link clear}), or after a 422 when the user starts a new payment ({@link startNewIntent}).
  *
  * Tabs learn about each other's changes through `storage` events (see `use-checkout.ts`).
  *
@@ -187,11 +187,12 @@ export class IdempotencyKeyManager {
   }
 
   /**
-   * Forces a new key for the same cart: after the server refused the old key as reused
-   * with a different request (422), the user chose to start a new payment. Refused (the
-   * locked intent is returned) while the intent is locked.
+   * Throws the current key away and starts a NEW intent (a new key) for the same cart:
+   * after the server refused the old key as reused with a different request (422), the
+   * user chose to start a new payment. Refused (the locked intent is returned) while the
+   * intent is locked. Never call it to retry: a retry must send the same key.
    */
-  renew(intent: CheckoutIntentInput): StoredIntent {
+  startNewIntent(intent: CheckoutIntentInput): StoredIntent {
     const stored = this.current();
     if (stored && isLocked(stored)) return stored;
     this.remove();

@@ -187,7 +187,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
       abortRef.current.abort();
       abortRef.current = new AbortController();
       if (keys) {
-        if (options.newKeyForSameCart && cart) keys.renew(cart);
+        if (options.newKeyForSameCart && cart) keys.startNewIntent(cart);
         else if (watched && terminal) keys.clear(watched.key);
         setIntent(keys.current());
       }

@@ -1,0 +1,109 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { packageDir, repoRoot, run } from './build-and-pack.ts';
+
+/** The fixtures copied into the consumer project (one folder per consumer app). */
+const fixtures = path.join(packageDir, 'packaging/consumers');
+
+/** What a consumer project installs besides the tarball, at the versions this repo locks. */
+const PEERS = [
+  'drizzle-orm',
+  'drizzle-kit',
+  'postgres',
+  '@trpc/server',
+  'next',
+  'react',
+  'react-dom',
+  'graphql',
+  'graphql-yoga',
+];
+
+/**
+ * The environment a consumer's processes get: the monorepo's `@once/source` condition must not
+ * leak in (it would load the tarball's TypeScript sources instead of its build).
+ */
+export function consumerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { NODE_OPTIONS: _dropped, ...env } = process.env;
+  return { ...env, NEXT_TELEMETRY_DISABLED: '1', ...extra };
+}
+
+async function lockedVersion(name: string): Promise<string> {
+  const lock = JSON.parse(await readFile(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string }>;
+  };
+  const version = lock.packages[`node_modules/${name}`]?.version;
+  if (!version) throw new Error(`${name} is not in the repo's package-lock.json`);
+  return version;
+}
+
+/**
+ * A fresh project outside the workspace with the tarball and its peers installed by a real
+ * `npm install` (from npm's cache when it can: `--prefer-offline`), and the consumer fixtures
+ * copied in. One install serves every consumer app.
+ */
+export async function createConsumerProject(dir: string, tarball: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const dependencies: Record<string, string> = { '@once/idempotency': `file:${tarball}` };
+  for (const name of PEERS) dependencies[name] = await lockedVersion(name);
+  await writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'once-consumers', private: true, type: 'module', dependencies }),
+  );
+  await cp(fixtures, dir, { recursive: true });
+  await run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--no-package-lock',
+      '--loglevel=error',
+    ],
+    { cwd: dir, env: consumerEnv(), maxBuffer: 16 * 1024 * 1024 },
+  );
+}
+
+/** A consumer server started with `node`, and the port it printed (`listening <port>`). */
+export interface ConsumerServer {
+  baseUrl: string;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+export function startConsumerServer(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<ConsumerServer> {
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd,
+    env: consumerEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening (\d+)/.exec(output);
+      if (match) {
+        resolve({
+          baseUrl: `http://127.0.0.1:${match[1]}`,
+          output: () => output,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done();
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${output}`)));
+  });
+}

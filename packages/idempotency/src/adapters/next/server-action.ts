@@ -1,0 +1,191 @@
+import type { Idempotency } from '../../core/engine.ts';
+import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
+import type { Execution } from '../../core/execution.ts';
+import { computeFingerprint } from '../../core/fingerprint.ts';
+import { parseIdempotencyKey } from '../../core/key.ts';
+import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
+import type { IdempotentActionResult } from './action-result.ts';
+
+/** The hidden form field an idempotent form carries its key in (render it once per intent). */
+export const IDEMPOTENCY_KEY_FIELD = 'idempotency-key';
+
+/**
+ * `exec` inside an idempotent Server Action: the execution, with `complete` taking the action's
+ * result, so the stored result commits in the same transaction as your writes.
+ *
+ * @example
+ * await db.transaction(async (tx) => { const r = await insertOrder(tx); await exec.complete(tx, r); return r; });
+ */
+export interface ActionExecution<TTx> extends Omit<Execution<TTx>, 'complete'> {
+  complete(tx: TTx, result: unknown): Promise<void>;
+  readonly execution: Execution<TTx>;
+}
+
+/**
+ * Options of {@link idempotentAction}.
+ *
+ * @example
+ * { idempotency, operation: 'orders.place', getTenantId: async () => (await session()).tenantId }
+ */
+export interface IdempotentActionOptions<TArgs extends unknown[], TTx> {
+  idempotency: Idempotency<TTx>;
+  operation: string;
+  /** The caller's tenant, from the session (`cookies()`, your auth library): never from the form. */
+  getTenantId: () => string | Promise<string>;
+  /** Who within the tenant spends the new-key allowance. Default: the tenant. */
+  getPrincipal?: () => string | undefined | Promise<string | undefined>;
+  /**
+   * The key. Default: the `idempotency-key` field when the first argument is a `FormData`,
+   * else a string first argument.
+   */
+  getKey?: (...args: TArgs) => string | null | undefined;
+  /** What must not change under one key. Default: the form's fields without the key, or the other arguments. */
+  getFingerprintInput?: (...args: TArgs) => unknown;
+  /** Refuse calls without a key. Default true. */
+  required?: boolean;
+  policy?: OperationPolicy;
+}
+
+/**
+ * Guards a Next.js Server Action (or any async function) with a durable idempotency key: the
+ * first call runs `action`, a retry with the same key and input gets the stored result back
+ * (`replayed: true`) without running it, another input under the key is refused (422), and a
+ * duplicate while the first still runs is refused (409 with `retryAfterSeconds`).
+ *
+ * The key comes from the form (a hidden `idempotency-key` field the page renders ONCE per
+ * intent, so a double submit or a retry sends the same one) or an argument; the tenant from
+ * the caller's session. The result must be JSON.
+ *
+ * @example
+ * 'use server';
+ * export const placeOrder = idempotentAction(
+ *   async (exec, form: FormData) => db.transaction(async (tx) => {
+ *     const order = await insertOrder(tx, String(form.get('sku')));
+ *     await exec.complete(tx, order); // stored result commits with the order
+ *     return order;
+ *   }),
+ *   { idempotency, operation: 'orders.place', getTenantId: async () => (await auth()).tenantId },
+ * );
+ */
+export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown>(
+  action: (exec: ActionExecution<TTx>, ...args: TArgs) => Promise<TResult>,
+  options: IdempotentActionOptions<TArgs, TTx>,
+): (...args: TArgs) => Promise<IdempotentActionResult<TResult>> {
+  const { idempotency, operation } = options;
+  return async (...args: TArgs) => {
+    try {
+      const key = parseIdempotencyKey((options.getKey ?? defaultKey)(...args));
+      const tenantId = await options.getTenantId();
+      if (key === undefined) {
+        if (options.required !== false) throw new IdempotencyError('idempotency_key_missing');
+        const exec = idempotency.passthrough({ tenantId, operation });
+        return { ok: true, data: await action(actionExecution(exec), ...args), replayed: false };
+      }
+      const input = (options.getFingerprintInput ?? defaultFingerprintInput)(...args);
+      let executed: { data: TResult } | undefined;
+      const outcome = await idempotency.execute(
+        {
+          tenantId,
+          operation,
+          key,
+          fingerprint: computeFingerprint(operation, input),
+          policy: options.policy,
+          principal: await options.getPrincipal?.(),
+        },
+        async (exec) => {
+          const data = await action(actionExecution(exec), ...args);
+          executed = { data };
+          return jsonResponse(data);
+        },
+      );
+      if (outcome.kind === 'executed' && executed)
+        return { ok: true, ...executed, replayed: false };
+      const body = outcome.response.body;
+      return {
+        ok: true,
+        data: (body === null ? undefined : JSON.parse(body)) as TResult,
+        replayed: true,
+      };
+    } catch (error) {
+      if (!isIdempotencyError(error)) throw error;
+      return {
+        ok: false,
+        code: error.code,
+        status: error.status,
+        retryAfterSeconds: error.retryAfterSeconds,
+        message: error.message,
+      };
+    }
+  };
+}
+
+function defaultKey(...args: unknown[]): string | null | undefined {
+  const [first] = args;
+  if (isFormData(first)) {
+    const value = first.get(IDEMPOTENCY_KEY_FIELD);
+    return typeof value === 'string' ? value : undefined;
+  }
+  return typeof first === 'string' ? first : undefined;
+}
+
+/** The form's fields (repeated names as arrays, files by name, type and size) without the key. */
+function defaultFingerprintInput(...args: unknown[]): unknown {
+  const [first, ...rest] = args;
+  if (!isFormData(first)) return typeof first === 'string' ? rest : args;
+  const fields: Record<string, unknown[]> = {};
+  for (const [name, value] of first.entries()) {
+    if (name === IDEMPOTENCY_KEY_FIELD || name.startsWith('$ACTION')) continue;
+    const entry =
+      typeof value === 'string' ? value : { file: value.name, type: value.type, size: value.size };
+    const values = fields[name] ?? [];
+    values.push(entry);
+    fields[name] = values;
+  }
+  return { form: fields, args: rest };
+}
+
+function isFormData(value: unknown): value is FormData {
+  return typeof FormData !== 'undefined' && value instanceof FormData;
+}
+
+function jsonResponse(data: unknown): StoredResponse {
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: data === undefined ? null : JSON.stringify(data),
+  };
+}
+
+function actionExecution<TTx>(exec: Execution<TTx>): ActionExecution<TTx> {
+  return {
+    get active() {
+      return exec.active;
+    },
+    get tenantId() {
+      return exec.tenantId;
+    },
+    get operation() {
+      return exec.operation;
+    },
+    get key() {
+      return exec.key;
+    },
+    get recoveryPoint() {
+      return exec.recoveryPoint;
+    },
+    get recoveryData() {
+      return exec.recoveryData;
+    },
+    get resumed() {
+      return exec.resumed;
+    },
+    get signal() {
+      return exec.signal;
+    },
+    execution: exec,
+    complete: (tx, result) => exec.complete(tx, jsonResponse(result)),
+    advance: (tx, recoveryPoint, data) => exec.advance(tx, recoveryPoint, data),
+    renew: () => exec.renew(),
+    runPhases: (phases) => exec.runPhases(phases),
+  };
+}
