@@ -23,6 +23,13 @@ export interface ChaosRunResult extends RunSummary {
   markdown: string;
 }
 
+/** Retention plus two reaper periods: by then the processor has forgotten a key. */
+function processorKeyForgetMs(env: Record<string, string>): number | undefined {
+  const retention = Number(env.PROCESSOR_IDEMPOTENCY_RETENTION_MS);
+  if (!Number.isFinite(retention) || retention <= 0) return undefined;
+  return retention + 2 * Number(env.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS ?? 0) + 1_000;
+}
+
 /** Runs `limit` tasks at a time, each started no earlier than its own start time. */
 async function inWaves<T>(
   items: readonly T[],
@@ -58,6 +65,7 @@ export async function runChaos(
     workerNames: target.workerNames,
     leaseMs: target.leaseMs,
     processorTimeoutMs: target.processorTimeoutMs,
+    processorKeyForgetMs: processorKeyForgetMs(profile.env),
   });
   const historyFile = path.join(options.outDir, 'history.jsonl');
   writeFileSync(historyFile, '');

@@ -65,7 +65,11 @@ export interface NemesisPlan {
   id: string;
   kind: FaultKind;
   atMs: number;
-  /** How long a killed process stays down, or a paused worker stays stopped. */
+  /**
+   * How long a killed process stays down, or a paused worker stays stopped. A pause lasts
+   * past the lease, and half of them also past the processor's key retention (a worker
+   * stopped right after claiming a job wakes up to a processor that forgot its keys).
+   */
   downMs: number;
   /** Process faults: which worker; processor faults: which tenant's account. */
   target: string;
@@ -105,7 +109,13 @@ export function planRun(
   seed: number,
   profile: ChaosProfile,
   catalogues: readonly TenantCatalogue[],
-  options: { workerNames: readonly string[]; leaseMs: number; processorTimeoutMs: number },
+  options: {
+    workerNames: readonly string[];
+    leaseMs: number;
+    processorTimeoutMs: number;
+    /** How long until the processor has forgotten an idempotency key (retention + reaping). */
+    processorKeyForgetMs?: number;
+  },
 ): RunPlan {
   const root = new Rng(seed);
   const intentRng = root.fork('intents');
@@ -155,7 +165,7 @@ export function planRun(
       reuseKeyWithOtherCart: transport !== 'browser' && rng.chance(0.08),
       // Most customers keep retrying until they get an answer (the heal guarantees one).
       giveUpAfterAttempts: rng.chance(0.1) ? 1 : 1_000,
-      reloadMidPayment: transport === 'browser' && rng.chance(0.3),
+      reloadMidPayment: transport === 'browser' && rng.chance(0.4),
     };
   });
   // Keys are the client's to choose, so two merchants' clients may pick the same one (an
@@ -175,6 +185,12 @@ export function planRun(
     ) {
       intent.key = earlier.key;
       holders.add(intent.tenantId);
+      // Soon after the other tenant's client, while its key record still lives (the key's
+      // TTL is seconds in chaos runs): a lookup that ignored the tenant would find it.
+      intent.startAtMs = Math.min(
+        earlier.startAtMs + intentRng.int(300, 4_000),
+        Math.floor(profile.durationMs * 0.85),
+      );
     }
   }
   intents.sort((a, b) => a.startAtMs - b.startAtMs);
@@ -189,16 +205,24 @@ export function planRun(
   const nemesis: NemesisPlan[] = kinds.map((kind, index) => {
     const rng = nemesisRng.fork(`event-${index}`);
     const isWorkerFault = kind === 'kill_worker' || kind === 'pause_worker';
+    // Evenly spread with jitter, so faults overlap with traffic from start to end.
+    const atMs = Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9);
+    const shortPause = options.leaseMs + rng.int(300, 2_000);
+    const longPause = shortPause + (options.processorKeyForgetMs ?? 0);
+    const pauseMs =
+      options.processorKeyForgetMs && rng.chance(0.5) && atMs + longPause <= profile.durationMs
+        ? longPause
+        : shortPause;
     return {
       id: `n${String(index + 1).padStart(3, '0')}`,
       kind,
-      // Evenly spread with jitter, so faults overlap with traffic from start to end.
-      atMs: Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9),
-      downMs: kind === 'pause_worker' ? options.leaseMs + rng.int(300, 2_000) : rng.int(200, 1_500),
+      atMs,
+      downMs: kind === 'pause_worker' ? pauseMs : rng.int(200, 1_500),
       target: isWorkerFault
         ? rng.pick(options.workerNames)
         : rng.pick(catalogues).processorAccountId,
-      count: rng.int(1, 3),
+      // A 404 must outlast a job's retrieve and reach the reconciler's, seconds later.
+      count: kind === 'not_found' ? rng.int(3, 8) : rng.int(1, 3),
       delayMs:
         kind === 'delay' ? options.processorTimeoutMs + rng.int(500, 3_000) : rng.int(1_000, 4_000),
       rounds: rng.int(2, 5),
