@@ -205,12 +205,12 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       let job: string | undefined;
       if (pauseOptions?.atNextClaim) {
         // Stopped synchronously from the log line's handler: the worker has just claimed the
-        // job and is reading it or calling the processor. No claim within 4 s: stop it idle.
+        // job and is reading it or calling the processor. No claim within 10 s: stop it idle.
         job = await new Promise<string | undefined>((resolve) => {
           const timer = setTimeout(() => {
             stopAtClaim.delete(name);
             resolve(undefined);
-          }, 4_000);
+          }, 10_000);
           stopAtClaim.set(name, (claimed) => {
             stopAtClaim.delete(name);
             clearTimeout(timer);

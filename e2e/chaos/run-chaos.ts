@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from '@playwright/test';
+import type { Browser, BrowserContext } from '@playwright/test';
 import { checkHistory, type IntentFacts } from './checker.ts';
 import { runBrowserIntent } from './clients/browser-checkout.ts';
 import { runHttpIntent } from './clients/http-checkout.ts';
@@ -82,7 +82,8 @@ export async function runChaos(
   // Clients stop retrying this long after the heal (unknown until the nemesis is done).
   let clientDeadline = Number.MAX_SAFE_INTEGER;
   const deadlineAt = () => clientDeadline;
-  const ctx = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt };
+  const openContexts = new Set<BrowserContext>();
+  const ctx = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt, openContexts };
 
   const nemesisStopped = false;
   const nemesis = runNemesis(plan.nemesis, target, history, {
@@ -137,7 +138,13 @@ export async function runChaos(
       return true;
     })(),
   ]);
-  if (abandoned) log('chaos: some clients were still busy long after the heal; abandoned them');
+  if (abandoned) {
+    log('chaos: some clients were still busy long after the heal; abandoned them');
+    // Their pages are closed (a request still open completes as `info`) and the run waits
+    // for them to return: nothing a client does may land after the databases are read.
+    await Promise.all([...openContexts].map((c) => c.close().catch(() => {})));
+    await Promise.race([clients, sleep(15_000)]);
+  }
   log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
   while (
@@ -183,6 +190,11 @@ export async function runChaos(
   );
   const summary: RunSummary = {
     withPayment: reached.filter(Boolean).length,
+    browserWithPayment: reached.filter((p, i) => p && plan.intents[i]!.transport === 'browser')
+      .length,
+    browserSucceeded: reached.filter(
+      (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
+    ).length,
     terminal: reached.filter((p) => p && ['succeeded', 'declined', 'failed'].includes(p.status))
       .length,
     seed,

@@ -67,7 +67,7 @@ export interface NemesisPlan {
   atMs: number;
   /**
    * How long a killed process stays down, or a paused worker stays stopped. A pause lasts
-   * past the lease, and half of them also past the processor's key retention (a worker
+   * past the lease, and two thirds of them also past the processor's key retention (a worker
    * stopped right after claiming a job wakes up to a processor that forgot its keys).
    */
   downMs: number;
@@ -178,7 +178,7 @@ export function planRun(
     const earlier = intents[intentRng.int(0, i - 1)]!;
     const holders = tenantsOfKey.get(earlier.key)!;
     if (
-      intentRng.chance(0.1) &&
+      intentRng.chance(0.2) &&
       intent.transport !== 'browser' &&
       earlier.transport !== 'browser' &&
       !holders.has(intent.tenantId)
@@ -196,7 +196,12 @@ export function planRun(
   intents.sort((a, b) => a.startAtMs - b.startAtMs);
 
   const kinds: FaultKind[] = [...profile.faults];
-  while (kinds.length < profile.nemesisEvents) kinds.push(nemesisRng.pick(profile.faults));
+  // A stall inside a job is the rarest interleaving to reach by chance (it must land between
+  // a claim and the processor call): pauses are drawn three times as often as other faults.
+  const pool: FaultKind[] = profile.faults.includes('pause_worker')
+    ? [...profile.faults, 'pause_worker', 'pause_worker']
+    : [...profile.faults];
+  while (kinds.length < profile.nemesisEvents) kinds.push(nemesisRng.pick(pool));
   kinds.length = Math.min(kinds.length, profile.nemesisEvents);
   for (let i = kinds.length - 1; i > 0; i--) {
     const j = nemesisRng.int(0, i);
@@ -210,7 +215,7 @@ export function planRun(
     const shortPause = options.leaseMs + rng.int(300, 2_000);
     const longPause = shortPause + (options.processorKeyForgetMs ?? 0);
     const pauseMs =
-      options.processorKeyForgetMs && rng.chance(0.5) && atMs + longPause <= profile.durationMs
+      options.processorKeyForgetMs && rng.chance(0.67) && atMs + longPause <= profile.durationMs
         ? longPause
         : shortPause;
     return {

@@ -58,7 +58,7 @@ export interface ChaosTarget {
   kill(name: string): Promise<void>;
   restart(name: string): Promise<void>;
   /**
-   * SIGSTOP / SIGCONT a process group. With `atNextClaim`, the stop waits (a few seconds at
+   * SIGSTOP / SIGCONT a process group. With `atNextClaim`, the stop waits (10 s at
    * most) for the worker to claim a job and lands right after it, inside the job, where a
    * stall matters: a worker stopped while idle proves little. Resolves with the job it
    * stopped in, if the target can tell.
