@@ -99,8 +99,9 @@ function randomCart(rng: Rng, tenant: TenantCatalogue): IntentPlan['lines'] {
 
 /**
  * The whole run as a pure function of the seed: same seed, same profile, same catalogue,
- * same plan. Intents start spread over the first 85% of the fault phase; each fault kind
- * the profile names is scheduled at least once (if there is room), the rest drawn at random.
+ * same plan. Intents start spread over the first 85% of the fault phase (browser ones over
+ * the first 60%); each fault kind the profile names is scheduled at least once (if there is
+ * room), the rest drawn at random (pauses weighted up).
  *
  * @example
  * const plan = planRun(42, PROFILES.ci!, catalogues, { workerNames: ['worker-1', 'worker-2'] });
@@ -157,7 +158,11 @@ export function planRun(
         0,
       ),
       paymentMethod,
-      startAtMs: Math.floor(rng.next() * profile.durationMs * 0.85),
+      // Browser customers take tens of seconds each (page loads, clicks, waiting for the
+      // end): they start in the first 60% so that every one of them gets to pay.
+      startAtMs: Math.floor(
+        rng.next() * profile.durationMs * (transport === 'browser' ? 0.6 : 0.85),
+      ),
       submits: rng.chance(0.25) ? (rng.chance(0.4) ? 3 : 2) : 1,
       loseFirstResponse: rng.chance(0.25),
       clientTimeoutMs: rng.pick([3_000, 5_000, 8_000]),
