@@ -15,6 +15,7 @@ export const FAULT_KINDS = [
   'delay',
   'duplicate_webhook',
   'slow_webhook',
+  'not_found',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -26,6 +27,7 @@ export const PROCESSOR_FAULT_KINDS: readonly FaultKind[] = [
   'delay',
   'duplicate_webhook',
   'slow_webhook',
+  'not_found',
 ];
 
 export const isFaultKind = (kind: string): kind is FaultKind =>

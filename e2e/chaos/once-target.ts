@@ -75,12 +75,15 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const paused = new Set<string>();
   const workerNames = Array.from({ length: options.profile.workers }, (_, i) => `worker-${i + 1}`);
   const claims = new Map<string, string>();
+  /** Workers to stop the moment they log their next claim (SIGSTOP from the log handler). */
+  const stopAtClaim = new Map<string, (job: string) => void>();
   const counters: Record<string, number> = { lease_takeovers: 0, lease_lost: 0, reconciled: 0 };
 
   /** Worker log lines tell who claimed which job: a claim by another worker is a takeover. */
   const watchLine = (line: string) => {
     const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+)/.exec(line);
     if (claim) {
+      stopAtClaim.get(claim[1]!)?.(claim[2]!);
       const previous = claims.get(claim[2]!);
       if (previous && previous !== claim[1]) counters.lease_takeovers!++;
       claims.set(claim[2]!, claim[1]!);
@@ -197,10 +200,32 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       await killPart(name);
     },
     restart,
-    async pause(name) {
-      if (down.has(name) || paused.has(name)) return;
-      system.supervisor.signal(name, 'SIGSTOP');
-      paused.add(name);
+    async pause(name, pauseOptions) {
+      if (down.has(name) || paused.has(name)) return undefined;
+      let job: string | undefined;
+      if (pauseOptions?.atNextClaim) {
+        // Stopped synchronously from the log line's handler: the worker has just claimed the
+        // job and is reading it or calling the processor. No claim within 10 s: stop it idle.
+        job = await new Promise<string | undefined>((resolve) => {
+          const timer = setTimeout(() => {
+            stopAtClaim.delete(name);
+            resolve(undefined);
+          }, 10_000);
+          stopAtClaim.set(name, (claimed) => {
+            stopAtClaim.delete(name);
+            clearTimeout(timer);
+            if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
+            paused.add(name);
+            resolve(claimed);
+          });
+        });
+        if (down.has(name)) return undefined;
+      }
+      if (!paused.has(name)) {
+        system.supervisor.signal(name, 'SIGSTOP');
+        paused.add(name);
+      }
+      return { job };
     },
     async resume(name) {
       if (!paused.has(name)) return;
@@ -236,7 +261,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         count: plan.count,
         ...(webhook
           ? { path_prefix: 'payment_intent.' }
-          : { method: 'POST', path_prefix: '/v1/payment_intents' }),
+          : plan.kind === 'not_found'
+            ? // Retrieves by id (the worker's and the reconciler's), not searches.
+              { method: 'GET', path_prefix: '/v1/payment_intents/pi_' }
+            : { method: 'POST', path_prefix: '/v1/payment_intents' }),
         ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
           ? { delay_ms: plan.delayMs }
           : {}),

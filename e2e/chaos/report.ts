@@ -17,6 +17,9 @@ export interface RunSummary {
   browserIntents: number;
   /** Browser customers that started before the clients' deadline (the rest never ran). */
   browserIntentsRun: number;
+  /** Browser customers whose checkout made a payment, and how many of those succeeded. */
+  browserWithPayment: number;
+  browserSucceeded: number;
   durationMs: number;
   /** Intents whose key has a payment in the app, and how many of those are terminal. */
   withPayment: number;
@@ -115,6 +118,7 @@ export function markdownReport(
     '| | |',
     '|---|---|',
     `| intents | ${summary.intents} (${summary.browserIntents} in a browser, ${summary.browserIntentsRun} of them started) |`,
+    `| browser customers with a payment (succeeded) | ${summary.browserWithPayment} (${summary.browserSucceeded}) |`,
     `| intents with a payment (terminal) | ${summary.withPayment} (${summary.terminal}) |`,
     `| requests | ${coverage.requests.ok} ok, ${coverage.requests.fail} fail, ${coverage.requests.info} info |`,
     `| payments / ledger entries | ${snapshot.payments.length} / ${snapshot.ledger.length} |`,

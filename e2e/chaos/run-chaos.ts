@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from '@playwright/test';
+import type { Browser, BrowserContext } from '@playwright/test';
 import { checkHistory, type IntentFacts } from './checker.ts';
 import { runBrowserIntent } from './clients/browser-checkout.ts';
 import { runHttpIntent } from './clients/http-checkout.ts';
@@ -21,6 +21,13 @@ export interface ChaosRunResult extends RunSummary {
   outDir: string;
   /** The markdown report (also written to `<outDir>/report.md`). */
   markdown: string;
+}
+
+/** Retention plus two reaper periods: by then the processor has forgotten a key. */
+function processorKeyForgetMs(env: Record<string, string>): number | undefined {
+  const retention = Number(env.PROCESSOR_IDEMPOTENCY_RETENTION_MS);
+  if (!Number.isFinite(retention) || retention <= 0) return undefined;
+  return retention + 2 * Number(env.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS ?? 0) + 1_000;
 }
 
 /** Runs `limit` tasks at a time, each started no earlier than its own start time. */
@@ -58,6 +65,7 @@ export async function runChaos(
     workerNames: target.workerNames,
     leaseMs: target.leaseMs,
     processorTimeoutMs: target.processorTimeoutMs,
+    processorKeyForgetMs: processorKeyForgetMs(profile.env),
   });
   const historyFile = path.join(options.outDir, 'history.jsonl');
   writeFileSync(historyFile, '');
@@ -74,7 +82,8 @@ export async function runChaos(
   // Clients stop retrying this long after the heal (unknown until the nemesis is done).
   let clientDeadline = Number.MAX_SAFE_INTEGER;
   const deadlineAt = () => clientDeadline;
-  const ctx = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt };
+  const openContexts = new Set<BrowserContext>();
+  const ctx = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt, openContexts };
 
   const nemesisStopped = false;
   const nemesis = runNemesis(plan.nemesis, target, history, {
@@ -129,7 +138,13 @@ export async function runChaos(
       return true;
     })(),
   ]);
-  if (abandoned) log('chaos: some clients were still busy long after the heal; abandoned them');
+  if (abandoned) {
+    log('chaos: some clients were still busy long after the heal; abandoned them');
+    // Their pages are closed (a request still open completes as `info`) and the run waits
+    // for them to return: nothing a client does may land after the databases are read.
+    await Promise.all([...openContexts].map((c) => c.close().catch(() => {})));
+    await Promise.race([clients, sleep(15_000)]);
+  }
   log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
   while (
@@ -175,6 +190,11 @@ export async function runChaos(
   );
   const summary: RunSummary = {
     withPayment: reached.filter(Boolean).length,
+    browserWithPayment: reached.filter((p, i) => p && plan.intents[i]!.transport === 'browser')
+      .length,
+    browserSucceeded: reached.filter(
+      (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
+    ).length,
     terminal: reached.filter((p) => p && ['succeeded', 'declined', 'failed'].includes(p.status))
       .length,
     seed,

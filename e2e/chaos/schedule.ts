@@ -65,7 +65,11 @@ export interface NemesisPlan {
   id: string;
   kind: FaultKind;
   atMs: number;
-  /** How long a killed process stays down, or a paused worker stays stopped. */
+  /**
+   * How long a killed process stays down, or a paused worker stays stopped. A pause lasts
+   * past the lease, and two thirds of them also past the processor's key retention (a worker
+   * stopped right after claiming a job wakes up to a processor that forgot its keys).
+   */
   downMs: number;
   /** Process faults: which worker; processor faults: which tenant's account. */
   target: string;
@@ -95,8 +99,9 @@ function randomCart(rng: Rng, tenant: TenantCatalogue): IntentPlan['lines'] {
 
 /**
  * The whole run as a pure function of the seed: same seed, same profile, same catalogue,
- * same plan. Intents start spread over the first 85% of the fault phase; each fault kind
- * the profile names is scheduled at least once (if there is room), the rest drawn at random.
+ * same plan. Intents start spread over the first 85% of the fault phase (browser ones over
+ * the first 60%); each fault kind the profile names is scheduled at least once (if there is
+ * room), the rest drawn at random (pauses weighted up).
  *
  * @example
  * const plan = planRun(42, PROFILES.ci!, catalogues, { workerNames: ['worker-1', 'worker-2'] });
@@ -105,7 +110,13 @@ export function planRun(
   seed: number,
   profile: ChaosProfile,
   catalogues: readonly TenantCatalogue[],
-  options: { workerNames: readonly string[]; leaseMs: number; processorTimeoutMs: number },
+  options: {
+    workerNames: readonly string[];
+    leaseMs: number;
+    processorTimeoutMs: number;
+    /** How long until the processor has forgotten an idempotency key (retention + reaping). */
+    processorKeyForgetMs?: number;
+  },
 ): RunPlan {
   const root = new Rng(seed);
   const intentRng = root.fork('intents');
@@ -147,7 +158,11 @@ export function planRun(
         0,
       ),
       paymentMethod,
-      startAtMs: Math.floor(rng.next() * profile.durationMs * 0.85),
+      // Browser customers take tens of seconds each (page loads, clicks, waiting for the
+      // end): they start in the first 60% so that every one of them gets to pay.
+      startAtMs: Math.floor(
+        rng.next() * profile.durationMs * (transport === 'browser' ? 0.6 : 0.85),
+      ),
       submits: rng.chance(0.25) ? (rng.chance(0.4) ? 3 : 2) : 1,
       loseFirstResponse: rng.chance(0.25),
       clientTimeoutMs: rng.pick([3_000, 5_000, 8_000]),
@@ -155,7 +170,7 @@ export function planRun(
       reuseKeyWithOtherCart: transport !== 'browser' && rng.chance(0.08),
       // Most customers keep retrying until they get an answer (the heal guarantees one).
       giveUpAfterAttempts: rng.chance(0.1) ? 1 : 1_000,
-      reloadMidPayment: transport === 'browser' && rng.chance(0.3),
+      reloadMidPayment: transport === 'browser' && rng.chance(0.4),
     };
   });
   // Keys are the client's to choose, so two merchants' clients may pick the same one (an
@@ -168,19 +183,30 @@ export function planRun(
     const earlier = intents[intentRng.int(0, i - 1)]!;
     const holders = tenantsOfKey.get(earlier.key)!;
     if (
-      intentRng.chance(0.1) &&
+      intentRng.chance(0.2) &&
       intent.transport !== 'browser' &&
       earlier.transport !== 'browser' &&
       !holders.has(intent.tenantId)
     ) {
       intent.key = earlier.key;
       holders.add(intent.tenantId);
+      // Soon after the other tenant's client, while its key record still lives (the key's
+      // TTL is seconds in chaos runs): a lookup that ignored the tenant would find it.
+      intent.startAtMs = Math.min(
+        earlier.startAtMs + intentRng.int(300, 4_000),
+        Math.floor(profile.durationMs * 0.85),
+      );
     }
   }
   intents.sort((a, b) => a.startAtMs - b.startAtMs);
 
   const kinds: FaultKind[] = [...profile.faults];
-  while (kinds.length < profile.nemesisEvents) kinds.push(nemesisRng.pick(profile.faults));
+  // A stall inside a job is the rarest interleaving to reach by chance (it must land between
+  // a claim and the processor call): pauses are drawn three times as often as other faults.
+  const pool: FaultKind[] = profile.faults.includes('pause_worker')
+    ? [...profile.faults, 'pause_worker', 'pause_worker']
+    : [...profile.faults];
+  while (kinds.length < profile.nemesisEvents) kinds.push(nemesisRng.pick(pool));
   kinds.length = Math.min(kinds.length, profile.nemesisEvents);
   for (let i = kinds.length - 1; i > 0; i--) {
     const j = nemesisRng.int(0, i);
@@ -189,16 +215,24 @@ export function planRun(
   const nemesis: NemesisPlan[] = kinds.map((kind, index) => {
     const rng = nemesisRng.fork(`event-${index}`);
     const isWorkerFault = kind === 'kill_worker' || kind === 'pause_worker';
+    // Evenly spread with jitter, so faults overlap with traffic from start to end.
+    const atMs = Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9);
+    const shortPause = options.leaseMs + rng.int(300, 2_000);
+    const longPause = shortPause + (options.processorKeyForgetMs ?? 0);
+    const pauseMs =
+      options.processorKeyForgetMs && rng.chance(0.67) && atMs + longPause <= profile.durationMs
+        ? longPause
+        : shortPause;
     return {
       id: `n${String(index + 1).padStart(3, '0')}`,
       kind,
-      // Evenly spread with jitter, so faults overlap with traffic from start to end.
-      atMs: Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9),
-      downMs: kind === 'pause_worker' ? options.leaseMs + rng.int(300, 2_000) : rng.int(200, 1_500),
+      atMs,
+      downMs: kind === 'pause_worker' ? pauseMs : rng.int(200, 1_500),
       target: isWorkerFault
         ? rng.pick(options.workerNames)
         : rng.pick(catalogues).processorAccountId,
-      count: rng.int(1, 3),
+      // A 404 must outlast a job's retrieve and reach the reconciler's, seconds later.
+      count: kind === 'not_found' ? rng.int(3, 8) : rng.int(1, 3),
       delayMs:
         kind === 'delay' ? options.processorTimeoutMs + rng.int(500, 3_000) : rng.int(1_000, 4_000),
       rounds: rng.int(2, 5),

@@ -57,8 +57,13 @@ export interface ChaosTarget {
   /** SIGKILL a process group (like a crash); `restart` starts it again and waits until healthy. */
   kill(name: string): Promise<void>;
   restart(name: string): Promise<void>;
-  /** SIGSTOP / SIGCONT a process group. */
-  pause(name: string): Promise<void>;
+  /**
+   * SIGSTOP / SIGCONT a process group. With `atNextClaim`, the stop waits (10 s at
+   * most) for the worker to claim a job and lands right after it, inside the job, where a
+   * stall matters: a worker stopped while idle proves little. Resolves with the job it
+   * stopped in, if the target can tell.
+   */
+  pause(name: string, options?: { atNextClaim?: boolean }): Promise<{ job?: string } | undefined>;
   resume(name: string): Promise<void>;
   /** Crash the database (immediate shutdown) and start it again; resolves once it accepts connections. */
   crashRestartDatabase(): Promise<void>;

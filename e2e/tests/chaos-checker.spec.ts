@@ -242,6 +242,35 @@ test('the schedule is a pure function of the seed', () => {
   expect(new Set(a.nemesis.map((n) => n.kind)).size).toBe(PROFILES.ci!.faults.length);
 });
 
+test('the schedule reaches the planted bugs: shared keys within the TTL, pauses past the key retention', () => {
+  const options = {
+    workerNames: ['worker-1', 'worker-2'],
+    leaseMs: 3000,
+    processorTimeoutMs: 4000,
+    processorKeyForgetMs: 15_000,
+  };
+  const ttlMs = Number(PROFILES.ci!.env.ONCE_CHECKOUT_KEY_TTL_MS);
+  for (const seed of [1, 2, 3]) {
+    const plan = planRun(seed, PROFILES.ci!, onceCatalogues, options);
+    // Two tenants' clients that chose the same key start while the first one's record lives.
+    const byKey = new Map<string, (typeof plan.intents)[number][]>();
+    for (const i of plan.intents) byKey.set(i.key, [...(byKey.get(i.key) ?? []), i]);
+    const shared = [...byKey.values()].filter((list) => list.length > 1);
+    expect(shared.length, `seed ${seed}`).toBeGreaterThan(0);
+    for (const list of shared) {
+      expect(new Set(list.map((i) => i.tenantId)).size).toBe(list.length);
+      const starts = list.map((i) => i.startAtMs);
+      expect(Math.max(...starts) - Math.min(...starts)).toBeLessThan(ttlMs * list.length);
+    }
+    // Every pause outlasts the lease; some outlast the processor's key retention too.
+    const pauses = plan.nemesis.filter((n) => n.kind === 'pause_worker');
+    expect(pauses.every((p) => p.downMs > options.leaseMs)).toBe(true);
+    expect(pauses.some((p) => p.downMs > options.processorKeyForgetMs)).toBe(true);
+    // Browser customers who reload mid-payment (a new page must keep the key).
+    expect(plan.intents.filter((i) => i.reloadMidPayment).length).toBeGreaterThanOrEqual(5);
+  }
+});
+
 test('the command line: overrides, the replay command, clear errors', () => {
   const args = parseChaosArgs([
     '--seed',

@@ -194,6 +194,25 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     }
   });
 
+  it('not_found: the next matching reads answer 404 for an intent that exists, then it reads again', async () => {
+    const stripe = stripeClient(processor.url, 'sk_test_tenant_a');
+    const intent = await stripe.paymentIntents.create(payParams('not-found'), {
+      idempotencyKey: randomUUID(),
+    });
+    expect(intent.status).toBe('succeeded');
+    await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'not_found',
+      method: 'GET',
+      path_prefix: '/v1/payment_intents/pi_',
+      count: 1,
+    });
+    const missing = await stripe.paymentIntents.retrieve(intent.id).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ statusCode: 404, code: 'resource_missing' });
+    // Used up: the same read now finds it; the charge was never undone.
+    expect((await stripe.paymentIntents.retrieve(intent.id)).status).toBe('succeeded');
+  });
+
   it('GET /admin/faults lists armed faults; DELETE disarms them', async () => {
     await admin().armFault({ account: 'acct_tenant_b', kind: 'fail_before_charge', count: 5 });
     const listed = await admin().listFaults('acct_tenant_b');

@@ -1,4 +1,4 @@
-import type { Browser, Page, Request } from '@playwright/test';
+import type { Browser, BrowserContext, Page, Request } from '@playwright/test';
 import type { History } from '../history.ts';
 import { CARD_NUMBER_OF, type IntentPlan } from '../schedule.ts';
 
@@ -17,6 +17,11 @@ export interface BrowserClientContext {
   deadlineAt: () => number;
   /** Where traces of failed browser intents go. */
   artifactsDir?: string;
+  /**
+   * Every open page's context, so the run can close the pages of customers still busy when
+   * it gives up on them: no request may leave after the databases are read.
+   */
+  openContexts?: Set<BrowserContext>;
 }
 
 /**
@@ -36,6 +41,7 @@ export async function runBrowserIntent(
   ctx: BrowserClientContext,
 ): Promise<{ shown?: string; key?: string; paymentId?: string }> {
   const context = await browser.newContext();
+  ctx.openContexts?.add(context);
   // Library mode has no default timeout: a locator that never appears would wait forever.
   context.setDefaultTimeout(15_000);
   context.setDefaultNavigationTimeout(30_000);
@@ -98,6 +104,8 @@ export async function runBrowserIntent(
       await page.getByTestId(`quantity-${line.productId}`).fill(String(line.quantity));
     }
     await page.getByTestId(`card-${CARD_NUMBER_OF[plan.paymentMethod]}`).check();
+    // A customer this slow to get to Pay (a loaded machine, the shop down) leaves instead.
+    if (ctx.history.elapsed() > ctx.deadlineAt()) throw new Error('gave up before paying');
     if (plan.loseFirstResponse) {
       await page.route('**/api/trpc/checkout.pay**', async (route) => {
         if (lostOnce.used) return route.continue();
@@ -154,6 +162,7 @@ export async function runBrowserIntent(
   } finally {
     for (const [, complete] of open) complete('info', { error: 'page closed' });
     open.clear();
+    ctx.openContexts?.delete(context);
     await context.close().catch(() => {});
   }
 }

@@ -85,8 +85,12 @@ async function inject(
     return;
   }
   if (event.kind === 'pause_worker') {
-    record('start', event.target, 'SIGSTOP');
-    await target.pause(event.target);
+    const stopped = await target.pause(event.target, { atNextClaim: true });
+    record(
+      'start',
+      event.target,
+      stopped?.job ? `SIGSTOP right after claiming ${stopped.job}` : 'SIGSTOP',
+    );
     history.lifecycle({ process: event.target, event: 'stopped' });
     await sleep(event.downMs);
     await target.resume(event.target);

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The folder holding one `<name>.patch` per planted bug. */
 export const PLANTED_DIR = path.dirname(fileURLToPath(import.meta.url));
+/** The repository the patches apply to (`e2e/chaos/planted` is three levels down). */
+const REPO_ROOT = path.resolve(PLANTED_DIR, '../../..');
 
 /** A planted bug: a tiny patch that reopens one known path to a double charge or lost payment. */
 export interface PlantedBug {
@@ -22,7 +24,13 @@ export function plantedBugs(): PlantedBug[] {
     .sort()
     .map((f) => {
       const patchFile = path.join(PLANTED_DIR, f);
-      const touched = execFileSync('git', ['apply', '--numstat', patchFile], { encoding: 'utf8' });
+      // From the repository's root: run in a subdirectory (`npm run -w e2e`), `git apply`
+      // ignores every path outside it, the list came out empty and patched web code ran
+      // with the unpatched web build.
+      const touched = execFileSync('git', ['apply', '--numstat', patchFile], {
+        encoding: 'utf8',
+        cwd: REPO_ROOT,
+      });
       return {
         name: f.replace(/\.patch$/, ''),
         patchFile,

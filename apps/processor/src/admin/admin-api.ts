@@ -3,7 +3,7 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts, ledgerEntries, webhookEvents } from '../db/schema/index.ts';
-import { isRequestFaultKind, isWebhookFaultKind } from '../faults/fault-kinds.ts';
+import { isReadFaultKind, isRequestFaultKind, isWebhookFaultKind } from '../faults/fault-kinds.ts';
 import { armFault, clearFaults, listFaults } from '../faults/fault-store.ts';
 import { parseFormParams } from '../http/form-params.ts';
 
@@ -85,7 +85,10 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
     const body = (await c.req.json()) as Record<string, unknown>;
     const account = await requireAccount(db, body.account);
     const kind = body.kind;
-    if (typeof kind !== 'string' || !(isRequestFaultKind(kind) || isWebhookFaultKind(kind))) {
+    if (
+      typeof kind !== 'string' ||
+      !(isRequestFaultKind(kind) || isReadFaultKind(kind) || isWebhookFaultKind(kind))
+    ) {
       throw new AdminError(400, `Unknown fault kind: ${String(kind)}.`);
     }
     const count = body.count ?? 1;

@@ -6,15 +6,25 @@ export const REQUEST_FAULT_KINDS = [
   'fail_after_charge',
 ] as const;
 
+/**
+ * Faults that act on a read (`GET /v1/...`), matched by path prefix: `not_found` answers
+ * 404 `resource_missing` for an object that exists (a misrouted or lagging read). Kept
+ * apart from request faults, so a read never uses up a fault meant for a charge.
+ */
+export const READ_FAULT_KINDS = ['not_found'] as const;
+
 /** Faults that act on a webhook delivery, matched by event type prefix. */
 export const WEBHOOK_FAULT_KINDS = ['slow_webhook', 'duplicate_webhook'] as const;
 
 export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
 export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
-export type FaultKind = RequestFaultKind | WebhookFaultKind;
+export type ReadFaultKind = (typeof READ_FAULT_KINDS)[number];
+export type FaultKind = RequestFaultKind | ReadFaultKind | WebhookFaultKind;
 
 export const isRequestFaultKind = (kind: string): kind is RequestFaultKind =>
   (REQUEST_FAULT_KINDS as readonly string[]).includes(kind);
+export const isReadFaultKind = (kind: string): kind is ReadFaultKind =>
+  (READ_FAULT_KINDS as readonly string[]).includes(kind);
 export const isWebhookFaultKind = (kind: string): kind is WebhookFaultKind =>
   (WEBHOOK_FAULT_KINDS as readonly string[]).includes(kind);
 

@@ -5,6 +5,7 @@ import { newObjectId } from '../payments/object-ids.ts';
 import {
   type FaultKind,
   type FaultView,
+  READ_FAULT_KINDS,
   REQUEST_FAULT_KINDS,
   type RequestFaultKind,
   WEBHOOK_FAULT_KINDS,
@@ -133,6 +134,15 @@ export async function takeRequestFault(
     delayMs: row.delayMs ?? 0,
     when: (row.delayWhen as 'before_charge' | 'after_charge' | null) ?? 'after_charge',
   };
+}
+
+/** Whether a read fault (`not_found`) applies to this `GET` (it is used up if so). */
+export async function takeReadFault(
+  db: ProcessorDatabase,
+  accountId: string,
+  path: string,
+): Promise<boolean> {
+  return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path)) !== undefined;
 }
 
 /** The webhook faults (at most one of each kind) that apply to this delivery. */

@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
-import { takeRequestFault } from '../faults/fault-store.ts';
+import { takeReadFault, takeRequestFault } from '../faults/fault-store.ts';
 import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
 import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
 import { createPaymentIntent } from '../payments/create-payment-intent.ts';
@@ -41,7 +41,16 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
 
   const read = (operation: ReadOperation) => async (c: Context<Env>) => {
     const account = await authenticate(db, c.req.raw);
-    const params = parseFormParams(new URL(c.req.url).search.slice(1));
+    const url = new URL(c.req.url);
+    if (await takeReadFault(db, account.id, url.pathname)) {
+      log(`fault not_found on GET ${url.pathname} ${account.id}`);
+      throw new StripeApiError(404, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        message: 'Injected fault: not_found (the object exists; this read was misrouted).',
+      });
+    }
+    const params = parseFormParams(url.search.slice(1));
     const result = await operation(db, {
       account,
       params,
