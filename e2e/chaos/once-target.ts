@@ -2,13 +2,10 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { demoTenants } from '@once/db/seed';
+import { ensureDatabase, findFreePort } from '@once/postgres';
+import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
-import {
-  type EmbeddedPostgresChild,
-  spawnEmbeddedPostgres,
-} from '../../packages/db/src/embedded-postgres-child.ts';
-import { ensureDatabase, findFreePort } from '../../packages/db/src/postgres-admin.ts';
-import { demoTenants } from '../../packages/db/src/seed.ts';
 import { type RunningSystem, startSystem } from '../../scripts/system/start-system.ts';
 import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
 import type { ChaosProfile } from './profiles.ts';

@@ -1,10 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  LAUNCHER_SWITCHES,
-  type LauncherSwitchName,
-} from '../../packages/api/src/chaos/chaos-switchboard.ts';
+import { LAUNCHER_SWITCHES, type LauncherSwitchName } from '@once/api/chaos-switchboard';
 import type { PartStatus, Supervisor } from './supervisor.ts';
 
 /**
