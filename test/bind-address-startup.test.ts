@@ -8,7 +8,9 @@ function runEntry(file: string, env: Record<string, string>) {
   return new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file)], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', ...env },
+      // NODE_OPTIONS carries the export condition that resolves workspace packages to their
+      // sources (set by the repository's .npmrc for every npm script).
+      env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: process.env.NODE_OPTIONS ?? '', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

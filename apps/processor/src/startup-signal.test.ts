@@ -5,6 +5,7 @@ import { findFreePort } from '@once/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
+import { TEST_PROCESSOR_SECRETS } from './testing/spawn-processor.ts';
 
 const processorDir = fileURLToPath(new URL('..', import.meta.url));
 // The lock runProcessorMigrations takes (db/migrate.ts); holding it parks a starting processor.
@@ -27,6 +28,7 @@ describe('processor stop signal during startup', () => {
         cwd: processorDir,
         env: {
           ...process.env,
+          ...TEST_PROCESSOR_SECRETS,
           PORT: String(await findFreePort()),
           PROCESSOR_DATABASE_URL: database.url,
           PROCESSOR_WEBHOOK_URL: 'http://127.0.0.1:9/unused',

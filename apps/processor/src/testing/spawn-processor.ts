@@ -5,6 +5,12 @@ import { findFreePort } from '@once/postgres';
 
 const processorDir = fileURLToPath(new URL('../..', import.meta.url));
 
+/** The harness's secrets (production code has no defaults for them). */
+export const TEST_PROCESSOR_SECRETS = {
+  PROCESSOR_WEBHOOK_SECRET: 'whsec_once_demo',
+  PROCESSOR_ADMIN_TOKEN: 'once-admin',
+} as const;
+
 export interface SpawnedProcessor {
   url: string;
   /** Every stdout/stderr line so far. */
@@ -38,9 +44,7 @@ export async function spawnProcessor(env: Record<string, string>): Promise<Spawn
       ...process.env,
       PORT: String(port),
       FORCE_COLOR: '0',
-      // The harness's secrets (production code has no defaults for them).
-      PROCESSOR_WEBHOOK_SECRET: 'whsec_once_demo',
-      PROCESSOR_ADMIN_TOKEN: 'once-admin',
+      ...TEST_PROCESSOR_SECRETS,
       ...env,
     },
     detached: true,
