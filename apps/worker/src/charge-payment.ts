@@ -1,4 +1,5 @@
 import type { BackoffPolicy } from '@once/backoff';
+import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
@@ -86,8 +87,22 @@ export async function chargePayment(
 
   // 2. Nothing to do, or nothing more we are allowed to do.
   if (target.status !== 'processing' && target.status !== 'unknown') {
+    // Recorded with the finish, so the payment's timeline shows how the job ended.
     const finished = await withDatabaseRetry(
-      () => finishJob(sql, job, 'done', `already_${target.status}`),
+      () =>
+        sql.begin(async (tx) => {
+          if (!(await finishJob(tx, job, 'done', `already_${target.status}`))) return false;
+          await recordPaymentEvents(tx, [
+            {
+              tenantId: job.tenantId,
+              paymentId: job.paymentId,
+              actor: workerActor(job.lockedBy),
+              kind: 'job.finished',
+              detail: { job: job.id, attempt: job.attempts, paymentWas: target.status },
+            },
+          ]);
+          return true;
+        }),
       retry,
     );
     return finished

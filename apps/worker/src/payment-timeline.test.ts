@@ -31,6 +31,8 @@ function storyOf(events: { actor: string; kind: string; detail: Record<string, u
         return `call ${d.call} ${d.result}${d.status ? ` ${d.status}` : ''}`;
       case 'outcome.recorded':
         return `recorded ${(d.outcome as { kind: string }).kind} -> ${d.jobNow}`;
+      case 'job.finished':
+        return `${event.actor} finished ${d.attempt}: already ${d.paymentWas}`;
       default:
         return event.kind;
     }
@@ -129,5 +131,31 @@ describe('the life of a payment, recorded as it happens', () => {
       'recorded succeeded -> done',
     ]);
     expect(timeline.ledger).toMatchObject({ verdict: 'agrees', side: { chargeCount: 1 } });
+  });
+
+  it('shows a job that found its payment already settled (a webhook overtook the retry) as finished, not left claimed', async () => {
+    const paid = await caller({ ...merchant, 'idempotency-key': randomUUID() }).checkout.pay({
+      lines: [{ productId: 'bookmark', quantity: 1 }],
+    });
+    await waitForTerminal(app.client.sql, [paid.paymentId]);
+    // A second job for the settled payment, as a retry that lost the race to the webhook.
+    const jobId = `job_late_${randomUUID().replaceAll('-', '')}`;
+    await app.client.sql`
+      insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload)
+      select tenant_id, ${jobId}, 'charge_payment', id, downstream_key, '{}'::jsonb
+      from payments where id = ${paid.paymentId}`;
+    let status = '';
+    for (let i = 0; i < 100 && status !== 'done'; i++) {
+      const [job] = await app.client.sql<{ status: string }[]>`
+        select status from outbox_jobs where id = ${jobId}`;
+      status = job?.status ?? '';
+      if (status !== 'done') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe('done');
+    const timeline = await caller(merchant).ops.paymentTimeline({ paymentId: paid.paymentId });
+    expect(storyOf(timeline.events).slice(-2)).toEqual([
+      'worker:w-timeline claim 1',
+      'worker:w-timeline finished 1: already succeeded',
+    ]);
   });
 });

@@ -7,7 +7,9 @@ import type postgres from 'postgres';
  *   it was answered as a replay), `payment.committed` (payment, outbox job and the key's
  *   stored response committed together);
  * - worker: `job.claimed` (which worker, lease takeover), `processor.call` (one call with its
- *   downstream key and result), `intent.recorded`, `outcome.recorded`;
+ *   downstream key and result), `intent.recorded`, `outcome.recorded`, `job.finished` (a job
+ *   that ended without calling the processor: its payment was already settled, e.g. by a
+ *   webhook that arrived before the retry);
  * - webhook: `webhook.applied`, `webhook.ignored`, `webhook.duplicate`;
  * - reconciler: `reconciler.decided`.
  */
@@ -18,6 +20,7 @@ export const paymentEventKinds = [
   'processor.call',
   'intent.recorded',
   'outcome.recorded',
+  'job.finished',
   'webhook.applied',
   'webhook.ignored',
   'webhook.duplicate',

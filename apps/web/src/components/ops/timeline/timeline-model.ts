@@ -170,6 +170,14 @@ export function stepOf(event: TimelineEventData): TimelineStep {
         tone,
       };
     }
+    case 'job.finished':
+      return {
+        ...base,
+        to,
+        label: `job done: already ${String(d.paymentWas)}`,
+        description: `Job ${String(d.job)} done at attempt ${d.attempt} without calling the processor: the payment was already ${String(d.paymentWas)}`,
+        tone: 'ok',
+      };
     case 'webhook.applied':
     case 'webhook.ignored':
     case 'webhook.duplicate': {
