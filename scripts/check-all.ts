@@ -30,7 +30,7 @@ const steps: Step[] = [
   { name: 'layers', command: [bin('tsx'), 'scripts/check-layers.ts'] },
   {
     name: 'typecheck',
-    command: [bin('turbo'), 'run', 'typecheck', '--concurrency=1', '--output-logs=errors-only'],
+    command: [bin('turbo'), 'run', 'typecheck', '--concurrency=2', '--output-logs=errors-only'],
     env: { TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1' },
   },
   {

@@ -9,7 +9,9 @@ const webDir = path.join(repoRoot, 'apps/web');
 
 /** What a production build of the web app is made from: its sources and every workspace package's. */
 const BUILD_INPUTS = ['apps/web', 'packages', 'package-lock.json', 'tsconfig.base.json'];
-const SKIPPED = new Set(['node_modules', 'dist', 'test-results', 'coverage']);
+const SKIPPED = new Set(['node_modules', 'dist', 'test-results', 'coverage', '.turbo']);
+/** Files a build or a type-check writes into the inputs themselves: not inputs. */
+const WRITTEN_BY_TOOLS = /(^|\/)next-env\.d\.ts$|\.tsbuildinfo$/;
 const FINGERPRINT_FILE = 'once-build-fingerprint';
 
 /**
@@ -30,7 +32,7 @@ function addInputs(hash: ReturnType<typeof createHash>, relative: string): void 
       const parts = path.relative(repoRoot, file).split(path.sep);
       if (parts.some((part) => SKIPPED.has(part) || part.startsWith('.next'))) return false;
       // Tests and prose are not compiled into the build.
-      return !/\.(test|spec)\.tsx?$|\.md$/.test(file);
+      return !/\.(test|spec)\.tsx?$|\.md$/.test(file) && !WRITTEN_BY_TOOLS.test(file);
     })
     .sort();
   for (const file of entries) {
