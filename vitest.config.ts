@@ -21,6 +21,9 @@ export default defineConfig({
   test: {
     globalSetup: ['./test/postgres-global-setup.ts', './test/web-build-global-setup.ts'],
     env: { NODE_OPTIONS: process.env.NODE_OPTIONS },
+    // Vitest's default on 2 cores is one worker; most files wait on PostgreSQL and child
+    // processes, not the CPU, so two run side by side in less wall time.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
@@ -34,9 +37,6 @@ export default defineConfig({
             'test/**/*.test.ts',
           ],
           pool: 'forks',
-          // Vitest's default on 2 cores is one worker; most files wait on PostgreSQL and child
-          // processes, not the CPU, so two run side by side in about half the wall time.
-          maxWorkers: 2,
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
