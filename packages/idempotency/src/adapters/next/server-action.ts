@@ -1,9 +1,9 @@
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
-import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
+import { type JsonExecution, jsonExecution, jsonResponse } from '../../core/json-execution.ts';
 import { parseIdempotencyKey } from '../../core/key.ts';
-import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
+import type { OperationPolicy } from '../../core/types.ts';
 import type { IdempotentActionResult } from './action-result.ts';
 
 /** The hidden form field an idempotent form carries its key in (render it once per intent). */
@@ -16,10 +16,7 @@ export const IDEMPOTENCY_KEY_FIELD = 'idempotency-key';
  * @example
  * await db.transaction(async (tx) => { const r = await insertOrder(tx); await exec.complete(tx, r); return r; });
  */
-export interface ActionExecution<TTx> extends Omit<Execution<TTx>, 'complete'> {
-  complete(tx: TTx, result: unknown): Promise<void>;
-  readonly execution: Execution<TTx>;
-}
+export type ActionExecution<TTx> = JsonExecution<TTx>;
 
 /**
  * Options of {@link idempotentAction}.
@@ -79,7 +76,7 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
       if (key === undefined) {
         if (options.required !== false) throw new IdempotencyError('idempotency_key_missing');
         const exec = idempotency.passthrough({ tenantId, operation });
-        return { ok: true, data: await action(actionExecution(exec), ...args), replayed: false };
+        return { ok: true, data: await action(jsonExecution(exec), ...args), replayed: false };
       }
       const input = (options.getFingerprintInput ?? defaultFingerprintInput)(...args);
       let executed: { data: TResult } | undefined;
@@ -93,9 +90,9 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
           principal: await options.getPrincipal?.(),
         },
         async (exec) => {
-          const data = await action(actionExecution(exec), ...args);
+          const data = await action(jsonExecution(exec), ...args);
           executed = { data };
-          return jsonResponse(data);
+          return jsonResponse(200, data);
         },
       );
       if (outcome.kind === 'executed' && executed)
@@ -146,46 +143,4 @@ function defaultFingerprintInput(...args: unknown[]): unknown {
 
 function isFormData(value: unknown): value is FormData {
   return typeof FormData !== 'undefined' && value instanceof FormData;
-}
-
-function jsonResponse(data: unknown): StoredResponse {
-  return {
-    status: 200,
-    headers: { 'content-type': 'application/json' },
-    body: data === undefined ? null : JSON.stringify(data),
-  };
-}
-
-function actionExecution<TTx>(exec: Execution<TTx>): ActionExecution<TTx> {
-  return {
-    get active() {
-      return exec.active;
-    },
-    get tenantId() {
-      return exec.tenantId;
-    },
-    get operation() {
-      return exec.operation;
-    },
-    get key() {
-      return exec.key;
-    },
-    get recoveryPoint() {
-      return exec.recoveryPoint;
-    },
-    get recoveryData() {
-      return exec.recoveryData;
-    },
-    get resumed() {
-      return exec.resumed;
-    },
-    get signal() {
-      return exec.signal;
-    },
-    execution: exec,
-    complete: (tx, result) => exec.complete(tx, jsonResponse(result)),
-    advance: (tx, recoveryPoint, data) => exec.advance(tx, recoveryPoint, data),
-    renew: () => exec.renew(),
-    runPhases: (phases) => exec.runPhases(phases),
-  };
 }

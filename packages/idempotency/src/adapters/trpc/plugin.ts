@@ -4,6 +4,7 @@ import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
+import { type JsonExecution, jsonExecution, jsonResponse } from '../../core/json-execution.ts';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -40,12 +41,7 @@ export type IdempotencyMeta = { idempotency?: IdempotencyProcedureMeta };
  * @example
  * .mutation(({ ctx }) => db.transaction(async (tx) => { const r = await pay(tx); await ctx.idempotency.complete(tx, r); return r; }))
  */
-export interface TrpcIdempotencyContext<TTx> extends Omit<Execution<TTx>, 'complete'> {
-  /** Store `result` as the response, inside your transaction `tx` (throws LeaseLostError -> tx rolls back). */
-  complete(tx: TTx, result: unknown): Promise<void>;
-  /** The underlying execution (for `complete` with a full StoredResponse). */
-  readonly execution: Execution<TTx>;
-}
+export type TrpcIdempotencyContext<TTx> = JsonExecution<TTx>;
 
 /**
  * Options of `createIdempotencyPlugin`.
@@ -110,7 +106,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
       typeof options.idempotency === 'function' ? options.idempotency(ctx) : options.idempotency;
     const config = meta?.idempotency;
     const responseHeaders = options.getResponseHeaders?.(ctx);
-    const nextWith = (exec: Execution<TTx>) => next({ ctx: { idempotency: trpcContext(exec) } });
+    const nextWith = (exec: Execution<TTx>) => next({ ctx: { idempotency: jsonExecution(exec) } });
     if (!config) return nextWith(idempotency.passthrough({ tenantId: '', operation: opts.path }));
 
     let key: string | undefined;
@@ -173,48 +169,6 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
     }
     return replayMiddlewareResult<Result>(data);
   });
-}
-
-function jsonResponse(status: number, data: unknown): StoredResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json' },
-    body: data === undefined ? null : JSON.stringify(data),
-  };
-}
-
-function trpcContext<TTx>(exec: Execution<TTx>): TrpcIdempotencyContext<TTx> {
-  return {
-    get active() {
-      return exec.active;
-    },
-    get tenantId() {
-      return exec.tenantId;
-    },
-    get operation() {
-      return exec.operation;
-    },
-    get key() {
-      return exec.key;
-    },
-    get recoveryPoint() {
-      return exec.recoveryPoint;
-    },
-    get recoveryData() {
-      return exec.recoveryData;
-    },
-    get resumed() {
-      return exec.resumed;
-    },
-    get signal() {
-      return exec.signal;
-    },
-    execution: exec,
-    complete: (tx, result) => exec.complete(tx, jsonResponse(200, result)),
-    advance: (tx, recoveryPoint, data) => exec.advance(tx, recoveryPoint, data),
-    renew: () => exec.renew(),
-    runPhases: (phases) => exec.runPhases(phases),
-  };
 }
 
 /** Turn any failure into what the client sees; idempotency refusals get their mapped code. */
