@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { API_PROBLEM_TYPE_BASE, apiErrorCatalogue } from '@once/api';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import { IDEMPOTENCY_ERRORS } from '@once/idempotency';
+import { IDEMPOTENCY_ERRORS } from '@once/idempotency/fetch';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from './openapi.ts';

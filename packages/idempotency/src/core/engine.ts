@@ -66,11 +66,8 @@ export interface Idempotency<TTx> {
     request: ExecuteRequest,
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome>;
+  /** An inactive execution for a request without a key that may run unguarded. */
   passthrough(request: { tenantId: string; operation: string }): Execution<TTx>;
-  /** Resolved policy for an operation (defaults < operations[name] < override). */
-  policyFor(operation: string, override?: OperationPolicy): Required<OperationPolicy>;
-  /** Emit an event through the configured hook (adapters use it; never throws). */
-  emit(event: IdempotencyEvent): void;
 }
 
 /**
@@ -131,8 +128,6 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     execute,
     passthrough: ({ tenantId, operation }) =>
       new PassthroughExecution<TTx>(store, tenantId, operation),
-    policyFor,
-    emit: context.emit,
   };
 }
 
