@@ -1,0 +1,571 @@
+import assert from 'node:assert/strict';
+import {
+  type IdempotencyStore,
+  INITIAL_RECOVERY_POINT,
+  type KeyIdentity,
+  type ReserveInput,
+  type ReserveResult,
+  type StoredResponse,
+} from '../../core/types.ts';
+
+/**
+ * One promise of the `IdempotencyStore` port, checked against a store: `run` resolves when the
+ * store keeps it and throws (an `AssertionError`) when it does not.
+ *
+ * @example
+ * for (const c of storeContractCases(() => createMyStore(db))) it(c.name, c.run);
+ */
+export interface StoreContractCase {
+  /** `<method>: <promise>`, stable across releases so a runner can skip one by name. */
+  name: string;
+  run: () => Promise<void>;
+}
+
+/**
+ * The store contract: what the engine relies on from a store, as test cases a store author
+ * runs in their own test runner (vitest, jest, node:test: anything that takes a name and an
+ * async function). Uses only `node:assert`; the package needs no test framework.
+ *
+ * `makeStore` is called once per case; every case works in its own tenants, keys and rate
+ * limit scopes, so the cases may share one database and run in any order (not concurrently
+ * with each other: one case measures concurrency itself).
+ *
+ * Time: the cases never sleep. A lease of `leaseMs: 0` and a retention of `ttlMs: 0` must be
+ * expired for every LATER call (the Drizzle store compares with the database's `now()`), and
+ * a lease of a minute or a retention of an hour must not be.
+ *
+ * @example
+ * import { storeContractCases } from '@once/idempotency/store/contract';
+ * describe('my store keeps the idempotency store contract', () => {
+ *   for (const c of storeContractCases(() => createMyStore(db))) it(c.name, c.run);
+ * });
+ */
+export function storeContractCases<TTx>(
+  makeStore: () => IdempotencyStore<TTx> | Promise<IdempotencyStore<TTx>>,
+): StoreContractCase[] {
+  return CASES.map(({ name, run }) => ({
+    name,
+    run: async () => run(await makeStore(), scopeOfOneCase()),
+  }));
+}
+
+/** Long enough that no case outlives it. */
+const LIVE_LEASE_MS = 60_000;
+const KEEP_MS = 60 * 60_000;
+/** A rate-limit window no case crosses (the Drizzle store's windows are fixed, epoch-aligned). */
+const LONG_WINDOW_MS = 7 * 24 * 60 * 60_000;
+
+const RESPONSE: StoredResponse = {
+  status: 201,
+  headers: { 'content-type': 'application/json', location: '/payments/pay_1' },
+  body: '{"id":"pay_1"}',
+};
+
+/** Names unique to one run of one case: tenants, keys and principals never meet another case's. */
+interface CaseScope {
+  tenant: (name?: string) => string;
+  key: (name?: string) => string;
+  token: () => string;
+  /** A reservation of a fresh key by a fresh holder; `overrides` name what the case varies. */
+  input: (overrides?: Partial<ReserveInput>) => ReserveInput;
+}
+
+function scopeOfOneCase(): CaseScope {
+  const run = globalThis.crypto.randomUUID().slice(0, 8);
+  const tenant = (name = 'a') => `contract-${run}-tenant-${name}`;
+  const key = (name = 'k') => `contract-${run}-key-${name}`;
+  const token = () => globalThis.crypto.randomUUID();
+  return {
+    tenant,
+    key,
+    token,
+    input: (overrides = {}) => ({
+      tenantId: tenant(),
+      operation: 'contract.pay',
+      key: key(),
+      principal: `contract-${run}-principal`,
+      fingerprint: 'fingerprint-a',
+      ownerToken: token(),
+      leaseMs: LIVE_LEASE_MS,
+      ttlMs: KEEP_MS,
+      onExpiredLease: 'resume',
+      rateLimit: undefined,
+      ...overrides,
+    }),
+  };
+}
+
+const idOf = (input: KeyIdentity): KeyIdentity => ({
+  tenantId: input.tenantId,
+  operation: input.operation,
+  key: input.key,
+});
+
+function acquired(result: ReserveResult, what: string) {
+  assert.equal(result.kind, 'acquired', `${what}: expected the key to be acquired`);
+  return result as Extract<ReserveResult, { kind: 'acquired' }>;
+}
+
+function existing(result: ReserveResult, what: string) {
+  assert.equal(result.kind, 'existing', `${what}: expected the existing row back`);
+  return result as Extract<ReserveResult, { kind: 'existing' }>;
+}
+
+type Case = {
+  name: string;
+  run: (store: IdempotencyStore<unknown>, s: CaseScope) => Promise<void>;
+};
+
+/** Every holder-only write with `ownerToken`, as `[name, result]`. */
+async function holderWrites(store: IdempotencyStore<unknown>, id: KeyIdentity, ownerToken: string) {
+  return [
+    ['complete', await store.complete(undefined, id, ownerToken, RESPONSE, KEEP_MS)],
+    ['advance', await store.advance(undefined, id, ownerToken, 'charged', null)],
+    ['renew', await store.renew(id, ownerToken, LIVE_LEASE_MS)],
+    ['endLease', await store.endLease(id, ownerToken)],
+    ['markUnknown', await store.markUnknown(id, ownerToken)],
+    ['release', await store.release(id, ownerToken)],
+  ] as const;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'reserve: a new key is created, held by the caller, at the initial recovery point',
+    async run(store, s) {
+      const input = s.input();
+      const r = acquired(await store.reserve(input), 'first reservation');
+      assert.equal(r.created, true, 'created');
+      assert.equal(r.takenOver, false, 'takenOver');
+      assert.equal(r.record.state, 'in_progress');
+      assert.equal(r.record.ownerToken, input.ownerToken);
+      assert.equal(r.record.fingerprint, input.fingerprint);
+      assert.equal(r.record.recoveryPoint, INITIAL_RECOVERY_POINT);
+      assert.equal(r.record.response, null);
+      assert.ok(r.record.lockedUntil, 'a held key has a lease');
+      assert.ok(r.record.lockedUntil > r.record.now, 'the lease ends in the future');
+    },
+  },
+  {
+    name: 'reserve: concurrent reservations of one key acquire it exactly once',
+    async run(store, s) {
+      const inputs = Array.from({ length: 16 }, () => s.input());
+      const results = await Promise.all(inputs.map((input) => store.reserve(input)));
+      const winners = results.filter((r) => r.kind === 'acquired');
+      assert.equal(
+        winners.length,
+        1,
+        `${winners.length} of 16 racing reservations acquired the key`,
+      );
+      const owner = (winners[0] as Extract<ReserveResult, { kind: 'acquired' }>).record.ownerToken;
+      for (const r of results.filter((r) => r.kind !== 'acquired')) {
+        assert.equal(existing(r, 'a losing reservation').record.ownerToken, owner);
+      }
+    },
+  },
+  {
+    name: 'reserve: keys are scoped by tenant',
+    async run(store, s) {
+      const a = s.input({ tenantId: s.tenant('a') });
+      const b = s.input({ tenantId: s.tenant('b') });
+      acquired(await store.reserve(a), 'tenant a');
+      assert.equal(
+        acquired(await store.reserve(b), 'tenant b, same key').record.ownerToken,
+        b.ownerToken,
+      );
+      assert.equal(await store.complete(undefined, idOf(a), a.ownerToken, RESPONSE, KEEP_MS), 'ok');
+      const stillB = existing(
+        await store.reserve(s.input({ tenantId: s.tenant('b') })),
+        'tenant b',
+      );
+      assert.equal(
+        stillB.record.state,
+        'in_progress',
+        "tenant a's completion never shows in tenant b",
+      );
+      assert.equal(stillB.record.ownerToken, b.ownerToken);
+    },
+  },
+  {
+    name: 'reserve: keys are scoped by operation',
+    async run(store, s) {
+      const pay = s.input({ operation: 'contract.pay' });
+      const refund = s.input({ operation: 'contract.refund' });
+      acquired(await store.reserve(pay), 'operation pay');
+      acquired(await store.reserve(refund), 'operation refund, same tenant and key');
+      assert.equal(
+        await store.complete(undefined, idOf(pay), pay.ownerToken, RESPONSE, KEEP_MS),
+        'ok',
+      );
+      const refundRow = existing(
+        await store.reserve(s.input({ operation: 'contract.refund' })),
+        'refund',
+      );
+      assert.equal(refundRow.record.state, 'in_progress');
+    },
+  },
+  {
+    name: 'reserve: a held key is returned with the fingerprint it was reserved with (the engine answers 409 or 422)',
+    async run(store, s) {
+      const first = s.input({ fingerprint: 'fingerprint-a' });
+      acquired(await store.reserve(first), 'first');
+      const other = existing(
+        await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
+        'other request',
+      );
+      assert.equal(other.record.fingerprint, 'fingerprint-a');
+      assert.equal(other.record.state, 'in_progress');
+      assert.equal(other.record.ownerToken, first.ownerToken);
+    },
+  },
+  {
+    name: 'reserve: a live lease is never taken over, even by the same request',
+    async run(store, s) {
+      const first = s.input();
+      acquired(await store.reserve(first), 'first');
+      const retry = existing(await store.reserve(s.input()), 'retry while the lease is live');
+      assert.equal(retry.record.ownerToken, first.ownerToken);
+    },
+  },
+  {
+    name: 'complete: the stored response comes back to every later reservation, byte for byte',
+    async run(store, s) {
+      const first = s.input();
+      acquired(await store.reserve(first), 'first');
+      assert.equal(
+        await store.complete(undefined, idOf(first), first.ownerToken, RESPONSE, KEEP_MS),
+        'ok',
+      );
+      for (const fingerprint of ['fingerprint-a', 'fingerprint-b']) {
+        const later = existing(await store.reserve(s.input({ fingerprint })), 'after completion');
+        assert.equal(later.record.state, 'completed');
+        assert.equal(later.record.fingerprint, 'fingerprint-a');
+        assert.deepEqual(later.record.response, RESPONSE);
+      }
+      assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), true);
+      assert.equal(await store.isCompletedBy(idOf(first), s.token()), false);
+    },
+  },
+  {
+    name: 'complete: inside a transaction that rolls back, it stores nothing',
+    async run(store, s) {
+      const first = s.input();
+      acquired(await store.reserve(first), 'first');
+      const rollback = new Error('business write failed');
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          assert.equal(
+            await store.complete(tx, idOf(first), first.ownerToken, RESPONSE, KEEP_MS),
+            'ok',
+          );
+          throw rollback;
+        }),
+        (error) => error === rollback,
+      );
+      assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), false);
+      assert.equal(
+        existing(await store.reserve(s.input()), 'after rollback').record.state,
+        'in_progress',
+      );
+      await store.transaction(async (tx) => {
+        assert.equal(
+          await store.complete(tx, idOf(first), first.ownerToken, RESPONSE, KEEP_MS),
+          'ok',
+        );
+      });
+      assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), true);
+    },
+  },
+  {
+    name: 'holder writes: another owner token changes nothing and gets lost',
+    async run(store, s) {
+      const holder = s.input();
+      acquired(await store.reserve(holder), 'holder');
+      for (const [write, result] of await holderWrites(store, idOf(holder), s.token())) {
+        assert.equal(result, 'lost', `${write} with a foreign owner token`);
+      }
+      const row = existing(await store.reserve(s.input()), 'after the foreign writes').record;
+      assert.equal(row.state, 'in_progress');
+      assert.equal(row.ownerToken, holder.ownerToken);
+      assert.equal(row.recoveryPoint, INITIAL_RECOVERY_POINT);
+      assert.equal(row.response, null);
+    },
+  },
+  {
+    name: 'reserve: an expired lease of the same request is taken over, and its old holder is fenced off',
+    async run(store, s) {
+      const old = s.input({ leaseMs: 0 });
+      acquired(await store.reserve(old), 'old holder');
+      const next = s.input();
+      const taken = acquired(await store.reserve(next), 'retry after the lease expired');
+      assert.equal(taken.takenOver, true, 'takenOver');
+      assert.equal(taken.created, false, 'created');
+      assert.equal(taken.record.ownerToken, next.ownerToken);
+      for (const [write, result] of await holderWrites(store, idOf(old), old.ownerToken)) {
+        assert.equal(result, 'lost', `${write} by the holder whose lease was taken over`);
+      }
+      assert.equal(
+        await store.complete(undefined, idOf(next), next.ownerToken, RESPONSE, KEEP_MS),
+        'ok',
+      );
+      assert.deepEqual(existing(await store.reserve(s.input()), 'after').record.response, RESPONSE);
+    },
+  },
+  {
+    name: 'reserve: an expired lease is never taken over by a different request',
+    async run(store, s) {
+      acquired(await store.reserve(s.input({ leaseMs: 0, fingerprint: 'fingerprint-a' })), 'old');
+      const other = existing(
+        await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
+        'other request',
+      );
+      assert.equal(other.record.fingerprint, 'fingerprint-a');
+    },
+  },
+  {
+    name: 'advance: the recovery point and its data survive the holder (the next holder resumes there)',
+    async run(store, s) {
+      const old = s.input();
+      acquired(await store.reserve(old), 'old');
+      const data = { chargeId: 'ch_1', amount: 100 };
+      assert.equal(
+        await store.advance(undefined, idOf(old), old.ownerToken, 'charged', data),
+        'ok',
+      );
+      assert.equal(await store.endLease(idOf(old), old.ownerToken), 'ok');
+      const resumed = acquired(await store.reserve(s.input()), 'retry after endLease');
+      assert.equal(resumed.takenOver, true);
+      assert.equal(resumed.record.recoveryPoint, 'charged');
+      assert.deepEqual(resumed.record.recoveryData, data);
+    },
+  },
+  {
+    name: "reserve: an expired lease with a committed phase under onExpiredLease 'unknown' is parked unknown",
+    async run(store, s) {
+      const old = s.input({ onExpiredLease: 'unknown' });
+      acquired(await store.reserve(old), 'old');
+      assert.equal(
+        await store.advance(undefined, idOf(old), old.ownerToken, 'charged', null),
+        'ok',
+      );
+      assert.equal(await store.endLease(idOf(old), old.ownerToken), 'ok');
+      const parked = existing(await store.reserve(s.input({ onExpiredLease: 'unknown' })), 'retry');
+      assert.equal(parked.record.state, 'unknown');
+      assert.equal(
+        await store.complete(undefined, idOf(old), old.ownerToken, RESPONSE, KEEP_MS),
+        'lost',
+      );
+    },
+  },
+  {
+    name: 'release: a key with nothing committed may run again, any request',
+    async run(store, s) {
+      const old = s.input();
+      acquired(await store.reserve(old), 'old');
+      assert.equal(await store.release(idOf(old), old.ownerToken), 'ok');
+      const again = acquired(
+        await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
+        'after release',
+      );
+      assert.equal(again.created, false);
+      assert.equal(again.record.fingerprint, 'fingerprint-b');
+      assert.equal(again.record.recoveryPoint, INITIAL_RECOVERY_POINT);
+      assert.equal(
+        await store.complete(undefined, idOf(old), old.ownerToken, RESPONSE, KEEP_MS),
+        'lost',
+      );
+    },
+  },
+  {
+    name: 'release: refused once a phase committed (a committed phase never runs twice)',
+    async run(store, s) {
+      const holder = s.input();
+      acquired(await store.reserve(holder), 'holder');
+      assert.equal(
+        await store.advance(undefined, idOf(holder), holder.ownerToken, 'charged', null),
+        'ok',
+      );
+      assert.notEqual(await store.release(idOf(holder), holder.ownerToken), 'ok');
+      const row = existing(await store.reserve(s.input()), 'after the refused release').record;
+      assert.equal(row.state, 'in_progress');
+      assert.equal(row.recoveryPoint, 'charged');
+    },
+  },
+  {
+    name: 'markUnknown: the key answers unknown until reconciliation; its holder is fenced off',
+    async run(store, s) {
+      const holder = s.input();
+      acquired(await store.reserve(holder), 'holder');
+      assert.equal(await store.markUnknown(idOf(holder), holder.ownerToken), 'ok');
+      for (const fingerprint of ['fingerprint-a', 'fingerprint-b']) {
+        const row = existing(await store.reserve(s.input({ fingerprint, leaseMs: 0 })), 'retry');
+        assert.equal(row.record.state, 'unknown');
+      }
+      assert.equal(
+        await store.complete(undefined, idOf(holder), holder.ownerToken, RESPONSE, KEEP_MS),
+        'lost',
+      );
+    },
+  },
+  {
+    name: "holder writes: after the holder's own completion, renew/release/endLease/markUnknown answer finished",
+    async run(store, s) {
+      const holder = s.input();
+      acquired(await store.reserve(holder), 'holder');
+      const id = idOf(holder);
+      assert.equal(await store.complete(undefined, id, holder.ownerToken, RESPONSE, KEEP_MS), 'ok');
+      assert.equal(await store.renew(id, holder.ownerToken, LIVE_LEASE_MS), 'finished');
+      assert.equal(await store.release(id, holder.ownerToken), 'finished');
+      assert.equal(await store.endLease(id, holder.ownerToken), 'finished');
+      assert.equal(await store.markUnknown(id, holder.ownerToken), 'finished');
+      assert.deepEqual(existing(await store.reserve(s.input()), 'after').record.response, RESPONSE);
+    },
+  },
+  {
+    name: 'retention: a response past its ttl is no longer replayed; the key runs again',
+    async run(store, s) {
+      const old = s.input();
+      acquired(await store.reserve(old), 'old');
+      assert.equal(await store.complete(undefined, idOf(old), old.ownerToken, RESPONSE, 0), 'ok');
+      const again = acquired(
+        await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
+        'after retention',
+      );
+      assert.equal(again.created, false);
+      assert.equal(again.record.response, null);
+      assert.equal(again.record.fingerprint, 'fingerprint-b');
+    },
+  },
+  {
+    name: 'unknown keys: lookup finds nothing, and no holder write succeeds',
+    async run(store, s) {
+      const id = idOf(s.input());
+      assert.equal(await store.lookup(id), undefined);
+      assert.equal(await store.isCompletedBy(id, s.token()), false);
+      for (const [write, result] of await holderWrites(store, id, s.token())) {
+        assert.equal(result, 'lost', `${write} on a key that does not exist`);
+      }
+      assert.equal(await store.lookup(id), undefined, 'holder writes never create a key');
+    },
+  },
+  {
+    name: 'lookup: writable for released keys, expired responses and expired leases with nothing committed; not for live ones',
+    async run(store, s) {
+      const live = s.input({ key: s.key('live') });
+      acquired(await store.reserve(live), 'live');
+      assert.equal((await store.lookup(idOf(live)))?.writable, false, 'a live lease');
+      const expiredLease = s.input({ key: s.key('expired-lease'), leaseMs: 0 });
+      acquired(await store.reserve(expiredLease), 'expired lease');
+      assert.equal((await store.lookup(idOf(expiredLease)))?.writable, true, 'an expired lease');
+      const released = s.input({ key: s.key('released') });
+      acquired(await store.reserve(released), 'released');
+      await store.release(idOf(released), released.ownerToken);
+      assert.equal((await store.lookup(idOf(released)))?.writable, true, 'a released key');
+      const expired = s.input({ key: s.key('expired-response') });
+      acquired(await store.reserve(expired), 'expired response');
+      await store.complete(undefined, idOf(expired), expired.ownerToken, RESPONSE, 0);
+      assert.equal((await store.lookup(idOf(expired)))?.writable, true, 'an expired response');
+      const kept = s.input({ key: s.key('kept-response') });
+      acquired(await store.reserve(kept), 'kept response');
+      await store.complete(undefined, idOf(kept), kept.ownerToken, RESPONSE, KEEP_MS);
+      const found = await store.lookup(idOf(kept));
+      assert.equal(found?.writable, false, 'a response within its retention');
+      assert.deepEqual(found?.record.response, RESPONSE);
+    },
+  },
+  {
+    name: "insertCompleted: the key is stored completed in the caller's transaction, or not at all",
+    async run(store, s) {
+      const input = {
+        ...idOf(s.input()),
+        fingerprint: 'fingerprint-a',
+        response: RESPONSE,
+        ttlMs: KEEP_MS,
+      };
+      const rollback = new Error('business write failed');
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          assert.equal(await store.insertCompleted(tx, input), 'inserted');
+          throw rollback;
+        }),
+        (error) => error === rollback,
+      );
+      assert.equal(await store.lookup(input), undefined, 'rolled back with the transaction');
+      await store.transaction(async (tx) => {
+        assert.equal(await store.insertCompleted(tx, input), 'inserted');
+      });
+      const found = await store.lookup(input);
+      assert.equal(found?.record.state, 'completed');
+      assert.equal(found?.writable, false);
+      assert.deepEqual(found?.record.response, RESPONSE);
+      const replay = existing(await store.reserve(s.input()), 'a leased reservation of it');
+      assert.deepEqual(replay.record.response, RESPONSE);
+    },
+  },
+  {
+    name: 'insertCompleted: concurrent transactions for one key insert it once; the rest conflict',
+    async run(store, s) {
+      const input = {
+        ...idOf(s.input()),
+        fingerprint: 'fingerprint-a',
+        response: RESPONSE,
+        ttlMs: KEEP_MS,
+      };
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          store.transaction((tx) => store.insertCompleted(tx, input)),
+        ),
+      );
+      assert.deepEqual([...results].sort(), [
+        'conflict',
+        'conflict',
+        'conflict',
+        'conflict',
+        'conflict',
+        'conflict',
+        'conflict',
+        'inserted',
+      ]);
+    },
+  },
+  {
+    name: "reserve: with a rate limit, new keys beyond the principal's cap are refused and nothing is written",
+    async run(store, s) {
+      const rateLimit = { maxNewKeys: 2, windowMs: LONG_WINDOW_MS };
+      const mine = (key: string, principal = 'shopper-1') =>
+        s.input({ key: s.key(key), principal: `${s.tenant()}-${principal}`, rateLimit });
+      acquired(await store.reserve(mine('1')), 'first new key');
+      acquired(await store.reserve(mine('2')), 'second new key');
+      const refused = await store.reserve(mine('3'));
+      assert.equal(refused.kind, 'rate_limited', 'third new key');
+      assert.ok(
+        (refused as { retryAfterSeconds: number }).retryAfterSeconds > 0,
+        'retryAfterSeconds',
+      );
+      assert.equal(await store.lookup(idOf(mine('3'))), undefined, 'a refused key is not written');
+      existing(await store.reserve(mine('1')), 'a known key is answered, not counted');
+      acquired(
+        await store.reserve(mine('4', 'shopper-2')),
+        'another principal has its own allowance',
+      );
+    },
+  },
+  {
+    name: 'countNewKey / peekNewKeys: counts up to the cap, then refuses without counting',
+    async run(store, s) {
+      const limit = { maxNewKeys: 2, windowMs: LONG_WINDOW_MS };
+      const scope = { tenantId: s.tenant(), principal: 'api-key-1' };
+      assert.equal(
+        (await store.peekNewKeys(scope, limit)).limited,
+        false,
+        'peek at an empty window',
+      );
+      assert.equal((await store.countNewKey(scope, limit)).limited, false, 'the first count');
+      assert.equal((await store.countNewKey(scope, limit)).limited, false, 'the second count');
+      const full = await store.countNewKey(scope, limit);
+      assert.equal(full.limited, true, 'the third count');
+      assert.equal((await store.peekNewKeys(scope, limit)).limited, true, 'peek at a full window');
+      const other = { tenantId: s.tenant('b'), principal: 'api-key-1' };
+      assert.equal((await store.peekNewKeys(other, limit)).limited, false, 'another tenant');
+    },
+  },
+];
