@@ -1,5 +1,12 @@
 // Public face of the web-standard Request -> Response adapter.
 export { IDEMPOTENCY_ERRORS, PROBLEM_TYPE_BASE } from '../../core/errors.ts';
+export {
+  type FetchExecution,
+  type FetchIdempotency,
+  type FetchIdempotencyOptions,
+  fetchIdempotency,
+  type IdempotentRequest,
+} from './fetch-idempotency.ts';
 export { defaultFingerprintInput } from './fingerprint-input.ts';
 export { problemDetailsResponse } from './problem-details.ts';
 export { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';

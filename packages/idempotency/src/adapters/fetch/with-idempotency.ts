@@ -1,12 +1,8 @@
 import type { Idempotency } from '../../core/engine.ts';
-import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
-import type { Execution } from '../../core/execution.ts';
-import { computeFingerprint } from '../../core/fingerprint.ts';
-import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../core/key.ts';
+import type { IdempotencyError } from '../../core/errors.ts';
 import type { OperationPolicy } from '../../core/types.ts';
-import { fingerprintInputOf } from './fingerprint-input.ts';
-import { problemDetailsResponse } from './problem-details.ts';
-import { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';
+import { type FetchExecution, requestGuard } from './fetch-idempotency.ts';
+import { defaultFingerprintInput } from './fingerprint-input.ts';
 
 /**
  * Options of `withIdempotency`.
@@ -46,7 +42,7 @@ export interface WithIdempotencyOptions<TTx> {
  *     return db.transaction(async (tx) => {
  *       const payment = await createPayment(tx, body);
  *       const response = Response.json(payment, { status: 201 });
- *       await exec.complete(tx, await storedResponseFrom(response));
+ *       await exec.complete(tx, response); // stored with the replayed headers, read from a clone
  *       return response;
  *     });
  *   },
@@ -54,58 +50,26 @@ export interface WithIdempotencyOptions<TTx> {
  * );
  */
 export function withIdempotency<TTx>(
-  handler: (request: Request, exec: Execution<TTx>) => Promise<Response>,
+  handler: (request: Request, exec: FetchExecution<TTx>) => Promise<Response>,
   options: WithIdempotencyOptions<TTx>,
 ): (request: Request) => Promise<Response> {
-  const render = options.renderError ?? problemDetailsResponse;
-  const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
-  // The default reads the body from ONE clone (a clone tees the body stream: not free).
-  const getFingerprintInput =
-    options.getFingerprintInput ??
-    (async (copy: Request) => fingerprintInputOf(copy, await copy.text()));
-
+  const guard = requestGuard(options.idempotency, options);
   return async (request) => {
     const operation =
       typeof options.operation === 'function' ? options.operation(request) : options.operation;
-    let key: string | undefined;
-    try {
-      key = parseIdempotencyKey(request.headers.get(IDEMPOTENCY_KEY_HEADER));
-    } catch (error) {
-      if (isIdempotencyError(error)) return render(error, request);
-      throw error;
-    }
-    const tenantId = await options.getTenantId(request);
-    if (key === undefined) {
-      const required =
-        typeof options.required === 'function'
-          ? options.required(request)
-          : (options.required ?? true);
-      if (required) return render(new IdempotencyError('idempotency_key_missing'), request);
-      return handler(request, options.idempotency.passthrough({ tenantId, operation }));
-    }
-
-    const fingerprint = computeFingerprint(operation, await getFingerprintInput(request.clone()));
-    let executed: Response | undefined;
-    try {
-      const outcome = await options.idempotency.execute(
-        {
-          tenantId,
-          operation,
-          key,
-          fingerprint,
-          policy: options.policy,
-          principal: options.getPrincipal?.(request),
-        },
-        async (exec) => {
-          executed = await handler(request, exec);
-          return storedResponseFrom(executed, replayHeaders);
-        },
-      );
-      if (outcome.kind === 'executed' && executed) return executed;
-      return replayedResponse(outcome.response);
-    } catch (error) {
-      if (isIdempotencyError(error)) return render(error, request);
-      throw error;
-    }
+    return guard(
+      request,
+      {
+        tenantId: await options.getTenantId(request),
+        operation,
+        principal: options.getPrincipal?.(request),
+        policy: options.policy,
+      },
+      (exec) => handler(request, exec),
+      () =>
+        options.getFingerprintInput
+          ? options.getFingerprintInput(request.clone())
+          : defaultFingerprintInput(request),
+    );
   };
 }

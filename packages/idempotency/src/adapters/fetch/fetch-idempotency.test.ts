@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotency } from '../../core/engine.ts';
+import { createDrizzleStore } from '../../store/drizzle/store.ts';
+import {
+  createIdempotencyTestDatabase,
+  type IdempotencyTestDatabase,
+} from '../../testing/test-database.ts';
+import { fetchIdempotency } from './fetch-idempotency.ts';
+
+let t: IdempotencyTestDatabase;
+beforeAll(async () => {
+  t = await createIdempotencyTestDatabase('fetch_handle');
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+/** A route that has already read its body, the way real routes validate before guarding. */
+async function route(
+  http: ReturnType<typeof fetchIdempotency<unknown>>,
+  request: Request,
+  tenantId: string,
+  runs: { count: number },
+) {
+  const params = new URLSearchParams(await request.text());
+  return http.handle(
+    request,
+    { tenantId, operation: 'charges.create', fingerprintInput: [...params.entries()].sort() },
+    (exec) =>
+      t.db.transaction(async (tx) => {
+        runs.count++;
+        const response = Response.json(
+          { id: `ch_${runs.count}`, amount: params.get('amount') },
+          { status: 201, headers: { 'x-request-id': `req_${runs.count}`, location: '/c/1' } },
+        );
+        await exec.complete(tx, response);
+        return response;
+      }),
+  );
+}
+
+const form = (body: string, key?: string) =>
+  new Request('http://api/v1/charges', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(key ? { 'idempotency-key': key } : {}),
+    },
+    body,
+  });
+
+describe('fetchIdempotency().handle', () => {
+  it('guards a request whose body the route already read: runs once, replays, refuses reuse', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }), {
+      replayHeaders: ['content-type', 'location'],
+    });
+    const runs = { count: 0 };
+    const first = await route(http, form('amount=100&currency=eur', 'h1'), 'acct_a', runs);
+    expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'req_1']);
+    const replay = await route(http, form('currency=eur&amount=100', 'h1'), 'acct_a', runs);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('location')).toBe('/c/1');
+    expect(replay.headers.get('x-request-id')).toBeNull();
+    expect(await replay.json()).toEqual({ id: 'ch_1', amount: '100' });
+    const reused = await route(http, form('amount=999', 'h1'), 'acct_a', runs);
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toBe('application/problem+json');
+    const otherTenant = await route(http, form('amount=100&currency=eur', 'h1'), 'acct_b', runs);
+    expect(otherTenant.status).toBe(201);
+    expect(runs.count).toBe(2);
+  });
+
+  it('without a key: 400 problem+json by default, an unguarded run when keys are optional', async () => {
+    const idempotency = createIdempotency({ store: createDrizzleStore(t.db) });
+    const runs = { count: 0 };
+    const refused = await route(fetchIdempotency(idempotency), form('amount=1'), 'acct_a', runs);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { code: string }).code).toBe('idempotency_key_missing');
+    const optional = fetchIdempotency(idempotency, { required: false });
+    await route(optional, form('amount=1'), 'acct_a', runs);
+    await route(optional, form('amount=1'), 'acct_a', runs);
+    expect(runs.count).toBe(2);
+  });
+
+  it('without fingerprintInput, fingerprints the body from a clone: the handler still reads it', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
+    const json = (body: string) =>
+      new Request('http://api/v1/orders', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'h2' },
+        body,
+      });
+    const handle = (request: Request) =>
+      http.handle(request, { tenantId: 'acct_a', operation: 'orders.create' }, async () =>
+        Response.json(await request.json(), { status: 201 }),
+      );
+    expect(await (await handle(json('{"a":1,"b":2}'))).json()).toEqual({ a: 1, b: 2 });
+    const replay = await handle(json('{"b":2,"a":1}'));
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect((await handle(json('{"a":2}'))).status).toBe(422);
+  });
+});
