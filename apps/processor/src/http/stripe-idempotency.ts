@@ -1,6 +1,6 @@
 import { createIdempotency, type IdempotencyError } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
-import { storedResponseFrom, withIdempotency } from '@once/idempotency/fetch';
+import { fetchIdempotency } from '@once/idempotency/fetch';
 import type { ProcessorDatabase } from '../db/client.ts';
 import type { IdempotentMutation } from './idempotent-mutation.ts';
 import { StripeApiError, type StripeErrorFields, stripeErrorResponse } from './stripe-error.ts';
@@ -30,38 +30,33 @@ export function createStripeIdempotency(
   db: ProcessorDatabase,
   options: { leaseMs?: number; ttlMs?: number } = {},
 ): IdempotentMutation {
-  const idempotency = createIdempotency({
-    store: createDrizzleStore(db),
-    defaults: { ttlMs: options.ttlMs ?? 24 * 60 * 60 * 1000, leaseMs: options.leaseMs ?? 30_000 },
-  });
-  return async (request, scope, run) => {
-    // The route has already read the body into `scope.params`; the wrapper gets a
-    // body-less copy (it clones the request, which a consumed body cannot be). The
-    // wrapper is built per request so its hooks close over this request's scope.
-    const bare = new Request(request.url, { method: request.method, headers: request.headers });
-    const guarded = withIdempotency(
-      (_request, exec) =>
-        run({
-          complete: async (tx, response) => {
-            await exec.complete(tx, await storedResponseFrom(response, REPLAY_HEADERS));
-          },
-        }),
+  const http = fetchIdempotency(
+    createIdempotency({
+      store: createDrizzleStore(db),
+      defaults: { ttlMs: options.ttlMs ?? 24 * 60 * 60 * 1000, leaseMs: options.leaseMs ?? 30_000 },
+    }),
+    {
+      required: false,
+      replayHeaders: REPLAY_HEADERS,
+      renderError: (error, request) => stripeErrorResponse(toStripeError(error, request)),
+    },
+  );
+  // The route has read the body into `scope.params` already: they are the fingerprint, with
+  // the method and path (so the same key on another endpoint is another request).
+  return (request, scope, run) =>
+    http.handle(
+      request,
       {
-        idempotency,
+        tenantId: scope.accountId,
         operation: STRIPE_OPERATION,
-        required: false,
-        getTenantId: () => scope.accountId,
-        getFingerprintInput: (r) => ({
-          method: r.method,
-          path: new URL(r.url).pathname,
+        fingerprintInput: {
+          method: request.method,
+          path: new URL(request.url).pathname,
           params: scope.params,
-        }),
-        renderError: (error, r) => stripeErrorResponse(toStripeError(error, r)),
-        replayHeaders: REPLAY_HEADERS,
+        },
       },
+      run,
     );
-    return guarded(bare);
-  };
 }
 
 function toStripeError(error: IdempotencyError, request: Request): StripeApiError {
