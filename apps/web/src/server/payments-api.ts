@@ -10,18 +10,13 @@ import {
   payInput,
   paymentStatus,
   recordReplayedAttempt,
-  type Transaction,
 } from '@once/api';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyError,
   parseIdempotencyKey,
 } from '@once/idempotency';
-import {
-  problemDetailsResponse,
-  storedResponseFrom,
-  withIdempotency,
-} from '@once/idempotency/fetch';
+import { fetchIdempotency, problemDetailsResponse } from '@once/idempotency/fetch';
 import { isTransientDatabaseError } from '@once/postgres';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import {
@@ -112,7 +107,7 @@ function payResponse(result: PayResult, origin: PayOrigin): Response {
 
 /**
  * `POST /api/v1/payments`: the REST face of `checkout.pay` (same business function), guarded
- * by `Idempotency-Key` through `withIdempotency`. Bearer API key only. 201 with the payment,
+ * by `Idempotency-Key` through `fetchIdempotency().handle`. Bearer API key only. 201 with the payment,
  * its replay with `Idempotent-Replayed: true`; refusals are `application/problem+json`.
  *
  * Before anything is stored or counted: a Content-Type other than `application/json` is 415
@@ -137,8 +132,21 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
       const tenant = await authenticateApiKey(deps.db, request);
       const input = await readPayInput(request);
       let payRan = false;
-      const guarded = withIdempotency<Transaction>(
-        async (_request, exec) => {
+      // The binding holds no state of its own; the engine is the runtime's.
+      const response = await fetchIdempotency(deps.idempotencyEngine).handle(
+        request,
+        {
+          tenantId: tenant.tenantId,
+          operation: 'payments.create',
+          // The body is consumed: the fingerprint is the validated, normalised input.
+          fingerprintInput: normalisePayInput(input),
+          // Each API key has its own new-key allowance, apart from the merchant's shoppers.
+          principal: tenant.principal,
+          // `pay` writes the payment, its outbox job, the NOTIFY and the stored response in ONE
+          // transaction: the key is inserted completed inside it (no reservation before).
+          policy: { mode: 'atomic' },
+        },
+        async (exec) => {
           let response: Response | undefined;
           payRan = true;
           await pay({
@@ -151,7 +159,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
                 key: exec.key!,
                 complete: async (tx, result, origin) => {
                   response = payResponse(result, origin);
-                  await exec.complete(tx, await storedResponseFrom(response));
+                  await exec.complete(tx, response);
                 },
               },
             },
@@ -159,21 +167,6 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
           });
           return response!;
         },
-        {
-          idempotency: deps.idempotencyEngine,
-          operation: 'payments.create',
-          // `pay` writes the payment, its outbox job, the NOTIFY and the stored response in ONE
-          // transaction: the key is inserted completed inside it (no reservation before).
-          policy: { mode: 'atomic' },
-          getTenantId: () => tenant.tenantId,
-          // Each API key has its own new-key allowance, apart from the merchant's shoppers.
-          getPrincipal: () => tenant.principal,
-          getFingerprintInput: () => normalisePayInput(input),
-        },
-      );
-      // The body is consumed; the guard gets the headers (key, auth) on a bodiless copy.
-      const response = await guarded(
-        new Request(request.url, { method: 'POST', headers: request.headers }),
       );
       if (!payRan && response.ok && response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true') {
         await recordStoredReplay(deps.db, tenant.tenantId, request, response);
