@@ -1,0 +1,89 @@
+import type { Context, Env, MiddlewareHandler } from 'hono';
+import type { Idempotency } from '../../core/engine.ts';
+import type { OperationPolicy } from '../../core/types.ts';
+import {
+  type FetchExecution,
+  type FetchIdempotencyOptions,
+  requestGuard,
+} from '../fetch/fetch-idempotency.ts';
+import { defaultFingerprintInput } from '../fetch/fingerprint-input.ts';
+
+/**
+ * Options of `idempotencyMiddleware`: the fetch adapter's (`required`, `renderError`,
+ * `replayHeaders`) plus where a route finds its tenant, operation and fingerprint.
+ *
+ * @example
+ * const options: IdempotencyMiddlewareOptions<Tx> = { idempotency, operation: 'payments.create', getTenantId: (c) => c.get('tenantId') };
+ */
+export interface IdempotencyMiddlewareOptions<TTx, E extends Env = Env>
+  extends FetchIdempotencyOptions {
+  idempotency: Idempotency<TTx>;
+  /** Operation name (scope + fingerprint), fixed or derived from the context (e.g. the route). */
+  operation: string | ((c: Context<E>) => string);
+  /** Tenant from authentication (an earlier middleware), never from the body. */
+  getTenantId: (c: Context<E>) => string | Promise<string>;
+  /** Who within the tenant spends the new-key allowance. Default: the tenant. */
+  getPrincipal?: (c: Context<E>) => string | undefined;
+  /**
+   * What identifies "the same request"; asked only when the request has a valid key. Default
+   * `defaultFingerprintInput(c.req.raw)` (method, path, query, body read from a clone).
+   * `(c) => c.req.json()` works too: Hono keeps the parsed body for the handler.
+   */
+  getFingerprintInput?: (c: Context<E>) => unknown | Promise<unknown>;
+  policy?: OperationPolicy;
+}
+
+/** What the middleware puts on the context: `c.get('idempotency')`. */
+export interface IdempotencyVariables<TTx> {
+  idempotency: FetchExecution<TTx>;
+}
+
+/**
+ * Guard Hono routes with `Idempotency-Key`: the first request runs the route (which reads
+ * `c.get('idempotency')` to store its response inside its transaction); retries get the stored
+ * response with `Idempotent-Replayed: true`; refusals are problem+json (or `renderError`).
+ * Imports nothing from Hono at run time (types only).
+ *
+ * @example
+ * app.post(
+ *   '/payments',
+ *   idempotencyMiddleware({ idempotency, operation: 'payments.create', getTenantId: (c) => c.get('tenantId') }),
+ *   async (c) => {
+ *     const exec = c.get('idempotency');
+ *     return db.transaction(async (tx) => {
+ *       const response = c.json(await createPayment(tx, await c.req.json()), 201);
+ *       await exec.complete(tx, response);
+ *       return response;
+ *     });
+ *   },
+ * );
+ */
+export function idempotencyMiddleware<TTx, E extends Env = Env>(
+  options: IdempotencyMiddlewareOptions<TTx, E>,
+): MiddlewareHandler<E & { Variables: IdempotencyVariables<TTx> }> {
+  const guard = requestGuard(options.idempotency, options);
+  return async (c, next) => {
+    const context = c as unknown as Context<E>;
+    const operation =
+      typeof options.operation === 'function' ? options.operation(context) : options.operation;
+    return guard(
+      c.req.raw,
+      {
+        tenantId: await options.getTenantId(context),
+        operation,
+        principal: options.getPrincipal?.(context),
+        policy: options.policy,
+      },
+      async (exec) => {
+        c.set('idempotency', exec);
+        await next();
+        // Hono turns an error thrown by the route into `c.res` (500): never stored.
+        return c.res;
+      },
+      () =>
+        options.getFingerprintInput
+          ? options.getFingerprintInput(context)
+          : defaultFingerprintInput(c.req.raw),
+    );
+  };
+}
