@@ -53,8 +53,19 @@ export function withIdempotency<TTx>(
   handler: (request: Request, exec: FetchExecution<TTx>) => Promise<Response>,
   options: WithIdempotencyOptions<TTx>,
 ): (request: Request) => Promise<Response> {
+  const guard = guardEachRequest(options);
+  return (request) => guard(request, (exec) => handler(request, exec));
+}
+
+/**
+ * `withIdempotency` with the handler given per request, so an adapter can hand it more than
+ * `(request, exec)` (Next's route context) without stashing it anywhere. Internal.
+ */
+export function guardEachRequest<TTx>(
+  options: WithIdempotencyOptions<TTx>,
+): (request: Request, run: (exec: FetchExecution<TTx>) => Promise<Response>) => Promise<Response> {
   const guard = requestGuard(options.idempotency, options);
-  return async (request) => {
+  return async (request, run) => {
     const operation =
       typeof options.operation === 'function' ? options.operation(request) : options.operation;
     return guard(
@@ -65,7 +76,7 @@ export function withIdempotency<TTx>(
         principal: options.getPrincipal?.(request),
         policy: options.policy,
       },
-      (exec) => handler(request, exec),
+      run,
       () =>
         options.getFingerprintInput
           ? options.getFingerprintInput(request.clone())

@@ -1,5 +1,5 @@
-import type { Execution } from '../../core/execution.ts';
-import { type WithIdempotencyOptions, withIdempotency } from '../fetch/with-idempotency.ts';
+import type { FetchExecution } from '../fetch/fetch-idempotency.ts';
+import { guardEachRequest, type WithIdempotencyOptions } from '../fetch/with-idempotency.ts';
 
 /**
  * The second argument Next.js passes an app-router route handler (`{ params }`, a promise
@@ -24,16 +24,9 @@ export interface NextRouteContext {
  * );
  */
 export function idempotentRouteHandler<TTx, TContext = NextRouteContext>(
-  handler: (request: Request, exec: Execution<TTx>, context: TContext) => Promise<Response>,
+  handler: (request: Request, exec: FetchExecution<TTx>, context: TContext) => Promise<Response>,
   options: WithIdempotencyOptions<TTx>,
 ): (request: Request, context: TContext) => Promise<Response> {
-  const contexts = new WeakMap<Request, TContext>();
-  const guarded = withIdempotency<TTx>(
-    (request, exec) => handler(request, exec, contexts.get(request) as TContext),
-    options,
-  );
-  return (request, context) => {
-    contexts.set(request, context);
-    return guarded(request);
-  };
+  const guard = guardEachRequest(options);
+  return (request, context) => guard(request, (exec) => handler(request, exec, context));
 }
