@@ -17,6 +17,8 @@ const PEERS = [
   'react-dom',
   'graphql',
   'graphql-yoga',
+  'hono',
+  '@hono/node-server',
 ];
 
 /**

@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testAdminUrl, withDatabase } from '../src/testing/test-database.ts';
 import { bin, buildAndPack, type PackedPackage, packageDir, run } from './build-and-pack.ts';
-import { createConsumerProject, startConsumerServer } from './consumer-project.ts';
+import { consumerEnv, createConsumerProject, startConsumerServer } from './consumer-project.ts';
 import { type ConsumerAnswer, proveIdempotency } from './idempotency-protocol.ts';
 
 /**
@@ -193,6 +193,41 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
       );
     } finally {
       await server.stop();
+      await database.drop();
+    }
+  }, 120_000);
+
+  it('a Hono app with the idempotency middleware, on @hono/node-server', async () => {
+    const database = await createEmptyDatabase('hono');
+    const server = await startConsumerServer(path.join(projectDir, 'hono'), ['server.js'], {
+      DATABASE_URL: database.url,
+    });
+    try {
+      await proveIdempotency(
+        server.baseUrl,
+        (key, input) => callJson(`${server.baseUrl}/payments`, key, input),
+        'hono',
+      );
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  }, 120_000);
+
+  it("a store author's node:test file runs the store contract from the tarball", async () => {
+    const database = await createEmptyDatabase('contract');
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        ['--test', '--test-reporter=tap', 'drizzle-store.test.js'],
+        {
+          cwd: path.join(projectDir, 'store-contract'),
+          env: consumerEnv({ DATABASE_URL: database.url }),
+        },
+      );
+      expect(stdout).toMatch(/^# pass 24$/m);
+      expect(stdout).toMatch(/^# fail 0$/m);
+    } finally {
       await database.drop();
     }
   }, 120_000);
