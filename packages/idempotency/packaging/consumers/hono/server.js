@@ -42,6 +42,6 @@ app.post(
   },
 );
 
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
   console.log(`listening ${info.port}`),
 );
