@@ -263,7 +263,9 @@ export type IdempotencyEventType =
   | 'reaped'
   | 'rate_limited'
   | 'swept'
-  | 'waited';
+  | 'waited'
+  | 'operator_released'
+  | 'operator_evicted';
 
 /**
  * One observable thing that happened. `durationMs` is set on `store_error`, on events that
@@ -280,4 +282,17 @@ export interface IdempotencyEvent {
   durationMs?: number;
   count?: number;
   error?: unknown;
+  /**
+   * On `operator_released` / `operator_evicted`: who did what to which key, why and when (the
+   * row written to `idempotency_key_audit`). Holds the key: keep it out of metric labels.
+   */
+  audit?: {
+    key: string;
+    action: 'release' | 'evict';
+    actor: string;
+    reason: string;
+    fromState: KeyState;
+    toState: 'released' | 'deleted';
+    actedAt: Date;
+  };
 }
