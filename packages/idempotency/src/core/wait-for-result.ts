@@ -38,38 +38,67 @@ export function assertWaitForResult(
  * again after their pause; the store needs no LISTEN/NOTIFY connection.
  */
 export interface KeyWakeups {
-  /** Resolve after `ms`, or earlier when `wake(id)` is called. */
-  sleep(id: KeyIdentity, ms: number): Promise<void>;
+  /** Start watching a key for the length of one wait; `close()` it when the wait ends. */
+  watch(id: KeyIdentity): KeyWatch;
   wake(id: KeyIdentity): void;
+}
+
+/**
+ * One waiter's watch of a key. A wake that comes while the waiter is reading the key (not
+ * sleeping) is kept, so the next `sleep` returns at once instead of missing it.
+ */
+export interface KeyWatch {
+  /** Resolve after `ms`, or at once / earlier when the key was finished since the last sleep. */
+  sleep(ms: number): Promise<void>;
+  close(): void;
 }
 
 /** One registry per engine. */
 export function createKeyWakeups(): KeyWakeups {
-  const sleepers = new Map<string, Set<() => void>>();
+  const watchers = new Map<string, Set<{ woken: boolean; resolve?: () => void }>>();
   const name = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
   return {
-    sleep(id, ms) {
+    watch(id) {
       const slot = name(id);
-      return new Promise<void>((resolve) => {
-        let set = sleepers.get(slot);
-        if (!set) {
-          set = new Set();
-          sleepers.set(slot, set);
-        }
-        const waiting = set;
-        const done = () => {
-          clearTimeout(timer);
-          waiting.delete(done);
-          if (waiting.size === 0 && sleepers.get(slot) === waiting) sleepers.delete(slot);
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        waiting.add(done);
-      });
+      const watcher: { woken: boolean; resolve?: () => void } = { woken: false };
+      let set = watchers.get(slot);
+      if (!set) {
+        set = new Set();
+        watchers.set(slot, set);
+      }
+      set.add(watcher);
+      return {
+        sleep(ms) {
+          if (watcher.woken) {
+            watcher.woken = false;
+            return Promise.resolve();
+          }
+          return new Promise<void>((resolve) => {
+            const timer = setTimeout(done, ms);
+            function done() {
+              clearTimeout(timer);
+              watcher.resolve = undefined;
+              watcher.woken = false;
+              resolve();
+            }
+            watcher.resolve = done;
+          });
+        },
+        close() {
+          const current = watchers.get(slot);
+          current?.delete(watcher);
+          if (current?.size === 0) watchers.delete(slot);
+          watcher.resolve?.();
+        },
+      };
     },
     wake(id) {
-      const set = sleepers.get(name(id));
-      if (set) for (const done of [...set]) done();
+      const set = watchers.get(name(id));
+      if (!set) return;
+      for (const watcher of set) {
+        watcher.woken = true;
+        watcher.resolve?.();
+      }
     },
   };
 }
@@ -104,13 +133,25 @@ export async function waitWhileHeld(init: {
   lookup: () => Promise<KeyLookup | undefined>;
   wakeups: KeyWakeups;
 }): Promise<WaitEnd> {
+  const watch = init.wakeups.watch(init.id);
+  try {
+    return await pollUntilSettled(init, watch);
+  } finally {
+    watch.close();
+  }
+}
+
+async function pollUntilSettled(
+  init: Parameters<typeof waitWhileHeld>[0],
+  watch: KeyWatch,
+): Promise<WaitEnd> {
   const maxPause = init.wait.pollMs ?? DEFAULT_POLL_MS;
   let pause = Math.min(FIRST_POLL_MS, maxPause);
   let last = init.last;
   for (;;) {
     const left = init.deadline - performance.now();
     if (left <= 0) return { kind: 'timed_out', record: last };
-    await init.wakeups.sleep(init.id, Math.min(pause, left));
+    await watch.sleep(Math.min(pause, left));
     pause = Math.min(pause * 2, maxPause);
     const found = await init.lookup();
     if (!found) return { kind: 'free' };
