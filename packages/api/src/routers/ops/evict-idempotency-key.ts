@@ -1,5 +1,4 @@
-import { createKeyOperator } from '@once/idempotency/drizzle/operator';
-import type { Database } from '../../database.ts';
+import type { KeyOperator } from '@once/idempotency/drizzle/operator';
 import {
   type IdempotencyKeyActionInput,
   keyOperatorRefusalToApiError,
@@ -13,18 +12,18 @@ import {
  * operator's principal and reason in `idempotency_key_audit`.
  *
  * @example
- * await evictIdempotencyKey({ ctx: { db, tenantId, principal }, input: { operation, key, revision, reason: 'INC-42' } });
+ * await evictIdempotencyKey({ ctx: { keyOperator, tenantId, principal }, input: { operation, key, revision, reason: 'INC-42' } });
  */
 export async function evictIdempotencyKey({
   ctx,
   input,
 }: {
-  ctx: { db: Database; tenantId: string; principal: string };
+  ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
   input: IdempotencyKeyActionInput;
 }): Promise<OpsKeyAuditEntry> {
   const { revision, reason, ...key } = input;
   try {
-    const entry = await createKeyOperator(ctx.db).evict(
+    const entry = await ctx.keyOperator.evict(
       { tenantId: ctx.tenantId, ...key },
       { revision, reason, actor: ctx.principal },
     );

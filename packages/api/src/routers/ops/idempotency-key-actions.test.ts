@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IdempotencyEvent } from '@once/idempotency';
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -21,8 +22,11 @@ async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code:
 describe('ops.idempotencyKey / releaseIdempotencyKey / evictIdempotencyKey', () => {
   let h: ApiTestHarness;
   let key: string;
+  const events: IdempotencyEvent[] = [];
   beforeAll(async () => {
-    h = await createApiTestHarness('api_key_actions');
+    h = await createApiTestHarness('api_key_actions', {
+      onIdempotencyEvent: (event) => events.push(event),
+    });
     key = randomUUID();
     await h
       .caller({ ...bearer('tenant_a'), 'idempotency-key': key })
@@ -90,6 +94,13 @@ describe('ops.idempotencyKey / releaseIdempotencyKey / evictIdempotencyKey', () 
       actor: expect.stringMatching(/^api_key:/),
     });
     expect(await api.ops.idempotencyKey(id)).toBeNull();
+    // The deployment's event hook hears it too, as it hears the engine.
+    expect(events.filter((e) => e.type === 'operator_evicted')).toEqual([
+      expect.objectContaining({
+        tenantId: 'tenant_a',
+        audit: expect.objectContaining({ key, actor: entry.actor }),
+      }),
+    ]);
     const audit = await h.database.client.sql`
       select tenant_id, action, actor, reason from idempotency_key_audit where key = ${key}`;
     expect(audit).toEqual([

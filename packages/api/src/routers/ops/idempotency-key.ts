@@ -1,5 +1,4 @@
-import { createKeyOperator } from '@once/idempotency/drizzle/operator';
-import type { Database } from '../../database.ts';
+import type { KeyOperator } from '@once/idempotency/drizzle/operator';
 import {
   type IdempotencyKeyInput,
   type OpsKeySummary,
@@ -12,15 +11,15 @@ import {
  * or evict would be accepted), or null. Never the stored response body.
  *
  * @example
- * const key = await inspectIdempotencyKey({ ctx: { db, tenantId }, input: { operation: 'checkout.pay', key } });
+ * const key = await inspectIdempotencyKey({ ctx: { keyOperator, tenantId }, input: { operation: 'checkout.pay', key } });
  */
 export async function inspectIdempotencyKey({
   ctx,
   input,
 }: {
-  ctx: { db: Database; tenantId: string };
+  ctx: { keyOperator: KeyOperator; tenantId: string };
   input: IdempotencyKeyInput;
 }): Promise<OpsKeySummary | null> {
-  const found = await createKeyOperator(ctx.db).inspect({ tenantId: ctx.tenantId, ...input });
+  const found = await ctx.keyOperator.inspect({ tenantId: ctx.tenantId, ...input });
   return found ? toOpsKeySummary(found) : null;
 }
