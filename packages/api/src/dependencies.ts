@@ -1,6 +1,7 @@
 import type { Database } from '@once/db';
 import { createIdempotency, type Idempotency, type IdempotencyEvent } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/operator';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
 import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -12,6 +13,8 @@ import { type ProcessorLedger, unconfiguredProcessorLedger } from './processor/p
 export interface ApiDependencies {
   db: Database;
   idempotencyEngine: Idempotency<Transaction>;
+  /** The operators' key inspection and eviction (`ops.*IdempotencyKey`); same event hook as the engine. */
+  keyOperator: KeyOperator;
   /** HMAC-SHA256 key of the browser session cookie (SESSION_SECRET). */
   sessionSecret: string;
   clock: Clock;
@@ -106,6 +109,10 @@ export function createApiDependencies(options: {
         : {}),
       ...(options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {}),
     }),
+    keyOperator: createKeyOperator(
+      options.db,
+      options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {},
+    ),
     sessionSecret: options.sessionSecret,
     clock: options.clock ?? systemClock,
     allowDemoLogin: options.allowDemoLogin ?? false,

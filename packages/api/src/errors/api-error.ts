@@ -43,6 +43,26 @@ export const apiErrorCatalogue = {
     title: 'Order total out of range',
   },
   payment_not_found: { trpcCode: 'NOT_FOUND', status: 404, title: 'Payment not found' },
+  idempotency_key_not_found: {
+    trpcCode: 'NOT_FOUND',
+    status: 404,
+    title: 'No such idempotency key',
+  },
+  idempotency_key_changed: {
+    trpcCode: 'CONFLICT',
+    status: 409,
+    title: 'The idempotency key changed since it was read; look again before acting',
+  },
+  idempotency_key_not_releasable: {
+    trpcCode: 'CONFLICT',
+    status: 409,
+    title: 'This idempotency key may not be released in its state',
+  },
+  idempotency_key_not_evictable: {
+    trpcCode: 'CONFLICT',
+    status: 409,
+    title: 'This idempotency key may not be evicted in its state',
+  },
   payload_too_large: {
     trpcCode: 'PAYLOAD_TOO_LARGE',
     status: 413,

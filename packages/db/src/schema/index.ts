@@ -1,7 +1,11 @@
 // The application schema: what drizzle-kit generates migrations from (`npm run db:generate`).
 // The idempotency tables live in the application database so that a payment and its key's
 // stored response commit in one transaction.
-export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
+export {
+  idempotencyKeyAudit,
+  idempotencyKeys,
+  idempotencyRateLimits,
+} from '@once/idempotency/drizzle/schema';
 export * from './catalogue.ts';
 export * from './outbox.ts';
 export * from './payment-events.ts';

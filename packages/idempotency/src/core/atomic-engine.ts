@@ -6,10 +6,12 @@ import {
   type ExecuteRequest,
   eventBase,
   identity,
+  type Waiting,
+  waitingFor,
 } from './engine-context.ts';
 import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
 import type { AtomicExecution } from './execution.ts';
-import type { KeyIdentity, OperationPolicy, StoredResponse } from './types.ts';
+import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './types.ts';
 
 /**
  * Atomic mode (docs/decisions/0007-atomic-mode.md): one read before the handler, the key
@@ -44,10 +46,36 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
-    const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
-    if (found && !mayOverwriteFoundKey(found, request.fingerprint)) {
-      return context.answerExisting(id, found.record, request.fingerprint);
+    const waiting = waitingFor(policy);
+    let found: KeyLookup | undefined;
+    for (;;) {
+      found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+      if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
+      // Held by a leased attempt of the same key: wait for it if the policy says so.
+      const answer = await context.answerExistingOrWait(
+        id,
+        found.record,
+        request.fingerprint,
+        waiting,
+        false,
+      );
+      if (answer !== 'free') return answer;
     }
+    try {
+      return await runAtomic(request, policy, handler, found, waiting);
+    } finally {
+      context.wakeups.wake(id);
+    }
+  };
+
+  async function runAtomic(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
+    found: KeyLookup | undefined,
+    waiting: Waiting | undefined,
+  ): Promise<ExecuteOutcome> {
+    const id = identity(request);
     // The allowance is checked before the handler but spent only by a key this request
     // stored (after its transaction committed): refused input, failures and concurrent
     // duplicates that lose the primary-key race never spend it. Concurrent new keys of one
@@ -67,6 +95,12 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       fingerprint: request.fingerprint,
       ttlMs: policy.ttlMs,
       maxResponseBytes: context.maxResponseBytes,
+      // Under waitForResult the insert waits for a duplicate's uncommitted key as long as the
+      // bound has left (then 409), instead of the connection's lock_timeout: when that
+      // transaction commits, this one rolls back and replays it; when it rolls back, this one runs.
+      lockWaitMs: waiting
+        ? () => Math.max(1, Math.ceil(waiting.deadline - performance.now()))
+        : undefined,
     });
     const handlerStarted = performance.now();
     let response: StoredResponse;
@@ -106,5 +140,5 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
     return { kind: 'executed', response };
-  };
+  }
 }

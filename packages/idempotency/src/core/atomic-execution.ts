@@ -12,6 +12,8 @@ interface AtomicExecutionInit<TTx> {
   fingerprint: string;
   ttlMs: number;
   maxResponseBytes: number;
+  /** The insert's lock wait bound, read when `complete` runs (`waitForResult`); else the connection's. */
+  lockWaitMs?: () => number;
 }
 
 /** Never aborted: an atomic attempt holds no lease that could be lost. Shared, allocated once. */
@@ -51,6 +53,7 @@ export class AtomicKeyExecution<TTx> implements AtomicExecution<TTx> {
       fingerprint: this.#init.fingerprint,
       response,
       ttlMs: this.#init.ttlMs,
+      lockWaitMs: this.#init.lockWaitMs?.(),
     });
     this.completion = result;
     if (result === 'conflict') throw new AtomicKeyConflictError();

@@ -8,7 +8,9 @@ import type {
   KeyRecord,
   OperationPolicy,
   StoredResponse,
+  WaitForResultPolicy,
 } from './types.ts';
+import { createKeyWakeups, type KeyWakeups, waitWhileHeld } from './wait-for-result.ts';
 import { withTimeout } from './with-timeout.ts';
 
 /** Retry-After of a 503 when the store failed or timed out (fail closed). */
@@ -65,8 +67,37 @@ export interface EngineContext<TTx> {
   ): Promise<T>;
   /** A row this attempt may not run on: replay it, or throw the refusal it calls for. */
   answerExisting(id: KeyIdentity, record: KeyRecord, fingerprint: string): ExecuteOutcome;
+  /**
+   * `answerExisting`, but a key another attempt still holds is first waited for while
+   * `waiting` allows (`waitForResult`): then the answer is what the key settled to, or `'free'`
+   * when nobody holds it any more and the caller should try again (as a retry would).
+   */
+  answerExistingOrWait(
+    id: KeyIdentity,
+    record: KeyRecord,
+    fingerprint: string,
+    waiting: Waiting | undefined,
+    takesOverExpiredLeases: boolean,
+  ): Promise<ExecuteOutcome | 'free'>;
+  /** Duplicates waiting in this process for keys to settle; engines wake them when they finish. */
+  readonly wakeups: KeyWakeups;
   /** The principal is over its new-key allowance: report it and return the refusal to throw. */
   refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError;
+}
+
+/**
+ * The wait of one request under `waitForResult`: its bound (a `performance.now()` time), set
+ * once so that several rounds (a waiter that took a released key over and lost it again) share it.
+ */
+export interface Waiting {
+  policy: WaitForResultPolicy;
+  deadline: number;
+}
+
+/** The request's wait, if its policy asks for one. */
+export function waitingFor(policy: Required<OperationPolicy>): Waiting | undefined {
+  const wait = policy.waitForResult;
+  return wait ? { policy: wait, deadline: performance.now() + wait.timeoutMs } : undefined;
 }
 
 /** Build the shared part of an engine. */
@@ -131,6 +162,33 @@ export function createEngineContext<TTx>(init: {
     }
   }
 
+  const wakeups = createKeyWakeups();
+
+  async function answerExistingOrWait(
+    id: KeyIdentity,
+    record: KeyRecord,
+    fingerprint: string,
+    waiting: Waiting | undefined,
+    takesOverExpiredLeases: boolean,
+  ): Promise<ExecuteOutcome | 'free'> {
+    if (!waiting || decideForExistingKey(record, fingerprint).kind !== 'in_use')
+      return answerExisting(id, record, fingerprint);
+    const started = performance.now();
+    const end = await waitWhileHeld({
+      id,
+      fingerprint,
+      deadline: waiting.deadline,
+      wait: waiting.policy,
+      takesOverExpiredLeases,
+      last: record,
+      lookup: () => callStore('lookup', id, () => init.store.lookup(id), { failClosed: true }),
+      wakeups,
+    });
+    emit({ ...eventBase('waited', id), durationMs: performance.now() - started });
+    if (end.kind === 'free') return 'free';
+    return answerExisting(id, end.record, fingerprint);
+  }
+
   function refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError {
     emit(eventBase('rate_limited', id));
     return new IdempotencyError('idempotency_rate_limited', { retryAfterSeconds });
@@ -143,6 +201,8 @@ export function createEngineContext<TTx>(init: {
     emit,
     callStore,
     answerExisting,
+    answerExistingOrWait,
+    wakeups,
     refuseRateLimited,
   };
 }

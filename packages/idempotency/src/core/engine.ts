@@ -14,6 +14,7 @@ import {
   type OperationPolicy,
   type StoredResponse,
 } from './types.ts';
+import { assertWaitForResult } from './wait-for-result.ts';
 
 export type { ExecuteOutcome, ExecuteRequest } from './engine-context.ts';
 
@@ -92,6 +93,10 @@ export interface Idempotency<TTx> {
  */
 export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempotency<TTx> {
   const { store } = options;
+  // Configuration errors surface when the engine is built, not at the first request.
+  assertWaitForResult(options.defaults?.waitForResult, 'defaults');
+  for (const [name, policy] of Object.entries(options.operations ?? {}))
+    assertWaitForResult(policy.waitForResult, name);
   const context = createEngineContext({
     store,
     storeTimeoutMs: options.storeTimeoutMs ?? 2_000,
@@ -111,6 +116,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       heartbeat: merged.heartbeat ?? true,
       rateLimited: merged.rateLimited ?? true,
       mode: merged.mode ?? 'leased',
+      waitForResult: merged.waitForResult ?? false,
     };
   }
 
@@ -119,6 +125,11 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome> {
     const policy = policyFor(request.operation, request.policy);
+    try {
+      assertWaitForResult(policy.waitForResult, request.operation);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (policy.mode === 'atomic')
       return executeAtomic(request, policy, (exec) => handler(withoutPhases(exec)));
     return executeLeased(request, policy, handler);

@@ -7,12 +7,13 @@ import {
   eventBase,
   identity,
   STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+  waitingFor,
 } from './engine-context.ts';
 import { IdempotencyError, isIdempotencyError, LeaseLostError } from './errors.ts';
 import { type Execution, HeldExecution } from './execution.ts';
 import { createHeartbeatScheduler } from './heartbeat.ts';
 import { assertStorable } from './response-size.ts';
-import type { OperationPolicy, StoredResponse } from './types.ts';
+import type { OperationPolicy, ReserveResult, StoredResponse } from './types.ts';
 
 /**
  * Leased mode, the default: the key is reserved (committed) before the handler runs and held
@@ -62,13 +63,40 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
     const ownerToken = randomUUID();
-    const reservation = await reserve(request, ownerToken, policy);
+    const waiting = waitingFor(policy);
+    let reservation: Awaited<ReturnType<typeof reserve>>;
+    for (;;) {
+      reservation = await reserve(request, ownerToken, policy);
+      if (reservation.kind === 'rate_limited')
+        throw context.refuseRateLimited(id, reservation.retryAfterSeconds);
+      if (reservation.kind === 'acquired') break;
+      const answer = await context.answerExistingOrWait(
+        id,
+        reservation.record,
+        request.fingerprint,
+        waiting,
+        true,
+      );
+      // Nobody holds the key any more: reserve again; of several waiters exactly one gets it.
+      if (answer !== 'free') return answer;
+    }
 
-    if (reservation.kind === 'rate_limited')
-      throw context.refuseRateLimited(id, reservation.retryAfterSeconds);
-    if (reservation.kind === 'existing')
-      return context.answerExisting(id, reservation.record, request.fingerprint);
+    try {
+      return await runHeld(request, policy, handler, reservation, ownerToken);
+    } finally {
+      // Whatever the key settled to, duplicates waiting in this process read it now.
+      context.wakeups.wake(id);
+    }
+  };
 
+  async function runHeld(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+    reservation: Extract<ReserveResult, { kind: 'acquired' }>,
+    ownerToken: string,
+  ): Promise<ExecuteOutcome> {
+    const id = identity(request);
     emit(eventBase(reservation.takenOver ? 'lease_taken_over' : 'created', id));
     const exec = new HeldExecution<TTx>({
       store,
@@ -108,7 +136,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     await finishCompletion(exec, response, policy);
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
     return { kind: 'executed', response };
-  };
+  }
 
   /** Make sure the key ends `completed` with this holder's response, or report the lease lost. */
   async function finishCompletion(

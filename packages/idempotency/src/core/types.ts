@@ -47,6 +47,34 @@ export interface OperationPolicy {
    * No lease, heartbeat or owner token. See docs/decisions/0007-atomic-mode.md.
    */
   mode?: 'leased' | 'atomic';
+  /**
+   * What a concurrent duplicate of a request still in flight gets. `false` (default): 409
+   * `idempotency_key_in_use` with `Retry-After` at once. `{ timeoutMs }`: it waits up to
+   * `timeoutMs` for the first request to finish and gets the replay of its stored result
+   * (`Idempotent-Replayed: true`), the better answer to a double click; past the bound, the
+   * usual 409. If the first request released the key (it failed before any side effect), ONE
+   * waiter takes the key over and runs, the others keep waiting for that run's result. An
+   * `unknown` outcome is never waited into a replay: the waiter gets its 409 at once. See
+   * README "Waiting for the result".
+   */
+  waitForResult?: WaitForResultPolicy | false;
+}
+
+/**
+ * The bound of `OperationPolicy.waitForResult`.
+ *
+ * @example
+ * const policy: OperationPolicy = { waitForResult: { timeoutMs: 5_000 } satisfies WaitForResultPolicy };
+ */
+export interface WaitForResultPolicy {
+  /** Longest time a duplicate waits for the first request's result (1..120000 ms). */
+  timeoutMs: number;
+  /**
+   * Longest pause between two reads of the key while waiting (the first reads come sooner,
+   * doubling from 10 ms). Default 200 ms. Waiters in the same process as the first request are
+   * woken as soon as it finishes, without waiting for the next read.
+   */
+  pollMs?: number;
 }
 
 /**
@@ -140,6 +168,12 @@ export interface InsertCompletedInput extends KeyIdentity {
   fingerprint: string;
   response: StoredResponse;
   ttlMs: number;
+  /**
+   * Bound, in ms, of this insert's wait for a concurrent duplicate's uncommitted key (the
+   * statement's `lock_timeout`). Undefined: the connection's own `lock_timeout` applies.
+   * Set by `waitForResult`.
+   */
+  lockWaitMs?: number;
 }
 
 /**
@@ -228,11 +262,15 @@ export type IdempotencyEventType =
   | 'store_error'
   | 'reaped'
   | 'rate_limited'
-  | 'swept';
+  | 'swept'
+  | 'waited'
+  | 'operator_released'
+  | 'operator_evicted';
 
 /**
- * One observable thing that happened. `durationMs` is set on `store_error` and on events that
- * end a reservation or a handler; `count` on `reaped`/`swept`.
+ * One observable thing that happened. `durationMs` is set on `store_error`, on events that
+ * end a reservation or a handler, and on `waited` (how long a duplicate waited, whatever it
+ * got then); `count` on `reaped`/`swept`.
  *
  * @example
  * createIdempotency({ store, onEvent: (e) => console.log(e.type, e.operation) });
@@ -244,4 +282,17 @@ export interface IdempotencyEvent {
   durationMs?: number;
   count?: number;
   error?: unknown;
+  /**
+   * On `operator_released` / `operator_evicted`: who did what to which key, why and when (the
+   * row written to `idempotency_key_audit`). Holds the key: keep it out of metric labels.
+   */
+  audit?: {
+    key: string;
+    action: 'release' | 'evict';
+    actor: string;
+    reason: string;
+    fromState: KeyState;
+    toState: 'released' | 'deleted';
+    actedAt: Date;
+  };
 }

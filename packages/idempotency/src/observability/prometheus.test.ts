@@ -11,6 +11,7 @@ describe('createPrometheusObserver', () => {
     onEvent({ type: 'replayed', operation: 'checkout.pay' });
     onEvent({ type: 'completed', operation: 'checkout.pay', durationMs: 120 });
     onEvent({ type: 'store_error', operation: 'checkout.pay', durationMs: 2000 });
+    onEvent({ type: 'waited', operation: 'checkout.pay', durationMs: 40 });
     onEvent({ type: 'reaped', count: 7 });
     const text = await registry.metrics();
     expect(text).toContain('idempotency_events_total{event="replayed",operation="checkout.pay"} 2');
@@ -21,5 +22,6 @@ describe('createPrometheusObserver', () => {
       'idempotency_store_error_duration_seconds_count{operation="checkout.pay"} 1',
     );
     expect(text).toContain('idempotency_maintenance_rows_total{job="reaped"} 7');
+    expect(text).toContain('idempotency_wait_duration_seconds_count{operation="checkout.pay"} 1');
   });
 });

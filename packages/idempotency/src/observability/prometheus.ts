@@ -6,6 +6,7 @@ import type { IdempotencyEvent } from '../core/types.ts';
  * - `<prefix>events_total{event,operation}`: every event (created, replayed, in_use, ...);
  * - `<prefix>handler_duration_seconds{operation}`: handler time of completed executions;
  * - `<prefix>store_error_duration_seconds{operation}`: how long failing store calls took;
+ * - `<prefix>wait_duration_seconds{operation}`: how long duplicates waited (`waitForResult`);
  * - `<prefix>maintenance_rows_total{job}`: rows reaped / swept.
  *
  * @example
@@ -39,6 +40,13 @@ export function createPrometheusObserver(options: { registry: Registry; prefix?:
     buckets: [0.001, 0.01, 0.1, 0.5, 1, 2, 5],
     registers,
   });
+  const waitDuration = new Histogram({
+    name: `${prefix}wait_duration_seconds`,
+    help: 'How long concurrent duplicates waited for the first request (waitForResult)',
+    labelNames: ['operation'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
   const maintenanceRows = new Counter({
     name: `${prefix}maintenance_rows_total`,
     help: 'Rows deleted by the reaper or settled by the lease sweeper',
@@ -54,6 +62,8 @@ export function createPrometheusObserver(options: { registry: Registry; prefix?:
         handlerDuration.observe({ operation }, event.durationMs / 1000);
       } else if (event.type === 'store_error' && event.durationMs !== undefined) {
         storeErrorDuration.observe({ operation }, event.durationMs / 1000);
+      } else if (event.type === 'waited' && event.durationMs !== undefined) {
+        waitDuration.observe({ operation }, event.durationMs / 1000);
       } else if (event.type === 'reaped' || event.type === 'swept') {
         maintenanceRows.inc({ job: event.type }, event.count ?? 0);
       }

@@ -11,7 +11,7 @@ let app: Awaited<ReturnType<typeof startExampleApp>>;
 beforeAll(async () => {
   // An empty database: the example app creates its own tables from the public DDL export.
   t = await createIdempotencyTestDatabase('consumer');
-  await t.sql`drop table idempotency_keys, idempotency_rate_limits`;
+  await t.sql`drop table idempotency_keys, idempotency_rate_limits, idempotency_key_audit`;
   app = await startExampleApp(t.url);
 });
 afterAll(async () => {

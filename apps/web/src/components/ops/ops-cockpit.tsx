@@ -8,6 +8,7 @@ import { useTRPC } from '../../client/trpc-react.tsx';
 import type { DemoMerchant } from '../checkout/tenant-picker.tsx';
 import { formatMoney } from '../format/money.ts';
 import { ChaosSwitches } from './chaos-switches.tsx';
+import { KeyActionsPanel } from './key-actions-panel.tsx';
 import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
 import { OperatorSignIn } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
@@ -118,6 +119,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
           { header: 'Expires', cell: (k) => <Time iso={k.expiresAt} withDate /> },
         ]}
       />
+      <KeyActionsPanel />
       <OpsTable<OutboxJob>
         title="Outbox jobs"
         testId="ops-outbox"

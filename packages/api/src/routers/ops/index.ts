@@ -2,6 +2,9 @@ import { createTRPCRouter, operatorProcedure } from '../../trpc.ts';
 import { chaosPressInput } from './chaos.types.ts';
 import { chaosPress } from './chaos-press.ts';
 import { chaosStatus } from './chaos-status.ts';
+import { evictIdempotencyKey } from './evict-idempotency-key.ts';
+import { inspectIdempotencyKey } from './idempotency-key.ts';
+import { idempotencyKeyActionInput, idempotencyKeyInput } from './idempotency-key.types.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
@@ -9,12 +12,13 @@ import { listOutboxJobs } from './outbox.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
+import { releaseIdempotencyKey } from './release-idempotency-key.ts';
 import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
 
 /**
- * The operator cockpit's read models; every list is the caller's tenant only, and only an
- * operator (operator session, the merchant's API key) may read them: they show every
- * shopper's payments, emails and keys.
+ * The operator cockpit's read models, and its two audited actions on idempotency keys; every
+ * list is the caller's tenant only, and only an operator (operator session, the merchant's API
+ * key) may read them or act: they show every shopper's payments, emails and keys.
  */
 export const opsRouter = createTRPCRouter({
   payments: operatorProcedure
@@ -23,6 +27,18 @@ export const opsRouter = createTRPCRouter({
   idempotencyKeys: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listIdempotencyKeys({ ctx, input })),
+  /** One key, to look at before acting on it (no response body). */
+  idempotencyKey: operatorProcedure
+    .input(idempotencyKeyInput)
+    .query(({ ctx, input }) => inspectIdempotencyKey({ ctx, input })),
+  /** Release a dead or reconciled key at the revision the operator saw; audited. */
+  releaseIdempotencyKey: operatorProcedure
+    .input(idempotencyKeyActionInput)
+    .mutation(({ ctx, input }) => releaseIdempotencyKey({ ctx, input })),
+  /** Evict a finished key early (its next request runs again); audited. */
+  evictIdempotencyKey: operatorProcedure
+    .input(idempotencyKeyActionInput)
+    .mutation(({ ctx, input }) => evictIdempotencyKey({ ctx, input })),
   outbox: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),

@@ -37,7 +37,7 @@ const opsProcedures = Object.keys(opsRouter._def.procedures).filter(
   (name) => !name.startsWith('chaos'),
 ) as OpsProcedure[];
 
-/** A valid input of each ops procedure (lists take a limit; the timeline, one payment). */
+/** A valid input of each ops procedure (lists take a limit; the timeline, one payment; key actions, a key). */
 function callOps(
   api: ReturnType<ApiTestHarness['caller']>['api'],
   name: OpsProcedure,
@@ -45,6 +45,15 @@ function callOps(
 ): Promise<unknown> {
   if (name === 'paymentTimeline') return api.ops.paymentTimeline({ paymentId });
   if (name === 'stuckPayments') return api.ops.stuckPayments();
+  const key = { operation: 'checkout.pay', key: 'no-such-key' };
+  if (name === 'idempotencyKey') return api.ops.idempotencyKey(key);
+  if (name === 'releaseIdempotencyKey' || name === 'evictIdempotencyKey') {
+    // Past the role check, an action on a key that does not exist is refused as not found.
+    return api.ops[name]({ ...key, revision: 'r', reason: 'role check' }).catch((error) => {
+      if ((error as TRPCError).code === 'NOT_FOUND') return 'not_found';
+      throw error;
+    });
+  }
   return api.ops[name]({ limit: 10 });
 }
 
@@ -73,11 +82,14 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
 
   it('checks every ops procedure (the list is read from the router)', () => {
     expect(opsProcedures.sort()).toEqual([
+      'evictIdempotencyKey',
+      'idempotencyKey',
       'idempotencyKeys',
       'ledger',
       'outbox',
       'paymentTimeline',
       'payments',
+      'releaseIdempotencyKey',
       'stuckPayments',
     ]);
   });

@@ -5,7 +5,7 @@ import type {
   KeyIdentity,
   KeyLookup,
 } from '../../core/types.ts';
-import type { AnyPgDatabase } from './drizzle-types.ts';
+import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
 import {
@@ -62,6 +62,17 @@ export async function insertCompletedKey(
 ): Promise<InsertCompletedResult> {
   const { response } = input;
   try {
+    // `set_config(..., true)` is SET LOCAL: it lasts until the caller's transaction ends, so the
+    // previous value is put back right after the insert for the caller's later statements.
+    const previousLockTimeout =
+      input.lockWaitMs === undefined
+        ? undefined
+        : rowsOf<{ previous: string }>(
+            await executor.execute(
+              sql`select current_setting('lock_timeout') as previous,
+                set_config('lock_timeout', ${`${Math.ceil(input.lockWaitMs)}ms`}, true)`,
+            ),
+          )[0]?.previous;
     const rows = await insertCompletedStatement(executor, {
       ...keyValues(input),
       fingerprint: input.fingerprint,
@@ -70,6 +81,8 @@ export async function insertCompletedKey(
       body: response.body,
       ttlMs: input.ttlMs,
     });
+    if (previousLockTimeout !== undefined)
+      await executor.execute(sql`select set_config('lock_timeout', ${previousLockTimeout}, true)`);
     return rows.length > 0 ? 'inserted' : 'conflict';
   } catch (error) {
     if (postgresCode(error) === LOCK_NOT_AVAILABLE) return 'lock_timeout';

@@ -151,6 +151,26 @@ export function reapable(k: string): SQL {
   return sql`${col(k, 'state')} in (${STATE.completed}, ${STATE.released}) and ${col(k, 'expires_at')} <= now()`;
 }
 
+/**
+ * What an operator may release (`released`: the key may run again): an expired lease that
+ * committed nothing (what the sweeper would do, sooner), or an `unknown` key the operator has
+ * reconciled as "nothing happened" (what `resolveUnknownKey` released does). Never a live lease
+ * (it is running), an expired lease with committed phases (a committed phase must not run
+ * twice: the next retry resumes it), or a finished key.
+ */
+export function operatorMayRelease(k: string): SQL {
+  return sql`((${isExpiredLease(k)} and ${nothingCommitted(k)}) or ${isUnknown(k)})`;
+}
+
+/**
+ * What an operator may evict (delete before its retention ends, so the key's next request
+ * runs again): only finished keys, `completed` or `released`. An `unknown` key is released
+ * with a reason instead; a running one is never touched.
+ */
+export function operatorMayEvict(k: string): SQL {
+  return sql`${col(k, 'state')} in (${STATE.completed}, ${STATE.released})`;
+}
+
 /** Columns reset when a key starts over from nothing (release, resolve-released, new request). */
 export const START_OVER = sql`recovery_point = ${NOTHING_COMMITTED}, recovery_data = null`;
 

@@ -1,5 +1,5 @@
 /**
- * The DDL of `idempotencyKeys` and `idempotencyRateLimits`, exactly as drizzle-kit generates it
+ * The DDL of `idempotencyKeys`, `idempotencyRateLimits` and `idempotencyKeyAudit`, exactly as drizzle-kit generates it
  * from `schema.ts` (a test regenerates it and fails on any drift). For applications that do not
  * run drizzle-kit: execute it once (it is one multi-statement string; the breakpoints are SQL
  * comments).
@@ -7,7 +7,27 @@
  * @example
  * await sql.unsafe(idempotencySchemaSql); // postgres.js
  */
-export const idempotencySchemaSql = `CREATE TABLE "idempotency_keys" (
+export const idempotencySchemaSql = `CREATE TABLE "idempotency_key_audit" (
+	"id" bigint GENERATED ALWAYS AS IDENTITY (sequence name "idempotency_key_audit_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"tenant_id" text NOT NULL,
+	"operation" text NOT NULL,
+	"key" text NOT NULL,
+	"action" text NOT NULL,
+	"actor" text NOT NULL,
+	"reason" text NOT NULL,
+	"from_state" text NOT NULL,
+	"to_state" text NOT NULL,
+	"recovery_point" text NOT NULL,
+	"attempts" integer NOT NULL,
+	"fingerprint" text NOT NULL,
+	"response_status" integer,
+	"key_created_at" timestamp with time zone NOT NULL,
+	"acted_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "idempotency_key_audit_pkey" PRIMARY KEY("tenant_id","id"),
+	CONSTRAINT "idempotency_key_audit_action_check" CHECK ("idempotency_key_audit"."action" in ('release', 'evict'))
+);
+--> statement-breakpoint
+CREATE TABLE "idempotency_keys" (
 	"tenant_id" text NOT NULL,
 	"operation" text NOT NULL,
 	"key" text NOT NULL,
@@ -43,6 +63,7 @@ CREATE TABLE "idempotency_rate_limits" (
 	CONSTRAINT "idempotency_rate_limits_pkey" PRIMARY KEY("tenant_id","principal","window_start")
 );
 --> statement-breakpoint
+CREATE INDEX "idempotency_key_audit_key_idx" ON "idempotency_key_audit" USING btree ("tenant_id","operation","key");--> statement-breakpoint
 CREATE INDEX "idempotency_keys_reapable_idx" ON "idempotency_keys" USING btree ("expires_at") WHERE "idempotency_keys"."state" in ('completed', 'released');--> statement-breakpoint
 CREATE INDEX "idempotency_keys_leases_idx" ON "idempotency_keys" USING btree ("locked_until") WHERE "idempotency_keys"."state" = 'in_progress';--> statement-breakpoint
 CREATE INDEX "idempotency_rate_limits_window_end_idx" ON "idempotency_rate_limits" USING btree ("window_end");

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   check,
   index,
   integer,
@@ -95,5 +96,44 @@ export const idempotencyRateLimits = pgTable(
       columns: [t.tenantId, t.principal, t.windowStart],
     }),
     index('idempotency_rate_limits_window_end_idx').on(t.windowEnd),
+  ],
+);
+
+/**
+ * The durable audit trail of operator actions on keys (`@once/idempotency/drizzle/operator`):
+ * who released or evicted which key, why, what it was then, and when. Written in the same
+ * transaction as the action, so an action without its audit row never commits. Never reaped by
+ * this package: keep or prune it by your own retention rules.
+ *
+ * @example
+ * export { idempotencyKeyAudit, idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
+ */
+export const idempotencyKeyAudit = pgTable(
+  'idempotency_key_audit',
+  {
+    id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
+    tenantId: text('tenant_id').notNull(),
+    operation: text('operation').notNull(),
+    key: text('key').notNull(),
+    /** `release` or `evict`. */
+    action: text('action').notNull(),
+    /** Who acted (an operator's id or name, as your authentication knows them). */
+    actor: text('actor').notNull(),
+    reason: text('reason').notNull(),
+    /** The key as the operator acted on it. */
+    fromState: text('from_state').notNull(),
+    /** `released`, or `deleted` for an eviction. */
+    toState: text('to_state').notNull(),
+    recoveryPoint: text('recovery_point').notNull(),
+    attempts: integer('attempts').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    responseStatus: integer('response_status'),
+    keyCreatedAt: timestamp('key_created_at', { withTimezone: true }).notNull(),
+    actedAt: timestamp('acted_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'idempotency_key_audit_pkey', columns: [t.tenantId, t.id] }),
+    index('idempotency_key_audit_key_idx').on(t.tenantId, t.operation, t.key),
+    check('idempotency_key_audit_action_check', sql`${t.action} in ('release', 'evict')`),
   ],
 );

@@ -1,0 +1,34 @@
+import type { KeyOperator } from '@once/idempotency/drizzle/operator';
+import {
+  type IdempotencyKeyActionInput,
+  keyOperatorRefusalToApiError,
+  type OpsKeyAuditEntry,
+  toOpsKeyAuditEntry,
+} from './idempotency-key.types.ts';
+
+/**
+ * Evicts one idempotency key of the caller's tenant: a `completed` or `released` key, deleted before its retention ends (the key's next request runs again). Refused unless the key is
+ * still at the `revision` the operator saw (`idempotency_key_changed`); audited with the
+ * operator's principal and reason in `idempotency_key_audit`.
+ *
+ * @example
+ * await evictIdempotencyKey({ ctx: { keyOperator, tenantId, principal }, input: { operation, key, revision, reason: 'INC-42' } });
+ */
+export async function evictIdempotencyKey({
+  ctx,
+  input,
+}: {
+  ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
+  input: IdempotencyKeyActionInput;
+}): Promise<OpsKeyAuditEntry> {
+  const { revision, reason, ...key } = input;
+  try {
+    const entry = await ctx.keyOperator.evict(
+      { tenantId: ctx.tenantId, ...key },
+      { revision, reason, actor: ctx.principal },
+    );
+    return toOpsKeyAuditEntry(entry);
+  } catch (error) {
+    throw keyOperatorRefusalToApiError(error);
+  }
+}

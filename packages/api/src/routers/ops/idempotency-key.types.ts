@@ -1,0 +1,75 @@
+import {
+  isKeyOperatorError,
+  type KeyAuditEntry,
+  type KeySummary,
+} from '@once/idempotency/drizzle/operator';
+import { z } from 'zod';
+import { ApiError } from '../../errors/api-error.ts';
+
+/** One key of the caller's tenant (the tenant never comes from the input). */
+export const idempotencyKeyInput = z.object({
+  operation: z.string().min(1).max(200),
+  key: z.string().min(1).max(255),
+});
+export type IdempotencyKeyInput = z.infer<typeof idempotencyKeyInput>;
+
+/** Release or evict: the key, the revision the operator saw, and why. */
+export const idempotencyKeyActionInput = idempotencyKeyInput.extend({
+  revision: z.string().min(1).max(64),
+  reason: z.string().trim().min(3).max(500),
+});
+export type IdempotencyKeyActionInput = z.infer<typeof idempotencyKeyActionInput>;
+
+/** A key as the cockpit shows it: times as ISO strings, never the stored response body. */
+export type OpsKeySummary = Omit<
+  KeySummary,
+  'lockedUntil' | 'createdAt' | 'updatedAt' | 'completedAt' | 'expiresAt'
+> & {
+  lockedUntil: string | null;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+  expiresAt: string;
+};
+
+/** What an action did, as its audit row records it. */
+export type OpsKeyAuditEntry = Omit<KeyAuditEntry, 'keyCreatedAt' | 'actedAt'> & {
+  keyCreatedAt: string;
+  actedAt: string;
+};
+
+export function toOpsKeySummary(summary: KeySummary): OpsKeySummary {
+  return {
+    ...summary,
+    lockedUntil: summary.lockedUntil?.toISOString() ?? null,
+    createdAt: summary.createdAt.toISOString(),
+    updatedAt: summary.updatedAt.toISOString(),
+    completedAt: summary.completedAt?.toISOString() ?? null,
+    expiresAt: summary.expiresAt.toISOString(),
+  };
+}
+
+export function toOpsKeyAuditEntry(entry: KeyAuditEntry): OpsKeyAuditEntry {
+  return {
+    ...entry,
+    keyCreatedAt: entry.keyCreatedAt.toISOString(),
+    actedAt: entry.actedAt.toISOString(),
+  };
+}
+
+/** The operator library's refusals as the API's own codes (one catalogue for every transport). */
+export function keyOperatorRefusalToApiError(error: unknown): unknown {
+  if (!isKeyOperatorError(error)) return error;
+  switch (error.code) {
+    case 'key_not_found':
+      return new ApiError('idempotency_key_not_found', error.message);
+    case 'key_changed':
+      return new ApiError('idempotency_key_changed', error.message);
+    case 'key_not_releasable':
+      return new ApiError('idempotency_key_not_releasable', error.message);
+    case 'key_not_evictable':
+      return new ApiError('idempotency_key_not_evictable', error.message);
+    case 'invalid_input':
+      return new ApiError('invalid_input', error.message);
+  }
+}

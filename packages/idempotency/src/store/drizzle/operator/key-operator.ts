@@ -1,0 +1,420 @@
+import { type SQL, sql } from 'drizzle-orm';
+import type {
+  IdempotencyEvent,
+  KeyIdentity,
+  KeyState,
+  StoredResponse,
+} from '../../../core/types.ts';
+import { type AnyPgDatabase, rowsOf } from '../drizzle-types.ts';
+import {
+  isExpiredLease,
+  keyValues,
+  NO_HOLDER,
+  operatorMayEvict,
+  operatorMayRelease,
+  START_OVER,
+  STATE,
+} from '../key-state-machine.ts';
+import { KeyOperatorError } from './key-operator-error.ts';
+
+const FINGERPRINT_PREFIX_CHARS = 12;
+const LEASE_OWNER_PREFIX_CHARS = 8;
+const MAX_LIST_LIMIT = 500;
+const MAX_TEXT_CHARS = 1_000;
+
+/**
+ * A key as an operator sees it. Never the stored response body (it may hold customer data;
+ * `inspect` adds it on request), never the whole owner token (it is the holder's write
+ * capability) nor the whole fingerprint.
+ *
+ * @example
+ * const summary: KeySummary = (await operator.inspect(id))!;
+ * if (summary.state === 'unknown') console.log(summary.attempts, summary.updatedAt);
+ */
+export interface KeySummary {
+  tenantId: string;
+  operation: string;
+  key: string;
+  state: KeyState;
+  recoveryPoint: string;
+  attempts: number;
+  /** First 8 characters of the owner token of the holding (or, once completed, the completing) attempt; null for atomic or released keys. */
+  leaseOwner: string | null;
+  lockedUntil: Date | null;
+  /** `in_progress` whose lease ran out (database clock): its holder stopped renewing. */
+  leaseExpired: boolean;
+  onExpiredLease: 'resume' | 'unknown';
+  /** How the current or last holder got the key: insert, released, expired_lease, ... */
+  acquiredVia: string;
+  /** Status of the stored response (completed keys), never its body. */
+  responseStatus: number | null;
+  /** First 12 hex characters of the request fingerprint: enough to compare two requests. */
+  fingerprintPrefix: string;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+  expiresAt: Date;
+  /**
+   * Compare-and-set token of exactly this version of the row: pass it back to `release` /
+   * `evict`, which refuse with `key_changed` if the key moved on since it was read.
+   */
+  revision: string;
+  /** Whether `release` would accept this key now (the rules on `KeyOperator`). */
+  releasable: boolean;
+  /** Whether `evict` would accept this key now. */
+  evictable: boolean;
+}
+
+/**
+ * A key with its stored response, for `inspect(id, { includeResponse: true })`.
+ *
+ * @example
+ * const details = await operator.inspect(id, { includeResponse: true });
+ * console.log(details?.response?.status);
+ */
+export interface KeyDetails extends KeySummary {
+  response?: StoredResponse | null;
+}
+
+/**
+ * Which keys `list` returns: always ONE tenant (every statement is tenant-first), newest
+ * change first.
+ *
+ * @example
+ * await operator.list({ tenantId, state: 'unknown', limit: 20 } satisfies ListKeysFilter);
+ */
+export interface ListKeysFilter {
+  tenantId: string;
+  operation?: string;
+  state?: KeyState;
+  /** Keys starting with this text. */
+  keyPrefix?: string;
+  /** 1..500, default 50. */
+  limit?: number;
+}
+
+/**
+ * Who acts, why, and on which version of the key (the `revision` the operator saw).
+ *
+ * @example
+ * await operator.release(id, { revision: seen.revision, actor: 'ops:alice', reason: 'INC-42: worker died before charging' });
+ */
+export interface OperatorActionInput {
+  revision: string;
+  /** Who (an operator's id as your authentication knows it). 1..1000 characters. */
+  actor: string;
+  /** Why, in words a later reader understands. 1..1000 characters. */
+  reason: string;
+}
+
+/**
+ * The audit record of one operator action: written to `idempotency_key_audit` in the same
+ * transaction as the action, and emitted through `onEvent`.
+ *
+ * @example
+ * const entry: KeyAuditEntry = await operator.evict(id, input);
+ * console.log(entry.action, entry.fromState, entry.actedAt);
+ */
+export interface KeyAuditEntry extends KeyIdentity {
+  action: 'release' | 'evict';
+  actor: string;
+  reason: string;
+  fromState: KeyState;
+  toState: 'released' | 'deleted';
+  recoveryPoint: string;
+  attempts: number;
+  fingerprintPrefix: string;
+  responseStatus: number | null;
+  keyCreatedAt: Date;
+  actedAt: Date;
+}
+
+/**
+ * What operators may do with keys. Release rules: an `in_progress` key whose lease EXPIRED and
+ * that committed NO phase (what the sweeper would do, sooner), or an `unknown` key the operator
+ * reconciled as "nothing happened"; never a live lease, an expired lease with committed phases
+ * (a committed phase must not run twice; the next retry resumes it), or a finished key. Evict
+ * rules: `completed` or `released` keys only (deleted before their retention ends, so the next
+ * request with the key RUNS AGAIN; for a stored decline after the card was fixed, or a
+ * response a bug stored). Every action needs an actor and a reason, is guarded by the
+ * revision the operator saw, and is audited.
+ *
+ * @example
+ * const operator = createKeyOperator(db, { onEvent: observer.onEvent });
+ * const seen = await operator.inspect({ tenantId, operation: 'checkout.pay', key });
+ */
+export interface KeyOperator {
+  list(filter: ListKeysFilter): Promise<KeySummary[]>;
+  inspect(
+    id: KeyIdentity,
+    options?: { includeResponse?: boolean },
+  ): Promise<KeyDetails | undefined>;
+  release(id: KeyIdentity, input: OperatorActionInput): Promise<KeyAuditEntry>;
+  evict(id: KeyIdentity, input: OperatorActionInput): Promise<KeyAuditEntry>;
+}
+
+/** The revision of a row: changes with every write a key ever sees (state, holder, phase, attempt, time). */
+function revisionOf(k: string): SQL {
+  const c = (column: string) => sql.raw(`${k}.${column}`);
+  return sql`left(md5(concat_ws('|', ${c('state')}, coalesce(${c('owner_token')}, ''), ${c('recovery_point')},
+    ${c('attempts')}::text, (extract(epoch from ${c('updated_at')}) * 1000000)::bigint::text)), 16)`;
+}
+
+function summaryColumns(k: string): SQL {
+  const c = (column: string) => sql.raw(`${k}.${column}`);
+  const ms = (column: string) => sql`(extract(epoch from ${c(column)}) * 1000)::float8`;
+  return sql`${c('tenant_id')} as tenant_id, ${c('operation')} as operation, ${c('key')} as key,
+    ${c('state')} as state, ${c('recovery_point')} as recovery_point, ${c('attempts')} as attempts,
+    left(${c('owner_token')}, ${LEASE_OWNER_PREFIX_CHARS}) as lease_owner,
+    ${ms('locked_until')} as locked_until_ms, ${isExpiredLease(k)} as lease_expired,
+    ${c('on_expired_lease')} as on_expired_lease, ${c('acquired_via')} as acquired_via,
+    ${c('response_status')} as response_status,
+    left(${c('fingerprint')}, ${FINGERPRINT_PREFIX_CHARS}) as fingerprint_prefix,
+    ${ms('created_at')} as created_at_ms, ${ms('updated_at')} as updated_at_ms,
+    ${ms('completed_at')} as completed_at_ms, ${ms('expires_at')} as expires_at_ms,
+    ${revisionOf(k)} as revision, ${operatorMayRelease(k)} as releasable,
+    ${operatorMayEvict(k)} as evictable`;
+}
+
+interface SummaryRow {
+  tenant_id: string;
+  operation: string;
+  key: string;
+  state: KeyState;
+  recovery_point: string;
+  attempts: number | string;
+  lease_owner: string | null;
+  locked_until_ms: number | string | null;
+  lease_expired: boolean;
+  on_expired_lease: 'resume' | 'unknown';
+  acquired_via: string;
+  response_status: number | null;
+  fingerprint_prefix: string;
+  created_at_ms: number | string;
+  updated_at_ms: number | string;
+  completed_at_ms: number | string | null;
+  expires_at_ms: number | string;
+  revision: string;
+  releasable: boolean;
+  evictable: boolean;
+}
+
+const dateOf = (ms: number | string) => new Date(Number(ms));
+const dateOrNull = (ms: number | string | null) => (ms === null ? null : dateOf(ms));
+
+function toSummary(row: SummaryRow): KeySummary {
+  return {
+    tenantId: row.tenant_id,
+    operation: row.operation,
+    key: row.key,
+    state: row.state,
+    recoveryPoint: row.recovery_point,
+    attempts: Number(row.attempts),
+    leaseOwner: row.lease_owner,
+    lockedUntil: dateOrNull(row.locked_until_ms),
+    leaseExpired: row.lease_expired === true,
+    onExpiredLease: row.on_expired_lease,
+    acquiredVia: row.acquired_via,
+    responseStatus: row.response_status === null ? null : Number(row.response_status),
+    fingerprintPrefix: row.fingerprint_prefix,
+    createdAt: dateOf(row.created_at_ms),
+    updatedAt: dateOf(row.updated_at_ms),
+    completedAt: dateOrNull(row.completed_at_ms),
+    expiresAt: dateOf(row.expires_at_ms),
+    revision: row.revision,
+    releasable: row.releasable === true,
+    evictable: row.evictable === true,
+  };
+}
+
+function requireText(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_TEXT_CHARS)
+    throw new KeyOperatorError('invalid_input', `${name} must be 1..${MAX_TEXT_CHARS} characters`);
+  return value;
+}
+
+function requireIdentity(id: KeyIdentity): void {
+  requireText('tenantId', id.tenantId);
+  requireText('operation', id.operation);
+  requireText('key', id.key);
+}
+
+/**
+ * Key inspection and eviction for operators, on the same database as the store. Every action
+ * runs in one transaction: lock the row, compare its revision with the one the operator saw,
+ * check the rule, act, write the audit row; then `onEvent` gets an `operator_released` /
+ * `operator_evicted` event carrying the audit entry.
+ *
+ * @example
+ * const operator = createKeyOperator(db, { onEvent: (e) => log.info(e) });
+ * const [seen] = await operator.list({ tenantId, state: 'unknown' });
+ * if (seen?.releasable)
+ *   await operator.release(seen, { revision: seen.revision, actor: 'ops:alice', reason: 'ledger shows no charge' });
+ */
+export function createKeyOperator(
+  db: AnyPgDatabase,
+  options: { onEvent?: (event: IdempotencyEvent) => void } = {},
+): KeyOperator {
+  async function readForUpdate(
+    executor: AnyPgDatabase,
+    id: KeyIdentity,
+  ): Promise<(SummaryRow & { fingerprint: string }) | undefined> {
+    const [row] = rowsOf<SummaryRow & { fingerprint: string }>(
+      await executor.execute(
+        sql`select ${summaryColumns('k')}, k.fingerprint from idempotency_keys k
+          where ${thisKey(id)} for update`,
+      ),
+    );
+    return row;
+  }
+
+  async function act(
+    action: 'release' | 'evict',
+    id: KeyIdentity,
+    input: OperatorActionInput,
+  ): Promise<KeyAuditEntry> {
+    requireIdentity(id);
+    const actor = requireText('actor', input.actor);
+    const reason = requireText('reason', input.reason);
+    const revision = requireText('revision', input.revision);
+    const entry = await db.transaction(async (tx) => {
+      const executor = tx as unknown as AnyPgDatabase;
+      const row = await readForUpdate(executor, id);
+      if (!row) throw new KeyOperatorError('key_not_found', `No key ${describe(id)}`);
+      if (row.revision !== revision) {
+        throw new KeyOperatorError(
+          'key_changed',
+          `Key ${describe(id)} changed since it was read (now ${row.state}); look again before acting`,
+        );
+      }
+      if (action === 'release' && !row.releasable) {
+        throw new KeyOperatorError('key_not_releasable', notReleasableBecause(row));
+      }
+      if (action === 'evict' && !row.evictable) {
+        throw new KeyOperatorError(
+          'key_not_evictable',
+          `Key ${describe(id)} is ${row.state}: only completed or released keys may be evicted`,
+        );
+      }
+      // The same rule again in the write itself: the row is locked, so this is belt and braces.
+      const changed =
+        action === 'release'
+          ? await executor.execute(
+              sql`update idempotency_keys k set state = ${STATE.released}, ${NO_HOLDER}, ${START_OVER},
+                updated_at = now() where ${thisKey(id)} and ${operatorMayRelease('k')} returning 1`,
+            )
+          : await executor.execute(
+              sql`delete from idempotency_keys k where ${thisKey(id)}
+                and ${operatorMayEvict('k')} returning 1`,
+            );
+      if (rowsOf(changed).length !== 1)
+        throw new KeyOperatorError('key_changed', `Key ${describe(id)} changed while acting`);
+      const [audit] = rowsOf<{ acted_at_ms: number | string }>(
+        await executor.execute(
+          sql`insert into idempotency_key_audit (tenant_id, operation, key, action, actor, reason,
+              from_state, to_state, recovery_point, attempts, fingerprint, response_status, key_created_at)
+            values (${id.tenantId}, ${id.operation}, ${id.key}, ${action}, ${actor}, ${reason},
+              ${row.state}, ${action === 'release' ? 'released' : 'deleted'}, ${row.recovery_point},
+              ${Number(row.attempts)}, ${row.fingerprint}, ${row.response_status},
+              to_timestamp(${Number(row.created_at_ms)}::float8 / 1000))
+            returning (extract(epoch from acted_at) * 1000)::float8 as acted_at_ms`,
+        ),
+      );
+      return {
+        ...keyValues(id),
+        action,
+        actor,
+        reason,
+        fromState: row.state,
+        toState: action === 'release' ? 'released' : 'deleted',
+        recoveryPoint: row.recovery_point,
+        attempts: Number(row.attempts),
+        fingerprintPrefix: row.fingerprint_prefix,
+        responseStatus: row.response_status === null ? null : Number(row.response_status),
+        keyCreatedAt: dateOf(row.created_at_ms),
+        actedAt: dateOf(audit?.acted_at_ms ?? Date.now()),
+      } satisfies KeyAuditEntry;
+    });
+    try {
+      options.onEvent?.({
+        type: action === 'release' ? 'operator_released' : 'operator_evicted',
+        tenantId: id.tenantId,
+        operation: id.operation,
+        audit: entry,
+      });
+    } catch {
+      // Observability must never change the outcome: the action and its audit row committed.
+    }
+    return entry;
+  }
+
+  return {
+    async list(filter) {
+      requireText('tenantId', filter.tenantId);
+      const limit = filter.limit ?? 50;
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
+        throw new KeyOperatorError('invalid_input', `limit must be 1..${MAX_LIST_LIMIT}`);
+      const where = [sql`k.tenant_id = ${filter.tenantId}`];
+      if (filter.operation !== undefined) where.push(sql`k.operation = ${filter.operation}`);
+      if (filter.state !== undefined) where.push(sql`k.state = ${filter.state}`);
+      if (filter.keyPrefix) where.push(sql`starts_with(k.key, ${filter.keyPrefix})`);
+      const rows = rowsOf<SummaryRow>(
+        await db.execute(
+          sql`select ${summaryColumns('k')} from idempotency_keys k
+            where ${sql.join(where, sql` and `)}
+            order by k.updated_at desc, k.operation, k.key limit ${limit}`,
+        ),
+      );
+      return rows.map(toSummary);
+    },
+
+    async inspect(id, inspectOptions = {}) {
+      requireIdentity(id);
+      const [row] = rowsOf<
+        SummaryRow & {
+          response_headers: string | null;
+          response_body: string | null;
+        }
+      >(
+        await db.execute(
+          sql`select ${summaryColumns('k')}, k.response_headers::text as response_headers,
+              k.response_body from idempotency_keys k where ${thisKey(id)}`,
+        ),
+      );
+      if (!row) return undefined;
+      const summary: KeyDetails = toSummary(row);
+      if (inspectOptions.includeResponse) {
+        summary.response =
+          row.response_status === null
+            ? null
+            : {
+                status: Number(row.response_status),
+                headers: row.response_headers ? JSON.parse(row.response_headers) : {},
+                body: row.response_body,
+              };
+      }
+      return summary;
+    },
+
+    release: (id, input) => act('release', id, input),
+    evict: (id, input) => act('evict', id, input),
+  };
+}
+
+/** The key's identity with its values (these statements run once each, not prepared). */
+function thisKey(id: KeyIdentity): SQL {
+  return sql`k.tenant_id = ${id.tenantId} and k.operation = ${id.operation} and k.key = ${id.key}`;
+}
+
+function describe(id: KeyIdentity): string {
+  return `${id.operation}/${id.key}`;
+}
+
+function notReleasableBecause(row: SummaryRow): string {
+  const key = `${row.operation}/${row.key}`;
+  if (row.state === 'in_progress' && !row.lease_expired)
+    return `Key ${key} is running (its lease is live): it cannot be released`;
+  if (row.state === 'in_progress')
+    return `Key ${key} committed phase ${row.recovery_point}: releasing would run it again; the next retry resumes it`;
+  return `Key ${key} is ${row.state}: only an expired lease that committed nothing, or an unknown key, may be released`;
+}
