@@ -38,6 +38,10 @@ export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
     // REST route's policy), so the lease below only applies if one is switched back to leased.
     'checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
     'payments.create': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
+    // The GraphQL twin stores the selected result after `pay` committed (leased mode: the
+    // Envelop plugin knows the response only once the document executed). A crash in between
+    // leaves the key held until the lease ends; the retry then finds the payment by its key.
+    'graphql.checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
     // Processor retries webhooks for days; keep the event ids a week.
     'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   };

@@ -27,7 +27,9 @@ export type PayOrigin = 'created' | 'existing';
 /**
  * How `pay` finishes the caller's idempotency key: inside the payment's own transaction, so
  * the stored response exists if and only if the payment does. tRPC and REST each adapt their
- * idempotency execution to this (they store different envelopes for the same result).
+ * idempotency execution to this (they store different envelopes for the same result). The
+ * GraphQL twin cannot (its plugin stores the executed document's result after this commits)
+ * and only notes the origin; its key falls back on the payment's own uniqueness below.
  */
 export interface PayIdempotency {
   /** The client's Idempotency-Key (the checkout intent), recorded on the payment. */
@@ -59,7 +61,7 @@ export interface PayContext {
  * (fingerprint stored on the payment) answers that payment as it is now and completes the
  * caller's key with it; another input is refused with `idempotency_key_reused` and nothing
  * is written. This holds whatever happened to the key's own row (expired, reaped) and across
- * tRPC and REST, whose key rows are separate.
+ * tRPC, REST and GraphQL, whose key rows are separate.
  *
  * @example
  * const result = await pay({ ctx: { db, tenantId: 'tenant_a', idempotency }, input: { lines: [{ productId: 'book_sre', quantity: 1 }] } });
