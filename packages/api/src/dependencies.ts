@@ -23,6 +23,8 @@ export interface ApiDependencies {
   maxNewKeysPerMinute: number;
   /** The demo's chaos switches; only when the launcher enabled them (see `ops.chaosPress`). */
   chaos?: ChaosSwitchboard;
+  /** NOTIFY the workers when an outbox job is written; false: they find it by polling. */
+  outboxNotify: boolean;
 }
 
 /**
@@ -76,6 +78,8 @@ export function createApiDependencies(options: {
   checkoutKeyTtlMs?: number;
   /** Demo chaos switches (the web passes one only when the launcher enabled them). */
   chaos?: ChaosSwitchboard;
+  /** Default `ONCE_OUTBOX_NOTIFY` from `env`, else true. */
+  outboxNotify?: boolean;
 }): ApiDependencies {
   if (options.sessionSecret.length < 16) {
     throw new Error('SESSION_SECRET must be at least 16 characters');
@@ -116,5 +120,6 @@ export function createApiDependencies(options: {
     processorLedger,
     maxNewKeysPerMinute,
     ...(options.chaos ? { chaos: options.chaos } : {}),
+    outboxNotify: options.outboxNotify ?? fromEnv?.outboxNotify ?? true,
   };
 }

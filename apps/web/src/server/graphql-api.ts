@@ -167,6 +167,7 @@ const resolvers = {
             tenantId: context.tenant.tenantId,
             placedBy: context.tenant.principal,
             transport: 'graphql',
+            notifyOutbox: context.runtime.deps.outboxNotify,
             idempotency: {
               key,
               // The plugin stores the executed result itself, after this transaction: here

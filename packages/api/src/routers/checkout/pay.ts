@@ -46,12 +46,17 @@ export interface PayContext {
   idempotency: PayIdempotency;
   /** Where the attempt came from, for the payment's timeline. Default `trpc`. */
   transport?: PayTransport;
+  /**
+   * Send the NOTIFY that wakes a worker (default true). False on engines or poolers without
+   * LISTEN/NOTIFY: the workers' polling finds the job (`ApiDependencies.outboxNotify`).
+   */
+  notifyOutbox?: boolean;
 }
 
 /**
  * Accepts a checkout: prices the cart from the catalogue and, in ONE transaction, writes the
  * payment (`processing`), the outbox job that will charge it, a NOTIFY to wake a worker
- * (delivered only on commit), and the idempotency key's stored response. Nothing leaves the
+ * (delivered only on commit; optional, see `notifyOutbox`), and the idempotency key's stored response. Nothing leaves the
  * database here: the worker makes the processor call, so a lost response or a crash can
  * never leave a charge the database does not know about.
  *
@@ -132,10 +137,13 @@ export async function pay({
         ...(input.paymentMethod ? { paymentMethod: input.paymentMethod } : {}),
       },
     });
-    // NOTIFY is transactional: listeners hear it only if this commits.
-    await tx.execute(
-      sql`select pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${JSON.stringify({ tenantId: ctx.tenantId, jobId })})`,
-    );
+    // NOTIFY is transactional: listeners hear it only if this commits. Only a wake-up call:
+    // without it the workers' polling finds the job (docs/decisions/0011).
+    if (ctx.notifyOutbox !== false) {
+      await tx.execute(
+        sql`select pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${JSON.stringify({ tenantId: ctx.tenantId, jobId })})`,
+      );
+    }
     const result: PayResult = {
       paymentId,
       status: 'processing',
