@@ -1,6 +1,7 @@
 import { recordPaymentEvents } from '@once/db/payment-events';
 import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
 import { downstreamKeyFor, newJobId, newPaymentId } from '@once/payments';
+import { retrySerializationFailures } from '@once/postgres';
 import { sql } from 'drizzle-orm';
 import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
 import {
@@ -79,6 +80,13 @@ export async function pay({
   input: PayInput;
 }): Promise<PayResult> {
   const fingerprint = checkoutFingerprint(input);
+  // A serialization failure (40001: the norm on SERIALIZABLE engines such as CockroachDB) or a
+  // deadlock (40P01) rolled everything below back, the key's insert included: run it again.
+  return retrySerializationFailures(() => payTransaction(ctx, input, fingerprint));
+}
+
+/** The one transaction of {@link pay}; safe to run again after the server rolled it back. */
+function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): Promise<PayResult> {
   return ctx.db.transaction(async (tx) => {
     const key = ctx.idempotency.key;
     const transport = ctx.transport ?? 'trpc';
