@@ -5,6 +5,7 @@ import {
   CHECKOUT_INTENT_NAMESPACE,
   checkoutIntents,
   parseCheckoutIntent,
+  upgradeCheckoutRecord,
 } from './checkout-intent.ts';
 
 class MapStorage implements KeyValueStorage {
@@ -44,6 +45,41 @@ describe('the checkout intent in the package key manager', () => {
     expect(again.key).toBe(first.key);
     expect([...storage.map.keys()]).toEqual(['once.checkout.intent.tenant_a']);
     expect(again.intent).toEqual(cart);
+  });
+
+  it('a record stored before the move (cartHash, cart, paymentId) keeps its key and its lock', () => {
+    const storage = new MapStorage();
+    storage.setItem(
+      'once.checkout.intent.tenant_a',
+      JSON.stringify({
+        key: 'key-sent-before-the-deploy',
+        cartHash: cartHash(cart),
+        cart,
+        status: 'unconfirmed',
+        createdAt: '2026-11-23T19:00:00.000Z',
+      }),
+    );
+    const manager = new IdempotencyKeyManager({
+      storage,
+      scope: 'tenant_a',
+      intents: checkoutIntents,
+      namespace: CHECKOUT_INTENT_NAMESPACE,
+      upgradeRecord: upgradeCheckoutRecord,
+    });
+    const otherCart = { ...cart, lines: [{ productId: 'mug', quantity: 9 }] };
+    expect(manager.keyFor(otherCart)).toMatchObject({
+      key: 'key-sent-before-the-deploy',
+      intent: cart,
+      status: 'unconfirmed',
+    });
+    const accepted = upgradeCheckoutRecord({
+      key: 'k',
+      cartHash: 'h',
+      cart,
+      status: 'accepted',
+      paymentId: 'pay_1',
+    });
+    expect(accepted).toMatchObject({ fingerprint: 'h', intent: cart, resultId: 'pay_1' });
   });
 
   it('reads back only what is a checkout intent', () => {

@@ -39,6 +39,20 @@ export function parseCheckoutIntent(value: unknown): CheckoutIntentInput | undef
 }
 
 /**
+ * A record the checkout stored before the key manager moved into `@once/idempotency/react`
+ * (`{ key, cartHash, cart, status, paymentId? }`), in today's shape: an intent that was sent
+ * and never answered stays locked to its key across that deploy instead of being dropped.
+ *
+ * @example
+ * upgradeCheckoutRecord({ key: 'k', cartHash: 'h', cart, status: 'unconfirmed' }); // { key: 'k', fingerprint: 'h', intent: cart, ... }
+ */
+export function upgradeCheckoutRecord(stored: Record<string, unknown>): Record<string, unknown> {
+  if ('fingerprint' in stored || !('cartHash' in stored)) return stored;
+  const { cartHash: fingerprint, cart: intent, paymentId: resultId, ...rest } = stored;
+  return { ...rest, fingerprint, intent, ...(resultId === undefined ? {} : { resultId }) };
+}
+
+/**
  * What the package's key manager must know about a checkout intent: one key per cart (lines
  * merged and sorted, so the same cart in another order keeps its key) and test card.
  *

@@ -10,7 +10,11 @@ import {
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { CheckoutIntentInput } from './cart-hash.ts';
-import { CHECKOUT_INTENT_NAMESPACE, checkoutIntents } from './checkout-intent.ts';
+import {
+  CHECKOUT_INTENT_NAMESPACE,
+  checkoutIntents,
+  upgradeCheckoutRecord,
+} from './checkout-intent.ts';
 import { type PayResult, sendPay } from './send-pay.ts';
 import { useResponseHeaderRecorder, useTRPC, useTRPCClient } from './trpc-react.tsx';
 
@@ -71,6 +75,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     scope: tenantId,
     intents: checkoutIntents,
     namespace: CHECKOUT_INTENT_NAMESPACE,
+    upgradeRecord: upgradeCheckoutRecord,
     // A payment another tab (or this page before a reload) recorded: watch it too.
     onExternalChange: (stored) => {
       const paymentId = stored?.resultId;

@@ -293,6 +293,33 @@ describe("IdempotencyKeyManager: what it stores is the caller's", () => {
     expect(keys.keyFor(cart).key).toBe(intent.key);
   });
 
+  it('reads a record an earlier page stored in another shape through upgradeRecord', () => {
+    const storage = new MapStorage();
+    storage.setItem(
+      intentStorageKey(NAMESPACE, TENANT),
+      JSON.stringify({
+        id: 'old-key',
+        hash: carts.fingerprint(cart),
+        what: cart,
+        status: 'unconfirmed',
+      }),
+    );
+    expect(manager(storage).current()).toBeUndefined();
+    const upgraded = new IdempotencyKeyManager({
+      storage,
+      scope: TENANT,
+      intents: carts,
+      namespace: NAMESPACE,
+      upgradeRecord: ({ id, hash, what, ...rest }) => ({
+        ...rest,
+        key: id,
+        fingerprint: hash,
+        intent: what,
+      }),
+    });
+    expect(upgraded.keyFor(otherCart)).toMatchObject({ key: 'old-key', status: 'unconfirmed' });
+  });
+
   it('drops a stored record whose intent the caller does not recognise', () => {
     const storage = new MapStorage();
     const keys = manager(storage);

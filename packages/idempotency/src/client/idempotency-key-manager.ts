@@ -70,6 +70,12 @@ export interface IdempotencyKeyManagerOptions<TIntent> {
   /** Mints a key. Default: a random UUID v4 ({@link newIdempotencyKey}). */
   generate?: () => string;
   now?: () => Date;
+  /**
+   * Rewrites a record an earlier version of your page stored in another shape into this one
+   * (`{ key, fingerprint, intent, status, resultId?, createdAt }`) before it is read. Without
+   * it such a record is unreadable and treated as absent: a pending intent would get a new key.
+   */
+  upgradeRecord?: (stored: Record<string, unknown>) => Record<string, unknown>;
 }
 
 const DEFAULT_NAMESPACE = 'idempotency.intent';
@@ -157,6 +163,9 @@ export class IdempotencyKeyManager<TIntent> {
   private readonly intents: IntentDescription<TIntent>;
   private readonly generate: () => string;
   private readonly now: () => Date;
+  private readonly upgradeRecord:
+    | ((stored: Record<string, unknown>) => Record<string, unknown>)
+    | undefined;
   /** Where this scope's intent lives in storage. */
   readonly storageKey: string;
 
@@ -165,6 +174,7 @@ export class IdempotencyKeyManager<TIntent> {
     this.intents = options.intents;
     this.generate = options.generate ?? newIdempotencyKey;
     this.now = options.now ?? (() => new Date());
+    this.upgradeRecord = options.upgradeRecord;
     this.storageKey = intentStorageKey(options.namespace ?? DEFAULT_NAMESPACE, options.scope);
   }
 
@@ -299,6 +309,9 @@ export class IdempotencyKeyManager<TIntent> {
       return undefined;
     }
     if (typeof parsed !== 'object' || parsed === null) return undefined;
+    if (this.upgradeRecord) {
+      parsed = this.upgradeRecord(parsed as Record<string, unknown>) as typeof parsed;
+    }
     if (typeof parsed.key !== 'string' || typeof parsed.fingerprint !== 'string') return undefined;
     const intent = this.intents.parse(parsed.intent);
     if (intent === undefined) return undefined;
