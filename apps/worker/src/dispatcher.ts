@@ -14,6 +14,12 @@ export interface DispatcherOptions extends ChargePaymentDeps {
   concurrency: number;
   /** Fallback poll when no notification arrives (a NOTIFY lost while reconnecting). */
   pollIntervalMs: number;
+  /**
+   * LISTEN for new jobs (default true). False on engines or poolers without LISTEN/NOTIFY
+   * (CockroachDB, PgBouncer in transaction mode): the poll alone finds every job, each within
+   * `pollIntervalMs`.
+   */
+  listen?: boolean;
 }
 
 export interface Dispatcher {
@@ -45,7 +51,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     wakeSleeper();
   };
 
-  const listener = listenForNewJobs(options, wake, () => stopping);
+  const listener =
+    options.listen === false
+      ? Promise.resolve(null)
+      : listenForNewJobs(options, wake, () => stopping);
   const loop = claimLoop();
 
   async function claimLoop(): Promise<void> {

@@ -68,6 +68,7 @@ const dispatcher = startDispatcher({
   workerId: config.workerId,
   concurrency: config.concurrency,
   pollIntervalMs: config.pollIntervalMs,
+  listen: config.outboxNotify,
   leaseMs: config.leaseMs,
   backoff: { baseMs: config.backoffBaseMs, maxMs: config.backoffMaxMs },
   processorFor,
@@ -92,6 +93,7 @@ const reconciler = startPeriodicTask(
         maxMs: config.reconcileBackoffMaxMs,
       },
       stuckAfterChecks: config.reconcileStuckAfterChecks,
+      notify: config.outboxNotify,
     });
     stuckPayments = summary.stuck;
     if (summary.examined > 0) log('reconciler.pass', { ...summary });

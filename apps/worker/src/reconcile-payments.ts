@@ -27,6 +27,8 @@ export interface ReconcileOptions {
   recheckBackoff?: BackoffPolicy;
   /** Undecided after this many checks = stuck: counted in the summary and logged. */
   stuckAfterChecks?: number;
+  /** NOTIFY the dispatchers of a re-enqueued charge (default true); false: they poll. */
+  notify?: boolean;
 }
 
 export interface ReconcileSummary {
@@ -158,8 +160,9 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
       case 'unconfirmed':
       case 'never_sent':
         if (payment.jobs - 1 < options.maxRequeues) {
-          if (await requeueCharge(sql, payment, answer)) summary.requeued++;
-          else summary.left++;
+          if (await requeueCharge(sql, payment, answer, options.notify !== false)) {
+            summary.requeued++;
+          } else summary.left++;
         } else if (answer.found === 'unconfirmed') {
           const settled = await cancelAndSettle(processor, sql, payment, answer.intentId, log);
           if (settled) summary.failed++;
@@ -434,6 +437,7 @@ async function requeueCharge(
   sql: postgres.Sql,
   payment: Candidate,
   answer: LedgerAnswer,
+  notify: boolean,
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
     const [current] = await tx<{ status: string; jobs: number; live: number; payload: unknown }[]>`
@@ -461,7 +465,7 @@ async function requeueCharge(
       { tenantId: payment.tenant_id, paymentId: payment.id },
       { status: 'processing' },
     );
-    await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${payment.id})`;
+    if (notify) await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${payment.id})`;
     await recordPaymentEvents(tx, [
       reconcilerEvent(payment, {
         found: answer.found,

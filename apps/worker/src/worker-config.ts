@@ -14,6 +14,8 @@ export interface WorkerConfig {
   leaseMs: number;
   processorTimeoutMs: number;
   pollIntervalMs: number;
+  /** NOTIFY/LISTEN wake-ups on (ONCE_OUTBOX_NOTIFY=1, default); 0: polling only. */
+  outboxNotify: boolean;
   backoffBaseMs: number;
   backoffMaxMs: number;
   reconcileIntervalMs: number;
@@ -52,6 +54,7 @@ export const workerEnv = {
   WORKER_LEASE_MS: integer({ default: 30_000, min: 100 }),
   WORKER_PROCESSOR_TIMEOUT_MS: integer({ default: 10_000, min: 1 }),
   WORKER_POLL_INTERVAL_MS: integer({ default: 2_000, min: 10 }),
+  ONCE_OUTBOX_NOTIFY: integer({ default: 1, min: 0, max: 1 }),
   WORKER_BACKOFF_BASE_MS: integer({ default: 500, min: 1 }),
   WORKER_BACKOFF_MAX_MS: integer({ default: 30_000, min: 1 }),
   WORKER_RECONCILE_INTERVAL_MS: integer({ default: 10_000, min: 10 }),
@@ -83,6 +86,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     leaseMs: e.WORKER_LEASE_MS,
     processorTimeoutMs: e.WORKER_PROCESSOR_TIMEOUT_MS,
     pollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
+    outboxNotify: e.ONCE_OUTBOX_NOTIFY === 1,
     backoffBaseMs: e.WORKER_BACKOFF_BASE_MS,
     backoffMaxMs: e.WORKER_BACKOFF_MAX_MS,
     reconcileIntervalMs: e.WORKER_RECONCILE_INTERVAL_MS,

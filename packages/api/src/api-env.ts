@@ -10,6 +10,12 @@ export interface ApiEnvSettings {
   processorAdminToken: string;
   /** Retention of a checkout idempotency key, ms (ONCE_CHECKOUT_KEY_TTL_MS). */
   checkoutKeyTtlMs: number;
+  /**
+   * Wake the workers with a NOTIFY when a payment's outbox job is written
+   * (ONCE_OUTBOX_NOTIFY, default 1). 0: polling only, for engines and poolers without
+   * LISTEN/NOTIFY (CockroachDB, PgBouncer in transaction mode).
+   */
+  outboxNotify: boolean;
 }
 
 /** 24 h, as Stripe keeps keys. A payment stays unique per key beyond it (see `pay`). */
@@ -32,13 +38,19 @@ export const apiEnv = {
     max: Number.MAX_SAFE_INTEGER,
     describe: 'a whole number of milliseconds >= 1 (default 86400000)',
   }),
+  ONCE_OUTBOX_NOTIFY: wholeNumber({
+    default: 1,
+    min: 0,
+    max: 1,
+    describe: '1 (NOTIFY the workers, the default) or 0 (they poll)',
+  }),
 };
 
 /**
  * Reads `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE` (default 600, 0 disables),
  * `PROCESSOR_URL`, `PROCESSOR_ADMIN_TOKEN` (required with `PROCESSOR_URL`: no built-in
  * token; the demo launcher and the test harness set one) and `ONCE_CHECKOUT_KEY_TTL_MS`
- * (default 24 h). A malformed value throws at start rather than silently running without
+ * (default 24 h) and `ONCE_OUTBOX_NOTIFY` (1 or 0, default 1). A malformed value throws at start rather than silently running without
  * a limit.
  *
  * @example
@@ -56,5 +68,6 @@ export function readApiEnv(env: Record<string, string | undefined>): ApiEnvSetti
     processorUrl: e.PROCESSOR_URL,
     processorAdminToken: e.PROCESSOR_ADMIN_TOKEN ?? '',
     checkoutKeyTtlMs: e.ONCE_CHECKOUT_KEY_TTL_MS,
+    outboxNotify: e.ONCE_OUTBOX_NOTIFY === 1,
   };
 }

@@ -26,6 +26,8 @@ export interface ApiDependencies {
   maxNewKeysPerMinute: number;
   /** The demo's chaos switches; only when the launcher enabled them (see `ops.chaosPress`). */
   chaos?: ChaosSwitchboard;
+  /** NOTIFY the workers when an outbox job is written; false: they find it by polling. */
+  outboxNotify: boolean;
 }
 
 /**
@@ -41,6 +43,10 @@ export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
     // REST route's policy), so the lease below only applies if one is switched back to leased.
     'checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
     'payments.create': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
+    // The GraphQL twin stores the selected result after `pay` committed (leased mode: the
+    // Envelop plugin knows the response only once the document executed). A crash in between
+    // leaves the key held until the lease ends; the retry then finds the payment by its key.
+    'graphql.checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
     // Processor retries webhooks for days; keep the event ids a week.
     'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   };
@@ -75,6 +81,8 @@ export function createApiDependencies(options: {
   checkoutKeyTtlMs?: number;
   /** Demo chaos switches (the web passes one only when the launcher enabled them). */
   chaos?: ChaosSwitchboard;
+  /** Default `ONCE_OUTBOX_NOTIFY` from `env`, else true. */
+  outboxNotify?: boolean;
 }): ApiDependencies {
   if (options.sessionSecret.length < 16) {
     throw new Error('SESSION_SECRET must be at least 16 characters');
@@ -119,5 +127,6 @@ export function createApiDependencies(options: {
     processorLedger,
     maxNewKeysPerMinute,
     ...(options.chaos ? { chaos: options.chaos } : {}),
+    outboxNotify: options.outboxNotify ?? fromEnv?.outboxNotify ?? true,
   };
 }

@@ -8,4 +8,5 @@ export * from './postgres-admin.ts';
 export * from './postgres-pool.ts';
 export * from './process-alive.ts';
 export * from './replaceable-pool.ts';
+export * from './serialization-retry.ts';
 export * from './transient-error.ts';

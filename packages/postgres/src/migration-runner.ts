@@ -1,6 +1,5 @@
 import path from 'node:path';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import postgres from 'postgres';
 
 export interface MigrationTarget {
@@ -15,24 +14,58 @@ export interface MigrationTarget {
   applicationName: string;
 }
 
+/** Where drizzle-kit's migrator records applied migrations (the same table, so both agree). */
+const JOURNAL_SCHEMA = 'drizzle';
+const JOURNAL_TABLE = '__drizzle_migrations';
+
 /**
- * Applies a folder's pending Drizzle migrations under a session-level advisory lock, so
- * processes that start together wait for each other instead of racing to apply the same
- * migration twice. Closing the session releases the lock, even when a migration failed.
+ * Applies a folder's pending Drizzle migrations in ONE transaction that first takes a
+ * transaction-scoped advisory lock (`pg_advisory_xact_lock`), so processes that start together
+ * wait for each other instead of racing to apply the same migration twice. The lock ends with
+ * the transaction, committed or rolled back: it never outlives the migrations, never depends on
+ * the session (it works through a transaction-pooling proxy such as PgBouncer), and the
+ * applied-migrations table is read only once it is held.
+ *
+ * Bookkeeping is drizzle-kit's own (`drizzle.__drizzle_migrations`: hash and the journal's
+ * `when`), so databases migrated by `drizzle-kit migrate` or drizzle's `migrate()` continue
+ * here and the other way round. As with drizzle's migrator, a statement that cannot run in a
+ * transaction (`CREATE INDEX CONCURRENTLY`) does not belong in these migrations.
  *
  * @example
  * await applyMigrations(url, { folder: '/srv/app/drizzle', lockId: 0x0ce001, applicationName: 'app-migrate' });
  */
 export async function applyMigrations(url: string, target: MigrationTarget): Promise<void> {
+  const migrations = readMigrationFiles({
+    migrationsFolder: path.resolve(/*turbopackIgnore: true*/ target.folder),
+  });
   const sql = postgres(url, {
     max: 1,
     onnotice: () => {},
     connection: { application_name: target.applicationName },
   });
   try {
-    await sql`select pg_advisory_lock(${target.lockId})`;
-    await migrate(drizzle(sql), {
-      migrationsFolder: path.resolve(/*turbopackIgnore: true*/ target.folder),
+    await sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${target.lockId})`;
+      await tx`create schema if not exists ${tx(JOURNAL_SCHEMA)}`;
+      await tx`
+        create table if not exists ${tx(JOURNAL_SCHEMA)}.${tx(JOURNAL_TABLE)} (
+          id serial primary key,
+          hash text not null,
+          created_at bigint
+        )`;
+      const [last] = await tx<{ created_at: string | null }[]>`
+        select created_at from ${tx(JOURNAL_SCHEMA)}.${tx(JOURNAL_TABLE)}
+        order by created_at desc limit 1`;
+      const appliedUpTo = last?.created_at == null ? undefined : Number(last.created_at);
+      for (const migration of migrations) {
+        if (appliedUpTo !== undefined && migration.folderMillis <= appliedUpTo) continue;
+        for (const statement of migration.sql) {
+          if (statement.trim() !== '') await tx.unsafe(statement);
+        }
+        await tx`
+          insert into ${tx(JOURNAL_SCHEMA)}.${tx(JOURNAL_TABLE)} (hash, created_at)
+          values (${migration.hash}, ${migration.folderMillis})`;
+      }
     });
   } finally {
     await sql.end({ timeout: 5 });

@@ -60,3 +60,27 @@ export function isTransientDatabaseError(error: unknown): boolean {
   }
   return false;
 }
+
+// The server aborted the transaction to keep it serializable (40001: CockroachDB and
+// YugabyteDB under SERIALIZABLE, or PostgreSQL's SERIALIZABLE/REPEATABLE READ) or to break a
+// deadlock (40P01). Both roll the WHOLE transaction back, so running it again from the start
+// is always safe, unlike a lost connection, whose commit may or may not have happened.
+const ROLLED_BACK_FOR_CONFLICT = new Set(['40001', '40P01']);
+
+/**
+ * True when the server rolled the transaction back to resolve a conflict (serialization
+ * failure 40001, deadlock 40P01): nothing of it was committed and it may simply run again.
+ * Follows `cause` (Drizzle wraps the driver's error).
+ *
+ * @example
+ * isSerializationFailure({ code: '40001' }); // true
+ * isSerializationFailure({ code: '57P01' }); // false: transient, but the commit may have happened
+ */
+export function isSerializationFailure(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = codeOf(current);
+    if (code && ROLLED_BACK_FOR_CONFLICT.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

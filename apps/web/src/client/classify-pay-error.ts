@@ -1,5 +1,5 @@
+import type { AttemptOutcome } from '@once/idempotency/react';
 import { TRPCClientError } from '@trpc/client';
-import type { PayAttempt } from './pay-outcome.ts';
 import { parseRetryAfter, type RecordedHeaders } from './response-header-recorder.ts';
 
 /** The error `data` the API's error formatter sends (see packages/api/src/trpc.ts). */
@@ -23,7 +23,7 @@ const DEFAULT_CONFLICT_WAIT_SECONDS = 1;
 export function classifyPayError(
   error: unknown,
   recorded: RecordedHeaders | undefined,
-): PayAttempt<never> {
+): AttemptOutcome<never> {
   if (!(error instanceof TRPCClientError)) {
     return { kind: 'network', detail: error instanceof Error ? error.message : String(error) };
   }

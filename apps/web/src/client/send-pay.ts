@@ -1,7 +1,6 @@
 import type { RouterInputs, RouterOutputs } from '@once/api';
+import { type AttemptOutcome, newIdempotencyKey } from '@once/idempotency/react';
 import { classifyPayError } from './classify-pay-error.ts';
-import type { PayAttempt } from './pay-outcome.ts';
-import { newIdempotencyKey } from './random-key.ts';
 import type { ResponseHeaderRecorder } from './response-header-recorder.ts';
 import type { OnceClient } from './trpc-client.ts';
 
@@ -21,7 +20,7 @@ export async function sendPay(options: {
   recorder: ResponseHeaderRecorder;
   key: string;
   input: PayInput;
-}): Promise<PayAttempt<PayResult>> {
+}): Promise<AttemptOutcome<PayResult>> {
   const attemptId = newIdempotencyKey();
   try {
     const result = await options.client.checkout.pay.mutate(options.input, {

@@ -33,7 +33,7 @@ export function OnceProviders({ children }: { children: ReactNode }) {
         defaultOptions: {
           queries: { staleTime: 1_000, refetchOnWindowFocus: false },
           // Mutations are never retried by React Query: checkout.pay has its own policy
-          // (same key, bounded) in runPayFlow; anything else is not safe to repeat blindly.
+          // (same key, bounded) in runRetryFlow; anything else is not safe to repeat blindly.
           mutations: { retry: false },
         },
       }),

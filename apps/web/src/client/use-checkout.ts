@@ -1,22 +1,24 @@
 'use client';
 
 import { exponentialDelayMs } from '@once/backoff';
+import {
+  attemptForIntent,
+  type RetryFlowState,
+  runRetryFlow,
+  useIdempotencyKey,
+} from '@once/idempotency/react';
 import { useQuery } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { CheckoutIntentInput } from './cart-hash.ts';
 import {
-  IdempotencyKeyManager,
-  intentStorageKey,
-  isLocked,
-  type KeyValueStorage,
-  type StoredIntent,
-} from './idempotency-key-manager.ts';
-import { attemptForIntent } from './intent-attempt.ts';
-import { type PayFlowState, runPayFlow } from './pay-flow.ts';
+  CHECKOUT_INTENT_NAMESPACE,
+  checkoutIntents,
+  upgradeCheckoutRecord,
+} from './checkout-intent.ts';
 import { type PayResult, sendPay } from './send-pay.ts';
 import { useResponseHeaderRecorder, useTRPC, useTRPCClient } from './trpc-react.tsx';
 
-export type CheckoutFlowState = PayFlowState<PayResult> | { phase: 'idle' };
+export type CheckoutFlowState = RetryFlowState<PayResult> | { phase: 'idle' };
 
 /** The payment the page is watching, and how we got it. */
 export interface WatchedPayment {
@@ -35,32 +37,10 @@ export type CheckoutCart = CheckoutIntentInput & {
 /** How often a processing payment is polled. */
 const STATUS_POLL_MS = 1_000;
 
-/** Storage that refuses everything: the manager then keeps the intent in memory. */
-const NO_STORAGE: KeyValueStorage = {
-  getItem: () => {
-    throw new Error('storage unavailable');
-  },
-  setItem: () => {
-    throw new Error('storage unavailable');
-  },
-  removeItem: () => {
-    throw new Error('storage unavailable');
-  },
-};
-
-/** `localStorage`, which every tab of the origin shares; reading it may throw (privacy settings). */
-function sharedStorage(): KeyValueStorage {
-  try {
-    return window.localStorage;
-  } catch {
-    return NO_STORAGE;
-  }
-}
-
 /**
  * The checkout's behaviour, separate from its looks: one Idempotency-Key per intent (from
- * the key manager, shared by every tab of the origin), the pay flow with its retry policy,
- * and watching the accepted payment until it is terminal.
+ * `@once/idempotency/react`'s key manager, shared by every tab of the origin), its retry
+ * policy (`runRetryFlow`), and watching the accepted payment until it is terminal.
  *
  * The lock: from the moment a request leaves until a definite answer, the intent is
  * `unconfirmed` in shared storage. `locked` is then true in this tab, in a reloaded tab and
@@ -80,42 +60,33 @@ export function useCheckout(cart: CheckoutCart | undefined) {
   const client = useTRPCClient();
   const recorder = useResponseHeaderRecorder();
   const tenantId = cart?.tenantId;
-  const keys = useMemo(
-    () => (tenantId ? new IdempotencyKeyManager(sharedStorage(), tenantId) : undefined),
-    [tenantId],
-  );
   const abortRef = useRef(new AbortController());
 
   const [flow, setFlow] = useState<CheckoutFlowState>({ phase: 'idle' });
   const [running, setRunning] = useState(0);
   const [watched, setWatched] = useState<WatchedPayment | undefined>();
-  /** The merchant's intent as stored (this tab's view of the shared record). */
-  const [intent, setIntent] = useState<StoredIntent | undefined>();
-
-  /** Re-reads the shared intent; starts watching a payment another tab (or a reload) recorded. */
-  const sync = useCallback(() => {
-    const stored = keys?.current();
-    setIntent(stored);
-    const paymentId = stored?.paymentId;
-    if (stored && paymentId) {
+  /** The merchant's intent as stored (this tab's view of the shared record), and its manager. */
+  const {
+    keys,
+    intent,
+    locked,
+    refresh: refreshIntent,
+  } = useIdempotencyKey({
+    scope: tenantId,
+    intents: checkoutIntents,
+    namespace: CHECKOUT_INTENT_NAMESPACE,
+    upgradeRecord: upgradeCheckoutRecord,
+    // A payment another tab (or this page before a reload) recorded: watch it too.
+    onExternalChange: (stored) => {
+      const paymentId = stored?.resultId;
+      if (!stored || !paymentId) return;
       setWatched((previous) =>
         previous?.paymentId === paymentId
           ? previous
           : { paymentId, key: stored.key, replayed: false, resumed: true },
       );
-    }
-  }, [keys]);
-
-  useEffect(() => {
-    if (!keys || !tenantId) return;
-    sync();
-    const storageKey = intentStorageKey(tenantId);
-    const onStorage = (event: StorageEvent) => {
-      if (event.key === null || event.key === storageKey) sync();
-    };
-    window.addEventListener('storage', onStorage);
-    return () => window.removeEventListener('storage', onStorage);
-  }, [keys, tenantId, sync]);
+    },
+  });
 
   const status = useQuery({
     ...trpc.checkout.status.queryOptions({ paymentId: watched?.paymentId ?? '' }),
@@ -131,33 +102,38 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     // A finished payment ends the intent: the next purchase is a new one, with a new key.
     if (terminal && watched && keys) {
       keys.clear(watched.key);
-      setIntent(keys.current());
+      refreshIntent();
     }
-  }, [terminal, watched, keys]);
+  }, [terminal, watched, keys, refreshIntent]);
 
   const pay = useCallback(async () => {
     if (!cart || !keys) return;
     // A locked intent answers its own key and cart, whatever this tab's cart says.
     const current = keys.keyFor(cart);
-    setIntent(current);
+    refreshIntent();
     const signal = abortRef.current.signal;
     setRunning((n) => n + 1);
     try {
-      const final = await runPayFlow<PayResult>({
+      const final = await runRetryFlow<PayResult>({
         send: async () => {
-          const attempt = await attemptForIntent(keys, current.key, () => {
-            setIntent(keys.current()); // now unconfirmed: locked in every tab
-            return sendPay({
-              client,
-              recorder,
-              key: current.key,
-              input: {
-                lines: current.cart.lines.map((line) => ({ ...line })),
-                paymentMethod: current.cart.paymentMethod,
-              },
-            });
-          });
-          setIntent(keys.current());
+          const attempt = await attemptForIntent(
+            keys,
+            current.key,
+            () => {
+              refreshIntent(); // now unconfirmed: locked in every tab
+              return sendPay({
+                client,
+                recorder,
+                key: current.key,
+                input: {
+                  lines: current.intent.lines.map((line) => ({ ...line })),
+                  paymentMethod: current.intent.paymentMethod,
+                },
+              });
+            },
+            (result) => result.paymentId,
+          );
+          refreshIntent();
           return attempt;
         },
         onState: setFlow,
@@ -176,7 +152,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     } finally {
       setRunning((n) => n - 1);
     }
-  }, [cart, client, recorder, keys]);
+  }, [cart, client, recorder, keys, refreshIntent]);
 
   /**
    * Leaves a finished intent behind: a fresh page for a new purchase, or (after a 422) a
@@ -189,16 +165,14 @@ export function useCheckout(cart: CheckoutCart | undefined) {
       if (keys) {
         if (options.newKeyForSameCart && cart) keys.startNewIntent(cart);
         else if (watched && terminal) keys.clear(watched.key);
-        setIntent(keys.current());
+        refreshIntent();
       }
       setFlow({ phase: 'idle' });
       setWatched(undefined);
     },
-    [cart, keys, watched, terminal],
+    [cart, keys, watched, terminal, refreshIntent],
   );
 
-  /** The intent's outcome is unknown (or its payment still running): nothing may change. */
-  const locked = isLocked(intent);
   // A shown result (even a terminal one) keeps the form locked until the user starts over:
   // Pay right after "succeeded" would otherwise be one click from a second purchase.
   const busy = running > 0 || watched !== undefined || locked;
@@ -212,7 +186,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     busy,
     locked,
     /** The locked intent's cart: what the page must show while it is locked. */
-    lockedCart: locked ? intent?.cart : undefined,
+    lockedCart: locked ? intent?.intent : undefined,
     /** Sent, with no definite answer yet, and no payment known: "outcome unknown". */
     unconfirmed: intent?.status === 'unconfirmed' && watched === undefined,
     requestInFlight: running > 0,

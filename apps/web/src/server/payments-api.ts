@@ -152,6 +152,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
           await pay({
             ctx: {
               transport: 'rest',
+              notifyOutbox: deps.outboxNotify,
               db: deps.db,
               tenantId: tenant.tenantId,
               placedBy: tenant.principal,

@@ -10,6 +10,7 @@ import {
 } from '@once/api';
 import { computeFingerprint, isIdempotencyError } from '@once/idempotency';
 import { problemDetailsResponse } from '@once/idempotency/fetch';
+import { retrySerializationFailures } from '@once/postgres';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
@@ -126,21 +127,24 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
           // new-key limit is there to stop clients spraying keys, not to drop outcomes.
           policy: { rateLimited: false },
         },
+        // A serialization failure or deadlock rolled the whole transaction back: run it again.
         (exec) =>
-          deps.db.transaction(async (tx) => {
-            const applied: ApplyOutcome = await applyProcessorEvent(tx, tenantId, intentEvent);
-            await recordWebhookEvent(tx, tenantId, event, applied, false);
-            const response = {
-              status: 200,
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ received: true, eventId: event.id, outcome: applied }),
-            };
-            await exec.complete(tx, response);
-            console.log(
-              `web: webhook ${event.id} ${event.type} tenant=${tenantId} -> ${applied.kind}${'status' in applied ? ` ${applied.status}` : ''}`,
-            );
-            return response;
-          }),
+          retrySerializationFailures(() =>
+            deps.db.transaction(async (tx) => {
+              const applied: ApplyOutcome = await applyProcessorEvent(tx, tenantId, intentEvent);
+              await recordWebhookEvent(tx, tenantId, event, applied, false);
+              const response = {
+                status: 200,
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ received: true, eventId: event.id, outcome: applied }),
+              };
+              await exec.complete(tx, response);
+              console.log(
+                `web: webhook ${event.id} ${event.type} tenant=${tenantId} -> ${applied.kind}${'status' in applied ? ` ${applied.status}` : ''}`,
+              );
+              return response;
+            }),
+          ),
       );
       const headers = new Headers(outcome.response.headers);
       if (outcome.kind === 'replayed') {

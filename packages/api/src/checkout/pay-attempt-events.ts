@@ -4,8 +4,8 @@ import {
   recordPaymentEvents,
 } from '@once/db/payment-events';
 
-/** Which door a checkout attempt came through: the checkout page (tRPC) or the REST API. */
-export type PayTransport = 'trpc' | 'rest';
+/** Which door a checkout attempt came through: the checkout page (tRPC), the REST or the GraphQL API. */
+export type PayTransport = 'trpc' | 'rest' | 'graphql';
 
 /** The lane of whoever sent the attempt: the shopper's browser, or a merchant's API client. */
 export function attemptActor(transport: PayTransport): string {

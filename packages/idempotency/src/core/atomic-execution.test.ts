@@ -34,4 +34,37 @@ describe('atomic execution', () => {
       "op runs in atomic mode, which has no phases to run: use mode 'leased' for recovery points",
     ]);
   });
+
+  it('may complete again in a NEW transaction: the caller retried a transaction the server rolled back', async () => {
+    const inserts: unknown[] = [];
+    const store = {
+      lookup: async () => undefined,
+      insertCompleted: async (tx: unknown) => {
+        inserts.push(tx);
+        return 'inserted';
+      },
+    } as unknown as IdempotencyStore<unknown>;
+    const idempotency = createIdempotency({ store });
+    const stored = { status: 200, headers: {}, body: '{}' };
+    const first = { name: 'rolled back with 40001' };
+    const retry = { name: 'the retry' };
+    const outcome = await idempotency.execute(
+      { ...request, policy: { mode: 'atomic' } },
+      async (exec) => {
+        await exec.complete(first, stored);
+        await exec.complete(retry, stored);
+        return stored;
+      },
+    );
+    expect(outcome.kind).toBe('executed');
+    expect(inserts).toEqual([first, retry]);
+    // Twice in the SAME transaction is still a mistake, refused before it reaches the store.
+    await expect(
+      idempotency.execute({ ...request, policy: { mode: 'atomic' } }, async (exec) => {
+        await exec.complete(first, stored);
+        await exec.complete(first, stored);
+        return stored;
+      }),
+    ).rejects.toThrow(/called twice/);
+  });
 });

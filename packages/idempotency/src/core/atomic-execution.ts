@@ -34,6 +34,8 @@ export class AtomicKeyExecution<TTx> implements AtomicExecution<TTx> {
   /** How the last `complete` ended; the engine reads it whatever error the handler surfaces. */
   completion: 'none' | 'inserted' | 'conflict' | 'lock_timeout' = 'none';
   readonly #init: AtomicExecutionInit<TTx>;
+  /** The transaction of the last `complete`: a retried transaction is another one. */
+  #completedIn: TTx | undefined;
 
   constructor(init: AtomicExecutionInit<TTx>) {
     this.#init = init;
@@ -43,10 +45,13 @@ export class AtomicKeyExecution<TTx> implements AtomicExecution<TTx> {
   }
 
   async complete(tx: TTx, response: StoredResponse): Promise<void> {
-    if (this.completion === 'inserted') {
+    if (this.completion === 'inserted' && tx === this.#completedIn) {
       // A second insert would meet our own row and report a conflict, rolling back our own work.
       throw new Error(`exec.complete called twice for ${this.operation}`);
     }
+    // In ANOTHER transaction it is the caller running its transaction again after the server
+    // rolled the first back (serialization failure 40001, deadlock 40P01): that insert is gone.
+    // Had the first committed, this insert meets it and answers `conflict` (a replay of it).
     assertStorable(response, this.#init.maxResponseBytes);
     const result = await this.#init.store.insertCompleted(tx, {
       ...this.#init.id,
@@ -56,6 +61,7 @@ export class AtomicKeyExecution<TTx> implements AtomicExecution<TTx> {
       lockWaitMs: this.#init.lockWaitMs?.(),
     });
     this.completion = result;
+    this.#completedIn = tx;
     if (result === 'conflict') throw new AtomicKeyConflictError();
     if (result === 'lock_timeout') {
       throw new IdempotencyError('idempotency_key_in_use', {

@@ -1,3 +1,4 @@
+import { createGraphqlHandler, GRAPHQL_ENDPOINT } from '../graphql-api.ts';
 import { createHealthHandler } from '../health.ts';
 import { createOpenApiHandler } from '../openapi.ts';
 import { createPaymentGetHandler, createPaymentsPostHandler } from '../payments-api.ts';
@@ -16,9 +17,11 @@ export function webApiRoutes(getRuntime: () => Promise<WebRuntime>) {
   const webhook = createProcessorWebhookHandler(getRuntime);
   const health = createHealthHandler(getRuntime);
   const openApi = createOpenApiHandler();
+  const graphql = createGraphqlHandler(getRuntime);
   return async (request: Request): Promise<Response> => {
     const { pathname } = new URL(request.url);
     if (pathname.startsWith('/api/trpc/')) return trpc(request);
+    if (pathname === GRAPHQL_ENDPOINT) return graphql(request);
     if (pathname === '/api/health' && request.method === 'GET') return health();
     if (pathname === '/api/openapi' && request.method === 'GET') return openApi();
     if (pathname === '/api/v1/payments' && request.method === 'POST') return postPayment(request);

@@ -46,6 +46,7 @@ export const checkoutRouter = createTRPCRouter({
           tenantId: ctx.tenantId,
           placedBy: ctx.principal,
           transport: 'trpc',
+          notifyOutbox: ctx.outboxNotify,
           idempotency: {
             // The plugin refuses a missing key before the handler runs (required by default).
             key: ctx.idempotency.key!,

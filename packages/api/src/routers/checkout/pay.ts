@@ -1,6 +1,7 @@
 import { recordPaymentEvents } from '@once/db/payment-events';
 import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
 import { downstreamKeyFor, newJobId, newPaymentId } from '@once/payments';
+import { retrySerializationFailures } from '@once/postgres';
 import { sql } from 'drizzle-orm';
 import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
 import {
@@ -27,7 +28,9 @@ export type PayOrigin = 'created' | 'existing';
 /**
  * How `pay` finishes the caller's idempotency key: inside the payment's own transaction, so
  * the stored response exists if and only if the payment does. tRPC and REST each adapt their
- * idempotency execution to this (they store different envelopes for the same result).
+ * idempotency execution to this (they store different envelopes for the same result). The
+ * GraphQL twin cannot (its plugin stores the executed document's result after this commits)
+ * and only notes the origin; its key falls back on the payment's own uniqueness below.
  */
 export interface PayIdempotency {
   /** The client's Idempotency-Key (the checkout intent), recorded on the payment. */
@@ -44,12 +47,17 @@ export interface PayContext {
   idempotency: PayIdempotency;
   /** Where the attempt came from, for the payment's timeline. Default `trpc`. */
   transport?: PayTransport;
+  /**
+   * Send the NOTIFY that wakes a worker (default true). False on engines or poolers without
+   * LISTEN/NOTIFY: the workers' polling finds the job (`ApiDependencies.outboxNotify`).
+   */
+  notifyOutbox?: boolean;
 }
 
 /**
  * Accepts a checkout: prices the cart from the catalogue and, in ONE transaction, writes the
  * payment (`processing`), the outbox job that will charge it, a NOTIFY to wake a worker
- * (delivered only on commit), and the idempotency key's stored response. Nothing leaves the
+ * (delivered only on commit; optional, see `notifyOutbox`), and the idempotency key's stored response. Nothing leaves the
  * database here: the worker makes the processor call, so a lost response or a crash can
  * never leave a charge the database does not know about.
  *
@@ -59,7 +67,7 @@ export interface PayContext {
  * (fingerprint stored on the payment) answers that payment as it is now and completes the
  * caller's key with it; another input is refused with `idempotency_key_reused` and nothing
  * is written. This holds whatever happened to the key's own row (expired, reaped) and across
- * tRPC and REST, whose key rows are separate.
+ * tRPC, REST and GraphQL, whose key rows are separate.
  *
  * @example
  * const result = await pay({ ctx: { db, tenantId: 'tenant_a', idempotency }, input: { lines: [{ productId: 'book_sre', quantity: 1 }] } });
@@ -72,6 +80,13 @@ export async function pay({
   input: PayInput;
 }): Promise<PayResult> {
   const fingerprint = checkoutFingerprint(input);
+  // A serialization failure (40001: the norm on SERIALIZABLE engines such as CockroachDB) or a
+  // deadlock (40P01) rolled everything below back, the key's insert included: run it again.
+  return retrySerializationFailures(() => payTransaction(ctx, input, fingerprint));
+}
+
+/** The one transaction of {@link pay}; safe to run again after the server rolled it back. */
+function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): Promise<PayResult> {
   return ctx.db.transaction(async (tx) => {
     const key = ctx.idempotency.key;
     const transport = ctx.transport ?? 'trpc';
@@ -130,10 +145,13 @@ export async function pay({
         ...(input.paymentMethod ? { paymentMethod: input.paymentMethod } : {}),
       },
     });
-    // NOTIFY is transactional: listeners hear it only if this commits.
-    await tx.execute(
-      sql`select pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${JSON.stringify({ tenantId: ctx.tenantId, jobId })})`,
-    );
+    // NOTIFY is transactional: listeners hear it only if this commits. Only a wake-up call:
+    // without it the workers' polling finds the job (docs/decisions/0011).
+    if (ctx.notifyOutbox !== false) {
+      await tx.execute(
+        sql`select pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${JSON.stringify({ tenantId: ctx.tenantId, jobId })})`,
+      );
+    }
     const result: PayResult = {
       paymentId,
       status: 'processing',

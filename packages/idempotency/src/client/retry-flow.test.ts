@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type PayFlowState, runPayFlow } from './pay-flow.ts';
-import type { PayAttempt } from './pay-outcome.ts';
+import type { AttemptOutcome } from './attempt-outcome.ts';
+import { type RetryFlowState, runRetryFlow } from './retry-flow.ts';
 
 type Result = { paymentId: string };
 
 /** A scripted server: answers attempt n with script[n], and records the keys it saw. */
-function scripted(key: string, script: PayAttempt<Result>[]) {
+function scripted(key: string, script: AttemptOutcome<Result>[]) {
   const seenKeys: string[] = [];
   let i = 0;
   return {
@@ -18,11 +18,11 @@ function scripted(key: string, script: PayAttempt<Result>[]) {
   };
 }
 
-async function run(script: PayAttempt<Result>[], extra: { maxNetworkAttempts?: number } = {}) {
+async function run(script: AttemptOutcome<Result>[], extra: { maxNetworkAttempts?: number } = {}) {
   const server = scripted('k1', script);
-  const states: PayFlowState<Result>[] = [];
+  const states: RetryFlowState<Result>[] = [];
   const slept: number[] = [];
-  const final = await runPayFlow<Result>({
+  const final = await runRetryFlow<Result>({
     send: server.send,
     onState: (s) => states.push(s),
     sleep: async (ms) => {
@@ -33,13 +33,13 @@ async function run(script: PayAttempt<Result>[], extra: { maxNetworkAttempts?: n
   return { final, states, slept, sent: server.seenKeys.length };
 }
 
-const accepted = (replayed = false): PayAttempt<Result> => ({
+const accepted = (replayed = false): AttemptOutcome<Result> => ({
   kind: 'accepted',
   result: { paymentId: 'pay_1' },
   replayed,
 });
 
-describe('runPayFlow', () => {
+describe('runRetryFlow', () => {
   it('shows in flight, then accepted', async () => {
     const { final, states, sent } = await run([accepted()]);
     expect(states.map((s) => s.phase)).toEqual(['in_flight', 'accepted']);
@@ -100,7 +100,7 @@ describe('runPayFlow', () => {
   it('stops sending once cancelled', async () => {
     const controller = new AbortController();
     let sent = 0;
-    const final = await runPayFlow<Result>({
+    const final = await runRetryFlow<Result>({
       send: async () => {
         sent++;
         controller.abort();

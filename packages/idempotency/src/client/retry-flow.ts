@@ -1,7 +1,12 @@
-import type { PayAttempt } from './pay-outcome.ts';
+import type { AttemptOutcome } from './attempt-outcome.ts';
 
-/** Where one checkout attempt stands; each phase has its own, testable UI. */
-export type PayFlowState<TResult> =
+/**
+ * Where one idempotent request stands; each phase has its own, testable UI.
+ *
+ * @example
+ * const state: RetryFlowState<{ id: string }> = { phase: 'in_flight', attempt: 1 };
+ */
+export type RetryFlowState<TResult> =
   | { phase: 'in_flight'; attempt: number }
   | { phase: 'conflict_waiting'; secondsLeft: number; attempt: number }
   | { phase: 'unknown_waiting'; secondsLeft: number; attempt: number }
@@ -14,8 +19,8 @@ export type PayFlowState<TResult> =
     }
   | { phase: 'accepted'; result: TResult; replayed: boolean }
   /**
-   * The flow stopped without a definite answer (retries exhausted, or the same payment
-   * still running after many waits): the payment may exist and may still be running. The
+   * The flow stopped without a definite answer (retries exhausted, or the same request
+   * still running after many waits): its effect may exist and may still be running. The
    * intent stays locked; only an answer for the same key (Retry) moves it on.
    */
   | { phase: 'outcome_unknown'; attempts: number; detail: string }
@@ -26,10 +31,16 @@ export type PayFlowState<TResult> =
   | { phase: 'rejected'; code: string; message: string }
   | { phase: 'cancelled' };
 
-export interface PayFlowOptions<TResult> {
+/**
+ * Options of {@link runRetryFlow}.
+ *
+ * @example
+ * const options: RetryFlowOptions<R> = { send: () => send(key), onState: setState };
+ */
+export interface RetryFlowOptions<TResult> {
   /** Sends ONE request with the intent's key. Every call must send the same key. */
-  send: () => Promise<PayAttempt<TResult>>;
-  onState: (state: PayFlowState<TResult>) => void;
+  send: () => Promise<AttemptOutcome<TResult>>;
+  onState: (state: RetryFlowState<TResult>) => void;
   /** Resolves after `ms`; injectable so tests do not wait. */
   sleep?: (ms: number) => Promise<void>;
   /** Stops the flow (page left, user started over). */
@@ -47,29 +58,29 @@ const DEFAULT_BACKOFF = [1, 1, 2, 3, 5, 5] as const;
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs `checkout.pay` until the server gives a definite answer, retrying only where a
+ * Sends one intent's request until the server gives a definite answer, retrying only where a
  * retry with the SAME key is safe and useful:
- * - conflict (the same payment is running): wait the server's Retry-After, retry;
+ * - conflict (the same request is running): wait the server's Retry-After, retry;
  * - no answer / lost response / 5xx: retry with bounded backoff, then stop in
- *   `outcome_unknown`: the payment may exist, so the caller keeps the intent locked and
+ *   `outcome_unknown`: the effect may exist, so the caller keeps the intent locked and
  *   offers a retry with the same key;
  * - outcome unknown: wait Retry-After and ask again (the replay will carry the result);
  * - everything else is final and shown as is.
- * Never makes a new key: that is the caller's decision (a changed cart, or a 422).
+ * Never makes a new key: that is the caller's decision (a changed request, or a 422).
  *
  * @example
- * const final = await runPayFlow({ send: () => sendPay(key), onState: setState });
+ * const final = await runRetryFlow({ send: () => sendPay(key), onState: setState });
  */
-export async function runPayFlow<TResult>(
-  options: PayFlowOptions<TResult>,
-): Promise<PayFlowState<TResult>> {
+export async function runRetryFlow<TResult>(
+  options: RetryFlowOptions<TResult>,
+): Promise<RetryFlowState<TResult>> {
   const sleep = options.sleep ?? realSleep;
   const maxNetwork = options.maxNetworkAttempts ?? 6;
   const maxConflict = options.maxConflictWaits ?? 30;
   const backoff = options.networkBackoffSeconds ?? DEFAULT_BACKOFF;
   const cancelled = () => options.signal?.aborted === true;
-  let state: PayFlowState<TResult> = { phase: 'cancelled' };
-  const emit = (next: PayFlowState<TResult>) => {
+  let state: RetryFlowState<TResult> = { phase: 'cancelled' };
+  const emit = (next: RetryFlowState<TResult>) => {
     state = next;
     if (!cancelled()) options.onState(next);
   };
@@ -103,7 +114,7 @@ export async function runPayFlow<TResult>(
           emit({
             phase: 'outcome_unknown',
             attempts: attempt,
-            detail: 'The payment is still running',
+            detail: 'The same request is still running',
           });
           return state;
         }

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CheckoutIntentInput, cartHash } from './cart-hash.ts';
+import type { AttemptOutcomeKind } from './attempt-outcome.ts';
 import {
   IdempotencyKeyManager,
+  type IntentDescription,
   intentStorageKey,
   isLocked,
   type KeyValueStorage,
 } from './idempotency-key-manager.ts';
-import type { PayAttemptKind } from './pay-outcome.ts';
 
 /** A Map-backed stand-in for `localStorage`: one instance shared = tabs of one origin. */
 class MapStorage implements KeyValueStorage {
@@ -41,8 +41,28 @@ function counterKeys() {
   return () => `key-${++n}`;
 }
 
+/** What these tests keep as an intent: a cart, whose line order does not matter. */
+interface Cart {
+  tenantId: string;
+  lines: { productId: string; quantity: number }[];
+  paymentMethod: string;
+}
+const carts: IntentDescription<Cart> = {
+  fingerprint: (c) =>
+    JSON.stringify([
+      c.tenantId,
+      c.paymentMethod,
+      c.lines.map((l) => `${l.productId}x${l.quantity}`).sort(),
+    ]),
+  parse: (value) => {
+    const c = value as Partial<Cart> | null;
+    return c && typeof c.tenantId === 'string' && Array.isArray(c.lines) ? (c as Cart) : undefined;
+  },
+};
+
+const NAMESPACE = 'test.intent';
 const TENANT = 'tenant_a';
-const cart: CheckoutIntentInput = {
+const cart: Cart = {
   tenantId: TENANT,
   lines: [
     { productId: 'book_sre', quantity: 1 },
@@ -50,10 +70,16 @@ const cart: CheckoutIntentInput = {
   ],
   paymentMethod: 'pm_card_visa',
 };
-const otherCart: CheckoutIntentInput = { ...cart, lines: [{ productId: 'book_sre', quantity: 5 }] };
+const otherCart: Cart = { ...cart, lines: [{ productId: 'book_sre', quantity: 5 }] };
 
-function manager(storage: KeyValueStorage, generate = counterKeys()) {
-  return new IdempotencyKeyManager(storage, TENANT, generate);
+function manager(storage: KeyValueStorage, generate = counterKeys(), scope = TENANT) {
+  return new IdempotencyKeyManager({
+    storage,
+    scope,
+    intents: carts,
+    namespace: NAMESPACE,
+    generate,
+  });
 }
 
 describe('IdempotencyKeyManager: one key per intent', () => {
@@ -63,7 +89,7 @@ describe('IdempotencyKeyManager: one key per intent', () => {
     const again = manager(storage).keyFor({ ...cart, lines: [...cart.lines].reverse() });
     expect(first.key).toBe('key-1');
     expect(again.key).toBe(first.key);
-    expect(storage.map.has(intentStorageKey(TENANT))).toBe(true);
+    expect(storage.map.has(intentStorageKey(NAMESPACE, TENANT))).toBe(true);
   });
 
   it('gives a changed cart or card a new key while nothing was sent', () => {
@@ -76,8 +102,8 @@ describe('IdempotencyKeyManager: one key per intent', () => {
 
   it('keeps merchants apart: each has its own intent', () => {
     const storage = new MapStorage();
-    const a = new IdempotencyKeyManager(storage, 'tenant_a', counterKeys());
-    const b = new IdempotencyKeyManager(storage, 'tenant_b', () => 'other');
+    const a = manager(storage, counterKeys(), 'tenant_a');
+    const b = manager(storage, () => 'other', 'tenant_b');
     a.beginAttempt(a.keyFor(cart).key);
     expect(b.keyFor({ ...cart, tenantId: 'tenant_b' }).key).toBe('other');
   });
@@ -87,10 +113,10 @@ describe('IdempotencyKeyManager: one key per intent', () => {
     const keys = manager(storage);
     const first = keys.keyFor(cart);
     keys.beginAttempt(first.key);
-    keys.recordPayment(first.key, 'pay_1');
-    expect(keys.current()).toMatchObject({ paymentId: 'pay_1', status: 'accepted' });
+    keys.recordAccepted(first.key, 'pay_1');
+    expect(keys.current()).toMatchObject({ resultId: 'pay_1', status: 'accepted' });
     keys.clear(first.key);
-    expect(storage.map.has(intentStorageKey(TENANT))).toBe(false);
+    expect(storage.map.has(intentStorageKey(NAMESPACE, TENANT))).toBe(false);
     expect(keys.keyFor(cart).key).not.toBe(first.key);
   });
 });
@@ -112,7 +138,7 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
     keys.recordAnswer(intent.key, 'network', before);
     const asked = keys.keyFor(otherCart);
     expect(asked.key).toBe(intent.key);
-    expect(asked.cart).toEqual(cart);
+    expect(asked.intent).toEqual(cart);
     expect(keys.startNewIntent(otherCart).key).toBe(intent.key);
     keys.clear(intent.key);
     expect(keys.current()?.key).toBe(intent.key);
@@ -149,13 +175,13 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
     const keys = manager(new MapStorage());
     const intent = keys.keyFor(cart);
     keys.beginAttempt(intent.key);
-    keys.recordPayment(intent.key, 'pay_1');
+    keys.recordAccepted(intent.key, 'pay_1');
     keys.recordAnswer(intent.key, 'network', 'accepted');
-    expect(keys.current()).toMatchObject({ status: 'accepted', paymentId: 'pay_1' });
+    expect(keys.current()).toMatchObject({ status: 'accepted', resultId: 'pay_1' });
     expect(keys.keyFor(otherCart).key).toBe(intent.key);
   });
 
-  const answerKinds: fc.Arbitrary<Exclude<PayAttemptKind, 'accepted'>> = fc.constantFrom(
+  const answerKinds: fc.Arbitrary<Exclude<AttemptOutcomeKind, 'accepted'>> = fc.constantFrom(
     'network',
     'server_error',
     'in_use',
@@ -166,7 +192,7 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
     'rate_limited',
     'unauthenticated',
   );
-  const carts: fc.Arbitrary<CheckoutIntentInput> = fc.record({
+  const anyCart: fc.Arbitrary<Cart> = fc.record({
     tenantId: fc.constant(TENANT),
     lines: fc.array(
       fc.record({
@@ -182,14 +208,14 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
     fc.assert(
       fc.property(
         // Each step: a tab (0..2) asks for a key for some cart and sends one attempt with it.
-        fc.array(fc.record({ tab: fc.nat({ max: 2 }), cart: carts, answer: answerKinds }), {
+        fc.array(fc.record({ tab: fc.nat({ max: 2 }), cart: anyCart, answer: answerKinds }), {
           minLength: 1,
           maxLength: 25,
         }),
         (steps) => {
           const storage = new MapStorage();
           const generate = counterKeys();
-          const tabs = [0, 1, 2].map(() => new IdempotencyKeyManager(storage, TENANT, generate));
+          const tabs = [0, 1, 2].map(() => manager(storage, generate));
           /** The key of an attempt that may have run, while no definite answer came. */
           let mayHaveRun: string | undefined;
           for (const step of steps) {
@@ -218,7 +244,7 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
 describe('IdempotencyKeyManager: storage trouble', () => {
   it('ignores unreadable stored data instead of crashing the checkout', () => {
     const storage = new MapStorage();
-    storage.setItem(intentStorageKey(TENANT), '{not json');
+    storage.setItem(intentStorageKey(NAMESPACE, TENANT), '{not json');
     const keys = manager(storage);
     expect(keys.current()).toBeUndefined();
     expect(keys.keyFor(cart).key).toBe('key-1');
@@ -229,7 +255,7 @@ describe('IdempotencyKeyManager: storage trouble', () => {
     const keys = manager(storage);
     const intent = keys.keyFor(cart);
     storage.setItem(
-      intentStorageKey(TENANT),
+      intentStorageKey(NAMESPACE, TENANT),
       JSON.stringify({ ...keys.current(), status: 'something_new' }),
     );
     expect(keys.current()?.status).toBe('unconfirmed');
@@ -245,23 +271,64 @@ describe('IdempotencyKeyManager: storage trouble', () => {
   });
 
   it('uses random UUIDs by default', () => {
-    const keys = new IdempotencyKeyManager(new MapStorage(), TENANT);
+    const keys = new IdempotencyKeyManager({
+      storage: new MapStorage(),
+      scope: TENANT,
+      intents: carts,
+    });
+    expect(keys.storageKey).toBe('idempotency.intent.tenant_a');
     expect(keys.keyFor(cart).key).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
   });
 });
 
-describe('cartHash', () => {
-  it('treats split lines and reordered lines as the same cart, as the server prices them', () => {
-    const merged = cartHash({ ...cart, lines: [{ productId: 'x', quantity: 3 }] });
-    const split = cartHash({
-      ...cart,
-      lines: [
-        { productId: 'x', quantity: 2 },
-        { productId: 'x', quantity: 1 },
-      ],
+describe("IdempotencyKeyManager: what it stores is the caller's", () => {
+  it('copies the intent: the caller mutating its object changes neither key nor stored intent', () => {
+    const keys = manager(new MapStorage());
+    const mine = { ...cart, lines: [...cart.lines] };
+    const intent = keys.keyFor(mine);
+    mine.lines.push({ productId: 'extra', quantity: 1 });
+    expect(keys.current()?.intent).toEqual(cart);
+    expect(keys.keyFor(cart).key).toBe(intent.key);
+  });
+
+  it('reads a record an earlier page stored in another shape through upgradeRecord', () => {
+    const storage = new MapStorage();
+    storage.setItem(
+      intentStorageKey(NAMESPACE, TENANT),
+      JSON.stringify({
+        id: 'old-key',
+        hash: carts.fingerprint(cart),
+        what: cart,
+        status: 'unconfirmed',
+      }),
+    );
+    expect(manager(storage).current()).toBeUndefined();
+    const upgraded = new IdempotencyKeyManager({
+      storage,
+      scope: TENANT,
+      intents: carts,
+      namespace: NAMESPACE,
+      upgradeRecord: ({ id, hash, what, ...rest }) => ({
+        ...rest,
+        key: id,
+        fingerprint: hash,
+        intent: what,
+      }),
     });
-    expect(split).toBe(merged);
+    expect(upgraded.keyFor(otherCart)).toMatchObject({ key: 'old-key', status: 'unconfirmed' });
+  });
+
+  it('drops a stored record whose intent the caller does not recognise', () => {
+    const storage = new MapStorage();
+    const keys = manager(storage);
+    keys.keyFor(cart);
+    const record = JSON.parse(storage.getItem(intentStorageKey(NAMESPACE, TENANT))!);
+    storage.setItem(
+      intentStorageKey(NAMESPACE, TENANT),
+      JSON.stringify({ ...record, intent: { something: 'else' } }),
+    );
+    expect(keys.current()).toBeUndefined();
   });
 });

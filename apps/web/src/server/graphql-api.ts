@@ -1,0 +1,339 @@
+import {
+  ApiError,
+  type AuthenticatedTenant,
+  isApiError,
+  type PayOrigin,
+  type PayResult,
+  pay,
+  payInput,
+  paymentStatus,
+  recordReplayedAttempt,
+  type Transaction,
+} from '@once/api';
+import {
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotencyError,
+  isIdempotencyError,
+  parseIdempotencyKey,
+} from '@once/idempotency';
+import {
+  type GraphqlIdempotencyContext,
+  idempotentDirectiveTypeDefs,
+  toGraphqlError,
+  useIdempotency,
+} from '@once/idempotency/graphql';
+import { isTransientDatabaseError } from '@once/postgres';
+import { GraphQLError } from 'graphql';
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
+import { authenticateApiKey } from './authenticate-api-key.ts';
+import {
+  API_MAX_BODY_BYTES,
+  declaresBodyOver,
+  payloadTooLarge,
+  readBodyWithinLimit,
+} from './body-limit.ts';
+import type { WebRuntime } from './runtime.ts';
+
+/** Where the GraphQL API is served. */
+export const GRAPHQL_ENDPOINT = '/api/graphql';
+
+/** The key-store operation of the GraphQL twin (its key rows are its own, like REST's). */
+export const GRAPHQL_PAY_OPERATION = 'graphql.checkout.pay';
+
+/** What the route hands every request's context: who is calling, and how `pay` answered. */
+type GraphqlServerContext = {
+  tenant: AuthenticatedTenant;
+  runtime: WebRuntime;
+  /**
+   * Set by the resolver when `pay` ran: `existing` means the payment was already there. An
+   * object of its own, so the route reads what the resolver wrote whatever context object
+   * Yoga hands the resolver (it may copy the server context's fields).
+   */
+  attempt: { payOrigin?: PayOrigin };
+};
+
+type GraphqlContext = GraphqlServerContext & Partial<GraphqlIdempotencyContext<Transaction>>;
+
+const typeDefs = /* GraphQL */ `
+  ${idempotentDirectiveTypeDefs}
+
+  type PaymentLine {
+    productId: String!
+    name: String!
+    quantity: Int!
+    unitAmount: Int!
+  }
+
+  "A payment as checkout.pay and POST /api/v1/payments answer it."
+  type Payment {
+    paymentId: ID!
+    "processing, succeeded, declined or failed"
+    status: String!
+    "Minor units (cents)."
+    amount: Int!
+    currency: String!
+    lines: [PaymentLine!]!
+    customerEmail: String
+    "ISO 8601"
+    createdAt: String!
+  }
+
+  input PayLineInput {
+    productId: String!
+    quantity: Int!
+  }
+
+  input PayInput {
+    lines: [PayLineInput!]!
+    customerEmail: String
+    "A test payment method id, e.g. pm_card_visa."
+    paymentMethod: String
+  }
+
+  type Query {
+    "One payment of the calling merchant."
+    payment(paymentId: ID!): Payment!
+  }
+
+  type Mutation {
+    """
+    The GraphQL twin of checkout.pay and POST /api/v1/payments: requires an Idempotency-Key
+    header; one payment per (merchant, key) on every transport.
+    """
+    pay(input: PayInput!): Payment! @idempotent(operation: "${GRAPHQL_PAY_OPERATION}")
+  }
+`;
+
+/** An API refusal as a GraphQL error: the catalogue's code and HTTP status, as REST has them. */
+function apiGraphqlError(error: ApiError): GraphQLError {
+  return new GraphQLError(error.message, {
+    originalError: error,
+    extensions: {
+      code: error.code,
+      ...(error.details ? { details: error.details } : {}),
+      http: { status: error.status },
+    },
+  });
+}
+
+/**
+ * What a resolver throws, as the client should see it: API and idempotency refusals keep their
+ * stable codes and statuses; a database that is down is the store's fail-closed 503 (nothing
+ * ran, retry with the same key). Anything else stays an unexpected error (masked by Yoga).
+ */
+function asGraphqlError(error: unknown): unknown {
+  if (isApiError(error)) return apiGraphqlError(error);
+  if (isIdempotencyError(error)) return toGraphqlError(error);
+  if (isTransientDatabaseError(error)) {
+    console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
+    return toGraphqlError(
+      new IdempotencyError('idempotency_store_unavailable', { retryAfterSeconds: 1, cause: error }),
+    );
+  }
+  return error;
+}
+
+const resolvers = {
+  Query: {
+    payment: async (_root: unknown, args: { paymentId: string }, context: GraphqlContext) => {
+      try {
+        return await paymentStatus({
+          ctx: { db: context.runtime.deps.db, tenantId: context.tenant.tenantId },
+          input: { paymentId: args.paymentId },
+        });
+      } catch (error) {
+        throw asGraphqlError(error);
+      }
+    },
+  },
+  Mutation: {
+    pay: async (
+      _root: unknown,
+      args: { input: unknown },
+      context: GraphqlContext,
+    ): Promise<PayResult> => {
+      try {
+        // GraphQL checked the shape; the API's own bounds (lines, lengths, pm_ ids) are zod's.
+        const parsed = payInput.safeParse(args.input);
+        if (!parsed.success) {
+          throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
+        }
+        const key = context.idempotency?.key;
+        // The plugin refuses a guarded mutation without a key before this runs.
+        if (!key) throw new IdempotencyError('idempotency_key_missing');
+        return await pay({
+          ctx: {
+            db: context.runtime.deps.db,
+            tenantId: context.tenant.tenantId,
+            placedBy: context.tenant.principal,
+            transport: 'graphql',
+            notifyOutbox: context.runtime.deps.outboxNotify,
+            idempotency: {
+              key,
+              // The plugin stores the executed result itself, after this transaction: here
+              // only the origin is noted (an existing payment is answered as a replay).
+              complete: async (_tx, _result, origin) => {
+                context.attempt.payOrigin = origin;
+              },
+            },
+          },
+          input: parsed.data,
+        });
+      } catch (error) {
+        throw asGraphqlError(error);
+      }
+    },
+  },
+};
+
+/**
+ * `pay` found the payment this key already made (a retry over another transport, or after the
+ * key's own row expired): the caller was not charged again, and the result says so the way the
+ * plugin's own replays do.
+ */
+function markExistingPaymentAsReplayed(): Plugin<GraphqlContext> {
+  return {
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result, setResult }) {
+          const context = args.contextValue as GraphqlContext;
+          if (context.attempt.payOrigin !== 'existing' || Symbol.asyncIterator in result) return;
+          setResult({
+            ...result,
+            extensions: { ...result.extensions, idempotency: { replayed: true } },
+          });
+        },
+      };
+    },
+  };
+}
+
+/** A refusal before GraphQL runs, in GraphQL's response shape, with the REST route's status. */
+function graphqlRefusal(
+  code: string,
+  message: string,
+  status: number,
+  headers: Record<string, string> = {},
+): Response {
+  return Response.json(
+    { errors: [{ message, extensions: { code } }] },
+    { status, headers: { 'content-type': 'application/graphql-response+json', ...headers } },
+  );
+}
+
+function refusalFor(error: unknown): Response | undefined {
+  if (isApiError(error)) return graphqlRefusal(error.code, error.message, error.status);
+  if (isTransientDatabaseError(error)) {
+    console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
+    const refusal = new IdempotencyError('idempotency_store_unavailable', { retryAfterSeconds: 1 });
+    return graphqlRefusal(refusal.code, refusal.message, refusal.status, { 'retry-after': '1' });
+  }
+  return undefined;
+}
+
+/**
+ * The request Yoga gets: the body read once within {@link API_MAX_BODY_BYTES} (by
+ * `Content-Length`, then counted). GET and HEAD carry their query in the URL, which the HTTP
+ * server bounds (Yoga runs no mutation from a GET).
+ */
+async function boundedRequest(request: Request): Promise<Request> {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.body === null) {
+    return request;
+  }
+  const body = await readBodyWithinLimit(request, API_MAX_BODY_BYTES);
+  const headers = new Headers(request.headers);
+  headers.delete('transfer-encoding');
+  headers.set('content-length', String(body.byteLength));
+  return new Request(request.url, { method: request.method, headers, body });
+}
+
+/**
+ * `POST /api/graphql`: GraphQL Yoga with the `checkout.pay` twin (`mutation pay`), guarded by
+ * `@once/idempotency/graphql`: the key from the `Idempotency-Key` header, the merchant from a
+ * Bearer API key (as REST: cookies are ignored, so a browser session cannot be ridden into it
+ * from another site), never from the document or the variables. The resolver calls the same
+ * `pay` as tRPC and REST, so one payment per (tenant, key) holds across all three: a GraphQL
+ * retry of a REST payment answers that payment (`extensions.idempotency.replayed` and
+ * `Idempotent-Replayed: true`), another cart under that key is 422 `idempotency_key_reused`.
+ *
+ * Statuses are the adapter's: 200 with `data`; refusals as `errors[0].extensions.code` with the
+ * REST status (400 missing key, 409 + Retry-After in flight, 422 reused, 503 store down); 401
+ * before anything is read without a valid API key; 413 over {@link API_MAX_BODY_BYTES}.
+ *
+ * @example
+ * export const POST = createGraphqlHandler(getWebRuntime);
+ */
+export function createGraphqlHandler(getRuntime: () => Promise<WebRuntime>) {
+  let yoga: ReturnType<typeof createYoga<GraphqlServerContext>> | undefined;
+  const yogaFor = (runtime: WebRuntime) => {
+    yoga ??= createYoga<GraphqlServerContext>({
+      schema: createSchema<GraphqlContext>({ typeDefs, resolvers }),
+      graphqlEndpoint: GRAPHQL_ENDPOINT,
+      graphiql: false,
+      landingPage: false,
+      plugins: [
+        // Before the guard, so it sees the guard's result and the plugin's stored copy stays plain.
+        markExistingPaymentAsReplayed(),
+        // biome-ignore lint/correctness/useHookAtTopLevel: an Envelop plugin factory (Envelop names them use*), not a React hook
+        useIdempotency<GraphqlContext, Transaction>({
+          idempotency: runtime.deps.idempotencyEngine,
+          getTenantId: (context) => context.tenant.tenantId,
+          getPrincipal: (context) => context.tenant.principal,
+        }),
+      ],
+    });
+    return yoga;
+  };
+
+  return async (request: Request): Promise<Response> => {
+    let context: GraphqlServerContext;
+    let bounded: Request;
+    try {
+      if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
+      const runtime = await getRuntime();
+      // Authenticate before reading the body or looking at the key, as REST does.
+      const tenant = await authenticateApiKey(runtime.deps.db, request);
+      bounded = await boundedRequest(request);
+      context = { tenant, runtime, attempt: {} };
+    } catch (error) {
+      const refusal = refusalFor(error);
+      if (refusal) return refusal;
+      throw error;
+    }
+    const response = await yogaFor(context.runtime).fetch(bounded, context);
+    if (context.attempt.payOrigin === 'existing') {
+      response.headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    } else if (
+      context.attempt.payOrigin === undefined &&
+      response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true'
+    ) {
+      await recordStoredReplay(context, request, response);
+    }
+    return response;
+  };
+}
+
+/**
+ * The guard answered from the key's stored result without running `pay`: the payment's
+ * timeline still shows the attempt (when the document selected `paymentId`). A lost timeline
+ * entry never turns the replay into an error.
+ */
+async function recordStoredReplay(
+  context: GraphqlServerContext,
+  request: Request,
+  response: Response,
+): Promise<void> {
+  try {
+    const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
+    const body = (await response.clone().json()) as { data?: { pay?: { paymentId?: unknown } } };
+    const paymentId = body.data?.pay?.paymentId;
+    if (!key || typeof paymentId !== 'string') return;
+    await recordReplayedAttempt(
+      context.runtime.deps.db,
+      { tenantId: context.tenant.tenantId, paymentId, key, transport: 'graphql' },
+      'stored_response',
+    );
+  } catch {
+    // Timeline only.
+  }
+}

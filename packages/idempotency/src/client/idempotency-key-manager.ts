@@ -1,0 +1,331 @@
+import type { AttemptOutcomeKind } from './attempt-outcome.ts';
+import { newIdempotencyKey } from './random-key.ts';
+
+/** The slice of the Web Storage API the manager needs; `localStorage` satisfies it. */
+export interface KeyValueStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+/**
+ * Where one intent stands, as every tab of the origin sees it:
+ * - `open`: no attempt can have run (none sent yet, or every answer proved nothing ran);
+ *   the request may still change, which makes a new intent;
+ * - `unconfirmed`: an attempt was sent and no definite answer came back (lost response,
+ *   timeout, 5xx, 409 in use or outcome unknown). The effect may exist or may still be
+ *   running: the intent is LOCKED; only an answer for the same key moves it on;
+ * - `accepted`: the server accepted it; locked until the caller clears it (its result is
+ *   final).
+ */
+export type IntentStatus = 'open' | 'unconfirmed' | 'accepted';
+
+/** One intent as kept in storage. `TIntent` is what the intent asks for (a cart, a form). */
+export interface StoredIntent<TIntent> {
+  /** The Idempotency-Key every attempt of this intent sends, from any tab. */
+  key: string;
+  /** {@link IntentDescription.fingerprint} of `intent`: equal fingerprints, same intent. */
+  fingerprint: string;
+  /** What the intent asks for; a tab showing the locked intent shows this. */
+  intent: TIntent;
+  status: IntentStatus;
+  /** Set once the server accepted it (e.g. the payment id), so any tab or a reload follows it. */
+  resultId?: string;
+  createdAt: string;
+}
+
+/**
+ * What the manager must know about the intents it keeps, beyond storing them as JSON.
+ *
+ * @example
+ * const cart: IntentDescription<Cart> = { fingerprint: (c) => JSON.stringify(c), parse: (v) => (isCart(v) ? v : undefined) };
+ */
+export interface IntentDescription<TIntent> {
+  /**
+   * Equal for two requests that must share one key (the same cart in another line order,
+   * say), different otherwise. Synchronous on purpose: `crypto.subtle` exists only in
+   * secure contexts.
+   */
+  fingerprint(intent: TIntent): string;
+  /**
+   * The intent read back from storage, or `undefined` if it is not one: storage is shared
+   * by every tab and every version of the page, so what comes back is untrusted.
+   */
+  parse(value: unknown): TIntent | undefined;
+}
+
+/**
+ * Options of {@link IdempotencyKeyManager}.
+ *
+ * @example
+ * const options: IdempotencyKeyManagerOptions<Cart> = { storage: localStorage, scope: tenantId, intents: cart };
+ */
+export interface IdempotencyKeyManagerOptions<TIntent> {
+  storage: KeyValueStorage;
+  /** Whose intent this is (a merchant, a form): one current intent per scope. */
+  scope: string;
+  intents: IntentDescription<TIntent>;
+  /** Prefix of the storage key, see {@link intentStorageKey}. Default `idempotency.intent`. */
+  namespace?: string;
+  /** Mints a key. Default: a random UUID v4 ({@link newIdempotencyKey}). */
+  generate?: () => string;
+  now?: () => Date;
+  /**
+   * Rewrites a record an earlier version of your page stored in another shape into this one
+   * (`{ key, fingerprint, intent, status, resultId?, createdAt }`) before it is read. Without
+   * it such a record is unreadable and treated as absent: a pending intent would get a new key.
+   */
+  upgradeRecord?: (stored: Record<string, unknown>) => Record<string, unknown>;
+}
+
+const DEFAULT_NAMESPACE = 'idempotency.intent';
+
+/**
+ * The storage key of a scope's current intent (shared by all tabs of the origin).
+ *
+ * @example
+ * intentStorageKey('once.checkout.intent', 'tenant_a'); // 'once.checkout.intent.tenant_a'
+ */
+export function intentStorageKey(namespace: string, scope: string): string {
+  return `${namespace}.${scope}`;
+}
+
+/**
+ * Whether nothing about the intent may change until the server answers for its key.
+ *
+ * @example
+ * if (isLocked(keys.current())) showLockedForm();
+ */
+export function isLocked(intent: StoredIntent<unknown> | undefined): boolean {
+  return intent !== undefined && intent.status !== 'open';
+}
+
+/**
+ * How an answer to one attempt moves the intent (the accepted case goes through
+ * {@link IdempotencyKeyManager.recordAccepted}):
+ * - `unconfirmed`: the attempt may have run (no answer, 5xx, 409);
+ * - `definite`: the server settled the key's fate for this intent (422 reused: the key
+ *   belongs to another request; a validation refusal: every attempt of this input is refused);
+ * - `not_run`: this attempt provably did not run (503 store unavailable, 429, 401), which
+ *   says nothing about an EARLIER attempt of the same key: the status before it stands.
+ *
+ * @example
+ * answerEffect('network'); // 'unconfirmed'
+ */
+export function answerEffect(
+  kind: Exclude<AttemptOutcomeKind, 'accepted'>,
+): 'unconfirmed' | 'definite' | 'not_run' {
+  switch (kind) {
+    case 'network':
+    case 'server_error':
+    case 'in_use':
+    case 'outcome_unknown':
+      return 'unconfirmed';
+    case 'key_reused':
+    case 'rejected':
+      return 'definite';
+    case 'store_unavailable':
+    case 'rate_limited':
+    case 'unauthenticated':
+      return 'not_run';
+  }
+}
+
+/**
+ * Keeps ONE Idempotency-Key per intent of a scope, in storage that every tab of the origin
+ * shares (`localStorage`, under {@link intentStorageKey}), so a reload, a retry, a double
+ * click or a second tab on the same request sends the same key: one effect.
+ *
+ * The rule that closes the "second effect from the same page" path: once an attempt is
+ * sent, the intent is `unconfirmed` until a definite answer, and while it is locked
+ * {@link keyFor} answers the locked intent's key whatever it is asked about. A new key
+ * exists only for an `open` intent whose request changed, after a finished intent
+ * ({@link clear}), or after a 422 when the user starts anew ({@link startNewIntent}).
+ * Nothing here ever mints a new key for a retry.
+ *
+ * Framework-free (the React hook `useIdempotencyKey` wraps it): tests run it in Node with a
+ * Map-backed storage.
+ *
+ * @example
+ * const keys = new IdempotencyKeyManager({ storage: localStorage, scope: tenantId, intents: cart });
+ * const intent = keys.keyFor({ lines, paymentMethod });
+ * const before = keys.beginAttempt(intent.key); // persisted before the request leaves
+ * // ... send with intent.key, then keys.recordAnswer(intent.key, attempt.kind, before)
+ */
+export class IdempotencyKeyManager<TIntent> {
+  /**
+   * Mirror of the stored intent. Used when storage is disabled or full, so a double click
+   * on this page still sends one key even where a reload or another tab cannot see it.
+   */
+  private memory: StoredIntent<TIntent> | undefined;
+  private storageBroken = false;
+  private readonly storage: KeyValueStorage;
+  private readonly intents: IntentDescription<TIntent>;
+  private readonly generate: () => string;
+  private readonly now: () => Date;
+  private readonly upgradeRecord:
+    | ((stored: Record<string, unknown>) => Record<string, unknown>)
+    | undefined;
+  /** Where this scope's intent lives in storage. */
+  readonly storageKey: string;
+
+  constructor(options: IdempotencyKeyManagerOptions<TIntent>) {
+    this.storage = options.storage;
+    this.intents = options.intents;
+    this.generate = options.generate ?? newIdempotencyKey;
+    this.now = options.now ?? (() => new Date());
+    this.upgradeRecord = options.upgradeRecord;
+    this.storageKey = intentStorageKey(options.namespace ?? DEFAULT_NAMESPACE, options.scope);
+  }
+
+  /** The intent currently stored, if any and readable. */
+  current(): StoredIntent<TIntent> | undefined {
+    if (this.storageBroken) return this.memory;
+    let raw: string | null;
+    try {
+      raw = this.storage.getItem(this.storageKey);
+    } catch {
+      this.storageBroken = true;
+      return this.memory;
+    }
+    if (raw === null) return undefined;
+    return this.parseStored(raw);
+  }
+
+  /**
+   * The intent to send now. A locked intent is returned as is, whatever `intent` asks for:
+   * its outcome is unknown, so a different request must not get a key of its own. Otherwise
+   * the stored key if the request is unchanged, a new one (replacing the stored intent) if not.
+   */
+  keyFor(intent: TIntent): StoredIntent<TIntent> {
+    const stored = this.current();
+    if (stored && isLocked(stored)) return stored;
+    const fingerprint = this.intents.fingerprint(intent);
+    if (stored && stored.fingerprint === fingerprint) return stored;
+    const fresh: StoredIntent<TIntent> = {
+      key: this.generate(),
+      fingerprint,
+      // A copy: the caller may go on mutating its own object.
+      intent: structuredClone(intent),
+      status: 'open',
+      createdAt: this.now().toISOString(),
+    };
+    this.write(fresh);
+    return fresh;
+  }
+
+  /**
+   * Marks the intent `unconfirmed` BEFORE a request leaves: if the tab dies or the answer
+   * is lost, storage already says the effect may exist. Returns the status before, for
+   * {@link recordAnswer}.
+   */
+  beginAttempt(key: string): IntentStatus | undefined {
+    const stored = this.current();
+    if (!stored || stored.key !== key) return undefined;
+    if (stored.status === 'open') this.write({ ...stored, status: 'unconfirmed' });
+    return stored.status;
+  }
+
+  /** Moves the intent on after an answer that is not an acceptance. */
+  recordAnswer(
+    key: string,
+    kind: Exclude<AttemptOutcomeKind, 'accepted'>,
+    statusBefore: IntentStatus | undefined,
+  ): void {
+    const stored = this.current();
+    if (!stored || stored.key !== key || stored.status === 'accepted') return;
+    const effect = answerEffect(kind);
+    const status: IntentStatus =
+      effect === 'unconfirmed'
+        ? 'unconfirmed'
+        : effect === 'definite'
+          ? 'open'
+          : statusBefore === 'open'
+            ? 'open'
+            : 'unconfirmed';
+    if (status !== stored.status) this.write({ ...stored, status });
+  }
+
+  /** Records the accepted result on the intent that has `key` (ignored if it was replaced). */
+  recordAccepted(key: string, resultId: string): void {
+    const stored = this.current();
+    if (!stored || stored.key !== key) return;
+    this.write({ ...stored, status: 'accepted', resultId });
+  }
+
+  /**
+   * Throws the current key away and starts a NEW intent (a new key) for the same request:
+   * after the server refused the old key as reused with a different request (422), the
+   * user chose to start anew. Refused (the locked intent is returned) while the intent is
+   * locked. Never call it to retry: a retry must send the same key.
+   */
+  startNewIntent(intent: TIntent): StoredIntent<TIntent> {
+    const stored = this.current();
+    if (stored && isLocked(stored)) return stored;
+    this.remove();
+    return this.keyFor(intent);
+  }
+
+  /**
+   * Ends the intent with `key` once its result is final: the next request gets a new key.
+   * Ignored for another key, and for an intent still unconfirmed (no answer yet).
+   */
+  clear(key: string): void {
+    const stored = this.current();
+    if (!stored || stored.key !== key || stored.status === 'unconfirmed') return;
+    this.remove();
+  }
+
+  private remove(): void {
+    this.memory = undefined;
+    try {
+      this.storage.removeItem(this.storageKey);
+    } catch {
+      // Storage disabled: only the memory copy existed.
+    }
+  }
+
+  private write(intent: StoredIntent<TIntent>): void {
+    this.memory = intent;
+    try {
+      this.storage.setItem(this.storageKey, JSON.stringify(intent));
+    } catch {
+      // Storage full or disabled (private mode): the key still protects this page's
+      // retries in memory; only a reload or another tab would not see it.
+      this.storageBroken = true;
+    }
+  }
+
+  /**
+   * Reads a stored intent; a record with an unknown status is treated as LOCKED-unknown
+   * (better a stuck form than a second effect); one without a key, a fingerprint or a
+   * readable intent, as absent.
+   */
+  private parseStored(raw: string): StoredIntent<TIntent> | undefined {
+    let parsed: Partial<Record<keyof StoredIntent<TIntent>, unknown>>;
+    try {
+      parsed = JSON.parse(raw) as typeof parsed;
+    } catch {
+      return undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    if (this.upgradeRecord) {
+      parsed = this.upgradeRecord(parsed as Record<string, unknown>) as typeof parsed;
+    }
+    if (typeof parsed.key !== 'string' || typeof parsed.fingerprint !== 'string') return undefined;
+    const intent = this.intents.parse(parsed.intent);
+    if (intent === undefined) return undefined;
+    return {
+      key: parsed.key,
+      fingerprint: parsed.fingerprint,
+      intent,
+      status: STATUSES.includes(parsed.status as IntentStatus)
+        ? (parsed.status as IntentStatus)
+        : 'unconfirmed',
+      createdAt: typeof parsed.createdAt === 'string' ? parsed.createdAt : '',
+      ...(typeof parsed.resultId === 'string' ? { resultId: parsed.resultId } : {}),
+    };
+  }
+}
+
+const STATUSES: readonly IntentStatus[] = ['open', 'unconfirmed', 'accepted'];
