@@ -39,6 +39,7 @@ const yoga = createYoga({
   }),
   context: ({ request }) => ({ tenantId: request.headers.get('x-tenant') ?? 'tenant-a' }),
   plugins: [
+    // biome-ignore lint/correctness/useHookAtTopLevel: an Envelop plugin (named like its kin), not a React hook
     useIdempotency({
       idempotency: createIdempotency({ store: createDrizzleStore(db) }),
       getTenantId: (context) => context.tenantId,
