@@ -89,6 +89,59 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     if (/reconcile\.settled/.test(line)) counters.reconciled!++;
   };
 
+  /**
+   * Resolves with the job `name` claims next, having stopped it synchronously from the log
+   * line's handler; or with undefined after `withinMs` (it is then not stopped).
+   */
+  const claimedBy = (name: string, withinMs: number) =>
+    new Promise<string | undefined>((resolve) => {
+      const timer = setTimeout(() => {
+        stopAtClaim.delete(name);
+        resolve(undefined);
+      }, withinMs);
+      stopAtClaim.set(name, (claimed) => {
+        stopAtClaim.delete(name);
+        clearTimeout(timer);
+        if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
+        paused.add(name);
+        resolve(claimed);
+      });
+    });
+
+  /**
+   * Stops a worker between its claim of a job and its first call to the processor, the
+   * window where a stall matters (its lease runs out, another worker takes the job, and the
+   * processor forgets the keys). That window is a millisecond wide (one read), shorter than
+   * the trip of the claim's log line to this handler, so the nemesis holds it open: it locks
+   * `tenants`, which the charge's first read joins (claiming does not), until the claim is
+   * logged and the worker is stopped, then commits. The stopped worker's read then runs
+   * and waits in its socket: when it wakes, it acts on what it read before the takeover.
+   * Web requests that read `tenants` wait too, at most `holdMs`. Without the lock (the
+   * database is restarting, say) it stops at the next claim as logged.
+   */
+  const stopAtNextClaim = async (name: string): Promise<string | undefined> => {
+    const holdMs = 1_500;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && !down.has(name)) {
+      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+      try {
+        const job = await sql.begin(async (tx) => {
+          await tx`set local lock_timeout = '2s'`;
+          await tx`lock table tenants in access exclusive mode`;
+          return claimedBy(name, holdMs);
+        });
+        if (job) return job;
+      } catch {
+        return claimedBy(name, Math.max(0, deadline - Date.now()));
+      } finally {
+        await sql.end({ timeout: 2 }).catch(() => {});
+      }
+      // Let the traffic the lock held back through before the next try.
+      await sleep(500);
+    }
+    return undefined;
+  };
+
   let system: RunningSystem;
   try {
     system = await startSystem({
@@ -186,6 +239,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     workerNames,
     leaseMs: Number(options.profile.env.WORKER_LEASE_MS ?? 30_000),
     processorTimeoutMs: Number(options.profile.env.WORKER_PROCESSOR_TIMEOUT_MS ?? 10_000),
+    reconcileAfterMs: Number(options.profile.env.WORKER_RECONCILE_AFTER_MS ?? 60_000),
     webUrl: system.webUrl,
     async kill(name) {
       if (down.has(name)) return;
@@ -201,21 +255,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       if (down.has(name) || paused.has(name)) return undefined;
       let job: string | undefined;
       if (pauseOptions?.atNextClaim) {
-        // Stopped synchronously from the log line's handler: the worker has just claimed the
-        // job and is reading it or calling the processor. No claim within 10 s: stop it idle.
-        job = await new Promise<string | undefined>((resolve) => {
-          const timer = setTimeout(() => {
-            stopAtClaim.delete(name);
-            resolve(undefined);
-          }, 10_000);
-          stopAtClaim.set(name, (claimed) => {
-            stopAtClaim.delete(name);
-            clearTimeout(timer);
-            if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
-            paused.add(name);
-            resolve(claimed);
-          });
-        });
+        job = await stopAtNextClaim(name);
         if (down.has(name)) return undefined;
       }
       if (!paused.has(name)) {
@@ -258,12 +298,20 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         count: plan.count,
         ...(webhook
           ? { path_prefix: 'payment_intent.' }
-          : plan.kind === 'not_found'
-            ? // Retrieves by id (the worker's and the reconciler's), not searches.
-              { method: 'GET', path_prefix: '/v1/payment_intents/pi_' }
-            : { method: 'POST', path_prefix: '/v1/payment_intents' }),
+          : { method: 'POST', path_prefix: '/v1/payment_intents' }),
         ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
           ? { delay_ms: plan.delayMs }
+          : {}),
+        ...(plan.kind === 'not_found'
+          ? // The worst "not found": a confirm charges, its answer fails, and for a while
+            // the intent's reads by id answer 404 and its webhooks wait. The worker's retry
+            // reads a 404 (payment `unknown`), and so does the reconciler, seconds later.
+            // Only proof settles a payment; a 404 is no proof of "not charged".
+            {
+              kind: 'fail_after_charge',
+              path_prefix: '/v1/payment_intents/pi_',
+              lag_ms: plan.delayMs,
+            }
           : {}),
       });
     },

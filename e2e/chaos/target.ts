@@ -52,6 +52,8 @@ export interface ChaosTarget {
   /** The shortened windows in effect (the schedule sizes pauses and delays from them). */
   leaseMs: number;
   processorTimeoutMs: number;
+  /** How long an unsettled payment waits (with no live job) before the reconciler looks. */
+  reconcileAfterMs: number;
   /** Base URL clients send to (changes never; restarts keep the port). */
   webUrl: string;
   /** SIGKILL a process group (like a crash); `restart` starts it again and waits until healthy. */
