@@ -74,7 +74,13 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const claims = new Map<string, string>();
   /** Workers to stop the moment they log their next claim (SIGSTOP from the log handler). */
   const stopAtClaim = new Map<string, (job: string) => void>();
-  const counters: Record<string, number> = { lease_takeovers: 0, lease_lost: 0, reconciled: 0 };
+  const counters: Record<string, number> = {
+    lease_takeovers: 0,
+    lease_lost: 0,
+    reconciled: 0,
+    stale_workers_fenced: 0,
+    unreadable_intents_reconciled: 0,
+  };
 
   /** Worker log lines tell who claimed which job: a claim by another worker is a takeover. */
   const watchLine = (line: string) => {
@@ -86,6 +92,11 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       claims.set(claim[2]!, claim[1]!);
     }
     if (/result=lease_lost/.test(line)) counters.lease_lost!++;
+    // A worker that woke after its job was taken over, refused at its first write.
+    if (/charge\.intent_not_recorded/.test(line)) counters.stale_workers_fenced!++;
+    // The reconciler read a 404 for an intent it had recorded, and settled nothing on it.
+    if (/reconcile\.lookup_failed .*(not_found|resource_missing|No such)/.test(line))
+      counters.unreadable_intents_reconciled!++;
     if (/reconcile\.settled/.test(line)) counters.reconciled!++;
   };
 
