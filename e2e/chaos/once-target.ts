@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { OUTBOX_NOTIFY_CHANNEL } from '@once/db/schema';
 import { demoTenants } from '@once/db/seed';
 import { ensureDatabase, findFreePort } from '@once/postgres';
 import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
@@ -122,35 +123,55 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   /**
    * Stops a worker between its claim of a job and its first call to the processor, the
    * window where a stall matters (its lease runs out, another worker takes the job, and the
-   * processor forgets the keys). That window is a millisecond wide (one read), shorter than
-   * the trip of the claim's log line to this handler, so the nemesis holds it open: it locks
-   * `tenants`, which the charge's first read joins (claiming does not), until the claim is
-   * logged and the worker is stopped, then commits. The stopped worker's read then runs
-   * and waits in its socket: when it wakes, it acts on what it read before the takeover.
-   * Web requests that read `tenants` wait too, at most `holdMs`. Without the lock (the
-   * database is restarting, say) it stops at the next claim as logged.
+   * processor forgets the keys). That window is one database read wide, shorter than the
+   * trip of the claim's log line to this handler, so the nemesis holds it open. It listens
+   * on the outbox channel like the workers; when a job is enqueued it locks `tenants`
+   * (which the charge's first read joins and claiming does not) in one round trip, waits
+   * until the worker logs its claim, stops it, and commits. The stopped worker's read then
+   * runs and waits in its socket: when it wakes, it acts on what it read before the
+   * takeover. Requests that read `tenants` (the web's authentication) wait too, at most a
+   * second. If the worker claims nothing that way within 10 s (it is busy, or the database
+   * is restarting), it is stopped at its next claim as logged, or idle.
    */
   const stopAtNextClaim = async (name: string): Promise<string | undefined> => {
-    const holdMs = 1_500;
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && !down.has(name)) {
-      const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-      try {
-        const job = await sql.begin(async (tx) => {
-          await tx`set local lock_timeout = '2s'`;
-          await tx`lock table tenants in access exclusive mode`;
-          return claimedBy(name, holdMs);
-        });
-        if (job) return job;
-      } catch {
-        return claimedBy(name, Math.max(0, deadline - Date.now()));
-      } finally {
-        await sql.end({ timeout: 2 }).catch(() => {});
-      }
-      // Let the traffic the lock held back through before the next try.
-      await sleep(500);
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    try {
+      const connection = await sql.reserve();
+      const claimed = await new Promise<string | undefined>((resolve) => {
+        let holding = false;
+        let done = false;
+        const finish = (job: string | undefined) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve(job);
+        };
+        const timer = setTimeout(() => finish(undefined), 10_000);
+        const holdOpen = async () => {
+          if (holding || done || down.has(name)) return;
+          holding = true;
+          try {
+            await connection.unsafe(
+              "begin; set local lock_timeout = '1s'; lock table tenants in access exclusive mode",
+            );
+            const job = await claimedBy(name, 1_000);
+            await connection.unsafe('commit');
+            if (job) finish(job);
+          } catch {
+            await connection.unsafe('rollback').catch(() => {});
+          } finally {
+            holding = false;
+          }
+        };
+        sql.listen(OUTBOX_NOTIFY_CHANNEL, () => void holdOpen()).catch(() => finish(undefined));
+      });
+      connection.release();
+      return claimed ?? (down.has(name) ? undefined : await claimedBy(name, 3_000));
+    } catch {
+      return claimedBy(name, 3_000);
+    } finally {
+      await sql.end({ timeout: 2 }).catch(() => {});
     }
-    return undefined;
   };
 
   let system: RunningSystem;
