@@ -240,9 +240,10 @@ export function planRun(
         kind === 'delay'
           ? options.processorTimeoutMs + rng.int(500, 3_000)
           : kind === 'not_found'
-            ? // The intent stays unreadable past the job's retry and the reconciler's first
-              // look (the reconcile-after window plus a pass), so both read a 404.
-              options.reconcileAfterMs + rng.int(6_000, 10_000)
+            ? // The intent stays unreadable past the job's retry (seconds late when the
+              // workers are stalled) and the reconciler's first look (the reconcile-after
+              // window plus a pass), so both read a 404.
+              options.reconcileAfterMs + rng.int(15_000, 25_000)
             : rng.int(1_000, 4_000),
       rounds: rng.int(2, 5),
     };
