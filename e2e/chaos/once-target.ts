@@ -137,8 +137,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
     try {
       const connection = await sql.reserve();
+      // The hold in progress: the connection is closed only after it (postgres.js crashes
+      // the process when a connection ends under a query it is still writing).
+      let holding: Promise<void> | undefined;
       const claimed = await new Promise<string | undefined>((resolve) => {
-        let holding = false;
         let done = false;
         const finish = (job: string | undefined) => {
           if (done) return;
@@ -148,8 +150,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         };
         const timer = setTimeout(() => finish(undefined), 10_000);
         const holdOpen = async () => {
-          if (holding || done || down.has(name)) return;
-          holding = true;
           try {
             await connection.unsafe(
               "begin; set local lock_timeout = '1s'; lock table tenants in access exclusive mode",
@@ -159,12 +159,18 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             if (job) finish(job);
           } catch {
             await connection.unsafe('rollback').catch(() => {});
-          } finally {
-            holding = false;
           }
         };
-        sql.listen(OUTBOX_NOTIFY_CHANNEL, () => void holdOpen()).catch(() => finish(undefined));
+        sql
+          .listen(OUTBOX_NOTIFY_CHANNEL, () => {
+            if (holding || done || down.has(name)) return;
+            holding = holdOpen().finally(() => {
+              holding = undefined;
+            });
+          })
+          .catch(() => finish(undefined));
       });
+      await holding;
       connection.release();
       return claimed ?? (down.has(name) ? undefined : await claimedBy(name, 3_000));
     } catch {
