@@ -120,13 +120,22 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       });
     });
 
+  /** Pauses waiting for a claim: each ends its database client when asked (see below). */
+  const waitingPauses = new Set<() => Promise<void>>();
+  /**
+   * postgres.js crashes the process when a LISTEN connection dies under it (a write on a
+   * closed socket): before the nemesis crashes PostgreSQL or terminates backends, the
+   * pauses waiting for a claim let go of the database and fall back to the logged claim.
+   */
+  const releasePausesFromDatabase = () => Promise.all([...waitingPauses].map((end) => end()));
+
   /**
    * Stops a worker between its claim of a job and its first call to the processor, the
    * window where a stall matters (its lease runs out, another worker takes the job, and the
    * processor forgets the keys). That window is one database read wide, shorter than the
    * trip of the claim's log line to this handler, so the nemesis holds it open. It listens
    * on the outbox channel like the workers; when a job is enqueued it locks `tenants`
-   * (which the charge's first read joins and claiming does not) in one round trip, waits
+   * (which the charge's first read joins and claiming does not) at once, waits
    * until the worker logs its claim, stops it, and commits. The stopped worker's read then
    * runs and waits in its socket: when it wakes, it acts on what it read before the
    * takeover. Requests that read `tenants` (the web's authentication) wait too, at most a
@@ -135,31 +144,41 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
    */
   const stopAtNextClaim = async (name: string): Promise<string | undefined> => {
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    // The hold in progress: the client is ended only after it.
+    let holding: Promise<void> | undefined;
+    let finish: (job: string | undefined) => void = () => {};
+    let ended: Promise<void> | undefined;
+    const end = () => {
+      finish(undefined);
+      ended ??= (async () => {
+        await holding;
+        await sql.end({ timeout: 2 }).catch(() => {});
+      })();
+      return ended;
+    };
+    waitingPauses.add(end);
     try {
-      const connection = await sql.reserve();
-      // The hold in progress: the connection is closed only after it (postgres.js crashes
-      // the process when a connection ends under a query it is still writing).
-      let holding: Promise<void> | undefined;
+      // Connected before the first notification, so a hold costs two round trips.
+      await sql`select 1`;
       const claimed = await new Promise<string | undefined>((resolve) => {
         let done = false;
-        const finish = (job: string | undefined) => {
+        const timer = setTimeout(() => finish(undefined), 10_000);
+        finish = (job) => {
           if (done) return;
           done = true;
           clearTimeout(timer);
           resolve(job);
         };
-        const timer = setTimeout(() => finish(undefined), 10_000);
         const holdOpen = async () => {
-          try {
-            await connection.unsafe(
-              "begin; set local lock_timeout = '1s'; lock table tenants in access exclusive mode",
-            );
-            const job = await claimedBy(name, 1_000);
-            await connection.unsafe('commit');
-            if (job) finish(job);
-          } catch {
-            await connection.unsafe('rollback').catch(() => {});
-          }
+          const job = await sql
+            .begin(async (tx) => {
+              await tx.unsafe(
+                "set local lock_timeout = '1s'; lock table tenants in access exclusive mode",
+              );
+              return claimedBy(name, 1_000);
+            })
+            .catch(() => undefined);
+          if (job) finish(job);
         };
         sql
           .listen(OUTBOX_NOTIFY_CHANNEL, () => {
@@ -170,13 +189,13 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           })
           .catch(() => finish(undefined));
       });
-      await holding;
-      connection.release();
-      return claimed ?? (down.has(name) ? undefined : await claimedBy(name, 3_000));
+      await end();
+      return claimed ?? (down.has(name) || paused.has(name) ? undefined : claimedBy(name, 3_000));
     } catch {
-      return claimedBy(name, 3_000);
+      await end();
+      return paused.has(name) ? undefined : claimedBy(name, 3_000);
     } finally {
-      await sql.end({ timeout: 2 }).catch(() => {});
+      waitingPauses.delete(end);
     }
   };
 
@@ -308,6 +327,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       paused.delete(name);
     },
     async crashRestartDatabase() {
+      await releasePausesFromDatabase();
       const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
       // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
       process.kill(pid, 'SIGQUIT');
@@ -317,6 +337,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       pg = await startPg();
     },
     async terminateBackends() {
+      await releasePausesFromDatabase();
       const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
         const [row] = await sql<{ n: number }[]>`
