@@ -74,7 +74,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const workerNames = Array.from({ length: options.profile.workers }, (_, i) => `worker-${i + 1}`);
   const claims = new Map<string, string>();
   /** Workers to stop the moment they log their next claim (SIGSTOP from the log handler). */
-  const stopAtClaim = new Map<string, (job: string) => void>();
+  const stopAtClaim = new Map<string, (job: string, attempt: number) => void>();
   const counters: Record<string, number> = {
     lease_takeovers: 0,
     lease_lost: 0,
@@ -85,9 +85,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
 
   /** Worker log lines tell who claimed which job: a claim by another worker is a takeover. */
   const watchLine = (line: string) => {
-    const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+)/.exec(line);
+    const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+).* attempt=(\d+)/.exec(line);
     if (claim) {
-      stopAtClaim.get(claim[1]!)?.(claim[2]!);
+      stopAtClaim.get(claim[1]!)?.(claim[2]!, Number(claim[3]));
       const previous = claims.get(claim[2]!);
       if (previous && previous !== claim[1]) counters.lease_takeovers!++;
       claims.set(claim[2]!, claim[1]!);
@@ -103,15 +103,18 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
 
   /**
    * Resolves with the job `name` claims next, having stopped it synchronously from the log
-   * line's handler; or with undefined after `withinMs` (it is then not stopped).
+   * line's handler; or with undefined after `withinMs` (it is then not stopped). With
+   * `firstAttempt`, only a job's first attempt counts: a retry searches the processor for
+   * an intent before it creates one, a first attempt creates at once.
    */
-  const claimedBy = (name: string, withinMs: number) =>
+  const claimedBy = (name: string, withinMs: number, options: { firstAttempt?: boolean } = {}) =>
     new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => {
         stopAtClaim.delete(name);
         resolve(undefined);
       }, withinMs);
-      stopAtClaim.set(name, (claimed) => {
+      stopAtClaim.set(name, (claimed, attempt) => {
+        if (options.firstAttempt && attempt !== 1) return;
         stopAtClaim.delete(name);
         clearTimeout(timer);
         if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
@@ -175,7 +178,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
               await tx.unsafe(
                 "set local lock_timeout = '1s'; lock table tenants in access exclusive mode",
               );
-              return claimedBy(name, 1_000);
+              return claimedBy(name, 1_000, { firstAttempt: true });
             })
             .catch(() => undefined);
           if (job) finish(job);
