@@ -102,25 +102,35 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   };
 
   /**
-   * Resolves with the job `name` claims next, having stopped it synchronously from the log
-   * line's handler; or with undefined after `withinMs` (it is then not stopped). With
-   * `firstAttempt`, only a job's first attempt counts: a retry searches the processor for
-   * an intent before it creates one, a first attempt creates at once.
+   * Resolves with the first job one of `names` claims, having stopped that worker
+   * synchronously from the log line's handler; or with undefined after `withinMs` (nobody
+   * is then stopped). With `firstAttempt`, only a job's first attempt counts: a retry
+   * searches the processor for an intent before it creates one, a first attempt creates at
+   * once.
    */
-  const claimedBy = (name: string, withinMs: number, options: { firstAttempt?: boolean } = {}) =>
-    new Promise<string | undefined>((resolve) => {
+  const claimedBy = (
+    names: readonly string[],
+    withinMs: number,
+    options: { firstAttempt?: boolean } = {},
+  ) =>
+    new Promise<{ job: string; worker: string } | undefined>((resolve) => {
+      const forget = () => {
+        for (const name of names) stopAtClaim.delete(name);
+      };
       const timer = setTimeout(() => {
-        stopAtClaim.delete(name);
+        forget();
         resolve(undefined);
       }, withinMs);
-      stopAtClaim.set(name, (claimed, attempt) => {
-        if (options.firstAttempt && attempt !== 1) return;
-        stopAtClaim.delete(name);
-        clearTimeout(timer);
-        if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
-        paused.add(name);
-        resolve(claimed);
-      });
+      for (const name of names) {
+        stopAtClaim.set(name, (job, attempt) => {
+          if (options.firstAttempt && attempt !== 1) return;
+          forget();
+          clearTimeout(timer);
+          if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
+          paused.add(name);
+          resolve({ job, worker: name });
+        });
+      }
     });
 
   /** Pauses waiting for a claim: each ends its database client when asked (see below). */
@@ -145,61 +155,61 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
    * second. If the worker claims nothing that way within 10 s (it is busy, or the database
    * is restarting), it is stopped at its next claim as logged, or idle.
    */
-  const stopAtNextClaim = async (name: string): Promise<string | undefined> => {
+  const stopAtNextClaim = async (
+    name: string,
+  ): Promise<{ job: string; worker: string } | undefined> => {
+    const running = () => workerNames.filter((w) => !down.has(w) && !paused.has(w));
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-    // The hold in progress: the client is ended only after it.
-    let holding: Promise<void> | undefined;
-    let finish: (job: string | undefined) => void = () => {};
+    let done = false;
+    let loop: Promise<void> | undefined;
     let ended: Promise<void> | undefined;
+    /** Wakes the open transaction: a job was enqueued (or the pause is ending). */
+    let wake: (() => void) | undefined;
     const end = () => {
-      finish(undefined);
+      done = true;
+      wake?.();
       ended ??= (async () => {
-        await holding;
+        await loop;
         await sql.end({ timeout: 2 }).catch(() => {});
       })();
       return ended;
     };
     waitingPauses.add(end);
     try {
-      // Connected before the first notification, so a hold costs two round trips.
-      await sql`select 1`;
-      const claimed = await new Promise<string | undefined>((resolve) => {
-        let done = false;
-        const timer = setTimeout(() => finish(undefined), 10_000);
-        finish = (job) => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          resolve(job);
-        };
-        const holdOpen = async () => {
-          const job = await sql
+      await sql.listen(OUTBOX_NOTIFY_CHANNEL, () => wake?.());
+      const deadline = Date.now() + 10_000;
+      let stopped: { job: string; worker: string } | undefined;
+      // A transaction is open before the job is enqueued, so taking the lock is one round
+      // trip: the race against the workers' claim and read is mostly won.
+      loop = (async () => {
+        while (!done && !stopped && Date.now() < deadline) {
+          await sql
             .begin(async (tx) => {
-              await tx.unsafe(
-                "set local lock_timeout = '1s'; lock table tenants in access exclusive mode",
-              );
-              return claimedBy(name, 1_000, { firstAttempt: true });
+              await tx`set local lock_timeout = '1s'`;
+              const notified = await new Promise<boolean>((resolve) => {
+                const timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+                wake = () => {
+                  clearTimeout(timer);
+                  resolve(!done);
+                };
+              });
+              wake = undefined;
+              if (!notified) return;
+              await tx.unsafe('lock table tenants in access exclusive mode');
+              stopped = await claimedBy(running(), 1_000, { firstAttempt: true });
             })
-            .catch(() => undefined);
-          if (job) finish(job);
-        };
-        sql
-          .listen(OUTBOX_NOTIFY_CHANNEL, () => {
-            if (holding || done || down.has(name)) return;
-            holding = holdOpen().finally(() => {
-              holding = undefined;
-            });
-          })
-          .catch(() => finish(undefined));
-      });
+            .catch(() => sleep(200));
+        }
+      })();
+      await loop;
       await end();
-      return claimed ?? (down.has(name) || paused.has(name) ? undefined : claimedBy(name, 3_000));
+      if (stopped) return stopped;
     } catch {
       await end();
-      return paused.has(name) ? undefined : claimedBy(name, 3_000);
     } finally {
       waitingPauses.delete(end);
     }
+    return down.has(name) || paused.has(name) ? undefined : claimedBy([name], 3_000);
   };
 
   let system: RunningSystem;
@@ -313,16 +323,14 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     restart,
     async pause(name, pauseOptions) {
       if (down.has(name) || paused.has(name)) return undefined;
-      let job: string | undefined;
       if (pauseOptions?.atNextClaim) {
-        job = await stopAtNextClaim(name);
-        if (down.has(name)) return undefined;
+        const stopped = await stopAtNextClaim(name);
+        if (stopped) return stopped;
+        if (down.has(name) || paused.has(name)) return undefined;
       }
-      if (!paused.has(name)) {
-        system.supervisor.signal(name, 'SIGSTOP');
-        paused.add(name);
-      }
-      return { job };
+      system.supervisor.signal(name, 'SIGSTOP');
+      paused.add(name);
+      return { worker: name };
     },
     async resume(name) {
       if (!paused.has(name)) return;

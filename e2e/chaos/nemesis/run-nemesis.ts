@@ -86,20 +86,18 @@ async function inject(
   }
   if (event.kind === 'pause_worker') {
     const stopped = await target.pause(event.target, { atNextClaim: true });
+    if (!stopped) throw new Error(`${event.target} is down or already stopped`);
+    const worker = stopped.worker;
     record(
       'start',
-      event.target,
-      stopped?.job ? `SIGSTOP right after claiming ${stopped.job}` : 'SIGSTOP',
+      worker,
+      stopped.job ? `SIGSTOP inside ${stopped.job}, before its processor call` : 'SIGSTOP',
     );
-    history.lifecycle({ process: event.target, event: 'stopped' });
+    history.lifecycle({ process: worker, event: 'stopped' });
     await sleep(event.downMs);
-    await target.resume(event.target);
-    history.lifecycle({ process: event.target, event: 'resumed' });
-    record(
-      'end',
-      event.target,
-      `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`,
-    );
+    await target.resume(worker);
+    history.lifecycle({ process: worker, event: 'resumed' });
+    record('end', worker, `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`);
     return;
   }
   if (event.kind === 'pg_crash_restart') {
