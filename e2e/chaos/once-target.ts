@@ -73,8 +73,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const paused = new Set<string>();
   const workerNames = Array.from({ length: options.profile.workers }, (_, i) => `worker-${i + 1}`);
   const claims = new Map<string, string>();
+  /** Each worker's claims of a job's first attempt, newest last (the aimed pause reads them). */
+  const firstAttemptClaims = new Map<string, { job: string; at: number }[]>();
   /** Workers to stop the moment they log their next claim (SIGSTOP from the log handler). */
-  const stopAtClaim = new Map<string, (job: string, attempt: number) => void>();
+  const stopAtClaim = new Map<string, (job: string) => void>();
   const counters: Record<string, number> = {
     lease_takeovers: 0,
     lease_lost: 0,
@@ -87,10 +89,15 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const watchLine = (line: string) => {
     const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+).* attempt=(\d+)/.exec(line);
     if (claim) {
-      stopAtClaim.get(claim[1]!)?.(claim[2]!, Number(claim[3]));
+      stopAtClaim.get(claim[1]!)?.(claim[2]!);
       const previous = claims.get(claim[2]!);
       if (previous && previous !== claim[1]) counters.lease_takeovers!++;
       claims.set(claim[2]!, claim[1]!);
+      if (claim[3] === '1') {
+        const list = firstAttemptClaims.get(claim[1]!) ?? [];
+        list.push({ job: claim[2]!, at: Date.now() });
+        firstAttemptClaims.set(claim[1]!, list.slice(-8));
+      }
     }
     if (/result=lease_lost/.test(line)) counters.lease_lost!++;
     // A worker that woke after its job was taken over, refused at its first write.
@@ -104,15 +111,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   /**
    * Resolves with the first job one of `names` claims, having stopped that worker
    * synchronously from the log line's handler; or with undefined after `withinMs` (nobody
-   * is then stopped). With `firstAttempt`, only a job's first attempt counts: a retry
-   * searches the processor for an intent before it creates one, a first attempt creates at
-   * once.
+   * is then stopped).
    */
-  const claimedBy = (
-    names: readonly string[],
-    withinMs: number,
-    options: { firstAttempt?: boolean } = {},
-  ) =>
+  const claimedBy = (names: readonly string[], withinMs: number) =>
     new Promise<{ job: string; worker: string } | undefined>((resolve) => {
       const forget = () => {
         for (const name of names) stopAtClaim.delete(name);
@@ -122,8 +123,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         resolve(undefined);
       }, withinMs);
       for (const name of names) {
-        stopAtClaim.set(name, (job, attempt) => {
-          if (options.firstAttempt && attempt !== 1) return;
+        stopAtClaim.set(name, (job) => {
           forget();
           clearTimeout(timer);
           if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
@@ -148,13 +148,45 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
    * processor forgets the keys). That window is one database read wide, shorter than the
    * trip of the claim's log line to this handler, so the nemesis holds it open. It listens
    * on the outbox channel like the workers; when a job is enqueued it locks `tenants`
-   * (which the charge's first read joins and claiming does not) at once, waits
-   * until the worker logs its claim, stops it, and commits. The stopped worker's read then
+   * (which the charge's first read joins and claiming does not) at once, waits until a
+   * worker's read of a first attempt is blocked on it, stops that worker, and commits. The stopped worker's read then
    * runs and waits in its socket: when it wakes, it acts on what it read before the
    * takeover. Requests that read `tenants` (the web's authentication) wait too, at most a
    * second. If the worker claims nothing that way within 10 s (it is busy, or the database
    * is restarting), it is stopped at its next claim as logged, or idle.
    */
+  /**
+   * With `tenants` locked by `tx`: waits (1 s at most) until a worker's charge read is
+   * blocked on that lock after the worker claimed a job's first attempt, and stops that
+   * worker there. Blocked is read from the server (`pg_stat_activity`: the worker's
+   * connection waits on a lock with the charge's read), so the stop is known to land
+   * before the processor call; the claim comes from the worker's log.
+   */
+  const stopBlockedWorker = async (
+    tx: postgres.TransactionSql,
+    lockedAt: number,
+    workers: readonly string[],
+  ): Promise<{ job: string; worker: string } | undefined> => {
+    const until = Date.now() + 1_000;
+    while (Date.now() < until) {
+      await tx`select pg_stat_clear_snapshot()`;
+      const waiting = await tx<{ application_name: string }[]>`
+        select application_name from pg_stat_activity
+        where wait_event_type = 'Lock' and application_name like 'once-worker %'
+          and query like '%processor_payment_intent_id%' and query not like '%with due as%'`;
+      for (const row of waiting) {
+        const worker = row.application_name.slice('once-worker '.length);
+        const claim = firstAttemptClaims.get(worker)?.findLast((c) => c.at >= lockedAt - 1_000);
+        if (!claim || !workers.includes(worker) || down.has(worker)) continue;
+        system.supervisor.signal(worker, 'SIGSTOP');
+        paused.add(worker);
+        return { job: claim.job, worker };
+      }
+      await sleep(5);
+    }
+    return undefined;
+  };
+
   const stopAtNextClaim = async (
     name: string,
   ): Promise<{ job: string; worker: string } | undefined> => {
@@ -195,8 +227,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
               });
               wake = undefined;
               if (!notified) return;
+              const lockedAt = Date.now();
               await tx.unsafe('lock table tenants in access exclusive mode');
-              stopped = await claimedBy(running(), 1_000, { firstAttempt: true });
+              stopped = await stopBlockedWorker(tx, lockedAt, running());
             })
             .catch(() => sleep(200));
         }
