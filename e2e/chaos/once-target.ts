@@ -158,9 +158,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   /**
    * With `tenants` locked by `tx`: waits (1 s at most) until a worker's charge read is
    * blocked on that lock after the worker claimed a job's first attempt, and stops that
-   * worker there. Blocked is read from the server (`pg_stat_activity`: the worker's
-   * connection waits on a lock with the charge's read), so the stop is known to land
-   * before the processor call; the claim comes from the worker's log.
+   * worker there. Blocked is read from the server (`pg_locks`: the worker's connection
+   * waits for this lock, in the charge's read), so the stop is known to land before the
+   * processor call; the claim comes from the worker's log.
    */
   const stopBlockedWorker = async (
     tx: postgres.TransactionSql,
@@ -170,10 +170,14 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     const until = Date.now() + 1_000;
     while (Date.now() < until) {
       await tx`select pg_stat_clear_snapshot()`;
+      // Waiting for THIS lock (not a row lock elsewhere), in the charge's first read.
       const waiting = await tx<{ application_name: string }[]>`
-        select application_name from pg_stat_activity
-        where wait_event_type = 'Lock' and application_name like 'once-worker %'
-          and query like '%processor_payment_intent_id%' and query not like '%with due as%'`;
+        select activity.application_name
+        from pg_locks as lock
+        join pg_stat_activity as activity on activity.pid = lock.pid
+        where not lock.granted and lock.relation = 'tenants'::regclass
+          and activity.application_name like 'once-worker %'
+          and activity.query like '%select payment.status, payment.amount%'`;
       for (const row of waiting) {
         const worker = row.application_name.slice('once-worker '.length);
         const claim = firstAttemptClaims.get(worker)?.findLast((c) => c.at >= lockedAt - 1_000);
