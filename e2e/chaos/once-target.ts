@@ -14,6 +14,8 @@ import type { NemesisPlan, TenantCatalogue } from './schedule.ts';
 import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } from './target.ts';
 
 const ADMIN_TOKEN = 'once-admin';
+/** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
+const NEMESIS_APPLICATION_NAME = 'once-chaos-nemesis';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** This repository's tenants as the chaos clients see them. */
@@ -136,11 +138,14 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   /** Pauses waiting for a claim: each ends its database client when asked (see below). */
   const waitingPauses = new Set<() => Promise<void>>();
   /**
-   * postgres.js crashes the process when a LISTEN connection dies under it (a write on a
-   * closed socket): before the nemesis crashes PostgreSQL or terminates backends, the
-   * pauses waiting for a claim let go of the database and fall back to the logged claim.
+   * postgres.js crashes the process when a connection dies under a write it scheduled (a
+   * write on a closed socket): before the nemesis crashes PostgreSQL, the pauses waiting
+   * for a claim let go of the database and fall back to the logged claim; the nemesis'
+   * backend storms spare their connections (by application name).
    */
   const releasePausesFromDatabase = () => Promise.all([...waitingPauses].map((end) => end()));
+  /** While PostgreSQL crash-restarts, a new pause does not open a connection at all. */
+  let databaseRestarting = false;
 
   /**
    * Stops a worker between its claim of a job and its first call to the processor, the
@@ -195,7 +200,14 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     name: string,
   ): Promise<{ job: string; worker: string } | undefined> => {
     const running = () => workerNames.filter((w) => !down.has(w) && !paused.has(w));
-    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    if (databaseRestarting) return claimedBy([name], 3_000);
+    const sql = postgres(databaseUrl, {
+      max: 1,
+      onnotice: () => {},
+      connect_timeout: 5,
+      // Spared by the nemesis' own pg_terminate_backend storms.
+      connection: { application_name: NEMESIS_APPLICATION_NAME },
+    });
     let done = false;
     let loop: Promise<void> | undefined;
     let ended: Promise<void> | undefined;
@@ -277,7 +289,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     throw error;
   }
 
-  const admin = postgres(pg.adminUrl, { max: 1, onnotice: () => {} });
   const app = () => postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   const proc = () =>
     postgres(processorDatabaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
@@ -341,6 +352,18 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   }
 
+  /** SIGQUIT to the postmaster (immediate shutdown), then start it again. */
+  const crashRestart = async () => {
+    await releasePausesFromDatabase();
+    const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
+    process.kill(pid, 'SIGQUIT');
+    for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
+    pg.child.kill('SIGKILL');
+    await sleep(200);
+    pg = await startPg();
+  };
+
   return {
     catalogues: onceCatalogues,
     workerNames,
@@ -375,23 +398,21 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       paused.delete(name);
     },
     async crashRestartDatabase() {
-      await releasePausesFromDatabase();
-      const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
-      process.kill(pid, 'SIGQUIT');
-      for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
-      pg.child.kill('SIGKILL');
-      await sleep(200);
-      pg = await startPg();
+      databaseRestarting = true;
+      try {
+        await crashRestart();
+      } finally {
+        databaseRestarting = false;
+      }
     },
     async terminateBackends() {
-      await releasePausesFromDatabase();
       const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
         const [row] = await sql<{ n: number }[]>`
           select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
           where pid <> pg_backend_pid() and backend_type = 'client backend'
-            and datname in ('once', 'once_processor')`;
+            and datname in ('once', 'once_processor')
+            and application_name <> ${NEMESIS_APPLICATION_NAME}`;
         return row?.n ?? 0;
       } finally {
         await sql.end({ timeout: 2 });
@@ -510,7 +531,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       exitListeners.push(listener);
     },
     async stop() {
-      await admin.end({ timeout: 2 }).catch(() => {});
       for (const name of [...paused]) system.supervisor.signal(name, 'SIGCONT');
       await system.stop();
       await pg.stop();
