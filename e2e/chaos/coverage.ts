@@ -11,6 +11,10 @@ export interface Coverage {
   lostResponsesCommitted: number;
   lostResponses: number;
   leaseTakeovers: number;
+  /** Workers that woke after their job was taken over and were refused at their first write. */
+  staleWorkersFenced: number;
+  /** Reconciler reads of a recorded intent that answered 404 (and settled nothing). */
+  unreadableIntentsReconciled: number;
   /** Late duplicates sent after the checkout key's retention had passed. */
   expiriesCrossed: number;
   replaysServed: number;
@@ -82,6 +86,8 @@ export function measureCoverage(
     lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(`${e.tenantId}\u0000${e.key}`))
       .length,
     leaseTakeovers: snapshot.counters.lease_takeovers ?? 0,
+    staleWorkersFenced: snapshot.counters.stale_workers_fenced ?? 0,
+    unreadableIntentsReconciled: snapshot.counters.unreadable_intents_reconciled ?? 0,
     expiriesCrossed,
     replaysServed: completions.filter((e) => e.replayed).length,
     requests,

@@ -30,6 +30,22 @@ console.log(
 console.log(`chaos: replay with: ${replayCommand(args)}`);
 
 if (!existsSync(path.join(repoRoot, 'apps/web', E2E_NEXT_DIST_DIR, 'BUILD_ID'))) globalSetup();
+// The browser first: without one there is nothing to start the system for.
+const executablePath = existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined;
+const browser =
+  args.profile.browserIntents > 0
+    ? await chromium
+        .launch({
+          executablePath,
+          args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic'],
+        })
+        .catch((error: unknown) => {
+          console.error(
+            `chaos: no browser for the browser customers (${(error as Error).message.split('\n')[0]}). Install one (Debian: apt-get install chromium; elsewhere: npx playwright install chromium), or run with --browser 0.`,
+          );
+          process.exit(2);
+        })
+    : undefined;
 const systemLog = path.join(outDir, 'system.log');
 const target = await startOnceTarget({
   profile: args.profile,
@@ -41,14 +57,6 @@ const target = await startOnceTarget({
     }
   },
 });
-const executablePath = existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined;
-const browser =
-  args.profile.browserIntents > 0
-    ? await chromium.launch({
-        executablePath,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic'],
-      })
-    : undefined;
 let failed = true;
 try {
   const result = await runChaos(args, target, { browser, outDir });

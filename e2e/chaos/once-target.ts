@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { OUTBOX_NOTIFY_CHANNEL } from '@once/db/schema';
 import { demoTenants } from '@once/db/seed';
 import { ensureDatabase, findFreePort } from '@once/postgres';
 import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
@@ -13,6 +14,8 @@ import type { NemesisPlan, TenantCatalogue } from './schedule.ts';
 import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } from './target.ts';
 
 const ADMIN_TOKEN = 'once-admin';
+/** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
+const NEMESIS_APPLICATION_NAME = 'once-chaos-nemesis';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** This repository's tenants as the chaos clients see them. */
@@ -72,21 +75,190 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const paused = new Set<string>();
   const workerNames = Array.from({ length: options.profile.workers }, (_, i) => `worker-${i + 1}`);
   const claims = new Map<string, string>();
+  /** Each worker's claims of a job's first attempt, newest last (the aimed pause reads them). */
+  const firstAttemptClaims = new Map<string, { job: string; at: number }[]>();
   /** Workers to stop the moment they log their next claim (SIGSTOP from the log handler). */
   const stopAtClaim = new Map<string, (job: string) => void>();
-  const counters: Record<string, number> = { lease_takeovers: 0, lease_lost: 0, reconciled: 0 };
+  const counters: Record<string, number> = {
+    lease_takeovers: 0,
+    lease_lost: 0,
+    reconciled: 0,
+    stale_workers_fenced: 0,
+    unreadable_intents_reconciled: 0,
+  };
 
   /** Worker log lines tell who claimed which job: a claim by another worker is a takeover. */
   const watchLine = (line: string) => {
-    const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+)/.exec(line);
+    const claim = /^(worker-\d+)\s*\| \S+ job\.claimed job=(\S+).* attempt=(\d+)/.exec(line);
     if (claim) {
       stopAtClaim.get(claim[1]!)?.(claim[2]!);
       const previous = claims.get(claim[2]!);
       if (previous && previous !== claim[1]) counters.lease_takeovers!++;
       claims.set(claim[2]!, claim[1]!);
+      if (claim[3] === '1') {
+        const list = firstAttemptClaims.get(claim[1]!) ?? [];
+        list.push({ job: claim[2]!, at: Date.now() });
+        firstAttemptClaims.set(claim[1]!, list.slice(-8));
+      }
     }
     if (/result=lease_lost/.test(line)) counters.lease_lost!++;
+    // A worker that woke after its job was taken over, refused at its first write.
+    if (/charge\.intent_not_recorded/.test(line)) counters.stale_workers_fenced!++;
+    // The reconciler read a 404 for an intent it had recorded, and settled nothing on it.
+    if (/reconcile\.lookup_failed .*(not_found|resource_missing|No such)/.test(line))
+      counters.unreadable_intents_reconciled!++;
     if (/reconcile\.settled/.test(line)) counters.reconciled!++;
+  };
+
+  /**
+   * Resolves with the first job one of `names` claims, having stopped that worker
+   * synchronously from the log line's handler; or with undefined after `withinMs` (nobody
+   * is then stopped).
+   */
+  const claimedBy = (names: readonly string[], withinMs: number) =>
+    new Promise<{ job: string; worker: string } | undefined>((resolve) => {
+      const forget = () => {
+        for (const name of names) stopAtClaim.delete(name);
+      };
+      const timer = setTimeout(() => {
+        forget();
+        resolve(undefined);
+      }, withinMs);
+      for (const name of names) {
+        stopAtClaim.set(name, (job) => {
+          forget();
+          clearTimeout(timer);
+          if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
+          paused.add(name);
+          resolve({ job, worker: name });
+        });
+      }
+    });
+
+  /** Pauses waiting for a claim: each ends its database client when asked (see below). */
+  const waitingPauses = new Set<() => Promise<void>>();
+  /**
+   * postgres.js crashes the process when a connection dies under a write it scheduled (a
+   * write on a closed socket): before the nemesis crashes PostgreSQL, the pauses waiting
+   * for a claim let go of the database and fall back to the logged claim; the nemesis'
+   * backend storms spare their connections (by application name).
+   */
+  const releasePausesFromDatabase = () => Promise.all([...waitingPauses].map((end) => end()));
+  /** While PostgreSQL crash-restarts, a new pause does not open a connection at all. */
+  let databaseRestarting = false;
+
+  /**
+   * Stops a worker between its claim of a job and its first call to the processor, the
+   * window where a stall matters (its lease runs out, another worker takes the job, and the
+   * processor forgets the keys). That window is one database read wide, shorter than the
+   * trip of the claim's log line to this handler, so the nemesis holds it open. It listens
+   * on the outbox channel like the workers; when a job is enqueued it locks `tenants`
+   * (which the charge's first read joins and claiming does not) at once, waits until a
+   * worker's read of a first attempt is blocked on it, stops that worker, and commits. The stopped worker's read then
+   * runs and waits in its socket: when it wakes, it acts on what it read before the
+   * takeover. Requests that read `tenants` (the web's authentication) wait too, at most a
+   * second. If the worker claims nothing that way within 10 s (it is busy, or the database
+   * is restarting), it is stopped at its next claim as logged, or idle.
+   */
+  /**
+   * With `tenants` locked by `tx`: waits (1 s at most) until a worker's charge read is
+   * blocked on that lock after the worker claimed a job's first attempt, and stops that
+   * worker there. Blocked is read from the server (`pg_locks`: the worker's connection
+   * waits for this lock, in the charge's read), so the stop is known to land before the
+   * processor call; the claim comes from the worker's log.
+   */
+  const stopBlockedWorker = async (
+    tx: postgres.TransactionSql,
+    lockedAt: number,
+    workers: readonly string[],
+  ): Promise<{ job: string; worker: string } | undefined> => {
+    const until = Date.now() + 1_000;
+    while (Date.now() < until) {
+      await tx`select pg_stat_clear_snapshot()`;
+      // Waiting for THIS lock (not a row lock elsewhere), in the charge's first read.
+      const waiting = await tx<{ application_name: string }[]>`
+        select activity.application_name
+        from pg_locks as lock
+        join pg_stat_activity as activity on activity.pid = lock.pid
+        where not lock.granted and lock.relation = 'tenants'::regclass
+          and activity.application_name like 'once-worker %'
+          and activity.query like '%select payment.status, payment.amount%'`;
+      for (const row of waiting) {
+        const worker = row.application_name.slice('once-worker '.length);
+        const claim = firstAttemptClaims.get(worker)?.findLast((c) => c.at >= lockedAt - 1_000);
+        if (!claim || !workers.includes(worker) || down.has(worker)) continue;
+        system.supervisor.signal(worker, 'SIGSTOP');
+        paused.add(worker);
+        return { job: claim.job, worker };
+      }
+      await sleep(5);
+    }
+    return undefined;
+  };
+
+  const stopAtNextClaim = async (
+    name: string,
+  ): Promise<{ job: string; worker: string } | undefined> => {
+    const running = () => workerNames.filter((w) => !down.has(w) && !paused.has(w));
+    if (databaseRestarting) return claimedBy([name], 3_000);
+    const sql = postgres(databaseUrl, {
+      max: 1,
+      onnotice: () => {},
+      connect_timeout: 5,
+      // Spared by the nemesis' own pg_terminate_backend storms.
+      connection: { application_name: NEMESIS_APPLICATION_NAME },
+    });
+    let done = false;
+    let loop: Promise<void> | undefined;
+    let ended: Promise<void> | undefined;
+    /** Wakes the open transaction: a job was enqueued (or the pause is ending). */
+    let wake: (() => void) | undefined;
+    const end = () => {
+      done = true;
+      wake?.();
+      ended ??= (async () => {
+        await loop;
+        await sql.end({ timeout: 2 }).catch(() => {});
+      })();
+      return ended;
+    };
+    waitingPauses.add(end);
+    try {
+      await sql.listen(OUTBOX_NOTIFY_CHANNEL, () => wake?.());
+      const deadline = Date.now() + 10_000;
+      let stopped: { job: string; worker: string } | undefined;
+      // A transaction is open before the job is enqueued, so taking the lock is one round
+      // trip: the race against the workers' claim and read is mostly won.
+      loop = (async () => {
+        while (!done && !stopped && Date.now() < deadline) {
+          await sql
+            .begin(async (tx) => {
+              await tx`set local lock_timeout = '1s'`;
+              const notified = await new Promise<boolean>((resolve) => {
+                const timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+                wake = () => {
+                  clearTimeout(timer);
+                  resolve(!done);
+                };
+              });
+              wake = undefined;
+              if (!notified) return;
+              const lockedAt = Date.now();
+              await tx.unsafe('lock table tenants in access exclusive mode');
+              stopped = await stopBlockedWorker(tx, lockedAt, running());
+            })
+            .catch(() => sleep(200));
+        }
+      })();
+      await loop;
+      await end();
+      if (stopped) return stopped;
+    } catch {
+      await end();
+    } finally {
+      waitingPauses.delete(end);
+    }
+    return down.has(name) || paused.has(name) ? undefined : claimedBy([name], 3_000);
   };
 
   let system: RunningSystem;
@@ -117,7 +289,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     throw error;
   }
 
-  const admin = postgres(pg.adminUrl, { max: 1, onnotice: () => {} });
   const app = () => postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   const proc = () =>
     postgres(processorDatabaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
@@ -181,11 +352,24 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   }
 
+  /** SIGQUIT to the postmaster (immediate shutdown), then start it again. */
+  const crashRestart = async () => {
+    await releasePausesFromDatabase();
+    const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
+    process.kill(pid, 'SIGQUIT');
+    for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
+    pg.child.kill('SIGKILL');
+    await sleep(200);
+    pg = await startPg();
+  };
+
   return {
     catalogues: onceCatalogues,
     workerNames,
     leaseMs: Number(options.profile.env.WORKER_LEASE_MS ?? 30_000),
     processorTimeoutMs: Number(options.profile.env.WORKER_PROCESSOR_TIMEOUT_MS ?? 10_000),
+    reconcileAfterMs: Number(options.profile.env.WORKER_RECONCILE_AFTER_MS ?? 60_000),
     webUrl: system.webUrl,
     async kill(name) {
       if (down.has(name)) return;
@@ -199,30 +383,14 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     restart,
     async pause(name, pauseOptions) {
       if (down.has(name) || paused.has(name)) return undefined;
-      let job: string | undefined;
       if (pauseOptions?.atNextClaim) {
-        // Stopped synchronously from the log line's handler: the worker has just claimed the
-        // job and is reading it or calling the processor. No claim within 10 s: stop it idle.
-        job = await new Promise<string | undefined>((resolve) => {
-          const timer = setTimeout(() => {
-            stopAtClaim.delete(name);
-            resolve(undefined);
-          }, 10_000);
-          stopAtClaim.set(name, (claimed) => {
-            stopAtClaim.delete(name);
-            clearTimeout(timer);
-            if (!down.has(name)) system.supervisor.signal(name, 'SIGSTOP');
-            paused.add(name);
-            resolve(claimed);
-          });
-        });
-        if (down.has(name)) return undefined;
+        const stopped = await stopAtNextClaim(name);
+        if (stopped) return stopped;
+        if (down.has(name) || paused.has(name)) return undefined;
       }
-      if (!paused.has(name)) {
-        system.supervisor.signal(name, 'SIGSTOP');
-        paused.add(name);
-      }
-      return { job };
+      system.supervisor.signal(name, 'SIGSTOP');
+      paused.add(name);
+      return { worker: name };
     },
     async resume(name) {
       if (!paused.has(name)) return;
@@ -230,13 +398,12 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       paused.delete(name);
     },
     async crashRestartDatabase() {
-      const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
-      process.kill(pid, 'SIGQUIT');
-      for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
-      pg.child.kill('SIGKILL');
-      await sleep(200);
-      pg = await startPg();
+      databaseRestarting = true;
+      try {
+        await crashRestart();
+      } finally {
+        databaseRestarting = false;
+      }
     },
     async terminateBackends() {
       const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
@@ -244,7 +411,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         const [row] = await sql<{ n: number }[]>`
           select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
           where pid <> pg_backend_pid() and backend_type = 'client backend'
-            and datname in ('once', 'once_processor')`;
+            and datname in ('once', 'once_processor')
+            and application_name <> ${NEMESIS_APPLICATION_NAME}`;
         return row?.n ?? 0;
       } finally {
         await sql.end({ timeout: 2 });
@@ -258,12 +426,20 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         count: plan.count,
         ...(webhook
           ? { path_prefix: 'payment_intent.' }
-          : plan.kind === 'not_found'
-            ? // Retrieves by id (the worker's and the reconciler's), not searches.
-              { method: 'GET', path_prefix: '/v1/payment_intents/pi_' }
-            : { method: 'POST', path_prefix: '/v1/payment_intents' }),
+          : { method: 'POST', path_prefix: '/v1/payment_intents' }),
         ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
           ? { delay_ms: plan.delayMs }
+          : {}),
+        ...(plan.kind === 'not_found'
+          ? // The worst "not found": a confirm charges, its answer fails, and for a while
+            // the intent's reads by id answer 404 and its webhooks wait. The worker's retry
+            // reads a 404 (payment `unknown`), and so does the reconciler, seconds later.
+            // Only proof settles a payment; a 404 is no proof of "not charged".
+            {
+              kind: 'fail_after_charge',
+              path_prefix: '/v1/payment_intents/pi_',
+              lag_ms: plan.delayMs,
+            }
           : {}),
       });
     },
@@ -355,7 +531,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       exitListeners.push(listener);
     },
     async stop() {
-      await admin.end({ timeout: 2 }).catch(() => {});
       for (const name of [...paused]) system.supervisor.signal(name, 'SIGCONT');
       await system.stop();
       await pg.stop();

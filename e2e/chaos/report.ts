@@ -136,6 +136,8 @@ export function markdownReport(
     `| kills inside an ambiguity window | ${coverage.killsInAmbiguityWindow} |`,
     `| lost responses (request committed) | ${coverage.lostResponses} (${coverage.lostResponsesCommitted}) |`,
     `| lease takeovers | ${coverage.leaseTakeovers} |`,
+    `| stalled workers fenced at their first write after a takeover | ${coverage.staleWorkersFenced} |`,
+    `| reconciler reads of a recorded intent answered 404 | ${coverage.unreadableIntentsReconciled} |`,
     `| key expiries crossed by a late duplicate | ${coverage.expiriesCrossed} |`,
     `| replays served | ${coverage.replaysServed} |`,
     `| fault kinds never fired | ${coverage.neverFired.join(', ') || 'none'} |`,

@@ -65,6 +65,7 @@ export async function runChaos(
     workerNames: target.workerNames,
     leaseMs: target.leaseMs,
     processorTimeoutMs: target.processorTimeoutMs,
+    reconcileAfterMs: target.reconcileAfterMs,
     processorKeyForgetMs: processorKeyForgetMs(profile.env),
   });
   const historyFile = path.join(options.outDir, 'history.jsonl');

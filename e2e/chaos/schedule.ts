@@ -75,7 +75,7 @@ export interface NemesisPlan {
   target: string;
   /** Processor faults: how many requests / deliveries it hits. */
   count: number;
-  /** `delay` / `slow_webhook`: how long. */
+  /** `delay` / `slow_webhook`: how long; `not_found`: how long the charged intent stays unreadable. */
   delayMs: number;
   /** `pg_terminate_storm`: how many rounds of pg_terminate_backend. */
   rounds: number;
@@ -104,7 +104,9 @@ function randomCart(rng: Rng, tenant: TenantCatalogue): IntentPlan['lines'] {
  * room), the rest drawn at random (pauses weighted up).
  *
  * @example
- * const plan = planRun(42, PROFILES.ci!, catalogues, { workerNames: ['worker-1', 'worker-2'] });
+ * const plan = planRun(42, PROFILES.ci!, catalogues, {
+ *   workerNames: ['worker-1', 'worker-2'], leaseMs: 3_000, processorTimeoutMs: 4_000, reconcileAfterMs: 4_000,
+ * });
  */
 export function planRun(
   seed: number,
@@ -114,6 +116,8 @@ export function planRun(
     workerNames: readonly string[];
     leaseMs: number;
     processorTimeoutMs: number;
+    /** How long an unsettled payment waits before the reconciler looks at it. */
+    reconcileAfterMs: number;
     /** How long until the processor has forgotten an idempotency key (retention + reaping). */
     processorKeyForgetMs?: number;
   },
@@ -231,10 +235,16 @@ export function planRun(
       target: isWorkerFault
         ? rng.pick(options.workerNames)
         : rng.pick(catalogues).processorAccountId,
-      // A 404 must outlast a job's retrieve and reach the reconciler's, seconds later.
-      count: kind === 'not_found' ? rng.int(3, 8) : rng.int(1, 3),
+      count: kind === 'not_found' ? 1 : rng.int(1, 3),
       delayMs:
-        kind === 'delay' ? options.processorTimeoutMs + rng.int(500, 3_000) : rng.int(1_000, 4_000),
+        kind === 'delay'
+          ? options.processorTimeoutMs + rng.int(500, 3_000)
+          : kind === 'not_found'
+            ? // The intent stays unreadable past the job's retry (seconds late when the
+              // workers are stalled) and the reconciler's first look (the reconcile-after
+              // window plus a pass), so both read a 404.
+              options.reconcileAfterMs + rng.int(15_000, 25_000)
+            : rng.int(1_000, 4_000),
       rounds: rng.int(2, 5),
     };
   });

@@ -52,18 +52,24 @@ export interface ChaosTarget {
   /** The shortened windows in effect (the schedule sizes pauses and delays from them). */
   leaseMs: number;
   processorTimeoutMs: number;
+  /** How long an unsettled payment waits (with no live job) before the reconciler looks. */
+  reconcileAfterMs: number;
   /** Base URL clients send to (changes never; restarts keep the port). */
   webUrl: string;
   /** SIGKILL a process group (like a crash); `restart` starts it again and waits until healthy. */
   kill(name: string): Promise<void>;
   restart(name: string): Promise<void>;
   /**
-   * SIGSTOP / SIGCONT a process group. With `atNextClaim`, the stop waits (10 s at
-   * most) for the worker to claim a job and lands right after it, inside the job, where a
-   * stall matters: a worker stopped while idle proves little. Resolves with the job it
-   * stopped in, if the target can tell.
+   * SIGSTOP / SIGCONT a process group. With `atNextClaim`, the stop waits (10 s at most)
+   * for a worker to claim a job and lands inside the job, before its first call to the
+   * processor, where a stall matters (a worker stopped while idle proves little); it may
+   * stop whichever worker claims first. Resolves with the worker it stopped (resume that
+   * one) and the job, if the target can tell; undefined if nothing was stopped.
    */
-  pause(name: string, options?: { atNextClaim?: boolean }): Promise<{ job?: string } | undefined>;
+  pause(
+    name: string,
+    options?: { atNextClaim?: boolean },
+  ): Promise<{ worker: string; job?: string } | undefined>;
   resume(name: string): Promise<void>;
   /** Crash the database (immediate shutdown) and start it again; resolves once it accepts connections. */
   crashRestartDatabase(): Promise<void>;

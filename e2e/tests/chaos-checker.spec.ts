@@ -230,6 +230,7 @@ test('the schedule is a pure function of the seed', () => {
     workerNames: ['worker-1', 'worker-2'],
     leaseMs: 3000,
     processorTimeoutMs: 4000,
+    reconcileAfterMs: 4000,
   };
   const a = planRun(42, PROFILES.ci!, onceCatalogues, options);
   const b = planRun(42, PROFILES.ci!, onceCatalogues, options);
@@ -247,6 +248,7 @@ test('the schedule reaches the planted bugs: shared keys within the TTL, pauses 
     workerNames: ['worker-1', 'worker-2'],
     leaseMs: 3000,
     processorTimeoutMs: 4000,
+    reconcileAfterMs: 4000,
     processorKeyForgetMs: 15_000,
   };
   const ttlMs = Number(PROFILES.ci!.env.ONCE_CHECKOUT_KEY_TTL_MS);

@@ -213,6 +213,73 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     expect((await stripe.paymentIntents.retrieve(intent.id)).status).toBe('succeeded');
   });
 
+  it('lag_ms: after a charge whose answer failed, its reads answer 404 and its webhook waits, until the lag ends', async () => {
+    const stripe = stripeClient(processor.url, 'sk_test_tenant_a');
+    const other = await stripe.paymentIntents.create(payParams('lag-other'), {
+      idempotencyKey: randomUUID(),
+    });
+    await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_after_charge',
+      method: 'POST',
+      path_prefix: '/v1/payment_intents',
+      lag_ms: 3_000,
+    });
+    const key = randomUUID();
+    const failed = await formPost(
+      processor.url,
+      '/v1/payment_intents',
+      'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=lag',
+      { idempotencyKey: key },
+    );
+    expect(failed.status).toBe(500);
+    const [charge] = (await admin().ledger({ idempotency_key: key })).data;
+    expect(charge).toMatchObject({ kind: 'charge', amount: 4200 });
+    const intentId = charge!.payment_intent;
+
+    // Every read of the charged intent misses (none is used up), other intents read fine.
+    for (let i = 0; i < 3; i++) {
+      const missing = await stripe.paymentIntents.retrieve(intentId).catch((e: unknown) => e);
+      expect(missing).toMatchObject({ statusCode: 404, code: 'resource_missing' });
+    }
+    expect((await stripe.paymentIntents.retrieve(other.id)).status).toBe('succeeded');
+    // Its webhook was held in the charge's own transaction: no deliverer saw it earlier.
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const events = await sql<{ held: boolean }[]>`
+        select next_attempt_at >= created_at + interval '2.9 seconds' as held
+        from webhook_events where (payload::jsonb)->'data'->'object'->>'id' = ${intentId}`;
+      expect(events.length).toBeGreaterThan(0);
+      expect(events.every((e) => e.held)).toBe(true);
+    } finally {
+      await sql.end();
+    }
+    // Then the lag ends by itself: the charge was there all along.
+    let found: Stripe.PaymentIntent | undefined;
+    for (let i = 0; i < 100 && !found; i++) {
+      found = await stripe.paymentIntents.retrieve(intentId).catch(() => undefined);
+      if (!found) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(found?.status).toBe('succeeded');
+  });
+
+  it('lag_ms is refused where nothing ran, and must be a positive integer', async () => {
+    for (const fault of [
+      { kind: 'fail_before_charge', lag_ms: 1_000 },
+      { kind: 'not_found', lag_ms: 1_000 },
+      { kind: 'fail_after_charge', lag_ms: 0 },
+      { kind: 'fail_after_charge', lag_ms: 'soon' },
+    ]) {
+      const response = await fetch(`${processor.url}/admin/faults`, {
+        method: 'POST',
+        headers: { 'x-admin-token': 'once-admin', 'content-type': 'application/json' },
+        body: JSON.stringify({ account: 'acct_tenant_a', ...fault }),
+      });
+      expect(response.status, JSON.stringify(fault)).toBe(400);
+    }
+    expect((await admin().listFaults()).data).toEqual([]);
+  });
+
   it('GET /admin/faults lists armed faults; DELETE disarms them', async () => {
     await admin().armFault({ account: 'acct_tenant_b', kind: 'fail_before_charge', count: 5 });
     const listed = await admin().listFaults('acct_tenant_b');

@@ -3,6 +3,9 @@ import type { History } from '../history.ts';
 import type { NemesisPlan } from '../schedule.ts';
 import type { ChaosTarget } from '../target.ts';
 
+/** How long a worker woken from a pause acts undisturbed before its lane's next fault. */
+const WOKEN_WORKER_GRACE_MS = 5_000;
+
 const PROCESS_OF: Record<string, string> = {
   kill_web: 'web',
   kill_processor: 'processor',
@@ -28,9 +31,15 @@ export async function runNemesis(
   // busy machine, and must not hold back faults aimed elsewhere; faults on one process stay
   // in order.
   const lane = async (laneEvents: readonly NemesisPlan[]) => {
+    let previous: NemesisPlan | undefined;
     for (const event of laneEvents) {
       if (options.stopped()) return;
-      const wait = options.faultsStartAt + event.atMs - history.elapsed();
+      // A fault that fell due while this worker was stopped waits until the woken worker
+      // has acted on what it read before the stop: that is the interleaving a pause is
+      // for, and a kill right at SIGCONT would erase it.
+      const afterPause = previous?.kind === 'pause_worker' ? WOKEN_WORKER_GRACE_MS : 0;
+      const wait = Math.max(options.faultsStartAt + event.atMs - history.elapsed(), afterPause);
+      previous = event;
       if (wait > 0) await options.sleep(wait);
       try {
         await inject(event, target, history, options.sleep);
@@ -86,20 +95,18 @@ async function inject(
   }
   if (event.kind === 'pause_worker') {
     const stopped = await target.pause(event.target, { atNextClaim: true });
+    if (!stopped) throw new Error(`${event.target} is down or already stopped`);
+    const worker = stopped.worker;
     record(
       'start',
-      event.target,
-      stopped?.job ? `SIGSTOP right after claiming ${stopped.job}` : 'SIGSTOP',
+      worker,
+      stopped.job ? `SIGSTOP inside ${stopped.job}, before its processor call` : 'SIGSTOP',
     );
-    history.lifecycle({ process: event.target, event: 'stopped' });
+    history.lifecycle({ process: worker, event: 'stopped' });
     await sleep(event.downMs);
-    await target.resume(event.target);
-    history.lifecycle({ process: event.target, event: 'resumed' });
-    record(
-      'end',
-      event.target,
-      `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`,
-    );
+    await target.resume(worker);
+    history.lifecycle({ process: worker, event: 'resumed' });
+    record('end', worker, `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`);
     return;
   }
   if (event.kind === 'pg_crash_restart') {

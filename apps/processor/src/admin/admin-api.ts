@@ -103,6 +103,18 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
     if (when !== null && when !== 'before_charge' && when !== 'after_charge') {
       throw new AdminError(400, "when must be 'before_charge' or 'after_charge'.");
     }
+    const lagMs = body.lag_ms ?? null;
+    if (lagMs !== null) {
+      if (!Number.isInteger(lagMs) || (lagMs as number) < 1) {
+        throw new AdminError(400, 'lag_ms must be a positive integer.');
+      }
+      if (!isRequestFaultKind(kind) || kind === 'fail_before_charge') {
+        throw new AdminError(
+          400,
+          `lag_ms applies to faults that answer after the work: not ${kind}.`,
+        );
+      }
+    }
     const method = optionalString(body.method, 'method');
     const pathPrefix = optionalString(body.path_prefix ?? body.event_type_prefix, 'path_prefix');
     const fault = await armFault(db, {
@@ -113,9 +125,10 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
       count: count as number,
       delayMs: delayMs as number | null,
       when,
+      lagMs: lagMs as number | null,
     });
     log(
-      `admin: armed ${fault.kind} x${fault.remaining} for ${fault.account} ${fault.method ?? '*'} ${fault.path_prefix ?? '*'}`,
+      `admin: armed ${fault.kind} x${fault.remaining} for ${fault.account} ${fault.method ?? '*'} ${fault.path_prefix ?? '*'}${fault.lag_ms ? ` lag ${fault.lag_ms} ms` : ''}`,
     );
     return c.json(fault, 201);
   });

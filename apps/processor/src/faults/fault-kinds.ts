@@ -38,5 +38,9 @@ export interface FaultView {
   remaining: number;
   delay_ms: number | null;
   when: 'before_charge' | 'after_charge' | null;
+  /** After-charge request faults: the touched object's reads and webhooks lag this long. */
+  lag_ms: number | null;
+  /** When the fault stops applying (null: when `remaining` is used up). */
+  expires: string | null;
   created: string;
 }

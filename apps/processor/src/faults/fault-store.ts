@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
-import type { ProcessorDatabase } from '../db/client.ts';
-import { faults } from '../db/schema/index.ts';
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import { faults, webhookEvents } from '../db/schema/index.ts';
 import { newObjectId } from '../payments/object-ids.ts';
 import {
   type FaultKind,
@@ -22,6 +22,8 @@ export interface ArmFaultInput {
   count: number;
   delayMs?: number | null;
   when?: 'before_charge' | 'after_charge' | null;
+  /** After-charge request faults: how long the object's reads and webhooks lag behind. */
+  lagMs?: number | null;
 }
 
 export function toFaultView(row: FaultRow): FaultView {
@@ -34,6 +36,8 @@ export function toFaultView(row: FaultRow): FaultView {
     remaining: row.remaining,
     delay_ms: row.delayMs,
     when: row.delayWhen as FaultView['when'],
+    lag_ms: row.lagMs,
+    expires: row.expiresAt?.toISOString() ?? null,
     created: row.createdAt.toISOString(),
   };
 }
@@ -51,6 +55,7 @@ export async function armFault(db: ProcessorDatabase, input: ArmFaultInput): Pro
       remaining: input.count,
       delayMs: input.delayMs ?? null,
       delayWhen: input.kind === 'delay' ? (input.when ?? 'after_charge') : null,
+      lagMs: input.lagMs ?? null,
     })
     .returning();
   return toFaultView(row!);
@@ -60,7 +65,13 @@ export async function listFaults(db: ProcessorDatabase, accountId?: string): Pro
   const rows = await db
     .select()
     .from(faults)
-    .where(and(gt(faults.remaining, 0), accountId ? eq(faults.accountId, accountId) : undefined))
+    .where(
+      and(
+        gt(faults.remaining, 0),
+        or(isNull(faults.expiresAt), gt(faults.expiresAt, sql`now()`)),
+        accountId ? eq(faults.accountId, accountId) : undefined,
+      ),
+    )
     .orderBy(asc(faults.createdAt));
   return rows.map(toFaultView);
 }
@@ -100,6 +111,7 @@ async function takeFault(
       select id from ${faults}
       where account_id = ${accountId}
         and remaining > 0
+        and (expires_at is null or expires_at > now())
         and kind in ${sql.raw(`(${kinds.map((k) => `'${k}'`).join(',')})`)}
         and (method is null or ${method}::text is null or method = ${method})
         and (path_prefix is null or starts_with(${subject}, path_prefix))
@@ -118,6 +130,8 @@ export interface TakenRequestFault {
   kind: RequestFaultKind;
   delayMs: number;
   when: 'before_charge' | 'after_charge';
+  /** How long the touched object's reads and webhooks lag behind (0: they do not). */
+  lagMs: number;
 }
 
 /** The request fault (if any) that applies to this API request. */
@@ -133,7 +147,38 @@ export async function takeRequestFault(
     kind: row.kind as RequestFaultKind,
     delayMs: row.delayMs ?? 0,
     when: (row.delayWhen as 'before_charge' | 'after_charge' | null) ?? 'after_charge',
+    lagMs: row.lagMs ?? 0,
   };
+}
+
+/**
+ * Makes one object lag behind the write that just changed it, inside that write's
+ * transaction (so no deliverer or reader sees it before the lag starts): for `lagMs`, reads
+ * of the object by id answer 404 (a `not_found` fault on its path that expires) and its
+ * pending webhooks wait. "Not found" then means "not visible yet", never "not charged".
+ *
+ * @example
+ * await lagObject(tx, { accountId, path: `/v1/payment_intents/${id}`, objectId: id, lagMs: 12_000 });
+ */
+export async function lagObject(
+  tx: ProcessorTransaction,
+  target: { accountId: string; path: string; objectId: string; lagMs: number },
+): Promise<void> {
+  const lag = sql`now() + make_interval(secs => ${target.lagMs / 1000})`;
+  await tx.insert(faults).values({
+    id: newObjectId('fault'),
+    accountId: target.accountId,
+    kind: 'not_found',
+    method: 'GET',
+    pathPrefix: target.path,
+    // Every read until it expires.
+    remaining: 2_147_483_647,
+    expiresAt: lag,
+  });
+  await tx.execute(sql`
+    update ${webhookEvents} set next_attempt_at = greatest(next_attempt_at, ${lag})
+    where account_id = ${target.accountId} and delivered_at is null
+      and (payload::jsonb)->'data'->'object'->>'id' = ${target.objectId}`);
 }
 
 /** Whether a read fault (`not_found`) applies to this `GET` (it is used up if so). */

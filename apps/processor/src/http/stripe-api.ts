@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
-import type { ProcessorDatabase } from '../db/client.ts';
-import { takeReadFault, takeRequestFault } from '../faults/fault-store.ts';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import { lagObject, takeReadFault, takeRequestFault } from '../faults/fault-store.ts';
 import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
 import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
 import { createPaymentIntent } from '../payments/create-payment-intent.ts';
@@ -15,7 +15,7 @@ import { authenticate } from './authenticate.ts';
 import { parseFormParams } from './form-params.ts';
 import type { IdempotentMutation } from './idempotent-mutation.ts';
 import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
-import type { ReadOperation, StripeOperation } from './stripe-operation.ts';
+import type { ReadOperation, StripeOperation, StripeResult } from './stripe-operation.ts';
 import { stripeResponse } from './stripe-response.ts';
 
 export interface StripeApiOptions {
@@ -90,6 +90,9 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
             pathParams: c.req.param() as Record<string, string>,
             idempotencyKey,
           });
+          if (fault && fault.lagMs > 0 && fault.kind !== 'fail_before_charge') {
+            await lagBehind(tx, account.id, result, fault.lagMs);
+          }
           const rendered = stripeResponse(result);
           // storedResponseFrom reads a clone: `rendered` stays readable for the client.
           await exec.complete(tx, rendered);
@@ -128,4 +131,23 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   app.post('/v1/refunds', mutate(createRefund));
   app.get('/v1/refunds/:id', read(retrieveRefund));
   return app;
+}
+
+/** Where each object kind is read by id: the path its `lag_ms` hides. */
+const READ_PATH_OF: Record<string, string> = {
+  payment_intent: '/v1/payment_intents/',
+  refund: '/v1/refunds/',
+};
+
+/** Starts the lag of an object a faulted request changed (see `lagObject`). */
+async function lagBehind(
+  tx: ProcessorTransaction,
+  accountId: string,
+  result: StripeResult,
+  lagMs: number,
+): Promise<void> {
+  const body = result.body as { id?: unknown; object?: unknown } | null;
+  const base = typeof body?.object === 'string' ? READ_PATH_OF[body.object] : undefined;
+  if (result.status !== 200 || typeof body?.id !== 'string' || !base) return;
+  await lagObject(tx, { accountId, path: `${base}${body.id}`, objectId: body.id, lagMs });
 }

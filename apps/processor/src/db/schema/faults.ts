@@ -13,7 +13,7 @@ export const faults = pgTable(
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.id),
-    /** fail_before_charge | charge_then_drop | delay | fail_after_charge | slow_webhook | duplicate_webhook */
+    /** fail_before_charge | charge_then_drop | delay | fail_after_charge | not_found | slow_webhook | duplicate_webhook */
     kind: text('kind').notNull(),
     /** HTTP method to match (null: any). Webhook faults ignore it. */
     method: text('method'),
@@ -24,6 +24,14 @@ export const faults = pgTable(
     delayMs: integer('delay_ms'),
     /** For `delay`: before_charge | after_charge. */
     delayWhen: text('delay_when'),
+    /**
+     * Request faults that answer after the work committed: for this long afterwards the
+     * object's reads by id answer 404 and its webhooks wait (the processor's read side and
+     * event pipeline lagging behind its write side).
+     */
+    lagMs: integer('lag_ms'),
+    /** The fault stops applying then (null: only `remaining` ends it). */
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 6 })
       .notNull()
       .default(sql`now()`),
