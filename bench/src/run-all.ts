@@ -125,6 +125,8 @@ try {
   await redis?.stop();
   await pg.stop();
 }
+// Said again after the tables: a skipped scenario must not go unnoticed at the end of a long run.
+if (!redis && selected.some((scenario) => scenario.name === 'peers')) log(REDIS_INSTALL_HINT);
 
 const report: RunReport = {
   startedAt,

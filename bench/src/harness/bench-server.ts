@@ -18,11 +18,14 @@ export async function startBenchServer(options: {
   databaseUrl: string;
   redisUrl?: string;
   poolMax?: number;
+  /** Extra node flags for the server process (the profiler passes `--cpu-prof` here). */
+  nodeArgs?: string[];
 }): Promise<BenchServer> {
   const port = await findFreePort();
   const child = await startNodeProcess({
     name: 'bench-server',
     script: 'bench/src/servers/main.ts',
+    nodeArgs: options.nodeArgs,
     env: {
       PORT: String(port),
       DATABASE_URL: options.databaseUrl,

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { findFreePort } from '@once/postgres';
 
 /** A throw-away Redis without persistence, as the peers are commonly deployed for caches. */
@@ -11,14 +12,34 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
-const REDIS_SERVER = '/usr/bin/redis-server';
+/**
+ * The redis-server binary: `REDIS_SERVER` when set, else the first `redis-server` on PATH or in
+ * the usual system directories; undefined when there is none.
+ */
+export function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.REDIS_SERVER) return existsSync(env.REDIS_SERVER) ? env.REDIS_SERVER : undefined;
+  const dirs = [
+    ...(env.PATH ?? '').split(path.delimiter),
+    '/usr/bin',
+    '/usr/local/bin',
+    '/usr/sbin',
+  ];
+  return dirs
+    .filter(Boolean)
+    .map((dir) => path.join(dir, 'redis-server'))
+    .find((file) => existsSync(file));
+}
 
-/** How to get redis-server when it is missing (the peer scenario is skipped). */
+/**
+ * The one command that makes the peers scenario run, printed when redis-server is missing (at
+ * the start of the run and again after the last table, where it is not scrolled away).
+ */
 export const REDIS_INSTALL_HINT =
-  'redis-server not found; install it with `apt-get install -y redis-server`';
+  'peers scenario skipped: redis-server not found. Install it with `sudo apt-get install -y redis-server` ' +
+  '(Debian/Ubuntu; or set REDIS_SERVER=/path/to/redis-server), then run `npm run bench -- --only peers`.';
 
 export function redisAvailable(): boolean {
-  return existsSync(REDIS_SERVER);
+  return findRedisServer() !== undefined;
 }
 
 /**
@@ -43,8 +64,10 @@ export async function startBenchRedis(): Promise<BenchRedis> {
 }
 
 async function startServer(port: number): Promise<{ process: ChildProcess; version: string }> {
+  const binary = findRedisServer();
+  if (!binary) throw new Error(REDIS_INSTALL_HINT);
   const child = spawn(
-    REDIS_SERVER,
+    binary,
     [
       '--port',
       String(port),

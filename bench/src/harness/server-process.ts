@@ -33,18 +33,24 @@ export async function startNodeProcess(options: {
   /** Path relative to the repository root. */
   script: string;
   env: Record<string, string>;
+  /** Node flags before `--import tsx` (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs?: readonly string[];
   /** A stdout line that means ready, or a URL that answers 200 when ready. */
   ready: RegExp | string;
   timeoutMs?: number;
   /** Called with every output line (after the ready line too). */
   onLine?: (line: string) => void;
 }): Promise<ChildHandle> {
-  const child = spawn(process.execPath, ['--import', 'tsx', options.script], {
-    cwd: repoRoot,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', options.script],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   running.add(child);
   child.once('exit', () => running.delete(child));
   const output: string[] = [];

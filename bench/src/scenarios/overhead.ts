@@ -26,8 +26,8 @@ export const overhead: Scenario = {
           { name: 'tRPC + idempotency plugin', load: load('/trpc/pay.guarded') },
           { name: 'tRPC + plugin, atomic mode', load: load('/trpc/pay.guardedAtomic') },
           { name: 'fetch unguarded', load: load('/fetch/plain') },
-          { name: 'fetch + withIdempotency', load: load('/fetch/guarded') },
-          { name: 'fetch + withIdempotency, atomic mode', load: load('/fetch/guarded-atomic') },
+          { name: 'fetch + handle', load: load('/fetch/guarded') },
+          { name: 'fetch + handle, atomic mode', load: load('/fetch/guarded-atomic') },
         ],
         ROUNDS,
       );
@@ -39,25 +39,21 @@ export const overhead: Scenario = {
         rowFromLoad('tRPC + plugin, atomic mode', get('tRPC + plugin, atomic mode')),
         rowFromLoad('fetch unguarded', get('fetch unguarded')),
         {
-          ...rowFromLoad('fetch + withIdempotency', get('fetch + withIdempotency')),
+          ...rowFromLoad('fetch + handle', get('fetch + handle')),
           comparedTo: 'fetch unguarded',
         },
         {
-          ...rowFromLoad(
-            'fetch + withIdempotency, atomic mode',
-            get('fetch + withIdempotency, atomic mode'),
-          ),
+          ...rowFromLoad('fetch + handle, atomic mode', get('fetch + handle, atomic mode')),
           comparedTo: 'fetch unguarded',
         },
       ];
       const atomicRatio =
         get('tRPC + plugin, atomic mode').throughput / get('tRPC unguarded').throughput;
       const fetchAtomicRatio =
-        get('fetch + withIdempotency, atomic mode').throughput / get('fetch unguarded').throughput;
+        get('fetch + handle, atomic mode').throughput / get('fetch unguarded').throughput;
       const trpcRatio =
         get('tRPC + idempotency plugin').throughput / get('tRPC unguarded').throughput;
-      const fetchRatio =
-        get('fetch + withIdempotency').throughput / get('fetch unguarded').throughput;
+      const fetchRatio = get('fetch + handle').throughput / get('fetch unguarded').throughput;
       const extraMs =
         get('tRPC + idempotency plugin').latency.median - get('tRPC unguarded').latency.median;
       const floorRatio =

@@ -12,10 +12,10 @@ const CONNECTIONS = 16;
 const ROUNDS = 3;
 
 const GUARDS = {
-  ours: { label: 'Once withIdempotency (Postgres)', path: '/fetch/guarded' },
+  ours: { label: 'Once fetch handle (Postgres)', path: '/fetch/guarded' },
   oursTrpc: { label: 'Once tRPC plugin (Postgres)', path: '/trpc/pay.guarded' },
   oursAtomic: {
-    label: 'Once withIdempotency, atomic mode (Postgres)',
+    label: 'Once fetch handle, atomic mode (Postgres)',
     path: '/fetch/guarded-atomic',
   },
   oursTrpcAtomic: {
@@ -121,7 +121,7 @@ export const peers: Scenario = {
           goal: `our guarded throughput (atomic mode) >= ${peer.label}`,
           met: throughputOf(GUARDS.oursAtomic) >= throughputOf(peer),
           detail:
-            `withIdempotency atomic ${round(throughputOf(GUARDS.oursAtomic))} ops/s (leased ${round(throughputOf(GUARDS.ours))}), ` +
+            `fetch handle atomic ${round(throughputOf(GUARDS.oursAtomic))} ops/s (leased ${round(throughputOf(GUARDS.ours))}), ` +
             `tRPC plugin atomic ${round(throughputOf(GUARDS.oursTrpcAtomic))} ops/s (leased ${round(throughputOf(GUARDS.oursTrpc))}), peer ${round(throughputOf(peer))} ops/s.`,
         })),
         {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@once/db';
 import type { Idempotency } from '@once/idempotency';
-import { storedResponseFrom, withIdempotency } from '@once/idempotency/fetch';
+import { fetchIdempotency } from '@once/idempotency/fetch';
 import { sql } from 'drizzle-orm';
 import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
 
@@ -25,29 +25,30 @@ export function createPlainFetchHandler(
 }
 
 /**
- * `POST /fetch/guarded`: the same handler under `withIdempotency`, completing in its transaction
- * (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode.
+ * `POST /fetch/guarded`: the same handler under `fetchIdempotency().handle` (built once, as the
+ * apps use it: the validated input is the fingerprint, so the body is read once), completing in
+ * its transaction (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode.
  */
 export function createGuardedFetchHandler(
   db: Database,
   idempotency: Idempotency<Transaction>,
   mode: 'leased' | 'atomic' = 'leased',
 ) {
-  return withIdempotency<Transaction>(
-    async (request, exec) => {
-      const input = parsePayInput(await request.json());
-      return db.transaction(async (tx) => {
+  const http = fetchIdempotency(idempotency);
+  const scope = {
+    tenantId: BENCH_TENANT,
+    operation: mode === 'atomic' ? 'bench.pay.rest.atomic' : 'bench.pay.rest',
+    policy: { mode },
+  };
+  return async (request: Request): Promise<Response> => {
+    const input = parsePayInput(await request.json());
+    return http.handle(request, { ...scope, fingerprintInput: input }, (exec) =>
+      db.transaction(async (tx) => {
         const result = await writePayment(tx, input, exec.key ?? randomUUID());
         const response = Response.json(result, { status: 201 });
-        await exec.complete(tx, await storedResponseFrom(response));
+        await exec.complete(tx, response);
         return response;
-      });
-    },
-    {
-      idempotency,
-      operation: mode === 'atomic' ? 'bench.pay.rest.atomic' : 'bench.pay.rest',
-      getTenantId: () => BENCH_TENANT,
-      policy: { mode },
-    },
-  );
+      }),
+    );
+  };
 }

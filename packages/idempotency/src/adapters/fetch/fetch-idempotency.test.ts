@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIdempotency } from '../../core/engine.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import {
@@ -99,5 +99,25 @@ describe('fetchIdempotency().handle', () => {
     const replay = await handle(json('{"b":2,"a":1}'));
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect((await handle(json('{"a":2}'))).status).toBe(422);
+  });
+
+  it('reads the response body once: the snapshot stored by complete is the one the engine gets', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
+    const runs = { count: 0 };
+    const clone = vi.spyOn(Response.prototype, 'clone');
+    try {
+      const first = await route(http, form('amount=7', 'once_1'), 'acct_c', runs);
+      expect(first.status).toBe(201);
+      // One clone for the stored snapshot (complete); before, the guard cloned and read it again.
+      expect(clone).toHaveBeenCalledTimes(1);
+      expect(await first.json()).toEqual({ id: 'ch_1', amount: '7' });
+    } finally {
+      clone.mockRestore();
+    }
+    const replay = await route(http, form('amount=7', 'once_1'), 'acct_c', runs);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('location')).toBe('/c/1');
+    expect(await replay.json()).toEqual({ id: 'ch_1', amount: '7' });
+    expect(runs.count).toBe(1);
   });
 });

@@ -7,7 +7,11 @@ import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../core/key.ts';
 import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
 import { defaultFingerprintInput } from './fingerprint-input.ts';
 import { problemDetailsResponse } from './problem-details.ts';
-import { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';
+import {
+  DEFAULT_REPLAY_HEADERS,
+  replayedResponse,
+  storedResponseReader,
+} from './stored-response.ts';
 
 /**
  * How a service speaks HTTP about keys, fixed once per service: whether a key is required,
@@ -122,13 +126,22 @@ export function fetchIdempotency<TTx>(
 export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchIdempotencyOptions) {
   const render = options.renderError ?? problemDetailsResponse;
   const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
-  const fetchExecution = (exec: Execution<TTx>): FetchExecution<TTx> =>
-    completingWith(exec, async (tx: TTx, response: Response | StoredResponse) =>
-      exec.complete(
-        tx,
-        isResponse(response) ? await storedResponseFrom(response, replayHeaders) : response,
-      ),
-    );
+  const snapshot = storedResponseReader(replayHeaders);
+  /**
+   * `exec` for the route; `completed` remembers the Response it completed with and its stored
+   * snapshot, so the guard does not clone and read the same body a second time afterwards.
+   */
+  const fetchExecution = (
+    exec: Execution<TTx>,
+    completed: { response?: Response; stored?: StoredResponse } = {},
+  ): FetchExecution<TTx> =>
+    completingWith(exec, async (tx: TTx, response: Response | StoredResponse) => {
+      if (!isResponse(response)) return exec.complete(tx, response);
+      const stored = await snapshot(response);
+      await exec.complete(tx, stored);
+      completed.response = response;
+      completed.stored = stored;
+    });
 
   return async function guard(
     request: Request,
@@ -158,8 +171,11 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         async (exec) => {
-          executed = await run(fetchExecution(exec));
-          return storedResponseFrom(executed, replayHeaders);
+          const completed: { response?: Response; stored?: StoredResponse } = {};
+          executed = await run(fetchExecution(exec, completed));
+          return completed.response === executed && completed.stored
+            ? completed.stored
+            : snapshot(executed);
         },
       );
       if (outcome.kind === 'executed' && executed) return executed;

@@ -21,17 +21,36 @@ const NEVER_STORED = new Set(['set-cookie', 'set-cookie2']);
  * await exec.complete(tx, await storedResponseFrom(response));
  * return response;
  */
-export async function storedResponseFrom(
+export function storedResponseFrom(
   response: Response,
   allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
 ): Promise<StoredResponse> {
-  const allowed = new Set(allowList.map((name) => name.toLowerCase()));
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    if (allowed.has(name) && !NEVER_STORED.has(name)) headers[name] = value;
-  });
-  const text = response.body === null ? null : await response.clone().text();
-  return { status: response.status, headers, body: text };
+  return storedResponseReader(allowList)(response);
+}
+
+/**
+ * `storedResponseFrom` with the allow-list resolved once (an adapter builds one per service
+ * instead of a Set per request). Headers are looked up by name rather than iterated.
+ *
+ * @example
+ * const snapshot = storedResponseReader(['content-type']);
+ * const stored = await snapshot(Response.json({ ok: true }));
+ */
+export function storedResponseReader(
+  allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
+): (response: Response) => Promise<StoredResponse> {
+  const names = [...new Set(allowList.map((name) => name.toLowerCase()))].filter(
+    (name) => !NEVER_STORED.has(name),
+  );
+  return async (response) => {
+    const headers: Record<string, string> = {};
+    for (const name of names) {
+      const value = response.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    const text = response.body === null ? null : await response.clone().text();
+    return { status: response.status, headers, body: text };
+  };
 }
 
 /**

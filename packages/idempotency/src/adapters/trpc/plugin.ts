@@ -4,7 +4,12 @@ import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
-import { type JsonExecution, jsonExecution, jsonResponse } from '../../core/json-execution.ts';
+import {
+  type JsonExecution,
+  jsonExecution,
+  jsonResponse,
+  storedResultOf,
+} from '../../core/json-execution.ts';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -140,9 +145,10 @@ export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
           principal: options.getPrincipal?.(ctx),
         },
         async (exec): Promise<StoredResponse> => {
-          const result = await nextWith(exec);
+          const json = jsonExecution(exec);
+          const result = await next({ ctx: { idempotency: json } });
           executedResult = result;
-          if (result.ok) return jsonResponse(200, result.data);
+          if (result.ok) return storedResultOf(json, result.data);
           const status = getHTTPStatusCodeFromError(result.error);
           const cause = result.error.cause;
           // Our own signals travel inside tRPC's error: unwrap so the engine applies its policy.

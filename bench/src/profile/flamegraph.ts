@@ -1,0 +1,147 @@
+// Turns a V8 `.cpuprofile` (from `node --cpu-prof`) into a self-contained SVG flame graph and a
+// self-time summary, without a profiler dependency: the format is a tree of call frames with
+// sample counts, which is all a flame graph needs.
+
+/** The subset of the V8 CPU profile format this file reads. */
+export interface CpuProfile {
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    hitCount?: number;
+    children?: number[];
+  }[];
+  startTime: number;
+  endTime: number;
+}
+
+interface Frame {
+  name: string;
+  self: number;
+  total: number;
+  children: Map<string, Frame>;
+}
+
+/** A short, stable label for a frame: function and the file it lives in (repo-relative). */
+export function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): string {
+  const fn = frame.functionName || '(anonymous)';
+  if (!frame.url) return fn;
+  const url = frame.url.replace(/^file:\/\//, '');
+  const nm = url.lastIndexOf('node_modules/');
+  const file =
+    nm >= 0
+      ? url.slice(nm + 'node_modules/'.length)
+      : url.replace(/^.*?\/(packages|bench|apps)\//, '$1/').replace(/^node:/, 'node:');
+  return `${fn} ${file}:${frame.lineNumber + 1}`;
+}
+
+/** Merges identical stacks (same labels from the root) into one tree of sample counts. */
+export function buildTree(profile: CpuProfile): Frame {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const root: Frame = { name: 'all', self: 0, total: 0, children: new Map() };
+  const walk = (id: number, parent: Frame) => {
+    const node = byId.get(id)!;
+    const name = frameLabel(node.callFrame);
+    let frame = parent.children.get(name);
+    if (!frame) {
+      frame = { name, self: 0, total: 0, children: new Map() };
+      parent.children.set(name, frame);
+    }
+    frame.self += node.hitCount ?? 0;
+    for (const child of node.children ?? []) walk(child, frame);
+  };
+  for (const child of profile.nodes[0]!.children ?? []) walk(child, root);
+  const sum = (frame: Frame): number => {
+    frame.total = frame.self;
+    for (const child of frame.children.values()) frame.total += sum(child);
+    return frame.total;
+  };
+  sum(root);
+  return root;
+}
+
+/** Self samples per label, largest first, as fractions of all samples. */
+export function selfTimes(profile: CpuProfile): { label: string; share: number }[] {
+  const totals = new Map<string, number>();
+  let all = 0;
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0;
+    all += hits;
+    const label = frameLabel(node.callFrame);
+    totals.set(label, (totals.get(label) ?? 0) + hits);
+  }
+  return [...totals]
+    .map(([label, hits]) => ({ label, share: hits / all }))
+    .sort((a, b) => b.share - a.share);
+}
+
+/** Total (inclusive) samples of every frame whose label matches, counted once per stack. */
+export function inclusiveShare(profile: CpuProfile, match: RegExp): number {
+  const root = buildTree(profile);
+  const count = (frame: Frame): number =>
+    match.test(frame.name)
+      ? frame.total
+      : [...frame.children.values()].reduce((n, child) => n + count(child), 0);
+  return root.total ? count(root) / root.total : 0;
+}
+
+const escapeXml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function colour(name: string): string {
+  if (name.includes('packages/idempotency')) return 'rgb(230,120,40)';
+  if (name.includes('drizzle-orm') || name.includes('postgres/')) return 'rgb(70,140,220)';
+  if (name.includes('@trpc')) return 'rgb(150,100,200)';
+  if (name.startsWith('(garbage collector)')) return 'rgb(200,60,60)';
+  if (name.includes('bench/')) return 'rgb(80,170,90)';
+  return 'rgb(200,190,120)';
+}
+
+/**
+ * @example
+ * writeFileSync('flame.svg', flameGraphSvg(JSON.parse(readFileSync('x.cpuprofile', 'utf8')), 'tRPC atomic'));
+ */
+export function flameGraphSvg(profile: CpuProfile, title: string, width = 1600): string {
+  const root = buildTree(profile);
+  const rowHeight = 16;
+  const rects: string[] = [];
+  let depthMax = 0;
+  const draw = (frame: Frame, x: number, depth: number) => {
+    const w = (frame.total / root.total) * width;
+    if (w < 0.3) return;
+    depthMax = Math.max(depthMax, depth);
+    const share = ((frame.total / root.total) * 100).toFixed(2);
+    const label = w > 40 ? escapeXml(frame.name).slice(0, Math.floor(w / 6.5)) : '';
+    rects.push(
+      `<g><title>${escapeXml(frame.name)} (${share}%)</title><rect x="${x.toFixed(2)}" y="${depth}" width="${w.toFixed(2)}" height="${rowHeight - 1}" fill="${colour(frame.name)}"/>` +
+        (label ? `<text x="${(x + 3).toFixed(2)}" y="${depth}">${label}</text>` : '') +
+        '</g>',
+    );
+    let childX = x;
+    for (const child of [...frame.children.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      draw(child, childX, depth + 1);
+      childX += (child.total / root.total) * width;
+    }
+  };
+  draw(root, 0, 0);
+  const height = (depthMax + 1) * rowHeight + 40;
+  // Depth is stored in y and flipped here so the root sits at the bottom, as flame graphs do.
+  const body = rects
+    .map((rect) =>
+      rect
+        .replace(
+          /y="(\d+)" width/,
+          (_, d) => `y="${height - 20 - (Number(d) + 1) * rowHeight}" width`,
+        )
+        .replace(
+          /<text x="([\d.]+)" y="(\d+)"/,
+          (_, x, d) => `<text x="${x}" y="${height - 20 - Number(d) * rowHeight - 4}"`,
+        ),
+    )
+    .join('\n');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11">
+<rect width="100%" height="100%" fill="white"/>
+<text x="4" y="14" font-size="13">${escapeXml(title)}: ${root.total} samples; hover a box for its share. orange = @once/idempotency, blue = drizzle/postgres.js, purple = tRPC, green = bench app</text>
+${body}
+</svg>
+`;
+}
