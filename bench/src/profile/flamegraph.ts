@@ -138,7 +138,8 @@ export function flameGraphSvg(profile: CpuProfile, title: string, width = 1600):
         ),
     )
     .join('\n');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11" role="img" aria-label="${escapeXml(`CPU flame graph: ${title}`)}">
+<title>${escapeXml(`CPU flame graph: ${title}`)}</title>
 <rect width="100%" height="100%" fill="white"/>
 <text x="4" y="14" font-size="13">${escapeXml(title)}: ${root.total} samples; hover a box for its share. orange = @once/idempotency, blue = drizzle/postgres.js, purple = tRPC, green = bench app</text>
 ${body}
