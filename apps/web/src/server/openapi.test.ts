@@ -237,8 +237,16 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       }
     }
     // Every checkout refusal a REST client can meet is documented (session ones, the ops.*
-    // role check and the demo's chaos switches are tRPC-only: REST takes only API keys).
-    const tRpcOnly = new Set(['demo_login_disabled', 'operator_required']);
+    // role check, the cockpit's key operator and the demo's chaos switches are tRPC-only:
+    // REST takes only API keys).
+    const tRpcOnly = new Set([
+      'demo_login_disabled',
+      'operator_required',
+      'idempotency_key_not_found',
+      'idempotency_key_changed',
+      'idempotency_key_not_releasable',
+      'idempotency_key_not_evictable',
+    ]);
     const restCodes = Object.keys(apiErrorCatalogue).filter(
       (c) => !tRpcOnly.has(c) && !c.startsWith('chaos_'),
     );
