@@ -1,10 +1,5 @@
-import type { KeyOperator } from '@once/idempotency/drizzle/operator';
-import {
-  type IdempotencyKeyActionInput,
-  keyOperatorRefusalToApiError,
-  type OpsKeyAuditEntry,
-  toOpsKeyAuditEntry,
-} from './idempotency-key.types.ts';
+import type { OpsKeyAuditEntry } from './idempotency-key.types.ts';
+import { type KeyActionRequest, runKeyAction } from './run-key-action.ts';
 
 /**
  * Evicts one idempotency key of the caller's tenant: a `completed` or `released` key, deleted before its retention ends (the key's next request runs again). Refused unless the key is
@@ -14,21 +9,6 @@ import {
  * @example
  * await evictIdempotencyKey({ ctx: { keyOperator, tenantId, principal }, input: { operation, key, revision, reason: 'INC-42' } });
  */
-export async function evictIdempotencyKey({
-  ctx,
-  input,
-}: {
-  ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
-  input: IdempotencyKeyActionInput;
-}): Promise<OpsKeyAuditEntry> {
-  const { revision, reason, ...key } = input;
-  try {
-    const entry = await ctx.keyOperator.evict(
-      { tenantId: ctx.tenantId, ...key },
-      { revision, reason, actor: ctx.principal },
-    );
-    return toOpsKeyAuditEntry(entry);
-  } catch (error) {
-    throw keyOperatorRefusalToApiError(error);
-  }
+export function evictIdempotencyKey(request: KeyActionRequest): Promise<OpsKeyAuditEntry> {
+  return runKeyAction('evict', request);
 }

@@ -1,10 +1,5 @@
-import type { KeyOperator } from '@once/idempotency/drizzle/operator';
-import {
-  type IdempotencyKeyActionInput,
-  keyOperatorRefusalToApiError,
-  type OpsKeyAuditEntry,
-  toOpsKeyAuditEntry,
-} from './idempotency-key.types.ts';
+import type { OpsKeyAuditEntry } from './idempotency-key.types.ts';
+import { type KeyActionRequest, runKeyAction } from './run-key-action.ts';
 
 /**
  * Releases one idempotency key of the caller's tenant: an expired lease that committed nothing, or an `unknown` key the operator reconciled as "nothing happened" (the key may run again). Refused unless the key is
@@ -14,21 +9,6 @@ import {
  * @example
  * await releaseIdempotencyKey({ ctx: { keyOperator, tenantId, principal }, input: { operation, key, revision, reason: 'INC-42' } });
  */
-export async function releaseIdempotencyKey({
-  ctx,
-  input,
-}: {
-  ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
-  input: IdempotencyKeyActionInput;
-}): Promise<OpsKeyAuditEntry> {
-  const { revision, reason, ...key } = input;
-  try {
-    const entry = await ctx.keyOperator.release(
-      { tenantId: ctx.tenantId, ...key },
-      { revision, reason, actor: ctx.principal },
-    );
-    return toOpsKeyAuditEntry(entry);
-  } catch (error) {
-    throw keyOperatorRefusalToApiError(error);
-  }
+export function releaseIdempotencyKey(request: KeyActionRequest): Promise<OpsKeyAuditEntry> {
+  return runKeyAction('release', request);
 }

@@ -1,0 +1,36 @@
+import type { KeyOperator } from '@once/idempotency/drizzle/operator';
+import {
+  type IdempotencyKeyActionInput,
+  keyOperatorRefusalToApiError,
+  type OpsKeyAuditEntry,
+  toOpsKeyAuditEntry,
+} from './idempotency-key.types.ts';
+
+export interface KeyActionRequest {
+  ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
+  input: IdempotencyKeyActionInput;
+}
+
+/**
+ * The one path of an operator's key action: scoped to the caller's tenant, guarded by the
+ * revision the operator saw, audited with the operator's principal and reason; a refusal
+ * becomes its stable API code.
+ *
+ * @example
+ * await runKeyAction('evict', { ctx: { keyOperator, tenantId, principal }, input });
+ */
+export async function runKeyAction(
+  action: 'release' | 'evict',
+  { ctx, input }: KeyActionRequest,
+): Promise<OpsKeyAuditEntry> {
+  const { revision, reason, ...key } = input;
+  try {
+    const entry = await ctx.keyOperator[action](
+      { tenantId: ctx.tenantId, ...key },
+      { revision, reason, actor: ctx.principal },
+    );
+    return toOpsKeyAuditEntry(entry);
+  } catch (error) {
+    throw keyOperatorRefusalToApiError(error);
+  }
+}
