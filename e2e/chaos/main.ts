@@ -7,6 +7,7 @@
  * for `ci`, on a fault kind that never fired), printing the command that replays the run.
  */
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium } from '@playwright/test';
 import { repoRoot } from '../../scripts/system/start-system.ts';
@@ -57,6 +58,16 @@ const target = await startOnceTarget({
     }
   },
 });
+// Ctrl-C or a `kill` stops the system before exiting: otherwise its PostgreSQL and apps
+// outlive the run and hold ports the next run picks.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    console.log(`chaos: ${signal}: stopping the system`);
+    void Promise.allSettled([browser?.close(), target.stop()]).then(() =>
+      process.exit(128 + os.constants.signals[signal]),
+    );
+  });
+}
 let failed = true;
 try {
   const result = await runChaos(args, target, { browser, outDir });

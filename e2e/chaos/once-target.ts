@@ -65,7 +65,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const [webPort, processorPort, workerHealthBasePort] = [
     await findFreePort(),
     await findFreePort(),
-    await findFreePort(),
+    // worker-N listens on base + N - 1: all of them must be free, not only the first.
+    await findFreePort({ count: options.profile.workers }),
   ];
 
   const exitListeners: ((name: string, detail: string) => void)[] = [];

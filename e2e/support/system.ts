@@ -14,13 +14,19 @@ import { E2E_NEXT_DIST_DIR } from './global-setup.ts';
 export async function startTestSystem(
   options: Partial<SystemOptions> = {},
 ): Promise<RunningSystem> {
-  const ports = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
+  const workerCount = options.workerCount ?? 1;
+  const ports = await Promise.all([
+    findFreePort(),
+    findFreePort(),
+    // Worker N's health port is base + N - 1: the whole run must be free.
+    findFreePort({ count: workerCount }),
+  ]);
   return startSystem({
     pgDurability: 'fast',
     webPort: ports[0],
     processorPort: ports[1],
     workerHealthBasePort: ports[2],
-    workerCount: 1,
+    workerCount,
     skipBuild: true,
     nextDistDir: E2E_NEXT_DIST_DIR,
     log: process.env.ONCE_E2E_LOGS ? undefined : () => {},

@@ -6,6 +6,7 @@
  * seeds S, S+1, ... until a run reports a violation, at most N seeds (default 10). Exits 1
  * if a patch no longer applies or a bug went unnoticed for N seeds.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../../../scripts/system/start-system.ts';
 import {
@@ -28,8 +29,21 @@ const seeds = Number(take('seeds') ?? 10);
 const firstSeed = Number(take('first-seed') ?? 1);
 const profileArgs = argv.length > 0 ? argv : ['--profile', 'ci'];
 
+// Ctrl-C or a `kill`: the current run stops its system, the copy is removed, then we exit.
+// Without this, each interrupted run left a PostgreSQL and the apps behind.
+const interrupt = new AbortController();
+let interruptedBy: NodeJS.Signals | undefined;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    interruptedBy = signal;
+    console.log(`planted: ${signal}: stopping the current run and removing its copy`);
+    interrupt.abort();
+  });
+}
+
 let failures = 0;
 for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
+  if (interruptedBy) break;
   const applies = patchApplies(bug, repoRoot);
   if (!applies.ok) {
     console.log(`planted ${bug.name}: PATCH NO LONGER APPLIES\n${applies.error}`);
@@ -41,7 +55,9 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
   try {
     for (let seed = firstSeed; seed < firstSeed + seeds && caughtAt === undefined; seed++) {
       const out = path.join(repoRoot, '.data/chaos-planted', bug.name, `seed-${seed}`);
-      const result = await runChaosIn(copy, ['--seed', String(seed), ...profileArgs, '--out', out]);
+      const args = ['--seed', String(seed), ...profileArgs, '--out', out];
+      const result = await runChaosIn(copy, args, interrupt.signal);
+      if (interruptedBy) break;
       const verdict = /^chaos: result: (\d+) violation\(s\)(.*)$/m.exec(result.output);
       console.log(
         `planted ${bug.name}: seed ${seed}: exit ${result.code}, ${verdict ? `${verdict[1]} violation(s)${verdict[2]}` : 'no verdict'}`,
@@ -52,9 +68,11 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
   } finally {
     removePlantedCopy(copy);
   }
+  if (interruptedBy) break;
   if (caughtAt === undefined) {
     console.log(`planted ${bug.name}: NOT CAUGHT within ${seeds} seed(s)`);
     failures++;
   } else console.log(`planted ${bug.name}: caught at seed ${caughtAt}`);
 }
+if (interruptedBy) process.exit(128 + os.constants.signals[interruptedBy]);
 process.exit(failures > 0 ? 1 : 0);

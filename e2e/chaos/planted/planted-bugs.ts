@@ -74,17 +74,23 @@ export function preparePlantedCopy(bug: PlantedBug, repoRoot: string): string {
 
 /**
  * Runs the chaos CLI inside a planted copy for one seed; resolves with its exit code
- * (1: a violation was reported) and the output's last lines.
+ * (1: a violation was reported) and the output's last lines. Aborting `signal` sends the
+ * run SIGTERM, on which it stops its system and exits.
  */
 export function runChaosIn(
   copy: string,
   args: string[],
+  signal?: AbortSignal,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'e2e/chaos/main.ts', ...args], {
       cwd: copy,
       stdio: ['ignore', 'pipe', 'pipe'],
+      signal,
+      killSignal: 'SIGTERM',
     });
+    // The abort's own error event: the exit that follows resolves the run.
+    child.on('error', () => {});
     let output = '';
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000);

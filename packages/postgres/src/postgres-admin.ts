@@ -22,13 +22,41 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   }
 }
 
-/** Finds a free TCP port below the ephemeral range (32768+). */
-export async function findFreePort(min = 20000, max = 32000): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = min + Math.floor(Math.random() * (max - min));
-    if (await isPortFree(port)) return port;
+/** Where {@link findFreePort} looks: below Linux's ephemeral range (32768+). */
+export interface FreePortOptions {
+  /** How many consecutive ports must be free; the first is returned. Default 1. */
+  count?: number;
+  min?: number;
+  /** Exclusive. */
+  max?: number;
+}
+
+/**
+ * Finds `count` consecutive free TCP ports and returns the first. A system's worker health
+ * ports are `base`, `base + 1`, ...: every one must be free, not only the first (a run whose
+ * `base + 1` was held by a leftover process failed to start).
+ *
+ * @example
+ * const workerHealthBasePort = await findFreePort({ count: 3 }); // base, base + 1, base + 2 free
+ */
+export async function findFreePort(options: FreePortOptions = {}): Promise<number> {
+  const { count = 1, min = 20000, max = 32000 } = options;
+  const candidates = max - min - count + 1;
+  if (!Number.isInteger(count) || count < 1 || candidates < 1) {
+    throw new Error(`cannot fit ${count} consecutive ports between ${min} and ${max}`);
   }
-  throw new Error(`no free TCP port found between ${min} and ${max}`);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = min + Math.floor(Math.random() * candidates);
+    if (await allPortsFree(first, count)) return first;
+  }
+  throw new Error(`no ${count} consecutive free TCP ports found between ${min} and ${max}`);
+}
+
+async function allPortsFree(first: number, count: number): Promise<boolean> {
+  for (let port = first; port < first + count; port++) {
+    if (!(await isPortFree(port))) return false;
+  }
+  return true;
 }
 
 /** Whether nothing listens on `port` on 127.0.0.1 (a listen attempt, closed at once). */
