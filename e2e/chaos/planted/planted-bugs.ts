@@ -101,7 +101,7 @@ export function runChaosIn(
   });
 }
 
-/** Removes a planted copy. */
+/** Removes a planted copy (retrying: an interrupted run's processes may still be writing). */
 export function removePlantedCopy(copy: string): void {
-  rmSync(copy, { recursive: true, force: true });
+  rmSync(copy, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
 }
