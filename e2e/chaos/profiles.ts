@@ -15,8 +15,10 @@ export interface ChaosProfile {
   faults: readonly FaultKind[];
   /** Worker processes (several, so leases are taken over). */
   workers: number;
-  /** HTTP intents in flight at once / browser pages open at once. */
-  httpConcurrency: number;
+  /**
+   * Browser pages open at once. HTTP intents have no cap: each starts at its planned time,
+   * so how many overlap follows from the plan (and from how slow the faults make them).
+   */
   browserConcurrency: number;
   /** After heal: how long the system gets to converge before it counts as stuck. */
   convergeTimeoutMs: number;
@@ -62,7 +64,6 @@ export const PROFILES: Record<string, ChaosProfile> = {
     nemesisEvents: 32,
     faults: FAULT_KINDS,
     workers: 2,
-    httpConcurrency: 8,
     // Each customer can take 30-60 s on a loaded machine (it retries until terminal): with
     // two pages at a time most of the 22 never started before the clients' deadline.
     browserConcurrency: 6,
@@ -78,8 +79,9 @@ export const PROFILES: Record<string, ChaosProfile> = {
     nemesisEvents: 300,
     faults: FAULT_KINDS,
     workers: 3,
-    httpConcurrency: 12,
-    browserConcurrency: 2,
+    // A browser customer takes 30-60 s under faults: with two pages at a time, 45 of the 100
+    // started within the 15 minutes and the rest never ran. Six fit all of them.
+    browserConcurrency: 6,
     convergeTimeoutMs: 180_000,
     env: SHORT_WINDOWS,
   },
@@ -92,7 +94,6 @@ export const PROFILES: Record<string, ChaosProfile> = {
     nemesisEvents: 12,
     faults: FAULT_KINDS,
     workers: 2,
-    httpConcurrency: 6,
     browserConcurrency: 1,
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,
