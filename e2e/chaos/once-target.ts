@@ -10,8 +10,11 @@ import postgres from 'postgres';
 import { type RunningSystem, startSystem } from '../../scripts/system/start-system.ts';
 import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
 import type { ChaosProfile } from './profiles.ts';
-import type { NemesisPlan, TenantCatalogue } from './schedule.ts';
+import type { NemesisPlan, TenantCatalogue, TestPaymentMethod } from './schedule.ts';
 import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } from './target.ts';
+
+/** The one test card the processor charges (the others are declined). */
+const CHARGING_PAYMENT_METHOD: TestPaymentMethod = 'pm_card_visa';
 
 const ADMIN_TOKEN = 'once-admin';
 /** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
@@ -188,6 +191,13 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         const worker = row.application_name.slice('once-worker '.length);
         const claim = firstAttemptClaims.get(worker)?.findLast((c) => c.at >= lockedAt - 1_000);
         if (!claim || !workers.includes(worker) || down.has(worker)) continue;
+        // A card the processor declines is never charged, so a stalled worker that wakes on it
+        // cannot charge twice: a pause there spends the fault on a job that proves nothing
+        // (seen: three runs in a row stopped a worker on a declined card). Let it go; the
+        // pause waits for the next job.
+        const [job] = await tx<{ method: string | null }[]>`
+          select payload->>'paymentMethod' as method from outbox_jobs where id = ${claim.job}`;
+        if (job && job.method !== CHARGING_PAYMENT_METHOD) return undefined;
         system.supervisor.signal(worker, 'SIGSTOP');
         paused.add(worker);
         return { job: claim.job, worker };
