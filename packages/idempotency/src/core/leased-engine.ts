@@ -146,12 +146,14 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
   ) {
     const id = identity(exec);
     if (exec.leaseLost) throw new LeaseLostError();
-    if (
-      exec.completedInCallerTx &&
-      (await callStore('isCompletedBy', id, () => store.isCompletedBy(id, exec.ownerToken)))
-    ) {
-      return;
-    }
+    // Completed inside the handler's transaction: no verification read. The completion's
+    // UPDATE ... RETURNING matched this holder's row (owner token, still in progress), and the
+    // row lock it took fences every takeover until that transaction ends, so the commit that
+    // made the handler's effects durable made this completion durable with them. Had the
+    // transaction rolled back (the handler swallowed its failure), nothing of it committed:
+    // the key stays held until its lease ends and the next retry runs the operation again,
+    // rather than replaying a response for effects that never happened.
+    if (exec.completedInCallerTx) return;
     try {
       assertStorable(response, maxResponseBytes);
     } catch (error) {
