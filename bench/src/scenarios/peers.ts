@@ -116,14 +116,24 @@ export const peers: Scenario = {
         ),
       ];
       const throughputOf = (g: { label: string }) => results.get(g.label)!.throughput;
+      const peers = [GUARDS.powertools, GUARDS.nodeIdempotency].map(throughputOf);
+      const fastestPeer = Math.max(...peers);
+      const slowerPeer = Math.min(...peers);
+      const ours = (g: { label: string }) => round(throughputOf(g));
       const goals: GoalResult[] = [
-        ...[GUARDS.powertools, GUARDS.nodeIdempotency].map((peer) => ({
-          goal: `our guarded throughput (atomic mode) >= ${peer.label}`,
-          met: throughputOf(GUARDS.oursAtomic) >= throughputOf(peer),
-          detail:
-            `fetch handle atomic ${round(throughputOf(GUARDS.oursAtomic))} ops/s (leased ${round(throughputOf(GUARDS.ours))}), ` +
-            `tRPC plugin atomic ${round(throughputOf(GUARDS.oursTrpcAtomic))} ops/s (leased ${round(throughputOf(GUARDS.oursTrpc))}), peer ${round(throughputOf(peer))} ops/s.`,
-        })),
+        {
+          goal: 'ours, atomic mode (fetch and tRPC) >= the fastest Redis peer',
+          met:
+            throughputOf(GUARDS.oursAtomic) >= fastestPeer &&
+            throughputOf(GUARDS.oursTrpcAtomic) >= fastestPeer,
+          detail: `fetch ${ours(GUARDS.oursAtomic)} ops/s, tRPC ${ours(GUARDS.oursTrpcAtomic)} ops/s; fastest peer ${round(fastestPeer)} ops/s (powertools ${ours(GUARDS.powertools)}, node-idempotency ${ours(GUARDS.nodeIdempotency)}).`,
+        },
+        {
+          goal: 'ours, leased mode (fetch and tRPC) >= the slower Redis peer',
+          met:
+            throughputOf(GUARDS.ours) >= slowerPeer && throughputOf(GUARDS.oursTrpc) >= slowerPeer,
+          detail: `fetch ${ours(GUARDS.ours)} ops/s, tRPC ${ours(GUARDS.oursTrpc)} ops/s; slower peer ${round(slowerPeer)} ops/s.`,
+        },
         {
           goal: 'zero duplicate executions after our store (Postgres) restarts',
           met: ourGuards.every((name) => duplicates.get(name) === 0),

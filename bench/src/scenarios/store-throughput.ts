@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createDatabaseClient } from '@once/db';
 import { computeFingerprint, createIdempotency, type StoredResponse } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
-import type { ResultRow, ScenarioResult } from '../harness/result-types.ts';
+import type { GoalResult, ResultRow, ScenarioResult } from '../harness/result-types.ts';
 import type { Scenario } from '../harness/scenario.ts';
 import { round, summarize } from '../harness/stats.ts';
 import type { Transaction } from '../servers/payment-write.ts';
@@ -124,7 +124,7 @@ export const storeThroughput: Scenario = {
       title: this.title,
       settings: { secondsPerVariantPerLevel: seconds, levels: LEVELS.join('/') },
       rows,
-      goals: [],
+      goals: [storeGoal(rows)],
       notes: [
         `Peak: ${round(best)} reservations+completions per second. Each execute row is compared with the floor at ` +
           'the same connection count (2 durable commits of one small row, no library). p99 is the worse of two rounds, median their mean.',
@@ -134,3 +134,16 @@ export const storeThroughput: Scenario = {
     };
   },
 };
+
+/** Execute at the most connections measured, against the two-write floor at the same count. */
+function storeGoal(rows: readonly ResultRow[]): GoalResult {
+  const connections = Math.max(...LEVELS);
+  const floor = rows.find((r) => r.name === `floor: 2 autocommit writes, ${connections} conn`);
+  const execute = rows.find((r) => r.name === `execute, ${connections} conn`);
+  const ratio = (execute?.throughput ?? 0) / (floor?.throughput || 1);
+  return {
+    goal: `execute >= 0.6 x the two-autocommit-writes floor at ${connections} connections`,
+    met: ratio >= 0.6,
+    detail: `Measured ${round(ratio)}x (${round(execute?.throughput ?? 0)} vs ${round(floor?.throughput ?? 0)} ops/s).`,
+  };
+}
