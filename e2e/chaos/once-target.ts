@@ -17,6 +17,8 @@ import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } f
 const CHARGING_PAYMENT_METHOD: TestPaymentMethod = 'pm_card_visa';
 
 const ADMIN_TOKEN = 'once-admin';
+/** How long an admin call waits for a processor the nemesis restarted: its health budget. */
+const ADMIN_CALL_PATIENCE_MS = 180_000;
 /** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
 const NEMESIS_APPLICATION_NAME = 'once-chaos-nemesis';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -305,8 +307,12 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     postgres(processorDatabaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
 
   async function adminCall(method: string, pathName: string, body?: unknown): Promise<void> {
-    // The processor may be down (killed by the nemesis a moment ago): try for a while.
-    for (let attempt = 0; ; attempt++) {
+    // The processor may be down (killed by the nemesis a moment ago): try until it is back,
+    // as long as a restart may take to become healthy. A fixed ten seconds of tries left a
+    // fault unarmed while a restart on a loaded machine took longer, and a `ci` run whose one
+    // `fail_before_charge` was never armed failed its coverage.
+    const deadline = Date.now() + ADMIN_CALL_PATIENCE_MS;
+    for (;;) {
       try {
         const response = await fetch(`${system.processorUrl}${pathName}`, {
           method,
@@ -315,10 +321,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           signal: AbortSignal.timeout(5_000),
         });
         if (response.ok) return;
-        if (response.status < 500 || attempt >= 20)
+        if (response.status < 500 || Date.now() >= deadline)
           throw new Error(`${method} ${pathName} -> ${response.status} ${await response.text()}`);
       } catch (error) {
-        if (attempt >= 20) throw error;
+        if (Date.now() >= deadline) throw error;
       }
       await sleep(500);
     }
