@@ -8,7 +8,7 @@ export const processorMigrationsFolder = fileURLToPath(new URL('../../drizzle', 
 const PROCESSOR_MIGRATION_LOCK_ID = 0x0_0c_e0_02;
 
 /**
- * Applies pending migrations under a session advisory lock, so several processor
+ * Applies pending migrations under a transaction-scoped advisory lock, so several processor
  * instances starting at once wait for each other instead of racing.
  *
  * @example
