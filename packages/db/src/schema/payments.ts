@@ -16,7 +16,8 @@ import { tenants } from './tenants.ts';
  * Payment states. `processing`: accepted, the outbox job will charge it. `succeeded` /
  * `declined`: the processor's definite answer. `unknown`: a charge may or may not have
  * happened (retries exhausted on ambiguous failures); only the reconciler moves it on.
- * `failed`: the processor provably holds no charge and we stopped trying.
+ * `failed`: the processor provably holds no charge and we stopped trying. Which are terminal,
+ * and every allowed move between them, is `@once/payments`' transition table.
  */
 export const paymentStatuses = [
   'processing',
@@ -26,11 +27,6 @@ export const paymentStatuses = [
   'failed',
 ] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
-export const terminalPaymentStatuses: readonly PaymentStatus[] = [
-  'succeeded',
-  'declined',
-  'failed',
-];
 
 export interface CartLine {
   productId: string;
