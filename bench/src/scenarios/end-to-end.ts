@@ -9,6 +9,8 @@ import { round, summarize } from '../harness/stats.ts';
 
 const PAY_INPUT = JSON.stringify({ lines: [{ productId: 'book_sre', quantity: 1 }] });
 const WEBHOOK_SECRET = 'whsec_once_demo';
+/** The processor refuses to start without an admin token; the bench never calls its admin API. */
+const PROCESSOR_ADMIN_TOKEN = 'once-bench-admin';
 
 interface Probe {
   paymentId: string;
@@ -79,6 +81,7 @@ export const endToEnd: Scenario = {
             PROCESSOR_DATABASE_URL: processorDatabaseUrl,
             PROCESSOR_WEBHOOK_URL: `${server.url}/webhooks/sink`,
             PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
+            PROCESSOR_ADMIN_TOKEN,
           },
           ready: `${processorUrl}/healthz`,
         }),
