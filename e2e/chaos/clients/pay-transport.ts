@@ -36,6 +36,22 @@ function retryAfterOf(response: Response): number | undefined {
   return Number.isFinite(seconds) ? seconds : undefined;
 }
 
+/**
+ * `body` unless `signal` aborts first. Node's fetch may leave a body read pending for ever
+ * when its request is aborted while the read is under way (nodejs/node#56917): a client whose
+ * timeout fired would then hang instead of recording `info`. A soak run met it on 11 of
+ * 15,774 requests, so the timeout is enforced here, not trusted to the body stream.
+ */
+export function beforeAbort<T>(body: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return Promise.race([
+    body,
+    new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+    ),
+  ]);
+}
+
 async function send(
   url: string,
   init: RequestInit,
@@ -51,7 +67,7 @@ async function send(
       controller.abort(new Error('response dropped'));
       return { type: 'info', status: response.status, error: 'response_lost', lostResponse: true };
     }
-    const text = await response.text();
+    const text = await beforeAbort(response.text(), controller.signal);
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -145,14 +161,16 @@ export async function readPaymentState(
   paymentId: string,
   timeoutMs: number,
 ): Promise<{ status: number; state?: string; terminal?: boolean; error?: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
     const response = await fetch(`${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}`, {
       headers: { authorization: `Bearer ${apiKey}` },
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
     });
-    const body = (await response.json().catch(() => undefined)) as
-      | { status?: string; terminal?: boolean }
-      | undefined;
+    const body = (await beforeAbort(
+      response.json().catch(() => undefined),
+      signal,
+    )) as { status?: string; terminal?: boolean } | undefined;
     if (!response.ok) return { status: response.status, error: `http_${response.status}` };
     return { status: response.status, state: body?.status, terminal: body?.terminal };
   } catch (error) {
