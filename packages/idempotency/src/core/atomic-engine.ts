@@ -14,10 +14,10 @@ import type { AtomicExecution } from './execution.ts';
 import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './types.ts';
 
 /**
- * Atomic mode (docs/decisions/0007-atomic-mode.md): one read before the handler, the key
- * inserted completed inside the handler's transaction. The read only saves work for retries
- * of finished keys; the primary key inside the business transaction is what decides. No
- * lease, heartbeat, owner token or phases.
+ * Atomic mode (docs/decisions/0007-atomic-mode.md): one read before the handler (unless the
+ * policy's `precheck` is off), the key inserted completed inside the handler's transaction.
+ * The read only saves work for retries of finished keys; the primary key inside the business
+ * transaction is what decides. No lease, heartbeat, owner token or phases.
  *
  * @example
  * const runAtomic = createAtomicEngine(context);
@@ -48,7 +48,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     const id = identity(request);
     const waiting = waitingFor(policy);
     let found: KeyLookup | undefined;
-    for (;;) {
+    while (policy.precheck) {
       found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
       if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
       // Held by a leased attempt of the same key: wait for it if the policy says so.
@@ -86,7 +86,18 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       const peeked = await callStore('peekNewKeys', id, () => store.peekNewKeys(scope, limit), {
         failClosed: true,
       });
-      if (peeked.limited) throw context.refuseRateLimited(id, peeked.retryAfterSeconds);
+      if (peeked.limited) {
+        // Without the pre-check this may be a retry of a finished key, which is answered,
+        // never refused: read the key before refusing (only when the principal is limited).
+        if (!policy.precheck) {
+          const existing = await callStore('lookup', id, () => store.lookup(id), {
+            failClosed: true,
+          });
+          if (existing && !mayOverwriteFoundKey(existing, request.fingerprint))
+            return context.answerExisting(id, existing.record, request.fingerprint);
+        }
+        throw context.refuseRateLimited(id, peeked.retryAfterSeconds);
+      }
     }
 
     const exec = new AtomicKeyExecution<TTx>({

@@ -116,6 +116,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       heartbeat: merged.heartbeat ?? true,
       rateLimited: merged.rateLimited ?? true,
       mode: merged.mode ?? 'leased',
+      precheck: merged.precheck ?? true,
       waitForResult: merged.waitForResult ?? false,
     };
   }

@@ -48,6 +48,18 @@ export interface OperationPolicy {
    */
   mode?: 'leased' | 'atomic';
   /**
+   * Atomic mode only (leased mode ignores it). `true` (default): one primary-key read before
+   * the handler, so a retry of a finished key is answered from the stored response without
+   * running the handler. `false`: no read; every request runs its transaction, and a retry of
+   * a finished key meets the committed key at `exec.complete`, rolls back and is answered from
+   * the stored response then. Exactly-once does not depend on the read either way (the key's
+   * primary key inside the transaction decides). Turn it off when first requests far outnumber
+   * retries and the handler's transaction writes nothing outside it (atomic mode's rule): each
+   * first request saves a round trip; each retry of a finished key pays a rolled-back
+   * transaction plus the read. See docs/decisions/0007-atomic-mode.md.
+   */
+  precheck?: boolean;
+  /**
    * What a concurrent duplicate of a request still in flight gets. `false` (default): 409
    * `idempotency_key_in_use` with `Retry-After` at once. `{ timeoutMs }`: it waits up to
    * `timeoutMs` for the first request to finish and gets the replay of its stored result

@@ -83,46 +83,60 @@ async function outcomeOf(promise: Promise<{ kind: 'executed' | 'replayed' }>): P
   }
 }
 
+/**
+ * CONCURRENCY requests released at once on one key per round, each running a transaction that
+ * writes a side effect and completes the key: exactly one executes, every other replays, and
+ * the side effect exists once. Returns the tally over all rounds.
+ */
+async function raceOneKey(
+  idempotency: ReturnType<typeof engine>['idempotency'],
+  rounds: number,
+  prefix: string,
+) {
+  await Promise.all(Array.from({ length: CONCURRENCY }, () => t.sql`select pg_sleep(0.05)`));
+  const tally = { executed: 0, replayed: 0, in_use: 0, reused: 0, handlerRuns: 0 };
+  for (let round = 0; round < rounds; round++) {
+    const key = `${prefix}-${round}`;
+    let go!: () => void;
+    const start = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    const requests = Array.from({ length: CONCURRENCY }, async (_, request) => {
+      await start;
+      return outcomeOf(
+        idempotency.execute(
+          { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' },
+          async (exec) =>
+            t.db.transaction(async (tx) => {
+              tally.handlerRuns++;
+              await tx.execute(
+                sql`insert into side_effects (key, request) values (${key}, ${request})`,
+              );
+              // Hold the transaction open a little so the duplicates really overlap it.
+              await tx.execute(sql`select pg_sleep(0.02)`);
+              const response = { status: 201, headers: {}, body: JSON.stringify({ request }) };
+              await exec.complete(tx as Tx, response);
+              return response;
+            }),
+        ),
+      );
+    });
+    go();
+    const outcomes = await Promise.all(requests);
+    for (const o of outcomes) tally[o]++;
+    expect(outcomes.filter((o) => o === 'executed')).toHaveLength(1);
+    // No lock_timeout on these connections: a duplicate waits for the winner and replays it.
+    expect(outcomes.filter((o) => o === 'replayed')).toHaveLength(CONCURRENCY - 1);
+    expect(await effects(key)).toBe(1);
+    expect(await keyRow(key)).toMatchObject({ state: 'completed', acquired_via: 'atomic' });
+  }
+  return tally;
+}
+
 describe('atomic mode', () => {
   it(`${CONCURRENCY} truly concurrent requests with one key write exactly once, all others replay (${ROUNDS} rounds)`, async () => {
     const { idempotency } = engine({ storeTimeoutMs: 10_000 });
-    await Promise.all(Array.from({ length: CONCURRENCY }, () => t.sql`select pg_sleep(0.05)`));
-    const tally = { executed: 0, replayed: 0, in_use: 0, reused: 0, handlerRuns: 0 };
-    for (let round = 0; round < ROUNDS; round++) {
-      const key = `race-${round}`;
-      let go!: () => void;
-      const start = new Promise<void>((resolve) => {
-        go = resolve;
-      });
-      const requests = Array.from({ length: CONCURRENCY }, async (_, request) => {
-        await start;
-        return outcomeOf(
-          idempotency.execute(
-            { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' },
-            async (exec) =>
-              t.db.transaction(async (tx) => {
-                tally.handlerRuns++;
-                await tx.execute(
-                  sql`insert into side_effects (key, request) values (${key}, ${request})`,
-                );
-                // Hold the transaction open a little so the duplicates really overlap it.
-                await tx.execute(sql`select pg_sleep(0.02)`);
-                const response = { status: 201, headers: {}, body: JSON.stringify({ request }) };
-                await exec.complete(tx as Tx, response);
-                return response;
-              }),
-          ),
-        );
-      });
-      go();
-      const outcomes = await Promise.all(requests);
-      for (const o of outcomes) tally[o]++;
-      expect(outcomes.filter((o) => o === 'executed')).toHaveLength(1);
-      // No lock_timeout on these connections: a duplicate waits for the winner and replays it.
-      expect(outcomes.filter((o) => o === 'replayed')).toHaveLength(CONCURRENCY - 1);
-      expect(await effects(key)).toBe(1);
-      expect(await keyRow(key)).toMatchObject({ state: 'completed', acquired_via: 'atomic' });
-    }
+    const tally = await raceOneKey(idempotency, ROUNDS, 'race');
     // Many duplicates passed the read-only pre-check and ran their handler: the primary key
     // inside the business transaction is what kept the effect single, not the pre-check.
     expect(tally.handlerRuns).toBeGreaterThan(ROUNDS);
@@ -465,5 +479,91 @@ describe('atomic mode', () => {
       ),
     );
     expect([error.code, ran]).toEqual(['idempotency_store_unavailable', false]);
+  });
+});
+
+describe('atomic mode without the pre-check (precheck: false)', () => {
+  const noPrecheck = (extra: Partial<IdempotencyOptions<Tx>> = {}) =>
+    engine({ defaults: { mode: 'atomic', precheck: false }, ...extra });
+
+  it(`${CONCURRENCY} truly concurrent requests with one key still write exactly once; every request runs its transaction`, async () => {
+    const { idempotency } = noPrecheck({ storeTimeoutMs: 10_000 });
+    const rounds = 8;
+    const tally = await raceOneKey(idempotency, rounds, 'race-noprecheck');
+    expect(tally.handlerRuns).toBe(CONCURRENCY * rounds);
+  }, 120_000);
+
+  it('a retry of a finished key runs, rolls back at the key and replays; another fingerprint gets 422; no second effect', async () => {
+    const { idempotency, types } = noPrecheck();
+    const key = newKey();
+    // Its side effect under a fresh id each run: no business uniqueness helps here.
+    const handler = (request: number) => (exec: Execution<Tx>) =>
+      t.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into side_effects (key, request) values (${key}, ${request})`);
+        const response: StoredResponse = { status: 201, headers: {}, body: '{"first":true}' };
+        await exec.complete(tx as Tx, response);
+        return response;
+      });
+    const first = await idempotency.execute(
+      { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' },
+      handler(0),
+    );
+    const again = await idempotency.execute(
+      { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' },
+      handler(1),
+    );
+    expect(again).toEqual({ kind: 'replayed', response: first.response });
+    const reused = await refusal(
+      idempotency.execute(
+        { tenantId: 't', operation: 'pay', key, fingerprint: 'other' },
+        handler(2),
+      ),
+    );
+    expect(reused.code).toBe('idempotency_key_reused');
+    expect(await effects(key)).toBe(1);
+    expect(types()).toEqual(['created', 'completed', 'replayed', 'reused']);
+  });
+
+  it('racing requests with another fingerprint get 422 while the winner runs once', async () => {
+    const { idempotency } = noPrecheck({ storeTimeoutMs: 10_000 });
+    const key = newKey();
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, request) =>
+        outcomeOf(
+          idempotency.execute(
+            { tenantId: 't', operation: 'pay', key, fingerprint: request % 2 ? 'odd' : 'even' },
+            writeFirst(key, request, t.db, { fp: request % 2 ? 'odd' : 'even' }),
+          ),
+        ).then((outcome) => ({ outcome, fp: request % 2 ? 'odd' : 'even' })),
+      ),
+    );
+    expect(outcomes.filter((o) => o.outcome === 'executed')).toHaveLength(1);
+    expect(await effects(key)).toBe(1);
+    const winnerFp = JSON.parse((await keyRow(key))?.response_body).fp;
+    for (const o of outcomes.filter((o) => o.outcome !== 'executed'))
+      expect(o.outcome).toBe(o.fp === winnerFp ? 'replayed' : 'reused');
+  }, 60_000);
+
+  it('a principal at its rate limit still gets its finished keys replayed, and only new keys refused', async () => {
+    const { idempotency, types } = noPrecheck({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } });
+    const tenantId = `rl-noprecheck-${Math.random()}`;
+    const run = (key: string) =>
+      idempotency.execute({ tenantId, operation: 'pay', key, fingerprint: 'fp' }, writeFirst(key));
+    const [a, b, c] = [newKey(), newKey(), newKey()];
+    await run(a);
+    await run(b);
+    // The allowance is spent: without the read before refusing, this replay would be a 429.
+    expect((await run(a)).kind).toBe('replayed');
+    expect((await refusal(run(c))).code).toBe('idempotency_rate_limited');
+    expect(await effects(a)).toBe(1);
+    expect(await keyRow(c)).toBeUndefined();
+    expect(types()).toEqual([
+      'created',
+      'completed',
+      'created',
+      'completed',
+      'replayed',
+      'rate_limited',
+    ]);
   });
 });

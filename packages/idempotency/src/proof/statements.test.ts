@@ -99,6 +99,34 @@ describe('statements per guarded request', () => {
     expect(statements).toEqual(['lookup', 'begin', 'business insert', 'key insert', 'commit']);
   });
 
+  it('atomic mode without the pre-check: the business transaction with the key insert, nothing else', async () => {
+    const idem = engine({ defaults: { mode: 'atomic', precheck: false } });
+    const statements = await statementsOf((key) =>
+      idem.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, pay(key)),
+    );
+    expect(statements).toEqual(['begin', 'business insert', 'key insert', 'commit']);
+  });
+
+  it('atomic mode without the pre-check: a replay runs the transaction, which rolls back at the key, then one read answers', async () => {
+    const idem = engine({ defaults: { mode: 'atomic', precheck: false } });
+    const key = newKey();
+    const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
+    // Not the payment's own insert: a retry writes its business row under another id, as a
+    // handler without a business-level uniqueness check would.
+    const payOnce = (exec: Execution<Tx>) =>
+      db.transaction(async (tx) => {
+        await tx.execute(sql`insert into business values (${`${key}-${Math.random()}`})`);
+        await exec.complete(tx, response);
+        return response;
+      });
+    await idem.execute(request, payOnce);
+    sent.length = 0;
+    expect(await idem.execute(request, payOnce)).toEqual({ kind: 'replayed', response });
+    expect(sent).toEqual(['begin', 'business insert', 'key insert', 'rollback', 'lookup']);
+    const [row] = await t.sql`select count(*)::int as n from business where id like ${`${key}-%`}`;
+    expect(row?.n).toBe(1);
+  });
+
   it('a replay is one read in either mode: the business transaction does not start', async () => {
     for (const mode of ['leased', 'atomic'] as const) {
       const idem = engine({ defaults: { mode } });
