@@ -15,10 +15,13 @@ import { type CpuProfile, flameGraphSvg, inclusiveShare, selfTimes } from './fla
 
 const ROUTES = [
   ['trpc-plain', '/trpc/pay.plain'],
+  ['trpc-floor-in-tx', '/trpc/pay.floorInTransaction'],
   ['trpc-atomic', '/trpc/pay.guardedAtomic'],
+  ['trpc-atomic-no-precheck', '/trpc/pay.guardedAtomicNoPrecheck'],
   ['trpc-leased', '/trpc/pay.guarded'],
   ['fetch-plain', '/fetch/plain'],
   ['fetch-atomic', '/fetch/guarded-atomic'],
+  ['fetch-atomic-no-precheck', '/fetch/guarded-atomic-no-precheck'],
   ['fetch-leased', '/fetch/guarded'],
 ] as const;
 

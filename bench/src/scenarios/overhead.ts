@@ -23,11 +23,23 @@ export const overhead: Scenario = {
         [
           { name: 'tRPC unguarded', load: load('/trpc/pay.plain') },
           { name: 'tRPC + 1 durable write (floor)', load: load('/trpc/pay.floor') },
+          {
+            name: 'tRPC + 1 row in the transaction (atomic floor)',
+            load: load('/trpc/pay.floorInTransaction'),
+          },
           { name: 'tRPC + idempotency plugin', load: load('/trpc/pay.guarded') },
           { name: 'tRPC + plugin, atomic mode', load: load('/trpc/pay.guardedAtomic') },
+          {
+            name: 'tRPC + plugin, atomic, no pre-check',
+            load: load('/trpc/pay.guardedAtomicNoPrecheck'),
+          },
           { name: 'fetch unguarded', load: load('/fetch/plain') },
           { name: 'fetch + handle', load: load('/fetch/guarded') },
           { name: 'fetch + handle, atomic mode', load: load('/fetch/guarded-atomic') },
+          {
+            name: 'fetch + handle, atomic, no pre-check',
+            load: load('/fetch/guarded-atomic-no-precheck'),
+          },
         ],
         ROUNDS,
       );
@@ -35,8 +47,16 @@ export const overhead: Scenario = {
       const rows = [
         { ...rowFromLoad('tRPC unguarded', get('tRPC unguarded')), baseline: true },
         rowFromLoad('tRPC + 1 durable write (floor)', get('tRPC + 1 durable write (floor)')),
+        rowFromLoad(
+          'tRPC + 1 row in the transaction (atomic floor)',
+          get('tRPC + 1 row in the transaction (atomic floor)'),
+        ),
         rowFromLoad('tRPC + idempotency plugin', get('tRPC + idempotency plugin')),
         rowFromLoad('tRPC + plugin, atomic mode', get('tRPC + plugin, atomic mode')),
+        rowFromLoad(
+          'tRPC + plugin, atomic, no pre-check',
+          get('tRPC + plugin, atomic, no pre-check'),
+        ),
         rowFromLoad('fetch unguarded', get('fetch unguarded')),
         {
           ...rowFromLoad('fetch + handle', get('fetch + handle')),
@@ -46,11 +66,22 @@ export const overhead: Scenario = {
           ...rowFromLoad('fetch + handle, atomic mode', get('fetch + handle, atomic mode')),
           comparedTo: 'fetch unguarded',
         },
+        {
+          ...rowFromLoad(
+            'fetch + handle, atomic, no pre-check',
+            get('fetch + handle, atomic, no pre-check'),
+          ),
+          comparedTo: 'fetch unguarded',
+        },
       ];
       const atomicRatio =
         get('tRPC + plugin, atomic mode').throughput / get('tRPC unguarded').throughput;
       const fetchAtomicRatio =
         get('fetch + handle, atomic mode').throughput / get('fetch unguarded').throughput;
+      const noPrecheckRatio =
+        get('tRPC + plugin, atomic, no pre-check').throughput / get('tRPC unguarded').throughput;
+      const fetchNoPrecheckRatio =
+        get('fetch + handle, atomic, no pre-check').throughput / get('fetch unguarded').throughput;
       const trpcRatio =
         get('tRPC + idempotency plugin').throughput / get('tRPC unguarded').throughput;
       const fetchRatio = get('fetch + handle').throughput / get('fetch unguarded').throughput;
@@ -58,6 +89,12 @@ export const overhead: Scenario = {
         get('tRPC + idempotency plugin').latency.median - get('tRPC unguarded').latency.median;
       const floorRatio =
         get('tRPC + 1 durable write (floor)').throughput / get('tRPC unguarded').throughput;
+      const atomicFloorRatio =
+        get('tRPC + 1 row in the transaction (atomic floor)').throughput /
+        get('tRPC unguarded').throughput;
+      const noPrecheckOfAtomicFloor =
+        get('tRPC + plugin, atomic, no pre-check').throughput /
+        get('tRPC + 1 row in the transaction (atomic floor)').throughput;
       const ofFloor =
         get('tRPC + idempotency plugin').throughput /
         get('tRPC + 1 durable write (floor)').throughput;
@@ -73,11 +110,16 @@ export const overhead: Scenario = {
         rows,
         goals: [
           ratioGoal('tRPC plugin, atomic mode (what checkout.pay uses)', atomicRatio, 0.97),
+          ratioGoal('tRPC plugin, atomic mode, `precheck: false`', noPrecheckRatio, 0.97),
           ratioGoal('tRPC plugin, leased mode', trpcRatio, 0.9),
           ratioGoal('fetch wrapper, atomic mode', fetchAtomicRatio, 0.93),
+          ratioGoal('fetch wrapper, atomic mode, `precheck: false`', fetchNoPrecheckRatio, 0.93),
           ratioGoal('fetch wrapper, leased mode', fetchRatio, 0.85),
         ],
         notes: [
+          `The atomic floor (the same transaction plus one primary-key row in its batch, no library) ran at ${round(atomicFloorRatio)}x ` +
+            `of unguarded tRPC; atomic mode with \`precheck: false\` reached ${round(noPrecheckOfAtomicFloor)}x of that floor. ` +
+            'The business write is prepared and pipelined (bench/src/servers/payment-write.ts), so the guard competes with a fast baseline.',
           `The floor (one extra durable write, no library) ran at ${round(floorRatio)}x of unguarded tRPC; ` +
             `the plugin in leased mode reached ${round(ofFloor)}x of the floor.`,
           "Atomic mode (`mode: 'atomic'`, docs/decisions/0007-atomic-mode.md): one read-only primary-key SELECT " +

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@once/db';
-import type { Idempotency } from '@once/idempotency';
+import type { Idempotency, OperationPolicy } from '@once/idempotency';
 import { fetchIdempotency } from '@once/idempotency/fetch';
 import { sql } from 'drizzle-orm';
 import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
@@ -24,30 +24,40 @@ export function createPlainFetchHandler(
   };
 }
 
+/** The guarded fetch variants' policies: leased, atomic, atomic without the pre-check read. */
+const FETCH_POLICIES = {
+  leased: { mode: 'leased' },
+  atomic: { mode: 'atomic' },
+  'atomic-no-precheck': { mode: 'atomic', precheck: false },
+} as const satisfies Record<string, OperationPolicy>;
+
 /**
  * `POST /fetch/guarded`: the same handler under `fetchIdempotency().handle` (built once, as the
  * apps use it: the validated input is the fingerprint, so the body is read once), completing in
- * its transaction (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode.
+ * its transaction (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode;
+ * `POST /fetch/guarded-atomic-no-precheck`: atomic mode with `precheck: false`.
  */
 export function createGuardedFetchHandler(
   db: Database,
   idempotency: Idempotency<Transaction>,
-  mode: 'leased' | 'atomic' = 'leased',
+  variant: keyof typeof FETCH_POLICIES = 'leased',
 ) {
   const http = fetchIdempotency(idempotency);
   const scope = {
     tenantId: BENCH_TENANT,
-    operation: mode === 'atomic' ? 'bench.pay.rest.atomic' : 'bench.pay.rest',
-    policy: { mode },
+    operation: `bench.pay.rest.${variant}`,
+    policy: FETCH_POLICIES[variant],
   };
   return async (request: Request): Promise<Response> => {
     const input = parsePayInput(await request.json());
     return http.handle(request, { ...scope, fingerprintInput: input }, (exec) =>
       db.transaction(async (tx) => {
-        const result = await writePayment(tx, input, exec.key ?? randomUUID());
-        const response = Response.json(result, { status: 201 });
-        await exec.complete(tx, response);
-        return response;
+        let response: Response | undefined;
+        await writePayment(tx, input, exec.key ?? randomUUID(), (result) => {
+          response = Response.json(result, { status: 201 });
+          return exec.complete(tx, response);
+        });
+        return response!;
       }),
     );
   };

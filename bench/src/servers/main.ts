@@ -24,6 +24,10 @@ const routes = new Map<string, FetchHandler>([
   ['/fetch/floor', createPlainFetchHandler(client.db, { extraDurableWrite: true })],
   ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
   ['/fetch/guarded-atomic', createGuardedFetchHandler(client.db, idempotency, 'atomic')],
+  [
+    '/fetch/guarded-atomic-no-precheck',
+    createGuardedFetchHandler(client.db, idempotency, 'atomic-no-precheck'),
+  ],
 ]);
 const trpc = createTrpcHandler(client.db, idempotency);
 // The application's real router (checkout.pay and friends), for the end-to-end scenario.

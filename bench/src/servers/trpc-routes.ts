@@ -9,7 +9,13 @@ import {
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { sql } from 'drizzle-orm';
-import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
+import {
+  BENCH_TENANT,
+  insertFloorRow,
+  parsePayInput,
+  type Transaction,
+  writePayment,
+} from './payment-write.ts';
 
 interface Context {
   tenantId: string;
@@ -49,16 +55,21 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
         await db.execute(sql`insert into bench_floor (id) values (${key})`);
         return db.transaction((tx) => writePayment(tx, input, key));
       }),
+      // The floor of atomic mode: the same transaction plus one primary-key row, no library.
+      floorInTransaction: t.procedure.input(parsePayInput).mutation(({ ctx, input }) => {
+        const key = ctx.headers.get('idempotency-key') ?? randomUUID();
+        return db.transaction((tx) => writePayment(tx, input, key, () => insertFloorRow(tx, key)));
+      }),
       guarded: t.procedure
         .meta({ idempotency: { operation: 'bench.pay' } })
         .concat(idempotent)
         .input(parsePayInput)
         .mutation(({ ctx, input }) =>
-          db.transaction(async (tx) => {
-            const result = await writePayment(tx, input, ctx.idempotency.key ?? randomUUID());
-            await ctx.idempotency.complete(tx, result);
-            return result;
-          }),
+          db.transaction((tx) =>
+            writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
+              ctx.idempotency.complete(tx, result),
+            ),
+          ),
         ),
       // The same handler in atomic mode (what checkout.pay uses): one read before, the key
       // inserted completed inside the payment transaction, no reservation commit.
@@ -67,11 +78,30 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
         .concat(idempotent)
         .input(parsePayInput)
         .mutation(({ ctx, input }) =>
-          db.transaction(async (tx) => {
-            const result = await writePayment(tx, input, ctx.idempotency.key ?? randomUUID());
-            await ctx.idempotency.complete(tx, result);
-            return result;
-          }),
+          db.transaction((tx) =>
+            writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
+              ctx.idempotency.complete(tx, result),
+            ),
+          ),
+        ),
+      // Atomic mode without the read before the handler: the guard's only statement is the key
+      // INSERT, sent in the same batch as the payment's writes.
+      guardedAtomicNoPrecheck: t.procedure
+        .meta({
+          idempotency: {
+            operation: 'bench.pay.atomic.noprecheck',
+            mode: 'atomic',
+            precheck: false,
+          },
+        })
+        .concat(idempotent)
+        .input(parsePayInput)
+        .mutation(({ ctx, input }) =>
+          db.transaction((tx) =>
+            writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
+              ctx.idempotency.complete(tx, result),
+            ),
+          ),
         ),
     }),
   });
