@@ -42,7 +42,8 @@ export function declaresBodyOver(request: Request, maxBytes: number): boolean {
 /**
  * Reads the whole body, counting bytes as they arrive, and throws `payload_too_large` as soon
  * as the count passes `maxBytes` (the rest is never buffered: the stream is cancelled). Checks
- * `Content-Length` first. An absent body reads as zero bytes.
+ * `Content-Length` first. An absent body reads as zero bytes. A body that breaks off (the
+ * client disconnected) is `request_body_incomplete` (400), never a 5xx.
  *
  * @example
  * const bytes = await readBodyWithinLimit(request, API_MAX_BODY_BYTES);
@@ -57,7 +58,17 @@ export async function readBodyWithinLimit(
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      // The client's side of the body broke (it disconnected: Node reports `aborted`,
+      // ECONNRESET). Nothing was read, nothing ran; not a fault of ours or of the database.
+      throw new ApiError('request_body_incomplete', undefined, {
+        cause: String((error as { code?: unknown }).code ?? (error as Error).message),
+      });
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {

@@ -110,6 +110,33 @@ describe('request limits: 415 and 413 before anything is parsed, stored or count
       expect(await written()).toEqual(nothing);
     });
 
+    it('a client that disconnects mid-body gets request_body_incomplete, not "database unavailable"; nothing is written', async () => {
+      const routes = webApiRoutes(async () => runtime);
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"lines":[{"productId":'));
+        },
+        pull(controller) {
+          // What Node's server hands a route when the client's socket resets mid-body.
+          controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+        },
+      });
+      const response = await routes(
+        new Request('http://web.test/api/v1/payments', {
+          method: 'POST',
+          headers: { ...auth, 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+          body,
+          duplex: 'half',
+        } as RequestInit),
+      );
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        code: 'request_body_incomplete',
+        details: { cause: 'ECONNRESET' },
+      });
+      expect(await written()).toEqual(nothing);
+    });
+
     it('415 without a Content-Type at all', async () => {
       const response = await post({}, { body: new Uint8Array([123, 125]) });
       expect(response.status).toBe(415);

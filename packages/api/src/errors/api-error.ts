@@ -63,6 +63,11 @@ export const apiErrorCatalogue = {
     status: 409,
     title: 'This idempotency key may not be evicted in its state',
   },
+  request_body_incomplete: {
+    trpcCode: 'BAD_REQUEST',
+    status: 400,
+    title: 'The request body ended before it was complete (the client went away)',
+  },
   payload_too_large: {
     trpcCode: 'PAYLOAD_TOO_LARGE',
     status: 413,
