@@ -8,6 +8,7 @@ import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
 import { msInterval } from './ms-interval.ts';
+import { isUnsettled } from './unsettled-statuses.ts';
 
 export interface ReconcileOptions {
   sql: postgres.Sql;
@@ -206,7 +207,7 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
              coalesce(payment.reconcile_after, payment.updated_at) as due_at
       from payments as payment
       join tenants as tenant on tenant.id = payment.tenant_id
-      where payment.status in ('processing', 'unknown')
+      where ${isUnsettled(sql, 'payment.status')}
         and payment.updated_at < now() - ${msInterval(sql, options.olderThanMs)}
         and (payment.reconcile_after is null or payment.reconcile_after <= now())
         and not exists (
@@ -309,7 +310,7 @@ async function adoptIntent(
       const rows = await tx`
         update payments set processor_payment_intent_id = ${intentId}
         where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-          and status in ('processing', 'unknown')
+          and ${isUnsettled(tx, 'status')}
           and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
         returning id`;
       return rows.length === 1;
@@ -415,7 +416,7 @@ async function checkAgainLater(
       set reconcile_after = now() + ${msInterval(tx, delayMs)},
           reconcile_checks = reconcile_checks + 1
       where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-        and status in ('processing', 'unknown')
+        and ${isUnsettled(tx, 'status')}
       returning id`;
     return rows.length === 1;
   });
@@ -424,7 +425,7 @@ async function checkAgainLater(
 async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from payments
-    where status in ('processing', 'unknown') and reconcile_checks >= ${afterChecks}`;
+    where ${isUnsettled(sql, 'status')} and reconcile_checks >= ${afterChecks}`;
   return row?.n ?? 0;
 }
 
