@@ -4,6 +4,7 @@ import type { Idempotency } from '@once/idempotency';
 import {
   createIdempotencyPlugin,
   type IdempotencyMeta,
+  type IdempotencyProcedureMeta,
   idempotencyErrorFormatter,
 } from '@once/idempotency/trpc';
 import { initTRPC } from '@trpc/server';
@@ -39,6 +40,19 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
     getRequestHeaders: (ctx) => ctx.headers,
     getResponseHeaders: (ctx) => ctx.resHeaders,
   });
+  /** The payment write under the plugin with `meta`, the key completed in its transaction. */
+  const guardedPay = (meta: IdempotencyProcedureMeta) =>
+    t.procedure
+      .meta({ idempotency: meta })
+      .concat(idempotent)
+      .input(parsePayInput)
+      .mutation(({ ctx, input }) =>
+        db.transaction((tx) =>
+          writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
+            ctx.idempotency.complete(tx, result),
+          ),
+        ),
+      );
   const router = t.router({
     pay: t.router({
       plain: t.procedure
@@ -60,49 +74,17 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
         const key = ctx.headers.get('idempotency-key') ?? randomUUID();
         return db.transaction((tx) => writePayment(tx, input, key, () => insertFloorRow(tx, key)));
       }),
-      guarded: t.procedure
-        .meta({ idempotency: { operation: 'bench.pay' } })
-        .concat(idempotent)
-        .input(parsePayInput)
-        .mutation(({ ctx, input }) =>
-          db.transaction((tx) =>
-            writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
-              ctx.idempotency.complete(tx, result),
-            ),
-          ),
-        ),
+      guarded: guardedPay({ operation: 'bench.pay' }),
       // The same handler in atomic mode (what checkout.pay uses): one read before, the key
       // inserted completed inside the payment transaction, no reservation commit.
-      guardedAtomic: t.procedure
-        .meta({ idempotency: { operation: 'bench.pay.atomic', mode: 'atomic' } })
-        .concat(idempotent)
-        .input(parsePayInput)
-        .mutation(({ ctx, input }) =>
-          db.transaction((tx) =>
-            writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
-              ctx.idempotency.complete(tx, result),
-            ),
-          ),
-        ),
+      guardedAtomic: guardedPay({ operation: 'bench.pay.atomic', mode: 'atomic' }),
       // Atomic mode without the read before the handler: the guard's only statement is the key
       // INSERT, sent in the same batch as the payment's writes.
-      guardedAtomicNoPrecheck: t.procedure
-        .meta({
-          idempotency: {
-            operation: 'bench.pay.atomic.noprecheck',
-            mode: 'atomic',
-            precheck: false,
-          },
-        })
-        .concat(idempotent)
-        .input(parsePayInput)
-        .mutation(({ ctx, input }) =>
-          db.transaction((tx) =>
-            writePayment(tx, input, ctx.idempotency.key ?? randomUUID(), (result) =>
-              ctx.idempotency.complete(tx, result),
-            ),
-          ),
-        ),
+      guardedAtomicNoPrecheck: guardedPay({
+        operation: 'bench.pay.atomic.noprecheck',
+        mode: 'atomic',
+        precheck: false,
+      }),
     }),
   });
   return (req: Request) =>

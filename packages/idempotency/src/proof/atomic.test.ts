@@ -133,6 +133,61 @@ async function raceOneKey(
   return tally;
 }
 
+/**
+ * 20 requests at once on one key per round, half with one fingerprint and half with another:
+ * one executes, its twins replay, the others get 422 (`reused`), one effect per key.
+ */
+async function raceTwoFingerprints(
+  idempotency: ReturnType<typeof engine>['idempotency'],
+  rounds: number,
+) {
+  for (let round = 0; round < rounds; round++) {
+    const key = newKey();
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, request) =>
+        outcomeOf(
+          idempotency.execute(
+            { tenantId: 't', operation: 'pay', key, fingerprint: request % 2 ? 'odd' : 'even' },
+            writeFirst(key, request, t.db, { fp: request % 2 ? 'odd' : 'even' }),
+          ),
+        ).then((outcome) => ({ outcome, fp: request % 2 ? 'odd' : 'even' })),
+      ),
+    );
+    expect(outcomes.filter((o) => o.outcome === 'executed')).toHaveLength(1);
+    expect(await effects(key)).toBe(1);
+    const winnerFp = JSON.parse((await keyRow(key))?.response_body).fp;
+    for (const o of outcomes.filter((o) => o.outcome !== 'executed'))
+      expect(o.outcome).toBe(o.fp === winnerFp ? 'replayed' : 'reused');
+  }
+}
+
+/**
+ * With an allowance of 2 new keys: two keys run, a retry of the first replays (not counted, not
+ * refused), and a third new key gets 429 and stores nothing.
+ */
+async function replayWhileLimited({ idempotency, types }: ReturnType<typeof engine>) {
+  const tenantId = `rl-${Math.random()}`;
+  const run = (key: string) =>
+    idempotency.execute({ tenantId, operation: 'pay', key, fingerprint: 'fp' }, writeFirst(key));
+  const [a, b, c] = [newKey(), newKey(), newKey()];
+  await run(a);
+  await run(b);
+  expect((await run(a)).kind).toBe('replayed');
+  const limited = await refusal(run(c));
+  expect(limited.code).toBe('idempotency_rate_limited');
+  expect(limited.retryAfterSeconds).toBeGreaterThan(0);
+  expect(await effects(a)).toBe(1);
+  expect(await keyRow(c)).toBeUndefined();
+  expect(types()).toEqual([
+    'created',
+    'completed',
+    'created',
+    'completed',
+    'replayed',
+    'rate_limited',
+  ]);
+}
+
 describe('atomic mode', () => {
   it(`${CONCURRENCY} truly concurrent requests with one key write exactly once, all others replay (${ROUNDS} rounds)`, async () => {
     const { idempotency } = engine({ storeTimeoutMs: 10_000 });
@@ -145,25 +200,7 @@ describe('atomic mode', () => {
 
   it('racing requests with another fingerprint get 422 while the winner runs once', async () => {
     const { idempotency } = engine({ storeTimeoutMs: 10_000 });
-    for (let round = 0; round < 5; round++) {
-      const key = newKey();
-      const outcomes = await Promise.all(
-        Array.from({ length: 20 }, (_, request) =>
-          outcomeOf(
-            idempotency.execute(
-              { tenantId: 't', operation: 'pay', key, fingerprint: request % 2 ? 'odd' : 'even' },
-              writeFirst(key, request, t.db, { fp: request % 2 ? 'odd' : 'even' }),
-            ),
-          ).then((outcome) => ({ outcome, fp: request % 2 ? 'odd' : 'even' })),
-        ),
-      );
-      expect(outcomes.filter((o) => o.outcome === 'executed')).toHaveLength(1);
-      expect(await effects(key)).toBe(1);
-      const winnerFp = JSON.parse((await keyRow(key))?.response_body).fp;
-      for (const o of outcomes.filter((o) => o.outcome !== 'executed')) {
-        expect(o.outcome).toBe(o.fp === winnerFp ? 'replayed' : 'reused');
-      }
-    }
+    await raceTwoFingerprints(idempotency, 5);
   }, 60_000);
 
   it('replays a completed key (no second effect) and answers 422 for another fingerprint; events match leased mode', async () => {
@@ -409,26 +446,7 @@ describe('atomic mode', () => {
   }, 30_000);
 
   it('counts new keys against the rate limit in its own statement; replays are not counted', async () => {
-    const { idempotency, types } = engine({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } });
-    const tenantId = `rl-${Math.random()}`;
-    const run = (key: string) =>
-      idempotency.execute({ tenantId, operation: 'pay', key, fingerprint: 'fp' }, writeFirst(key));
-    const [a, b, c] = [newKey(), newKey(), newKey()];
-    await run(a);
-    await run(b);
-    expect((await run(a)).kind).toBe('replayed');
-    const limited = await refusal(run(c));
-    expect(limited.code).toBe('idempotency_rate_limited');
-    expect(limited.retryAfterSeconds).toBeGreaterThan(0);
-    expect(await keyRow(c)).toBeUndefined();
-    expect(types()).toEqual([
-      'created',
-      'completed',
-      'created',
-      'completed',
-      'replayed',
-      'rate_limited',
-    ]);
+    await replayWhileLimited(engine({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } }));
   });
 
   it('spends a principal’s allowance only on keys it stored: failures and racing duplicates are free', async () => {
@@ -526,44 +544,11 @@ describe('atomic mode without the pre-check (precheck: false)', () => {
 
   it('racing requests with another fingerprint get 422 while the winner runs once', async () => {
     const { idempotency } = noPrecheck({ storeTimeoutMs: 10_000 });
-    const key = newKey();
-    const outcomes = await Promise.all(
-      Array.from({ length: 20 }, (_, request) =>
-        outcomeOf(
-          idempotency.execute(
-            { tenantId: 't', operation: 'pay', key, fingerprint: request % 2 ? 'odd' : 'even' },
-            writeFirst(key, request, t.db, { fp: request % 2 ? 'odd' : 'even' }),
-          ),
-        ).then((outcome) => ({ outcome, fp: request % 2 ? 'odd' : 'even' })),
-      ),
-    );
-    expect(outcomes.filter((o) => o.outcome === 'executed')).toHaveLength(1);
-    expect(await effects(key)).toBe(1);
-    const winnerFp = JSON.parse((await keyRow(key))?.response_body).fp;
-    for (const o of outcomes.filter((o) => o.outcome !== 'executed'))
-      expect(o.outcome).toBe(o.fp === winnerFp ? 'replayed' : 'reused');
+    await raceTwoFingerprints(idempotency, 1);
   }, 60_000);
 
   it('a principal at its rate limit still gets its finished keys replayed, and only new keys refused', async () => {
-    const { idempotency, types } = noPrecheck({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } });
-    const tenantId = `rl-noprecheck-${Math.random()}`;
-    const run = (key: string) =>
-      idempotency.execute({ tenantId, operation: 'pay', key, fingerprint: 'fp' }, writeFirst(key));
-    const [a, b, c] = [newKey(), newKey(), newKey()];
-    await run(a);
-    await run(b);
-    // The allowance is spent: without the read before refusing, this replay would be a 429.
-    expect((await run(a)).kind).toBe('replayed');
-    expect((await refusal(run(c))).code).toBe('idempotency_rate_limited');
-    expect(await effects(a)).toBe(1);
-    expect(await keyRow(c)).toBeUndefined();
-    expect(types()).toEqual([
-      'created',
-      'completed',
-      'created',
-      'completed',
-      'replayed',
-      'rate_limited',
-    ]);
+    // The allowance is spent when the replay arrives: without the read before refusing, a 429.
+    await replayWhileLimited(noPrecheck({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } }));
   });
 });
