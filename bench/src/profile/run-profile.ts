@@ -17,11 +17,11 @@ const ROUTES = [
   ['trpc-plain', '/trpc/pay.plain'],
   ['trpc-floor-in-tx', '/trpc/pay.floorInTransaction'],
   ['trpc-atomic', '/trpc/pay.guardedAtomic'],
-  ['trpc-atomic-no-precheck', '/trpc/pay.guardedAtomicNoPrecheck'],
+  ['trpc-atomic-always-read', '/trpc/pay.guardedAtomicAlwaysRead'],
   ['trpc-leased', '/trpc/pay.guarded'],
   ['fetch-plain', '/fetch/plain'],
   ['fetch-atomic', '/fetch/guarded-atomic'],
-  ['fetch-atomic-no-precheck', '/fetch/guarded-atomic-no-precheck'],
+  ['fetch-atomic-always-read', '/fetch/guarded-atomic-always-read'],
   ['fetch-leased', '/fetch/guarded'],
 ] as const;
 

@@ -22,14 +22,6 @@ const GUARDS = {
     label: 'Once tRPC plugin, atomic mode (Postgres)',
     path: '/trpc/pay.guardedAtomic',
   },
-  oursAtomicNoPrecheck: {
-    label: 'Once fetch handle, atomic, no pre-check (Postgres)',
-    path: '/fetch/guarded-atomic-no-precheck',
-  },
-  oursTrpcAtomicNoPrecheck: {
-    label: 'Once tRPC plugin, atomic, no pre-check (Postgres)',
-    path: '/trpc/pay.guardedAtomicNoPrecheck',
-  },
   powertools: { label: '@aws-lambda-powertools/idempotency (Redis)', path: '/peer/powertools' },
   nodeIdempotency: { label: '@node-idempotency/core (Redis)', path: '/peer/node-idempotency' },
 };
@@ -99,17 +91,8 @@ export const peers: Scenario = {
         oursTrpc: keysOf('ours-trpc'),
         oursAtomic: keysOf('ours-atomic'),
         oursTrpcAtomic: keysOf('ours-trpc-atomic'),
-        oursAtomicNoPrecheck: keysOf('ours-atomic-no-precheck'),
-        oursTrpcAtomicNoPrecheck: keysOf('ours-trpc-atomic-no-precheck'),
       };
-      const ourGuards = [
-        'ours',
-        'oursTrpc',
-        'oursAtomic',
-        'oursTrpcAtomic',
-        'oursAtomicNoPrecheck',
-        'oursTrpcAtomicNoPrecheck',
-      ] as const;
+      const ourGuards = ['ours', 'oursTrpc', 'oursAtomic', 'oursTrpcAtomic'] as const;
       for (const name of ourGuards) await sendBatch(GUARDS[name], ourKeys[name]);
       await ctx.pg.restart();
       ctx.log('postgres restarted');
@@ -146,13 +129,6 @@ export const peers: Scenario = {
           detail: `fetch ${ours(GUARDS.oursAtomic)} ops/s, tRPC ${ours(GUARDS.oursTrpcAtomic)} ops/s; fastest peer ${round(fastestPeer)} ops/s (powertools ${ours(GUARDS.powertools)}, node-idempotency ${ours(GUARDS.nodeIdempotency)}).`,
         },
         {
-          goal: 'ours, atomic mode with `precheck: false` (fetch and tRPC) >= the fastest Redis peer',
-          met:
-            throughputOf(GUARDS.oursAtomicNoPrecheck) >= fastestPeer &&
-            throughputOf(GUARDS.oursTrpcAtomicNoPrecheck) >= fastestPeer,
-          detail: `fetch ${ours(GUARDS.oursAtomicNoPrecheck)} ops/s, tRPC ${ours(GUARDS.oursTrpcAtomicNoPrecheck)} ops/s; fastest peer ${round(fastestPeer)} ops/s.`,
-        },
-        {
           goal: 'ours, leased mode (fetch and tRPC) >= the slower Redis peer',
           met:
             throughputOf(GUARDS.ours) >= slowerPeer && throughputOf(GUARDS.oursTrpc) >= slowerPeer,
@@ -161,7 +137,7 @@ export const peers: Scenario = {
         {
           goal: 'zero duplicate executions after our store (Postgres) restarts',
           met: ourGuards.every((name) => duplicates.get(name) === 0),
-          detail: `Ours (leased fetch, leased tRPC, atomic fetch, atomic tRPC, the two atomic without pre-check): ${ourGuards.map((name) => duplicates.get(name)).join(' + ')} duplicates; powertools ${duplicates.get('powertools')}, node-idempotency ${duplicates.get('nodeIdempotency')} of ${batch} re-sent keys.`,
+          detail: `Ours (leased fetch, leased tRPC, atomic fetch, atomic tRPC): ${ourGuards.map((name) => duplicates.get(name)).join(' + ')} duplicates; powertools ${duplicates.get('powertools')}, node-idempotency ${duplicates.get('nodeIdempotency')} of ${batch} re-sent keys.`,
         },
       ];
       return {

@@ -24,18 +24,18 @@ export function createPlainFetchHandler(
   };
 }
 
-/** The guarded fetch variants' policies: leased, atomic, atomic without the pre-check read. */
+/** The guarded fetch variants' policies: leased, atomic (adaptive pre-check), atomic always reading first. */
 const FETCH_POLICIES = {
   leased: { mode: 'leased' },
   atomic: { mode: 'atomic' },
-  'atomic-no-precheck': { mode: 'atomic', precheck: false },
+  'atomic-always-read': { mode: 'atomic', precheck: true },
 } as const satisfies Record<string, OperationPolicy>;
 
 /**
  * `POST /fetch/guarded`: the same handler under `fetchIdempotency().handle` (built once, as the
  * apps use it: the validated input is the fingerprint, so the body is read once), completing in
  * its transaction (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode;
- * `POST /fetch/guarded-atomic-no-precheck`: atomic mode with `precheck: false`.
+ * `POST /fetch/guarded-atomic-always-read`: atomic mode with `precheck: true`.
  */
 export function createGuardedFetchHandler(
   db: Database,

@@ -25,8 +25,8 @@ const routes = new Map<string, FetchHandler>([
   ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
   ['/fetch/guarded-atomic', createGuardedFetchHandler(client.db, idempotency, 'atomic')],
   [
-    '/fetch/guarded-atomic-no-precheck',
-    createGuardedFetchHandler(client.db, idempotency, 'atomic-no-precheck'),
+    '/fetch/guarded-atomic-always-read',
+    createGuardedFetchHandler(client.db, idempotency, 'atomic-always-read'),
   ],
 ]);
 const trpc = createTrpcHandler(client.db, idempotency);

@@ -75,15 +75,15 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
         return db.transaction((tx) => writePayment(tx, input, key, () => insertFloorRow(tx, key)));
       }),
       guarded: guardedPay({ operation: 'bench.pay' }),
-      // The same handler in atomic mode (what checkout.pay uses): one read before, the key
-      // inserted completed inside the payment transaction, no reservation commit.
+      // The same handler in atomic mode as checkout.pay uses it (adaptive pre-check, the
+      // default): over new keys the guard's only statement is the key INSERT, sent in the same
+      // batch as the payment's writes; no reservation commit.
       guardedAtomic: guardedPay({ operation: 'bench.pay.atomic', mode: 'atomic' }),
-      // Atomic mode without the read before the handler: the guard's only statement is the key
-      // INSERT, sent in the same batch as the payment's writes.
-      guardedAtomicNoPrecheck: guardedPay({
-        operation: 'bench.pay.atomic.noprecheck',
+      // Atomic mode that always reads the key before the handler (`precheck: true`).
+      guardedAtomicAlwaysRead: guardedPay({
+        operation: 'bench.pay.atomic.alwaysread',
         mode: 'atomic',
-        precheck: false,
+        precheck: true,
       }),
     }),
   });

@@ -11,13 +11,15 @@ import {
 } from './engine-context.ts';
 import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
 import type { AtomicExecution } from './execution.ts';
+import { createPrecheckAdvisor } from './precheck-advisor.ts';
 import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './types.ts';
 
 /**
- * Atomic mode (docs/decisions/0007-atomic-mode.md): one read before the handler (unless the
- * policy's `precheck` is off), the key inserted completed inside the handler's transaction.
- * The read only saves work for retries of finished keys; the primary key inside the business
- * transaction is what decides. No lease, heartbeat, owner token or phases.
+ * Atomic mode (docs/decisions/0007-atomic-mode.md): at most one read before the handler (the
+ * policy's `precheck`: always, never, or when recent requests found their keys taken), the key
+ * inserted completed inside the handler's transaction. The read only saves work for retries of
+ * finished keys; the primary key inside the business transaction is what decides. No lease,
+ * heartbeat, owner token or phases.
  *
  * @example
  * const runAtomic = createAtomicEngine(context);
@@ -25,6 +27,7 @@ import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './
  */
 export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emit, callStore } = context;
+  const advisor = createPrecheckAdvisor();
 
   /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
   async function answerAfterConflict(
@@ -47,10 +50,17 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
     const waiting = waitingFor(policy);
+    const adaptive = policy.precheck === 'adaptive';
+    const readFirst = adaptive ? advisor.shouldRead(request.operation) : policy.precheck === true;
+    // What this request found is recorded for the advisor whichever path it took.
+    const record = adaptive
+      ? (keyWasTaken: boolean) => advisor.record(request.operation, keyWasTaken)
+      : undefined;
     let found: KeyLookup | undefined;
-    while (policy.precheck) {
+    while (readFirst) {
       found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
       if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
+      record?.(true);
       // Held by a leased attempt of the same key: wait for it if the policy says so.
       const answer = await context.answerExistingOrWait(
         id,
@@ -62,18 +72,25 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       if (answer !== 'free') return answer;
     }
     try {
-      return await runAtomic(request, policy, handler, found, waiting);
+      return await runAtomic(request, policy, handler, { found, readFirst, waiting, record });
     } finally {
       context.wakeups.wake(id);
     }
   };
 
+  /** How the request got here: what the read before the handler found, if it read. */
+  interface Start {
+    found: KeyLookup | undefined;
+    readFirst: boolean;
+    waiting: Waiting | undefined;
+    record: ((keyWasTaken: boolean) => void) | undefined;
+  }
+
   async function runAtomic(
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
     handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
-    found: KeyLookup | undefined,
-    waiting: Waiting | undefined,
+    { found, readFirst, waiting, record }: Start,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
     // The allowance is checked before the handler but spent only by a key this request
@@ -89,12 +106,14 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       if (peeked.limited) {
         // Without the pre-check this may be a retry of a finished key, which is answered,
         // never refused: read the key before refusing (only when the principal is limited).
-        if (!policy.precheck) {
+        if (!readFirst) {
           const existing = await callStore('lookup', id, () => store.lookup(id), {
             failClosed: true,
           });
-          if (existing && !mayOverwriteFoundKey(existing, request.fingerprint))
+          if (existing && !mayOverwriteFoundKey(existing, request.fingerprint)) {
+            record?.(true);
             return context.answerExisting(id, existing.record, request.fingerprint);
+          }
         }
         throw context.refuseRateLimited(id, peeked.retryAfterSeconds);
       }
@@ -119,8 +138,12 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       response = await handler(exec);
     } catch (error) {
       // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
-      if (exec.completion === 'conflict') return answerAfterConflict(id, request.fingerprint);
+      if (exec.completion === 'conflict') {
+        record?.(true);
+        return answerAfterConflict(id, request.fingerprint);
+      }
       if (exec.completion === 'lock_timeout') {
+        record?.(true);
         emit(eventBase('in_use', id));
         throw isIdempotencyError(error)
           ? error
@@ -129,6 +152,9 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
               cause: error,
             });
       }
+      const replay = readFirst ? undefined : await replayIfFinished(id, request.fingerprint);
+      record?.(replay !== undefined);
+      if (replay) return replay;
       // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
       emit(eventBase('released', id));
       throw error;
@@ -136,11 +162,15 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     if (exec.completion !== 'inserted') {
       // Refusals and failures the handler answered itself change nothing: not stored.
       if (response.status >= 400) {
+        const replay = readFirst ? undefined : await replayIfFinished(id, request.fingerprint);
+        record?.(replay !== undefined);
+        if (replay) return replay;
         emit(eventBase('released', id));
         return { kind: 'executed', response };
       }
       throw new AtomicCompletionMissingError(request.operation);
     }
+    record?.(false);
     // No verification read: the key was inserted in the same transaction as every effect of
     // the handler, so if that transaction did not commit, no effect did either (see the ADR).
     if (limit && !found) {
@@ -151,5 +181,22 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
     return { kind: 'executed', response };
+  }
+
+  /**
+   * Without the read before it, a handler may meet the effects of its own earlier attempt
+   * before it reaches `complete` (its business check finds the order paid, a unique index
+   * refuses the second row) and fail or refuse. The request was done: if the key holds a
+   * finished answer to this same request, that answer is the replay. Anything else (no key,
+   * another request's key, a store failure now) leaves the handler's own outcome.
+   */
+  async function replayIfFinished(
+    id: KeyIdentity,
+    fingerprint: string,
+  ): Promise<ExecuteOutcome | undefined> {
+    const found = await callStore('lookup', id, () => store.lookup(id)).catch(() => undefined);
+    if (found?.record.state !== 'completed' || found.record.fingerprint !== fingerprint)
+      return undefined;
+    return context.answerExisting(id, found.record, fingerprint);
   }
 }

@@ -116,7 +116,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       heartbeat: merged.heartbeat ?? true,
       rateLimited: merged.rateLimited ?? true,
       mode: merged.mode ?? 'leased',
-      precheck: merged.precheck ?? true,
+      precheck: merged.precheck ?? 'adaptive',
       waitForResult: merged.waitForResult ?? false,
     };
   }

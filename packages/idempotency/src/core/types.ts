@@ -48,17 +48,23 @@ export interface OperationPolicy {
    */
   mode?: 'leased' | 'atomic';
   /**
-   * Atomic mode only (leased mode ignores it). `true` (default): one primary-key read before
-   * the handler, so a retry of a finished key is answered from the stored response without
-   * running the handler. `false`: no read; every request runs its transaction, and a retry of
-   * a finished key meets the committed key at `exec.complete`, rolls back and is answered from
-   * the stored response then. Exactly-once does not depend on the read either way (the key's
-   * primary key inside the transaction decides). Turn it off when first requests far outnumber
-   * retries and the handler's transaction writes nothing outside it (atomic mode's rule): each
-   * first request saves a round trip; each retry of a finished key pays a rolled-back
-   * transaction plus the read. See docs/decisions/0007-atomic-mode.md.
+   * Atomic mode only (leased mode ignores it): whether to read the key before the handler.
+   * The read spares a retry of a finished key the handler's transaction (it is answered from
+   * the stored response at once); for a first request it is a round trip for nothing.
+   * Exactly-once does not depend on it either way: the key's primary key inside the
+   * transaction decides, and without the read a retry of a finished key meets the committed key
+   * at `exec.complete`, rolls back and is answered from the stored response then (so is a
+   * handler that fails or refuses before `complete` because it met its own earlier attempt's
+   * effects, when the key holds this same request's answer).
+   * - `'adaptive'` (default): read while more than one in eight recent requests of the
+   *   operation (this process, about the last 16) found their key taken, and right after the
+   *   process starts; otherwise skip it. Steady traffic of new keys pays no read; a retry
+   *   storm gets cheap replays within a few requests.
+   * - `true`: always read (retry latency that does not depend on recent traffic).
+   * - `false`: never read (each retry of a finished key pays a rolled-back transaction and a read).
+   * See docs/decisions/0007-atomic-mode.md.
    */
-  precheck?: boolean;
+  precheck?: boolean | 'adaptive';
   /**
    * What a concurrent duplicate of a request still in flight gets. `false` (default): 409
    * `idempotency_key_in_use` with `Retry-After` at once. `{ timeoutMs }`: it waits up to

@@ -542,6 +542,53 @@ describe('atomic mode without the pre-check (precheck: false)', () => {
     expect(types()).toEqual(['created', 'completed', 'replayed', 'reused']);
   });
 
+  it('a retry whose handler fails on its own first attempt (a business unique index) is answered with the replay', async () => {
+    const { idempotency, types } = noPrecheck();
+    await t.sql`create table if not exists orders (key text primary key)`;
+    const key = newKey();
+    const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
+    const placeOrder = (exec: Execution<Tx>) =>
+      t.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into orders (key) values (${key})`);
+        const response: StoredResponse = { status: 201, headers: {}, body: '{"order":1}' };
+        await exec.complete(tx as Tx, response);
+        return response;
+      });
+    const first = await idempotency.execute(request, placeOrder);
+    // Before: the unique violation of the business insert reached the client as an error.
+    expect(await idempotency.execute(request, placeOrder)).toEqual({
+      kind: 'replayed',
+      response: first.response,
+    });
+    // Another request under the key keeps the handler's own outcome (no replay of a stranger's answer).
+    const other = await idempotency
+      .execute({ ...request, fingerprint: 'other' }, placeOrder)
+      .catch((error: unknown) => error);
+    // drizzle wraps the driver's error; the unique violation is its cause.
+    expect((other as { cause?: { code?: string } }).cause?.code).toBe('23505');
+    expect(types()).toEqual(['created', 'completed', 'replayed', 'released']);
+  });
+
+  it('a retry whose handler refuses because of its own first attempt (answers 409 itself) is answered with the replay', async () => {
+    const { idempotency } = noPrecheck();
+    const key = newKey();
+    const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
+    let done = false;
+    const once = (exec: Execution<Tx>) =>
+      t.db.transaction(async (tx) => {
+        if (done) return { status: 409, headers: {}, body: '{"error":"already paid"}' };
+        const response: StoredResponse = { status: 201, headers: {}, body: '{"paid":true}' };
+        await exec.complete(tx as Tx, response);
+        done = true;
+        return response;
+      });
+    const first = await idempotency.execute(request, once);
+    expect(await idempotency.execute(request, once)).toEqual({
+      kind: 'replayed',
+      response: first.response,
+    });
+  });
+
   it('racing requests with another fingerprint get 422 while the winner runs once', async () => {
     const { idempotency } = noPrecheck({ storeTimeoutMs: 10_000 });
     await raceTwoFingerprints(idempotency, 1);
@@ -550,5 +597,40 @@ describe('atomic mode without the pre-check (precheck: false)', () => {
   it('a principal at its rate limit still gets its finished keys replayed, and only new keys refused', async () => {
     // The allowance is spent when the replay arrives: without the read before refusing, a 429.
     await replayWhileLimited(noPrecheck({ rateLimit: { maxNewKeys: 2, windowMs: 60_000 } }));
+  });
+});
+
+describe('adaptive pre-check (the default)', () => {
+  it('a retry storm after a run of first requests: every retry replayed, the handler stops running within three, one effect per key', async () => {
+    const { idempotency } = engine();
+    let handlerRuns = 0;
+    const counted = (key: string) => {
+      const handler = writeFirst(key);
+      return (exec: Execution<Tx>) => {
+        handlerRuns++;
+        return handler(exec);
+      };
+    };
+    const keys = Array.from({ length: 40 }, newKey);
+    for (const key of keys)
+      await idempotency.execute(
+        { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' },
+        counted(key),
+      );
+    handlerRuns = 0;
+    const outcomes: string[] = [];
+    const runsAt: number[] = [];
+    for (const key of keys.slice(0, 20)) {
+      const outcome = await idempotency.execute(
+        { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' },
+        counted(key),
+      );
+      outcomes.push(outcome.kind);
+      runsAt.push(handlerRuns);
+    }
+    expect(outcomes).toEqual(Array(20).fill('replayed'));
+    expect(handlerRuns).toBeLessThanOrEqual(3);
+    expect(runsAt.slice(3).every((n) => n === handlerRuns)).toBe(true);
+    for (const key of keys.slice(0, 20)) expect(await effects(key)).toBe(1);
   });
 });

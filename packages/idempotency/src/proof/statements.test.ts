@@ -91,8 +91,8 @@ describe('statements per guarded request', () => {
     expect(statements).toEqual(['reserve', 'begin', 'business insert', 'complete', 'commit']);
   });
 
-  it('atomic mode: one read, then the business transaction with the key insert', async () => {
-    const idem = engine({ defaults: { mode: 'atomic' } });
+  it('atomic mode, precheck: true: one read, then the business transaction with the key insert', async () => {
+    const idem = engine({ defaults: { mode: 'atomic', precheck: true } });
     const statements = await statementsOf((key) =>
       idem.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, pay(key)),
     );
@@ -127,9 +127,35 @@ describe('statements per guarded request', () => {
     expect(row?.n).toBe(1);
   });
 
+  it('atomic mode, adaptive pre-check (the default): reads at start, drops the read over first requests, takes it back in a retry storm', async () => {
+    const idem = engine({ defaults: { mode: 'atomic' } });
+    const run = (key: string) =>
+      idem.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, pay(key));
+    const withRead = ['lookup', 'begin', 'business insert', 'key insert', 'commit'];
+    const withoutRead = ['begin', 'business insert', 'key insert', 'commit'];
+    expect(await statementsOf(run)).toEqual(withRead);
+    const finished: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      finished.push(newKey());
+      await run(finished.at(-1)!);
+    }
+    expect(await statementsOf(run)).toEqual(withoutRead);
+    // Retries of finished keys: the first ones run the transaction (the business insert meets
+    // the first attempt's row, so the handler fails before its key insert) and are answered by
+    // a read of the key; within three, the read comes first again and answers alone.
+    const retries: string[][] = [];
+    for (const key of finished.slice(0, 5)) {
+      sent.length = 0;
+      expect((await run(key)).kind).toBe('replayed');
+      retries.push([...sent]);
+    }
+    expect(retries.slice(0, 3)).toContainEqual(['begin', 'business insert', 'rollback', 'lookup']);
+    expect(retries.slice(3)).toEqual([['lookup'], ['lookup']]);
+  });
+
   it('a replay is one read in either mode: the business transaction does not start', async () => {
     for (const mode of ['leased', 'atomic'] as const) {
-      const idem = engine({ defaults: { mode } });
+      const idem = engine({ defaults: { mode, precheck: true } });
       const key = newKey();
       const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
       await idem.execute(request, pay(key));

@@ -1,0 +1,74 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  createPrecheckAdvisor,
+  PRECHECK_MAX_OPERATIONS,
+  PRECHECK_READ_ABOVE,
+  PRECHECK_SMOOTHING,
+} from './precheck-advisor.ts';
+
+/** Consecutive new keys that bring any share (at most 1) below the threshold. */
+const QUIET_RUN = Math.ceil(Math.log(PRECHECK_READ_ABOVE) / Math.log(1 - PRECHECK_SMOOTHING));
+/** Consecutive taken keys that bring any share (at least 0) above it. */
+const BURST = Math.ceil(Math.log(1 - PRECHECK_READ_ABOVE) / Math.log(1 - PRECHECK_SMOOTHING));
+
+const history = fc.array(fc.boolean(), { maxLength: 200 });
+
+describe('precheck advisor', () => {
+  it('reads for a new operation: a process that just started meets the retries its predecessor left', () => {
+    expect(createPrecheckAdvisor().shouldRead('checkout.pay')).toBe(true);
+  });
+
+  it('stops reading after a run of first requests, whatever came before', () => {
+    fc.assert(
+      fc.property(history, (before) => {
+        const advisor = createPrecheckAdvisor();
+        for (const taken of before) advisor.record('pay', taken);
+        for (let i = 0; i < QUIET_RUN; i++) advisor.record('pay', false);
+        expect(advisor.shouldRead('pay')).toBe(false);
+      }),
+    );
+  });
+
+  it(`reads again within ${BURST} retries of taken keys, whatever came before`, () => {
+    expect(BURST).toBeLessThanOrEqual(3);
+    fc.assert(
+      fc.property(history, (before) => {
+        const advisor = createPrecheckAdvisor();
+        for (const taken of before) advisor.record('pay', taken);
+        for (let i = 0; i < BURST; i++) advisor.record('pay', true);
+        expect(advisor.shouldRead('pay')).toBe(true);
+      }),
+    );
+  });
+
+  it('keeps reading while more than one request in eight finds its key taken, and not below', () => {
+    const steady = (takenEvery: number) => {
+      const advisor = createPrecheckAdvisor();
+      const reads: boolean[] = [];
+      for (let i = 0; i < 2_000; i++) {
+        advisor.record('pay', i % takenEvery === 0);
+        if (i >= 1_000) reads.push(advisor.shouldRead('pay'));
+      }
+      return reads.filter(Boolean).length / reads.length;
+    };
+    expect(steady(2)).toBe(1); // half of them retries: always read
+    expect(steady(50)).toBe(0); // one in fifty: never read
+  });
+
+  it('keeps one estimate per operation', () => {
+    const advisor = createPrecheckAdvisor();
+    for (let i = 0; i < QUIET_RUN; i++) advisor.record('pay', false);
+    expect(advisor.shouldRead('pay')).toBe(false);
+    expect(advisor.shouldRead('refund')).toBe(true);
+  });
+
+  it(`bounds its memory: past ${PRECHECK_MAX_OPERATIONS} operations the rest share one estimate`, () => {
+    const advisor = createPrecheckAdvisor();
+    for (let i = 0; i < PRECHECK_MAX_OPERATIONS; i++) advisor.record(`op-${i}`, true);
+    for (let i = 0; i < QUIET_RUN; i++) advisor.record('late-a', false);
+    // A fresh operation would read; this one shares late-a's estimate.
+    expect(advisor.shouldRead('late-b')).toBe(false);
+    expect(advisor.shouldRead('op-0')).toBe(true);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * `precheck: 'adaptive'` (atomic mode): whether to read the key before running the handler,
+ * decided from what recent requests of the same operation found.
+ *
+ * WHY: the read decides nothing (the key's primary key inside the handler's transaction does);
+ * it only spares a request whose key is already taken the cost of a transaction that will roll
+ * back. For a first request (almost every request in steady traffic) it is a round trip for
+ * nothing. Without it, a retry of a finished key pays that rolled-back transaction instead:
+ * about four round trips (BEGIN, the handler's statements, the conflicting key insert,
+ * ROLLBACK) against the read's one, so skipping the read is cheaper while fewer than about one
+ * request in four finds its key taken. The advisor reads once more than one in eight recent
+ * requests did (erring towards cheap retries), and as soon as a burst of retries begins: after
+ * a process starts (clients retrying what a crash cut off) and during a retry storm after an
+ * outage.
+ *
+ * "Found its key taken" is observed the same way in both states, so the estimate never goes
+ * blind: with the read, the read found the key; without it, the key insert conflicted (or
+ * waited for a duplicate's transaction and gave up).
+ *
+ * The estimate is per process and per operation, an exponentially weighted share over roughly
+ * the last 16 requests. It only chooses between two correct paths: a wrong guess costs time,
+ * never a second effect.
+ */
+export interface PrecheckAdvisor {
+  /** Read the key before the handler for the next request of `operation`? */
+  shouldRead(operation: string): boolean;
+  /** What a finished request of `operation` found: its key already taken, or not. */
+  record(operation: string, keyWasTaken: boolean): void;
+}
+
+/** Weight of the newest request in the share (1/16: the last ~16 requests matter). */
+export const PRECHECK_SMOOTHING = 1 / 16;
+/** Read while more than this share of recent requests found their key taken. */
+export const PRECHECK_READ_ABOVE = 1 / 8;
+/**
+ * The share an operation starts from: reading. A process that just started is when retries
+ * cluster (its predecessor's cut-off requests); 11 first requests in a row bring it below
+ * the threshold.
+ */
+const INITIAL_SHARE = 2 * PRECHECK_READ_ABOVE;
+/** Operation names come from configuration, but a bound keeps a misuse from growing the map. */
+export const PRECHECK_MAX_OPERATIONS = 1_000;
+
+/**
+ * @example
+ * const advisor = createPrecheckAdvisor();
+ * if (advisor.shouldRead('checkout.pay')) { ... }
+ * advisor.record('checkout.pay', false);
+ */
+export function createPrecheckAdvisor(): PrecheckAdvisor {
+  const shares = new Map<string, number>();
+  // Operations past the bound share one estimate.
+  const OVERFLOW = '\u0000overflow';
+
+  function slot(operation: string): string {
+    return shares.has(operation) || shares.size < PRECHECK_MAX_OPERATIONS ? operation : OVERFLOW;
+  }
+
+  return {
+    shouldRead(operation) {
+      return (shares.get(slot(operation)) ?? INITIAL_SHARE) > PRECHECK_READ_ABOVE;
+    },
+    record(operation, keyWasTaken) {
+      const name = slot(operation);
+      const share = shares.get(name) ?? INITIAL_SHARE;
+      shares.set(name, share + ((keyWasTaken ? 1 : 0) - share) * PRECHECK_SMOOTHING);
+    },
+  };
+}
