@@ -5,12 +5,13 @@
  * WHY: the read decides nothing (the key's primary key inside the handler's transaction does);
  * it only spares a request whose key is already taken the cost of a transaction that will roll
  * back. For a first request (almost every request in steady traffic) it is a round trip for
- * nothing. Without it, a retry of a finished key pays that rolled-back transaction instead:
- * about four round trips (BEGIN, the handler's statements, the conflicting key insert,
- * ROLLBACK) against the read's one, so skipping the read is cheaper while fewer than about one
- * request in four finds its key taken. The advisor reads once more than one in eight recent
- * requests did (erring towards cheap retries), and as soon as a burst of retries begins: after
- * a process starts (clients retrying what a crash cut off) and during a retry storm after an
+ * nothing. Without it, a retry of a finished key pays that rolled-back transaction instead: the
+ * handler's whole transaction, its errors and the rollback, then the read anyway. Measured on
+ * the bench's payment write, such a retry costs about ten times the read it skipped, so
+ * skipping pays while fewer than about one request in ten finds its key taken. The advisor
+ * reads once more than one in 32 recent requests did (a third of that: erring towards cheap,
+ * predictable retries), and as soon as retries cluster: two in a row bring the read back, as
+ * after a process starts (clients retrying what a crash cut off) or in a retry storm after an
  * outage.
  *
  * "Found its key taken" is observed the same way in both states, so the estimate never goes
@@ -18,7 +19,7 @@
  * waited for a duplicate's transaction and gave up).
  *
  * The estimate is per process and per operation, an exponentially weighted share over roughly
- * the last 16 requests. It only chooses between two correct paths: a wrong guess costs time,
+ * the last 32 requests. It only chooses between two correct paths: a wrong guess costs time,
  * never a second effect.
  */
 export interface PrecheckAdvisor {
@@ -28,13 +29,13 @@ export interface PrecheckAdvisor {
   record(operation: string, keyWasTaken: boolean): void;
 }
 
-/** Weight of the newest request in the share (1/16: the last ~16 requests matter). */
-export const PRECHECK_SMOOTHING = 1 / 16;
+/** Weight of the newest request in the share (1/32: the last ~32 requests matter). */
+export const PRECHECK_SMOOTHING = 1 / 32;
 /** Read while more than this share of recent requests found their key taken. */
-export const PRECHECK_READ_ABOVE = 1 / 8;
+export const PRECHECK_READ_ABOVE = 1 / 32;
 /**
  * The share an operation starts from: reading. A process that just started is when retries
- * cluster (its predecessor's cut-off requests); 11 first requests in a row bring it below
+ * cluster (its predecessor's cut-off requests); 22 first requests in a row bring it below
  * the threshold.
  */
 const INITIAL_SHARE = 2 * PRECHECK_READ_ABOVE;

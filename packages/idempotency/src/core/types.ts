@@ -56,8 +56,8 @@ export interface OperationPolicy {
    * at `exec.complete`, rolls back and is answered from the stored response then (so is a
    * handler that fails or refuses before `complete` because it met its own earlier attempt's
    * effects, when the key holds this same request's answer).
-   * - `'adaptive'` (default): read while more than one in eight recent requests of the
-   *   operation (this process, about the last 16) found their key taken, and right after the
+   * - `'adaptive'` (default): read while more than one in 32 recent requests of the
+   *   operation (this process, about the last 32) found their key taken, and right after the
    *   process starts; otherwise skip it. Steady traffic of new keys pays no read; a retry
    *   storm gets cheap replays within a few requests.
    * - `true`: always read (retry latency that does not depend on recent traffic).
