@@ -12,6 +12,7 @@ import {
 import { IdempotencyError, isIdempotencyError, LeaseLostError } from './errors.ts';
 import { type Execution, HeldExecution } from './execution.ts';
 import { createHeartbeatScheduler } from './heartbeat.ts';
+import { createPrecheckAdvisor } from './precheck-advisor.ts';
 import { assertStorable } from './response-size.ts';
 import type { OperationPolicy, ReserveResult, StoredResponse } from './types.ts';
 
@@ -28,6 +29,7 @@ import type { OperationPolicy, ReserveResult, StoredResponse } from './types.ts'
 export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emit, callStore, maxResponseBytes } = context;
   const heartbeats = createHeartbeatScheduler();
+  const advisor = createPrecheckAdvisor();
 
   /** The one reservation statement; a store failure answers 503 and runs nothing. */
   function reserve(request: ExecuteRequest, ownerToken: string, policy: Required<OperationPolicy>) {
@@ -62,11 +64,24 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
+    const adaptive = policy.precheck === 'adaptive';
+    const readFirst = adaptive ? advisor.shouldRead(request.operation) : policy.precheck === true;
+    if (readFirst) {
+      // A finished key is answered by a plain read. The reservation would answer it too, but
+      // its INSERT ... ON CONFLICT locks the row it conflicts with, which makes it a write
+      // transaction whose commit waits for a WAL flush: a replay's whole cost, for nothing.
+      const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+      if (found?.record.state === 'completed' && !found.writable) {
+        if (adaptive) advisor.record(request.operation, true);
+        return context.answerExisting(id, found.record, request.fingerprint);
+      }
+    }
     const ownerToken = randomUUID();
     const waiting = waitingFor(policy);
     let reservation: Awaited<ReturnType<typeof reserve>>;
     for (;;) {
       reservation = await reserve(request, ownerToken, policy);
+      if (adaptive) advisor.record(request.operation, reservation.kind === 'existing');
       if (reservation.kind === 'rate_limited')
         throw context.refuseRateLimited(id, reservation.retryAfterSeconds);
       if (reservation.kind === 'acquired') break;

@@ -48,20 +48,21 @@ export interface OperationPolicy {
    */
   mode?: 'leased' | 'atomic';
   /**
-   * Atomic mode only (leased mode ignores it): whether to read the key before the handler.
-   * The read spares a retry of a finished key the handler's transaction (it is answered from
-   * the stored response at once); for a first request it is a round trip for nothing.
-   * Exactly-once does not depend on it either way: the key's primary key inside the
-   * transaction decides, and without the read a retry of a finished key meets the committed key
-   * at `exec.complete`, rolls back and is answered from the stored response then (so is a
-   * handler that fails or refuses before `complete` because it met its own earlier attempt's
-   * effects, when the key holds this same request's answer).
+   * Whether to read the key before anything else. The read decides nothing; it only makes a
+   * retry of a finished key cheap. Atomic mode: without it, such a retry runs the handler's
+   * transaction, meets the committed key at `exec.complete`, rolls back and is answered from the
+   * stored response then (so is a handler that fails or refuses before `complete` because it
+   * met its own earlier attempt's effects, when the key holds this same request's answer); the
+   * key's primary key inside the transaction decides either way. Leased mode: without it, the
+   * reservation answers the retry, but its INSERT ... ON CONFLICT locks the row, which makes the
+   * replay a write transaction that waits for a WAL flush; the read answers a finished key
+   * without one (anything else still goes to the reservation).
    * - `'adaptive'` (default): read while more than one in 32 recent requests of the
    *   operation (this process, about the last 32) found their key taken, and right after the
    *   process starts; otherwise skip it. Steady traffic of new keys pays no read; a retry
-   *   storm gets cheap replays within a few requests.
+   *   storm gets cheap replays within two requests.
    * - `true`: always read (retry latency that does not depend on recent traffic).
-   * - `false`: never read (each retry of a finished key pays a rolled-back transaction and a read).
+   * - `false`: never read.
    * See docs/decisions/0007-atomic-mode.md.
    */
   precheck?: boolean | 'adaptive';

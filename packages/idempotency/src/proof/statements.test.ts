@@ -82,7 +82,7 @@ async function statementsOf(run: (key: string) => Promise<unknown>): Promise<str
 
 describe('statements per guarded request', () => {
   it('leased mode: reservation, then the business transaction with the completion, and nothing after it', async () => {
-    const idem = engine();
+    const idem = engine({ defaults: { precheck: false } });
     const statements = await statementsOf((key) =>
       idem.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, pay(key)),
     );
@@ -161,8 +161,45 @@ describe('statements per guarded request', () => {
       await idem.execute(request, pay(key));
       sent.length = 0;
       expect((await idem.execute(request, pay(key))).kind).toBe('replayed');
-      expect(sent).toEqual([mode === 'leased' ? 'reserve' : 'lookup']);
+      expect(sent).toEqual(['lookup']);
     }
+  });
+
+  it('leased mode without the read: the reservation answers a replay (its row lock makes it a write transaction)', async () => {
+    const idem = engine({ defaults: { precheck: false } });
+    const key = newKey();
+    const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
+    await idem.execute(request, pay(key));
+    sent.length = 0;
+    expect((await idem.execute(request, pay(key))).kind).toBe('replayed');
+    expect(sent).toEqual(['reserve']);
+  });
+
+  it('leased mode, adaptive pre-check (the default): no read over first requests; in a retry storm the read answers without the reservation', async () => {
+    const idem = engine();
+    const run = (key: string) =>
+      idem.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, pay(key));
+    const finished: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      finished.push(newKey());
+      await run(finished.at(-1)!);
+    }
+    expect(await statementsOf(run)).toEqual([
+      'reserve',
+      'begin',
+      'business insert',
+      'complete',
+      'commit',
+    ]);
+    const retries: string[][] = [];
+    for (const key of finished.slice(0, 5)) {
+      sent.length = 0;
+      expect((await run(key)).kind).toBe('replayed');
+      retries.push([...sent]);
+    }
+    // The first retry meets no read; within two, the read answers alone.
+    expect(retries[0]).toEqual(['reserve']);
+    expect(retries.slice(2)).toEqual([['lookup'], ['lookup'], ['lookup']]);
   });
 });
 
