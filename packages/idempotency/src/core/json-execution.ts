@@ -1,4 +1,4 @@
-import { type CompletingWith, completingWith } from './completing-with.ts';
+import { CompletingExecution, type CompletingWith } from './completing-with.ts';
 import type { Execution } from './execution.ts';
 import type { StoredResponse } from './types.ts';
 
@@ -32,16 +32,25 @@ export interface JsonExecution<TTx> extends CompletingWith<TTx, unknown> {
  * await jsonExecution(exec).complete(tx, { id: 'ord_1' });
  */
 export function jsonExecution<TTx>(exec: Execution<TTx>): JsonExecution<TTx> {
-  let completed: JsonExecution<TTx>['completed'];
-  const json = completingWith(exec, async (tx: TTx, result: unknown) => {
-    const response = jsonResponse(200, result);
-    await exec.complete(tx, response);
-    completed = { result, response };
-  });
-  return Object.defineProperties(json, {
-    execution: { value: exec, enumerable: true },
-    completed: { get: () => completed, enumerable: true },
-  }) as JsonExecution<TTx>;
+  return new JsonCompletingExecution(exec);
+}
+
+/** `jsonExecution`'s object: one allocation per request (plus its `complete`). */
+class JsonCompletingExecution<TTx>
+  extends CompletingExecution<TTx, unknown>
+  implements JsonExecution<TTx>
+{
+  readonly execution: Execution<TTx>;
+  completed: JsonExecution<TTx>['completed'];
+
+  constructor(exec: Execution<TTx>) {
+    super(exec, async (tx: TTx, result: unknown) => {
+      const response = jsonResponse(200, result);
+      await exec.complete(tx, response);
+      this.completed = { result, response };
+    });
+    this.execution = exec;
+  }
 }
 
 /**

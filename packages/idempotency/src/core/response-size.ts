@@ -12,6 +12,11 @@ export function storedResponseBytes(response: StoredResponse): number {
 
 /** Refuse to store a response over the configured cap (before anything is written). */
 export function assertStorable(response: StoredResponse, maxBytes: number): void {
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit: a response that cannot reach the cap even
+  // so (nearly every one) is not counted byte by byte.
+  let bound = response.body === null ? 0 : response.body.length;
+  for (const name in response.headers) bound += name.length + (response.headers[name]?.length ?? 0);
+  if (bound * 3 <= maxBytes) return;
   const bytes = storedResponseBytes(response);
   if (bytes > maxBytes) {
     throw new IdempotencyError('idempotency_response_too_large', {
