@@ -76,6 +76,12 @@ export function createApiDependencies(options: {
   onIdempotencyEvent?: (event: IdempotencyEvent) => void;
   env?: Record<string, string | undefined>;
   maxNewKeysPerMinute?: number;
+  /**
+   * Length of the new-key allowance's fixed window, ms; default one minute (the deployed
+   * meaning of `maxNewKeysPerMinute`). A test that bursts hundreds of requests widens it, so the
+   * burst cannot straddle two windows and get a fresh allowance half-way through.
+   */
+  newKeyWindowMs?: number;
   processorLedger?: ProcessorLedger;
   /** Checkout key retention, ms; default `ONCE_CHECKOUT_KEY_TTL_MS` from `env`, else 24 h. */
   checkoutKeyTtlMs?: number;
@@ -91,6 +97,10 @@ export function createApiDependencies(options: {
   const maxNewKeysPerMinute = options.maxNewKeysPerMinute ?? fromEnv?.maxNewKeysPerMinute ?? 0;
   if (!Number.isInteger(maxNewKeysPerMinute) || maxNewKeysPerMinute < 0) {
     throw new Error(`maxNewKeysPerMinute must be a whole number >= 0, got ${maxNewKeysPerMinute}`);
+  }
+  const newKeyWindowMs = options.newKeyWindowMs ?? 60_000;
+  if (!Number.isSafeInteger(newKeyWindowMs) || newKeyWindowMs < 1) {
+    throw new Error(`newKeyWindowMs must be a whole number >= 1, got ${newKeyWindowMs}`);
   }
   const checkoutKeyTtlMs =
     options.checkoutKeyTtlMs ?? fromEnv?.checkoutKeyTtlMs ?? DEFAULT_CHECKOUT_KEY_TTL_MS;
@@ -111,9 +121,9 @@ export function createApiDependencies(options: {
       store: createDrizzleStore(options.db),
       operations: apiIdempotencyPoliciesFor(checkoutKeyTtlMs),
       // Counts NEW keys only (replays and retries of a known key are never limited), per
-      // tenant, over a fixed one-minute window; see packages/idempotency "Limits".
+      // principal, over a fixed window (one minute when deployed); see packages/idempotency "Limits".
       ...(maxNewKeysPerMinute > 0
-        ? { rateLimit: { maxNewKeys: maxNewKeysPerMinute, windowMs: 60_000 } }
+        ? { rateLimit: { maxNewKeys: maxNewKeysPerMinute, windowMs: newKeyWindowMs } }
         : {}),
       ...(options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {}),
     }),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readApiEnv } from '../../api-env.ts';
+import { createApiDependencies } from '../../dependencies.ts';
 import {
   type ApiTestHarness,
   bearer,
@@ -90,5 +91,20 @@ describe('readApiEnv', () => {
     expect(() => readApiEnv({ PROCESSOR_URL: 'http://p:4100' })).toThrow(
       /^PROCESSOR_ADMIN_TOKEN is not set: PROCESSOR_URL is/,
     );
+  });
+});
+
+describe('createApiDependencies new-key window', () => {
+  it('refuses a window that is not a whole number of milliseconds >= 1', () => {
+    for (const newKeyWindowMs of [0, -5, 1.5, Number.NaN]) {
+      expect(() =>
+        createApiDependencies({
+          db: {} as Parameters<typeof createApiDependencies>[0]['db'],
+          sessionSecret: 'a-session-secret-of-16+',
+          maxNewKeysPerMinute: 5,
+          newKeyWindowMs,
+        }),
+      ).toThrow(`newKeyWindowMs must be a whole number >= 1, got ${newKeyWindowMs}`);
+    }
   });
 });
