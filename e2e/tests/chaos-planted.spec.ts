@@ -1,3 +1,4 @@
+import { integer, parseEnv } from '@once/env';
 import { expect, test } from '@playwright/test';
 import { repoRoot } from '../../scripts/system/start-system.ts';
 import {
@@ -30,7 +31,10 @@ for (const bug of bugs) {
 
   test(`planted bug "${bug.name}": the ci profile reports a violation`, async () => {
     test.skip(!process.env.ONCE_CHAOS_PLANTED, 'set ONCE_CHAOS_PLANTED=1 to run (minutes per bug)');
-    const seeds = Number(process.env.ONCE_CHAOS_PLANTED_SEEDS ?? 10);
+    const { ONCE_CHAOS_PLANTED_SEEDS: seeds } = parseEnv(
+      { ONCE_CHAOS_PLANTED_SEEDS: integer({ default: 10, min: 1 }) },
+      process.env,
+    );
     test.setTimeout(seeds * 420_000 + 300_000);
     const copy = preparePlantedCopy(bug, repoRoot);
     try {

@@ -3,6 +3,7 @@
 import http from 'node:http';
 import { appRouter, createApiDependencies, createContext } from '@once/api';
 import { createDatabaseClient, requireDatabaseUrl } from '@once/db';
+import { integer, parseEnv } from '@once/env';
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
@@ -13,10 +14,11 @@ import { createTrpcHandler } from './trpc-routes.ts';
 
 type FetchHandler = (request: Request) => Promise<Response>;
 
-const port = Number(process.env.PORT ?? 0);
+const env = readEnv();
+const port = env.PORT;
 const client = createDatabaseClient(requireDatabaseUrl(), {
   applicationName: 'once-bench-server',
-  max: Number(process.env.DB_POOL_MAX ?? 20),
+  max: env.DB_POOL_MAX,
 });
 const idempotency = createIdempotency<Transaction>({ store: createDrizzleStore(client.db) });
 const routes = new Map<string, FetchHandler>([
@@ -100,3 +102,16 @@ async function shutdown() {
 }
 process.once('SIGTERM', shutdown);
 process.once('SIGINT', shutdown);
+
+/** PORT 0 asks the OS for a free port; a malformed value stops start-up with one line. */
+function readEnv() {
+  try {
+    return parseEnv(
+      { PORT: integer({ default: 0, max: 65_535 }), DB_POOL_MAX: integer({ default: 20, min: 1 }) },
+      process.env,
+    );
+  } catch (error) {
+    console.error(`bench-server: cannot start: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
