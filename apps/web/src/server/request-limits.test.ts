@@ -27,6 +27,21 @@ function chunked(text: string): { body: ReadableStream<Uint8Array>; duplex: 'hal
   };
 }
 
+/** A body whose sender disconnects after `start`: what Node hands a route when the socket resets. */
+function disconnectingBody(start: string): { body: ReadableStream<Uint8Array>; duplex: 'half' } {
+  return {
+    body: new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(start));
+      },
+      pull(controller) {
+        controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      },
+    }),
+    duplex: 'half',
+  };
+}
+
 /** Valid JSON of a checkout padded past `bytes` with whitespace (valid, but too large). */
 const oversizedCart = (bytes: number) =>
   `{"lines":[{"productId":"espresso_beans","quantity":1}]${' '.repeat(bytes)}}`;
@@ -112,21 +127,11 @@ describe('request limits: 415 and 413 before anything is parsed, stored or count
 
     it('a client that disconnects mid-body gets request_body_incomplete, not "database unavailable"; nothing is written', async () => {
       const routes = webApiRoutes(async () => runtime);
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode('{"lines":[{"productId":'));
-        },
-        pull(controller) {
-          // What Node's server hands a route when the client's socket resets mid-body.
-          controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
-        },
-      });
       const response = await routes(
         new Request('http://web.test/api/v1/payments', {
           method: 'POST',
           headers: { ...auth, 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
-          body,
-          duplex: 'half',
+          ...disconnectingBody('{"lines":[{"productId":'),
         } as RequestInit),
       );
       expect(response.status).toBe(400);
@@ -252,6 +257,27 @@ describe('request limits: 415 and 413 before anything is parsed, stored or count
         code: 'payload_too_large',
         httpStatus: 413,
       });
+    });
+  });
+
+  describe('GraphQL POST /api/graphql', () => {
+    it('a client that disconnects mid-body gets request_body_incomplete (400), as REST does; nothing is written', async () => {
+      const response = await webApiRoutes(async () => runtime)(
+        new Request('http://web.test/api/graphql', {
+          method: 'POST',
+          headers: {
+            authorization: 'Bearer once_test_tenant_b',
+            'idempotency-key': randomUUID(),
+            'content-type': 'application/json',
+          },
+          ...disconnectingBody('{"query":"mutation { pay('),
+        } as RequestInit),
+      );
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        errors: [{ extensions: { code: 'request_body_incomplete' } }],
+      });
+      expect(await written()).toEqual(nothing);
     });
   });
 
