@@ -50,17 +50,13 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
     const waiting = waitingFor(policy);
-    const adaptive = policy.precheck === 'adaptive';
-    const readFirst = adaptive ? advisor.shouldRead(request.operation) : policy.precheck === true;
     // What this request found is recorded for the advisor whichever path it took.
-    const record = adaptive
-      ? (keyWasTaken: boolean) => advisor.record(request.operation, keyWasTaken)
-      : undefined;
+    const { readFirst, record } = advisor.planFor(request.operation, policy.precheck);
     let found: KeyLookup | undefined;
     while (readFirst) {
       found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
       if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
-      record?.(true);
+      record(true);
       // Held by a leased attempt of the same key: wait for it if the policy says so.
       const answer = await context.answerExistingOrWait(
         id,
@@ -83,7 +79,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     found: KeyLookup | undefined;
     readFirst: boolean;
     waiting: Waiting | undefined;
-    record: ((keyWasTaken: boolean) => void) | undefined;
+    record: (keyWasTaken: boolean) => void;
   }
 
   async function runAtomic(
@@ -111,7 +107,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
             failClosed: true,
           });
           if (existing && !mayOverwriteFoundKey(existing, request.fingerprint)) {
-            record?.(true);
+            record(true);
             return context.answerExisting(id, existing.record, request.fingerprint);
           }
         }
@@ -139,11 +135,11 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     } catch (error) {
       // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
       if (exec.completion === 'conflict') {
-        record?.(true);
+        record(true);
         return answerAfterConflict(id, request.fingerprint);
       }
       if (exec.completion === 'lock_timeout') {
-        record?.(true);
+        record(true);
         emit(eventBase('in_use', id));
         throw isIdempotencyError(error)
           ? error
@@ -153,7 +149,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
             });
       }
       const replay = readFirst ? undefined : await replayIfFinished(id, request.fingerprint);
-      record?.(replay !== undefined);
+      record(replay !== undefined);
       if (replay) return replay;
       // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
       emit(eventBase('released', id));
@@ -163,14 +159,14 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       // Refusals and failures the handler answered itself change nothing: not stored.
       if (response.status >= 400) {
         const replay = readFirst ? undefined : await replayIfFinished(id, request.fingerprint);
-        record?.(replay !== undefined);
+        record(replay !== undefined);
         if (replay) return replay;
         emit(eventBase('released', id));
         return { kind: 'executed', response };
       }
       throw new AtomicCompletionMissingError(request.operation);
     }
-    record?.(false);
+    record(false);
     // No verification read: the key was inserted in the same transaction as every effect of
     // the handler, so if that transaction did not commit, no effect did either (see the ADR).
     if (limit && !found) {

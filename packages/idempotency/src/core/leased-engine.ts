@@ -64,15 +64,14 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
-    const adaptive = policy.precheck === 'adaptive';
-    const readFirst = adaptive ? advisor.shouldRead(request.operation) : policy.precheck === true;
+    const { readFirst, record } = advisor.planFor(request.operation, policy.precheck);
     if (readFirst) {
       // A finished key is answered by a plain read. The reservation would answer it too, but
       // its INSERT ... ON CONFLICT locks the row it conflicts with, which makes it a write
       // transaction whose commit waits for a WAL flush: a replay's whole cost, for nothing.
       const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
       if (found?.record.state === 'completed' && !found.writable) {
-        if (adaptive) advisor.record(request.operation, true);
+        record(true);
         return context.answerExisting(id, found.record, request.fingerprint);
       }
     }
@@ -81,7 +80,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     let reservation: Awaited<ReturnType<typeof reserve>>;
     for (;;) {
       reservation = await reserve(request, ownerToken, policy);
-      if (adaptive) advisor.record(request.operation, reservation.kind === 'existing');
+      record(reservation.kind === 'existing');
       if (reservation.kind === 'rate_limited')
         throw context.refuseRateLimited(id, reservation.retryAfterSeconds);
       if (reservation.kind === 'acquired') break;

@@ -1,5 +1,5 @@
 /**
- * `precheck: 'adaptive'` (atomic mode): whether to read the key before running the handler,
+ * `precheck: 'adaptive'` (atomic and leased mode): whether to read the key before running the handler,
  * decided from what recent requests of the same operation found.
  *
  * WHY: the read decides nothing (the key's primary key inside the handler's transaction does);
@@ -27,7 +27,17 @@ export interface PrecheckAdvisor {
   shouldRead(operation: string): boolean;
   /** What a finished request of `operation` found: its key already taken, or not. */
   record(operation: string, keyWasTaken: boolean): void;
+  /**
+   * One request's plan under its policy's `precheck`: whether it reads first, and where it
+   * reports what it found (a no-op unless the policy is adaptive).
+   */
+  planFor(
+    operation: string,
+    precheck: boolean | 'adaptive',
+  ): { readFirst: boolean; record: (keyWasTaken: boolean) => void };
 }
+
+const ignore = () => {};
 
 /** Weight of the newest request in the share (1/32: the last ~32 requests matter). */
 export const PRECHECK_SMOOTHING = 1 / 32;
@@ -57,7 +67,7 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
     return shares.has(operation) || shares.size < PRECHECK_MAX_OPERATIONS ? operation : OVERFLOW;
   }
 
-  return {
+  const advisor: PrecheckAdvisor = {
     shouldRead(operation) {
       return (shares.get(slot(operation)) ?? INITIAL_SHARE) > PRECHECK_READ_ABOVE;
     },
@@ -66,5 +76,13 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
       const share = shares.get(name) ?? INITIAL_SHARE;
       shares.set(name, share + ((keyWasTaken ? 1 : 0) - share) * PRECHECK_SMOOTHING);
     },
+    planFor(operation, precheck) {
+      if (precheck !== 'adaptive') return { readFirst: precheck, record: ignore };
+      return {
+        readFirst: advisor.shouldRead(operation),
+        record: (keyWasTaken) => advisor.record(operation, keyWasTaken),
+      };
+    },
   };
+  return advisor;
 }
