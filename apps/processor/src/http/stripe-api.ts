@@ -94,7 +94,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
             await lagBehind(tx, account.id, result, fault.lagMs);
           }
           const rendered = stripeResponse(result);
-          // `complete` stores what a clone of the response reads: `rendered` stays readable for the client.
+          // `complete` reads `rendered` for the store; the guard sends the same status, headers and body.
           await exec.complete(tx, rendered);
           return rendered;
         });

@@ -79,8 +79,10 @@ describe('fetchIdempotency().handle', () => {
     expect(((await refused.json()) as { code: string }).code).toBe('idempotency_key_missing');
     const optional = fetchIdempotency(idempotency, { required: false });
     await route(optional, form('amount=1'), 'acct_a', runs);
-    await route(optional, form('amount=1'), 'acct_a', runs);
+    const unguarded = await route(optional, form('amount=1'), 'acct_a', runs);
     expect(runs.count).toBe(2);
+    // Nothing is stored, so `complete` left the handler's own response unread and sendable.
+    expect(await unguarded.json()).toEqual({ id: 'ch_2', amount: '1' });
   });
 
   it('without fingerprintInput, fingerprints the body from a clone: the handler still reads it', async () => {
@@ -101,15 +103,16 @@ describe('fetchIdempotency().handle', () => {
     expect((await handle(json('{"a":2}'))).status).toBe(422);
   });
 
-  it('reads the response body once: the snapshot stored by complete is the one the engine gets', async () => {
+  it('reads the handler response once, without a clone, and sends it whole: status, text, every header', async () => {
     const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
     const runs = { count: 0 };
     const clone = vi.spyOn(Response.prototype, 'clone');
     try {
       const first = await route(http, form('amount=7', 'once_1'), 'acct_c', runs);
-      expect(first.status).toBe(201);
-      // One clone for the stored snapshot (complete); before, the guard cloned and read it again.
-      expect(clone).toHaveBeenCalledTimes(1);
+      // No tee of the body: `complete` read the handler's response, the guard sends its text.
+      expect(clone).not.toHaveBeenCalled();
+      expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'req_1']);
+      expect(first.headers.get('content-type')).toBe('application/json');
       expect(await first.json()).toEqual({ id: 'ch_1', amount: '7' });
     } finally {
       clone.mockRestore();
@@ -119,5 +122,28 @@ describe('fetchIdempotency().handle', () => {
     expect(replay.headers.get('location')).toBe('/c/1');
     expect(await replay.json()).toEqual({ id: 'ch_1', amount: '7' });
     expect(runs.count).toBe(1);
+  });
+
+  it('a handler that returns its response without completing (leased mode) gets it stored and sent whole', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
+    const handle = () =>
+      http.handle(
+        form('amount=3', 'once_2'),
+        { tenantId: 'acct_c', operation: 'refunds' },
+        async () =>
+          new Response('refunded', {
+            status: 202,
+            statusText: 'Accepted for refund',
+            headers: { 'content-type': 'text/plain', 'set-cookie': 'session=abc' },
+          }),
+      );
+    const first = await handle();
+    expect([first.status, first.statusText]).toEqual([202, 'Accepted for refund']);
+    // Cookies go to the client that caused them, never into the store.
+    expect(first.headers.get('set-cookie')).toBe('session=abc');
+    expect(await first.text()).toBe('refunded');
+    const replay = await handle();
+    expect([replay.status, replay.headers.get('set-cookie')]).toEqual([202, null]);
+    expect(await replay.text()).toBe('refunded');
   });
 });

@@ -10,7 +10,8 @@ import { problemDetailsResponse } from './problem-details.ts';
 import {
   DEFAULT_REPLAY_HEADERS,
   replayedResponse,
-  storedResponseReader,
+  resendable,
+  storedResponseTaker,
 } from './stored-response.ts';
 
 /**
@@ -52,8 +53,10 @@ export interface IdempotentRequest {
 
 /**
  * The execution a fetch handler gets: an `Execution` whose `complete` also takes the
- * `Response` itself (stored with the replayed headers only; read from a clone, so the
- * original stays sendable).
+ * `Response` itself, stored with the replayed headers only. `complete` reads that response's
+ * body (no clone: a tee of the body stream costs more than the rest of the guard): return it
+ * from the handler as it is, and the guard sends the same status, headers and body; do not
+ * read its body yourself after `complete`.
  *
  * @example
  * const response = Response.json(payment, { status: 201 });
@@ -126,21 +129,22 @@ export function fetchIdempotency<TTx>(
 export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchIdempotencyOptions) {
   const render = options.renderError ?? problemDetailsResponse;
   const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
-  const snapshot = storedResponseReader(replayHeaders);
+  const snapshot = storedResponseTaker(replayHeaders);
   /**
-   * `exec` for the route; `completed` remembers the Response it completed with and its stored
-   * snapshot, so the guard does not clone and read the same body a second time afterwards.
+   * `exec` for the route; `completed` remembers the Response it completed with (its body now
+   * read) and its stored snapshot, so the guard sends that snapshot's text in its place.
    */
   const fetchExecution = (
     exec: Execution<TTx>,
-    completed: { response?: Response; stored?: StoredResponse } = {},
+    completed: { response?: Response; stored?: StoredResponse },
   ): FetchExecution<TTx> =>
     completingWith(exec, async (tx: TTx, response: Response | StoredResponse) => {
       if (!isResponse(response)) return exec.complete(tx, response);
       const stored = await snapshot(response);
-      await exec.complete(tx, stored);
+      // Remembered before completing: the body is read even if the store refuses it.
       completed.response = response;
       completed.stored = stored;
+      await exec.complete(tx, stored);
     });
 
   return async function guard(
@@ -163,7 +167,8 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
           ? options.required(request)
           : (options.required ?? true);
       if (required) return render(new IdempotencyError('idempotency_key_missing'), request);
-      return run(fetchExecution(idempotency.passthrough({ tenantId, operation })));
+      // Nothing is stored without a key: `complete` must not read the handler's response.
+      return run(completingWith(idempotency.passthrough({ tenantId, operation }), storeNothing));
     }
     const fingerprint = computeFingerprint(operation, await fingerprintInput());
     let executed: Response | undefined;
@@ -172,10 +177,15 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         async (exec) => {
           const completed: { response?: Response; stored?: StoredResponse } = {};
-          executed = await run(fetchExecution(exec, completed));
-          return completed.response === executed && completed.stored
-            ? completed.stored
-            : snapshot(executed);
+          const returned = await run(fetchExecution(exec, completed));
+          // The guard owns the returned response now: read it once (unless `complete` did)
+          // and send its text again, instead of teeing the body into a clone.
+          const stored =
+            completed.response === returned && completed.stored
+              ? completed.stored
+              : await snapshot(returned);
+          executed = resendable(returned, stored);
+          return stored;
         },
       );
       if (outcome.kind === 'executed' && executed) return executed;
@@ -186,6 +196,9 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
     }
   };
 }
+
+/** The unguarded run's `complete`: nothing to store, and the response's body stays unread. */
+const storeNothing = (): Promise<void> => Promise.resolve();
 
 /** A `Response` (also from another realm or polyfill), as opposed to a plain `StoredResponse`. */
 function isResponse(value: Response | StoredResponse): value is Response {

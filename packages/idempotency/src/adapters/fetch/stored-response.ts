@@ -25,18 +25,22 @@ export function storedResponseFrom(
   response: Response,
   allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
 ): Promise<StoredResponse> {
-  return storedResponseReader(allowList)(response);
+  return storedResponseTaker(allowList)(response.body === null ? response : response.clone());
 }
 
 /**
- * `storedResponseFrom` with the allow-list resolved once (an adapter builds one per service
- * instead of a Set per request). Headers are looked up by name rather than iterated.
+ * Snapshot a `Response` for storage by reading its own body: no clone, so the response is
+ * consumed. For an adapter that owns the response and sends `resendable(response, stored)`
+ * in its place: `clone()` tees the body's web stream, then both branches are read (one for
+ * the store, one by the server), several times the work of reading the body once and sending
+ * the text again. Internal.
  *
  * @example
- * const snapshot = storedResponseReader(['content-type']);
- * const stored = await snapshot(Response.json({ ok: true }));
+ * const take = storedResponseTaker(['content-type']);
+ * const stored = await take(response);
+ * return resendable(response, stored);
  */
-export function storedResponseReader(
+export function storedResponseTaker(
   allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
 ): (response: Response) => Promise<StoredResponse> {
   const names = [...new Set(allowList.map((name) => name.toLowerCase()))].filter(
@@ -48,9 +52,27 @@ export function storedResponseReader(
       const value = response.headers.get(name);
       if (value !== null) headers[name] = value;
     }
-    const text = response.body === null ? null : await response.clone().text();
+    const text = response.body === null ? null : await response.text();
     return { status: response.status, headers, body: text };
   };
+}
+
+/**
+ * The response a guard sends for one whose body `storedResponseTaker` read: the same status,
+ * status text and every header (not only the stored ones), with the body text read. A
+ * response without a body was not consumed and is sent as it is.
+ *
+ * @example
+ * const stored = await take(response);
+ * return resendable(response, stored);
+ */
+export function resendable(response: Response, stored: StoredResponse): Response {
+  if (response.body === null) return response;
+  return new Response(stored.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /**

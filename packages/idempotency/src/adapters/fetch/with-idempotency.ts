@@ -42,7 +42,7 @@ export interface WithIdempotencyOptions<TTx> {
  *     return db.transaction(async (tx) => {
  *       const payment = await createPayment(tx, body);
  *       const response = Response.json(payment, { status: 201 });
- *       await exec.complete(tx, response); // stored with the replayed headers, read from a clone
+ *       await exec.complete(tx, response); // stored with the replayed headers; the guard sends it
  *       return response;
  *     });
  *   },

@@ -66,7 +66,7 @@ export function idempotencyMiddleware<TTx, E extends Env = Env>(
     const context = c as unknown as Context<E>;
     const operation =
       typeof options.operation === 'function' ? options.operation(context) : options.operation;
-    return guard(
+    const response = await guard(
       c.req.raw,
       {
         tenantId: await options.getTenantId(context),
@@ -85,5 +85,9 @@ export function idempotencyMiddleware<TTx, E extends Env = Env>(
           ? options.getFingerprintInput(context)
           : defaultFingerprintInput(c.req.raw),
     );
+    // After the route ran, Hono keeps `c.res` (its body now read into the store) over what a
+    // middleware returns: hand it the response the guard sends in its place.
+    c.res = response;
+    return response;
   };
 }
