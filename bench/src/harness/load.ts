@@ -37,6 +37,8 @@ export interface LoadResult {
   samples: number[];
   /** Server process CPU time (ms) spent during the run, when `serverCpuMs` was given. */
   serverCpuMs?: number;
+  /** Throughput of each interleaved round, in order (merged results only). */
+  roundThroughputs?: number[];
 }
 
 /** Server CPU per response (ms), when measured. */
@@ -166,8 +168,41 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
     timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
     replayed: results.reduce((sum, r) => sum + r.replayed, 0),
     samples,
+    roundThroughputs: results.map((r) => r.throughput),
     ...(results.every((r) => r.serverCpuMs !== undefined)
       ? { serverCpuMs: results.reduce((sum, r) => sum + r.serverCpuMs!, 0) }
       : {}),
   };
+}
+
+/** A variant's throughput against its twin's, round by round: the median and the spread. */
+export interface PairedRatio {
+  median: number;
+  min: number;
+  max: number;
+  rounds: number;
+}
+
+/**
+ * Throughput ratio of `variant` to `twin` paired by round: round i of one against round i of
+ * the other, which ran seconds apart, then the median over rounds. Drift over a run (a growing
+ * table, a checkpoint, another process waking up) moves both sides of a pair alike, where the
+ * ratio of whole-run totals lets it land on whichever variant it hit. Falls back to the totals
+ * when the rounds are not known.
+ *
+ * @example
+ * const r = pairedRatio(get('tRPC + plugin, atomic mode'), get('tRPC unguarded'));
+ * `${r.median.toFixed(3)}x (rounds ${r.min.toFixed(2)}-${r.max.toFixed(2)})`;
+ */
+export function pairedRatio(variant: LoadResult, twin: LoadResult): PairedRatio {
+  const a = variant.roundThroughputs;
+  const b = twin.roundThroughputs;
+  if (!a || !b || a.length !== b.length || a.length === 0) {
+    const ratio = variant.throughput / twin.throughput;
+    return { median: ratio, min: ratio, max: ratio, rounds: 1 };
+  }
+  const ratios = a.map((x, i) => x / b[i]!).sort((x, y) => x - y);
+  const mid = ratios.length >> 1;
+  const median = ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+  return { median, min: ratios[0]!, max: ratios.at(-1)!, rounds: ratios.length };
 }

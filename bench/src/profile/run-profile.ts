@@ -20,6 +20,7 @@ const ROUTES = [
   ['trpc-atomic-always-read', '/trpc/pay.guardedAtomicAlwaysRead'],
   ['trpc-leased', '/trpc/pay.guarded'],
   ['fetch-plain', '/fetch/plain'],
+  ['fetch-floor-in-tx', '/fetch/floor-in-transaction'],
   ['fetch-atomic', '/fetch/guarded-atomic'],
   ['fetch-atomic-always-read', '/fetch/guarded-atomic-always-read'],
   ['fetch-leased', '/fetch/guarded'],

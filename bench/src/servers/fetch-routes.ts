@@ -2,24 +2,38 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '@once/db';
 import type { Idempotency, OperationPolicy } from '@once/idempotency';
 import { fetchIdempotency } from '@once/idempotency/fetch';
-import { sql } from 'drizzle-orm';
-import { BENCH_TENANT, parsePayInput, type Transaction, writePayment } from './payment-write.ts';
+import {
+  BENCH_TENANT,
+  insertDurableFloorRow,
+  insertFloorRow,
+  parsePayInput,
+  type Transaction,
+  writePayment,
+} from './payment-write.ts';
 
 /**
- * `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper). With
- * `extraDurableWrite`, `POST /fetch/floor`: plus one autocommit INSERT of a small row, the least
- * any durable guard must add.
+ * `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper). The floors, no
+ * library: `floor: 'durable'` (`POST /fetch/floor`) adds one autocommit INSERT of a small row
+ * before the transaction, the least a guard that reserves its key durably must add (leased
+ * mode); `floor: 'in-transaction'` (`POST /fetch/floor-in-transaction`) adds the same row in the
+ * transaction's batch, the least a guard that stores its key with the write must add (atomic).
  */
 export function createPlainFetchHandler(
   db: Database,
-  options: { extraDurableWrite?: boolean } = {},
+  options: { floor?: 'durable' | 'in-transaction' } = {},
 ) {
   return async (request: Request): Promise<Response> => {
     const input = parsePayInput(await request.json());
     const key = request.headers.get('idempotency-key') ?? randomUUID();
-    if (options.extraDurableWrite)
-      await db.execute(sql`insert into bench_floor (id) values (${key})`);
-    const result = await db.transaction((tx) => writePayment(tx, input, key));
+    if (options.floor === 'durable') await insertDurableFloorRow(db, key);
+    const result = await db.transaction((tx) =>
+      writePayment(
+        tx,
+        input,
+        key,
+        options.floor === 'in-transaction' ? () => insertFloorRow(tx, key) : undefined,
+      ),
+    );
     return Response.json(result, { status: 201 });
   };
 }

@@ -113,10 +113,10 @@ export async function writePayment(
   return result;
 }
 
-/** A statement built once and run as a named prepared statement on the transaction's connection. */
+/** A statement built once and run as a named prepared statement (in a transaction, or autocommit on the pool). */
 function preparedInTx(name: string, statement: SQL) {
   const query = dialect.sqlToQuery(statement);
-  return (tx: Transaction, values: Record<string, unknown>): Promise<unknown> =>
+  return (tx: Transaction | Database, values: Record<string, unknown>): Promise<unknown> =>
     tx._.session.prepareQuery(query, undefined, name, false).execute(values);
 }
 
@@ -137,3 +137,10 @@ const floorRowStatement = preparedInTx(
   sql`insert into bench_floor (id) values (${sql.placeholder('id')})`,
 );
 export const insertFloorRow = (tx: Transaction, id: string) => floorRowStatement(tx, { id });
+
+/**
+ * The floor of leased mode, no library: the same small row as its own durable autocommit write
+ * before the transaction (what a reservation that commits on its own must pay at least),
+ * prepared like every other statement here, so the floor is what a tuned app would pay.
+ */
+export const insertDurableFloorRow = (db: Database, id: string) => floorRowStatement(db, { id });

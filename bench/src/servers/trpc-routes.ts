@@ -9,9 +9,9 @@ import {
 } from '@once/idempotency/trpc';
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { sql } from 'drizzle-orm';
 import {
   BENCH_TENANT,
+  insertDurableFloorRow,
   insertFloorRow,
   parsePayInput,
   type Transaction,
@@ -66,7 +66,7 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
       // autocommit write of one small row (what a reservation must cost at least).
       floor: t.procedure.input(parsePayInput).mutation(async ({ ctx, input }) => {
         const key = ctx.headers.get('idempotency-key') ?? randomUUID();
-        await db.execute(sql`insert into bench_floor (id) values (${key})`);
+        await insertDurableFloorRow(db, key);
         return db.transaction((tx) => writePayment(tx, input, key));
       }),
       // The floor of atomic mode: the same transaction plus one primary-key row, no library.

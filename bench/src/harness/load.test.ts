@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { type LoadResult, mergeResults, pairedRatio } from './load.ts';
+
+/** A measured round: `throughput` responses per second for one second. */
+const round = (throughput: number): LoadResult => ({
+  durationSec: 1,
+  throughput,
+  latency: { count: 0, median: 0, p90: 0, p99: 0, max: 0 },
+  statuses: {},
+  errors: 0,
+  timeouts: 0,
+  replayed: 0,
+  samples: Array.from({ length: throughput }, () => 1),
+});
+
+describe('pairedRatio', () => {
+  it('pairs round i with round i: drift that hits both sides of a pair cancels out', () => {
+    // The machine slows down through the run; the variant is 0.9x of its twin in every round.
+    const twin = mergeResults([round(1000), round(800), round(500)]);
+    const variant = mergeResults([round(900), round(720), round(450)]);
+    expect(pairedRatio(variant, twin)).toEqual({
+      median: expect.closeTo(0.9, 6),
+      min: expect.closeTo(0.9, 6),
+      max: expect.closeTo(0.9, 6),
+      rounds: 3,
+    });
+  });
+
+  it('one disturbed round moves the spread, not the median', () => {
+    const twin = mergeResults([1000, 1000, 1000, 1000, 1000].map(round));
+    const variant = mergeResults([950, 940, 300, 960, 950].map(round));
+    const ratio = pairedRatio(variant, twin);
+    expect(ratio.median).toBeCloseTo(0.95, 6);
+    expect([ratio.min, ratio.max]).toEqual([0.3, 0.96]);
+    // The ratio of whole-run totals lets the one bad round pull the answer down.
+    expect(variant.throughput / twin.throughput).toBeCloseTo(0.82, 6);
+  });
+
+  it('without rounds (a single run) it is the plain ratio of throughputs', () => {
+    expect(pairedRatio(round(450), round(500))).toEqual({
+      median: 0.9,
+      min: 0.9,
+      max: 0.9,
+      rounds: 1,
+    });
+  });
+});
