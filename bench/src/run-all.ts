@@ -25,6 +25,7 @@ import type { Scenario, ScenarioContext } from './harness/scenario.ts';
 import { stopAllChildren } from './harness/server-process.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
+import { guardCpu } from './scenarios/guard-cpu.ts';
 import { hotKey } from './scenarios/hot-key.ts';
 import { overhead } from './scenarios/overhead.ts';
 import { peers } from './scenarios/peers.ts';
@@ -39,6 +40,7 @@ const scenarios: Scenario[] = [
   storeThroughput,
   endToEnd,
   peers,
+  guardCpu,
   // Last: a million inserted and reaped rows leave WAL, dead tuples and autovacuum work behind.
   retention,
 ];

@@ -12,6 +12,8 @@ export interface ResultRow {
   latency?: LatencySummary;
   /** Anything else worth a column: status counts, duplicates, deleted/s. */
   extra?: Record<string, string | number>;
+  /** Throughput of each interleaved round (kept in the results file, not drawn in tables). */
+  rounds?: number[];
 }
 
 /** A goal from the spec and whether this run met it. */

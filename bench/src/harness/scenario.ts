@@ -76,5 +76,6 @@ export function rowFromLoad(
       ...(failures ? { 'socket errors': failures } : {}),
       ...extra,
     },
+    ...(result.roundThroughputs ? { rounds: result.roundThroughputs.map(round) } : {}),
   };
 }

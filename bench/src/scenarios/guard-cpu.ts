@@ -1,0 +1,220 @@
+import { createIdempotency, type IdempotencyOptions } from '@once/idempotency';
+import { fetchIdempotency } from '@once/idempotency/fetch';
+import {
+  createIdempotencyPlugin,
+  type IdempotencyMeta,
+  idempotencyErrorFormatter,
+} from '@once/idempotency/trpc';
+import { initTRPC } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import type { ResultRow, ScenarioResult } from '../harness/result-types.ts';
+import { PAY_BODY, type Scenario } from '../harness/scenario.ts';
+import { round } from '../harness/stats.ts';
+import { BENCH_TENANT, type BenchPayResult, parsePayInput } from '../servers/payment-write.ts';
+
+const ROUNDS = 8;
+
+/**
+ * A store that answers every call at once, as for a brand-new key: no database, so what is
+ * measured is the library's own JavaScript (adapter, fingerprint, engine, completion), not
+ * statements. Not a store to run anything on: it remembers nothing.
+ */
+const answeringStore = {
+  lookup: async () => undefined,
+  insertCompleted: async () => 'inserted' as const,
+  reserve: async () => ({
+    kind: 'acquired' as const,
+    created: true,
+    takenOver: false,
+    record: {
+      state: 'in_progress' as const,
+      fingerprint: '',
+      ownerToken: null,
+      lockedUntil: null,
+      recoveryPoint: 'started',
+      recoveryData: null,
+      response: null,
+      now: new Date(),
+    },
+  }),
+  complete: async () => 'ok' as const,
+  advance: async () => 'ok' as const,
+  renew: async () => 'ok' as const,
+  release: async () => 'ok' as const,
+  endLease: async () => 'ok' as const,
+  markUnknown: async () => 'ok' as const,
+  isCompletedBy: async () => true,
+  countNewKey: async () => ({ limited: false as const }),
+  peekNewKeys: async () => ({ limited: false as const }),
+} as unknown as IdempotencyOptions<undefined>['store'];
+
+/** What the payment write answers, without the write: the same object every variant returns. */
+const RESULT: BenchPayResult = {
+  paymentId: 'pay_5f0c2a9e1b7d4c3a8e6f0b1d2c3a4e5f',
+  status: 'processing',
+  amount: 4200,
+  currency: 'eur',
+};
+
+/**
+ * 8. The guard's own CPU per request, no database: the bench server's tRPC and fetch routes
+ * in-process, unguarded and guarded (atomic, leased) over a store that answers at once, each
+ * request sent and its response read one after another. The minimum over interleaved rounds
+ * is the cost with the least interference; the difference to the unguarded twin is what the
+ * library's JavaScript adds to every request, the part of the overhead that no database
+ * setting or machine split changes. Statements are counted elsewhere (the statement tests).
+ */
+export const guardCpu: Scenario = {
+  name: 'guard-cpu',
+  title: "8. The guard's own CPU per request (no database)",
+  async run(ctx): Promise<ScenarioResult> {
+    const perRound = ctx.args.quick ? 1_000 : 5_000;
+    const handlers = guardedHandlers();
+    const variants = [
+      ['tRPC unguarded', handlers.trpc, 'plain'],
+      ['tRPC + plugin, atomic mode', handlers.trpc, 'atomic'],
+      ['tRPC + plugin, leased mode', handlers.trpc, 'leased'],
+      ['fetch unguarded', handlers.fetch, 'plain'],
+      ['fetch + handle, atomic mode', handlers.fetch, 'atomic'],
+      ['fetch + handle, leased mode', handlers.fetch, 'leased'],
+    ] as const;
+    let n = 0;
+    const send = (handler: (request: Request) => Promise<Response>, route: string) => async () => {
+      const response = await handler(
+        new Request(`http://bench/${route}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': `cpu_${n++}` },
+          body: PAY_BODY,
+        }),
+      );
+      if (response.status >= 300) throw new Error(`${route}: ${response.status}`);
+      await response.arrayBuffer();
+    };
+    const best = new Map<string, number>();
+    for (const [, handler, route] of variants) await timeEach(send(handler, route), 500);
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [name, handler, route] of variants) {
+        const us = await timeEach(send(handler, route), perRound);
+        best.set(name, Math.min(best.get(name) ?? Number.POSITIVE_INFINITY, us));
+      }
+    }
+    const row = (name: string, twin?: string): ResultRow => {
+      const us = best.get(name)!;
+      return {
+        name,
+        ...(twin ? { comparedTo: twin } : {}),
+        throughput: 1e6 / us,
+        extra: {
+          'CPU µs/request': round(us),
+          'guard µs/request': twin ? round(us - best.get(twin)!) : '',
+        },
+      };
+    };
+    const guard = (name: string, twin: string) => round(best.get(name)! - best.get(twin)!);
+    return {
+      name: this.name,
+      title: this.title,
+      settings: { rounds: ROUNDS, requestsPerRound: perRound, store: 'answers at once' },
+      rows: [
+        { ...row('tRPC unguarded'), baseline: true },
+        row('tRPC + plugin, atomic mode', 'tRPC unguarded'),
+        row('tRPC + plugin, leased mode', 'tRPC unguarded'),
+        row('fetch unguarded'),
+        row('fetch + handle, atomic mode', 'fetch unguarded'),
+        row('fetch + handle, leased mode', 'fetch unguarded'),
+      ],
+      goals: [],
+      notes: [
+        'One request at a time in this process, over a store that answers every call at once as for a new key: ' +
+          '`ops/s` is 1 / CPU time per request of one thread, and `guard µs/request` the JavaScript the library adds ' +
+          `(tRPC: atomic ${guard('tRPC + plugin, atomic mode', 'tRPC unguarded')} µs, leased ${guard('tRPC + plugin, leased mode', 'tRPC unguarded')} µs; ` +
+          `fetch: atomic ${guard('fetch + handle, atomic mode', 'fetch unguarded')} µs, leased ${guard('fetch + handle, leased mode', 'fetch unguarded')} µs). ` +
+          'On top of it a guarded request pays its statements: the key INSERT in the batch (atomic), the reservation ' +
+          'round trip and commit plus the completion UPDATE (leased).',
+        'Minimum of the rounds, not the median: interference only ever adds time, so the fastest round is the ' +
+          "closest to the code's own cost. Useful to compare commits on one machine; not a throughput figure.",
+      ],
+    };
+  },
+};
+
+/** Time `op` run `count` times one after another; microseconds per run. */
+async function timeEach(op: () => Promise<void>, count: number): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < count; i++) await op();
+  return ((performance.now() - started) * 1000) / count;
+}
+
+/** The bench server's tRPC procedures and fetch routes without the database, guarded as there. */
+function guardedHandlers() {
+  const idempotency = createIdempotency<undefined>({ store: answeringStore });
+  const respond = async (complete: (result: BenchPayResult) => Promise<void>) => {
+    await complete(RESULT);
+    return RESULT;
+  };
+
+  interface Context {
+    tenantId: string;
+    headers: Headers;
+    resHeaders: Headers;
+  }
+  const t = initTRPC
+    .context<Context>()
+    .meta<IdempotencyMeta>()
+    .create({ errorFormatter: idempotencyErrorFormatter });
+  const idempotent = createIdempotencyPlugin<Context, undefined>({
+    idempotency,
+    getTenantId: (ctx) => ctx.tenantId,
+    getRequestHeaders: (ctx) => ctx.headers,
+    getResponseHeaders: (ctx) => ctx.resHeaders,
+  });
+  const guarded = (mode: 'atomic' | 'leased') =>
+    t.procedure
+      .meta({ idempotency: { operation: `bench.cpu.${mode}`, mode } })
+      .concat(idempotent)
+      .input(parsePayInput)
+      .mutation(({ ctx }) => respond((result) => ctx.idempotency.complete(undefined, result)));
+  const router = t.router({
+    plain: t.procedure.input(parsePayInput).mutation(() => respond(async () => {})),
+    atomic: guarded('atomic'),
+    leased: guarded('leased'),
+  });
+  const trpc = (req: Request) =>
+    fetchRequestHandler({
+      endpoint: '',
+      req,
+      router,
+      createContext: ({ req, resHeaders }) => ({
+        tenantId: BENCH_TENANT,
+        headers: req.headers,
+        resHeaders,
+      }),
+    });
+
+  const http = fetchIdempotency(idempotency);
+  const policies = { atomic: { mode: 'atomic' }, leased: { mode: 'leased' } } as const;
+  const fetch = async (request: Request): Promise<Response> => {
+    const input = parsePayInput(await request.json());
+    const route = new URL(request.url).pathname.slice(1);
+    if (route === 'plain') return Response.json(await respond(async () => {}), { status: 201 });
+    const mode = route as 'atomic' | 'leased';
+    return http.handle(
+      request,
+      {
+        tenantId: BENCH_TENANT,
+        operation: `bench.cpu.rest.${mode}`,
+        fingerprintInput: input,
+        policy: policies[mode],
+      },
+      async (exec) => {
+        let response: Response | undefined;
+        await respond(async (result) => {
+          response = Response.json(result, { status: 201 });
+          await exec.complete(undefined, response);
+        });
+        return response!;
+      },
+    );
+  };
+  return { trpc, fetch };
+}
