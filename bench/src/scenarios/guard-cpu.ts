@@ -1,16 +1,10 @@
 import { createIdempotency, type IdempotencyOptions } from '@once/idempotency';
 import { fetchIdempotency } from '@once/idempotency/fetch';
-import {
-  createIdempotencyPlugin,
-  type IdempotencyMeta,
-  idempotencyErrorFormatter,
-} from '@once/idempotency/trpc';
-import { initTRPC } from '@trpc/server';
-import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import type { ResultRow, ScenarioResult } from '../harness/result-types.ts';
 import { PAY_BODY, type Scenario } from '../harness/scenario.ts';
 import { round } from '../harness/stats.ts';
 import { BENCH_TENANT, type BenchPayResult, parsePayInput } from '../servers/payment-write.ts';
+import { benchTrpc, trpcFetchHandler } from '../servers/trpc-routes.ts';
 
 const ROUNDS = 8;
 
@@ -153,21 +147,7 @@ function guardedHandlers() {
     return RESULT;
   };
 
-  interface Context {
-    tenantId: string;
-    headers: Headers;
-    resHeaders: Headers;
-  }
-  const t = initTRPC
-    .context<Context>()
-    .meta<IdempotencyMeta>()
-    .create({ errorFormatter: idempotencyErrorFormatter });
-  const idempotent = createIdempotencyPlugin<Context, undefined>({
-    idempotency,
-    getTenantId: (ctx) => ctx.tenantId,
-    getRequestHeaders: (ctx) => ctx.headers,
-    getResponseHeaders: (ctx) => ctx.resHeaders,
-  });
+  const { t, idempotent } = benchTrpc(idempotency);
   const guarded = (mode: 'atomic' | 'leased') =>
     t.procedure
       .meta({ idempotency: { operation: `bench.cpu.${mode}`, mode } })
@@ -179,17 +159,7 @@ function guardedHandlers() {
     atomic: guarded('atomic'),
     leased: guarded('leased'),
   });
-  const trpc = (req: Request) =>
-    fetchRequestHandler({
-      endpoint: '',
-      req,
-      router,
-      createContext: ({ req, resHeaders }) => ({
-        tenantId: BENCH_TENANT,
-        headers: req.headers,
-        resHeaders,
-      }),
-    });
+  const trpc = trpcFetchHandler(router, '');
 
   const http = fetchIdempotency(idempotency);
   const policies = { atomic: { mode: 'atomic' }, leased: { mode: 'leased' } } as const;

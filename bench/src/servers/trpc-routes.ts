@@ -7,7 +7,7 @@ import {
   type IdempotencyProcedureMeta,
   idempotencyErrorFormatter,
 } from '@once/idempotency/trpc';
-import { initTRPC } from '@trpc/server';
+import { type AnyTRPCRouter, initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import {
   BENCH_TENANT,
@@ -30,16 +30,7 @@ interface Context {
  * transaction (one extra row in the same commit, plus the reservation's commit).
  */
 export function createTrpcHandler(db: Database, idempotency: Idempotency<Transaction>) {
-  const t = initTRPC
-    .context<Context>()
-    .meta<IdempotencyMeta>()
-    .create({ errorFormatter: idempotencyErrorFormatter });
-  const idempotent = createIdempotencyPlugin<Context, Transaction>({
-    idempotency,
-    getTenantId: (ctx) => ctx.tenantId,
-    getRequestHeaders: (ctx) => ctx.headers,
-    getResponseHeaders: (ctx) => ctx.resHeaders,
-  });
+  const { t, idempotent } = benchTrpc(idempotency);
   /** The payment write under the plugin with `meta`, the key completed in its transaction. */
   const guardedPay = (meta: IdempotencyProcedureMeta) =>
     t.procedure
@@ -87,9 +78,29 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
       }),
     }),
   });
+  return trpcFetchHandler(router, '/trpc');
+}
+
+/** tRPC as the bench's procedures use it: the bench tenant's context, the plugin wired to it. */
+export function benchTrpc<TTx>(idempotency: Idempotency<TTx>) {
+  const t = initTRPC
+    .context<Context>()
+    .meta<IdempotencyMeta>()
+    .create({ errorFormatter: idempotencyErrorFormatter });
+  const idempotent = createIdempotencyPlugin<Context, TTx>({
+    idempotency,
+    getTenantId: (ctx) => ctx.tenantId,
+    getRequestHeaders: (ctx) => ctx.headers,
+    getResponseHeaders: (ctx) => ctx.resHeaders,
+  });
+  return { t, idempotent };
+}
+
+/** A `Request -> Response` handler serving `router` at `endpoint` with the bench tenant's context. */
+export function trpcFetchHandler(router: AnyTRPCRouter, endpoint: string) {
   return (req: Request) =>
     fetchRequestHandler({
-      endpoint: '/trpc',
+      endpoint,
       req,
       router,
       createContext: ({ req, resHeaders }) => ({
