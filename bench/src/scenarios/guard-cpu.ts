@@ -7,6 +7,7 @@ import { BENCH_TENANT, type BenchPayResult, parsePayInput } from '../servers/pay
 import { benchTrpc, trpcFetchHandler } from '../servers/trpc-routes.ts';
 
 const ROUNDS = 8;
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /**
  * A store that answers every call at once, as for a brand-new key: no database, so what is
@@ -71,6 +72,7 @@ export const guardCpu: Scenario = {
       ['fetch unguarded', handlers.fetch, 'plain'],
       ['fetch + handle, atomic mode', handlers.fetch, 'atomic'],
       ['fetch + handle, leased mode', handlers.fetch, 'leased'],
+      ['fetch + handle, atomic, completed with the stored form', handlers.fetch, 'atomic-stored'],
     ] as const;
     let n = 0;
     const send = (handler: (request: Request) => Promise<Response>, route: string) => async () => {
@@ -116,6 +118,7 @@ export const guardCpu: Scenario = {
         row('fetch unguarded'),
         row('fetch + handle, atomic mode', 'fetch unguarded'),
         row('fetch + handle, leased mode', 'fetch unguarded'),
+        row('fetch + handle, atomic, completed with the stored form', 'fetch unguarded'),
       ],
       goals: [],
       notes: [
@@ -167,20 +170,27 @@ function guardedHandlers() {
     const input = parsePayInput(await request.json());
     const route = new URL(request.url).pathname.slice(1);
     if (route === 'plain') return Response.json(await respond(async () => {}), { status: 201 });
-    const mode = route as 'atomic' | 'leased';
+    const stored = route === 'atomic-stored';
+    const mode = stored ? 'atomic' : (route as 'atomic' | 'leased');
     return http.handle(
       request,
       {
         tenantId: BENCH_TENANT,
-        operation: `bench.cpu.rest.${mode}`,
+        operation: `bench.cpu.rest.${route}`,
         fingerprintInput: input,
         policy: policies[mode],
       },
       async (exec) => {
         let response: Response | undefined;
         await respond(async (result) => {
-          response = Response.json(result, { status: 201 });
-          await exec.complete(undefined, response);
+          if (!stored) {
+            response = Response.json(result, { status: 201 });
+            return exec.complete(undefined, response);
+          }
+          // The reading-nothing form: the handler keeps the text, one Response is built.
+          const body = JSON.stringify(result);
+          await exec.complete(undefined, { status: 201, headers: JSON_HEADERS, body });
+          response = new Response(body, { status: 201, headers: JSON_HEADERS });
         });
         return response!;
       },

@@ -124,6 +124,45 @@ describe('fetchIdempotency().handle', () => {
     expect(runs.count).toBe(1);
   });
 
+  it('completed with the stored form, the returned response is sent untouched: no clone, no read', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
+    const runs = { count: 0 };
+    const handle = () =>
+      http.handle(
+        form('amount=9', 'once_3'),
+        { tenantId: 'acct_c', operation: 'charges.fast', policy: { mode: 'atomic' } },
+        (exec) =>
+          t.db.transaction(async (tx) => {
+            runs.count++;
+            const body = JSON.stringify({ id: 'ch_fast', amount: '9' });
+            const headers = { 'content-type': 'application/json', location: '/c/fast' };
+            await exec.complete(tx, { status: 201, headers, body });
+            return new Response(body, {
+              status: 201,
+              headers: { ...headers, 'x-request-id': 'r1' },
+            });
+          }),
+      );
+    const clone = vi.spyOn(Response.prototype, 'clone');
+    const text = vi.spyOn(Response.prototype, 'text');
+    let first: Response;
+    try {
+      first = await handle();
+      expect(clone).not.toHaveBeenCalled();
+      expect(text).not.toHaveBeenCalled();
+    } finally {
+      clone.mockRestore();
+      text.mockRestore();
+    }
+    expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'r1']);
+    expect(await first.json()).toEqual({ id: 'ch_fast', amount: '9' });
+    const replay = await handle();
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('location')).toBe('/c/fast');
+    expect(await replay.json()).toEqual({ id: 'ch_fast', amount: '9' });
+    expect(runs.count).toBe(1);
+  });
+
   it('a handler that returns its response without completing (leased mode) gets it stored and sent whole', async () => {
     const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
     const handle = () =>

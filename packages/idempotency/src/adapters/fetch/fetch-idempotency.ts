@@ -58,10 +58,19 @@ export interface IdempotentRequest {
  * from the handler as it is, and the guard sends the same status, headers and body; do not
  * read its body yourself after `complete`.
  *
+ * Given a `StoredResponse` instead (status, replayed headers, body text), `complete` stores it
+ * as it is and the guard sends whatever `Response` the handler returns without reading it: one
+ * `Response` and no stream read per request, for hot routes.
+ *
  * @example
  * const response = Response.json(payment, { status: 201 });
  * await exec.complete(tx, response);
  * return response;
+ * // or, reading nothing:
+ * const body = JSON.stringify(payment);
+ * const headers = { 'content-type': 'application/json' };
+ * await exec.complete(tx, { status: 201, headers, body });
+ * return new Response(body, { status: 201, headers });
  */
 export type FetchExecution<TTx> = CompletingWith<TTx, Response | StoredResponse>;
 
@@ -131,15 +140,17 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
   const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
   const snapshot = storedResponseTaker(replayHeaders);
   /**
-   * `exec` for the route; `completed` remembers the Response it completed with (its body now
-   * read) and its stored snapshot, so the guard sends that snapshot's text in its place.
+   * `exec` for the route; `completed` remembers what it completed with: a `Response` (its body
+   * now read, so the guard sends the snapshot's text in its place) or a `StoredResponse` given
+   * as it is (then the handler's returned `Response` is sent untouched and never read).
    */
-  const fetchExecution = (
-    exec: Execution<TTx>,
-    completed: { response?: Response; stored?: StoredResponse },
-  ): FetchExecution<TTx> =>
+  const fetchExecution = (exec: Execution<TTx>, completed: Completed): FetchExecution<TTx> =>
     completingWith(exec, async (tx: TTx, response: Response | StoredResponse) => {
-      if (!isResponse(response)) return exec.complete(tx, response);
+      if (!isResponse(response)) {
+        completed.response = undefined;
+        completed.stored = response;
+        return exec.complete(tx, response);
+      }
       const stored = await snapshot(response);
       // Remembered before completing: the body is read even if the store refuses it.
       completed.response = response;
@@ -176,8 +187,14 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         async (exec) => {
-          const completed: { response?: Response; stored?: StoredResponse } = {};
+          const completed: Completed = {};
           const returned = await run(fetchExecution(exec, completed));
+          if (completed.stored && completed.response === undefined) {
+            // Completed with the stored form itself: that is what replays get; the returned
+            // response goes out as the handler built it (the cheapest path: nothing is read).
+            executed = returned;
+            return completed.stored;
+          }
           // The guard owns the returned response now: read it once (unless `complete` did)
           // and send its text again, instead of teeing the body into a clone.
           const stored =
@@ -195,6 +212,12 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       throw error;
     }
   };
+}
+
+/** What the handler completed with (see `fetchExecution`). */
+interface Completed {
+  response?: Response;
+  stored?: StoredResponse;
 }
 
 /** The unguarded run's `complete`: nothing to store, and the response's body stays unread. */
