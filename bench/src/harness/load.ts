@@ -181,6 +181,8 @@ export interface PairedRatio {
   min: number;
   max: number;
   rounds: number;
+  /** The ratio of whole-run throughputs, for comparison. */
+  whole: number;
 }
 
 /**
@@ -195,14 +197,14 @@ export interface PairedRatio {
  * `${r.median.toFixed(3)}x (rounds ${r.min.toFixed(2)}-${r.max.toFixed(2)})`;
  */
 export function pairedRatio(variant: LoadResult, twin: LoadResult): PairedRatio {
+  const whole = variant.throughput / twin.throughput;
   const a = variant.roundThroughputs;
   const b = twin.roundThroughputs;
   if (!a || !b || a.length !== b.length || a.length === 0) {
-    const ratio = variant.throughput / twin.throughput;
-    return { median: ratio, min: ratio, max: ratio, rounds: 1 };
+    return { median: whole, min: whole, max: whole, rounds: 1, whole };
   }
   const ratios = a.map((x, i) => x / b[i]!).sort((x, y) => x - y);
   const mid = ratios.length >> 1;
   const median = ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
-  return { median, min: ratios[0]!, max: ratios.at(-1)!, rounds: ratios.length };
+  return { median, min: ratios[0]!, max: ratios.at(-1)!, rounds: ratios.length, whole };
 }

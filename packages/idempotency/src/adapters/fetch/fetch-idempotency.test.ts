@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIdempotency } from '../../core/engine.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import {
@@ -13,6 +13,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.drop();
+});
+// Spies on Response.prototype count body reads; each test's spies end with it.
+afterEach(() => {
+  vi.restoreAllMocks();
 });
 
 /** A route that has already read its body, the way real routes validate before guarding. */
@@ -107,16 +111,12 @@ describe('fetchIdempotency().handle', () => {
     const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
     const runs = { count: 0 };
     const clone = vi.spyOn(Response.prototype, 'clone');
-    try {
-      const first = await route(http, form('amount=7', 'once_1'), 'acct_c', runs);
-      // No tee of the body: `complete` read the handler's response, the guard sends its text.
-      expect(clone).not.toHaveBeenCalled();
-      expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'req_1']);
-      expect(first.headers.get('content-type')).toBe('application/json');
-      expect(await first.json()).toEqual({ id: 'ch_1', amount: '7' });
-    } finally {
-      clone.mockRestore();
-    }
+    const first = await route(http, form('amount=7', 'once_1'), 'acct_c', runs);
+    // No tee of the body: `complete` read the handler's response, the guard sends its text.
+    expect(clone).not.toHaveBeenCalled();
+    expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'req_1']);
+    expect(first.headers.get('content-type')).toBe('application/json');
+    expect(await first.json()).toEqual({ id: 'ch_1', amount: '7' });
     const replay = await route(http, form('amount=7', 'once_1'), 'acct_c', runs);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.headers.get('location')).toBe('/c/1');
@@ -145,15 +145,9 @@ describe('fetchIdempotency().handle', () => {
       );
     const clone = vi.spyOn(Response.prototype, 'clone');
     const text = vi.spyOn(Response.prototype, 'text');
-    let first: Response;
-    try {
-      first = await handle();
-      expect(clone).not.toHaveBeenCalled();
-      expect(text).not.toHaveBeenCalled();
-    } finally {
-      clone.mockRestore();
-      text.mockRestore();
-    }
+    const first = await handle();
+    expect(clone).not.toHaveBeenCalled();
+    expect(text).not.toHaveBeenCalled();
     expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'r1']);
     expect(await first.json()).toEqual({ id: 'ch_fast', amount: '9' });
     const replay = await handle();

@@ -140,20 +140,15 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
   const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
   const snapshot = storedResponseTaker(replayHeaders);
   /**
-   * `exec` for the route; `completed` remembers what it completed with: a `Response` (its body
-   * now read, so the guard sends the snapshot's text in its place) or a `StoredResponse` given
-   * as it is (then the handler's returned `Response` is sent untouched and never read).
+   * `exec` for the route; `completed` remembers what was stored and, when `complete` was given
+   * a `Response`, that response (its body now read).
    */
   const fetchExecution = (exec: Execution<TTx>, completed: Completed): FetchExecution<TTx> =>
     completingWith(exec, async (tx: TTx, response: Response | StoredResponse) => {
-      if (!isResponse(response)) {
-        completed.response = undefined;
-        completed.stored = response;
-        return exec.complete(tx, response);
-      }
-      const stored = await snapshot(response);
-      // Remembered before completing: the body is read even if the store refuses it.
-      completed.response = response;
+      const read = isResponse(response);
+      const stored = read ? await snapshot(response) : response;
+      // Remembered before completing: a body read stays read even if the store refuses it.
+      completed.read = read ? response : undefined;
       completed.stored = stored;
       await exec.complete(tx, stored);
     });
@@ -189,18 +184,17 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
         async (exec) => {
           const completed: Completed = {};
           const returned = await run(fetchExecution(exec, completed));
-          if (completed.stored && completed.response === undefined) {
-            // Completed with the stored form itself: that is what replays get; the returned
-            // response goes out as the handler built it (the cheapest path: nothing is read).
-            executed = returned;
+          if (completed.stored) {
+            // Replays get what `complete` stored. The returned response goes out as the handler
+            // built it, rebuilt only when `complete` read its body: a route that completed with
+            // the stored form reads nothing.
+            executed =
+              completed.read === returned ? resendable(returned, completed.stored) : returned;
             return completed.stored;
           }
-          // The guard owns the returned response now: read it once (unless `complete` did)
-          // and send its text again, instead of teeing the body into a clone.
-          const stored =
-            completed.response === returned && completed.stored
-              ? completed.stored
-              : await snapshot(returned);
+          // Not completed: the guard owns the returned response now; read it once and send its
+          // text again, instead of teeing the body into a clone.
+          const stored = await snapshot(returned);
           executed = resendable(returned, stored);
           return stored;
         },
@@ -216,8 +210,10 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
 
 /** What the handler completed with (see `fetchExecution`). */
 interface Completed {
-  response?: Response;
+  /** What `complete` stored. */
   stored?: StoredResponse;
+  /** The `Response` whose body `complete` read to store it, if it was given one. */
+  read?: Response;
 }
 
 /** The unguarded run's `complete`: nothing to store, and the response's body stays unread. */
