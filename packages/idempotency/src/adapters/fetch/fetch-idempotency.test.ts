@@ -157,6 +157,33 @@ describe('fetchIdempotency().handle', () => {
     expect(runs.count).toBe(1);
   });
 
+  it('a response without a body is stored and sent as it is, and replayed without one', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
+    const handle = () =>
+      http.handle(
+        form('id=7', 'once_4'),
+        { tenantId: 'acct_c', operation: 'charges.void' },
+        (exec) =>
+          t.db.transaction(async (tx) => {
+            const response = new Response(null, { status: 204, headers: { 'x-request-id': 'v1' } });
+            await exec.complete(tx, response);
+            return response;
+          }),
+      );
+    const first = await handle();
+    expect([first.status, first.headers.get('x-request-id'), first.body]).toEqual([
+      204,
+      'v1',
+      null,
+    ]);
+    const replay = await handle();
+    expect([replay.status, replay.headers.get('idempotent-replayed'), replay.body]).toEqual([
+      204,
+      'true',
+      null,
+    ]);
+  });
+
   it('a handler that returns its response without completing (leased mode) gets it stored and sent whole', async () => {
     const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
     const handle = () =>
