@@ -1,2 +1,3 @@
 export * from './env-fields.ts';
 export * from './parse-env.ts';
+export * from './secrets.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { productionSecretProblem, SECRET_VARIABLES } from './secrets.ts';
 
 /** Each key is an environment variable's name; each schema reads its raw string. */
 export type EnvShape = Record<string, z.ZodType<unknown, string | undefined>>;
@@ -10,7 +11,9 @@ export type ParsedEnv<Shape extends EnvShape> = { [Name in keyof Shape]: z.outpu
  * Validates a process's environment against its schema, all at once, at start. The first
  * problem is thrown as ONE line naming the variable and what is wrong with it, so a
  * process can print it (`web: cannot start: <line>`) and exit 1 instead of running with a
- * NaN timeout or an empty secret.
+ * NaN timeout or an empty secret. With `NODE_ENV=production` in `env`, a secret variable
+ * (`SECRET_VARIABLES`) in the shape is also refused when it is a value written in the
+ * repository or shorter than 32 characters; the line never repeats the value.
  *
  * @example
  * const env = parseEnv({ PORT: integer({ default: 3000, min: 1 }) }, process.env);
@@ -28,5 +31,16 @@ export function parseEnv<Shape extends EnvShape>(
     const name = String(issue.path[0] ?? '');
     throw new Error(issue.message.startsWith(name) ? issue.message : `${name} ${issue.message}`);
   }
+  if (env.NODE_ENV === 'production') refuseWeakSecrets(result.data as Record<string, unknown>);
   return result.data as ParsedEnv<Shape>;
+}
+
+/** In production, no secret may be a known demo value or short (see secrets.ts). */
+function refuseWeakSecrets(parsed: Record<string, unknown>): void {
+  for (const name of SECRET_VARIABLES) {
+    const value = parsed[name];
+    if (typeof value !== 'string' || value === '') continue;
+    const problem = productionSecretProblem(name, value);
+    if (problem) throw new Error(problem);
+  }
 }

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+
+// The one home of what Once treats as a secret, what a production start refuses as one,
+// and how a fresh one is made (the demo launcher and the compose tests use it; the shell
+// one-liner scripts/compose-secrets.sh does the same with openssl).
+
+/** The variables that hold a secret: with them anyone could forge what they protect. */
+export const SECRET_VARIABLES = [
+  /** HMAC key of the operator's and the shopper's session cookie (web). */
+  'SESSION_SECRET',
+  /** Signs the processor's webhooks; the web verifies them with it (web, processor). */
+  'PROCESSOR_WEBHOOK_SECRET',
+  /** Opens the processor's admin API: its ledger and its fault switches (web, processor). */
+  'PROCESSOR_ADMIN_TOKEN',
+] as const;
+
+export type SecretVariable = (typeof SECRET_VARIABLES)[number];
+
+/**
+ * Values that were once written in this repository as the deployment's secrets (the demo
+ * launcher's and docker-compose.yml's), or still are, in test harnesses: anyone who read the
+ * repository knows them. A production start refuses each of them, whatever its length.
+ */
+export const KNOWN_DEMO_SECRETS: readonly string[] = [
+  'once-demo-session-secret',
+  'whsec_once_demo',
+  'once-admin',
+  'once-bench-admin',
+];
+
+/** 32 characters: 128 bits of hex, the least a production secret may have. */
+export const MIN_PRODUCTION_SECRET_LENGTH = 32;
+
+const HOW_TO_GENERATE =
+  'generate one with `openssl rand -hex 32` (`sh scripts/compose-secrets.sh` writes every secret Once needs to .env)';
+
+/**
+ * Why `value` cannot be `name` in production, as one line that never repeats the value,
+ * or undefined when it may. Unset is for the variable's own schema to refuse or allow.
+ *
+ * @example
+ * productionSecretProblem('SESSION_SECRET', 'once-demo-session-secret');
+ * // 'SESSION_SECRET is a demo value written in the repository: ...'
+ */
+export function productionSecretProblem(name: string, value: string): string | undefined {
+  if (KNOWN_DEMO_SECRETS.includes(value.trim())) {
+    return `${name} is a demo value written in the repository, refused with NODE_ENV=production: ${HOW_TO_GENERATE}`;
+  }
+  if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
+    return `${name} is ${value.length} characters, too short for NODE_ENV=production (at least ${MIN_PRODUCTION_SECRET_LENGTH}): ${HOW_TO_GENERATE}`;
+  }
+  return undefined;
+}
+
+/**
+ * A fresh random value for every secret variable (256 bits each, hex; the webhook secret
+ * with Stripe's `whsec_` prefix). `npm run demo` makes a new set per run.
+ *
+ * @example
+ * const secrets = generateSecrets(); // { SESSION_SECRET: '9f1c...', ... }
+ */
+export function generateSecrets(): Record<SecretVariable, string> {
+  const fresh = () => randomBytes(32).toString('hex');
+  return {
+    SESSION_SECRET: fresh(),
+    PROCESSOR_WEBHOOK_SECRET: `whsec_${fresh()}`,
+    PROCESSOR_ADMIN_TOKEN: fresh(),
+  };
+}
