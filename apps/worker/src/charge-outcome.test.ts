@@ -94,6 +94,15 @@ describe('outcomeOfChargeError', () => {
       code: 'idempotency_error',
     });
   });
+  it('a 404 resource_missing on an id the processor gave us is ambiguous: not visible yet', () => {
+    const error = new Stripe.errors.StripeInvalidRequestError(
+      raw({ statusCode: 404, code: 'resource_missing', message: "No such payment_intent: 'pi_1'" }),
+    );
+    expect(outcomeOfChargeError(error)).toMatchObject({
+      kind: 'ambiguous',
+      reason: 'not_visible_yet: http_404_resource_missing',
+    });
+  });
   it('a 401 is rejected', () => {
     const error = new Stripe.errors.StripeAuthenticationError(
       raw({ statusCode: 401, message: 'bad key' }),

@@ -13,6 +13,9 @@ import Stripe from 'stripe';
  *   5xx, 429). Retry later; the next attempt asks the processor first.
  * - `rejected`: the processor refused the request itself (4xx other than a decline). Not
  *   retried blindly; the payment becomes `unknown` and the reconciler asks the processor.
+ *   Except a 404 `resource_missing`: every id the worker sends is one the processor gave it,
+ *   so "no such object" means "not visible yet" (a read lagging behind the write), which is
+ *   a doubt, not a refusal: `ambiguous`.
  */
 export type ChargeOutcome =
   | { kind: 'succeeded'; paymentIntentId: string }
@@ -107,6 +110,10 @@ export function outcomeOfChargeError(error: unknown): ChargeOutcome {
   if (isStillRunning(error)) {
     return { kind: 'in_flight', reason: `http_409_${error.code}` };
   }
+  if (isNotVisibleYet(error)) {
+    // Retried like any doubt (backoff, bounded by the job's attempts, then `unknown`).
+    return { kind: 'ambiguous', reason: `not_visible_yet: http_404_${error.code}` };
+  }
   if (status >= 500 || status === 409 || status === 429) {
     return { kind: 'ambiguous', reason: `http_${status}${error.code ? `_${error.code}` : ''}` };
   }
@@ -128,6 +135,16 @@ export function outcomeOfChargeError(error: unknown): ChargeOutcome {
  */
 function isStillRunning(error: InstanceType<typeof Stripe.errors.StripeError>): boolean {
   return error.statusCode === 409 && error.code === 'idempotency_key_in_use';
+}
+
+/**
+ * 404 `resource_missing` (Stripe's "No such payment_intent: 'pi_...'"). The worker only names
+ * intents the processor returned to it (the recorded one, one adopted from a search), so the
+ * object exists: the read went to a replica or cache that has not caught up. Never proof of
+ * "not charged" (the intent may have charged a moment ago); ask again later.
+ */
+function isNotVisibleYet(error: InstanceType<typeof Stripe.errors.StripeError>): boolean {
+  return error.statusCode === 404 && error.code === 'resource_missing';
 }
 
 /**
