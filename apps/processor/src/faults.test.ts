@@ -28,6 +28,15 @@ afterAll(async () => {
 });
 
 const admin = () => adminClient(processor.url);
+/** How many requests (or deliveries) the fault with this id bit: the processor's own count. */
+async function taken(fault: Record<string, unknown>): Promise<number> {
+  const response = await fetch(`${processor.url}/admin/faults/uses?id=${String(fault.id)}`, {
+    headers: { 'x-admin-token': 'once-admin' },
+  });
+  const body = (await response.json()) as { data: { id: string; taken: number }[] };
+  expect(body.data.map((f) => f.id)).toEqual([fault.id]);
+  return body.data[0]!.taken;
+}
 beforeEach(async () => {
   await admin().clearFaults();
 });
@@ -54,7 +63,7 @@ async function settledReplay(key: string, order: string) {
 
 describe('fault injection, with the official SDK retrying (processor as a child process)', () => {
   it('charge_then_drop: the charge commits, the socket dies, the SDK retry gets the stored result', async () => {
-    await admin().armFault({
+    const fault = await admin().armFault({
       account: 'acct_tenant_a',
       kind: 'charge_then_drop',
       method: 'POST',
@@ -71,11 +80,16 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     expect(ledger.charge_count).toBe(1);
     expect(ledger.data[0]!.payment_intent).toBe(intent.id);
     expect(processor.output.join('\n')).toContain('fault charge_then_drop');
+    expect(await taken(fault)).toBe(1);
     expect(processor.output.join('\n')).not.toMatch(/internal error|Unhandled|ERR_/);
   });
 
   it('fail_after_charge: 500 after the commit; the SDK retry gets the stored success', async () => {
-    await admin().armFault({ account: 'acct_tenant_a', kind: 'fail_after_charge', method: 'POST' });
+    const fault = await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_after_charge',
+      method: 'POST',
+    });
     const key = randomUUID();
     const intent = await stripeClient(processor.url, 'sk_test_tenant_a').paymentIntents.create(
       payParams('after'),
@@ -85,10 +99,16 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     const ledger = await admin().ledger({ idempotency_key: key });
     expect(ledger.charge_count).toBe(1);
     expect(ledger.data[0]!.payment_intent).toBe(intent.id);
+    // The 500 the SDK retried was the fault's: it bit the first attempt and only that one.
+    expect(await taken(fault)).toBe(1);
   });
 
   it('fail_before_charge: 500 with nothing charged; a retry runs for real, once', async () => {
-    await admin().armFault({ account: 'acct_tenant_a', kind: 'fail_before_charge', count: 1 });
+    const fault = await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_before_charge',
+      count: 1,
+    });
     const key = randomUUID();
     const body = 'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true';
     const failed = await formPost(processor.url, '/v1/payment_intents', body, {
@@ -102,10 +122,15 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     });
     expect(retried).toMatchObject({ status: 200, replayed: false });
     expect((await admin().ledger({ idempotency_key: key })).charge_count).toBe(1);
+    expect(await taken(fault)).toBe(1);
   });
 
   it('fail_before_charge on every SDK attempt: the SDK gives up and nothing was charged', async () => {
-    await admin().armFault({ account: 'acct_tenant_a', kind: 'fail_before_charge', count: 3 });
+    const fault = await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_before_charge',
+      count: 3,
+    });
     const key = randomUUID();
     await expect(
       stripeClient(processor.url, 'sk_test_tenant_a').paymentIntents.create(payParams('before'), {
@@ -114,12 +139,18 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     ).rejects.toMatchObject({ statusCode: 500, type: 'StripeAPIError' });
     expect((await admin().ledger({ idempotency_key: key })).charge_count).toBe(0);
     expect((await admin().listFaults('acct_tenant_a')).data).toEqual([]);
+    expect(await taken(fault)).toBe(3);
   });
 
   it.each(['before_charge', 'after_charge'] as const)(
     'delay %s past the client timeout: whatever the SDK saw, the key charged exactly once',
     async (when) => {
-      await admin().armFault({ account: 'acct_tenant_a', kind: 'delay', delay_ms: 2500, when });
+      const fault = await admin().armFault({
+        account: 'acct_tenant_a',
+        kind: 'delay',
+        delay_ms: 2500,
+        when,
+      });
       const key = randomUUID();
       const order = `delay-${when}`;
       const outcome = await stripeClient(processor.url, 'sk_test_tenant_a', { timeout: 1000 })
@@ -133,6 +164,7 @@ describe('fault injection, with the official SDK retrying (processor as a child 
       expect(ledger.charge_count).toBe(1);
       expect(ledger.data[0]!.payment_intent).toBe(replay.json.id);
       if ('intent' in outcome) expect(outcome.intent.id).toBe(replay.json.id);
+      expect(await taken(fault)).toBe(1);
     },
   );
 
@@ -200,7 +232,7 @@ describe('fault injection, with the official SDK retrying (processor as a child 
       idempotencyKey: randomUUID(),
     });
     expect(intent.status).toBe('succeeded');
-    await admin().armFault({
+    const fault = await admin().armFault({
       account: 'acct_tenant_a',
       kind: 'not_found',
       method: 'GET',
@@ -211,6 +243,7 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     expect(missing).toMatchObject({ statusCode: 404, code: 'resource_missing' });
     // Used up: the same read now finds it; the charge was never undone.
     expect((await stripe.paymentIntents.retrieve(intent.id)).status).toBe('succeeded');
+    expect(await taken(fault)).toBe(1);
   });
 
   it('lag_ms: after a charge whose answer failed, its reads answer 404 and its webhook waits, until the lag ends', async () => {
@@ -298,6 +331,36 @@ describe('fault injection, with the official SDK retrying (processor as a child 
   });
 });
 
+describe('fault consumption (GET /admin/faults/uses)', () => {
+  it('counts a fault when it bit, not when it was armed; a cleared fault that bit stays counted', async () => {
+    const idle = await admin().armFault({
+      account: 'acct_tenant_b',
+      kind: 'fail_before_charge',
+      count: 2,
+    });
+    const bit = await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_before_charge',
+      count: 2,
+    });
+    expect(await taken(idle)).toBe(0);
+    expect(await taken(bit)).toBe(0);
+    const failed = await formPost(processor.url, '/v1/payment_intents', 'amount=100&currency=usd');
+    expect(failed.status).toBe(500);
+    expect(await taken(bit)).toBe(1);
+    expect(await taken(idle)).toBe(0);
+    await admin().clearFaults();
+    // Disarmed: the next request runs; the use is still on record, the idle fault is gone.
+    const ok = await formPost(processor.url, '/v1/payment_intents', 'amount=100&currency=usd');
+    expect(ok.status).toBe(200);
+    expect(await taken(bit)).toBe(1);
+    const response = await fetch(`${processor.url}/admin/faults/uses?id=${String(idle.id)}`, {
+      headers: { 'x-admin-token': 'once-admin' },
+    });
+    expect(((await response.json()) as { data: unknown[] }).data).toEqual([]);
+  });
+});
+
 describe('crashes lose nothing committed', () => {
   it('SIGKILL mid-request: committed charges survive, and the in-flight key charges exactly once after restart', async () => {
     const committedKey = randomUUID();
@@ -309,7 +372,7 @@ describe('crashes lose nothing committed', () => {
     );
     expect(committed.status).toBe(200);
 
-    await admin().armFault({
+    const delay = await admin().armFault({
       account: 'acct_tenant_a',
       kind: 'delay',
       delay_ms: 20_000,
@@ -322,22 +385,32 @@ describe('crashes lose nothing committed', () => {
       'amount=4200&currency=usd&payment_method=pm_card_visa&confirm=true&metadata[order]=crash',
       { idempotencyKey: inFlightKey },
     ).catch((error: unknown) => error);
-    // Wait until the request holds its key (read-only look at the store), then crash.
+    // Wait until the request holds its key (read-only look at the store) and is held by the
+    // delay inside the handler, then crash. A request that never got there fails the test:
+    // a kill before it would prove nothing about a crash mid-request.
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    let held = false;
     try {
-      for (let i = 0; i < 400; i++) {
+      for (let i = 0; i < 400 && !held; i++) {
         const rows = await sql`select state from idempotency_keys where key = ${inFlightKey}`;
-        if (rows[0]?.state === 'in_progress') break;
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        held = rows[0]?.state === 'in_progress';
+        if (!held) await new Promise((resolve) => setTimeout(resolve, 25));
       }
     } finally {
       await sql.end();
     }
+    expect(held, 'the in-flight request never held its key').toBe(true);
+    await processor.waitForLine(
+      new RegExp(`fault delay on POST \\S+ \\S+ key=${inFlightKey}`),
+      10_000,
+    );
     await processor.kill();
     expect(await inFlight).toBeInstanceOf(Error);
 
     processor = await spawnProcessor(env());
     await admin().clearFaults();
+    // The delay bit the in-flight request (and survives the crash as a count).
+    expect(await taken(delay)).toBe(1);
     expect((await admin().ledger({ idempotency_key: committedKey })).charge_count).toBe(1);
     expect((await admin().ledger({ idempotency_key: inFlightKey })).charge_count).toBe(0);
     // The dead attempt's lease runs out; the retry then runs once and later ones replay.

@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts, ledgerEntries, webhookEvents } from '../db/schema/index.ts';
 import { isReadFaultKind, isRequestFaultKind, isWebhookFaultKind } from '../faults/fault-kinds.ts';
-import { armFault, clearFaults, listFaults } from '../faults/fault-store.ts';
+import { armFault, clearFaults, faultUses, listFaults } from '../faults/fault-store.ts';
 import { parseFormParams } from '../http/form-params.ts';
 
 export interface AdminApiOptions {
@@ -135,6 +135,13 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
 
   app.get('/admin/faults', async (c) => {
     return c.json({ data: await listFaults(db, c.req.query('account')) });
+  });
+
+  // Consumption: how many requests each fault bit (cleared faults that bit included).
+  app.get('/admin/faults/uses', async (c) => {
+    return c.json(
+      await faultUses(db, { accountId: c.req.query('account'), id: c.req.query('id') }),
+    );
   });
 
   app.delete('/admin/faults', async (c) => {

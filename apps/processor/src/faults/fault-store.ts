@@ -76,21 +76,75 @@ export async function listFaults(db: ProcessorDatabase, accountId?: string): Pro
   return rows.map(toFaultView);
 }
 
-/** Disarms faults: one by id, all of an account, or all. Returns how many. */
+/**
+ * Disarms faults: one by id, all of an account, or all. Returns how many. A fault that never
+ * bit is deleted; one that bit is kept, disarmed (`remaining` 0), so its consumption
+ * (`taken`) can still be read after the clear.
+ */
 export async function clearFaults(
   db: ProcessorDatabase,
   filter: { accountId?: string; id?: string },
 ): Promise<number> {
-  const rows = await db
+  const where = and(
+    filter.accountId ? eq(faults.accountId, filter.accountId) : undefined,
+    filter.id ? eq(faults.id, filter.id) : undefined,
+  );
+  const deleted = await db
     .delete(faults)
+    .where(and(where, eq(faults.taken, 0)))
+    .returning({ id: faults.id });
+  const disarmed = await db
+    .update(faults)
+    .set({ remaining: 0 })
+    .where(and(where, gt(faults.taken, 0), gt(faults.remaining, 0)))
+    .returning({ id: faults.id });
+  return deleted.length + disarmed.length;
+}
+
+/** How often one fault bit (armed or since cleared). */
+export interface FaultUse {
+  id: string;
+  account: string;
+  kind: FaultKind;
+  /** Requests (or webhook deliveries) the fault was applied to. */
+  taken: number;
+  /** Uses left (0 once used up or cleared). */
+  remaining: number;
+  created: string;
+}
+
+/**
+ * Consumption per fault: every fault that bit, and every one still armed, with how many
+ * requests it was applied to; `by_kind` sums them. A fault armed and never matched shows
+ * `taken: 0` while armed and disappears when cleared.
+ */
+export async function faultUses(
+  db: ProcessorDatabase,
+  filter: { accountId?: string; id?: string } = {},
+): Promise<{ data: FaultUse[]; by_kind: Record<string, number> }> {
+  const rows = await db
+    .select()
+    .from(faults)
     .where(
       and(
         filter.accountId ? eq(faults.accountId, filter.accountId) : undefined,
         filter.id ? eq(faults.id, filter.id) : undefined,
       ),
     )
-    .returning({ id: faults.id });
-  return rows.length;
+    .orderBy(asc(faults.createdAt));
+  const byKind: Record<string, number> = {};
+  for (const r of rows) byKind[r.kind] = (byKind[r.kind] ?? 0) + r.taken;
+  return {
+    data: rows.map((r) => ({
+      id: r.id,
+      account: r.accountId,
+      kind: r.kind as FaultKind,
+      taken: r.taken,
+      remaining: r.remaining,
+      created: r.createdAt.toISOString(),
+    })),
+    by_kind: byKind,
+  };
 }
 
 /**
@@ -106,7 +160,7 @@ async function takeFault(
   subject: string,
 ): Promise<FaultRow | undefined> {
   const rows = await db.execute<{ id: string }>(sql`
-    update ${faults} set remaining = remaining - 1
+    update ${faults} set remaining = remaining - 1, taken = taken + 1
     where id = (
       select id from ${faults}
       where account_id = ${accountId}

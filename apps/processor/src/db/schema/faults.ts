@@ -21,6 +21,11 @@ export const faults = pgTable(
     pathPrefix: text('path_prefix'),
     /** How many more matching requests (or deliveries) this fault applies to. */
     remaining: integer('remaining').notNull(),
+    /**
+     * How many requests (or deliveries) this fault was applied to: "fired" means it bit, not
+     * that it was armed. Kept when the fault is cleared (a cleared fault that bit stays, disarmed).
+     */
+    taken: integer('taken').notNull().default(0),
     delayMs: integer('delay_ms'),
     /** For `delay`: before_charge | after_charge. */
     delayWhen: text('delay_when'),

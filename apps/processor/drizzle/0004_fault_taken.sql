@@ -1,0 +1,1 @@
+ALTER TABLE "faults" ADD COLUMN "taken" integer DEFAULT 0 NOT NULL;
