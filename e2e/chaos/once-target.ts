@@ -16,7 +16,6 @@ import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } f
 /** The one test card the processor charges (the others are declined). */
 const CHARGING_PAYMENT_METHOD: TestPaymentMethod = 'pm_card_visa';
 
-const ADMIN_TOKEN = 'once-admin';
 /** How long an admin call waits for a processor the nemesis restarted: its health budget. */
 const ADMIN_CALL_PATIENCE_MS = 180_000;
 /** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
@@ -316,7 +315,11 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       try {
         const response = await fetch(`${system.processorUrl}${pathName}`, {
           method,
-          headers: { 'x-admin-token': ADMIN_TOKEN, 'content-type': 'application/json' },
+          headers: {
+            // The launcher makes a fresh token per run and hands it to the processor.
+            'x-admin-token': system.envFor('processor').PROCESSOR_ADMIN_TOKEN!,
+            'content-type': 'application/json',
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(5_000),
         });

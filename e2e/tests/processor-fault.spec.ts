@@ -14,7 +14,10 @@ import { useTestSystem } from '../support/system.ts';
 const system = useTestSystem();
 
 test.afterEach(async () => {
-  await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).clearFaults();
+  await adminClient(
+    system().processorUrl,
+    system().envFor('processor').PROCESSOR_ADMIN_TOKEN,
+  ).clearFaults();
 });
 
 for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
@@ -23,7 +26,10 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
   }) => {
     // The worker's first call charges the card but never learns it; its retry carries the
     // same downstream key, so the processor replays instead of charging again.
-    await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
+    await adminClient(
+      system().processorUrl,
+      system().envFor('processor').PROCESSOR_ADMIN_TOKEN,
+    ).armFault({
       account: 'acct_tenant_a',
       kind,
       method: 'POST',

@@ -10,14 +10,20 @@ import { useTestSystem } from '../support/system.ts';
 const system = useTestSystem();
 
 test.afterEach(async () => {
-  await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).clearFaults();
+  await adminClient(
+    system().processorUrl,
+    system().envFor('processor').PROCESSOR_ADMIN_TOKEN,
+  ).clearFaults();
 });
 
 test('the timeline draws a payment across browser, web, worker and processor, with the fault, the recovery and the ledger verdict', async ({
   page,
 }, testInfo) => {
   // The confirm charges, then answers 5xx: the worker retries and learns it was charged.
-  await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
+  await adminClient(
+    system().processorUrl,
+    system().envFor('processor').PROCESSOR_ADMIN_TOKEN,
+  ).armFault({
     account: 'acct_tenant_a',
     kind: 'fail_after_charge',
     method: 'POST',

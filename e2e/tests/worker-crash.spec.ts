@@ -19,7 +19,10 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
 }) => {
   // The processor charges, then holds the answer: the worker dies with the charge made
   // and the outcome unrecorded, the worst moment for it.
-  await adminClient(system().processorUrl, process.env.PROCESSOR_ADMIN_TOKEN).armFault({
+  await adminClient(
+    system().processorUrl,
+    system().envFor('processor').PROCESSOR_ADMIN_TOKEN,
+  ).armFault({
     account: 'acct_tenant_a',
     kind: 'delay',
     when: 'after_charge',

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateSecrets } from '@once/env';
 import { ensureDatabase, findFreePort, processorDatabaseUrlFor } from '@once/postgres';
 import { POSTGRES_FAILED_PREFIX, serverUser, throwAwayDataDir } from '@once/postgres/embedded';
 import { type ChaosControl, startChaosControl } from './chaos-control.ts';
@@ -68,12 +69,6 @@ export interface RunningSystem {
   startProcessor(): Promise<ManagedProcess>;
   stop(): Promise<void>;
 }
-
-const DEMO_SECRETS = {
-  PROCESSOR_WEBHOOK_SECRET: 'whsec_once_demo',
-  SESSION_SECRET: 'once-demo-session-secret',
-  PROCESSOR_ADMIN_TOKEN: 'once-admin',
-};
 
 const tsxEntry = (file: string, ...args: string[]) => ({
   command: process.execPath,
@@ -143,7 +138,9 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   const webUrl = `http://127.0.0.1:${webPort}`;
   const processorUrl = `http://127.0.0.1:${processorPort}`;
   const shared = {
-    ...DEMO_SECRETS,
+    // Fresh per run, handed to the children only by environment: nothing written in the
+    // repository opens this run's cookies, webhooks or processor admin API.
+    ...generateSecrets(),
     ...process.env,
     NODE_ENV: 'production',
     NEXT_TELEMETRY_DISABLED: '1',
