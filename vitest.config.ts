@@ -16,8 +16,10 @@ process.env.NODE_OPTIONS = inherited.includes(SOURCE_CONDITION)
   : `${inherited} --conditions=${SOURCE_CONDITION}`.trim();
 
 export default defineConfig({
-  // Vite's default server conditions, plus ours first. Vitest hands them to its workers too.
-  ssr: { resolve: { conditions: [SOURCE_CONDITION, 'module', 'node', 'development|production'] } },
+  // Node's own conditions, plus ours first. Vitest hands them to its workers too. Not Vite's
+  // bundler-only `module` condition: @opentelemetry/api 1.9 (the newest its Node 20 SDK
+  // accepts) publishes extensionless ESM imports under it, which Node cannot load.
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, 'node', 'development|production'] } },
   test: {
     globalSetup: ['./test/postgres-global-setup.ts', './test/web-build-global-setup.ts'],
     env: { NODE_OPTIONS: process.env.NODE_OPTIONS },

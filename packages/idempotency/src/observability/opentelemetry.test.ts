@@ -5,12 +5,12 @@ import {
   MeterProvider,
   MetricReader,
 } from '@opentelemetry/sdk-metrics';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
+  BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
-  StackContextManager,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
+} from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency } from '../core/engine.ts';
 import { createDrizzleStore } from '../store/drizzle/store.ts';
@@ -28,8 +28,8 @@ class CollectingReader extends MetricReader {
 
 function setup(options: { recordTenantId?: boolean } = {}) {
   const spans = new InMemorySpanExporter();
-  const tracerProvider = new TracerProvider({
-    spanProcessors: [new SimpleSpanProcessor({ exporter: spans })],
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(spans)],
   });
   const reader = new CollectingReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
@@ -100,7 +100,7 @@ describe('createOpenTelemetryObserver', () => {
   });
 
   it('turns timed events into spans started durationMs earlier, children of the active span, which also gets a span event; a store error is an ERROR span without its message', async () => {
-    const contextManager = new StackContextManager().enable();
+    const contextManager = new AsyncLocalStorageContextManager().enable();
     context.setGlobalContextManager(contextManager);
     try {
       const s = setup({ recordTenantId: true });
