@@ -21,7 +21,11 @@ export type IdempotencyErrorCode =
   | 'idempotency_response_too_large'
   | 'idempotency_outcome_ambiguous'
   | 'idempotency_key_conflict'
-  | 'idempotency_completion_missing';
+  | 'idempotency_completion_missing'
+  | 'idempotency_result_unstorable'
+  | 'idempotency_already_completed'
+  | 'idempotency_complete_outside_transaction'
+  | 'idempotency_input_invalid';
 
 /**
  * tRPC error code names used by the mapping (kept as strings so core imports no framework).
@@ -145,6 +149,32 @@ export const IDEMPOTENCY_ERRORS: Readonly<Record<IdempotencyErrorCode, ErrorMapp
     'The handler returned without storing its response',
     'idempotency_completion_missing',
   ),
+  // The handler ran: the key is kept (`unknown`), so retries get 409 idempotency_outcome_unknown.
+  idempotency_result_unstorable: mapping(
+    500,
+    'INTERNAL_SERVER_ERROR',
+    'The operation ran but its result cannot be stored (not JSON); the key is kept as unknown',
+    'idempotency_result_unstorable',
+  ),
+  // Programmer errors of the handler: nothing was written by the call that raised them.
+  idempotency_already_completed: mapping(
+    500,
+    'INTERNAL_SERVER_ERROR',
+    'complete was called again for a key this request already completed',
+    'idempotency_already_completed',
+  ),
+  idempotency_complete_outside_transaction: mapping(
+    500,
+    'INTERNAL_SERVER_ERROR',
+    'complete was given the database instead of the transaction of the business writes',
+    'idempotency_complete_outside_transaction',
+  ),
+  idempotency_input_invalid: mapping(
+    400,
+    'BAD_REQUEST',
+    'The request input cannot be fingerprinted (too deeply nested, cyclic, or not plain data)',
+    'idempotency_input_invalid',
+  ),
 };
 
 /**
@@ -258,5 +288,56 @@ export class AtomicCompletionMissingError extends IdempotencyError {
       message: `Operation "${operation}" runs in atomic idempotency mode but its handler returned without calling exec.complete(tx, response) inside its transaction; nothing was stored`,
     });
     this.name = 'AtomicCompletionMissingError';
+  }
+}
+
+/**
+ * The handler RETURNED (so whatever it committed stays committed) but what it returned cannot be
+ * stored: not JSON-serialisable (a BigInt, a cycle). Adapters throw it when they turn a returned
+ * value into the stored response; the engine then keeps the key as `unknown` instead of
+ * releasing it, so no retry runs the handler a second time. Complete inside the transaction
+ * (`complete(tx, result)`) and the same value is refused before anything commits.
+ *
+ * @example
+ * try { return jsonResponse(200, result); } catch (e) { throw new UnstorableResultError({ cause: e }); }
+ */
+export class UnstorableResultError extends IdempotencyError {
+  constructor(options: { cause?: unknown } = {}) {
+    super('idempotency_result_unstorable', { cause: options.cause });
+    this.name = 'UnstorableResultError';
+  }
+}
+
+/**
+ * `complete` called again for a key this attempt already completed: a programmer error. Nothing
+ * is written; the first completion stands (and, if this one was inside the same transaction
+ * and the error rolls it back, the key is free again with it).
+ *
+ * @example
+ * await exec.complete(tx, r); await exec.complete(tx, r); // throws AlreadyCompletedError
+ */
+export class AlreadyCompletedError extends IdempotencyError {
+  constructor(operation: string) {
+    super('idempotency_already_completed', {
+      message: `exec.complete was called twice for one key of "${operation}"; the first completion stands`,
+    });
+    this.name = 'AlreadyCompletedError';
+  }
+}
+
+/**
+ * `complete` was given something that is not a transaction (the database itself): the
+ * completion would autocommit on its own while the business transaction may still roll back,
+ * and a retry would be told the operation succeeded when nothing of it exists. Nothing is written.
+ *
+ * @example
+ * await db.transaction(async (tx) => { await pay(tx); await exec.complete(db, r); }); // throws
+ */
+export class CompleteOutsideTransactionError extends IdempotencyError {
+  constructor(operation: string) {
+    super('idempotency_complete_outside_transaction', {
+      message: `exec.complete for "${operation}" was given the database, not the transaction of the business writes: pass the tx your db.transaction callback received`,
+    });
+    this.name = 'CompleteOutsideTransactionError';
   }
 }

@@ -1,4 +1,5 @@
 import { CompletingExecution, type CompletingWith } from './completing-with.ts';
+import { UnstorableResultError } from './errors.ts';
 import type { Execution } from './execution.ts';
 import type { StoredResponse } from './types.ts';
 
@@ -56,12 +57,19 @@ class JsonCompletingExecution<TTx>
 /**
  * The stored form of a handler's 200 result: the one `complete` already serialised when the
  * handler completed with this very value, else a fresh `jsonResponse`. One JSON.stringify per
- * request instead of two.
+ * request instead of two. Called once the handler has RETURNED: a value JSON cannot hold is an
+ * `UnstorableResultError`, on which the engine keeps the key instead of releasing it (the
+ * handler's commits stand; a retry must not run it again).
  *
  * @example
  * return storedResultOf(json, result.data);
  */
 export function storedResultOf<TTx>(json: JsonExecution<TTx>, result: unknown): StoredResponse {
   const completed = json.completed;
-  return completed && completed.result === result ? completed.response : jsonResponse(200, result);
+  if (completed && completed.result === result) return completed.response;
+  try {
+    return jsonResponse(200, result);
+  } catch (error) {
+    throw new UnstorableResultError({ cause: error });
+  }
 }

@@ -138,7 +138,10 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       response = await handler(exec);
     } catch (error) {
       await heartbeat?.stop();
-      throw await settleFailure(exec, policy, error);
+      // An adapter could not turn what the handler returned into a stored response: the
+      // handler itself finished, so its commits stand.
+      const returned = isIdempotencyError(error, 'idempotency_result_unstorable');
+      throw await settleFailure(exec, policy, error, returned);
     }
     await heartbeat?.stop();
 
@@ -171,7 +174,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     try {
       assertStorable(response, maxResponseBytes);
     } catch (error) {
-      throw await settleFailure(exec, policy, error);
+      throw await settleFailure(exec, policy, error, true);
     }
     // The business effect already happened: a few attempts beat leaving the key to lease expiry.
     let lastError: unknown;
@@ -197,17 +200,23 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
         await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
       }
     }
-    throw new IdempotencyError('idempotency_store_unavailable', {
-      retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
-      message: 'The operation ran but its response could not be stored',
-      cause: lastError,
-    });
+    throw await settleFailure(
+      exec,
+      policy,
+      new IdempotencyError('idempotency_store_unavailable', {
+        retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+        message: 'The operation ran but its response could not be stored',
+        cause: lastError,
+      }),
+      true,
+    );
   }
 
   /**
    * Apply the failure policy and return the error to throw:
    * - lease lost: write nothing (someone else owns the key);
-   * - ambiguous outcome: mark `unknown`;
+   * - ambiguous outcome, or the handler returned but its response could not be stored
+   *   (`handlerReturned`: whatever it committed stands, a retry must not run it again): mark `unknown`;
    * - a phase committed: resume policy ends the lease (next retry resumes), else `unknown`;
    * - nothing committed: release (the key can run again).
    */
@@ -215,12 +224,14 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     exec: HeldExecution<TTx>,
     policy: Required<OperationPolicy>,
     error: unknown,
+    handlerReturned = false,
   ): Promise<unknown> {
     const id = identity(exec);
     if (exec.leaseLost || isIdempotencyError(error, 'idempotency_lease_lost'))
       return error ?? new LeaseLostError();
     const ambiguous = isIdempotencyError(error, 'idempotency_outcome_ambiguous');
-    const toUnknown = ambiguous || (exec.phaseCommitted && policy.onExpiredLease === 'unknown');
+    const toUnknown =
+      ambiguous || handlerReturned || (exec.phaseCommitted && policy.onExpiredLease === 'unknown');
     try {
       const result = toUnknown
         ? await callStore('markUnknown', id, () => store.markUnknown(id, exec.ownerToken))

@@ -1,7 +1,7 @@
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
-import { type JsonExecution, jsonExecution, jsonResponse } from '../../core/json-execution.ts';
+import { type JsonExecution, jsonExecution, storedResultOf } from '../../core/json-execution.ts';
 import { parseIdempotencyKey } from '../../core/key.ts';
 import type { OperationPolicy } from '../../core/types.ts';
 import type { IdempotentActionResult } from './action-result.ts';
@@ -90,9 +90,10 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
           principal: await options.getPrincipal?.(),
         },
         async (exec) => {
-          const data = await action(jsonExecution(exec), ...args);
+          const json = jsonExecution(exec);
+          const data = await action(json, ...args);
           executed = { data };
-          return jsonResponse(200, data);
+          return storedResultOf(json, data);
         },
       );
       if (outcome.kind === 'executed' && executed)
