@@ -21,8 +21,8 @@ export interface PackedPackage {
 }
 
 /**
- * Builds `dist/` (the package's own `npm run build`) and packs it into a fresh temp dir, the
- * way `npm publish` would. `dist/` is removed again by `dispose`: inside the monorepo every
+ * Packs the package into a fresh temp dir exactly as `npm publish` would: `npm pack` runs the
+ * `prepack` script, which builds `dist/`, so nothing here builds on the side. `dist/` is removed again by `dispose`: inside the monorepo every
  * tool reads `src/` through the `@once/source` condition, and a stale `dist/` must never be
  * what a misconfigured tool silently runs.
  */
@@ -30,7 +30,7 @@ export async function buildAndPack(): Promise<PackedPackage> {
   const tempDir = await mkdtemp(path.join(os.tmpdir(), 'once-idempotency-pack-'));
   let stdout: string;
   try {
-    await run(process.execPath, [path.join(packageDir, 'scripts/build.mjs')], { cwd: packageDir });
+    await rm(path.join(packageDir, 'dist'), { recursive: true, force: true });
     ({ stdout } = await run('npm', ['pack', '--json', '--pack-destination', tempDir], {
       cwd: packageDir,
     }));
