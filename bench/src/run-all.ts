@@ -15,7 +15,6 @@ import {
 } from './harness/redis.ts';
 import {
   type RunReport,
-  readAnalysis,
   renderMarkdown,
   writeMarkdown,
   writeResultJson,
@@ -56,9 +55,7 @@ if (unknown.length) {
 if (args.render) {
   // Re-publish a finished run (e.g. after editing bench/analysis.md) without measuring again.
   const report = JSON.parse(await readFile(args.render, 'utf8')) as RunReport;
-  const file = await writeMarkdown(
-    renderMarkdown(report, path.resolve(args.render), await readAnalysis()),
-  );
+  const file = await writeMarkdown(renderMarkdown(report, path.resolve(args.render)));
   console.log(`[bench] wrote ${file} from ${args.render}`);
   process.exit(0);
 }
@@ -151,7 +148,7 @@ const resultFile = await writeResultJson(report);
 log(`wrote ${resultFile}`);
 // Only a full run may replace the published numbers; smoke and partial runs leave them alone.
 if (!args.quick && args.only.length === 0)
-  log(`wrote ${await writeMarkdown(renderMarkdown(report, resultFile, await readAnalysis()))}`);
+  log(`wrote ${await writeMarkdown(renderMarkdown(report, resultFile))}`);
 else log('docs/benchmarks.md not updated (--quick or --only run)');
 if (failed.length > 0) {
   // The tables are written either way; the exit status says the run is incomplete.

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BenchArgs } from './args.ts';
 import type { MachineInfo } from './machine.ts';
@@ -33,16 +33,8 @@ export async function writeResultJson(report: RunReport): Promise<string> {
   return file;
 }
 
-/**
- * Hand-written reading of the committed run (bench/analysis.md): why goals are missed, what was
- * noisy. Kept outside the generated part so a rerun does not erase it; it names the run it reads.
- */
-export async function readAnalysis(): Promise<string | undefined> {
-  return readFile(path.join(repoRoot, 'bench', 'analysis.md'), 'utf8').catch(() => undefined);
-}
-
 /** The Markdown of one run: machine, settings, goals, tables, notes, how to reproduce. */
-export function renderMarkdown(report: RunReport, resultFile: string, analysis?: string): string {
+export function renderMarkdown(report: RunReport, resultFile: string): string {
   const m = report.machine;
   const out: string[] = [
     '# Benchmarks',
@@ -71,10 +63,12 @@ export function renderMarkdown(report: RunReport, resultFile: string, analysis?:
     'npm run bench                      # everything, a few minutes',
     'npm run bench -- --quick           # smoke run, 1-2 s per variant',
     'npm run bench -- --only overhead   # one scenario (repeatable, or comma-separated)',
-    'npm run bench -- --render bench/results/<file>.json   # re-publish a run (after editing bench/analysis.md)',
+    'npm run bench -- --render bench/results/<file>.json   # re-render this page from a run',
     '```',
     '',
-    ...(analysis ? [analysis.trim(), ''] : []),
+    // The hand-written reading lives in one place and names the run it reads; linked, not copied.
+    'How to read this run, and where each goal stands: [bench/analysis.md](../bench/analysis.md).',
+    '',
     '## Goals (this run)',
     '',
     ...report.scenarios.flatMap((s) =>
