@@ -24,6 +24,15 @@ export interface HttpChaosSwitchboardOptions {
  */
 export const PROCESSOR_DELAY_FAULT_MS = 12_000;
 
+/**
+ * Which request a charge fault hits: the confirm (`POST /v1/payment_intents/:id/confirm`), the
+ * call that moves the money. The create (`POST /v1/payment_intents`, no trailing slash) charges
+ * nobody, so a fault there shows the audience nothing. The processor matches a path prefix:
+ * `/v1/payment_intents/` also covers `/cancel`, which only the reconciler sends, and only
+ * after several re-enqueues, so in a scene the next such request is the confirm.
+ */
+const CHARGE_FAULT_TARGET = { method: 'POST', path_prefix: '/v1/payment_intents/' } as const;
+
 /** The admin API body of each processor fault switch. */
 const FAULT_BODIES: Record<ProcessorFaultSwitchName, Record<string, unknown>> = {
   processor_fail_before_charge: { kind: 'fail_before_charge' },
@@ -35,10 +44,13 @@ const FAULT_BODIES: Record<ProcessorFaultSwitchName, Record<string, unknown>> = 
 };
 
 const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
-  processor_fail_before_charge: 'the next charge fails with a 500 before anything is charged',
-  processor_charge_then_drop: 'the next charge is made, then the connection is dropped',
-  processor_delay: `the next charge is made, then its answer waits ${PROCESSOR_DELAY_FAULT_MS / 1000} s (past the worker's timeout)`,
-  processor_fail_after_charge: 'the next charge is made, then answered with a 500',
+  processor_fail_before_charge:
+    'the next confirm (the call that charges) fails with a 500 before anything is charged',
+  processor_charge_then_drop:
+    'the next confirm (the call that charges): the charge is made, then the connection is dropped',
+  processor_delay: `the next confirm (the call that charges): the charge is made, then its answer waits ${PROCESSOR_DELAY_FAULT_MS / 1000} s (past the worker's timeout)`,
+  processor_fail_after_charge:
+    'the next confirm (the call that charges): the charge is made, then answered with a 500',
   processor_slow_webhook: 'the next webhook is delivered 5 s late',
   processor_duplicate_webhook: 'the next webhook is delivered twice (same event id)',
 };
@@ -88,9 +100,7 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
       const body = {
         account,
         count: 1,
-        ...(webhook
-          ? { path_prefix: 'payment_intent.' }
-          : { method: 'POST', path_prefix: '/v1/payment_intents' }),
+        ...(webhook ? { path_prefix: 'payment_intent.' } : CHARGE_FAULT_TARGET),
         ...fault,
       };
       let response: Response;
