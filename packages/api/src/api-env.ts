@@ -1,4 +1,5 @@
 import { parseEnv, text, wholeNumber } from '@once/env';
+import { MIN_OPERATOR_CODE_LENGTH } from './auth/operator-code.ts';
 
 /** Settings of the API that come from the process environment (see README "Environment"). */
 export interface ApiEnvSettings {
@@ -16,12 +17,29 @@ export interface ApiEnvSettings {
    * LISTEN/NOTIFY (CockroachDB, PgBouncer in transaction mode).
    */
   outboxNotify: boolean;
+  /**
+   * The code a demo operator sign-in must give (ONCE_OPERATOR_CODE; `npm run demo` makes a new
+   * one at each start and prints it). Undefined: demo operator sign-in is refused.
+   */
+  operatorCode: string | undefined;
+  /** `session.start` attempts per client address per minute (0 = no limit). */
+  sessionStartsPerAddressPerMinute: number;
+  /** Sessions created per tenant per minute (0 = no limit). */
+  sessionStartsPerTenantPerMinute: number;
 }
 
 /** 24 h, as Stripe keeps keys. A payment stays unique per key beyond it (see `pay`). */
 export const DEFAULT_CHECKOUT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export const DEFAULT_MAX_NEW_KEYS_PER_MINUTE = 600;
+
+/**
+ * Room for a presenter's tabs and a test suite's browsers on one address, far below what a
+ * script needs to mint sessions or guess a code.
+ */
+export const DEFAULT_SESSION_STARTS_PER_ADDRESS_PER_MINUTE = 60;
+/** A ceiling no spread of addresses passes; far above a demo merchant's real sign-ins. */
+export const DEFAULT_SESSION_STARTS_PER_TENANT_PER_MINUTE = 600;
 
 /** The API's environment, validated at start (unset or empty takes the default). */
 export const apiEnv = {
@@ -44,13 +62,27 @@ export const apiEnv = {
     max: 1,
     describe: '1 (NOTIFY the workers, the default) or 0 (they poll)',
   }),
+  ONCE_OPERATOR_CODE: text({ default: undefined, trim: true }),
+  ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE: wholeNumber({
+    default: DEFAULT_SESSION_STARTS_PER_ADDRESS_PER_MINUTE,
+    min: 0,
+    describe: 'a whole number >= 0 (0 disables)',
+  }),
+  ONCE_SESSION_STARTS_PER_TENANT_PER_MINUTE: wholeNumber({
+    default: DEFAULT_SESSION_STARTS_PER_TENANT_PER_MINUTE,
+    min: 0,
+    describe: 'a whole number >= 0 (0 disables)',
+  }),
 };
 
 /**
  * Reads `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE` (default 600, 0 disables),
  * `PROCESSOR_URL`, `PROCESSOR_ADMIN_TOKEN` (required with `PROCESSOR_URL`: no built-in
  * token; the demo launcher and the test harness set one) and `ONCE_CHECKOUT_KEY_TTL_MS`
- * (default 24 h) and `ONCE_OUTBOX_NOTIFY` (1 or 0, default 1). A malformed value throws at start rather than silently running without
+ * (default 24 h), `ONCE_OUTBOX_NOTIFY` (1 or 0, default 1), `ONCE_OPERATOR_CODE` (unset:
+ * no demo operator sign-in; at least 12 characters) and the session-start limits
+ * `ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE` (60) / `_PER_TENANT_PER_MINUTE` (600).
+ * A malformed value throws at start rather than silently running without
  * a limit.
  *
  * @example
@@ -63,11 +95,22 @@ export function readApiEnv(env: Record<string, string | undefined>): ApiEnvSetti
       "PROCESSOR_ADMIN_TOKEN is not set: PROCESSOR_URL is, and the operator ledger reads the processor's admin API with this token (`npm run demo` sets one).",
     );
   }
+  if (
+    e.ONCE_OPERATOR_CODE !== undefined &&
+    e.ONCE_OPERATOR_CODE.length < MIN_OPERATOR_CODE_LENGTH
+  ) {
+    throw new Error(
+      `ONCE_OPERATOR_CODE must be at least ${MIN_OPERATOR_CODE_LENGTH} characters (\`npm run demo\` makes a random one); unset it to refuse demo operator sign-in.`,
+    );
+  }
   return {
     maxNewKeysPerMinute: e.ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE,
     processorUrl: e.PROCESSOR_URL,
     processorAdminToken: e.PROCESSOR_ADMIN_TOKEN ?? '',
     checkoutKeyTtlMs: e.ONCE_CHECKOUT_KEY_TTL_MS,
     outboxNotify: e.ONCE_OUTBOX_NOTIFY === 1,
+    operatorCode: e.ONCE_OPERATOR_CODE || undefined,
+    sessionStartsPerAddressPerMinute: e.ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE,
+    sessionStartsPerTenantPerMinute: e.ONCE_SESSION_STARTS_PER_TENANT_PER_MINUTE,
   };
 }

@@ -3,6 +3,7 @@ import { createIdempotency, type Idempotency, type IdempotencyEvent } from '@onc
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/operator';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
+import { SessionStartLimiter, type SessionStartLimits } from './auth/session-start-limit.ts';
 import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
@@ -20,6 +21,10 @@ export interface ApiDependencies {
   clock: Clock;
   /** Accept `session.start({ demoTenantId })` (demo deployments only). */
   allowDemoLogin: boolean;
+  /** The code a demo operator sign-in must give; undefined refuses demo operator sign-in. */
+  operatorCode: string | undefined;
+  /** Counts `session.start` per client address and per tenant; undefined: unlimited. */
+  sessionStartLimiter: SessionStartLimiter | undefined;
   /** The processor's ledger, for `ops.ledger` (HTTP admin API in production). */
   processorLedger: ProcessorLedger;
   /** New idempotency keys per tenant per minute the engine accepts; 0 = no limit. */
@@ -73,6 +78,10 @@ export function createApiDependencies(options: {
   sessionSecret: string;
   clock?: Clock;
   allowDemoLogin?: boolean;
+  /** Default `ONCE_OPERATOR_CODE` from `env`; neither: demo operator sign-in is refused. */
+  operatorCode?: string;
+  /** Default the `ONCE_SESSION_STARTS_*` limits from `env`; neither: no limit. */
+  sessionStartLimits?: SessionStartLimits;
   onIdempotencyEvent?: (event: IdempotencyEvent) => void;
   env?: Record<string, string | undefined>;
   maxNewKeysPerMinute?: number;
@@ -134,9 +143,22 @@ export function createApiDependencies(options: {
     sessionSecret: options.sessionSecret,
     clock: options.clock ?? systemClock,
     allowDemoLogin: options.allowDemoLogin ?? false,
+    operatorCode: options.operatorCode ?? fromEnv?.operatorCode,
+    sessionStartLimiter: sessionStartLimiterFor(
+      options.sessionStartLimits ??
+        (fromEnv && {
+          perAddress: fromEnv.sessionStartsPerAddressPerMinute,
+          perTenant: fromEnv.sessionStartsPerTenantPerMinute,
+        }),
+    ),
     processorLedger,
     maxNewKeysPerMinute,
     ...(options.chaos ? { chaos: options.chaos } : {}),
     outboxNotify: options.outboxNotify ?? fromEnv?.outboxNotify ?? true,
   };
+}
+
+function sessionStartLimiterFor(limits: SessionStartLimits | undefined) {
+  if (!limits || (limits.perAddress === 0 && limits.perTenant === 0)) return undefined;
+  return new SessionStartLimiter(limits);
 }

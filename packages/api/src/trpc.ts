@@ -60,10 +60,17 @@ export const createCallerFactory = t.createCallerFactory;
  * is stored under an idempotency key is NOT decided here: the guard's `errorOutcome` says so
  * (refused input releases the key; see `idempotencyGuard`).
  */
-const mapDomainErrors = t.middleware(async ({ next }) => {
+const mapDomainErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (result.ok) return result;
-  if (isApiError(result.error.cause)) throw apiErrorToTRPC(result.error.cause);
+  const cause = result.error.cause;
+  if (isApiError(cause)) {
+    // A refusal that says when to come back (429 session_rate_limited, ...) says it the
+    // standard way too, as the idempotency refusals do.
+    const retryAfter = cause.details?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') ctx.resHeaders.set('retry-after', String(retryAfter));
+    throw apiErrorToTRPC(cause);
+  }
   const issues = result.error.code === 'BAD_REQUEST' ? inputIssues(result.error.cause) : undefined;
   if (issues) throw apiErrorToTRPC(new ApiError('invalid_input', 'Invalid input', { issues }));
   return result;

@@ -9,6 +9,21 @@ export const apiErrorCatalogue = {
   unauthenticated: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Authentication required' },
   invalid_credentials: { trpcCode: 'UNAUTHORIZED', status: 401, title: 'Invalid credentials' },
   demo_login_disabled: { trpcCode: 'FORBIDDEN', status: 403, title: 'Demo login is disabled' },
+  demo_operator_login_disabled: {
+    trpcCode: 'FORBIDDEN',
+    status: 403,
+    title: 'Demo operator sign-in is disabled (no operator code is configured); use the API key',
+  },
+  operator_code_invalid: {
+    trpcCode: 'UNAUTHORIZED',
+    status: 401,
+    title: 'The operator code is missing or wrong',
+  },
+  session_rate_limited: {
+    trpcCode: 'TOO_MANY_REQUESTS',
+    status: 429,
+    title: 'Too many sign-ins; try again after Retry-After seconds',
+  },
   operator_required: {
     trpcCode: 'FORBIDDEN',
     status: 403,
@@ -23,6 +38,11 @@ export const apiErrorCatalogue = {
     trpcCode: 'CONFLICT',
     status: 409,
     title: 'The chaos switch could not act',
+  },
+  chaos_switch_rate_limited: {
+    trpcCode: 'TOO_MANY_REQUESTS',
+    status: 429,
+    title: 'This chaos switch was pressed too recently; try again after Retry-After seconds',
   },
   invalid_input: { trpcCode: 'BAD_REQUEST', status: 400, title: 'Invalid request' },
   empty_cart: { trpcCode: 'BAD_REQUEST', status: 400, title: 'The cart is empty' },

@@ -7,8 +7,10 @@ import type { DemoMerchant } from '../checkout/tenant-picker.tsx';
 
 /**
  * The cockpit's sign-in: an operator credential, never a shopper's session. With the
- * merchant's API key (any deployment), or in a demo by picking a merchant as its operator.
- * Either way the server sets a signed, HttpOnly session cookie with the operator role.
+ * merchant's API key (any deployment), or in a demo by picking a merchant as its operator AND
+ * giving the operator code `npm run demo` printed in its terminal (picking a merchant alone is
+ * no credential: anyone who reaches the page could). Either way the server sets a signed,
+ * HttpOnly session cookie with the operator role.
  */
 export function OperatorSignIn({
   merchants,
@@ -24,7 +26,10 @@ export function OperatorSignIn({
     trpc.session.start.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }),
   );
   const [apiKey, setApiKey] = useState('');
+  const [operatorCode, setOperatorCode] = useState('');
   const apiKeyId = useId();
+  const operatorCodeId = useId();
+  const operatorCodeHintId = useId();
 
   function submitApiKey(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -60,14 +65,34 @@ export function OperatorSignIn({
       {merchants.length > 0 ? (
         <fieldset>
           <legend>Demo: sign in as the operator of</legend>
+          <label htmlFor={operatorCodeId}>Operator code</label>
+          <input
+            id={operatorCodeId}
+            data-testid="operator-code"
+            type="password"
+            autoComplete="off"
+            spellCheck={false}
+            aria-describedby={operatorCodeHintId}
+            value={operatorCode}
+            onChange={(event) => setOperatorCode(event.target.value)}
+          />
+          <p id={operatorCodeHintId} className="small muted">
+            Printed by <code>npm run demo</code> in its terminal; a new one at each start.
+          </p>
           <div className="row">
             {merchants.map((merchant) => (
               <button
                 key={merchant.id}
                 type="button"
                 data-testid={`operator-${merchant.id}`}
-                disabled={start.isPending}
-                onClick={() => start.mutate({ demoTenantId: merchant.id, role: 'operator' })}
+                disabled={start.isPending || !operatorCode.trim()}
+                onClick={() =>
+                  start.mutate({
+                    demoTenantId: merchant.id,
+                    role: 'operator',
+                    operatorCode: operatorCode.trim(),
+                  })
+                }
               >
                 {merchant.name}
               </button>

@@ -22,9 +22,12 @@ async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code:
   throw new Error('expected the call to fail');
 }
 
+/** The deployment's operator code (ONCE_OPERATOR_CODE): a demo operator must give it. */
+const OPERATOR_CODE = 'chaos-test-operator-code';
+
 async function demoSession(h: ApiTestHarness, role: 'shopper' | 'operator'): Promise<string> {
   const start = h.caller();
-  await start.api.session.start({ demoTenantId: 'tenant_a', role });
+  await start.api.session.start({ demoTenantId: 'tenant_a', role, operatorCode: OPERATOR_CODE });
   return start.resHeaders.get('set-cookie')!.split(';')[0]!;
 }
 
@@ -51,7 +54,7 @@ function recordingSwitchboard() {
 describe('chaos switches are absent unless the launcher enabled them', () => {
   let h: ApiTestHarness;
   beforeAll(async () => {
-    h = await createApiTestHarness('api_chaos_disabled');
+    h = await createApiTestHarness('api_chaos_disabled', { operatorCode: OPERATOR_CODE });
   });
   afterAll(async () => {
     await h.drop();
@@ -76,7 +79,10 @@ describe('chaos switches, enabled: operator only', () => {
   let h: ApiTestHarness;
   const recording = recordingSwitchboard();
   beforeAll(async () => {
-    h = await createApiTestHarness('api_chaos_enabled', { chaos: recording.board });
+    h = await createApiTestHarness('api_chaos_enabled', {
+      chaos: recording.board,
+      operatorCode: OPERATOR_CODE,
+    });
   });
   afterAll(async () => {
     await h.drop();

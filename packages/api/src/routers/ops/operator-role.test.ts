@@ -8,6 +8,9 @@ import {
 } from '../../testing/api-test-harness.ts';
 import { opsRouter } from './index.ts';
 
+/** The deployment's operator code (ONCE_OPERATOR_CODE): a demo operator must give it. */
+const OPERATOR_CODE = 'role-test-operator-code';
+
 async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code: string }> {
   try {
     await promise;
@@ -26,7 +29,9 @@ async function demoSession(
 ): Promise<string> {
   const start = h.caller();
   await start.api.session.start(
-    role === undefined ? { demoTenantId: 'tenant_a' } : { demoTenantId: 'tenant_a', role },
+    role === undefined
+      ? { demoTenantId: 'tenant_a' }
+      : { demoTenantId: 'tenant_a', role, operatorCode: OPERATOR_CODE },
   );
   return start.resHeaders.get('set-cookie')!.split(';')[0]!;
 }
@@ -65,7 +70,7 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
   let paymentOfA: string;
   let paymentOfB: string;
   beforeAll(async () => {
-    h = await createApiTestHarness('api_operator_role');
+    h = await createApiTestHarness('api_operator_role', { operatorCode: OPERATOR_CODE });
     shopperA = await demoSession(h, undefined);
     shopperB = await demoSession(h, 'shopper');
     operator = await demoSession(h, 'operator');
@@ -157,11 +162,18 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
   it('without demo login, the operator role comes only from the merchant API key', async () => {
     const closed = await createApiTestHarness('api_operator_role_closed', {
       allowDemoLogin: false,
+      operatorCode: OPERATOR_CODE,
     });
     try {
       const start = closed.caller();
       expect(
-        await refusal(start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator' })),
+        await refusal(
+          start.api.session.start({
+            demoTenantId: 'tenant_a',
+            role: 'operator',
+            operatorCode: OPERATOR_CODE,
+          }),
+        ),
       ).toMatchObject({ code: 'demo_login_disabled' });
       const viaKey = closed.caller();
       expect(await viaKey.api.session.start({ apiKey: 'once_test_tenant_a' })).toMatchObject({

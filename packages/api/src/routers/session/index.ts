@@ -1,4 +1,5 @@
 import { authenticateRequest } from '../../auth/authenticate.ts';
+import { clientAddressKey } from '../../auth/client-address.ts';
 import { sessionClearCookie } from '../../auth/session-cookie.ts';
 import { isApiError } from '../../errors/api-error.ts';
 import { createTRPCRouter, publicProcedure } from '../../trpc.ts';
@@ -6,10 +7,13 @@ import { startSession } from './start.ts';
 import { type SessionView, startSessionInput } from './start.types.ts';
 
 export const sessionRouter = createTRPCRouter({
-  /** Sets the signed `once_session` cookie. */
-  start: publicProcedure
-    .input(startSessionInput)
-    .mutation(({ ctx, input }) => startSession({ ctx: { ...ctx, now: ctx.clock.now() }, input })),
+  /** Sets the signed `once_session` cookie (rate-limited per client address and tenant). */
+  start: publicProcedure.input(startSessionInput).mutation(({ ctx, input }) =>
+    startSession({
+      ctx: { ...ctx, now: ctx.clock.now(), clientAddress: clientAddressKey(ctx.headers) },
+      input,
+    }),
+  ),
   /**
    * The signed-in tenant and role, or `null` when signed out (no credential, or one that is
    * expired or invalid): a page asks this first, and "nobody is signed in" is an answer, not

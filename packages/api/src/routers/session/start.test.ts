@@ -1,0 +1,175 @@
+import { TRPCError } from '@trpc/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLIENT_ADDRESS_HEADER } from '../../auth/client-address.ts';
+import { type ApiTestHarness, createApiTestHarness } from '../../testing/api-test-harness.ts';
+
+const CODE = 'k7pq-4mzt-9xwa';
+
+async function refusal(promise: Promise<unknown>) {
+  try {
+    await promise;
+  } catch (error) {
+    if (!(error instanceof TRPCError)) throw error;
+    const cause = error.cause as { code?: string; details?: Record<string, unknown> } | undefined;
+    return { trpc: error.code, code: cause?.code ?? error.code, details: cause?.details };
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('session.start: a demo operator needs the operator code', () => {
+  let h: ApiTestHarness;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_session_operator_code', { operatorCode: CODE });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it.each([
+    ['no code', undefined],
+    ['a wrong code', 'k7pq-4mzt-9xwb'],
+    ['a prefix of the code', 'k7pq-4mzt'],
+    ['an empty code', ''],
+  ])('refuses %s with operator_code_invalid and sets no cookie', async (_, operatorCode) => {
+    const start = h.caller();
+    expect(
+      await refusal(
+        start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode }),
+      ),
+    ).toMatchObject({ trpc: 'UNAUTHORIZED', code: 'operator_code_invalid' });
+    expect(start.resHeaders.get('set-cookie')).toBeNull();
+  });
+
+  it('accepts the code (whitespace around or inside ignored) and signs in an operator', async () => {
+    for (const operatorCode of [CODE, ` ${CODE.replaceAll('-', ' - ')} `]) {
+      const start = h.caller();
+      expect(
+        await start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode }),
+      ).toMatchObject({ tenantId: 'tenant_a', role: 'operator' });
+      const cookie = start.resHeaders.get('set-cookie')!.split(';')[0]!;
+      expect(await h.caller({ cookie }).api.ops.payments({ limit: 1 })).toBeDefined();
+    }
+  });
+
+  it('a shopper needs no code; the API key still signs in an operator', async () => {
+    expect(await h.caller().api.session.start({ demoTenantId: 'tenant_a' })).toMatchObject({
+      role: 'shopper',
+    });
+    expect(await h.caller().api.session.start({ apiKey: 'once_test_tenant_a' })).toMatchObject({
+      role: 'operator',
+    });
+  });
+});
+
+describe('session.start without an operator code configured', () => {
+  let h: ApiTestHarness;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_session_no_operator_code');
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('refuses every demo operator sign-in, whatever code is sent; shoppers and API keys pass', async () => {
+    for (const operatorCode of [undefined, '', 'anything-at-all']) {
+      const start = h.caller();
+      expect(
+        await refusal(
+          start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode }),
+        ),
+      ).toMatchObject({ trpc: 'FORBIDDEN', code: 'demo_operator_login_disabled' });
+      expect(start.resHeaders.get('set-cookie')).toBeNull();
+    }
+    expect(await h.caller().api.session.start({ demoTenantId: 'tenant_b' })).toMatchObject({
+      role: 'shopper',
+    });
+    expect(await h.caller().api.session.start({ apiKey: 'once_test_tenant_b' })).toMatchObject({
+      role: 'operator',
+    });
+  });
+});
+
+describe('session.start is limited per client address and per tenant', () => {
+  let h: ApiTestHarness;
+  let now = Date.parse('2030-01-01T00:00:10Z');
+  const from = (address: string) => h.caller({ [CLIENT_ADDRESS_HEADER]: address });
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_session_start_limit', {
+      operatorCode: CODE,
+      clock: { now: () => new Date(now) },
+      sessionStartLimits: { perAddress: 3, perTenant: 5 },
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('an address over its allowance is refused 429 with Retry-After and no cookie; failed attempts count; others go on', async () => {
+    const address = '203.0.113.7';
+    // A wrong operator code is an attempt too: guessing is as slow as minting sessions.
+    expect(
+      await refusal(
+        from(address).api.session.start({
+          demoTenantId: 'tenant_a',
+          role: 'operator',
+          operatorCode: 'guess-guess-1',
+        }),
+      ),
+    ).toMatchObject({ code: 'operator_code_invalid' });
+    await from(address).api.session.start({ demoTenantId: 'tenant_a' });
+    await from(address).api.session.start({ demoTenantId: 'tenant_a' });
+    const refused = from(address);
+    expect(await refusal(refused.api.session.start({ demoTenantId: 'tenant_a' }))).toMatchObject({
+      trpc: 'TOO_MANY_REQUESTS',
+      code: 'session_rate_limited',
+      details: { limit: 'address', retryAfterSeconds: 50 },
+    });
+    expect(refused.resHeaders.get('retry-after')).toBe('50');
+    expect(refused.resHeaders.get('set-cookie')).toBeNull();
+    // Even the right code is refused now: the allowance, not the credential, decides first.
+    expect(
+      await refusal(
+        from(address).api.session.start({
+          demoTenantId: 'tenant_a',
+          role: 'operator',
+          operatorCode: CODE,
+        }),
+      ),
+    ).toMatchObject({ code: 'session_rate_limited' });
+    // Another address is not affected, and the next window starts afresh.
+    expect(
+      await from('198.51.100.1').api.session.start({ demoTenantId: 'tenant_a' }),
+    ).toBeDefined();
+    now += 50_000;
+    expect(await from(address).api.session.start({ demoTenantId: 'tenant_a' })).toBeDefined();
+  });
+
+  it('one IPv6 /64 is one address; an IPv4-mapped address is its IPv4', async () => {
+    now = Date.parse('2030-01-01T00:05:00Z');
+    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2:ffff::9', '2001:0db8:0001:0002::7']) {
+      await from(address).api.session.start({ demoTenantId: 'tenant_b' });
+    }
+    expect(
+      await refusal(from('2001:db8:1:2:aaaa::1').api.session.start({ demoTenantId: 'tenant_b' })),
+    ).toMatchObject({ code: 'session_rate_limited' });
+    for (let i = 0; i < 3; i++) {
+      await from('192.0.2.9').api.session.start({ demoTenantId: 'tenant_a' });
+    }
+    expect(
+      await refusal(from('::ffff:192.0.2.9').api.session.start({ demoTenantId: 'tenant_a' })),
+    ).toMatchObject({ code: 'session_rate_limited' });
+  });
+
+  it('a tenant over its ceiling is refused whatever the address; the other tenant is not', async () => {
+    now = Date.parse('2030-01-01T00:10:00Z');
+    for (let i = 0; i < 5; i++) {
+      await from(`192.0.2.${100 + i}`).api.session.start({ demoTenantId: 'tenant_a' });
+    }
+    const refused = from('192.0.2.200');
+    expect(
+      await refusal(refused.api.session.start({ apiKey: 'once_test_tenant_a' })),
+    ).toMatchObject({ code: 'session_rate_limited', details: { limit: 'tenant' } });
+    expect(refused.resHeaders.get('set-cookie')).toBeNull();
+    expect(await from('192.0.2.201').api.session.start({ demoTenantId: 'tenant_b' })).toBeDefined();
+  });
+});
