@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiViolations } from '../apps/web/src/server/testing/openapi-contract.ts';
 import { repoRoot } from '../scripts/system/start-system.ts';
 import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
+import { composeSecretsEnv } from './support/compose-secrets.ts';
 import {
   loopbackAliasesAvailable,
   type RunningComposeTopology,
@@ -45,6 +46,8 @@ describe.skipIf(!aliases)(
       ).toBe(true);
       topology = await startComposeTopology({
         repoRoot,
+        // What `sh scripts/compose-secrets.sh` writes to .env: fresh secrets, as a deployment's.
+        projectEnv: composeSecretsEnv(repoRoot),
         hostEnv: { ONCE_NEXT_DIST_DIR: TEST_NEXT_DIST_DIR },
         log: (line) => {
           logLines.push(line);

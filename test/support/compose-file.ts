@@ -51,16 +51,68 @@ function commandOf(raw: unknown): string[] {
 }
 
 /**
- * Reads a docker-compose file the way `docker compose config` would for the keys Once uses:
- * services with their command, environment (map or list), working_dir, depends_on
- * conditions, health check, replicas, published ports, volumes and restart policy.
+ * Compose's interpolation of one string from the project environment (`.env` and the shell):
+ * `$$` is a `$`; `${NAME}` and `$NAME` its value ('' unset); `${NAME:-default}` /
+ * `${NAME-default}` the default when unset-or-empty / unset; `${NAME:?message}` /
+ * `${NAME?message}` refuses, as `docker compose up` does, when unset-or-empty / unset.
  *
  * @example
- * const services = readComposeFile('docker-compose.yml');
+ * interpolate('${SESSION_SECRET:?set it}', {}); // throws "required variable SESSION_SECRET is missing a value: set it"
+ */
+export function interpolate(value: string, env: Record<string, string | undefined>): string {
+  return value.replace(
+    /\$(\$)|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (
+      _whole,
+      dollar?: string,
+      braced?: string,
+      colon?: string,
+      kind?: string,
+      arg?: string,
+      bare?: string,
+    ) => {
+      if (dollar) return '$';
+      const name = (braced ?? bare)!;
+      const set = env[name];
+      const missing = colon ? !set : set === undefined;
+      if (kind === '-' && missing) return arg ?? '';
+      if (kind === '?' && missing) {
+        throw new Error(`required variable ${name} is missing a value: ${arg}`);
+      }
+      return set ?? '';
+    },
+  );
+}
+
+/** Every string value in a parsed document, interpolated (not the keys, as compose). */
+function interpolateAll(node: unknown, env: Record<string, string | undefined>): unknown {
+  if (typeof node === 'string') return interpolate(node, env);
+  if (Array.isArray(node)) return node.map((item) => interpolateAll(item, env));
+  if (node && typeof node === 'object') {
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [key, interpolateAll(value, env)]),
+    );
+  }
+  return node;
+}
+
+/**
+ * Reads a docker-compose file the way `docker compose config` would for the keys Once uses:
+ * services with their command, environment (map or list), working_dir, depends_on
+ * conditions, health check, replicas, published ports, volumes and restart policy, every
+ * value interpolated from `projectEnv` (what compose reads from `.env` and the shell). A
+ * `${NAME:?message}` whose variable is unset throws, as `docker compose up` refuses.
+ *
+ * @example
+ * const services = readComposeFile('docker-compose.yml', { SESSION_SECRET: '...', ... });
  * services.find((s) => s.name === 'processor')!.environment.PORT; // '4100'
  */
-export function readComposeFile(file: string): ComposeService[] {
-  const document = parse(readFileSync(file, 'utf8'), { merge: true }) as { services: Raw };
+export function readComposeFile(
+  file: string,
+  projectEnv: Record<string, string | undefined> = {},
+): ComposeService[] {
+  const parsed = parse(readFileSync(file, 'utf8'), { merge: true });
+  const document = interpolateAll(parsed, projectEnv) as { services: Raw };
   return Object.entries(document.services).map(([name, value]) => {
     const raw = value as Raw;
     const healthcheck = (raw.healthcheck as Raw | undefined)?.test;

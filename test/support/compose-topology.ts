@@ -43,6 +43,12 @@ export interface ComposeTopologyOptions {
    * image's build).
    */
   hostEnv?: Record<string, string>;
+  /**
+   * What compose interpolates `${NAME}` from (its `.env` and the shell): the secrets the file
+   * requires (`${SESSION_SECRET:?...}`), e.g. from `composeSecretsEnv()`. Without them
+   * the start is refused, as `docker compose up` refuses.
+   */
+  projectEnv?: Record<string, string>;
 }
 
 export interface ComposeInstance {
@@ -265,7 +271,7 @@ export async function startComposeTopology(
   const composeFile = options.composeFile ?? path.join(options.repoRoot, 'docker-compose.yml');
   const dockerfile = options.dockerfile ?? path.join(options.repoRoot, 'Dockerfile');
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
-  const services = readComposeFile(composeFile);
+  const services = readComposeFile(composeFile, options.projectEnv);
   const imageEnv = readDockerfileEnv(dockerfile);
   const imageWorkdir = readDockerfileWorkdir(dockerfile);
   const inRepo = (dir: string) =>
