@@ -41,9 +41,9 @@ export async function startExampleApp(databaseUrl: string) {
     .context<Context>()
     .meta<IdempotencyMeta>()
     .create({ errorFormatter: idempotencyErrorFormatter });
-  const idempotent = createIdempotencyPlugin<Context>({
+  const idempotent = createIdempotencyPlugin({
     idempotency,
-    getTenantId: (ctx) => ctx.tenantId,
+    getTenantId: (ctx: Context) => ctx.tenantId, // the transaction type comes from `idempotency`
     getRequestHeaders: (ctx) => ctx.headers,
     getResponseHeaders: (ctx) => ctx.resHeaders,
   });

@@ -1,5 +1,5 @@
-import { AtomicKeyConflictError, IdempotencyError } from './errors.ts';
-import type { AtomicExecution } from './execution.ts';
+import { AlreadyCompletedError, AtomicKeyConflictError, IdempotencyError } from './errors.ts';
+import { type AtomicExecution, assertInTransaction } from './execution.ts';
 import { assertStorable } from './response-size.ts';
 import type { IdempotencyStore, KeyIdentity, StoredResponse } from './types.ts';
 
@@ -47,8 +47,9 @@ export class AtomicKeyExecution<TTx> implements AtomicExecution<TTx> {
   async complete(tx: TTx, response: StoredResponse): Promise<void> {
     if (this.completion === 'inserted' && tx === this.#completedIn) {
       // A second insert would meet our own row and report a conflict, rolling back our own work.
-      throw new Error(`exec.complete called twice for ${this.operation}`);
+      throw new AlreadyCompletedError(this.operation);
     }
+    assertInTransaction(this.#init.store, tx, this.operation);
     // In ANOTHER transaction it is the caller running its transaction again after the server
     // rolled the first back (serialization failure 40001, deadlock 40P01): that insert is gone.
     // Had the first committed, this insert meets it and answers `conflict` (a replay of it).

@@ -1,4 +1,8 @@
-import { LeaseLostError } from './errors.ts';
+import {
+  AlreadyCompletedError,
+  CompleteOutsideTransactionError,
+  LeaseLostError,
+} from './errors.ts';
 import type { PhaseResult } from './phases.ts';
 import { assertStorable } from './response-size.ts';
 import {
@@ -87,6 +91,8 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   phaseCommitted: boolean;
   /** Set when `complete(tx, ...)` succeeded inside a caller's transaction (which may still roll back). */
   completedInCallerTx = false;
+  /** The transaction of that completion: a retried transaction is another one. */
+  #completedIn: TTx | undefined;
   // Created only when someone reads `signal`: most handlers never do, and it costs per request.
   #abort: AbortController | undefined;
   #lost: LeaseLostError | undefined;
@@ -131,6 +137,11 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   }
 
   async complete(tx: TTx, response: StoredResponse): Promise<void> {
+    // Again in the same transaction: the statement would find the key completed and read as a
+    // lost lease. Nothing is written; if the error rolls the transaction back, the key is free.
+    if (this.completedInCallerTx && tx === this.#completedIn)
+      throw new AlreadyCompletedError(this.operation);
+    assertInTransaction(this.#init.store, tx, this.operation);
     assertStorable(response, this.#init.maxResponseBytes);
     const result = await this.#init.store.complete(
       tx,
@@ -139,8 +150,17 @@ export class HeldExecution<TTx> implements Execution<TTx> {
       response,
       this.#init.ttlMs,
     );
-    if (result === 'lost') throw this.markLeaseLost();
+    if (result === 'lost') {
+      // An earlier transaction of this attempt completed the key and committed: it stands.
+      if (
+        this.completedInCallerTx &&
+        (await this.#init.store.isCompletedBy(this.#init.id, this.ownerToken))
+      )
+        throw new AlreadyCompletedError(this.operation);
+      throw this.markLeaseLost();
+    }
     this.completedInCallerTx = true;
+    this.#completedIn = tx;
   }
 
   async advance(tx: TTx, recoveryPoint: string, data: unknown = null): Promise<void> {
@@ -231,4 +251,17 @@ export class PassthroughExecution<TTx> implements Execution<TTx> {
       this.recoveryData = result.data;
     }
   }
+}
+
+/**
+ * Refuse a `complete` given the database instead of a transaction (where the store can tell):
+ * it would commit the key on its own, whatever becomes of the business transaction.
+ */
+export function assertInTransaction<TTx>(
+  store: IdempotencyStore<TTx>,
+  tx: TTx,
+  operation: string,
+): void {
+  if (store.isTransaction && !store.isTransaction(tx))
+    throw new CompleteOutsideTransactionError(operation);
 }

@@ -248,6 +248,13 @@ export interface IdempotencyStore<TTx> {
   /** Atomic mode: insert the key already completed, inside the caller's transaction. */
   insertCompleted(executor: TTx, input: InsertCompletedInput): Promise<InsertCompletedResult>;
   /**
+   * Whether `executor` is a transaction, not the database itself. `exec.complete(tx, ...)`
+   * refuses anything else before writing: a completion outside the business transaction would
+   * commit on its own while that transaction may still roll back, and a retry would be told
+   * the operation succeeded. Optional: without it, whatever `complete` is given is trusted.
+   */
+  isTransaction?(executor: TTx): boolean;
+  /**
    * Count one new key against the scope's fixed window in its own autocommit statement, only
    * while below the cap; `retryAfterSeconds` when the window is full (nothing counted).
    */

@@ -160,3 +160,133 @@ describe('a result that cannot be stored after the handler committed', () => {
     expect([runs, await effects(key)]).toEqual([2, 1]);
   });
 });
+
+describe('complete called twice', () => {
+  const response = { status: 201, headers: {}, body: '{"paid":true}' };
+
+  for (const mode of ['leased', 'atomic'] as const) {
+    it(`${mode}: twice in one transaction says so, writes nothing more, and leaves the key usable`, async () => {
+      const idempotency = engine();
+      const key = newKey();
+      const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp', policy: { mode } };
+      let runs = 0;
+      const twice = await refusal(
+        idempotency.execute(request, (exec) =>
+          t.db.transaction(async (tx) => {
+            runs++;
+            await tx.execute(sql`insert into effects (key) values (${key})`);
+            await exec.complete(tx, response);
+            await exec.complete(tx, response);
+            return response;
+          }),
+        ),
+      );
+      expect(twice.code).toBe('idempotency_already_completed');
+      // The error rolled the transaction back: no effect, and the key is free at once (not held
+      // for a lease), so the corrected handler runs.
+      expect(await effects(key)).toBe(0);
+      const again = await idempotency.execute(request, (exec) =>
+        t.db.transaction(async (tx) => {
+          runs++;
+          await tx.execute(sql`insert into effects (key) values (${key})`);
+          await exec.complete(tx, response);
+          return response;
+        }),
+      );
+      expect([again.kind, runs, await effects(key)]).toEqual(['executed', 2, 1]);
+    });
+  }
+
+  it('leased: again after the first completion committed: the first stands and is replayed', async () => {
+    const idempotency = engine();
+    const key = newKey();
+    const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
+    const error = await refusal(
+      idempotency.execute(request, async (exec) => {
+        await t.db.transaction(async (tx) => {
+          await tx.execute(sql`insert into effects (key) values (${key})`);
+          await exec.complete(tx, response);
+        });
+        await t.db.transaction((tx) => exec.complete(tx, { ...response, body: '{"other":1}' }));
+        return response;
+      }),
+    );
+    expect(error.code).toBe('idempotency_already_completed');
+    expect(await keyState(key)).toBe('completed');
+    const replay = await idempotency.execute(request, async () => {
+      throw new Error('must not run');
+    });
+    expect([replay.kind, replay.response.body]).toEqual(['replayed', response.body]);
+    expect(await effects(key)).toBe(1);
+  });
+});
+
+describe('complete given the database instead of the transaction', () => {
+  for (const mode of ['leased', 'atomic'] as const) {
+    it(`${mode}: refused before writing; the business transaction rolls back and nothing claims it succeeded`, async () => {
+      const idempotency = engine();
+      const key = newKey();
+      const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp', policy: { mode } };
+      const response = { status: 201, headers: {}, body: '{"paid":true}' };
+      const error = await refusal(
+        idempotency.execute(request, (exec) =>
+          t.db.transaction(async (tx) => {
+            await tx.execute(sql`insert into effects (key) values (${key})`);
+            // What `complete(db, result)` compiles to where the transaction type is unknown.
+            await exec.complete(t.db as unknown as Tx, response);
+            return response;
+          }),
+        ),
+      );
+      expect(error.code).toBe('idempotency_complete_outside_transaction');
+      expect(await effects(key)).toBe(0);
+      expect(await keyState(key)).not.toBe('completed');
+    });
+  }
+});
+
+describe('the transaction type reaches complete in the documented setups', () => {
+  it('complete(db, ...) does not compile: tRPC (README setup), Server Action, fetch', () => {
+    // Type-checked by `tsc`, never run: each `@ts-expect-error` fails the type check if the
+    // call it marks compiles.
+    const typeOnly = () => {
+      type Context = { tenantId: string; headers: Headers; resHeaders: Headers };
+      const trpc = initTRPC.context<Context>().meta<IdempotencyMeta>().create();
+      const idempotent = createIdempotencyPlugin({
+        idempotency: engine(),
+        getTenantId: (ctx: Context) => ctx.tenantId,
+        getRequestHeaders: (ctx) => ctx.headers,
+      });
+      // The context alone would leave the transaction type `unknown`: refused, give both.
+      // @ts-expect-error Expected 2 type arguments
+      createIdempotencyPlugin<Context>({ idempotency: engine(), getTenantId: () => 't' });
+      trpc.procedure
+        .meta({ idempotency: { operation: 'pay' } })
+        .concat(idempotent)
+        .mutation(async ({ ctx }) => {
+          await t.db.transaction((tx) => ctx.idempotency.complete(tx, { paid: true }));
+          // @ts-expect-error the database is not the transaction
+          await ctx.idempotency.complete(t.db, { paid: true });
+        });
+      idempotentAction(
+        async (exec) => {
+          await t.db.transaction((tx) => exec.complete(tx, { paid: true }));
+          // @ts-expect-error the database is not the transaction
+          await exec.complete(t.db, { paid: true });
+        },
+        { idempotency: engine(), operation: 'pay', getTenantId: () => 't' },
+      );
+      fetchIdempotency(engine()).handle(
+        new Request('http://x'),
+        { tenantId: 't', operation: 'pay' },
+        async (exec) => {
+          const response = new Response('ok');
+          // @ts-expect-error the database is not the transaction
+          await exec.complete(t.db, response);
+          return response;
+        },
+      );
+    };
+    expect(typeof typeOnly).toBe('function');
+  });
+});

@@ -108,9 +108,9 @@ describe('fail closed', () => {
       .context<Ctx>()
       .meta<IdempotencyMeta>()
       .create({ errorFormatter: idempotencyErrorFormatter });
-    const plugin = createIdempotencyPlugin<Ctx>({
+    const plugin = createIdempotencyPlugin({
       idempotency,
-      getTenantId: () => 't',
+      getTenantId: (_ctx: Ctx) => 't',
       getRequestHeaders: (ctx) => ctx.headers,
       getResponseHeaders: (ctx) => ctx.resHeaders,
     });

@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createIdempotency } from '../../core/engine.ts';
+import type { TransactionOf } from '../../store/drizzle/drizzle-types.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import {
   createIdempotencyTestDatabase,
@@ -14,6 +15,7 @@ import { createIdempotencyPlugin, type IdempotencyMeta } from './plugin.ts';
 import { replayMiddlewareResult } from './replay-result.ts';
 
 type Context = { tenantId: string; headers: Headers; resHeaders: Headers };
+type Tx = TransactionOf<IdempotencyTestDatabase['db']>;
 
 let t: IdempotencyTestDatabase;
 let handle: (request: Request) => Promise<Response>;
@@ -32,7 +34,7 @@ beforeAll(async () => {
     .context<Context>()
     .meta<IdempotencyMeta>()
     .create({ errorFormatter: idempotencyErrorFormatter });
-  const idempotent = createIdempotencyPlugin<Context>({
+  const idempotent = createIdempotencyPlugin<Context, Tx>({
     // The engine may also come from the context (one engine per deployment/database).
     idempotency: (ctx) => (ctx.tenantId ? idempotency : idempotency),
     getTenantId: (ctx) => ctx.tenantId,

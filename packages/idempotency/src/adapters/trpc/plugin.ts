@@ -86,8 +86,8 @@ interface StoredTrpcError {
  * `IdempotencyError` (and sets `Retry-After` where it applies).
  *
  * @example
- * const idempotent = createIdempotencyPlugin<Context, typeof db>({
- *   idempotency, getTenantId: (ctx) => ctx.tenantId,
+ * const idempotent = createIdempotencyPlugin({
+ *   idempotency, getTenantId: (ctx: Context) => ctx.tenantId, // Tx inferred from the engine
  *   getRequestHeaders: (ctx) => ctx.headers, getResponseHeaders: (ctx) => ctx.resHeaders,
  * });
  * const pay = t.procedure.meta({ idempotency: { operation: 'checkout.pay' } }).concat(idempotent)
@@ -97,7 +97,9 @@ interface StoredTrpcError {
  *     return result;
  *   }));
  */
-export function createIdempotencyPlugin<TContext extends object, TTx = unknown>(
+// No default for TTx: with `<Context>` alone it would be `unknown`, and `complete(db, result)`
+// (outside the business transaction) would compile. Give both, or let both be inferred.
+export function createIdempotencyPlugin<TContext extends object, TTx>(
   options: IdempotencyPluginOptions<TContext, TTx>,
 ) {
   const t = initTRPC.context<TContext>().meta<IdempotencyMeta>().create();

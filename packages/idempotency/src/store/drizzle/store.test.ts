@@ -293,7 +293,7 @@ describe('drizzle store + engine', () => {
     expect((await row('t1', 'op', key))?.state).toBe('completed');
   });
 
-  it('refuses responses over the size cap and releases the key', async () => {
+  it('refuses responses over the size cap and keeps the key (unknown): the handler returned, it must not run again', async () => {
     const idem = engine({ maxResponseBytes: 100 });
     const key = newKey();
     const error = await refusal(
@@ -302,7 +302,7 @@ describe('drizzle store + engine', () => {
       ),
     );
     expect(error.code).toBe('idempotency_response_too_large');
-    expect((await row('t1', 'op', key))?.state).toBe('released');
+    expect((await row('t1', 'op', key))?.state).toBe('unknown');
   });
 
   it('limits new keys per tenant per window (429 + Retry-After); retries of existing keys are not counted', async () => {

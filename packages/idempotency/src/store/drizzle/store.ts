@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { is, sql } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import type {
   HolderWriteResult,
   IdempotencyStore,
@@ -152,6 +153,9 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     insertCompleted: (executor, input) =>
       insertCompletedKey(executor as unknown as AnyPgDatabase, input),
+
+    // `is` checks drizzle's entity kind, so a second copy of drizzle-orm still answers right.
+    isTransaction: (executor) => is(executor, PgTransaction),
 
     countNewKey: (scope, limit) => countNewKey(db, scope, limit),
 
