@@ -16,6 +16,7 @@ export {
   readApiEnv,
 } from './api-env.ts';
 export { type AuthenticatedTenant, authenticateRequest } from './auth/authenticate.ts';
+export { CLIENT_ADDRESS_HEADER } from './auth/client-address.ts';
 export { SESSION_COOKIE_NAME } from './auth/session-cookie.ts';
 export {
   CHAOS_DROP_COOKIE_NAME,

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 import { dropArmedPayResponse } from '../server/chaos/drop-next-response.ts';
+import { stampClientAddress } from './client-address.ts';
 import { readWebServerConfig, type WebServerConfig } from './web-server-config.ts';
 
 /** Never hang past the 5 s an orchestrator waits before SIGKILL; committed work is durable. */
@@ -54,12 +55,14 @@ const app = next({ dev: false, dir, hostname: config.host, port: config.port });
 const handle = app.getRequestHandler();
 // Demo chaos switches only (the launcher sets ONCE_CHAOS_URL): the hook that drops an armed
 // browser's next pay answer. Without them, requests go straight to Next.
-const server = process.env.ONCE_CHAOS_URL
-  ? createServer((request, response) => {
-      dropArmedPayResponse(request, response);
-      void handle(request, response);
-    })
-  : createServer((request, response) => void handle(request, response));
+// Every request carries the client's address as this server saw it (session.start counts
+// attempts per address); nothing a client sends can choose it.
+const dropArmed = Boolean(process.env.ONCE_CHAOS_URL);
+const server = createServer((request, response) => {
+  stampClientAddress(request, config.trustProxy);
+  if (dropArmed) dropArmedPayResponse(request, response);
+  void handle(request, response);
+});
 try {
   await app.prepare();
   await new Promise<void>((resolve, reject) => {
