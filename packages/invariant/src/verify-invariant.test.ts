@@ -2,18 +2,11 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import { createEmptyTestDatabase } from '@once/postgres/testing';
+import { createProcessorTestDatabase } from '@once/processor/testing';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seedCheckout, seedTenants } from './testing-seed.ts';
 import { verifyInvariant } from './verify-invariant.ts';
-
-// The ledger columns the checker reads, as the processor's schema defines them.
-const LEDGER_DDL = `
-  create table ledger_entries (
-    seq bigserial primary key, account_id text not null, kind text not null,
-    payment_intent_id text not null, charge_id text not null, amount bigint not null,
-    currency text not null, idempotency_key text, metadata jsonb not null default '{}')`;
 
 let app: TestDatabase;
 let ledgerDb: { url: string; drop(): Promise<void> };
@@ -22,9 +15,13 @@ let ledger: postgres.Sql;
 beforeAll(async () => {
   app = await createTestDatabase('invariant');
   await seedTenants(app.client.sql);
-  ledgerDb = await createEmptyTestDatabase('invariant_ledger');
+  // The processor's own schema, from its migrations: the ledger the checker reads is the
+  // real one, so a renamed column or a new constraint breaks these tests, not production.
+  ledgerDb = await createProcessorTestDatabase('invariant_ledger', { migrated: true });
   ledger = postgres(ledgerDb.url, { max: 1, onnotice: () => {} });
-  await ledger.unsafe(LEDGER_DDL);
+  for (const tenant of ['tenant_a', 'tenant_b']) {
+    await ledger`insert into accounts (id, secret_key) values (${`acct_${tenant}`}, ${`sk_test_${tenant}`})`;
+  }
 });
 afterAll(async () => {
   await ledger?.end();
@@ -37,16 +34,22 @@ beforeEach(async () => {
   await ledger`delete from ledger_entries`;
 });
 
+/** A charge in the processor's ledger; `metadata` null: one that names no payment. */
 async function charge(
   paymentId: string,
   downstreamKey: string,
   intentId: string,
   tenantId = 'tenant_a',
+  options: { amount?: number; metadata?: Record<string, string> | null } = {},
 ) {
+  const metadata =
+    options.metadata === undefined
+      ? { payment_id: paymentId, tenant_id: tenantId }
+      : (options.metadata ?? {});
   await ledger`
     insert into ledger_entries (account_id, kind, payment_intent_id, charge_id, amount, currency, idempotency_key, metadata)
-    values (${`acct_${tenantId}`}, 'charge', ${intentId}, ${`ch_${intentId}`}, 1999, 'usd', ${downstreamKey},
-            ${JSON.stringify({ payment_id: paymentId, tenant_id: tenantId })}::text::jsonb)`;
+    values (${`acct_${tenantId}`}, 'charge', ${intentId}, ${`ch_${intentId}`}, ${options.amount ?? 1999}, 'usd', ${downstreamKey},
+            ${JSON.stringify(metadata)}::text::jsonb)`;
 }
 
 async function settle(paymentId: string, status: string, intentId: string | null = null) {
@@ -84,6 +87,35 @@ describe('verifyInvariant', () => {
     await charge('pay_other', paid.downstreamKey, 'pi_2');
     await settle(paid.paymentId, 'succeeded', 'pi_1');
     expect(await kinds()).toEqual(['charge_without_payment', 'double_charge']);
+  });
+
+  it('reports a charge that names no payment: no metadata, or only part of it', async () => {
+    const paid = await seedCheckout(app.client.sql);
+    await charge(paid.paymentId, paid.downstreamKey, 'pi_1');
+    await settle(paid.paymentId, 'succeeded', 'pi_1');
+    expect(await kinds()).toEqual([]);
+    await charge('', 'stray-key', 'pi_stray', 'tenant_a', { metadata: null });
+    await charge('', 'half-key', 'pi_half', 'tenant_b', { metadata: { tenant_id: 'tenant_b' } });
+    const report = await check();
+    expect(report.ledgerCharges).toBe(3);
+    expect(report.violations).toMatchObject([
+      { kind: 'charge_without_payment', tenantId: 'acct_tenant_a', paymentId: undefined },
+      { kind: 'charge_without_payment', tenantId: 'tenant_b', paymentId: undefined },
+    ]);
+    expect(report.violations[0]!.detail).toMatch(
+      /1999 \(pi_stray on acct_tenant_a\) without the payment metadata/,
+    );
+  });
+
+  it('reports a charge of another amount than its payment', async () => {
+    const paid = await seedCheckout(app.client.sql);
+    await charge(paid.paymentId, paid.downstreamKey, 'pi_1', 'tenant_a', { amount: 2999 });
+    await settle(paid.paymentId, 'succeeded', 'pi_1');
+    const report = await check();
+    expect(report.violations).toMatchObject([
+      { kind: 'wrong_amount', tenantId: 'tenant_a', paymentId: paid.paymentId },
+    ]);
+    expect(report.violations[0]!.detail).toContain('charged 2999 (pi_1), the payment is for 1999');
   });
 
   it('reports app states that contradict the ledger', async () => {

@@ -19,6 +19,7 @@ export type ViolationKind =
   | 'duplicate_payment'
   | 'missing_payment'
   | 'charge_without_payment'
+  | 'wrong_amount'
   | 'charged_but_not_succeeded'
   | 'succeeded_without_charge'
   | 'intent_mismatch'
@@ -41,6 +42,7 @@ interface PaymentRow {
   tenant_id: string;
   id: string;
   status: string;
+  amount: number;
   idempotency_key: string;
   downstream_key: string;
   processor_payment_intent_id: string | null;
@@ -49,6 +51,7 @@ interface PaymentRow {
 interface LedgerChargeRow {
   account_id: string;
   payment_intent_id: string;
+  amount: number;
   idempotency_key: string | null;
   tenant_id: string | null;
   payment_id: string | null;
@@ -59,7 +62,9 @@ interface LedgerChargeRow {
  * for every payment:
  * - the processor's ledger holds at most one charge per payment and per downstream key;
  * - the app holds exactly one payment per checkout intent (tenant, Idempotency-Key), and
- *   the ledger holds no charge the app has no payment for;
+ *   every charge in the ledger is accounted for: one without payment metadata, or naming a
+ *   payment the app does not hold, is a violation;
+ * - every charge is of its payment's amount;
  * - a payment the ledger charged is never `declined`/`failed`, and a `succeeded` one was
  *   charged, with the same PaymentIntent (always, converged or not);
  * - with `converged`: no payment is `processing`/`unknown`, so states equal the ledger's.
@@ -73,12 +78,13 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
   const processor = postgres(options.processorDatabaseUrl, { max: 1, onnotice: () => {} });
   try {
     const payments = await app<PaymentRow[]>`
-      select tenant_id, id, status, idempotency_key, downstream_key, processor_payment_intent_id
+      select tenant_id, id, status, amount, idempotency_key,
+             downstream_key, processor_payment_intent_id
       from payments`;
     const charges = await processor<LedgerChargeRow[]>`
-      select account_id, payment_intent_id, idempotency_key,
+      select account_id, payment_intent_id, amount::float8 as amount, idempotency_key,
              metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
-      from ledger_entries where kind = 'charge'`;
+      from ledger_entries where kind = 'charge' order by seq`;
     return {
       payments: payments.length,
       ledgerCharges: charges.length,
@@ -139,6 +145,15 @@ function findViolations(
     (c) => paymentKey(c.tenant_id!, c.payment_id!),
   );
   const known = new Set(payments.map((p) => paymentKey(p.tenant_id, p.id)));
+  // A charge that names no payment is money taken that nobody can account for.
+  for (const c of charges.filter((c) => c.tenant_id === null || c.payment_id === null)) {
+    violations.push({
+      kind: 'charge_without_payment',
+      tenantId: c.tenant_id ?? c.account_id,
+      paymentId: c.payment_id ?? undefined,
+      detail: `the ledger charged ${c.amount} (${c.payment_intent_id} on ${c.account_id}) without the payment metadata (tenant_id, payment_id) that names its payment`,
+    });
+  }
   for (const [key, group] of chargesByPayment) {
     if (!known.has(key)) {
       violations.push({
@@ -157,6 +172,13 @@ function findViolations(
         ...base,
         kind: 'double_charge',
         detail: `${charged.length} charges: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
+      });
+    }
+    for (const c of charged.filter((c) => c.amount !== payment.amount)) {
+      violations.push({
+        ...base,
+        kind: 'wrong_amount',
+        detail: `the ledger charged ${c.amount} (${c.payment_intent_id}), the payment is for ${payment.amount}`,
       });
     }
     if (charged.length > 0 && (payment.status === 'declined' || payment.status === 'failed')) {

@@ -1,4 +1,5 @@
 import { createEmptyTestDatabase } from '@once/postgres/testing';
+import { runProcessorMigrations } from '../db/migrate.ts';
 
 export interface ProcessorTestDatabase {
   url: string;
@@ -6,14 +7,27 @@ export interface ProcessorTestDatabase {
 }
 
 /**
- * A throw-away, empty database for one test file, in the cluster the vitest global setup
- * started (the processor migrates it at start).
+ * A throw-away database for one test file, in the cluster the vitest global setup started:
+ * empty (the processor migrates it at start), or with `migrated` the processor's own schema
+ * applied from its migrations, for tests that read or write its tables without running it.
  *
  * @example
  * const database = await createProcessorTestDatabase('faults');
+ * const ledger = await createProcessorTestDatabase('invariant', { migrated: true });
  * await database.drop();
  */
-export async function createProcessorTestDatabase(label: string): Promise<ProcessorTestDatabase> {
+export async function createProcessorTestDatabase(
+  label: string,
+  options: { migrated?: boolean } = {},
+): Promise<ProcessorTestDatabase> {
   const { url, drop } = await createEmptyTestDatabase(`processor_${label}`);
+  if (options.migrated) {
+    try {
+      await runProcessorMigrations(url);
+    } catch (error) {
+      await drop();
+      throw error;
+    }
+  }
   return { url, drop };
 }
