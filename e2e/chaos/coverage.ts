@@ -1,10 +1,17 @@
-import type { FaultKind } from './fault-kinds.ts';
+import { type FaultKind, PROCESSOR_FAULT_KINDS } from './fault-kinds.ts';
 import type { ClientEvent, HistoryEvent, NemesisEvent } from './history.ts';
 import type { Snapshot } from './target.ts';
 
 export interface Coverage {
-  /** Faults injected per kind (a fault that failed to inject does not count). */
+  /**
+   * Faults that bit, per kind: a kill, crash or pause that was injected; a storm that
+   * terminated at least one backend; a processor fault the processor reports it applied to
+   * at least one request or delivery (for `not_found`: its charge bit and some read of a
+   * lagging object answered 404). Armed is not fired.
+   */
   fired: Record<string, number>;
+  /** Faults injected (armed, started) per kind, whether or not they bit. */
+  injected: Record<string, number>;
   /** Kill / crash / pause faults that landed while a charge was made but not yet recorded. */
   killsInAmbiguityWindow: number;
   /** Lost answers whose request had committed (its key has a payment). */
@@ -37,11 +44,26 @@ export function measureCoverage(
 ): Coverage {
   const nemesis = events.filter((e): e is NemesisEvent => e.type === 'nemesis');
   const fired: Record<string, number> = {};
+  const injected: Record<string, number> = {};
   const failedIds = new Set(
     nemesis.filter((e) => e.detail?.startsWith('not injected')).map((e) => e.id),
   );
+  const ends = new Map(nemesis.filter((e) => e.phase === 'end').map((e) => [e.id, e]));
+  const uses = snapshot.faultUses ?? { byId: {}, byKind: {} };
+  const bit = (e: NemesisEvent): boolean => {
+    const end = ends.get(e.id);
+    if (e.kind === 'pg_terminate_storm') return (end?.bit ?? 0) > 0;
+    if ((PROCESSOR_FAULT_KINDS as readonly string[]).includes(e.kind)) {
+      const taken = end?.faultId ? (uses.byId[end.faultId] ?? 0) : 0;
+      // `not_found` arms a charge whose intent then reads 404: both must have happened.
+      return taken > 0 && (e.kind !== 'not_found' || (uses.byKind.not_found ?? 0) > 0);
+    }
+    return true;
+  };
   for (const e of nemesis) {
-    if (e.phase === 'start' && !failedIds.has(e.id)) fired[e.kind] = (fired[e.kind] ?? 0) + 1;
+    if (e.phase !== 'start' || failedIds.has(e.id)) continue;
+    injected[e.kind] = (injected[e.kind] ?? 0) + 1;
+    if (bit(e)) fired[e.kind] = (fired[e.kind] ?? 0) + 1;
   }
   const client = events.filter((e): e is ClientEvent => 'op' in e);
   const completions = client.filter((e) => e.type !== 'invoke');
@@ -81,6 +103,7 @@ export function measureCoverage(
   for (const e of completions) if (e.f !== 'status') requests[e.type as 'ok' | 'fail' | 'info']++;
   return {
     fired,
+    injected,
     killsInAmbiguityWindow,
     lostResponses: lost.length,
     lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(`${e.tenantId}\u0000${e.key}`))
@@ -93,4 +116,66 @@ export function measureCoverage(
     requests,
     neverFired: faults.filter((k) => !fired[k]),
   };
+}
+
+/**
+ * The least work a run must show to prove anything: a run whose clients crashed, whose web
+ * answered nothing, or whose faults met no checkout passes the checker vacuously. Each
+ * profile that asserts coverage names its floors (`ChaosProfile.floors`, one home).
+ */
+export interface CoverageFloors {
+  /** Intents whose key has a payment in the app. */
+  intentsWithPayment: number;
+  /** Browser customers who started before the clients' deadline. */
+  browserStarted: number;
+  /** Browser customers whose checkout made a payment. */
+  browserWithPayment: number;
+  /** Client requests answered ok (status reads not counted). */
+  requestsOk: number;
+  killsInAmbiguityWindow: number;
+  /** Lost responses whose request committed. */
+  lostResponsesCommitted: number;
+  leaseTakeovers: number;
+  /** Late duplicates sent after the checkout key's retention. */
+  expiriesCrossed: number;
+}
+
+export type Achieved = Record<keyof CoverageFloors, number>;
+
+/** What a run achieved, in the floors' terms. */
+export function achieved(
+  coverage: Coverage,
+  run: { withPayment: number; browserIntentsRun: number; browserWithPayment: number },
+): Achieved {
+  return {
+    intentsWithPayment: run.withPayment,
+    browserStarted: run.browserIntentsRun,
+    browserWithPayment: run.browserWithPayment,
+    requestsOk: coverage.requests.ok,
+    killsInAmbiguityWindow: coverage.killsInAmbiguityWindow,
+    lostResponsesCommitted: coverage.lostResponsesCommitted,
+    leaseTakeovers: coverage.leaseTakeovers,
+    expiriesCrossed: coverage.expiriesCrossed,
+  };
+}
+
+/**
+ * Why a run proves too little: each floor it fell short of ("requestsOk 0 < 100"), and each
+ * client that crashed (a crashing client sends nothing, and nothing is then checked).
+ *
+ * @example
+ * shortfalls(achieved(coverage, summary), PROFILES.ci!.floors, clientCrashes); // [] when the run did its work
+ */
+export function shortfalls(
+  actual: Achieved,
+  floors: Partial<CoverageFloors> | undefined,
+  clientCrashes: readonly string[],
+): string[] {
+  const out: string[] = [];
+  for (const [name, floor] of Object.entries(floors ?? {}) as [keyof CoverageFloors, number][]) {
+    if (actual[name] < floor) out.push(`${name} ${actual[name]} < ${floor}`);
+  }
+  if (clientCrashes.length > 0)
+    out.push(`${clientCrashes.length} client(s) crashed: ${clientCrashes.slice(0, 5).join('; ')}`);
+  return out;
 }

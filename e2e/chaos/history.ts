@@ -39,6 +39,10 @@ export interface NemesisEvent {
   kind: string;
   target: string;
   detail?: string;
+  /** A processor fault's id (end of its arming): its consumption is read after the run. */
+  faultId?: string;
+  /** What the fault did, where the injector can count it (backends a storm terminated). */
+  bit?: number;
 }
 
 export interface LifecycleEvent {

@@ -3,8 +3,9 @@
  * [--duration SECONDS] [--events N] [--faults kind,kind] [--out DIR]`
  *
  * Starts the whole system (its own PostgreSQL, processor, workers, web) as real processes,
- * runs one seeded chaos run against it, prints the report and exits 1 on a violation (or,
- * for `ci`, on a fault kind that never fired), printing the command that replays the run.
+ * runs one seeded chaos run against it, prints the report and exits 1 on a violation, on a
+ * client crash, or, for `ci`, on a fault kind that never bit or a coverage floor the run fell
+ * short of (`PROFILES.ci.floors`), printing the command that replays the run.
  */
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -73,9 +74,13 @@ try {
   const result = await runChaos(args, target, { browser, outDir });
   console.log(result.markdown);
   const neverFired = args.profileName === 'ci' ? result.coverage.neverFired : [];
-  failed = result.check.violations.length > 0 || neverFired.length > 0;
+  failed =
+    result.check.violations.length > 0 || neverFired.length > 0 || result.shortfalls.length > 0;
   if (neverFired.length > 0)
     console.log(`chaos: fault kinds that never fired: ${neverFired.join(', ')}`);
+  // Floors unmet or clients crashed: the run did too little to prove anything.
+  if (result.shortfalls.length > 0)
+    console.log(`chaos: the run proves too little: ${result.shortfalls.join('; ')}`);
   console.log(`chaos: report, history and timeline in ${outDir}`);
   // One machine-readable line (the planted-bug runner reads it).
   const kinds = [...new Set(result.check.violations.map((v) => v.kind))];

@@ -305,7 +305,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   const proc = () =>
     postgres(processorDatabaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
 
-  async function adminCall(method: string, pathName: string, body?: unknown): Promise<void> {
+  async function adminCall(method: string, pathName: string, body?: unknown): Promise<unknown> {
     // The processor may be down (killed by the nemesis a moment ago): try until it is back,
     // as long as a restart may take to become healthy. A fixed ten seconds of tries left a
     // fault unarmed while a restart on a loaded machine took longer, and a `ci` run whose one
@@ -323,7 +323,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(5_000),
         });
-        if (response.ok) return;
+        if (response.ok) return await response.json().catch(() => undefined);
         if (response.status < 500 || Date.now() >= deadline)
           throw new Error(`${method} ${pathName} -> ${response.status} ${await response.text()}`);
       } catch (error) {
@@ -428,8 +428,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     async terminateBackends() {
       const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
+        // Only backends pg_terminate_backend answered true for: it answers false (with a
+        // warning) for a pid that is already gone, and count() would count that too.
         const [row] = await sql<{ n: number }[]>`
-          select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+          select (count(*) filter (where pg_terminate_backend(pid)))::int as n from pg_stat_activity
           where pid <> pg_backend_pid() and backend_type = 'client backend'
             and datname in ('once', 'once_processor')
             and application_name <> ${NEMESIS_APPLICATION_NAME}`;
@@ -440,7 +442,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     },
     async armProcessorFault(plan: NemesisPlan) {
       const webhook = plan.kind === 'duplicate_webhook' || plan.kind === 'slow_webhook';
-      await adminCall('POST', '/admin/faults', {
+      const armed = await adminCall('POST', '/admin/faults', {
         account: plan.target,
         kind: plan.kind,
         count: plan.count,
@@ -462,8 +464,11 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             }
           : {}),
       });
+      return (armed as { id?: string } | undefined)?.id;
     },
-    clearProcessorFaults: () => adminCall('DELETE', '/admin/faults'),
+    async clearProcessorFaults() {
+      await adminCall('DELETE', '/admin/faults');
+    },
     async heal() {
       for (const name of [...paused]) {
         system.supervisor.signal(name, 'SIGCONT');
@@ -520,7 +525,17 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             what: `webhook ${w.type}: ${w.deliveries} delivery(ies), ${w.attempts} attempt(s)${w.delivered_at ? '' : ', undelivered'}`,
           })),
       ];
+      // What each armed fault bit (cleared faults that bit stay on record at the processor).
+      const uses = (await adminCall('GET', '/admin/faults/uses')) as {
+        data: { id: string; taken: number }[];
+        by_kind: Record<string, number>;
+      };
+      const faultUses = {
+        byId: Object.fromEntries(uses.data.map((f) => [f.id, f.taken])),
+        byKind: uses.by_kind,
+      };
       return {
+        faultUses,
         payments: payments.map(
           (p): AppPayment => ({
             tenantId: p.tenant_id,

@@ -1,3 +1,4 @@
+import type { CoverageFloors } from './coverage.ts';
 import { FAULT_KINDS, type FaultKind, isFaultKind } from './fault-kinds.ts';
 import { randomSeed } from './random.ts';
 
@@ -24,6 +25,12 @@ export interface ChaosProfile {
   convergeTimeoutMs: number;
   /** Configuration that shortens the windows so expiry races happen within one run. */
   env: Record<string, string>;
+  /**
+   * The work a run of this profile must show (a run short of any fails, like a fault kind
+   * that never fired): the checker passes vacuously on a run that did nothing. Dropped when
+   * the command line changes the profile's size.
+   */
+  floors?: Partial<CoverageFloors>;
 }
 
 /**
@@ -69,6 +76,18 @@ export const PROFILES: Record<string, ChaosProfile> = {
     browserConcurrency: 6,
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,
+    // The least a ci run must do (measured: see docs/chaos.md, "Floors"). Below any of these
+    // the run proves too little and fails, whatever the checker says.
+    floors: {
+      intentsWithPayment: 60,
+      browserStarted: 20,
+      browserWithPayment: 8,
+      requestsOk: 100,
+      killsInAmbiguityWindow: 1,
+      lostResponsesCommitted: 2,
+      leaseTakeovers: 3,
+      expiriesCrossed: 1,
+    },
   },
   /** A laptop or a nightly job: thousands of checkouts. */
   soak: {
@@ -158,7 +177,11 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
   const overridden = ['intents', 'browser', 'duration', 'events', 'faults'].some((k) =>
     values.has(k),
   );
-  if (overridden) profile.name = `${base.name}+custom`;
+  if (overridden) {
+    profile.name = `${base.name}+custom`;
+    // Sized for the profile as planned: a smaller run cannot be held to them.
+    profile.floors = undefined;
+  }
   return { seed: int('seed') ?? randomSeed(), profileName, profile, outDir: values.get('out') };
 }
 

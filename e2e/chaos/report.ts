@@ -1,5 +1,5 @@
 import type { CheckResult, Violation } from './checker.ts';
-import type { Coverage } from './coverage.ts';
+import type { Achieved, Coverage, CoverageFloors } from './coverage.ts';
 import type {
   ClientEvent,
   HistoryEvent,
@@ -28,6 +28,13 @@ export interface RunSummary {
   convergedAfterHealMs: number;
   check: CheckResult;
   coverage: Coverage;
+  /** The work the run did, in the terms of the profile's floors. */
+  achieved: Achieved;
+  floors?: Partial<CoverageFloors>;
+  /** Clients (HTTP or browser) that threw instead of finishing their checkout. */
+  clientCrashes: string[];
+  /** Floors the run fell short of, and client crashes: a run with any proves too little. */
+  shortfalls: string[];
 }
 
 const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
@@ -105,9 +112,11 @@ export function markdownReport(
 ): string {
   const { check, coverage } = summary;
   const verdict =
-    check.violations.length === 0
-      ? 'PASS: no violation'
-      : `FAIL: ${check.violations.length} violation(s)`;
+    check.violations.length > 0
+      ? `FAIL: ${check.violations.length} violation(s)`
+      : summary.shortfalls.length > 0
+        ? `FAIL: no violation, but the run proves too little (${summary.shortfalls.join('; ')})`
+        : 'PASS: no violation';
   const out = [
     `# Chaos run, seed ${summary.seed} (${summary.profile})`,
     '',
@@ -130,9 +139,9 @@ export function markdownReport(
     '',
     '| counter | value |',
     '|---|---|',
-    ...Object.entries(coverage.fired)
+    ...Object.entries(coverage.injected)
       .sort()
-      .map(([k, v]) => `| fired: ${k} | ${v} |`),
+      .map(([k, v]) => `| fired (bit) / injected: ${k} | ${coverage.fired[k] ?? 0} / ${v} |`),
     `| kills inside an ambiguity window | ${coverage.killsInAmbiguityWindow} |`,
     `| lost responses (request committed) | ${coverage.lostResponses} (${coverage.lostResponsesCommitted}) |`,
     `| lease takeovers | ${coverage.leaseTakeovers} |`,
@@ -141,8 +150,19 @@ export function markdownReport(
     `| key expiries crossed by a late duplicate | ${coverage.expiriesCrossed} |`,
     `| replays served | ${coverage.replaysServed} |`,
     `| fault kinds never fired | ${coverage.neverFired.join(', ') || 'none'} |`,
+    `| client crashes | ${summary.clientCrashes.length} |`,
+    '',
+    '## Work done against the floors',
+    '',
+    '| counter | achieved | floor |',
+    '|---|---|---|',
+    ...Object.entries(summary.achieved).map(
+      ([k, v]) => `| ${k} | ${v} | ${summary.floors?.[k as keyof CoverageFloors] ?? '-'} |`,
+    ),
     '',
   ];
+  if (summary.clientCrashes.length > 0)
+    out.push('## Client crashes', '', ...summary.clientCrashes.map((c) => `- ${c}`), '');
   if (check.violations.length > 0) {
     out.push('## Violations', '');
     const counts = new Map<string, number>();

@@ -4,7 +4,7 @@ import type { Browser, BrowserContext } from '@playwright/test';
 import { checkHistory, type IntentFacts } from './checker.ts';
 import { runBrowserIntent } from './clients/browser-checkout.ts';
 import { runHttpIntent } from './clients/http-checkout.ts';
-import { measureCoverage } from './coverage.ts';
+import { achieved, measureCoverage, shortfalls } from './coverage.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis/run-nemesis.ts';
 import { type ChaosArgs, replayCommand } from './profiles.ts';
@@ -98,13 +98,19 @@ export async function runChaos(
   const http = plan.intents.filter((i) => i.transport !== 'browser');
   const browserIntents = plan.intents.filter((i) => i.transport === 'browser');
   let browserIntentsRun = 0;
+  // A crashed client sends nothing more and is checked on what it sent: counted, reported,
+  // and a run with any fails (`shortfalls`).
+  const clientCrashes: string[] = [];
+  const crashed = (who: string) => (error: unknown) => {
+    const line = `${who} crashed: ${String(error).split('\n')[0]}`;
+    clientCrashes.push(line);
+    log(line);
+  };
   const clients = Promise.all([
     Promise.all(
       http.map(async (intent) => {
         await startWhenDue(intent);
-        await runHttpIntent(intent, ctx).catch((error) =>
-          log(`client ${intent.id} crashed: ${error}`),
-        );
+        await runHttpIntent(intent, ctx).catch(crashed(`client ${intent.id}`));
       }),
     ),
     options.browser
@@ -113,8 +119,8 @@ export async function runChaos(
           // Past the clients' deadline a customer does not start any more.
           if (history.elapsed() > clientDeadline) return;
           browserIntentsRun++;
-          await runBrowserIntent(options.browser!, intent, ctx).catch((error) =>
-            log(`browser ${intent.id} crashed: ${error}`),
+          await runBrowserIntent(options.browser!, intent, ctx).catch(
+            crashed(`browser ${intent.id}`),
           );
         })
       : Promise.resolve(),
@@ -189,10 +195,18 @@ export async function runChaos(
       .map((k) => paymentOfKey.get(k.slice(i.id.length + 1)))
       .find(Boolean),
   );
+  const withPayment = reached.filter(Boolean).length;
+  const browserWithPayment = reached.filter(
+    (p, i) => p && plan.intents[i]!.transport === 'browser',
+  ).length;
+  const work = achieved(coverage, { withPayment, browserIntentsRun, browserWithPayment });
   const summary: RunSummary = {
-    withPayment: reached.filter(Boolean).length,
-    browserWithPayment: reached.filter((p, i) => p && plan.intents[i]!.transport === 'browser')
-      .length,
+    withPayment,
+    browserWithPayment,
+    achieved: work,
+    floors: profile.floors,
+    clientCrashes,
+    shortfalls: shortfalls(work, profile.floors, clientCrashes),
     browserSucceeded: reached.filter(
       (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
     ).length,

@@ -37,6 +37,13 @@ export interface Snapshot {
   backstage: BackstageEvent[];
   /** Counters only the system can tell (lease takeovers, replays served, ...). */
   counters: Record<string, number>;
+  /**
+   * Processor fault consumption: requests (or deliveries) each armed fault bit, by the id
+   * `armProcessorFault` returned, and summed per processor fault kind (faults the processor
+   * armed itself included, such as the 404 lag after a `lag_ms` charge). A fault armed but
+   * never matched bit 0 times: it did not fire.
+   */
+  faultUses?: { byId: Record<string, number>; byKind: Record<string, number> };
 }
 
 /**
@@ -73,10 +80,16 @@ export interface ChaosTarget {
   resume(name: string): Promise<void>;
   /** Crash the database (immediate shutdown) and start it again; resolves once it accepts connections. */
   crashRestartDatabase(): Promise<void>;
-  /** Terminate every client backend once; returns how many were terminated. */
+  /**
+   * Terminate every client backend once; returns how many were terminated (backends
+   * `pg_terminate_backend` answered true for, not the ones it was asked about).
+   */
   terminateBackends(): Promise<number>;
-  /** Arm a processor fault for one account (fail/drop/delay a request, duplicate/slow webhooks). */
-  armProcessorFault(plan: NemesisPlan): Promise<void>;
+  /**
+   * Arm a processor fault for one account (fail/drop/delay a request, duplicate/slow
+   * webhooks); resolves with the fault's id, whose consumption `snapshot()` reports.
+   */
+  armProcessorFault(plan: NemesisPlan): Promise<string | undefined>;
   clearProcessorFaults(): Promise<void>;
   /** Every process that should be up, is up (restart the dead, resume the stopped). */
   heal(): Promise<void>;

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { checkHistory, type IntentFacts } from '../chaos/checker.ts';
-import { measureCoverage } from '../chaos/coverage.ts';
+import { achieved, measureCoverage, shortfalls } from '../chaos/coverage.ts';
 import { History } from '../chaos/history.ts';
 import { onceCatalogues } from '../chaos/once-target.ts';
 import { PROFILES, parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
@@ -225,6 +225,70 @@ test('a refund that undoes a double charge restores the balance', () => {
   ).toEqual([]);
 });
 
+/** Intent i1's requests, each with its own key (a client that wrongly made a new key per try). */
+function keysHistory(
+  requests: { key: string; type: 'ok' | 'fail' | 'info'; paymentId?: string }[],
+): History {
+  let now = T0;
+  const history = new History(() => now);
+  for (const r of requests) {
+    now += 10;
+    const complete = history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: r.key,
+      process: 'client-browser',
+      f: 'pay',
+    });
+    now += 10;
+    complete(r.type, r.type === 'ok' ? { status: 201, paymentId: r.paymentId } : { status: 0 });
+  }
+  return history;
+}
+
+const violationsOf = (history: History, snap: Snapshot) =>
+  checkHistory({
+    intents: [intent],
+    events: history.events,
+    snapshot: snap,
+    healAt: 0,
+    startedAt: T0,
+  }).violations;
+
+// One intent paid under two keys: per key one payment, per payment one charge, money
+// conserved. Only the per-intent rules see it (the bug `ui-new-key-on-retry` plants).
+test('one intent answered with two different payments is a duplicate payment (the per-intent rule alone)', () => {
+  const history = keysHistory([
+    { key: 'k1', type: 'ok', paymentId: 'pay_1' },
+    { key: 'k2', type: 'ok', paymentId: 'pay_2' },
+  ]);
+  // The second payment was declined: one charge in all, so only the answers show it.
+  const snap = snapshot(
+    [payment(), payment({ id: 'pay_2', idempotencyKey: 'k2', status: 'declined' })],
+    [charge()],
+  );
+  const violations = violationsOf(history, snap);
+  expect(violations.map((v) => v.kind)).toEqual(['duplicate_payment']);
+  expect(violations[0]).toMatchObject({ intent: 'i1', paymentId: undefined });
+  expect(violations[0]!.detail).toMatch(/one intent was answered with 2 different payments/);
+});
+
+test('charges spread over two payments of one intent are a double charge (the per-intent rule alone)', () => {
+  // The client heard only of pay_1; its other key's request timed out, yet made pay_2.
+  const history = keysHistory([
+    { key: 'k1', type: 'ok', paymentId: 'pay_1' },
+    { key: 'k2', type: 'info' },
+  ]);
+  const snap = snapshot(
+    [payment(), payment({ id: 'pay_2', idempotencyKey: 'k2' })],
+    [charge(), charge({ paymentId: 'pay_2', paymentIntentId: 'pi_2' })],
+  );
+  const violations = violationsOf(history, snap);
+  expect(violations.map((v) => v.kind)).toEqual(['double_charge']);
+  expect(violations[0]).toMatchObject({ intent: 'i1', paymentId: undefined });
+  expect(violations[0]!.detail).toMatch(/2 charges across 2 payments of one intent/);
+});
+
 test('the schedule is a pure function of the seed', () => {
   const options = {
     workerNames: ['worker-1', 'worker-2'],
@@ -313,4 +377,103 @@ test('coverage counts fired faults and lists the kinds that never fired', () => 
   );
   expect(coverage.fired).toEqual({ kill_web: 1 });
   expect(coverage.neverFired).toEqual(['delay']);
+});
+
+test('a fault counts as fired when it bit: a processor fault by its consumption, a storm by its terminations', () => {
+  const history = historyOf(['ok'], 'succeeded');
+  const armed = (id: string, kind: string, faultId: string) => {
+    history.nemesis({ phase: 'start', id, kind, target: 'processor' });
+    history.nemesis({ phase: 'end', id, kind, target: 'processor', faultId });
+  };
+  armed('n1', 'fail_after_charge', 'fault_bit');
+  armed('n2', 'delay', 'fault_idle');
+  armed('n3', 'not_found', 'fault_lag_unread');
+  history.nemesis({ phase: 'start', id: 'n4', kind: 'pg_terminate_storm', target: 'postgres' });
+  history.nemesis({
+    phase: 'end',
+    id: 'n4',
+    kind: 'pg_terminate_storm',
+    target: 'postgres',
+    bit: 0,
+  });
+  history.nemesis({ phase: 'start', id: 'n5', kind: 'pg_terminate_storm', target: 'postgres' });
+  history.nemesis({
+    phase: 'end',
+    id: 'n5',
+    kind: 'pg_terminate_storm',
+    target: 'postgres',
+    bit: 3,
+  });
+  const snap: Snapshot = {
+    ...snapshot([payment()], [charge()]),
+    faultUses: { byId: { fault_bit: 1, fault_idle: 0, fault_lag_unread: 1 }, byKind: {} },
+  };
+  const kinds = ['fail_after_charge', 'delay', 'not_found', 'pg_terminate_storm'] as const;
+  const coverage = measureCoverage(history.events, snap, kinds, { keyTtlMs: 1000, startedAt: T0 });
+  expect(coverage.injected).toEqual({
+    fail_after_charge: 1,
+    delay: 1,
+    not_found: 1,
+    pg_terminate_storm: 2,
+  });
+  // Armed, never matched: not fired. A storm that terminated nobody: not fired.
+  // not_found's charge bit, but no read of the lagging intent answered 404: not fired.
+  expect(coverage.fired).toEqual({ fail_after_charge: 1, pg_terminate_storm: 1 });
+  expect(coverage.neverFired).toEqual(['delay', 'not_found']);
+  // Once a lagging read answered 404, not_found bit too.
+  const withRead = measureCoverage(
+    history.events,
+    { ...snap, faultUses: { ...snap.faultUses!, byKind: { not_found: 2 } } },
+    kinds,
+    { keyTtlMs: 1000, startedAt: T0 },
+  );
+  expect(withRead.neverFired).toEqual(['delay']);
+  // A snapshot without consumption (a target that cannot tell) fires no processor fault.
+  expect(
+    measureCoverage(history.events, snapshot([payment()], [charge()]), kinds, {
+      keyTtlMs: 1000,
+      startedAt: T0,
+    }).neverFired,
+  ).toEqual(['fail_after_charge', 'delay', 'not_found']);
+});
+
+test('a run that did no work fails the ci floors, and a crashed client fails any run', () => {
+  const floors = PROFILES.ci!.floors!;
+  expect(Object.keys(floors).sort()).toEqual(
+    [
+      'browserStarted',
+      'browserWithPayment',
+      'expiriesCrossed',
+      'intentsWithPayment',
+      'killsInAmbiguityWindow',
+      'leaseTakeovers',
+      'lostResponsesCommitted',
+      'requestsOk',
+    ].sort(),
+  );
+  // The target promises >= 20 browser customers.
+  expect(floors.browserStarted).toBeGreaterThanOrEqual(20);
+  // Zero traffic: no client request at all, the nemesis alone.
+  const idle = new History(() => T0);
+  const coverage = measureCoverage(idle.events, snapshot([], []), [], {
+    keyTtlMs: 1000,
+    startedAt: T0,
+  });
+  const nothing = achieved(coverage, {
+    withPayment: 0,
+    browserIntentsRun: 0,
+    browserWithPayment: 0,
+  });
+  expect(
+    shortfalls(nothing, floors, [])
+      .map((s) => s.split(' ')[0])
+      .sort(),
+  ).toEqual(Object.keys(floors).sort());
+  // Exactly at every floor: nothing short.
+  expect(shortfalls({ ...nothing, ...floors }, floors, [])).toEqual([]);
+  expect(shortfalls({ ...nothing, ...floors }, floors, ['client i7 crashed: TypeError'])).toEqual([
+    '1 client(s) crashed: client i7 crashed: TypeError',
+  ]);
+  // A resized profile is not held to the ci floors; crashes still count there.
+  expect(parseChaosArgs(['--profile', 'ci', '--intents', '10']).profile.floors).toBeUndefined();
 });

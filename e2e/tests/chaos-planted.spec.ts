@@ -5,20 +5,40 @@ import {
   patchApplies,
   plantedBugs,
   preparePlantedCopy,
+  provesBug,
   removePlantedCopy,
   runChaosIn,
+  violationKindsIn,
 } from '../chaos/planted/planted-bugs.ts';
 
 /**
  * Proof the checker can fail. Always: every planted bug's patch still applies to this tree
  * (a patch that no longer applies fails). With ONCE_CHAOS_PLANTED=1 (minutes per bug, so
  * not inside every `npm test`): each bug, applied to a temporary copy, must make the ci
- * profile report a violation within ONCE_CHAOS_PLANTED_SEEDS seeds (default 10).
+ * profile report a violation that proves it (one of its `provedBy` kinds; any other
+ * violation does not count) within ONCE_CHAOS_PLANTED_SEEDS seeds (default 10).
  */
 const bugs = plantedBugs();
 
 test('there are planted bugs to prove the checker with', () => {
   expect(bugs.map((b) => b.name).length).toBeGreaterThanOrEqual(6);
+});
+
+test('a planted bug is caught only by a violation that proves it', () => {
+  const byName = new Map(bugs.map((b) => [b.name, b]));
+  const noKey = byName.get('no-downstream-key')!;
+  const newKey = byName.get('ui-new-key-on-retry')!;
+  expect(noKey.provedBy).toEqual(['double_charge']);
+  const out = (line: string) => `...\nchaos: result: ${line}\nchaos: FAILED`;
+  expect(violationKindsIn(out('2 violation(s) (money_not_conserved, process_died)'))).toEqual([
+    'money_not_conserved',
+    'process_died',
+  ]);
+  expect(violationKindsIn(out('0 violation(s)'))).toEqual([]);
+  expect(provesBug(noKey, ['money_not_conserved', 'process_died'])).toBe(false);
+  expect(provesBug(noKey, ['shown_disagrees_with_ledger', 'double_charge'])).toBe(true);
+  expect(provesBug(newKey, ['duplicate_payment'])).toBe(true);
+  expect(provesBug(newKey, ['not_terminal'])).toBe(false);
 });
 
 for (const bug of bugs) {
@@ -29,7 +49,7 @@ for (const bug of bugs) {
     );
   });
 
-  test(`planted bug "${bug.name}": the ci profile reports a violation`, async () => {
+  test(`planted bug "${bug.name}": the ci profile reports ${bug.provedBy.join(' or ')}`, async () => {
     test.skip(!process.env.ONCE_CHAOS_PLANTED, 'set ONCE_CHAOS_PLANTED=1 to run (minutes per bug)');
     const { ONCE_CHAOS_PLANTED_SEEDS: seeds } = parseEnv(
       { ONCE_CHAOS_PLANTED_SEEDS: integer({ default: 10, min: 1 }) },
@@ -41,9 +61,9 @@ for (const bug of bugs) {
       const tried: string[] = [];
       for (let seed = 1; seed <= seeds; seed++) {
         const result = await runChaosIn(copy, ['--seed', String(seed), '--profile', 'ci']);
-        const found = /^chaos: result: [1-9]\d* violation/m.test(result.output);
-        tried.push(`seed ${seed}: exit ${result.code}`);
-        if (result.code === 1 && found) return;
+        const kinds = violationKindsIn(result.output);
+        tried.push(`seed ${seed}: exit ${result.code} (${kinds.join(', ') || 'no violation'})`);
+        if (result.code === 1 && provesBug(bug, kinds)) return;
       }
       throw new Error(`${bug.name} was not caught within ${seeds} seeds: ${tried.join('; ')}`);
     } finally {

@@ -3,7 +3,8 @@
  *
  * Proof that the checker can fail: for each planted bug (a small patch in this folder),
  * applies it to a temporary copy of the committed tree and runs the chaos suite there with
- * seeds S, S+1, ... until a run reports a violation, at most N seeds (default 10). Exits 1
+ * seeds S, S+1, ... until a run reports a violation that proves that bug (its `provedBy`
+ * kinds: another violation is not this bug caught), at most N seeds (default 10). Exits 1
  * if a patch no longer applies or a bug went unnoticed for N seeds.
  */
 import os from 'node:os';
@@ -13,8 +14,10 @@ import {
   patchApplies,
   plantedBugs,
   preparePlantedCopy,
+  provesBug,
   removePlantedCopy,
   runChaosIn,
+  violationKindsIn,
 } from './planted-bugs.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
@@ -62,7 +65,12 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
       console.log(
         `planted ${bug.name}: seed ${seed}: exit ${result.code}, ${verdict ? `${verdict[1]} violation(s)${verdict[2]}` : 'no verdict'}`,
       );
-      if (verdict && Number(verdict[1]) > 0) caughtAt = seed;
+      // Caught only by a violation that proves this bug (its `provedBy` kinds).
+      if (verdict && provesBug(bug, violationKindsIn(result.output))) caughtAt = seed;
+      else if (verdict && Number(verdict[1]) > 0)
+        console.log(
+          `planted ${bug.name}: seed ${seed}: violations, but none of ${bug.provedBy.join(', ')}: not caught`,
+        );
       else if (result.code !== 0) console.log(result.output.slice(-3000));
     }
   } finally {

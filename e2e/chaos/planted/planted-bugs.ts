@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ViolationKind } from '../checker.ts';
 
 /** The folder holding one `<name>.patch` per planted bug. */
 export const PLANTED_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -15,6 +16,49 @@ export interface PlantedBug {
   patchFile: string;
   /** The patch changes code the web bundle contains: the copy needs its own `next build`. */
   needsWebBuild: boolean;
+  /**
+   * The violation kinds that prove this bug: a run catches it only by reporting one of
+   * these (any other violation is some other failure, or a flake, not this bug).
+   */
+  provedBy: readonly ViolationKind[];
+}
+
+/**
+ * What each planted bug does wrong, as the checker names it (docs/chaos.md, "Planted bugs").
+ * A patch without an entry here fails `plantedBugs()`: a new bug must say what catches it.
+ */
+export const PROVED_BY: Record<string, readonly ViolationKind[]> = {
+  // Every attempt charges afresh: one payment, several charges.
+  'no-downstream-key': ['double_charge'],
+  // A retry or reload sends a new key: a second payment for the same cart (two payments
+  // answered to one intent, or charges spread over the intent's payments).
+  'ui-new-key-on-retry': ['duplicate_payment', 'double_charge'],
+  // Concurrent duplicates both make a payment, and both are charged.
+  'non-atomic-claim': ['duplicate_payment', 'double_charge'],
+  // Another tenant's stored answer: a 422 "key reused" for the only cart a client sent, or
+  // an ok answer naming a payment its own tenant does not hold.
+  'keys-not-scoped-by-tenant': ['wrongly_refused', 'missing_payment'],
+  // A stale worker records and confirms a second intent: two charges for one payment.
+  'no-lease-fencing': ['double_charge'],
+  // A charged payment settled `failed` on a 404: its state disagrees with the ledger.
+  'reconciler-not-found-is-not-charged': ['state_disagrees_with_ledger'],
+};
+
+/**
+ * Whether a run's violation kinds prove the bug: at least one of its own kinds. A run that
+ * failed only with other violations did not catch this bug.
+ *
+ * @example
+ * provesBug(plantedBugs()[0]!, ['money_not_conserved']); // false for no-downstream-key
+ */
+export function provesBug(bug: PlantedBug, kinds: readonly string[]): boolean {
+  return kinds.some((k) => (bug.provedBy as readonly string[]).includes(k));
+}
+
+/** The violation kinds in a chaos run's output (its `chaos: result:` line). */
+export function violationKindsIn(output: string): string[] {
+  const line = /^chaos: result: (\d+) violation\(s\)(?: \(([^)]*)\))?$/m.exec(output);
+  return line?.[2] ? line[2].split(',').map((k) => k.trim()) : [];
 }
 
 /** Every planted bug, by file name. */
@@ -31,10 +75,15 @@ export function plantedBugs(): PlantedBug[] {
         encoding: 'utf8',
         cwd: REPO_ROOT,
       });
+      const name = f.replace(/\.patch$/, '');
+      const provedBy = PROVED_BY[name];
+      if (!provedBy)
+        throw new Error(`planted bug ${name}: name the violations that prove it in PROVED_BY`);
       return {
-        name: f.replace(/\.patch$/, ''),
+        name,
         patchFile,
         needsWebBuild: /(apps\/web|packages\/(api|idempotency|db))\//.test(touched),
+        provedBy,
       };
     });
 }
