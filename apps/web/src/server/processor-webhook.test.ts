@@ -11,12 +11,34 @@ import {
   type MockInstance,
   vi,
 } from 'vitest';
+import { createProcessorWebhookHandler } from './processor-webhook.ts';
 import { startWebRuntime, type WebRuntime } from './runtime.ts';
 import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
 import { webApiRoutes } from './testing/web-routes.ts';
 import { readWebhookToleranceSeconds, signatureSkewSeconds } from './webhook-clock-skew.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_skew';
+
+/**
+ * The processor as the receiver asks it (`paymentIntents.retrieve`): every intent these tests
+ * record on a payment has succeeded for that payment's amount. What a forged or misrouted
+ * event changes, against the real processor, is test/webhook-secret-forgery.test.ts; here the
+ * subject is the signature's clock and concurrent copies.
+ */
+const charged = new Map<string, number>();
+const processorFor = () =>
+  ({
+    paymentIntents: {
+      retrieve: async (id: string) => ({
+        id,
+        object: 'payment_intent',
+        status: 'succeeded',
+        amount: charged.get(id),
+        currency: 'usd',
+        last_payment_error: null,
+      }),
+    },
+  }) as unknown as Stripe;
 
 describe('processor webhook receiver: clock skew and concurrent duplicates', () => {
   let database: TestDatabase;
@@ -34,7 +56,13 @@ describe('processor webhook receiver: clock skew and concurrent duplicates', () 
       PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
     });
     current = () => runtime;
-    server = await serveFetch(webApiRoutes(async () => current()));
+    const routes = webApiRoutes(async () => current());
+    const webhook = createProcessorWebhookHandler(async () => current(), { processorFor });
+    server = await serveFetch((request) =>
+      new URL(request.url).pathname === '/api/webhooks/processor'
+        ? webhook(request)
+        : routes(request),
+    );
   });
   afterAll(async () => {
     await server?.close();
@@ -62,7 +90,13 @@ describe('processor webhook receiver: clock skew and concurrent duplicates', () 
       body: JSON.stringify({ lines: [{ productId: 'bookmark', quantity: 1 }] }),
     });
     expect(response.status).toBe(201);
-    return (await response.json()) as { paymentId: string; amount: number };
+    const payment = (await response.json()) as { paymentId: string; amount: number };
+    // The intent a worker would have recorded (step A) and the processor charged.
+    const intentId = `pi_${payment.paymentId}`;
+    await database.client.sql`
+      update payments set processor_payment_intent_id = ${intentId} where id = ${payment.paymentId}`;
+    charged.set(intentId, payment.amount);
+    return payment;
   }
 
   function succeededEvent(payment: { paymentId: string; amount: number }) {

@@ -13,6 +13,12 @@ import { problemDetailsResponse } from '@once/idempotency/fetch';
 import { retrySerializationFailures } from '@once/postgres';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
+import {
+  confirmedEventOf,
+  findRecordedIntent,
+  type ProcessorFor,
+  processorClientsFrom,
+} from './processor-webhook-intent.ts';
 import type { WebRuntime } from './runtime.ts';
 import {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
@@ -43,20 +49,35 @@ function accepted(body: Record<string, unknown>): Response {
  * its stored answer commits in the same transaction as the payment update. A redelivery
  * gets the stored answer with `Idempotent-Replayed: true` and changes nothing.
  *
+ * A signature proves only that someone holding PROCESSOR_WEBHOOK_SECRET sent the body, so
+ * the body is a hint, never the outcome (docs/threat-model.md): the event must name the
+ * intent recorded on the payment it names (else 200, ignored, logged: nothing changes), and
+ * the payment is settled from that intent as the processor returns it when asked
+ * (`paymentIntents.retrieve`): its status, amount, currency and error. Not final yet: 200,
+ * nothing changes. The processor unreachable: 503, and it delivers again later.
+ *
  * Every refusal logs the skew between the signature's timestamp and this host's clock, and
  * so does an accepted delivery skewed by more than a minute. Refused deliveries cost no
  * payment: the worker settles every payment from the processor's answers and the
  * reconciler, never from webhooks (they only make the page update sooner).
  *
  * Answers: 400 bad signature (`invalid_signature`) or a timestamp older than the tolerance
- * (`webhook_timestamp_outside_tolerance`); 200 applied / duplicate / ignored (not ours, other types);
- * 409 + Retry-After while the same event is being applied; 503 when the store is down
- * (the processor retries both).
+ * (`webhook_timestamp_outside_tolerance`); 200 applied / duplicate / ignored (not ours,
+ * not the recorded intent, not final, other types); 409 + Retry-After while the same event
+ * is being applied; 503 when the store or the processor is down or PROCESSOR_URL is unset
+ * (the processor retries all three).
  *
  * @example
  * export const POST = createProcessorWebhookHandler(getWebRuntime);
  */
-export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRuntime>) {
+export function createProcessorWebhookHandler(
+  getRuntime: () => Promise<WebRuntime>,
+  options: {
+    /** The processor to ask about an intent; default: the one at PROCESSOR_URL. */
+    processorFor?: ProcessorFor;
+  } = {},
+) {
+  let processorFor = options.processorFor;
   return async (request: Request): Promise<Response> => {
     const { deps, webhookSecret, webhookToleranceSeconds } = await getRuntime();
     if (!webhookSecret) {
@@ -116,6 +137,46 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
       return accepted({ ignored: 'unknown_tenant' });
     }
 
+    // Only an intent we recorded, and only as the processor says it is now.
+    const hint = intentEvent.data.object;
+    const paymentId = hint.metadata?.payment_id;
+    const recorded = paymentId ? await findRecordedIntent(deps.db, tenantId, paymentId) : undefined;
+    if (!recorded?.intentId || recorded.intentId !== hint.id) {
+      console.log(
+        `web: webhook ${event.id} ${event.type} ignored: intent ${hint.id} is not the one recorded on payment ${paymentId ?? '(none named)'} (${recorded ? (recorded.intentId ?? 'none recorded yet') : 'no such payment'})`,
+      );
+      return accepted({ ignored: 'not_the_recorded_intent' });
+    }
+    processorFor ??= processorClientsFrom(process.env);
+    if (!processorFor) {
+      return problem(503, 'processor_unconfigured', 'PROCESSOR_URL is not configured');
+    }
+    let intent: Stripe.PaymentIntent;
+    try {
+      intent = await processorFor(recorded.secretKey).paymentIntents.retrieve(recorded.intentId);
+    } catch (error) {
+      console.log(
+        `web: webhook ${event.id} ${event.type} not applied: retrieving ${recorded.intentId} failed (${error instanceof Error ? error.message : String(error)}); answered 503, the processor delivers again`,
+      );
+      const unavailable = problem(
+        503,
+        'processor_unavailable',
+        'The processor could not be asked about this intent; deliver again later',
+      );
+      unavailable.headers.set('retry-after', '5');
+      return unavailable;
+    }
+    const confirmed = confirmedEventOf(event.id, intent, {
+      tenantId,
+      paymentId: recorded.paymentId,
+    });
+    if (!confirmed) {
+      console.log(
+        `web: webhook ${event.id} ${event.type} ignored: the processor says ${intent.id} is ${intent.status}, nothing to settle`,
+      );
+      return accepted({ ignored: 'intent_not_final' });
+    }
+
     try {
       const outcome = await deps.idempotencyEngine.execute(
         {
@@ -131,7 +192,7 @@ export function createProcessorWebhookHandler(getRuntime: () => Promise<WebRunti
         (exec) =>
           retrySerializationFailures(() =>
             deps.db.transaction(async (tx) => {
-              const applied: ApplyOutcome = await applyProcessorEvent(tx, tenantId, intentEvent);
+              const applied: ApplyOutcome = await applyProcessorEvent(tx, tenantId, confirmed);
               await recordWebhookEvent(tx, tenantId, event, applied, false);
               const response = {
                 status: 200,
