@@ -32,6 +32,30 @@ export const CHAOS_SWITCHES = [
 ] as const;
 export type ChaosSwitchName = (typeof CHAOS_SWITCHES)[number];
 
+/**
+ * The least time between two presses of one switch. A presenter presses each switch once per
+ * scene; a script pressing "kill a worker" in a loop would keep the system down (and before
+ * presses were told apart from crashes, stopped the whole demo as a crash loop). Process
+ * switches are counted for the whole system, the others per merchant. The launcher keeps its
+ * own count of its switches (a restarted web process forgets its own), and a pause there also
+ * waits until the paused worker has run as long as it was stopped.
+ */
+export const CHAOS_PRESS_COOLDOWN_MS: Record<ChaosSwitchName, number> = {
+  kill_worker: 10_000,
+  pause_worker: 10_000,
+  kill_web: 30_000,
+  restart_postgres: 30_000,
+  drop_next_response: 2_000,
+  processor_fail_before_charge: 2_000,
+  processor_charge_then_drop: 2_000,
+  processor_delay: 2_000,
+  processor_fail_after_charge: 2_000,
+  processor_slow_webhook: 2_000,
+  processor_duplicate_webhook: 2_000,
+};
+
+export { PressCooldown } from './press-cooldown.ts';
+
 /** One part of the running system, as the launcher sees it. */
 export interface ChaosPart {
   name: string;

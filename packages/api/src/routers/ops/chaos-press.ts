@@ -3,11 +3,13 @@ import { outboxJobs, tenants } from '@once/db/schema';
 import { and, desc, eq } from 'drizzle-orm';
 import {
   CHAOS_DROP_COOKIE_NAME,
+  CHAOS_PRESS_COOLDOWN_MS,
   type ChaosSwitchboard,
   ChaosSwitchError,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
   PROCESSOR_FAULT_SWITCHES,
+  PressCooldown,
   type ProcessorFaultSwitchName,
 } from '../../chaos/chaos-switchboard.ts';
 import type { Clock } from '../../clock.ts';
@@ -22,6 +24,17 @@ const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
   (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 const isProcessorFault = (name: string): name is ProcessorFaultSwitchName =>
   (PROCESSOR_FAULT_SWITCHES as readonly string[]).includes(name);
+
+/** One press count per switchboard, i.e. per web process (tests get a fresh one each). */
+const cooldowns = new WeakMap<ChaosSwitchboard, PressCooldown>();
+function cooldownOf(chaos: ChaosSwitchboard): PressCooldown {
+  let cooldown = cooldowns.get(chaos);
+  if (!cooldown) {
+    cooldown = new PressCooldown();
+    cooldowns.set(chaos, cooldown);
+  }
+  return cooldown;
+}
 
 /**
  * The worker holding this tenant's most recently claimed running job, if any: "kill a
@@ -48,6 +61,10 @@ async function workerChargingNow(db: Database, tenantId: string): Promise<string
  * `drop_next_response` marks THIS browser with a cookie: its next `checkout.pay` runs and
  * commits, then the web process closes the connection instead of answering.
  *
+ * One switch is pressed at most once per `CHAOS_PRESS_COOLDOWN_MS` (process switches for the
+ * whole system, the others per merchant); sooner is refused with `chaos_switch_rate_limited`
+ * (429 + Retry-After) before anything is touched. A press that could not act costs no wait.
+ *
  * @example
  * await chaosPress({ ctx, input: { switch: 'kill_worker' } });
  * // { switch: 'kill_worker', did: 'worker-1 (pid 4242) killed with SIGKILL; ...', at: '...' }
@@ -69,6 +86,18 @@ export async function chaosPress({
   const { chaos } = ctx;
   if (!chaos) throw new ApiError('chaos_switches_disabled');
   const name = input.switch;
+  const cooldown = cooldownOf(chaos);
+  const nowMs = ctx.clock.now().getTime();
+  const key = isLauncherSwitch(name) ? name : `${ctx.tenantId}:${name}`;
+  const waitMs = cooldown.take(key, CHAOS_PRESS_COOLDOWN_MS[name], nowMs);
+  if (waitMs !== undefined) {
+    const retryAfterSeconds = Math.ceil(waitMs / 1000);
+    throw new ApiError(
+      'chaos_switch_rate_limited',
+      `This switch was pressed moments ago; press it again in ${retryAfterSeconds} s`,
+      { switch: name, retryAfterSeconds },
+    );
+  }
   let did: string;
   try {
     if (isLauncherSwitch(name)) {
@@ -99,6 +128,7 @@ export async function chaosPress({
     }
   } catch (error) {
     if (error instanceof ChaosSwitchError) {
+      cooldown.release(key, nowMs);
       throw new ApiError('chaos_switch_failed', error.message);
     }
     throw error;

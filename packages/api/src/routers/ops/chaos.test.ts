@@ -1,9 +1,10 @@
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type {
-  ChaosSwitchboard,
-  LauncherSwitchName,
-  ProcessorFaultSwitchName,
+import {
+  type ChaosSwitchboard,
+  ChaosSwitchError,
+  type LauncherSwitchName,
+  type ProcessorFaultSwitchName,
 } from '../../chaos/chaos-switchboard.ts';
 import {
   type ApiTestHarness,
@@ -141,5 +142,79 @@ describe('chaos switches, enabled: operator only', () => {
       /^once_chaos_drop=[0-9a-f]{32}; Path=\/api\/trpc; HttpOnly; SameSite=Lax/,
     );
     expect(recording.dropTokens).toEqual([cookie.split(';')[0]!.split('=')[1]]);
+  });
+});
+
+describe('chaos switches are rate-limited: one press of a switch per cooldown', () => {
+  let h: ApiTestHarness;
+  let now = Date.parse('2030-01-01T00:00:00Z');
+  const recording = recordingSwitchboard();
+  let failNextLauncherPress = false;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_chaos_cooldown', {
+      chaos: {
+        ...recording.board,
+        pressLauncherSwitch: async (name) => {
+          if (failNextLauncherPress) {
+            failNextLauncherPress = false;
+            throw new ChaosSwitchError('no worker is up to kill');
+          }
+          return recording.board.pressLauncherSwitch(name);
+        },
+      },
+      operatorCode: OPERATOR_CODE,
+      clock: { now: () => new Date(now) },
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('a second kill_worker within 10 s is 429 chaos_switch_rate_limited + Retry-After and kills nothing', async () => {
+    const operator = await demoSession(h, 'operator');
+    expect(
+      (await h.caller({ cookie: operator }).api.ops.chaosPress({ switch: 'kill_worker' })).did,
+    ).toBe('kill_worker done');
+    now += 4_000;
+    const again = h.caller({ cookie: operator });
+    expect(await refusal(again.api.ops.chaosPress({ switch: 'kill_worker' }))).toEqual({
+      trpc: 'TOO_MANY_REQUESTS',
+      code: 'chaos_switch_rate_limited',
+    });
+    expect(again.resHeaders.get('retry-after')).toBe('6');
+    // The API key is no way around it, nor is another merchant: the processes are shared.
+    expect(
+      await refusal(h.caller(bearer('tenant_b')).api.ops.chaosPress({ switch: 'kill_worker' })),
+    ).toMatchObject({ code: 'chaos_switch_rate_limited' });
+    // Other switches are not held up.
+    await h.caller({ cookie: operator }).api.ops.chaosPress({ switch: 'pause_worker' });
+    expect(recording.pressed).toEqual(['kill_worker', 'pause_worker']);
+    now += 6_000;
+    await h.caller({ cookie: operator }).api.ops.chaosPress({ switch: 'kill_worker' });
+    expect(recording.pressed).toEqual(['kill_worker', 'pause_worker', 'kill_worker']);
+  });
+
+  it('processor faults are counted per merchant', async () => {
+    now += 60_000;
+    const a = h.caller(bearer('tenant_a')).api;
+    await a.ops.chaosPress({ switch: 'processor_delay' });
+    expect(await refusal(a.ops.chaosPress({ switch: 'processor_delay' }))).toMatchObject({
+      code: 'chaos_switch_rate_limited',
+    });
+    await h.caller(bearer('tenant_b')).api.ops.chaosPress({ switch: 'processor_delay' });
+    expect(recording.faults.filter(([, name]) => name === 'processor_delay')).toEqual([
+      ['acct_tenant_a', 'processor_delay'],
+      ['acct_tenant_b', 'processor_delay'],
+    ]);
+  });
+
+  it('a press that could not act costs no wait', async () => {
+    now += 60_000;
+    const api = h.caller(bearer('tenant_a')).api;
+    failNextLauncherPress = true;
+    expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toMatchObject({
+      code: 'chaos_switch_failed',
+    });
+    expect((await api.ops.chaosPress({ switch: 'kill_worker' })).did).toBe('kill_worker done');
   });
 });
