@@ -1,5 +1,5 @@
 import type { Plugin } from '@envelop/core';
-import { type ExecutionResult, GraphQLError, print } from 'graphql';
+import { type ASTNode, type ExecutionResult, GraphQLError } from 'graphql';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -10,7 +10,11 @@ import {
   parseIdempotencyKey,
 } from '../../core/key.ts';
 import type { StoredResponse } from '../../core/types.ts';
-import { idempotentFieldsOf } from './idempotent-fields.ts';
+import {
+  type RootSelection,
+  rootSelectionOf,
+  UndecidableDirectiveError,
+} from './idempotent-fields.ts';
 
 /**
  * Options of {@link useIdempotency}. `TContext` is your GraphQL context (Yoga's has `request`).
@@ -25,6 +29,56 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
   getPrincipal?: (context: TContext) => string | undefined;
   /** Where the `Idempotency-Key` header is read. Default: `context.request.headers` (Yoga, most servers). */
   getRequestHeaders?: (context: TContext) => Headers | undefined;
+  /**
+   * How each error of a guarded operation is shown and stored for replays. The guard answers
+   * with the result itself, so a masking plugin after it (Yoga's `maskedErrors`) never sees
+   * it: give the same rule here. Default {@link maskUnexpectedError}.
+   */
+  maskError?: (error: GraphQLError) => GraphQLError;
+}
+
+/**
+ * Stable codes of the guard's own refusals of a document (400, nothing ran, nothing stored):
+ * - `idempotency_guarded_fields_multiple`: more than one guarded field would execute (another
+ *   field, an alias, or a fragment); a key guards one.
+ * - `idempotency_guarded_field_undecidable`: a guarded field the guard cannot see execute
+ *   (under a fragment whose type condition is not the mutation type, below another field, or
+ *   behind an `@skip` / `@include` the variables do not decide).
+ */
+export type GraphqlGuardRefusalCode =
+  | 'idempotency_guarded_fields_multiple'
+  | 'idempotency_guarded_field_undecidable';
+
+/** The message of a masked error. */
+export const UNEXPECTED_ERROR_MESSAGE = 'Unexpected error.';
+
+/**
+ * The default `maskError`: an error raised as a GraphQLError on purpose (validation, a
+ * resolver's deliberate refusal) is kept, an idempotency refusal keeps its stable code, and
+ * anything else (a database error with SQL and host names, a bug) becomes
+ * "Unexpected error." with `extensions.code: 'INTERNAL_SERVER_ERROR'` and its path.
+ *
+ * @example
+ * maskUnexpectedError(locatedError(new Error('connect ECONNREFUSED 10.0.0.5:5432'), [], ['pay'])).message; // 'Unexpected error.'
+ */
+export function maskUnexpectedError(error: GraphQLError): GraphQLError {
+  let cause: unknown = error;
+  // By name, as Envelop does: errors from another copy of graphql fail `instanceof`.
+  while (isGraphqlError(cause)) cause = cause.originalError;
+  if (cause === undefined || cause === null) return error;
+  const at = {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+  };
+  if (isIdempotencyError(cause)) {
+    return new GraphQLError(cause.message, { ...at, extensions: toGraphqlError(cause).extensions });
+  }
+  return new GraphQLError(UNEXPECTED_ERROR_MESSAGE, {
+    ...at,
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  });
 }
 
 /** What resolvers find on the context of a guarded mutation: `context.idempotency`. */
@@ -56,6 +110,10 @@ export function toGraphqlError(error: IdempotencyError): GraphQLError {
   });
 }
 
+function isGraphqlError(value: unknown): value is GraphQLError {
+  return value instanceof Error && value.name === 'GraphQLError';
+}
+
 function defaultHeaders(context: unknown): Headers | undefined {
   return (context as { request?: { headers?: Headers } }).request?.headers;
 }
@@ -64,12 +122,20 @@ function defaultHeaders(context: unknown): Headers | undefined {
  * An Envelop plugin (GraphQL Yoga, or anything built on Envelop) that guards the mutations a
  * schema marks idempotent (`@idempotent(operation: "...")` or a field's
  * `extensions.idempotency`): the key comes from the `Idempotency-Key` header, the first
- * request executes and its result is stored, a retry with the same key and the same document
- * and variables gets the stored result (plus `Idempotent-Replayed: true` on Yoga and
- * `extensions.idempotency.replayed` everywhere), and refusals are GraphQL errors with a stable
- * `extensions.code` and, on Yoga, the REST adapter's HTTP status (409, 422, 400, 503).
+ * request executes and its result is stored, a retry with the same key asking the same
+ * guarded field with the same arguments gets the stored result (plus `Idempotent-Replayed:
+ * true` on Yoga and `extensions.idempotency.replayed` everywhere), and refusals are GraphQL
+ * errors with a stable `extensions.code` and, on Yoga, the REST adapter's HTTP status (409,
+ * 422, 400, 503).
  *
- * A result with errors is not stored: the key is released and the request may run again.
+ * The guarded field is found the way execution finds fields (through fragments, `@skip` and
+ * `@include`); a document with two, or with one the guard cannot place, is refused (400)
+ * before anything runs. The fingerprint is the guarded field's name and its resolved arguments
+ * (plus any other root field's response key, name and arguments), not the selection set nor
+ * the operation name: a replay answers the first request's selection.
+ *
+ * A result whose guarded field itself failed (an error at exactly its response key, no value)
+ * releases the key; any other result is stored as sent, errors included, and replayed as-is.
  *
  * @example
  * const yoga = createYoga({ schema, plugins: [useIdempotency({ idempotency, getTenantId: (ctx) => ctx.tenantId })] });
@@ -81,71 +147,96 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
 } {
   const replayedRequests = new WeakSet<object>();
   const getHeaders = options.getRequestHeaders ?? defaultHeaders;
+  const maskError = options.maskError ?? maskUnexpectedError;
+  const masked = (result: ExecutionResult): ExecutionResult =>
+    result.errors?.length ? { ...result, errors: result.errors.map(maskError) } : result;
   return {
     async onExecute({ args, executeFn, setResultAndStopExecution }) {
-      const guarded = idempotentFieldsOf(args.schema, args.document, args.operationName);
-      if (guarded.length === 0) return;
+      let selection: RootSelection | undefined;
+      try {
+        selection = rootSelectionOf(
+          args.schema,
+          args.document,
+          args.operationName,
+          args.variableValues,
+        );
+      } catch (error) {
+        if (!(error instanceof UndecidableDirectiveError)) throw error;
+        return setResultAndStopExecution({
+          errors: [
+            documentRefusal(
+              'idempotency_guarded_field_undecidable',
+              `The idempotency guard cannot tell which fields run: ${error.message}.`,
+              error.nodes,
+            ),
+          ],
+        });
+      }
+      if (!selection) return;
+      const refuse = (...errors: GraphQLError[]) => setResultAndStopExecution({ errors });
+      const refusal = refusalOf(selection);
+      if (refusal) return refuse(refusal);
+      const field = selection.guarded[0];
+      if (!field) return;
       const context = args.contextValue as TContext;
       const stop = (error: unknown) => {
         if (!isIdempotencyError(error)) throw error;
-        setResultAndStopExecution({ errors: [toGraphqlError(error)] });
+        refuse(toGraphqlError(error));
       };
-      if (guarded.length > 1) {
-        return stop(new IdempotencyError('idempotency_key_invalid'));
-      }
-      const config = guarded[0]!;
       let key: string | undefined;
       try {
         key = parseIdempotencyKey(getHeaders(context)?.get(IDEMPOTENCY_KEY_HEADER));
-        if (key === undefined && config.required !== false)
+        if (key === undefined && field.config.required !== false)
           throw new IdempotencyError('idempotency_key_missing');
       } catch (error) {
         return stop(error);
       }
       if (key === undefined) return;
       const tenantId = await options.getTenantId(context);
-      const fingerprint = computeFingerprint(config.operation, {
-        document: print(args.document),
-        operationName: args.operationName ?? null,
-        variables: args.variableValues ?? {},
+      // What the request asks to happen, not how it spells it: the selection set, the alias
+      // and the operation name only shape the answer (a replay answers the first selection).
+      const fingerprint = computeFingerprint(field.config.operation, {
+        field: field.name,
+        arguments: field.arguments,
+        others: selection.others,
       });
       let executed: ExecutionResult | undefined;
       try {
         const outcome = await options.idempotency.execute(
           {
             tenantId,
-            operation: config.operation,
+            operation: field.config.operation,
             key,
             fingerprint,
-            policy: config,
+            policy: field.config,
             principal: options.getPrincipal?.(context),
           },
           async (exec): Promise<StoredResponse> => {
-            const result = (await executeFn({
-              ...args,
-              contextValue: Object.assign(context, { idempotency: exec }),
-            })) as ExecutionResult;
-            if (result.errors?.length) {
-              executed = result;
-              // Not stored: the key is released and the mutation may run again.
-              throw new ReleaseWithResult();
-            }
-            executed = result;
+            executed = masked(
+              (await executeFn({
+                ...args,
+                contextValue: Object.assign(context, { idempotency: exec }),
+              })) as ExecutionResult,
+            );
+            // Not stored: the key is released and the mutation may run again.
+            if (failedBeforeCompleting(executed, field.responseKey)) throw new ReleaseWithResult();
+            const stored: StoredResult = {
+              data: executed.data ?? null,
+              ...(executed.errors?.length ? { errors: executed.errors } : {}),
+              responseKey: field.responseKey,
+            };
             return {
               status: 200,
               headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ data: result.data ?? null }),
+              body: JSON.stringify(stored),
             };
           },
         );
         if (outcome.kind === 'executed' && executed) return setResultAndStopExecution(executed);
         const request = (context as { request?: object }).request;
         if (request) replayedRequests.add(request);
-        const stored = JSON.parse(outcome.response.body ?? '{}') as ExecutionResult;
-        setResultAndStopExecution({
-          ...stored,
-          extensions: { ...stored.extensions, idempotency: { replayed: true } },
-        });
+        const stored = JSON.parse(outcome.response.body ?? '{}') as StoredResult;
+        setResultAndStopExecution(replayAs(stored, field.responseKey));
       } catch (error) {
         if (error instanceof ReleaseWithResult && executed)
           return setResultAndStopExecution(executed);
@@ -155,6 +246,75 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
     onResponse({ request, response }) {
       if (replayedRequests.has(request)) response.headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
     },
+  };
+}
+
+function refusalOf(selection: RootSelection): GraphQLError | undefined {
+  if (selection.unseen.length > 0) {
+    return documentRefusal(
+      'idempotency_guarded_field_undecidable',
+      'A guarded field is selected where the idempotency guard cannot see it run (under a fragment on another type, or below another field); select it at the root of the mutation.',
+      selection.unseen,
+    );
+  }
+  if (selection.guarded.length > 1) {
+    return documentRefusal(
+      'idempotency_guarded_fields_multiple',
+      `An Idempotency-Key guards one guarded field per request; this one would run ${selection.guarded.length} (${selection.guarded.map((f) => f.responseKey).join(', ')}). Send them as separate requests, each with its own key.`,
+    );
+  }
+  return undefined;
+}
+
+function documentRefusal(
+  code: GraphqlGuardRefusalCode,
+  message: string,
+  nodes?: readonly ASTNode[],
+): GraphQLError {
+  return new GraphQLError(message, {
+    nodes,
+    extensions: { code, http: { status: 400 } },
+  });
+}
+
+/**
+ * The guarded field failed before it completed, so nothing of it may be kept: its own error
+ * sits at exactly its response key and it has no value, or no field ran at all (a request
+ * error, no `data`). A sub-field failing after the mutation returned is not that: the result
+ * is stored with its errors, or the retry would run the mutation again.
+ */
+function failedBeforeCompleting(result: ExecutionResult, responseKey: string): boolean {
+  if (!result.errors?.length) return false;
+  if (result.data === undefined) return true;
+  return (
+    result.data?.[responseKey] == null &&
+    result.errors.some((error) => error.path?.length === 1 && error.path[0] === responseKey)
+  );
+}
+
+/** The stored body: the result as sent, and where the guarded field sat in it. */
+interface StoredResult {
+  data: Record<string, unknown> | null;
+  errors?: readonly { message: string; path?: readonly (string | number)[] }[];
+  /** Absent in results stored by earlier versions: then taken as the retry's own. */
+  responseKey?: string;
+}
+
+/** The stored result, with the guarded field under the retry's response key (its alias). */
+function replayAs(stored: StoredResult, responseKey: string): ExecutionResult {
+  const from = stored.responseKey ?? responseKey;
+  const rename = (k: string | number) => (k === from ? responseKey : k);
+  const data =
+    stored.data && from !== responseKey
+      ? Object.fromEntries(Object.entries(stored.data).map(([k, v]) => [rename(k), v]))
+      : stored.data;
+  const errors = stored.errors?.map((error) =>
+    error.path ? { ...error, path: [rename(error.path[0]!), ...error.path.slice(1)] } : error,
+  );
+  return {
+    data,
+    ...(errors ? { errors: errors as unknown as ExecutionResult['errors'] } : {}),
+    extensions: { idempotency: { replayed: true } },
   };
 }
 
