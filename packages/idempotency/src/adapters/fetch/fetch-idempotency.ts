@@ -176,9 +176,10 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       // Nothing is stored without a key: `complete` must not read the handler's response.
       return run(completingWith(idempotency.passthrough({ tenantId, operation }), storeNothing));
     }
-    const fingerprint = computeFingerprint(operation, await fingerprintInput());
     let executed: Response | undefined;
     try {
+      // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error.
+      const fingerprint = computeFingerprint(operation, await fingerprintInput());
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         async (exec) => {

@@ -25,7 +25,7 @@ describe('default fingerprint input', () => {
     }
   });
 
-  it('parses by content type: JSON value, sorted form pairs, empty body as null', () => {
+  it('parses by content type (kept with the body): JSON value, form pairs sorted by name, empty body as null', () => {
     const json = fingerprintInputOf(request('', 'application/json'), '{"b":1,"a":2}');
     expect(json).toEqual({
       method: 'POST',
@@ -34,13 +34,16 @@ describe('default fingerprint input', () => {
         ['a', '1'],
         ['b', '2'],
       ],
-      body: { b: 1, a: 2 },
+      body: { type: 'application/json', json: { b: 1, a: 2 } },
     });
     const form = fingerprintInputOf(request('', 'application/x-www-form-urlencoded'), 'z=1&a=2');
-    expect((form as { body: unknown }).body).toEqual([
-      ['a', '2'],
-      ['z', '1'],
-    ]);
+    expect((form as { body: unknown }).body).toEqual({
+      type: 'application/x-www-form-urlencoded',
+      form: [
+        ['a', '2'],
+        ['z', '1'],
+      ],
+    });
     expect(
       (fingerprintInputOf(request('', 'text/plain'), '') as { body: unknown }).body,
     ).toBeNull();

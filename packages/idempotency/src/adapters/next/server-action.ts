@@ -1,6 +1,6 @@
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
-import { computeFingerprint } from '../../core/fingerprint.ts';
+import { computeFingerprint, sha256Hex } from '../../core/fingerprint.ts';
 import { type JsonExecution, jsonExecution, storedResultOf } from '../../core/json-execution.ts';
 import { parseIdempotencyKey } from '../../core/key.ts';
 import type { OperationPolicy } from '../../core/types.ts';
@@ -37,7 +37,7 @@ export interface IdempotentActionOptions<TArgs extends unknown[], TTx> {
    */
   getKey?: (...args: TArgs) => string | null | undefined;
   /** What must not change under one key. Default: the form's fields without the key, or the other arguments. */
-  getFingerprintInput?: (...args: TArgs) => unknown;
+  getFingerprintInput?: (...args: TArgs) => unknown | Promise<unknown>;
   /** Refuse calls without a key. Default true. */
   required?: boolean;
   policy?: OperationPolicy;
@@ -78,7 +78,7 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
         const exec = idempotency.passthrough({ tenantId, operation });
         return { ok: true, data: await action(jsonExecution(exec), ...args), replayed: false };
       }
-      const input = (options.getFingerprintInput ?? defaultFingerprintInput)(...args);
+      const input = await (options.getFingerprintInput ?? defaultFingerprintInput)(...args);
       let executed: { data: TResult } | undefined;
       const outcome = await idempotency.execute(
         {
@@ -126,15 +126,26 @@ function defaultKey(...args: unknown[]): string | null | undefined {
   return typeof first === 'string' ? first : undefined;
 }
 
-/** The form's fields (repeated names as arrays, files by name, type and size) without the key. */
-function defaultFingerprintInput(...args: unknown[]): unknown {
+/**
+ * The form's fields without the key (repeated names as arrays in the order sent; a file as its
+ * name, type and the SHA-256 of its contents: two files of one name and size are two inputs).
+ * Other arguments go to `computeFingerprint` as they are, which refuses what is not plain JSON
+ * data (a Map, a Set, a BigInt) with `idempotency_input_invalid` instead of taking it as `{}`.
+ */
+async function defaultFingerprintInput(...args: unknown[]): Promise<unknown> {
   const [first, ...rest] = args;
   if (!isFormData(first)) return typeof first === 'string' ? rest : args;
   const fields: Record<string, unknown[]> = {};
   for (const [name, value] of first.entries()) {
     if (name === IDEMPOTENCY_KEY_FIELD || name.startsWith('$ACTION')) continue;
     const entry =
-      typeof value === 'string' ? value : { file: value.name, type: value.type, size: value.size };
+      typeof value === 'string'
+        ? value
+        : {
+            file: value.name,
+            type: value.type,
+            sha256: sha256Hex(new Uint8Array(await value.arrayBuffer())),
+          };
     const values = fields[name] ?? [];
     values.push(entry);
     fields[name] = values;

@@ -132,7 +132,12 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
       throw failWith(new IdempotencyError('idempotency_key_missing'), responseHeaders);
     }
 
-    const fingerprint = computeFingerprint(config.operation, await opts.getRawInput());
+    let fingerprint: string;
+    try {
+      fingerprint = computeFingerprint(config.operation, await opts.getRawInput());
+    } catch (error) {
+      throw failWith(error, responseHeaders);
+    }
     type Result = Awaited<ReturnType<typeof nextWith>>;
     let executedResult: Result | undefined;
     let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
