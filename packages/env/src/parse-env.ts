@@ -11,9 +11,11 @@ export type ParsedEnv<Shape extends EnvShape> = { [Name in keyof Shape]: z.outpu
  * Validates a process's environment against its schema, all at once, at start. The first
  * problem is thrown as ONE line naming the variable and what is wrong with it, so a
  * process can print it (`web: cannot start: <line>`) and exit 1 instead of running with a
- * NaN timeout or an empty secret. With `NODE_ENV=production` in `env`, a secret variable
- * (`SECRET_VARIABLES`) in the shape is also refused when it is a value written in the
- * repository or shorter than 32 characters; the line never repeats the value.
+ * NaN timeout or an empty secret. With `NODE_ENV=production` in `env`, every secret
+ * variable (`SECRET_VARIABLES`) set in `env` is also refused when it is a value written in
+ * the repository or shorter than 32 characters, whether or not this shape reads it: the
+ * process's first parse (the web server's HOST/PORT, before Next starts) then refuses the
+ * start in one line that never repeats the value.
  *
  * @example
  * const env = parseEnv({ PORT: integer({ default: 3000, min: 1 }) }, process.env);
@@ -31,15 +33,15 @@ export function parseEnv<Shape extends EnvShape>(
     const name = String(issue.path[0] ?? '');
     throw new Error(issue.message.startsWith(name) ? issue.message : `${name} ${issue.message}`);
   }
-  if (env.NODE_ENV === 'production') refuseWeakSecrets(result.data as Record<string, unknown>);
+  if (env.NODE_ENV === 'production') refuseWeakSecrets(env);
   return result.data as ParsedEnv<Shape>;
 }
 
-/** In production, no secret may be a known demo value or short (see secrets.ts). */
-function refuseWeakSecrets(parsed: Record<string, unknown>): void {
+/** In production, no secret the process holds may be a known demo value or short (secrets.ts). */
+function refuseWeakSecrets(env: Record<string, string | undefined>): void {
   for (const name of SECRET_VARIABLES) {
-    const value = parsed[name];
-    if (typeof value !== 'string' || value === '') continue;
+    const value = env[name];
+    if (!value) continue;
     const problem = productionSecretProblem(name, value);
     if (problem) throw new Error(problem);
   }

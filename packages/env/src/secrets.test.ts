@@ -47,6 +47,18 @@ describe('secrets in production', () => {
     expect(parseEnv(shape, { NODE_ENV: 'production' }).SESSION_SECRET).toBeUndefined();
   });
 
+  it('refuses a weak secret the process holds even when this shape does not read it', () => {
+    expect(() =>
+      parseEnv(
+        { PORT: text({ default: '1' }) },
+        {
+          NODE_ENV: 'production',
+          PROCESSOR_ADMIN_TOKEN: 'once-admin',
+        },
+      ),
+    ).toThrow(/^PROCESSOR_ADMIN_TOKEN is a demo value written in the repository/);
+  });
+
   it('makes a new set every time, long enough and none known', () => {
     const [a, b] = [generateSecrets(), generateSecrets()];
     for (const name of SECRET_VARIABLES) {
