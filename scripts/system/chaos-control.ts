@@ -1,7 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LAUNCHER_SWITCHES, type LauncherSwitchName } from '@once/api/chaos-switchboard';
+import {
+  CHAOS_PRESS_COOLDOWN_MS,
+  LAUNCHER_SWITCHES,
+  type LauncherSwitchName,
+  PressCooldown,
+} from '@once/api/chaos-switchboard';
 import type { PartStatus, Supervisor } from './supervisor.ts';
 
 /**
@@ -9,10 +14,17 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
  * only (127.0.0.1, a port the kernel picks) guarded by a per-run random secret. Only the web
  * process is told its URL and secret (ONCE_CHAOS_URL, ONCE_CHAOS_SECRET), and the web lets
  * only an operator use it. It acts on real processes: SIGKILL, SIGSTOP/SIGCONT, a PostgreSQL
- * crash; the supervisor's restart policy brings a killed part back.
+ * crash; the supervisor's restart policy brings a killed part back. A kill asked for here is
+ * no crash (`Supervisor.killForRestart`): presses never spend the crash-loop budget.
+ *
+ * Presses are bounded here too, whatever the web process forgot in a restart: one press of a
+ * switch per `CHAOS_PRESS_COOLDOWN_MS` (429 + `retryAfterSeconds` sooner), one paused worker at
+ * a time, a pause ends by itself after `pauseMs`, and the next pause waits until that worker
+ * has run for as long again; so a worker is never stopped more than half the time, and with
+ * two or more workers one always runs.
  *
  *   GET  /parts                  -> { parts: PartStatus[] (+ paused) }
- *   POST /switches/<switch>[?target=worker-2]  -> { switch, did }
+ *   POST /switches/<switch>[?target=worker-2]  -> { switch, did } | 409/429 { error[, retryAfterSeconds] }
  *
  * Every request needs `Authorization: Bearer <secret>`; anything else is 401.
  */
@@ -31,6 +43,8 @@ export interface ChaosControlOptions {
   pauseMs: number;
   /** Delay between answering and killing the web process, so the answer gets out first. */
   killWebDelayMs?: number;
+  /** Least ms between two presses of a switch; default `CHAOS_PRESS_COOLDOWN_MS` (tests: less). */
+  cooldownMs?: Partial<Record<LauncherSwitch, number>>;
   log?: (line: string) => void;
 }
 
@@ -57,6 +71,12 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
   const secret = randomBytes(32).toString('hex');
   const expected = digest(`Bearer ${secret}`);
   const paused = new Map<string, { until: number; timer: NodeJS.Timeout }>();
+  const cooldown = new PressCooldown();
+  const cooldownMs = (name: LauncherSwitch) => {
+    const base = options.cooldownMs?.[name] ?? CHAOS_PRESS_COOLDOWN_MS[name];
+    // The next pause waits until the last paused worker has run as long as it was stopped.
+    return name === 'pause_worker' ? Math.max(base, 2 * options.pauseMs) : base;
+  };
 
   const upWorkers = () =>
     supervisor
@@ -87,10 +107,17 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
       case 'kill_worker': {
         const worker = pickWorker(target);
         if (!worker) throw new SwitchRefused('no worker is up to kill');
-        supervisor.signal(worker.name, 'SIGKILL');
+        supervisor.killForRestart(worker.name);
         return `${worker.name} (pid ${worker.pid}) killed with SIGKILL; the launcher restarts it`;
       }
       case 'pause_worker': {
+        const [stopped] = paused.entries();
+        if (stopped) {
+          throw new SwitchRefused(
+            `${stopped[0]} is paused already; one worker at a time`,
+            Math.ceil((stopped[1].until - Date.now()) / 1000),
+          );
+        }
         const worker = pickWorker(target);
         if (!worker) throw new SwitchRefused('no running worker to pause');
         supervisor.signal(worker.name, 'SIGSTOP');
@@ -107,7 +134,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         // Answer first: this very request comes from the web process.
         setTimeout(() => {
           try {
-            supervisor.signal('web', 'SIGKILL');
+            supervisor.killForRestart('web');
           } catch {
             // Already gone.
           }
@@ -118,7 +145,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         const pg = supervisor.status().find((p) => p.name === 'postgres' && p.state === 'up');
         if (!pg) throw new SwitchRefused('no embedded PostgreSQL is up (your own DATABASE_URL?)');
         // The whole group: the wrapper and the postmaster with its backends, like a power cut.
-        supervisor.signal('postgres', 'SIGKILL');
+        supervisor.killForRestart('postgres');
         return `PostgreSQL (pid ${pg.pid}) killed with SIGKILL; the launcher restarts it on the same data`;
       }
     }
@@ -150,11 +177,27 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
       if (!LAUNCHER_SWITCHES.includes(name)) {
         return answer(res, 404, { error: `no switch named ${name}` });
       }
+      const now = Date.now();
+      const waitMs = cooldown.take(name, cooldownMs(name), now);
+      if (waitMs !== undefined) {
+        const retryAfterSeconds = Math.ceil(waitMs / 1000);
+        return answer(res, 429, {
+          error: `${name} was pressed moments ago; press it again in ${retryAfterSeconds} s`,
+          retryAfterSeconds,
+        });
+      }
       try {
         const did = press(name, url.searchParams.get('target'));
         log(`chaos     | ${name}: ${did}`);
         return answer(res, 200, { switch: name, did });
       } catch (error) {
+        cooldown.release(name, now);
+        if (error instanceof SwitchRefused && error.retryAfterSeconds !== undefined) {
+          return answer(res, 429, {
+            error: error.message,
+            retryAfterSeconds: error.retryAfterSeconds,
+          });
+        }
         if (error instanceof SwitchRefused) return answer(res, 409, { error: error.message });
         throw error;
       }
@@ -178,11 +221,26 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
   };
 }
 
-/** A switch that cannot act now (nothing to kill); answered 409 with the reason. */
-class SwitchRefused extends Error {}
+/**
+ * A switch that cannot act now: nothing to kill (409 with the reason), or not yet (429 with
+ * `retryAfterSeconds`).
+ */
+class SwitchRefused extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
 
 function answer(res: ServerResponse, status: number, body: unknown): void {
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  const retryAfter = (body as { retryAfterSeconds?: number }).retryAfterSeconds;
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'cache-control': 'no-store',
+    ...(retryAfter === undefined ? {} : { 'retry-after': String(Math.max(1, retryAfter)) }),
+  });
   res.end(JSON.stringify(body));
 }

@@ -83,6 +83,8 @@ export class Supervisor {
   private readonly restarting = new Set<string>();
   private readonly down = new Set<string>();
   private readonly restartCounts = new Map<string, number>();
+  /** Processes killed on request (`killForRestart`): their exit is no crash. */
+  private readonly requestedKills = new WeakSet<ManagedProcess>();
   /** Stops our process groups if this process dies without stopping them (see the .cjs). */
   private tether: ChildProcess | undefined;
 
@@ -248,13 +250,24 @@ export class Supervisor {
       this.onUnexpectedExit?.(spec.name, code, `${spec.name} exited with ${how}`);
       return;
     }
+    const window = `${Math.round(policy.windowMs / 1000)} s`;
+    if (this.requestedKills.has(managed)) {
+      // Asked for (a presenter's chaos switch), not a crash: back after the first backoff
+      // step, and neither the crash-loop budget nor the backoff remembers it. Otherwise a
+      // few presses within the window would stop the whole demo as a "crash loop".
+      this.scheduleRestart(spec, prefix, index, policy.initialDelayMs);
+      this.log(
+        `${prefix} killed on request (${how}); restarting in ` +
+          `${(policy.initialDelayMs / 1000).toFixed(1)} s (not counted as a crash)`,
+      );
+      return;
+    }
     let history = this.histories.get(spec.name);
     if (!history) {
       history = new RestartHistory(policy);
       this.histories.set(spec.name, history);
     }
     const decision = history.decide(Date.now(), upForMs);
-    const window = `${Math.round(policy.windowMs / 1000)} s`;
     if (!decision.restart) {
       const reason =
         `${spec.name} exited ${decision.restartsInWindow} times within ${window} (last: ${how}): ` +
@@ -265,12 +278,17 @@ export class Supervisor {
       this.onUnexpectedExit?.(spec.name, code, reason);
       return;
     }
-    this.restarting.add(spec.name);
-    this.restartCounts.set(spec.name, (this.restartCounts.get(spec.name) ?? 0) + 1);
+    this.scheduleRestart(spec, prefix, index, decision.delayMs);
     this.log(
       `${prefix} exited with ${how}; restarting in ${(decision.delayMs / 1000).toFixed(1)} s ` +
         `(restart ${decision.restartsInWindow} of at most ${policy.maxRestarts} within ${window})`,
     );
+  }
+
+  /** Starts `spec` again after `delayMs`, at its old place in the stop order. */
+  private scheduleRestart(spec: ProcessSpec, prefix: string, index: number, delayMs: number) {
+    this.restarting.add(spec.name);
+    this.restartCounts.set(spec.name, (this.restartCounts.get(spec.name) ?? 0) + 1);
     const timer = setTimeout(() => {
       this.pendingRestarts.delete(timer);
       if (this.stopping) return;
@@ -282,13 +300,24 @@ export class Supervisor {
         // Died again before it was ready: its exit handler has already decided what next.
         () => {},
       );
-    }, decision.delayMs);
+    }, delayMs);
     this.pendingRestarts.add(timer);
   }
 
   /** Sends a signal to a process group (the process and everything it spawned). */
   signal(name: string, signal: NodeJS.Signals): void {
     signalGroup(this.find(name).child.pid, signal);
+  }
+
+  /**
+   * Kills a part's process group with SIGKILL because someone asked (a chaos switch): with a
+   * restart policy it comes back like a crashed part (and `restarts` counts it), but the exit
+   * never counts toward the crash-loop budget nor lengthens its backoff.
+   */
+  killForRestart(name: string): void {
+    const managed = this.find(name);
+    this.requestedKills.add(managed);
+    signalGroup(managed.child.pid, 'SIGKILL');
   }
 
   /** Stops one process (SIGTERM, then SIGKILL after `graceMs`) and forgets it. */

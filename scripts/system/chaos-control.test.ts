@@ -1,0 +1,143 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ChaosControl, startChaosControl } from './chaos-control.ts';
+import { Supervisor } from './supervisor.ts';
+
+/**
+ * The launcher's control channel over real HTTP, acting on real child processes: presses are
+ * not crashes, are bounded in rate, and cannot keep the workers stopped.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitUntil(condition: () => boolean, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !condition()) await sleep(50);
+  return condition();
+}
+
+let supervisor: Supervisor;
+let control: ChaosControl;
+const gaveUp: string[] = [];
+
+async function startParts(options: {
+  pauseMs?: number;
+  cooldownMs?: Parameters<typeof startChaosControl>[0]['cooldownMs'];
+  workers?: number;
+}) {
+  gaveUp.length = 0;
+  supervisor = new Supervisor(
+    () => {},
+    (_name, _code, reason) => gaveUp.push(reason),
+    {
+      // The demo's budget, tighter: a third crash within the minute is a crash loop.
+      restart: {
+        initialDelayMs: 100,
+        maxDelayMs: 400,
+        maxRestarts: 2,
+        windowMs: 60_000,
+        resetAfterMs: 60_000,
+      },
+    },
+  );
+  for (let i = 1; i <= (options.workers ?? 1); i++) {
+    await supervisor.start({
+      name: `worker-${i}`,
+      command: process.execPath,
+      args: ['-e', 'console.log("ready"); setInterval(() => {}, 1000)'],
+      readyLine: /^ready$/,
+    });
+  }
+  control = await startChaosControl({
+    supervisor,
+    pauseMs: options.pauseMs ?? 10_000,
+    log: () => {},
+    ...(options.cooldownMs ? { cooldownMs: options.cooldownMs } : {}),
+  });
+}
+
+afterEach(async () => {
+  await control?.close();
+  await supervisor?.stopAll();
+});
+
+async function press(name: string) {
+  const response = await fetch(`${control.url}/switches/${name}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${control.secret}` },
+  });
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: (await response.json()) as { did?: string; error?: string; retryAfterSeconds?: number },
+  };
+}
+
+const part = (name: string) => supervisor.status().find((p) => p.name === name);
+async function partState(name: string) {
+  const response = await fetch(`${control.url}/parts`, {
+    headers: { authorization: `Bearer ${control.secret}` },
+  });
+  const { parts } = (await response.json()) as { parts: { name: string; state: string }[] };
+  return parts.find((p) => p.name === name)?.state;
+}
+
+describe('the launcher control channel', () => {
+  it('six kill_worker presses within a minute are no crash loop; real crashes still are', async () => {
+    await startParts({ cooldownMs: { kill_worker: 0 } });
+    for (let i = 1; i <= 6; i++) {
+      const answer = await press('kill_worker');
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(
+        await waitUntil(() => part('worker-1')?.state === 'up' && part('worker-1')?.restarts === i),
+        JSON.stringify(supervisor.status()),
+      ).toBe(true);
+    }
+    expect(gaveUp).toEqual([]);
+    // The crash-loop budget is whole: two crashes are restarted, the third is a loop.
+    for (let crash = 1; crash <= 3; crash++) {
+      const pid = part('worker-1')!.pid!;
+      process.kill(pid, 'SIGKILL');
+      if (crash < 3) {
+        expect(
+          await waitUntil(() => part('worker-1')?.state === 'up' && part('worker-1')?.pid !== pid),
+        ).toBe(true);
+      }
+    }
+    expect(await waitUntil(() => gaveUp.length > 0)).toBe(true);
+    expect(gaveUp[0]).toMatch(/^worker-1 exited 3 times within 60 s/);
+  }, 60_000);
+
+  it('a second press of a switch within its cooldown is 429 + Retry-After and kills nothing', async () => {
+    await startParts({});
+    expect((await press('kill_worker')).status).toBe(200);
+    expect(
+      await waitUntil(() => part('worker-1')?.state === 'up' && part('worker-1')?.restarts === 1),
+    ).toBe(true);
+    const pid = part('worker-1')!.pid;
+    const again = await press('kill_worker');
+    expect(again.status).toBe(429);
+    expect(again.body.error).toMatch(/kill_worker was pressed moments ago/);
+    expect(Number(again.retryAfter)).toBeGreaterThan(0);
+    expect(Number(again.retryAfter)).toBeLessThanOrEqual(10);
+    await sleep(300);
+    expect(part('worker-1')).toMatchObject({ state: 'up', pid, restarts: 1 });
+  }, 30_000);
+
+  it('pause: one worker at a time, over by itself, and the next pause waits as long again', async () => {
+    await startParts({ pauseMs: 600, cooldownMs: { pause_worker: 0 }, workers: 2 });
+    const first = await press('pause_worker');
+    expect(first.status).toBe(200);
+    expect(first.body.did).toMatch(/^worker-1 \(pid \d+\) paused with SIGSTOP/);
+    // Presses cannot stop the other worker too: one always runs.
+    const second = await press('pause_worker');
+    expect(second.status).toBe(429);
+    expect(await partState('worker-1')).toBe('paused');
+    expect(await partState('worker-2')).toBe('up');
+    // It ends by itself; the worker then runs at least as long as it was stopped.
+    await sleep(700);
+    expect(await partState('worker-1')).toBe('up');
+    expect((await press('pause_worker')).status).toBe(429);
+    await sleep(1_300 - 700);
+    expect((await press('pause_worker')).status).toBe(200);
+    expect(gaveUp).toEqual([]);
+  }, 30_000);
+});
