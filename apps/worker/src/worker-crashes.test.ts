@@ -86,7 +86,10 @@ describe('workers that crash, stall and compete', () => {
     }
     const claimsBy = (worker: RunningProcess) =>
       worker.lines.filter((line) => line.includes('job.claimed')).length;
-    // Both really took part (not one idle while the other did everything).
+    // Both really took part (not one idle while the other did everything), and between
+    // them every job was claimed.
+    expect(claimsBy(first!), 'claims by w-one').toBeGreaterThan(0);
+    expect(claimsBy(second!), 'claims by w-two').toBeGreaterThan(0);
     expect(claimsBy(first!) + claimsBy(second!)).toBeGreaterThanOrEqual(40);
     await expectInvariantHolds();
   });

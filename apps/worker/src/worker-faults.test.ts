@@ -17,6 +17,25 @@ let worker: RunningProcess;
 
 const expectInvariantHolds = () => expectConvergedInvariantHolds(app.url, processor.database.url);
 
+/**
+ * Arms a fault and returns a reader of how often it bit, as the processor counts it
+ * (`faults.taken`): a fault test proves nothing unless its fault was applied.
+ */
+async function armCounted(fault: Record<string, unknown>): Promise<() => Promise<number>> {
+  const before = new Set(
+    (await processor.sql<{ id: string }[]>`select id from faults`).map((r) => r.id),
+  );
+  await processor.armFault(fault);
+  const armed = (await processor.sql<{ id: string }[]>`select id from faults`).filter(
+    (r) => !before.has(r.id),
+  );
+  expect(armed).toHaveLength(1);
+  return async () =>
+    (
+      await processor.sql<{ taken: number }[]>`select taken from faults where id = ${armed[0]!.id}`
+    )[0]!.taken;
+}
+
 beforeAll(async () => {
   app = await createTestDatabase('worker_faults');
   await seedTenants(app.client.sql);
@@ -66,7 +85,7 @@ describe('worker against the real mock processor', () => {
     ],
   ])('%s: the payment ends succeeded with exactly one charge', async (_name, fault) => {
     const { sql } = app.client;
-    await processor.armFault(fault);
+    const taken = await armCounted(fault);
     const checkout = await seedCheckout(sql);
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
@@ -77,13 +96,18 @@ describe('worker against the real mock processor', () => {
       line.includes(`key=${checkout.downstreamKey}`),
     );
     expect(requests.length).toBeGreaterThan(1);
+    // The processor applied the fault (to this payment's first request: nothing else ran).
+    expect(await taken()).toBe(1);
     await expectInvariantHolds();
   });
 
   it('reconciles a payment left unknown after a charge whose response was lost', async () => {
     const { sql } = app.client;
     // On the confirm (step B): the intent's id is recorded, the charge's answer is lost.
-    await processor.armFault({ kind: 'fail_after_charge', path_prefix: '/v1/payment_intents/' });
+    const taken = await armCounted({
+      kind: 'fail_after_charge',
+      path_prefix: '/v1/payment_intents/',
+    });
     const checkout = await seedCheckout(sql, { maxAttempts: 1 });
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
@@ -91,12 +115,13 @@ describe('worker against the real mock processor', () => {
     // The only job died (retries exhausted); the reconciler retrieved the intent by id.
     expect(jobs.map((j) => j.status)).toEqual(['dead']);
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
+    expect(await taken()).toBe(1);
     await expectInvariantHolds();
   });
 
   it('re-enqueues with the same downstream key when the processor never saw the charge', async () => {
     const { sql } = app.client;
-    await processor.armFault({ kind: 'fail_before_charge' });
+    const taken = await armCounted({ kind: 'fail_before_charge' });
     const checkout = await seedCheckout(sql, { maxAttempts: 1 });
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
@@ -107,6 +132,7 @@ describe('worker against the real mock processor', () => {
     expect(jobs.map((j) => j.payment_method)).toEqual(['pm_card_visa', 'pm_card_visa']);
     expect(new Set(jobs.map((j) => j.downstream_key))).toEqual(new Set([checkout.downstreamKey]));
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
+    expect(await taken()).toBe(1);
     await expectInvariantHolds();
   });
 
@@ -114,16 +140,25 @@ describe('worker against the real mock processor', () => {
     const { sql } = app.client;
     const checkouts = await Promise.all(Array.from({ length: 20 }, () => seedCheckout(sql)));
     const admin = postgres(app.adminUrl, { max: 1, onnotice: () => {} });
+    // Backends pg_terminate_backend answered true for, per round: a storm that terminated
+    // nothing (no worker connection matched) would prove nothing.
+    const terminated: number[] = [];
     try {
       for (let round = 0; round < 5; round++) {
-        await admin`
-          select pg_terminate_backend(pid) from pg_stat_activity
+        const [row] = await admin<{ n: number }[]>`
+          select (count(*) filter (where pg_terminate_backend(pid)))::int as n
+          from pg_stat_activity
           where application_name like 'once-worker%' and pid <> pg_backend_pid()`;
+        terminated.push(row!.n);
         await new Promise((resolve) => setTimeout(resolve, 150));
       }
     } finally {
       await admin.end();
     }
+    // The first round caught the worker's pool and its LISTEN connection mid-run.
+    expect(terminated[0], `terminated per round: ${terminated.join(', ')}`).toBeGreaterThanOrEqual(
+      2,
+    );
     const statuses = await waitForTerminal(
       sql,
       checkouts.map((c) => c.paymentId),

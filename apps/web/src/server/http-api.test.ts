@@ -238,6 +238,11 @@ describe('web API over real HTTP', () => {
       const notJson = await post({ ...auth, 'idempotency-key': randomUUID() }, '{');
       expect(await notJson.json()).toMatchObject({ code: 'invalid_input' });
       expect(await countPayments(key)).toBe(0);
+      // The same key, the cart fixed: a first run (not a replay of the 400, not "key reused").
+      const fixed = await post({ ...auth, 'idempotency-key': key }, cart);
+      expect(fixed.status).toBe(201);
+      expect(fixed.headers.get('idempotent-replayed')).not.toBe('true');
+      expect(await countPayments(key)).toBe(1);
     });
 
     it('30 concurrent requests with one key make exactly one payment', async () => {
