@@ -12,7 +12,13 @@ import {
 import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
 import type { AtomicExecution } from './execution.ts';
 import { createPrecheckAdvisor } from './precheck-advisor.ts';
-import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './types.ts';
+import type {
+  KeyIdentity,
+  KeyLookup,
+  OperationPolicy,
+  RateLimitScope,
+  StoredResponse,
+} from './types.ts';
 
 /**
  * Atomic mode (docs/decisions/0007-atomic-mode.md): at most one read before the handler (the
@@ -28,6 +34,9 @@ import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './
 export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emit, callStore } = context;
   const advisor = createPrecheckAdvisor();
+  /** Keys with a request running in this process (how many), to tell a duplicate from a new key. */
+  const running = new Map<string, number>();
+  const keyOf = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
 
   /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
   async function answerAfterConflict(
@@ -89,17 +98,18 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     { found, readFirst, waiting, record }: Start,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
-    // The allowance is checked before the handler but spent only by a key this request
-    // stored (after its transaction committed): refused input, failures and concurrent
-    // duplicates that lose the primary-key race never spend it. Concurrent new keys of one
-    // principal may overshoot the cap by at most their number in flight.
+    // The allowance is counted BEFORE the handler, in one conditional UPSERT (below the cap or
+    // not at all), so concurrent new keys of one principal cannot pass the cap together; the
+    // count is given back when this request stores no key (it failed, refused, or met a
+    // duplicate that committed first). Refused requests count nothing.
     const limit = policy.rateLimited ? context.rateLimit : undefined;
     const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
+    let counted: { windowStartMs?: number } | undefined;
     if (limit && !found) {
-      const peeked = await callStore('peekNewKeys', id, () => store.peekNewKeys(scope, limit), {
+      const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
         failClosed: true,
       });
-      if (peeked.limited) {
+      if (count.limited) {
         // Without the pre-check this may be a retry of a finished key, which is answered,
         // never refused: read the key before refusing (only when the principal is limited).
         if (!readFirst) {
@@ -111,13 +121,53 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
             return context.answerExisting(id, existing.record, request.fingerprint);
           }
         }
-        throw context.refuseRateLimited(id, peeked.retryAfterSeconds);
+        // A duplicate of a key still running here holds the count that filled the window: it
+        // is in use (409, as without a cap), not a new key.
+        if (running.has(keyOf(id))) {
+          record(true);
+          emit(eventBase('in_use', id));
+          throw new IdempotencyError('idempotency_key_in_use', {
+            retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
+          });
+        }
+        throw context.refuseRateLimited(id, count.retryAfterSeconds);
       }
+      counted = count;
     }
 
-    const exec = new AtomicKeyExecution<TTx>({
+    const running_ = keyOf(id);
+    running.set(running_, (running.get(running_) ?? 0) + 1);
+    const exec = newExecution(request, policy, waiting);
+    try {
+      return await runHandler(request, exec, handler, { found, readFirst, record });
+    } finally {
+      const left = (running.get(running_) ?? 1) - 1;
+      if (left === 0) running.delete(running_);
+      else running.set(running_, left);
+      if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
+    }
+  }
+
+  /** Give back the count of a request that stored no key; a store hiccup keeps it (the strict side). */
+  async function giveBack(
+    id: KeyIdentity,
+    scope: RateLimitScope,
+    { windowStartMs }: { windowStartMs?: number },
+  ): Promise<void> {
+    if (!store.giveBackNewKey || windowStartMs === undefined) return;
+    await callStore('giveBackNewKey', id, async () =>
+      store.giveBackNewKey?.(scope, windowStartMs),
+    ).catch(() => {});
+  }
+
+  function newExecution(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    waiting: Waiting | undefined,
+  ): AtomicKeyExecution<TTx> {
+    return new AtomicKeyExecution<TTx>({
       store,
-      id,
+      id: identity(request),
       fingerprint: request.fingerprint,
       ttlMs: policy.ttlMs,
       maxResponseBytes: context.maxResponseBytes,
@@ -128,6 +178,15 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
         ? () => Math.max(1, Math.ceil(waiting.deadline - performance.now()))
         : undefined,
     });
+  }
+
+  async function runHandler(
+    request: ExecuteRequest,
+    exec: AtomicKeyExecution<TTx>,
+    handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
+    { found, readFirst, record }: Omit<Start, 'waiting'>,
+  ): Promise<ExecuteOutcome> {
+    const id = identity(request);
     const handlerStarted = performance.now();
     let response: StoredResponse;
     try {
@@ -169,11 +228,6 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     record(false);
     // No verification read: the key was inserted in the same transaction as every effect of
     // the handler, so if that transaction did not commit, no effect did either (see the ADR).
-    if (limit && !found) {
-      await callStore('countNewKey', id, () => store.countNewKey(scope, limit)).catch(() => {
-        // Store hiccup after the commit: the answer stands; this key goes uncounted.
-      });
-    }
     emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
     return { kind: 'executed', response };

@@ -256,12 +256,22 @@ export interface IdempotencyStore<TTx> {
   isTransaction?(executor: TTx): boolean;
   /**
    * Count one new key against the scope's fixed window in its own autocommit statement, only
-   * while below the cap; `retryAfterSeconds` when the window is full (nothing counted).
+   * while below the cap, atomically (concurrent counts never pass the cap together);
+   * `retryAfterSeconds` when the window is full (nothing counted). `windowStartMs` names the
+   * window counted in, for `giveBackNewKey`.
    */
   countNewKey(
     scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },
-  ): Promise<{ limited: false } | { limited: true; retryAfterSeconds: number }>;
+  ): Promise<
+    { limited: false; windowStartMs?: number } | { limited: true; retryAfterSeconds: number }
+  >;
+  /**
+   * Undo one `countNewKey` of the window starting at `windowStartMs` (never below zero): the
+   * request it counted stored no key. Optional: a store without it keeps the count (the cap
+   * then errs on the strict side).
+   */
+  giveBackNewKey?(scope: RateLimitScope, windowStartMs: number): Promise<void>;
   /** Read-only: whether the scope's current window is full, and when it ends. */
   peekNewKeys(
     scope: RateLimitScope,

@@ -129,4 +129,25 @@ describe('checkout.pay new-key limit counts a key once however many duplicates r
       'idempotency_rate_limited',
     );
   }, 60_000);
+
+  it('a concurrent burst of 15 new keys from one API key pays at most its allowance of 3', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, () =>
+        h
+          .caller({ ...bearer('tenant_b'), 'idempotency-key': randomUUID() })
+          .api.checkout.pay({ lines: [{ productId: 'mug', quantity: 1 }] })
+          .then(
+            () => 'paid',
+            (error: unknown) => codeOf(error),
+          ),
+      ),
+    );
+    expect(answers.filter((a) => a === 'paid')).toHaveLength(3);
+    expect(answers.filter((a) => a !== 'paid')).toEqual(
+      Array.from({ length: 12 }, () => 'idempotency_rate_limited'),
+    );
+    const [row] = await h.database.client.sql<{ payments: number }[]>`
+      select count(*)::int as payments from payments where tenant_id = 'tenant_b'`;
+    expect(row?.payments).toBe(3);
+  }, 60_000);
 });

@@ -568,4 +568,25 @@ const CASES: Case[] = [
       assert.equal((await store.peekNewKeys(other, limit)).limited, false, 'another tenant');
     },
   },
+  {
+    name: 'giveBackNewKey (optional): a count given back frees its place, never below zero',
+    async run(store, s) {
+      if (!store.giveBackNewKey) return;
+      const limit = { maxNewKeys: 1, windowMs: LONG_WINDOW_MS };
+      const scope = { tenantId: s.tenant(), principal: 'api-key-1' };
+      const first = await store.countNewKey(scope, limit);
+      assert.equal(first.limited, false, 'the first count');
+      const windowStartMs = (first as { windowStartMs?: number }).windowStartMs;
+      assert.equal(typeof windowStartMs, 'number', 'the window counted in');
+      assert.equal((await store.countNewKey(scope, limit)).limited, true, 'the window is full');
+      await store.giveBackNewKey(scope, windowStartMs as number);
+      await store.giveBackNewKey(scope, windowStartMs as number);
+      assert.equal(
+        (await store.countNewKey(scope, limit)).limited,
+        false,
+        'given back: room again',
+      );
+      assert.equal((await store.countNewKey(scope, limit)).limited, true, 'never below zero');
+    },
+  },
 ];

@@ -14,8 +14,9 @@ const p = sql.placeholder;
 const countNewKeyStatement = preparedStatement<{
   new_keys: number | null;
   retry_after_ms: number | string;
+  window_start_ms: number | string;
 }>(
-  'once_idempotency_count_new_key_v2',
+  'once_idempotency_count_new_key_v3',
   sql`
       with w as (
         select to_timestamp(floor(extract(epoch from now()) * 1000 / ${p('windowMs')}::float8)
@@ -29,8 +30,19 @@ const countNewKeyStatement = preparedStatement<{
         returning r.new_keys)
       select (select new_keys from counted) as new_keys,
              (extract(epoch from w.start + ${msInterval(p('windowMs'))} - now()) * 1000)::float8
-               as retry_after_ms
+               as retry_after_ms,
+             (extract(epoch from w.start) * 1000)::float8 as window_start_ms
       from w`,
+);
+
+/** One count of a window given back by the request it counted (which stored no key). */
+const giveBackNewKeyStatement = preparedStatement(
+  'once_idempotency_give_back_new_key',
+  sql`
+      update idempotency_rate_limits set new_keys = new_keys - 1
+      where tenant_id = ${p('tenantId')} and principal = ${p('principal')}
+        and window_start = to_timestamp(${p('windowStartMs')}::float8 / 1000)
+        and new_keys > 0`,
 );
 
 /** Read-only: how full the scope's current window is (atomic mode asks before the handler). */
@@ -53,10 +65,12 @@ type NewKeyPeek = Awaited<ReturnType<IdempotencyStore<unknown>['peekNewKeys']>>;
 
 /**
  * Add one new key to the fixed-window counter of `(tenant, principal)`; when the window is
- * already full, count nothing and say when it ends. Leased mode runs it in the reservation's
- * transaction (so a refusal rolls both back); atomic mode runs it alone once its key is
- * stored, never inside the business transaction, where the counter row would stay locked and
- * serialize the principal.
+ * already full, count nothing and say when it ends. ONE statement (an UPSERT whose update only
+ * fires below the cap, under the row lock), so concurrent counts never pass the cap together.
+ * Leased mode runs it in the reservation's transaction (so a refusal rolls both back); atomic
+ * mode runs it alone before the handler and gives it back (`giveBackNewKey`) when the request
+ * stores no key, never inside the business transaction, where the counter row would stay
+ * locked and serialize the principal.
  *
  * @example
  * const counted = await countNewKey(db, { tenantId: 't1', principal: 'session:abc' }, { maxNewKeys: 600, windowMs: 60_000 });
@@ -72,7 +86,8 @@ export async function countNewKey(
     windowMs: limit.windowMs,
     maxNewKeys: limit.maxNewKeys,
   });
-  if (counter && counter.new_keys !== null) return { limited: false };
+  if (counter && counter.new_keys !== null)
+    return { limited: false, windowStartMs: Number(counter.window_start_ms) };
   const retryAfterMs = Number(counter?.retry_after_ms ?? 0);
   return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
 }
@@ -99,4 +114,24 @@ export async function peekNewKeys(
   if (!window?.full) return { limited: false };
   const retryAfterMs = Number(window.retry_after_ms);
   return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
+}
+
+/**
+ * Give back one count of the window that started at `windowStartMs` (never below zero): the
+ * atomic-mode request it was counted for stored no key (it failed, or met a duplicate).
+ *
+ * @example
+ * const counted = await countNewKey(db, scope, limit);
+ * if (!counted.limited && !stored) await giveBackNewKey(db, scope, counted.windowStartMs);
+ */
+export async function giveBackNewKey(
+  executor: AnyPgDatabase,
+  scope: RateLimitScope,
+  windowStartMs: number,
+): Promise<void> {
+  await giveBackNewKeyStatement(executor, {
+    tenantId: scope.tenantId,
+    principal: scope.principal,
+    windowStartMs,
+  });
 }

@@ -19,7 +19,7 @@ import {
   STATE,
 } from './key-state-machine.ts';
 import { preparedStatement } from './prepared-statement.ts';
-import { countNewKey, peekNewKeys } from './rate-limit-counter.ts';
+import { countNewKey, giveBackNewKey, peekNewKeys } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
 
 const p = sql.placeholder;
@@ -158,6 +158,8 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     isTransaction: (executor) => is(executor, PgTransaction),
 
     countNewKey: (scope, limit) => countNewKey(db, scope, limit),
+
+    giveBackNewKey: (scope, windowStartMs) => giveBackNewKey(db, scope, windowStartMs),
 
     peekNewKeys: (scope, limit) => peekNewKeys(db, scope, limit),
   };
