@@ -272,7 +272,7 @@ export interface IdempotencyStore<TTx> {
    * then errs on the strict side).
    */
   giveBackNewKey?(scope: RateLimitScope, windowStartMs: number): Promise<void>;
-  /** Read-only: whether the scope's current window is full, and when it ends. */
+  /** Read-only: whether the scope's current window is full, and when it ends (the engines do not use it). */
   peekNewKeys(
     scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },

@@ -93,9 +93,9 @@ export async function countNewKey(
 }
 
 /**
- * Whether the scope's current window is already full, without counting anything. Atomic mode
- * refuses on it before the handler and counts with `countNewKey` only once its key is stored,
- * so refused input and racing duplicates never spend allowance.
+ * Whether the scope's current window is already full, without counting anything. The engines
+ * no longer decide on it (a read before the handler and a count after it let a concurrent
+ * burst pass the cap together): it stays for callers that only want to know.
  *
  * @example
  * const peeked = await peekNewKeys(db, { tenantId: 't1', principal: 'session:abc' }, { maxNewKeys: 600, windowMs: 60_000 });
