@@ -4,6 +4,8 @@
  * is set. A part that dies is restarted with backoff (see system/restart-policy.ts), the
  * launcher gives up only on a crash loop. Ctrl-C or SIGTERM stops everything, the database
  * last. The cockpit's chaos switches are on (operator only; `--no-chaos` turns them off).
+ * Every server listens on 127.0.0.1 unless HOST says otherwise; the cockpit's demo sign-in
+ * asks for the operator code printed in the banner, new at each start.
  * A start-up failure is one line on stderr saying what to do, and exit code 1.
  */
 import path from 'node:path';
@@ -127,6 +129,10 @@ try {
 const database = embedded
   ? `embedded PostgreSQL, data in ${pgDataDir}`
   : 'your PostgreSQL (DATABASE_URL)';
+const loopback = ['127.0.0.1', '::1'].includes(system!.host);
+const reach = loopback
+  ? `Listening on ${system!.host} only (this machine); HOST=0.0.0.0 opens it to the network.`
+  : `Listening on ${system!.host}: anyone who reaches this machine can open the checkout.`;
 console.log(`
   Once is running on ${database}.
 
@@ -134,6 +140,9 @@ console.log(`
     Operator    http://localhost:${ports.web}/ops
     Processor   ${system!.processorUrl}  (mock Stripe API; admin at /admin)
 
+    Operator code  ${system!.operatorCode}  (the cockpit's demo sign-in asks for it; new at each start)
+
+  ${reach}
   ${chaos ? 'Chaos switches are in the operator cockpit (operator only; --no-chaos turns them off).\n  ' : ''}A part that dies is restarted (backoff; gives up after ${DEFAULT_RESTART_POLICY.maxRestarts} restarts within ${DEFAULT_RESTART_POLICY.windowMs / 1000} s).
   Press Ctrl-C to stop.
 `);

@@ -6,6 +6,7 @@ import { generateSecrets } from '@once/env';
 import { ensureDatabase, findFreePort, processorDatabaseUrlFor } from '@once/postgres';
 import { POSTGRES_FAILED_PREFIX, serverUser, throwAwayDataDir } from '@once/postgres/embedded';
 import { type ChaosControl, startChaosControl } from './chaos-control.ts';
+import { newOperatorCode } from './operator-code.ts';
 import type { RestartPolicy } from './restart-policy.ts';
 import { type ManagedProcess, Supervisor, type UnexpectedExitHandler } from './supervisor.ts';
 
@@ -18,6 +19,11 @@ export interface SystemOptions {
   processorDatabaseUrl?: string;
   /** Embedded only: keep data here between runs. Unset: a throw-away cluster. */
   pgDataDir?: string;
+  /**
+   * The code a demo operator sign-in needs (the web's ONCE_OPERATOR_CODE). Unset: a new random
+   * one for this run (`RunningSystem.operatorCode`; `npm run demo` prints it).
+   */
+  operatorCode?: string;
   pgPort?: number;
   pgDurability?: 'durable' | 'fast';
   webPort?: number;
@@ -62,6 +68,10 @@ export interface RunningSystem {
   pgDataDir?: string;
   /** The chaos control channel, when started with `chaos: true`. */
   chaos?: Pick<ChaosControl, 'url' | 'secret'>;
+  /** This run's operator code: the demo's operator sign-in asks for it. */
+  operatorCode: string;
+  /** Where the servers listen (HOST; 127.0.0.1 unless set). */
+  host: string;
   /** Environment each app process was started with (for restarting one). */
   envFor(name: string): Record<string, string>;
   startWorker(index: number): Promise<ManagedProcess>;
@@ -152,6 +162,12 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     NO_COLOR: '1',
     ...options.env,
   } as Record<string, string>;
+  // This machine only, unless HOST says otherwise: the demo has an operator cockpit, chaos
+  // switches and the processor's admin API; nobody on the network needs them.
+  const host = shared.HOST || '127.0.0.1';
+  shared.HOST = host;
+  shared.WORKER_HEALTH_HOST ||= host;
+  const operatorCode = options.operatorCode ?? newOperatorCode();
   let chaos: ChaosControl | undefined;
   if (options.chaos) {
     const leaseMs = Number(shared.WORKER_LEASE_MS || 30_000);
@@ -172,6 +188,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       ...shared,
       PORT: String(webPort),
       ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next',
+      ONCE_OPERATOR_CODE: operatorCode,
       ...(chaos ? { ONCE_CHAOS_URL: chaos.url, ONCE_CHAOS_SECRET: chaos.secret } : {}),
     },
   };
@@ -205,7 +222,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       command: process.execPath,
       args:
         options.webMode === 'dev'
-          ? [nextBin, 'dev', '--port', String(webPort)]
+          ? [nextBin, 'dev', '--port', String(webPort), '--hostname', host]
           : ['--import', 'tsx', path.join(webDir, 'src/process/main.ts')],
       cwd: webDir,
       env: { ...envs.web, ...(options.webMode === 'dev' ? { NODE_ENV: 'development' } : {}) },
@@ -257,6 +274,8 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     processorDatabaseUrl,
     pgDataDir: options.databaseUrl ? undefined : options.pgDataDir,
     chaos: chaos ? { url: chaos.url, secret: chaos.secret } : undefined,
+    operatorCode,
+    host,
     envFor: (name) =>
       name.startsWith('worker-') ? workerEnv(Number(name.slice(7)) - 1) : envs[name]!,
     startWorker,
