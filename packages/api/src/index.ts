@@ -53,7 +53,12 @@ export {
   apiErrorCatalogue,
   isApiError,
 } from './errors/api-error.ts';
-export { apiErrorToTRPC, apiProblemResponse } from './errors/to-transport-error.ts';
+export {
+  apiErrorToTRPC,
+  apiProblemResponse,
+  refusalOf,
+  toProblemResponse,
+} from './errors/to-transport-error.ts';
 export { resolveEventTenant } from './payments/resolve-event-tenant.ts';
 export { recordWebhookEvent } from './payments/webhook-events.ts';
 export {

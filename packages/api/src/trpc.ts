@@ -9,7 +9,7 @@ import { authenticateRequest } from './auth/authenticate.ts';
 import type { Context } from './context.ts';
 import type { Transaction } from './database.ts';
 import { ApiError, isApiError } from './errors/api-error.ts';
-import { apiErrorToTRPC } from './errors/to-transport-error.ts';
+import { apiErrorToTRPC, toTRPCError } from './errors/to-transport-error.ts';
 
 /** Issues of a failed input parse (zod via Standard Schema), if that is what failed. */
 function inputIssues(cause: unknown): unknown[] | undefined {
@@ -40,6 +40,9 @@ const t = initTRPC
           (issues ? 'invalid_input' : shape.data.code.toLowerCase()));
       return {
         ...shape,
+        // A 500 is a bug: its message (SQL with its parameters, a TypeError) is for the log,
+        // never for the client.
+        message: error.code === 'INTERNAL_SERVER_ERROR' ? 'Internal server error' : shape.message,
         data: {
           ...shape.data,
           code,
@@ -71,6 +74,10 @@ const mapDomainErrors = t.middleware(async ({ ctx, next }) => {
     if (typeof retryAfter === 'number') ctx.resHeaders.set('retry-after', String(retryAfter));
     throw apiErrorToTRPC(cause);
   }
+  // A database that is away (tenant lookup, authentication, the guard): 503
+  // idempotency_store_unavailable with Retry-After, through the one mapping.
+  const unavailable = toTRPCError(result.error, ctx.resHeaders);
+  if (unavailable !== result.error) throw unavailable;
   const issues = result.error.code === 'BAD_REQUEST' ? inputIssues(result.error.cause) : undefined;
   if (issues) throw apiErrorToTRPC(new ApiError('invalid_input', 'Invalid input', { issues }));
   return result;

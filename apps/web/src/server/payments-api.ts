@@ -1,7 +1,5 @@
 import {
   ApiError,
-  apiProblemResponse,
-  isApiError,
   normalisePayInput,
   type PayInput,
   type PayOrigin,
@@ -10,14 +8,10 @@ import {
   payInput,
   paymentStatus,
   recordReplayedAttempt,
+  toProblemResponse,
 } from '@once/api';
-import {
-  IDEMPOTENT_REPLAYED_HEADER,
-  IdempotencyError,
-  parseIdempotencyKey,
-} from '@once/idempotency';
-import { fetchIdempotency, problemDetailsResponse } from '@once/idempotency/fetch';
-import { isTransientDatabaseError } from '@once/postgres';
+import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey } from '@once/idempotency';
+import { fetchIdempotency } from '@once/idempotency/fetch';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import {
   API_MAX_BODY_BYTES,
@@ -37,17 +31,13 @@ async function answeringApiErrors(run: () => Promise<Response>): Promise<Respons
   try {
     return await run();
   } catch (error) {
-    if (isApiError(error)) return apiProblemResponse(error);
-    if (isTransientDatabaseError(error)) {
+    // The one mapping of @once/api (`toProblemResponse`): refusals as problem+json, a
+    // database that is away as 503 idempotency_store_unavailable with Retry-After.
+    const problem = toProblemResponse(error);
+    if (!problem) throw error;
+    if (problem.status === 503)
       console.log(`web: database unavailable, answering 503: ${String(error)}`);
-      return problemDetailsResponse(
-        new IdempotencyError('idempotency_store_unavailable', {
-          retryAfterSeconds: 1,
-          cause: error,
-        }),
-      );
-    }
-    throw error;
+    return problem;
   }
 }
 

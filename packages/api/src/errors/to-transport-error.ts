@@ -1,5 +1,33 @@
+import { IdempotencyError, isIdempotencyError } from '@once/idempotency';
+import { problemDetailsResponse } from '@once/idempotency/fetch';
+import { isTransientDatabaseError } from '@once/postgres';
 import { TRPCError } from '@trpc/server';
 import { API_PROBLEM_TYPE_BASE, type ApiError, isApiError } from './api-error.ts';
+
+/** How long a client waits before asking again while the database is away. */
+const DATABASE_AWAY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * What an error means to a client, whatever the transport: an API refusal or an idempotency
+ * refusal as it is; a database that is away (stopped, restarting, our connection terminated:
+ * `isTransientDatabaseError` of `@once/postgres`, the one classifier the worker retries on too)
+ * anywhere in the request, tenant lookup, authentication or the key store, is the key store's
+ * fail-closed 503 `idempotency_store_unavailable`: nothing was recorded, retry with the same key.
+ * Anything else is no refusal (undefined): a bug, answered 500 without its text.
+ *
+ * @example
+ * refusalOf({ code: '57P01' }); // IdempotencyError idempotency_store_unavailable, retryAfterSeconds 1
+ */
+export function refusalOf(error: unknown): ApiError | IdempotencyError | undefined {
+  if (isApiError(error) || isIdempotencyError(error)) return error;
+  if (isTransientDatabaseError(error)) {
+    return new IdempotencyError('idempotency_store_unavailable', {
+      retryAfterSeconds: DATABASE_AWAY_RETRY_AFTER_SECONDS,
+      cause: error,
+    });
+  }
+  return undefined;
+}
 
 /**
  * ApiError -> TRPCError. The ApiError stays the `cause`, so the error formatter can
@@ -8,6 +36,25 @@ import { API_PROBLEM_TYPE_BASE, type ApiError, isApiError } from './api-error.ts
 export function apiErrorToTRPC(error: unknown): unknown {
   if (!isApiError(error)) return error;
   return new TRPCError({ code: error.trpcCode, message: error.message, cause: error });
+}
+
+/**
+ * Any error -> what tRPC answers ({@link refusalOf}): an ApiError its catalogue code; a
+ * database that is away SERVICE_UNAVAILABLE with `Retry-After` on `resHeaders` and the
+ * idempotency refusal as `cause` (so the formatter's `data.code` and `data.idempotency` carry
+ * `idempotency_store_unavailable`). Anything else, including the guard's own refusals (its
+ * plugin already made them TRPCErrors and set their headers), is returned as it is.
+ *
+ * @example
+ * throw toTRPCError(result.error, ctx.resHeaders);
+ */
+export function toTRPCError(error: unknown, resHeaders?: Headers): unknown {
+  const cause = error instanceof TRPCError ? error.cause : error;
+  const refusal = refusalOf(cause);
+  if (isApiError(refusal)) return apiErrorToTRPC(refusal);
+  if (refusal?.code !== 'idempotency_store_unavailable' || refusal === cause) return error;
+  resHeaders?.set('retry-after', String(refusal.retryAfterSeconds));
+  return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: refusal.message, cause: refusal });
 }
 
 /**
@@ -27,4 +74,17 @@ export function apiProblemResponse(error: ApiError): Response {
     }),
     { status: error.status, headers: { 'content-type': 'application/problem+json' } },
   );
+}
+
+/**
+ * Any error -> its problem+json response for the REST routes ({@link refusalOf}; an
+ * idempotency refusal with `Retry-After`), or undefined for a bug (the route answers 500).
+ *
+ * @example
+ * catch (e) { const problem = toProblemResponse(e); if (problem) return problem; throw e; }
+ */
+export function toProblemResponse(error: unknown): Response | undefined {
+  const refusal = refusalOf(error);
+  if (!refusal) return undefined;
+  return isApiError(refusal) ? apiProblemResponse(refusal) : problemDetailsResponse(refusal);
 }
