@@ -2,7 +2,8 @@
  * Runs an embedded PostgreSQL as a process of its own, for the demo launcher and the
  * end-to-end tests: it prints one `POSTGRES_READY <admin url>` line when it accepts
  * connections, and shuts the server down on SIGTERM/SIGINT or when its parent goes away
- * (stdin closes), so neither Ctrl-C nor a crashed launcher leaves a server behind.
+ * (stdin closes), so neither Ctrl-C nor a crashed launcher leaves a server behind. When the
+ * server dies on its own, it exits 1, so the launcher restarts it.
  * When it cannot start it prints one `POSTGRES_FAILED <what to do>` line (no stack trace)
  * and exits with code 1.
  *
@@ -10,7 +11,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgres.ts';
+import { type EmbeddedPostgresServer, startEmbeddedPostgres } from './embedded-postgres.ts';
 import { POSTGRES_FAILED_PREFIX } from './embedded-postgres-startup-error.ts';
 import { ensureDatabase } from './postgres-admin.ts';
 
@@ -24,7 +25,7 @@ const { values } = parseArgs({
 });
 
 const durability = values.durability === 'fast' ? 'fast' : 'durable';
-let pg: EmbeddedPostgresHandle;
+let pg: EmbeddedPostgresServer;
 try {
   pg = await startEmbeddedPostgres({
     dataDir: values['data-dir'] ? path.resolve(values['data-dir']) : undefined,
@@ -56,6 +57,15 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.stdin.on('close', () => void shutdown('launcher went away'));
 process.stdin.resume();
+// The server died on its own (kill -9 of the postmaster, the OOM killer): exit non-zero, so
+// the launcher's restart policy starts this part again on the same data and port.
+void pg.serverExited.then(({ code, signal }) => {
+  if (stopping) return;
+  console.log(
+    `PostgreSQL server exited on its own (${signal ?? `code ${code}`}); exiting so it is restarted`,
+  );
+  process.exit(1);
+});
 
 console.log(`PostgreSQL data directory: ${pg.dataDir}`);
 console.log(`POSTGRES_READY ${pg.adminUrl}`);

@@ -35,6 +35,16 @@ export interface EmbeddedPostgresHandle {
   stop(): Promise<void>;
 }
 
+/** A server this process started and watches: it also says when the server went away. */
+export interface EmbeddedPostgresServer extends EmbeddedPostgresHandle {
+  /**
+   * Resolves when the server process exits: after `stop()`, or on its own (SIGKILLed by the
+   * OOM killer, crashed). A wrapper that outlived its server would hold its part "up" with
+   * nothing behind it, so the process wrapper exits on this and is restarted.
+   */
+  readonly serverExited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
 export interface StartEmbeddedPostgresOptions {
   /** Data directory, kept across runs. Omit for a throw-away cluster removed on stop. */
   dataDir?: string;
@@ -67,7 +77,7 @@ const PASSWORD = 'password';
  */
 export async function startEmbeddedPostgres(
   options: StartEmbeddedPostgresOptions = {},
-): Promise<EmbeddedPostgresHandle> {
+): Promise<EmbeddedPostgresServer> {
   const log = options.log ?? (() => {});
   const user = serverUser();
   const binaries = await reachableBinaries(user, locateBinaries(options.binariesDir));
@@ -103,6 +113,14 @@ export async function startEmbeddedPostgres(
   };
   const server = await startServer(binaries.postgres, dataDir, port, settings, user, log);
   const watchdog = startOrphanWatchdog(dataDir);
+  const serverExited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+    (resolve) =>
+      server.once('exit', (code, signal) => {
+        // Its pid is free now and may be reused: the watchdog must never signal it.
+        watchdog.kill();
+        resolve({ code, signal });
+      }),
+  );
 
   const databaseUrl = (database: string) =>
     `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
@@ -112,6 +130,7 @@ export async function startEmbeddedPostgres(
     port,
     dataDir,
     databaseUrl,
+    serverExited,
     async stop() {
       if (stopped) return;
       stopped = true;
