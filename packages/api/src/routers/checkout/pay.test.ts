@@ -148,12 +148,20 @@ describe('checkout.pay', () => {
       { lines: [{ productId: 'book_sre', quantity: 1 }], paymentMethod: '4242 4242' },
     ],
   ])('refuses %s with a stable code and writes nothing', async (code, input) => {
-    const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
+    const key = randomUUID();
+    const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': key });
     expect(await codeOf(api.checkout.pay(input as never))).toEqual({ code, trpc: 'BAD_REQUEST' });
     expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
-    // Refused input is not an outcome: the key is released, not stored for replay.
+    // Refused input is not an outcome: nothing is stored for the key (no row, or a released
+    // one; an `every` over no rows proved nothing), and the key then pays a fixed cart as a
+    // first run, not a replay of the refusal.
     const keys = await h.database.client.sql`select state from idempotency_keys`;
-    expect(keys.every((k) => k.state === 'released')).toBe(true);
+    expect(keys.filter((k) => k.state !== 'released')).toEqual([]);
+    const fixed = h.caller({ ...bearer('tenant_a'), 'idempotency-key': key });
+    const paid = await fixed.api.checkout.pay({ lines: [{ productId: 'bookmark', quantity: 1 }] });
+    expect(paid).toMatchObject({ status: 'processing', amount: 299 });
+    expect(fixed.resHeaders.get('idempotent-replayed')).not.toBe('true');
+    expect(await counts()).toEqual({ payments: 1, jobs: 1, completed: 1 });
   });
 
   it.each([
