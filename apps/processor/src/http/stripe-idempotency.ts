@@ -111,6 +111,12 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
         }),
         false,
       );
+    case 'idempotency_input_invalid':
+      return new StripeApiError(
+        400,
+        fields({ type: 'invalid_request_error', code: error.code, message: error.message }),
+        false,
+      );
     case 'idempotency_rate_limited':
       return new StripeApiError(
         429,
@@ -126,6 +132,9 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
     case 'idempotency_response_too_large':
     case 'idempotency_outcome_ambiguous':
     case 'idempotency_completion_missing':
+    case 'idempotency_result_unstorable':
+    case 'idempotency_already_completed':
+    case 'idempotency_complete_outside_transaction':
       return new StripeApiError(
         error.code === 'idempotency_store_unavailable' ? 503 : 500,
         fields({ type: 'api_error', code: error.code, message: error.message }),
