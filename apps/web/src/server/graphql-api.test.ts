@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { AppRouter } from '@once/api';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { createTRPCClient, httpLink } from '@trpc/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSchema, getIntrospectionQuery, parse, validate } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createGraphqlHandler } from './graphql-api.ts';
+import { GRAPHQL_LIMITS, GraphqlOperationLimits } from './graphql-limits.ts';
 import { startWebRuntime, type WebRuntime } from './runtime.ts';
 import { observe, openApiViolations } from './testing/openapi-contract.ts';
 import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
@@ -258,6 +261,203 @@ describe('GraphQL checkout twin over real HTTP', () => {
     expect(await payments(key)).toBe(1);
   });
 
+  /** One POST of a whole GraphQL request body; the answer's status, code and body. */
+  async function post(
+    body: { query: string; variables?: unknown; operationName?: string },
+    headers: Record<string, string> = auth,
+    url = `${server.url}/api/graphql`,
+  ) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    const parsed = JSON.parse(text) as GraphqlAnswer['body'] & {
+      data?: Record<string, unknown> | null;
+      errors?: { message: string; path?: unknown[]; extensions?: { code?: string } }[];
+    };
+    return {
+      status: response.status,
+      code: parsed.errors?.[0]?.extensions?.code,
+      message: parsed.errors?.[0]?.message,
+      body: parsed,
+      text,
+    };
+  }
+
+  async function keyRows(key: string): Promise<number> {
+    const [row] = await database.client.sql<{ n: number }[]>`
+      select count(*)::int as n from idempotency_keys where key = ${key}`;
+    return row!.n;
+  }
+
+  it('a second pay hidden in a fragment is refused (400, stable code, why) before anything is written', async () => {
+    const key = randomUUID();
+    const refused = await post(
+      {
+        query: /* GraphQL */ `
+          mutation Pay($input: PayInput!, $other: PayInput!) {
+            pay(input: $input) { paymentId }
+            ...Again
+          }
+          fragment Again on Mutation { again: pay(input: $other) { paymentId } }
+        `,
+        variables: { input: cart, other: otherCart },
+      },
+      { ...auth, 'idempotency-key': key },
+    );
+    expect(refused).toMatchObject({ status: 400, code: 'idempotency_guarded_fields_multiple' });
+    expect(refused.message).toMatch(/one guarded field/);
+    expect(refused.body.data ?? null).toBeNull();
+    expect(await payments(key)).toBe(0);
+    expect(await keyRows(key)).toBe(0);
+  });
+
+  it('pay inside an inline fragment is guarded like pay at the root: a key row, then replays', async () => {
+    const key = randomUUID();
+    const query = 'mutation($i: PayInput!) { ... on Mutation { pay(input: $i) { paymentId } } }';
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      answers.push(
+        await post({ query, variables: { i: cart } }, { ...auth, 'idempotency-key': key }),
+      );
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(await keyRows(key)).toBe(1);
+    expect(answers[1]!.body.extensions?.idempotency?.replayed).toBe(true);
+    expect(await payments(key)).toBe(1);
+  });
+
+  it('a retry that only changes the selection set or operation name answers the same payment', async () => {
+    const key = randomUUID();
+    const first = await graphql(key, cart);
+    const retry = await post(
+      {
+        query: 'mutation Retry($input: PayInput!) { pay(input: $input) { paymentId amount } }',
+        variables: { input: cart },
+      },
+      { ...auth, 'idempotency-key': key },
+    );
+    expect(retry.status).toBe(200);
+    expect(retry.body.data?.pay?.paymentId).toBe(first.paymentId);
+    expect(retry.body.extensions?.idempotency?.replayed).toBe(true);
+    expect(await payments(key)).toBe(1);
+  });
+
+  it('payment_not_found keeps its code and 404; nothing else is masked that the client may see', async () => {
+    const missing = await post({
+      query: 'query { payment(paymentId: "pay_does_not_exist") { paymentId } }',
+    });
+    expect(missing).toMatchObject({ status: 404, code: 'payment_not_found' });
+  });
+
+  it("a guarded mutation's internal error is masked: no SQL or host reaches the client", async () => {
+    const secret = 'relation "payments" at db-primary.internal:5432 (10.0.0.9)';
+    const broken = await serveFetch(
+      createGraphqlHandler(async () => ({
+        ...runtime,
+        deps: {
+          ...runtime.deps,
+          db: new Proxy(runtime.deps.db, {
+            get: (target, property, receiver) =>
+              property === 'transaction'
+                ? () => Promise.reject(new Error(secret))
+                : Reflect.get(target, property, receiver),
+          }),
+        },
+      })),
+    );
+    try {
+      const key = randomUUID();
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+      const failed = await post(
+        { query: PAY, variables: { input: cart } },
+        { ...auth, 'idempotency-key': key },
+        `${broken.url}/api/graphql`,
+      );
+      errors.mockRestore();
+      expect(failed.text).not.toMatch(/db-primary|5432|10\.0\.0\.9|relation/);
+      expect(failed).toMatchObject({ code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
+      // Failed before it completed: the key is released, the same request may run again.
+      expect(await graphql(key, cart)).toMatchObject({ status: 200, replayed: undefined });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('a 54 KB document of 1,500 lookups is refused before execution with a stable code', async () => {
+    const lookups = Array.from(
+      { length: 1500 },
+      (_, i) => `p${i}:payment(paymentId:"x${i}"){status}`,
+    ).join(' ');
+    const query = `query Many { ${lookups} }`;
+    // Under the 64 KiB body limit, so it is the document's own limit that answers.
+    const bytes = JSON.stringify({ query }).length;
+    expect(bytes).toBeGreaterThan(54_000);
+    expect(bytes).toBeLessThan(64 * 1024);
+    const started = performance.now();
+    const refused = await post({ query });
+    const elapsed = performance.now() - started;
+    console.log(
+      `GraphQL 1,500 lookups (${(bytes / 1000).toFixed(1)} KB body): ${refused.status} ${refused.code} in ${elapsed.toFixed(1)} ms`,
+    );
+    expect(refused).toMatchObject({ status: 413, code: 'graphql_document_too_large' });
+    // No `data` at all: execution never started (it always answers `data`).
+    expect(refused.body).not.toHaveProperty('data');
+  });
+
+  it('aliases, field count and depth have limits under the size cap, each with its code', async () => {
+    const aliased = Array.from(
+      { length: 40 },
+      (_, i) => `p${i}: payment(paymentId: "x${i}") { status }`,
+    );
+    expect(await post({ query: `{ ${aliased.join(' ')} }` })).toMatchObject({
+      status: 400,
+      code: 'graphql_query_too_complex',
+    });
+    // Fragments count where they are spread: 9 small fragments, each spreading the next twice.
+    const doubling = Array.from(
+      { length: 9 },
+      (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
+    );
+    const spread = `{ ...F0 } ${doubling.join(' ')} fragment F9 on Query { payment(paymentId: "x") { status } }`;
+    const complex = await post({ query: spread });
+    expect(complex).toMatchObject({ status: 400, code: 'graphql_query_too_complex' });
+    expect(complex.message).toMatch(/1024 fields/);
+    // This schema has no type that nests deeper than 3: too deep is also invalid here (see the
+    // rule's own test below on a schema that nests), refused before execution all the same.
+    const deep = `{ payment(paymentId: "x") { lines { lines { lines { lines { lines { lines { productId } } } } } } } }`;
+    const tooDeep = await post({ query: deep });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.errors?.map((e) => e.extensions?.code)).toContain('graphql_query_too_deep');
+    // The standard introspection query stays within every limit outside production.
+    expect(await post({ query: getIntrospectionQuery() })).toMatchObject({
+      status: 200,
+      code: undefined,
+    });
+  });
+
+  it('introspection answers outside production and is refused (400, stable code) in production', async () => {
+    const introspect = { query: '{ __schema { queryType { name } } }' };
+    expect(await post(introspect)).toMatchObject({ status: 200, code: undefined });
+    vi.stubEnv('NODE_ENV', 'production');
+    const production = await serveFetch(createGraphqlHandler(async () => runtime));
+    vi.unstubAllEnvs();
+    try {
+      const refused = await post(introspect, auth, `${production.url}/api/graphql`);
+      expect(refused).toMatchObject({ status: 400, code: 'graphql_introspection_disabled' });
+      const typename = await post(
+        { query: '{ __typename }' },
+        auth,
+        `${production.url}/api/graphql`,
+      );
+      expect(typename).toMatchObject({ status: 200, body: { data: { __typename: 'Query' } } });
+    } finally {
+      await production.close();
+    }
+  });
+
   it('every answer here conforms to the OpenAPI description of POST /api/graphql', async () => {
     const key = randomUUID();
     const send = (headers: Record<string, string>, input: unknown) =>
@@ -277,5 +477,29 @@ describe('GraphQL checkout twin over real HTTP', () => {
     for (const answer of answers) {
       expect(openApiViolations('POST', '/api/graphql', answer)).toEqual([]);
     }
+  });
+});
+
+describe('GraphQL operation limits (a graphql-js validation rule)', () => {
+  const nesting = buildSchema('type Query { node: Node } type Node { child: Node, id: ID }');
+  const codes = (query: string) =>
+    validate(nesting, parse(query), [GraphqlOperationLimits]).map((e) => e.extensions.code);
+
+  it('depth counts through fragments; the limit itself passes', () => {
+    const nested = (levels: number) =>
+      `{ node { ${'child { '.repeat(levels - 2)}id${' }'.repeat(levels - 2)} } }`;
+    expect(codes(nested(GRAPHQL_LIMITS.maxDepth))).toEqual([]);
+    expect(codes(nested(GRAPHQL_LIMITS.maxDepth + 1))).toEqual(['graphql_query_too_deep']);
+    const viaFragment = `{ node { ...C } } fragment C on Node { child { child { child { child { child { id } } } } } }`;
+    expect(codes(viaFragment)).toEqual(['graphql_query_too_deep']);
+  });
+
+  it('aliases and fields count per operation, fragments where they are spread', () => {
+    const aliases = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `a${i}: node { id }`).join(' ')} }`;
+    expect(codes(aliases(GRAPHQL_LIMITS.maxAliases))).toEqual([]);
+    expect(codes(aliases(GRAPHQL_LIMITS.maxAliases + 1))).toEqual(['graphql_query_too_complex']);
+    // A fragment cycle is GraphQL's own error (NoFragmentCycles), not a hang here.
+    expect(codes('{ node { ...A } } fragment A on Node { child { ...A } }')).toEqual([]);
   });
 });

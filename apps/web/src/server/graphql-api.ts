@@ -19,7 +19,9 @@ import {
 import {
   type GraphqlIdempotencyContext,
   idempotentDirectiveTypeDefs,
+  maskUnexpectedError,
   toGraphqlError,
+  UNEXPECTED_ERROR_MESSAGE,
   useIdempotency,
 } from '@once/idempotency/graphql';
 import { isTransientDatabaseError } from '@once/postgres';
@@ -32,6 +34,7 @@ import {
   payloadTooLarge,
   readBodyWithinLimit,
 } from './body-limit.ts';
+import { graphqlLimits } from './graphql-limits.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /** Where the GraphQL API is served. */
@@ -131,6 +134,41 @@ function asGraphqlError(error: unknown): unknown {
     );
   }
   return error;
+}
+
+function isGraphqlError(value: unknown): value is GraphQLError {
+  // By name: Yoga's executor may hold another copy of graphql, which `instanceof` misses.
+  return value instanceof Error && value.name === 'GraphQLError';
+}
+
+/**
+ * What the client may see of an error, for Yoga's masking and the idempotency guard's alike:
+ * GraphQL's own errors (validation, variables, these limits) and the API's and the key's
+ * refusals keep their message and stable `extensions.code`; anything else (a database error
+ * with SQL and host names, a bug) is "Unexpected error." with `INTERNAL_SERVER_ERROR`, and is
+ * logged here in full.
+ */
+export function maskGraphqlError(error: unknown): GraphQLError {
+  let cause: unknown = error;
+  while (isGraphqlError(cause)) cause = cause.originalError;
+  if (isGraphqlError(error)) {
+    if (cause == null) return error;
+    const shown =
+      isApiError(cause) || isIdempotencyError(cause) ? asGraphqlError(cause) : undefined;
+    if (isGraphqlError(shown)) {
+      // Already the refusal (a resolver converted it): the same error, so Yoga does not log it.
+      if (error.extensions?.code === shown.extensions.code) return error;
+      return new GraphQLError(shown.message, {
+        nodes: error.nodes,
+        path: error.path,
+        extensions: shown.extensions,
+      });
+    }
+  }
+  console.error('web: graphql: unexpected error, answered masked:', cause ?? error);
+  return isGraphqlError(error)
+    ? maskUnexpectedError(error)
+    : new GraphQLError(UNEXPECTED_ERROR_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
 const resolvers = {
@@ -257,13 +295,22 @@ async function boundedRequest(request: Request): Promise<Request> {
  * `Idempotent-Replayed: true`), another cart under that key is 422 `idempotency_key_reused`.
  *
  * Statuses are the adapter's: 200 with `data`; refusals as `errors[0].extensions.code` with the
- * REST status (400 missing key, 409 + Retry-After in flight, 422 reused, 503 store down); 401
- * before anything is read without a valid API key; 413 over {@link API_MAX_BODY_BYTES}.
+ * REST status (400 missing key, 409 + Retry-After in flight, 422 reused, 503 store down; 400
+ * `idempotency_guarded_fields_multiple` / `idempotency_guarded_field_undecidable` for a
+ * document with a second `pay` or one the guard cannot see, before anything runs); 401 before
+ * anything is read without a valid API key; 413 over {@link API_MAX_BODY_BYTES}. The
+ * document's limits (size, depth, aliases, fields, introspection off in production) refuse
+ * before execution, see `graphql-limits.ts`. Errors are masked by {@link maskGraphqlError}.
  *
  * @example
  * export const POST = createGraphqlHandler(getWebRuntime);
  */
-export function createGraphqlHandler(getRuntime: () => Promise<WebRuntime>) {
+export function createGraphqlHandler(
+  getRuntime: () => Promise<WebRuntime>,
+  options: { introspection?: boolean } = {},
+) {
+  // Read once, when the route module loads: Next sets NODE_ENV before that.
+  const introspection = options.introspection ?? process.env.NODE_ENV !== 'production';
   let yoga: ReturnType<typeof createYoga<GraphqlServerContext>> | undefined;
   const yogaFor = (runtime: WebRuntime) => {
     yoga ??= createYoga<GraphqlServerContext>({
@@ -271,7 +318,9 @@ export function createGraphqlHandler(getRuntime: () => Promise<WebRuntime>) {
       graphqlEndpoint: GRAPHQL_ENDPOINT,
       graphiql: false,
       landingPage: false,
+      maskedErrors: { maskError: (error) => maskGraphqlError(error) },
       plugins: [
+        graphqlLimits({ introspection }),
         // Before the guard, so it sees the guard's result and the plugin's stored copy stays plain.
         markExistingPaymentAsReplayed(),
         // biome-ignore lint/correctness/useHookAtTopLevel: an Envelop plugin factory (Envelop names them use*), not a React hook
@@ -279,6 +328,9 @@ export function createGraphqlHandler(getRuntime: () => Promise<WebRuntime>) {
           idempotency: runtime.deps.idempotencyEngine,
           getTenantId: (context) => context.tenant.tenantId,
           getPrincipal: (context) => context.tenant.principal,
+          // The guard answers itself, past Yoga's masking: the same rule, so a guarded
+          // mutation's errors look like every other's (and are stored that way).
+          maskError: maskGraphqlError,
         }),
       ],
     });

@@ -1,0 +1,194 @@
+import {
+  type ASTVisitor,
+  GraphQLError,
+  Kind,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/**
+ * What one GraphQL document may ask of the server. The schema's deepest real selection is 3
+ * (`payment { lines { productId } }`): the depth limit is for types that nest (none yet).
+ * Introspection's own depth is graphql-js's `MaxIntrospectionDepthRule` (a specified rule in
+ * graphql 16.9+), so `__schema` / `__type` subtrees do not count here; their fields do (the
+ * standard introspection query is 220 once fragments are expanded, 1.9 KB). No legitimate
+ * request needs many aliases: each one is another lookup or another execution.
+ */
+export const GRAPHQL_LIMITS = {
+  /** UTF-8 bytes of the document text, checked before it is parsed (a cart of 50 lines is ~2 KB). */
+  maxDocumentBytes: 16 * 1024,
+  maxDepth: 6,
+  maxAliases: 15,
+  /** Fields selected, each fragment counted wherever it is spread. */
+  maxFields: 250,
+} as const;
+
+/**
+ * Stable codes of these refusals (`errors[0].extensions.code`), all before execution:
+ * `graphql_document_too_large` (413), `graphql_query_too_deep`, `graphql_query_too_complex`
+ * (aliases or fields), `graphql_introspection_disabled` (400).
+ */
+export type GraphqlLimitCode =
+  | 'graphql_document_too_large'
+  | 'graphql_query_too_deep'
+  | 'graphql_query_too_complex'
+  | 'graphql_introspection_disabled';
+
+function limitError(
+  code: GraphqlLimitCode,
+  message: string,
+  status = 400,
+  details?: Record<string, number>,
+): GraphQLError {
+  // `spec: false`: the status holds for application/json clients too (Yoga answers spec
+  // validation errors 200 there), as every other refusal of this API does.
+  return new GraphQLError(message, {
+    extensions: { code, ...(details ? { details } : {}), http: { status, spec: false } },
+  });
+}
+
+const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+
+interface Measure {
+  depth: number;
+  fields: number;
+  aliases: number;
+}
+
+/**
+ * Depth, fields and aliases of an operation with its fragments expanded where they are spread.
+ * Each fragment is measured once (relative to where it starts), so nesting fragments that
+ * spread each other twice costs its exponential total in the count, not in the time to count.
+ */
+function measure(
+  selectionSet: SelectionSetNode,
+  context: ValidationContext,
+  fragments: Map<string, Measure | 'measuring'>,
+): Measure {
+  const total: Measure = { depth: 0, fields: 0, aliases: 0 };
+  const add = (part: Measure, depthOffset: number) => {
+    total.depth = Math.max(total.depth, part.depth + depthOffset);
+    total.fields += part.fields;
+    total.aliases += part.aliases;
+  };
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      add({ depth: 1, fields: 1, aliases: selection.alias ? 1 : 0 }, 0);
+      if (selection.selectionSet) {
+        const below = measure(selection.selectionSet, context, fragments);
+        add(INTROSPECTION_ROOTS.has(selection.name.value) ? { ...below, depth: 0 } : below, 1);
+      }
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      add(measure(selection.selectionSet, context, fragments), 0);
+    } else {
+      const name = selection.name.value;
+      let part = fragments.get(name);
+      // A cycle: NoFragmentCycles refuses the document; count nothing more here.
+      if (part === 'measuring') continue;
+      if (!part) {
+        const fragment = context.getFragment(name);
+        if (!fragment) continue;
+        fragments.set(name, 'measuring');
+        part = measure(fragment.selectionSet, context, fragments);
+        fragments.set(name, part);
+      }
+      add(part, 0);
+    }
+  }
+  return total;
+}
+
+/** A validation rule (graphql-js `ValidationContext`): depth, alias and field limits per operation. */
+export function GraphqlOperationLimits(context: ValidationContext): ASTVisitor {
+  const fragments = new Map<string, Measure | 'measuring'>();
+  return {
+    OperationDefinition(node) {
+      const { depth, fields, aliases } = measure(node.selectionSet, context, fragments);
+      const limits = GRAPHQL_LIMITS;
+      if (depth > limits.maxDepth) {
+        context.reportError(
+          limitError(
+            'graphql_query_too_deep',
+            `The query is ${depth} levels deep; the limit is ${limits.maxDepth}.`,
+            400,
+            { depth, limit: limits.maxDepth },
+          ),
+        );
+      }
+      if (aliases > limits.maxAliases) {
+        context.reportError(
+          limitError(
+            'graphql_query_too_complex',
+            `The query has ${aliases} aliases; the limit is ${limits.maxAliases}.`,
+            400,
+            { aliases, limit: limits.maxAliases },
+          ),
+        );
+      }
+      if (fields > limits.maxFields) {
+        context.reportError(
+          limitError(
+            'graphql_query_too_complex',
+            `The query selects ${fields} fields (fragments counted where spread); the limit is ${limits.maxFields}.`,
+            400,
+            { fields, limit: limits.maxFields },
+          ),
+        );
+      }
+      // Measured whole: nothing below needs visiting by this rule.
+      return false;
+    },
+  };
+}
+
+/**
+ * graphql-js's `NoSchemaIntrospectionCustomRule`, with a stable code: `__schema` and `__type`
+ * are refused, `__typename` is not.
+ */
+function GraphqlIntrospectionDisabled(context: ValidationContext): ASTVisitor {
+  return {
+    Field(node) {
+      if (INTROSPECTION_ROOTS.has(node.name.value)) {
+        context.reportError(
+          limitError(
+            'graphql_introspection_disabled',
+            `Introspection is disabled here ("${node.name.value}").`,
+          ),
+        );
+      }
+    },
+  };
+}
+
+/**
+ * The limits as a Yoga plugin: the document's size before it is parsed, then depth, aliases,
+ * fields and (when `introspection` is false) introspection as validation rules, so a refused
+ * document never reaches execution. Written with graphql-js's own `ValidationContext` rather
+ * than a dependency: four small checks, no package to keep pinned for Node 20.
+ *
+ * @example
+ * createYoga({ schema, plugins: [graphqlLimits({ introspection: process.env.NODE_ENV !== 'production' })] })
+ */
+export function graphqlLimits(options: { introspection: boolean }): Plugin {
+  const rules: ValidationRule[] = [GraphqlOperationLimits];
+  if (!options.introspection) rules.push(GraphqlIntrospectionDisabled);
+  return {
+    onParse({ params }) {
+      const text = typeof params.source === 'string' ? params.source : params.source.body;
+      const bytes = Buffer.byteLength(text, 'utf8');
+      if (bytes > GRAPHQL_LIMITS.maxDocumentBytes) {
+        throw limitError(
+          'graphql_document_too_large',
+          `The document is ${bytes} bytes; the limit is ${GRAPHQL_LIMITS.maxDocumentBytes}.`,
+          413,
+          { bytes, limit: GRAPHQL_LIMITS.maxDocumentBytes },
+        );
+      }
+    },
+    onValidate({ addValidationRule }) {
+      for (const rule of rules) addValidationRule(rule);
+    },
+  };
+}
