@@ -1,6 +1,6 @@
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { classifyPayError } from './classify-pay-error.ts';
+import { classifyPayError, GENERIC_REFUSAL, NO_ANSWER_DETAIL } from './classify-pay-error.ts';
 
 /** A tRPC error as the httpLink builds it from the server's JSON error envelope. */
 function serverError(data: Record<string, unknown>, message = 'refused') {
@@ -65,15 +65,15 @@ describe('classifyPayError', () => {
     expect(classifyPayError(error, undefined)).toMatchObject({ kind: 'server_error', status: 500 });
   });
 
-  it('treats no answer at all (fetch rejected) as a network failure', () => {
+  it('treats no answer at all (fetch rejected) as a network failure, in words (never the error text)', () => {
     const error = TRPCClientError.from(new TypeError('Failed to fetch'));
     expect(classifyPayError(error, undefined)).toEqual({
       kind: 'network',
-      detail: 'Failed to fetch',
+      detail: NO_ANSWER_DETAIL,
     });
     expect(classifyPayError(new Error('boom'), undefined)).toEqual({
       kind: 'network',
-      detail: 'boom',
+      detail: NO_ANSWER_DETAIL,
     });
   });
 
@@ -96,5 +96,67 @@ describe('classifyPayError', () => {
     expect(
       classifyPayError(error, { status: 200, replayed: false, retryAfterSeconds: undefined }),
     ).toMatchObject({ kind: 'network' });
+  });
+});
+
+// Scene 5 showed "Failed query: select "id", "name" from "tenants" ..." and scene 2's retry
+// "Failed to execute 'json' on 'Response': Unexpected end of JSON input": the page printed the
+// error's own text. Whatever comes back, the checkout words it itself.
+describe('classifyPayError never passes on raw server or JavaScript text', () => {
+  const RAW = /Failed query|tenants|Failed to execute|JSON|Unexpected|TypeError|ECONN|boom/;
+  const cases: [string, unknown, Parameters<typeof classifyPayError>[1]][] = [
+    [
+      'a 500 whose message is the SQL',
+      serverError(
+        { httpStatus: 500, code: 'internal_server_error' },
+        'Failed query: select "id", "name" from "tenants" where "tenants"."api_key_sha256" = $1',
+      ),
+      undefined,
+    ],
+    [
+      'a cut answer (the lost-response scene)',
+      TRPCClientError.from(
+        new SyntaxError("Failed to execute 'json' on 'Response': Unexpected end of JSON input"),
+      ),
+      { status: 200, replayed: false, retryAfterSeconds: undefined },
+    ],
+    [
+      'a proxy page',
+      TRPCClientError.from(new SyntaxError('Unexpected token <')),
+      { status: 502, replayed: false, retryAfterSeconds: undefined },
+    ],
+    ['a thrown TypeError', new TypeError('boom is not a function'), undefined],
+    [
+      'a refusal with a code the checkout does not know',
+      serverError({ httpStatus: 400, code: 'bad_request' }, 'Failed query: select 1 from tenants'),
+      undefined,
+    ],
+    [
+      "a known refusal with the server's own message",
+      serverError({ httpStatus: 400, code: 'unknown_product' }, 'No product "x"; Failed query'),
+      undefined,
+    ],
+  ];
+  it.each(cases)('%s', (_name, error, recorded) => {
+    const outcome = classifyPayError(error, recorded);
+    expect(JSON.stringify(outcome)).not.toMatch(RAW);
+  });
+
+  it('an unknown refusal is the generic message: not submitted twice, try again', () => {
+    const outcome = classifyPayError(
+      serverError({ httpStatus: 400, code: 'bad_request' }, 'raw'),
+      undefined,
+    );
+    expect(outcome).toEqual({ kind: 'rejected', code: 'bad_request', message: GENERIC_REFUSAL });
+    expect(GENERIC_REFUSAL).toMatch(/not submitted twice/);
+  });
+
+  it('a 5xx says only its status', () => {
+    const error = serverError({ httpStatus: 500, code: 'internal_server_error' }, 'Failed query');
+    expect(classifyPayError(error, undefined)).toEqual({
+      kind: 'server_error',
+      status: 500,
+      detail: 'the server answered 500',
+    });
   });
 });

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { TRPCClientError } from '@trpc/client';
 import { useEffect, useMemo, useState } from 'react';
 import { cartHash } from '../../client/cart-hash.ts';
+import { errorWords } from '../../client/error-words.ts';
 import { DEFAULT_TEST_CARD } from '../../client/test-cards.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { type CheckoutCart, useCheckout } from '../../client/use-checkout.ts';
@@ -93,7 +94,7 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
   if (session.error && !isUnauthenticated(session.error)) {
     return (
       <p role="alert" className="error" data-testid="session-error">
-        Could not reach the server: {session.error.message}{' '}
+        {errorWords(session.error)}{' '}
         <button type="button" onClick={() => void session.refetch()}>
           Try again
         </button>
@@ -138,7 +139,7 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
           <Placeholder
             label={
               catalogue.error
-                ? `Catalogue unavailable: ${catalogue.error.message}`
+                ? `Catalogue unavailable. ${errorWords(catalogue.error)}`
                 : 'Loading catalogue…'
             }
           />

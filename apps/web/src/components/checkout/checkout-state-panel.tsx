@@ -66,7 +66,9 @@ function describe(
     case 'network_retrying':
       return {
         title: 'Connection problem, retrying',
-        detail: `No answer from the server (${flow.phase === 'network_retrying' ? flow.detail : ''}). Retrying in ${
+        detail: `No usable answer from the server${
+          flow.phase === 'network_retrying' ? ` (${flow.detail})` : ''
+        }. Retrying in ${
           flow.phase === 'network_retrying' ? flow.secondsLeft : '?'
         } s with the same key, so the payment can happen at most once.`,
         tone: 'warn',
@@ -118,8 +120,9 @@ function describe(
     case 'rejected':
       return {
         title: 'The payment was refused',
-        detail:
-          flow.phase === 'rejected' ? `${flow.message} (${flow.code}). Nothing was charged.` : '',
+        // `message` is the checkout's own wording of the refusal's code (classify-pay-error.ts),
+        // never the server's text.
+        detail: flow.phase === 'rejected' ? `${flow.message}. Nothing was charged.` : '',
         tone: 'bad',
       };
     case 'processing':

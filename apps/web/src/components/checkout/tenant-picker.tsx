@@ -1,6 +1,7 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { errorWords } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 
 export interface DemoMerchant {
@@ -38,7 +39,7 @@ export function TenantPicker({ merchants }: { merchants: readonly DemoMerchant[]
       </div>
       {start.error ? (
         <p role="alert" className="error">
-          Could not sign in: {start.error.message}
+          Could not sign in. {errorWords(start.error)}
         </p>
       ) : null}
     </section>
