@@ -1,11 +1,11 @@
 import { type Attributes, context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   type DataPoint,
   type Histogram,
   MeterProvider,
   MetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
