@@ -458,6 +458,29 @@ describe('GraphQL checkout twin over real HTTP', () => {
     }
   });
 
+  it('the guard and limit refusals and payment_not_found conform to the OpenAPI description', async () => {
+    const send = (query: string, headers: Record<string, string> = auth) =>
+      fetch(`${server.url}/api/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query, variables: { input: cart } }),
+      }).then(observe);
+    const keyed = { ...auth, 'idempotency-key': randomUUID() };
+    const answers = [
+      await send(
+        'mutation($input: PayInput!) { a: pay(input: $input) { paymentId } b: pay(input: $input) { paymentId } }',
+        keyed,
+      ),
+      await send('query { payment(paymentId: "pay_none") { paymentId } }'),
+      await send(`query { ${'a: __typename '.repeat(20)} }`),
+      await send(`query { ${' '.repeat(GRAPHQL_LIMITS.maxDocumentBytes)}__typename }`),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([400, 404, 400, 413]);
+    for (const answer of answers) {
+      expect(openApiViolations('POST', '/api/graphql', answer)).toEqual([]);
+    }
+  });
+
   it('every answer here conforms to the OpenAPI description of POST /api/graphql', async () => {
     const key = randomUUID();
     const send = (headers: Record<string, string>, input: unknown) =>
