@@ -9,6 +9,7 @@ import { idempotencyErrorFormatter } from '../adapters/trpc/error-formatter.ts';
 import { createIdempotencyPlugin, type IdempotencyMeta } from '../adapters/trpc/plugin.ts';
 import { createIdempotency } from '../core/engine.ts';
 import type { IdempotencyEvent } from '../core/types.ts';
+import { StoreTimeoutError } from '../core/with-timeout.ts';
 import { createDrizzleStore } from '../store/drizzle/store.ts';
 import { startTcpProxy, type TcpProxy, viaPort } from '../testing/tcp-proxy.ts';
 import {
@@ -37,11 +38,15 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** The guarded endpoint's store timeout, and the connection's own (far longer) give-up. */
+const STORE_TIMEOUT_MS = 500;
+const CONNECT_TIMEOUT_S = 30;
+
 function guardedEndpoint(url: string, events: IdempotencyEvent[], runs: { n: number }) {
-  const client = postgres(url, { max: 2, connect_timeout: 30, onnotice: () => {} });
+  const client = postgres(url, { max: 2, connect_timeout: CONNECT_TIMEOUT_S, onnotice: () => {} });
   const idempotency = createIdempotency({
     store: createDrizzleStore(drizzle(client)),
-    storeTimeoutMs: 500,
+    storeTimeoutMs: STORE_TIMEOUT_MS,
     onEvent: (e) => events.push(e),
   });
   const handler = withIdempotency(
@@ -91,8 +96,20 @@ describe('fail closed', () => {
     console.log(
       `fail-closed (hung database, storeTimeoutMs 500): 503 after ${(performance.now() - started).toFixed(0)} ms`,
     );
+    const elapsedMs = performance.now() - started;
     expect(responses.map((r) => r.status)).toEqual([503, 503]);
     expect(runs.n).toBe(0);
+    // The store timeout is what answered, by the engine's own measure: each request's store
+    // call failed with StoreTimeoutError after at least the timeout. The hung connection's
+    // own give-up (30 s) would be a different error, far later. The wall-clock bound is only
+    // a loose backstop a third of the way to that give-up, never a tight one.
+    const storeErrors = events.filter((e) => e.type === 'store_error');
+    expect(storeErrors.length).toBeGreaterThanOrEqual(2);
+    for (const e of storeErrors) {
+      expect((e.error as { error: unknown }).error).toBeInstanceOf(StoreTimeoutError);
+      expect(e.durationMs).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
+    }
+    expect(elapsedMs).toBeLessThan((CONNECT_TIMEOUT_S * 1000) / 3);
     proxy.mode = 'forward';
     await endpoint.close();
   });
