@@ -6,6 +6,7 @@ import {
   PassthroughExecution,
   type Phase,
 } from './execution.ts';
+import { sha256Hex } from './fingerprint.ts';
 import { createLeasedEngine } from './leased-engine.ts';
 import {
   type IdempotencyEvent,
@@ -118,6 +119,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
       mode: merged.mode ?? 'leased',
       precheck: merged.precheck ?? 'adaptive',
       waitForResult: merged.waitForResult ?? false,
+      keyScope: merged.keyScope ?? 'principal',
     };
   }
 
@@ -131,15 +133,34 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     } catch (error) {
       return Promise.reject(error);
     }
+    const scoped = scopedToPrincipal(request, policy);
     if (policy.mode === 'atomic')
-      return executeAtomic(request, policy, (exec) => handler(withoutPhases(exec)));
-    return executeLeased(request, policy, handler);
+      return executeAtomic(scoped, policy, (exec) => handler(withoutPhases(exec)));
+    return executeLeased(scoped, policy, handler);
   }
 
   return {
     execute,
     passthrough: ({ tenantId, operation }) =>
       new PassthroughExecution<TTx>(store, tenantId, operation),
+  };
+}
+
+/**
+ * The request as the engines see it under `keyScope: 'principal'`: the principal is folded into
+ * the fingerprint, the part of the key's row that says which request it answers. Another
+ * principal with the same key then meets a different request (422), never a replay of this
+ * one's response. It is not made part of the row's identity: a retry whose principal changed
+ * (a renewed session) must be refused, not run again as a new key.
+ */
+function scopedToPrincipal(
+  request: ExecuteRequest,
+  policy: Required<OperationPolicy>,
+): ExecuteRequest {
+  if (policy.keyScope !== 'principal' || !request.principal) return request;
+  return {
+    ...request,
+    fingerprint: sha256Hex(`${request.fingerprint}\u0000principal\u0000${request.principal}`),
   };
 }
 

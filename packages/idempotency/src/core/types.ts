@@ -77,6 +77,15 @@ export interface OperationPolicy {
    * README "Waiting for the result".
    */
   waitForResult?: WaitForResultPolicy | false;
+  /**
+   * Whose key it is, where the request names a principal (`getPrincipal`: a session, a user,
+   * an API key). `'principal'` (default): the principal is part of what the key answers, so
+   * another principal of the tenant sending the same key and input is refused (422
+   * `idempotency_key_reused`) and never gets the first one's stored response. `'tenant'`: the
+   * key is the tenant's, whoever sends it (a team-wide action retried from another seat).
+   * Without a principal the scope is the tenant either way.
+   */
+  keyScope?: 'principal' | 'tenant';
 }
 
 /**

@@ -80,7 +80,13 @@ describe('idempotentAction (Server Actions)', () => {
         await held;
         return { amount };
       },
-      { idempotency: idempotency(), operation: 'slow', getTenantId: () => 'tenant-a' },
+      {
+        idempotency: idempotency(),
+        operation: 'slow',
+        getTenantId: () => 'tenant-a',
+        // Called as (key, amount): the app says where its key is.
+        getKey: (key) => key,
+      },
     );
     const first = slow('k-slow', 5);
     await running;

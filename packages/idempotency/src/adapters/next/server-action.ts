@@ -33,7 +33,8 @@ export interface IdempotentActionOptions<TArgs extends unknown[], TTx> {
   getPrincipal?: () => string | undefined | Promise<string | undefined>;
   /**
    * The key. Default: the `idempotency-key` field when the first argument is a `FormData`,
-   * else a string first argument.
+   * and nothing else: an ordinary string argument (`buy('book-123')`) is never taken for a
+   * key. Name any other source here, e.g. `(key) => key` for an action called as `(key, ...)`.
    */
   getKey?: (...args: TArgs) => string | null | undefined;
   /** What must not change under one key. Default: the form's fields without the key, or the other arguments. */
@@ -50,8 +51,8 @@ export interface IdempotentActionOptions<TArgs extends unknown[], TTx> {
  * duplicate while the first still runs is refused (409 with `retryAfterSeconds`).
  *
  * The key comes from the form (a hidden `idempotency-key` field the page renders ONCE per
- * intent, so a double submit or a retry sends the same one) or an argument; the tenant from
- * the caller's session. The result must be JSON.
+ * intent, so a double submit or a retry sends the same one) or wherever `getKey` says; the
+ * tenant from the caller's session. The result must be JSON.
  *
  * @example
  * 'use server';
@@ -119,11 +120,9 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
 
 function defaultKey(...args: unknown[]): string | null | undefined {
   const [first] = args;
-  if (isFormData(first)) {
-    const value = first.get(IDEMPOTENCY_KEY_FIELD);
-    return typeof value === 'string' ? value : undefined;
-  }
-  return typeof first === 'string' ? first : undefined;
+  if (!isFormData(first)) return undefined;
+  const value = first.get(IDEMPOTENCY_KEY_FIELD);
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
@@ -134,7 +133,7 @@ function defaultKey(...args: unknown[]): string | null | undefined {
  */
 async function defaultFingerprintInput(...args: unknown[]): Promise<unknown> {
   const [first, ...rest] = args;
-  if (!isFormData(first)) return typeof first === 'string' ? rest : args;
+  if (!isFormData(first)) return args;
   const fields: Record<string, unknown[]> = {};
   for (const [name, value] of first.entries()) {
     if (name === IDEMPOTENCY_KEY_FIELD || name.startsWith('$ACTION')) continue;
