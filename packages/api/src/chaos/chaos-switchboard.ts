@@ -72,6 +72,19 @@ export class ChaosSwitchError extends Error {
 }
 
 /**
+ * The launcher refused a press as too soon (its own count, which outlives a web restart):
+ * nothing was done; try again after `retryAfterSeconds`.
+ */
+export class ChaosSwitchRateLimited extends ChaosSwitchError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * What the web process can do to the system. Implemented over HTTP by
  * {@link createHttpChaosSwitchboard}; tests may pass a fake.
  */

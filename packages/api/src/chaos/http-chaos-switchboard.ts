@@ -2,6 +2,7 @@ import {
   type ChaosPart,
   type ChaosSwitchboard,
   ChaosSwitchError,
+  ChaosSwitchRateLimited,
   type ProcessorFaultSwitchName,
 } from './chaos-switchboard.ts';
 
@@ -80,6 +81,12 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
       );
     }
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (response.status === 429) {
+      throw new ChaosSwitchRateLimited(
+        String(body.error ?? 'pressed too soon'),
+        Math.max(1, Number(body.retryAfterSeconds) || 1),
+      );
+    }
     if (!response.ok) {
       throw new ChaosSwitchError(String(body.error ?? `launcher answered ${response.status}`));
     }

@@ -6,6 +6,7 @@ import {
   CHAOS_PRESS_COOLDOWN_MS,
   type ChaosSwitchboard,
   ChaosSwitchError,
+  ChaosSwitchRateLimited,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
   PROCESSOR_FAULT_SWITCHES,
@@ -127,6 +128,13 @@ export async function chaosPress({
         '(the connection is closed)';
     }
   } catch (error) {
+    if (error instanceof ChaosSwitchRateLimited) {
+      cooldown.release(key, nowMs);
+      throw new ApiError('chaos_switch_rate_limited', error.message, {
+        switch: name,
+        retryAfterSeconds: error.retryAfterSeconds,
+      });
+    }
     if (error instanceof ChaosSwitchError) {
       cooldown.release(key, nowMs);
       throw new ApiError('chaos_switch_failed', error.message);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChaosSwitchboard,
   ChaosSwitchError,
+  ChaosSwitchRateLimited,
   type LauncherSwitchName,
   type ProcessorFaultSwitchName,
 } from '../../chaos/chaos-switchboard.ts';
@@ -149,16 +150,15 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
   let h: ApiTestHarness;
   let now = Date.parse('2030-01-01T00:00:00Z');
   const recording = recordingSwitchboard();
-  let failNextLauncherPress = false;
+  let nextLauncherError: Error | undefined;
   beforeAll(async () => {
     h = await createApiTestHarness('api_chaos_cooldown', {
       chaos: {
         ...recording.board,
         pressLauncherSwitch: async (name) => {
-          if (failNextLauncherPress) {
-            failNextLauncherPress = false;
-            throw new ChaosSwitchError('no worker is up to kill');
-          }
+          const error = nextLauncherError;
+          nextLauncherError = undefined;
+          if (error) throw error;
           return recording.board.pressLauncherSwitch(name);
         },
       },
@@ -211,10 +211,21 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
   it('a press that could not act costs no wait', async () => {
     now += 60_000;
     const api = h.caller(bearer('tenant_a')).api;
-    failNextLauncherPress = true;
+    nextLauncherError = new ChaosSwitchError('no worker is up to kill');
     expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toMatchObject({
       code: 'chaos_switch_failed',
     });
     expect((await api.ops.chaosPress({ switch: 'kill_worker' })).did).toBe('kill_worker done');
+  });
+
+  it('the launcher’s own refusal (its count outlives a web restart) is 429 too, not a failure', async () => {
+    now += 60_000;
+    const caller = h.caller(bearer('tenant_a'));
+    nextLauncherError = new ChaosSwitchRateLimited('kill_web was pressed moments ago', 17);
+    expect(await refusal(caller.api.ops.chaosPress({ switch: 'kill_web' }))).toEqual({
+      trpc: 'TOO_MANY_REQUESTS',
+      code: 'chaos_switch_rate_limited',
+    });
+    expect(caller.resHeaders.get('retry-after')).toBe('17');
   });
 });
