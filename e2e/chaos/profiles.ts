@@ -76,17 +76,19 @@ export const PROFILES: Record<string, ChaosProfile> = {
     browserConcurrency: 6,
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,
-    // The least a ci run must do (measured: see docs/chaos.md, "Floors"). Below any of these
-    // the run proves too little and fails, whatever the checker says.
+    // The least a ci run must do. Below any of these the run proves too little and fails,
+    // whatever the checker says. Each sits well under what ci runs reach (docs/chaos.md,
+    // "Floors": seed 1 reached 108, 23, 13, 122, 2, 18, 227, 10; earlier runs the ranges
+    // there), except browserStarted, the suite's promise of >= 20 browser customers.
     floors: {
       intentsWithPayment: 60,
       browserStarted: 20,
-      browserWithPayment: 8,
-      requestsOk: 100,
+      browserWithPayment: 5,
+      requestsOk: 60,
       killsInAmbiguityWindow: 1,
-      lostResponsesCommitted: 2,
-      leaseTakeovers: 3,
-      expiriesCrossed: 1,
+      lostResponsesCommitted: 3,
+      leaseTakeovers: 5,
+      expiriesCrossed: 2,
     },
   },
   /** A laptop or a nightly job: thousands of checkouts. */

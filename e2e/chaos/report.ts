@@ -147,6 +147,7 @@ export function markdownReport(
     `| lease takeovers | ${coverage.leaseTakeovers} |`,
     `| stalled workers fenced at their first write after a takeover | ${coverage.staleWorkersFenced} |`,
     `| reconciler reads of a recorded intent answered 404 | ${coverage.unreadableIntentsReconciled} |`,
+    `| reads of a lagging object answered 404 (processor's count) | ${coverage.laggedReadsAnswered404} |`,
     `| key expiries crossed by a late duplicate | ${coverage.expiriesCrossed} |`,
     `| replays served | ${coverage.replaysServed} |`,
     `| fault kinds never fired | ${coverage.neverFired.join(', ') || 'none'} |`,

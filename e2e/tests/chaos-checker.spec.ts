@@ -383,7 +383,7 @@ test('coverage counts fired faults and lists the kinds that never fired', () => 
   expect(coverage.neverFired).toEqual(['delay']);
 });
 
-test('a fault counts as fired when it bit: a processor fault by its consumption, a storm by its terminations', () => {
+test('a fault counts as fired when it bit: a processor fault by its consumption, a storm by its terminations, a pause inside a job', () => {
   const history = historyOf(['ok'], 'succeeded');
   const armed = (id: string, kind: string, faultId: string) => {
     history.nemesis({ phase: 'start', id, kind, target: 'processor' });
@@ -391,7 +391,7 @@ test('a fault counts as fired when it bit: a processor fault by its consumption,
   };
   armed('n1', 'fail_after_charge', 'fault_bit');
   armed('n2', 'delay', 'fault_idle');
-  armed('n3', 'not_found', 'fault_lag_unread');
+  armed('n3', 'not_found', 'fault_lag');
   history.nemesis({ phase: 'start', id: 'n4', kind: 'pg_terminate_storm', target: 'postgres' });
   history.nemesis({
     phase: 'end',
@@ -408,37 +408,39 @@ test('a fault counts as fired when it bit: a processor fault by its consumption,
     target: 'postgres',
     bit: 3,
   });
+  // A pause that stopped an idle worker (no job) did not bite.
+  history.nemesis({ phase: 'start', id: 'n6', kind: 'pause_worker', target: 'worker-1' });
+  history.nemesis({ phase: 'end', id: 'n6', kind: 'pause_worker', target: 'worker-1', bit: 0 });
   const snap: Snapshot = {
     ...snapshot([payment()], [charge()]),
-    faultUses: { byId: { fault_bit: 1, fault_idle: 0, fault_lag_unread: 1 }, byKind: {} },
+    faultUses: { byId: { fault_bit: 1, fault_idle: 0, fault_lag: 1 }, byKind: {} },
   };
-  const kinds = ['fail_after_charge', 'delay', 'not_found', 'pg_terminate_storm'] as const;
+  const kinds = [
+    'fail_after_charge',
+    'delay',
+    'not_found',
+    'pg_terminate_storm',
+    'pause_worker',
+  ] as const;
   const coverage = measureCoverage(history.events, snap, kinds, { keyTtlMs: 1000, startedAt: T0 });
   expect(coverage.injected).toEqual({
     fail_after_charge: 1,
     delay: 1,
     not_found: 1,
     pg_terminate_storm: 2,
+    pause_worker: 1,
   });
   // Armed, never matched: not fired. A storm that terminated nobody: not fired.
-  // not_found's charge bit, but no read of the lagging intent answered 404: not fired.
-  expect(coverage.fired).toEqual({ fail_after_charge: 1, pg_terminate_storm: 1 });
-  expect(coverage.neverFired).toEqual(['delay', 'not_found']);
-  // Once a lagging read answered 404, not_found bit too.
-  const withRead = measureCoverage(
-    history.events,
-    { ...snap, faultUses: { ...snap.faultUses!, byKind: { not_found: 2 } } },
-    kinds,
-    { keyTtlMs: 1000, startedAt: T0 },
-  );
-  expect(withRead.neverFired).toEqual(['delay']);
+  expect(coverage.fired).toEqual({ fail_after_charge: 1, not_found: 1, pg_terminate_storm: 1 });
+  expect(coverage.neverFired).toEqual(['delay', 'pause_worker']);
+  expect(coverage.laggedReadsAnswered404).toBe(0);
   // A snapshot without consumption (a target that cannot tell) fires no processor fault.
   expect(
     measureCoverage(history.events, snapshot([payment()], [charge()]), kinds, {
       keyTtlMs: 1000,
       startedAt: T0,
     }).neverFired,
-  ).toEqual(['fail_after_charge', 'delay', 'not_found']);
+  ).toEqual(['fail_after_charge', 'delay', 'not_found', 'pause_worker']);
 });
 
 test('a run that did no work fails the ci floors, and a crashed client fails any run', () => {

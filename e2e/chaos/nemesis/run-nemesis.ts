@@ -106,7 +106,15 @@ async function inject(
     await sleep(event.downMs);
     await target.resume(worker);
     history.lifecycle({ process: worker, event: 'resumed' });
-    record('end', worker, `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`);
+    // A pause bites when it lands inside a job (a worker stopped while idle proves little).
+    history.nemesis({
+      phase: 'end',
+      id: event.id,
+      kind: event.kind,
+      target: worker,
+      detail: `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`,
+      bit: stopped.job ? 1 : 0,
+    });
     return;
   }
   if (event.kind === 'pg_crash_restart') {
