@@ -4,7 +4,8 @@
  * the timeline of that payment (/ops/payments/<id>). Run by hand, not part of `npm test`:
  *
  *   npm run demo                              # in one terminal
- *   npx tsx scripts/screenshots.ts            # in another; --url http://127.0.0.1:3000 --out docs/screenshots
+ *   npx tsx scripts/screenshots.ts --operator-code <the code the demo printed>
+ *                                             # in another; --url http://127.0.0.1:3000 --out docs/screenshots
  *
  * It pays once (a test card, tenant_a), so the pictures show a real payment, and where the
  * demo has chaos switches it presses "Kill a worker" and waits for the restart, so the
@@ -21,8 +22,15 @@ const { values } = parseArgs({
   options: {
     url: { type: 'string', default: `http://127.0.0.1:${process.env.ONCE_WEB_PORT ?? 3000}` },
     out: { type: 'string', default: path.join(repoRoot, 'docs/screenshots') },
+    // The cockpit's demo sign-in asks for the code `npm run demo` printed in its banner.
+    'operator-code': { type: 'string' },
   },
 });
+const operatorCode = values['operator-code'] ?? '';
+if (!operatorCode) {
+  console.error('pass --operator-code <the operator code `npm run demo` printed>');
+  process.exit(1);
+}
 const webUrl = values.url.replace(/\/$/, '');
 const outDir = path.resolve(values.out);
 /** One projector-like size at scale 1 keeps each PNG small. */
@@ -63,6 +71,7 @@ async function main(): Promise<void> {
     const operator = await browser.newContext({ viewport: { ...viewport, height: 1100 } });
     const cockpit = await operator.newPage();
     await cockpit.goto(`${webUrl}/ops`);
+    await cockpit.getByLabel('Operator code').fill(operatorCode);
     await cockpit.getByTestId('operator-tenant_a').click();
     await cockpit
       .getByTestId('ops-payments')

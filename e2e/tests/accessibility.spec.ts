@@ -1,6 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page, test } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
+import { signInAsOperator } from '../support/operator-sign-in.ts';
 import { useTestSystem } from '../support/system.ts';
 
 // The pages as a visitor meets them: no console errors, no failed requests, no layout
@@ -77,7 +78,7 @@ test('a normal load of checkout and cockpit logs no console error and no failed 
   // A shopper's session does not open the cockpit: the sign-in is part of a normal load.
   await expect(page.getByTestId('operator-required')).toBeVisible();
   expect(await seriousViolations(page), 'operator sign-in').toEqual([]);
-  await page.getByTestId('operator-tenant_a').click();
+  await signInAsOperator(page, system());
   await expect(page.getByTestId('ops-payments')).toBeVisible();
   await page.waitForLoadState('networkidle');
   expect(problems).toEqual([]);
@@ -132,7 +133,7 @@ test('checkout and cockpit have no serious or critical accessibility violation (
   // A shopper's session does not open the cockpit: the sign-in is part of a normal load.
   await expect(page.getByTestId('operator-required')).toBeVisible();
   expect(await seriousViolations(page), 'operator sign-in').toEqual([]);
-  await page.getByTestId('operator-tenant_a').click();
+  await signInAsOperator(page, system());
   await expect(page.getByTestId('ops-payments')).toBeVisible();
   await page.waitForLoadState('networkidle');
   expect(await seriousViolations(page), 'cockpit').toEqual([]);

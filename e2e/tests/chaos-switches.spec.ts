@@ -7,6 +7,7 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
+import { signInAsOperator } from '../support/operator-sign-in.ts';
 import { useTestSystem } from '../support/system.ts';
 
 /**
@@ -28,7 +29,7 @@ const system = useTestSystem({
 async function openCockpit(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   await page.goto(`${system().webUrl}/ops`);
-  await page.getByTestId('operator-tenant_a').click();
+  await signInAsOperator(page, system());
   await expect(page.getByTestId('chaos-switches')).toBeVisible();
   return page;
 }

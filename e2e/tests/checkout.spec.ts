@@ -10,6 +10,7 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
+import { signInAsOperator } from '../support/operator-sign-in.ts';
 import { useTestSystem } from '../support/system.ts';
 
 // One system for the browser-side chaos of a single checkout: each test has its own
@@ -170,7 +171,7 @@ test('the operator cockpit shows the payment, its completed key and its finished
   await page.goto(`${system().webUrl}/ops`);
   // The shopper's session does not open the cockpit: sign in as the merchant's operator.
   await expect(page.getByTestId('operator-required')).toBeVisible();
-  await page.getByTestId('operator-tenant_a').click();
+  await signInAsOperator(page, system());
   const paymentRow = page
     .getByTestId('ops-payments')
     .getByRole('row')

@@ -1,6 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
+import { signInAsOperator } from '../support/operator-sign-in.ts';
 import { useTestSystem } from '../support/system.ts';
 
 // The cockpit's key panel: an operator looks up the key of a finished payment, sees that it
@@ -17,7 +18,7 @@ test('an operator looks up a payment’s idempotency key and evicts it with a re
   expect(shown.state).toBe('succeeded');
 
   await page.goto(`${system().webUrl}/ops`);
-  await page.getByTestId('operator-tenant_a').click();
+  await signInAsOperator(page, system());
   const panel = page.getByTestId('key-actions');
   await panel.getByLabel('Idempotency-Key').fill(shown.idempotencyKey);
   await panel.getByRole('button', { name: 'Look up' }).click();

@@ -3,6 +3,7 @@ import { adminClient } from '@once/processor/testing';
 import { expect, test } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
+import { signInAsOperator } from '../support/operator-sign-in.ts';
 import { useTestSystem } from '../support/system.ts';
 
 // The life of one payment in the cockpit: pay with a processor fault, open the payment's
@@ -38,7 +39,7 @@ test('the timeline draws a payment across browser, web, worker and processor, wi
   await expectInvariant(system(), [shown]);
 
   await page.goto(`${system().webUrl}/ops`);
-  await page.getByTestId('operator-tenant_a').click();
+  await signInAsOperator(page, system());
   await expect(page.getByTestId('ops-stuck')).toHaveAttribute('data-stuck', '0');
   const row = page
     .getByTestId('ops-payments')

@@ -1,0 +1,20 @@
+import type { Page } from '@playwright/test';
+import type { RunningSystem } from '../../scripts/system/start-system.ts';
+
+/**
+ * On the cockpit's sign-in, signs in as the demo operator of `tenantId` the way a presenter
+ * does: types the run's operator code (the launcher made it and gave it to the web process as
+ * ONCE_OPERATOR_CODE) and picks the merchant.
+ *
+ * @example
+ * await page.goto(`${system().webUrl}/ops`);
+ * await signInAsOperator(page, system());
+ */
+export async function signInAsOperator(
+  page: Page,
+  system: Pick<RunningSystem, 'operatorCode'>,
+  tenantId = 'tenant_a',
+): Promise<void> {
+  await page.getByLabel('Operator code').fill(system.operatorCode);
+  await page.getByTestId(`operator-${tenantId}`).click();
+}
