@@ -36,7 +36,10 @@ async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boo
 const restartedLines = (name: string) =>
   logLines.filter((l) => new RegExp(`^${name}\\s*\\| restarted \\(pid \\d+\\)$`).test(l)).length;
 
-/** Pays with a new key (retrying with that key through an outage) and waits until charged. */
+/**
+ * Pays with a new key (retrying with that key through an outage), waits until it succeeded,
+ * then counts the processor's ledger: "charged once" is one charge there, not a status.
+ */
 async function payAndSettle(): Promise<string> {
   const key = randomUUID();
   keys.push(key);
@@ -54,6 +57,15 @@ async function payAndSettle(): Promise<string> {
     expect(status).toBe('succeeded');
   } finally {
     await sql.end({ timeout: 1 });
+  }
+  const ledger = postgres(system.processorDatabaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await ledger<{ n: number }[]>`
+      select count(*)::int as n from ledger_entries
+      where kind = 'charge' and metadata->>'payment_id' = ${outcome.paymentId!}`;
+    expect(row!.n, `ledger charges for ${outcome.paymentId}`).toBe(1);
+  } finally {
+    await ledger.end({ timeout: 1 });
   }
   return outcome.paymentId!;
 }
@@ -118,6 +130,9 @@ describe('the launcher restarts parts that die', () => {
   }, 200_000);
 
   it('PostgreSQL SIGKILLed (its whole process group) restarts on the same data and port', async () => {
+    // Self-contained: a payment of its own before the crash, so "the same data" is shown
+    // even when this test runs alone (before, only earlier tests' payments stood for it).
+    const beforeCrash = await payAndSettle();
     const pg = running(system.supervisor, 'postgres');
     process.kill(-pg.child.pid!, 'SIGKILL');
     expect(await waitFor(() => restartedLines('postgres') === 1, 60_000), logLines.join('\n')).toBe(
@@ -135,8 +150,11 @@ describe('the launcher restarts parts that die', () => {
     const sql = postgres(system.databaseUrl, { max: 1, onnotice: () => {} });
     const rows = await sql<{ count: number }[]>`
       select count(*)::int as count from payments where idempotency_key = any(${keys})`;
+    const [kept] = await sql<{ status: string }[]>`
+      select status from payments where id = ${beforeCrash}`;
     await sql.end({ timeout: 1 });
     expect(rows[0]?.count).toBe(keys.length);
+    expect(kept?.status).toBe('succeeded');
   }, 150_000);
 
   it('stopping leaves no process behind, restarted ones and the database included', async () => {
