@@ -145,30 +145,37 @@ function isGraphqlError(value: unknown): value is GraphQLError {
  * What the client may see of an error, for Yoga's masking and the idempotency guard's alike:
  * GraphQL's own errors (validation, variables, these limits) and the API's and the key's
  * refusals keep their message and stable `extensions.code`; anything else (a database error
- * with SQL and host names, a bug) is "Unexpected error." with `INTERNAL_SERVER_ERROR`, and is
- * logged here in full.
+ * with SQL and host names, a bug) is "Unexpected error." with `INTERNAL_SERVER_ERROR`. Yoga
+ * logs what it masks; {@link maskGuardedError} logs what the guard masks.
  */
 export function maskGraphqlError(error: unknown): GraphQLError {
   let cause: unknown = error;
   while (isGraphqlError(cause)) cause = cause.originalError;
-  if (isGraphqlError(error)) {
-    if (cause == null) return error;
-    const shown =
-      isApiError(cause) || isIdempotencyError(cause) ? asGraphqlError(cause) : undefined;
-    if (isGraphqlError(shown)) {
-      // Already the refusal (a resolver converted it): the same error, so Yoga does not log it.
-      if (error.extensions?.code === shown.extensions.code) return error;
-      return new GraphQLError(shown.message, {
-        nodes: error.nodes,
-        path: error.path,
-        extensions: shown.extensions,
-      });
-    }
+  const located = isGraphqlError(error) ? error : undefined;
+  // Raised as a GraphQL error on purpose (validation, variables, the limits, the guard).
+  if (located && cause == null) return located;
+  if (isApiError(cause) || isIdempotencyError(cause)) {
+    const shown = asGraphqlError(cause) as GraphQLError;
+    // Already the refusal (a resolver converted it): the same object, so Yoga does not log it.
+    if (located && located.extensions.code === shown.extensions.code) return located;
+    return new GraphQLError(shown.message, {
+      nodes: located?.nodes,
+      path: located?.path,
+      extensions: shown.extensions,
+    });
   }
-  console.error('web: graphql: unexpected error, answered masked:', cause ?? error);
-  return isGraphqlError(error)
-    ? maskUnexpectedError(error)
+  return located
+    ? maskUnexpectedError(located)
     : new GraphQLError(UNEXPECTED_ERROR_MESSAGE, { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
+
+/** {@link maskGraphqlError} for the guard, which answers past Yoga (and its logging). */
+function maskGuardedError(error: GraphQLError): GraphQLError {
+  const masked = maskGraphqlError(error);
+  if (masked.extensions.code === 'INTERNAL_SERVER_ERROR') {
+    console.error('web: graphql: unexpected error in a guarded mutation, answered masked:', error);
+  }
+  return masked;
 }
 
 const resolvers = {
@@ -330,7 +337,7 @@ export function createGraphqlHandler(
           getPrincipal: (context) => context.tenant.principal,
           // The guard answers itself, past Yoga's masking: the same rule, so a guarded
           // mutation's errors look like every other's (and are stored that way).
-          maskError: maskGraphqlError,
+          maskError: maskGuardedError,
         }),
       ],
     });

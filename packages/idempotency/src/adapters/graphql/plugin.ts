@@ -42,8 +42,8 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
  * - `idempotency_guarded_fields_multiple`: more than one guarded field would execute (another
  *   field, an alias, or a fragment); a key guards one.
  * - `idempotency_guarded_field_undecidable`: a guarded field the guard cannot see execute
- *   (under a fragment whose type condition is not the mutation type, below another field, or
- *   behind an `@skip` / `@include` the variables do not decide).
+ *   (under a fragment on a type without that field, below another field returning the
+ *   mutation type, or behind an `@skip` / `@include` the variables do not decide).
  */
 export type GraphqlGuardRefusalCode =
   | 'idempotency_guarded_fields_multiple'
@@ -73,6 +73,7 @@ export function maskUnexpectedError(error: GraphQLError): GraphQLError {
     path: error.path,
   };
   if (isIdempotencyError(cause)) {
+    if (error.extensions?.code === cause.code) return error;
     return new GraphQLError(cause.message, { ...at, extensions: toGraphqlError(cause).extensions });
   }
   return new GraphQLError(UNEXPECTED_ERROR_MESSAGE, {
