@@ -326,17 +326,17 @@ export class AlreadyCompletedError extends IdempotencyError {
 }
 
 /**
- * `complete` was given something that is not a transaction (the database itself): the
- * completion would autocommit on its own while the business transaction may still roll back,
+ * `complete` (or `advance`) was given something that is not a transaction (the database
+ * itself): the write would autocommit on its own while the business transaction may still roll back,
  * and a retry would be told the operation succeeded when nothing of it exists. Nothing is written.
  *
  * @example
  * await db.transaction(async (tx) => { await pay(tx); await exec.complete(db, r); }); // throws
  */
 export class CompleteOutsideTransactionError extends IdempotencyError {
-  constructor(operation: string) {
+  constructor(operation: string, method: 'complete' | 'advance' = 'complete') {
     super('idempotency_complete_outside_transaction', {
-      message: `exec.complete for "${operation}" was given the database, not the transaction of the business writes: pass the tx your db.transaction callback received`,
+      message: `exec.${method} for "${operation}" was given the database, not the transaction of the business writes: pass the tx your db.transaction callback received`,
     });
     this.name = 'CompleteOutsideTransactionError';
   }

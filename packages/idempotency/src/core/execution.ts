@@ -164,6 +164,7 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   }
 
   async advance(tx: TTx, recoveryPoint: string, data: unknown = null): Promise<void> {
+    assertInTransaction(this.#init.store, tx, this.operation, 'advance');
     const result = await this.#init.store.advance(
       tx,
       this.#init.id,
@@ -254,14 +255,15 @@ export class PassthroughExecution<TTx> implements Execution<TTx> {
 }
 
 /**
- * Refuse a `complete` given the database instead of a transaction (where the store can tell):
- * it would commit the key on its own, whatever becomes of the business transaction.
+ * Refuse a `complete` or `advance` given the database instead of a transaction (where the store
+ * can tell): it would commit the key on its own, whatever becomes of the business transaction.
  */
 export function assertInTransaction<TTx>(
   store: IdempotencyStore<TTx>,
   tx: TTx,
   operation: string,
+  method: 'complete' | 'advance' = 'complete',
 ): void {
   if (store.isTransaction && !store.isTransaction(tx))
-    throw new CompleteOutsideTransactionError(operation);
+    throw new CompleteOutsideTransactionError(operation, method);
 }

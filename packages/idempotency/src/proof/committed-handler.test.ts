@@ -290,3 +290,24 @@ describe('the transaction type reaches complete in the documented setups', () =>
     expect(typeof typeOnly).toBe('function');
   });
 });
+
+describe('advance given the database instead of the transaction', () => {
+  it('is refused before writing: the recovery point never runs ahead of a rolled-back phase', async () => {
+    const idempotency = engine();
+    const key = newKey();
+    const error = await refusal(
+      idempotency.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, (exec) =>
+        t.db.transaction(async (tx) => {
+          await tx.execute(sql`insert into effects (key) values (${key})`);
+          await exec.advance(t.db as unknown as Tx, 'charged');
+          return { status: 200, headers: {}, body: null };
+        }),
+      ),
+    );
+    expect(error.code).toBe('idempotency_complete_outside_transaction');
+    const [row] =
+      await t.sql`select state, recovery_point from idempotency_keys where key = ${key}`;
+    expect(row).toEqual({ state: 'released', recovery_point: 'started' });
+    expect(await effects(key)).toBe(0);
+  });
+});
