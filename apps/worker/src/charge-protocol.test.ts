@@ -109,6 +109,10 @@ describe('the charge protocol when windows do not fit', () => {
       'succeeded',
     );
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
+    // The hold really happened: the processor applied a delay (its own count of uses).
+    const [held] = await processor.sql<{ n: number }[]>`
+      select coalesce(sum(taken), 0)::int as n from faults where kind = 'delay'`;
+    expect(held!.n).toBeGreaterThanOrEqual(1);
     await expectConvergedInvariantHolds(app.url, processor.database.url);
   }, 90_000);
 });

@@ -58,9 +58,22 @@ async function waitForJobEnd(sql: postgres.Sql, paymentId: string, timeoutMs = 3
   }
 }
 
+/** Uses of the faults armed since `before` (ids), per kind: the processor's own count. */
+async function takenSince(before: Set<string>): Promise<Record<string, number>> {
+  const rows = await processor.sql<{ id: string; kind: string; taken: number }[]>`
+    select id, kind, taken from faults`;
+  const taken: Record<string, number> = {};
+  for (const r of rows.filter((r) => !before.has(r.id)))
+    taken[r.kind] = (taken[r.kind] ?? 0) + r.taken;
+  return taken;
+}
+const faultIds = async () =>
+  new Set((await processor.sql<{ id: string }[]>`select id from faults`).map((r) => r.id));
+
 describe('a 404 retrieving the recorded intent means "cannot tell yet"', () => {
   it('retries with backoff until the intent is readable: succeeded by its own job, one charge', async () => {
     const { sql } = app.client;
+    const before = await faultIds();
     // The confirm charges, its answer is a 500, and the intent's reads by id answer 404 for 3 s.
     await processor.armFault({
       kind: 'fail_after_charge',
@@ -79,10 +92,15 @@ describe('a 404 retrieving the recorded intent means "cannot tell yet"', () => {
         and detail->>'jobNow' = 'dead'`;
     expect(unknown).toHaveLength(0);
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
+    // The faults bit: the confirm's 500, and at least one read answered 404 by the lag.
+    const taken = await takenSince(before);
+    expect(taken.fail_after_charge).toBe(1);
+    expect(taken.not_found ?? 0).toBeGreaterThanOrEqual(1);
   });
 
   it('bounded: a 404 that never ends uses up the attempts, then the normal unknown path', async () => {
     const { sql } = app.client;
+    const before = await faultIds();
     await processor.armFault({ kind: 'fail_after_charge', path_prefix: '/v1/payment_intents/pi_' });
     // Every read by id of the intent answers 404 (a read that never catches up).
     await processor.armFault({
@@ -97,6 +115,10 @@ describe('a 404 retrieving the recorded intent means "cannot tell yet"', () => {
     // Out of attempts (ambiguous all the way), not refused on the first 404.
     expect(end.code).toBe('retries_exhausted');
     expect(end.last_error).toMatch(/resource_missing/);
+    // The confirm's 500 bit once, and every later attempt's read was a 404 of the fault.
+    const taken = await takenSince(before);
+    expect(taken.fail_after_charge).toBe(1);
+    expect(taken.not_found ?? 0).toBeGreaterThanOrEqual(2);
     await processor.sql`delete from faults`;
     // Charged once; settling it is the reconciler's job now (kept away in this file).
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
