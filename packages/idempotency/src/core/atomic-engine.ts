@@ -34,9 +34,7 @@ import type {
 export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emit, callStore } = context;
   const advisor = createPrecheckAdvisor();
-  /** Keys with a request running in this process (how many), to tell a duplicate from a new key. */
-  const running = new Map<string, number>();
-  const keyOf = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
+  const running = createRunningKeys();
 
   /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
   async function answerAfterConflict(
@@ -98,62 +96,72 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     { found, readFirst, waiting, record }: Start,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
-    // The allowance is counted BEFORE the handler, in one conditional UPSERT (below the cap or
-    // not at all), so concurrent new keys of one principal cannot pass the cap together; the
-    // count is given back when this request stores no key (it failed, refused, or met a
-    // duplicate that committed first). Refused requests count nothing.
     const limit = policy.rateLimited ? context.rateLimit : undefined;
     const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
-    let counted: { windowStartMs?: number } | undefined;
+    let counted: Counted | undefined;
     if (limit && !found) {
-      const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
-        failClosed: true,
-      });
-      if (count.limited) {
-        // Without the pre-check this may be a retry of a finished key, which is answered,
-        // never refused: read the key before refusing (only when the principal is limited).
-        if (!readFirst) {
-          const existing = await callStore('lookup', id, () => store.lookup(id), {
-            failClosed: true,
-          });
-          if (existing && !mayOverwriteFoundKey(existing, request.fingerprint)) {
-            record(true);
-            return context.answerExisting(id, existing.record, request.fingerprint);
-          }
-        }
-        // A duplicate of a key still running here holds the count that filled the window: it
-        // is in use (409, as without a cap), not a new key.
-        if (running.has(keyOf(id))) {
-          record(true);
-          emit(eventBase('in_use', id));
-          throw new IdempotencyError('idempotency_key_in_use', {
-            retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
-          });
-        }
-        throw context.refuseRateLimited(id, count.retryAfterSeconds);
-      }
+      const count = await countNewKey(request, scope, limit, readFirst, record);
+      if (count.kind !== 'counted') return count;
       counted = count;
     }
-
-    const running_ = keyOf(id);
-    running.set(running_, (running.get(running_) ?? 0) + 1);
+    const leave = running.enter(id);
     const exec = newExecution(request, policy, waiting);
     try {
       return await runHandler(request, exec, handler, { found, readFirst, record });
     } finally {
-      const left = (running.get(running_) ?? 1) - 1;
-      if (left === 0) running.delete(running_);
-      else running.set(running_, left);
+      leave();
       if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
     }
   }
 
-  /** Give back the count of a request that stored no key; a store hiccup keeps it (the strict side). */
-  async function giveBack(
-    id: KeyIdentity,
+  /** A new key counted against its principal's allowance, in the window it was counted in. */
+  interface Counted {
+    kind: 'counted';
+    windowStartMs?: number;
+  }
+
+  /**
+   * Count this request's new key BEFORE the handler, in one conditional UPSERT (below the cap
+   * or not at all), so concurrent new keys of one principal cannot pass the cap together; the
+   * count is given back when the request stores no key (`giveBack`). At the cap, a retry of a
+   * finished key is answered and a duplicate of a key running here is in use; only a new key
+   * is refused, and a refusal counts nothing.
+   */
+  async function countNewKey(
+    request: ExecuteRequest,
     scope: RateLimitScope,
-    { windowStartMs }: { windowStartMs?: number },
-  ): Promise<void> {
+    limit: { maxNewKeys: number; windowMs: number },
+    readFirst: boolean,
+    record: (keyWasTaken: boolean) => void,
+  ): Promise<Counted | ExecuteOutcome> {
+    const id = identity(request);
+    const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
+      failClosed: true,
+    });
+    if (!count.limited) return { kind: 'counted', windowStartMs: count.windowStartMs };
+    // Without the pre-check this may be a retry of a finished key, which is answered, never
+    // refused: read the key before refusing (only when the principal is limited).
+    if (!readFirst) {
+      const existing = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+      if (existing && !mayOverwriteFoundKey(existing, request.fingerprint)) {
+        record(true);
+        return context.answerExisting(id, existing.record, request.fingerprint);
+      }
+    }
+    // A duplicate of a key still running here may hold the count that filled the window: it is
+    // in use (409, as without a cap), not a new key.
+    if (running.has(id)) {
+      record(true);
+      emit(eventBase('in_use', id));
+      throw new IdempotencyError('idempotency_key_in_use', {
+        retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
+      });
+    }
+    throw context.refuseRateLimited(id, count.retryAfterSeconds);
+  }
+
+  /** Give back the count of a request that stored no key; a store hiccup keeps it (the strict side). */
+  async function giveBack(id: KeyIdentity, scope: RateLimitScope, { windowStartMs }: Counted) {
     if (!store.giveBackNewKey || windowStartMs === undefined) return;
     await callStore('giveBackNewKey', id, async () =>
       store.giveBackNewKey?.(scope, windowStartMs),
@@ -249,4 +257,23 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       return undefined;
     return context.answerExisting(id, found.record, fingerprint);
   }
+}
+
+/** Keys with a request running in this process, to tell a duplicate at the cap from a new key. */
+function createRunningKeys() {
+  const counts = new Map<string, number>();
+  const keyOf = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
+  return {
+    has: (id: KeyIdentity) => counts.has(keyOf(id)),
+    /** Mark `id` running; the returned function marks this request done. */
+    enter(id: KeyIdentity): () => void {
+      const key = keyOf(id);
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      return () => {
+        const left = (counts.get(key) ?? 1) - 1;
+        if (left === 0) counts.delete(key);
+        else counts.set(key, left);
+      };
+    },
+  };
 }

@@ -94,7 +94,7 @@ describe('Server Action: the key comes only from where the app says', () => {
     // The form field is still the default; `getKey` names any other source.
     const form = new FormData();
     form.set(IDEMPOTENCY_KEY_FIELD, newKey());
-    const formBuy = idempotentAction(async () => ({ ok: true }), {
+    const formBuy = idempotentAction(async (_exec, _form: FormData) => ({ ok: true }), {
       idempotency,
       operation: 'buy-form',
       getTenantId: () => 't',
