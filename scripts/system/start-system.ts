@@ -4,7 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateSecrets } from '@once/env';
 import { ensureDatabase, findFreePort, processorDatabaseUrlFor } from '@once/postgres';
-import { POSTGRES_FAILED_PREFIX, serverUser, throwAwayDataDir } from '@once/postgres/embedded';
+import {
+  embeddedAdminUrl,
+  POSTGRES_FAILED_PREFIX,
+  serverUser,
+  throwAwayDataDir,
+} from '@once/postgres/embedded';
 import { type ChaosControl, startChaosControl } from './chaos-control.ts';
 import { newOperatorCode } from './operator-code.ts';
 import type { RestartPolicy } from './restart-policy.ts';
@@ -136,7 +141,8 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       failLine: new RegExp(`^${POSTGRES_FAILED_PREFIX}(.*)$`),
       readyTimeoutMs: 60_000,
     });
-    const adminUrl = new URL(pg.readyMatch![1]!);
+    // Printed with its password masked; the cluster's password is in its data directory.
+    const adminUrl = new URL(embeddedAdminUrl(pg.readyMatch![1]!, options.pgDataDir!));
     adminUrl.pathname = '/once';
     databaseUrl = adminUrl.toString();
   }

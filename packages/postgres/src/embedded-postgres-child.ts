@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EmbeddedPostgresHandle } from './embedded-postgres.ts';
+import { embeddedAdminUrl } from './embedded-postgres-password.ts';
 import { POSTGRES_FAILED_PREFIX, PostgresStartupError } from './embedded-postgres-startup-error.ts';
 import { findFreePort } from './postgres-admin.ts';
 
@@ -54,6 +55,7 @@ export async function spawnEmbeddedPostgres(
   const log = options.log ?? (() => {});
   const tail: string[] = [];
   let failure: string | undefined;
+  let dataDir = options.dataDir ?? '';
   const adminUrl = await new Promise<string>((resolve, reject) => {
     const onLine = (line: string) => {
       tail.push(line);
@@ -61,8 +63,11 @@ export async function spawnEmbeddedPostgres(
       log(line);
       if (line.startsWith(POSTGRES_FAILED_PREFIX))
         failure = line.slice(POSTGRES_FAILED_PREFIX.length);
+      const at = line.match(/^PostgreSQL data directory: (.+)$/);
+      if (at) dataDir = at[1]!;
+      // Printed with its password masked: the password is in the data directory.
       const match = line.match(/^POSTGRES_READY (\S+)$/);
-      if (match) resolve(match[1]!);
+      if (match) resolve(embeddedAdminUrl(match[1]!, dataDir));
     };
     const out = createInterface({ input: child.stdout! }).on('line', onLine);
     createInterface({ input: child.stderr! }).on('line', onLine);
@@ -91,7 +96,7 @@ export async function spawnEmbeddedPostgres(
     child,
     adminUrl,
     port,
-    dataDir: options.dataDir ?? '',
+    dataDir,
     databaseUrl,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

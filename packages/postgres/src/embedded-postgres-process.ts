@@ -1,6 +1,6 @@
 /**
  * Runs an embedded PostgreSQL as a process of its own, for the demo launcher and the
- * end-to-end tests: it prints one `POSTGRES_READY <admin url>` line when it accepts
+ * end-to-end tests: it prints one `POSTGRES_READY <admin url, password masked>` line when it accepts
  * connections, and shuts the server down on SIGTERM/SIGINT or when its parent goes away
  * (stdin closes), so neither Ctrl-C nor a crashed launcher leaves a server behind. When the
  * server dies on its own, it exits 1, so the launcher restarts it.
@@ -12,6 +12,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type EmbeddedPostgresServer, startEmbeddedPostgres } from './embedded-postgres.ts';
+import { maskPassword } from './embedded-postgres-password.ts';
 import { POSTGRES_FAILED_PREFIX } from './embedded-postgres-startup-error.ts';
 import { ensureDatabase } from './postgres-admin.ts';
 
@@ -68,4 +69,6 @@ void pg.serverExited.then(({ code, signal }) => {
 });
 
 console.log(`PostgreSQL data directory: ${pg.dataDir}`);
-console.log(`POSTGRES_READY ${pg.adminUrl}`);
+// The password is never printed (logs are kept and shared): whoever connects reads it from
+// the data directory (`embeddedAdminUrl`).
+console.log(`POSTGRES_READY ${maskPassword(pg.adminUrl)}`);

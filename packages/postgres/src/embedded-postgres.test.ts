@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { embeddedAdminUrl } from './embedded-postgres-password.ts';
 import { findFreePort } from './postgres-admin.ts';
 import { isProcessAlive } from './process-alive.ts';
 
@@ -44,7 +45,8 @@ function startProcess(
   const ready = new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const match = line.match(/^POSTGRES_READY (\S+)$/);
-      if (match) resolve(match[1]!);
+      // Printed with the password masked; it is read from the data directory.
+      if (match) resolve(embeddedAdminUrl(match[1]!, dataDir));
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code} before ready`)));
   });

@@ -5,6 +5,13 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
+  newClusterPassword,
+  PASSWORD_FILE,
+  readClusterPassword,
+  retireLegacyPassword,
+  writeClusterPassword,
+} from './embedded-postgres-password.ts';
+import {
   locateBinaries,
   type OsUser,
   reachableBinaries,
@@ -63,7 +70,6 @@ export interface StartEmbeddedPostgresOptions {
 }
 
 const USER = 'postgres';
-const PASSWORD = 'password';
 
 /**
  * Starts (initialising on first use) a PostgreSQL cluster and resolves once it accepts
@@ -98,8 +104,13 @@ export async function startEmbeddedPostgres(
     );
   }
 
+  // One random password per cluster, kept in its data directory (embedded-postgres-password.ts).
+  let password = readClusterPassword(dataDir);
+  const legacy = password === undefined && existsSync(path.join(dataDir, 'PG_VERSION'));
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    await initdb(binaries.initdb, dataDir, user, log);
+    password = newClusterPassword();
+    await initdb(binaries.initdb, dataDir, user, password, log);
+    await writeClusterPassword(dataDir, user, password);
   }
   const durable = options.durability !== 'fast';
   const settings: Record<string, string | number> = {
@@ -122,8 +133,21 @@ export async function startEmbeddedPostgres(
       }),
   );
 
+  if (legacy) {
+    password = await retireLegacyPassword({ port, role: USER, dataDir, osUser: user }).catch(
+      async (error: unknown) => {
+        // Refused: stop the server we started (its exit disarms the watchdog) and say why.
+        server.kill('SIGINT');
+        await serverExited;
+        throw error;
+      },
+    );
+    log(
+      `PostgreSQL: the cluster's old fixed password was replaced by a random one (${PASSWORD_FILE})`,
+    );
+  }
   const databaseUrl = (database: string) =>
-    `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+    `postgres://${USER}:${password}@127.0.0.1:${port}/${database}`;
   let stopped = false;
   return {
     adminUrl: databaseUrl('postgres'),
@@ -206,13 +230,14 @@ async function initdb(
   binary: string,
   dataDir: string,
   user: OsUser,
+  password: string,
   log: (line: string) => void,
 ): Promise<void> {
   // The password file must be readable by the server user and by nobody else.
   const pwDir = await mkdtemp(path.join(path.dirname(dataDir), '.once-pw-'));
   const pwFile = path.join(pwDir, 'pw');
   try {
-    await writeFile(pwFile, `${PASSWORD}\n`, { mode: 0o600 });
+    await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
     if (user.uid !== process.getuid?.()) {
       await chown(pwDir, user.uid, user.gid);
       await chown(pwFile, user.uid, user.gid);

@@ -4,5 +4,6 @@
 // and its one-line start-up failures.
 export * from './embedded-postgres.ts';
 export * from './embedded-postgres-child.ts';
+export * from './embedded-postgres-password.ts';
 export * from './embedded-postgres-placement.ts';
 export * from './embedded-postgres-startup-error.ts';
