@@ -13,6 +13,16 @@ import { useTestSystem } from '../support/system.ts';
 
 const system = useTestSystem();
 
+/** How often the processor applied the fault with this id (its own count). */
+async function faultTaken(faultId: unknown): Promise<number> {
+  const response = await fetch(`${system().processorUrl}/admin/faults/uses?id=${String(faultId)}`, {
+    headers: { 'x-admin-token': system().envFor('processor').PROCESSOR_ADMIN_TOKEN! },
+  });
+  const body = (await response.json()) as { data: { taken: number }[] };
+  expect(body.data, `fault ${String(faultId)} on record`).toHaveLength(1);
+  return body.data[0]!.taken;
+}
+
 test.afterEach(async () => {
   await adminClient(
     system().processorUrl,
@@ -26,7 +36,7 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
   }) => {
     // The worker's first call charges the card but never learns it; its retry carries the
     // same downstream key, so the processor replays instead of charging again.
-    await adminClient(
+    const fault = await adminClient(
       system().processorUrl,
       system().envFor('processor').PROCESSOR_ADMIN_TOKEN,
     ).armFault({
@@ -42,6 +52,8 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
 
     const shown = await waitForTerminal(page);
     expect(shown.state).toBe('succeeded');
+    // The fault bit this checkout's charge: without it this is the golden path.
+    expect(await faultTaken(fault.id)).toBe(1);
     await expectInvariant(system(), [shown]);
   });
 }
