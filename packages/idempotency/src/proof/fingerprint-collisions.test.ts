@@ -1,9 +1,11 @@
+import { initTRPC } from '@trpc/server';
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchIdempotency } from '../adapters/fetch/fetch-idempotency.ts';
 import { defaultFingerprintInput } from '../adapters/fetch/fingerprint-input.ts';
 import { IDEMPOTENCY_KEY_FIELD, idempotentAction } from '../adapters/next/server-action.ts';
+import { createIdempotencyPlugin, type IdempotencyMeta } from '../adapters/trpc/plugin.ts';
 import { createIdempotency, type Idempotency } from '../core/engine.ts';
 import { computeFingerprint } from '../core/fingerprint.ts';
 import { createDrizzleStore } from '../store/drizzle/store.ts';
@@ -187,6 +189,41 @@ describe('guards answer bad input, never throw', () => {
     );
     expect([response.status, (await response.json()).code, ran]).toEqual([
       400,
+      'idempotency_input_invalid',
+      false,
+    ]);
+  });
+
+  it('tRPC: input nested past the cap is BAD_REQUEST with the stable code, nothing runs', async () => {
+    type Context = { headers: Headers };
+    const trpc = initTRPC.context<Context>().meta<IdempotencyMeta>().create();
+    const idempotent = createIdempotencyPlugin({
+      idempotency,
+      getTenantId: (_ctx: Context) => 't',
+      getRequestHeaders: (ctx) => ctx.headers,
+    });
+    let ran = false;
+    const router = trpc.router({
+      pay: trpc.procedure
+        .meta({ idempotency: { operation: 'pay' } })
+        .concat(idempotent)
+        .input((value: unknown) => value)
+        .mutation(() => {
+          ran = true;
+          return 'paid';
+        }),
+    });
+    let deep: unknown = [];
+    for (let i = 0; i < 3000; i++) deep = [deep];
+    const error = await router
+      .createCaller({ headers: new Headers({ 'idempotency-key': 'deep-trpc' }) })
+      .pay(deep)
+      .then(
+        () => undefined,
+        (e: { code?: string; cause?: { code?: string } }) => e,
+      );
+    expect([error?.code, error?.cause?.code, ran]).toEqual([
+      'BAD_REQUEST',
       'idempotency_input_invalid',
       false,
     ]);
