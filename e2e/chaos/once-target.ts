@@ -11,7 +11,14 @@ import { type RunningSystem, startSystem } from '../../scripts/system/start-syst
 import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
 import type { ChaosProfile } from './profiles.ts';
 import type { NemesisPlan, TenantCatalogue, TestPaymentMethod } from './schedule.ts';
-import type { AppPayment, BackstageEvent, ChaosTarget, LedgerEntry, Snapshot } from './target.ts';
+import type {
+  AppPayment,
+  BackstageEvent,
+  ChaosTarget,
+  DatabaseCrash,
+  LedgerEntry,
+  Snapshot,
+} from './target.ts';
 
 /** The one test card the processor charges (the others are declined). */
 const CHARGING_PAYMENT_METHOD: TestPaymentMethod = 'pm_card_visa';
@@ -372,16 +379,36 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   }
 
-  /** SIGQUIT to the postmaster (immediate shutdown), then start it again. */
-  const crashRestart = async () => {
+  /**
+   * SIGQUIT to the postmaster (immediate shutdown), or SIGKILL of the postmaster alone (the
+   * OOM killer: its wrapper must notice and exit by itself), then start it again.
+   */
+  const crashRestart = async (how: DatabaseCrash) => {
     await releasePausesFromDatabase();
     const pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     // SIGQUIT is PostgreSQL's immediate shutdown: no checkpoint, crash recovery on start.
-    process.kill(pid, 'SIGQUIT');
+    process.kill(pid, how === 'kill_postmaster' ? 'SIGKILL' : 'SIGQUIT');
     for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
+    if (how === 'kill_postmaster') {
+      const wrapper = pg.child;
+      for (let i = 0; i < 100 && wrapper.exitCode === null; i++) await sleep(100);
+      if (wrapper.exitCode === null) {
+        throw new Error('the PostgreSQL wrapper kept running after its postmaster was killed');
+      }
+    }
     pg.child.kill('SIGKILL');
     await sleep(200);
-    pg = await startPg();
+    // A start can be refused while the dead server's backends are still exiting: try again,
+    // as the launcher's restart policy would.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        pg = await startPg();
+        return;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await sleep(1_000);
+      }
+    }
   };
 
   return {
@@ -417,10 +444,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       system.supervisor.signal(name, 'SIGCONT');
       paused.delete(name);
     },
-    async crashRestartDatabase() {
+    async crashRestartDatabase(how = 'immediate_shutdown') {
       databaseRestarting = true;
       try {
-        await crashRestart();
+        await crashRestart(how);
       } finally {
         databaseRestarting = false;
       }

@@ -51,6 +51,9 @@ export interface Snapshot {
  * checkout (see `once-target.ts` for this repository's) and the schedule, clients, nemesis,
  * checker and report work unchanged.
  */
+/** How the nemesis crashes PostgreSQL. */
+export type DatabaseCrash = 'immediate_shutdown' | 'kill_postmaster';
+
 export interface ChaosTarget {
   /** The tenants clients buy from. */
   catalogues: readonly TenantCatalogue[];
@@ -78,8 +81,12 @@ export interface ChaosTarget {
     options?: { atNextClaim?: boolean },
   ): Promise<{ worker: string; job?: string } | undefined>;
   resume(name: string): Promise<void>;
-  /** Crash the database (immediate shutdown) and start it again; resolves once it accepts connections. */
-  crashRestartDatabase(): Promise<void>;
+  /**
+   * Crash the database and start it again; resolves once it accepts connections. `how`:
+   * an immediate shutdown (default), or SIGKILL of the postmaster alone, what the OOM killer
+   * does (its wrapper process must notice and exit by itself).
+   */
+  crashRestartDatabase(how?: DatabaseCrash): Promise<void>;
   /**
    * Terminate every client backend once; returns how many were terminated (backends
    * `pg_terminate_backend` answered true for, not the ones it was asked about).

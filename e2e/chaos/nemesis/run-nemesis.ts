@@ -1,7 +1,7 @@
 import { PROCESSOR_FAULT_KINDS } from '../fault-kinds.ts';
 import type { History } from '../history.ts';
 import type { NemesisPlan } from '../schedule.ts';
-import type { ChaosTarget } from '../target.ts';
+import type { ChaosTarget, DatabaseCrash } from '../target.ts';
 
 /** How long a worker woken from a pause acts undisturbed before its lane's next fault. */
 const WOKEN_WORKER_GRACE_MS = 5_000;
@@ -30,6 +30,11 @@ export async function runNemesis(
   // fault table): a restart waits until its process is healthy, which may take seconds on a
   // busy machine, and must not hold back faults aimed elsewhere; faults on one process stay
   // in order.
+  // Database crashes alternate: immediate shutdown first, then the postmaster killed alone.
+  let crashCount = 0;
+  const crashes = {
+    next: (): DatabaseCrash => (crashCount++ % 2 === 0 ? 'immediate_shutdown' : 'kill_postmaster'),
+  };
   const lane = async (laneEvents: readonly NemesisPlan[]) => {
     let previous: NemesisPlan | undefined;
     for (const event of laneEvents) {
@@ -42,7 +47,7 @@ export async function runNemesis(
       previous = event;
       if (wait > 0) await options.sleep(wait);
       try {
-        await inject(event, target, history, options.sleep);
+        await inject(event, target, history, options.sleep, crashes);
       } catch (error) {
         history.nemesis({
           phase: 'end',
@@ -74,6 +79,7 @@ async function inject(
   target: ChaosTarget,
   history: History,
   sleep: (ms: number) => Promise<void>,
+  crashes: { next(): DatabaseCrash },
 ): Promise<void> {
   const record = (phase: 'start' | 'end', processName: string, detail?: string) =>
     history.nemesis({ phase, id: event.id, kind: event.kind, target: processName, detail });
@@ -118,8 +124,15 @@ async function inject(
     return;
   }
   if (event.kind === 'pg_crash_restart') {
-    record('start', 'postgres', 'immediate shutdown');
-    await target.crashRestartDatabase();
+    // Every other crash is SIGKILL of the postmaster alone (the OOM killer), not an immediate
+    // shutdown: its wrapper must notice by itself that its server is gone.
+    const how = crashes.next();
+    record(
+      'start',
+      'postgres',
+      how === 'kill_postmaster' ? 'SIGKILL of the postmaster alone' : 'immediate shutdown',
+    );
+    await target.crashRestartDatabase(how);
     history.lifecycle({ process: 'postgres', event: 'restarted' });
     record('end', 'postgres', 'restarted after crash recovery');
     return;
