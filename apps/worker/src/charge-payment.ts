@@ -85,7 +85,10 @@ export async function chargePayment(
     return finished ? { job: 'skipped', reason: 'payment_not_found' } : { job: 'lease_lost' };
   }
 
-  // 2. Nothing to do, or nothing more we are allowed to do.
+  // 2. Nothing to do, or nothing more we are allowed to do. Only the processor's word
+  // settles a payment: this worker's answers, the reconciler's ledger, or a webhook for the
+  // intent recorded here as the processor returns it when asked (never an event's body), so
+  // a payment settled elsewhere was really charged or declined.
   if (target.status !== 'processing' && target.status !== 'unknown') {
     // Recorded with the finish, so the payment's timeline shows how the job ended.
     const finished = await withDatabaseRetry(
