@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { verifyInvariant } from '@once/invariant';
 import { ensureDatabase, findFreePort } from '@once/postgres';
 import type { EmbeddedPostgresHandle } from '@once/postgres/embedded';
-import { spawnEmbeddedPostgres } from '@once/postgres/embedded';
+import { embeddedAdminUrl, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RESTART_POLICY } from '../scripts/system/restart-policy.ts';
 import { type RunningSystem, startSystem } from '../scripts/system/start-system.ts';
-import type { ManagedProcess, Supervisor } from '../scripts/system/supervisor.ts';
+import { type ManagedProcess, Supervisor } from '../scripts/system/supervisor.ts';
 import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
 import {
   type CheckoutOutcome,
@@ -302,4 +304,72 @@ describe('PostgreSQL going away never crashes a process', () => {
     await expectConvergedExactlyOnce(outcomes);
     expectEveryProcessAlive();
   }, 90_000);
+});
+
+// What the OOM killer does: SIGKILL of the postmaster alone, not its process group. The
+// launcher's PostgreSQL part (its wrapper process, as `npm run demo` starts it, under the
+// demo's restart policy) used to keep running with no server behind it: never restarted.
+describe("the launcher's PostgreSQL part after kill -9 of the postmaster alone", () => {
+  it('exits, is restarted on the same data and port, and answers queries again', async () => {
+    const partDir = await mkdtemp(path.join(os.tmpdir(), 'once-pg-part-'));
+    const lines: string[] = [];
+    const supervisor = new Supervisor((line) => lines.push(line), undefined, {
+      restart: DEFAULT_RESTART_POLICY,
+    });
+    try {
+      const port = await findFreePort();
+      const spec = {
+        name: 'postgres',
+        command: process.execPath,
+        args: [
+          '--import',
+          'tsx',
+          'packages/postgres/src/embedded-postgres-process.ts',
+          '--durability',
+          'durable',
+          '--data-dir',
+          partDir,
+          '--port',
+          String(port),
+          '--database',
+          'once',
+        ],
+        cwd: path.resolve(import.meta.dirname, '..'),
+        readyLine: /^POSTGRES_READY (\S+)$/,
+        readyTimeoutMs: 60_000,
+      };
+      const started = await supervisor.start(spec);
+      const url = embeddedAdminUrl(started.readyMatch![1]!, partDir).replace(
+        /\/postgres$/,
+        '/once',
+      );
+      const before = postgres(url, { max: 1, onnotice: () => {} });
+      await before`create table survives (id int)`;
+      await before`insert into survives values (5)`;
+      await before.end({ timeout: 1 });
+
+      const postmaster = Number(
+        readFileSync(path.join(partDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+      );
+      process.kill(postmaster, 'SIGKILL');
+
+      const deadline = Date.now() + 60_000;
+      let part = supervisor.status().find((p) => p.name === 'postgres');
+      while (!(part?.state === 'up' && part.restarts >= 1) && Date.now() < deadline) {
+        await sleep(200);
+        part = supervisor.status().find((p) => p.name === 'postgres');
+      }
+      expect(part, lines.join('\n')).toMatchObject({ state: 'up', restarts: 1 });
+      expect(lines.join('\n')).toMatch(/PostgreSQL server exited on its own \(SIGKILL\)/);
+      const after = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        expect(await after`select id from survives`).toEqual([{ id: 5 }]);
+      } finally {
+        await after.end({ timeout: 1 });
+      }
+    } finally {
+      await supervisor.stopAll();
+      await rm(partDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
