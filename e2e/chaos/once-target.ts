@@ -481,9 +481,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           : {}),
         ...(plan.kind === 'not_found'
           ? // The worst "not found": a confirm charges, its answer fails, and for a while
-            // the intent's reads by id answer 404 and its webhooks wait. The worker's retry
-            // reads a 404 (payment `unknown`), and so does the reconciler, seconds later.
-            // Only proof settles a payment; a 404 is no proof of "not charged".
+            // the intent's reads by id answer 404 and its webhooks wait. The worker's retries
+            // read a 404 ("not visible yet": retried with backoff, `unknown` only once its
+            // attempts are used up), and so may the reconciler, seconds later. Only proof
+            // settles a payment; a 404 is no proof of "not charged".
             {
               kind: 'fail_after_charge',
               path_prefix: '/v1/payment_intents/pi_',
