@@ -569,6 +569,20 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'isTransaction (optional): true for what store.transaction hands out, false for anything else',
+    async run(store) {
+      if (!store.isTransaction) return;
+      const isTransaction = store.isTransaction.bind(store);
+      assert.equal(
+        await store.transaction(async (tx) => isTransaction(tx)),
+        true,
+        'a transaction of the store',
+      );
+      assert.equal(isTransaction(undefined as never), false, 'no executor');
+      assert.equal(isTransaction({} as never), false, 'a plain object');
+    },
+  },
+  {
     name: 'giveBackNewKey (optional): a count given back frees its place, never below zero',
     async run(store, s) {
       if (!store.giveBackNewKey) return;
