@@ -124,10 +124,3 @@ export class History {
     return `${this.events.map((e) => JSON.stringify(e)).join('\n')}\n`;
   }
 }
-
-/** The completions of one intent's requests, in time order. */
-export function completionsOf(events: readonly HistoryEvent[], intent: string): ClientEvent[] {
-  return events.filter(
-    (e): e is ClientEvent => e.type !== 'invoke' && 'intent' in e && e.intent === intent,
-  );
-}

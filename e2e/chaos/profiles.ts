@@ -37,7 +37,7 @@ export interface ChaosProfile {
  * Short windows for chaos runs. Variables the code does not read yet are harmless; they
  * take effect as soon as the code reads them.
  */
-export const SHORT_WINDOWS: Record<string, string> = {
+const SHORT_WINDOWS: Record<string, string> = {
   WORKER_LEASE_MS: '3000',
   WORKER_POLL_INTERVAL_MS: '300',
   WORKER_BACKOFF_BASE_MS: '200',

@@ -43,7 +43,7 @@ const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
  * Everything that happened to one intent, in order: its client's requests, the nemesis'
  * faults while it was in flight, and what the databases say (ledger, outbox, webhooks).
  */
-export function intentTimeline(
+function intentTimeline(
   intent: string | undefined,
   violation: Violation,
   events: readonly HistoryEvent[],
@@ -148,6 +148,7 @@ export function markdownReport(
     `| stalled workers fenced at their first write after a takeover | ${coverage.staleWorkersFenced} |`,
     `| reconciler reads of a recorded intent answered 404 | ${coverage.unreadableIntentsReconciled} |`,
     `| reads of a lagging object answered 404 (processor's count) | ${coverage.laggedReadsAnswered404} |`,
+    `| pauses that landed inside a job | ${coverage.pausesInsideJob} |`,
     `| key expiries crossed by a late duplicate | ${coverage.expiriesCrossed} |`,
     `| replays served | ${coverage.replaysServed} |`,
     `| fault kinds never fired | ${coverage.neverFired.join(', ') || 'none'} |`,

@@ -12,10 +12,10 @@ export interface TenantCatalogue {
   products: { id: string; unitAmount: number }[];
 }
 
-export type Transport = 'rest' | 'trpc' | 'browser';
+type Transport = 'rest' | 'trpc' | 'browser';
 
 /** Stripe's test PaymentMethods: one succeeds, two are declined. */
-export const TEST_PAYMENT_METHODS = [
+const TEST_PAYMENT_METHODS = [
   'pm_card_visa',
   'pm_card_chargeDeclined',
   'pm_card_chargeDeclinedInsufficientFunds',

@@ -383,7 +383,7 @@ test('coverage counts fired faults and lists the kinds that never fired', () => 
   expect(coverage.neverFired).toEqual(['delay']);
 });
 
-test('a fault counts as fired when it bit: a processor fault by its consumption, a storm by its terminations, a pause inside a job', () => {
+test('a fault counts as fired when it bit: a processor fault by its consumption, a storm by its terminations', () => {
   const history = historyOf(['ok'], 'succeeded');
   const armed = (id: string, kind: string, faultId: string) => {
     history.nemesis({ phase: 'start', id, kind, target: 'processor' });
@@ -408,7 +408,7 @@ test('a fault counts as fired when it bit: a processor fault by its consumption,
     target: 'postgres',
     bit: 3,
   });
-  // A pause that stopped an idle worker (no job) did not bite.
+  // A pause that stopped an idle worker (no job): injected, counted apart from those inside a job.
   history.nemesis({ phase: 'start', id: 'n6', kind: 'pause_worker', target: 'worker-1' });
   history.nemesis({ phase: 'end', id: 'n6', kind: 'pause_worker', target: 'worker-1', bit: 0 });
   const snap: Snapshot = {
@@ -431,16 +431,22 @@ test('a fault counts as fired when it bit: a processor fault by its consumption,
     pause_worker: 1,
   });
   // Armed, never matched: not fired. A storm that terminated nobody: not fired.
-  expect(coverage.fired).toEqual({ fail_after_charge: 1, not_found: 1, pg_terminate_storm: 1 });
-  expect(coverage.neverFired).toEqual(['delay', 'pause_worker']);
+  expect(coverage.fired).toEqual({
+    fail_after_charge: 1,
+    not_found: 1,
+    pg_terminate_storm: 1,
+    pause_worker: 1,
+  });
+  expect(coverage.neverFired).toEqual(['delay']);
   expect(coverage.laggedReadsAnswered404).toBe(0);
+  expect(coverage.pausesInsideJob).toBe(0);
   // A snapshot without consumption (a target that cannot tell) fires no processor fault.
   expect(
     measureCoverage(history.events, snapshot([payment()], [charge()]), kinds, {
       keyTtlMs: 1000,
       startedAt: T0,
     }).neverFired,
-  ).toEqual(['fail_after_charge', 'delay', 'not_found', 'pause_worker']);
+  ).toEqual(['fail_after_charge', 'delay', 'not_found']);
 });
 
 test('a run that did no work fails the ci floors, and a crashed client fails any run', () => {

@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page, Request } from '@playwright/test';
+import type { Browser, BrowserContext, Request } from '@playwright/test';
 import type { History } from '../history.ts';
 import { CARD_NUMBER_OF, type IntentPlan } from '../schedule.ts';
 
@@ -166,5 +166,3 @@ export async function runBrowserIntent(
     await context.close().catch(() => {});
   }
 }
-
-export type { Page };

@@ -4,7 +4,7 @@
  * definite refusal) or `info` (unknown: the request may have run). A "lost response" waits
  * until the server answered (it processed the request) and then drops the answer unread.
  */
-export interface PayRequest {
+interface PayRequest {
   webUrl: string;
   apiKey: string;
   key: string;
@@ -42,7 +42,7 @@ function retryAfterOf(response: Response): number | undefined {
  * timeout fired would then hang instead of recording `info`. A soak run met it on 11 of
  * 15,774 requests, so the timeout is enforced here, not trusted to the body stream.
  */
-export function beforeAbort<T>(body: Promise<T>, signal: AbortSignal): Promise<T> {
+function beforeAbort<T>(body: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return Promise.race([
     body,

@@ -112,7 +112,7 @@ async function inject(
     await sleep(event.downMs);
     await target.resume(worker);
     history.lifecycle({ process: worker, event: 'resumed' });
-    // A pause bites when it lands inside a job (a worker stopped while idle proves little).
+    // Inside a job or not (a worker stopped while idle proves little): coverage counts them.
     history.nemesis({
       phase: 'end',
       id: event.id,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { ViolationKind } from '../checker.ts';
 
 /** The folder holding one `<name>.patch` per planted bug. */
-export const PLANTED_DIR = path.dirname(fileURLToPath(import.meta.url));
+const PLANTED_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** The repository the patches apply to (`e2e/chaos/planted` is three levels down). */
 const REPO_ROOT = path.resolve(PLANTED_DIR, '../../..');
 
@@ -27,7 +27,7 @@ export interface PlantedBug {
  * What each planted bug does wrong, as the checker names it (docs/chaos.md, "Planted bugs").
  * A patch without an entry here fails `plantedBugs()`: a new bug must say what catches it.
  */
-export const PROVED_BY: Record<string, readonly ViolationKind[]> = {
+const PROVED_BY: Record<string, readonly ViolationKind[]> = {
   // Every attempt charges afresh: one payment, several charges.
   'no-downstream-key': ['double_charge'],
   // A retry or reload sends a new key: a second payment for the same cart (two payments
