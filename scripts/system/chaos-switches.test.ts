@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
 import { verifyInvariant } from '@once/invariant';
 import { findFreePort } from '@once/postgres';
 import postgres from 'postgres';
@@ -44,7 +45,11 @@ async function trpc(
 }
 
 async function signIn(role: 'operator' | 'shopper'): Promise<string> {
-  const answer = await trpc('session.start', { demoTenantId: 'tenant_a', role });
+  const answer = await trpc('session.start', {
+    demoTenantId: 'tenant_a',
+    role,
+    ...(role === 'operator' ? { operatorCode: system.operatorCode } : {}),
+  });
   expect(answer.status).toBe(200);
   return answer.setCookie[0]!.split(';')[0]!;
 }
@@ -148,6 +153,32 @@ describe('chaos switches pressed through the web as an operator', () => {
     expect(wrong.status).toBe(401);
   });
 
+  it('the demo listens on loopback only, and a demo operator needs the run’s code', async () => {
+    expect(system.host).toBe('127.0.0.1');
+    const port = new URL(system.webUrl).port;
+    // This machine's other addresses (if it has any) do not reach the web app.
+    const elsewhere = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a && a.family === 'IPv4' && !a.internal)
+      .map((a) => a!.address);
+    for (const address of elsewhere) {
+      await expect(
+        fetch(`http://${address}:${port}/api/health`, { signal: AbortSignal.timeout(3_000) }),
+        address,
+      ).rejects.toThrow();
+    }
+    for (const operatorCode of [undefined, 'not-the-code-of-this-run']) {
+      const answer = await trpc('session.start', {
+        demoTenantId: 'tenant_a',
+        role: 'operator',
+        operatorCode,
+      });
+      expect(answer.status).toBe(401);
+      expect(answer.body.error?.data?.code).toBe('operator_code_invalid');
+      expect(answer.setCookie).toEqual([]);
+    }
+  });
+
   it('a shopper is refused every switch', async () => {
     const shopper = await signIn('shopper');
     const answer = await trpc('ops.chaosPress', { switch: 'kill_worker' }, { cookie: shopper });
@@ -158,6 +189,14 @@ describe('chaos switches pressed through the web as an operator', () => {
 
   it('kill a worker: it restarts, and the next payment is charged once', async () => {
     expect(await press('kill_worker')).toMatch(/^worker-1 \(pid \d+\) killed with SIGKILL/);
+    // A second press at once is refused, and kills nothing.
+    const again = await trpc(
+      'ops.chaosPress',
+      { switch: 'kill_worker' },
+      { cookie: operatorCookie },
+    );
+    expect(again.status).toBe(429);
+    expect(again.body.error?.data?.code).toBe('chaos_switch_rate_limited');
     const seen = await watchPart('worker-1', (p) => p.state === 'up' && p.restarts === 1, 30_000);
     expect(seen).toContain('up');
     await payAndSettle();
