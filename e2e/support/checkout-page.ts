@@ -1,8 +1,7 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
 /** Terminal states the checkout shows once the payment settled. */
-export const TERMINAL_STATES = ['succeeded', 'declined', 'failed'] as const;
-export type TerminalState = (typeof TERMINAL_STATES)[number];
+const TERMINAL_STATES = ['succeeded', 'declined', 'failed'] as const;
 
 /** What the user was shown at the end of one checkout, read from the page. */
 export interface ShownCheckout {

@@ -11,9 +11,7 @@ import { E2E_NEXT_DIST_DIR } from './global-setup.ts';
  * The whole system for one spec: a throw-away PostgreSQL and every app as a real
  * process on free ports, so specs can kill and restart parts of it.
  */
-export async function startTestSystem(
-  options: Partial<SystemOptions> = {},
-): Promise<RunningSystem> {
+async function startTestSystem(options: Partial<SystemOptions> = {}): Promise<RunningSystem> {
   const workerCount = options.workerCount ?? 1;
   const ports = await Promise.all([
     findFreePort(),

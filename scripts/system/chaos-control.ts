@@ -31,7 +31,7 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
 type LauncherSwitch = LauncherSwitchName;
 
 /** A part's state as the cockpit shows it: the supervisor's, with `paused` on top. */
-export interface ChaosPartStatus extends Omit<PartStatus, 'state'> {
+interface ChaosPartStatus extends Omit<PartStatus, 'state'> {
   state: PartStatus['state'] | 'paused';
   /** While paused: when it is resumed (ISO). */
   resumesAt?: string;

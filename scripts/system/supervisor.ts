@@ -394,7 +394,7 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-export async function waitForHealthy(url: string, timeoutMs: number): Promise<void> {
+async function waitForHealthy(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   while (Date.now() < deadline) {

@@ -44,7 +44,7 @@ function addInputs(hash: ReturnType<typeof createHash>, relative: string): void 
 }
 
 /** A digest of every file a build of `distDir` depends on, and of the folder's name. */
-export function webBuildFingerprint(distDir: string): string {
+function webBuildFingerprint(distDir: string): string {
   const hash = createHash('sha256');
   hash.update(`distDir=${distDir}\0`);
   for (const input of BUILD_INPUTS) {

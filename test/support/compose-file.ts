@@ -59,7 +59,7 @@ function commandOf(raw: unknown): string[] {
  * @example
  * interpolate('${SESSION_SECRET:?set it}', {}); // throws "required variable SESSION_SECRET is missing a value: set it"
  */
-export function interpolate(value: string, env: Record<string, string | undefined>): string {
+function interpolate(value: string, env: Record<string, string | undefined>): string {
   return value.replace(
     /\$(\$)|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
     (

@@ -51,7 +51,7 @@ export interface ComposeTopologyOptions {
   projectEnv?: Record<string, string>;
 }
 
-export interface ComposeInstance {
+interface ComposeInstance {
   /** `worker-1`, `worker-2` for a replicated service, else the service's name. */
   name: string;
   service: ComposeService;

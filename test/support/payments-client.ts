@@ -18,7 +18,7 @@ export interface CheckoutOutcome {
   attempts: AttemptRecord[];
 }
 
-export const TENANT_A_API_KEY = 'once_test_tenant_a';
+const TENANT_A_API_KEY = 'once_test_tenant_a';
 
 const body = JSON.stringify({ lines: [{ productId: 'book_sre', quantity: 1 }] });
 

@@ -28,7 +28,7 @@ export interface ProcessorConfig {
  * two secrets have no default here: the demo launcher and the test harness set them, and a
  * production start without them is refused.
  */
-export const processorEnv = {
+const processorEnv = {
   HOST: bindHost(),
   PORT: integer({ default: 4100, min: 0, max: 65_535 }),
   PROCESSOR_DATABASE_URL: required(
@@ -80,7 +80,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
  * A key retained for less than its lease would be forgotten while its request still runs,
  * so a retry arriving then would run the request a second time.
  */
-export function checkProcessorWindows(config: ProcessorConfig): void {
+function checkProcessorWindows(config: ProcessorConfig): void {
   const retentionMs = config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS;
   if (retentionMs <= config.idempotencyLeaseMs) {
     throw new Error(

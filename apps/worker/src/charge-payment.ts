@@ -21,7 +21,7 @@ import { whileRenewingLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
 /** The test payment method when the checkout did not name one (Stripe's test Visa). */
-export const DEFAULT_PAYMENT_METHOD = 'pm_card_visa';
+const DEFAULT_PAYMENT_METHOD = 'pm_card_visa';
 
 export interface ChargePaymentDeps {
   sql: postgres.Sql;

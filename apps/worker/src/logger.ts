@@ -19,6 +19,3 @@ export function createLogger(prefix: string, write: (line: string) => void = con
     write(parts.join(' '));
   };
 }
-
-/** For tests and library callers that do not want output. */
-export const silentLog: Log = () => {};

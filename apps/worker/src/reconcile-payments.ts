@@ -44,8 +44,8 @@ export interface ReconcileSummary {
   stuck: number;
 }
 
-export const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
-export const DEFAULT_STUCK_AFTER_CHECKS = 5;
+const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
+const DEFAULT_STUCK_AFTER_CHECKS = 5;
 
 interface Candidate {
   tenant_id: string;

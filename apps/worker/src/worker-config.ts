@@ -33,15 +33,12 @@ export interface WorkerConfig {
   shutdownGraceMs: number;
 }
 
-/** Every interface: a container health check and its orchestrator both reach it. */
-export { DEFAULT_BIND_HOST } from '@once/env';
-
 /**
  * The worker's environment (see README for the table), validated at start: unset or empty
  * takes the default; an invalid number fails with the variable's name, not later as a NaN
  * timeout.
  */
-export const workerEnv = {
+const workerEnv = {
   DATABASE_URL: required(
     'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
       'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
@@ -113,7 +110,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
  * @example
  * checkWorkerWindows({ ...config, backoffBaseMs: 60_000, backoffMaxMs: 1_000 }); // throws
  */
-export function checkWorkerWindows(config: WorkerConfig): void {
+function checkWorkerWindows(config: WorkerConfig): void {
   const rules: [boolean, string][] = [
     [
       config.backoffBaseMs <= config.backoffMaxMs,

@@ -16,7 +16,7 @@ export interface BenchRedis {
  * The redis-server binary: `REDIS_SERVER` when set, else the first `redis-server` on PATH or in
  * the usual system directories; undefined when there is none.
  */
-export function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | undefined {
+function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (env.REDIS_SERVER) return existsSync(env.REDIS_SERVER) ? env.REDIS_SERVER : undefined;
   const dirs = [
     ...(env.PATH ?? '').split(path.delimiter),

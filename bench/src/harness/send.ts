@@ -1,5 +1,5 @@
 /** One request with fetch (not for load: for priming keys and re-sending batches). */
-export async function sendPay(url: string, body: string, key: string): Promise<number> {
+async function sendPay(url: string, body: string, key: string): Promise<number> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'idempotency-key': key },

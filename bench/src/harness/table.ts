@@ -8,7 +8,7 @@ export interface Ratios {
   p99?: number;
 }
 
-export function baselineOf(result: ScenarioResult, row: ResultRow): ResultRow | undefined {
+function baselineOf(result: ScenarioResult, row: ResultRow): ResultRow | undefined {
   const name = row.comparedTo;
   const base = name
     ? result.rows.find((r) => r.name === name)

@@ -22,7 +22,7 @@ interface Frame {
 }
 
 /** A short, stable label for a frame: function and the file it lives in (repo-relative). */
-export function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): string {
+function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): string {
   const fn = frame.functionName || '(anonymous)';
   if (!frame.url) return fn;
   const url = frame.url.replace(/^file:\/\//, '');
@@ -35,7 +35,7 @@ export function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): str
 }
 
 /** Merges identical stacks (same labels from the root) into one tree of sample counts. */
-export function buildTree(profile: CpuProfile): Frame {
+function buildTree(profile: CpuProfile): Frame {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const root: Frame = { name: 'all', self: 0, total: 0, children: new Map() };
   const walk = (id: number, parent: Frame) => {

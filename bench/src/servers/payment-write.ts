@@ -21,7 +21,6 @@ export interface BenchPayResult {
 }
 
 export const BENCH_TENANT = 'tenant_a';
-export const BENCH_BODY: BenchPayInput = { productId: 'book_sre', quantity: 1 };
 
 /** Accepts unknown JSON as a pay input or throws (every variant validates the same way). */
 export function parsePayInput(value: unknown): BenchPayInput {

@@ -37,12 +37,12 @@ export const DEFAULT_MAX_NEW_KEYS_PER_MINUTE = 600;
  * Room for a presenter's tabs and a test suite's browsers on one address, far below what a
  * script needs to mint sessions or guess a code.
  */
-export const DEFAULT_SESSION_STARTS_PER_ADDRESS_PER_MINUTE = 60;
+const DEFAULT_SESSION_STARTS_PER_ADDRESS_PER_MINUTE = 60;
 /** A ceiling no spread of addresses passes; far above a demo merchant's real sign-ins. */
-export const DEFAULT_SESSION_STARTS_PER_TENANT_PER_MINUTE = 600;
+const DEFAULT_SESSION_STARTS_PER_TENANT_PER_MINUTE = 600;
 
 /** The API's environment, validated at start (unset or empty takes the default). */
-export const apiEnv = {
+const apiEnv = {
   ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: wholeNumber({
     default: DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
     min: 0,

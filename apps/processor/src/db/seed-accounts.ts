@@ -2,7 +2,7 @@ import type { ProcessorDatabase } from './client.ts';
 import { accounts } from './schema/index.ts';
 
 /** The two merchant accounts every environment has (docs/process-contract.md). */
-export const SEEDED_ACCOUNTS = [
+const SEEDED_ACCOUNTS = [
   { id: 'acct_tenant_a', secretKey: 'sk_test_tenant_a' },
   { id: 'acct_tenant_b', secretKey: 'sk_test_tenant_b' },
 ] as const;

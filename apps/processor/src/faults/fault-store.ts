@@ -26,7 +26,7 @@ export interface ArmFaultInput {
   lagMs?: number | null;
 }
 
-export function toFaultView(row: FaultRow): FaultView {
+function toFaultView(row: FaultRow): FaultView {
   return {
     id: row.id,
     account: row.accountId,

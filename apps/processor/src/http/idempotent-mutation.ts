@@ -2,7 +2,7 @@ import type { ProcessorTransaction } from '../db/client.ts';
 import type { FormParams } from './form-params.ts';
 
 /** What a mutation sees of its idempotency key while it runs. */
-export interface MutationExecution {
+interface MutationExecution {
   /** Stores `response` as the key's result inside `tx`: it commits with the charge or not at all. */
   complete(tx: ProcessorTransaction, response: Response): Promise<void>;
 }

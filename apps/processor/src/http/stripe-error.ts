@@ -1,9 +1,5 @@
 /** Stripe's error `type`s that this processor produces. */
-export type StripeErrorType =
-  | 'api_error'
-  | 'card_error'
-  | 'idempotency_error'
-  | 'invalid_request_error';
+type StripeErrorType = 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error';
 
 export interface StripeErrorFields {
   type: StripeErrorType;

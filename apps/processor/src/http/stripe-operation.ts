@@ -11,7 +11,7 @@ export interface StripeResult {
 }
 
 /** Everything an operation may read about the request; the account comes from the API key. */
-export interface OperationInput {
+interface OperationInput {
   account: Account;
   params: FormParams;
   pathParams: Record<string, string>;

@@ -10,7 +10,7 @@ export type WebhookEventType =
   | 'charge.refunded';
 
 /** The Stripe API version stamped on events (the version stripe@23 pins). */
-export const EVENT_API_VERSION = '2026-10-28.endive';
+const EVENT_API_VERSION = '2026-10-28.endive';
 
 /**
  * Writes a Stripe `event` into the outbox inside the caller's transaction: the event

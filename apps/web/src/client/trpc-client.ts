@@ -13,7 +13,7 @@ import {
 } from './response-header-recorder.ts';
 
 /** Per-call context a mutation may carry through the links. */
-export interface IdempotentCallContext {
+interface IdempotentCallContext {
   /** Sent as the `Idempotency-Key` header of this one request. */
   idempotencyKey?: string;
   /** Tags the request so its response headers can be read back (see the recorder). */

@@ -7,7 +7,9 @@ import { createContext, type ReactNode, useContext, useState } from 'react';
 import { ResponseHeaderRecorder } from './response-header-recorder.ts';
 import { createOnceClient } from './trpc-client.ts';
 
-export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+
+export { useTRPC, useTRPCClient };
 
 const RecorderContext = createContext<ResponseHeaderRecorder | null>(null);
 

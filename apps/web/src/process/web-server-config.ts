@@ -1,7 +1,7 @@
 import { bindHost, integer, parseEnv, wholeNumber } from '@once/env';
 
 /** The web process's listening address, validated at start. */
-export const webServerEnv = {
+const webServerEnv = {
   HOST: bindHost(),
   PORT: integer({ default: 3000, min: 0, max: 65_535 }),
   ONCE_TRUST_PROXY: wholeNumber({

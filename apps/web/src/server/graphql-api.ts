@@ -41,7 +41,7 @@ import type { WebRuntime } from './runtime.ts';
 export const GRAPHQL_ENDPOINT = '/api/graphql';
 
 /** The key-store operation of the GraphQL twin (its key rows are its own, like REST's). */
-export const GRAPHQL_PAY_OPERATION = 'graphql.checkout.pay';
+const GRAPHQL_PAY_OPERATION = 'graphql.checkout.pay';
 
 /** What the route hands every request's context: who is calling, and how `pay` answered. */
 type GraphqlServerContext = {
@@ -148,7 +148,7 @@ function isGraphqlError(value: unknown): value is GraphQLError {
  * with SQL and host names, a bug) is "Unexpected error." with `INTERNAL_SERVER_ERROR`. Yoga
  * logs what it masks; {@link maskGuardedError} logs what the guard masks.
  */
-export function maskGraphqlError(error: unknown): GraphQLError {
+function maskGraphqlError(error: unknown): GraphQLError {
   let cause: unknown = error;
   while (isGraphqlError(cause)) cause = cause.originalError;
   const located = isGraphqlError(error) ? error : undefined;

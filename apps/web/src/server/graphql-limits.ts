@@ -30,7 +30,7 @@ export const GRAPHQL_LIMITS = {
  * `graphql_document_too_large` (413), `graphql_query_too_deep`, `graphql_query_too_complex`
  * (aliases or fields), `graphql_introspection_disabled` (400).
  */
-export type GraphqlLimitCode =
+type GraphqlLimitCode =
   | 'graphql_document_too_large'
   | 'graphql_query_too_deep'
   | 'graphql_query_too_complex'

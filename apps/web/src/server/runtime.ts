@@ -33,7 +33,7 @@ export interface WebRuntime {
  * has a default here: the demo launcher and the test harness set them, and a start without
  * SESSION_SECRET is refused.
  */
-export const webEnv = {
+const webEnv = {
   DATABASE_URL: required(
     'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
       'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
@@ -49,7 +49,7 @@ export const webEnv = {
 };
 
 /** Reads `webEnv` (and checks the API's variables, so a bad one refuses the start). */
-export function readWebEnv(env: Record<string, string | undefined> = process.env) {
+function readWebEnv(env: Record<string, string | undefined> = process.env) {
   const e = parseEnv(webEnv, env);
   readApiEnv(env);
   const seedDemo = e.ONCE_SEED_DEMO !== '0';
@@ -103,7 +103,7 @@ export async function startWebRuntime(
  * ONCE_CHAOS_URL (its loopback control channel) and ONCE_CHAOS_SECRET (a per-run secret).
  * Unset, there is no switchboard and `ops.chaosPress` refuses.
  */
-export function chaosSwitchboardFrom(
+function chaosSwitchboardFrom(
   env: Record<string, string | undefined>,
 ): ChaosSwitchboard | undefined {
   const controlUrl = env.ONCE_CHAOS_URL?.trim();

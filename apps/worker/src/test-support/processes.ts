@@ -104,7 +104,7 @@ export function startProcess(
 }
 
 /** Short leases, backoffs and reconcile delays so chaos tests converge in seconds. */
-export const FAST_WORKER_ENV = {
+const FAST_WORKER_ENV = {
   WORKER_HEALTH_PORT: '0',
   WORKER_LEASE_MS: '2000',
   WORKER_PROCESSOR_TIMEOUT_MS: '1500',

@@ -11,7 +11,7 @@ export interface SeededCheckout {
 }
 
 /** The two merchants the mock processor seeds (docs/process-contract.md). */
-export const TEST_TENANTS = [
+const TEST_TENANTS = [
   { id: 'tenant_a', secretKey: 'sk_test_tenant_a', accountId: 'acct_tenant_a' },
   { id: 'tenant_b', secretKey: 'sk_test_tenant_b', accountId: 'acct_tenant_b' },
 ] as const;

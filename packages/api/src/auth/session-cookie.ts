@@ -3,7 +3,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 /** Name of the browser session cookie. */
 export const SESSION_COOKIE_NAME = 'once_session';
 /** A demo session lasts a day; long enough for a demo, short enough to rotate. */
-export const SESSION_TTL_SECONDS = 24 * 60 * 60;
+const SESSION_TTL_SECONDS = 24 * 60 * 60;
 
 /**
  * What a session may do: a `shopper` pays and reads the payments it placed; an `operator`

@@ -23,7 +23,7 @@ export interface HttpChaosSwitchboardOptions {
  * How long `processor_delay` holds the answer after charging: past the worker's default
  * processor timeout (WORKER_PROCESSOR_TIMEOUT_MS, 10 s), so the worker sees a timeout.
  */
-export const PROCESSOR_DELAY_FAULT_MS = 12_000;
+const PROCESSOR_DELAY_FAULT_MS = 12_000;
 
 /**
  * Which request a charge fault hits: the confirm (`POST /v1/payment_intents/:id/confirm`), the

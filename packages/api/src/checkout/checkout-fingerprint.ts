@@ -2,7 +2,7 @@ import { computeFingerprint } from '@once/idempotency';
 import type { PayInput } from '../routers/checkout/pay.types.ts';
 
 /** The fingerprint's operation label: one for every transport, so tRPC and REST agree. */
-export const CHECKOUT_FINGERPRINT_OPERATION = 'checkout.pay';
+const CHECKOUT_FINGERPRINT_OPERATION = 'checkout.pay';
 
 /**
  * The fingerprint of one checkout's business input, stored on its payment: hex SHA-256 of the

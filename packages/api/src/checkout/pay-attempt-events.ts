@@ -8,7 +8,7 @@ import {
 export type PayTransport = 'trpc' | 'rest' | 'graphql';
 
 /** The lane of whoever sent the attempt: the shopper's browser, or a merchant's API client. */
-export function attemptActor(transport: PayTransport): string {
+function attemptActor(transport: PayTransport): string {
   return transport === 'trpc' ? 'browser' : 'api_client';
 }
 

@@ -4,10 +4,10 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Queryable } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
 
-export const MIN_LINE_QUANTITY = 1;
+const MIN_LINE_QUANTITY = 1;
 export const MAX_LINE_QUANTITY = 99;
 /** The processor's (and Stripe's) largest amount for two-decimal currencies. */
-export const MAX_AMOUNT = 99_999_999;
+const MAX_AMOUNT = 99_999_999;
 
 export interface RequestedLine {
   productId: string;

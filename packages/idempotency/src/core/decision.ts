@@ -8,7 +8,7 @@ export const UNKNOWN_RETRY_AFTER_SECONDS = 30;
  * heartbeat) bounds how long the first attempt MAY take, not how long it usually takes: a
  * double-click should be answered within a second or two, not after a whole lease.
  */
-export const MAX_IN_USE_RETRY_AFTER_SECONDS = 2;
+const MAX_IN_USE_RETRY_AFTER_SECONDS = 2;
 
 /**
  * What to answer when the reservation statement found a row this attempt does not own.

@@ -17,8 +17,6 @@ import {
 } from './types.ts';
 import { assertWaitForResult } from './wait-for-result.ts';
 
-export type { ExecuteOutcome, ExecuteRequest } from './engine-context.ts';
-
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -44,7 +42,7 @@ export interface IdempotencyOptions<TTx> {
  * @example
  * const request: AtomicExecuteRequest = { ...request, policy: { mode: 'atomic' } };
  */
-export type AtomicExecuteRequest = ExecuteRequest & {
+type AtomicExecuteRequest = ExecuteRequest & {
   policy: OperationPolicy & { mode: 'atomic' };
 };
 

@@ -33,7 +33,7 @@ export type IdempotencyErrorCode =
  * @example
  * const code: IdempotencyTrpcCode = IDEMPOTENCY_ERRORS.idempotency_key_in_use.trpcCode; // 'CONFLICT'
  */
-export type IdempotencyTrpcCode =
+type IdempotencyTrpcCode =
   | 'BAD_REQUEST'
   | 'CONFLICT'
   | 'UNPROCESSABLE_CONTENT'

@@ -7,7 +7,7 @@ import { IdempotencyError } from './errors.ts';
  * makes a small body of nested arrays (`[[[[...]]]]`, 6 KB is 3,000 levels) a 400 instead of a
  * stack overflow in the canonicalisation.
  */
-export const MAX_FINGERPRINT_DEPTH = 64;
+const MAX_FINGERPRINT_DEPTH = 64;
 
 /**
  * Fingerprint of a request: hex SHA-256 of the RFC 8785 (JCS) canonical JSON of

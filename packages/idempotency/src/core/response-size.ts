@@ -2,7 +2,7 @@ import { IdempotencyError } from './errors.ts';
 import type { StoredResponse } from './types.ts';
 
 /** Bytes a stored response occupies (body + header names and values), as UTF-8. */
-export function storedResponseBytes(response: StoredResponse): number {
+function storedResponseBytes(response: StoredResponse): number {
   let bytes = response.body === null ? 0 : Buffer.byteLength(response.body, 'utf8');
   for (const [name, value] of Object.entries(response.headers)) {
     bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8');

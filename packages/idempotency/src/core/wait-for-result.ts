@@ -1,7 +1,7 @@
 import type { KeyIdentity, KeyLookup, KeyRecord, WaitForResultPolicy } from './types.ts';
 
 /** Upper bound of `waitForResult.timeoutMs`: a waiting duplicate holds a request open. */
-export const MAX_WAIT_FOR_RESULT_MS = 120_000;
+const MAX_WAIT_FOR_RESULT_MS = 120_000;
 
 const DEFAULT_POLL_MS = 200;
 const FIRST_POLL_MS = 10;
@@ -47,7 +47,7 @@ export interface KeyWakeups {
  * One waiter's watch of a key. A wake that comes while the waiter is reading the key (not
  * sleeping) is kept, so the next `sleep` returns at once instead of missing it.
  */
-export interface KeyWatch {
+interface KeyWatch {
   /** Resolve after `ms`, or at once / earlier when the key was finished since the last sleep. */
   sleep(ms: number): Promise<void>;
   close(): void;
@@ -175,7 +175,7 @@ async function pollUntilSettled(
 }
 
 /** An attempt holds the key: in progress and its lease still running (database clock). */
-export function isHeldNow(record: KeyRecord): boolean {
+function isHeldNow(record: KeyRecord): boolean {
   return (
     record.state === 'in_progress' &&
     record.lockedUntil !== null &&

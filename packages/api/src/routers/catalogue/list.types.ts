@@ -1,7 +1,3 @@
-import { z } from 'zod';
-
-export const listCatalogueInput = z.void();
-
 export interface CatalogueProduct {
   productId: string;
   name: string;

@@ -13,7 +13,7 @@ import type { PaymentStatus } from '@once/db/schema';
  * - `mismatch`: one charge, but another PaymentIntent or amount/currency than the app's.
  * - `unverified`: the processor could not be asked (see `processor` on the result).
  */
-export const ledgerVerdicts = [
+const ledgerVerdicts = [
   'agrees',
   'not_charged',
   'app_behind',

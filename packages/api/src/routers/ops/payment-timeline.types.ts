@@ -6,7 +6,7 @@ export const paymentTimelineInput = z.object({ paymentId: z.string().min(1).max(
 export type PaymentTimelineInput = z.infer<typeof paymentTimelineInput>;
 
 /** One recorded fact of the payment's life (see `payment_events`). */
-export interface TimelineEvent {
+interface TimelineEvent {
   seq: number;
   /** ISO time, database clock. */
   at: string;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Database } from '../../database.ts';
 
 /** The worker's default for `WORKER_RECONCILE_STUCK_AFTER_CHECKS`. */
-export const DEFAULT_STUCK_AFTER_CHECKS = 5;
+const DEFAULT_STUCK_AFTER_CHECKS = 5;
 
 export const stuckPaymentsInput = z
   .object({ afterChecks: z.number().int().min(1).max(1000).default(DEFAULT_STUCK_AFTER_CHECKS) })

@@ -50,7 +50,7 @@ export function isReleased(k: string): SQL {
 }
 
 /** `completed` whose retention ended: its stored response is no longer replayed. */
-export function isExpiredResponse(k: string): SQL {
+function isExpiredResponse(k: string): SQL {
   return sql`(${col(k, 'state')} = ${STATE.completed} and ${col(k, 'expires_at')} <= now())`;
 }
 
