@@ -1,8 +1,8 @@
 /**
  * `npm test`: every check the project has, in order, on a fresh machine.
  *
- *   lint (biome) -> layers (scripts/check-layers.ts) -> type-check (tsc per package, through
- *   turbo) -> unit + integration (vitest, real PostgreSQL) -> end-to-end (Playwright, real browser, real processes)
+ *   lint (biome) -> layers (scripts/check-layers.ts) -> dead exports (knip, knip.jsonc) ->
+ *   type-check (tsc per package, through turbo) -> unit + integration (vitest, real PostgreSQL) -> end-to-end (Playwright, real browser, real processes)
  *
  * All steps run even after a failure so one run shows every problem; the exit code is
  * non-zero if any failed. The last line is the test runners' combined count.
@@ -28,6 +28,7 @@ const bin = (name: string) => path.join(repoRoot, 'node_modules/.bin', name);
 const steps: Step[] = [
   { name: 'lint', command: [bin('biome'), 'check', '.'] },
   { name: 'layers', command: [bin('tsx'), 'scripts/check-layers.ts'] },
+  { name: 'dead exports', command: [bin('knip'), '--no-progress'] },
   {
     name: 'typecheck',
     command: [bin('turbo'), 'run', 'typecheck', '--concurrency=2', '--output-logs=errors-only'],
