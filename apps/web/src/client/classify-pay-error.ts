@@ -20,7 +20,7 @@ const DEFAULT_CONFLICT_WAIT_SECONDS = 1;
  */
 
 /** Nothing (usable) came back: refused, reset, or lost on the way. */
-export const NO_ANSWER_DETAIL = 'no answer reached this page';
+export const NO_ANSWER_DETAIL = 'the connection failed or broke off';
 /** A success status whose body was cut: the request ran, its answer was lost. */
 const CUT_ANSWER_DETAIL = 'the answer was cut off on its way';
 /** A refusal the checkout has no words for (a code it does not know). */
