@@ -6,7 +6,11 @@
 // - the mock processor stands in for a third party: it neither imports nor declares the
 //   app's own packages (general ones such as @once/postgres and the published
 //   @once/idempotency are fine);
-// - no cycle between workspaces.
+// - no cycle between workspaces;
+// - no relative import leaves its own area: each workspace (packages/*, apps/*, e2e, bench) and
+//   the root's tooling (scripts/ and test/, one area: the root package) reaches another only
+//   through its package name and `exports` (a test needing an app's helper imports its
+//   `./testing` entry), never `../apps/*/src/...`; e2e and bench are tooling no workspace imports.
 // One line per problem, exit 1; silent when all holds.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -16,9 +20,25 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 
 interface Workspace {
   name: string;
-  dir: string;
-  layer: 'package' | 'app';
+  /** Directories whose files belong to it (the root: scripts/ and test/). */
+  dirs: string[];
+  layer: 'package' | 'app' | 'tooling' | 'root';
   declared: Set<string>;
+}
+
+/**
+ * Exceptions to the relative-import rule, each with its reason. e2e drives the system launcher
+ * in scripts/system/ (root tooling, shared with `npm run demo` and test/); its proper home is a
+ * workspace package of its own (then e2e imports it by name).
+ */
+const ALLOWED_RELATIVE: { from: string; into: string }[] = [
+  { from: 'e2e/', into: 'scripts/system/' },
+];
+
+function workspace(dir: string, layer: Workspace['layer'], dirs = [dir]): Workspace {
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const declared = new Set(Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }));
+  return { name: manifest.name, dirs, layer, declared };
 }
 
 function workspaces(): Workspace[] {
@@ -28,15 +48,23 @@ function workspaces(): Workspace[] {
     ['apps', 'app'],
   ] as const) {
     for (const entry of readdirSync(path.join(repoRoot, parent))) {
-      const dir = path.join(repoRoot, parent, entry);
-      const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-      const declared = new Set(
-        Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }),
-      );
-      found.push({ name: manifest.name, dir, layer, declared });
+      found.push(workspace(path.join(repoRoot, parent, entry), layer));
     }
   }
+  for (const entry of ['e2e', 'bench'])
+    found.push(workspace(path.join(repoRoot, entry), 'tooling'));
+  found.push(
+    workspace(repoRoot, 'root', [path.join(repoRoot, 'scripts'), path.join(repoRoot, 'test')]),
+  );
   return found;
+}
+
+/** The area a path belongs to: `packages/x`, `apps/x`, `e2e`, `bench`, or the root's. */
+function areaOf(file: string): string {
+  const [first, second] = path.relative(repoRoot, file).split(path.sep);
+  if (first === 'packages' || first === 'apps') return `${first}/${second}`;
+  if (first === 'e2e' || first === 'bench') return first;
+  return 'the root (scripts/, test/)';
 }
 
 function sourceFiles(dir: string): string[] {
@@ -51,6 +79,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 const IMPORT = /(?:from\s+|import\s*\(\s*|import\s+)['"](@once\/[a-z-]+)(?:\/[^'"]*)?['"]/g;
+const RELATIVE_IMPORT = /(?:from\s+|import\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]*)['"]/g;
 const isTest = (file: string) => /\.test\.tsx?$|[\\/](testing|test-support)[\\/]/.test(file);
 
 const THIRD_PARTY = '@once/processor';
@@ -64,9 +93,20 @@ const edges = new Map<string, Set<string>>();
 
 for (const workspace of all) {
   const targets = new Set<string>();
-  for (const file of sourceFiles(workspace.dir)) {
+  for (const file of workspace.dirs.flatMap(sourceFiles)) {
     const text = readFileSync(file, 'utf8');
     const where = path.relative(repoRoot, file);
+    for (const match of text.matchAll(RELATIVE_IMPORT)) {
+      const target = path.resolve(path.dirname(file), match[1]!);
+      const into = path.relative(repoRoot, target);
+      if (areaOf(target) === areaOf(file)) continue;
+      if (ALLOWED_RELATIVE.some((a) => where.startsWith(a.from) && into.startsWith(a.into))) {
+        continue;
+      }
+      problems.push(
+        `${where}: relative import '${match[1]}' leaves ${areaOf(file)} for ${areaOf(target)}: import it by package name (its exports)`,
+      );
+    }
     for (const match of text.matchAll(IMPORT)) {
       const target = byName.get(match[1]!);
       if (!target || target === workspace) continue;
@@ -75,6 +115,9 @@ for (const workspace of all) {
       }
       if (workspace.layer === 'package' && target.layer === 'app' && !isTest(file)) {
         problems.push(`${where}: a package imports the app ${target.name}`);
+      }
+      if (target.layer === 'tooling' && workspace.layer !== 'root') {
+        problems.push(`${where}: imports ${target.name}, tooling no workspace depends on`);
       }
       if (!isTest(file)) targets.add(target.name);
     }

@@ -2,14 +2,16 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebRuntime, type WebRuntime } from '../apps/web/src/server/runtime.ts';
 import {
   type ObservedResponse,
   openApiViolations,
-} from '../apps/web/src/server/testing/openapi-contract.ts';
-import { type ServedHandler, serveFetch } from '../apps/web/src/server/testing/serve-fetch.ts';
-import { webApiRoutes } from '../apps/web/src/server/testing/web-routes.ts';
+  type ServedHandler,
+  serveFetch,
+  startWebRuntime,
+  type WebRuntime,
+  webApiRoutes,
+} from '@once/web/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../scripts/system/start-system.ts';
 
 /**

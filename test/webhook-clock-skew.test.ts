@@ -7,16 +7,21 @@ import {
   type SpawnedProcessor,
   spawnProcessor,
 } from '@once/processor/testing';
-import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { startWebRuntime, type WebRuntime } from '../apps/web/src/server/runtime.ts';
-import { type ServedHandler, serveFetch } from '../apps/web/src/server/testing/serve-fetch.ts';
-import { webApiRoutes } from '../apps/web/src/server/testing/web-routes.ts';
-import { ledgerChargesFor, waitForTerminal } from '../apps/worker/src/test-support/convergence.ts';
 import {
+  type ServedHandler,
+  serveFetch,
+  startWebRuntime,
+  type WebRuntime,
+  webApiRoutes,
+} from '@once/web/testing';
+import {
+  ledgerChargesFor,
   type RunningProcess,
   startWorkerProcess,
-} from '../apps/worker/src/test-support/processes.ts';
+  waitForTerminal,
+} from '@once/worker/testing';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 
 const WEBHOOK_SECRET = 'whsec_test_skewed_clock';
 /** The web host's clock runs 10 minutes ahead of the processor's: beyond the 300 s tolerance. */

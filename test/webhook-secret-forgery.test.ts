@@ -7,16 +7,19 @@ import {
   type SpawnedProcessor,
   spawnProcessor,
 } from '@once/processor/testing';
+import {
+  createProcessorWebhookHandler,
+  processorClientsFrom,
+  type ServedHandler,
+  serveFetch,
+  startWebRuntime,
+  type WebRuntime,
+  webApiRoutes,
+} from '@once/web/testing';
+import { ledgerChargesFor, startWorkerProcess, waitForTerminal } from '@once/worker/testing';
 import postgres from 'postgres';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { createProcessorWebhookHandler } from '../apps/web/src/server/processor-webhook.ts';
-import { processorClientsFrom } from '../apps/web/src/server/processor-webhook-intent.ts';
-import { startWebRuntime, type WebRuntime } from '../apps/web/src/server/runtime.ts';
-import { type ServedHandler, serveFetch } from '../apps/web/src/server/testing/serve-fetch.ts';
-import { webApiRoutes } from '../apps/web/src/server/testing/web-routes.ts';
-import { ledgerChargesFor, waitForTerminal } from '../apps/worker/src/test-support/convergence.ts';
-import { startWorkerProcess } from '../apps/worker/src/test-support/processes.ts';
 
 /**
  * Whoever holds PROCESSOR_WEBHOOK_SECRET (it leaked, or it is a demo value someone kept) can

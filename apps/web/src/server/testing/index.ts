@@ -1,0 +1,8 @@
+// What tests outside the app (the root's test/) use to run the web's API in-process: its
+// runtime, its routes served over HTTP, the OpenAPI contract check, and the processor webhook.
+export { createProcessorWebhookHandler } from '../processor-webhook.ts';
+export { processorClientsFrom } from '../processor-webhook-intent.ts';
+export { startWebRuntime, type WebRuntime } from '../runtime.ts';
+export { type ObservedResponse, openApiViolations } from './openapi-contract.ts';
+export { type ServedHandler, serveFetch } from './serve-fetch.ts';
+export { webApiRoutes } from './web-routes.ts';
