@@ -34,7 +34,11 @@ async function lockedVersion(name: string): Promise<string> {
   const lock = JSON.parse(await readFile(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { version?: string }>;
   };
-  const version = lock.packages[`node_modules/${name}`]?.version;
+  // Hoisted to the root, or kept in this package's own node_modules when npm could not hoist it.
+  const version = (
+    lock.packages[`node_modules/${name}`] ??
+    lock.packages[`packages/idempotency/node_modules/${name}`]
+  )?.version;
   if (!version) throw new Error(`${name} is not in the repo's package-lock.json`);
   return version;
 }
