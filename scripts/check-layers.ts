@@ -35,7 +35,7 @@ const ALLOWED_RELATIVE: { from: string; into: string }[] = [
   { from: 'e2e/', into: 'scripts/system/' },
 ];
 
-function workspace(dir: string, layer: Workspace['layer'], dirs = [dir]): Workspace {
+function readWorkspace(dir: string, layer: Workspace['layer'], dirs = [dir]): Workspace {
   const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
   const declared = new Set(Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }));
   return { name: manifest.name, dirs, layer, declared };
@@ -48,13 +48,13 @@ function workspaces(): Workspace[] {
     ['apps', 'app'],
   ] as const) {
     for (const entry of readdirSync(path.join(repoRoot, parent))) {
-      found.push(workspace(path.join(repoRoot, parent, entry), layer));
+      found.push(readWorkspace(path.join(repoRoot, parent, entry), layer));
     }
   }
   for (const entry of ['e2e', 'bench'])
-    found.push(workspace(path.join(repoRoot, entry), 'tooling'));
+    found.push(readWorkspace(path.join(repoRoot, entry), 'tooling'));
   found.push(
-    workspace(repoRoot, 'root', [path.join(repoRoot, 'scripts'), path.join(repoRoot, 'test')]),
+    readWorkspace(repoRoot, 'root', [path.join(repoRoot, 'scripts'), path.join(repoRoot, 'test')]),
   );
   return found;
 }
