@@ -7,7 +7,10 @@ export default function OpsPage() {
   const merchants = demoTenants.map((tenant) => ({ id: tenant.id, name: tenant.name }));
   return (
     <main className="wide">
-      <h1>Operator cockpit</h1>
+      <div className="page-head">
+        <h1>Operator cockpit</h1>
+        <p className="lede">Every payment, and whether the processor charged it exactly once.</p>
+      </div>
       <OpsCockpit merchants={merchants} />
     </main>
   );

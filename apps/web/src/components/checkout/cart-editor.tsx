@@ -15,6 +15,7 @@ export function CartEditor(props: {
   locked: boolean;
 }) {
   const { products, quantities, onChange, locked } = props;
+  const items = products.reduce((sum, product) => sum + (quantities[product.productId] ?? 0), 0);
   return (
     <section className="card" aria-labelledby="cart-heading">
       <h2 id="cart-heading" className="card-title">
@@ -59,6 +60,12 @@ export function CartEditor(props: {
           ))}
         </tbody>
       </table>
+      {/* One line either way, so nothing below moves when the first item goes in. */}
+      <p className="cart-hint small" data-testid="cart-hint" data-items={items}>
+        {items === 0
+          ? 'Add an item to pay: set a quantity above.'
+          : `${items} item${items === 1 ? '' : 's'} in the cart.`}
+      </p>
     </section>
   );
 }

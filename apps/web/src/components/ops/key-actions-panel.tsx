@@ -113,7 +113,7 @@ export function KeyActionsPanel() {
             <dt>Created / updated / expires</dt>
             <dd>
               <Time iso={summary.createdAt} /> / <Time iso={summary.updatedAt} /> /{' '}
-              <Time iso={summary.expiresAt} withDate />
+              <Time iso={summary.expiresAt} />
             </dd>
           </dl>
           <label>

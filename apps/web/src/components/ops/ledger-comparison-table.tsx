@@ -12,7 +12,7 @@ import { Badge, OpsTable, Time } from './ops-table.tsx';
  * because this is its one reader and the browser bundle takes only types from the server
  * package; `Record<LedgerVerdict, ...>` fails to compile when a verdict is added there.
  */
-const verdictTone: Record<LedgerVerdict, LedgerVerdictSeverity> = {
+export const verdictTone: Record<LedgerVerdict, LedgerVerdictSeverity> = {
   agrees: 'ok',
   not_charged: 'pending',
   app_behind: 'pending',
@@ -41,7 +41,9 @@ function processorStatusLine(result: OpsLedgerResult | undefined) {
     return (
       <p className={alarms > 0 ? 'error' : 'muted'} data-testid="ops-ledger-summary">
         Ledger of <code>{result.processorAccountId}</code> read at <Time iso={result.checkedAt} />;{' '}
-        {alarms > 0 ? `${alarms} payment(s) need attention.` : 'no disagreement.'}
+        {alarms > 0
+          ? `${alarms} payment${alarms === 1 ? ' needs' : 's need'} attention.`
+          : 'app and processor agree.'}
       </p>
     );
   }
@@ -71,6 +73,7 @@ export function LedgerComparisonTable({
       <OpsTable<OpsLedgerRow>
         title="App vs processor ledger"
         testId="ops-ledger"
+        description="Each payment as the app recorded it next to the charges the processor holds for it: exactly one charge per paid payment, none for a declined one."
         rows={result?.rows}
         rowKey={(row) => row.paymentId}
         error={error}

@@ -13,6 +13,7 @@ import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
 import { OperatorSignIn } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 import { StuckPaymentsLine } from './stuck-payments-line.tsx';
+import { VerdictStrip } from './verdict-strip.tsx';
 
 type Payment = RouterOutputs['ops']['payments'][number];
 type IdempotencyKeyRow = RouterOutputs['ops']['idempotencyKeys'][number];
@@ -60,14 +61,17 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
 
   return (
     <div className="ops">
+      <VerdictStrip ledger={ledger.data} ledgerError={ledger.error?.message} stuck={stuck.data} />
       <p className="muted">
-        Merchant <strong>{session.data.tenantName}</strong>; refreshes every {REFRESH_MS / 1000} s.
+        Payments of <strong>{session.data.tenantName}</strong>, updated every {REFRESH_MS / 1000}{' '}
+        seconds.
       </p>
       <StuckPaymentsLine result={stuck.data} />
       <ChaosSwitches />
       <OpsTable<Payment>
         title="Payments"
         testId="ops-payments"
+        description="What each customer paid for, newest first; open a timeline to see every step."
         rows={payments.data}
         rowKey={(p) => p.paymentId}
         error={payments.error?.message}
@@ -102,6 +106,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
       <OpsTable<IdempotencyKeyRow>
         title="Idempotency keys"
         testId="ops-keys"
+        description="One per request a client sent. A retry carrying the same key gets the first answer back instead of paying again."
         rows={keys.data}
         rowKey={(k) => `${k.operation}/${k.key}`}
         error={keys.error?.message}
@@ -116,13 +121,14 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
             header: 'Lease',
             cell: (k) => (k.state === 'in_progress' ? leaseLabel(k.lockedUntil, now) : '—'),
           },
-          { header: 'Expires', cell: (k) => <Time iso={k.expiresAt} withDate /> },
+          { header: 'Expires', cell: (k) => <Time iso={k.expiresAt} /> },
         ]}
       />
       <KeyActionsPanel />
       <OpsTable<OutboxJob>
         title="Outbox jobs"
         testId="ops-outbox"
+        description="The work handed to the workers: one job charges one payment at the processor."
         rows={outbox.data}
         rowKey={(j) => j.jobId}
         error={outbox.error?.message}

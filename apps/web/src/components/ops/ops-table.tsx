@@ -1,11 +1,22 @@
-import type { ReactNode } from 'react';
+'use client';
+
+import { type ReactNode, useState } from 'react';
+import { formatTimestamp } from '../format/time.ts';
 
 export interface Column<Row> {
   header: string;
   cell: (row: Row) => ReactNode;
 }
 
-/** A plain, accessible table of rows; `testId` names it for tests. */
+/** A table with more rows than this starts folded: its heading and count stay in view. */
+export const SHORT_TABLE_ROWS = 8;
+
+/**
+ * A plain, accessible table of rows; `testId` names it for tests. Folds into its heading
+ * (a `<details>` whose summary carries the count) once it holds more than
+ * {@link SHORT_TABLE_ROWS} rows, until the operator opens or closes it themselves. Wide
+ * tables scroll sideways inside their own keyboard-focusable region, never the page.
+ */
 export function OpsTable<Row>(props: {
   title: string;
   testId: string;
@@ -13,60 +24,78 @@ export function OpsTable<Row>(props: {
   rowKey: (row: Row) => string;
   columns: readonly Column<Row>[];
   error?: string;
+  /** A line under the heading, e.g. what the table is for. */
+  description?: ReactNode;
 }) {
-  const { title, testId, rows, rowKey, columns, error } = props;
+  const { title, testId, rows, rowKey, columns, error, description } = props;
+  // null: the operator has not chosen; the table is open while it is short.
+  const [chosen, setChosen] = useState<boolean | null>(null);
+  const open = chosen ?? (rows?.length ?? 0) <= SHORT_TABLE_ROWS;
+  const titleId = `${testId}-title`;
   return (
-    <section className="card" aria-labelledby={`${testId}-title`}>
-      <h2 id={`${testId}-title`}>
-        {title} {rows ? <span className="muted">({rows.length})</span> : null}
-      </h2>
-      {error ? <p className="error">{error}</p> : null}
-      <div className="scroll">
-        <table className="table" data-testid={testId}>
-          <thead>
-            <tr>
-              {columns.map((column) => (
-                <th key={column.header} scope="col">
-                  {column.header}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows?.map((row) => (
-              <tr key={rowKey(row)}>
+    <section className="card ops-section" aria-labelledby={titleId}>
+      <details
+        open={open}
+        onToggle={(event) => {
+          // React setting `open` fires toggle too: only a change of the operator's counts.
+          if (event.currentTarget.open !== open) setChosen(event.currentTarget.open);
+        }}
+      >
+        <summary>
+          <h2 id={titleId} className="card-title">
+            {title}
+          </h2>{' '}
+          {rows ? (
+            <span className="ops-count" data-testid={`${testId}-count`}>
+              {rows.length}
+              <span className="visually-hidden"> rows</span>
+            </span>
+          ) : null}
+        </summary>
+        {description ? <p className="muted small ops-description">{description}</p> : null}
+        {error ? <p className="error">{error}</p> : null}
+        {/* A region that scrolls sideways must be reachable by keyboard to scroll it. */}
+        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: see above. */}
+        <section className="scroll" tabIndex={0} aria-label={`${title}, table`}>
+          <table className="table" data-testid={testId}>
+            <thead>
+              <tr>
                 {columns.map((column) => (
-                  <td key={column.header}>{column.cell(row)}</td>
+                  <th key={column.header} scope="col">
+                    {column.header}
+                  </th>
                 ))}
               </tr>
-            ))}
-            {rows && rows.length === 0 ? (
-              <tr>
-                <td colSpan={columns.length} className="muted">
-                  Nothing yet.
-                </td>
-              </tr>
-            ) : null}
-          </tbody>
-        </table>
-      </div>
+            </thead>
+            <tbody>
+              {rows?.map((row) => (
+                <tr key={rowKey(row)}>
+                  {columns.map((column) => (
+                    <td key={column.header}>{column.cell(row)}</td>
+                  ))}
+                </tr>
+              ))}
+              {rows && rows.length === 0 ? (
+                <tr>
+                  <td colSpan={columns.length} className="muted">
+                    Nothing yet.
+                  </td>
+                </tr>
+              ) : null}
+            </tbody>
+          </table>
+        </section>
+      </details>
     </section>
   );
 }
 
-/** A timestamp as local time, with the full ISO value on hover. */
-export function Time({ iso, withDate = false }: { iso: string | null; withDate?: boolean }) {
+/** A moment written by {@link formatTimestamp}, with the full ISO value on hover. */
+export function Time({ iso }: { iso: string | null }) {
   if (!iso) return <span className="muted">—</span>;
-  if (withDate) {
-    return (
-      <time dateTime={iso} title={iso}>
-        {new Date(iso).toLocaleString()}
-      </time>
-    );
-  }
   return (
     <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleTimeString()}
+      {formatTimestamp(iso)}
     </time>
   );
 }

@@ -19,8 +19,8 @@ export function StuckPaymentsLine({
       role={stuck > 0 ? 'alert' : undefined}
     >
       {stuck === 0
-        ? `No payment stuck undecided (after ${afterChecks} reconciler checks).`
-        : `⚠ ${stuck} payment${stuck === 1 ? '' : 's'} stuck undecided after ${afterChecks} or more reconciler checks.`}
+        ? `No payment is stuck: none is still undecided after ${afterChecks} checks with the processor.`
+        : `⚠ ${stuck} payment${stuck === 1 ? ' is' : 's are'} stuck: still undecided after ${afterChecks} or more checks with the processor.`}
     </p>
   );
 }

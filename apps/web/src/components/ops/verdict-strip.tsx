@@ -1,0 +1,141 @@
+'use client';
+
+import type { ChaosPart, LedgerVerdict, OpsLedgerResult, RouterOutputs } from '@once/api';
+import { useMutationState, useQuery } from '@tanstack/react-query';
+import { useTRPC } from '../../client/trpc-react.tsx';
+import { verdictTone } from './ledger-comparison-table.tsx';
+
+/** Same key and pace as the chaos switches' own query: React Query asks the server once. */
+const PARTS_REFRESH_MS = 1_000;
+
+/** Each verdict in the words of the strip, counted: "1 charged twice". */
+const VERDICT_WORDS: Record<LedgerVerdict, string> = {
+  agrees: 'agree',
+  not_charged: 'not charged yet',
+  app_behind: 'charged, app catching up',
+  unverified: 'not checked',
+  double_charge: 'charged twice',
+  charged_but_app_declined_or_failed: 'charged but shown as not paid',
+  succeeded_without_charge: 'shown as paid with no charge',
+  mismatch: 'charged a different amount or intent',
+};
+
+type Tone = 'ok' | 'pending' | 'alarm';
+
+const plural = (count: number, one: string, many = `${one}s`) =>
+  `${count} ${count === 1 ? one : many}`;
+
+/** The ledger comparison as one line: "10 payments, 10 charges, all agree", or what does not. */
+export function ledgerLine(result: OpsLedgerResult): { tone: Tone; text: string } {
+  const { rows } = result;
+  const payments = plural(rows.length, 'payment');
+  if (result.processor !== 'reachable') {
+    const why =
+      result.processor === 'no_account' ? 'no processor account' : 'processor unreachable';
+    return { tone: 'pending', text: `${payments}; charges not checked (${why})` };
+  }
+  const charges = rows.reduce((sum, row) => sum + (row.processor?.chargeCount ?? 0), 0);
+  const counted = `${payments}, ${plural(charges, 'charge')}`;
+  if (rows.length === 0) return { tone: 'ok', text: `${counted}, nothing to compare yet` };
+  const byVerdict = new Map<LedgerVerdict, number>();
+  for (const row of rows) byVerdict.set(row.verdict, (byVerdict.get(row.verdict) ?? 0) + 1);
+  if (byVerdict.get('agrees') === rows.length) return { tone: 'ok', text: `${counted}, all agree` };
+  const order: Tone[] = ['alarm', 'pending', 'ok'];
+  const parts = [...byVerdict]
+    .sort(([a], [b]) => order.indexOf(verdictTone[a]) - order.indexOf(verdictTone[b]))
+    .map(([verdict, count]) => `${count} ${VERDICT_WORDS[verdict]}`);
+  const alarm = [...byVerdict.keys()].some((verdict) => verdictTone[verdict] === 'alarm');
+  return { tone: alarm ? 'alarm' : 'pending', text: `${counted}: ${parts.join(', ')}` };
+}
+
+/** `kill_worker` -> "Kill worker". */
+function switchName(name: string): string {
+  const words = name.replaceAll('_', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * A compact strip that sticks to the top of the cockpit: what the last chaos switch did, each
+ * part's state, and the ledger's verdict, so the presenter never scrolls to see whether every
+ * charge was made once. Reads only what the cockpit already asks for.
+ */
+export function VerdictStrip({
+  ledger,
+  ledgerError,
+  stuck,
+}: {
+  ledger: OpsLedgerResult | undefined;
+  ledgerError: string | undefined;
+  stuck: RouterOutputs['ops']['stuckPayments'] | undefined;
+}) {
+  const trpc = useTRPC();
+  const chaos = useQuery({
+    ...trpc.ops.chaosStatus.queryOptions(),
+    refetchInterval: PARTS_REFRESH_MS,
+    retry: false,
+  });
+  const presses = useMutationState({
+    filters: { mutationKey: trpc.ops.chaosPress.mutationKey() },
+    select: (mutation) => ({
+      status: mutation.state.status,
+      data: mutation.state.data as { switch: string; did: string } | undefined,
+      error: mutation.state.error as Error | null,
+    }),
+  });
+  const lastPress = presses.at(-1);
+  const chaosData = chaos.data?.enabled ? chaos.data : undefined;
+
+  const verdict = ledgerError
+    ? { tone: 'alarm' as const, text: 'Ledger not read: the web server did not answer' }
+    : ledger
+      ? ledgerLine(ledger)
+      : { tone: 'pending' as const, text: 'Reading the ledger…' };
+  const stuckCount = stuck?.stuck ?? 0;
+
+  return (
+    <section className="verdict-strip" aria-label="At a glance" data-testid="verdict-strip">
+      <p
+        className={`strip-verdict strip-${verdict.tone}`}
+        data-testid="strip-verdict"
+        data-tone={verdict.tone}
+      >
+        <span className="strip-label">Ledger</span>{' '}
+        <a href="#ops-ledger-title">
+          {verdict.tone === 'alarm' ? '⚠ ' : verdict.tone === 'ok' ? '✓ ' : ''}
+          {verdict.text}
+        </a>
+        {stuckCount > 0 ? (
+          <span className="strip-stuck"> · ⚠ {plural(stuckCount, 'payment')} stuck</span>
+        ) : null}
+      </p>
+      {chaosData ? (
+        <>
+          <ul className="strip-parts" aria-label="Parts" data-testid="strip-parts">
+            {chaosData.parts.map((part: ChaosPart) => (
+              <li key={part.name} data-part={part.name} data-state={part.state}>
+                <span className={`strip-dot strip-dot-${part.state}`} aria-hidden="true" />
+                {part.name} <span className="visually-hidden">is</span>{' '}
+                <span className="strip-state">{part.state}</span>
+              </li>
+            ))}
+            {chaos.isError ? <li className="muted">web not answering</li> : null}
+          </ul>
+          <p className="strip-press" data-testid="strip-press">
+            <span className="strip-label">Last switch</span>{' '}
+            {!lastPress ? (
+              <span className="muted">none pressed yet</span>
+            ) : lastPress.status === 'pending' ? (
+              <span>pressing…</span>
+            ) : lastPress.status === 'error' ? (
+              <span className="error">{lastPress.error?.message ?? 'refused'}</span>
+            ) : lastPress.data ? (
+              <a href="#chaos-title">
+                {switchName(lastPress.data.switch)}: {lastPress.data.did}
+              </a>
+            ) : null}
+          </p>
+        </>
+      ) : null}
+    </section>
+  );
+}
