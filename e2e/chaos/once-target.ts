@@ -475,7 +475,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         count: plan.count,
         ...(webhook
           ? { path_prefix: 'payment_intent.' }
-          : { method: 'POST', path_prefix: '/v1/payment_intents' }),
+          : // The confirm (`/v1/payment_intents/pi_.../confirm`): the call that moves the money.
+            { method: 'POST', path_prefix: '/v1/payment_intents/pi_' }),
         ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
           ? { delay_ms: plan.delayMs }
           : {}),

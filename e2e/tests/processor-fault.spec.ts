@@ -43,7 +43,7 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
       account: 'acct_tenant_a',
       kind,
       method: 'POST',
-      path_prefix: '/v1/payment_intents',
+      path_prefix: '/v1/payment_intents/pi_', // the confirm, which moves the money
       count: 1,
     });
     await signIn(page, system().webUrl);
