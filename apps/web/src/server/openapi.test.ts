@@ -241,6 +241,9 @@ describe('the OpenAPI description matches what the REST API answers', () => {
     // REST takes only API keys).
     const tRpcOnly = new Set([
       'demo_login_disabled',
+      'demo_operator_login_disabled',
+      'operator_code_invalid',
+      'session_rate_limited',
       'operator_required',
       'idempotency_key_not_found',
       'idempotency_key_changed',
