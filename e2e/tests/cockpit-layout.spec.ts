@@ -119,6 +119,14 @@ test('after ten payments the verdict stays in view, tables fold, and a phone doe
     'up',
   );
 
+  // The top of the page as the README shows it (docs/screenshots/cockpit.png is taken from here).
+  await page.setViewportSize({ width: 1280, height: 1100 });
+  await page.evaluate(() => (globalThis as unknown as BrowserGlobals).scrollTo(0, 0));
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: testInfo.outputPath('cockpit-docs.png') });
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: testInfo.outputPath('cockpit-1280-top.png') });
+
   // Long tables fold into their heading with the count; a click opens one.
   await expect(page.getByTestId('ops-payments-count')).toHaveText(`${PAYMENTS} rows`);
   await expect(page.getByTestId('ops-payments')).toBeHidden();
@@ -162,6 +170,13 @@ test('after ten payments the verdict stays in view, tables fold, and a phone doe
   ).toBeLessThanOrEqual(PHONE.width);
   await page.screenshot({ path: testInfo.outputPath('cockpit-390.png') });
   await page.screenshot({ path: testInfo.outputPath('cockpit-390-full.png'), fullPage: true });
+  await page
+    .getByTestId('chaos-switches')
+    .screenshot({ path: testInfo.outputPath('chaos-390.png') });
+  await page
+    .locator('section.card')
+    .filter({ has: page.getByTestId('ops-payments') })
+    .screenshot({ path: testInfo.outputPath('payments-390.png') });
   // An open table scrolls inside its card, and the page still does not.
   const table = page.getByTestId('ops-payments');
   await expect(table).toBeVisible();

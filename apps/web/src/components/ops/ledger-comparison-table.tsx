@@ -69,7 +69,6 @@ export function LedgerComparisonTable({
 }) {
   return (
     <div data-testid="ops-ledger-section" data-processor={result?.processor}>
-      {processorStatusLine(result)}
       <OpsTable<OpsLedgerRow>
         title="App vs processor ledger"
         testId="ops-ledger"
@@ -77,6 +76,7 @@ export function LedgerComparisonTable({
         rows={result?.rows}
         rowKey={(row) => row.paymentId}
         error={error}
+        note={processorStatusLine(result)}
         columns={[
           { header: 'Payment', cell: (row) => <code className="small">{row.paymentId}</code> },
           { header: 'App status', cell: (row) => <Badge value={row.appStatus} /> },

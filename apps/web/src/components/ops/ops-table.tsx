@@ -24,10 +24,12 @@ export function OpsTable<Row>(props: {
   rowKey: (row: Row) => string;
   columns: readonly Column<Row>[];
   error?: string;
-  /** A line under the heading, e.g. what the table is for. */
+  /** A line under the heading, e.g. what the table is for; folds with the table. */
   description?: ReactNode;
+  /** What stays in view under the heading even while the table is folded. */
+  note?: ReactNode;
 }) {
-  const { title, testId, rows, rowKey, columns, error, description } = props;
+  const { title, testId, rows, rowKey, columns, error, description, note } = props;
   // null: the operator has not chosen; the table is open while it is short.
   const [chosen, setChosen] = useState<boolean | null>(null);
   const open = chosen ?? (rows?.length ?? 0) <= SHORT_TABLE_ROWS;
@@ -53,7 +55,6 @@ export function OpsTable<Row>(props: {
           ) : null}
         </summary>
         {description ? <p className="muted small ops-description">{description}</p> : null}
-        {error ? <p className="error">{error}</p> : null}
         {/* A region that scrolls sideways must be reachable by keyboard to scroll it. */}
         {/* biome-ignore lint/a11y/noNoninteractiveTabindex: see above. */}
         <section className="scroll" tabIndex={0} aria-label={`${title}, table`}>
@@ -86,6 +87,8 @@ export function OpsTable<Row>(props: {
           </table>
         </section>
       </details>
+      {note}
+      {error ? <p className="error">{error}</p> : null}
     </section>
   );
 }
