@@ -19,6 +19,9 @@ type Payment = RouterOutputs['ops']['payments'][number];
 type IdempotencyKeyRow = RouterOutputs['ops']['idempotencyKeys'][number];
 type OutboxJob = RouterOutputs['ops']['outbox'][number];
 
+/** How many rows each table asks for. */
+const LIMIT = 50;
+
 /** How often the cockpit refreshes. */
 const REFRESH_MS = 2_000;
 
@@ -47,10 +50,10 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   // Only an operator may read ops.*: a shopper session would only collect FORBIDDEN answers.
   const isOperator = session.data?.role === 'operator';
   const live = { enabled: isOperator, refetchInterval: REFRESH_MS } as const;
-  const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: 50 }), ...live });
-  const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: 50 }), ...live });
-  const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: 50 }), ...live });
-  const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: 50 }), ...live });
+  const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: LIMIT }), ...live });
+  const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: LIMIT }), ...live });
+  const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: LIMIT }), ...live });
+  const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: LIMIT }), ...live });
   const stuck = useQuery({ ...trpc.ops.stuckPayments.queryOptions(), ...live });
   const now = keys.dataUpdatedAt || Date.now();
 
@@ -61,7 +64,12 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
 
   return (
     <div className="ops">
-      <VerdictStrip ledger={ledger.data} ledgerError={ledger.error?.message} stuck={stuck.data} />
+      <VerdictStrip
+        limit={LIMIT}
+        ledger={ledger.data}
+        ledgerError={ledger.error?.message}
+        stuck={stuck.data}
+      />
       <p className="muted">
         Payments of <strong>{session.data.tenantName}</strong>, updated every {REFRESH_MS / 1000}{' '}
         seconds.

@@ -12,7 +12,7 @@ const PARTS_REFRESH_MS = 1_000;
 const VERDICT_WORDS: Record<LedgerVerdict, string> = {
   agrees: 'agree',
   not_charged: 'not charged yet',
-  app_behind: 'charged, app catching up',
+  app_behind: 'charged and still being recorded',
   unverified: 'not checked',
   double_charge: 'charged twice',
   charged_but_app_declined_or_failed: 'charged but shown as not paid',
@@ -25,10 +25,16 @@ type Tone = 'ok' | 'pending' | 'alarm';
 const plural = (count: number, one: string, many = `${one}s`) =>
   `${count} ${count === 1 ? one : many}`;
 
-/** The ledger comparison as one line: "10 payments, 10 charges, all agree", or what does not. */
-export function ledgerLine(result: OpsLedgerResult): { tone: Tone; text: string } {
+/**
+ * The ledger comparison as one line: "10 payments, 10 charges, all agree", or what does not.
+ * `limit`: how many payments the cockpit asked for; a full page is "the latest 50 payments".
+ */
+export function ledgerLine(
+  result: OpsLedgerResult,
+  limit = Number.POSITIVE_INFINITY,
+): { tone: Tone; text: string } {
   const { rows } = result;
-  const payments = plural(rows.length, 'payment');
+  const payments = `${rows.length >= limit ? 'the latest ' : ''}${plural(rows.length, 'payment')}`;
   if (result.processor !== 'reachable') {
     const why =
       result.processor === 'no_account' ? 'no processor account' : 'processor unreachable';
@@ -43,7 +49,9 @@ export function ledgerLine(result: OpsLedgerResult): { tone: Tone; text: string 
   const order: Tone[] = ['alarm', 'pending', 'ok'];
   const parts = [...byVerdict]
     .sort(([a], [b]) => order.indexOf(verdictTone[a]) - order.indexOf(verdictTone[b]))
-    .map(([verdict, count]) => `${count} ${VERDICT_WORDS[verdict]}`);
+    .map(([verdict, count]) =>
+      verdict === 'agrees' && count === 1 ? '1 agrees' : `${count} ${VERDICT_WORDS[verdict]}`,
+    );
   const alarm = [...byVerdict.keys()].some((verdict) => verdictTone[verdict] === 'alarm');
   return { tone: alarm ? 'alarm' : 'pending', text: `${counted}: ${parts.join(', ')}` };
 }
@@ -63,8 +71,11 @@ export function VerdictStrip({
   ledger,
   ledgerError,
   stuck,
+  limit,
 }: {
   ledger: OpsLedgerResult | undefined;
+  /** How many payments the cockpit asked the ledger for. */
+  limit?: number;
   ledgerError: string | undefined;
   stuck: RouterOutputs['ops']['stuckPayments'] | undefined;
 }) {
@@ -88,7 +99,7 @@ export function VerdictStrip({
   const verdict = ledgerError
     ? { tone: 'alarm' as const, text: 'Ledger not read: the web server did not answer' }
     : ledger
-      ? ledgerLine(ledger)
+      ? ledgerLine(ledger, limit)
       : { tone: 'pending' as const, text: 'Reading the ledger…' };
   const stuckCount = stuck?.stuck ?? 0;
 

@@ -1,0 +1,59 @@
+import type { OpsLedgerResult, OpsLedgerRow } from '@once/api';
+import { describe, expect, it } from 'vitest';
+import { ledgerLine } from './verdict-strip.tsx';
+
+function row(verdict: OpsLedgerRow['verdict'], chargeCount: number, id: string): OpsLedgerRow {
+  return {
+    paymentId: id,
+    appStatus: 'succeeded',
+    appAmount: 1000,
+    appCurrency: 'usd',
+    appPaymentIntentId: null,
+    downstreamKey: `once_pay_${id}`,
+    createdAt: '2026-11-25T16:00:00Z',
+    processor: {
+      chargeCount,
+      chargedAmount: chargeCount * 1000,
+      currency: 'usd',
+      paymentIntentId: null,
+      paymentIntentIds: [],
+    },
+    verdict,
+    reason: '',
+  };
+}
+
+const result = (rows: OpsLedgerRow[]): OpsLedgerResult => ({
+  processor: 'reachable',
+  processorAccountId: 'acct_a',
+  processorError: null,
+  checkedAt: '2026-11-25T16:00:00Z',
+  rows,
+});
+
+describe('ledgerLine', () => {
+  it('counts payments and charges, and says they all agree', () => {
+    expect(ledgerLine(result([row('agrees', 1, 'a'), row('agrees', 0, 'b')]))).toEqual({
+      tone: 'ok',
+      text: '2 payments, 1 charge, all agree',
+    });
+  });
+  it('names what disagrees, the alarms first', () => {
+    const line = ledgerLine(
+      result([row('agrees', 1, 'a'), row('app_behind', 1, 'b'), row('double_charge', 2, 'c')]),
+    );
+    expect(line).toEqual({
+      tone: 'alarm',
+      text: '3 payments, 4 charges: 1 charged twice, 1 charged and still being recorded, 1 agrees',
+    });
+  });
+  it('says when the charges could not be checked, and when the page is full', () => {
+    const unreachable = {
+      ...result([row('unverified', 0, 'a')]),
+      processor: 'unreachable' as const,
+    };
+    expect(ledgerLine(unreachable, 1).text).toBe(
+      'the latest 1 payment; charges not checked (processor unreachable)',
+    );
+  });
+});
