@@ -79,9 +79,13 @@ async function expectStripInView(page: Page): Promise<void> {
   expect(box?.y ?? 999).toBeLessThan(10);
 }
 
-test('a new checkout says what Pay needs before the cart has an item', async ({ page }) => {
+test('a new checkout says what Pay needs before the cart has an item', async ({
+  page,
+}, testInfo) => {
+  await page.setViewportSize(DESKTOP);
   await signIn(page, system().webUrl);
   await expect(page.getByTestId('cart-hint')).toHaveText(/Add an item to pay/);
+  await page.screenshot({ path: testInfo.outputPath('checkout-empty-1280.png') });
   await expect(page.getByTestId('pay')).toBeDisabled();
   await fillCart(page, { book_sre: 2 });
   await expect(page.getByTestId('cart-hint')).toHaveText('2 items in the cart.');
