@@ -76,7 +76,8 @@ async function main(): Promise<void> {
     await cockpit
       .getByTestId('ops-payments')
       .getByText(paymentId ?? '', { exact: true })
-      .waitFor();
+      // In the DOM is enough: a long payments table starts folded.
+      .waitFor({ state: 'attached' });
     // With the chaos switches: kill a worker and wait until the parts show it back, so the
     // picture shows a switch's answer and a recovery.
     if (await cockpit.getByTestId('chaos-switches').isVisible()) {
