@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { generateSecrets, KNOWN_DEMO_SECRETS } from '@once/env';
-import { describe, expect, it } from 'vitest';
+import { startWebRuntime } from '@once/web/testing';
+import { describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../scripts/system/start-system.ts';
 
 /**
@@ -10,6 +11,7 @@ import { repoRoot } from '../scripts/system/start-system.ts';
  * saying what to do, before it listens or touches a database (nothing listens at the URLs).
  */
 const APPS = {
+  migrate: 'packages/db/src/migrate-cli.ts',
   web: 'apps/web/src/process/main.ts',
   processor: 'apps/processor/src/main.ts',
   worker: 'apps/worker/src/main.ts',
@@ -26,8 +28,9 @@ const BASE_ENV = {
   PROCESSOR_URL: 'http://127.0.0.1:9',
 };
 
-async function start(app: keyof typeof APPS, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, APPS[app])], {
+async function start(app: keyof typeof APPS, env: Record<string, string>, args: string[] = []) {
+  const entry = path.join(repoRoot, APPS[app]);
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, NODE_OPTIONS: process.env.NODE_OPTIONS, ...BASE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,6 +53,8 @@ describe('a production start refuses secrets written in the repository', () => {
     ['processor', 'PROCESSOR_WEBHOOK_SECRET', 'whsec_once_demo'],
     ['processor', 'PROCESSOR_ADMIN_TOKEN', 'once-admin'],
     ['worker', 'PROCESSOR_ADMIN_TOKEN', 'once-admin'],
+    ['web', 'ONCE_DEMO_API_KEY_TENANT_A', 'once_test_tenant_a'],
+    ['web', 'ONCE_DEMO_API_KEY_TENANT_B', 'once_test_tenant_b'],
   ] as const)(
     '%s with %s=<the old demo value>: exit 1, one line',
     async (app, name, value) => {
@@ -78,5 +83,89 @@ describe('a production start refuses secrets written in the repository', () => {
         /^web: cannot start: SESSION_SECRET is 16 characters, too short for NODE_ENV=production \(at least 32\)/,
       ),
     ]);
+  }, 60_000);
+});
+
+/**
+ * The demo merchants' API keys also sign a browser in as their operator. Unset, the seed
+ * would use the public test keys (`once_test_tenant_a`, ...): only `npm run demo` on loopback
+ * and the tests may. A production seed anywhere else is refused before it writes anything.
+ */
+describe("a production seed refuses the demo merchants' public test API keys", () => {
+  const PUBLIC_KEYS =
+    /^ONCE_DEMO_API_KEY_TENANT_A is unset or a public test key: the demo merchant tenant_a would open with an API key written in the repository, refused with NODE_ENV=production: set ONCE_DEMO_API_KEY_TENANT_A and ONCE_DEMO_API_KEY_TENANT_B \(`sh scripts\/compose-secrets\.sh` writes both to \.env\), or /;
+  const ownKeys = () => ({
+    ONCE_DEMO_API_KEY_TENANT_A: `once_live_${generateSecrets().SESSION_SECRET}`,
+    ONCE_DEMO_API_KEY_TENANT_B: `once_live_${generateSecrets().SESSION_SECRET}`,
+  });
+
+  it.each([
+    ['unset', {}],
+    ['the public test keys, given', { ONCE_DEMO_API_KEY_TENANT_A: 'once_test_tenant_a' }],
+  ] as const)(
+    'migrate --seed-demo, keys %s: exit 1, one line, before the database',
+    async (_, keys) => {
+      const { code, lines } = await start('migrate', keys, ['--seed-demo']);
+      expect(code).toBe(1);
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^migrate: ONCE_DEMO_API_KEY_TENANT_A is unset or a public test key: .*, or run migrate without --seed-demo$/,
+        ),
+      ]);
+      expect(lines[0]!.slice('migrate: '.length)).toMatch(PUBLIC_KEYS);
+    },
+    60_000,
+  );
+
+  it('migrate --seed-demo with keys of its own gets past the check (to the database)', async () => {
+    const { code, lines } = await start('migrate', ownKeys(), ['--seed-demo']);
+    expect(code).toBe(1);
+    expect(lines.join('\n')).not.toMatch(/ONCE_DEMO_API_KEY/);
+  }, 60_000);
+
+  it('the web runtime: refused beyond loopback or behind a proxy; `npm run demo` on loopback keeps them', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const env = (extra: Record<string, string>) => ({
+      ...BASE_ENV,
+      ...generateSecrets(),
+      // Nothing listens there: past the check, the start fails on the database instead.
+      DATABASE_URL: 'postgres://once:password@127.0.0.1:9/once',
+      ...extra,
+    });
+    try {
+      await expect(startWebRuntime(env({ HOST: '0.0.0.0' }))).rejects.toThrow(PUBLIC_KEYS);
+      await expect(
+        startWebRuntime(
+          env({
+            HOST: '0.0.0.0',
+            ONCE_DEMO_API_KEY_TENANT_A: ownKeys().ONCE_DEMO_API_KEY_TENANT_A,
+          }),
+        ),
+      ).rejects.toThrow(/^ONCE_DEMO_API_KEY_TENANT_B is unset/);
+      await expect(
+        startWebRuntime(env({ HOST: '127.0.0.1', ONCE_TRUST_PROXY: '1' })),
+      ).rejects.toThrow(PUBLIC_KEYS);
+      // The refusal is printed once, as one line, for the operator reading the logs.
+      expect(errors.mock.calls).toEqual([
+        [expect.stringMatching(/^web: cannot start: ONCE_DEMO_API_KEY_TENANT_A is unset/)],
+      ]);
+      // Not refused: the demo on loopback, a deployment with its own keys, no demo merchants.
+      const allowedStarts: Record<string, string>[] = [
+        { HOST: '127.0.0.1' },
+        { HOST: '0.0.0.0', ...ownKeys() },
+        { HOST: '0.0.0.0', ONCE_SEED_DEMO: '0' },
+      ];
+      for (const allowed of allowedStarts) {
+        const failure = await startWebRuntime(env(allowed)).then(
+          () => new Error('started without a database'),
+          (error: unknown) => error as Error,
+        );
+        expect(failure.message, JSON.stringify(allowed)).not.toMatch(
+          /ONCE_DEMO_API_KEY|ONCE_SEED_DEMO/,
+        );
+      }
+    } finally {
+      errors.mockRestore();
+    }
   }, 60_000);
 });

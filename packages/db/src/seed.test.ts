@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from './api-key.ts';
 import { products, tenants } from './schema/index.ts';
-import { demoTenants, seedDemoData } from './seed.ts';
+import { demoTenants, demoTenantsWithApiKeys, publicDemoKeyProblem, seedDemoData } from './seed.ts';
 import { createTestDatabase, type TestDatabase } from './testing/index.ts';
 
 describe('seedDemoData', () => {
@@ -43,5 +43,54 @@ describe('seedDemoData', () => {
       products: demoTenants.flatMap((t) => t.products).length,
       price: 4599,
     });
+  });
+
+  it('stores the hash of a key the deployment gave, and a re-seed with a new key replaces it', async () => {
+    const { db } = test.client;
+    const hashes = async () =>
+      (await db.select().from(tenants).orderBy(tenants.id)).map((r) => r.apiKeySha256);
+    const first = `once_live_${'a1'.repeat(32)}`;
+    await seedDemoData(db, demoTenantsWithApiKeys({ tenant_a: first }));
+    expect(await hashes()).toEqual([hashApiKey(first), hashApiKey('once_test_tenant_b')]);
+    const rotated = `once_live_${'b2'.repeat(32)}`;
+    await seedDemoData(db, demoTenantsWithApiKeys({ tenant_a: rotated, tenant_b: first }));
+    expect(await hashes()).toEqual([hashApiKey(rotated), hashApiKey(first)]);
+    // Back to the public test keys (none given): the stored hashes follow.
+    await seedDemoData(db, demoTenantsWithApiKeys({}));
+    expect(await hashes()).toEqual([
+      hashApiKey('once_test_tenant_a'),
+      hashApiKey('once_test_tenant_b'),
+    ]);
+  });
+});
+
+describe('demoTenantsWithApiKeys and publicDemoKeyProblem', () => {
+  it('takes each given key, trimmed; unset or empty keeps the public test key; pure', () => {
+    const given = demoTenantsWithApiKeys({ tenant_a: '  key-a  ', tenant_b: '' });
+    expect(given.map((t) => [t.id, t.apiKey])).toEqual([
+      ['tenant_a', 'key-a'],
+      ['tenant_b', 'once_test_tenant_b'],
+    ]);
+    expect(demoTenants.map((t) => t.apiKey)).toEqual(['once_test_tenant_a', 'once_test_tenant_b']);
+    expect(given[0]!.products).toEqual(demoTenants[0]!.products);
+  });
+
+  it('refuses any public test key in one line naming the variable to set, and takes own keys', () => {
+    expect(publicDemoKeyProblem(demoTenantsWithApiKeys({}), 'ONCE_SEED_DEMO=0')).toMatch(
+      /^ONCE_DEMO_API_KEY_TENANT_A is unset or a public test key: .*refused with NODE_ENV=production: set ONCE_DEMO_API_KEY_TENANT_A and ONCE_DEMO_API_KEY_TENANT_B \(`sh scripts\/compose-secrets\.sh` writes both to \.env\), or ONCE_SEED_DEMO=0$/,
+    );
+    expect(
+      publicDemoKeyProblem(demoTenantsWithApiKeys({ tenant_a: 'own-a' }), 'ONCE_SEED_DEMO=0'),
+    ).toMatch(/^ONCE_DEMO_API_KEY_TENANT_B is unset/);
+    // Another merchant's public key is public too.
+    expect(
+      publicDemoKeyProblem(
+        demoTenantsWithApiKeys({ tenant_a: 'once_test_tenant_b', tenant_b: 'own-b' }),
+        'x',
+      ),
+    ).toMatch(/^ONCE_DEMO_API_KEY_TENANT_A/);
+    expect(
+      publicDemoKeyProblem(demoTenantsWithApiKeys({ tenant_a: 'own-a', tenant_b: 'own-b' }), 'x'),
+    ).toBeUndefined();
   });
 });

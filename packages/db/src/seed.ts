@@ -11,7 +11,10 @@ export interface DemoProduct {
   currency: string;
 }
 
-/** A demo merchant: its REST API key is public test data, stored only as SHA-256. */
+/**
+ * A demo merchant. Its REST API key (stored only as SHA-256) is the public test key below
+ * unless the deployment gave one (`demoTenantsWithApiKeys`).
+ */
 export interface DemoTenant {
   id: string;
   name: string;
@@ -60,15 +63,65 @@ export const demoTenants: readonly DemoTenant[] = [
   },
 ];
 
+/** A demo merchant's API key by tenant id, as a deployment was given it; unset or empty: none. */
+export type DemoApiKeys = Readonly<Record<string, string | undefined>>;
+
+/** The variable that gives each demo merchant its key (docs/process-contract.md). */
+const API_KEY_VARIABLES: Readonly<Record<string, string>> = {
+  tenant_a: 'ONCE_DEMO_API_KEY_TENANT_A',
+  tenant_b: 'ONCE_DEMO_API_KEY_TENANT_B',
+};
+
+/**
+ * The demo merchants with the API keys a deployment was given (its callers read them from
+ * ONCE_DEMO_API_KEY_TENANT_A / _B); a merchant given none keeps its public test key, as
+ * `npm run demo` on loopback and the tests use it.
+ *
+ * @example
+ * await seedDemoData(db, demoTenantsWithApiKeys({ tenant_a: env.ONCE_DEMO_API_KEY_TENANT_A }));
+ */
+export function demoTenantsWithApiKeys(keys: DemoApiKeys): DemoTenant[] {
+  return demoTenants.map((tenant) => {
+    const apiKey = keys[tenant.id]?.trim();
+    return apiKey ? { ...tenant, apiKey } : tenant;
+  });
+}
+
+/**
+ * Why `tenants` may not be seeded where nothing written in the repository may open anything
+ * (`NODE_ENV=production`; the callers decide where that applies), as one line saying what to
+ * do, or undefined. Refused: a merchant whose key is any demo merchant's public test key.
+ *
+ * @example
+ * publicDemoKeyProblem(demoTenantsWithApiKeys({}), 'ONCE_SEED_DEMO=0');
+ * // 'ONCE_DEMO_API_KEY_TENANT_A is unset or a public test key: ...'
+ */
+export function publicDemoKeyProblem(
+  tenants: readonly DemoTenant[],
+  orElse: string,
+): string | undefined {
+  const publicKeys = new Set(demoTenants.map((tenant) => tenant.apiKey));
+  const exposed = tenants.find((tenant) => publicKeys.has(tenant.apiKey));
+  if (!exposed) return undefined;
+  const variable = API_KEY_VARIABLES[exposed.id] ?? `the API key of ${exposed.id}`;
+  return (
+    `${variable} is unset or a public test key: the demo merchant ${exposed.id} would open with ` +
+    'an API key written in the repository, refused with NODE_ENV=production: set ' +
+    `${Object.values(API_KEY_VARIABLES).join(' and ')} (\`sh scripts/compose-secrets.sh\` ` +
+    `writes both to .env), or ${orElse}`
+  );
+}
+
 /**
  * Writes the demo tenants and their catalogues. Idempotent and safe to run from several
  * processes at once: every row is an upsert, so a second run (or a concurrent one) leaves
- * exactly the same rows, and a demo whose prices were edited by hand is restored.
+ * exactly the same rows, and a demo whose prices were edited by hand is restored. A run
+ * with a new API key replaces the stored hash: the old key stops working.
  *
  * @example
  * const { db } = createDatabaseClient(url, { applicationName: 'once-web' });
  * await runMigrations(url);
- * await seedDemoData(db);
+ * await seedDemoData(db, demoTenantsWithApiKeys({ tenant_a: keyA, tenant_b: keyB }));
  */
 export async function seedDemoData(
   db: Database,

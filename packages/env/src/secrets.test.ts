@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { text } from './env-fields.ts';
 import { parseEnv } from './parse-env.ts';
-import { generateSecrets, KNOWN_DEMO_SECRETS, SECRET_VARIABLES } from './secrets.ts';
+import {
+  DEMO_API_KEY_VARIABLES,
+  generateSecrets,
+  KNOWN_DEMO_SECRETS,
+  SECRET_VARIABLES,
+} from './secrets.ts';
 
 const shape = { SESSION_SECRET: text({ default: undefined }), PORT: text({ default: '1' }) };
 
@@ -35,7 +40,11 @@ describe('secrets in production', () => {
 
   it('takes a generated secret in production, and anything outside production', () => {
     const secrets = generateSecrets();
-    expect(Object.keys(secrets).sort()).toEqual([...SECRET_VARIABLES].sort());
+    // Every secret but the demo merchants' API keys: `npm run demo` keeps the public ones.
+    const launcherMakes = SECRET_VARIABLES.filter(
+      (name) => !(DEMO_API_KEY_VARIABLES as readonly string[]).includes(name),
+    );
+    expect(Object.keys(secrets).sort()).toEqual([...launcherMakes].sort());
     expect(
       parseEnv(shape, { NODE_ENV: 'production', SESSION_SECRET: secrets.SESSION_SECRET })
         .SESSION_SECRET,
@@ -59,9 +68,30 @@ describe('secrets in production', () => {
     ).toThrow(/^PROCESSOR_ADMIN_TOKEN is a demo value written in the repository/);
   });
 
+  it("refuses the demo merchants' public test API keys, takes a generated one", () => {
+    for (const [name, value] of [
+      ['ONCE_DEMO_API_KEY_TENANT_A', 'once_test_tenant_a'],
+      ['ONCE_DEMO_API_KEY_TENANT_B', 'once_test_tenant_b'],
+      ['ONCE_DEMO_API_KEY_TENANT_A', 'once_test_tenant_b'],
+    ] as const) {
+      expect(DEMO_API_KEY_VARIABLES).toContain(name);
+      expect(() =>
+        parseEnv({ PORT: text({ default: '1' }) }, { NODE_ENV: 'production', [name]: value }),
+      ).toThrow(new RegExp(`^${name} is a demo value written in the repository`));
+    }
+    // What scripts/compose-secrets.sh writes: `once_live_` and 256 bits of hex.
+    const generated = `once_live_${'0f'.repeat(32)}`;
+    expect(
+      parseEnv(
+        { ONCE_DEMO_API_KEY_TENANT_A: text({ default: undefined }) },
+        { NODE_ENV: 'production', ONCE_DEMO_API_KEY_TENANT_A: generated },
+      ).ONCE_DEMO_API_KEY_TENANT_A,
+    ).toBe(generated);
+  });
+
   it('makes a new set every time, long enough and none known', () => {
     const [a, b] = [generateSecrets(), generateSecrets()];
-    for (const name of SECRET_VARIABLES) {
+    for (const name of Object.keys(a) as (keyof typeof a)[]) {
       expect(a[name]).not.toBe(b[name]);
       expect(a[name].length).toBeGreaterThanOrEqual(64);
       expect(KNOWN_DEMO_SECRETS).not.toContain(a[name]);

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 // and how a fresh one is made (the demo launcher and the compose tests use it; the shell
 // one-liner scripts/compose-secrets.sh does the same with openssl).
 
-/** The variables that hold a secret: with them anyone could forge what they protect. */
-export const SECRET_VARIABLES = [
+/** The secrets the processes share, made fresh by every launcher run (`generateSecrets`). */
+const PROCESS_SECRET_VARIABLES = [
   /** HMAC key of the operator's and the shopper's session cookie (web). */
   'SESSION_SECRET',
   /** Signs the processor's webhooks; the web verifies them with it (web, processor). */
@@ -14,7 +14,21 @@ export const SECRET_VARIABLES = [
   'PROCESSOR_ADMIN_TOKEN',
 ] as const;
 
-export type SecretVariable = (typeof SECRET_VARIABLES)[number];
+/**
+ * The demo merchants' REST API keys, which also sign a browser in as their operator (the
+ * demo seed: migrate --seed-demo, web). Compose gets them from `.env`; unset, the seed uses
+ * the public test keys, which only `npm run demo` on loopback and the tests may (production
+ * refuses them, see packages/db/src/seed.ts).
+ */
+export const DEMO_API_KEY_VARIABLES = [
+  'ONCE_DEMO_API_KEY_TENANT_A',
+  'ONCE_DEMO_API_KEY_TENANT_B',
+] as const;
+
+/** The variables that hold a secret: with them anyone could forge what they protect. */
+export const SECRET_VARIABLES = [...PROCESS_SECRET_VARIABLES, ...DEMO_API_KEY_VARIABLES] as const;
+
+type ProcessSecretVariable = (typeof PROCESS_SECRET_VARIABLES)[number];
 
 /**
  * Values that were once written in this repository as the deployment's secrets (the demo
@@ -26,6 +40,10 @@ export const KNOWN_DEMO_SECRETS: readonly string[] = [
   'whsec_once_demo',
   'once-admin',
   'once-bench-admin',
+  // The demo merchants' public test API keys (packages/db/src/seed.ts): `npm run demo` on
+  // loopback and the tests use them; a deployment is given its own.
+  'once_test_tenant_a',
+  'once_test_tenant_b',
 ];
 
 /** 32 characters: 128 bits of hex, the least a production secret may have. */
@@ -53,13 +71,14 @@ export function productionSecretProblem(name: string, value: string): string | u
 }
 
 /**
- * A fresh random value for every secret variable (256 bits each, hex; the webhook secret
- * with Stripe's `whsec_` prefix). `npm run demo` makes a new set per run.
+ * A fresh random value for every secret the processes share (256 bits each, hex; the webhook
+ * secret with Stripe's `whsec_` prefix). `npm run demo` makes a new set per run. Not the
+ * demo merchants' API keys: the demo keeps their public test keys, on loopback only.
  *
  * @example
  * const secrets = generateSecrets(); // { SESSION_SECRET: '9f1c...', ... }
  */
-export function generateSecrets(): Record<SecretVariable, string> {
+export function generateSecrets(): Record<ProcessSecretVariable, string> {
   const fresh = () => randomBytes(32).toString('hex');
   return {
     SESSION_SECRET: fresh(),

@@ -11,8 +11,8 @@ import {
   type ReplaceableDatabaseClient,
   runMigrations,
 } from '@once/db';
-import { seedDemoData } from '@once/db/seed';
-import { parseEnv, required, text } from '@once/env';
+import { demoTenantsWithApiKeys, publicDemoKeyProblem, seedDemoData } from '@once/db/seed';
+import { bindHost, parseEnv, required, text } from '@once/env';
 import { installDatabaseCrashPolicy } from '@once/postgres';
 import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
@@ -45,23 +45,65 @@ const webEnv = {
   PROCESSOR_WEBHOOK_SECRET: text({ default: undefined }),
   ONCE_SEED_DEMO: text({ default: '1' }),
   ONCE_DEMO_LOGIN: text({ default: '1' }),
+  /** The demo merchants' API keys; unset: their public test keys (loopback only in production). */
+  ONCE_DEMO_API_KEY_TENANT_A: text({ default: undefined }),
+  ONCE_DEMO_API_KEY_TENANT_B: text({ default: undefined }),
+  /** Read here only to know who can reach the server (web-server-config.ts binds it). */
+  HOST: bindHost(),
+  ONCE_TRUST_PROXY: text({ default: '0' }),
   ...webhookToleranceEnv,
 };
+
+/** 127.0.0.0/8 and ::1: only this machine's users connect. */
+function isLoopback(host: string): boolean {
+  return /^(::ffff:)?127\./.test(host) || host === '::1';
+}
 
 /** Reads `webEnv` (and checks the API's variables, so a bad one refuses the start). */
 function readWebEnv(env: Record<string, string | undefined> = process.env) {
   const e = parseEnv(webEnv, env);
   readApiEnv(env);
   const seedDemo = e.ONCE_SEED_DEMO !== '0';
+  const demoTenants = demoTenantsWithApiKeys({
+    tenant_a: e.ONCE_DEMO_API_KEY_TENANT_A,
+    tenant_b: e.ONCE_DEMO_API_KEY_TENANT_B,
+  });
+  // The public test keys open a production server only on loopback with no proxy in front:
+  // `npm run demo`. Anywhere else a deployment brings its own keys or no demo merchants.
+  const onlyThisMachine = isLoopback(e.HOST) && e.ONCE_TRUST_PROXY !== '1';
+  if (seedDemo && env.NODE_ENV === 'production' && !onlyThisMachine) {
+    const problem = publicDemoKeyProblem(demoTenants, 'ONCE_SEED_DEMO=0 (no demo merchants)');
+    if (problem) throw new Error(problem);
+  }
   return {
     databaseUrl: e.DATABASE_URL,
     sessionSecret: e.SESSION_SECRET,
     webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
     webhookToleranceSeconds: e.ONCE_WEBHOOK_TOLERANCE_SECONDS,
     seedDemo,
+    demoTenants,
     // Picking a demo tenant without a credential only makes sense where demo data exists.
     allowDemoLogin: seedDemo && e.ONCE_DEMO_LOGIN !== '0',
   };
+}
+
+let refusalPrinted = false;
+
+/**
+ * `readWebEnv`, printing its refusal once (`web: cannot start: <line>`): the runtime starts
+ * on the server's warm-up request, whose 503 alone would not say why. Every request is then
+ * refused with it until the environment is fixed.
+ */
+function readWebEnvOrSay(env: Record<string, string | undefined>) {
+  try {
+    return readWebEnv(env);
+  } catch (error) {
+    if (!refusalPrinted) {
+      refusalPrinted = true;
+      console.error(`web: cannot start: ${error instanceof Error ? error.message : error}`);
+    }
+    throw error;
+  }
 }
 
 /**
@@ -71,7 +113,7 @@ function readWebEnv(env: Record<string, string | undefined> = process.env) {
 export async function startWebRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<WebRuntime> {
-  const config = readWebEnv(env);
+  const config = readWebEnvOrSay(env);
   await runMigrations(config.databaseUrl, findMigrationsFolder(env));
   const client = createReplaceableDatabaseClient(
     config.databaseUrl,
@@ -79,7 +121,7 @@ export async function startWebRuntime(
     (event, fields) => console.log(`web: ${event} ${JSON.stringify(fields ?? {})}`),
   );
   replacePoolOnDriverCrash(client);
-  if (config.seedDemo) await seedDemoData(client.db);
+  if (config.seedDemo) await seedDemoData(client.db, config.demoTenants);
   console.log(
     `web: database ready (migrations applied${config.seedDemo ? ', demo data seeded' : ''})`,
   );
