@@ -27,6 +27,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let topology: RunningComposeTopology | undefined;
 const logLines: string[] = [];
+/** What `sh scripts/compose-secrets.sh` writes to .env: fresh secrets, as a deployment's. */
+let projectEnv: Record<string, string> = {};
 
 const aliases = await loopbackAliasesAvailable();
 if (!aliases) {
@@ -44,10 +46,10 @@ describe.skipIf(!aliases)(
         existsSync(path.join(webDir, TEST_NEXT_DIST_DIR, 'BUILD_ID')),
         `apps/web/${TEST_NEXT_DIST_DIR} is built`,
       ).toBe(true);
+      projectEnv = composeSecretsEnv(repoRoot);
       topology = await startComposeTopology({
         repoRoot,
-        // What `sh scripts/compose-secrets.sh` writes to .env: fresh secrets, as a deployment's.
-        projectEnv: composeSecretsEnv(repoRoot),
+        projectEnv,
         hostEnv: { ONCE_NEXT_DIST_DIR: TEST_NEXT_DIST_DIR },
         log: (line) => {
           logLines.push(line);
@@ -73,17 +75,25 @@ describe.skipIf(!aliases)(
       expect(asset, 'the page references its scripts').toBeDefined();
       expect((await fetch(`${web}${asset}`)).status).toBe(200);
 
+      // The merchant's API key is this deployment's own (.env), not the public test key.
+      const apiKey = projectEnv.ONCE_DEMO_API_KEY_TENANT_A!;
+      expect(apiKey).toMatch(/^once_live_[0-9a-f]{64}$/);
       const key = randomUUID();
-      const pay = () =>
+      const pay = (bearer = apiKey) =>
         fetch(`${web}/api/v1/payments`, {
           method: 'POST',
           headers: {
-            authorization: 'Bearer once_test_tenant_a',
+            authorization: `Bearer ${bearer}`,
             'idempotency-key': key,
             'content-type': 'application/json',
           },
           body: JSON.stringify({ lines: [{ productId: 'book_sre', quantity: 1 }] }),
         });
+      // Nobody who read the repository pays (or signs in) as a compose deployment's merchant.
+      for (const publicKey of ['once_test_tenant_a', 'once_test_tenant_b']) {
+        const refused = await pay(publicKey);
+        expect(refused.status, `Bearer ${publicKey}`).toBe(401);
+      }
       const created = await pay();
       const createdBody = await created.text();
       expect(created.status, createdBody).toBe(201);
@@ -103,7 +113,7 @@ describe.skipIf(!aliases)(
       while (!view.terminal && Date.now() < deadline) {
         await sleep(300);
         const read = await fetch(`${web}/api/v1/payments/${paymentId}`, {
-          headers: { authorization: 'Bearer once_test_tenant_a' },
+          headers: { authorization: `Bearer ${apiKey}` },
         });
         const body = await read.text();
         expect(

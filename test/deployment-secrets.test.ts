@@ -2,7 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { KNOWN_DEMO_SECRETS, MIN_PRODUCTION_SECRET_LENGTH, SECRET_VARIABLES } from '@once/env';
+import {
+  DEMO_API_KEY_VARIABLES,
+  KNOWN_DEMO_SECRETS,
+  MIN_PRODUCTION_SECRET_LENGTH,
+  SECRET_VARIABLES,
+} from '@once/env';
 import { findFreePort } from '@once/postgres';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, startSystem } from '../scripts/system/start-system.ts';
@@ -28,6 +33,12 @@ const composeFile = path.join(repoRoot, 'docker-compose.yml');
 const script = path.join(repoRoot, 'scripts/compose-secrets.sh');
 /** What the compose file requires beyond the apps' secrets: the database password. */
 const COMPOSE_REQUIRED = [...SECRET_VARIABLES, 'POSTGRES_PASSWORD'];
+const isDemoApiKey = (name: string) => (DEMO_API_KEY_VARIABLES as readonly string[]).includes(name);
+/**
+ * What the launcher makes per run: every secret but the demo merchants' API keys (`npm run
+ * demo`, on loopback, keeps the public test keys; compose is given its own).
+ */
+const LAUNCHER_SECRETS = SECRET_VARIABLES.filter((name) => !isDemoApiKey(name));
 /** Linux answers on all of 127.0.0.0/8; elsewhere the compose half is skipped (see compose-topology.test.ts). */
 const aliases = await loopbackAliasesAvailable();
 
@@ -85,7 +96,10 @@ describe('the deployment contract asks for secrets and writes none', () => {
       const env = parseDotEnv(readFileSync(file, 'utf8'));
       expect(Object.keys(env).sort()).toEqual([...COMPOSE_REQUIRED].sort());
       expect(env.POSTGRES_PASSWORD).toBe('kept-from-the-first-deployment');
-      for (const name of SECRET_VARIABLES) expect(env[name]).toMatch(/^(whsec_)?[0-9a-f]{64}$/);
+      for (const name of SECRET_VARIABLES) {
+        expect(env[name]).toMatch(/^(whsec_|once_live_)?[0-9a-f]{64}$/);
+      }
+      for (const name of DEMO_API_KEY_VARIABLES) expect(env[name]).toMatch(/^once_live_/);
       for (const value of Object.values(env)) expect(run.stdout).not.toContain(value);
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const again = spawnSync('sh', [script, file], { encoding: 'utf8' });
@@ -119,7 +133,8 @@ describe('the topologies run with fresh secrets, none written in the repository'
         .flatMap((part) =>
           secretsHeldBy(part.name, runningEnvironment(part.pid, system.envFor(part.name))),
         );
-      expectFresh(held, logs, [...SECRET_VARIABLES, 'ONCE_CHAOS_SECRET', 'DATABASE_URL password']);
+      expectFresh(held, logs, [...LAUNCHER_SECRETS, 'ONCE_CHAOS_SECRET', 'DATABASE_URL password']);
+      expect(held.filter((h) => isDemoApiKey(h.variable))).toEqual([]);
       // One set per run, shared by the parts that must agree (the webhook signer and checker).
       const web = system.envFor('web');
       const processor = system.envFor('processor');
@@ -152,6 +167,9 @@ describe('the topologies run with fresh secrets, none written in the repository'
         expect(new Set(workerSecrets.map((h) => h.variable))).toEqual(
           new Set(['DATABASE_URL password', 'PROCESSOR_DATABASE_URL password']),
         );
+        // The merchants' API keys: the seed's (migrate, done by now, and web) only.
+        const apiKeyHolders = held.filter((h) => isDemoApiKey(h.variable)).map((h) => h.process);
+        expect(new Set(apiKeyHolders)).toEqual(new Set(['web']));
       } finally {
         await topology.stop();
       }
