@@ -1,6 +1,9 @@
 import { IdempotencyError } from './errors.ts';
 import type { StoredResponse } from './types.ts';
 
+/** The default cap of a stored response, engine and HTTP adapters alike: 256 KiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024;
+
 /** Bytes a stored response occupies (body + header names and values), as UTF-8. */
 function storedResponseBytes(response: StoredResponse): number {
   let bytes = response.body === null ? 0 : Buffer.byteLength(response.body, 'utf8');

@@ -206,4 +206,81 @@ describe('fetchIdempotency().handle', () => {
     expect([replay.status, replay.headers.get('set-cookie')]).toEqual([202, null]);
     expect(await replay.text()).toBe('refunded');
   });
+  describe('streams: capped, never buffered forever, the key kept unknown', () => {
+    /** An endless body: a chunk on every pull, forever; `cancelled` says whether the guard let go of it. */
+    function endless(chunk = 'data: tick\n\n') {
+      const state = { cancelled: false, pulled: 0 };
+      const bytes = new TextEncoder().encode(chunk);
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          state.pulled++;
+          controller.enqueue(bytes);
+        },
+        cancel() {
+          state.cancelled = true;
+        },
+      });
+      return { body, state };
+    }
+
+    async function guardStream(contentType: string, key: string) {
+      const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }), {
+        maxResponseBytes: 4096,
+      });
+      const runs = { count: 0 };
+      const stream = endless();
+      const handle = () =>
+        http.handle(form('n=1', key), { tenantId: 'acct_s', operation: 'events' }, async () => {
+          runs.count++;
+          return new Response(stream.body, {
+            status: 200,
+            headers: { 'content-type': contentType },
+          });
+        });
+      const first = await handle();
+      const retry = await handle();
+      return { first, retry, runs, stream };
+    }
+
+    it('an endless body without a known length: reading stops at the cap, 500 unstorable, retries 409 unknown', async () => {
+      const { first, retry, runs, stream } = await guardStream('application/octet-stream', 'st_1');
+      expect(first.status).toBe(500);
+      expect(((await first.json()) as { code: string }).code).toBe('idempotency_result_unstorable');
+      expect(stream.state.cancelled).toBe(true);
+      // Read up to the cap and a chunk over it, not forever.
+      expect(stream.state.pulled).toBeLessThan(4096 / 12 + 10);
+      expect(retry.status).toBe(409);
+      expect(((await retry.json()) as { code: string }).code).toBe('idempotency_outcome_unknown');
+      expect(runs.count).toBe(1);
+    }, 10_000);
+
+    it('a text/event-stream response is refused as unstorable without reading it to its end', async () => {
+      const { first, retry, runs, stream } = await guardStream(
+        'text/event-stream; charset=utf-8',
+        'st_2',
+      );
+      expect(first.status).toBe(500);
+      expect(((await first.json()) as { code: string }).code).toBe('idempotency_result_unstorable');
+      expect(stream.state.cancelled).toBe(true);
+      expect(retry.status).toBe(409);
+      expect(((await retry.json()) as { code: string }).code).toBe('idempotency_outcome_unknown');
+      expect(runs.count).toBe(1);
+    }, 10_000);
+
+    it('a body within the cap is still stored and sent whole', async () => {
+      const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }), {
+        maxResponseBytes: 4096,
+      });
+      const handle = () =>
+        http.handle(
+          form('n=2', 'st_3'),
+          { tenantId: 'acct_s', operation: 'events' },
+          async () => new Response(new Blob(['x'.repeat(4096)]).stream(), { status: 200 }),
+        );
+      expect((await (await handle()).text()).length).toBe(4096);
+      const replay = await handle();
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect((await replay.text()).length).toBe(4096);
+    });
+  });
 });

@@ -1,9 +1,10 @@
 import { type CompletingWith, completingWith } from '../../core/completing-with.ts';
 import type { Idempotency } from '../../core/engine.ts';
-import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
+import { IdempotencyError, isIdempotencyError, UnstorableResultError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../core/key.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../../core/response-size.ts';
 import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
 import { defaultFingerprintInput } from './fingerprint-input.ts';
 import { problemDetailsResponse } from './problem-details.ts';
@@ -12,6 +13,7 @@ import {
   replayedResponse,
   resendable,
   storedResponseTaker,
+  UnstorableBody,
 } from './stored-response.ts';
 
 /**
@@ -28,6 +30,13 @@ export interface FetchIdempotencyOptions {
   renderError?: (error: IdempotencyError, request: Request) => Response | Promise<Response>;
   /** Response headers stored and replayed. Default content-type, location, content-language. */
   replayHeaders?: readonly string[];
+  /**
+   * Most body bytes the guard reads from a handler's `Response` to store it. Default 256 KiB;
+   * set it to the engine's `maxResponseBytes` when that is changed. Reading stops one chunk past
+   * it: the response is not stored (see `handle`), so a stream without an end is never
+   * buffered forever. A `text/event-stream` response is refused without being read.
+   */
+  maxResponseBytes?: number;
 }
 
 /**
@@ -85,6 +94,13 @@ export interface FetchIdempotency<TTx> {
    * Guard one request: the first with a key runs `run`; retries get the stored response with
    * `Idempotent-Replayed: true`; refusals render through `renderError`. A 5xx from `run` is
    * returned but not stored (the key is released); anything else is stored.
+   *
+   * Streams are not stored: a returned `text/event-stream` response (cancelled unread) or a
+   * body over `maxResponseBytes` (read no further than that) answers 500
+   * `idempotency_result_unstorable`, and since the handler ran, the key is kept `unknown`
+   * (retries get 409 `idempotency_outcome_unknown`), never released. Given such a response,
+   * `complete` throws `idempotency_response_too_large` before anything is written. Stream
+   * outside the guard, or store a small result and stream it from a route of its own.
    */
   handle(
     request: Request,
@@ -138,7 +154,24 @@ export function fetchIdempotency<TTx>(
 export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchIdempotencyOptions) {
   const render = options.renderError ?? problemDetailsResponse;
   const replayHeaders = options.replayHeaders ?? DEFAULT_REPLAY_HEADERS;
-  const snapshot = storedResponseTaker(replayHeaders);
+  const take = storedResponseTaker(
+    replayHeaders,
+    options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  );
+  /**
+   * Snapshot a `Response`, its unstorable body turned into `unstorable(reason)`: inside
+   * `complete` (nothing written yet) a refusal, after the handler returned an unknown outcome.
+   */
+  const snapshot = async (
+    response: Response,
+    unstorable: (body: UnstorableBody) => IdempotencyError,
+  ): Promise<StoredResponse> => {
+    try {
+      return await take(response);
+    } catch (error) {
+      throw error instanceof UnstorableBody ? unstorable(error) : error;
+    }
+  };
   /**
    * `exec` for the route; `completed` remembers what was stored and, when `complete` was given
    * a `Response`, that response (its body now read).
@@ -146,7 +179,7 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
   const fetchExecution = (exec: Execution<TTx>, completed: Completed): FetchExecution<TTx> =>
     completingWith(exec, async (tx: TTx, response: Response | StoredResponse) => {
       const read = isResponse(response);
-      const stored = read ? await snapshot(response) : response;
+      const stored = read ? await snapshot(response, refusedInComplete) : response;
       // Remembered before completing: a body read stays read even if the store refuses it.
       completed.read = read ? response : undefined;
       completed.stored = stored;
@@ -195,7 +228,7 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
           }
           // Not completed: the guard owns the returned response now; read it once and send its
           // text again, instead of teeing the body into a clone.
-          const stored = await snapshot(returned);
+          const stored = await snapshot(returned, (cause) => new UnstorableResultError({ cause }));
           executed = resendable(returned, stored);
           return stored;
         },
@@ -216,6 +249,10 @@ interface Completed {
   /** The `Response` whose body `complete` read to store it, if it was given one. */
   read?: Response;
 }
+
+/** `complete` given a stream: refused before anything is written, as an oversized response is. */
+const refusedInComplete = (body: UnstorableBody): IdempotencyError =>
+  new IdempotencyError('idempotency_response_too_large', { message: body.message, cause: body });
 
 /** The unguarded run's `complete`: nothing to store, and the response's body stays unread. */
 const storeNothing = (): Promise<void> => Promise.resolve();

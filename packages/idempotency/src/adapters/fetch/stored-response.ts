@@ -15,6 +15,7 @@ const NEVER_STORED = new Set(['set-cookie', 'set-cookie2']);
 /**
  * Snapshot a `Response` for storage: status, UTF-8 body, and only allow-listed headers
  * (`Set-Cookie` is dropped even if allow-listed). Reads a clone; the original stays usable.
+ * A `text/event-stream` response is refused (throws) instead of being read until it ends.
  *
  * @example
  * const response = Response.json(payment, { status: 201 });
@@ -42,6 +43,7 @@ export function storedResponseFrom(
  */
 export function storedResponseTaker(
   allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
+  maxBodyBytes = Number.POSITIVE_INFINITY,
 ): (response: Response) => Promise<StoredResponse> {
   const names = [...new Set(allowList.map((name) => name.toLowerCase()))].filter(
     (name) => !NEVER_STORED.has(name),
@@ -52,9 +54,57 @@ export function storedResponseTaker(
       const value = response.headers.get(name);
       if (value !== null) headers[name] = value;
     }
-    const text = response.body === null ? null : await response.text();
+    const text = response.body === null ? null : await readBody(response, maxBodyBytes);
     return { status: response.status, headers, body: text };
   };
+}
+
+/**
+ * Why a response body cannot be stored: an event stream (never read: it may not end), or a
+ * body over the cap (read up to the cap and one chunk past it, no further). The body is
+ * cancelled either way. Internal: adapters turn it into the error their path needs.
+ */
+export class UnstorableBody extends Error {
+  constructor(readonly reason: 'event-stream' | 'too-large') {
+    super(
+      reason === 'event-stream'
+        ? 'A text/event-stream response cannot be stored for replay'
+        : 'The response body exceeds maxResponseBytes',
+    );
+    this.name = 'UnstorableBody';
+  }
+}
+
+/** Read a body as UTF-8, refusing an event stream unread and stopping past `maxBytes`. */
+async function readBody(response: Response, maxBytes: number): Promise<string> {
+  const body = response.body as ReadableStream<Uint8Array>;
+  if (/^\s*text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
+    body.cancel().catch(() => {});
+    throw new UnstorableBody('event-stream');
+  }
+  if (maxBytes === Number.POSITIVE_INFINITY) return response.text();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      // Not awaited: a source whose cancel never settles must not hold the answer either.
+      reader.cancel().catch(() => {});
+      throw new UnstorableBody('too-large');
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+  const whole = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(whole);
 }
 
 /**

@@ -114,4 +114,38 @@ describe('idempotencyMiddleware (Hono)', () => {
     const replay = await pay(app, { amount: 7 }, 'hono-2');
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
   });
+  it('an endless SSE route answers in bounded time: refused as unstorable, the key kept unknown', async () => {
+    let cancelled = false;
+    let runs = 0;
+    const app = new Hono();
+    app.post(
+      '/events',
+      idempotencyMiddleware({
+        idempotency: createIdempotency({ store: createDrizzleStore(t.db) }),
+        operation: 'events.open',
+        getTenantId: () => 'tenant_s',
+      }),
+      (c) => {
+        runs++;
+        const tick = new TextEncoder().encode('data: tick\n\n');
+        const body = new ReadableStream<Uint8Array>({
+          pull: (controller) => controller.enqueue(tick),
+          cancel: () => {
+            cancelled = true;
+          },
+        });
+        return c.body(body, 200, { 'content-type': 'text/event-stream' });
+      },
+    );
+    const open = () =>
+      app.request('/events', { method: 'POST', headers: { 'idempotency-key': 'hono-sse' } });
+    const first = await open();
+    expect(first.status).toBe(500);
+    expect(await first.json()).toMatchObject({ code: 'idempotency_result_unstorable' });
+    expect(cancelled).toBe(true);
+    const retry = await open();
+    expect(retry.status).toBe(409);
+    expect(await retry.json()).toMatchObject({ code: 'idempotency_outcome_unknown' });
+    expect(runs).toBe(1);
+  }, 10_000);
 });
