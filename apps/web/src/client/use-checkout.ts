@@ -3,6 +3,7 @@
 import { exponentialDelayMs } from '@once/backoff';
 import {
   attemptForIntent,
+  IntentStorageError,
   type RetryFlowState,
   runRetryFlow,
   useIdempotencyKey,
@@ -70,7 +71,9 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     keys,
     intent,
     locked,
+    problem: intentProblem,
     refresh: refreshIntent,
+    reset: resetIntent,
   } = useIdempotencyKey({
     scope: tenantId,
     intents: checkoutIntents,
@@ -109,7 +112,16 @@ export function useCheckout(cart: CheckoutCart | undefined) {
   const pay = useCallback(async () => {
     if (!cart || !keys) return;
     // A locked intent answers its own key and cart, whatever this tab's cart says.
-    const current = keys.keyFor(cart);
+    let current: ReturnType<typeof keys.keyFor>;
+    try {
+      current = keys.keyFor(cart);
+    } catch (error) {
+      // Unreadable stored intent, or storage refused to save the key: nothing is sent, and
+      // `intentProblem` says why.
+      if (!(error instanceof IntentStorageError)) throw error;
+      refreshIntent();
+      return;
+    }
     refreshIntent();
     const signal = abortRef.current.signal;
     setRunning((n) => n + 1);
@@ -149,6 +161,11 @@ export function useCheckout(cart: CheckoutCart | undefined) {
           resumed: false,
         }));
       }
+    } catch (error) {
+      // The lock could not be saved before the request left: it was not sent.
+      if (!(error instanceof IntentStorageError)) throw error;
+      setFlow({ phase: 'idle' });
+      refreshIntent();
     } finally {
       setRunning((n) => n - 1);
     }
@@ -163,8 +180,13 @@ export function useCheckout(cart: CheckoutCart | undefined) {
       abortRef.current.abort();
       abortRef.current = new AbortController();
       if (keys) {
-        if (options.newKeyForSameCart && cart) keys.startNewIntent(cart);
-        else if (watched && terminal) keys.clear(watched.key);
+        try {
+          if (options.newKeyForSameCart && cart) keys.startNewIntent(cart);
+          else if (watched && terminal) keys.clear(watched.key);
+        } catch (error) {
+          // No new key while the stored intent is unreadable or cannot be saved: `intentProblem`.
+          if (!(error instanceof IntentStorageError)) throw error;
+        }
         refreshIntent();
       }
       setFlow({ phase: 'idle' });
@@ -185,6 +207,13 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     terminal,
     busy,
     locked,
+    /**
+     * Why no payment can be sent (its `message` is for the shopper): the stored checkout cannot
+     * be read (until `resetIntent`), or the browser refused to save it.
+     */
+    intentProblem,
+    /** Explicitly clears an unreadable stored checkout (after the shopper or support confirmed). */
+    resetIntent,
     /** The locked intent's cart: what the page must show while it is locked. */
     lockedCart: locked ? intent?.intent : undefined,
     /** Sent, with no definite answer yet, and no payment known: "outcome unknown". */

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { attemptForIntent } from './attempt-for-intent.ts';
 import type { AttemptOutcomeKind } from './attempt-outcome.ts';
 import {
   IdempotencyKeyManager,
   type IntentDescription,
+  IntentStorageError,
   intentStorageKey,
   isLocked,
   type KeyValueStorage,
@@ -242,11 +244,15 @@ describe('IdempotencyKeyManager: an intent whose outcome is unknown stays locked
 });
 
 describe('IdempotencyKeyManager: storage trouble', () => {
-  it('ignores unreadable stored data instead of crashing the checkout', () => {
+  it('unreadable stored data blocks a new key until it is reset explicitly (never a crash)', () => {
     const storage = new MapStorage();
     storage.setItem(intentStorageKey(NAMESPACE, TENANT), '{not json');
     const keys = manager(storage);
     expect(keys.current()).toBeUndefined();
+    expect(keys.problem()?.code).toBe('intent_unreadable');
+    expect(() => keys.keyFor(cart)).toThrow(IntentStorageError);
+    keys.resetUnreadable();
+    expect(keys.problem()).toBeUndefined();
     expect(keys.keyFor(cart).key).toBe('key-1');
   });
 
@@ -262,12 +268,62 @@ describe('IdempotencyKeyManager: storage trouble', () => {
     expect(keys.keyFor(otherCart).key).toBe(intent.key);
   });
 
-  it('still sends one key per intent on this page when storage is disabled', () => {
+  it('hands out no key when storage is disabled: nothing could survive a reload', () => {
     const keys = manager(new BrokenStorage());
-    const a = keys.keyFor(cart).key;
-    expect(keys.keyFor(cart).key).toBe(a);
-    keys.recordAnswer(a, 'network', keys.beginAttempt(a));
-    expect(keys.keyFor(otherCart).key).toBe(a);
+    expect(() => keys.keyFor(cart)).toThrow(
+      expect.objectContaining({ code: 'intent_not_persisted' }),
+    );
+    expect(keys.problem()?.code).toBe('intent_not_persisted');
+  });
+
+  it('a locked record that no longer parses stays locked: no fresh key, a clear error, an explicit reset', () => {
+    const storage = new MapStorage();
+    const keys = manager(storage);
+    const intent = keys.keyFor(cart);
+    keys.beginAttempt(intent.key);
+    // A later page version, or another app, changed the shape of the intent under the lock.
+    const record = JSON.parse(storage.getItem(intentStorageKey(NAMESPACE, TENANT))!);
+    storage.setItem(
+      intentStorageKey(NAMESPACE, TENANT),
+      JSON.stringify({ ...record, intent: { something: 'else' } }),
+    );
+    const reloaded = manager(storage, counterKeys());
+    expect(reloaded.problem()).toMatchObject({ code: 'intent_unreadable' });
+    expect(reloaded.problem()?.message).toMatch(/could not be read/);
+    expect(() => reloaded.keyFor(otherCart)).toThrow(IntentStorageError);
+    expect(() => reloaded.startNewIntent(cart)).toThrow(IntentStorageError);
+    expect(() => reloaded.beginAttempt(intent.key)).toThrow(IntentStorageError);
+    // The record is still there: another tab, or support, can still read it.
+    expect(JSON.parse(storage.getItem(intentStorageKey(NAMESPACE, TENANT))!).key).toBe(intent.key);
+    reloaded.resetUnreadable();
+    expect(reloaded.keyFor(cart).key).toBe('key-1');
+  });
+
+  it('storage full: the lock is not persisted, so the attempt is refused before anything is sent', async () => {
+    const storage = new MapStorage();
+    const keys = manager(storage);
+    const intent = keys.keyFor(cart);
+    storage.setItem = () => {
+      throw Object.assign(new Error('quota'), { name: 'QuotaExceededError' });
+    };
+    let sent = 0;
+    await expect(
+      attemptForIntent(
+        keys,
+        intent.key,
+        async () => {
+          sent++;
+          return { kind: 'network', detail: 'x' } as const;
+        },
+        () => 'r',
+      ),
+    ).rejects.toMatchObject({ code: 'intent_not_persisted' });
+    expect(sent).toBe(0);
+    expect(keys.problem()?.code).toBe('intent_not_persisted');
+    // Not locked in memory as if it had been persisted: the stored intent is still open.
+    expect(keys.current()?.status).toBe('open');
+    // A new intent gets no key either.
+    expect(() => keys.keyFor(otherCart)).toThrow(IntentStorageError);
   });
 
   it('uses random UUIDs by default', () => {

@@ -73,12 +73,49 @@ export interface IdempotencyKeyManagerOptions<TIntent> {
   /**
    * Rewrites a record an earlier version of your page stored in another shape into this one
    * (`{ key, fingerprint, intent, status, resultId?, createdAt }`) before it is read. Without
-   * it such a record is unreadable and treated as absent: a pending intent would get a new key.
+   * it such a record is unreadable: unless it says `open` (nothing sent), it blocks new keys
+   * until {@link IdempotencyKeyManager.resetUnreadable}.
    */
   upgradeRecord?: (stored: Record<string, unknown>) => Record<string, unknown>;
 }
 
 const DEFAULT_NAMESPACE = 'idempotency.intent';
+
+/**
+ * Why the manager refuses to hand out a key:
+ * - `intent_unreadable`: a record is stored for the scope that cannot be read (corrupt, or a
+ *   shape neither `parse` nor `upgradeRecord` understands) and may be a sent, locked intent:
+ *   a new key could charge twice. Cleared only by {@link IdempotencyKeyManager.resetUnreadable}.
+ * - `intent_not_persisted`: storage refused the write (full, or disabled), so the lock would
+ *   live in this page's memory only and a reload would not see it: nothing is sent.
+ */
+export type IntentStorageErrorCode = 'intent_unreadable' | 'intent_not_persisted';
+
+const STORAGE_ERROR_MESSAGES: Record<IntentStorageErrorCode, string> = {
+  intent_unreadable:
+    "This request's saved state could not be read, so whether it was already sent is unknown. Nothing new is sent until it is cleared: contact support, or clear it explicitly if you know it was not sent.",
+  intent_not_persisted:
+    "This request's state could not be saved in the browser (storage full or disabled), so a reload could send it twice. Nothing was sent: free some browser storage or allow site data, then try again.",
+};
+
+/**
+ * Thrown instead of handing out a key (see {@link IntentStorageErrorCode}); `message` is
+ * written for the person at the page. {@link IdempotencyKeyManager.problem} reports it too.
+ *
+ * @example
+ * try { keys.keyFor(cart); } catch (e) { if (e instanceof IntentStorageError) show(e.message); }
+ */
+export class IntentStorageError extends Error {
+  readonly code: IntentStorageErrorCode;
+  constructor(code: IntentStorageErrorCode, options: { cause?: unknown } = {}) {
+    super(STORAGE_ERROR_MESSAGES[code], { cause: options.cause });
+    this.name = 'IntentStorageError';
+    this.code = code;
+  }
+}
+
+/** A stored record that cannot be read and may be locked (see `intent_unreadable`). */
+const UNREADABLE = Symbol('unreadable');
 
 /**
  * The storage key of a scope's current intent (shared by all tabs of the origin).
@@ -159,6 +196,8 @@ export class IdempotencyKeyManager<TIntent> {
    */
   private memory: StoredIntent<TIntent> | undefined;
   private storageBroken = false;
+  /** The last write was refused by storage (cleared by the next one that succeeds). */
+  private notPersisted: IntentStorageError | undefined;
   private readonly storage: KeyValueStorage;
   private readonly intents: IntentDescription<TIntent>;
   private readonly generate: () => string;
@@ -180,6 +219,36 @@ export class IdempotencyKeyManager<TIntent> {
 
   /** The intent currently stored, if any and readable. */
   current(): StoredIntent<TIntent> | undefined {
+    const stored = this.read();
+    return stored === UNREADABLE ? undefined : stored;
+  }
+
+  /**
+   * Why no key would be handed out now, for the UI to show (its `message` is written for the
+   * person at the page): a stored record that cannot be read, or a write storage refused.
+   */
+  problem(): IntentStorageError | undefined {
+    if (this.read() === UNREADABLE) return new IntentStorageError('intent_unreadable');
+    return this.notPersisted;
+  }
+
+  /**
+   * Explicitly throws away a stored record that cannot be read (`intent_unreadable`): the
+   * user (or support) decided that whatever it was, a new request may get a new key. Does
+   * nothing to a readable intent.
+   */
+  resetUnreadable(): void {
+    if (this.read() === UNREADABLE) this.remove();
+  }
+
+  /** The stored intent; throws `intent_unreadable` rather than acting as if there were none. */
+  private readable(): StoredIntent<TIntent> | undefined {
+    const stored = this.read();
+    if (stored === UNREADABLE) throw new IntentStorageError('intent_unreadable');
+    return stored;
+  }
+
+  private read(): StoredIntent<TIntent> | typeof UNREADABLE | undefined {
     if (this.storageBroken) return this.memory;
     let raw: string | null;
     try {
@@ -196,9 +265,11 @@ export class IdempotencyKeyManager<TIntent> {
    * The intent to send now. A locked intent is returned as is, whatever `intent` asks for:
    * its outcome is unknown, so a different request must not get a key of its own. Otherwise
    * the stored key if the request is unchanged, a new one (replacing the stored intent) if not.
+   * Throws {@link IntentStorageError} instead of a key while a stored record cannot be read,
+   * or when a new key cannot be saved (no key that a reload would forget).
    */
   keyFor(intent: TIntent): StoredIntent<TIntent> {
-    const stored = this.current();
+    const stored = this.readable();
     if (stored && isLocked(stored)) return stored;
     const fingerprint = this.intents.fingerprint(intent);
     if (stored && stored.fingerprint === fingerprint) return stored;
@@ -217,10 +288,11 @@ export class IdempotencyKeyManager<TIntent> {
   /**
    * Marks the intent `unconfirmed` BEFORE a request leaves: if the tab dies or the answer
    * is lost, storage already says the effect may exist. Returns the status before, for
-   * {@link recordAnswer}.
+   * {@link recordAnswer}. Throws {@link IntentStorageError} (send nothing) when the lock cannot
+   * be saved or the stored record cannot be read.
    */
   beginAttempt(key: string): IntentStatus | undefined {
-    const stored = this.current();
+    const stored = this.readable();
     if (!stored || stored.key !== key) return undefined;
     if (stored.status === 'open') this.write({ ...stored, status: 'unconfirmed' });
     return stored.status;
@@ -243,14 +315,16 @@ export class IdempotencyKeyManager<TIntent> {
           : statusBefore === 'open'
             ? 'open'
             : 'unconfirmed';
-    if (status !== stored.status) this.write({ ...stored, status });
+    // Refused by storage: the stored status (locked, or open before a "nothing ran") stands.
+    if (status !== stored.status) this.tryWrite({ ...stored, status });
   }
 
   /** Records the accepted result on the intent that has `key` (ignored if it was replaced). */
   recordAccepted(key: string, resultId: string): void {
     const stored = this.current();
     if (!stored || stored.key !== key) return;
-    this.write({ ...stored, status: 'accepted', resultId });
+    // Refused by storage: the intent stays stored as unconfirmed, locked: never a second key.
+    this.tryWrite({ ...stored, status: 'accepted', resultId });
   }
 
   /**
@@ -260,7 +334,7 @@ export class IdempotencyKeyManager<TIntent> {
    * locked. Never call it to retry: a retry must send the same key.
    */
   startNewIntent(intent: TIntent): StoredIntent<TIntent> {
-    const stored = this.current();
+    const stored = this.readable();
     if (stored && isLocked(stored)) return stored;
     this.remove();
     return this.keyFor(intent);
@@ -285,36 +359,53 @@ export class IdempotencyKeyManager<TIntent> {
     }
   }
 
+  /**
+   * Saves the intent or throws `intent_not_persisted`: storage full or disabled. The memory
+   * copy changes only with a saved write, so nothing acts as locked that a reload would not see.
+   */
   private write(intent: StoredIntent<TIntent>): void {
-    this.memory = intent;
     try {
       this.storage.setItem(this.storageKey, JSON.stringify(intent));
+    } catch (cause) {
+      this.notPersisted = new IntentStorageError('intent_not_persisted', { cause });
+      throw this.notPersisted;
+    }
+    this.notPersisted = undefined;
+    this.memory = intent;
+  }
+
+  /** {@link write} after an answer: refused, the status stored before stands. */
+  private tryWrite(intent: StoredIntent<TIntent>): void {
+    try {
+      this.write(intent);
     } catch {
-      // Storage full or disabled (private mode): the key still protects this page's
-      // retries in memory; only a reload or another tab would not see it.
-      this.storageBroken = true;
+      // Reported through `problem()`.
     }
   }
 
   /**
    * Reads a stored intent; a record with an unknown status is treated as LOCKED-unknown
-   * (better a stuck form than a second effect); one without a key, a fingerprint or a
-   * readable intent, as absent.
+   * (better a stuck form than a second effect). One without a key, a fingerprint or a
+   * readable intent is absent if it says `open` (nothing was sent), UNREADABLE otherwise:
+   * it may be a sent intent, and a new key for it could repeat the effect.
    */
-  private parseStored(raw: string): StoredIntent<TIntent> | undefined {
+  private parseStored(raw: string): StoredIntent<TIntent> | typeof UNREADABLE | undefined {
     let parsed: Partial<Record<keyof StoredIntent<TIntent>, unknown>>;
     try {
       parsed = JSON.parse(raw) as typeof parsed;
+      if (typeof parsed !== 'object' || parsed === null) return UNREADABLE;
+      if (this.upgradeRecord) {
+        parsed = this.upgradeRecord(parsed as Record<string, unknown>) as typeof parsed;
+        if (typeof parsed !== 'object' || parsed === null) return UNREADABLE;
+      }
     } catch {
-      return undefined;
+      return UNREADABLE;
     }
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    if (this.upgradeRecord) {
-      parsed = this.upgradeRecord(parsed as Record<string, unknown>) as typeof parsed;
-    }
-    if (typeof parsed.key !== 'string' || typeof parsed.fingerprint !== 'string') return undefined;
+    const unreadable = () => (parsed.status === 'open' ? undefined : UNREADABLE);
+    if (typeof parsed.key !== 'string' || typeof parsed.fingerprint !== 'string')
+      return unreadable();
     const intent = this.intents.parse(parsed.intent);
-    if (intent === undefined) return undefined;
+    if (intent === undefined) return unreadable();
     return {
       key: parsed.key,
       fingerprint: parsed.fingerprint,

@@ -9,6 +9,8 @@ export {
   type IdempotencyKeyManagerOptions,
   type IntentDescription,
   type IntentStatus,
+  IntentStorageError,
+  type IntentStorageErrorCode,
   intentStorageKey,
   isLocked,
   type KeyValueStorage,

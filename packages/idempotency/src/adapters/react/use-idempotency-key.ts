@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import {
   IdempotencyKeyManager,
   type IdempotencyKeyManagerOptions,
+  type IntentStorageError,
   isLocked,
   type KeyValueStorage,
   type StoredIntent,
@@ -38,10 +39,24 @@ export interface IdempotencyKeyState<TIntent> {
   keys: IdempotencyKeyManager<TIntent> | undefined;
   /** The scope's intent as stored, as this tab last read it. */
   intent: StoredIntent<TIntent> | undefined;
-  /** The intent's outcome is unknown (or accepted and not cleared): nothing may change. */
+  /**
+   * The intent's outcome is unknown (or accepted and not cleared), or its stored record cannot
+   * be read: nothing may change.
+   */
   locked: boolean;
+  /**
+   * Why no key is handed out (show its `message`): `intent_unreadable` (a stored record that
+   * cannot be read, until `reset`) or `intent_not_persisted` (storage refused the last write:
+   * nothing was sent). As of the last `refresh`.
+   */
+  problem: IntentStorageError | undefined;
   /** Re-reads the stored intent after this tab changed it through `keys`. */
   refresh: () => void;
+  /**
+   * Explicitly throws away an unreadable stored record (`intent_unreadable`), e.g. behind a
+   * "clear this checkout" button after the user or support confirmed; then re-reads.
+   */
+  reset: () => void;
 }
 
 /** Storage that refuses everything: the manager then keeps the intent in page memory. */
@@ -76,6 +91,22 @@ function sharedStorage(): KeyValueStorage {
 }
 
 /**
+ * The hook's manager for a scope: every manager option given to the hook (`upgradeRecord`
+ * included), the storage resolved. Internal.
+ */
+export function createKeyManager<TIntent>(
+  options: UseIdempotencyKeyOptions<TIntent>,
+  scope: string,
+): IdempotencyKeyManager<TIntent> {
+  const { storage, onExternalChange: _, scope: __, ...manager } = options;
+  return new IdempotencyKeyManager<TIntent>({
+    ...manager,
+    storage: (storage ?? sharedStorage)(),
+    scope,
+  });
+}
+
+/**
  * One Idempotency-Key per intent in a React component: the {@link IdempotencyKeyManager} for
  * the scope, the stored intent as state, and other tabs' changes through `storage` events,
  * so a tab sees the intent another tab locked. Storage is read after mount only: the server
@@ -100,30 +131,33 @@ export function useIdempotencyKey<TIntent>(
   // scope (a new manager would forget the in-memory intent of a page without storage).
   const latest = useRef(options);
   latest.current = options;
-  const keys = useMemo(() => {
-    if (scope === undefined) return undefined;
-    const { storage, intents, generate, now } = latest.current;
-    return new IdempotencyKeyManager<TIntent>({
-      storage: (storage ?? sharedStorage)(),
-      scope,
-      intents,
-      ...(namespace !== undefined ? { namespace } : {}),
-      ...(generate ? { generate } : {}),
-      ...(now ? { now } : {}),
-    });
-  }, [scope, namespace]);
+  const keys = useMemo(
+    () =>
+      scope === undefined ? undefined : createKeyManager({ ...latest.current, namespace }, scope),
+    [scope, namespace],
+  );
   const [intent, setIntent] = useState<StoredIntent<TIntent> | undefined>();
+  const [problem, setProblem] = useState<IntentStorageError | undefined>();
 
-  const refresh = useCallback(() => setIntent(keys?.current()), [keys]);
+  const refresh = useCallback(() => {
+    setIntent(keys?.current());
+    setProblem(keys?.problem());
+  }, [keys]);
+  const reset = useCallback(() => {
+    keys?.resetUnreadable();
+    refresh();
+  }, [keys, refresh]);
 
   useEffect(() => {
     if (!keys) {
       setIntent(undefined);
+      setProblem(undefined);
       return;
     }
     const sync = () => {
       const stored = keys.current();
       setIntent(stored);
+      setProblem(keys.problem());
       latest.current.onExternalChange?.(stored);
     };
     sync();
@@ -135,5 +169,6 @@ export function useIdempotencyKey<TIntent>(
     return () => target.removeEventListener?.('storage', onStorage);
   }, [keys]);
 
-  return { keys, intent, locked: isLocked(intent), refresh };
+  const locked = isLocked(intent) || problem?.code === 'intent_unreadable';
+  return { keys, intent, locked, problem, refresh, reset };
 }
