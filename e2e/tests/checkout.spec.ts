@@ -9,6 +9,7 @@ import {
   signIn,
   waitForTerminal,
 } from '../support/checkout-page.ts';
+import { showCockpitTable } from '../support/cockpit-table.ts';
 import { expectInvariant } from '../support/invariant.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
 import { useTestSystem } from '../support/system.ts';
@@ -172,6 +173,10 @@ test('the operator cockpit shows the payment, its completed key and its finished
   // The shopper's session does not open the cockpit: sign in as the merchant's operator.
   await expect(page.getByTestId('operator-required')).toBeVisible();
   await signInAsOperator(page, system());
+  // Earlier tests of this file paid too: long tables start folded, so unfold them.
+  for (const table of ['ops-payments', 'ops-keys', 'ops-outbox', 'ops-ledger']) {
+    await showCockpitTable(page, table);
+  }
   const paymentRow = page
     .getByTestId('ops-payments')
     .getByRole('row')

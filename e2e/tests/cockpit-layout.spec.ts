@@ -118,7 +118,7 @@ test('after ten payments the verdict stays in view, tables fold, and a phone doe
     new RegExp(`${PAYMENTS} payments, ${PAYMENTS - 1} charges, all agree`),
   );
   await expect(verdict).toHaveAttribute('data-tone', 'ok');
-  await expect(page.getByTestId('strip-parts').locator('[data-part="web"]')).toHaveAttribute(
+  await expect(page.getByTestId('strip-parts').locator('[data-strip-part="web"]')).toHaveAttribute(
     'data-state',
     'up',
   );

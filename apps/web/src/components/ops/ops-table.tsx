@@ -9,7 +9,7 @@ export interface Column<Row> {
 }
 
 /** A table with more rows than this starts folded: its heading and count stay in view. */
-export const SHORT_TABLE_ROWS = 8;
+const SHORT_TABLE_ROWS = 8;
 
 /**
  * A plain, accessible table of rows; `testId` names it for tests. Folds into its heading

@@ -123,7 +123,7 @@ export function VerdictStrip({
         <>
           <ul className="strip-parts" aria-label="Parts" data-testid="strip-parts">
             {chaosData.parts.map((part: ChaosPart) => (
-              <li key={part.name} data-part={part.name} data-state={part.state}>
+              <li key={part.name} data-strip-part={part.name} data-state={part.state}>
                 <span className={`strip-dot strip-dot-${part.state}`} aria-hidden="true" />
                 {part.name} <span className="visually-hidden">is</span>{' '}
                 <span className="strip-state">{part.state}</span>
