@@ -165,6 +165,18 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
             {checkout.requestInFlight ? 'Paying…' : `Pay ${formatMoney(total, currency)}`}
           </button>
         </div>
+        {checkout.intentProblem ? (
+          // No key can be handed out, so nothing is sent: say why, and offer the one way on
+          // for a record that cannot be read (the shopper confirms it was not paid).
+          <div role="alert" className="error" data-testid="intent-problem">
+            <p>{checkout.intentProblem.message}</p>
+            {checkout.intentProblem.code === 'intent_unreadable' ? (
+              <button type="button" onClick={() => checkout.resetIntent()}>
+                Clear this checkout
+              </button>
+            ) : null}
+          </div>
+        ) : null}
         <CheckoutStatePanel checkout={checkout} />
       </aside>
     </div>
