@@ -43,15 +43,21 @@ export interface ApiDependencies {
  * apiIdempotencyPoliciesFor(60_000)['checkout.pay'].ttlMs; // 60000
  */
 export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
+  // A payment is unique per (tenant, checkout key) whoever sends the key, so its key is the
+  // tenant's too: a retry after the shopper's session was renewed is answered with the same
+  // payment. Scoped per session, it would get 422 "key reused", which invites a new key and a
+  // second payment for an intent that may have been paid. The session still has its own
+  // new-key allowance (the rate limit counts per principal).
+  const checkoutKey = { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000, keyScope: 'tenant' } as const;
   return {
     // DB-only handlers in one transaction: both run in atomic mode (set by the tRPC meta and the
     // REST route's policy), so the lease below only applies if one is switched back to leased.
-    'checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
-    'payments.create': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
+    'checkout.pay': checkoutKey,
+    'payments.create': checkoutKey,
     // The GraphQL twin stores the selected result after `pay` committed (leased mode: the
     // Envelop plugin knows the response only once the document executed). A crash in between
     // leaves the key held until the lease ends; the retry then finds the payment by its key.
-    'graphql.checkout.pay': { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 },
+    'graphql.checkout.pay': checkoutKey,
     // Processor retries webhooks for days; keep the event ids a week.
     'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   };
