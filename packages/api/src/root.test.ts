@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE_NAME, signSessionValue } from './auth/session-cookie.ts';
 import {
@@ -8,16 +7,7 @@ import {
   createApiTestHarness,
   TEST_SESSION_SECRET,
 } from './testing/api-test-harness.ts';
-
-async function refusal(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (!(error instanceof TRPCError)) throw error;
-    return (error.cause as { code?: string } | undefined)?.code ?? error.code;
-  }
-  throw new Error('expected the call to fail');
-}
+import { refusal } from './testing/refusal.ts';
 
 describe('appRouter: tenants and sessions', () => {
   let h: ApiTestHarness;
@@ -36,7 +26,9 @@ describe('appRouter: tenants and sessions', () => {
     const a = h.caller(bearer('tenant_a')).api;
     const b = h.caller(bearer('tenant_b')).api;
     expect((await a.checkout.status({ paymentId: paymentOfA })).status).toBe('processing');
-    expect(await refusal(b.checkout.status({ paymentId: paymentOfA }))).toBe('payment_not_found');
+    expect((await refusal(b.checkout.status({ paymentId: paymentOfA }))).code).toBe(
+      'payment_not_found',
+    );
     expect(await b.ops.payments()).toEqual([]);
     expect(await b.ops.outbox()).toEqual([]);
     expect(await b.ops.idempotencyKeys()).toEqual([]);
@@ -103,12 +95,14 @@ describe('appRouter: tenants and sessions', () => {
     const expired = signSessionValue('tenant_a', TEST_SESSION_SECRET, new Date(0));
     for (const value of [forged, foreign, expired]) {
       const cookie = `${SESSION_COOKIE_NAME}=${encodeURIComponent(value)}`;
-      expect(await refusal(h.caller({ cookie }).api.catalogue.list())).toBe('invalid_credentials');
+      expect((await refusal(h.caller({ cookie }).api.catalogue.list())).code).toBe(
+        'invalid_credentials',
+      );
       expect(await h.caller({ cookie }).api.session.current()).toBeNull();
     }
-    expect(await refusal(h.caller().api.catalogue.list())).toBe('unauthenticated');
+    expect((await refusal(h.caller().api.catalogue.list())).code).toBe('unauthenticated');
     expect(await h.caller().api.session.current()).toBeNull();
-    expect(await refusal(h.caller().api.session.start({ apiKey: 'wrong' }))).toBe(
+    expect((await refusal(h.caller().api.session.start({ apiKey: 'wrong' }))).code).toBe(
       'invalid_credentials',
     );
   });

@@ -1,22 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiTestHarness,
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
+import { refusalOf } from '../../testing/refusal.ts';
 
 /** Start a demo shopper session of a tenant and return its `Cookie` header value. */
 async function shopperCookie(h: ApiTestHarness, tenant: string): Promise<string> {
   const start = h.caller();
   await start.api.session.start({ demoTenantId: tenant });
   return start.resHeaders.get('set-cookie')!.split(';')[0]!;
-}
-
-function codeOf(error: unknown): string {
-  if (!(error instanceof TRPCError)) throw error;
-  return (error.cause as { code?: string } | undefined)?.code ?? error.code;
 }
 
 /**
@@ -56,7 +51,7 @@ describe('checkout.pay new-key limit: per principal, validated keys only, duplic
             .api.checkout.pay({ lines: [] })
             .then(
               () => 'paid',
-              (error: unknown) => codeOf(error),
+              (error: unknown) => refusalOf(error).code,
             ),
         ),
       );
@@ -103,7 +98,7 @@ describe('checkout.pay new-key limit counts a key once however many duplicates r
           .api.checkout.pay(realCart)
           .then(
             (result) => result.paymentId,
-            (error: unknown) => codeOf(error),
+            (error: unknown) => refusalOf(error).code,
           ),
       ),
     );
@@ -125,9 +120,12 @@ describe('checkout.pay new-key limit counts a key once however many duplicates r
       ).resolves.toMatchObject({ status: 'processing' });
     }
     const over = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
-    expect(await over.api.checkout.pay(realCart).then(() => 'paid', codeOf)).toBe(
-      'idempotency_rate_limited',
-    );
+    expect(
+      await over.api.checkout.pay(realCart).then(
+        () => 'paid',
+        (error: unknown) => refusalOf(error).code,
+      ),
+    ).toBe('idempotency_rate_limited');
   }, 60_000);
 
   it('a concurrent burst of 15 new keys from one API key pays at most its allowance of 3', async () => {
@@ -138,7 +136,7 @@ describe('checkout.pay new-key limit counts a key once however many duplicates r
           .api.checkout.pay({ lines: [{ productId: 'mug', quantity: 1 }] })
           .then(
             () => 'paid',
-            (error: unknown) => codeOf(error),
+            (error: unknown) => refusalOf(error).code,
           ),
       ),
     );

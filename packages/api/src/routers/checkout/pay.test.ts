@@ -6,18 +6,7 @@ import {
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
-
-/** The stable code a client sees in `data.code` (what the errorFormatter derives). */
-async function codeOf(promise: Promise<unknown>): Promise<{ code: string; trpc: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (!(error instanceof TRPCError)) throw error;
-    const cause = error.cause as { code?: string } | undefined;
-    return { code: cause?.code ?? error.code, trpc: error.code };
-  }
-  throw new Error('expected the call to fail');
-}
+import { refusal } from '../../testing/refusal.ts';
 
 describe('checkout.pay', () => {
   let h: ApiTestHarness;
@@ -150,7 +139,7 @@ describe('checkout.pay', () => {
   ])('refuses %s with a stable code and writes nothing', async (code, input) => {
     const key = randomUUID();
     const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': key });
-    expect(await codeOf(api.checkout.pay(input as never))).toEqual({ code, trpc: 'BAD_REQUEST' });
+    expect(await refusal(api.checkout.pay(input as never))).toEqual({ code, trpc: 'BAD_REQUEST' });
     expect(await counts()).toEqual({ payments: 0, jobs: 0, completed: 0 });
     // Refused input is not an outcome: nothing is stored for the key (no row, or a released
     // one; an `every` over no rows proved nothing), and the key then pays a fixed cart as a
@@ -230,7 +219,7 @@ describe('checkout.pay', () => {
       values ('tenant_a', 'euro_book', 'Euro book', 1000, 'eur') on conflict do nothing`;
     try {
       const { api } = h.caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() });
-      const refused = await codeOf(
+      const refused = await refusal(
         api.checkout.pay({
           lines: [
             { productId: 'euro_book', quantity: 1 },
@@ -247,16 +236,16 @@ describe('checkout.pay', () => {
 
   it('refuses without credentials, with a wrong key, or without an Idempotency-Key', async () => {
     const input = { lines: [{ productId: 'bookmark', quantity: 1 }] };
-    expect(await codeOf(h.caller({ 'idempotency-key': 'k1' }).api.checkout.pay(input))).toEqual({
+    expect(await refusal(h.caller({ 'idempotency-key': 'k1' }).api.checkout.pay(input))).toEqual({
       code: 'unauthenticated',
       trpc: 'UNAUTHORIZED',
     });
     expect(
-      await codeOf(
+      await refusal(
         h.caller({ authorization: 'Bearer nope', 'idempotency-key': 'k1' }).api.checkout.pay(input),
       ),
     ).toEqual({ code: 'invalid_credentials', trpc: 'UNAUTHORIZED' });
-    expect(await codeOf(h.caller(bearer('tenant_a')).api.checkout.pay(input))).toEqual({
+    expect(await refusal(h.caller(bearer('tenant_a')).api.checkout.pay(input))).toEqual({
       code: 'idempotency_key_missing',
       trpc: 'BAD_REQUEST',
     });
@@ -273,7 +262,7 @@ describe('checkout.pay', () => {
     const key = randomUUID();
     const input = { lines: [{ productId: 'book_pragprog', quantity: 1 }] };
     try {
-      const failed = await codeOf(
+      const failed = await refusal(
         h.caller({ ...bearer('tenant_a'), 'idempotency-key': key }).api.checkout.pay(input),
       );
       expect(failed.trpc).toBe('INTERNAL_SERVER_ERROR');

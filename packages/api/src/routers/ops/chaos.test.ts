@@ -1,4 +1,3 @@
-import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChaosSwitchboard,
@@ -12,17 +11,7 @@ import {
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
-
-async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (!(error instanceof TRPCError)) throw error;
-    const code = (error.cause as { code?: string } | undefined)?.code ?? error.code;
-    return { trpc: error.code, code };
-  }
-  throw new Error('expected the call to fail');
-}
+import { refusal } from '../../testing/refusal.ts';
 
 /** The deployment's operator code (ONCE_OPERATOR_CODE): a demo operator must give it. */
 const OPERATOR_CODE = 'chaos-test-operator-code';

@@ -1,23 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyEvent } from '@once/idempotency';
-import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiTestHarness,
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
-
-async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (!(error instanceof TRPCError)) throw error;
-    const code = (error.cause as { code?: string } | undefined)?.code ?? error.code;
-    return { trpc: error.code, code };
-  }
-  throw new Error('expected the call to fail');
-}
+import { refusal } from '../../testing/refusal.ts';
 
 describe('ops.idempotencyKey / releaseIdempotencyKey / evictIdempotencyKey', () => {
   let h: ApiTestHarness;

@@ -1,26 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { TRPCError } from '@trpc/server';
+import type { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiTestHarness,
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
+import { refusal } from '../../testing/refusal.ts';
 import { opsRouter } from './index.ts';
 
 /** The deployment's operator code (ONCE_OPERATOR_CODE): a demo operator must give it. */
 const OPERATOR_CODE = 'role-test-operator-code';
-
-async function refusal(promise: Promise<unknown>): Promise<{ trpc: string; code: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (!(error instanceof TRPCError)) throw error;
-    const code = (error.cause as { code?: string } | undefined)?.code ?? error.code;
-    return { trpc: error.code, code };
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** A demo session's `Cookie` header value. */
 async function demoSession(

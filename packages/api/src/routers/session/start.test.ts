@@ -1,20 +1,9 @@
-import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_ADDRESS_HEADER } from '../../auth/client-address.ts';
 import { type ApiTestHarness, createApiTestHarness } from '../../testing/api-test-harness.ts';
+import { detailedRefusal } from '../../testing/refusal.ts';
 
 const CODE = 'k7pq-4mzt-9xwa';
-
-async function refusal(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (error) {
-    if (!(error instanceof TRPCError)) throw error;
-    const cause = error.cause as { code?: string; details?: Record<string, unknown> } | undefined;
-    return { trpc: error.code, code: cause?.code ?? error.code, details: cause?.details };
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('session.start: a demo operator needs the operator code', () => {
   let h: ApiTestHarness;
@@ -33,7 +22,7 @@ describe('session.start: a demo operator needs the operator code', () => {
   ])('refuses %s with operator_code_invalid and sets no cookie', async (_, operatorCode) => {
     const start = h.caller();
     expect(
-      await refusal(
+      await detailedRefusal(
         start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode }),
       ),
     ).toMatchObject({ trpc: 'UNAUTHORIZED', code: 'operator_code_invalid' });
@@ -74,7 +63,7 @@ describe('session.start without an operator code configured', () => {
     for (const operatorCode of [undefined, '', 'anything-at-all']) {
       const start = h.caller();
       expect(
-        await refusal(
+        await detailedRefusal(
           start.api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode }),
         ),
       ).toMatchObject({ trpc: 'FORBIDDEN', code: 'demo_operator_login_disabled' });
@@ -108,7 +97,7 @@ describe('session.start is limited per client address and per tenant', () => {
     const address = '203.0.113.7';
     // A wrong operator code is an attempt too: guessing is as slow as minting sessions.
     expect(
-      await refusal(
+      await detailedRefusal(
         from(address).api.session.start({
           demoTenantId: 'tenant_a',
           role: 'operator',
@@ -119,7 +108,9 @@ describe('session.start is limited per client address and per tenant', () => {
     await from(address).api.session.start({ demoTenantId: 'tenant_a' });
     await from(address).api.session.start({ demoTenantId: 'tenant_a' });
     const refused = from(address);
-    expect(await refusal(refused.api.session.start({ demoTenantId: 'tenant_a' }))).toMatchObject({
+    expect(
+      await detailedRefusal(refused.api.session.start({ demoTenantId: 'tenant_a' })),
+    ).toMatchObject({
       trpc: 'TOO_MANY_REQUESTS',
       code: 'session_rate_limited',
       details: { limit: 'address', retryAfterSeconds: 50 },
@@ -128,7 +119,7 @@ describe('session.start is limited per client address and per tenant', () => {
     expect(refused.resHeaders.get('set-cookie')).toBeNull();
     // Even the right code is refused now: the allowance, not the credential, decides first.
     expect(
-      await refusal(
+      await detailedRefusal(
         from(address).api.session.start({
           demoTenantId: 'tenant_a',
           role: 'operator',
@@ -150,13 +141,17 @@ describe('session.start is limited per client address and per tenant', () => {
       await from(address).api.session.start({ demoTenantId: 'tenant_b' });
     }
     expect(
-      await refusal(from('2001:db8:1:2:aaaa::1').api.session.start({ demoTenantId: 'tenant_b' })),
+      await detailedRefusal(
+        from('2001:db8:1:2:aaaa::1').api.session.start({ demoTenantId: 'tenant_b' }),
+      ),
     ).toMatchObject({ code: 'session_rate_limited' });
     for (let i = 0; i < 3; i++) {
       await from('192.0.2.9').api.session.start({ demoTenantId: 'tenant_a' });
     }
     expect(
-      await refusal(from('::ffff:192.0.2.9').api.session.start({ demoTenantId: 'tenant_a' })),
+      await detailedRefusal(
+        from('::ffff:192.0.2.9').api.session.start({ demoTenantId: 'tenant_a' }),
+      ),
     ).toMatchObject({ code: 'session_rate_limited' });
   });
 
@@ -167,7 +162,7 @@ describe('session.start is limited per client address and per tenant', () => {
     }
     const refused = from('192.0.2.200');
     expect(
-      await refusal(refused.api.session.start({ apiKey: 'once_test_tenant_a' })),
+      await detailedRefusal(refused.api.session.start({ apiKey: 'once_test_tenant_a' })),
     ).toMatchObject({ code: 'session_rate_limited', details: { limit: 'tenant' } });
     expect(refused.resHeaders.get('set-cookie')).toBeNull();
     expect(await from('192.0.2.201').api.session.start({ demoTenantId: 'tenant_b' })).toBeDefined();
