@@ -1,24 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcessor, startProcessor } from './start-processor.ts';
+import type { RunningProcessor } from './start-processor.ts';
 import { adminClient } from './testing/admin-client.ts';
 import { formPost } from './testing/form-post.ts';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
+import { startTestProcessor } from './testing/test-processor.ts';
 
 let database: Awaited<ReturnType<typeof createProcessorTestDatabase>>;
 let processor: RunningProcessor;
 
 beforeAll(async () => {
   database = await createProcessorTestDatabase('idem');
-  processor = await startProcessor({
-    port: 0,
+  processor = await startTestProcessor({
     databaseUrl: database.url,
-    webhookUrl: 'http://127.0.0.1:9/unused',
-    webhookSecret: 'whsec_test',
-    adminToken: 'once-admin',
-    webhookBackoffMs: 60_000,
-    idempotencyLeaseMs: 30_000,
-    log: () => {},
   });
 });
 

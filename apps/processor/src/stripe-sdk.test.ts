@@ -1,9 +1,10 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcessor, startProcessor } from './start-processor.ts';
+import type { RunningProcessor } from './start-processor.ts';
 import { adminClient } from './testing/admin-client.ts';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
 import { stripeClient } from './testing/stripe-client.ts';
+import { startTestProcessor } from './testing/test-processor.ts';
 
 let database: Awaited<ReturnType<typeof createProcessorTestDatabase>>;
 let processor: RunningProcessor;
@@ -12,14 +13,8 @@ const lines: string[] = [];
 
 beforeAll(async () => {
   database = await createProcessorTestDatabase('sdk');
-  processor = await startProcessor({
-    port: 0,
+  processor = await startTestProcessor({
     databaseUrl: database.url,
-    webhookUrl: 'http://127.0.0.1:9/unused',
-    webhookSecret: 'whsec_test',
-    adminToken: 'once-admin',
-    webhookBackoffMs: 60_000,
-    idempotencyLeaseMs: 30_000,
     log: (line) => {
       lines.push(line);
       if (process.env.PROC_DEBUG) console.log(line);

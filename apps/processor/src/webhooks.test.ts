@@ -2,10 +2,11 @@ import { createServer, type Server } from 'node:http';
 import { findFreePort } from '@once/postgres';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningProcessor, startProcessor } from './start-processor.ts';
+import type { RunningProcessor } from './start-processor.ts';
 import { adminClient } from './testing/admin-client.ts';
 import { formPost } from './testing/form-post.ts';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
+import { startTestProcessor } from './testing/test-processor.ts';
 import { signPayload } from './webhooks/sign-payload.ts';
 
 const SECRET = 'whsec_webhook_test';
@@ -66,15 +67,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
   database = await createProcessorTestDatabase('webhooks');
-  processor = await startProcessor({
-    port: 0,
+  processor = await startTestProcessor({
     databaseUrl: database.url,
     webhookUrl: `http://127.0.0.1:${port}/hook`,
     webhookSecret: SECRET,
-    adminToken: 'once-admin',
     webhookBackoffMs: 50,
-    idempotencyLeaseMs: 30_000,
-    log: () => {},
   });
 });
 
