@@ -1,15 +1,13 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import type { TestDatabase } from '@once/db/testing';
 import {
   type ObservedResponse,
   openApiViolations,
   type ServedHandler,
-  serveFetch,
-  startWebRuntime,
-  type WebRuntime,
-  webApiRoutes,
+  startWebTestServer,
+  type WebTestServer,
 } from '@once/web/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../scripts/system/start-system.ts';
@@ -62,21 +60,17 @@ function parseResponses(output: string): ObservedResponse[] {
 
 describe('the README REST API examples', () => {
   let database: TestDatabase;
-  let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase('readme_api');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('readme_api', {
       SESSION_SECRET: 'readme-test-session-secret-0123',
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ database, server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
 
   it('run as written and answer what the description documents', async () => {

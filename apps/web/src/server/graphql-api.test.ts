@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { AppRouter } from '@once/api';
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import type { TestDatabase } from '@once/db/testing';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { buildSchema, getIntrospectionQuery, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGraphqlHandler } from './graphql-api.ts';
 import { GRAPHQL_LIMITS, GraphqlOperationLimits } from './graphql-limits.ts';
-import { startWebRuntime, type WebRuntime } from './runtime.ts';
+import type { WebRuntime } from './runtime.ts';
 import { observe, openApiViolations } from './testing/openapi-contract.ts';
 import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
-import { webApiRoutes } from './testing/web-routes.ts';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 /**
  * `POST /api/graphql` over real HTTP, dispatched to the same handler `app/api/graphql/route.ts`
@@ -20,19 +20,16 @@ describe('GraphQL checkout twin over real HTTP', () => {
   let database: TestDatabase;
   let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase('web_graphql');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('web_graphql', {
       SESSION_SECRET: 'graphql-test-session-secret-0123',
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ database, runtime, server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
 
   const auth = { authorization: 'Bearer once_test_tenant_a' };

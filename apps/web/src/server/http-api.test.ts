@@ -4,30 +4,27 @@ import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebRuntime, type WebRuntime } from './runtime.ts';
+import { startWebRuntime } from './runtime.ts';
 import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
 import { webApiRoutes } from './testing/web-routes.ts';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_http';
 
 describe('web API over real HTTP', () => {
   let database: TestDatabase;
-  let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase('web_http');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('web_http', {
       SESSION_SECRET: 'http-test-session-secret-0123',
       PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ database, server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
 
   const countPayments = async (key: string) => {

@@ -5,7 +5,7 @@ import { IDEMPOTENCY_ERRORS } from '@once/idempotency/fetch';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from './openapi.ts';
-import { startWebRuntime, type WebRuntime } from './runtime.ts';
+import { startWebRuntime } from './runtime.ts';
 import {
   documentedProblems,
   type ObservedResponse,
@@ -14,6 +14,7 @@ import {
 } from './testing/openapi-contract.ts';
 import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
 import { webApiRoutes } from './testing/web-routes.ts';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 /**
  * Real responses of the REST routes, over real HTTP, checked against `openapi/payments.json`:
@@ -21,24 +22,20 @@ import { webApiRoutes } from './testing/web-routes.ts';
  */
 describe('the OpenAPI description matches what the REST API answers', () => {
   let database: TestDatabase;
-  let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
   const auth = { authorization: 'Bearer once_test_tenant_a' };
   const cart = { lines: [{ productId: 'book_sre', quantity: 1 }] };
 
   beforeAll(async () => {
-    database = await createTestDatabase('web_openapi');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('web_openapi', {
       SESSION_SECRET: 'openapi-test-session-secret-0123',
       ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0',
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ database, server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
 
   const post = async (headers: Record<string, string>, body: unknown) =>

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AppRouter } from '@once/api';
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import type { TestDatabase } from '@once/db/testing';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebRuntime, type WebRuntime } from './runtime.ts';
-import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
-import { webApiRoutes } from './testing/web-routes.ts';
+import type { ServedHandler } from './testing/serve-fetch.ts';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 /**
  * A payment is unique per (tenant, checkout Idempotency-Key) for ever, across tRPC
@@ -14,21 +13,17 @@ import { webApiRoutes } from './testing/web-routes.ts';
  */
 describe('one payment per (tenant, idempotency key), across transports and key expiry', () => {
   let database: TestDatabase;
-  let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase('web_uniqueness');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('web_uniqueness', {
       SESSION_SECRET: 'uniqueness-test-session-secret-0123',
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ database, server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
 
   const auth = { authorization: 'Bearer once_test_tenant_a' };

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { AppRouter } from '@once/api';
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import type { TestDatabase } from '@once/db/testing';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { API_MAX_BODY_BYTES, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
-import { startWebRuntime, type WebRuntime } from './runtime.ts';
-import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
+import type { WebRuntime } from './runtime.ts';
+import type { ServedHandler } from './testing/serve-fetch.ts';
 import { webApiRoutes } from './testing/web-routes.ts';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_limits';
 
@@ -50,20 +51,17 @@ describe('request limits: 415 and 413 before anything is parsed, stored or count
   let database: TestDatabase;
   let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase('web_limits');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('web_limits', {
       SESSION_SECRET: 'limits-test-session-secret-0123',
       PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ database, runtime, server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
   beforeEach(async () => {
     await database.client

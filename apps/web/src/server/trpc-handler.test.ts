@@ -1,8 +1,6 @@
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebRuntime, type WebRuntime } from './runtime.ts';
-import { type ServedHandler, serveFetch } from './testing/serve-fetch.ts';
-import { webApiRoutes } from './testing/web-routes.ts';
+import type { ServedHandler } from './testing/serve-fetch.ts';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 const OPERATOR_CODE = 'http-test-operator-code';
 
@@ -11,24 +9,19 @@ const OPERATOR_CODE = 'http-test-operator-code';
  * sibling origin cannot end or start a session), and `session.start`'s rate limit.
  */
 describe('tRPC endpoint over real HTTP', () => {
-  let database: TestDatabase;
-  let runtime: WebRuntime;
   let server: ServedHandler;
+  let web: WebTestServer | undefined;
 
   beforeAll(async () => {
-    database = await createTestDatabase('web_trpc_handler');
-    runtime = await startWebRuntime({
-      DATABASE_URL: database.url,
+    web = await startWebTestServer('web_trpc_handler', {
       SESSION_SECRET: 'trpc-handler-test-session-secret',
       ONCE_OPERATOR_CODE: OPERATOR_CODE,
       ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE: '5',
     });
-    server = await serveFetch(webApiRoutes(async () => runtime));
+    ({ server } = web);
   });
   afterAll(async () => {
-    await server?.close();
-    await runtime?.client.close();
-    await database?.drop();
+    await web?.close();
   });
 
   const post = (path: string, init: { headers?: Record<string, string>; body?: BodyInit }) =>

@@ -6,3 +6,4 @@ export { startWebRuntime, type WebRuntime } from '../runtime.ts';
 export { type ObservedResponse, openApiViolations } from './openapi-contract.ts';
 export { type ServedHandler, serveFetch } from './serve-fetch.ts';
 export { webApiRoutes } from './web-routes.ts';
+export { startWebTestServer, type WebTestServer } from './web-test-server.ts';

@@ -1,0 +1,49 @@
+import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { startWebRuntime, type WebRuntime } from '../runtime.ts';
+import { type ServedHandler, serveFetch } from './serve-fetch.ts';
+import { webApiRoutes } from './web-routes.ts';
+
+export interface WebTestServer {
+  database: TestDatabase;
+  runtime: WebRuntime;
+  /** The web's API routes (`webApiRoutes`) on a real HTTP server. */
+  server: ServedHandler;
+  /** Closes the server and the runtime's pool, then drops the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The web app's API as a test talks to it: a fresh migrated database named after `label`, the
+ * web runtime over it (`env` besides DATABASE_URL), and its routes served over real HTTP.
+ *
+ * @example
+ * const web = await startWebTestServer('web_http', { SESSION_SECRET: 'test-session-secret-0123' });
+ * await fetch(`${web.server.url}/api/health`);
+ * await web.close();
+ */
+export async function startWebTestServer(
+  label: string,
+  env: Record<string, string>,
+): Promise<WebTestServer> {
+  const database = await createTestDatabase(label);
+  let runtime: WebRuntime | undefined;
+  try {
+    runtime = await startWebRuntime({ DATABASE_URL: database.url, ...env });
+    const started = runtime;
+    const server = await serveFetch(webApiRoutes(async () => started));
+    return {
+      database,
+      runtime,
+      server,
+      async close() {
+        await server.close();
+        await started.client.close();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await runtime?.client.close();
+    await database.drop();
+    throw error;
+  }
+}
