@@ -475,8 +475,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         count: plan.count,
         ...(webhook
           ? { path_prefix: 'payment_intent.' }
-          : // The confirm (`/v1/payment_intents/pi_.../confirm`): the call that moves the money.
-            { method: 'POST', path_prefix: '/v1/payment_intents/pi_' }),
+          : // The confirm: the call that moves the money (never a cancel or a create).
+            { operation: 'payment_intents.confirm' }),
         ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
           ? { delay_ms: plan.delayMs }
           : {}),
@@ -488,7 +488,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             // settles a payment; a 404 is no proof of "not charged".
             {
               kind: 'fail_after_charge',
-              path_prefix: '/v1/payment_intents/pi_',
               lag_ms: plan.delayMs,
             }
           : {}),

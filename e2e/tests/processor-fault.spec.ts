@@ -42,8 +42,7 @@ for (const kind of ['charge_then_drop', 'fail_after_charge'] as const) {
     ).armFault({
       account: 'acct_tenant_a',
       kind,
-      method: 'POST',
-      path_prefix: '/v1/payment_intents/pi_', // the confirm, which moves the money
+      operation: 'payment_intents.confirm', // the call that moves the money
       count: 1,
     });
     await signIn(page, system().webUrl);

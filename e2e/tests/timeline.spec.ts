@@ -27,8 +27,7 @@ test('the timeline draws a payment across browser, web, worker and processor, wi
   ).armFault({
     account: 'acct_tenant_a',
     kind: 'fail_after_charge',
-    method: 'POST',
-    path_prefix: '/v1/payment_intents/',
+    operation: 'payment_intents.confirm',
     count: 1,
   });
   await signIn(page, system().webUrl);

@@ -27,8 +27,7 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
     kind: 'delay',
     when: 'after_charge',
     delay_ms: 6_000,
-    method: 'POST',
-    path_prefix: '/v1/payment_intents/pi_', // the confirm, which moves the money
+    operation: 'payment_intents.confirm', // the call that moves the money
     count: 3,
   });
 

@@ -313,6 +313,66 @@ describe('fault injection, with the official SDK retrying (processor as a child 
     expect((await admin().listFaults()).data).toEqual([]);
   });
 
+  it('operation: a confirm fault skips a cancel and a create of the same account, and bites the confirm', async () => {
+    const create = (order: string) =>
+      formPost(
+        processor.url,
+        '/v1/payment_intents',
+        `amount=4200&currency=usd&payment_method=pm_card_visa&metadata[order]=${order}`,
+        { idempotencyKey: randomUUID() },
+      );
+    const toConfirm = await create('op-confirm');
+    const toCancel = await create('op-cancel');
+    expect([toConfirm.status, toCancel.status]).toEqual([200, 200]);
+    const fault = await admin().armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_before_charge',
+      operation: 'payment_intents.confirm',
+    });
+    expect(fault).toMatchObject({ operation: 'payment_intents.confirm' });
+    // `/v1/payment_intents/:id/cancel` shares the confirm's path prefix: the operation tells them apart.
+    const cancelled = await formPost(
+      processor.url,
+      `/v1/payment_intents/${toCancel.json.id}/cancel`,
+      '',
+      { idempotencyKey: randomUUID() },
+    );
+    expect(cancelled.status, JSON.stringify(cancelled.json)).toBe(200);
+    expect(cancelled.json.status).toBe('canceled');
+    expect((await create('op-create')).status).toBe(200);
+    expect(await taken(fault)).toBe(0);
+    const confirmKey = randomUUID();
+    const confirmed = await formPost(
+      processor.url,
+      `/v1/payment_intents/${toConfirm.json.id}/confirm`,
+      '',
+      { idempotencyKey: confirmKey },
+    );
+    expect(confirmed.status).toBe(500);
+    expect(confirmed.json.error.message).toContain('fail_before_charge');
+    expect(await taken(fault)).toBe(1);
+    expect((await admin().ledger({ idempotency_key: confirmKey })).charge_count).toBe(0);
+  });
+
+  it('operation is refused with a 400 when unknown or when the fault kind cannot hit it', async () => {
+    for (const fault of [
+      { kind: 'fail_before_charge', operation: 'payment_intents.capture' },
+      { kind: 'fail_before_charge', operation: 'payment_intents.retrieve' },
+      { kind: 'not_found', operation: 'payment_intents.confirm' },
+      { kind: 'duplicate_webhook', operation: 'payment_intents.confirm' },
+    ]) {
+      const response = await fetch(`${processor.url}/admin/faults`, {
+        method: 'POST',
+        headers: { 'x-admin-token': 'once-admin', 'content-type': 'application/json' },
+        body: JSON.stringify({ account: 'acct_tenant_a', ...fault }),
+      });
+      expect(response.status, JSON.stringify(fault)).toBe(400);
+      const body = (await response.json()) as { error: { message: string } };
+      expect(body.error.message).toMatch(/operation/);
+    }
+    expect((await admin().listFaults()).data).toEqual([]);
+  });
+
   it('GET /admin/faults lists armed faults; DELETE disarms them', async () => {
     await admin().armFault({ account: 'acct_tenant_b', kind: 'fail_before_charge', count: 5 });
     const listed = await admin().listFaults('acct_tenant_b');

@@ -3,7 +3,16 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts, ledgerEntries, webhookEvents } from '../db/schema/index.ts';
-import { isReadFaultKind, isRequestFaultKind, isWebhookFaultKind } from '../faults/fault-kinds.ts';
+import {
+  isMutatingOperation,
+  isReadFaultKind,
+  isReadOperation,
+  isRequestFaultKind,
+  isWebhookFaultKind,
+  MUTATING_OPERATIONS,
+  READ_OPERATIONS,
+  type StripeOperationName,
+} from '../faults/fault-kinds.ts';
 import { armFault, clearFaults, faultUses, listFaults } from '../faults/fault-store.ts';
 import { parseFormParams } from '../http/form-params.ts';
 
@@ -117,18 +126,20 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
     }
     const method = optionalString(body.method, 'method');
     const pathPrefix = optionalString(body.path_prefix ?? body.event_type_prefix, 'path_prefix');
+    const operation = faultOperation(kind, optionalString(body.operation, 'operation'));
     const fault = await armFault(db, {
       accountId: account,
       kind,
       method,
       pathPrefix,
+      operation,
       count: count as number,
       delayMs: delayMs as number | null,
       when,
       lagMs: lagMs as number | null,
     });
     log(
-      `admin: armed ${fault.kind} x${fault.remaining} for ${fault.account} ${fault.method ?? '*'} ${fault.path_prefix ?? '*'}${fault.lag_ms ? ` lag ${fault.lag_ms} ms` : ''}`,
+      `admin: armed ${fault.kind} x${fault.remaining} for ${fault.account} ${fault.operation ?? `${fault.method ?? '*'} ${fault.path_prefix ?? '*'}`}${fault.lag_ms ? ` lag ${fault.lag_ms} ms` : ''}`,
     );
     return c.json(fault, 201);
   });
@@ -234,6 +245,27 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
 function sameSecret(a: string, b: string): boolean {
   const [x, y] = [Buffer.from(a), Buffer.from(b)];
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The operation a fault names, checked against the calls its kind can hit: request faults
+ * hit a mutating call (`payment_intents.confirm`), read faults a read, webhook faults none.
+ */
+function faultOperation(kind: string, operation: string | null): StripeOperationName | null {
+  if (operation === null) return null;
+  if (isWebhookFaultKind(kind)) {
+    throw new AdminError(400, `operation does not apply to ${kind} (a webhook fault).`);
+  }
+  const [valid, known] = isReadFaultKind(kind)
+    ? [isReadOperation(operation), READ_OPERATIONS]
+    : [isMutatingOperation(operation), MUTATING_OPERATIONS];
+  if (!valid) {
+    throw new AdminError(
+      400,
+      `Unknown operation for ${kind}: ${operation}. Known: ${known.join(', ')}.`,
+    );
+  }
+  return operation as StripeOperationName;
 }
 
 function optionalString(value: unknown, name: string): string | null {

@@ -1,4 +1,4 @@
-/** Faults that act on an API request, matched by method and path prefix. */
+/** Faults that act on an API request, matched by operation (or method and path prefix). */
 export const REQUEST_FAULT_KINDS = [
   'fail_before_charge',
   'charge_then_drop',
@@ -35,6 +35,8 @@ export interface FaultView {
   kind: FaultKind;
   method: string | null;
   path_prefix: string | null;
+  /** The one API call the fault hits (`payment_intents.confirm`); null: any the rest matches. */
+  operation: StripeOperationName | null;
   remaining: number;
   delay_ms: number | null;
   when: 'before_charge' | 'after_charge' | null;
@@ -44,3 +46,33 @@ export interface FaultView {
   expires: string | null;
   created: string;
 }
+
+/**
+ * Every Stripe API call the processor serves, one name per route (Stripe's own
+ * `resource.action` naming). A request or read fault may name one (`operation`) to hit
+ * exactly that call: `payment_intents.confirm` never bites a cancel of the same intent, as
+ * the path prefix `/v1/payment_intents/` would.
+ */
+export const MUTATING_OPERATIONS = [
+  'payment_intents.create',
+  'payment_intents.confirm',
+  'payment_intents.cancel',
+  'refunds.create',
+] as const;
+
+/** The read-only calls (`GET`), which only read faults (`not_found`) may name. */
+export const READ_OPERATIONS = [
+  'payment_intents.list',
+  'payment_intents.search',
+  'payment_intents.retrieve',
+  'refunds.retrieve',
+] as const;
+
+export type MutatingOperation = (typeof MUTATING_OPERATIONS)[number];
+export type ReadOperationName = (typeof READ_OPERATIONS)[number];
+export type StripeOperationName = MutatingOperation | ReadOperationName;
+
+export const isMutatingOperation = (name: string): name is MutatingOperation =>
+  (MUTATING_OPERATIONS as readonly string[]).includes(name);
+export const isReadOperation = (name: string): name is ReadOperationName =>
+  (READ_OPERATIONS as readonly string[]).includes(name);

@@ -8,6 +8,7 @@ import {
   READ_FAULT_KINDS,
   REQUEST_FAULT_KINDS,
   type RequestFaultKind,
+  type StripeOperationName,
   WEBHOOK_FAULT_KINDS,
   type WebhookFaultKind,
 } from './fault-kinds.ts';
@@ -19,6 +20,8 @@ export interface ArmFaultInput {
   kind: FaultKind;
   method?: string | null;
   pathPrefix?: string | null;
+  /** The one API call to hit; null: any that method and path prefix match. */
+  operation?: StripeOperationName | null;
   count: number;
   delayMs?: number | null;
   when?: 'before_charge' | 'after_charge' | null;
@@ -33,6 +36,7 @@ function toFaultView(row: FaultRow): FaultView {
     kind: row.kind as FaultKind,
     method: row.method,
     path_prefix: row.pathPrefix,
+    operation: row.operation as StripeOperationName | null,
     remaining: row.remaining,
     delay_ms: row.delayMs,
     when: row.delayWhen as FaultView['when'],
@@ -52,6 +56,7 @@ export async function armFault(db: ProcessorDatabase, input: ArmFaultInput): Pro
       kind: input.kind,
       method: input.method?.toUpperCase() ?? null,
       pathPrefix: input.pathPrefix ?? null,
+      operation: input.operation ?? null,
       remaining: input.count,
       delayMs: input.delayMs ?? null,
       delayWhen: input.kind === 'delay' ? (input.when ?? 'after_charge') : null,
@@ -158,6 +163,7 @@ async function takeFault(
   kinds: readonly string[],
   method: string | null,
   subject: string,
+  operation: StripeOperationName | null,
 ): Promise<FaultRow | undefined> {
   const rows = await db.execute<{ id: string }>(sql`
     update ${faults} set remaining = remaining - 1, taken = taken + 1
@@ -169,6 +175,7 @@ async function takeFault(
         and kind in ${sql.raw(`(${kinds.map((k) => `'${k}'`).join(',')})`)}
         and (method is null or ${method}::text is null or method = ${method})
         and (path_prefix is null or starts_with(${subject}, path_prefix))
+        and (operation is null or operation = ${operation}::text)
       order by created_at
       limit 1
       for update skip locked
@@ -194,8 +201,10 @@ export async function takeRequestFault(
   accountId: string,
   method: string,
   path: string,
+  operation: StripeOperationName,
 ): Promise<TakenRequestFault | undefined> {
-  const row = await takeFault(db, accountId, REQUEST_FAULT_KINDS, method.toUpperCase(), path);
+  const upper = method.toUpperCase();
+  const row = await takeFault(db, accountId, REQUEST_FAULT_KINDS, upper, path, operation);
   if (!row) return undefined;
   return {
     kind: row.kind as RequestFaultKind,
@@ -240,8 +249,9 @@ export async function takeReadFault(
   db: ProcessorDatabase,
   accountId: string,
   path: string,
+  operation: StripeOperationName,
 ): Promise<boolean> {
-  return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path)) !== undefined;
+  return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation)) !== undefined;
 }
 
 /** The webhook faults (at most one of each kind) that apply to this delivery. */
@@ -252,7 +262,7 @@ export async function takeWebhookFaults(
 ): Promise<{ kind: WebhookFaultKind; delayMs: number }[]> {
   const taken: { kind: WebhookFaultKind; delayMs: number }[] = [];
   for (const kind of WEBHOOK_FAULT_KINDS) {
-    const row = await takeFault(db, accountId, [kind], null, eventType);
+    const row = await takeFault(db, accountId, [kind], null, eventType, null);
     if (row) taken.push({ kind, delayMs: row.delayMs ?? 0 });
   }
   return taken;

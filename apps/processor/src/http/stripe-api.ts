@@ -1,6 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import type { MutatingOperation, ReadOperationName } from '../faults/fault-kinds.ts';
 import { lagObject, takeReadFault, takeRequestFault } from '../faults/fault-store.ts';
 import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
 import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
@@ -39,10 +40,11 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   const { db, log } = options;
   const app = new Hono<Env>();
 
-  const read = (operation: ReadOperation) => async (c: Context<Env>) => {
+  // Each route names its operation (`payment_intents.confirm`): what a fault's `operation` matches.
+  const read = (name: ReadOperationName, operation: ReadOperation) => async (c: Context<Env>) => {
     const account = await authenticate(db, c.req.raw);
     const url = new URL(c.req.url);
-    if (await takeReadFault(db, account.id, url.pathname)) {
+    if (await takeReadFault(db, account.id, url.pathname, name)) {
       log(`fault not_found on GET ${url.pathname} ${account.id}`);
       throw new StripeApiError(404, {
         type: 'invalid_request_error',
@@ -60,76 +62,80 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
     return stripeResponse(result);
   };
 
-  const mutate = (operation: StripeOperation) => async (c: Context<Env>) => {
-    const request = c.req.raw;
-    const account = await authenticate(db, request);
-    const params = parseFormParams(await c.req.text());
-    const path = new URL(request.url).pathname;
-    const idempotencyKey = request.headers.get('idempotency-key');
-    const fault = await takeRequestFault(db, account.id, request.method, path);
-    const label = `${request.method} ${path} ${account.id} key=${idempotencyKey ?? '-'}`;
-    if (fault) log(`fault ${fault.kind} on ${label}`);
+  const mutate =
+    (name: MutatingOperation, operation: StripeOperation) => async (c: Context<Env>) => {
+      const request = c.req.raw;
+      const account = await authenticate(db, request);
+      const params = parseFormParams(await c.req.text());
+      const path = new URL(request.url).pathname;
+      const idempotencyKey = request.headers.get('idempotency-key');
+      const fault = await takeRequestFault(db, account.id, request.method, path, name);
+      const label = `${request.method} ${path} ${account.id} key=${idempotencyKey ?? '-'}`;
+      if (fault) log(`fault ${fault.kind} on ${label}`);
 
-    if (fault?.kind === 'fail_before_charge') {
-      throw new StripeApiError(500, {
-        type: 'api_error',
-        message: 'Injected fault: fail_before_charge (nothing was charged).',
-      });
-    }
-
-    const response = await options.idempotentMutation(
-      request,
-      { accountId: account.id, params },
-      async (exec) => {
-        // Inside the key's lease: a retry arriving now sees it in progress (409).
-        if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
-        return db.transaction(async (tx) => {
-          const result = await operation(tx, {
-            account,
-            params,
-            pathParams: c.req.param() as Record<string, string>,
-            idempotencyKey,
-          });
-          if (fault && fault.lagMs > 0 && fault.kind !== 'fail_before_charge') {
-            await lagBehind(tx, account.id, result, fault.lagMs);
-          }
-          const rendered = stripeResponse(result);
-          // `complete` reads `rendered` for the store; the guard sends the same status, headers and body.
-          await exec.complete(tx, rendered);
-          return rendered;
-        });
-      },
-    );
-    const replayed = response.headers.get('idempotent-replayed') === 'true';
-    log(`${label} -> ${response.status}${replayed ? ' (replayed)' : ''}`);
-
-    if (fault?.kind === 'charge_then_drop') {
-      // The work is committed; the client never learns it. Destroying the socket gives
-      // the client a connection reset, the most ambiguous failure a network has.
-      c.env?.incoming?.socket.destroy();
-      return new Response(null, { status: 500 });
-    }
-    if (fault?.kind === 'fail_after_charge') {
-      return stripeErrorResponse(
-        new StripeApiError(500, {
+      if (fault?.kind === 'fail_before_charge') {
+        throw new StripeApiError(500, {
           type: 'api_error',
-          message: 'Injected fault: fail_after_charge (the request was processed).',
-        }),
-      );
-    }
-    if (fault?.kind === 'delay' && fault.when === 'after_charge') await sleep(fault.delayMs);
-    return response;
-  };
+          message: 'Injected fault: fail_before_charge (nothing was charged).',
+        });
+      }
 
-  app.post('/v1/payment_intents', mutate(createPaymentIntent));
-  app.get('/v1/payment_intents', read(listPaymentIntents));
+      const response = await options.idempotentMutation(
+        request,
+        { accountId: account.id, params },
+        async (exec) => {
+          // Inside the key's lease: a retry arriving now sees it in progress (409).
+          if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
+          return db.transaction(async (tx) => {
+            const result = await operation(tx, {
+              account,
+              params,
+              pathParams: c.req.param() as Record<string, string>,
+              idempotencyKey,
+            });
+            if (fault && fault.lagMs > 0 && fault.kind !== 'fail_before_charge') {
+              await lagBehind(tx, account.id, result, fault.lagMs);
+            }
+            const rendered = stripeResponse(result);
+            // `complete` reads `rendered` for the store; the guard sends the same status, headers and body.
+            await exec.complete(tx, rendered);
+            return rendered;
+          });
+        },
+      );
+      const replayed = response.headers.get('idempotent-replayed') === 'true';
+      log(`${label} -> ${response.status}${replayed ? ' (replayed)' : ''}`);
+
+      if (fault?.kind === 'charge_then_drop') {
+        // The work is committed; the client never learns it. Destroying the socket gives
+        // the client a connection reset, the most ambiguous failure a network has.
+        c.env?.incoming?.socket.destroy();
+        return new Response(null, { status: 500 });
+      }
+      if (fault?.kind === 'fail_after_charge') {
+        return stripeErrorResponse(
+          new StripeApiError(500, {
+            type: 'api_error',
+            message: 'Injected fault: fail_after_charge (the request was processed).',
+          }),
+        );
+      }
+      if (fault?.kind === 'delay' && fault.when === 'after_charge') await sleep(fault.delayMs);
+      return response;
+    };
+
+  app.post('/v1/payment_intents', mutate('payment_intents.create', createPaymentIntent));
+  app.get('/v1/payment_intents', read('payment_intents.list', listPaymentIntents));
   // Registered before `/:id` so `search` is never taken for an id.
-  app.get('/v1/payment_intents/search', read(searchPaymentIntents));
-  app.get('/v1/payment_intents/:id', read(retrievePaymentIntent));
-  app.post('/v1/payment_intents/:id/confirm', mutate(confirmPaymentIntent));
-  app.post('/v1/payment_intents/:id/cancel', mutate(cancelPaymentIntent));
-  app.post('/v1/refunds', mutate(createRefund));
-  app.get('/v1/refunds/:id', read(retrieveRefund));
+  app.get('/v1/payment_intents/search', read('payment_intents.search', searchPaymentIntents));
+  app.get('/v1/payment_intents/:id', read('payment_intents.retrieve', retrievePaymentIntent));
+  app.post(
+    '/v1/payment_intents/:id/confirm',
+    mutate('payment_intents.confirm', confirmPaymentIntent),
+  );
+  app.post('/v1/payment_intents/:id/cancel', mutate('payment_intents.cancel', cancelPaymentIntent));
+  app.post('/v1/refunds', mutate('refunds.create', createRefund));
+  app.get('/v1/refunds/:id', read('refunds.retrieve', retrieveRefund));
   return app;
 }
 

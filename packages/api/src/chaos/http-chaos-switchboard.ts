@@ -27,12 +27,10 @@ const PROCESSOR_DELAY_FAULT_MS = 12_000;
 
 /**
  * Which request a charge fault hits: the confirm (`POST /v1/payment_intents/:id/confirm`), the
- * call that moves the money. The create (`POST /v1/payment_intents`, no trailing slash) charges
- * nobody, so a fault there shows the audience nothing. The processor matches a path prefix:
- * `/v1/payment_intents/` also covers `/cancel`, which only the reconciler sends, and only
- * after several re-enqueues, so in a scene the next such request is the confirm.
+ * call that moves the money, named by the processor's operation, so it never bites a cancel
+ * (the reconciler's) or a create (which charges nobody, so a fault there shows nothing).
  */
-const CHARGE_FAULT_TARGET = { method: 'POST', path_prefix: '/v1/payment_intents/' } as const;
+const CHARGE_FAULT_TARGET = { operation: 'payment_intents.confirm' } as const;
 
 /** The admin API body of each processor fault switch. */
 const FAULT_BODIES: Record<ProcessorFaultSwitchName, Record<string, unknown>> = {

@@ -19,6 +19,11 @@ export const faults = pgTable(
     method: text('method'),
     /** Request path prefix (or, for webhook faults, event type prefix) to match; null: any. */
     pathPrefix: text('path_prefix'),
+    /**
+     * The one API call to match (`payment_intents.confirm`, see `MUTATING_OPERATIONS`); null:
+     * any. Webhook faults never have one.
+     */
+    operation: text('operation'),
     /** How many more matching requests (or deliveries) this fault applies to. */
     remaining: integer('remaining').notNull(),
     /**

@@ -1,0 +1,1 @@
+ALTER TABLE "faults" ADD COLUMN "operation" text;
