@@ -34,8 +34,8 @@ describe("checkout.pay: a checkout key is the merchant's, whichever session send
 
     expect(retried.paymentId).toBe(paid.paymentId);
     expect(renewed.resHeaders.get('idempotent-replayed')).toBe('true');
-    const [{ n }] = await h.database.client.sql<{ n: number }[]>`
+    const [row] = await h.database.client.sql<{ n: number }[]>`
       select count(*)::int as n from payments where idempotency_key = ${key}`;
-    expect(n).toBe(1);
+    expect(row?.n).toBe(1);
   });
 });
