@@ -141,7 +141,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         }, options.killWebDelayMs ?? 300).unref();
         return `web (pid ${web.pid}) is killed with SIGKILL now; the launcher restarts it`;
       }
-      case 'restart_postgres': {
+      case 'pg_crash_restart': {
         const pg = supervisor.status().find((p) => p.name === 'postgres' && p.state === 'up');
         if (!pg) throw new SwitchRefused('no embedded PostgreSQL is up (your own DATABASE_URL?)');
         // The whole group: the wrapper and the postmaster with its backends, like a power cut.

@@ -239,7 +239,7 @@ describe('chaos switches pressed through the web as an operator', () => {
   }, 90_000);
 
   it('crash-restart PostgreSQL: it comes back on the same data, and the next payment is charged once', async () => {
-    expect(await press('restart_postgres')).toMatch(/^PostgreSQL \(pid \d+\) killed with SIGKILL/);
+    expect(await press('pg_crash_restart')).toMatch(/^PostgreSQL \(pid \d+\) killed with SIGKILL/);
     await watchPart('postgres', (p) => p.state === 'up' && p.restarts === 1, 60_000);
     await payAndSettle();
   }, 120_000);

@@ -4,12 +4,15 @@
  * `{ enabled: false }` and `ops.chaosPress` refuses with `chaos_switches_disabled`.
  */
 
-/** Switches the launcher works on real processes. */
+/**
+ * Switches the launcher works on real processes. One name per action across the demo and the
+ * chaos nemesis (e2e/chaos): `pg_crash_restart` is a crash (SIGKILL) and a restart on the same data.
+ */
 export const LAUNCHER_SWITCHES = [
   'kill_worker',
   'kill_web',
   'pause_worker',
-  'restart_postgres',
+  'pg_crash_restart',
 ] as const;
 export type LauncherSwitchName = (typeof LAUNCHER_SWITCHES)[number];
 
@@ -44,7 +47,7 @@ export const CHAOS_PRESS_COOLDOWN_MS: Record<ChaosSwitchName, number> = {
   kill_worker: 10_000,
   pause_worker: 10_000,
   kill_web: 30_000,
-  restart_postgres: 30_000,
+  pg_crash_restart: 30_000,
   drop_next_response: 2_000,
   processor_fail_before_charge: 2_000,
   processor_charge_then_drop: 2_000,

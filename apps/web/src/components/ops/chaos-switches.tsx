@@ -23,7 +23,7 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
     label: 'Pause a worker past its lease',
     effect: 'SIGSTOP one worker until its lease has run out, then SIGCONT.',
   },
-  restart_postgres: {
+  pg_crash_restart: {
     label: 'Crash-restart PostgreSQL',
     effect: 'SIGKILL the database; it restarts on the same data.',
   },
@@ -60,7 +60,7 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
 const GROUPS: { title: string; switches: ChaosSwitchName[] }[] = [
   {
     title: 'Processes',
-    switches: ['kill_worker', 'pause_worker', 'kill_web', 'restart_postgres'],
+    switches: ['kill_worker', 'pause_worker', 'kill_web', 'pg_crash_restart'],
   },
   { title: 'Network', switches: ['drop_next_response'] },
   {
