@@ -131,7 +131,7 @@ const database = embedded
   : 'your PostgreSQL (DATABASE_URL)';
 const loopback = ['127.0.0.1', '::1'].includes(system!.host);
 const reach = loopback
-  ? `Listening on ${system!.host} only (this machine); HOST=0.0.0.0 opens it to the network.`
+  ? `Listening on ${system!.host} only (this machine). HOST=0.0.0.0 opens it to the network, with\n  the merchants' own API keys (ONCE_DEMO_API_KEY_TENANT_A/_B): the public test keys stay local.`
   : `Listening on ${system!.host}: anyone who reaches this machine can open the checkout.`;
 console.log(`
   Once is running on ${database}.
