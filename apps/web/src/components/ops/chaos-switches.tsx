@@ -1,6 +1,7 @@
 'use client';
 
 import type { ChaosPart, ChaosPressResult, ChaosSwitchName } from '@once/api';
+import { PROCESSOR_FAULT_SWITCHES } from '@once/api/chaos-switchboard';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';
@@ -65,14 +66,8 @@ const GROUPS: { title: string; switches: ChaosSwitchName[] }[] = [
   { title: 'Network', switches: ['drop_next_response'] },
   {
     title: 'Processor faults (next call only)',
-    switches: [
-      'processor_fail_before_charge',
-      'processor_charge_then_drop',
-      'processor_delay',
-      'processor_fail_after_charge',
-      'processor_slow_webhook',
-      'processor_duplicate_webhook',
-    ],
+    // The API's list: a processor fault switch added there shows up here without a second copy.
+    switches: [...PROCESSOR_FAULT_SWITCHES],
   },
 ];
 
