@@ -106,37 +106,33 @@ export function GraphqlOperationLimits(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(node) {
       const { depth, fields, aliases } = measure(node.selectionSet, context, fragments);
-      const limits = GRAPHQL_LIMITS;
-      if (depth > limits.maxDepth) {
-        context.reportError(
-          limitError(
-            'graphql_query_too_deep',
-            `The query is ${depth} levels deep; the limit is ${limits.maxDepth}.`,
-            400,
-            { depth, limit: limits.maxDepth },
-          ),
-        );
-      }
-      if (aliases > limits.maxAliases) {
-        context.reportError(
-          limitError(
-            'graphql_query_too_complex',
-            `The query has ${aliases} aliases; the limit is ${limits.maxAliases}.`,
-            400,
-            { aliases, limit: limits.maxAliases },
-          ),
-        );
-      }
-      if (fields > limits.maxFields) {
-        context.reportError(
-          limitError(
-            'graphql_query_too_complex',
-            `The query selects ${fields} fields (fragments counted where spread); the limit is ${limits.maxFields}.`,
-            400,
-            { fields, limit: limits.maxFields },
-          ),
-        );
-      }
+      const refuseOver = (
+        code: 'graphql_query_too_deep' | 'graphql_query_too_complex',
+        measured: 'depth' | 'aliases' | 'fields',
+        value: number,
+        limit: number,
+        says: string,
+      ) => {
+        if (value <= limit) return;
+        const message = `The query ${says}; the limit is ${limit}.`;
+        context.reportError(limitError(code, message, 400, { [measured]: value, limit }));
+      };
+      const { maxDepth, maxAliases, maxFields } = GRAPHQL_LIMITS;
+      refuseOver('graphql_query_too_deep', 'depth', depth, maxDepth, `is ${depth} levels deep`);
+      refuseOver(
+        'graphql_query_too_complex',
+        'aliases',
+        aliases,
+        maxAliases,
+        `has ${aliases} aliases`,
+      );
+      refuseOver(
+        'graphql_query_too_complex',
+        'fields',
+        fields,
+        maxFields,
+        `selects ${fields} fields (fragments counted where spread)`,
+      );
       // Measured whole: nothing below needs visiting by this rule.
       return false;
     },
