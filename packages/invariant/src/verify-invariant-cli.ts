@@ -12,10 +12,41 @@ const processorDatabaseUrl =
   process.env.PROCESSOR_DATABASE_URL || processorDatabaseUrlFor(databaseUrl);
 const converged = process.argv.includes('--converged');
 
+/** Where a URL points, without its password: `127.0.0.1:25432/once`. */
+function place(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'the configured database';
+  }
+}
+
+/**
+ * The one line to print when the databases cannot be read: the usual cause is that no demo
+ * runs, and a stack trace would hide what to do about it.
+ */
+function cannotRead(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const where = place(databaseUrl);
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT') {
+    return `verify: no database answers at ${where}. Start the demo first (npm run demo), or set DATABASE_URL and PROCESSOR_DATABASE_URL.`;
+  }
+  if (code === '3D000') {
+    return `verify: a database is missing (${where} or its processor database). Start the demo once (npm run demo), or set DATABASE_URL and PROCESSOR_DATABASE_URL.`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `verify: could not read the databases at ${where}: ${message}`;
+}
+
 const report = await verifyInvariant({
   databaseUrl,
   processorDatabaseUrl,
   converged,
+}).catch((error: unknown) => {
+  console.error(cannotRead(error));
+  // 2, not 1: nothing was checked, which is not the same as a violation found.
+  process.exit(2);
 });
 for (const violation of report.violations) {
   console.log(
