@@ -107,22 +107,29 @@ export function ChaosSwitches() {
         {GROUPS.map((group) => (
           <fieldset key={group.title} className="chaos-group">
             <legend>{group.title}</legend>
-            {group.switches.map((name) => (
-              <div key={name} className="chaos-switch">
-                <button
-                  type="button"
-                  data-switch={name}
-                  aria-describedby={`chaos-effect-${name}`}
-                  disabled={press.isPending}
-                  onClick={() => press.mutate({ switch: name })}
-                >
-                  {SWITCH_TEXT[name].label}
-                </button>
-                <span id={`chaos-effect-${name}`} className="small muted">
-                  {SWITCH_TEXT[name].effect}
-                </span>
-              </div>
-            ))}
+            {group.switches.map((name) => {
+              // The pressed switch says so until its answer arrives (a kill can take seconds);
+              // the others are disabled meanwhile, so one press is in flight at a time.
+              const pressing = press.isPending && press.variables?.switch === name;
+              return (
+                <div key={name} className="chaos-switch">
+                  <button
+                    type="button"
+                    data-switch={name}
+                    aria-describedby={`chaos-effect-${name}`}
+                    aria-busy={pressing || undefined}
+                    disabled={press.isPending}
+                    onClick={() => press.mutate({ switch: name })}
+                  >
+                    {SWITCH_TEXT[name].label}
+                    {pressing ? <span className="switch-pending">: pressing…</span> : null}
+                  </button>
+                  <span id={`chaos-effect-${name}`} className="small muted">
+                    {SWITCH_TEXT[name].effect}
+                  </span>
+                </div>
+              );
+            })}
           </fieldset>
         ))}
       </div>

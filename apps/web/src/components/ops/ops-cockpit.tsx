@@ -65,6 +65,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   return (
     <div className="ops">
       <VerdictStrip
+        tenantId={session.data.tenantId}
         limit={LIMIT}
         ledger={ledger.data}
         ledgerError={ledger.error?.message}

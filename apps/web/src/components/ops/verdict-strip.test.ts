@@ -2,7 +2,12 @@ import type { OpsLedgerResult, OpsLedgerRow } from '@once/api';
 import { describe, expect, it } from 'vitest';
 import { ledgerLine } from './verdict-strip.tsx';
 
-function row(verdict: OpsLedgerRow['verdict'], chargeCount: number, id: string): OpsLedgerRow {
+function row(
+  verdict: OpsLedgerRow['verdict'],
+  chargeCount: number,
+  id: string,
+  createdAt = '2026-11-25T16:00:00Z',
+): OpsLedgerRow {
   return {
     paymentId: id,
     appStatus: 'succeeded',
@@ -10,7 +15,7 @@ function row(verdict: OpsLedgerRow['verdict'], chargeCount: number, id: string):
     appCurrency: 'usd',
     appPaymentIntentId: null,
     downstreamKey: `once_pay_${id}`,
-    createdAt: '2026-11-25T16:00:00Z',
+    createdAt,
     processor: {
       chargeCount,
       chargedAmount: chargeCount * 1000,
@@ -55,5 +60,22 @@ describe('ledgerLine', () => {
     expect(ledgerLine(unreachable, 1).text).toBe(
       'the latest 1 payment; charges not checked (processor unreachable)',
     );
+  });
+  it('counts from the scene mark, but an earlier alarm still shows', () => {
+    const earlier = row('agrees', 1, 'a', '2026-11-25T16:00:00Z');
+    const scene = [row('agrees', 1, 'b', '2026-11-25T16:05:00Z')];
+    const mark = '2026-11-25T16:04:00Z';
+    expect(ledgerLine(result([earlier, ...scene]), 50, mark)).toEqual({
+      tone: 'ok',
+      text: '1 payment, 1 charge, all agree',
+    });
+    expect(ledgerLine(result([earlier]), 50, mark).text).toBe(
+      '0 payments, 0 charges, nothing to compare yet',
+    );
+    const twice = row('double_charge', 2, 'c', '2026-11-25T16:00:00Z');
+    expect(ledgerLine(result([twice, ...scene]), 50, mark)).toEqual({
+      tone: 'alarm',
+      text: '1 payment, 1 charge, all agree; before this scene: 1 charged twice',
+    });
   });
 });

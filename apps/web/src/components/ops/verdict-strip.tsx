@@ -1,9 +1,17 @@
 'use client';
 
-import type { ChaosPart, LedgerVerdict, OpsLedgerResult, RouterOutputs } from '@once/api';
+import type {
+  ChaosPart,
+  LedgerVerdict,
+  OpsLedgerResult,
+  OpsLedgerRow,
+  RouterOutputs,
+} from '@once/api';
 import { useMutationState, useQuery } from '@tanstack/react-query';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';
+import { Time } from './ops-table.tsx';
+import { useSceneMark } from './scene-mark.ts';
 
 /** Same key and pace as the chaos switches' own query: React Query asks the server once. */
 const PARTS_REFRESH_MS = 1_000;
@@ -25,27 +33,19 @@ type Tone = 'ok' | 'pending' | 'alarm';
 const plural = (count: number, one: string, many = `${one}s`) =>
   `${count} ${count === 1 ? one : many}`;
 
-/**
- * The ledger comparison as one line: "10 payments, 10 charges, all agree", or what does not.
- * `limit`: how many payments the cockpit asked for; a full page is "the latest 50 payments".
- */
-export function ledgerLine(
-  result: OpsLedgerResult,
-  limit = Number.POSITIVE_INFINITY,
-): { tone: Tone; text: string } {
-  const { rows } = result;
-  const payments = `${rows.length >= limit ? 'the latest ' : ''}${plural(rows.length, 'payment')}`;
-  if (result.processor !== 'reachable') {
-    const why =
-      result.processor === 'no_account' ? 'no processor account' : 'processor unreachable';
-    return { tone: 'pending', text: `${payments}; charges not checked (${why})` };
-  }
+/** Payments counted, their charges, and how they compare, for one set of rows. */
+function countLine(
+  rows: readonly OpsLedgerRow[],
+  payments: string,
+): { tone: Tone; text: string; alarm: boolean } {
   const charges = rows.reduce((sum, row) => sum + (row.processor?.chargeCount ?? 0), 0);
   const counted = `${payments}, ${plural(charges, 'charge')}`;
-  if (rows.length === 0) return { tone: 'ok', text: `${counted}, nothing to compare yet` };
+  if (rows.length === 0)
+    return { tone: 'ok', text: `${counted}, nothing to compare yet`, alarm: false };
   const byVerdict = new Map<LedgerVerdict, number>();
   for (const row of rows) byVerdict.set(row.verdict, (byVerdict.get(row.verdict) ?? 0) + 1);
-  if (byVerdict.get('agrees') === rows.length) return { tone: 'ok', text: `${counted}, all agree` };
+  if (byVerdict.get('agrees') === rows.length)
+    return { tone: 'ok', text: `${counted}, all agree`, alarm: false };
   const order: Tone[] = ['alarm', 'pending', 'ok'];
   const parts = [...byVerdict]
     .sort(([a], [b]) => order.indexOf(verdictTone[a]) - order.indexOf(verdictTone[b]))
@@ -53,7 +53,58 @@ export function ledgerLine(
       verdict === 'agrees' && count === 1 ? '1 agrees' : `${count} ${VERDICT_WORDS[verdict]}`,
     );
   const alarm = [...byVerdict.keys()].some((verdict) => verdictTone[verdict] === 'alarm');
-  return { tone: alarm ? 'alarm' : 'pending', text: `${counted}: ${parts.join(', ')}` };
+  return { tone: alarm ? 'alarm' : 'pending', text: `${counted}: ${parts.join(', ')}`, alarm };
+}
+
+/** The alarms among rows, counted in words: "1 charged twice", or nothing. */
+function alarmsOf(rows: readonly OpsLedgerRow[]): string {
+  const byVerdict = new Map<LedgerVerdict, number>();
+  for (const row of rows) {
+    if (verdictTone[row.verdict] === 'alarm')
+      byVerdict.set(row.verdict, (byVerdict.get(row.verdict) ?? 0) + 1);
+  }
+  return [...byVerdict].map(([verdict, count]) => `${count} ${VERDICT_WORDS[verdict]}`).join(', ');
+}
+
+/**
+ * The ledger comparison as one line: "10 payments, 10 charges, all agree", or what does not.
+ * `limit`: how many payments the cockpit asked for; a full page is "the latest 50 payments".
+ * `since`: the scene's start; only payments created since are counted, but an alarm on an
+ * earlier payment still turns the line red and is named ("before this scene: 1 charged twice").
+ *
+ * @example
+ * ledgerLine(result, 50, '2026-11-25T12:04:05Z').text; // "2 payments, 2 charges, all agree"
+ */
+export function ledgerLine(
+  result: OpsLedgerResult,
+  limit = Number.POSITIVE_INFINITY,
+  since: string | null = null,
+): { tone: Tone; text: string } {
+  const start = since ? Date.parse(since) : Number.NaN;
+  const inScene = (row: OpsLedgerRow) => Number.isNaN(start) || Date.parse(row.createdAt) >= start;
+  const rows = result.rows.filter(inScene);
+  // A full page all inside the scene may leave out some of the scene's payments.
+  const full = result.rows.length >= limit && rows.length === result.rows.length;
+  const payments = `${full ? 'the latest ' : ''}${plural(rows.length, 'payment')}`;
+  if (result.processor !== 'reachable') {
+    const why =
+      result.processor === 'no_account' ? 'no processor account' : 'processor unreachable';
+    return { tone: 'pending', text: `${payments}; charges not checked (${why})` };
+  }
+  const line = countLine(rows, payments);
+  const earlier = alarmsOf(result.rows.filter((row) => !inScene(row)));
+  if (!earlier) return { tone: line.tone, text: line.text };
+  return { tone: 'alarm', text: `${line.text}; before this scene: ${earlier}` };
+}
+
+/**
+ * Where a new scene starts, on the server's clock (payments carry its times): after the last
+ * ledger read and after every payment it saw, so no payment already made is counted again.
+ */
+function sceneStart(ledger: OpsLedgerResult | undefined): string {
+  const times = (ledger?.rows ?? []).map((row) => Date.parse(row.createdAt) + 1);
+  const start = Math.max(ledger ? Date.parse(ledger.checkedAt) : Date.now(), ...times);
+  return new Date(start).toISOString();
 }
 
 /** `kill_worker` -> "Kill worker". */
@@ -68,11 +119,14 @@ function switchName(name: string): string {
  * charge was made once. Reads only what the cockpit already asks for.
  */
 export function VerdictStrip({
+  tenantId,
   ledger,
   ledgerError,
   stuck,
   limit,
 }: {
+  /** Whose scene mark to read: each merchant's cockpit counts its own scene. */
+  tenantId: string;
   ledger: OpsLedgerResult | undefined;
   /** How many payments the cockpit asked the ledger for. */
   limit?: number;
@@ -89,17 +143,19 @@ export function VerdictStrip({
     filters: { mutationKey: trpc.ops.chaosPress.mutationKey() },
     select: (mutation) => ({
       status: mutation.state.status,
+      pressed: (mutation.state.variables as { switch: string } | undefined)?.switch,
       data: mutation.state.data as { switch: string; did: string } | undefined,
       error: mutation.state.error as Error | null,
     }),
   });
   const lastPress = presses.at(-1);
+  const [since, setSince] = useSceneMark(tenantId);
   const chaosData = chaos.data?.enabled ? chaos.data : undefined;
 
   const verdict = ledgerError
     ? { tone: 'alarm' as const, text: 'Ledger not read: the web server did not answer' }
     : ledger
-      ? ledgerLine(ledger, limit)
+      ? ledgerLine(ledger, limit, since)
       : { tone: 'pending' as const, text: 'Reading the ledger…' };
   const stuckCount = stuck?.stuck ?? 0;
 
@@ -119,6 +175,37 @@ export function VerdictStrip({
           <span className="strip-stuck"> · ⚠ {plural(stuckCount, 'payment')} stuck</span>
         ) : null}
       </p>
+      <p className="strip-scene" data-testid="strip-scene">
+        <span className="muted">
+          {since ? (
+            <>
+              counting since <Time iso={since} />
+            </>
+          ) : (
+            'counting every payment'
+          )}
+        </span>{' '}
+        <button
+          type="button"
+          className="link"
+          aria-describedby={`${tenantId}-scene-help`}
+          onClick={() => setSince(sceneStart(ledger))}
+        >
+          New scene
+        </button>
+        {since ? (
+          <>
+            {' · '}
+            <button type="button" className="link" onClick={() => setSince(null)}>
+              Count all
+            </button>
+          </>
+        ) : null}
+        <span id={`${tenantId}-scene-help`} className="visually-hidden">
+          Counts only the payments made from now on; nothing is deleted, and the ledger table still
+          shows every payment.
+        </span>
+      </p>
       {chaosData ? (
         <>
           <ul className="strip-parts" aria-label="Parts" data-testid="strip-parts">
@@ -136,7 +223,9 @@ export function VerdictStrip({
             {!lastPress ? (
               <span className="muted">none pressed yet</span>
             ) : lastPress.status === 'pending' ? (
-              <span>pressing…</span>
+              <span aria-busy="true">
+                {lastPress.pressed ? `${switchName(lastPress.pressed)}: ` : ''}pressing…
+              </span>
             ) : lastPress.status === 'error' ? (
               <span className="error">{lastPress.error?.message ?? 'refused'}</span>
             ) : lastPress.data ? (
