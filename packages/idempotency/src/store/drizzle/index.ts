@@ -1,5 +1,7 @@
 // Public face of the Postgres store: tables, DDL, store factory, and the worker's maintenance jobs.
 export type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
+export { type KeyMaintenanceOptions, startKeyMaintenance } from './maintenance.ts';
+export { checkIdempotencyTables } from './missing-tables.ts';
 export { type ReapOptions, reapExpiredKeys } from './reaper.ts';
 export { resolveUnknownKey } from './resolve-unknown.ts';
 export { idempotencyKeys, idempotencyRateLimits } from './schema.ts';

@@ -18,6 +18,7 @@ import {
   START_OVER,
   STATE,
 } from './key-state-machine.ts';
+import { explainMissingTables } from './missing-tables.ts';
 import { preparedStatement } from './prepared-statement.ts';
 import { countNewKey, giveBackNewKey, peekNewKeys } from './rate-limit-counter.ts';
 import { reserveKey } from './reserve-key.ts';
@@ -111,7 +112,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     return (await isCompletedBy(id, ownerToken)) ? 'finished' : 'lost';
   }
 
-  return {
+  return explainMissingTables({
     reserve: (input) => reserveKey(db, input),
 
     transaction: (fn) => db.transaction((tx) => fn(tx as TransactionOf<TDb>)) as Promise<never>,
@@ -162,5 +163,5 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     giveBackNewKey: (scope, windowStartMs) => giveBackNewKey(db, scope, windowStartMs),
 
     peekNewKeys: (scope, limit) => peekNewKeys(db, scope, limit),
-  };
+  });
 }
