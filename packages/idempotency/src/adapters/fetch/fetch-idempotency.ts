@@ -1,3 +1,4 @@
+import { type IdempotencyAnswer, tellAnswered } from '../../core/answered.ts';
 import { type CompletingWith, completingWith } from '../../core/completing-with.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError, UnstorableResultError } from '../../core/errors.ts';
@@ -37,6 +38,23 @@ export interface FetchIdempotencyOptions {
    * buffered forever. A `text/event-stream` response is refused without being read.
    */
   maxResponseBytes?: number;
+  /**
+   * Told how each guarded request with a key was answered (executed, or replayed from the
+   * key) and what the key holds, e.g. to record a replay where the handler cannot see it. Runs
+   * once the answer is decided, before it is sent; what it throws is logged and dropped.
+   */
+  onAnswered?: (answer: FetchAnswer, request: Request) => unknown;
+}
+
+/**
+ * What `onAnswered` hears: the answer, and the response the key holds (status, replayed
+ * headers, body text) as it is sent or replayed.
+ *
+ * @example
+ * onAnswered: ({ outcome, response }) => outcome === 'replayed' && log(JSON.parse(response.body ?? 'null'))
+ */
+export interface FetchAnswer extends IdempotencyAnswer {
+  response: StoredResponse;
 }
 
 /**
@@ -233,8 +251,20 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
           return stored;
         },
       );
-      if (outcome.kind === 'executed' && executed) return executed;
-      return replayedResponse(outcome.response);
+      const answer = outcome.kind === 'executed' && executed ? executed : undefined;
+      await tellAnswered(
+        options.onAnswered,
+        {
+          outcome: answer ? 'executed' : 'replayed',
+          tenantId,
+          operation,
+          key,
+          fingerprint,
+          response: outcome.response,
+        },
+        request,
+      );
+      return answer ?? replayedResponse(outcome.response);
     } catch (error) {
       if (isIdempotencyError(error)) return render(error, request);
       throw error;

@@ -1,6 +1,8 @@
 // Public face of the web-standard Request -> Response adapter.
+export type { IdempotencyAnswer } from '../../core/answered.ts';
 export { IDEMPOTENCY_ERRORS, PROBLEM_TYPE_BASE } from '../../core/errors.ts';
 export {
+  type FetchAnswer,
   type FetchExecution,
   type FetchIdempotency,
   type FetchIdempotencyOptions,

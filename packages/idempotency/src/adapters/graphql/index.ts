@@ -1,4 +1,6 @@
 // GraphQL (Envelop / GraphQL Yoga): guards mutations marked idempotent.
+
+export type { IdempotencyAnswer } from '../../core/answered.ts';
 export {
   type GuardedField,
   type IdempotentFieldConfig,
@@ -10,6 +12,7 @@ export {
   UndecidableDirectiveError,
 } from './idempotent-fields.ts';
 export {
+  type GraphqlAnswer,
   type GraphqlGuardRefusalCode,
   type GraphqlIdempotencyContext,
   type GraphqlIdempotencyOptions,

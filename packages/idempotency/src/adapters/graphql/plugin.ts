@@ -1,5 +1,6 @@
 import type { Plugin } from '@envelop/core';
 import { type ASTNode, type ExecutionResult, GraphQLError } from 'graphql';
+import { type IdempotencyAnswer, tellAnswered } from '../../core/answered.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -35,6 +36,25 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
    * it: give the same rule here. Default {@link maskUnexpectedError}.
    */
   maskError?: (error: GraphQLError) => GraphQLError;
+  /**
+   * Told how each guarded mutation with a key was answered (executed, or replayed from the
+   * key) with the result sent and the guarded field's response key in it, e.g. to record a
+   * replay the resolver never sees. Runs once the answer is decided, before it is sent; what
+   * it throws is logged and dropped.
+   */
+  onAnswered?: (answer: GraphqlAnswer, context: TContext) => unknown;
+}
+
+/**
+ * What `onAnswered` hears: the answer, the result as the client gets it, and where the
+ * guarded field sits in it (`result.data?.[responseKey]`: the request's alias, if any).
+ *
+ * @example
+ * onAnswered: ({ outcome, result, responseKey }) => outcome === 'replayed' && log(result.data?.[responseKey])
+ */
+export interface GraphqlAnswer extends IdempotencyAnswer {
+  result: ExecutionResult;
+  responseKey: string;
 }
 
 /**
@@ -201,12 +221,12 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
         arguments: field.arguments,
         others: selection.others,
       });
+      const scope = { tenantId, operation: field.config.operation };
       let executed: ExecutionResult | undefined;
       try {
         const outcome = await options.idempotency.execute(
           {
-            tenantId,
-            operation: field.config.operation,
+            ...scope,
             key,
             fingerprint,
             policy: field.config,
@@ -233,11 +253,22 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
             };
           },
         );
-        if (outcome.kind === 'executed' && executed) return setResultAndStopExecution(executed);
+        const answered = (result: ExecutionResult, outcome: GraphqlAnswer['outcome']) =>
+          tellAnswered(
+            options.onAnswered,
+            { outcome, ...scope, key, fingerprint, result, responseKey: field.responseKey },
+            context,
+          );
+        if (outcome.kind === 'executed' && executed) {
+          await answered(executed, 'executed');
+          return setResultAndStopExecution(executed);
+        }
         const request = (context as { request?: object }).request;
         if (request) replayedRequests.add(request);
         const stored = JSON.parse(outcome.response.body ?? '{}') as StoredResult;
-        setResultAndStopExecution(replayAs(stored, field.responseKey));
+        const replayed = replayAs(stored, field.responseKey);
+        await answered(replayed, 'replayed');
+        setResultAndStopExecution(replayed);
       } catch (error) {
         if (error instanceof ReleaseWithResult && executed)
           return setResultAndStopExecution(executed);

@@ -1,5 +1,6 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { type IdempotencyAnswer, tellAnswered } from '../../core/answered.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -71,6 +72,23 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
    * Default: every 4xx is stored.
    */
   errorOutcome?: (error: TRPCError) => 'store' | 'release';
+  /**
+   * Told how each guarded call with a key was answered (executed, or replayed from the key)
+   * with the procedure's result (`data`; undefined when the answer is an error), e.g. to
+   * record a replay the procedure never sees. Runs once the answer is decided, before it is
+   * returned; what it throws is logged and dropped.
+   */
+  onAnswered?: (answer: TrpcAnswer, ctx: TContext) => unknown;
+}
+
+/**
+ * What `onAnswered` hears: the answer, and the procedure's result as the caller gets it.
+ *
+ * @example
+ * onAnswered: ({ outcome, data }, ctx) => outcome === 'replayed' && audit(ctx, data)
+ */
+export interface TrpcAnswer extends IdempotencyAnswer {
+  data: unknown;
 }
 
 /** A stored tRPC error outcome (deliberate 4xx) so replays throw the same error. */
@@ -173,10 +191,21 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
       throw failWith(error, responseHeaders);
     }
 
-    if (outcome.kind === 'executed' && executedResult) return executedResult;
+    const answered = (outcome: TrpcAnswer['outcome'], data: unknown) =>
+      tellAnswered(
+        options.onAnswered,
+        { outcome, tenantId, operation: config.operation, key, fingerprint, data },
+        ctx,
+      );
+    if (outcome.kind === 'executed' && executedResult) {
+      await answered('executed', executedResult.ok ? executedResult.data : undefined);
+      return executedResult;
+    }
     responseHeaders?.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
     const data = outcome.response.body === null ? undefined : JSON.parse(outcome.response.body);
-    if (outcome.response.status >= 400) {
+    const failed = outcome.response.status >= 400;
+    await answered('replayed', failed ? undefined : data);
+    if (failed) {
       const stored = (data as StoredTrpcError).trpcError;
       throw new TRPCError({ code: stored.code, message: stored.message });
     }
