@@ -25,6 +25,9 @@ const LIMIT = 50;
 /** How often the cockpit refreshes. */
 const REFRESH_MS = 2_000;
 
+/** The operation of the processor's webhook events (`webhooks.processor`) as keys. */
+const WEBHOOK_OPERATION_PREFIX = 'webhooks.';
+
 /** Lease left on an in-progress key, or how long ago it ran out. */
 function leaseLabel(lockedUntil: string | null, now: number): string {
   if (!lockedUntil) return '—';
@@ -56,6 +59,10 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: LIMIT }), ...live });
   const stuck = useQuery({ ...trpc.ops.stuckPayments.queryOptions(), ...live });
   const now = keys.dataUpdatedAt || Date.now();
+  // Webhook events are stored as keys too; apart, they do not double the clients' keys.
+  const isWebhookKey = (k: IdempotencyKeyRow) => k.operation.startsWith(WEBHOOK_OPERATION_PREFIX);
+  const requestKeys = keys.data?.filter((k) => !isWebhookKey(k));
+  const webhookKeys = keys.data?.filter(isWebhookKey);
 
   if (session.isPending) return <p className="muted">Checking your session…</p>;
   if (!session.data || !isOperator) {
@@ -116,7 +123,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
         title="Idempotency keys"
         testId="ops-keys"
         description="One per request a client sent. A retry carrying the same key gets the first answer back instead of paying again."
-        rows={keys.data}
+        rows={requestKeys}
         rowKey={(k) => `${k.operation}/${k.key}`}
         error={keys.error?.message}
         columns={[
@@ -153,6 +160,21 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
           },
           { header: 'Run after', cell: (j) => <Time iso={j.runAfter} /> },
           { header: 'Last error', cell: (j) => <span className="small">{j.lastError ?? ''}</span> },
+        ]}
+      />
+      <OpsTable<IdempotencyKeyRow>
+        title="Webhook events received"
+        testId="ops-webhook-keys"
+        description="Each event the processor sent is kept under its event id like a key: a redelivery of the same event is answered from the first answer and changes nothing."
+        rows={webhookKeys}
+        rowKey={(k) => `${k.operation}/${k.key}`}
+        error={keys.error?.message}
+        columns={[
+          { header: 'Event', cell: (k) => <code className="small">{k.key}</code> },
+          { header: 'State', cell: (k) => <Badge value={k.state} /> },
+          { header: 'Attempts', cell: (k) => k.attempts },
+          { header: 'Response', cell: (k) => k.responseStatus ?? '—' },
+          { header: 'Received', cell: (k) => <Time iso={k.createdAt} /> },
         ]}
       />
       <LedgerComparisonTable result={ledger.data} error={ledger.error?.message} />
