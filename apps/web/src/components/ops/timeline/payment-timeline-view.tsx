@@ -12,7 +12,7 @@ import { OperatorSignIn } from '../operator-sign-in.tsx';
 import { Badge, Time } from '../ops-table.tsx';
 import styles from './timeline.module.css';
 import { TimelineDiagram } from './timeline-diagram.tsx';
-import { lanesOf, stepOf } from './timeline-model.ts';
+import { laneTitle, timelineOf } from './timeline-model.ts';
 import { TimelineTable } from './timeline-table.tsx';
 
 type Timeline = RouterOutputs['ops']['paymentTimeline'];
@@ -80,9 +80,8 @@ function LiveTimeline({
 
 function TimelineBody({ timeline }: { timeline: Timeline }) {
   const { payment, ledger } = timeline;
-  const steps = timeline.events.map(stepOf);
-  const lanes = lanesOf(steps);
-  const summary = `${steps.length} events across ${lanes.length} processes (${lanes.join(', ')}). Payment ${payment.status}; ledger verdict ${ledger.verdict}: ${ledger.reason}.`;
+  const { lanes, steps } = timelineOf(timeline.events);
+  const summary = `${steps.length} events across ${lanes.length} processes (${lanes.map(laneTitle).join(', ')}). Payment ${payment.status}; ledger verdict ${ledger.verdict}: ${ledger.reason}.`;
   return (
     <>
       <section className="card" aria-labelledby="timeline-summary-title">
@@ -141,7 +140,9 @@ function TimelineBody({ timeline }: { timeline: Timeline }) {
         <h2 id="timeline-picture-title">What happened, process by process</h2>
         <p className="muted">
           Time runs down; an arrow is a call from one process to another, a dot something that
-          happened inside one. Refreshes every {REFRESH_MS / 1000} s.
+          happened inside one, a cross a fault (a broken call, a process that stopped answering), a
+          dashed band time with nothing recorded. A restarted worker gets a lane of its own.
+          Refreshes every {REFRESH_MS / 1000} s.
         </p>
         <TimelineDiagram lanes={lanes} steps={steps} summary={summary} />
       </section>

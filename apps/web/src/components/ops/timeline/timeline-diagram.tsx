@@ -2,22 +2,73 @@ import { useId } from 'react';
 import styles from './timeline.module.css';
 import { laneTitle, type TimelineStep } from './timeline-model.ts';
 
-const LANE_WIDTH = 170;
+const LANE_WIDTH = 180;
 const HEADER = 46;
-const ROW = 40;
+const ROW = 44;
 const PAD_BOTTOM = 24;
-const LABEL_MAX = 30;
+/** Average width of one character of a 12 px label, to fit labels without measuring. */
+const CHAR_PX = 6.8;
+/** Room a label leaves at each end of its arrow, so it never runs over the arrowhead. */
+const ARROW_CLEARANCE = 14;
 
-function shorten(text: string): string {
-  return text.length > LABEL_MAX ? `${text.slice(0, LABEL_MAX - 1)}…` : text;
+/**
+ * A label as at most two lines of at most `maxChars` characters, broken between words; only
+ * what still does not fit ends in "…" (the full text is in the tooltip and the table).
+ */
+export function labelLines(text: string, maxChars: number): string[] {
+  const max = Math.max(maxChars, 8);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (next.length <= max) {
+      line = next;
+      continue;
+    }
+    if (line) lines.push(line);
+    line = word;
+  }
+  if (line) lines.push(line);
+  const [first = '', second, ...rest] = lines.map((l) =>
+    l.length > max ? `${l.slice(0, max - 1)}…` : l,
+  );
+  if (second === undefined) return [first];
+  const last = rest.length > 0 ? `${second.slice(0, max - 1)}…` : second;
+  return [first, last];
+}
+
+/** A label's lines, stacked upwards so the last line sits at `y`. */
+function Label({
+  lines,
+  x,
+  y,
+  anchor,
+  className,
+}: {
+  lines: readonly string[];
+  x: number;
+  y: number;
+  anchor: 'start' | 'middle' | 'end';
+  className?: string;
+}) {
+  return (
+    <text x={x} y={y} textAnchor={anchor} className={`${styles.stepLabel} ${className ?? ''}`}>
+      {lines.map((line, index) => (
+        <tspan key={line} x={x} dy={index === 0 ? -(lines.length - 1) * 14 : 14}>
+          {line}
+        </tspan>
+      ))}
+    </text>
+  );
 }
 
 /**
- * The payment's life as a sequence diagram: one vertical lane per process, time going down,
- * an arrow per call (from the caller's lane to the callee's) and a mark for what happened
- * within one process. Drawn at a fixed width per lane: on a phone its container scrolls
- * sideways. The picture is one `img` with a summary; the table beside it carries every step
- * as text for screen readers.
+ * The payment's life as a sequence diagram: one vertical lane per process run, time going
+ * down, an arrow per call (from the caller's lane to the callee's), a dot for what happened
+ * within one process, a cross where a fault broke a call or a process stopped answering, and
+ * a dashed band where time passed with nothing recorded. Drawn at a fixed width per lane: on
+ * a phone its container scrolls sideways. The picture is one `img` with a summary; the table
+ * beside it carries every step as text for screen readers.
  */
 export function TimelineDiagram({
   lanes,
@@ -32,6 +83,8 @@ export function TimelineDiagram({
   const width = lanes.length * LANE_WIDTH;
   const height = HEADER + Math.max(steps.length, 1) * ROW + PAD_BOTTOM;
   const x = (lane: string) => (Math.max(lanes.indexOf(lane), 0) + 0.5) * LANE_WIDTH;
+  // A dot's label reads away from the picture's edge: rightwards on the left half.
+  const onRightHalf = (lane: string) => lanes.indexOf(lane) >= lanes.length / 2;
   return (
     // A scrollable region must be reachable by keyboard to scroll it on narrow screens.
     // biome-ignore lint/a11y/noNoninteractiveTabindex: see above.
@@ -80,36 +133,67 @@ export function TimelineDiagram({
           </g>
         ))}
         {steps.map((step, index) => {
-          const y = HEADER + index * ROW + ROW / 2;
+          const y = HEADER + index * ROW + ROW / 2 + 4;
+          const tone = styles[`tone_${step.tone}`];
+          if (step.marker === 'gap') {
+            return (
+              <g key={step.key} className={styles.gap} data-kind="gap">
+                <title>{step.description}</title>
+                <rect x={0} y={y - 16} width={width} height={24} className={styles.gapBand} />
+                <Label
+                  lines={[step.label]}
+                  x={width / 2}
+                  y={y}
+                  anchor="middle"
+                  className={styles.gapLabel}
+                />
+              </g>
+            );
+          }
           const from = x(step.from);
           const to = x(step.to);
-          const tone = styles[`tone_${step.tone}`];
           if (step.from === step.to) {
+            const right = onRightHalf(step.from);
+            const lines = labelLines(step.label, Math.floor((LANE_WIDTH * 1.5) / CHAR_PX));
             return (
-              <g key={step.seq} className={tone} data-kind="mark">
+              <g key={step.key} className={tone} data-kind={step.marker ?? 'mark'}>
                 <title>{step.description}</title>
-                <circle cx={from} cy={y} r={6} className={styles.mark} />
-                <text x={from + 11} y={y + 4} className={styles.stepLabel}>
-                  {shorten(step.label)}
-                </text>
+                {step.marker === 'lost' ? (
+                  <path
+                    d={`M${from - 6},${y - 10} l12,12 m0,-12 l-12,12`}
+                    className={styles.cross}
+                  />
+                ) : (
+                  <circle cx={from} cy={y - 4} r={6} className={styles.mark} />
+                )}
+                <Label
+                  lines={lines}
+                  x={right ? from - 12 : from + 12}
+                  y={y}
+                  anchor={right ? 'end' : 'start'}
+                />
               </g>
             );
           }
           const direction = to > from ? 1 : -1;
+          const end = to - direction * 8;
+          const room = Math.abs(to - from) - 2 * ARROW_CLEARANCE;
+          const lines = labelLines(step.label, Math.floor(room / CHAR_PX));
           return (
-            <g key={step.seq} className={tone} data-kind="call">
+            <g key={step.key} className={tone} data-kind={step.marker ?? 'call'}>
               <title>{step.description}</title>
               <line
                 x1={from + direction * 6}
-                x2={to - direction * 8}
-                y1={y + 6}
-                y2={y + 6}
-                className={styles.arrow}
-                markerEnd={`url(#${id}-arrow-${step.tone})`}
+                x2={end}
+                y1={y + 8}
+                y2={y + 8}
+                className={step.marker === 'fault' ? styles.brokenArrow : styles.arrow}
+                markerEnd={step.marker === 'fault' ? undefined : `url(#${id}-arrow-${step.tone})`}
               />
-              <text x={(from + to) / 2} y={y} textAnchor="middle" className={styles.stepLabel}>
-                {shorten(step.label)}
-              </text>
+              {step.marker === 'fault' ? (
+                <path d={`M${end - 5},${y + 3} l10,10 m0,-10 l-10,10`} className={styles.cross} />
+              ) : null}
+              <Label lines={lines} x={(from + to) / 2} y={y} anchor="middle" />
             </g>
           );
         })}

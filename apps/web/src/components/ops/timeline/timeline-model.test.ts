@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lanesOf, stepOf, type TimelineEventData } from './timeline-model.ts';
+import { lanesOf, stepOf, type TimelineEventData, timelineOf } from './timeline-model.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const event = (
@@ -42,10 +42,18 @@ describe('timeline model', () => {
       call({ call: 'create', result: 'replayed', status: 'requires_confirmation' }).label,
     ).toBe('create: replayed (requires_confirmation)');
     expect(call({ call: 'confirm', result: 'in_flight' }).label).toBe('confirm: 409 in flight');
+    // In the words of the chaos switch that broke it; the code stays in the description.
     expect(call({ call: 'confirm', result: 'failed', error: 'http_500' })).toMatchObject({
-      label: 'confirm: failed: http_500',
+      label: 'confirm: failed: 500 answered',
       tone: 'warn',
+      marker: 'fault',
     });
+    expect(call({ call: 'confirm', result: 'failed', error: 'http_500' }).description).toContain(
+      '(http_500)',
+    );
+    expect(
+      call({ call: 'confirm', result: 'failed', error: 'connection: socket hang up' }).label,
+    ).toBe('confirm: failed: connection dropped');
   });
 
   it('shows a lease takeover and an unknown kind rather than hiding them', () => {
@@ -63,5 +71,42 @@ describe('timeline model', () => {
       label: 'something.new',
       to: 'web',
     });
+  });
+
+  it('draws a re-run worker in its own lane, the lost lease, the quiet time and the broken call', () => {
+    const timed = (seq: number, seconds: number, actor: string, kind: string, detail = {}) => ({
+      ...event(seq, actor, kind, detail),
+      at: new Date(Date.parse(at) + seconds * 1000).toISOString(),
+    });
+    const { lanes, steps } = timelineOf([
+      timed(1, 0, 'worker:worker-1', 'job.claimed', { job: 'j', attempt: 1 }),
+      timed(2, 0.5, 'worker:worker-1', 'processor.call', {
+        to: 'processor',
+        call: 'confirm',
+        result: 'failed',
+        error: 'http_500_api_error',
+      }),
+      timed(3, 10.5, 'worker:worker-1', 'job.claimed', {
+        job: 'j',
+        attempt: 2,
+        takeover: true,
+        previousWorker: 'worker-1',
+      }),
+    ]);
+    expect(lanes).toEqual([
+      'browser',
+      'web',
+      'worker:worker-1',
+      'worker:worker-1#run 2',
+      'processor',
+    ]);
+    expect(steps.map((s) => [s.marker ?? '', s.from, s.label])).toEqual([
+      ['', 'worker:worker-1', 'claimed (attempt 1)'],
+      ['fault', 'worker:worker-1', 'confirm: failed: 500 answered'],
+      ['gap', '', '10 s with nothing recorded'],
+      ['lost', 'worker:worker-1', '✕ stopped answering'],
+      ['', 'worker:worker-1#run 2', 'took over (attempt 2)'],
+    ]);
+    expect(new Set(steps.map((s) => s.key)).size).toBe(steps.length);
   });
 });

@@ -9,6 +9,8 @@ export interface TimelineEventData {
 
 /** How an event reads in the picture: an arrow between two lanes, or a mark on one. */
 export interface TimelineStep {
+  /** Unique within the timeline: the event's seq, or a derived step's own key. */
+  key: string;
   seq: number;
   at: string;
   from: string;
@@ -19,7 +21,16 @@ export interface TimelineStep {
   /** Longer, for the table and the tooltip. */
   description: string;
   tone: 'neutral' | 'ok' | 'warn' | 'bad';
+  /**
+   * What the step draws besides a call or a dot: `fault` a call the fault broke (a cross at
+   * its end), `lost` a process that stopped answering (its lease ran out: killed or paused),
+   * `gap` time passing with nothing recorded (across every lane).
+   */
+  marker?: 'fault' | 'lost' | 'gap';
 }
+
+/** Quiet time between two events that is drawn as a gap: a lease wait, a backoff. */
+export const GAP_MS = 3_000;
 
 /** Lanes in the order a payment travels; workers go where `worker:*` is, by first appearance. */
 const LANE_ORDER = [
@@ -34,7 +45,10 @@ const LANE_ORDER = [
 
 /** How a lane is named on screen. */
 export function laneTitle(lane: string): string {
-  if (lane.startsWith('worker:')) return lane.slice('worker:'.length);
+  if (lane.startsWith('worker:')) {
+    const [id, run] = lane.slice('worker:'.length).split(RUN_SEPARATOR);
+    return run ? `${id} (${run})` : (id ?? lane);
+  }
   if (lane === 'api_client') return 'API client';
   return lane;
 }
@@ -66,6 +80,19 @@ export function lanesOf(steps: readonly TimelineStep[]): string[] {
 const tail = (value: unknown) =>
   typeof value === 'string' && value.length > 14 ? `…${value.slice(-10)}` : String(value ?? '');
 
+/**
+ * What broke a call, in the words of the chaos switches: a 500, an answer that came too late,
+ * a dropped connection; anything else as recorded.
+ */
+function faultWords(error: unknown): string {
+  const text = String(error ?? 'no answer');
+  if (/^http_5\d\d/.test(text)) return `${text.slice(5, 8)} answered`;
+  if (/^connection:/.test(text)) {
+    return /time(d)? ?out/i.test(text) ? 'answer too late' : 'connection dropped';
+  }
+  return text;
+}
+
 /** What one processor call answered, in words: charged, replayed, 409 in flight, failed... */
 function callResult(detail: Record<string, unknown>): { text: string; tone: TimelineStep['tone'] } {
   const status = typeof detail.status === 'string' ? detail.status : undefined;
@@ -75,7 +102,7 @@ function callResult(detail: Record<string, unknown>): { text: string; tone: Time
     case 'in_flight':
       return { text: '409 in flight', tone: 'warn' };
     case 'failed':
-      return { text: `failed: ${String(detail.error ?? 'no answer')}`, tone: 'warn' };
+      return { text: `failed: ${faultWords(detail.error)}`, tone: 'warn' };
     case 'declined':
       return { text: 'declined', tone: 'bad' };
     case 'rejected':
@@ -98,7 +125,7 @@ function callResult(detail: Record<string, unknown>): { text: string; tone: Time
  */
 export function stepOf(event: TimelineEventData): TimelineStep {
   const d = event.detail;
-  const base = { seq: event.seq, at: event.at, from: event.actor };
+  const base = { key: String(event.seq), seq: event.seq, at: event.at, from: event.actor };
   const to = typeof d.to === 'string' ? d.to : event.actor;
   switch (event.kind) {
     case 'pay.attempt': {
@@ -133,12 +160,14 @@ export function stepOf(event: TimelineEventData): TimelineStep {
     }
     case 'processor.call': {
       const result = callResult(d);
+      const failed = d.result === 'failed';
       return {
         ...base,
         to,
         label: `${String(d.call)}: ${result.text}`,
-        description: `${String(d.call)}${d.key ? ` with key ${String(d.key)}` : ''}${d.intent ? ` on ${String(d.intent)}` : ''}: ${result.text}`,
+        description: `${String(d.call)}${d.key ? ` with key ${String(d.key)}` : ''}${d.intent ? ` on ${String(d.intent)}` : ''}: ${result.text}${failed && d.error ? ` (${String(d.error)})` : ''}`,
         tone: result.tone,
+        ...(failed ? { marker: 'fault' as const } : {}),
       };
     }
     case 'intent.recorded':
@@ -201,4 +230,74 @@ export function stepOf(event: TimelineEventData): TimelineStep {
     default:
       return { ...base, to, label: event.kind, description: JSON.stringify(d), tone: 'neutral' };
   }
+}
+
+/** Between a worker's id and its run in a lane name: `worker:worker-1#run 2`. */
+const RUN_SEPARATOR = '#';
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+
+/**
+ * The whole picture of a payment: its events as steps, each process run in its own lane, and
+ * what the events imply drawn too:
+ * - a worker whose job is claimed again after its lease ran out stopped answering (killed or
+ *   paused): a `lost` mark on its lane at the claim;
+ * - a worker id that claims its own job again is a new run of that id (the launcher restarted
+ *   it under the same name): from then on it draws in a lane of its own, `worker-1 (run 2)`,
+ *   so it never "takes over" from itself on one line;
+ * - `GAP_MS` or more without an event (a lease wait, a backoff) is a `gap` step.
+ *
+ * @example
+ * const { lanes, steps } = timelineOf(events);
+ */
+export function timelineOf(events: readonly TimelineEventData[]): {
+  lanes: string[];
+  steps: TimelineStep[];
+} {
+  const steps: TimelineStep[] = [];
+  // Per worker id: which run its events belong to now.
+  const runs = new Map<string, number>();
+  const laneOf = (actor: string) => {
+    if (!actor.startsWith('worker:')) return actor;
+    const run = runs.get(actor) ?? 1;
+    return run === 1 ? actor : `${actor}${RUN_SEPARATOR}run ${run}`;
+  };
+  let previousAt: number | undefined;
+  for (const event of events) {
+    const at = Date.parse(event.at);
+    if (previousAt !== undefined && at - previousAt >= GAP_MS) {
+      steps.push({
+        key: `gap-${event.seq}`,
+        seq: event.seq,
+        at: event.at,
+        from: '',
+        to: '',
+        label: `${seconds(at - previousAt)} with nothing recorded`,
+        description: `${seconds(at - previousAt)} passed with nothing recorded (a lease running out, a backoff, a process restarting)`,
+        tone: 'neutral',
+        marker: 'gap',
+      });
+    }
+    previousAt = at;
+    const d = event.detail;
+    if (event.kind === 'job.claimed' && d.takeover === true && d.previousWorker) {
+      const previous = `worker:${String(d.previousWorker)}`;
+      const lostLane = laneOf(previous);
+      steps.push({
+        key: `lost-${event.seq}`,
+        seq: event.seq,
+        at: event.at,
+        from: lostLane,
+        to: lostLane,
+        label: '✕ stopped answering',
+        description: `${laneTitle(lostLane)} stopped answering: its lease on job ${String(d.job)} ran out (killed or paused)`,
+        tone: 'bad',
+        marker: 'lost',
+      });
+      if (previous === event.actor) runs.set(event.actor, (runs.get(event.actor) ?? 1) + 1);
+    }
+    const step = stepOf(event);
+    steps.push({ ...step, from: laneOf(step.from), to: laneOf(step.to) });
+  }
+  return { lanes: lanesOf(steps.filter((step) => step.marker !== 'gap')), steps };
 }

@@ -19,12 +19,12 @@ export function TimelineTable({ steps }: { steps: readonly TimelineStep[] }) {
         </thead>
         <tbody>
           {steps.map((step, index) => (
-            <tr key={step.seq} className={styles[`row_${step.tone}`]}>
+            <tr key={step.key} className={styles[`row_${step.tone}`]} data-marker={step.marker}>
               <td>{index + 1}</td>
               <td>
                 <Time iso={step.at} />
               </td>
-              <td>{laneTitle(step.from)}</td>
+              <td>{step.from ? laneTitle(step.from) : '—'}</td>
               <td>{step.to === step.from ? '—' : laneTitle(step.to)}</td>
               <td>{step.description}</td>
             </tr>
