@@ -58,7 +58,7 @@ export function wholeNumber(options: {
       const parsed = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
       const max = options.max ?? Number.MAX_SAFE_INTEGER;
       if (!(parsed >= options.min && parsed <= max)) {
-        return refuse(ctx, `must be ${options.describe}, got "${raw}"`);
+        return refuse(ctx, `must be ${options.describe}, got ${JSON.stringify(raw)}`);
       }
       return parsed;
     });
