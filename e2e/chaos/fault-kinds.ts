@@ -1,34 +1,29 @@
-/**
- * Every fault the nemesis knows. A `ci` run must fire each of these at least once: a
- * nemesis that never bites proves nothing.
- */
-export const FAULT_KINDS = [
+import {
+  FAULT_KINDS as PROCESSOR_FAULTS,
+  type FaultKind as ProcessorFaultKind,
+} from '@once/processor/fault-kinds';
+
+/** Faults the chaos target injects on the system's own processes and its database. */
+const SYSTEM_FAULT_KINDS = [
   'kill_web',
   'kill_worker',
   'kill_processor',
   'pause_worker',
   'pg_crash_restart',
   'pg_terminate_storm',
-  'fail_before_charge',
-  'fail_after_charge',
-  'charge_then_drop',
-  'delay',
-  'duplicate_webhook',
-  'slow_webhook',
-  'not_found',
 ] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
 
-/** Faults the processor injects itself (armed over its admin API). */
-export const PROCESSOR_FAULT_KINDS: readonly FaultKind[] = [
-  'fail_before_charge',
-  'fail_after_charge',
-  'charge_then_drop',
-  'delay',
-  'duplicate_webhook',
-  'slow_webhook',
-  'not_found',
-];
+/** Faults the processor injects itself (armed over its admin API): its own list. */
+export const PROCESSOR_FAULT_KINDS = PROCESSOR_FAULTS;
+
+/**
+ * Every fault the nemesis knows. A `ci` run must fire each of these at least once: a
+ * nemesis that never bites proves nothing. The order is the schedule's draw order.
+ */
+export const FAULT_KINDS = [...SYSTEM_FAULT_KINDS, ...PROCESSOR_FAULT_KINDS] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const isFaultKind = (kind: string): kind is FaultKind =>
   (FAULT_KINDS as readonly string[]).includes(kind);
+export const isProcessorFaultKind = (kind: string): kind is ProcessorFaultKind =>
+  (PROCESSOR_FAULT_KINDS as readonly string[]).includes(kind);

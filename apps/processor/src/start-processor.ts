@@ -8,8 +8,8 @@ import { createProcessorDatabase } from './db/client.ts';
 import { runProcessorMigrations } from './db/migrate.ts';
 import { seedAccounts } from './db/seed-accounts.ts';
 import { createProcessorApp } from './http/processor-app.ts';
-import { createStripeIdempotency } from './http/stripe-idempotency.ts';
 import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
+import { createStripeIdempotency } from './stripe/stripe-idempotency.ts';
 import { startWebhookDeliverer } from './webhooks/webhook-deliverer.ts';
 
 export interface RunningProcessor {

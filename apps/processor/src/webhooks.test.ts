@@ -177,8 +177,11 @@ describe('signed webhooks from the outbox', () => {
       return got.length ? got : undefined;
     });
     expect(failuresToGive.get(delivered!.id)).toBe(3);
-    const outbox = await adminClient(processor.url).webhookEvents('acct_tenant_a');
-    const row = outbox.data.find((e) => e.id === delivered!.id)!;
+    // The deliverer records the delivery after the receiver answered: wait for that write.
+    const row = await eventually(async () => {
+      const outbox = await adminClient(processor.url).webhookEvents('acct_tenant_a');
+      return outbox.data.find((e) => e.id === delivered!.id && e.delivered_at !== null);
+    });
     expect(row).toMatchObject({ attempts: 4, deliveries: 1 });
     expect(row.delivered_at).not.toBeNull();
   });

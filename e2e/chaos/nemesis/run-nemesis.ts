@@ -1,4 +1,4 @@
-import { PROCESSOR_FAULT_KINDS } from '../fault-kinds.ts';
+import { isProcessorFaultKind } from '../fault-kinds.ts';
 import type { History } from '../history.ts';
 import type { NemesisPlan } from '../schedule.ts';
 import type { ChaosTarget, DatabaseCrash } from '../target.ts';
@@ -69,7 +69,7 @@ export async function runNemesis(
 
 /** What a fault hits: faults on the same thing run one after another. */
 function laneOf(event: NemesisPlan): string {
-  if (PROCESSOR_FAULT_KINDS.includes(event.kind)) return 'processor-faults';
+  if (isProcessorFaultKind(event.kind)) return 'processor-faults';
   if (event.kind.startsWith('pg_')) return 'postgres';
   return PROCESS_OF[event.kind] ?? event.target;
 }
@@ -155,7 +155,7 @@ async function inject(
     });
     return;
   }
-  if (PROCESSOR_FAULT_KINDS.includes(event.kind)) {
+  if (isProcessorFaultKind(event.kind)) {
     record('start', 'processor', `armed x${event.count} for ${event.target}`);
     const faultId = await target.armProcessorFault(event);
     // Armed is not fired: coverage counts it once the processor reports it bit (faultId).

@@ -14,7 +14,7 @@ import {
   type StripeOperationName,
 } from '../faults/fault-kinds.ts';
 import { armFault, clearFaults, faultUses, listFaults } from '../faults/fault-store.ts';
-import { parseFormParams } from '../http/form-params.ts';
+import { parseFormParams } from '../stripe/form-params.ts';
 
 export interface AdminApiOptions {
   db: ProcessorDatabase;

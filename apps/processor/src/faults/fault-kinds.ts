@@ -1,10 +1,20 @@
+/**
+ * The processor's chaos vocabulary: every fault it can inject, armed over its admin API
+ * (`POST /admin/faults`). Exported as `@once/processor/fault-kinds`, so the chaos nemesis, the
+ * demo's switches and the cockpit derive their processor faults from this one list. This file
+ * imports nothing: importing it loads no part of the processor.
+ */
+
 /** Faults that act on an API request, matched by operation (or method and path prefix). */
 export const REQUEST_FAULT_KINDS = [
   'fail_before_charge',
+  'fail_after_charge',
   'charge_then_drop',
   'delay',
-  'fail_after_charge',
 ] as const;
+
+/** Faults that act on a webhook delivery, matched by event type prefix. */
+export const WEBHOOK_FAULT_KINDS = ['duplicate_webhook', 'slow_webhook'] as const;
 
 /**
  * Faults that act on a read (`GET /v1/...`), matched by path prefix: `not_found` answers
@@ -13,13 +23,20 @@ export const REQUEST_FAULT_KINDS = [
  */
 export const READ_FAULT_KINDS = ['not_found'] as const;
 
-/** Faults that act on a webhook delivery, matched by event type prefix. */
-export const WEBHOOK_FAULT_KINDS = ['slow_webhook', 'duplicate_webhook'] as const;
+/**
+ * Every fault kind. The order is the chaos schedule's draw order (a seeded run draws its
+ * faults by index), so a new kind goes at the end.
+ */
+export const FAULT_KINDS = [
+  ...REQUEST_FAULT_KINDS,
+  ...WEBHOOK_FAULT_KINDS,
+  ...READ_FAULT_KINDS,
+] as const;
 
 export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
 export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
 export type ReadFaultKind = (typeof READ_FAULT_KINDS)[number];
-export type FaultKind = RequestFaultKind | ReadFaultKind | WebhookFaultKind;
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const isRequestFaultKind = (kind: string): kind is RequestFaultKind =>
   (REQUEST_FAULT_KINDS as readonly string[]).includes(kind);

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { faults, webhookEvents } from '../db/schema/index.ts';
-import { newObjectId } from '../payments/object-ids.ts';
+import { newObjectId } from '../stripe/object-ids.ts';
 import {
   type FaultKind,
   type FaultView,

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts } from '../db/schema/index.ts';
-import { StripeApiError } from './stripe-error.ts';
-import type { Account } from './stripe-operation.ts';
+import { StripeApiError } from '../stripe/stripe-error.ts';
+import type { Account } from '../stripe/stripe-operation.ts';
 
 /**
  * Finds the merchant account of a request from `Authorization: Bearer sk_test_...`

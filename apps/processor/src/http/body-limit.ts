@@ -1,5 +1,5 @@
 import { bodyLimit } from 'hono/body-limit';
-import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
+import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
 
 /**
  * Largest request body the processor reads: 256 KiB. Stripe's own parameters stay far below

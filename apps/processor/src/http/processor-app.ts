@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
 import { createAdminApi } from '../admin/admin-api.ts';
 import type { ProcessorDatabase } from '../db/client.ts';
+import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
+import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
 import { processorBodyLimit } from './body-limit.ts';
-import type { IdempotentMutation } from './idempotent-mutation.ts';
 import { createStripeApi } from './stripe-api.ts';
-import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
 
 export interface ProcessorAppOptions {
   db: ProcessorDatabase;

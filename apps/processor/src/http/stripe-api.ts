@@ -1,8 +1,8 @@
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
-import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import type { ProcessorDatabase } from '../db/client.ts';
+import { applyReadFault, takeRequestFaults } from '../faults/apply-faults.ts';
 import type { MutatingOperation, ReadOperationName } from '../faults/fault-kinds.ts';
-import { lagObject, takeReadFault, takeRequestFault } from '../faults/fault-store.ts';
 import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
 import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
 import { createPaymentIntent } from '../payments/create-payment-intent.ts';
@@ -12,12 +12,11 @@ import {
   searchPaymentIntents,
 } from '../payments/read-payment-intents.ts';
 import { createRefund, retrieveRefund } from '../refunds/create-refund.ts';
+import { parseFormParams } from '../stripe/form-params.ts';
+import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
+import type { ReadOperation, StripeOperation } from '../stripe/stripe-operation.ts';
+import { stripeResponse } from '../stripe/stripe-response.ts';
 import { authenticate } from './authenticate.ts';
-import { parseFormParams } from './form-params.ts';
-import type { IdempotentMutation } from './idempotent-mutation.ts';
-import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
-import type { ReadOperation, StripeOperation, StripeResult } from './stripe-operation.ts';
-import { stripeResponse } from './stripe-response.ts';
 
 export interface StripeApiOptions {
   db: ProcessorDatabase;
@@ -27,11 +26,10 @@ export interface StripeApiOptions {
 
 type Env = { Bindings: Partial<HttpBindings> };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
- * The Stripe-compatible REST surface (`/v1/...`): authentication, form decoding, fault
- * injection around each request, and idempotent, transactional mutations.
+ * The Stripe-compatible REST surface (`/v1/...`): each route authenticates, decodes the
+ * form, lets its faults act at their points (faults/apply-faults.ts) and runs its operation,
+ * a mutation under its Idempotency-Key in one transaction.
  *
  * @example
  * app.route('/', createStripeApi({ db, idempotentMutation, log: console.log }));
@@ -44,14 +42,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   const read = (name: ReadOperationName, operation: ReadOperation) => async (c: Context<Env>) => {
     const account = await authenticate(db, c.req.raw);
     const url = new URL(c.req.url);
-    if (await takeReadFault(db, account.id, url.pathname, name)) {
-      log(`fault not_found on GET ${url.pathname} ${account.id}`);
-      throw new StripeApiError(404, {
-        type: 'invalid_request_error',
-        code: 'resource_missing',
-        message: 'Injected fault: not_found (the object exists; this read was misrouted).',
-      });
-    }
+    await applyReadFault(db, { accountId: account.id, path: url.pathname, operation: name }, log);
     const params = parseFormParams(url.search.slice(1));
     const result = await operation(db, {
       account,
@@ -69,23 +60,19 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
       const params = parseFormParams(await c.req.text());
       const path = new URL(request.url).pathname;
       const idempotencyKey = request.headers.get('idempotency-key');
-      const fault = await takeRequestFault(db, account.id, request.method, path, name);
       const label = `${request.method} ${path} ${account.id} key=${idempotencyKey ?? '-'}`;
-      if (fault) log(`fault ${fault.kind} on ${label}`);
-
-      if (fault?.kind === 'fail_before_charge') {
-        throw new StripeApiError(500, {
-          type: 'api_error',
-          message: 'Injected fault: fail_before_charge (nothing was charged).',
-        });
-      }
-
+      const faults = await takeRequestFaults(
+        db,
+        { accountId: account.id, method: request.method, path, operation: name, label },
+        log,
+      );
+      faults.beforeKeyLayer();
       const response = await options.idempotentMutation(
         request,
         { accountId: account.id, params },
         async (exec) => {
           // Inside the key's lease: a retry arriving now sees it in progress (409).
-          if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
+          await faults.beforeWork();
           return db.transaction(async (tx) => {
             const result = await operation(tx, {
               account,
@@ -93,9 +80,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
               pathParams: c.req.param() as Record<string, string>,
               idempotencyKey,
             });
-            if (fault && fault.lagMs > 0 && fault.kind !== 'fail_before_charge') {
-              await lagBehind(tx, account.id, result, fault.lagMs);
-            }
+            await faults.afterWork(tx, account.id, result);
             const rendered = stripeResponse(result);
             // `complete` reads `rendered` for the store; the guard sends the same status, headers and body.
             await exec.complete(tx, rendered);
@@ -105,23 +90,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
       );
       const replayed = response.headers.get('idempotent-replayed') === 'true';
       log(`${label} -> ${response.status}${replayed ? ' (replayed)' : ''}`);
-
-      if (fault?.kind === 'charge_then_drop') {
-        // The work is committed; the client never learns it. Destroying the socket gives
-        // the client a connection reset, the most ambiguous failure a network has.
-        c.env?.incoming?.socket.destroy();
-        return new Response(null, { status: 500 });
-      }
-      if (fault?.kind === 'fail_after_charge') {
-        return stripeErrorResponse(
-          new StripeApiError(500, {
-            type: 'api_error',
-            message: 'Injected fault: fail_after_charge (the request was processed).',
-          }),
-        );
-      }
-      if (fault?.kind === 'delay' && fault.when === 'after_charge') await sleep(fault.delayMs);
-      return response;
+      return faults.answer(response, c.env?.incoming?.socket);
     };
 
   app.post('/v1/payment_intents', mutate('payment_intents.create', createPaymentIntent));
@@ -137,23 +106,4 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   app.post('/v1/refunds', mutate('refunds.create', createRefund));
   app.get('/v1/refunds/:id', read('refunds.retrieve', retrieveRefund));
   return app;
-}
-
-/** Where each object kind is read by id: the path its `lag_ms` hides. */
-const READ_PATH_OF: Record<string, string> = {
-  payment_intent: '/v1/payment_intents/',
-  refund: '/v1/refunds/',
-};
-
-/** Starts the lag of an object a faulted request changed (see `lagObject`). */
-async function lagBehind(
-  tx: ProcessorTransaction,
-  accountId: string,
-  result: StripeResult,
-  lagMs: number,
-): Promise<void> {
-  const body = result.body as { id?: unknown; object?: unknown } | null;
-  const base = typeof body?.object === 'string' ? READ_PATH_OF[body.object] : undefined;
-  if (result.status !== 200 || typeof body?.id !== 'string' || !base) return;
-  await lagObject(tx, { accountId, path: `${base}${body.id}`, objectId: body.id, lagMs });
 }

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { paymentIntents } from '../db/schema/index.ts';
-import { readString } from '../http/read-params.ts';
-import { invalidParam } from '../http/stripe-error.ts';
-import type { StripeOperation } from '../http/stripe-operation.ts';
+import { readString } from '../stripe/read-params.ts';
+import { invalidParam } from '../stripe/stripe-error.ts';
+import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
 import { loadPaymentIntent } from './load-payment-intent.ts';
 import { renderPaymentIntent } from './render-objects.ts';

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { ProcessorTransaction } from '../db/client.ts';
 import { charges, ledgerEntries, paymentIntents } from '../db/schema/index.ts';
-import type { StripeResult } from '../http/stripe-operation.ts';
+import { newObjectId } from '../stripe/object-ids.ts';
+import type { StripeResult } from '../stripe/stripe-operation.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
-import { newObjectId } from './object-ids.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { outcomeOfCard } from './test-cards.ts';
 

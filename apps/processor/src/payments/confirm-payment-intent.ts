@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { paymentIntents } from '../db/schema/index.ts';
-import { invalidParam } from '../http/stripe-error.ts';
-import type { StripeOperation } from '../http/stripe-operation.ts';
+import { invalidParam } from '../stripe/stripe-error.ts';
+import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent } from './charge-payment-intent.ts';
 import { loadPaymentIntent } from './load-payment-intent.ts';
 import { resolvePaymentMethod } from './resolve-payment-method.ts';

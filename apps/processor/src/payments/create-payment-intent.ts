@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { paymentIntents } from '../db/schema/index.ts';
-import { readBoolean, readInteger, readMetadata, readString } from '../http/read-params.ts';
-import { invalidParam, missingParam } from '../http/stripe-error.ts';
-import type { StripeOperation } from '../http/stripe-operation.ts';
+import { newObjectId } from '../stripe/object-ids.ts';
+import { readBoolean, readInteger, readMetadata, readString } from '../stripe/read-params.ts';
+import { invalidParam, missingParam } from '../stripe/stripe-error.ts';
+import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent } from './charge-payment-intent.ts';
-import { newObjectId } from './object-ids.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { resolvePaymentMethod } from './resolve-payment-method.ts';
 

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { paymentIntents } from '../db/schema/index.ts';
-import { resourceMissing } from '../http/stripe-error.ts';
+import { resourceMissing } from '../stripe/stripe-error.ts';
 
 /**
  * Reads a PaymentIntent of this account (another account's id is "no such"). With

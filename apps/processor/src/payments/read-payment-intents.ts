@@ -1,8 +1,8 @@
 import { and, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import { paymentIntents } from '../db/schema/index.ts';
-import { readInteger, readString } from '../http/read-params.ts';
-import { invalidParam } from '../http/stripe-error.ts';
-import type { ReadOperation } from '../http/stripe-operation.ts';
+import { readInteger, readString } from '../stripe/read-params.ts';
+import { invalidParam } from '../stripe/stripe-error.ts';
+import type { ReadOperation } from '../stripe/stripe-operation.ts';
 import { loadPaymentIntent } from './load-payment-intent.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { parseSearchQuery, type SearchClause } from './search-query.ts';

@@ -1,7 +1,7 @@
-import type { FormParams } from '../http/form-params.ts';
-import { readObject, readString } from '../http/read-params.ts';
-import { invalidParam, resourceMissing } from '../http/stripe-error.ts';
-import { newObjectId } from './object-ids.ts';
+import type { FormParams } from '../stripe/form-params.ts';
+import { newObjectId } from '../stripe/object-ids.ts';
+import { readObject, readString } from '../stripe/read-params.ts';
+import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
 import { cardNumberOfTestPaymentMethod } from './test-cards.ts';
 
 export interface ResolvedPaymentMethod {

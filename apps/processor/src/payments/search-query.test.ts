@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StripeApiError } from '../http/stripe-error.ts';
+import { StripeApiError } from '../stripe/stripe-error.ts';
 import { parseSearchQuery } from './search-query.ts';
 
 describe('parseSearchQuery', () => {

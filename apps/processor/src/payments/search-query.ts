@@ -1,4 +1,4 @@
-import { invalidParam } from '../http/stripe-error.ts';
+import { invalidParam } from '../stripe/stripe-error.ts';
 
 /** One clause of Stripe's search query language, e.g. `metadata['order']:'42'`. */
 export type SearchClause =

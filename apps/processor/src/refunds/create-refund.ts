@@ -1,16 +1,16 @@
 import { and, eq } from 'drizzle-orm';
 import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
-import { readInteger, readMetadata, readString } from '../http/read-params.ts';
+import { loadPaymentIntent } from '../payments/load-payment-intent.ts';
+import { renderCharge, renderRefund } from '../payments/render-objects.ts';
+import { newObjectId } from '../stripe/object-ids.ts';
+import { readInteger, readMetadata, readString } from '../stripe/read-params.ts';
 import {
   invalidParam,
   missingParam,
   resourceMissing,
   StripeApiError,
-} from '../http/stripe-error.ts';
-import type { ReadOperation, StripeOperation } from '../http/stripe-operation.ts';
-import { loadPaymentIntent } from '../payments/load-payment-intent.ts';
-import { newObjectId } from '../payments/object-ids.ts';
-import { renderCharge, renderRefund } from '../payments/render-objects.ts';
+} from '../stripe/stripe-error.ts';
+import type { ReadOperation, StripeOperation } from '../stripe/stripe-operation.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
 
 const REASONS = new Set(['duplicate', 'fraudulent', 'requested_by_customer']);

@@ -3,7 +3,7 @@ import type postgres from 'postgres';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { msInterval } from '../db/ms-interval.ts';
 import { webhookEvents } from '../db/schema/index.ts';
-import { takeWebhookFaults } from '../faults/fault-store.ts';
+import { takeDeliveryFaults } from '../faults/apply-faults.ts';
 import { signPayload } from './sign-payload.ts';
 
 export interface WebhookDelivererOptions {
@@ -36,7 +36,6 @@ type ClaimedEvent = {
 };
 
 const CLAIM_BATCH = 10;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Delivers the webhook outbox: claims due events with a lease (`FOR UPDATE SKIP LOCKED`,
@@ -108,13 +107,13 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
   };
 
   const deliver = async (event: ClaimedEvent): Promise<void> => {
-    const faults = await takeWebhookFaults(options.db, event.account_id, event.type);
-    const slow = faults.find((f) => f.kind === 'slow_webhook');
-    if (slow) {
-      options.log(`webhooks: slow_webhook ${event.id} waits ${slow.delayMs} ms`);
-      await sleep(slow.delayMs);
-    }
-    const copies = faults.some((f) => f.kind === 'duplicate_webhook') ? 2 : 1;
+    const faults = await takeDeliveryFaults(
+      options.db,
+      { accountId: event.account_id, eventId: event.id, eventType: event.type },
+      options.log,
+    );
+    await faults.beforeSend();
+    const { copies } = faults;
     let succeeded = 0;
     let last: { status: number | null; error: string | null } = { status: null, error: null };
     for (let i = 0; i < copies; i++) {

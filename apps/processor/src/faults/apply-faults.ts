@@ -1,0 +1,171 @@
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
+import type { StripeResult } from '../stripe/stripe-operation.ts';
+import type { MutatingOperation, ReadOperationName } from './fault-kinds.ts';
+import {
+  lagObject,
+  type TakenRequestFault,
+  takeReadFault,
+  takeRequestFault,
+  takeWebhookFaults,
+} from './fault-store.ts';
+
+/**
+ * Where every armed fault acts: each point of a request or a delivery at which a fault
+ * applies, in the order they run. The routes and the webhook deliverer call these points and
+ * know no fault by name.
+ *
+ * A mutation (`POST /v1/...`):
+ * 1. `beforeKeyLayer`: `fail_before_charge` answers 500; nothing runs, the key stays untouched.
+ * 2. `beforeWork`, inside the key's lease: `delay` with `when: before_charge` sleeps (a retry
+ *    now sees the key in progress).
+ * 3. `afterWork`, inside the work's transaction: `lag_ms` makes the changed object lag.
+ * 4. `answer`, after the commit: `charge_then_drop` resets the connection, `fail_after_charge`
+ *    answers 500, `delay` with `when: after_charge` sleeps before the answer.
+ *
+ * A read (`GET /v1/...`): `not_found` answers 404 before it runs ({@link applyReadFault}).
+ * A webhook delivery: `slow_webhook` waits before it, `duplicate_webhook` sends it twice
+ * ({@link takeDeliveryFaults}).
+ */
+interface RequestFaults {
+  beforeKeyLayer(): void;
+  beforeWork(): Promise<void>;
+  afterWork(tx: ProcessorTransaction, accountId: string, result: StripeResult): Promise<void>;
+  answer(response: Response, socket: { destroy(): void } | undefined): Promise<Response>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Takes the fault (if any) armed for this mutation, once, before it runs: a replay is hit
+ * like a first request (a `charge_then_drop` on a retry drops the replay).
+ *
+ * @example
+ * const faults = await takeRequestFaults(db, { accountId, method: 'POST', path, operation: 'payment_intents.confirm', label }, log);
+ */
+export async function takeRequestFaults(
+  db: ProcessorDatabase,
+  request: {
+    accountId: string;
+    method: string;
+    path: string;
+    operation: MutatingOperation;
+    /** How the log names the request (`POST /v1/... acct_... key=...`). */
+    label: string;
+  },
+  log: (line: string) => void,
+): Promise<RequestFaults> {
+  const { accountId, method, path, operation } = request;
+  const fault = await takeRequestFault(db, accountId, method, path, operation);
+  if (fault) log(`fault ${fault.kind} on ${request.label}`);
+  return {
+    beforeKeyLayer() {
+      if (fault?.kind === 'fail_before_charge') {
+        throw new StripeApiError(500, {
+          type: 'api_error',
+          message: 'Injected fault: fail_before_charge (nothing was charged).',
+        });
+      }
+    },
+    async beforeWork() {
+      if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
+    },
+    async afterWork(tx, account, result) {
+      if (fault && fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
+    },
+    answer: (response, socket) => answerUnder(fault, response, socket),
+  };
+}
+
+async function answerUnder(
+  fault: TakenRequestFault | undefined,
+  response: Response,
+  socket: { destroy(): void } | undefined,
+): Promise<Response> {
+  if (fault?.kind === 'charge_then_drop') {
+    // The work is committed; the client never learns it. Destroying the socket gives
+    // the client a connection reset, the most ambiguous failure a network has.
+    socket?.destroy();
+    return new Response(null, { status: 500 });
+  }
+  if (fault?.kind === 'fail_after_charge') {
+    return stripeErrorResponse(
+      new StripeApiError(500, {
+        type: 'api_error',
+        message: 'Injected fault: fail_after_charge (the request was processed).',
+      }),
+    );
+  }
+  if (fault?.kind === 'delay' && fault.when === 'after_charge') await sleep(fault.delayMs);
+  return response;
+}
+
+/** Where each object kind is read by id: the path its `lag_ms` hides. */
+const READ_PATH_OF: Record<string, string> = {
+  payment_intent: '/v1/payment_intents/',
+  refund: '/v1/refunds/',
+};
+
+/** Starts the lag of an object a faulted request changed (see `lagObject`). */
+async function lagBehind(
+  tx: ProcessorTransaction,
+  accountId: string,
+  result: StripeResult,
+  lagMs: number,
+): Promise<void> {
+  const body = result.body as { id?: unknown; object?: unknown } | null;
+  const base = typeof body?.object === 'string' ? READ_PATH_OF[body.object] : undefined;
+  if (result.status !== 200 || typeof body?.id !== 'string' || !base) return;
+  await lagObject(tx, { accountId, path: `${base}${body.id}`, objectId: body.id, lagMs });
+}
+
+/**
+ * Before a read runs: a `not_found` fault armed for it (or the lag of an object) answers
+ * 404 `resource_missing` for an object that exists. Nothing else applies to a read, so a
+ * reconciler's GETs never use up a fault meant for a charge.
+ */
+export async function applyReadFault(
+  db: ProcessorDatabase,
+  read: { accountId: string; path: string; operation: ReadOperationName },
+  log: (line: string) => void,
+): Promise<void> {
+  if (!(await takeReadFault(db, read.accountId, read.path, read.operation))) return;
+  log(`fault not_found on GET ${read.path} ${read.accountId}`);
+  throw new StripeApiError(404, {
+    type: 'invalid_request_error',
+    code: 'resource_missing',
+    message: 'Injected fault: not_found (the object exists; this read was misrouted).',
+  });
+}
+
+/** What the faults armed for one webhook delivery make of it. */
+interface DeliveryFaults {
+  /** `slow_webhook`: waits its `delay_ms` before the first POST. */
+  beforeSend(): Promise<void>;
+  /** `duplicate_webhook`: 2 (the same `evt_` id and bytes POSTed twice); otherwise 1. */
+  copies: number;
+}
+
+/**
+ * Takes the webhook faults (at most one of each kind) armed for this event's delivery.
+ *
+ * @example
+ * const faults = await takeDeliveryFaults(db, { accountId, eventId, eventType }, log);
+ * await faults.beforeSend();
+ */
+export async function takeDeliveryFaults(
+  db: ProcessorDatabase,
+  event: { accountId: string; eventId: string; eventType: string },
+  log: (line: string) => void,
+): Promise<DeliveryFaults> {
+  const taken = await takeWebhookFaults(db, event.accountId, event.eventType);
+  const slow = taken.find((f) => f.kind === 'slow_webhook');
+  return {
+    async beforeSend() {
+      if (!slow) return;
+      log(`webhooks: slow_webhook ${event.eventId} waits ${slow.delayMs} ms`);
+      await sleep(slow.delayMs);
+    },
+    copies: taken.some((f) => f.kind === 'duplicate_webhook') ? 2 : 1,
+  };
+}
