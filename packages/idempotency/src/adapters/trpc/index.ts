@@ -11,3 +11,4 @@ export {
   type IdempotencyProcedureMeta,
   type TrpcIdempotencyContext,
 } from './plugin.ts';
+export { idempotencyResponseMeta } from './response-meta.ts';

@@ -19,6 +19,7 @@ import {
 import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
 import { idempotencyErrorToTRPC } from './error-formatter.ts';
 import { replayMiddlewareResult } from './replay-result.ts';
+import { countGuardedCall, explainBatched, warnHeadersLost } from './response-meta.ts';
 
 /**
  * `meta({ idempotency: {...} })` of a guarded procedure.
@@ -133,6 +134,10 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     const responseHeaders = options.getResponseHeaders?.(ctx);
     const nextWith = (exec: Execution<TTx>) => next({ ctx: { idempotency: jsonExecution(exec) } });
     if (!config) return nextWith(idempotency.passthrough({ tenantId: '', operation: opts.path }));
+    // One HTTP request has one header set, so one key: a tRPC batch shares it between its calls.
+    const request = options.getRequestHeaders?.(ctx) ?? ctx;
+    countGuardedCall(request);
+    const fail = (error: unknown) => failWith(error, responseHeaders, request, opts.batchIndex);
 
     let key: string | undefined;
     try {
@@ -141,20 +146,20 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
         : options.getRequestHeaders?.(ctx)?.get(IDEMPOTENCY_KEY_HEADER);
       key = parseIdempotencyKey(raw);
     } catch (error) {
-      throw failWith(error, responseHeaders);
+      throw fail(error);
     }
     const tenantId = await options.getTenantId(ctx);
     if (key === undefined) {
       if (config.required === false)
         return nextWith(idempotency.passthrough({ tenantId, operation: config.operation }));
-      throw failWith(new IdempotencyError('idempotency_key_missing'), responseHeaders);
+      throw fail(new IdempotencyError('idempotency_key_missing'));
     }
 
     let fingerprint: string;
     try {
       fingerprint = computeFingerprint(config.operation, await opts.getRawInput());
     } catch (error) {
-      throw failWith(error, responseHeaders);
+      throw fail(error);
     }
     type Result = Awaited<ReturnType<typeof nextWith>>;
     let executedResult: Result | undefined;
@@ -188,7 +193,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
         },
       );
     } catch (error) {
-      throw failWith(error, responseHeaders);
+      throw fail(error);
     }
 
     const answered = (outcome: TrpcAnswer['outcome'], data: unknown) =>
@@ -201,7 +206,8 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
       await answered('executed', executedResult.ok ? executedResult.data : undefined);
       return executedResult;
     }
-    responseHeaders?.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    if (responseHeaders) responseHeaders.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    else warnHeadersLost(IDEMPOTENT_REPLAYED_HEADER);
     const data = outcome.response.body === null ? undefined : JSON.parse(outcome.response.body);
     const failed = outcome.response.status >= 400;
     await answered('replayed', failed ? undefined : data);
@@ -214,9 +220,16 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
 }
 
 /** Turn any failure into what the client sees; idempotency refusals get their mapped code. */
-function failWith(error: unknown, responseHeaders: Headers | undefined): unknown {
+function failWith(
+  error: unknown,
+  responseHeaders: Headers | undefined,
+  request: object,
+  batchIndex: number | undefined,
+): unknown {
   if (!isIdempotencyError(error)) return error;
-  if (error.retryAfterSeconds !== undefined)
-    responseHeaders?.set('Retry-After', String(error.retryAfterSeconds));
-  return idempotencyErrorToTRPC(error);
+  if (error.retryAfterSeconds !== undefined) {
+    if (responseHeaders) responseHeaders.set('Retry-After', String(error.retryAfterSeconds));
+    else warnHeadersLost('Retry-After');
+  }
+  return idempotencyErrorToTRPC(explainBatched(error, request, batchIndex));
 }

@@ -1,4 +1,4 @@
-import type { IdempotencyError } from '../../core/errors.ts';
+import { IdempotencyError } from '../../core/errors.ts';
 import type { IDEMPOTENT_REPLAYED_HEADER } from '../../core/key.ts';
 
 /**
@@ -44,12 +44,16 @@ export function countGuardedCall(request: object): void {
  * A refusal of a call that came in a batch says that the batch is the cause: every call of a
  * batch (tRPC's default `httpBatchLink`) shares the request's one `Idempotency-Key`.
  */
-export function batchedRefusalMessage(
+export function explainBatched(
   error: IdempotencyError,
   request: object,
   batchIndex: number | undefined,
-): string {
+): IdempotencyError {
   const calls = guardedCallsPerRequest.get(request) ?? 1;
-  if (calls < 2 && !batchIndex) return error.message;
-  return `${error.message}: this call was batched with others into one HTTP request sharing one Idempotency-Key (tRPC httpBatchLink); send idempotent mutations over httpLink (splitLink)`;
+  if (error.status >= 500 || (calls < 2 && !batchIndex)) return error;
+  return new IdempotencyError(error.code, {
+    message: `${error.message}: this call was batched with others into one HTTP request sharing one Idempotency-Key (tRPC httpBatchLink); send idempotent mutations over httpLink (splitLink)`,
+    retryAfterSeconds: error.retryAfterSeconds,
+    cause: error,
+  });
 }
