@@ -1,22 +1,29 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chargeMatchesPayment } from './charge-amount.ts';
-import { declineCodeOf, FALLBACK_DECLINE_CODE } from './decline-code.ts';
-import {
-  cancelKeyFor,
-  confirmKeyFor,
-  downstreamKeyFor,
-  newJobId,
-  newPaymentId,
-} from './payment-ids.ts';
 import {
   canMovePayment,
+  isTerminalPayment,
+  type PaymentStatus,
   paymentStatuses,
+  paymentTransitions,
   statusesMovableTo,
   terminalPaymentStatuses,
   unsettledPaymentStatuses,
 } from './payment-states.ts';
 
+const status = fc.constantFrom(...paymentStatuses);
+
 describe('payment states', () => {
+  it('the transition table: processing and unknown may go anywhere, the rest nowhere', () => {
+    expect(paymentTransitions).toEqual({
+      processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
+      unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
+      succeeded: [],
+      declined: [],
+      failed: [],
+    });
+  });
+
   it('a terminal payment never moves, to any state', () => {
     expect(terminalPaymentStatuses).toEqual(['succeeded', 'declined', 'failed']);
     for (const from of terminalPaymentStatuses) {
@@ -30,42 +37,36 @@ describe('payment states', () => {
       expect(statusesMovableTo(to)).toEqual(['processing', 'unknown']);
     }
   });
-});
 
-describe('payment ids and keys', () => {
-  it('payment and job ids have one form: a prefix and 32 hex digits', () => {
-    expect(newPaymentId()).toMatch(/^pay_[0-9a-f]{32}$/);
-    expect(newJobId()).toMatch(/^job_[0-9a-f]{32}$/);
-    expect(newJobId()).not.toBe(newJobId());
-  });
-
-  it('the processor keys are derived from the payment, so every attempt sends the same', () => {
-    const key = downstreamKeyFor('pay_1');
-    expect(key).toBe('once_pay_pay_1');
-    expect(confirmKeyFor(key)).toBe('once_pay_pay_1:confirm');
-    expect(cancelKeyFor(key)).toBe('once_pay_pay_1:cancel');
-  });
-});
-
-describe('declines and amounts', () => {
-  it('a decline is recorded by its decline code, else its code, else the generic card_declined', () => {
-    expect(declineCodeOf({ decline_code: 'insufficient_funds', code: 'card_declined' })).toBe(
-      'insufficient_funds',
+  it('every state is either terminal or unsettled, never both', () => {
+    for (const s of paymentStatuses) {
+      expect(isTerminalPayment(s)).toBe(terminalPaymentStatuses.includes(s));
+      expect(isTerminalPayment(s)).toBe(!unsettledPaymentStatuses.includes(s));
+    }
+    expect([...terminalPaymentStatuses, ...unsettledPaymentStatuses].sort()).toEqual(
+      [...paymentStatuses].sort(),
     );
-    expect(declineCodeOf({ decline_code: null, code: 'expired_card' })).toBe('expired_card');
-    expect(declineCodeOf({})).toBe(FALLBACK_DECLINE_CODE);
-    expect(declineCodeOf(null)).toBe('card_declined');
   });
 
-  it('a charge matches a payment only for the same amount and currency, in any case', () => {
-    expect(
-      chargeMatchesPayment({ amount: 3999, currency: 'USD' }, { amount: 3999, currency: 'usd' }),
-    ).toBe(true);
-    expect(
-      chargeMatchesPayment({ amount: 3998, currency: 'usd' }, { amount: 3999, currency: 'usd' }),
-    ).toBe(false);
-    expect(
-      chargeMatchesPayment({ amount: 3999, currency: 'eur' }, { amount: 3999, currency: 'usd' }),
-    ).toBe(false);
+  it('whatever answers arrive, in any order, the first definite one stays', () => {
+    // Each element: a settler (worker, webhook, reconciler) asking to move the payment.
+    fc.assert(
+      fc.property(fc.array(status, { maxLength: 12 }), (asked) => {
+        let current: PaymentStatus = 'processing';
+        for (const to of asked) if (canMovePayment(current, to)) current = to;
+        const firstDefinite = asked.find((to) => isTerminalPayment(to));
+        if (firstDefinite) expect(current).toBe(firstDefinite);
+        else expect(unsettledPaymentStatuses).toContain(current);
+      }),
+    );
+  });
+
+  it('a move is allowed exactly from the states statusesMovableTo lists', () => {
+    fc.assert(
+      fc.property(status, status, (from, to) => {
+        expect(canMovePayment(from, to)).toBe(statusesMovableTo(to).includes(from));
+        expect(canMovePayment(from, to)).toBe(!isTerminalPayment(from));
+      }),
+    );
   });
 });
