@@ -1,4 +1,5 @@
 import type { BackoffPolicy } from '@once/backoff';
+import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
@@ -13,9 +14,8 @@ import {
 } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
-import type { ClaimedJob } from './outbox-job.ts';
 import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
-import { finishJob, type RecordResult, recordChargeOutcome } from './record-charge-outcome.ts';
+import { type RecordResult, recordChargeOutcome } from './record-charge-outcome.ts';
 import { recordPaymentIntentId } from './record-payment-intent.ts';
 import { whileRenewingLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
@@ -69,7 +69,7 @@ const LEASE_LOST = Symbol('lease_lost');
  * await chargePayment(job, { sql, processorFor, leaseMs: 30_000, backoff, log });
  */
 export async function chargePayment(
-  job: ClaimedJob,
+  job: ClaimedJob<'charge_payment'>,
   deps: ChargePaymentDeps,
 ): Promise<ChargeJobResult> {
   const { sql, log } = deps;

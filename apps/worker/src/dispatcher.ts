@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { schema } from '@once/db';
+import { type ClaimedJob, msUntilNextClaimable } from '@once/db/outbox';
 import type postgres from 'postgres';
-import { type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
-import { claimJobs, msUntilNextClaimable } from './claim-jobs.ts';
-import type { ClaimedJob } from './outbox-job.ts';
+import type { ChargePaymentDeps } from './charge-payment.ts';
+import { claimJobs } from './claim-jobs.ts';
+import { runJob } from './job-handlers.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
 export interface DispatcherOptions extends ChargePaymentDeps {
@@ -30,7 +31,7 @@ export interface Dispatcher {
 }
 
 /**
- * The outbox dispatcher: claim due jobs, charge each one, repeat. It sleeps until a NOTIFY
+ * The outbox dispatcher: claim due jobs, run each with the handler of its kind, repeat. It sleeps until a NOTIFY
  * on the outbox channel, a finished job frees a slot, the next `run_after` or lease end
  * comes due, or the fallback poll fires, whichever is first. Database errors never end
  * the loop: it logs, backs off and claims again (postgres.js reconnects by itself).
@@ -82,7 +83,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   function start(job: ClaimedJob): void {
     log('job.claimed', { job: job.id, payment: job.paymentId, attempt: job.attempts });
-    const work = chargePayment(job, options).then(
+    const work = runJob(job, options).then(
       (result) =>
         log('job.finished', {
           job: job.id,

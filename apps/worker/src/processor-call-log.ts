@@ -1,7 +1,7 @@
+import type { ClaimedJob } from '@once/db/outbox';
 import type { PaymentEventInput } from '@once/db/payment-events';
 import { workerActor } from '@once/db/payment-events';
 import { outcomeOfChargeError } from './charge-outcome.ts';
-import type { ClaimedJob } from './outbox-job.ts';
 
 /**
  * One call to the processor as the worker saw it: `charged`/`ok` (answered now), `replayed`

@@ -1,13 +1,14 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { schema } from '@once/db';
+import { type ChargePaymentPayload, enqueueOutboxJob, isLiveJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { cancelKeyFor, newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
+import { msInterval, runStatement } from '@once/postgres/sql';
+import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
-import { msInterval } from './ms-interval.ts';
 import { isUnsettled } from './unsettled-statuses.ts';
 
 export interface ReconcileOptions {
@@ -196,7 +197,9 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
  * first, and the pass takes every tenant's first, then every tenant's second, and so on.
  */
 async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Promise<Candidate[]> {
-  return sql<Candidate[]>`
+  return runStatement<Candidate>(
+    sql,
+    drizzleSql`
     with due as (
       select payment.tenant_id, payment.id, payment.status, payment.amount, payment.currency,
              payment.downstream_key,
@@ -207,13 +210,13 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
              coalesce(payment.reconcile_after, payment.updated_at) as due_at
       from payments as payment
       join tenants as tenant on tenant.id = payment.tenant_id
-      where ${isUnsettled(sql, 'payment.status')}
-        and payment.updated_at < now() - ${msInterval(sql, options.olderThanMs)}
+      where ${isUnsettled('payment.status')}
+        and payment.updated_at < now() - ${msInterval(options.olderThanMs)}
         and (payment.reconcile_after is null or payment.reconcile_after <= now())
         and not exists (
           select 1 from outbox_jobs as job
           where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
-            and job.status in ('pending', 'running'))
+            and ${isLiveJob('job')})
     ), turns as (
       select due.*, row_number() over (partition by tenant_id order by due_at, id) as turn
       from due
@@ -222,7 +225,8 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
            reconcile_checks, processor_secret_key, jobs
     from turns
     order by turn, due_at, tenant_id
-    limit ${options.batchSize ?? 100}`;
+    limit ${options.batchSize ?? 100}`,
+  );
 }
 
 async function askProcessor(processor: Stripe, payment: Candidate): Promise<LedgerAnswer> {
@@ -307,12 +311,15 @@ async function adoptIntent(
     payment,
     { found: answer.found, decision: 'adopt_intent', intent: intentId },
     async (tx) => {
-      const rows = await tx`
+      const rows = await runStatement(
+        tx,
+        drizzleSql`
         update payments set processor_payment_intent_id = ${intentId}
         where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-          and ${isUnsettled(tx, 'status')}
+          and ${isUnsettled('status')}
           and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
-        returning id`;
+        returning id`,
+      );
       return rows.length === 1;
     },
   );
@@ -411,21 +418,27 @@ async function checkAgainLater(
     retryInMs: delayMs,
   };
   await decided(sql, payment, decision, async (tx) => {
-    const rows = await tx`
+    const rows = await runStatement(
+      tx,
+      drizzleSql`
       update payments
-      set reconcile_after = now() + ${msInterval(tx, delayMs)},
+      set reconcile_after = now() + ${msInterval(delayMs)},
           reconcile_checks = reconcile_checks + 1
       where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-        and ${isUnsettled(tx, 'status')}
-      returning id`;
+        and ${isUnsettled('status')}
+      returning id`,
+    );
     return rows.length === 1;
   });
 }
 
 async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
+  const [row] = await runStatement<{ n: number }>(
+    sql,
+    drizzleSql`
     select count(*)::int as n from payments
-    where ${isUnsettled(sql, 'status')} and reconcile_checks >= ${afterChecks}`;
+    where ${isUnsettled('status')} and reconcile_checks >= ${afterChecks}`,
+  );
   return row?.n ?? 0;
 }
 
@@ -441,32 +454,47 @@ async function requeueCharge(
   notify: boolean,
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const [current] = await tx<{ status: string; jobs: number; live: number; payload: unknown }[]>`
+    const [current] = await runStatement<{
+      status: string;
+      jobs: number;
+      live: number;
+      payload: ChargePaymentPayload | null;
+    }>(
+      tx,
+      drizzleSql`
       select payment.status,
              (select count(*)::int from outbox_jobs as job
                where job.tenant_id = payment.tenant_id and job.payment_id = payment.id) as jobs,
              (select count(*)::int from outbox_jobs as job
                where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
-                 and job.status in ('pending', 'running')) as live,
+                 and ${isLiveJob('job')}) as live,
              (select job.payload from outbox_jobs as job
                where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
                order by job.created_at desc limit 1) as payload
       from payments as payment
       where payment.tenant_id = ${payment.tenant_id} and payment.id = ${payment.id}
-      for update of payment`;
+      for update of payment`,
+    );
     if (!current || current.live > 0 || current.jobs !== payment.jobs) return false;
     if (current.status !== 'processing' && current.status !== 'unknown') return false;
-    const payload = (current.payload ?? {}) as Record<string, unknown>;
-    await tx`
-      insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload)
-      values (${payment.tenant_id}, ${newJobId()}, 'charge_payment', ${payment.id},
-              ${payment.downstream_key}, ${JSON.stringify(payload)}::text::jsonb)`;
+    await enqueueOutboxJob(
+      tx,
+      {
+        tenantId: payment.tenant_id,
+        id: newJobId(),
+        kind: 'charge_payment',
+        paymentId: payment.id,
+        downstreamKey: payment.downstream_key,
+        // The payment's previous job's, as `pay` wrote it: the same payment method again.
+        payload: current.payload ?? { amount: payment.amount, currency: payment.currency },
+      },
+      { notify },
+    );
     await settlePayment(
       tx,
       { tenantId: payment.tenant_id, paymentId: payment.id },
       { status: 'processing' },
     );
-    if (notify) await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${payment.id})`;
     await recordPaymentEvents(tx, [
       reconcilerEvent(payment, {
         found: answer.found,

@@ -1,11 +1,9 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
+import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type { ChargeOutcome } from './charge-outcome.ts';
-import { msInterval } from './ms-interval.ts';
-import type { ClaimedJob } from './outbox-job.ts';
-import type { Queryable } from './queryable.ts';
 
 /** What happened to the job when the outcome was recorded. */
 export type RecordResult =
@@ -43,7 +41,10 @@ export async function recordChargeOutcome(
 ): Promise<RecordResult> {
   // Written only after the guarded job update matched: a worker whose lease was taken over
   // records neither the outcome nor its calls.
-  const recorded = async (tx: Queryable, result: RecordResult): Promise<RecordResult> => {
+  const recorded = async (
+    tx: postgres.TransactionSql,
+    result: RecordResult,
+  ): Promise<RecordResult> => {
     await recordPaymentEvents(tx, [
       ...callEvents,
       {
@@ -150,41 +151,4 @@ function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
         settlement: { status: 'unknown', code: outcome.code, message: outcome.message },
       };
   }
-}
-
-/** Ends the job if this worker still holds it (`lock_token` matches). */
-export async function finishJob(
-  sql: Queryable,
-  job: ClaimedJob,
-  status: 'done' | 'dead',
-  lastError: string | null,
-): Promise<boolean> {
-  const rows = await sql`
-    update outbox_jobs
-    set status = ${status}, last_error = ${lastError}, locked_by = null, lock_token = null,
-        locked_until = null, updated_at = now()
-    where tenant_id = ${job.tenantId} and id = ${job.id}
-      and status = 'running' and lock_token = ${job.lockToken}
-    returning id`;
-  return rows.length === 1;
-}
-
-async function rescheduleJob(
-  sql: Queryable,
-  job: ClaimedJob,
-  delayMs: number,
-  lastError: string,
-  options: { countAttempt: boolean } = { countAttempt: true },
-): Promise<boolean> {
-  const givenBack = options.countAttempt ? 0 : 1;
-  const rows = await sql`
-    update outbox_jobs
-    set status = 'pending', attempts = greatest(0, attempts - ${givenBack}),
-        run_after = now() + ${msInterval(sql, delayMs)},
-        last_error = ${lastError}, locked_by = null, lock_token = null, locked_until = null,
-        updated_at = now()
-    where tenant_id = ${job.tenantId} and id = ${job.id}
-      and status = 'running' and lock_token = ${job.lockToken}
-    returning id`;
-  return rows.length === 1;
 }

@@ -1,6 +1,6 @@
+import { type ClaimedJob, lockHeldJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import type postgres from 'postgres';
-import type { ClaimedJob } from './outbox-job.ts';
 
 /**
  * Step A's recovery point: writes the PaymentIntent's id on the payment, in a transaction
@@ -23,12 +23,7 @@ export async function recordPaymentIntentId(
   callEvents: readonly PaymentEventInput[] = [],
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const held = await tx`
-      select 1 from outbox_jobs
-      where tenant_id = ${job.tenantId} and id = ${job.id}
-        and status = 'running' and lock_token = ${job.lockToken}
-      for update`;
-    if (held.length === 0) return false;
+    if (!(await lockHeldJob(tx, job))) return false;
     const rows = await tx`
       update payments
       set processor_payment_intent_id = ${intentId}, updated_at = now()

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { schema } from '@once/db';
+import { enqueueOutboxJob } from '@once/db/outbox';
 import type postgres from 'postgres';
 
 export interface SeededCheckout {
@@ -28,7 +28,8 @@ export async function seedTenants(sql: postgres.Sql): Promise<void> {
 
 /**
  * What `checkout.pay` writes in its one transaction: a `processing` payment and its
- * charge job (plus the NOTIFY), so worker tests start exactly where the API hands over.
+ * charge job, enqueued (and NOTIFYed) as `pay` enqueues it, so worker tests start exactly
+ * where the API hands over.
  */
 export async function seedCheckout(
   sql: postgres.Sql,
@@ -44,18 +45,22 @@ export async function seedCheckout(
   const jobId = `job_${randomUUID()}`;
   const downstreamKey = `charge:${paymentId}`;
   const idempotencyKey = randomUUID();
+  const amount = options.amount ?? 1999;
   await sql.begin(async (tx) => {
     await tx`
       insert into payments (tenant_id, id, status, amount, currency, lines, idempotency_key, downstream_key)
-      values (${tenantId}, ${paymentId}, 'processing', ${options.amount ?? 1999}, 'usd',
-              ${JSON.stringify([{ productId: 'p1', name: 'Thing', quantity: 1, unitAmount: options.amount ?? 1999 }])}::text::jsonb,
+      values (${tenantId}, ${paymentId}, 'processing', ${amount}, 'usd',
+              ${JSON.stringify([{ productId: 'p1', name: 'Thing', quantity: 1, unitAmount: amount }])}::text::jsonb,
               ${idempotencyKey}, ${downstreamKey})`;
-    await tx`
-      insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload, max_attempts)
-      values (${tenantId}, ${jobId}, 'charge_payment', ${paymentId}, ${downstreamKey},
-              ${JSON.stringify({ paymentMethod: options.paymentMethod ?? 'pm_card_visa' })}::text::jsonb,
-              ${options.maxAttempts ?? 8})`;
-    await tx`select pg_notify(${schema.OUTBOX_NOTIFY_CHANNEL}, ${paymentId})`;
+    await enqueueOutboxJob(tx, {
+      tenantId,
+      id: jobId,
+      kind: 'charge_payment',
+      paymentId,
+      downstreamKey,
+      payload: { amount, currency: 'usd', paymentMethod: options.paymentMethod ?? 'pm_card_visa' },
+      maxAttempts: options.maxAttempts,
+    });
   });
   return { tenantId, paymentId, jobId, downstreamKey, idempotencyKey };
 }

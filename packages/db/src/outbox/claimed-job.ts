@@ -1,22 +1,26 @@
-/** A charge job as the worker holds it after claiming: the lease is proven by `lockToken`. */
-export interface ClaimedJob {
-  tenantId: string;
-  id: string;
+import type { OutboxJobKind } from '../schema/outbox.ts';
+import type { JobHolder } from './job-sql.ts';
+
+/** A job as its worker holds it after claiming: the lease is proven by `lockToken`. */
+export interface ClaimedJob<K extends OutboxJobKind = OutboxJobKind> extends JobHolder {
+  kind: K;
   paymentId: string;
   downstreamKey: string;
+  /** As stored; each kind's handler reads its fields (`OutboxJobPayloads`) defensively. */
   payload: Record<string, unknown>;
   /** Including this claim. */
   attempts: number;
   maxAttempts: number;
   /** The worker that claimed it (`locked_by`): its lane in the payment's timeline. */
   lockedBy: string;
-  lockToken: string;
   lockedUntil: Date;
 }
 
+/** The columns a claim returns, as either driver reads them. */
 export interface ClaimedJobRow {
   tenant_id: string;
   id: string;
+  kind: OutboxJobKind;
   payment_id: string;
   downstream_key: string;
   payload: Record<string, unknown> | string | null;
@@ -24,13 +28,15 @@ export interface ClaimedJobRow {
   max_attempts: number;
   locked_by: string;
   lock_token: string;
-  locked_until: Date;
+  /** A Date from postgres.js, a string from drizzle's `execute`. */
+  locked_until: Date | string;
 }
 
 export function toClaimedJob(row: ClaimedJobRow): ClaimedJob {
   return {
     tenantId: row.tenant_id,
     id: row.id,
+    kind: row.kind,
     paymentId: row.payment_id,
     downstreamKey: row.downstream_key,
     payload: parsePayload(row.payload),
@@ -38,7 +44,7 @@ export function toClaimedJob(row: ClaimedJobRow): ClaimedJob {
     maxAttempts: row.max_attempts,
     lockedBy: row.locked_by,
     lockToken: row.lock_token,
-    lockedUntil: row.locked_until,
+    lockedUntil: new Date(row.locked_until),
   };
 }
 

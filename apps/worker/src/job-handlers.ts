@@ -1,0 +1,33 @@
+import type { ClaimedJob } from '@once/db/outbox';
+import type { OutboxJobKind } from '@once/db/schema';
+import { type ChargeJobResult, type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
+
+/** What a job's run came to, as the dispatcher logs it. */
+export type JobResult = ChargeJobResult;
+
+type JobHandlers = {
+  [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: ChargePaymentDeps) => Promise<JobResult>;
+};
+
+/**
+ * The handler of each kind of outbox job. A kind added to `outboxJobKinds` (capture, cancel,
+ * refund) does not type-check here until it has its handler, and the dispatcher claims only
+ * the kinds listed here, so a worker never claims a job it cannot run.
+ */
+const jobHandlers: JobHandlers = { charge_payment: chargePayment };
+
+/** The kinds the dispatcher claims. */
+export const handledJobKinds = Object.keys(jobHandlers) as OutboxJobKind[];
+
+/**
+ * Runs a claimed job with the handler of its kind.
+ *
+ * @example
+ * const result = await runJob(job, { sql, processorFor, leaseMs, backoff, log });
+ */
+export function runJob<K extends OutboxJobKind>(
+  job: ClaimedJob<K>,
+  deps: ChargePaymentDeps,
+): Promise<JobResult> {
+  return jobHandlers[job.kind](job, deps);
+}
