@@ -1,7 +1,4 @@
-import {
-  createHttpChaosSwitchboard,
-  type PROCESSOR_FAULT_SWITCHES,
-} from '@once/api/chaos-switchboard';
+import { createHttpChaosSwitchboard, type PROCESSOR_FAULT_SWITCHES } from '@once/api';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
