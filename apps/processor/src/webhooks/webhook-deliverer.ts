@@ -1,7 +1,7 @@
+import { msInterval } from '@once/postgres/sql';
 import { sql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type { ProcessorDatabase } from '../db/client.ts';
-import { msInterval } from '../db/ms-interval.ts';
 import { webhookEvents } from '../db/schema/index.ts';
 import { takeDeliveryFaults } from '../faults/apply-faults.ts';
 import { signPayload } from './sign-payload.ts';
