@@ -1,14 +1,14 @@
-import { outboxJobs } from '@once/db/schema';
+import { type OutboxJobKind, type OutboxJobStatus, outboxJobs } from '@once/db/schema';
 import { desc, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
 import type { OpsListInput } from './list.types.ts';
 
 export interface OpsOutboxJob {
   jobId: string;
-  kind: string;
+  kind: OutboxJobKind;
   paymentId: string;
   downstreamKey: string;
-  status: string;
+  status: OutboxJobStatus;
   attempts: number;
   maxAttempts: number;
   runAfter: string;
