@@ -1,4 +1,7 @@
-import { createHttpChaosSwitchboard, type PROCESSOR_FAULT_SWITCHES } from '@once/api';
+import {
+  createHttpChaosSwitchboard,
+  type PROCESSOR_FAULT_SWITCHES,
+} from '@once/api/chaos-switchboard';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,10 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  createApiDependencies,
-  createCaller,
-  createContext,
-  createHttpProcessorLedger,
-} from '@once/api';
+import { createApiDependencies, createCaller, createContext } from '@once/api';
+import { createHttpProcessorLedger } from '@once/api/processor-ledger';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

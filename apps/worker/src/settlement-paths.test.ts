@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { applyProcessorEvent, type ProcessorPaymentIntentEvent, pay } from '@once/api';
+import { pay } from '@once/api/checkout';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { applyProcessorEvent, type ProcessorPaymentIntentEvent } from '@once/payments';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settledOutcomeOf } from './charge-outcome.ts';

@@ -5,6 +5,7 @@ import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/o
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
 import { SessionStartLimiter, type SessionStartLimits } from './auth/session-start-limit.ts';
 import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
+import { PAY_OPERATIONS } from './checkout/pay-attempt-events.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
 import { createHttpProcessorLedger } from './processor/http-processor-ledger.ts';
@@ -52,12 +53,12 @@ export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
   return {
     // DB-only handlers in one transaction: both run in atomic mode (set by the tRPC meta and the
     // REST route's policy), so the lease below only applies if one is switched back to leased.
-    'checkout.pay': checkoutKey,
-    'payments.create': checkoutKey,
+    [PAY_OPERATIONS.trpc]: checkoutKey,
+    [PAY_OPERATIONS.rest]: checkoutKey,
     // The GraphQL twin stores the selected result after `pay` committed (leased mode: the
     // Envelop plugin knows the response only once the document executed). A crash in between
     // leaves the key held until the lease ends; the retry then finds the payment by its key.
-    'graphql.checkout.pay': checkoutKey,
+    [PAY_OPERATIONS.graphql]: checkoutKey,
     // Processor retries webhooks for days; keep the event ids a week.
     'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   };

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { CLIENT_ADDRESS_HEADER } from '@once/api';
+import { CLIENT_ADDRESS_HEADER } from '@once/api/auth';
 
 /**
  * Writes the client's address into {@link CLIENT_ADDRESS_HEADER} before Next sees the request,

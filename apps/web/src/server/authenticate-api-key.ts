@@ -1,4 +1,5 @@
-import { type AuthenticatedTenant, authenticateRequest, type Database } from '@once/api';
+import type { Database } from '@once/api';
+import { type AuthenticatedTenant, authenticateRequest } from '@once/api/auth';
 
 /**
  * REST authentication: `Authorization: Bearer <api key>` only. Cookies are ignored on

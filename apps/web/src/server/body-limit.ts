@@ -1,4 +1,4 @@
-import { ApiError } from '@once/api';
+import { ApiError } from '@once/api/errors';
 
 /**
  * Largest request body of the JSON APIs (`POST /api/v1/payments`, `/api/trpc`): 64 KiB. The

@@ -1,20 +1,19 @@
+import type { Transaction } from '@once/api';
+import type { AuthenticatedTenant } from '@once/api/auth';
 import {
-  ApiError,
-  type AuthenticatedTenant,
-  isApiError,
+  PAY_OPERATIONS,
   type PayOrigin,
   type PayResult,
   pay,
   payInput,
   paymentStatus,
-  recordReplayedAttempt,
-  type Transaction,
-} from '@once/api';
+  recordGuardReplay,
+} from '@once/api/checkout';
+import { ApiError, isApiError, refusalOf } from '@once/api/errors';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyError,
   isIdempotencyError,
-  parseIdempotencyKey,
 } from '@once/idempotency';
 import {
   type GraphqlIdempotencyContext,
@@ -24,7 +23,6 @@ import {
   UNEXPECTED_ERROR_MESSAGE,
   useIdempotency,
 } from '@once/idempotency/graphql';
-import { isTransientDatabaseError } from '@once/postgres';
 import { GraphQLError } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { authenticateApiKey } from './authenticate-api-key.ts';
@@ -41,7 +39,7 @@ import type { WebRuntime } from './runtime.ts';
 export const GRAPHQL_ENDPOINT = '/api/graphql';
 
 /** The key-store operation of the GraphQL twin (its key rows are its own, like REST's). */
-const GRAPHQL_PAY_OPERATION = 'graphql.checkout.pay';
+const GRAPHQL_PAY_OPERATION = PAY_OPERATIONS.graphql;
 
 /** What the route hands every request's context: who is calling, and how `pay` answered. */
 type GraphqlServerContext = {
@@ -119,21 +117,23 @@ function apiGraphqlError(error: ApiError): GraphQLError {
   });
 }
 
+/** The one mapping's log line for a database that is away, answered 503 (nothing ran). */
+function logDatabaseAway(error: unknown): void {
+  console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
+}
+
 /**
- * What a resolver throws, as the client should see it: API and idempotency refusals keep their
- * stable codes and statuses; a database that is down is the store's fail-closed 503 (nothing
- * ran, retry with the same key). Anything else stays an unexpected error (masked by Yoga).
+ * What a resolver throws, as the client should see it, through the API's one mapping
+ * (`refusalOf`): API and idempotency refusals keep their stable codes and statuses; a database
+ * that is away is the store's fail-closed 503 (nothing ran, retry with the same key). Anything
+ * else stays an unexpected error (masked by Yoga).
  */
 function asGraphqlError(error: unknown): unknown {
-  if (isApiError(error)) return apiGraphqlError(error);
-  if (isIdempotencyError(error)) return toGraphqlError(error);
-  if (isTransientDatabaseError(error)) {
-    console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
-    return toGraphqlError(
-      new IdempotencyError('idempotency_store_unavailable', { retryAfterSeconds: 1, cause: error }),
-    );
-  }
-  return error;
+  const refusal = refusalOf(error);
+  if (!refusal) return error;
+  if (isApiError(refusal)) return apiGraphqlError(refusal);
+  if (refusal !== error) logDatabaseAway(error);
+  return toGraphqlError(refusal);
 }
 
 function isGraphqlError(value: unknown): value is GraphQLError {
@@ -266,14 +266,18 @@ function graphqlRefusal(
   );
 }
 
+/** A refusal before GraphQL runs ({@link asGraphqlError}'s mapping), or undefined for a bug. */
 function refusalFor(error: unknown): Response | undefined {
-  if (isApiError(error)) return graphqlRefusal(error.code, error.message, error.status);
-  if (isTransientDatabaseError(error)) {
-    console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
-    const refusal = new IdempotencyError('idempotency_store_unavailable', { retryAfterSeconds: 1 });
-    return graphqlRefusal(refusal.code, refusal.message, refusal.status, { 'retry-after': '1' });
-  }
-  return undefined;
+  const refusal = refusalOf(error);
+  if (!refusal) return undefined;
+  if (refusal !== error) logDatabaseAway(error);
+  const retryAfter = isApiError(refusal) ? undefined : refusal.retryAfterSeconds;
+  return graphqlRefusal(
+    refusal.code,
+    refusal.message,
+    refusal.status,
+    retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) },
+  );
 }
 
 /**
@@ -338,6 +342,14 @@ export function createGraphqlHandler(
           // The guard answers itself, past Yoga's masking: the same rule, so a guarded
           // mutation's errors look like every other's (and are stored that way).
           maskError: maskGuardedError,
+          // A `pay` replayed from its stored result still shows on the payment's timeline
+          // (when the first document selected `paymentId`).
+          onAnswered: (answer, context) =>
+            recordGuardReplay(
+              context.runtime.deps.db,
+              answer,
+              () => answer.result.data?.[answer.responseKey],
+            ),
         }),
       ],
     });
@@ -362,37 +374,7 @@ export function createGraphqlHandler(
     const response = await yogaFor(context.runtime).fetch(bounded, context);
     if (context.attempt.payOrigin === 'existing') {
       response.headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    } else if (
-      context.attempt.payOrigin === undefined &&
-      response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true'
-    ) {
-      await recordStoredReplay(context, request, response);
     }
     return response;
   };
-}
-
-/**
- * The guard answered from the key's stored result without running `pay`: the payment's
- * timeline still shows the attempt (when the document selected `paymentId`). A lost timeline
- * entry never turns the replay into an error.
- */
-async function recordStoredReplay(
-  context: GraphqlServerContext,
-  request: Request,
-  response: Response,
-): Promise<void> {
-  try {
-    const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
-    const body = (await response.clone().json()) as { data?: { pay?: { paymentId?: unknown } } };
-    const paymentId = body.data?.pay?.paymentId;
-    if (!key || typeof paymentId !== 'string') return;
-    await recordReplayedAttempt(
-      context.runtime.deps.db,
-      { tenantId: context.tenant.tenantId, paymentId, key, transport: 'graphql' },
-      'stored_response',
-    );
-  } catch {
-    // Timeline only.
-  }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { API_PROBLEM_TYPE_BASE, apiErrorCatalogue } from '@once/api';
+import { API_PROBLEM_TYPE_BASE, apiErrorCatalogue } from '@once/api/errors';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { IDEMPOTENCY_ERRORS } from '@once/idempotency/fetch';
 import { Validator } from '@seriousme/openapi-schema-validator';

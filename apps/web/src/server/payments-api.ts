@@ -1,16 +1,16 @@
 import {
-  ApiError,
   normalisePayInput,
+  PAY_OPERATIONS,
   type PayInput,
   type PayOrigin,
   type PayResult,
   pay,
   payInput,
   paymentStatus,
-  recordReplayedAttempt,
-  toProblemResponse,
-} from '@once/api';
-import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey } from '@once/idempotency';
+  recordGuardReplay,
+} from '@once/api/checkout';
+import { ApiError, toProblemResponse } from '@once/api/errors';
+import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
 import { fetchIdempotency } from '@once/idempotency/fetch';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import {
@@ -121,13 +121,17 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
       // nothing and costs no more than its headers.
       const tenant = await authenticateApiKey(deps.db, request);
       const input = await readPayInput(request);
-      let payRan = false;
       // The binding holds no state of its own; the engine is the runtime's.
-      const response = await fetchIdempotency(deps.idempotencyEngine).handle(
+      const http = fetchIdempotency(deps.idempotencyEngine, {
+        // A `pay` replayed from its stored response still shows on the payment's timeline.
+        onAnswered: (answer) =>
+          recordGuardReplay(deps.db, answer, () => JSON.parse(answer.response.body ?? 'null')),
+      });
+      return http.handle(
         request,
         {
           tenantId: tenant.tenantId,
-          operation: 'payments.create',
+          operation: PAY_OPERATIONS.rest,
           // The body is consumed: the fingerprint is the validated, normalised input.
           fingerprintInput: normalisePayInput(input),
           // Each API key has its own new-key allowance, apart from the merchant's shoppers.
@@ -138,7 +142,6 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
         },
         async (exec) => {
           let response: Response | undefined;
-          payRan = true;
           await pay({
             ctx: {
               transport: 'rest',
@@ -159,35 +162,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
           return response!;
         },
       );
-      if (!payRan && response.ok && response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true') {
-        await recordStoredReplay(deps.db, tenant.tenantId, request, response);
-      }
-      return response;
     });
-}
-
-/**
- * The guard answered from the key's stored response without running `pay`: the payment's
- * timeline still shows the attempt. A lost timeline entry never turns the replay into an error.
- */
-async function recordStoredReplay(
-  db: Parameters<typeof recordReplayedAttempt>[0],
-  tenantId: string,
-  request: Request,
-  response: Response,
-): Promise<void> {
-  try {
-    const key = parseIdempotencyKey(request.headers.get('idempotency-key'));
-    const body = (await response.clone().json()) as { paymentId?: unknown };
-    if (!key || typeof body.paymentId !== 'string') return;
-    await recordReplayedAttempt(
-      db,
-      { tenantId, paymentId: body.paymentId, key, transport: 'rest' },
-      'stored_response',
-    );
-  } catch {
-    // Timeline only.
-  }
 }
 
 /**

@@ -1,4 +1,5 @@
-import { type Database, type ProcessorPaymentIntentEvent, readApiEnv } from '@once/api';
+import { type Database, readApiEnv } from '@once/api';
+import type { ProcessorPaymentIntentEvent } from '@once/payments';
 import Stripe from 'stripe';
 
 // What a processor webhook is trusted for: a hint that one of OUR recorded PaymentIntents

@@ -1,15 +1,13 @@
-import {
-  type ApplyOutcome,
-  apiProblemResponse,
-  applyProcessorEvent,
-  handledProcessorEventTypes,
-  isApiError,
-  type ProcessorPaymentIntentEvent,
-  recordWebhookEvent,
-  resolveEventTenant,
-} from '@once/api';
+import { apiProblemResponse, isApiError } from '@once/api/errors';
+import { recordWebhookEvent, resolveEventTenant } from '@once/api/webhooks';
 import { computeFingerprint, isIdempotencyError } from '@once/idempotency';
 import { problemDetailsResponse } from '@once/idempotency/fetch';
+import {
+  type ApplyOutcome,
+  applyProcessorEvent,
+  handledProcessorEventTypes,
+  type ProcessorPaymentIntentEvent,
+} from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';

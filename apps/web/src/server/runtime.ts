@@ -1,10 +1,5 @@
-import {
-  type ApiDependencies,
-  type ChaosSwitchboard,
-  createApiDependencies,
-  createHttpChaosSwitchboard,
-  readApiEnv,
-} from '@once/api';
+import { type ApiDependencies, createApiDependencies, readApiEnv } from '@once/api';
+import { type ChaosSwitchboard, createHttpChaosSwitchboard } from '@once/api/chaos-switchboard';
 import {
   createReplaceableDatabaseClient,
   type DatabaseClient,

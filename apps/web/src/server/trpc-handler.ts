@@ -1,4 +1,5 @@
-import { ApiError, apiErrorToTRPC, appRouter, createContext, isApiError } from '@once/api';
+import { appRouter, createContext } from '@once/api';
+import { ApiError, apiErrorToTRPC, isApiError } from '@once/api/errors';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { API_MAX_BODY_BYTES, readBodyWithinLimit } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';

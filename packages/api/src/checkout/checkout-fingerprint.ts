@@ -1,5 +1,5 @@
 import { computeFingerprint } from '@once/idempotency';
-import type { PayInput } from '../routers/checkout/pay.types.ts';
+import type { PayInput } from './pay.types.ts';
 
 /** The fingerprint's operation label: one for every transport, so tRPC and REST agree. */
 const CHECKOUT_FINGERPRINT_OPERATION = 'checkout.pay';

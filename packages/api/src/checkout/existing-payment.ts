@@ -2,7 +2,7 @@ import { payments } from '@once/db/schema';
 import { IdempotencyError } from '@once/idempotency';
 import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../database.ts';
-import type { PayResult } from '../routers/checkout/pay.types.ts';
+import type { PayResult } from './pay.types.ts';
 
 type PaymentRow = typeof payments.$inferSelect;
 

@@ -4,8 +4,18 @@ import {
   recordPaymentEvents,
 } from '@once/db/payment-events';
 
-/** Which door a checkout attempt came through: the checkout page (tRPC), the REST or the GraphQL API. */
-export type PayTransport = 'trpc' | 'rest' | 'graphql';
+/**
+ * The idempotency operation `pay` is guarded as, per door: the checkout page (tRPC), the REST
+ * and the GraphQL API. Each has its own key rows; the payment is unique per key across them.
+ */
+export const PAY_OPERATIONS = {
+  trpc: 'checkout.pay',
+  rest: 'payments.create',
+  graphql: 'graphql.checkout.pay',
+} as const;
+
+/** Which door a checkout attempt came through. */
+export type PayTransport = keyof typeof PAY_OPERATIONS;
 
 /** The lane of whoever sent the attempt: the shopper's browser, or a merchant's API client. */
 function attemptActor(transport: PayTransport): string {
@@ -79,4 +89,47 @@ export async function recordReplayedAttempt(
       },
     },
   ]);
+}
+
+/**
+ * What every transport's idempotency guard tells through its `onAnswered` hook (the fields
+ * `pay` needs of it).
+ */
+export interface GuardAnswer {
+  outcome: 'executed' | 'replayed';
+  tenantId: string;
+  operation: string;
+  key: string;
+}
+
+/**
+ * The guards' `onAnswered` for `pay`, one for tRPC, REST and GraphQL: a guarded `pay` the guard
+ * answered from the key's stored response (`pay` did not run, so it could not record it) still
+ * shows on the payment's timeline. `paymentOf` reads the answer's payment as its transport
+ * carries it, only for a replay; without a `paymentId` (a stored refusal, a GraphQL document
+ * that did not select it) nothing is recorded, and answers of other operations are ignored.
+ * The guard contains what this throws: a lost timeline entry never turns a replay into an error.
+ *
+ * @example
+ * onAnswered: (answer, ctx) => recordGuardReplay(ctx.db, answer, () => answer.data)
+ */
+export async function recordGuardReplay(
+  db: PaymentEventWriter,
+  answer: GuardAnswer,
+  paymentOf: () => unknown,
+): Promise<void> {
+  const transport = payTransportOf(answer.operation);
+  if (answer.outcome !== 'replayed' || !transport) return;
+  const paymentId = (paymentOf() as { paymentId?: unknown } | null | undefined)?.paymentId;
+  if (typeof paymentId !== 'string') return;
+  await recordReplayedAttempt(
+    db,
+    { tenantId: answer.tenantId, paymentId, key: answer.key, transport },
+    'stored_response',
+  );
+}
+
+function payTransportOf(operation: string): PayTransport | undefined {
+  const found = Object.entries(PAY_OPERATIONS).find(([, name]) => name === operation);
+  return found?.[0] as PayTransport | undefined;
 }

@@ -1,7 +1,11 @@
 'use client';
 
-import type { ChaosPart, ChaosPressResult, ChaosSwitchName } from '@once/api';
-import { PROCESSOR_FAULT_SWITCHES } from '@once/api/chaos-switchboard';
+import {
+  type ChaosPart,
+  type ChaosSwitchName,
+  PROCESSOR_FAULT_SWITCHES,
+} from '@once/api/chaos-switchboard';
+import type { ChaosPressResult } from '@once/api/ops';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';

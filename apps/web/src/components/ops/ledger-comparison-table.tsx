@@ -3,7 +3,7 @@ import type {
   LedgerVerdictSeverity,
   OpsLedgerResult,
   OpsLedgerRow,
-} from '@once/api';
+} from '@once/api/ops';
 import { formatMoney } from '../format/money.ts';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 

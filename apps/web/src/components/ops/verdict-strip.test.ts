@@ -1,4 +1,4 @@
-import type { OpsLedgerResult, OpsLedgerRow } from '@once/api';
+import type { OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
 import { describe, expect, it } from 'vitest';
 import { ledgerLine } from './verdict-strip.tsx';
 

@@ -1,12 +1,8 @@
 'use client';
 
-import type {
-  ChaosPart,
-  LedgerVerdict,
-  OpsLedgerResult,
-  OpsLedgerRow,
-  RouterOutputs,
-} from '@once/api';
+import type { RouterOutputs } from '@once/api';
+import type { ChaosPart } from '@once/api/chaos-switchboard';
+import type { LedgerVerdict, OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
 import { useMutationState, useQuery } from '@tanstack/react-query';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';

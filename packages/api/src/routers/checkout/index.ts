@@ -1,10 +1,10 @@
-import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey } from '@once/idempotency';
-import { recordReplayedAttempt } from '../../checkout/pay-attempt-events.ts';
+import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
+import { pay } from '../../checkout/pay.ts';
+import { payInput } from '../../checkout/pay.types.ts';
+import { PAY_OPERATIONS } from '../../checkout/pay-attempt-events.ts';
+import { status } from '../../checkout/status.ts';
+import { statusInput } from '../../checkout/status.types.ts';
 import { authedProcedure, createTRPCRouter, idempotencyGuard } from '../../trpc.ts';
-import { pay } from './pay.ts';
-import { payInput } from './pay.types.ts';
-import { status } from './status.ts';
-import { statusInput } from './status.types.ts';
 
 export const checkoutRouter = createTRPCRouter({
   /**
@@ -14,29 +14,7 @@ export const checkoutRouter = createTRPCRouter({
    * The guard comes after `.input()`: malformed input never reaches the key store.
    */
   pay: authedProcedure
-    // Outermost: sees the answer whether `pay` ran or the guard replayed a stored response.
-    .use(async ({ ctx, next }) => {
-      const attempt = { payRan: false };
-      const result = await next({ ctx: { payAttempt: attempt } });
-      // The guard has parsed this header already: a replay means it was valid.
-      const key = result.ok ? parseIdempotencyKey(ctx.headers.get('idempotency-key')) : undefined;
-      const replayedByGuard =
-        result.ok && !attempt.payRan && ctx.resHeaders.get(IDEMPOTENT_REPLAYED_HEADER) === 'true';
-      if (replayedByGuard && key) {
-        const paymentId = (result.data as { paymentId?: unknown } | undefined)?.paymentId;
-        if (typeof paymentId === 'string') {
-          // The guard answered from the stored response; the timeline still shows the attempt.
-          await recordReplayedAttempt(
-            ctx.db,
-            { tenantId: ctx.tenantId, paymentId, key, transport: 'trpc' },
-            'stored_response',
-            // A lost timeline entry must not turn a correct replay into an error.
-          ).catch(() => undefined);
-        }
-      }
-      return result;
-    })
-    .meta({ idempotency: { operation: 'checkout.pay', mode: 'atomic' } })
+    .meta({ idempotency: { operation: PAY_OPERATIONS.trpc, mode: 'atomic' } })
     .input(payInput)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) =>
@@ -53,7 +31,6 @@ export const checkoutRouter = createTRPCRouter({
             // The plugin stores the result as the JSON it replays. An existing payment found by
             // its key is a replay too: the caller was not charged again.
             complete: async (tx, result, origin) => {
-              ctx.payAttempt.payRan = true;
               await ctx.idempotency.complete(tx, result);
               if (origin === 'existing') ctx.resHeaders.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
             },

@@ -3,6 +3,7 @@ import { paymentEvents, payments } from '@once/db/schema';
 import { TRPCError } from '@trpc/server';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pay } from '../../checkout/pay.ts';
 import type { Database } from '../../database.ts';
 import type { LedgerCharge } from '../../processor/processor-ledger.ts';
 import {
@@ -10,7 +11,6 @@ import {
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
-import { pay } from '../checkout/pay.ts';
 
 const ledgerCharges: LedgerCharge[] = [];
 let h: ApiTestHarness;

@@ -1,8 +1,8 @@
 import { payments } from '@once/db/schema';
 import { desc, eq } from 'drizzle-orm';
+import { toPaymentView } from '../../checkout/status.ts';
+import type { PaymentView } from '../../checkout/status.types.ts';
 import type { Database } from '../../database.ts';
-import { toPaymentView } from '../checkout/status.ts';
-import type { PaymentView } from '../checkout/status.types.ts';
 import type { OpsListInput } from './list.types.ts';
 
 export interface OpsPayment extends PaymentView {

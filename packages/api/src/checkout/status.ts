@@ -1,8 +1,8 @@
 import { payments } from '@once/db/schema';
 import { isTerminalPayment } from '@once/payments';
 import { and, eq } from 'drizzle-orm';
-import type { Database } from '../../database.ts';
-import { ApiError } from '../../errors/api-error.ts';
+import type { Database } from '../database.ts';
+import { ApiError } from '../errors/api-error.ts';
 import type { PaymentView, StatusInput } from './status.types.ts';
 
 export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {

@@ -3,20 +3,20 @@ import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
 import { downstreamKeyFor, newJobId, newPaymentId } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { sql } from 'drizzle-orm';
-import { checkoutFingerprint } from '../../checkout/checkout-fingerprint.ts';
+import type { Database, Transaction } from '../database.ts';
+import { checkoutFingerprint } from './checkout-fingerprint.ts';
 import {
   answerForExistingPayment,
   findPaymentByIdempotencyKey,
   inUseIfLockWaitTimesOut,
-} from '../../checkout/existing-payment.ts';
+} from './existing-payment.ts';
+import type { PayInput, PayResult } from './pay.types.ts';
 import {
   createdPaymentEvents,
   type PayTransport,
   recordReplayedAttempt,
-} from '../../checkout/pay-attempt-events.ts';
-import { priceCart } from '../../checkout/price-cart.ts';
-import type { Database, Transaction } from '../../database.ts';
-import type { PayInput, PayResult } from './pay.types.ts';
+} from './pay-attempt-events.ts';
+import { priceCart } from './price-cart.ts';
 
 /**
  * How `pay` answered: `created` a new payment, or found the `existing` payment of this
