@@ -1,27 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import {
-  createProcessorTestDatabase,
-  type ProcessorTestDatabase,
-  type SpawnedProcessor,
-  spawnProcessor,
-} from '@once/processor/testing';
-import {
-  type ServedHandler,
-  serveFetch,
-  startWebRuntime,
-  type WebRuntime,
-  webApiRoutes,
-} from '@once/web/testing';
-import {
-  ledgerChargesFor,
-  type RunningProcess,
-  startWorkerProcess,
-  waitForTerminal,
-} from '@once/worker/testing';
-import postgres from 'postgres';
+import { ledgerChargesFor, waitForTerminal } from '@once/worker/testing';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { startTestSystem, type TestSystem } from './support/test-system.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_skewed_clock';
 /** The web host's clock runs 10 minutes ahead of the processor's: beyond the 300 s tolerance. */
@@ -33,53 +14,26 @@ const SKEW_MS = 10 * 60_000;
  * from the processor's answer.
  */
 describe('webhooks refused for clock skew: the worker still settles the payment', () => {
-  let app: TestDatabase;
-  let runtime: WebRuntime;
-  let web: ServedHandler;
-  let processorDb: ProcessorTestDatabase;
-  let processorSql: postgres.Sql;
-  let processor: SpawnedProcessor;
-  let worker: RunningProcess;
+  let system: TestSystem;
   let log: MockInstance<typeof console.log>;
 
   beforeAll(async () => {
     log = vi.spyOn(console, 'log');
-    app = await createTestDatabase('webhook_skew_system');
-    runtime = await startWebRuntime({
-      DATABASE_URL: app.url,
-      SESSION_SECRET: 'webhook-skew-session-secret-0123',
-      PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    system = await startTestSystem({
+      label: 'webhook_skew_system',
+      webhookSecret: WEBHOOK_SECRET,
+      webClock: { now: () => new Date(Date.now() + SKEW_MS) },
     });
-    const skewedClock = { now: () => new Date(Date.now() + SKEW_MS) };
-    const skewed: WebRuntime = { ...runtime, deps: { ...runtime.deps, clock: skewedClock } };
-    web = await serveFetch(webApiRoutes(async () => skewed));
-    processorDb = await createProcessorTestDatabase('webhook_skew_processor');
-    processorSql = postgres(processorDb.url, { max: 2, onnotice: () => {} });
-    processor = await spawnProcessor({
-      PROCESSOR_DATABASE_URL: processorDb.url,
-      PROCESSOR_WEBHOOK_URL: `${web.url}/api/webhooks/processor`,
-      PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      PROCESSOR_WEBHOOK_BACKOFF_MS: '100',
-    });
-    worker = await startWorkerProcess(
-      { DATABASE_URL: app.url, PROCESSOR_URL: processor.url },
-      'w-webhook-skew',
-    );
+    await system.startWorker('w-webhook-skew');
   }, 120_000);
 
   afterAll(async () => {
-    await worker?.stop();
-    await processor?.stop();
-    await processorSql?.end();
-    await processorDb?.drop();
-    await web?.close();
-    await runtime?.client.close();
-    await app?.drop();
+    await system?.close();
     log?.mockRestore();
   });
 
   it('refuses every delivery with a skew log line, and the payment still ends succeeded, charged once', async () => {
-    const response = await fetch(`${web.url}/api/v1/payments`, {
+    const response = await fetch(`${system.web.url}/api/v1/payments`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -91,9 +45,9 @@ describe('webhooks refused for clock skew: the worker still settles the payment'
     expect(response.status).toBe(201);
     const { paymentId } = (await response.json()) as { paymentId: string };
 
-    const statuses = await waitForTerminal(app.client.sql, [paymentId], 60_000);
+    const statuses = await waitForTerminal(system.app.client.sql, [paymentId], 60_000);
     expect(statuses.get(paymentId)).toBe('succeeded');
-    expect(await ledgerChargesFor(processorSql, paymentId)).toBe(1);
+    expect(await ledgerChargesFor(system.processorSql, paymentId)).toBe(1);
 
     // The processor did deliver, and every delivery was refused with the measured skew.
     const refusals = async () =>
@@ -107,7 +61,7 @@ describe('webhooks refused for clock skew: the worker still settles the payment'
         /^web: webhook refused: timestamp outside the tolerance; signed 60\d s before this host's clock \(tolerance 300 s, ONCE_WEBHOOK_TOLERANCE_SECONDS\)/,
       );
     }
-    const [applied] = await app.client.sql<{ n: number }[]>`
+    const [applied] = await system.app.client.sql<{ n: number }[]>`
       select count(*)::int as n from idempotency_keys where operation = 'webhooks.processor'`;
     expect(applied!.n).toBe(0);
   }, 120_000);

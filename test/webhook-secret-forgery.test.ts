@@ -1,25 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import {
-  createProcessorTestDatabase,
-  type ProcessorTestDatabase,
-  type SpawnedProcessor,
-  spawnProcessor,
-} from '@once/processor/testing';
 import {
   createProcessorWebhookHandler,
   processorClientsFrom,
   type ServedHandler,
   serveFetch,
-  startWebRuntime,
-  type WebRuntime,
-  webApiRoutes,
 } from '@once/web/testing';
-import { ledgerChargesFor, startWorkerProcess, waitForTerminal } from '@once/worker/testing';
-import postgres from 'postgres';
+import { ledgerChargesFor, waitForTerminal } from '@once/worker/testing';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { startTestSystem, type TestSystem } from './support/test-system.ts';
 
 /**
  * Whoever holds PROCESSOR_WEBHOOK_SECRET (it leaked, or it is a demo value someone kept) can
@@ -33,12 +23,7 @@ const TENANT_KEY = 'sk_test_tenant_a';
 type Payment = { paymentId: string; amount: number };
 type Delivery = { body: string; signature: string };
 
-let app: TestDatabase;
-let runtime: WebRuntime;
-let web: ServedHandler;
-let processorDb: ProcessorTestDatabase;
-let processorSql: postgres.Sql;
-let processor: SpawnedProcessor;
+let system: TestSystem;
 /** Where the processor delivers its own webhooks: collected, forwarded only when a test says. */
 let sink: ServedHandler;
 const delivered: Delivery[] = [];
@@ -47,12 +32,6 @@ let log: MockInstance<typeof console.log>;
 
 beforeAll(async () => {
   log = vi.spyOn(console, 'log');
-  app = await createTestDatabase('webhook_forgery');
-  runtime = await startWebRuntime({
-    DATABASE_URL: app.url,
-    SESSION_SECRET: 'webhook-forgery-session-secret-0123',
-    PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  });
   sink = await serveFetch(async (request) => {
     delivered.push({
       body: await request.text(),
@@ -60,49 +39,28 @@ beforeAll(async () => {
     });
     return Response.json({ received: true });
   });
-  processorDb = await createProcessorTestDatabase('webhook_forgery_processor');
-  processorSql = postgres(processorDb.url, { max: 2, onnotice: () => {} });
-  processor = await spawnProcessor({
-    PROCESSOR_DATABASE_URL: processorDb.url,
-    PROCESSOR_WEBHOOK_URL: sink.url,
-    PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    PROCESSOR_WEBHOOK_BACKOFF_MS: '100',
+  system = await startTestSystem({
+    label: 'webhook_forgery',
+    webhookSecret: WEBHOOK_SECRET,
+    webhookUrl: sink.url,
   });
-  const url = new URL(processor.url);
+  const url = new URL(system.processor.url);
   sdk = new Stripe(TENANT_KEY, {
     host: url.hostname,
     port: Number(url.port),
     protocol: 'http',
     telemetry: false,
   });
-  // The receiver asks the processor through the same client factory production uses.
-  const webhook = createProcessorWebhookHandler(async () => runtime, {
-    processorFor: processorClientsFrom({
-      PROCESSOR_URL: processor.url,
-      PROCESSOR_ADMIN_TOKEN: 'unused-by-the-receiver',
-    }),
-  });
-  const routes = webApiRoutes(async () => runtime);
-  web = await serveFetch((request) =>
-    new URL(request.url).pathname === '/api/webhooks/processor'
-      ? webhook(request)
-      : routes(request),
-  );
 }, 120_000);
 
 afterAll(async () => {
-  await processor?.stop();
-  await processorSql?.end();
-  await processorDb?.drop();
-  await web?.close();
+  await system?.close();
   await sink?.close();
-  await runtime?.client.close();
-  await app?.drop();
   log?.mockRestore();
 });
 
 async function newPayment(): Promise<Payment> {
-  const response = await fetch(`${web.url}/api/v1/payments`, {
+  const response = await fetch(`${system.web.url}/api/v1/payments`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -126,7 +84,7 @@ async function recordIntent(payment: Payment, paymentMethod?: string): Promise<s
     payment_method: paymentMethod ?? 'pm_card_visa',
     metadata: { payment_id: payment.paymentId, tenant_id: 'tenant_a' },
   });
-  await app.client.sql`
+  await system.app.client.sql`
     update payments set processor_payment_intent_id = ${intent.id} where id = ${payment.paymentId}`;
   if (paymentMethod) {
     await sdk.paymentIntents
@@ -165,7 +123,7 @@ function forgedEvent(
   };
 }
 
-const deliver = (payload: string, signature?: string, url = web.url) =>
+const deliver = (payload: string, signature?: string, url = system.web.url) =>
   fetch(`${url}/api/webhooks/processor`, {
     method: 'POST',
     headers: {
@@ -178,7 +136,7 @@ const deliver = (payload: string, signature?: string, url = web.url) =>
 
 const paymentRow = async (id: string) =>
   (
-    await app.client.sql<
+    await system.app.client.sql<
       {
         status: string;
         updated_at: Date;
@@ -190,7 +148,7 @@ const paymentRow = async (id: string) =>
 
 const jobStatus = async (paymentId: string) =>
   (
-    await app.client.sql<{ status: string }[]>`
+    await system.app.client.sql<{ status: string }[]>`
     select status from outbox_jobs where payment_id = ${paymentId}`
   )[0]?.status;
 
@@ -282,7 +240,7 @@ describe('a webhook signed with the right secret is a hint, never a settlement',
     const payment = await newPayment();
     const intentId = await recordIntent(payment, 'pm_card_visa');
     const payload = JSON.stringify(forgedEvent('payment_intent.succeeded', payment, intentId));
-    const unreachable = createProcessorWebhookHandler(async () => runtime, {
+    const unreachable = createProcessorWebhookHandler(async () => system.runtime, {
       processorFor: processorClientsFrom({
         PROCESSOR_URL: 'http://127.0.0.1:9',
         PROCESSOR_ADMIN_TOKEN: 'unused-by-the-receiver',
@@ -336,7 +294,7 @@ describe('genuine deliveries still settle', () => {
     expect(second.status).toBe(200);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await paymentRow(payment.paymentId)).toEqual(afterFirst);
-    const [keys] = await app.client.sql<{ n: number }[]>`
+    const [keys] = await system.app.client.sql<{ n: number }[]>`
       select count(*)::int as n from idempotency_keys where operation = 'webhooks.processor' and key = ${event.id}`;
     expect(keys!.n).toBe(1);
 
@@ -353,7 +311,7 @@ describe('genuine deliveries still settle', () => {
     });
     expect((await paymentRow(payment.paymentId)).status).toBe('succeeded');
     // The timeline: applied, the redelivery as a duplicate, the late event ignored.
-    const events = await app.client.sql<{ actor: string; kind: string }[]>`
+    const events = await system.app.client.sql<{ actor: string; kind: string }[]>`
       select actor, kind from payment_events
       where payment_id = ${payment.paymentId} and kind like 'webhook.%' order by seq`;
     expect(events.map((e) => e.kind)).toEqual([
@@ -383,15 +341,12 @@ describe('after a forged success, the worker still charges', () => {
     await deliver(
       JSON.stringify(forgedEvent('payment_intent.succeeded', payment, `pi_${payment.paymentId}`)),
     );
-    expect(await ledgerChargesFor(processorSql, payment.paymentId)).toBe(0);
-    const worker = await startWorkerProcess(
-      { DATABASE_URL: app.url, PROCESSOR_URL: processor.url },
-      'w-webhook-forgery',
-    );
+    expect(await ledgerChargesFor(system.processorSql, payment.paymentId)).toBe(0);
+    const worker = await system.startWorker('w-webhook-forgery');
     try {
-      const statuses = await waitForTerminal(app.client.sql, [payment.paymentId], 60_000);
+      const statuses = await waitForTerminal(system.app.client.sql, [payment.paymentId], 60_000);
       expect(statuses.get(payment.paymentId)).toBe('succeeded');
-      expect(await ledgerChargesFor(processorSql, payment.paymentId)).toBe(1);
+      expect(await ledgerChargesFor(system.processorSql, payment.paymentId)).toBe(1);
     } finally {
       await worker.stop();
     }
