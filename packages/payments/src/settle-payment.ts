@@ -1,3 +1,4 @@
+import { isLiveJob } from '@once/db/outbox';
 import { type SQL, sql } from 'drizzle-orm';
 import { type PaymentDatabase, runPaymentStatement } from './payment-database.ts';
 import { type PaymentStatus, statusesMovableTo } from './payment-states.ts';
@@ -62,7 +63,7 @@ export async function settlePayment(
       and not exists (
         select 1 from outbox_jobs as job
         where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
-          and job.status in ('pending', 'running'))`
+          and ${isLiveJob('job')})`
     : sql``;
   const rows = await runPaymentStatement<{ id: string }>(
     db,
