@@ -28,7 +28,7 @@ export interface ClaimedJobRow {
   max_attempts: number;
   locked_by: string;
   lock_token: string;
-  /** A Date from postgres.js, a string from drizzle's `execute`. */
+  /** A string on a pool drizzle shares (it turns postgres.js's timestamp parsing off), else a Date. */
   locked_until: Date | string;
 }
 
