@@ -3,6 +3,8 @@ import { bindHost, integer, parseEnv, required, text } from '@once/env';
 /** Stripe keeps an Idempotency-Key for 24 hours. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS = 10 * 60_000;
+/** Stripe cancels an uncaptured card authorisation 7 days after it was made. */
+export const DEFAULT_AUTHORIZATION_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** The processor's settings, read once from the environment (docs/process-contract.md). */
 export interface ProcessorConfig {
@@ -21,6 +23,8 @@ export interface ProcessorConfig {
   idempotencyRetentionMs?: number;
   /** How often keys past their retention are deleted. */
   idempotencyReapIntervalMs?: number;
+  /** How long a manual-capture authorisation may be captured before it expires (canceled). */
+  authorizationWindowMs?: number;
 }
 
 /**
@@ -51,6 +55,10 @@ const processorEnv = {
     default: DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
     min: 10,
   }),
+  PROCESSOR_AUTHORIZATION_WINDOW_MS: integer({
+    default: DEFAULT_AUTHORIZATION_WINDOW_MS,
+    min: 100,
+  }),
 };
 
 /**
@@ -70,6 +78,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     idempotencyLeaseMs: e.PROCESSOR_IDEMPOTENCY_LEASE_MS,
     idempotencyRetentionMs: e.PROCESSOR_IDEMPOTENCY_RETENTION_MS,
     idempotencyReapIntervalMs: e.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS,
+    authorizationWindowMs: e.PROCESSOR_AUTHORIZATION_WINDOW_MS,
   };
   checkProcessorWindows(config);
   return config;

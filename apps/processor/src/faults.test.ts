@@ -356,7 +356,7 @@ describe('fault injection, with the official SDK retrying (processor as a child 
 
   it('operation is refused with a 400 when unknown or when the fault kind cannot hit it', async () => {
     for (const fault of [
-      { kind: 'fail_before_charge', operation: 'payment_intents.capture' },
+      { kind: 'fail_before_charge', operation: 'payment_intents.update' },
       { kind: 'fail_before_charge', operation: 'payment_intents.retrieve' },
       { kind: 'not_found', operation: 'payment_intents.confirm' },
       { kind: 'duplicate_webhook', operation: 'payment_intents.confirm' },

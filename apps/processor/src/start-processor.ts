@@ -1,5 +1,6 @@
 import { type ServerType, serve } from '@hono/node-server';
 import {
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
   DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
   DEFAULT_IDEMPOTENCY_RETENTION_MS,
   type ProcessorConfig,
@@ -8,6 +9,7 @@ import { createProcessorDatabase } from './db/client.ts';
 import { runProcessorMigrations } from './db/migrate.ts';
 import { seedAccounts } from './db/seed-accounts.ts';
 import { createProcessorApp } from './http/processor-app.ts';
+import { startAuthorizationExpiry } from './maintenance/authorization-expiry.ts';
 import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
 import { createStripeIdempotency } from './stripe/stripe-idempotency.ts';
 import { startWebhookDeliverer } from './webhooks/webhook-deliverer.ts';
@@ -40,6 +42,7 @@ export async function startProcessor(
     log(`${event} ${JSON.stringify(fields ?? {})}`),
   );
   await seedAccounts(client.db);
+  const authorizationWindowMs = config.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS;
 
   const app = createProcessorApp({
     db: client.db,
@@ -48,6 +51,7 @@ export async function startProcessor(
       ttlMs: config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS,
     }),
     adminToken: config.adminToken,
+    authorizationWindowMs,
     log,
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -72,6 +76,7 @@ export async function startProcessor(
     log,
     config.idempotencyReapIntervalMs ?? DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
   );
+  const expiry = startAuthorizationExpiry(client.db, log, authorizationWindowMs);
   log(`processor listening on ${listeningOn(host, port)} (webhooks -> ${config.webhookUrl})`);
 
   return {
@@ -85,6 +90,7 @@ export async function startProcessor(
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
       reaper.stop();
+      expiry.stop();
       await deliverer.stop();
       await client.close();
     },

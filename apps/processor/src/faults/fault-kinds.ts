@@ -74,6 +74,7 @@ export const MUTATING_OPERATIONS = [
   'payment_intents.create',
   'payment_intents.confirm',
   'payment_intents.cancel',
+  'payment_intents.capture',
   'refunds.create',
 ] as const;
 

@@ -9,6 +9,8 @@ import { createStripeApi } from './stripe-api.ts';
 export interface ProcessorAppOptions {
   db: ProcessorDatabase;
   idempotentMutation: IdempotentMutation;
+  /** How long an authorisation stays capturable. */
+  authorizationWindowMs: number;
   adminToken: string;
   log: (line: string) => void;
 }

@@ -4,6 +4,7 @@ import type { ProcessorDatabase } from '../db/client.ts';
 import { applyReadFault, takeRequestFaults } from '../faults/apply-faults.ts';
 import type { MutatingOperation, ReadOperationName } from '../faults/fault-kinds.ts';
 import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
+import { capturePaymentIntent } from '../payments/capture-payment-intent.ts';
 import { confirmPaymentIntent } from '../payments/confirm-payment-intent.ts';
 import { createPaymentIntent } from '../payments/create-payment-intent.ts';
 import {
@@ -21,6 +22,7 @@ import { authenticate } from './authenticate.ts';
 export interface StripeApiOptions {
   db: ProcessorDatabase;
   idempotentMutation: IdempotentMutation;
+  authorizationWindowMs: number;
   log: (line: string) => void;
 }
 
@@ -49,6 +51,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
       params,
       pathParams: c.req.param() as Record<string, string>,
       idempotencyKey: null,
+      authorizationWindowMs: options.authorizationWindowMs,
     });
     return stripeResponse(result);
   };
@@ -79,6 +82,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
               params,
               pathParams: c.req.param() as Record<string, string>,
               idempotencyKey,
+              authorizationWindowMs: options.authorizationWindowMs,
             });
             await faults.afterWork(tx, account.id, result);
             const rendered = stripeResponse(result);
@@ -103,6 +107,10 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
     mutate('payment_intents.confirm', confirmPaymentIntent),
   );
   app.post('/v1/payment_intents/:id/cancel', mutate('payment_intents.cancel', cancelPaymentIntent));
+  app.post(
+    '/v1/payment_intents/:id/capture',
+    mutate('payment_intents.capture', capturePaymentIntent),
+  );
   app.post('/v1/refunds', mutate('refunds.create', createRefund));
   app.get('/v1/refunds/:id', read('refunds.retrieve', retrieveRefund));
   return app;

@@ -1,11 +1,8 @@
-import { eq } from 'drizzle-orm';
-import { paymentIntents } from '../db/schema/index.ts';
 import { readString } from '../stripe/read-params.ts';
 import { invalidParam } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
-import { enqueueEvent } from '../webhooks/enqueue-event.ts';
 import { loadPaymentIntent } from './load-payment-intent.ts';
-import { renderPaymentIntent } from './render-objects.ts';
+import { voidPaymentIntent } from './void-payment-intent.ts';
 
 /** Stripe's accepted `cancellation_reason` values. */
 const CANCELLATION_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'];
@@ -13,8 +10,9 @@ const CANCELLATION_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'
 /**
  * `POST /v1/payment_intents/:id/cancel`, with Stripe's semantics: an intent that has not
  * been charged (`requires_payment_method`, `requires_confirmation`, `requires_action`)
- * becomes `canceled` and can never be confirmed again; a `succeeded`, `processing` or
- * already `canceled` one is refused with `payment_intent_unexpected_state`.
+ * becomes `canceled` and can never be confirmed again; an authorised one
+ * (`requires_capture`) is voided, its authorisation released; a `succeeded`, `processing`
+ * or already `canceled` one is refused with `payment_intent_unexpected_state`.
  *
  * Cancel and confirm both take the intent's row lock before they read its status, so
  * they are serialised: a confirm that was held (slow network, the `delay` fault, which
@@ -46,16 +44,8 @@ export const cancelPaymentIntent: StripeOperation = async (tx, input) => {
       'payment_intent_unexpected_state',
     );
   }
-  const [updated] = await tx
-    .update(paymentIntents)
-    .set({ status: 'canceled' })
-    .where(eq(paymentIntents.id, id))
-    .returning();
-  const rendered = renderPaymentIntent(updated!);
-  await enqueueEvent(tx, {
-    accountId: intent.accountId,
-    type: 'payment_intent.canceled',
-    object: rendered,
+  const rendered = await voidPaymentIntent(tx, intent, {
+    reason: reason ?? null,
     idempotencyKey: input.idempotencyKey,
   });
   return { status: 200, body: rendered };

@@ -1,9 +1,11 @@
-import { eq } from 'drizzle-orm';
+import { msInterval } from '@once/postgres/sql';
+import { eq, sql } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { ProcessorTransaction } from '../db/client.ts';
 import { charges, ledgerEntries, paymentIntents } from '../db/schema/index.ts';
 import { newObjectId } from '../stripe/object-ids.ts';
 import type { StripeResult } from '../stripe/stripe-operation.ts';
-import { enqueueEvent } from '../webhooks/enqueue-event.ts';
+import { enqueueEvent, type WebhookEventType } from '../webhooks/enqueue-event.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { outcomeOfCard } from './test-cards.ts';
 
@@ -14,13 +16,18 @@ type PaymentIntentRow = typeof paymentIntents.$inferSelect;
  * the charge row, the ledger row (on success), the new PaymentIntent state and the
  * webhook event all commit together or not at all. The caller holds the row lock.
  *
+ * With `capture_method: manual` an approved card is only authorised: the charge is not
+ * captured, nothing is booked in the ledger (no money moved yet), and the intent waits in
+ * `requires_capture` until a capture, a cancel, or the end of its authorisation window.
+ *
  * Returns the PaymentIntent (200) or Stripe's 402 card error carrying it.
  */
 export async function chargePaymentIntent(
   tx: ProcessorTransaction,
   intent: PaymentIntentRow,
-  idempotencyKey: string | null,
+  request: { idempotencyKey: string | null; authorizationWindowMs: number },
 ): Promise<StripeResult> {
+  const { idempotencyKey } = request;
   const outcome = outcomeOfCard(intent.cardNumber ?? '');
   const chargeId = newObjectId('ch');
   const charge = {
@@ -32,19 +39,28 @@ export async function chargePaymentIntent(
     paymentMethod: intent.paymentMethod,
     metadata: intent.metadata,
   };
-
-  if (outcome.kind === 'approved') {
-    await tx.insert(charges).values({ ...charge, status: 'succeeded' });
-    await tx.insert(ledgerEntries).values({
-      accountId: intent.accountId,
-      kind: 'charge',
-      paymentIntentId: intent.id,
-      chargeId,
-      amount: intent.amount,
-      currency: intent.currency,
+  if (outcome.kind === 'approved' && intent.captureMethod === 'manual') {
+    await tx.insert(charges).values({ ...charge, status: 'succeeded', captured: false });
+    const rendered = await updateAndAnnounce(
+      tx,
+      intent,
+      {
+        status: 'requires_capture',
+        amountCapturable: intent.amount,
+        captureBefore: sql`now() + ${msInterval(request.authorizationWindowMs)}`,
+        latestCharge: chargeId,
+        lastPaymentError: null,
+      },
+      'payment_intent.amount_capturable_updated',
       idempotencyKey,
-      metadata: intent.metadata,
-    });
+    );
+    return { status: 200, body: rendered };
+  }
+  if (outcome.kind === 'approved') {
+    await tx
+      .insert(charges)
+      .values({ ...charge, status: 'succeeded', amountCaptured: intent.amount });
+    await bookCharge(tx, { intent, chargeId, amount: intent.amount, idempotencyKey });
     const rendered = await updateAndAnnounce(
       tx,
       intent,
@@ -59,7 +75,6 @@ export async function chargePaymentIntent(
     );
     return { status: 200, body: rendered };
   }
-
   await tx.insert(charges).values({
     ...charge,
     status: 'failed',
@@ -94,12 +109,12 @@ export async function chargePaymentIntent(
   return { status: 402, body: { error: { ...lastPaymentError, payment_intent: rendered } } };
 }
 
-/** Applies the attempt's outcome to the PaymentIntent and queues its webhook event. */
-async function updateAndAnnounce(
+/** Applies an outcome to the PaymentIntent and queues its webhook event. */
+export async function updateAndAnnounce(
   tx: ProcessorTransaction,
   intent: PaymentIntentRow,
-  changes: Partial<typeof paymentIntents.$inferInsert>,
-  eventType: 'payment_intent.succeeded' | 'payment_intent.payment_failed',
+  changes: PgUpdateSetSource<typeof paymentIntents>,
+  eventType: WebhookEventType,
   idempotencyKey: string | null,
 ): Promise<ReturnType<typeof renderPaymentIntent>> {
   const [updated] = await tx
@@ -115,4 +130,27 @@ async function updateAndAnnounce(
     idempotencyKey,
   });
   return rendered;
+}
+
+/** Books money the customer paid: the ledger's one `charge` row for this charge. */
+export async function bookCharge(
+  tx: ProcessorTransaction,
+  booking: {
+    intent: PaymentIntentRow;
+    chargeId: string;
+    amount: number;
+    idempotencyKey: string | null;
+  },
+): Promise<void> {
+  const { intent } = booking;
+  await tx.insert(ledgerEntries).values({
+    accountId: intent.accountId,
+    kind: 'charge',
+    paymentIntentId: intent.id,
+    chargeId: booking.chargeId,
+    amount: booking.amount,
+    currency: intent.currency,
+    idempotencyKey: booking.idempotencyKey,
+    metadata: intent.metadata,
+  });
 }

@@ -10,7 +10,8 @@ import { resolvePaymentMethod } from './resolve-payment-method.ts';
 export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
   const id = input.pathParams.id!;
   let intent = await loadPaymentIntent(tx, input.account.id, id, { forUpdate: true });
-  if (intent.status === 'succeeded' || intent.status === 'canceled') {
+  // An authorised intent (`requires_capture`) is captured, never confirmed again.
+  if (['succeeded', 'canceled', 'requires_capture'].includes(intent.status)) {
     throw invalidParam(
       'intent',
       `You cannot confirm this PaymentIntent because it has a status of ${intent.status}.`,
@@ -33,5 +34,5 @@ export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
       'payment_intent_unexpected_state',
     );
   }
-  return chargePaymentIntent(tx, intent, input.idempotencyKey);
+  return chargePaymentIntent(tx, intent, input);
 };

@@ -8,11 +8,15 @@ import { chargePaymentIntent } from './charge-payment-intent.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { resolvePaymentMethod } from './resolve-payment-method.ts';
 
+/**
+ * Stripe's `capture_method` values: `manual` authorises at confirm and charges at capture;
+ * here both automatic ones charge at confirm.
+ */
+const CAPTURE_METHODS = ['automatic', 'automatic_async', 'manual'];
+
 /** `POST /v1/payment_intents`: creates a PaymentIntent and, with `confirm=true`, charges it. */
-export const createPaymentIntent: StripeOperation = async (
-  tx,
-  { account, params, idempotencyKey },
-) => {
+export const createPaymentIntent: StripeOperation = async (tx, input) => {
+  const { account, params } = input;
   const amount = readInteger(params, 'amount');
   if (amount === undefined) throw missingParam('amount');
   if (amount < 1 || amount > 99_999_999) {
@@ -27,6 +31,13 @@ export const createPaymentIntent: StripeOperation = async (
   if (!/^[a-z]{3}$/.test(currency))
     throw invalidParam('currency', `Invalid currency: ${currency}.`);
   const metadata = readMetadata(params);
+  const captureMethod = readString(params, 'capture_method') ?? 'automatic';
+  if (!CAPTURE_METHODS.includes(captureMethod)) {
+    throw invalidParam(
+      'capture_method',
+      `Invalid capture_method: must be one of ${CAPTURE_METHODS.join(', ')}.`,
+    );
+  }
   const confirm = readBoolean(params, 'confirm') ?? false;
   const paymentMethod = resolvePaymentMethod(params);
   if (confirm && !paymentMethod) {
@@ -51,9 +62,10 @@ export const createPaymentIntent: StripeOperation = async (
       description: readString(params, 'description') ?? null,
       customer: readString(params, 'customer') ?? null,
       metadata,
+      captureMethod,
       clientSecret: `${id}_secret_${randomBytes(12).toString('hex')}`,
     })
     .returning();
-  if (confirm) return chargePaymentIntent(tx, intent!, idempotencyKey);
+  if (confirm) return chargePaymentIntent(tx, intent!, input);
   return { status: 200, body: renderPaymentIntent(intent!) };
 };

@@ -27,7 +27,12 @@ export const createRefund: StripeOperation = async (tx, { account, params, idemp
   if (reason !== null && !REASONS.has(reason))
     throw invalidParam('reason', `Invalid reason: ${reason}`);
 
-  let chargeCondition = and(eq(charges.accountId, account.id), eq(charges.status, 'succeeded'));
+  // Only captured money is refundable: an authorisation is released by canceling its intent.
+  let chargeCondition = and(
+    eq(charges.accountId, account.id),
+    eq(charges.status, 'succeeded'),
+    eq(charges.captured, true),
+  );
   if (paymentIntentId) {
     await loadPaymentIntent(tx, account.id, paymentIntentId, { param: 'payment_intent' });
     chargeCondition = and(chargeCondition, eq(charges.paymentIntentId, paymentIntentId));

@@ -17,6 +17,8 @@ interface OperationInput {
   pathParams: Record<string, string>;
   /** The request's `Idempotency-Key`, recorded on ledger rows and events. */
   idempotencyKey: string | null;
+  /** How long an authorisation stays capturable (`PROCESSOR_AUTHORIZATION_WINDOW_MS`). */
+  authorizationWindowMs: number;
 }
 
 /**

@@ -43,6 +43,7 @@ export function adminClient(baseUrl: string, token = 'once-admin') {
           attempts: number;
           deliveries: number;
           delivered_at: string | null;
+          event: { data: { object: Record<string, unknown> } };
         }[];
       },
     createAccount: (id: string, secretKey: string) =>

@@ -7,6 +7,8 @@ export type WebhookEventType =
   | 'payment_intent.succeeded'
   | 'payment_intent.payment_failed'
   | 'payment_intent.canceled'
+  | 'payment_intent.amount_capturable_updated'
+  | 'charge.captured'
   | 'charge.refunded';
 
 /** The Stripe API version stamped on events (the version stripe@23 pins). */

@@ -1,9 +1,21 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { accounts } from './accounts.ts';
 import { paymentIntents } from './payment-intents.ts';
 
-/** One attempt to move money for a PaymentIntent: succeeded or failed (declined). */
+/**
+ * One attempt to move money for a PaymentIntent: succeeded (captured, or authorised and not
+ * yet captured) or failed (declined).
+ */
 export const charges = pgTable(
   'charges',
   {
@@ -15,7 +27,12 @@ export const charges = pgTable(
       .notNull()
       .references(() => paymentIntents.id),
     amount: bigint('amount', { mode: 'number' }).notNull(),
+    /** What was captured: the amount for an automatic charge, set by the capture for a manual one. */
+    amountCaptured: bigint('amount_captured', { mode: 'number' }).notNull().default(0),
+    /** Refunded, including what a partial capture or a void released (as Stripe reports it). */
     amountRefunded: bigint('amount_refunded', { mode: 'number' }).notNull().default(0),
+    /** False while a manual-capture charge is only authorised. */
+    captured: boolean('captured').notNull().default(true),
     currency: text('currency').notNull(),
     /** succeeded | failed */
     status: text('status').notNull(),

@@ -15,9 +15,19 @@ export const paymentIntents = pgTable(
       .references(() => accounts.id),
     amount: bigint('amount', { mode: 'number' }).notNull(),
     amountReceived: bigint('amount_received', { mode: 'number' }).notNull().default(0),
+    /** What a capture may still take: the authorised amount while `requires_capture`, else 0. */
+    amountCapturable: bigint('amount_capturable', { mode: 'number' }).notNull().default(0),
     currency: text('currency').notNull(),
-    /** requires_payment_method | requires_confirmation | succeeded | canceled */
+    /**
+     * requires_payment_method | requires_confirmation | requires_capture | succeeded | canceled
+     */
     status: text('status').notNull(),
+    /** automatic (confirm charges) | manual (confirm authorises; a capture charges) */
+    captureMethod: text('capture_method').notNull().default('automatic'),
+    /** While `requires_capture`: when the authorisation expires and the intent is canceled. */
+    captureBefore: timestamp('capture_before', { withTimezone: true, precision: 6 }),
+    cancellationReason: text('cancellation_reason'),
+    canceledAt: timestamp('canceled_at', { withTimezone: true, precision: 6 }),
     paymentMethod: text('payment_method'),
     /** The test card number behind `payment_method`: it decides the outcome of a charge. */
     cardNumber: text('card_number'),
@@ -35,5 +45,9 @@ export const paymentIntents = pgTable(
     index('payment_intents_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
     // Search by metadata (`metadata['order']:'42'`) is how the reconciler finds a payment.
     index('payment_intents_metadata_idx').using('gin', t.metadata.op('jsonb_path_ops')),
+    // The expiry sweep finds the authorisations past their window.
+    index('payment_intents_capture_before_idx')
+      .on(t.captureBefore)
+      .where(sql`${t.status} = 'requires_capture'`),
   ],
 );

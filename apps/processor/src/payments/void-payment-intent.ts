@@ -1,0 +1,48 @@
+import { eq, sql } from 'drizzle-orm';
+import type { ProcessorTransaction } from '../db/client.ts';
+import { charges, paymentIntents } from '../db/schema/index.ts';
+import { enqueueEvent } from '../webhooks/enqueue-event.ts';
+import { renderPaymentIntent } from './render-objects.ts';
+
+type PaymentIntentRow = typeof paymentIntents.$inferSelect;
+
+/**
+ * Cancels a PaymentIntent that has moved no money (the caller checked its status and holds
+ * its row lock): it becomes `canceled` with `reason`, and an authorisation it held
+ * (`requires_capture`) is released, shown as Stripe does: the charge's whole amount
+ * refunded, nothing capturable. Sends `payment_intent.canceled`.
+ *
+ * @example
+ * await voidPaymentIntent(tx, intent, { reason: 'automatic', idempotencyKey: null });
+ */
+export async function voidPaymentIntent(
+  tx: ProcessorTransaction,
+  intent: PaymentIntentRow,
+  cancellation: { reason: string | null; idempotencyKey: string | null },
+): Promise<Record<string, unknown>> {
+  if (intent.status === 'requires_capture' && intent.latestCharge) {
+    await tx
+      .update(charges)
+      .set({ amountRefunded: sql`${charges.amount}` })
+      .where(eq(charges.id, intent.latestCharge));
+  }
+  const [updated] = await tx
+    .update(paymentIntents)
+    .set({
+      status: 'canceled',
+      cancellationReason: cancellation.reason,
+      canceledAt: sql`now()`,
+      amountCapturable: 0,
+      captureBefore: null,
+    })
+    .where(eq(paymentIntents.id, intent.id))
+    .returning();
+  const rendered = renderPaymentIntent(updated!);
+  await enqueueEvent(tx, {
+    accountId: intent.accountId,
+    type: 'payment_intent.canceled',
+    object: rendered,
+    idempotencyKey: cancellation.idempotencyKey,
+  });
+  return rendered;
+}
