@@ -1,8 +1,8 @@
+import { enqueueOutboxJob } from '@once/db/outbox';
 import { recordPaymentEvents } from '@once/db/payment-events';
-import { OUTBOX_NOTIFY_CHANNEL, outboxJobs, payments } from '@once/db/schema';
+import { payments } from '@once/db/schema';
 import { downstreamKeyFor, newJobId, newPaymentId } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
-import { sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../database.ts';
 import { checkoutFingerprint } from './checkout-fingerprint.ts';
 import {
@@ -132,26 +132,23 @@ function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): 
       return answerExisting(winner);
     }
     const jobId = newJobId();
-    await tx.insert(outboxJobs).values({
-      tenantId: ctx.tenantId,
-      id: jobId,
-      kind: 'charge_payment',
-      paymentId,
-      downstreamKey,
-      // The worker reads `paymentMethod`; amount and currency are for operators reading jobs.
-      payload: {
-        amount: cart.amount,
-        currency: cart.currency,
-        ...(input.paymentMethod ? { paymentMethod: input.paymentMethod } : {}),
+    // The job and its NOTIFY (a wake-up only, heard if this commits) in this transaction.
+    await enqueueOutboxJob(
+      tx,
+      {
+        tenantId: ctx.tenantId,
+        id: jobId,
+        kind: 'charge_payment',
+        paymentId,
+        downstreamKey,
+        payload: {
+          amount: cart.amount,
+          currency: cart.currency,
+          ...(input.paymentMethod ? { paymentMethod: input.paymentMethod } : {}),
+        },
       },
-    });
-    // NOTIFY is transactional: listeners hear it only if this commits. Only a wake-up call:
-    // without it the workers' polling finds the job (docs/decisions/0011).
-    if (ctx.notifyOutbox !== false) {
-      await tx.execute(
-        sql`select pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${JSON.stringify({ tenantId: ctx.tenantId, jobId })})`,
-      );
-    }
+      { notify: ctx.notifyOutbox !== false },
+    );
     const result: PayResult = {
       paymentId,
       status: 'processing',
