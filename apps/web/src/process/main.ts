@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 import { dropArmedPayResponse } from '../server/chaos/drop-next-response.ts';
+import { readWebEnv } from '../server/web-env.ts';
 import { stampClientAddress } from './client-address.ts';
 import { readWebServerConfig, type WebServerConfig } from './web-server-config.ts';
 
@@ -21,6 +22,9 @@ const log = (line: string) => console.log(`${new Date().toISOString()} web: ${li
 let config: WebServerConfig;
 try {
   config = readWebServerConfig(process.env);
+  // The runtime's own variables too, refused now rather than at the first request. This is the
+  // production server: Next sets NODE_ENV=production only once it loads.
+  readWebEnv({ ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'production' });
 } catch (error) {
   console.error(`web: cannot start: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
