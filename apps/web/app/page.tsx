@@ -1,11 +1,10 @@
-import { demoTenants } from '@once/db/seed';
 import { CheckoutPage } from '../src/components/checkout/checkout-page.tsx';
+import { listMerchants } from '../src/server/merchants.ts';
 
 export const dynamic = 'force-dynamic';
 
-export default function HomePage() {
-  // Only ids and names reach the browser: the demo API keys stay on the server.
-  const merchants = demoTenants.map((tenant) => ({ id: tenant.id, name: tenant.name }));
+export default async function HomePage() {
+  const merchants = await listMerchants();
   return (
     <main>
       <div className="page-head">

@@ -1,10 +1,10 @@
-import { demoTenants } from '@once/db/seed';
 import { OpsCockpit } from '../../src/components/ops/ops-cockpit.tsx';
+import { listMerchants } from '../../src/server/merchants.ts';
 
 export const dynamic = 'force-dynamic';
 
-export default function OpsPage() {
-  const merchants = demoTenants.map((tenant) => ({ id: tenant.id, name: tenant.name }));
+export default async function OpsPage() {
+  const merchants = await listMerchants();
   return (
     <main className="wide">
       <div className="page-head">
