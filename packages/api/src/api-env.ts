@@ -31,7 +31,7 @@ export interface ApiEnvSettings {
 /** 24 h, as Stripe keeps keys. A payment stays unique per key beyond it (see `pay`). */
 export const DEFAULT_CHECKOUT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export const DEFAULT_MAX_NEW_KEYS_PER_MINUTE = 600;
+const DEFAULT_MAX_NEW_KEYS_PER_MINUTE = 600;
 
 /**
  * Room for a presenter's tabs and a test suite's browsers on one address, far below what a

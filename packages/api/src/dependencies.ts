@@ -39,11 +39,8 @@ export interface ApiDependencies {
 /**
  * Per-operation idempotency policy of this API; see README "Idempotency". The checkout keys'
  * retention is `ONCE_CHECKOUT_KEY_TTL_MS`; a payment stays unique per key beyond it.
- *
- * @example
- * apiIdempotencyPoliciesFor(60_000)['checkout.pay'].ttlMs; // 60000
  */
-export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
+function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
   // A payment is unique per (tenant, checkout key) whoever sends the key, so its key is the
   // tenant's too: a retry after the shopper's session was renewed is answered with the same
   // payment. Scoped per session, it would get 422 "key reused", which invites a new key and a
@@ -63,9 +60,6 @@ export function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
     'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
   };
 }
-
-/** The policies with the default checkout key retention (24 h). */
-export const apiIdempotencyPolicies = apiIdempotencyPoliciesFor(DEFAULT_CHECKOUT_KEY_TTL_MS);
 
 /**
  * Builds the API's dependencies over one database client.
