@@ -10,7 +10,6 @@ export {
   FALLBACK_DECLINE_CODE,
   type ProcessorDeclineError,
 } from './decline-code.ts';
-export { type PaymentDatabase, runPaymentStatement } from './payment-database.ts';
 export {
   cancelKeyFor,
   confirmKeyFor,

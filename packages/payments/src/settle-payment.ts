@@ -1,6 +1,6 @@
 import { isLiveJob } from '@once/db/outbox';
+import { runStatement, type SqlRunner, sqlLiteralList } from '@once/postgres/sql';
 import { type SQL, sql } from 'drizzle-orm';
-import { type PaymentDatabase, runPaymentStatement } from './payment-database.ts';
 import { type PaymentStatus, statusesMovableTo } from './payment-states.ts';
 
 /** Where a payment can be moved, with what the processor said about it. */
@@ -29,10 +29,7 @@ export interface SettleOptions {
 
 /** The statuses a guarded update may move from, as SQL literals (a partial index needs literals). */
 function movableFrom(to: PaymentStatus): SQL {
-  const list = statusesMovableTo(to)
-    .map((status) => `'${status}'`)
-    .join(', ');
-  return sql.raw(`(${list})`);
+  return sqlLiteralList(statusesMovableTo(to));
 }
 
 /**
@@ -48,7 +45,7 @@ function movableFrom(to: PaymentStatus): SQL {
  * await settlePayment(tx, { tenantId, paymentId }, { status: 'succeeded', processorPaymentIntentId: 'pi_1' });
  */
 export async function settlePayment(
-  db: PaymentDatabase,
+  db: SqlRunner,
   payment: PaymentRef,
   settlement: PaymentSettlement,
   options: SettleOptions = {},
@@ -65,7 +62,7 @@ export async function settlePayment(
         where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
           and ${isLiveJob('job')})`
     : sql``;
-  const rows = await runPaymentStatement<{ id: string }>(
+  const rows = await runStatement<{ id: string }>(
     db,
     sql`
     update payments as payment
