@@ -5,6 +5,8 @@ export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS = 10 * 60_000;
 /** Stripe cancels an uncaptured card authorisation 7 days after it was made. */
 export const DEFAULT_AUTHORIZATION_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+/** Stripe says only "some time later"; long enough for a client to see the first status. */
+export const DEFAULT_REFUND_SETTLE_MS = 10_000;
 
 /** The processor's settings, read once from the environment (docs/process-contract.md). */
 export interface ProcessorConfig {
@@ -25,6 +27,8 @@ export interface ProcessorConfig {
   idempotencyReapIntervalMs?: number;
   /** How long a manual-capture authorisation may be captured before it expires (canceled). */
   authorizationWindowMs?: number;
+  /** When an asynchronous test-card refund changes status (pending to succeeded, succeeded to failed). */
+  refundSettleMs?: number;
 }
 
 /**
@@ -59,6 +63,7 @@ const processorEnv = {
     default: DEFAULT_AUTHORIZATION_WINDOW_MS,
     min: 100,
   }),
+  PROCESSOR_REFUND_SETTLE_MS: integer({ default: DEFAULT_REFUND_SETTLE_MS, min: 100 }),
 };
 
 /**
@@ -79,6 +84,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     idempotencyRetentionMs: e.PROCESSOR_IDEMPOTENCY_RETENTION_MS,
     idempotencyReapIntervalMs: e.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS,
     authorizationWindowMs: e.PROCESSOR_AUTHORIZATION_WINDOW_MS,
+    refundSettleMs: e.PROCESSOR_REFUND_SETTLE_MS,
   };
   checkProcessorWindows(config);
   return config;

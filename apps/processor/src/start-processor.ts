@@ -3,6 +3,7 @@ import {
   DEFAULT_AUTHORIZATION_WINDOW_MS,
   DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
   DEFAULT_IDEMPOTENCY_RETENTION_MS,
+  DEFAULT_REFUND_SETTLE_MS,
   type ProcessorConfig,
 } from './config.ts';
 import { createProcessorDatabase } from './db/client.ts';
@@ -11,6 +12,7 @@ import { seedAccounts } from './db/seed-accounts.ts';
 import { createProcessorApp } from './http/processor-app.ts';
 import { startAuthorizationExpiry } from './maintenance/authorization-expiry.ts';
 import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
+import { startRefundSettlement } from './maintenance/refund-settlement.ts';
 import { createStripeIdempotency } from './stripe/stripe-idempotency.ts';
 import { startWebhookDeliverer } from './webhooks/webhook-deliverer.ts';
 
@@ -42,7 +44,10 @@ export async function startProcessor(
     log(`${event} ${JSON.stringify(fields ?? {})}`),
   );
   await seedAccounts(client.db);
-  const authorizationWindowMs = config.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS;
+  const timing = {
+    authorizationWindowMs: config.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS,
+    refundSettleMs: config.refundSettleMs ?? DEFAULT_REFUND_SETTLE_MS,
+  };
 
   const app = createProcessorApp({
     db: client.db,
@@ -51,7 +56,7 @@ export async function startProcessor(
       ttlMs: config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS,
     }),
     adminToken: config.adminToken,
-    authorizationWindowMs,
+    timing,
     log,
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -76,7 +81,8 @@ export async function startProcessor(
     log,
     config.idempotencyReapIntervalMs ?? DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
   );
-  const expiry = startAuthorizationExpiry(client.db, log, authorizationWindowMs);
+  const expiry = startAuthorizationExpiry(client.db, log, timing.authorizationWindowMs);
+  const settlement = startRefundSettlement(client.db, log, timing.refundSettleMs);
   log(`processor listening on ${listeningOn(host, port)} (webhooks -> ${config.webhookUrl})`);
 
   return {
@@ -91,6 +97,7 @@ export async function startProcessor(
       });
       reaper.stop();
       expiry.stop();
+      settlement.stop();
       await deliverer.stop();
       await client.close();
     },

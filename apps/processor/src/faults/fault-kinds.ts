@@ -84,6 +84,7 @@ export const READ_OPERATIONS = [
   'payment_intents.search',
   'payment_intents.retrieve',
   'refunds.retrieve',
+  'refunds.list',
 ] as const;
 
 export type MutatingOperation = (typeof MUTATING_OPERATIONS)[number];

@@ -3,14 +3,14 @@ import { createAdminApi } from '../admin/admin-api.ts';
 import type { ProcessorDatabase } from '../db/client.ts';
 import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
 import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
+import type { OperationTiming } from '../stripe/stripe-operation.ts';
 import { processorBodyLimit } from './body-limit.ts';
 import { createStripeApi } from './stripe-api.ts';
 
 export interface ProcessorAppOptions {
   db: ProcessorDatabase;
   idempotentMutation: IdempotentMutation;
-  /** How long an authorisation stays capturable. */
-  authorizationWindowMs: number;
+  timing: OperationTiming;
   adminToken: string;
   log: (line: string) => void;
 }

@@ -12,17 +12,22 @@ import {
   retrievePaymentIntent,
   searchPaymentIntents,
 } from '../payments/read-payment-intents.ts';
-import { createRefund, retrieveRefund } from '../refunds/create-refund.ts';
+import { createRefund } from '../refunds/create-refund.ts';
+import { listRefunds, retrieveRefund } from '../refunds/read-refunds.ts';
 import { parseFormParams } from '../stripe/form-params.ts';
 import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
-import type { ReadOperation, StripeOperation } from '../stripe/stripe-operation.ts';
+import type {
+  OperationTiming,
+  ReadOperation,
+  StripeOperation,
+} from '../stripe/stripe-operation.ts';
 import { stripeResponse } from '../stripe/stripe-response.ts';
 import { authenticate } from './authenticate.ts';
 
 export interface StripeApiOptions {
   db: ProcessorDatabase;
   idempotentMutation: IdempotentMutation;
-  authorizationWindowMs: number;
+  timing: OperationTiming;
   log: (line: string) => void;
 }
 
@@ -51,7 +56,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
       params,
       pathParams: c.req.param() as Record<string, string>,
       idempotencyKey: null,
-      authorizationWindowMs: options.authorizationWindowMs,
+      timing: options.timing,
     });
     return stripeResponse(result);
   };
@@ -82,7 +87,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
               params,
               pathParams: c.req.param() as Record<string, string>,
               idempotencyKey,
-              authorizationWindowMs: options.authorizationWindowMs,
+              timing: options.timing,
             });
             await faults.afterWork(tx, account.id, result);
             const rendered = stripeResponse(result);
@@ -112,6 +117,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
     mutate('payment_intents.capture', capturePaymentIntent),
   );
   app.post('/v1/refunds', mutate('refunds.create', createRefund));
+  app.get('/v1/refunds', read('refunds.list', listRefunds));
   app.get('/v1/refunds/:id', read('refunds.retrieve', retrieveRefund));
   return app;
 }

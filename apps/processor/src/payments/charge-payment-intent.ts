@@ -4,7 +4,7 @@ import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { ProcessorTransaction } from '../db/client.ts';
 import { charges, ledgerEntries, paymentIntents } from '../db/schema/index.ts';
 import { newObjectId } from '../stripe/object-ids.ts';
-import type { StripeResult } from '../stripe/stripe-operation.ts';
+import type { OperationTiming, StripeResult } from '../stripe/stripe-operation.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/enqueue-event.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { outcomeOfCard } from './test-cards.ts';
@@ -25,7 +25,7 @@ type PaymentIntentRow = typeof paymentIntents.$inferSelect;
 export async function chargePaymentIntent(
   tx: ProcessorTransaction,
   intent: PaymentIntentRow,
-  request: { idempotencyKey: string | null; authorizationWindowMs: number },
+  request: { idempotencyKey: string | null; timing: OperationTiming },
 ): Promise<StripeResult> {
   const { idempotencyKey } = request;
   const outcome = outcomeOfCard(intent.cardNumber ?? '');
@@ -47,7 +47,7 @@ export async function chargePaymentIntent(
       {
         status: 'requires_capture',
         amountCapturable: intent.amount,
-        captureBefore: sql`now() + ${msInterval(request.authorizationWindowMs)}`,
+        captureBefore: sql`now() + ${msInterval(request.timing.authorizationWindowMs)}`,
         latestCharge: chargeId,
         lastPaymentError: null,
       },

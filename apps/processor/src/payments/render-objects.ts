@@ -82,12 +82,17 @@ export function renderRefund(row: RefundRow): Record<string, unknown> {
     id: row.id,
     object: 'refund',
     amount: row.amount,
+    balance_transaction: null,
     charge: row.chargeId,
     created: unixSeconds(row.createdAt),
     currency: row.currency,
     metadata: row.metadata,
     payment_intent: row.paymentIntentId,
     reason: row.reason,
+    receipt_number: null,
+    source_transfer_reversal: null,
     status: row.status,
+    transfer_reversal: null,
+    ...(row.failureReason ? { failure_reason: row.failureReason } : {}),
   };
 }

@@ -66,7 +66,30 @@ const NUMBER_BY_TEST_PAYMENT_METHOD: Record<string, string> = {
   pm_card_chargeDeclinedExpiredCard: '4000000000000069',
   pm_card_chargeDeclinedIncorrectCvc: '4000000000000127',
   pm_card_chargeDeclinedProcessingError: '4000000000000119',
+  pm_card_pendingRefund: '4000000000007726',
+  pm_card_refundFail: '4000000000005126',
 };
+
+/**
+ * How a refund of a charge on this card behaves (Stripe's "Simulate an asynchronous refund"
+ * cards): `pending_then_succeeded` starts `pending` and later succeeds (`refund.updated`);
+ * `succeeded_then_failed` starts `succeeded` and later fails (`refund.failed`, funds back).
+ * Every other card's refund succeeds at once and stays so.
+ */
+export type RefundBehavior = 'immediate' | 'pending_then_succeeded' | 'succeeded_then_failed';
+
+const REFUND_BEHAVIOR_BY_NUMBER: Record<string, RefundBehavior> = {
+  '4000000000007726': 'pending_then_succeeded',
+  '4000000000005126': 'succeeded_then_failed',
+};
+
+/**
+ * @example
+ * refundBehaviorOfCard('4000000000007726') // 'pending_then_succeeded'
+ */
+export function refundBehaviorOfCard(cardNumber: string): RefundBehavior {
+  return REFUND_BEHAVIOR_BY_NUMBER[cardNumber.replace(/\s/g, '')] ?? 'immediate';
+}
 
 /**
  * The card number behind a test PaymentMethod id, or undefined if it is not one we know.

@@ -1,7 +1,9 @@
-import { and, eq } from 'drizzle-orm';
+import { msInterval } from '@once/postgres/sql';
+import { and, eq, sql } from 'drizzle-orm';
 import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
 import { loadPaymentIntent } from '../payments/load-payment-intent.ts';
 import { renderCharge, renderRefund } from '../payments/render-objects.ts';
+import { refundBehaviorOfCard } from '../payments/test-cards.ts';
 import { newObjectId } from '../stripe/object-ids.ts';
 import { readInteger, readMetadata, readString } from '../stripe/read-params.ts';
 import {
@@ -10,23 +12,28 @@ import {
   resourceMissing,
   StripeApiError,
 } from '../stripe/stripe-error.ts';
-import type { ReadOperation, StripeOperation } from '../stripe/stripe-operation.ts';
+import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
 
 const REASONS = new Set(['duplicate', 'fraudulent', 'requested_by_customer']);
 
 /**
- * `POST /v1/refunds` with `payment_intent` (or `charge`) and an optional partial `amount`.
- * The charge row is locked, so concurrent refunds can never refund more than was charged.
+ * `POST /v1/refunds` with `payment_intent` (or `charge`) and an optional partial `amount`
+ * (default: all that is left). Several refunds may share a charge; together they never
+ * exceed what was captured: the charge row is locked, so concurrent refunds are serialised,
+ * and one over the rest is refused with `amount_too_large`. The money leaves at once (a
+ * ledger `refund` row); `refund.created` and `charge.refunded` are sent. A charge on one of
+ * Stripe's asynchronous-refund test cards gives a refund that later changes status
+ * (`settleRefunds`).
  */
-export const createRefund: StripeOperation = async (tx, { account, params, idempotencyKey }) => {
+export const createRefund: StripeOperation = async (tx, input) => {
+  const { account, params, idempotencyKey } = input;
   const paymentIntentId = readString(params, 'payment_intent');
   const chargeIdParam = readString(params, 'charge');
   if (!paymentIntentId && !chargeIdParam) throw missingParam('payment_intent');
   const reason = readString(params, 'reason') ?? null;
   if (reason !== null && !REASONS.has(reason))
     throw invalidParam('reason', `Invalid reason: ${reason}`);
-
   // Only captured money is refundable: an authorisation is released by canceling its intent.
   let chargeCondition = and(
     eq(charges.accountId, account.id),
@@ -65,9 +72,9 @@ export const createRefund: StripeOperation = async (tx, { account, params, idemp
       'amount_too_large',
     );
   }
-
+  const intent = await loadPaymentIntent(tx, account.id, charge.paymentIntentId);
+  const behavior = refundBehaviorOfCard(intent.cardNumber ?? '');
   const refundId = newObjectId('re');
-  const metadata = readMetadata(params);
   const [refund] = await tx
     .insert(refunds)
     .values({
@@ -77,9 +84,15 @@ export const createRefund: StripeOperation = async (tx, { account, params, idemp
       paymentIntentId: charge.paymentIntentId,
       amount,
       currency: charge.currency,
-      status: 'succeeded',
+      status: behavior === 'pending_then_succeeded' ? 'pending' : 'succeeded',
       reason,
-      metadata,
+      metadata: readMetadata(params),
+      ...(behavior === 'immediate'
+        ? {}
+        : {
+            settlesAt: sql`now() + ${msInterval(input.timing.refundSettleMs)}`,
+            settlesTo: behavior === 'pending_then_succeeded' ? 'succeeded' : 'failed',
+          }),
     })
     .returning();
   const [updatedCharge] = await tx
@@ -98,22 +111,18 @@ export const createRefund: StripeOperation = async (tx, { account, params, idemp
     idempotencyKey,
     metadata: charge.metadata,
   });
+  const rendered = renderRefund(refund!);
+  await enqueueEvent(tx, {
+    accountId: account.id,
+    type: 'refund.created',
+    object: rendered,
+    idempotencyKey,
+  });
   await enqueueEvent(tx, {
     accountId: account.id,
     type: 'charge.refunded',
     object: renderCharge(updatedCharge!),
     idempotencyKey,
   });
-  return { status: 200, body: renderRefund(refund!) };
-};
-
-/** `GET /v1/refunds/:id` */
-export const retrieveRefund: ReadOperation = async (db, { account, pathParams }) => {
-  const id = pathParams.id!;
-  const [refund] = await db
-    .select()
-    .from(refunds)
-    .where(and(eq(refunds.id, id), eq(refunds.accountId, account.id)));
-  if (!refund) throw resourceMissing('refund', id);
-  return { status: 200, body: renderRefund(refund) };
+  return { status: 200, body: rendered };
 };

@@ -17,8 +17,15 @@ interface OperationInput {
   pathParams: Record<string, string>;
   /** The request's `Idempotency-Key`, recorded on ledger rows and events. */
   idempotencyKey: string | null;
+  timing: OperationTiming;
+}
+
+/** The processor's own delays an operation schedules by (on the database clock). */
+export interface OperationTiming {
   /** How long an authorisation stays capturable (`PROCESSOR_AUTHORIZATION_WINDOW_MS`). */
   authorizationWindowMs: number;
+  /** When an asynchronous refund changes status (`PROCESSOR_REFUND_SETTLE_MS`). */
+  refundSettleMs: number;
 }
 
 /**

@@ -9,7 +9,10 @@ export type WebhookEventType =
   | 'payment_intent.canceled'
   | 'payment_intent.amount_capturable_updated'
   | 'charge.captured'
-  | 'charge.refunded';
+  | 'charge.refunded'
+  | 'refund.created'
+  | 'refund.updated'
+  | 'refund.failed';
 
 /** The Stripe API version stamped on events (the version stripe@23 pins). */
 const EVENT_API_VERSION = '2026-10-28.endive';

@@ -1,0 +1,88 @@
+import { and, eq, isNotNull, lte, sql } from 'drizzle-orm';
+import type { ProcessorDatabase } from '../db/client.ts';
+import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
+import { renderRefund } from '../payments/render-objects.ts';
+import { enqueueEvent } from '../webhooks/enqueue-event.ts';
+
+const BATCH = 100;
+
+/**
+ * Moves the asynchronous refunds that are due to their final status, as Stripe's test cards
+ * do "some time later": a `pending` one becomes `succeeded` (`refund.updated`); a
+ * `succeeded` one becomes `failed` (`refund.failed`): the money comes back, so the charge's
+ * `amount_refunded` drops by it and the ledger books the return as a `refund` row of the
+ * negative amount (the refunds of a charge always sum to what left it).
+ */
+export async function settleRefunds(db: ProcessorDatabase): Promise<number> {
+  return db.transaction(async (tx) => {
+    const due = await tx
+      .select()
+      .from(refunds)
+      .where(and(isNotNull(refunds.settlesAt), lte(refunds.settlesAt, sql`now()`)))
+      .limit(BATCH)
+      .for('update', { skipLocked: true });
+    for (const refund of due) {
+      const failed = refund.settlesTo === 'failed';
+      const [settled] = await tx
+        .update(refunds)
+        .set({
+          status: failed ? 'failed' : 'succeeded',
+          failureReason: failed ? 'unknown' : null,
+          settlesAt: null,
+          settlesTo: null,
+        })
+        .where(eq(refunds.id, refund.id))
+        .returning();
+      if (failed) {
+        const [charge] = await tx
+          .update(charges)
+          .set({ amountRefunded: sql`${charges.amountRefunded} - ${refund.amount}` })
+          .where(eq(charges.id, refund.chargeId))
+          .returning();
+        await tx.insert(ledgerEntries).values({
+          accountId: refund.accountId,
+          kind: 'refund',
+          paymentIntentId: refund.paymentIntentId,
+          chargeId: refund.chargeId,
+          refundId: refund.id,
+          amount: -refund.amount,
+          currency: refund.currency,
+          idempotencyKey: null,
+          metadata: charge!.metadata,
+        });
+      }
+      await enqueueEvent(tx, {
+        accountId: refund.accountId,
+        type: failed ? 'refund.failed' : 'refund.updated',
+        object: renderRefund(settled!),
+        idempotencyKey: null,
+      });
+    }
+    return due.length;
+  });
+}
+
+/**
+ * Runs {@link settleRefunds} every `intervalMs` (a quarter of the settle delay, between 100 ms
+ * and 10 s).
+ *
+ * @example
+ * const settlement = startRefundSettlement(db, console.log, 10_000); // later: settlement.stop()
+ */
+export function startRefundSettlement(
+  db: ProcessorDatabase,
+  log: (line: string) => void,
+  settleMs: number,
+): { stop(): void } {
+  const intervalMs = Math.min(10_000, Math.max(100, Math.floor(settleMs / 4)));
+  const timer = setInterval(() => {
+    settleRefunds(db).then(
+      (settled) => {
+        if (settled > 0) log(`refunds: ${settled} settled`);
+      },
+      (error) => log(`refunds: settlement failed: ${String(error)}`),
+    );
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,60 @@
+import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import { refunds } from '../db/schema/index.ts';
+import { renderRefund } from '../payments/render-objects.ts';
+import { readInteger, readString } from '../stripe/read-params.ts';
+import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
+import type { ReadOperation } from '../stripe/stripe-operation.ts';
+
+async function loadRefund(
+  db: ProcessorDatabase | ProcessorTransaction,
+  accountId: string,
+  id: string,
+  param = 'id',
+) {
+  const [refund] = await db
+    .select()
+    .from(refunds)
+    .where(and(eq(refunds.id, id), eq(refunds.accountId, accountId)));
+  if (!refund) throw resourceMissing('refund', id, param);
+  return refund;
+}
+
+/** `GET /v1/refunds/:id` */
+export const retrieveRefund: ReadOperation = async (db, { account, pathParams }) => ({
+  status: 200,
+  body: renderRefund(await loadRefund(db, account.id, pathParams.id!)),
+});
+
+/** `GET /v1/refunds`: newest first; `payment_intent`, `charge`, `limit` (1-100), `starting_after`. */
+export const listRefunds: ReadOperation = async (db, { account, params }) => {
+  const limit = readInteger(params, 'limit') ?? 10;
+  if (limit < 1 || limit > 100) throw invalidParam('limit', 'Limit must be between 1 and 100.');
+  const conditions: SQL[] = [eq(refunds.accountId, account.id)];
+  const paymentIntent = readString(params, 'payment_intent');
+  if (paymentIntent) conditions.push(eq(refunds.paymentIntentId, paymentIntent));
+  const charge = readString(params, 'charge');
+  if (charge) conditions.push(eq(refunds.chargeId, charge));
+  const startingAfter = readString(params, 'starting_after');
+  if (startingAfter) {
+    const cursor = await loadRefund(db, account.id, startingAfter, 'starting_after');
+    conditions.push(
+      sql`(${refunds.createdAt}, ${refunds.id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`,
+    );
+  }
+  const rows = await db
+    .select()
+    .from(refunds)
+    .where(and(...conditions))
+    .orderBy(desc(refunds.createdAt), desc(refunds.id))
+    .limit(limit + 1);
+  return {
+    status: 200,
+    body: {
+      object: 'list',
+      data: rows.slice(0, limit).map(renderRefund),
+      has_more: rows.length > limit,
+      url: '/v1/refunds',
+    },
+  };
+};
