@@ -1,5 +1,5 @@
-import { sql as drizzleSql, type SQL } from 'drizzle-orm';
-import type postgres from 'postgres';
+import { runStatement, type SqlRunner } from '@once/postgres/sql';
+import { sql } from 'drizzle-orm';
 
 /**
  * What happened in a payment's life. The kinds, by the process that records them:
@@ -39,19 +39,7 @@ export interface PaymentEventInput {
 }
 
 /** A postgres.js pool or transaction (the worker), or a drizzle transaction (web, api). */
-export type PaymentEventWriter =
-  | postgres.Sql
-  | postgres.TransactionSql
-  | { execute(query: SQL): PromiseLike<unknown> };
-
-// One statement for any number of events, the same text for both drivers. The JSON travels
-// as text and is cast in SQL: postgres.js would JSON-encode a string bound to a jsonb
-// parameter a second time.
-const INSERT_FROM_JSON = `insert into payment_events (tenant_id, payment_id, actor, kind, detail)
-  select e.value->>'tenant_id', e.value->>'payment_id', e.value->>'actor', e.value->>'kind',
-         coalesce(e.value->'detail', '{}'::jsonb)
-  from jsonb_array_elements($1::text::jsonb) with ordinality as e(value, n)
-  order by e.n`;
+export type PaymentEventWriter = SqlRunner;
 
 /**
  * Records events with ONE insert on the caller's connection. Call it inside the transaction
@@ -79,12 +67,16 @@ export async function recordPaymentEvents(
       detail: event.detail ?? {},
     })),
   );
-  if (typeof db === 'function') {
-    await db.unsafe(INSERT_FROM_JSON, [json]);
-    return;
-  }
-  const [head, tail] = INSERT_FROM_JSON.split('$1');
-  await db.execute(drizzleSql`${drizzleSql.raw(head!)}${json}${drizzleSql.raw(tail!)}`);
+  // One statement for any number of events. The JSON travels as text and is cast in SQL:
+  // postgres.js would JSON-encode a string bound to a jsonb parameter a second time.
+  await runStatement(
+    db,
+    sql`insert into payment_events (tenant_id, payment_id, actor, kind, detail)
+    select e.value->>'tenant_id', e.value->>'payment_id', e.value->>'actor', e.value->>'kind',
+           coalesce(e.value->'detail', '{}'::jsonb)
+    from jsonb_array_elements(${json}::text::jsonb) with ordinality as e(value, n)
+    order by e.n`,
+  );
 }
 
 /** The lane of a worker process in the timeline: `worker:<WORKER_ID>`. */
