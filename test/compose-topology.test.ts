@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { DEMO_API_KEY_VARIABLES, SECRET_VARIABLES } from '@once/env';
 import { verifyInvariant } from '@once/invariant';
 import { openApiViolations } from '@once/web/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,11 @@ import {
   type RunningComposeTopology,
   startComposeTopology,
 } from './support/compose-topology.ts';
+import {
+  expectFreshSecrets,
+  runningEnvironment,
+  secretsHeldBy,
+} from './support/running-secrets.ts';
 
 /**
  * docker-compose.yml, run as written but without Docker (there is no Docker engine on CI
@@ -19,7 +25,8 @@ import {
  * of its own, so a server that listens on 127.0.0.1 instead of its configured address is as
  * unreachable here as it would be in its container. One payment through the REST API, then
  * the processor's ledger (over its published port) and both databases agree, and every app
- * exits 0 on SIGTERM, as `docker compose stop` sends it.
+ * exits 0 on SIGTERM, as `docker compose stop` sends it. Before that, the same deployment's
+ * secrets: every service holds only what .env gave it, made per deployment.
  */
 const verbose = process.env.ONCE_TEST_VERBOSE === '1';
 const webDir = path.join(repoRoot, 'apps/web');
@@ -55,11 +62,31 @@ describe.skipIf(!aliases)(
           logLines.push(line);
           if (verbose) process.stdout.write(`${line}\n`);
         },
+        readyTimeoutMs: 60_000,
       });
     }, 240_000);
 
     afterAll(async () => {
       await topology?.stop();
+    });
+
+    // First: the payment test below stops the topology.
+    it('every service holds only the secrets .env gave it, made per deployment', () => {
+      const running = topology!.instances.filter((i) => i.child.exitCode === null);
+      const held = running.flatMap((i) =>
+        secretsHeldBy(i.name, runningEnvironment(i.child.pid, i.env)),
+      );
+      expectFreshSecrets(repoRoot, held, logLines, [...SECRET_VARIABLES, 'DATABASE_URL password']);
+      // Least privilege: the workers hold no secret but their database password.
+      const workerSecrets = held.filter((h) => h.process.startsWith('worker'));
+      expect(new Set(workerSecrets.map((h) => h.variable))).toEqual(
+        new Set(['DATABASE_URL password', 'PROCESSOR_DATABASE_URL password']),
+      );
+      // The merchants' API keys: the seed's (migrate, done by now, and web) only.
+      const isDemoApiKey = (name: string) =>
+        (DEMO_API_KEY_VARIABLES as readonly string[]).includes(name);
+      const apiKeyHolders = held.filter((h) => isDemoApiKey(h.variable)).map((h) => h.process);
+      expect(new Set(apiKeyHolders)).toEqual(new Set(['web']));
     });
 
     it('pays once through the REST API; the ledger holds one charge; every app exits 0 on SIGTERM', async () => {

@@ -10,14 +10,14 @@ import { embeddedAdminUrl, spawnEmbeddedPostgres } from '@once/postgres/embedded
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RESTART_POLICY } from '../scripts/system/restart-policy.ts';
-import { type RunningSystem, startSystem } from '../scripts/system/start-system.ts';
+import type { RunningSystem } from '../scripts/system/start-system.ts';
 import { type ManagedProcess, Supervisor } from '../scripts/system/supervisor.ts';
-import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
 import {
   type CheckoutOutcome,
   checkoutUntilAccepted,
   postPayment,
 } from './support/payments-client.ts';
+import { startTestLauncher } from './support/test-launcher.ts';
 
 /**
  * The issue's requirement, end to end: PostgreSQL going away (a fast-shutdown restart, and
@@ -164,21 +164,9 @@ beforeAll(async () => {
   await ensureDatabase(pg.adminUrl, 'once_processor');
   appUrl = pg.databaseUrl('once');
   processorDbUrl = pg.databaseUrl('once_processor');
-  const [webPort, processorPort, workerHealthBasePort] = [
-    await findFreePort(),
-    await findFreePort(),
-    await findFreePort(),
-  ];
-  system = await startSystem({
+  system = await startTestLauncher({
     databaseUrl: appUrl,
     processorDatabaseUrl: processorDbUrl,
-    webPort,
-    processorPort,
-    workerHealthBasePort,
-    workerCount: 1,
-    // The tests' build, brought up to date once per run by test/web-build-global-setup.ts.
-    skipBuild: true,
-    nextDistDir: TEST_NEXT_DIST_DIR,
     env: {
       // Short waits so in-flight work converges within the test; production keeps defaults.
       WORKER_POLL_INTERVAL_MS: '300',

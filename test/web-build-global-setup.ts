@@ -3,7 +3,6 @@ import { ensureWebBuild, TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.
 /** The test files that serve the production build of the web app. */
 const SERVING_FILES = [
   'test/compose-topology.test.ts',
-  'test/deployment-secrets.test.ts',
   'test/postgres-restart.test.ts',
   'scripts/system/chaos-switches.test.ts',
   'scripts/system/restart.test.ts',

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
+import { DEMO_API_KEY_VARIABLES, SECRET_VARIABLES } from '@once/env';
 import { verifyInvariant } from '@once/invariant';
-import { findFreePort } from '@once/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
-import { type RunningSystem, startSystem } from './start-system.ts';
-import { TEST_NEXT_DIST_DIR } from './web-build.ts';
+import {
+  expectFreshSecrets,
+  runningEnvironment,
+  secretsHeldBy,
+} from '../../test/support/running-secrets.ts';
+import { startTestLauncher, TEST_RESTART_POLICY } from '../../test/support/test-launcher.ts';
+import { type RunningSystem, repoRoot } from './start-system.ts';
 
 /**
  * The demo's chaos switches on a real launched system, pressed the way the cockpit presses
@@ -17,6 +22,7 @@ import { TEST_NEXT_DIST_DIR } from './web-build.ts';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LEASE_MS = 2_000;
 const keys: string[] = [];
+const logLines: string[] = [];
 let system: RunningSystem;
 let operatorCookie: string;
 
@@ -138,28 +144,16 @@ async function faultTaken(kind: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  system = await startSystem({
+  system = await startTestLauncher({
     pgDurability: 'durable',
-    webPort: await findFreePort(),
-    processorPort: await findFreePort(),
-    workerHealthBasePort: await findFreePort(),
-    workerCount: 1,
-    skipBuild: true,
-    nextDistDir: TEST_NEXT_DIST_DIR,
     chaos: true,
-    restart: {
-      initialDelayMs: 200,
-      maxDelayMs: 2_000,
-      maxRestarts: 5,
-      windowMs: 60_000,
-      resetAfterMs: 30_000,
-    },
+    restart: TEST_RESTART_POLICY,
     env: {
       WORKER_LEASE_MS: String(LEASE_MS),
       WORKER_POLL_INTERVAL_MS: '300',
       WORKER_BACKOFF_BASE_MS: '200',
     },
-    log: () => {},
+    log: (line) => logLines.push(line),
   });
   operatorCookie = await signIn('operator');
 }, 240_000);
@@ -169,6 +163,32 @@ afterAll(async () => {
 });
 
 describe('chaos switches pressed through the web as an operator', () => {
+  // First, before any part is killed: what `npm run demo` handed its parts. No secret the
+  // parts hold (read from /proc/<pid>/environ) is written in the repository or the logs.
+  it('npm run demo: the launcher hands every part secrets made for this run', () => {
+    const isDemoApiKey = (name: string) =>
+      (DEMO_API_KEY_VARIABLES as readonly string[]).includes(name);
+    // Every secret but the demo merchants' API keys: on loopback, the demo keeps the public ones.
+    const launcherSecrets = SECRET_VARIABLES.filter((name) => !isDemoApiKey(name));
+    const held = system.supervisor
+      .status()
+      .filter((part) => part.name !== 'postgres')
+      .flatMap((part) =>
+        secretsHeldBy(part.name, runningEnvironment(part.pid, system.envFor(part.name))),
+      );
+    expectFreshSecrets(repoRoot, held, logLines, [
+      ...launcherSecrets,
+      'ONCE_CHAOS_SECRET',
+      'DATABASE_URL password',
+    ]);
+    expect(held.filter((h) => isDemoApiKey(h.variable))).toEqual([]);
+    // One set per run, shared by the parts that must agree (the webhook signer and checker).
+    const web = system.envFor('web');
+    const processor = system.envFor('processor');
+    expect(web.PROCESSOR_WEBHOOK_SECRET).toBe(processor.PROCESSOR_WEBHOOK_SECRET);
+    expect(web.PROCESSOR_ADMIN_TOKEN).toBe(processor.PROCESSOR_ADMIN_TOKEN);
+  });
+
   it('the control channel is on loopback and refuses a caller without the secret', async () => {
     expect(new URL(system.chaos!.url).hostname).toBe('127.0.0.1');
     const refused = await fetch(`${system.chaos!.url}/switches/kill_worker`, { method: 'POST' });

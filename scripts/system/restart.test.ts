@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { verifyInvariant } from '@once/invariant';
-import { findFreePort, isProcessAlive } from '@once/postgres';
+import { isProcessAlive } from '@once/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
-import { type RunningSystem, startSystem } from './start-system.ts';
+import { startTestLauncher, TEST_RESTART_POLICY } from '../../test/support/test-launcher.ts';
+import type { RunningSystem } from './start-system.ts';
 import type { ManagedProcess, Supervisor } from './supervisor.ts';
-import { TEST_NEXT_DIST_DIR } from './web-build.ts';
 
 /**
  * The launcher's restart policy on a real system: parts really SIGKILLed come back on their
@@ -71,29 +71,12 @@ async function payAndSettle(): Promise<string> {
 }
 
 beforeAll(async () => {
-  const [webPort, processorPort, workerHealthBasePort] = [
-    await findFreePort(),
-    await findFreePort(),
-    await findFreePort(),
-  ];
-  system = await startSystem({
+  system = await startTestLauncher({
     // Durable, like the demo: with synchronous_commit=off ('fast'), a PostgreSQL SIGKILLed
     // loses the commits of its last few hundred milliseconds (seen here: a settled payment
     // gone after the crash). That is the setting's documented trade-off, not a bug to hide.
     pgDurability: 'durable',
-    webPort,
-    processorPort,
-    workerHealthBasePort,
-    workerCount: 1,
-    skipBuild: true,
-    nextDistDir: TEST_NEXT_DIST_DIR,
-    restart: {
-      initialDelayMs: 200,
-      maxDelayMs: 2_000,
-      maxRestarts: 5,
-      windowMs: 60_000,
-      resetAfterMs: 30_000,
-    },
+    restart: TEST_RESTART_POLICY,
     env: { WORKER_POLL_INTERVAL_MS: '300', WORKER_BACKOFF_BASE_MS: '200' },
     log: (line) => logLines.push(line),
   });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { SECRET_VARIABLES } from '@once/env';
+import { KNOWN_DEMO_SECRETS, MIN_PRODUCTION_SECRET_LENGTH, SECRET_VARIABLES } from '@once/env';
+import { expect } from 'vitest';
 
 /** Besides the apps' secrets: the launcher's chaos channel key and the database password. */
 const OTHER_SECRET_VARIABLES = ['ONCE_CHAOS_SECRET', 'POSTGRES_PASSWORD'] as const;
@@ -82,4 +83,35 @@ export function filesContaining(repoRoot: string, values: readonly string[]): st
   if (grep.status === 1) return [];
   if (grep.status !== 0) throw new Error(`git grep failed (${grep.status}): ${grep.stderr}`);
   return grep.stdout.split('\n').filter(Boolean);
+}
+
+/**
+ * Asserts that every secret in `held` is fresh: each of `variables` is held by some process,
+ * no value is a known demo value or short, none is in a file of the repository (one
+ * `git grep -F` for all of them), and no line of `logs` prints one.
+ *
+ * @example
+ * expectFreshSecrets(repoRoot, held, logs, [...SECRET_VARIABLES, 'DATABASE_URL password']);
+ */
+export function expectFreshSecrets(
+  repoRoot: string,
+  held: HeldSecret[],
+  logs: string[],
+  variables: readonly string[],
+): void {
+  const seen = new Set(held.map((h) => h.variable));
+  for (const variable of variables)
+    expect(seen, `some process holds ${variable}`).toContain(variable);
+  for (const { process, variable, value } of held) {
+    const where = `${process} ${variable}`;
+    expect(KNOWN_DEMO_SECRETS, where).not.toContain(value);
+    expect(value.length, where).toBeGreaterThanOrEqual(MIN_PRODUCTION_SECRET_LENGTH);
+  }
+  const values = [...new Set(held.map((h) => h.value))];
+  expect(
+    filesContaining(repoRoot, values),
+    'files of the repository holding a live secret',
+  ).toEqual([]);
+  const printed = logs.filter((line) => values.some((value) => line.includes(value)));
+  expect(printed, 'log lines printing a secret').toEqual([]);
 }
