@@ -17,5 +17,5 @@ export {
   rescheduleJob,
 } from './held-job.ts';
 export type { ChargePaymentPayload, OutboxJobPayloads } from './job-kinds.ts';
-export { isClaimable, isHeldBy, isLiveJob, type JobHolder, NO_HOLDER } from './job-sql.ts';
+export { isClaimable, isHeldBy, isLiveJob, type JobHolder } from './job-sql.ts';
 export { canMoveJob, liveJobStatuses, outboxJobTransitions } from './job-states.ts';

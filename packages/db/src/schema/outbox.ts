@@ -14,11 +14,17 @@ import { tenants } from './tenants.ts';
 /**
  * `pending`: waiting for `run_after`. `running`: claimed by a worker until `locked_until`
  * (an expired lease is claimable again). `done`: outcome recorded. `dead`: attempts
- * exhausted; its payment is `unknown` and the reconciler owns it.
+ * exhausted; its payment is `unknown` and the reconciler owns it. The moves between them and
+ * who may make them: `@once/db/outbox`.
  */
 export const outboxJobStatuses = ['pending', 'running', 'done', 'dead'] as const;
 export type OutboxJobStatus = (typeof outboxJobStatuses)[number];
 
+/**
+ * What a job does; each kind's payload is `OutboxJobPayloads` (`@once/db/outbox`). The column
+ * has no CHECK on kinds, so a new kind needs no migration, and a worker claims only the kinds
+ * it has a handler for.
+ */
 export const outboxJobKinds = ['charge_payment'] as const;
 export type OutboxJobKind = (typeof outboxJobKinds)[number];
 
@@ -33,7 +39,7 @@ export const outboxJobs = pgTable(
       .references(() => tenants.id),
     id: text('id').notNull(),
     kind: text('kind', { enum: outboxJobKinds }).notNull(),
-    /** For `charge_payment`: the payment id. */
+    /** The payment the job acts on. */
     paymentId: text('payment_id').notNull(),
     /** The downstream Idempotency-Key every attempt of this job sends. */
     downstreamKey: text('downstream_key').notNull(),
