@@ -19,6 +19,12 @@ const PEERS = [
   'graphql-yoga',
   'hono',
   '@hono/node-server',
+  // The quickstarts (docs/quickstart-*.md): their client, input validation and types.
+  '@trpc/client',
+  'zod',
+  '@types/node',
+  '@types/react',
+  '@types/react-dom',
 ];
 
 /**

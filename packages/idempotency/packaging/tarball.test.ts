@@ -7,6 +7,7 @@ import { testAdminUrl, withDatabase } from '../src/testing/test-database.ts';
 import { bin, buildAndPack, type PackedPackage, packageDir, run } from './build-and-pack.ts';
 import { consumerEnv, createConsumerProject, startConsumerServer } from './consumer-project.ts';
 import { type ConsumerAnswer, proveIdempotency } from './idempotency-protocol.ts';
+import { describeQuickstarts } from './quickstart-tests.ts';
 
 /**
  * The package as `npm publish` would upload it, built and packed ONCE: checked the way
@@ -251,6 +252,8 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
       await database.drop();
     }
   }, 120_000);
+
+  describeQuickstarts(() => projectDir);
 });
 
 function readdirSql(dir: string): string {

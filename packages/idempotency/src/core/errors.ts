@@ -42,7 +42,7 @@ type IdempotencyTrpcCode =
   | 'INTERNAL_SERVER_ERROR';
 
 /**
- * Base of the RFC 9457 `type` URIs; each code's anchor is documented in the package README.
+ * Base of the RFC 9457 `type` URIs; each code's anchor is in docs/reference.md ("Answers").
  *
  * @example
  * `${PROBLEM_TYPE_BASE}idempotency_key_reused` === IDEMPOTENCY_ERRORS.idempotency_key_reused.type; // true

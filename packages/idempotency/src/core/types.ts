@@ -13,7 +13,7 @@ export interface StoredResponse {
 }
 
 /**
- * Per-operation behaviour. Every field has a default; see README "Options".
+ * Per-operation behaviour. Every field has a default; see docs/reference.md.
  *
  * @example
  * const policy: OperationPolicy = { ttlMs: 7 * 24 * 3600_000, leaseMs: 10_000, onExpiredLease: 'unknown' };
@@ -74,7 +74,7 @@ export interface OperationPolicy {
    * usual 409. If the first request released the key (it failed before any side effect), ONE
    * waiter takes the key over and runs, the others keep waiting for that run's result. An
    * `unknown` outcome is never waited into a replay: the waiter gets its 409 at once. See
-   * README "Waiting for the result".
+   * docs/reference.md, "How it works".
    */
   waitForResult?: WaitForResultPolicy | false;
   /**

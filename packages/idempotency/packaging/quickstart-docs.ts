@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { packageDir } from './build-and-pack.ts';
+
+/** A file a quickstart shows: a fenced block whose info string names it (```ts file=server.ts). */
+interface QuickstartFile {
+  file: string;
+  code: string;
+}
+
+/** One `docs/quickstart-<name>.md`: its files and the output its client is shown to print. */
+export interface Quickstart {
+  name: string;
+  files: QuickstartFile[];
+  output: string | undefined;
+}
+
+const FENCE = /^```(\S+)([^\n]*)\n([\s\S]*?)^```$/gm;
+
+/** The files a Markdown page shows, and the output it says its client prints. */
+function shownIn(markdown: string): { files: QuickstartFile[]; output: string | undefined } {
+  const files: QuickstartFile[] = [];
+  let output: string | undefined;
+  for (const [, , info = '', code = ''] of markdown.matchAll(FENCE)) {
+    const file = /\bfile=(\S+)/.exec(info)?.[1];
+    if (file) files.push({ file, code });
+    if (/\boutput\b/.test(info)) output = code;
+  }
+  return { files, output };
+}
+
+/** Reads every quickstart page; the code run by the tests is the code the pages show. */
+export function readQuickstarts(): Quickstart[] {
+  const docs = path.join(packageDir, 'docs');
+  return readdirSync(docs)
+    .filter((f) => /^quickstart-.+\.md$/.test(f))
+    .map((f) => ({
+      name: f.replace(/^quickstart-|\.md$/g, ''),
+      ...shownIn(readFileSync(path.join(docs, f), 'utf8')),
+    }));
+}
+
+/** The README's smallest example (its block marked `file=example.ts`). */
+export function readReadmeExample(): string {
+  const readme = readFileSync(path.join(packageDir, 'README.md'), 'utf8');
+  const example = shownIn(readme).files.find((f) => f.file === 'example.ts');
+  if (!example) throw new Error('README.md shows no ```ts file=example.ts block');
+  return example.code;
+}
+
+/** The compiler settings of a fresh app (bundler resolution, as Next.js and tsx read imports). */
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2023',
+    lib: ['ES2023', 'DOM'],
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    jsx: 'react-jsx',
+    moduleDetection: 'force',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+  },
+};
+
+/** Writes each quickstart's files under `dir/<name>/` with one tsconfig.json for all of them. */
+export async function writeQuickstarts(
+  dir: string,
+  quickstarts: { name: string; files: QuickstartFile[] }[],
+): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+  for (const { name, files } of quickstarts) {
+    for (const { file, code } of files) {
+      const target = path.join(dir, name, file);
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, code);
+    }
+  }
+}
