@@ -3,7 +3,7 @@ import type { OutboxJobKind } from '@once/db/schema';
 import { type ChargeJobResult, type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
 
 /** What a job's run came to, as the dispatcher logs it. */
-export type JobResult = ChargeJobResult;
+type JobResult = ChargeJobResult;
 
 type JobHandlers = {
   [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: ChargePaymentDeps) => Promise<JobResult>;
