@@ -1,14 +1,14 @@
-import { type ClaimedJob, claimDueJobs } from '@once/db/outbox';
+import {
+  type ClaimedJob,
+  claimDueJobs,
+  type ClaimOptions as OutboxClaimOptions,
+} from '@once/db/outbox';
 import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import type postgres from 'postgres';
 import { handledJobKinds } from './job-handlers.ts';
 
-export interface ClaimOptions {
-  /** Written to `locked_by`, for operators reading the table. */
-  workerId: string;
-  leaseMs: number;
-  limit: number;
-}
+/** The outbox's claim options; the kinds are the ones this worker has handlers for. */
+type ClaimOptions = Omit<OutboxClaimOptions, 'kinds'>;
 
 /**
  * Claims up to `limit` due jobs of the kinds this worker runs (`claimDueJobs` of

@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../testing/test-database.ts';
+import type { TestDatabase } from '../testing/test-database.ts';
 import { claimDueJobs, msUntilNextClaimable } from './claim.ts';
 import { enqueueOutboxJob } from './enqueue.ts';
+import { createOutboxTestDatabase, OUTBOX_TEST_TENANT as TENANT } from './outbox-test-database.ts';
 
-const TENANT = 'tenant_claim';
 let database: TestDatabase;
 
 beforeAll(async () => {
-  database = await createTestDatabase('outbox_claim');
-  await database.client.sql`
-    insert into tenants (id, name, api_key_sha256, processor_secret_key)
-    values (${TENANT}, 'claim', 'sha_claim', 'sk_claim')`;
+  database = await createOutboxTestDatabase('outbox_claim');
 }, 60_000);
 afterAll(async () => {
   await database?.drop();

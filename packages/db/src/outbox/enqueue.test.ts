@@ -3,20 +3,17 @@ import type { SqlRunner } from '@once/postgres/sql';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTBOX_NOTIFY_CHANNEL } from '../schema/outbox.ts';
-import { createTestDatabase, type TestDatabase } from '../testing/test-database.ts';
+import type { TestDatabase } from '../testing/test-database.ts';
 import { claimDueJobs } from './claim.ts';
 import { enqueueOutboxJob, type NewOutboxJob } from './enqueue.ts';
+import { createOutboxTestDatabase, OUTBOX_TEST_TENANT as TENANT } from './outbox-test-database.ts';
 
-const TENANT = 'tenant_enqueue';
 let database: TestDatabase;
 const heard: string[] = [];
 let unlisten: () => Promise<void>;
 
 beforeAll(async () => {
-  database = await createTestDatabase('outbox_enqueue');
-  await database.client.sql`
-    insert into tenants (id, name, api_key_sha256, processor_secret_key)
-    values (${TENANT}, 'enqueue', 'sha_enqueue', 'sk_enqueue')`;
+  database = await createOutboxTestDatabase('outbox_enqueue');
   const listening = await database.client.sql.listen(OUTBOX_NOTIFY_CHANNEL, (payload) => {
     heard.push(payload);
   });

@@ -3,12 +3,13 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OutboxJobStatus } from '../schema/outbox.ts';
-import { createTestDatabase, type TestDatabase } from '../testing/test-database.ts';
+import type { TestDatabase } from '../testing/test-database.ts';
 import { claimDueJobs } from './claim.ts';
 import { enqueueOutboxJob } from './enqueue.ts';
 import { finishJob, lockHeldJob, renewLease, rescheduleJob } from './held-job.ts';
 import { isClaimable, isLiveJob } from './job-sql.ts';
 import { canMoveJob, liveJobStatuses } from './job-states.ts';
+import { createOutboxTestDatabase, OUTBOX_TEST_TENANT as TENANT } from './outbox-test-database.ts';
 
 /*
  * The outbox state machine against real PostgreSQL: random sequences of claims, lease
@@ -17,14 +18,10 @@ import { canMoveJob, liveJobStatuses } from './job-states.ts';
  * where), and every observed move against the transition table.
  */
 
-const TENANT = 'tenant_outbox';
 let database: TestDatabase;
 
 beforeAll(async () => {
-  database = await createTestDatabase('outbox_state_machine');
-  await database.client.sql`
-    insert into tenants (id, name, api_key_sha256, processor_secret_key)
-    values (${TENANT}, 'outbox', 'sha_outbox', 'sk_outbox')`;
+  database = await createOutboxTestDatabase('outbox_state_machine');
 }, 60_000);
 afterAll(async () => {
   await database?.drop();
