@@ -67,4 +67,3 @@ export function readWebEnv(env: Record<string, string | undefined> = process.env
     allowDemoLogin: seedDemo && e.ONCE_DEMO_LOGIN !== '0',
   };
 }
-
