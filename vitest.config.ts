@@ -21,7 +21,6 @@ export default defineConfig({
   // accepts) publishes extensionless ESM imports under it, which Node cannot load.
   ssr: { resolve: { conditions: [SOURCE_CONDITION, 'node', 'development|production'] } },
   test: {
-    globalSetup: ['./test/postgres-global-setup.ts', './test/web-build-global-setup.ts'],
     env: { NODE_OPTIONS: process.env.NODE_OPTIONS },
     // Vitest's default on 2 cores is one worker; most files wait on PostgreSQL and child
     // processes, not the CPU, so two run side by side in less wall time.
@@ -31,6 +30,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit+integration',
+          // Here, not in the root's `test`: a project that `extends` the root runs the root's
+          // global setups a second time (two PostgreSQL clusters and two build checks per run).
+          globalSetup: ['./test/postgres-global-setup.ts', './test/web-build-global-setup.ts'],
           include: [
             '{packages,apps}/*/src/**/*.test.ts',
             'packages/idempotency/packaging/**/*.test.ts',
