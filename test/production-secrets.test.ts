@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { generateSecrets, KNOWN_DEMO_SECRETS } from '@once/env';
 import { startWebRuntime } from '@once/web/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { repoRoot } from '../scripts/system/start-system.ts';
+import { runEntry } from './support/run-entry.ts';
 
 /**
  * A production start (NODE_ENV=production, as the image and the launcher set it) of each app
@@ -29,21 +27,7 @@ const BASE_ENV = {
 };
 
 async function start(app: keyof typeof APPS, env: Record<string, string>, args: string[] = []) {
-  const entry = path.join(repoRoot, APPS[app]);
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH, NODE_OPTIONS: process.env.NODE_OPTIONS, ...BASE_ENV, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  clearTimeout(timer);
+  const { code, output } = await runEntry(APPS[app], { ...BASE_ENV, ...env }, { args });
   return { code, lines: output.trim().split('\n') };
 }
 
