@@ -35,7 +35,7 @@ export async function startExampleApp(databaseUrl: string) {
   );
   const db = drizzle(client);
 
-  // --- the few lines of setup the README promises ---
+  // --- the setup of docs/quickstart-trpc.md ---
   const idempotency = createIdempotency({ store: createDrizzleStore(db) });
   const t = initTRPC
     .context<Context>()

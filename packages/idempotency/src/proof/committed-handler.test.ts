@@ -246,7 +246,7 @@ describe('complete given the database instead of the transaction', () => {
 });
 
 describe('the transaction type reaches complete in the documented setups', () => {
-  it('complete(db, ...) does not compile: tRPC (README setup), Server Action, fetch', () => {
+  it('complete(db, ...) does not compile: tRPC (the quickstart setup), Server Action, fetch', () => {
     // Type-checked by `tsc`, never run: each `@ts-expect-error` fails the type check if the
     // call it marks compiles.
     const typeOnly = () => {
