@@ -71,7 +71,7 @@ export function secretsHeldBy(process: string, env: Record<string, string>): Hel
  * @example
  * expect(filesContaining(repoRoot, ['9f1c...'])).toEqual([]);
  */
-export function filesContaining(repoRoot: string, values: readonly string[]): string[] {
+function filesContaining(repoRoot: string, values: readonly string[]): string[] {
   if (values.length === 0) return [];
   const patterns = values.flatMap((value) => ['-e', value]);
   const grep = spawnSync('git', ['grep', '--untracked', '-I', '-F', '-l', ...patterns, '--', '.'], {
