@@ -1,8 +1,6 @@
-import {
-  createHttpChaosSwitchboard,
-  type PROCESSOR_FAULT_SWITCHES,
-} from '@once/api/chaos-switchboard';
+import type { PROCESSOR_FAULT_SWITCHES } from '@once/api/chaos-switchboard';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { createHttpChaosSwitchboard } from '@once/web/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectConvergedInvariantHolds,

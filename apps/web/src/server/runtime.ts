@@ -1,5 +1,5 @@
 import { type ApiDependencies, createApiDependencies, readApiEnv } from '@once/api';
-import { type ChaosSwitchboard, createHttpChaosSwitchboard } from '@once/api/chaos-switchboard';
+import type { ChaosSwitchboard } from '@once/api/chaos-switchboard';
 import {
   createReplaceableDatabaseClient,
   type DatabaseClient,
@@ -8,6 +8,7 @@ import {
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
 import { installDatabaseCrashPolicy } from '@once/postgres';
+import { createHttpChaosSwitchboard } from '../demo/http-chaos-switchboard.ts';
 import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
 import { readWebEnv } from './web-env.ts';

@@ -89,7 +89,7 @@ export class ChaosSwitchRateLimited extends ChaosSwitchError {
 
 /**
  * What the web process can do to the system. Implemented over HTTP by
- * {@link createHttpChaosSwitchboard}; tests may pass a fake.
+ * the web app's `createHttpChaosSwitchboard` (apps/web/src/demo); tests may pass a fake.
  */
 export interface ChaosSwitchboard {
   /** Every part and its state, from the launcher. */

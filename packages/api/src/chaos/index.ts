@@ -1,5 +1,5 @@
 // @once/api/chaos-switchboard: the demo's chaos switches (names, cooldowns, the switchboard the
-// ops router presses) and the web process's HTTP client for the launcher's control channel.
+// ops router presses). The web app implements the switchboard (apps/web/src/demo).
 
 export {
   CHAOS_DROP_COOKIE_NAME,
@@ -9,9 +9,10 @@ export {
   type ChaosSwitchboard,
   ChaosSwitchError,
   type ChaosSwitchName,
+  ChaosSwitchRateLimited,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
   PROCESSOR_FAULT_SWITCHES,
   PressCooldown,
+  type ProcessorFaultSwitchName,
 } from './chaos-switchboard.ts';
-export { createHttpChaosSwitchboard } from './http-chaos-switchboard.ts';

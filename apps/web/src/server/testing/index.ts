@@ -1,5 +1,7 @@
 // What tests outside the app (the root's test/) use to run the web's API in-process: its
-// runtime, its routes served over HTTP, the OpenAPI contract check, and the processor webhook.
+// runtime, its routes served over HTTP, the OpenAPI contract check, the processor webhook, and
+// the demo's chaos switchboard as the web process builds it.
+export { createHttpChaosSwitchboard } from '../../demo/http-chaos-switchboard.ts';
 export { createProcessorWebhookHandler } from '../processor-webhook.ts';
 export { processorClientsFrom } from '../processor-webhook-intent.ts';
 export { startWebRuntime, type WebRuntime } from '../runtime.ts';

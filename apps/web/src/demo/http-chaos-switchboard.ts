@@ -4,7 +4,7 @@ import {
   ChaosSwitchError,
   ChaosSwitchRateLimited,
   type ProcessorFaultSwitchName,
-} from './chaos-switchboard.ts';
+} from '@once/api/chaos-switchboard';
 
 export interface HttpChaosSwitchboardOptions {
   /** The launcher's control channel (ONCE_CHAOS_URL), loopback only. */
