@@ -29,6 +29,11 @@ export interface ProcessorConfig {
   authorizationWindowMs?: number;
   /** When an asynchronous test-card refund changes status (pending to succeeded, succeeded to failed). */
   refundSettleMs?: number;
+  /**
+   * Where shoppers' browsers reach this processor (its 3-D Secure challenge page); unset: the
+   * origin the confirming client used, right when both run on one machine.
+   */
+  publicUrl?: string;
 }
 
 /**
@@ -64,6 +69,7 @@ const processorEnv = {
     min: 100,
   }),
   PROCESSOR_REFUND_SETTLE_MS: integer({ default: DEFAULT_REFUND_SETTLE_MS, min: 100 }),
+  PROCESSOR_PUBLIC_URL: text({ default: undefined, trim: true }),
 };
 
 /**
@@ -85,6 +91,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     idempotencyReapIntervalMs: e.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS,
     authorizationWindowMs: e.PROCESSOR_AUTHORIZATION_WINDOW_MS,
     refundSettleMs: e.PROCESSOR_REFUND_SETTLE_MS,
+    publicUrl: e.PROCESSOR_PUBLIC_URL,
   };
   checkProcessorWindows(config);
   return config;

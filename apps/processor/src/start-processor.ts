@@ -57,6 +57,7 @@ export async function startProcessor(
     }),
     adminToken: config.adminToken,
     timing,
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     log,
   });
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -6,11 +6,13 @@ import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
 import type { OperationTiming } from '../stripe/stripe-operation.ts';
 import { processorBodyLimit } from './body-limit.ts';
 import { createStripeApi } from './stripe-api.ts';
+import { createThreeDSecurePages } from './three-d-secure.ts';
 
 export interface ProcessorAppOptions {
   db: ProcessorDatabase;
   idempotentMutation: IdempotentMutation;
   timing: OperationTiming;
+  publicUrl?: string;
   adminToken: string;
   log: (line: string) => void;
 }
@@ -28,6 +30,7 @@ export function createProcessorApp(options: ProcessorAppOptions) {
   app.get('/healthz', (c) => c.json({ ok: true, service: 'processor' }));
   app.route('/', createAdminApi(options));
   app.route('/', createStripeApi(options));
+  app.route('/', createThreeDSecurePages(options));
   app.onError((error) => {
     if (error instanceof StripeApiError) return stripeErrorResponse(error);
     options.log(

@@ -28,6 +28,8 @@ export interface StripeApiOptions {
   db: ProcessorDatabase;
   idempotentMutation: IdempotentMutation;
   timing: OperationTiming;
+  /** Where shoppers reach the hosted 3-D Secure page; unset: the request's own origin. */
+  publicUrl?: string;
   log: (line: string) => void;
 }
 
@@ -57,6 +59,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
       pathParams: c.req.param() as Record<string, string>,
       idempotencyKey: null,
       timing: options.timing,
+      challengeBaseUrl: options.publicUrl ?? url.origin,
     });
     return stripeResponse(result);
   };
@@ -88,6 +91,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
               pathParams: c.req.param() as Record<string, string>,
               idempotencyKey,
               timing: options.timing,
+              challengeBaseUrl: options.publicUrl ?? new URL(request.url).origin,
             });
             await faults.afterWork(tx, account.id, result);
             const rendered = stripeResponse(result);

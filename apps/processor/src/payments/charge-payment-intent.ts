@@ -6,10 +6,14 @@ import { charges, ledgerEntries, paymentIntents } from '../db/schema/index.ts';
 import { newObjectId } from '../stripe/object-ids.ts';
 import type { OperationTiming, StripeResult } from '../stripe/stripe-operation.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/enqueue-event.ts';
+import { challengeAction } from './challenge-action.ts';
 import { renderPaymentIntent } from './render-objects.ts';
-import { outcomeOfCard } from './test-cards.ts';
+import { outcomeOfCard, requiresAuthentication } from './test-cards.ts';
 
 type PaymentIntentRow = typeof paymentIntents.$inferSelect;
+
+/** An attempt that reached the card network leaves no 3-D Secure action open. */
+const ACTION_DONE = { nextAction: null, actionIdempotencyKey: null };
 
 /**
  * Charges a PaymentIntent that has a payment method, inside the caller's transaction:
@@ -25,9 +29,30 @@ type PaymentIntentRow = typeof paymentIntents.$inferSelect;
 export async function chargePaymentIntent(
   tx: ProcessorTransaction,
   intent: PaymentIntentRow,
-  request: { idempotencyKey: string | null; timing: OperationTiming },
+  request: {
+    idempotencyKey: string | null;
+    timing: OperationTiming;
+    challengeBaseUrl: string;
+    /** The shopper completed the 3-D Secure challenge this card requires. */
+    authenticated?: boolean;
+  },
 ): Promise<StripeResult> {
   const { idempotencyKey } = request;
+  if (requiresAuthentication(intent.cardNumber ?? '') && !request.authenticated) {
+    const rendered = await updateAndAnnounce(
+      tx,
+      intent,
+      {
+        status: 'requires_action',
+        nextAction: challengeAction(intent, request.challengeBaseUrl),
+        actionIdempotencyKey: idempotencyKey,
+        lastPaymentError: null,
+      },
+      'payment_intent.requires_action',
+      idempotencyKey,
+    );
+    return { status: 200, body: rendered };
+  }
   const outcome = outcomeOfCard(intent.cardNumber ?? '');
   const chargeId = newObjectId('ch');
   const charge = {
@@ -50,6 +75,7 @@ export async function chargePaymentIntent(
         captureBefore: sql`now() + ${msInterval(request.timing.authorizationWindowMs)}`,
         latestCharge: chargeId,
         lastPaymentError: null,
+        ...ACTION_DONE,
       },
       'payment_intent.amount_capturable_updated',
       idempotencyKey,
@@ -69,6 +95,7 @@ export async function chargePaymentIntent(
         amountReceived: intent.amount,
         latestCharge: chargeId,
         lastPaymentError: null,
+        ...ACTION_DONE,
       },
       'payment_intent.succeeded',
       idempotencyKey,
@@ -102,6 +129,7 @@ export async function chargePaymentIntent(
       cardNumber: null,
       latestCharge: chargeId,
       lastPaymentError,
+      ...ACTION_DONE,
     },
     'payment_intent.payment_failed',
     idempotencyKey,

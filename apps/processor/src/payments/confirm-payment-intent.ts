@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { paymentIntents } from '../db/schema/index.ts';
+import { readUrl } from '../stripe/read-params.ts';
 import { invalidParam } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent } from './charge-payment-intent.ts';
@@ -19,10 +20,16 @@ export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
     );
   }
   const paymentMethod = resolvePaymentMethod(input.params);
-  if (paymentMethod) {
+  const returnUrl = readUrl(input.params, 'return_url');
+  if (paymentMethod || returnUrl) {
     const [updated] = await tx
       .update(paymentIntents)
-      .set({ paymentMethod: paymentMethod.id, cardNumber: paymentMethod.cardNumber })
+      .set({
+        ...(paymentMethod
+          ? { paymentMethod: paymentMethod.id, cardNumber: paymentMethod.cardNumber }
+          : {}),
+        ...(returnUrl ? { returnUrl } : {}),
+      })
       .where(eq(paymentIntents.id, id))
       .returning();
     intent = updated!;

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { paymentIntents } from '../db/schema/index.ts';
 import { newObjectId } from '../stripe/object-ids.ts';
-import { readBoolean, readInteger, readMetadata, readString } from '../stripe/read-params.ts';
+import {
+  readBoolean,
+  readInteger,
+  readMetadata,
+  readString,
+  readUrl,
+} from '../stripe/read-params.ts';
 import { invalidParam, missingParam } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent } from './charge-payment-intent.ts';
@@ -63,6 +69,7 @@ export const createPaymentIntent: StripeOperation = async (tx, input) => {
       customer: readString(params, 'customer') ?? null,
       metadata,
       captureMethod,
+      returnUrl: readUrl(params, 'return_url') ?? null,
       clientSecret: `${id}_secret_${randomBytes(12).toString('hex')}`,
     })
     .returning();

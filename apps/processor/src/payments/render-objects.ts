@@ -33,7 +33,7 @@ export function renderPaymentIntent(row: PaymentIntentRow): Record<string, unkno
     latest_charge: row.latestCharge,
     livemode: false,
     metadata: row.metadata,
-    next_action: null,
+    next_action: row.status === 'requires_action' ? (row.nextAction ?? null) : null,
     on_behalf_of: null,
     payment_method: row.paymentMethod,
     payment_method_types: ['card'],

@@ -54,7 +54,31 @@ const OUTCOME_BY_NUMBER: Record<string, CardOutcome> = {
     declineCode: 'processing_error',
     message: 'An error occurred while processing your card. Try again in a little bit.',
   },
+  // 3-D Secure is required, and the payment is declined after a completed challenge.
+  '4000008400001629': {
+    kind: 'declined',
+    code: 'card_declined',
+    declineCode: 'generic_decline',
+    message: DECLINED,
+  },
 };
+
+/** Stripe's test cards that require 3-D Secure authentication on every payment. */
+const AUTHENTICATION_REQUIRED = new Set([
+  '4000000000003220',
+  '4000002760003184',
+  '4000008400001629',
+]);
+
+/**
+ * Whether a payment with this card needs a 3-D Secure challenge before it is charged.
+ *
+ * @example
+ * requiresAuthentication('4000002760003184') // true
+ */
+export function requiresAuthentication(cardNumber: string): boolean {
+  return AUTHENTICATION_REQUIRED.has(cardNumber.replace(/\s/g, ''));
+}
 
 /** Stripe's `pm_card_*` test PaymentMethods and the card numbers they stand for. */
 const NUMBER_BY_TEST_PAYMENT_METHOD: Record<string, string> = {
@@ -66,6 +90,9 @@ const NUMBER_BY_TEST_PAYMENT_METHOD: Record<string, string> = {
   pm_card_chargeDeclinedExpiredCard: '4000000000000069',
   pm_card_chargeDeclinedIncorrectCvc: '4000000000000127',
   pm_card_chargeDeclinedProcessingError: '4000000000000119',
+  pm_card_threeDSecure2Required: '4000000000003220',
+  pm_card_authenticationRequired: '4000002760003184',
+  pm_card_threeDSecureRequiredChargeDeclined: '4000008400001629',
   pm_card_pendingRefund: '4000000000007726',
   pm_card_refundFail: '4000000000005126',
 };

@@ -34,6 +34,8 @@ export async function voidPaymentIntent(
       canceledAt: sql`now()`,
       amountCapturable: 0,
       captureBefore: null,
+      nextAction: null,
+      actionIdempotencyKey: null,
     })
     .where(eq(paymentIntents.id, intent.id))
     .returning();

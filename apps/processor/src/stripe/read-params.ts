@@ -55,3 +55,14 @@ export function readObject(params: FormParams, name: string): FormParams | undef
   }
   return value;
 }
+
+/** An absolute http(s) URL (`return_url`); Stripe's `url_invalid` otherwise. */
+export function readUrl(params: FormParams, name: string): string | undefined {
+  const value = readString(params, name);
+  if (value === undefined) return undefined;
+  const parsed = URL.canParse(value) ? new URL(value) : undefined;
+  if (parsed?.protocol !== 'http:' && parsed?.protocol !== 'https:') {
+    throw invalidParam(name, `Not a valid URL: ${name}`, 'url_invalid');
+  }
+  return value;
+}

@@ -18,6 +18,8 @@ interface OperationInput {
   /** The request's `Idempotency-Key`, recorded on ledger rows and events. */
   idempotencyKey: string | null;
   timing: OperationTiming;
+  /** Where a shopper's browser reaches this processor's hosted 3-D Secure challenge. */
+  challengeBaseUrl: string;
 }
 
 /** The processor's own delays an operation schedules by (on the database clock). */

@@ -8,6 +8,7 @@ export type WebhookEventType =
   | 'payment_intent.payment_failed'
   | 'payment_intent.canceled'
   | 'payment_intent.amount_capturable_updated'
+  | 'payment_intent.requires_action'
   | 'charge.captured'
   | 'charge.refunded'
   | 'refund.created'

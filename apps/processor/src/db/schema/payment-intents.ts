@@ -19,7 +19,8 @@ export const paymentIntents = pgTable(
     amountCapturable: bigint('amount_capturable', { mode: 'number' }).notNull().default(0),
     currency: text('currency').notNull(),
     /**
-     * requires_payment_method | requires_confirmation | requires_capture | succeeded | canceled
+     * requires_payment_method | requires_confirmation | requires_action | requires_capture |
+     * succeeded | canceled
      */
     status: text('status').notNull(),
     /** automatic (confirm charges) | manual (confirm authorises; a capture charges) */
@@ -27,6 +28,12 @@ export const paymentIntents = pgTable(
     /** While `requires_capture`: when the authorisation expires and the intent is canceled. */
     captureBefore: timestamp('capture_before', { withTimezone: true, precision: 6 }),
     cancellationReason: text('cancellation_reason'),
+    /** Where the shopper returns after a 3-D Secure challenge (`return_url`). */
+    returnUrl: text('return_url'),
+    /** While `requires_action`: Stripe's `next_action` (the hosted challenge to open). */
+    nextAction: jsonb('next_action').$type<Record<string, unknown>>(),
+    /** While `requires_action`: the confirm's Idempotency-Key, booked on the charge it leads to. */
+    actionIdempotencyKey: text('action_idempotency_key'),
     canceledAt: timestamp('canceled_at', { withTimezone: true, precision: 6 }),
     paymentMethod: text('payment_method'),
     /** The test card number behind `payment_method`: it decides the outcome of a charge. */
