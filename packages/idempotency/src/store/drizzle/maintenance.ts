@@ -1,4 +1,5 @@
 import type { AnyPgDatabase } from './drizzle-types.ts';
+import { explained } from './missing-tables.ts';
 import { reapExpiredKeys } from './reaper.ts';
 import { sweepExpiredLeases } from './sweeper.ts';
 
@@ -13,7 +14,7 @@ export interface KeyMaintenanceOptions {
   sweepEveryMs?: number;
   /** How often expired finished keys are deleted (`reapExpiredKeys`). Default 60 s. */
   reapEveryMs?: number;
-  /** Default: `console.error`. A failed round is retried at the next tick. */
+  /** Default: `console.error`. A failed round is retried at the next tick; missing tables say so in one line. */
   onError?: (error: unknown) => void;
 }
 
@@ -32,7 +33,7 @@ export function startKeyMaintenance(
 ): { stop(): void } {
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const every = (ms: number, job: () => Promise<unknown>) => {
-    const run = () => void job().catch(onError);
+    const run = () => void job().catch((error: unknown) => onError(explained(error)));
     run();
     const timer = setInterval(run, ms);
     timer.unref();

@@ -17,7 +17,7 @@ function isUndefinedTable(error: unknown): boolean {
 }
 
 /** The driver's error, or the one line above (with the driver's error as its cause). */
-function explained(error: unknown): unknown {
+export function explained(error: unknown): unknown {
   return isUndefinedTable(error) ? new Error(MISSING_TABLES_MESSAGE, { cause: error }) : error;
 }
 

@@ -66,6 +66,17 @@ describe('a database without the tables', () => {
 });
 
 describe('startKeyMaintenance', () => {
+  it('on a database without the tables, reports the one line naming the migration', async () => {
+    const errors: unknown[] = [];
+    const maintenance = startKeyMaintenance(drizzle(empty.sql), { onError: (e) => errors.push(e) });
+    try {
+      await vi.waitFor(() => expect(errors).toHaveLength(2), { timeout: 5_000 });
+      for (const error of errors) expect(error).toMatchObject({ message: MISSING_TABLES_MESSAGE });
+    } finally {
+      maintenance.stop();
+    }
+  });
+
   it("settles a crashed holder's key once its lease ends, without a retry", async () => {
     const store = createDrizzleStore(migrated.db);
     const reserved = await store.reserve({
