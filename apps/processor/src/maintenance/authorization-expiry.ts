@@ -12,7 +12,7 @@ const BATCH = 100;
  * `payment_intent.canceled` sent. Rows a capture or cancel holds are skipped and seen on the
  * next pass; a capture that gets the lock first after the window refuses by itself.
  */
-export async function expireAuthorizations(db: ProcessorDatabase): Promise<number> {
+async function expireAuthorizations(db: ProcessorDatabase): Promise<number> {
   return db.transaction(async (tx) => {
     const due = await tx
       .select()

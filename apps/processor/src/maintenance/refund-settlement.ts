@@ -13,7 +13,7 @@ const BATCH = 100;
  * `amount_refunded` drops by it and the ledger books the return as a `refund` row of the
  * negative amount (the refunds of a charge always sum to what left it).
  */
-export async function settleRefunds(db: ProcessorDatabase): Promise<number> {
+async function settleRefunds(db: ProcessorDatabase): Promise<number> {
   return db.transaction(async (tx) => {
     const due = await tx
       .select()
