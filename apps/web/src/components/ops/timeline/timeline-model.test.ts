@@ -104,7 +104,7 @@ describe('timeline model', () => {
       ['', 'worker:worker-1', 'claimed (attempt 1)'],
       ['fault', 'worker:worker-1', 'confirm: failed: 500 answered'],
       ['gap', '', '10 s with nothing recorded'],
-      ['lost', 'worker:worker-1', '✕ stopped answering'],
+      ['lost', 'worker:worker-1', 'stopped answering'],
       ['', 'worker:worker-1#run 2', 'took over (attempt 2)'],
     ]);
     expect(new Set(steps.map((s) => s.key)).size).toBe(steps.length);

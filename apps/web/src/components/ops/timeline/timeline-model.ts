@@ -289,7 +289,7 @@ export function timelineOf(events: readonly TimelineEventData[]): {
         at: event.at,
         from: lostLane,
         to: lostLane,
-        label: '✕ stopped answering',
+        label: 'stopped answering',
         description: `${laneTitle(lostLane)} stopped answering: its lease on job ${String(d.job)} ran out (killed or paused)`,
         tone: 'bad',
         marker: 'lost',
