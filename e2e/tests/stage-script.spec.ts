@@ -1,0 +1,252 @@
+import { expect, test } from '@playwright/test';
+import {
+  checkoutState,
+  fillCart,
+  recordPayRequests,
+  waitForTerminal,
+} from '../support/checkout-page.ts';
+import { showCockpitTable } from '../support/cockpit-table.ts';
+import { expectInvariant } from '../support/invariant.ts';
+import {
+  newScene,
+  openStage,
+  pressSwitch,
+  recordCheckoutStates,
+  type Stage,
+  sceneScreenshot,
+} from '../support/stage.ts';
+import { useTestSystem } from '../support/system.ts';
+
+// The README's stage script ("On stage: a presenter's script"), one test per scene: each does
+// what the row's "Press" column says with the mouse, on the checkout and the cockpit side by
+// side in one browser, and checks what its "What the audience sees" column promises. With
+// ONCE_SCREENSHOTS=1 each scene leaves docs/screenshots/scene-N.png.
+const system = useTestSystem({
+  chaos: true,
+  restart: {
+    initialDelayMs: 200,
+    maxDelayMs: 2_000,
+    maxRestarts: 5,
+    windowMs: 60_000,
+    resetAfterMs: 30_000,
+  },
+  env: { WORKER_LEASE_MS: '2000', WORKER_POLL_INTERVAL_MS: '300' },
+});
+
+/** The strip's verdict once this scene's one payment is settled and checked. */
+async function expectOnePaymentOneCharge(stage: Stage): Promise<void> {
+  const verdict = stage.cockpit.getByTestId('strip-verdict');
+  await expect(verdict).toHaveText(/1 payment, 1 charge, all agree/, { timeout: 30_000 });
+  await expect(verdict).toHaveAttribute('data-tone', 'ok');
+}
+
+/** One row of a cockpit table, unfolded, by something it shows. */
+async function cockpitRow(stage: Stage, table: string, text: string) {
+  await showCockpitTable(stage.cockpit, table);
+  return stage.cockpit.getByTestId(table).getByRole('row').filter({ hasText: text });
+}
+
+test.describe.configure({ mode: 'serial' });
+
+test('scene 1, double click: one request, a second tab resumes the same payment, one charge', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  const sent = recordPayRequests(stage.checkout);
+  // A presenter opens the second tab within a second or two, while the payment still runs; a
+  // test machine's payment settles faster than a page opens. So the first tab does not hear
+  // how its payment ends until the second tab has picked it up (its status polls wait).
+  let picked: () => void = () => {};
+  const pickedUp = new Promise<void>((resolve) => {
+    picked = resolve;
+  });
+  await stage.checkout.route('**/api/trpc/checkout.status**', async (route) => {
+    await pickedUp;
+    await route.continue();
+  });
+  await fillCart(stage.checkout, { book_sre: 1 });
+  await stage.checkout.getByTestId('pay').dblclick();
+  await expect(checkoutState(stage.checkout)).toHaveAttribute('data-payment-id', /^pay_/);
+
+  const second = await context.newPage();
+  const sentBySecond = recordPayRequests(second);
+  await second.goto(system().webUrl);
+  await expect(checkoutState(second)).toContainText('resumed after reload or from another tab');
+  picked();
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+  const shownBySecond = await waitForTerminal(second);
+  expect(shownBySecond.paymentId).toBe(shown.paymentId);
+  expect(sent.keys).toEqual([shown.idempotencyKey]);
+  expect(sentBySecond.keys).toEqual([]);
+
+  await expect(await cockpitRow(stage, 'ops-keys', shown.idempotencyKey)).toContainText(
+    'completed',
+  );
+  await expectOnePaymentOneCharge(stage);
+  await expectInvariant(system(), [shown]);
+  await second.close();
+  await sceneScreenshot(1, stage);
+});
+
+test('scene 2, lost response: the answer is dropped, the checkout retries with its key and is answered as a replay', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  await pressSwitch(
+    stage.cockpit,
+    "Drop this browser's next payment answer",
+    /committed by the server, then its answer is dropped/,
+  );
+  const sent = recordPayRequests(stage.checkout);
+  const states = await recordCheckoutStates(stage.checkout);
+  await fillCart(stage.checkout, { book_ddia: 1 });
+  await stage.checkout.getByTestId('pay').click();
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+  // No answer, a retry with the same key, then the stored payment: in plain words, no raw error.
+  const seen = await states();
+  expect(seen.map((state) => state.split(':')[0])).toEqual([
+    'idle',
+    'in_flight',
+    'network_retrying',
+    'in_flight',
+    'processing',
+    'succeeded',
+  ]);
+  expect(seen[2]).toMatch(
+    /^network_retrying: Connection problem, retrying\. No usable answer from the server \(the answer was cut off on its way\)\. Retrying in \d+ s with the same key/,
+  );
+  expect(seen[3]).toContain('Attempt 2, with the same idempotency key');
+  expect(sent.keys.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
+  await expect(stage.checkout.getByTestId('replayed-notice')).toHaveText(
+    /You were not charged twice/,
+  );
+  await expectOnePaymentOneCharge(stage);
+  await expectInvariant(system(), [shown]);
+  await sceneScreenshot(2, stage);
+});
+
+test('scene 3, worker killed mid-charge: the worker restarts, the job is taken over, no second confirm', async ({
+  context,
+}, testInfo) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  await pressSwitch(
+    stage.cockpit,
+    'Processor: charge, answer too late',
+    /the charge is made, then its answer waits/,
+  );
+  await fillCart(stage.checkout, { book_pragprog: 1 });
+  await stage.checkout.getByTestId('pay').click();
+  await expect(checkoutState(stage.checkout)).toHaveAttribute('data-state', 'processing');
+  // Mid-charge: a worker holds the job, and its confirm has gone out (its answer is held).
+  const paymentId = await checkoutState(stage.checkout).getAttribute('data-payment-id');
+  await expect(await cockpitRow(stage, 'ops-outbox', paymentId ?? '?')).toContainText('running');
+  await stage.cockpit.waitForTimeout(1_500);
+  await pressSwitch(stage.cockpit, 'Kill a worker', /killed with SIGKILL/);
+  const worker = stage.cockpit.getByTestId('strip-parts').locator('[data-strip-part="worker-1"]');
+  await expect(stage.cockpit.locator('[data-part="worker-1"]')).toContainText('restarted 1 time', {
+    timeout: 30_000,
+  });
+  await expect(worker).toHaveAttribute('data-state', 'up');
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+  await expectOnePaymentOneCharge(stage);
+  await expectInvariant(system(), [shown]);
+
+  // The timeline: the takeover's claim and its retrieve, and no second confirm.
+  const timeline = await context.newPage();
+  await timeline.goto(`${system().webUrl}/ops/payments/${shown.paymentId}`);
+  const table = timeline.getByTestId('timeline-table');
+  await expect(table).toContainText(
+    /Claimed job \w+, attempt 2: the lease of worker-1 had expired/,
+  );
+  // The takeover asks before sending anything: it retrieves the intent and finds it
+  // succeeded, or finds the payment already settled by the webhook that overtook it.
+  await expect(table).toContainText(
+    /retrieve .*: succeeded|done at attempt 2 without calling the processor: the payment was already succeeded/,
+  );
+  // The killed worker's confirm never got its answer recorded; the takeover sent none.
+  expect(
+    await table.getByRole('row').filter({ hasText: 'confirm with key' }).count(),
+  ).toBeLessThanOrEqual(1);
+  await expect(timeline.getByTestId('timeline-diagram').locator('[data-kind="lost"]')).toHaveCount(
+    1,
+  );
+  await timeline.screenshot({ path: testInfo.outputPath('scene-3-timeline.png'), fullPage: true });
+  await timeline.close();
+  await sceneScreenshot(3, stage);
+});
+
+test('scene 4, the processor charges then drops the connection: the SDK re-sends the confirm, replayed, 1 attempt', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  await pressSwitch(
+    stage.cockpit,
+    'Processor: charge, then drop the connection',
+    /the charge is made, then the connection is dropped/,
+  );
+  await fillCart(stage.checkout, { bookmark: 2 });
+  await stage.checkout.getByTestId('pay').click();
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+  await expectOnePaymentOneCharge(stage);
+  await expect(await cockpitRow(stage, 'ops-outbox', shown.paymentId)).toContainText('1 / ');
+  await expectInvariant(system(), [shown]);
+
+  const timeline = await context.newPage();
+  await timeline.goto(`${system().webUrl}/ops/payments/${shown.paymentId}`);
+  await expect(timeline.getByTestId('timeline-table')).toContainText(
+    /confirm with key .*: replayed/,
+  );
+  await timeline.close();
+  await sceneScreenshot(4, stage);
+});
+
+test('scene 5, database restart: PostgreSQL is killed and back on the same data, the payment goes through once', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  const sent = recordPayRequests(stage.checkout);
+  const states = await recordCheckoutStates(stage.checkout);
+  await fillCart(stage.checkout, { book_sre: 2 });
+  await pressSwitch(stage.cockpit, 'Crash-restart PostgreSQL', /SIGKILL|killed/);
+  await stage.checkout.getByTestId('pay').click();
+  // Fail closed while the database is away: the page says so and offers Retry. It does not
+  // retry a 503 by itself; the presenter presses Retry (same key) until PostgreSQL is back.
+  await expect(checkoutState(stage.checkout)).toHaveAttribute('data-state', 'store_unavailable');
+  const retry = stage.checkout.getByTestId('retry');
+  await expect(async () => {
+    if (await retry.isVisible()) await retry.click();
+    await expect(checkoutState(stage.checkout)).toHaveAttribute(
+      'data-state',
+      /^(processing|succeeded)$/,
+      { timeout: 1_500 },
+    );
+  }).toPass({ timeout: 60_000 });
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+  // In plain words (no SQL, no stack), then Retry with the same key goes through.
+  const seen = await states();
+  expect(seen).toContain(
+    'store_unavailable: Payments are temporarily unavailable. Nothing was charged. Please retry in 1 s.',
+  );
+  expect(seen.at(-1)).toMatch(/^succeeded: Payment succeeded\. Charged \$79\.98 once\.$/);
+  expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
+  await expect(stage.cockpit.locator('[data-part="postgres"]')).toContainText('restarted 1 time');
+  // Every earlier payment is still there (the scenes before this one), each charged once.
+  await stage.cockpit.getByRole('button', { name: 'Count all' }).click();
+  await expect(stage.cockpit.getByTestId('strip-verdict')).toHaveText(
+    /([2-9]|\d\d) payments, \1 charges, all agree/,
+    { timeout: 30_000 },
+  );
+  await expectInvariant(system(), [shown]);
+  await sceneScreenshot(5, stage);
+});
