@@ -78,8 +78,8 @@ export const PROFILES: Record<string, ChaosProfile> = {
     env: SHORT_WINDOWS,
     // The least a ci run must do. Below any of these the run proves too little and fails,
     // whatever the checker says. Each sits well under what ci runs reach (docs/chaos.md,
-    // "Floors": seed 1 reached 108, 23, 13, 122, 2, 18, 227, 10; earlier runs the ranges
-    // there), except browserStarted, the suite's promise of >= 20 browser customers.
+    // "Results" gives seed 1's reach beside each floor), except browserStarted, the suite's
+    // promise of >= 20 browser customers.
     floors: {
       intentsWithPayment: 60,
       browserStarted: 20,

@@ -2,7 +2,7 @@ import { IDEMPOTENCY_ERRORS, type IdempotencyError } from '../../core/errors.ts'
 
 /**
  * Render an `IdempotencyError` as RFC 9457 `application/problem+json`, with `Retry-After`
- * when the error has one. `type` is the documented URI of the code (see README "Errors").
+ * when the error has one. `type` is the documented URI of the code (see docs/reference.md, "Answers").
  *
  * @example
  * return problemDetailsResponse(new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 3 }));
