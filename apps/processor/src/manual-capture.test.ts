@@ -213,4 +213,29 @@ describe('an authorisation past its window', () => {
       await shortWindow.stop();
     }
   });
+
+  it('a capture after the window is refused even before the sweep has canceled it', async () => {
+    // Authorised with a 1 s window by an instance that then stops (its sweep with it); the
+    // main instance sweeps only every minute, so only the capture's own check stands.
+    const shortWindow = await startTestProcessor({
+      databaseUrl: database.url,
+      authorizationWindowMs: 1_000,
+    });
+    const authorized = await stripeClient(
+      shortWindow.url,
+      'sk_test_tenant_a',
+    ).paymentIntents.create({
+      amount: 400,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      capture_method: 'manual',
+      confirm: true,
+    });
+    await shortWindow.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await expect(stripe.paymentIntents.capture(authorized.id)).rejects.toMatchObject({
+      code: 'payment_intent_unexpected_state',
+    });
+    expect(await ledgerOf(authorized.id)).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import { charges } from '../db/schema/index.ts';
+import { charges, paymentIntents } from '../db/schema/index.ts';
 import { readInteger } from '../stripe/read-params.ts';
 import { invalidParam } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
@@ -26,9 +26,11 @@ export const capturePaymentIntent: StripeOperation = async (tx, input) => {
   const id = input.pathParams.id!;
   const amountToCapture = readInteger(input.params, 'amount_to_capture');
   const intent = await loadPaymentIntent(tx, input.account.id, id, { forUpdate: true });
-  const [clock] = await tx.execute<{ now: string }>(sql`select now()::text as now`);
-  const expired =
-    intent.captureBefore !== null && intent.captureBefore.getTime() <= Date.parse(clock!.now);
+  // By the database clock, which set `capture_before`.
+  const [window] = await tx.execute<{ expired: boolean }>(
+    sql`select coalesce(${paymentIntents.captureBefore} <= now(), false) as expired from ${paymentIntents} where ${paymentIntents.id} = ${id}`,
+  );
+  const expired = window?.expired === true;
   if (intent.status !== 'requires_capture' || expired) {
     const status = expired ? 'canceled (its authorization expired)' : intent.status;
     throw invalidParam(
