@@ -81,16 +81,13 @@ describe('the charge protocol when windows do not fit', () => {
         WORKER_RECONCILE_MAX_REQUEUES: '1',
       },
     );
-    // The first request that would charge is held 6 s at the processor, then commits:
-    // the confirm of an intent (armed first, so it wins for a confirm) or a create.
-    for (const pathPrefix of ['/v1/payment_intents/', '/v1/payment_intents']) {
-      await processor.armFault({
-        kind: 'delay',
-        delay_ms: 6_000,
-        when: 'before_charge',
-        path_prefix: pathPrefix,
-      });
-    }
+    // The confirm, the one call that charges, is held 6 s at the processor, then commits.
+    await processor.armFault({
+      kind: 'delay',
+      delay_ms: 6_000,
+      when: 'before_charge',
+      operation: 'payment_intents.confirm',
+    });
     const { sql } = app.client;
     const checkout = await seedCheckout(sql, { maxAttempts: 2 });
     const seen = new Set<string>();

@@ -65,7 +65,7 @@ afterAll(async () => {
 describe('the life of a payment, recorded as it happens', () => {
   it('tells a charge whose answer was lost in order: attempt, claim, intent, failed confirm, retry finds it charged, recorded, replayed retry', async () => {
     // The confirm (step B) charges, then answers 500: the worker cannot know it charged.
-    await processor.armFault({ kind: 'fail_after_charge', path_prefix: '/v1/payment_intents/' });
+    await processor.armFault({ kind: 'fail_after_charge', operation: 'payment_intents.confirm' });
     const key = randomUUID();
     const paid = await caller({ ...merchant, 'idempotency-key': key }).checkout.pay({
       lines: [{ productId: 'book_sre', quantity: 1 }],
@@ -111,7 +111,7 @@ describe('the life of a payment, recorded as it happens', () => {
   it('shows a confirm whose connection dropped after charging as replayed by the processor, charged once', async () => {
     // The SDK re-sends a request whose connection dropped; the processor answers the re-sent
     // confirm from its idempotency store: the timeline shows that replay, not a second charge.
-    await processor.armFault({ kind: 'charge_then_drop', path_prefix: '/v1/payment_intents/' });
+    await processor.armFault({ kind: 'charge_then_drop', operation: 'payment_intents.confirm' });
     const paid = await caller({ ...merchant, 'idempotency-key': randomUUID() }).checkout.pay({
       lines: [{ productId: 'bookmark', quantity: 2 }],
     });

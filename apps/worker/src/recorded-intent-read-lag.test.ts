@@ -77,7 +77,7 @@ describe('a 404 retrieving the recorded intent means "cannot tell yet"', () => {
     // The confirm charges, its answer is a 500, and the intent's reads by id answer 404 for 3 s.
     await processor.armFault({
       kind: 'fail_after_charge',
-      path_prefix: '/v1/payment_intents/pi_',
+      operation: 'payment_intents.confirm',
       lag_ms: 3_000,
     });
     const checkout = await seedCheckout(sql);
@@ -101,12 +101,12 @@ describe('a 404 retrieving the recorded intent means "cannot tell yet"', () => {
   it('bounded: a 404 that never ends uses up the attempts, then the normal unknown path', async () => {
     const { sql } = app.client;
     const before = await faultIds();
-    await processor.armFault({ kind: 'fail_after_charge', path_prefix: '/v1/payment_intents/pi_' });
+    await processor.armFault({ kind: 'fail_after_charge', operation: 'payment_intents.confirm' });
     // Every read by id of the intent answers 404 (a read that never catches up).
     await processor.armFault({
       kind: 'not_found',
       method: 'GET',
-      path_prefix: '/v1/payment_intents/pi_',
+      operation: 'payment_intents.retrieve',
       count: 1_000,
     });
     const checkout = await seedCheckout(sql, { maxAttempts: 3 });

@@ -106,7 +106,7 @@ describe('worker against the real mock processor', () => {
     // On the confirm (step B): the intent's id is recorded, the charge's answer is lost.
     const taken = await armCounted({
       kind: 'fail_after_charge',
-      path_prefix: '/v1/payment_intents/',
+      operation: 'payment_intents.confirm',
     });
     const checkout = await seedCheckout(sql, { maxAttempts: 1 });
     const statuses = await waitForTerminal(sql, [checkout.paymentId]);
