@@ -30,7 +30,7 @@ export interface TimelineStep {
 }
 
 /** Quiet time between two events that is drawn as a gap: a lease wait, a backoff. */
-export const GAP_MS = 3_000;
+const GAP_MS = 3_000;
 
 /** Lanes in the order a payment travels; workers go where `worker:*` is, by first appearance. */
 const LANE_ORDER = [
