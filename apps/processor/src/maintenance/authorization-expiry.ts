@@ -2,6 +2,7 @@ import { and, eq, lte, sql } from 'drizzle-orm';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { paymentIntents } from '../db/schema/index.ts';
 import { voidPaymentIntent } from '../payments/void-payment-intent.ts';
+import { type PeriodicSweep, startPeriodicSweep } from './periodic-sweep.ts';
 
 const BATCH = 100;
 
@@ -43,16 +44,12 @@ export function startAuthorizationExpiry(
   db: ProcessorDatabase,
   log: (line: string) => void,
   windowMs: number,
-): { stop(): void } {
-  const intervalMs = Math.min(60_000, Math.max(100, Math.floor(windowMs / 4)));
-  const timer = setInterval(() => {
-    expireAuthorizations(db).then(
-      (expired) => {
-        if (expired > 0) log(`authorizations: ${expired} expired (canceled)`);
-      },
-      (error) => log(`authorizations: expiry failed: ${String(error)}`),
-    );
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+): PeriodicSweep {
+  return startPeriodicSweep({
+    name: 'authorizations',
+    intervalMs: Math.min(60_000, Math.max(100, Math.floor(windowMs / 4))),
+    log,
+    pass: () => expireAuthorizations(db),
+    describe: (expired) => (expired > 0 ? `${expired} expired (canceled)` : undefined),
+  });
 }

@@ -1,5 +1,6 @@
 import { reapExpiredKeys } from '@once/idempotency/drizzle';
 import type { ProcessorDatabase } from '../db/client.ts';
+import { type PeriodicSweep, startPeriodicSweep } from './periodic-sweep.ts';
 
 /**
  * Deletes idempotency keys past their retention (`PROCESSOR_IDEMPOTENCY_RETENTION_MS`,
@@ -14,15 +15,12 @@ export function startIdempotencyReaper(
   db: ProcessorDatabase,
   log: (line: string) => void,
   intervalMs = 10 * 60_000,
-): { stop(): void } {
-  const timer = setInterval(() => {
-    reapExpiredKeys(db).then(
-      ({ deleted }) => {
-        if (deleted > 0) log(`idempotency: reaped ${deleted} expired keys`);
-      },
-      (error) => log(`idempotency: reaper failed: ${String(error)}`),
-    );
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+): PeriodicSweep {
+  return startPeriodicSweep({
+    name: 'idempotency',
+    intervalMs,
+    log,
+    pass: () => reapExpiredKeys(db),
+    describe: ({ deleted }) => (deleted > 0 ? `reaped ${deleted} expired keys` : undefined),
+  });
 }

@@ -3,6 +3,7 @@ import type { ProcessorDatabase } from '../db/client.ts';
 import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
 import { renderRefund } from '../payments/render-objects.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
+import { type PeriodicSweep, startPeriodicSweep } from './periodic-sweep.ts';
 
 const BATCH = 100;
 
@@ -73,16 +74,12 @@ export function startRefundSettlement(
   db: ProcessorDatabase,
   log: (line: string) => void,
   settleMs: number,
-): { stop(): void } {
-  const intervalMs = Math.min(10_000, Math.max(100, Math.floor(settleMs / 4)));
-  const timer = setInterval(() => {
-    settleRefunds(db).then(
-      (settled) => {
-        if (settled > 0) log(`refunds: ${settled} settled`);
-      },
-      (error) => log(`refunds: settlement failed: ${String(error)}`),
-    );
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+): PeriodicSweep {
+  return startPeriodicSweep({
+    name: 'refunds',
+    intervalMs: Math.min(10_000, Math.max(100, Math.floor(settleMs / 4))),
+    log,
+    pass: () => settleRefunds(db),
+    describe: (settled) => (settled > 0 ? `${settled} settled` : undefined),
+  });
 }

@@ -1,0 +1,49 @@
+/** A maintenance loop the processor runs beside its routes; `stop()` ends it. */
+export interface PeriodicSweep {
+  stop(): void;
+}
+
+/**
+ * Runs `pass` every `intervalMs`, one pass at a time (the next is scheduled when the last has
+ * ended, so a slow pass never overlaps itself), and logs what a pass did or why it failed. A
+ * failed pass is only logged: the next one tries again. The timer does not keep the process
+ * alive.
+ *
+ * @example
+ * const sweep = startPeriodicSweep({
+ *   name: 'refunds', intervalMs: 2_500, log: console.log,
+ *   pass: () => settleRefunds(db), describe: (n) => (n > 0 ? `${n} settled` : undefined),
+ * });
+ */
+export function startPeriodicSweep<T>(options: {
+  name: string;
+  intervalMs: number;
+  log: (line: string) => void;
+  pass: () => Promise<T>;
+  /** What a pass did, in words for the log; undefined logs nothing (an idle pass). */
+  describe: (done: T) => string | undefined;
+}): PeriodicSweep {
+  const { name, intervalMs, log, pass, describe } = options;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(async () => {
+      try {
+        const said = describe(await pass());
+        if (said) log(`${name}: ${said}`);
+      } catch (error) {
+        log(`${name}: pass failed: ${String(error)}`);
+      }
+      schedule();
+    }, intervalMs);
+    timer.unref();
+  };
+  schedule();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
