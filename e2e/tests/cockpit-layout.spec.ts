@@ -111,7 +111,7 @@ test('after ten payments the verdict stays in view, tables fold, and a phone doe
 
   // A switch that harms no payment, so the strip has an answer to show.
   await page.getByRole('button', { name: 'Processor: duplicate webhook' }).click();
-  await expect(page.getByTestId('strip-press')).toContainText(/Processor duplicate webhook:/);
+  await expect(page.getByTestId('strip-press')).toContainText(/Processor: duplicate webhook:/);
 
   const verdict = page.getByTestId('strip-verdict');
   await expect(verdict).toHaveText(

@@ -62,6 +62,11 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
   },
 };
 
+/** A switch as its button names it: `pg_crash_restart` -> "Crash-restart PostgreSQL". */
+export function switchLabel(name: ChaosSwitchName): string {
+  return SWITCH_TEXT[name].label;
+}
+
 const GROUPS: { title: string; switches: ChaosSwitchName[] }[] = [
   {
     title: 'Processes',

@@ -1,10 +1,11 @@
 'use client';
 
 import type { RouterOutputs } from '@once/api';
-import type { ChaosPart } from '@once/api/chaos-switchboard';
+import type { ChaosPart, ChaosSwitchName } from '@once/api/chaos-switchboard';
 import type { LedgerVerdict, OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
 import { useMutationState, useQuery } from '@tanstack/react-query';
 import { useTRPC } from '../../client/trpc-react.tsx';
+import { switchLabel } from './chaos-switches.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';
 import { Time } from './ops-table.tsx';
 import { useSceneMark } from './scene-mark.ts';
@@ -103,12 +104,6 @@ function sceneStart(ledger: OpsLedgerResult | undefined): string {
   return new Date(start).toISOString();
 }
 
-/** `kill_worker` -> "Kill worker". */
-function switchName(name: string): string {
-  const words = name.replaceAll('_', ' ');
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
 /**
  * A compact strip that sticks to the top of the cockpit: what the last chaos switch did, each
  * part's state, and the ledger's verdict, so the presenter never scrolls to see whether every
@@ -139,8 +134,8 @@ export function VerdictStrip({
     filters: { mutationKey: trpc.ops.chaosPress.mutationKey() },
     select: (mutation) => ({
       status: mutation.state.status,
-      pressed: (mutation.state.variables as { switch: string } | undefined)?.switch,
-      data: mutation.state.data as { switch: string; did: string } | undefined,
+      pressed: (mutation.state.variables as { switch: ChaosSwitchName } | undefined)?.switch,
+      data: mutation.state.data as { switch: ChaosSwitchName; did: string } | undefined,
       error: mutation.state.error as Error | null,
     }),
   });
@@ -220,13 +215,13 @@ export function VerdictStrip({
               <span className="muted">none pressed yet</span>
             ) : lastPress.status === 'pending' ? (
               <span aria-busy="true">
-                {lastPress.pressed ? `${switchName(lastPress.pressed)}: ` : ''}pressing…
+                {lastPress.pressed ? `${switchLabel(lastPress.pressed)}: ` : ''}pressing…
               </span>
             ) : lastPress.status === 'error' ? (
               <span className="error">{lastPress.error?.message ?? 'refused'}</span>
             ) : lastPress.data ? (
               <a href="#chaos-title">
-                {switchName(lastPress.data.switch)}: {lastPress.data.did}
+                {switchLabel(lastPress.data.switch)}: {lastPress.data.did}
               </a>
             ) : null}
           </p>
