@@ -59,7 +59,7 @@ test('the timeline draws a payment across browser, web, worker and processor, wi
   // (with its downstream key), the retry, and the recorded success.
   const table = page.getByTestId('timeline-table');
   await expect(table).toContainText(`Idempotency-Key ${shown.idempotencyKey}`);
-  await expect(table).toContainText(/confirm with key once_pay_\w+:confirm on pi_\w+: failed/);
+  await expect(table).toContainText(/confirm with key once_ck_\w+:confirm on pi_\w+: failed/);
   await expect(table).toContainText(/Claimed job \w+, attempt 2/);
   // The retry records the success itself, or finds it already settled by the webhook that
   // overtook it: either way the job's end is on the timeline.

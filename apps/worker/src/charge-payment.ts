@@ -3,7 +3,7 @@ import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 import {
   type ChargeOutcome,
   isUnexpectedIntentState,
@@ -43,8 +43,6 @@ interface ChargeTarget {
   processor_secret_key: string;
   /** Recorded by step A; null means no confirm was ever sent for this payment. */
   processor_payment_intent_id: string | null;
-  /** Jobs this payment has had, this one included (more than one: the reconciler re-enqueued). */
-  jobs: number;
 }
 
 /** Step A's recovery point could not be written: another worker holds the job now. */
@@ -56,7 +54,8 @@ const LEASE_LOST = Symbol('lease_lost');
  * 1. read the payment, its recorded PaymentIntent (if any) and the tenant's processor key;
  * 2. give up without calling if the job already used all its attempts (it keeps killing
  *    or stalling its workers) or its payment is already settled;
- * 3. if no intent is recorded: adopt one found by metadata, or create one WITHOUT
+ * 3. if no intent is recorded: adopt one found by metadata (this payment's, or an earlier
+ *    payment's of the same checkout whose row was lost), or create one WITHOUT
  *    confirming it (the payment's downstream key), and record its id under the job's
  *    lock token (a recovery point); if one is recorded: retrieve it (strongly consistent)
  *    and act on its status: a final state is recorded as it is, in-flight waits;
@@ -150,9 +149,7 @@ export async function chargePayment(
 async function loadChargeTarget(sql: postgres.Sql, job: ClaimedJob): Promise<ChargeTarget | null> {
   const [row] = await sql<ChargeTarget[]>`
     select payment.status, payment.amount, payment.currency, tenant.processor_secret_key,
-           payment.processor_payment_intent_id,
-           (select count(*)::int from outbox_jobs as job
-             where job.tenant_id = payment.tenant_id and job.payment_id = payment.id) as jobs
+           payment.processor_payment_intent_id
     from payments as payment
     join tenants as tenant on tenant.id = payment.tenant_id
     where payment.tenant_id = ${job.tenantId} and payment.id = ${job.paymentId}`;
@@ -179,29 +176,27 @@ async function chargeInTwoSteps(
         processor.paymentIntents.retrieve(intentId),
       );
     } else {
-      // No confirm was ever sent for this payment, so nobody was charged: creating is safe.
-      // A previous attempt may have created one whose answer was lost: adopt it if the
-      // (eventually consistent) search sees it; the create's key replays it otherwise.
-      const mayExist = job.attempts > 1 || target.jobs > 1;
-      const found = mayExist
-        ? await observedCall(calls, { call: 'search' }, () =>
-            findPaymentIntentByMetadata(processor, job.tenantId, job.paymentId, target),
-          )
-        : null;
-      intent =
-        found ??
-        (await observedCall(calls, { call: 'create', key: job.downstreamKey }, () =>
-          processor.paymentIntents.create(
-            {
-              amount: target.amount,
-              currency: target.currency,
-              payment_method: paymentMethod,
-              // What the reconciler searches by when the create's answer was lost.
-              metadata: { payment_id: job.paymentId, tenant_id: job.tenantId },
-            },
-            { idempotencyKey: job.downstreamKey },
-          ),
-        ));
+      // No confirm was ever sent for THIS payment, but another payment of the same checkout
+      // (its row lost to a failover, the client retrying) may have charged: its intent carries
+      // this payment's downstream key, the checkout's. Adopt what the (eventually consistent)
+      // search sees, a previous attempt's intent whose answer was lost included; past the
+      // processor's key retention this search is the only guard, and an intent that old is
+      // indexed. Otherwise create: the key replays an intent the search has not seen yet.
+      const found = await observedCall(calls, { call: 'search' }, () =>
+        findPaymentIntentByMetadata(
+          processor,
+          job.tenantId,
+          { paymentId: job.paymentId, downstreamKey: job.downstreamKey },
+          target,
+        ),
+      );
+      if (found) {
+        intent = found;
+      } else {
+        const created = await createIntent(processor, job, target, paymentMethod, calls);
+        if ('kind' in created) return created;
+        intent = created;
+      }
       if (!(await recordIntent(intent.id))) return LEASE_LOST;
     }
 
@@ -210,6 +205,41 @@ async function chargeInTwoSteps(
     return await confirmOnce(processor, intent.id, paymentMethod, job.downstreamKey, calls);
   } catch (error) {
     return outcomeOfChargeError(error);
+  }
+}
+
+/**
+ * Step A's create, WITHOUT confirming, under the payment's downstream key. The processor
+ * refusing the key as used with other parameters means an earlier payment of this checkout
+ * created an intent the search does not see yet: never a decline, ask again later.
+ */
+async function createIntent(
+  processor: Stripe,
+  job: ClaimedJob,
+  target: ChargeTarget,
+  paymentMethod: string,
+  calls: ProcessorCall[],
+): Promise<PaymentIntentState | ChargeOutcome> {
+  try {
+    return await observedCall(calls, { call: 'create', key: job.downstreamKey }, () =>
+      processor.paymentIntents.create(
+        {
+          amount: target.amount,
+          currency: target.currency,
+          payment_method: paymentMethod,
+          // What the worker and the reconciler search by when an intent's id is not recorded.
+          metadata: {
+            payment_id: job.paymentId,
+            tenant_id: job.tenantId,
+            downstream_key: job.downstreamKey,
+          },
+        },
+        { idempotencyKey: job.downstreamKey },
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof Stripe.errors.StripeIdempotencyError)) throw error;
+    return { kind: 'ambiguous', reason: 'create_key_used_by_an_earlier_payment_of_this_checkout' };
   }
 }
 

@@ -232,7 +232,12 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
 async function askProcessor(processor: Stripe, payment: Candidate): Promise<LedgerAnswer> {
   const intent = payment.processor_payment_intent_id
     ? await processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
-    : await findPaymentIntentByMetadata(processor, payment.tenant_id, payment.id, payment);
+    : await findPaymentIntentByMetadata(
+        processor,
+        payment.tenant_id,
+        { paymentId: payment.id, downstreamKey: payment.downstream_key },
+        payment,
+      );
   if (!intent) return { found: 'never_sent' };
   const outcome = settledOutcomeOf(intent);
   if (!outcome) return { found: 'unconfirmed', intentId: intent.id };

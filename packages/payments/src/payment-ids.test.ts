@@ -15,25 +15,31 @@ describe('payment ids and keys', () => {
     expect(newJobId()).not.toBe(newJobId());
   });
 
-  it('the processor keys are derived from the payment, so every attempt sends the same', () => {
-    const key = downstreamKeyFor('pay_1');
-    expect(key).toBe('once_pay_pay_1');
-    expect(confirmKeyFor(key)).toBe('once_pay_pay_1:confirm');
-    expect(cancelKeyFor(key)).toBe('once_pay_pay_1:cancel');
+  it('the processor keys are derived from (tenant, checkout key), so a re-created payment sends the same', () => {
+    const key = downstreamKeyFor('tenant_a', 'checkout-1');
+    expect(key).toMatch(/^once_ck_[0-9a-f]{64}$/);
+    expect(downstreamKeyFor('tenant_a', 'checkout-1')).toBe(key);
+    expect(key).not.toContain('checkout-1');
+    expect(confirmKeyFor(key)).toBe(`${key}:confirm`);
+    expect(cancelKeyFor(key)).toBe(`${key}:cancel`);
   });
 
-  it('no two payments, and no two calls of one payment, share a processor key', () => {
-    const paymentId = fc.stringMatching(/^pay_[0-9a-f]{32}$/);
+  it('no two checkouts, and no two calls of one checkout, share a processor key', () => {
+    const checkout = fc.tuple(
+      fc.constantFrom('tenant_a', 'tenant_b', 'tenant_a\u0000'),
+      fc.string(),
+    );
     fc.assert(
-      fc.property(paymentId, paymentId, (a, b) => {
-        const keysOf = (id: string) => {
-          const downstream = downstreamKeyFor(id);
+      fc.property(checkout, checkout, ([tenantA, keyA], [tenantB, keyB]) => {
+        const keysOf = (tenant: string, key: string) => {
+          const downstream = downstreamKeyFor(tenant, key);
           return [downstream, confirmKeyFor(downstream), cancelKeyFor(downstream)];
         };
-        const all = [...keysOf(a), ...keysOf(b)];
-        expect(new Set(all).size).toBe(a === b ? 3 : 6);
-        // The same payment always gets the same keys.
-        expect(keysOf(a)).toEqual(keysOf(a));
+        const all = [...keysOf(tenantA, keyA), ...keysOf(tenantB, keyB)];
+        const same = tenantA === tenantB && keyA === keyB;
+        expect(new Set(all).size).toBe(same ? 3 : 6);
+        // The same checkout always gets the same keys.
+        expect(keysOf(tenantA, keyA)).toEqual(keysOf(tenantA, keyA));
       }),
     );
   });

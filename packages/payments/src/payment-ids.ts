@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 /** `<prefix>_` and 32 lowercase hex digits (a UUID v4 without its dashes). */
 function newId(prefix: string): string {
@@ -27,22 +27,30 @@ export function newJobId(): string {
 }
 
 /**
- * The downstream Idempotency-Key the worker sends to the processor for this payment:
- * derived from the payment, so every attempt (and every re-enqueued job) reuses it.
+ * The downstream Idempotency-Key the worker sends to the processor for a checkout: derived
+ * from (tenant, the client's Idempotency-Key), not from the payment, so every attempt, every
+ * re-enqueued job AND a payment re-created after its row was lost (a failover that dropped an
+ * acknowledged commit, the client retrying) send the same key, and the processor replays the
+ * first charge instead of making a second one. A hash: the processor never sees the client's
+ * key (client-chosen text, possibly up to our key limit and Stripe's is 255), the length is
+ * fixed, and two tenants' equal keys never meet. Payments keep the key recorded on their row
+ * (`payments.downstream_key`, the job's `downstream_key`), so keys issued before are unchanged.
  *
  * @example
- * downstreamKeyFor('pay_1'); // 'once_pay_pay_1'
+ * downstreamKeyFor('tenant_a', 'checkout-1'); // 'once_ck_' + 64 hex digits
  */
-export function downstreamKeyFor(paymentId: string): string {
-  return `once_pay_${paymentId}`;
+export function downstreamKeyFor(tenantId: string, checkoutKey: string): string {
+  const digest = createHash('sha256').update(JSON.stringify([tenantId, checkoutKey]));
+  return `once_ck_${digest.digest('hex')}`;
 }
 
 /**
  * The Idempotency-Key of the confirm of a payment's intent (step B of the two-step charge):
- * derived, so every attempt of every job sends the same.
+ * derived from the payment's downstream key, so every attempt of every job, and a payment
+ * re-created for the same checkout, sends the same.
  *
  * @example
- * confirmKeyFor('once_pay_pay_1'); // 'once_pay_pay_1:confirm'
+ * confirmKeyFor('once_ck_3a...'); // 'once_ck_3a...:confirm'
  */
 export function confirmKeyFor(downstreamKey: string): string {
   return `${downstreamKey}:confirm`;
@@ -53,7 +61,7 @@ export function confirmKeyFor(downstreamKey: string): string {
  * a cancel re-sent after a lost answer is the same cancel.
  *
  * @example
- * cancelKeyFor('once_pay_pay_1'); // 'once_pay_pay_1:cancel'
+ * cancelKeyFor('once_ck_3a...'); // 'once_ck_3a...:cancel'
  */
 export function cancelKeyFor(downstreamKey: string): string {
   return `${downstreamKey}:cancel`;

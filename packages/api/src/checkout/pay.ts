@@ -104,7 +104,9 @@ function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): 
     if (found) return answerExisting(found);
     const cart = await priceCart(tx, ctx.tenantId, input.lines);
     const paymentId = newPaymentId();
-    const downstreamKey = downstreamKeyFor(paymentId);
+    // From the checkout, not the payment: a payment re-created after its row was lost (an
+    // acknowledged commit a failover dropped) replays the first charge at the processor.
+    const downstreamKey = downstreamKeyFor(ctx.tenantId, key);
     const [payment] = await inUseIfLockWaitTimesOut(() =>
       tx
         .insert(payments)

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { downstreamKeyFor } from '@once/payments';
 import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -61,7 +62,7 @@ describe('checkout.pay', () => {
       status: 'processing',
       amount: 8297,
       idempotency_key: key,
-      downstream_key: `once_pay_${result.paymentId}`,
+      downstream_key: downstreamKeyFor('tenant_a', key),
       customer_email: 'ada@example.com',
     });
     const jobs = await sql`select * from outbox_jobs where payment_id = ${result.paymentId}`;
@@ -70,7 +71,7 @@ describe('checkout.pay', () => {
       tenant_id: 'tenant_a',
       kind: 'charge_payment',
       status: 'pending',
-      downstream_key: `once_pay_${result.paymentId}`,
+      downstream_key: downstreamKeyFor('tenant_a', key),
     });
     expect(jobs[0]!.payload).toEqual({
       amount: 8297,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { paymentEvents, payments } from '@once/db/schema';
+import { downstreamKeyFor } from '@once/payments';
 import { TRPCError } from '@trpc/server';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,7 +54,7 @@ describe('payment events are written with their facts', () => {
     // The retry was answered by the idempotency guard from the key's stored response.
     expect(timeline.events[2]?.detail).toMatchObject({ key, source: 'stored_response' });
     expect(timeline.events[1]?.detail).toMatchObject({
-      downstreamKey: `once_pay_${first.paymentId}`,
+      downstreamKey: downstreamKeyFor('tenant_a', key),
       keyState: 'completed',
     });
     expect(timeline.ledger).toMatchObject({ processor: 'reachable', verdict: 'not_charged' });
