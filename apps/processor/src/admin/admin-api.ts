@@ -148,10 +148,19 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
     return c.json({ data: await listFaults(db, c.req.query('account')) });
   });
 
-  // Consumption: how many requests each fault bit (cleared faults that bit included).
+  // Consumption: how many requests each fault bit (cleared faults that bit included) and its
+  // latest uses, newest first (`limit` per fault, at most 100).
   app.get('/admin/faults/uses', async (c) => {
+    const limit = c.req.query('limit');
+    if (limit !== undefined && !/^(100|[1-9][0-9]?)$/.test(limit)) {
+      throw new AdminError(400, 'limit must be an integer from 1 to 100.');
+    }
     return c.json(
-      await faultUses(db, { accountId: c.req.query('account'), id: c.req.query('id') }),
+      await faultUses(db, {
+        accountId: c.req.query('account'),
+        id: c.req.query('id'),
+        limit: limit === undefined ? undefined : Number(limit),
+      }),
     );
   });
 

@@ -4,6 +4,7 @@ import type { StripeResult } from '../stripe/stripe-operation.ts';
 import type { MutatingOperation, ReadOperationName } from './fault-kinds.ts';
 import {
   lagObject,
+  recordUseObject,
   type TakenRequestFault,
   takeReadFault,
   takeRequestFault,
@@ -19,7 +20,8 @@ import {
  * 1. `beforeKeyLayer`: `fail_before_charge` answers 500; nothing runs, the key stays untouched.
  * 2. `beforeWork`, inside the key's lease: `delay` with `when: before_charge` sleeps (a retry
  *    now sees the key in progress).
- * 3. `afterWork`, inside the work's transaction: `lag_ms` makes the changed object lag.
+ * 3. `afterWork`, inside the work's transaction: `lag_ms` makes the changed object lag; the
+ *    fault's recorded use names the object a create made.
  * 4. `answer`, after the commit: `charge_then_drop` resets the connection, `fail_after_charge`
  *    answers 500, `delay` with `when: after_charge` sleeps before the answer.
  *
@@ -38,10 +40,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Takes the fault (if any) armed for this mutation, once, before it runs: a replay is hit
- * like a first request (a `charge_then_drop` on a retry drops the replay).
+ * like a first request (a `charge_then_drop` on a retry drops the replay). The use is
+ * recorded with the request's key and the object of its path (`pi_...` of a confirm).
  *
  * @example
- * const faults = await takeRequestFaults(db, { accountId, method: 'POST', path, operation: 'payment_intents.confirm', label }, log);
+ * const faults = await takeRequestFaults(db, { accountId, method: 'POST', path, operation: 'payment_intents.confirm', idempotencyKey, objectId: 'pi_...', label }, log);
  */
 export async function takeRequestFaults(
   db: ProcessorDatabase,
@@ -50,13 +53,19 @@ export async function takeRequestFaults(
     method: string;
     path: string;
     operation: MutatingOperation;
+    idempotencyKey: string | null;
+    /** The object the path names (`pi_...` of `/v1/payment_intents/pi_.../confirm`); null: a create. */
+    objectId: string | null;
     /** How the log names the request (`POST /v1/... acct_... key=...`). */
     label: string;
   },
   log: (line: string) => void,
 ): Promise<RequestFaults> {
   const { accountId, method, path, operation } = request;
-  const fault = await takeRequestFault(db, accountId, method, path, operation);
+  const fault = await takeRequestFault(db, accountId, method, path, operation, {
+    idempotencyKey: request.idempotencyKey,
+    objectId: request.objectId,
+  });
   if (fault) log(`fault ${fault.kind} on ${request.label}`);
   return {
     beforeKeyLayer() {
@@ -71,7 +80,10 @@ export async function takeRequestFaults(
       if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
     },
     async afterWork(tx, account, result) {
-      if (fault && fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
+      if (!fault) return;
+      const made = createdObjectId(result);
+      if (request.objectId === null && made) await recordUseObject(tx, fault.useId, made);
+      if (fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
     },
     answer: (response, socket) => answerUnder(fault, response, socket),
   };
@@ -106,6 +118,12 @@ const READ_PATH_OF: Record<string, string> = {
   refund: '/v1/refunds/',
 };
 
+/** The id of the object a successful call answered with (null: it failed). */
+function createdObjectId(result: StripeResult): string | null {
+  const body = result.body as { id?: unknown } | null;
+  return result.status === 200 && typeof body?.id === 'string' ? body.id : null;
+}
+
 /** Starts the lag of an object a faulted request changed (see `lagObject`). */
 async function lagBehind(
   tx: ProcessorTransaction,
@@ -113,10 +131,11 @@ async function lagBehind(
   result: StripeResult,
   lagMs: number,
 ): Promise<void> {
-  const body = result.body as { id?: unknown; object?: unknown } | null;
+  const body = result.body as { object?: unknown } | null;
+  const id = createdObjectId(result);
   const base = typeof body?.object === 'string' ? READ_PATH_OF[body.object] : undefined;
-  if (result.status !== 200 || typeof body?.id !== 'string' || !base) return;
-  await lagObject(tx, { accountId, path: `${base}${body.id}`, objectId: body.id, lagMs });
+  if (!id || !base) return;
+  await lagObject(tx, { accountId, path: `${base}${id}`, objectId: id, lagMs });
 }
 
 /**
@@ -126,10 +145,17 @@ async function lagBehind(
  */
 export async function applyReadFault(
   db: ProcessorDatabase,
-  read: { accountId: string; path: string; operation: ReadOperationName },
+  read: {
+    accountId: string;
+    path: string;
+    operation: ReadOperationName;
+    /** The object the path names (`pi_...`); null: a list or search. */
+    objectId: string | null;
+  },
   log: (line: string) => void,
 ): Promise<void> {
-  if (!(await takeReadFault(db, read.accountId, read.path, read.operation))) return;
+  const { accountId, path, operation, objectId } = read;
+  if (!(await takeReadFault(db, accountId, path, operation, objectId))) return;
   log(`fault not_found on GET ${read.path} ${read.accountId}`);
   throw new StripeApiError(404, {
     type: 'invalid_request_error',
@@ -158,7 +184,10 @@ export async function takeDeliveryFaults(
   event: { accountId: string; eventId: string; eventType: string },
   log: (line: string) => void,
 ): Promise<DeliveryFaults> {
-  const taken = await takeWebhookFaults(db, event.accountId, event.eventType);
+  const taken = await takeWebhookFaults(db, event.accountId, {
+    type: event.eventType,
+    id: event.eventId,
+  });
   const slow = taken.find((f) => f.kind === 'slow_webhook');
   return {
     async beforeSend() {

@@ -16,6 +16,9 @@ export const REQUEST_FAULT_KINDS = [
 /** Faults that act on a webhook delivery, matched by event type prefix. */
 export const WEBHOOK_FAULT_KINDS = ['duplicate_webhook', 'slow_webhook'] as const;
 
+/** How a recorded use of a webhook fault names what it hit (its object is the event). */
+export const WEBHOOK_DELIVERY_OPERATION = 'webhooks.deliver';
+
 /**
  * Faults that act on a read (`GET /v1/...`), matched by path prefix: `not_found` answers
  * 404 `resource_missing` for an object that exists (a misrouted or lagging read). Kept

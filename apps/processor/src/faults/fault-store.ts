@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
-import { faults, webhookEvents } from '../db/schema/index.ts';
+import { faults, faultUseRecords, webhookEvents } from '../db/schema/index.ts';
 import { newObjectId } from '../stripe/object-ids.ts';
 import {
   type FaultKind,
@@ -9,6 +9,7 @@ import {
   REQUEST_FAULT_KINDS,
   type RequestFaultKind,
   type StripeOperationName,
+  WEBHOOK_DELIVERY_OPERATION,
   WEBHOOK_FAULT_KINDS,
   type WebhookFaultKind,
 } from './fault-kinds.ts';
@@ -106,6 +107,17 @@ export async function clearFaults(
   return deleted.length + disarmed.length;
 }
 
+/** One time a fault bit: when, on which call and which object. */
+export interface FaultUseRecord {
+  /** The database's clock at the take (ISO). */
+  used_at: string;
+  /** `payment_intents.confirm`, ..., or `webhooks.deliver`. */
+  operation: string;
+  idempotency_key: string | null;
+  /** The payment intent (`pi_`), refund (`re_`) or event (`evt_`) it hit; null if none yet. */
+  object: string | null;
+}
+
 /** How often one fault bit (armed or since cleared). */
 export interface FaultUse {
   id: string;
@@ -116,16 +128,32 @@ export interface FaultUse {
   /** Uses left (0 once used up or cleared). */
   remaining: number;
   created: string;
+  /** Its latest uses, newest first (at most the `limit` asked for). */
+  uses: FaultUseRecord[];
 }
+
+/** How many uses per fault `GET /admin/faults/uses` lists unless asked (`limit`). */
+export const FAULT_USES_LIMIT = 20;
 
 /**
  * Consumption per fault: every fault that bit, and every one still armed, with how many
- * requests it was applied to; `by_kind` sums them. A fault armed and never matched shows
- * `taken: 0` while armed and disappears when cleared.
+ * requests it was applied to and its latest `limit` uses; `by_kind` sums them. A fault armed
+ * and never matched shows `taken: 0` and no uses while armed and disappears when cleared.
+ * Counts and uses are read in one snapshot, so they agree while faults keep biting.
  */
-export async function faultUses(
+export function faultUses(
   db: ProcessorDatabase,
-  filter: { accountId?: string; id?: string } = {},
+  filter: { accountId?: string; id?: string; limit?: number } = {},
+): Promise<{ data: FaultUse[]; by_kind: Record<string, number> }> {
+  return db.transaction((tx) => readFaultUses(tx, filter), {
+    isolationLevel: 'repeatable read',
+    accessMode: 'read only',
+  });
+}
+
+async function readFaultUses(
+  db: ProcessorTransaction,
+  filter: { accountId?: string; id?: string; limit?: number },
 ): Promise<{ data: FaultUse[]; by_kind: Record<string, number> }> {
   const rows = await db
     .select()
@@ -137,6 +165,7 @@ export async function faultUses(
       ),
     )
     .orderBy(asc(faults.createdAt));
+  const uses = await latestUses(db, filter.accountId, filter.id, filter.limit ?? FAULT_USES_LIMIT);
   const byKind: Record<string, number> = {};
   for (const r of rows) byKind[r.kind] = (byKind[r.kind] ?? 0) + r.taken;
   return {
@@ -147,15 +176,62 @@ export async function faultUses(
       taken: r.taken,
       remaining: r.remaining,
       created: r.createdAt.toISOString(),
+      uses: uses.get(r.id) ?? [],
     })),
     by_kind: byKind,
   };
 }
 
+/** The newest `limit` uses of each fault (of one account or one fault), by fault id. */
+async function latestUses(
+  db: ProcessorTransaction,
+  accountId: string | undefined,
+  faultId: string | undefined,
+  limit: number,
+): Promise<Map<string, FaultUseRecord[]>> {
+  const rows = await db.execute<{
+    fault_id: string;
+    used_at: Date | string;
+    operation: string;
+    idempotency_key: string | null;
+    object_id: string | null;
+  }>(sql`
+    select fault_id, used_at, operation, idempotency_key, object_id from (
+      select *, row_number() over (partition by fault_id order by id desc) as n
+      from ${faultUseRecords}
+      where (${accountId ?? null}::text is null or account_id = ${accountId ?? null})
+        and (${faultId ?? null}::text is null or fault_id = ${faultId ?? null})
+    ) newest
+    where n <= ${limit}
+    order by id desc`);
+  const byFault = new Map<string, FaultUseRecord[]>();
+  for (const r of rows) {
+    const list = byFault.get(r.fault_id) ?? [];
+    list.push({
+      used_at: new Date(r.used_at).toISOString(),
+      operation: r.operation,
+      idempotency_key: r.idempotency_key,
+      object: r.object_id,
+    });
+    byFault.set(r.fault_id, list);
+  }
+  return byFault;
+}
+
+/** What one use of a fault hit: recorded with the use (see `fault_uses`). */
+export interface FaultUseTarget {
+  /** The call (`payment_intents.confirm`), or `webhooks.deliver` for a webhook delivery. */
+  operation: string;
+  idempotencyKey: string | null;
+  /** The payment intent, refund or event acted on; null until a create made it. */
+  objectId: string | null;
+}
+
 /**
  * Takes one use of the oldest armed fault that matches, atomically: under concurrency
  * each use goes to exactly one request (`FOR UPDATE SKIP LOCKED` picks distinct rows or
- * waits on none), so "fail the next 3 requests" fails exactly 3.
+ * waits on none), so "fail the next 3 requests" fails exactly 3. The same statement records
+ * the use (`fault_uses`), so a use is on record if and only if it was counted.
  */
 async function takeFault(
   db: ProcessorDatabase,
@@ -164,27 +240,51 @@ async function takeFault(
   method: string | null,
   subject: string,
   operation: StripeOperationName | null,
-): Promise<FaultRow | undefined> {
-  const rows = await db.execute<{ id: string }>(sql`
-    update ${faults} set remaining = remaining - 1, taken = taken + 1
-    where id = (
-      select id from ${faults}
-      where account_id = ${accountId}
-        and remaining > 0
-        and (expires_at is null or expires_at > now())
-        and kind in ${sql.raw(`(${kinds.map((k) => `'${k}'`).join(',')})`)}
-        and (method is null or ${method}::text is null or method = ${method})
-        and (path_prefix is null or starts_with(${subject}, path_prefix))
-        and (operation is null or operation = ${operation}::text)
-      order by created_at
-      limit 1
-      for update skip locked
+  target: FaultUseTarget,
+): Promise<(FaultRow & { useId: number }) | undefined> {
+  const rows = await db.execute<{ id: string; use_id: string }>(sql`
+    with taken as (
+      update ${faults} set remaining = remaining - 1, taken = taken + 1
+      where id = (
+        select id from ${faults}
+        where account_id = ${accountId}
+          and remaining > 0
+          and (expires_at is null or expires_at > now())
+          and kind in ${sql.raw(`(${kinds.map((k) => `'${k}'`).join(',')})`)}
+          and (method is null or ${method}::text is null or method = ${method})
+          and (path_prefix is null or starts_with(${subject}, path_prefix))
+          and (operation is null or operation = ${operation}::text)
+        order by created_at
+        limit 1
+        for update skip locked
+      )
+      returning id, account_id, kind
+    ), used as (
+      insert into ${faultUseRecords} (fault_id, account_id, kind, operation, idempotency_key, object_id)
+      select id, account_id, kind, ${target.operation}, ${target.idempotencyKey}, ${target.objectId}
+      from taken
+      returning id
     )
-    returning id`);
-  const id = rows[0]?.id;
-  if (!id) return undefined;
-  const [row] = await db.select().from(faults).where(eq(faults.id, id));
-  return row;
+    select taken.id, used.id as use_id from taken, used`);
+  const taken = rows[0];
+  if (!taken) return undefined;
+  const [row] = await db.select().from(faults).where(eq(faults.id, taken.id));
+  return row && { ...row, useId: Number(taken.use_id) };
+}
+
+/**
+ * Names the object a create made on its fault's use, inside the create's transaction: a use
+ * names the object the faulted request changed only if that change committed.
+ */
+export async function recordUseObject(
+  tx: ProcessorTransaction,
+  useId: number,
+  objectId: string,
+): Promise<void> {
+  await tx
+    .update(faultUseRecords)
+    .set({ objectId })
+    .where(and(eq(faultUseRecords.id, useId), isNull(faultUseRecords.objectId)));
 }
 
 export interface TakenRequestFault {
@@ -193,6 +293,8 @@ export interface TakenRequestFault {
   when: 'before_charge' | 'after_charge';
   /** How long the touched object's reads and webhooks lag behind (0: they do not). */
   lagMs: number;
+  /** The recorded use (`fault_uses.id`). */
+  useId: number;
 }
 
 /** The request fault (if any) that applies to this API request. */
@@ -202,15 +304,20 @@ export async function takeRequestFault(
   method: string,
   path: string,
   operation: StripeOperationName,
+  use: { idempotencyKey: string | null; objectId: string | null },
 ): Promise<TakenRequestFault | undefined> {
   const upper = method.toUpperCase();
-  const row = await takeFault(db, accountId, REQUEST_FAULT_KINDS, upper, path, operation);
+  const row = await takeFault(db, accountId, REQUEST_FAULT_KINDS, upper, path, operation, {
+    operation,
+    ...use,
+  });
   if (!row) return undefined;
   return {
     kind: row.kind as RequestFaultKind,
     delayMs: row.delayMs ?? 0,
     when: (row.delayWhen as 'before_charge' | 'after_charge' | null) ?? 'after_charge',
     lagMs: row.lagMs ?? 0,
+    useId: row.useId,
   };
 }
 
@@ -250,19 +357,24 @@ export async function takeReadFault(
   accountId: string,
   path: string,
   operation: StripeOperationName,
+  objectId: string | null,
 ): Promise<boolean> {
-  return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation)) !== undefined;
+  const use = { operation, idempotencyKey: null, objectId };
+  return (
+    (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation, use)) !== undefined
+  );
 }
 
 /** The webhook faults (at most one of each kind) that apply to this delivery. */
 export async function takeWebhookFaults(
   db: ProcessorDatabase,
   accountId: string,
-  eventType: string,
+  event: { type: string; id: string },
 ): Promise<{ kind: WebhookFaultKind; delayMs: number }[]> {
   const taken: { kind: WebhookFaultKind; delayMs: number }[] = [];
+  const use = { operation: WEBHOOK_DELIVERY_OPERATION, idempotencyKey: null, objectId: event.id };
   for (const kind of WEBHOOK_FAULT_KINDS) {
-    const row = await takeFault(db, accountId, [kind], null, eventType, null);
+    const row = await takeFault(db, accountId, [kind], null, event.type, null, use);
     if (row) taken.push({ kind, delayMs: row.delayMs ?? 0 });
   }
   return taken;

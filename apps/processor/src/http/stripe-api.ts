@@ -51,7 +51,12 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   const read = (name: ReadOperationName, operation: ReadOperation) => async (c: Context<Env>) => {
     const account = await authenticate(db, c.req.raw);
     const url = new URL(c.req.url);
-    await applyReadFault(db, { accountId: account.id, path: url.pathname, operation: name }, log);
+    const objectId = (c.req.param() as Record<string, string>).id ?? null;
+    await applyReadFault(
+      db,
+      { accountId: account.id, path: url.pathname, operation: name, objectId },
+      log,
+    );
     const params = parseFormParams(url.search.slice(1));
     const result = await operation(db, {
       account,
@@ -74,7 +79,15 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
       const label = `${request.method} ${path} ${account.id} key=${idempotencyKey ?? '-'}`;
       const faults = await takeRequestFaults(
         db,
-        { accountId: account.id, method: request.method, path, operation: name, label },
+        {
+          accountId: account.id,
+          method: request.method,
+          path,
+          operation: name,
+          idempotencyKey,
+          objectId: (c.req.param() as Record<string, string>).id ?? null,
+          label,
+        },
         log,
       );
       faults.beforeKeyLayer();
