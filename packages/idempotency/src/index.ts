@@ -1,5 +1,7 @@
 // The root entry: what an application needs to guard an operation. Adapters, the Postgres
 // store, the store author's types and the store contract live in their own entry points.
+
+export { createCommitNoticeWatch } from './core/commit-outcome.ts';
 export {
   createIdempotency,
   type Idempotency,

@@ -1,4 +1,5 @@
 import { ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS, AtomicKeyExecution } from './atomic-execution.ts';
+import { commitOutcomeUnknown, isLostConnection } from './commit-outcome.ts';
 import { mayOverwriteFoundKey } from './decision.ts';
 import {
   type EngineContext,
@@ -196,11 +197,22 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
     const handlerStarted = performance.now();
+    const unreplicatedBefore = context.unreplicatedCommits();
     let response: StoredResponse;
     try {
       response = await handler(exec);
     } catch (error) {
       // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
+      if (exec.completion === 'inserted' && isLostConnection(error)) {
+        // The connection broke after the key was written, maybe during COMMIT: the key is
+        // committed with everything or with nothing. Answer what a read shows committed; if
+        // none shows (yet: the COMMIT may still be on its way), the outcome is unknown, and the
+        // retry's insert meets the committed key or runs what never committed.
+        const replay = await replayIfFinished(id, request.fingerprint);
+        record(replay !== undefined);
+        if (replay) return replay;
+        throw commitOutcomeUnknown('the connection was lost after the key was written', error);
+      }
       if (exec.completion === 'conflict') {
         record(true);
         return answerAfterConflict(id, request.fingerprint);
@@ -234,6 +246,10 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       throw new AtomicCompletionMissingError(request.operation);
     }
     record(false);
+    if (context.unreplicatedCommits() !== unreplicatedBefore) {
+      // Committed here, maybe not on the standby a failover would promote: the retry replays it.
+      throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
+    }
     // No verification read: the key was inserted in the same transaction as every effect of
     // the handler, so if that transaction did not commit, no effect did either (see the ADR).
     emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));

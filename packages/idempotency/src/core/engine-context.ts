@@ -54,6 +54,8 @@ export interface EngineContext<TTx> {
   readonly maxResponseBytes: number;
   readonly rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
   emit(event: IdempotencyEvent): void;
+  /** COMMITs acknowledged without their synchronous standby so far (`IdempotencyOptions`). */
+  unreplicatedCommits(): number;
   /**
    * Every store call goes through here: bounded by the store timeout, a failure reported as a
    * `store_error` event. `failClosed` turns the failure into 503 (nothing executed);
@@ -107,6 +109,7 @@ export function createEngineContext<TTx>(init: {
   maxResponseBytes: number;
   rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
   onEvent: ((event: IdempotencyEvent) => void) | undefined;
+  unreplicatedCommits: () => number;
 }): EngineContext<TTx> {
   function emit(event: IdempotencyEvent): void {
     try {
@@ -199,6 +202,7 @@ export function createEngineContext<TTx>(init: {
     maxResponseBytes: init.maxResponseBytes,
     rateLimit: init.rateLimit,
     emit,
+    unreplicatedCommits: init.unreplicatedCommits,
     callStore,
     answerExisting,
     answerExistingOrWait,

@@ -33,6 +33,12 @@ export interface IdempotencyOptions<TTx> {
   maxResponseBytes?: number;
   rateLimit?: { maxNewKeys: number; windowMs: number };
   onEvent?: (event: IdempotencyEvent) => void;
+  /**
+   * How many COMMITs the database acknowledged without their synchronous standby so far
+   * (`createCommitNoticeWatch().unreplicatedCommits`). A request that completed its key while
+   * it moved is answered `idempotency_outcome_unknown` (409), never its 2xx.
+   */
+  unreplicatedCommits?: () => number;
 }
 
 /**
@@ -102,6 +108,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     maxResponseBytes: options.maxResponseBytes ?? 256 * 1024,
     rateLimit: options.rateLimit,
     onEvent: options.onEvent,
+    unreplicatedCommits: options.unreplicatedCommits ?? (() => 0),
   });
   const executeLeased = createLeasedEngine(context);
   const executeAtomic = createAtomicEngine(context);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { commitOutcomeUnknown, isLostConnection } from './commit-outcome.ts';
 import { UNKNOWN_RETRY_AFTER_SECONDS } from './decision.ts';
 import {
   type EngineContext,
@@ -133,11 +134,20 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       : undefined;
 
     const handlerStarted = performance.now();
+    const unreplicatedBefore = context.unreplicatedCommits();
     let response: StoredResponse;
     try {
       response = await handler(exec);
     } catch (error) {
       await heartbeat?.stop();
+      if (exec.completedInCallerTx && isLostConnection(error)) {
+        // The connection broke after the completion was written, maybe during COMMIT: never
+        // release the key (its effects may have committed); end the lease so the retry
+        // re-reads it: completed, it replays; still held, the expired-lease policy decides.
+        exec.phaseCommitted = true;
+        await settleFailure(exec, policy, error);
+        throw commitOutcomeUnknown('the connection was lost after the key was completed', error);
+      }
       // An adapter could not turn what the handler returned into a stored response: the
       // handler itself finished, so its commits stand.
       const returned = isIdempotencyError(error, 'idempotency_result_unstorable');
@@ -152,6 +162,10 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     }
     await finishCompletion(exec, response, policy);
     emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    if (context.unreplicatedCommits() !== unreplicatedBefore) {
+      // Completed here, maybe not on the standby a failover would promote: the retry replays it.
+      throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
+    }
     return { kind: 'executed', response };
   }
 
