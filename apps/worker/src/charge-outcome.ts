@@ -4,6 +4,8 @@ import Stripe from 'stripe';
 /**
  * What one charge attempt tells us, in the terms of the failure policy:
  * - `succeeded` / `declined`: the processor's definite answer; record it, never retry.
+ * - `authorized`: a manual-capture intent holds the funds (`requires_capture`): definite for
+ *   the charge; an operator's capture or void moves the money on.
  * - `canceled`: the processor canceled the intent before any charge: proof that nobody
  *   was charged and nobody will be; the payment may be settled `failed`.
  * - `in_flight`: the processor says the request is still running (409
@@ -19,6 +21,7 @@ import Stripe from 'stripe';
  */
 export type ChargeOutcome =
   | { kind: 'succeeded'; paymentIntentId: string }
+  | { kind: 'authorized'; paymentIntentId: string }
   | { kind: 'declined'; code: string; message?: string; paymentIntentId?: string }
   | { kind: 'canceled'; paymentIntentId: string }
   | { kind: 'in_flight'; reason: string }
@@ -46,6 +49,8 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
   switch (intent.status) {
     case 'succeeded':
       return { kind: 'succeeded', paymentIntentId: intent.id };
+    case 'requires_capture':
+      return { kind: 'authorized', paymentIntentId: intent.id };
     case 'requires_payment_method':
     case 'canceled':
       // A failed charge detaches the payment method (requires_payment_method + error);
@@ -65,7 +70,7 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
       // The processor is still deciding: wait, it will.
       return { kind: 'in_flight', reason: 'payment_intent_processing' };
     default:
-      // requires_action, requires_capture: nothing the worker can move; it may never resolve
+      // requires_action: nothing the worker can move; it may never resolve
       // by itself, so it counts toward the dead letter and the reconciler keeps asking.
       return { kind: 'ambiguous', reason: `payment_intent_${intent.status}` };
   }

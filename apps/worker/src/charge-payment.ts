@@ -41,6 +41,8 @@ interface ChargeTarget {
   amount: number;
   currency: string;
   processor_secret_key: string;
+  /** `manual`: the create asks for `capture_method: manual`, so the confirm only authorises. */
+  capture_method: 'automatic' | 'manual';
   /** Recorded by step A; null means no confirm was ever sent for this payment. */
   processor_payment_intent_id: string | null;
 }
@@ -149,7 +151,7 @@ export async function chargePayment(
 async function loadChargeTarget(sql: postgres.Sql, job: ClaimedJob): Promise<ChargeTarget | null> {
   const [row] = await sql<ChargeTarget[]>`
     select payment.status, payment.amount, payment.currency, tenant.processor_secret_key,
-           payment.processor_payment_intent_id
+           payment.processor_payment_intent_id, payment.capture_method
     from payments as payment
     join tenants as tenant on tenant.id = payment.tenant_id
     where payment.tenant_id = ${job.tenantId} and payment.id = ${job.paymentId}`;
@@ -227,6 +229,7 @@ async function createIntent(
           amount: target.amount,
           currency: target.currency,
           payment_method: paymentMethod,
+          ...(target.capture_method === 'manual' ? { capture_method: 'manual' as const } : {}),
           // What the worker and the reconciler search by when an intent's id is not recorded.
           metadata: {
             payment_id: job.paymentId,

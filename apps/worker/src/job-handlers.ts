@@ -1,9 +1,10 @@
 import type { ClaimedJob } from '@once/db/outbox';
 import type { OutboxJobKind } from '@once/db/schema';
+import { type ActionJobResult, runAuthorizationAction } from './authorization-action.ts';
 import { type ChargeJobResult, type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
 
 /** What a job's run came to, as the dispatcher logs it. */
-type JobResult = ChargeJobResult;
+type JobResult = ChargeJobResult | ActionJobResult;
 
 type JobHandlers = {
   [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: ChargePaymentDeps) => Promise<JobResult>;
@@ -14,7 +15,11 @@ type JobHandlers = {
  * refund) does not type-check here until it has its handler, and the dispatcher claims only
  * the kinds listed here, so a worker never claims a job it cannot run.
  */
-const jobHandlers: JobHandlers = { charge_payment: chargePayment };
+const jobHandlers: JobHandlers = {
+  charge_payment: chargePayment,
+  capture_payment: runAuthorizationAction,
+  void_payment: runAuthorizationAction,
+};
 
 /** The kinds the dispatcher claims. */
 export const handledJobKinds = Object.keys(jobHandlers) as OutboxJobKind[];

@@ -36,6 +36,8 @@ export interface ReconcileOptions {
 export interface ReconcileSummary {
   examined: number;
   succeeded: number;
+  /** Manual-capture payments found authorised (`requires_capture`). */
+  authorized: number;
   declined: number;
   requeued: number;
   failed: number;
@@ -64,6 +66,8 @@ interface Candidate {
 /** What the processor proves about one payment. */
 type LedgerAnswer =
   | { found: 'succeeded'; intentId: string }
+  /** A manual-capture intent holds the funds: the charge's answer, the capture is an operator's. */
+  | { found: 'authorized'; intentId: string }
   | { found: 'declined'; intentId: string; code: string; message?: string }
   /** The intent was canceled before any charge: proof that nobody was charged. */
   | { found: 'canceled'; intentId: string }
@@ -77,7 +81,8 @@ type LedgerAnswer =
  * One pass of the reconciler. For each payment stuck in `unknown` (retries exhausted) or
  * `processing` (no live job left) it asks the processor and acts only on proof:
  * - an intent recorded by id is RETRIEVED (strongly consistent): succeeded -> `succeeded`,
- *   declined -> `declined`, canceled -> `failed`, processing -> check again later;
+ *   authorised (manual capture) -> `authorized`, declined -> `declined`, canceled -> `failed`,
+ *   processing -> check again later;
  * - an intent still waiting for its confirm -> enqueue the charge again (the job confirms
  *   it with its own key), at most `maxRequeues` times; then CANCEL it: only a cancel the
  *   processor accepted settles `failed` (a refused cancel means it charged: read again);
@@ -97,6 +102,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
   const summary: ReconcileSummary = {
     examined: 0,
     succeeded: 0,
+    authorized: 0,
     declined: 0,
     requeued: 0,
     failed: 0,
@@ -136,6 +142,13 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
           processorPaymentIntentId: answer.intentId,
         });
         summary.succeeded++;
+        break;
+      case 'authorized':
+        await settleWithProof(sql, payment, answer, {
+          status: 'authorized',
+          processorPaymentIntentId: answer.intentId,
+        });
+        summary.authorized++;
         break;
       case 'declined':
         await settleWithProof(sql, payment, answer, {
@@ -244,6 +257,8 @@ async function askProcessor(processor: Stripe, payment: Candidate): Promise<Ledg
   switch (outcome.kind) {
     case 'succeeded':
       return { found: 'succeeded', intentId: intent.id };
+    case 'authorized':
+      return { found: 'authorized', intentId: intent.id };
     case 'declined':
       return {
         found: 'declined',

@@ -20,6 +20,7 @@ export type RecordResult =
  * never overwrite the work of the worker that replaced it.
  *
  * - succeeded / declined -> job `done`, payment settled.
+ * - authorized -> job `done`, payment `authorized` (manual capture: an operator captures).
  * - canceled -> job `done`, payment `failed`: the processor canceled the intent, the proof
  *   that nobody was charged.
  * - in_flight (409 key in use, intent processing) -> job `pending` again after the backoff
@@ -110,6 +111,12 @@ function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
         job: 'done',
         lastError: null,
         settlement: { status: 'succeeded', processorPaymentIntentId: outcome.paymentIntentId },
+      };
+    case 'authorized':
+      return {
+        job: 'done',
+        lastError: null,
+        settlement: { status: 'authorized', processorPaymentIntentId: outcome.paymentIntentId },
       };
     case 'declined':
       return {

@@ -29,6 +29,7 @@ afterAll(async () => {
   await app?.drop();
 });
 beforeEach(async () => {
+  await app.client.sql`delete from payment_actions`;
   await app.client.sql`delete from outbox_jobs`;
   await app.client.sql`delete from payments`;
   await ledger`delete from ledger_entries`;
@@ -61,6 +62,50 @@ const check = (converged = true) =>
   verifyInvariant({ databaseUrl: app.url, processorDatabaseUrl: ledgerDb.url, converged });
 const kinds = async (converged = true) =>
   (await check(converged)).violations.map((v) => v.kind).sort();
+
+describe('verifyInvariant with manual capture', () => {
+  const capture = async (paymentId: string, amount: number) => {
+    await app.client.sql`
+      update payments set status = 'captured', amount_captured = ${amount},
+        processor_payment_intent_id = 'pi_m' where id = ${paymentId}`;
+  };
+
+  it('accepts a partial capture charged once, for the amount captured', async () => {
+    const paid = await seedCheckout(app.client.sql);
+    await charge(paid.paymentId, 'once_capture_act_1', 'pi_m', 'tenant_a', { amount: 1500 });
+    await capture(paid.paymentId, 1500);
+    expect(await kinds()).toEqual([]);
+  });
+
+  it('reports a second capture of one payment, and a capture of another amount', async () => {
+    const paid = await seedCheckout(app.client.sql);
+    await charge(paid.paymentId, 'once_capture_act_1', 'pi_m', 'tenant_a', { amount: 1500 });
+    await charge(paid.paymentId, 'once_capture_act_2', 'pi_m2', 'tenant_a', { amount: 1000 });
+    await capture(paid.paymentId, 1500);
+    expect(await kinds()).toEqual(['double_charge', 'wrong_amount']);
+  });
+
+  it('reports a charge of a payment the app holds authorised or voided', async () => {
+    const authorised = await seedCheckout(app.client.sql);
+    const voided = await seedCheckout(app.client.sql);
+    await charge(authorised.paymentId, 'k1', 'pi_a');
+    await charge(voided.paymentId, 'k2', 'pi_v');
+    await settle(authorised.paymentId, 'authorized', 'pi_a');
+    await settle(voided.paymentId, 'voided', 'pi_v');
+    expect(await kinds()).toEqual(['charged_but_not_succeeded', 'charged_but_not_succeeded']);
+  });
+
+  it('an authorised payment is converged, but not while its capture is unanswered', async () => {
+    const authorised = await seedCheckout(app.client.sql);
+    await settle(authorised.paymentId, 'authorized', 'pi_a');
+    expect(await kinds()).toEqual([]);
+    await app.client.sql`
+      insert into payment_actions (tenant_id, id, payment_id, kind, downstream_key, requested_by)
+      values ('tenant_a', 'act_1', ${authorised.paymentId}, 'capture', 'once_capture_act_1', 'op')`;
+    expect(await kinds()).toEqual(['not_converged']);
+    expect(await kinds(false)).toEqual([]);
+  });
+});
 
 describe('verifyInvariant', () => {
   it('accepts a converged system where each payment matches the ledger', async () => {

@@ -43,9 +43,13 @@ interface PaymentRow {
   id: string;
   status: string;
   amount: number;
+  /** What a capture took (`captured` only): its one charge is of this amount. */
+  amount_captured: number | null;
   idempotency_key: string;
   downstream_key: string;
   processor_payment_intent_id: string | null;
+  /** Its captures or voids not yet answered (`pending` / `unknown`). */
+  open_actions: number;
 }
 
 interface LedgerChargeRow {
@@ -64,10 +68,12 @@ interface LedgerChargeRow {
  * - the app holds exactly one payment per checkout intent (tenant, Idempotency-Key), and
  *   every charge in the ledger is accounted for: one without payment metadata, or naming a
  *   payment the app does not hold, is a violation;
- * - every charge is of its payment's amount;
- * - a payment the ledger charged is never `declined`/`failed`, and a `succeeded` one was
- *   charged, with the same PaymentIntent (always, converged or not);
- * - with `converged`: no payment is `processing`/`unknown`, so states equal the ledger's.
+ * - every charge is of its payment's amount (a captured one: of the amount it captured);
+ * - a payment the ledger charged is never `declined`/`failed`/`authorized`/`voided` (an
+ *   authorisation books nothing until it is captured), and a `succeeded` or `captured` one
+ *   was charged, with the same PaymentIntent (always, converged or not);
+ * - with `converged`: no payment is `processing`/`unknown` and no capture or void is still
+ *   unanswered, so states equal the ledger's.
  *
  * @example
  * const report = await verifyInvariant({ databaseUrl, processorDatabaseUrl, converged: true });
@@ -78,9 +84,12 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
   const processor = postgres(options.processorDatabaseUrl, { max: 1, onnotice: () => {} });
   try {
     const payments = await app<PaymentRow[]>`
-      select tenant_id, id, status, amount, idempotency_key,
-             downstream_key, processor_payment_intent_id
-      from payments`;
+      select tenant_id, id, status, amount, amount_captured, idempotency_key,
+             downstream_key, processor_payment_intent_id,
+             (select count(*)::int from payment_actions as action
+               where action.tenant_id = payment.tenant_id and action.payment_id = payment.id
+                 and action.status in ('pending', 'unknown')) as open_actions
+      from payments as payment`;
     const charges = await processor<LedgerChargeRow[]>`
       select account_id, payment_intent_id, amount::float8 as amount, idempotency_key,
              metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
@@ -94,6 +103,9 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
     await Promise.all([app.end({ timeout: 5 }), processor.end({ timeout: 5 })]);
   }
 }
+
+/** States in which the ledger must hold no charge for the payment. */
+const NEVER_CHARGED = ['declined', 'failed', 'authorized', 'voided'];
 
 function findViolations(
   payments: PaymentRow[],
@@ -174,21 +186,24 @@ function findViolations(
         detail: `${charged.length} charges: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
       });
     }
-    for (const c of charged.filter((c) => c.amount !== payment.amount)) {
+    const expected =
+      payment.status === 'captured' ? (payment.amount_captured ?? payment.amount) : payment.amount;
+    for (const c of charged.filter((c) => c.amount !== expected)) {
       violations.push({
         ...base,
         kind: 'wrong_amount',
-        detail: `the ledger charged ${c.amount} (${c.payment_intent_id}), the payment is for ${payment.amount}`,
+        detail: `the ledger charged ${c.amount} (${c.payment_intent_id}), the payment is for ${expected}`,
       });
     }
-    if (charged.length > 0 && (payment.status === 'declined' || payment.status === 'failed')) {
+    if (charged.length > 0 && NEVER_CHARGED.includes(payment.status)) {
       violations.push({
         ...base,
         kind: 'charged_but_not_succeeded',
         detail: `payment is ${payment.status} but the ledger charged ${charged[0]!.payment_intent_id}`,
       });
     }
-    if (charged.length === 0 && payment.status === 'succeeded') {
+    const chargedStatus = payment.status === 'succeeded' || payment.status === 'captured';
+    if (charged.length === 0 && chargedStatus) {
       violations.push({
         ...base,
         kind: 'succeeded_without_charge',
@@ -197,7 +212,7 @@ function findViolations(
     }
     if (
       charged.length === 1 &&
-      payment.status === 'succeeded' &&
+      chargedStatus &&
       payment.processor_payment_intent_id !== charged[0]!.payment_intent_id
     ) {
       violations.push({
@@ -211,6 +226,13 @@ function findViolations(
         ...base,
         kind: 'not_converged',
         detail: `still ${payment.status}; the ledger holds ${charged.length} charge(s)`,
+      });
+    }
+    if (options.converged && payment.open_actions > 0) {
+      violations.push({
+        ...base,
+        kind: 'not_converged',
+        detail: `${payment.open_actions} capture or void still unanswered`,
       });
     }
   }

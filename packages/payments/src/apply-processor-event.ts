@@ -36,6 +36,8 @@ export const handledProcessorEventTypes: readonly string[] = [
 export type ApplyOutcome =
   | { kind: 'applied'; paymentId: string; status: PaymentStatus }
   | { kind: 'already_terminal'; paymentId: string; status: PaymentStatus }
+  /** Authorised: its capture or void is recorded by the worker that ran it, not by an event. */
+  | { kind: 'awaiting_capture'; paymentId: string }
   | { kind: 'payment_not_found'; paymentId: string | null }
   | { kind: 'amount_mismatch'; paymentId: string };
 
@@ -66,6 +68,7 @@ export async function applyProcessorEvent(
   if (isTerminalPayment(payment.status)) {
     return { kind: 'already_terminal', paymentId, status: payment.status };
   }
+  if (payment.status === 'authorized') return { kind: 'awaiting_capture', paymentId };
   if (!chargeMatchesPayment(intent, payment)) return { kind: 'amount_mismatch', paymentId };
   const settlement = settlementOf(event);
   await settlePayment(tx, { tenantId, paymentId }, settlement);

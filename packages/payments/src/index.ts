@@ -1,3 +1,4 @@
+export { actionDownstreamKeyFor, newPaymentActionId } from './action-ids.ts';
 export {
   type ApplyOutcome,
   applyProcessorEvent,

@@ -14,36 +14,53 @@ import {
 const status = fc.constantFrom(...paymentStatuses);
 
 describe('payment states', () => {
-  it('the transition table: processing and unknown may go anywhere, the rest nowhere', () => {
+  it('the transition table: processing and unknown may go anywhere but to the ends of a capture, authorized only to them, the rest nowhere', () => {
     expect(paymentTransitions).toEqual({
-      processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
-      unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
+      processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
+      unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
+      authorized: ['captured', 'voided'],
       succeeded: [],
       declined: [],
       failed: [],
+      captured: [],
+      voided: [],
     });
   });
 
   it('a terminal payment never moves, to any state', () => {
-    expect(terminalPaymentStatuses).toEqual(['succeeded', 'declined', 'failed']);
+    expect(terminalPaymentStatuses).toEqual([
+      'succeeded',
+      'declined',
+      'failed',
+      'captured',
+      'voided',
+    ]);
     for (const from of terminalPaymentStatuses) {
       for (const to of paymentStatuses) expect(canMovePayment(from, to)).toBe(false);
     }
   });
 
-  it('an unsettled payment may move anywhere, so only processing and unknown are ever updated', () => {
+  it('a charge outcome is written only over processing and unknown; a capture outcome only over authorized', () => {
     expect(unsettledPaymentStatuses).toEqual(['processing', 'unknown']);
-    for (const to of paymentStatuses) {
+    for (const to of [
+      'processing',
+      'succeeded',
+      'declined',
+      'unknown',
+      'failed',
+      'authorized',
+    ] as const) {
       expect(statusesMovableTo(to)).toEqual(['processing', 'unknown']);
     }
+    expect(statusesMovableTo('captured')).toEqual(['authorized']);
+    expect(statusesMovableTo('voided')).toEqual(['authorized']);
   });
 
-  it('every state is either terminal or unsettled, never both', () => {
+  it('every state is exactly one of terminal, unsettled, or authorized (waiting for an operator)', () => {
     for (const s of paymentStatuses) {
       expect(isTerminalPayment(s)).toBe(terminalPaymentStatuses.includes(s));
-      expect(isTerminalPayment(s)).toBe(!unsettledPaymentStatuses.includes(s));
     }
-    expect([...terminalPaymentStatuses, ...unsettledPaymentStatuses].sort()).toEqual(
+    expect([...terminalPaymentStatuses, ...unsettledPaymentStatuses, 'authorized'].sort()).toEqual(
       [...paymentStatuses].sort(),
     );
   });
@@ -53,19 +70,27 @@ describe('payment states', () => {
     fc.assert(
       fc.property(fc.array(status, { maxLength: 12 }), (asked) => {
         let current: PaymentStatus = 'processing';
-        for (const to of asked) if (canMovePayment(current, to)) current = to;
-        const firstDefinite = asked.find((to) => isTerminalPayment(to));
-        if (firstDefinite) expect(current).toBe(firstDefinite);
-        else expect(unsettledPaymentStatuses).toContain(current);
+        const visited: PaymentStatus[] = [];
+        for (const to of asked) {
+          if (canMovePayment(current, to)) current = to;
+          visited.push(current);
+        }
+        const firstTerminal = visited.find((s) => isTerminalPayment(s));
+        if (firstTerminal) expect(current).toBe(firstTerminal);
+        else expect([...unsettledPaymentStatuses, 'authorized']).toContain(current);
+        // An authorised payment only ever ends captured or voided, never charged again.
+        if (visited.includes('authorized') && firstTerminal) {
+          expect(['captured', 'voided']).toContain(firstTerminal);
+        }
       }),
     );
   });
 
-  it('a move is allowed exactly from the states statusesMovableTo lists', () => {
+  it('a move is allowed exactly from the states statusesMovableTo lists, and never from a terminal one', () => {
     fc.assert(
       fc.property(status, status, (from, to) => {
         expect(canMovePayment(from, to)).toBe(statusesMovableTo(to).includes(from));
-        expect(canMovePayment(from, to)).toBe(!isTerminalPayment(from));
+        if (isTerminalPayment(from)) expect(canMovePayment(from, to)).toBe(false);
       }),
     );
   });

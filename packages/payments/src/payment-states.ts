@@ -6,17 +6,22 @@ export { type PaymentStatus, paymentStatuses };
  * Where a payment may go from each state. `processing`: the charge job (or the reconciler's
  * re-enqueued one) is working on it. `unknown`: a charge may or may not exist; only the
  * processor's answer (through the worker, a webhook or the reconciler) moves it on.
- * `succeeded`, `declined` and `failed` are terminal: nothing moves them again, whoever asks
- * and however late, so a stale worker or a late webhook can never overwrite the processor's
- * definite answer. `processing -> processing` and `unknown -> unknown` are allowed: a
- * re-enqueued charge, a second ambiguous answer.
+ * `authorized`: a manual-capture confirm holds the funds; only the processor's answer to an
+ * operator's capture or void (or the authorisation's expiry) moves it on, to `captured` or
+ * `voided`. `succeeded`, `declined`, `failed`, `captured` and `voided` are terminal: nothing
+ * moves them again, whoever asks and however late, so a stale worker or a late webhook can
+ * never overwrite the processor's definite answer. `processing -> processing` and
+ * `unknown -> unknown` are allowed: a re-enqueued charge, a second ambiguous answer.
  */
 export const paymentTransitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
-  unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed'],
+  processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
+  unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
+  authorized: ['captured', 'voided'],
   succeeded: [],
   declined: [],
   failed: [],
+  captured: [],
+  voided: [],
 };
 
 /** The states a payment never leaves: the processor's definite answer, or proof of no charge. */
@@ -24,9 +29,13 @@ export const terminalPaymentStatuses: readonly PaymentStatus[] = paymentStatuses
   (status) => paymentTransitions[status].length === 0,
 );
 
-/** The states still waiting for the processor's answer: the worker's and the reconciler's work. */
-export const unsettledPaymentStatuses: readonly PaymentStatus[] = paymentStatuses.filter(
-  (status) => paymentTransitions[status].length > 0,
+/**
+ * The states still waiting for the processor's answer to a charge: the worker's and the
+ * reconciler's work, the states a re-enqueued charge or a second ambiguous answer may leave
+ * as they are. `authorized` is not one: it waits for an operator.
+ */
+export const unsettledPaymentStatuses: readonly PaymentStatus[] = paymentStatuses.filter((status) =>
+  canMovePayment(status, status),
 );
 
 /**

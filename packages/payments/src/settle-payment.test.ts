@@ -59,6 +59,9 @@ const settlementTo: Record<PaymentStatus, PaymentSettlement> = {
   declined: { status: 'declined', code: 'insufficient_funds', message: 'no funds' },
   unknown: { status: 'unknown', code: 'processor_timeout' },
   failed: { status: 'failed', code: 'never_sent' },
+  authorized: { status: 'authorized', processorPaymentIntentId: 'pi_new' },
+  captured: { status: 'captured', amountCaptured: 1500 },
+  voided: { status: 'voided' },
 };
 
 describe('settlePayment', () => {

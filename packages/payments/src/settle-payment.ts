@@ -10,7 +10,13 @@ export type PaymentSettlement =
   | { status: 'unknown'; code: string; message?: string }
   | { status: 'failed'; code: string; message?: string; processorPaymentIntentId?: string }
   /** Back in flight: the reconciler re-enqueued the charge. */
-  | { status: 'processing' };
+  | { status: 'processing' }
+  /** A manual-capture confirm authorised it (`requires_capture`). */
+  | { status: 'authorized'; processorPaymentIntentId: string }
+  /** The processor captured `amountCaptured` of the authorisation (the rest is released). */
+  | { status: 'captured'; amountCaptured: number }
+  /** The processor canceled the authorisation: an operator's void, or its expiry. */
+  | { status: 'voided'; code?: string; message?: string };
 
 /** A payment, by its key. */
 export interface PaymentRef {
@@ -33,8 +39,9 @@ function movableFrom(to: PaymentStatus): SQL {
 }
 
 /**
- * Moves a payment to `settlement.status` if, and only if, the move is allowed: the payment is
- * not terminal yet (`processing` or `unknown`). A succeeded, declined or failed payment never
+ * Moves a payment to `settlement.status` if, and only if, the move is allowed: a charge's
+ * answer only over `processing` or `unknown`, a capture's or void's only over `authorized`
+ * (`paymentTransitions`). A succeeded, declined or failed payment never
  * moves again, whoever asks and however late: a stale worker, a late webhook or a reconciler
  * racing a worker cannot overwrite the processor's definite answer. One guarded statement, so
  * concurrent settlers need no lock: the first wins, the others change nothing. Returns
@@ -54,6 +61,7 @@ export async function settlePayment(
     'processorPaymentIntentId' in settlement ? (settlement.processorPaymentIntentId ?? null) : null;
   const code = 'code' in settlement ? settlement.code : null;
   const message = 'message' in settlement ? (settlement.message ?? null) : null;
+  const amountCaptured = 'amountCaptured' in settlement ? settlement.amountCaptured : null;
   const neverSent = options.onlyIfNeverSent
     ? sql`
       and payment.processor_payment_intent_id is null
@@ -70,6 +78,7 @@ export async function settlePayment(
         processor_payment_intent_id = coalesce(${intentId}, payment.processor_payment_intent_id),
         failure_code = ${code},
         failure_message = ${message},
+        amount_captured = coalesce(${amountCaptured}::int, payment.amount_captured),
         updated_at = now()
     where payment.tenant_id = ${payment.tenantId} and payment.id = ${payment.paymentId}
       and payment.status in ${movableFrom(settlement.status)}${neverSent}

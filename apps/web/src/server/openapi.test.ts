@@ -234,8 +234,8 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       }
     }
     // Every checkout refusal a REST client can meet is documented (session ones, the ops.*
-    // role check, the cockpit's key operator and the demo's chaos switches are tRPC-only:
-    // REST takes only API keys).
+    // role check, the cockpit's key operator and capture and void, and the demo's chaos
+    // switches are tRPC-only: REST takes only API keys).
     const tRpcOnly = new Set([
       'demo_login_disabled',
       'demo_operator_login_disabled',
@@ -246,6 +246,9 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       'idempotency_key_changed',
       'idempotency_key_not_releasable',
       'idempotency_key_not_evictable',
+      // The operator's capture and void (ops.capturePayment, ops.voidPayment).
+      'payment_not_authorized',
+      'capture_amount_too_large',
     ]);
     const restCodes = Object.keys(apiErrorCatalogue).filter(
       (c) => !tRpcOnly.has(c) && !c.startsWith('chaos_'),

@@ -38,6 +38,8 @@ export async function seedCheckout(
     amount?: number;
     paymentMethod?: string;
     maxAttempts?: number;
+    /** `manual`: the charge only authorises (`checkout.pay` with `capture: 'manual'`). */
+    captureMethod?: 'automatic' | 'manual';
   } = {},
 ): Promise<SeededCheckout> {
   const tenantId = options.tenantId ?? 'tenant_a';
@@ -48,10 +50,11 @@ export async function seedCheckout(
   const amount = options.amount ?? 1999;
   await sql.begin(async (tx) => {
     await tx`
-      insert into payments (tenant_id, id, status, amount, currency, lines, idempotency_key, downstream_key)
+      insert into payments (tenant_id, id, status, amount, currency, lines, idempotency_key,
+                            downstream_key, capture_method)
       values (${tenantId}, ${paymentId}, 'processing', ${amount}, 'usd',
               ${JSON.stringify([{ productId: 'p1', name: 'Thing', quantity: 1, unitAmount: amount }])}::text::jsonb,
-              ${idempotencyKey}, ${downstreamKey})`;
+              ${idempotencyKey}, ${downstreamKey}, ${options.captureMethod ?? 'automatic'})`;
     await enqueueOutboxJob(tx, {
       tenantId,
       id: jobId,
@@ -63,4 +66,43 @@ export async function seedCheckout(
     });
   });
   return { tenantId, paymentId, jobId, downstreamKey, idempotencyKey };
+}
+
+/**
+ * What `ops.capturePayment` / `ops.voidPayment` write in their one transaction: a `pending`
+ * action and its job, with the action's own downstream key.
+ */
+export async function seedAuthorizationAction(
+  sql: postgres.Sql,
+  payment: { tenantId: string; paymentId: string },
+  kind: 'capture' | 'void',
+  options: { amount?: number; maxAttempts?: number } = {},
+): Promise<{ actionId: string; jobId: string; downstreamKey: string }> {
+  const actionId = `act_${randomUUID().replaceAll('-', '')}`;
+  const jobId = `job_${randomUUID()}`;
+  const downstreamKey = `once_${kind}_${actionId}`;
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into payment_actions (tenant_id, id, payment_id, kind, amount, downstream_key, requested_by)
+      values (${payment.tenantId}, ${actionId}, ${payment.paymentId}, ${kind},
+              ${options.amount ?? null}, ${downstreamKey}, 'api_key:test')`;
+    const job = {
+      tenantId: payment.tenantId,
+      id: jobId,
+      paymentId: payment.paymentId,
+      downstreamKey,
+      maxAttempts: options.maxAttempts,
+    };
+    await enqueueOutboxJob(
+      tx,
+      kind === 'capture'
+        ? {
+            ...job,
+            kind: 'capture_payment',
+            payload: { actionId, ...(options.amount ? { amountToCapture: options.amount } : {}) },
+          }
+        : { ...job, kind: 'void_payment', payload: { actionId } },
+    );
+  });
+  return { actionId, jobId, downstreamKey };
 }

@@ -9,8 +9,8 @@ const CHECKOUT_FINGERPRINT_OPERATION = 'checkout.pay';
  * RFC 8785 canonical JSON of the normalised, validated `PayInput`. Normalised means exactly
  * the fields `pay` uses (unknown fields were stripped by the schema), absent optionals as
  * `null`, lines in the order sent. Key order, whitespace and number spelling (`1` / `1.0`) of
- * the request never change it; any difference in product, quantity, line order, email or
- * payment method does.
+ * the request never change it; any difference in product, quantity, line order, email,
+ * payment method or capture method does (`automatic` and an absent one are the same).
  *
  * @example
  * checkoutFingerprint({ lines: [{ productId: 'book_sre', quantity: 1 }] }) ===
@@ -33,5 +33,8 @@ export function normalisePayInput(input: PayInput) {
     lines: input.lines.map((line) => ({ productId: line.productId, quantity: line.quantity })),
     customerEmail: input.customerEmail ?? null,
     paymentMethod: input.paymentMethod ?? null,
+    // Only when manual: an automatic checkout keeps the fingerprint it always had, so a
+    // retry of a payment made before the option existed still matches it.
+    ...(input.capture === 'manual' ? { capture: 'manual' as const } : {}),
   };
 }

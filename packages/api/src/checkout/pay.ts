@@ -56,7 +56,8 @@ export interface PayContext {
 
 /**
  * Accepts a checkout: prices the cart from the catalogue and, in ONE transaction, writes the
- * payment (`processing`), the outbox job that will charge it, a NOTIFY to wake a worker
+ * payment (`processing`; with `capture: 'manual'` the charge only authorises it), the outbox
+ * job that will charge it, a NOTIFY to wake a worker
  * (delivered only on commit; optional, see `notifyOutbox`), and the idempotency key's stored response. Nothing leaves the
  * database here: the worker makes the processor call, so a lost response or a crash can
  * never leave a charge the database does not know about.
@@ -122,6 +123,7 @@ function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): 
           idempotencyKey: key,
           requestFingerprint: fingerprint,
           downstreamKey,
+          captureMethod: input.capture ?? 'automatic',
         })
         // Waits for a concurrent inserter of the same key; after its commit, no row here.
         .onConflictDoNothing({ target: [payments.tenantId, payments.idempotencyKey] })

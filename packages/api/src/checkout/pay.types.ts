@@ -68,6 +68,11 @@ export const payInput = z.object({
       'paymentMethod must look like pm_card_visa',
     )
     .optional(),
+  /**
+   * `manual`: the worker's confirm only authorises (`capture_method: manual`); an operator
+   * captures or voids it later. Default `automatic`: the confirm charges.
+   */
+  capture: z.enum(['automatic', 'manual']).optional(),
 });
 export type PayInput = z.infer<typeof payInput>;
 

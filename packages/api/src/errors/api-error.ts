@@ -63,6 +63,16 @@ export const apiErrorCatalogue = {
     title: 'Order total out of range',
   },
   payment_not_found: { trpcCode: 'NOT_FOUND', status: 404, title: 'Payment not found' },
+  payment_not_authorized: {
+    trpcCode: 'CONFLICT',
+    status: 409,
+    title: 'Only an authorised payment with no capture or void under way can be captured or voided',
+  },
+  capture_amount_too_large: {
+    trpcCode: 'BAD_REQUEST',
+    status: 400,
+    title: 'The capture amount is greater than the authorised amount',
+  },
   idempotency_key_not_found: {
     trpcCode: 'NOT_FOUND',
     status: 404,

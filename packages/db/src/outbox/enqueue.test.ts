@@ -6,6 +6,7 @@ import { OUTBOX_NOTIFY_CHANNEL } from '../schema/outbox.ts';
 import type { TestDatabase } from '../testing/test-database.ts';
 import { claimDueJobs } from './claim.ts';
 import { enqueueOutboxJob, type NewOutboxJob } from './enqueue.ts';
+import type { OutboxJobPayloads } from './job-kinds.ts';
 import { createOutboxTestDatabase, OUTBOX_TEST_TENANT as TENANT } from './outbox-test-database.ts';
 
 let database: TestDatabase;
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 let next = 0;
-function chargeJob(payload: NewOutboxJob['payload']): NewOutboxJob {
+function chargeJob(payload: OutboxJobPayloads['charge_payment']): NewOutboxJob {
   const n = ++next;
   return {
     tenantId: TENANT,

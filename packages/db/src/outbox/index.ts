@@ -16,6 +16,11 @@ export {
   renewLease,
   rescheduleJob,
 } from './held-job.ts';
-export type { ChargePaymentPayload, OutboxJobPayloads } from './job-kinds.ts';
+export type {
+  CapturePaymentPayload,
+  ChargePaymentPayload,
+  OutboxJobPayloads,
+  VoidPaymentPayload,
+} from './job-kinds.ts';
 export { isClaimable, isHeldBy, isLiveJob, type JobHolder } from './job-sql.ts';
 export { canMoveJob, liveJobStatuses, outboxJobTransitions } from './job-states.ts';

@@ -5,6 +5,19 @@ export interface ChargePaymentPayload {
   amount: number;
   currency: string;
   paymentMethod?: string;
+  /** `manual`: confirm only authorises (`capture_method: manual`). Absent: automatic. */
+  captureMethod?: 'manual';
+}
+
+/** What a capture job carries: its action, and a partial amount (absent: all authorised). */
+export interface CapturePaymentPayload {
+  actionId: string;
+  amountToCapture?: number;
+}
+
+/** What a void job carries: its action. */
+export interface VoidPaymentPayload {
+  actionId: string;
 }
 
 /**
@@ -14,6 +27,8 @@ export interface ChargePaymentPayload {
  */
 export type OutboxJobPayloads = PayloadsOfEveryKind<{
   charge_payment: ChargePaymentPayload;
+  capture_payment: CapturePaymentPayload;
+  void_payment: VoidPaymentPayload;
 }>;
 
 type PayloadsOfEveryKind<T extends Record<OutboxJobKind, object>> = T;

@@ -8,6 +8,7 @@ export {
 } from '@once/idempotency/drizzle/schema';
 export * from './catalogue.ts';
 export * from './outbox.ts';
+export * from './payment-actions.ts';
 export * from './payment-events.ts';
 export * from './payments.ts';
 export * from './tenants.ts';

@@ -16,8 +16,11 @@ import { tenants } from './tenants.ts';
  * Payment states. `processing`: accepted, the outbox job will charge it. `succeeded` /
  * `declined`: the processor's definite answer. `unknown`: a charge may or may not have
  * happened (retries exhausted on ambiguous failures); only the reconciler moves it on.
- * `failed`: the processor provably holds no charge and we stopped trying. Which are terminal,
- * and every allowed move between them, is `@once/payments`' transition table.
+ * `failed`: the processor provably holds no charge and we stopped trying. A manual-capture
+ * payment is `authorized` (the processor holds the funds, `requires_capture`) until an
+ * operator's capture makes it `captured` or a void (or the authorisation's expiry) makes it
+ * `voided`. Which are terminal, and every allowed move between them, is `@once/payments`'
+ * transition table.
  */
 export const paymentStatuses = [
   'processing',
@@ -25,8 +28,14 @@ export const paymentStatuses = [
   'declined',
   'unknown',
   'failed',
+  'authorized',
+  'captured',
+  'voided',
 ] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
+
+/** `automatic`: confirm charges. `manual`: confirm authorises; an operator captures or voids. */
+const captureMethods = ['automatic', 'manual'] as const;
 
 export interface CartLine {
   productId: string;
@@ -66,6 +75,9 @@ export const payments = pgTable(
      */
     placedBy: text('placed_by'),
     processorPaymentIntentId: text('processor_payment_intent_id'),
+    captureMethod: text('capture_method', { enum: captureMethods }).notNull().default('automatic'),
+    /** What the processor captured (`captured` only; a partial capture releases the rest). */
+    amountCaptured: integer('amount_captured'),
     /** Stripe decline code or error code when declined/failed. */
     failureCode: text('failure_code'),
     failureMessage: text('failure_message'),
@@ -91,7 +103,8 @@ export const payments = pgTable(
     check('payments_amount_positive', sql`${t.amount} > 0`),
     check(
       'payments_status_valid',
-      sql`${t.status} in ('processing', 'succeeded', 'declined', 'unknown', 'failed')`,
+      sql`${t.status} in ('processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized', 'captured', 'voided')`,
     ),
+    check('payments_capture_method_valid', sql`${t.captureMethod} in ('automatic', 'manual')`),
   ],
 );

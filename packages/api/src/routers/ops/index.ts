@@ -1,4 +1,5 @@
-import { createTRPCRouter, operatorProcedure } from '../../trpc.ts';
+import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
+import { capturePaymentInput, voidPaymentInput } from './authorization-action.types.ts';
 import { chaosPressInput } from './chaos.types.ts';
 import { chaosPress } from './chaos-press.ts';
 import { chaosStatus } from './chaos-status.ts';
@@ -13,12 +14,14 @@ import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
 import { releaseIdempotencyKey } from './release-idempotency-key.ts';
+import { requestAuthorizationAction } from './request-authorization-action.ts';
 import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
 
 /**
- * The operator cockpit's read models, and its two audited actions on idempotency keys; every
- * list is the caller's tenant only, and only an operator (operator session, the merchant's API
- * key) may read them or act: they show every shopper's payments, emails and keys.
+ * The operator cockpit's read models, its two audited actions on idempotency keys, and the
+ * capture and void of authorised payments; every list is the caller's tenant only, and only
+ * an operator (operator session, the merchant's API key) may read them or act: they show
+ * every shopper's payments, emails and keys.
  */
 export const opsRouter = createTRPCRouter({
   payments: operatorProcedure
@@ -39,6 +42,46 @@ export const opsRouter = createTRPCRouter({
   evictIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
     .mutation(({ ctx, input }) => evictIdempotencyKey({ ctx, input })),
+  /**
+   * Capture an authorised payment (all, or `amount`). Requires an `Idempotency-Key`: a double
+   * click or a retry replays the first answer, and the processor captures once. Atomic mode,
+   * as `checkout.pay`: the action, its job and the stored answer commit together.
+   */
+  capturePayment: operatorProcedure
+    .meta({ idempotency: { operation: 'ops.capturePayment', mode: 'atomic' } })
+    .input(capturePaymentInput)
+    .concat(idempotencyGuard)
+    .mutation(({ ctx, input }) =>
+      requestAuthorizationAction(
+        {
+          db: ctx.db,
+          tenantId: ctx.tenantId,
+          principal: ctx.principal,
+          notifyOutbox: ctx.outboxNotify,
+          complete: (tx, result) => ctx.idempotency.complete(tx, result),
+        },
+        'capture',
+        input,
+      ),
+    ),
+  /** Void an authorised payment (release it all); guarded like `capturePayment`. */
+  voidPayment: operatorProcedure
+    .meta({ idempotency: { operation: 'ops.voidPayment', mode: 'atomic' } })
+    .input(voidPaymentInput)
+    .concat(idempotencyGuard)
+    .mutation(({ ctx, input }) =>
+      requestAuthorizationAction(
+        {
+          db: ctx.db,
+          tenantId: ctx.tenantId,
+          principal: ctx.principal,
+          notifyOutbox: ctx.outboxNotify,
+          complete: (tx, result) => ctx.idempotency.complete(tx, result),
+        },
+        'void',
+        input,
+      ),
+    ),
   outbox: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),

@@ -32,7 +32,10 @@ const opsProcedures = Object.keys(opsRouter._def.procedures).filter(
   (name) => !name.startsWith('chaos'),
 ) as OpsProcedure[];
 
-/** A valid input of each ops procedure (lists take a limit; the timeline, one payment; key actions, a key). */
+/**
+ * A valid input of each ops procedure (lists take a limit; the timeline, capture and void, one
+ * payment; key actions, a key).
+ */
 function callOps(
   api: ReturnType<ApiTestHarness['caller']>['api'],
   name: OpsProcedure,
@@ -46,6 +49,13 @@ function callOps(
     // Past the role check, an action on a key that does not exist is refused as not found.
     return api.ops[name]({ ...key, revision: 'r', reason: 'role check' }).catch((error) => {
       if ((error as TRPCError).code === 'NOT_FOUND') return 'not_found';
+      throw error;
+    });
+  }
+  if (name === 'capturePayment' || name === 'voidPayment') {
+    // Past the role check, a payment that is not authorised is refused as a conflict.
+    return api.ops[name]({ paymentId }).catch((error) => {
+      if ((error as TRPCError).code === 'CONFLICT') return 'not_authorized';
       throw error;
     });
   }
@@ -77,6 +87,7 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
 
   it('checks every ops procedure (the list is read from the router)', () => {
     expect(opsProcedures.sort()).toEqual([
+      'capturePayment',
       'evictIdempotencyKey',
       'idempotencyKey',
       'idempotencyKeys',
@@ -86,12 +97,14 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
       'payments',
       'releaseIdempotencyKey',
       'stuckPayments',
+      'voidPayment',
     ]);
   });
 
   it.each(opsProcedures)('ops.%s refuses a shopper session with FORBIDDEN', async (name) => {
     for (const cookie of [shopperA, shopperB]) {
-      const api = h.caller({ cookie }).api;
+      // With a key, so the guarded mutations are refused for the role, not for a missing key.
+      const api = h.caller({ cookie, 'idempotency-key': randomUUID() }).api;
       expect(await refusal(callOps(api, name, paymentOfA))).toEqual({
         trpc: 'FORBIDDEN',
         code: 'operator_required',
@@ -103,7 +116,8 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
     'ops.%s answers an operator session and the merchant API key',
     async (name) => {
       for (const headers of [{ cookie: operator }, bearer('tenant_a')]) {
-        await expect(callOps(h.caller(headers).api, name, paymentOfA)).resolves.toBeDefined();
+        const api = h.caller({ ...headers, 'idempotency-key': randomUUID() }).api;
+        await expect(callOps(api, name, paymentOfA)).resolves.toBeDefined();
       }
     },
   );

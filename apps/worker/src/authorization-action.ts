@@ -1,0 +1,160 @@
+import { type ClaimedJob, finishJob } from '@once/db/outbox';
+import type postgres from 'postgres';
+import type Stripe from 'stripe';
+import {
+  type AuthorizationEnd,
+  type AuthorizationIntentState,
+  authorizationEndOf,
+} from './authorization-outcome.ts';
+import { isUnexpectedIntentState, outcomeOfChargeError } from './charge-outcome.ts';
+import type { ChargePaymentDeps } from './charge-payment.ts';
+import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
+import {
+  type ActionOutcome,
+  type AuthorizationAction,
+  recordActionOutcome,
+} from './record-action-outcome.ts';
+import type { RecordResult } from './record-charge-outcome.ts';
+import { whileRenewingLease } from './renew-lease.ts';
+import { withDatabaseRetry } from './transient-database-error.ts';
+
+export type ActionJobResult = RecordResult | { job: 'skipped'; reason: string };
+
+/**
+ * Runs one claimed capture or void job, top to bottom like the protocol:
+ * 1. read the action, its payment's recorded intent and the tenant's processor key; an action
+ *    already recorded, or one whose payment is not `authorized`, ends the job without a call;
+ * 2. on a retry, READ the intent first (by id, strongly consistent): an earlier attempt whose
+ *    answer was lost may already have captured or voided it, and that is the outcome;
+ * 3. otherwise send the capture or the cancel with the action's own downstream key (every
+ *    attempt the same, so the processor replays a lost answer instead of acting twice); an
+ *    intent that is no longer capturable (`payment_intent_unexpected_state`) is read again;
+ * 4. record the outcome and finish the job in one transaction guarded by the lock token.
+ *
+ * @example
+ * await runAuthorizationAction(job, deps);
+ */
+export async function runAuthorizationAction(
+  job: ClaimedJob<'capture_payment' | 'void_payment'>,
+  deps: ChargePaymentDeps,
+): Promise<ActionJobResult> {
+  const { sql } = deps;
+  const retry = { log: deps.log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
+  const actionId = typeof job.payload.actionId === 'string' ? job.payload.actionId : null;
+  const action = actionId
+    ? await withDatabaseRetry(() => loadAction(sql, job, actionId), retry)
+    : null;
+  const skip = !action
+    ? 'action_not_found'
+    : action.status !== 'pending'
+      ? `action_${action.status}`
+      : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
+        ? `payment_${action.payment_status}`
+        : null;
+  if (skip || !action) {
+    const end = action ? 'done' : 'dead';
+    const finished = await withDatabaseRetry(() => finishJob(sql, job, end, skip), retry);
+    return finished ? { job: 'skipped', reason: skip ?? '' } : { job: 'lease_lost' };
+  }
+  if (job.attempts > job.maxAttempts) {
+    const outcome: ActionOutcome = { kind: 'ambiguous', reason: 'lease_expired_on_last_attempt' };
+    return withDatabaseRetry(
+      () => recordActionOutcome(sql, job, action, outcome, deps.backoff),
+      retry,
+    );
+  }
+  const calls: ProcessorCall[] = [];
+  const processor = deps.processorFor(action.processor_secret_key);
+  const outcome = await whileRenewingLease(job, deps, () => actOnce(processor, job, action, calls));
+  deps.log('action.attempted', {
+    job: job.id,
+    payment: job.paymentId,
+    action: action.id,
+    attempt: job.attempts,
+    outcome: outcome.kind,
+  });
+  const events = takeCallEvents(job, calls);
+  return withDatabaseRetry(
+    () => recordActionOutcome(sql, job, action, outcome, deps.backoff, events),
+    retry,
+  );
+}
+
+async function loadAction(
+  sql: postgres.Sql,
+  job: ClaimedJob,
+  actionId: string,
+): Promise<AuthorizationAction | null> {
+  const [row] = await sql<AuthorizationAction[]>`
+    select action.id, action.kind, action.status, action.amount,
+           payment.status as payment_status, payment.processor_payment_intent_id,
+           tenant.processor_secret_key
+    from payment_actions as action
+    join payments as payment
+      on payment.tenant_id = action.tenant_id and payment.id = action.payment_id
+    join tenants as tenant on tenant.id = action.tenant_id
+    where action.tenant_id = ${job.tenantId} and action.id = ${actionId}
+      and action.payment_id = ${job.paymentId}`;
+  return row ?? null;
+}
+
+async function actOnce(
+  processor: Stripe,
+  job: ClaimedJob,
+  action: AuthorizationAction,
+  calls: ProcessorCall[],
+): Promise<ActionOutcome> {
+  const intentId = action.processor_payment_intent_id!;
+  const read = async (): Promise<AuthorizationEnd | null> =>
+    authorizationEndOf(
+      (await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
+        processor.paymentIntents.retrieve(intentId),
+      )) as AuthorizationIntentState,
+    );
+  try {
+    if (job.attempts > 1) {
+      const end = await read();
+      if (end) return { kind: 'ended', end };
+    }
+    const key = job.downstreamKey;
+    const answered = (await (action.kind === 'capture'
+      ? observedCall(calls, { call: 'capture', key, intent: intentId }, () =>
+          processor.paymentIntents.capture(
+            intentId,
+            action.amount ? { amount_to_capture: action.amount } : {},
+            { idempotencyKey: key },
+          ),
+        )
+      : observedCall(calls, { call: 'cancel', key, intent: intentId }, () =>
+          processor.paymentIntents.cancel(intentId, {}, { idempotencyKey: key }),
+        ))) as AuthorizationIntentState;
+    const end = authorizationEndOf(answered);
+    return end
+      ? { kind: 'ended', end }
+      : { kind: 'ambiguous', reason: `payment_intent_${answered.status}` };
+  } catch (error) {
+    if (isUnexpectedIntentState(error)) {
+      // Captured, canceled or expired meanwhile: the intent says which.
+      try {
+        const end = await read();
+        if (end) return { kind: 'ended', end };
+      } catch (readError) {
+        return fromError(readError);
+      }
+    }
+    return fromError(error);
+  }
+}
+
+function fromError(error: unknown): ActionOutcome {
+  const outcome = outcomeOfChargeError(error);
+  switch (outcome.kind) {
+    case 'in_flight':
+    case 'ambiguous':
+      return outcome;
+    case 'rejected':
+      return { kind: 'refused', code: outcome.code, message: outcome.message };
+    default:
+      return { kind: 'refused', code: 'unexpected_answer', message: outcome.kind };
+  }
+}

@@ -1,0 +1,113 @@
+import { enqueueOutboxJob } from '@once/db/outbox';
+import { type PaymentActionKind, paymentActions, payments } from '@once/db/schema';
+import { actionDownstreamKeyFor, newJobId, newPaymentActionId } from '@once/payments';
+import { retrySerializationFailures } from '@once/postgres';
+import { and, eq, ne } from 'drizzle-orm';
+import type { Database, Transaction } from '../../database.ts';
+import { ApiError } from '../../errors/api-error.ts';
+import type { PaymentActionResult } from './authorization-action.types.ts';
+
+interface AuthorizationActionContext {
+  db: Database;
+  tenantId: string;
+  principal: string;
+  /** Completes the caller's Idempotency-Key inside the action's own transaction. */
+  complete(tx: Transaction, result: PaymentActionResult): Promise<void>;
+  /** NOTIFY the workers (default true); false on engines without LISTEN/NOTIFY. */
+  notifyOutbox?: boolean;
+}
+
+/**
+ * Accepts an operator's capture or void of an authorised payment: in ONE transaction, under
+ * the payment's row lock, writes the action (`pending`), the outbox job that will send it with
+ * the action's own downstream key, and the caller's stored answer. Nothing leaves the
+ * database here; the worker calls the processor. Refused with nothing written (the key is
+ * released, so the operator may correct and resend): an unknown payment
+ * (`payment_not_found`), one that is not `authorized` or already has a capture or void under
+ * way or done (`payment_not_authorized`: a second capture under another key cannot happen),
+ * a capture over the authorised amount (`capture_amount_too_large`).
+ *
+ * @example
+ * await requestAuthorizationAction(ctx, 'capture', { paymentId: 'pay_1', amount: 1500 });
+ */
+export function requestAuthorizationAction(
+  ctx: AuthorizationActionContext,
+  kind: PaymentActionKind,
+  input: { paymentId: string; amount?: number },
+): Promise<PaymentActionResult> {
+  return retrySerializationFailures(() =>
+    ctx.db.transaction(async (tx) => {
+      const [payment] = await tx
+        .select({ status: payments.status, amount: payments.amount })
+        .from(payments)
+        .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
+        .for('update');
+      if (!payment) throw new ApiError('payment_not_found', `No payment ${input.paymentId}`);
+      const [live] = await tx
+        .select({ id: paymentActions.id, kind: paymentActions.kind })
+        .from(paymentActions)
+        .where(
+          and(
+            eq(paymentActions.tenantId, ctx.tenantId),
+            eq(paymentActions.paymentId, input.paymentId),
+            ne(paymentActions.status, 'failed'),
+          ),
+        )
+        .limit(1);
+      if (payment.status !== 'authorized' || live) {
+        throw new ApiError('payment_not_authorized', undefined, {
+          status: payment.status,
+          ...(live ? { action: live.id, actionKind: live.kind } : {}),
+        });
+      }
+      if (input.amount !== undefined && input.amount > payment.amount) {
+        throw new ApiError('capture_amount_too_large', undefined, {
+          authorized: payment.amount,
+          requested: input.amount,
+        });
+      }
+      const actionId = newPaymentActionId();
+      const downstreamKey = actionDownstreamKeyFor(kind, actionId);
+      const amount = kind === 'capture' ? (input.amount ?? null) : null;
+      const [action] = await tx
+        .insert(paymentActions)
+        .values({
+          tenantId: ctx.tenantId,
+          id: actionId,
+          paymentId: input.paymentId,
+          kind,
+          amount,
+          downstreamKey,
+          requestedBy: ctx.principal,
+        })
+        .returning({ createdAt: paymentActions.createdAt });
+      const job = {
+        tenantId: ctx.tenantId,
+        id: newJobId(),
+        paymentId: input.paymentId,
+        downstreamKey,
+      };
+      await enqueueOutboxJob(
+        tx,
+        kind === 'capture'
+          ? {
+              ...job,
+              kind: 'capture_payment',
+              payload: { actionId, ...(amount ? { amountToCapture: amount } : {}) },
+            }
+          : { ...job, kind: 'void_payment', payload: { actionId } },
+        { notify: ctx.notifyOutbox !== false },
+      );
+      const result: PaymentActionResult = {
+        actionId,
+        paymentId: input.paymentId,
+        kind,
+        status: 'pending',
+        amount,
+        createdAt: action!.createdAt.toISOString(),
+      };
+      await ctx.complete(tx, result);
+      return result;
+    }),
+  );
+}

@@ -1,0 +1,67 @@
+import { sql } from 'drizzle-orm';
+import {
+  check,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { tenants } from './tenants.ts';
+
+/** What an operator asked of an authorised payment. */
+export const paymentActionKinds = ['capture', 'void'] as const;
+export type PaymentActionKind = (typeof paymentActionKinds)[number];
+
+/**
+ * `pending`: written with its outbox job, the worker has not recorded the processor's answer.
+ * `succeeded` / `failed`: the processor's definite answer (a refusal is `failed`, with its
+ * code). `unknown`: retries exhausted on ambiguous answers; the payment stays `authorized`.
+ */
+export const paymentActionStatuses = ['pending', 'succeeded', 'failed', 'unknown'] as const;
+export type PaymentActionStatus = (typeof paymentActionStatuses)[number];
+
+/**
+ * An operator's capture or void of a manual-capture payment: written (with its outbox job)
+ * before the worker calls the processor with the action's own downstream key. At most one
+ * capture or void per payment that has not failed, so a second operator's click (another key)
+ * cannot capture twice.
+ */
+export const paymentActions = pgTable(
+  'payment_actions',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    id: text('id').notNull(),
+    paymentId: text('payment_id').notNull(),
+    kind: text('kind', { enum: paymentActionKinds }).notNull(),
+    status: text('status', { enum: paymentActionStatuses }).notNull().default('pending'),
+    /** A capture's `amount_to_capture` (null: the whole authorisation). */
+    amount: integer('amount'),
+    /** Sent to the processor as its Idempotency-Key; derived from this action's id. */
+    downstreamKey: text('downstream_key').notNull(),
+    /** The operator's principal. */
+    requestedBy: text('requested_by').notNull(),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('payment_actions_downstream_key_unique').on(t.tenantId, t.downstreamKey),
+    uniqueIndex('payment_actions_one_live_per_payment')
+      .on(t.tenantId, t.paymentId)
+      .where(sql`${t.status} <> 'failed'`),
+    index('payment_actions_payment_idx').on(t.tenantId, t.paymentId),
+    check('payment_actions_kind_valid', sql`${t.kind} in ('capture', 'void')`),
+    check(
+      'payment_actions_status_valid',
+      sql`${t.status} in ('pending', 'succeeded', 'failed', 'unknown')`,
+    ),
+    check('payment_actions_amount_positive', sql`${t.amount} is null or ${t.amount} > 0`),
+  ],
+);
