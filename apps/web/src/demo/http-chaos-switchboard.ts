@@ -5,6 +5,7 @@ import {
   ChaosSwitchRateLimited,
   type ProcessorFaultSwitchName,
 } from '@once/api/chaos-switchboard';
+import { type ProcessorFaultUses, processorFaultStates } from './processor-fault-states.ts';
 
 export interface HttpChaosSwitchboardOptions {
   /** The launcher's control channel (ONCE_CHAOS_URL), loopback only. */
@@ -56,7 +57,7 @@ const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
 
 /**
  * The switchboard over HTTP: the launcher's control channel for processes, the processor's
- * admin API (`POST /admin/faults`) for its faults.
+ * admin API (`POST /admin/faults`, `GET /admin/faults/uses`) for its faults.
  *
  * @example
  * const chaos = createHttpChaosSwitchboard({ controlUrl: env.ONCE_CHAOS_URL, secret: env.ONCE_CHAOS_SECRET,
@@ -126,6 +127,27 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
         throw new ChaosSwitchError(`the processor refused the fault (${response.status})`);
       }
       return `armed on ${account}: ${FAULT_WORDS[name]}`;
+    },
+    async processorFaults(account) {
+      if (!options.processorUrl) throw new ChaosSwitchError('PROCESSOR_URL is not set');
+      const url = new URL('/admin/faults/uses', options.processorUrl);
+      url.searchParams.set('account', account);
+      // The newest use of each fault is all a switch shows.
+      url.searchParams.set('limit', '1');
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          headers: { 'x-admin-token': options.processorAdminToken },
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        throw new ChaosSwitchError(`the processor did not answer (${String(error)})`);
+      }
+      if (!response.ok) {
+        throw new ChaosSwitchError(`the processor refused to list its faults (${response.status})`);
+      }
+      const body = (await response.json()) as { data: ProcessorFaultUses[] };
+      return processorFaultStates(body.data);
     },
     armDropNextResponse: options.armDropNextResponse,
   };

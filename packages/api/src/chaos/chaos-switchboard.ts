@@ -16,7 +16,11 @@ export const LAUNCHER_SWITCHES = [
 ] as const;
 export type LauncherSwitchName = (typeof LAUNCHER_SWITCHES)[number];
 
-/** The processor's faults, armed once (count 1) for the caller's processor account. */
+/**
+ * The processor's faults, armed once (count 1) for the caller's processor account: one
+ * `processor_<kind>` per processor fault kind but those named not offered in
+ * processor-fault-switches.test.ts (which holds this list to the processor's own).
+ */
 export const PROCESSOR_FAULT_SWITCHES = [
   'processor_fail_before_charge',
   'processor_charge_then_drop',
@@ -69,6 +73,22 @@ export interface ChaosPart {
   resumesAt?: string;
 }
 
+/** What the processor reports of one processor fault switch's faults on one account. */
+export interface ProcessorFaultState {
+  switch: ProcessorFaultSwitchName;
+  /** A fault of its kind is armed and waiting for the call it hits. */
+  armed: boolean;
+  /** The newest time one of its kind bit; null: none has. */
+  lastUse: {
+    /** The processor database's clock (ISO). */
+    at: string;
+    /** The call it hit (`payment_intents.confirm`, `webhooks.deliver`). */
+    operation: string;
+    /** The payment intent (`pi_`) or, for a webhook fault, the event (`evt_`) it hit. */
+    processorObject: string | null;
+  } | null;
+}
+
 /** A switch could not act (nothing to kill, launcher or processor not answering). */
 export class ChaosSwitchError extends Error {
   override readonly name = 'ChaosSwitchError';
@@ -101,6 +121,8 @@ export interface ChaosSwitchboard {
   pressLauncherSwitch(name: LauncherSwitchName, target?: string): Promise<string>;
   /** Arms one processor fault for `account`; resolves with what it armed, in words. */
   armProcessorFault(account: string, name: ProcessorFaultSwitchName): Promise<string>;
+  /** Each processor fault switch's state on `account`: armed, and its newest use. */
+  processorFaults(account: string): Promise<ProcessorFaultState[]>;
   /** Marks the browser carrying `token` (a cookie) so its next `checkout.pay` answer is dropped. */
   armDropNextResponse(token: string): void;
 }

@@ -14,5 +14,7 @@ export {
   type LauncherSwitchName,
   PROCESSOR_FAULT_SWITCHES,
   PressCooldown,
+  type ProcessorFaultState,
   type ProcessorFaultSwitchName,
 } from './chaos-switchboard.ts';
+export type { ProcessorFaultStatus } from './processor-fault-status.ts';

@@ -3,35 +3,44 @@ import {
   type ChaosPart,
   type ChaosSwitchboard,
 } from '../../chaos/chaos-switchboard.ts';
+import {
+  type ProcessorFaultStatus,
+  processorFaultStatus,
+} from '../../chaos/processor-fault-status.ts';
 import type { Clock } from '../../clock.ts';
+import type { Database } from '../../database.ts';
 import type { ChaosStatusResult } from './chaos.types.ts';
 
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /**
- * Whether the demo's chaos switches are on, which there are, and every part's state (up,
- * restarting, paused, down) from the launcher, so the audience sees the system recover.
+ * Whether the demo's chaos switches are on, which there are, every part's state (up,
+ * restarting, paused, down) from the launcher, so the audience sees the system recover, and
+ * each processor fault switch's state for the tenant: armed, and which payment it last hit.
+ * The launcher and the processor are asked at once; one not answering blanks only its part.
  *
  * @example
- * const status = await chaosStatus({ ctx: { chaos, clock: systemClock } });
+ * const status = await chaosStatus({ ctx: { chaos, clock: systemClock, db, tenantId } });
  * if (status.enabled) status.parts.find((p) => p.name === 'worker-1')?.state; // 'restarting'
  */
 export async function chaosStatus({
   ctx,
 }: {
-  ctx: { chaos?: ChaosSwitchboard; clock: Clock };
+  ctx: { chaos?: ChaosSwitchboard; clock: Clock; db: Database; tenantId: string };
 }): Promise<ChaosStatusResult> {
-  if (!ctx.chaos) return { enabled: false };
-  let parts: ChaosPart[] = [];
-  let launcherError: string | null = null;
-  try {
-    parts = await ctx.chaos.parts();
-  } catch (error) {
-    launcherError = error instanceof Error ? error.message : String(error);
-  }
+  const { chaos } = ctx;
+  if (!chaos) return { enabled: false };
+  const [parts, faults] = await Promise.allSettled([
+    chaos.parts(),
+    processorFaultStatus(ctx.db, chaos, ctx.tenantId),
+  ]);
   return {
     enabled: true,
     switches: CHAOS_SWITCHES,
-    parts,
-    launcherError,
+    parts: parts.status === 'fulfilled' ? parts.value : ([] as ChaosPart[]),
+    launcherError: parts.status === 'rejected' ? messageOf(parts.reason) : null,
+    processorFaults: faults.status === 'fulfilled' ? faults.value : ([] as ProcessorFaultStatus[]),
+    processorError: faults.status === 'rejected' ? messageOf(faults.reason) : null,
     checkedAt: ctx.clock.now().toISOString(),
   };
 }

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { paymentEvents, payments } from '@once/db/schema';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChaosSwitchboard,
   ChaosSwitchError,
   ChaosSwitchRateLimited,
   type LauncherSwitchName,
+  type ProcessorFaultState,
   type ProcessorFaultSwitchName,
 } from '../../chaos/chaos-switchboard.ts';
 import {
@@ -27,6 +31,9 @@ function recordingSwitchboard() {
   const pressed: string[] = [];
   const faults: [string, ProcessorFaultSwitchName][] = [];
   const dropTokens: string[] = [];
+  /** What the processor reports of its faults; the accounts it was asked about. */
+  const faultStates: ProcessorFaultState[] = [];
+  const faultAccounts: string[] = [];
   const board: ChaosSwitchboard = {
     parts: async () => [{ name: 'worker-1', state: 'up', pid: 42, restarts: 0 }],
     pressLauncherSwitch: async (name: LauncherSwitchName) => {
@@ -37,9 +44,13 @@ function recordingSwitchboard() {
       faults.push([account, name]);
       return `armed ${name}`;
     },
+    processorFaults: async (account) => {
+      faultAccounts.push(account);
+      return faultStates;
+    },
     armDropNextResponse: (token) => void dropTokens.push(token),
   };
-  return { board, pressed, faults, dropTokens };
+  return { board, pressed, faults, dropTokens, faultStates, faultAccounts };
 }
 
 describe('chaos switches are absent unless the launcher enabled them', () => {
@@ -121,6 +132,76 @@ describe('chaos switches, enabled: operator only', () => {
     const fault = await api.ops.chaosPress({ switch: 'processor_charge_then_drop' });
     expect(fault.did).toBe('armed processor_charge_then_drop');
     expect(recording.faults).toEqual([['acct_tenant_a', 'processor_charge_then_drop']]);
+  });
+
+  it('each processor fault switch says whether it is armed and which payment it last hit', async () => {
+    const db = h.database.client.db;
+    const product = { tenant_a: 'bookmark', tenant_b: 'mug' };
+    const payAs = (tenant: 'tenant_a' | 'tenant_b') =>
+      h
+        .caller({ ...bearer(tenant), 'idempotency-key': randomUUID() })
+        .api.checkout.pay({ lines: [{ productId: product[tenant], quantity: 1 }] });
+    const charged = await payAs('tenant_a');
+    const webhooked = await payAs('tenant_a');
+    const elsewhere = await payAs('tenant_b');
+    const intentOf = async (paymentId: string, intent: string) => {
+      await db
+        .update(payments)
+        .set({ processorPaymentIntentId: intent })
+        .where(eq(payments.id, paymentId));
+    };
+    await intentOf(charged.paymentId, 'pi_chaos_a');
+    // Another merchant's payment is never named, whatever its intent id.
+    await intentOf(elsewhere.paymentId, 'pi_chaos_b');
+    await db.insert(paymentEvents).values({
+      tenantId: 'tenant_a',
+      paymentId: webhooked.paymentId,
+      actor: 'processor',
+      kind: 'webhook.applied',
+      detail: { to: 'webhook', eventId: 'evt_chaos_a', type: 'payment_intent.succeeded' },
+    });
+    const use = (processorObject: string, operation = 'payment_intents.confirm') => ({
+      at: '2026-11-25T12:04:05.000Z',
+      operation,
+      processorObject,
+    });
+    recording.faultStates.push(
+      { switch: 'processor_fail_after_charge', armed: false, lastUse: use('pi_chaos_a') },
+      { switch: 'processor_charge_then_drop', armed: false, lastUse: use('pi_chaos_b') },
+      {
+        switch: 'processor_duplicate_webhook',
+        armed: false,
+        lastUse: use('evt_chaos_a', 'webhooks.deliver'),
+      },
+      { switch: 'processor_delay', armed: true, lastUse: null },
+    );
+    try {
+      const operator = await demoSession(h, 'operator');
+      const status = await h.caller({ cookie: operator }).api.ops.chaosStatus();
+      expect(status).toMatchObject({ enabled: true, processorError: null });
+      // Asked about the caller's own processor account.
+      expect(recording.faultAccounts.at(-1)).toBe('acct_tenant_a');
+      expect(status.enabled && status.processorFaults).toEqual([
+        {
+          switch: 'processor_fail_after_charge',
+          armed: false,
+          lastUse: { ...use('pi_chaos_a'), paymentId: charged.paymentId },
+        },
+        {
+          switch: 'processor_charge_then_drop',
+          armed: false,
+          lastUse: { ...use('pi_chaos_b'), paymentId: null },
+        },
+        {
+          switch: 'processor_duplicate_webhook',
+          armed: false,
+          lastUse: { ...use('evt_chaos_a', 'webhooks.deliver'), paymentId: webhooked.paymentId },
+        },
+        { switch: 'processor_delay', armed: true, lastUse: null },
+      ]);
+    } finally {
+      recording.faultStates.length = 0;
+    }
   });
 
   it('drop_next_response marks this browser with a one-shot cookie token', async () => {

@@ -4,6 +4,7 @@ import {
   type ChaosPart,
   type ChaosSwitchName,
 } from '../../chaos/chaos-switchboard.ts';
+import type { ProcessorFaultStatus } from '../../chaos/processor-fault-status.ts';
 
 /** `ops.chaosPress`: which switch. */
 export const chaosPressInput = z.object({ switch: z.enum(CHAOS_SWITCHES) });
@@ -28,5 +29,9 @@ export type ChaosStatusResult =
       /** The parts and their state; empty with `launcherError` when the launcher did not answer. */
       parts: ChaosPart[];
       launcherError: string | null;
+      /** Each processor fault switch: armed, and the payment it last hit. */
+      processorFaults: ProcessorFaultStatus[];
+      /** Empty `processorFaults` with this when the processor did not answer. */
+      processorError: string | null;
       checkedAt: string;
     };
