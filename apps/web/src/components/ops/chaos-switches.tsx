@@ -4,12 +4,15 @@ import {
   type ChaosPart,
   type ChaosSwitchName,
   PROCESSOR_FAULT_SWITCHES,
+  type ProcessorFaultStatus,
 } from '@once/api/chaos-switchboard';
 import type { ChaosPressResult } from '@once/api/ops';
 import { useMutation, useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
 import { useState } from 'react';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { Badge } from './ops-table.tsx';
+import { processorFaultLine } from './processor-fault-line.ts';
 
 /** The parts' state is read this often, so a restart is seen as it happens. */
 const PARTS_REFRESH_MS = 1_000;
@@ -136,6 +139,7 @@ export function ChaosSwitches() {
                   <span id={`chaos-effect-${name}`} className="small muted">
                     {SWITCH_TEXT[name].effect}
                   </span>
+                  <FaultLine status={data.processorFaults.find((f) => f.switch === name)} />
                 </div>
               );
             })}
@@ -150,6 +154,9 @@ export function ChaosSwitches() {
       >
         {outcome?.text ?? ''}
       </p>
+      {data.processorError ? (
+        <p className="error">The processor's faults could not be read: {data.processorError}</p>
+      ) : null}
       <h3 className="card-title">Parts</h3>
       {webDown ? (
         <p className="muted" role="status">
@@ -171,5 +178,31 @@ export function ChaosSwitches() {
         ))}
       </ul>
     </section>
+  );
+}
+
+/** Under a processor fault switch: armed, or when it was used and on which payment. */
+function FaultLine({ status }: { status: ProcessorFaultStatus | undefined }) {
+  const parts = processorFaultLine(status);
+  if (parts.length === 0) return null;
+  return (
+    <span className="small" data-testid={`fault-use-${status?.switch}`}>
+      {parts.map((part, i) =>
+        'href' in part ? (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
+          <Link key={i} href={part.href}>
+            <code>{part.id}</code>
+          </Link>
+        ) : 'iso' in part ? (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
+          <time key={i} dateTime={part.iso} title={part.iso}>
+            {part.time}
+          </time>
+        ) : (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
+          <span key={i}>{part.text}</span>
+        ),
+      )}
+    </span>
   );
 }

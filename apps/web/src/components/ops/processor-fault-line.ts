@@ -1,0 +1,46 @@
+import type { ProcessorFaultStatus } from '@once/api/chaos-switchboard';
+import { formatTimestamp } from '../format/time.ts';
+
+/** A piece of a fault switch's state line: words, or an id that links to its page. */
+export type FaultLinePart =
+  | { text: string }
+  | { id: string; href: string }
+  | { time: string; iso: string };
+
+/**
+ * What a processor fault switch says under its button, as parts to render: "Armed: waiting
+ * for the next charge." until it bites, then "Used 12:04:05 by pay_…" linking to the
+ * payment's timeline, so the presenter can follow the very payment the fault broke. Nothing
+ * for a switch that was never pressed.
+ *
+ * @example
+ * processorFaultLine({ switch: 'processor_delay', armed: false, lastUse: { at, operation, processorObject: 'pi_1', paymentId: 'pay_1' } });
+ * // [{ text: 'Used ' }, { time: '12:04:05', iso: at }, { text: ' by ' }, { id: 'pay_1', href: '/ops/payments/pay_1' }, { text: '.' }]
+ */
+export function processorFaultLine(
+  status: ProcessorFaultStatus | undefined,
+  now: number = Date.now(),
+): FaultLinePart[] {
+  if (!status) return [];
+  const waitsFor = status.switch.endsWith('_webhook') ? 'webhook' : 'charge';
+  const armed = status.armed ? [{ text: `Armed: waiting for the next ${waitsFor}.` }] : [];
+  const use = status.lastUse;
+  if (!use) return armed;
+  const used: FaultLinePart[] = [
+    { text: status.armed ? ' Last used ' : 'Used ' },
+    { time: formatTimestamp(use.at, now), iso: use.at },
+  ];
+  if (use.paymentId) {
+    used.push(
+      { text: ' by ' },
+      { id: use.paymentId, href: `/ops/payments/${encodeURIComponent(use.paymentId)}` },
+      { text: '.' },
+    );
+  } else if (use.processorObject) {
+    // The processor's object, not (yet) known as one of this shop's payments.
+    used.push({ text: ` on the processor's ${use.processorObject}.` });
+  } else {
+    used.push({ text: '.' });
+  }
+  return [...armed, ...used];
+}
