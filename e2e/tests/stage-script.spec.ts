@@ -192,10 +192,20 @@ test('scene 4, the processor charges then drops the connection: the SDK re-sends
     'Processor: charge, then drop the connection',
     /the charge is made, then the connection is dropped/,
   );
+  const faultUse = stage.cockpit.getByTestId('fault-use-processor_charge_then_drop');
+  await expect(faultUse).toHaveText('Armed: waiting for the next charge.');
   await fillCart(stage.checkout, { bookmark: 2 });
   await stage.checkout.getByTestId('pay').click();
   const shown = await waitForTerminal(stage.checkout);
   expect(shown.state).toBe('succeeded');
+  // The switch says when its fault bit and which payment it hit, with its timeline a link away.
+  await expect(faultUse).toHaveText(
+    new RegExp(`^Used \\d\\d:\\d\\d:\\d\\d by ${shown.paymentId}\\.$`),
+  );
+  await expect(faultUse.getByRole('link', { name: shown.paymentId })).toHaveAttribute(
+    'href',
+    `/ops/payments/${shown.paymentId}`,
+  );
   await expectOnePaymentOneCharge(stage);
   await expect(await cockpitRow(stage, 'ops-outbox', shown.paymentId)).toContainText('1 / ');
   await expectInvariant(system(), [shown]);
