@@ -108,7 +108,7 @@ export async function clearFaults(
 }
 
 /** One time a fault bit: when, on which call and which object. */
-export interface FaultUseRecord {
+interface FaultUseRecord {
   /** The database's clock at the take (ISO). */
   used_at: string;
   /** `payment_intents.confirm`, ..., or `webhooks.deliver`. */
@@ -133,7 +133,7 @@ export interface FaultUse {
 }
 
 /** How many uses per fault `GET /admin/faults/uses` lists unless asked (`limit`). */
-export const FAULT_USES_LIMIT = 20;
+const FAULT_USES_LIMIT = 20;
 
 /**
  * Consumption per fault: every fault that bit, and every one still armed, with how many
@@ -219,7 +219,7 @@ async function latestUses(
 }
 
 /** What one use of a fault hit: recorded with the use (see `fault_uses`). */
-export interface FaultUseTarget {
+interface FaultUseTarget {
   /** The call (`payment_intents.confirm`), or `webhooks.deliver` for a webhook delivery. */
   operation: string;
   idempotencyKey: string | null;

@@ -2,7 +2,7 @@ import type { ProcessorFaultStatus } from '@once/api/chaos-switchboard';
 import { formatTimestamp } from '../format/time.ts';
 
 /** A piece of a fault switch's state line: words, or an id that links to its page. */
-export type FaultLinePart =
+type FaultLinePart =
   | { text: string }
   | { id: string; href: string }
   | { time: string; iso: string };
