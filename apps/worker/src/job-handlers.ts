@@ -2,9 +2,10 @@ import type { ClaimedJob } from '@once/db/outbox';
 import type { OutboxJobKind } from '@once/db/schema';
 import { type ActionJobResult, runAuthorizationAction } from './authorization-action.ts';
 import { type ChargeJobResult, type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
+import { type RefundJobResult, refundPaymentJob } from './refund-payment.ts';
 
 /** What a job's run came to, as the dispatcher logs it. */
-type JobResult = ChargeJobResult | ActionJobResult;
+type JobResult = ChargeJobResult | ActionJobResult | RefundJobResult;
 
 type JobHandlers = {
   [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: ChargePaymentDeps) => Promise<JobResult>;
@@ -19,6 +20,7 @@ const jobHandlers: JobHandlers = {
   charge_payment: chargePayment,
   capture_payment: runAuthorizationAction,
   void_payment: runAuthorizationAction,
+  refund_payment: refundPaymentJob,
 };
 
 /** The kinds the dispatcher claims. */

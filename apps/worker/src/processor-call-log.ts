@@ -10,7 +10,16 @@ import { outcomeOfChargeError } from './charge-outcome.ts';
  * timeout, 5xx), `rejected` (another 4xx).
  */
 export interface ProcessorCall {
-  call: 'create' | 'retrieve' | 'search' | 'confirm' | 'cancel' | 'capture';
+  call:
+    | 'create'
+    | 'retrieve'
+    | 'search'
+    | 'confirm'
+    | 'cancel'
+    | 'capture'
+    | 'refund'
+    | 'retrieve_refund'
+    | 'list_refunds';
   /** The downstream Idempotency-Key sent, if the call carries one. */
   key?: string;
   result: 'ok' | 'replayed' | 'in_flight' | 'declined' | 'failed' | 'rejected';

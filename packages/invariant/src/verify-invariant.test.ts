@@ -30,6 +30,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await app.client.sql`delete from payment_actions`;
+  await app.client.sql`delete from refunds`;
   await app.client.sql`delete from outbox_jobs`;
   await app.client.sql`delete from payments`;
   await ledger`delete from ledger_entries`;
@@ -102,6 +103,59 @@ describe('verifyInvariant with manual capture', () => {
     await app.client.sql`
       insert into payment_actions (tenant_id, id, payment_id, kind, downstream_key, requested_by)
       values ('tenant_a', 'act_1', ${authorised.paymentId}, 'capture', 'once_capture_act_1', 'op')`;
+    expect(await kinds()).toEqual(['not_converged']);
+    expect(await kinds(false)).toEqual([]);
+  });
+});
+
+describe('verifyInvariant with refunds', () => {
+  /** A refund in the processor's ledger (a negative amount: a failed refund's return). */
+  const ledgerRefund = async (paymentId: string, key: string, amount: number) => {
+    await ledger`
+      insert into ledger_entries (account_id, kind, payment_intent_id, charge_id, refund_id, amount, currency, idempotency_key, metadata)
+      values ('acct_tenant_a', 'refund', 'pi_1', 'ch_pi_1', ${`re_${key}`}, ${amount}, 'usd', ${key},
+              ${JSON.stringify({ payment_id: paymentId, tenant_id: 'tenant_a' })}::text::jsonb)`;
+  };
+  const appRefund = async (paymentId: string, id: string, amount: number, status = 'succeeded') => {
+    await app.client.sql`
+      insert into refunds (tenant_id, id, payment_id, amount, status, downstream_key, requested_by)
+      values ('tenant_a', ${id}, ${paymentId}, ${amount}, ${status}, ${`once_refund_${id}`}, 'op')`;
+  };
+  const paidPayment = async () => {
+    const paid = await seedCheckout(app.client.sql);
+    await charge(paid.paymentId, paid.downstreamKey, 'pi_1');
+    await settle(paid.paymentId, 'succeeded', 'pi_1');
+    return paid;
+  };
+
+  it('accepts partial refunds the app and the ledger agree on, and a failed one given back', async () => {
+    const paid = await paidPayment();
+    await appRefund(paid.paymentId, 'rf_1', 500);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_1', 500);
+    await appRefund(paid.paymentId, 'rf_2', 300, 'failed');
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_2', 300);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_2', -300);
+    expect(await kinds()).toEqual([]);
+  });
+
+  it('reports a refund sent twice under one key (a double refund)', async () => {
+    const paid = await paidPayment();
+    await appRefund(paid.paymentId, 'rf_1', 500);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_1', 500);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_1', 500);
+    expect(await kinds()).toEqual(['double_refund', 'refund_mismatch']);
+  });
+
+  it('reports refunds over what was charged, and a refund the app does not hold', async () => {
+    const paid = await paidPayment();
+    await ledgerRefund(paid.paymentId, 'k1', 1999);
+    await ledgerRefund(paid.paymentId, 'k2', 1);
+    expect(await kinds()).toEqual(['over_refund', 'refund_mismatch']);
+  });
+
+  it('an unanswered refund is not converged', async () => {
+    const paid = await paidPayment();
+    await appRefund(paid.paymentId, 'rf_1', 500, 'requested');
     expect(await kinds()).toEqual(['not_converged']);
     expect(await kinds(false)).toEqual([]);
   });

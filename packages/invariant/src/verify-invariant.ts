@@ -23,6 +23,9 @@ export type ViolationKind =
   | 'charged_but_not_succeeded'
   | 'succeeded_without_charge'
   | 'intent_mismatch'
+  | 'double_refund'
+  | 'over_refund'
+  | 'refund_mismatch'
   | 'not_converged';
 
 export interface InvariantViolation {
@@ -50,6 +53,19 @@ interface PaymentRow {
   processor_payment_intent_id: string | null;
   /** Its captures or voids not yet answered (`pending` / `unknown`). */
   open_actions: number;
+  /** What the app holds refunded: its refunds the processor took (`pending` / `succeeded`). */
+  refunded: number;
+  /** Its refunds not yet answered (`requested` / `unknown`). */
+  open_refunds: number;
+}
+
+interface LedgerRefundRow {
+  account_id: string;
+  /** Negative: a refund that failed after it succeeded gave the money back. */
+  amount: number;
+  idempotency_key: string | null;
+  tenant_id: string | null;
+  payment_id: string | null;
 }
 
 interface LedgerChargeRow {
@@ -72,8 +88,11 @@ interface LedgerChargeRow {
  * - a payment the ledger charged is never `declined`/`failed`/`authorized`/`voided` (an
  *   authorisation books nothing until it is captured), and a `succeeded` or `captured` one
  *   was charged, with the same PaymentIntent (always, converged or not);
- * - with `converged`: no payment is `processing`/`unknown` and no capture or void is still
- *   unanswered, so states equal the ledger's.
+ * - at most one refund per refund key, and a payment's refunds (net of refunds that failed
+ *   and gave the money back) never exceed what was charged for it;
+ * - with `converged`: no payment is `processing`/`unknown` and no capture, void or refund is
+ *   still unanswered, so states equal the ledger's, and what the app holds refunded equals
+ *   what the ledger refunded.
  *
  * @example
  * const report = await verifyInvariant({ databaseUrl, processorDatabaseUrl, converged: true });
@@ -88,16 +107,29 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
              downstream_key, processor_payment_intent_id,
              (select count(*)::int from payment_actions as action
                where action.tenant_id = payment.tenant_id and action.payment_id = payment.id
-                 and action.status in ('pending', 'unknown')) as open_actions
+                 and action.status in ('pending', 'unknown')) as open_actions,
+             (select coalesce(sum(refund.amount), 0)::int from refunds as refund
+               where refund.tenant_id = payment.tenant_id and refund.payment_id = payment.id
+                 and refund.status in ('pending', 'succeeded')) as refunded,
+             (select count(*)::int from refunds as refund
+               where refund.tenant_id = payment.tenant_id and refund.payment_id = payment.id
+                 and refund.status in ('requested', 'unknown')) as open_refunds
       from payments as payment`;
     const charges = await processor<LedgerChargeRow[]>`
       select account_id, payment_intent_id, amount::float8 as amount, idempotency_key,
              metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
       from ledger_entries where kind = 'charge' order by seq`;
+    const refunds = await processor<LedgerRefundRow[]>`
+      select account_id, amount::float8 as amount, idempotency_key,
+             metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
+      from ledger_entries where kind = 'refund' order by seq`;
     return {
       payments: payments.length,
       ledgerCharges: charges.length,
-      violations: findViolations(payments, charges, options),
+      violations: [
+        ...findViolations(payments, charges, options),
+        ...findRefundViolations(payments, charges, refunds, options),
+      ],
     };
   } finally {
     await Promise.all([app.end({ timeout: 5 }), processor.end({ timeout: 5 })]);
@@ -233,6 +265,67 @@ function findViolations(
         ...base,
         kind: 'not_converged',
         detail: `${payment.open_actions} capture or void still unanswered`,
+      });
+    }
+  }
+  return violations;
+}
+
+function findRefundViolations(
+  payments: PaymentRow[],
+  charges: LedgerChargeRow[],
+  refunds: LedgerRefundRow[],
+  options: VerifyInvariantOptions,
+): InvariantViolation[] {
+  const violations: InvariantViolation[] = [];
+  // At most one refund per refund key (a negative row is a failed refund's return, not a refund).
+  for (const [key, group] of groupBy(
+    refunds.filter((r) => r.idempotency_key !== null && r.amount > 0),
+    (r) => `${r.account_id}\u0000${r.idempotency_key}`,
+  )) {
+    if (group.length > 1) {
+      violations.push({
+        kind: 'double_refund',
+        tenantId: group[0]?.tenant_id ?? group[0]?.account_id ?? '?',
+        paymentId: group[0]?.payment_id ?? undefined,
+        detail: `${group.length} refunds with downstream key ${key.split('\u0000')[1]}`,
+      });
+    }
+  }
+  const sumBy = <T extends { tenant_id: string | null; payment_id: string | null; amount: number }>(
+    rows: T[],
+  ) => {
+    const sums = new Map<string, number>();
+    for (const r of rows) {
+      const key = `${r.tenant_id}\u0000${r.payment_id}`;
+      sums.set(key, (sums.get(key) ?? 0) + r.amount);
+    }
+    return sums;
+  };
+  const charged = sumBy(charges);
+  const refunded = sumBy(refunds);
+  for (const payment of payments) {
+    const key = `${payment.tenant_id}\u0000${payment.id}`;
+    const base = { tenantId: payment.tenant_id, paymentId: payment.id };
+    const ledgerRefunded = refunded.get(key) ?? 0;
+    if (ledgerRefunded > (charged.get(key) ?? 0)) {
+      violations.push({
+        ...base,
+        kind: 'over_refund',
+        detail: `the ledger refunded ${ledgerRefunded}, it charged ${charged.get(key) ?? 0}`,
+      });
+    }
+    if (options.converged && payment.open_refunds > 0) {
+      violations.push({
+        ...base,
+        kind: 'not_converged',
+        detail: `${payment.open_refunds} refund(s) still unanswered`,
+      });
+    } else if (options.converged && payment.refunded !== ledgerRefunded) {
+      violations.push({
+        ...base,
+        kind: 'refund_mismatch',
+        detail: `the app holds ${payment.refunded} refunded, the ledger ${ledgerRefunded}`,
       });
     }
   }

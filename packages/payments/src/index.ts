@@ -28,6 +28,7 @@ export {
   terminalPaymentStatuses,
   unsettledPaymentStatuses,
 } from './payment-states.ts';
+export { newRefundId, refundDownstreamKeyFor } from './refund-ids.ts';
 export {
   type PaymentRef,
   type PaymentSettlement,

@@ -249,6 +249,9 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       // The operator's capture and void (ops.capturePayment, ops.voidPayment).
       'payment_not_authorized',
       'capture_amount_too_large',
+      // The operator's refund (ops.refundPayment).
+      'payment_not_refundable',
+      'refund_amount_too_large',
     ]);
     const restCodes = Object.keys(apiErrorCatalogue).filter(
       (c) => !tRpcOnly.has(c) && !c.startsWith('chaos_'),

@@ -106,3 +106,32 @@ export async function seedAuthorizationAction(
   });
   return { actionId, jobId, downstreamKey };
 }
+
+/**
+ * What `ops.refundPayment` writes in its one transaction: a `requested` refund and its job,
+ * with the refund's own downstream key.
+ */
+export async function seedRefund(
+  sql: postgres.Sql,
+  payment: { tenantId: string; paymentId: string },
+  amount: number,
+): Promise<{ refundId: string; jobId: string; downstreamKey: string }> {
+  const refundId = `rf_${randomUUID().replaceAll('-', '')}`;
+  const jobId = `job_${randomUUID()}`;
+  const downstreamKey = `once_refund_${refundId}`;
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into refunds (tenant_id, id, payment_id, amount, downstream_key, requested_by)
+      values (${payment.tenantId}, ${refundId}, ${payment.paymentId}, ${amount},
+              ${downstreamKey}, 'api_key:test')`;
+    await enqueueOutboxJob(tx, {
+      tenantId: payment.tenantId,
+      id: jobId,
+      kind: 'refund_payment',
+      paymentId: payment.paymentId,
+      downstreamKey,
+      payload: { refundId },
+    });
+  });
+  return { refundId, jobId, downstreamKey };
+}

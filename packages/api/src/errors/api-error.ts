@@ -68,6 +68,16 @@ export const apiErrorCatalogue = {
     status: 409,
     title: 'Only an authorised payment with no capture or void under way can be captured or voided',
   },
+  payment_not_refundable: {
+    trpcCode: 'CONFLICT',
+    status: 409,
+    title: 'Only a succeeded or captured payment can be refunded',
+  },
+  refund_amount_too_large: {
+    trpcCode: 'BAD_REQUEST',
+    status: 400,
+    title: 'The refund is greater than what is left to refund on this payment',
+  },
   capture_amount_too_large: {
     trpcCode: 'BAD_REQUEST',
     status: 400,

@@ -20,6 +20,7 @@ export type {
   CapturePaymentPayload,
   ChargePaymentPayload,
   OutboxJobPayloads,
+  RefundPaymentPayload,
   VoidPaymentPayload,
 } from './job-kinds.ts';
 export { isClaimable, isHeldBy, isLiveJob, type JobHolder } from './job-sql.ts';

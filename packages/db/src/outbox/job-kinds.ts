@@ -15,6 +15,11 @@ export interface CapturePaymentPayload {
   amountToCapture?: number;
 }
 
+/** What a refund job carries: its refund (amount and reason are on the refund's row). */
+export interface RefundPaymentPayload {
+  refundId: string;
+}
+
 /** What a void job carries: its action. */
 export interface VoidPaymentPayload {
   actionId: string;
@@ -29,6 +34,7 @@ export type OutboxJobPayloads = PayloadsOfEveryKind<{
   charge_payment: ChargePaymentPayload;
   capture_payment: CapturePaymentPayload;
   void_payment: VoidPaymentPayload;
+  refund_payment: RefundPaymentPayload;
 }>;
 
 type PayloadsOfEveryKind<T extends Record<OutboxJobKind, object>> = T;

@@ -25,7 +25,12 @@ export type OutboxJobStatus = (typeof outboxJobStatuses)[number];
  * has no CHECK on kinds, so a new kind needs no migration, and a worker claims only the kinds
  * it has a handler for.
  */
-export const outboxJobKinds = ['charge_payment', 'capture_payment', 'void_payment'] as const;
+export const outboxJobKinds = [
+  'charge_payment',
+  'capture_payment',
+  'void_payment',
+  'refund_payment',
+] as const;
 export type OutboxJobKind = (typeof outboxJobKinds)[number];
 
 /** Channel the dispatcher LISTENs on; inserting a job NOTIFYs it in the same transaction. */

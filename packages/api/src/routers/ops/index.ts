@@ -13,13 +13,15 @@ import { listOutboxJobs } from './outbox.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
+import { refundPayment } from './refund-payment.ts';
+import { refundPaymentInput } from './refund-payment.types.ts';
 import { releaseIdempotencyKey } from './release-idempotency-key.ts';
 import { requestAuthorizationAction } from './request-authorization-action.ts';
 import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
 
 /**
  * The operator cockpit's read models, its two audited actions on idempotency keys, and the
- * capture and void of authorised payments; every list is the caller's tenant only, and only
+ * capture, void and refund of payments; every list is the caller's tenant only, and only
  * an operator (operator session, the merchant's API key) may read them or act: they show
  * every shopper's payments, emails and keys.
  */
@@ -79,6 +81,26 @@ export const opsRouter = createTRPCRouter({
           complete: (tx, result) => ctx.idempotency.complete(tx, result),
         },
         'void',
+        input,
+      ),
+    ),
+  /**
+   * Refund a succeeded or captured payment (all that is left, or `amount`); several refunds
+   * may follow each other, never more than was received. Guarded like `capturePayment`.
+   */
+  refundPayment: operatorProcedure
+    .meta({ idempotency: { operation: 'ops.refundPayment', mode: 'atomic' } })
+    .input(refundPaymentInput)
+    .concat(idempotencyGuard)
+    .mutation(({ ctx, input }) =>
+      refundPayment(
+        {
+          db: ctx.db,
+          tenantId: ctx.tenantId,
+          principal: ctx.principal,
+          notifyOutbox: ctx.outboxNotify,
+          complete: (tx, result) => ctx.idempotency.complete(tx, result),
+        },
         input,
       ),
     ),

@@ -52,8 +52,9 @@ function callOps(
       throw error;
     });
   }
-  if (name === 'capturePayment' || name === 'voidPayment') {
-    // Past the role check, a payment that is not authorised is refused as a conflict.
+  if (name === 'capturePayment' || name === 'voidPayment' || name === 'refundPayment') {
+    // Past the role check, a payment that is not authorised (or received nothing) is refused
+    // as a conflict.
     return api.ops[name]({ paymentId }).catch((error) => {
       if ((error as TRPCError).code === 'CONFLICT') return 'not_authorized';
       throw error;
@@ -95,6 +96,7 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
       'outbox',
       'paymentTimeline',
       'payments',
+      'refundPayment',
       'releaseIdempotencyKey',
       'stuckPayments',
       'voidPayment',

@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { claimDueJobs } from '@once/db/outbox';
+import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { verifyInvariant } from '@once/invariant';
+import {
+  createProcessorTestDatabase,
+  type RunningProcessor,
+  startTestProcessor,
+} from '@once/processor/testing';
+import postgres from 'postgres';
+import { expect } from 'vitest';
+import type { ChargePaymentDeps } from '../charge-payment.ts';
+import { handledJobKinds, runJob } from '../job-handlers.ts';
+import { createProcessorClients } from '../processor-client.ts';
+import { seedTenants } from './seed-checkouts.ts';
+
+/** The app's database, the real processor (in this process) and the worker's handlers over them. */
+export interface InProcessSystem {
+  app: TestDatabase;
+  processor: RunningProcessor;
+  /** A small pool on the processor's database, to read its ledger. */
+  ledgerSql: postgres.Sql;
+  deps: ChargePaymentDeps;
+  /** Claims and runs due jobs, as the dispatcher would, until none is left for the payment. */
+  runJobsOf(paymentId: string): Promise<void>;
+  /** The processor's ledger rows for one payment (by the metadata the worker sends). */
+  ledgerOf(
+    paymentId: string,
+  ): Promise<{ kind: string; amount: number; idempotency_key: string | null }[]>;
+  expectInvariantHolds(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * One system per test file: the worker's job handlers run in the test's process (no worker
+ * process to start), against a real database and the real processor.
+ *
+ * @example
+ * const system = await startInProcessSystem('worker_refunds');
+ */
+export async function startInProcessSystem(label: string): Promise<InProcessSystem> {
+  const app = await createTestDatabase(label);
+  await seedTenants(app.client.sql);
+  const processorDb = await createProcessorTestDatabase(label);
+  const processor = await startTestProcessor({ databaseUrl: processorDb.url });
+  const ledgerSql = postgres(processorDb.url, { max: 1, onnotice: () => {} });
+  const deps: ChargePaymentDeps = {
+    sql: app.client.sql,
+    processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
+    leaseMs: 30_000,
+    backoff: { baseMs: 10, maxMs: 20 },
+    log: () => {},
+  };
+  return {
+    app,
+    processor,
+    ledgerSql,
+    deps,
+    async runJobsOf(paymentId) {
+      for (let round = 0; round < 100; round++) {
+        const claims = await claimDueJobs(app.client.sql, {
+          workerId: 'w-test',
+          leaseMs: 30_000,
+          limit: 10,
+          kinds: handledJobKinds,
+        });
+        for (const { job } of claims) await runJob(job, deps);
+        const [left] = await app.client.sql<{ n: number }[]>`
+          select count(*)::int as n from outbox_jobs
+          where payment_id = ${paymentId} and status in ('pending', 'running')`;
+        if (left!.n === 0) return;
+        await sleep(25);
+      }
+      throw new Error(`jobs of ${paymentId} did not finish`);
+    },
+    ledgerOf: (paymentId) =>
+      ledgerSql<{ kind: string; amount: number; idempotency_key: string | null }[]>`
+        select kind, amount::int as amount, idempotency_key from ledger_entries
+        where metadata->>'payment_id' = ${paymentId} order by seq`,
+    async expectInvariantHolds() {
+      const report = await verifyInvariant({
+        databaseUrl: app.url,
+        processorDatabaseUrl: processorDb.url,
+        converged: true,
+      });
+      expect(report.violations).toEqual([]);
+    },
+    async close() {
+      await ledgerSql.end();
+      await processor.stop();
+      await processorDb.drop();
+      await app.drop();
+    },
+  };
+}
