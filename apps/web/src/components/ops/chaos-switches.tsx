@@ -5,6 +5,7 @@ import {
   type ChaosSwitchName,
   PROCESSOR_FAULT_SWITCHES,
   type ProcessorFaultStatus,
+  type ProcessorFaultSwitchName,
 } from '@once/api/chaos-switchboard';
 import type { ChaosPressResult } from '@once/api/ops';
 import { useMutation, useQuery } from '@tanstack/react-query';
@@ -123,12 +124,13 @@ export function ChaosSwitches() {
               // The pressed switch says so until its answer arrives (a kill can take seconds);
               // the others are disabled meanwhile, so one press is in flight at a time.
               const pressing = press.isPending && press.variables?.switch === name;
+              const fault = isProcessorFaultSwitch(name) ? name : null;
               return (
                 <div key={name} className="chaos-switch">
                   <button
                     type="button"
                     data-switch={name}
-                    aria-describedby={`chaos-effect-${name}`}
+                    aria-describedby={`chaos-effect-${name}${fault ? ` fault-use-${fault}` : ''}`}
                     aria-busy={pressing || undefined}
                     disabled={press.isPending}
                     onClick={() => press.mutate({ switch: name })}
@@ -139,7 +141,12 @@ export function ChaosSwitches() {
                   <span id={`chaos-effect-${name}`} className="small muted">
                     {SWITCH_TEXT[name].effect}
                   </span>
-                  <FaultLine status={data.processorFaults.find((f) => f.switch === name)} />
+                  {fault ? (
+                    <FaultLine
+                      name={fault}
+                      status={data.processorFaults.find((f) => f.switch === fault)}
+                    />
+                  ) : null}
                 </div>
               );
             })}
@@ -181,12 +188,28 @@ export function ChaosSwitches() {
   );
 }
 
-/** Under a processor fault switch: armed, or when it was used and on which payment. */
-function FaultLine({ status }: { status: ProcessorFaultStatus | undefined }) {
+const isProcessorFaultSwitch = (name: ChaosSwitchName): name is ProcessorFaultSwitchName =>
+  (PROCESSOR_FAULT_SWITCHES as readonly string[]).includes(name);
+
+/**
+ * Under a processor fault switch: armed, or when it was used and on which payment. Always
+ * rendered (empty until pressed), so screen readers hear it change when the fault bites.
+ */
+function FaultLine({
+  name,
+  status,
+}: {
+  name: ProcessorFaultSwitchName;
+  status: ProcessorFaultStatus | undefined;
+}) {
   const parts = processorFaultLine(status);
-  if (parts.length === 0) return null;
   return (
-    <span className="small" data-testid={`fault-use-${status?.switch}`}>
+    <span
+      id={`fault-use-${name}`}
+      className="small"
+      aria-live="polite"
+      data-testid={`fault-use-${name}`}
+    >
       {parts.map((part, i) =>
         'href' in part ? (
           // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
