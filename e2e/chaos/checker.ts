@@ -46,7 +46,13 @@ export interface CheckResult {
   convergence: { p50: number; p99: number; max: number; samples: number };
 }
 
-const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
+const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'captured', 'voided']);
+/** The terminal states in which the processor holds the payment's one charge. */
+const CHARGED = new Set(['succeeded', 'captured']);
+
+/** What the processor should hold for a payment: its amount, or the part a capture took. */
+const receivedOf = (p: AppPayment): number =>
+  p.status === 'succeeded' ? p.amount : p.status === 'captured' ? (p.amountCaptured ?? 0) : 0;
 
 /**
  * Decides from the history and both databases whether the run kept the promise:
@@ -55,8 +61,10 @@ const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
  * - every intent with an `ok` answer has a payment, terminal after the heal;
  * - an intent whose answers were all `fail` has no charge;
  * - what each client was last shown agrees with the ledger (succeeded = exactly one charge,
- *   declined/failed = none) and so does the payment's state;
- * - money is conserved per tenant (charges - refunds = sum of succeeded payments);
+ *   declined/failed = none) and so does the payment's state (captured = one charge, of the
+ *   captured amount; voided = none);
+ * - money is conserved per tenant (charges - refunds = what the payments received - what the
+ *   app refunded);
  * - no process exited except by the nemesis;
  * - a client that only ever sent one cart with its key is never refused as "key reused".
  *
@@ -87,10 +95,20 @@ export function checkHistory(input: {
     snapshot.ledger.filter((l) => l.kind === 'refund'),
     (l) => `${l.tenantId}\u0000${l.paymentId}`,
   );
+  // A charge is netted out only by money that came back in full: the payment's refunds
+  // (signed: a failed refund's return is negative) cancel whole charges, oldest first, and a
+  // partial refund cancels none (the payment still holds its one charge).
   const netCharges = (p: AppPayment): LedgerEntry[] => {
     const charges = chargesOf.get(`${p.tenantId}\u0000${p.id}`) ?? [];
-    const refunds = refundsOf.get(`${p.tenantId}\u0000${p.id}`) ?? [];
-    return charges.slice(refunds.length);
+    let refunded = (refundsOf.get(`${p.tenantId}\u0000${p.id}`) ?? []).reduce(
+      (sum, r) => sum + r.amount,
+      0,
+    );
+    // The app's own refunds are not a charge undone.
+    refunded -= p.amountRefunded ?? 0;
+    const left = [...charges];
+    while (left.length > 0 && refunded >= left[0]!.amount) refunded -= left.shift()!.amount;
+    return left;
   };
 
   // Per (tenant, key): one payment.
@@ -118,17 +136,18 @@ export function checkHistory(input: {
         detail: `${charges.length} charges at the processor: ${charges.map((c) => `${c.paymentIntentId} ${c.amount}`).join(', ')}`,
       });
     }
+    const chargeAmount = payment.status === 'captured' ? receivedOf(payment) : payment.amount;
     for (const charge of charges) {
-      if (charge.amount !== payment.amount) {
+      if (charge.amount !== chargeAmount) {
         violations.push({
           ...where,
           kind: 'wrong_amount',
-          detail: `charged ${charge.amount}, the payment is for ${payment.amount}`,
+          detail: `charged ${charge.amount}, the payment is for ${chargeAmount}`,
         });
       }
     }
     if (TERMINAL.has(payment.status)) {
-      const expected = payment.status === 'succeeded' ? 1 : 0;
+      const expected = CHARGED.has(payment.status) ? 1 : 0;
       if (charges.length !== expected && !(charges.length > 1 && expected === 1)) {
         violations.push({
           ...where,
@@ -253,7 +272,9 @@ export function checkHistory(input: {
     }
   }
 
-  // Money: per tenant, charges minus refunds equal the succeeded payments.
+  // Money: per tenant, charges minus refunds (signed: a failed refund's return is negative)
+  // equal what the payments received (a succeeded one its amount, a captured one what was
+  // captured) minus what the app holds refunded. A refund sent twice breaks it.
   const tenants = new Set([
     ...snapshot.payments.map((p) => p.tenantId),
     ...snapshot.ledger.map((l) => l.tenantId ?? '?'),
@@ -263,8 +284,8 @@ export function checkHistory(input: {
       .filter((l) => (l.tenantId ?? '?') === tenantId)
       .reduce((sum, l) => sum + (l.kind === 'charge' ? l.amount : -l.amount), 0);
     const owed = snapshot.payments
-      .filter((p) => p.tenantId === tenantId && p.status === 'succeeded')
-      .reduce((sum, p) => sum + p.amount, 0);
+      .filter((p) => p.tenantId === tenantId)
+      .reduce((sum, p) => sum + receivedOf(p) - (p.amountRefunded ?? 0), 0);
     if (charged !== owed) {
       violations.push({
         kind: 'money_not_conserved',

@@ -6,6 +6,10 @@ export interface AppPayment {
   id: string;
   status: string;
   amount: number;
+  /** A captured payment's captured amount (its one charge is of it); absent otherwise. */
+  amountCaptured?: number | null;
+  /** What the app holds refunded (its refunds the processor took); absent: none. */
+  amountRefunded?: number;
   idempotencyKey: string;
   createdAt: number;
   updatedAt: number;
