@@ -14,7 +14,8 @@ import {
 let system: InProcessSystem;
 
 beforeAll(async () => {
-  system = await startInProcessSystem('worker_refunds');
+  // Asynchronous test-card refunds settle after 300 ms instead of Stripe's "some time later".
+  system = await startInProcessSystem('worker_refunds', { refundSettleMs: 300 });
 }, 60_000);
 
 afterAll(async () => {
@@ -23,8 +24,8 @@ afterAll(async () => {
 
 const sql = () => system.app.client.sql;
 
-async function paidCheckout(amount = 2000): Promise<SeededCheckout> {
-  const checkout = await seedCheckout(sql(), { amount });
+async function paidCheckout(amount = 2000, paymentMethod?: string): Promise<SeededCheckout> {
+  const checkout = await seedCheckout(sql(), { amount, paymentMethod });
   await system.runJobsOf(checkout.paymentId);
   return checkout;
 }
@@ -116,6 +117,23 @@ describe('refunds, each once', () => {
       failure_code: 'amount_too_large',
     });
     expect((await system.ledgerOf(checkout.paymentId)).map((l) => l.kind)).toEqual(['charge']);
+    await system.expectInvariantHolds();
+  });
+
+  it('a refund the processor answers pending is followed until it succeeds', async () => {
+    const checkout = await paidCheckout(2000, 'pm_card_pendingRefund');
+    const refund = await seedRefund(sql(), checkout, 2000);
+    await system.runJobsOf(checkout.paymentId);
+    expect(await refundRow(refund.refundId)).toEqual({ status: 'succeeded', failure_code: null });
+    const [job] = await sql()`select last_error from outbox_jobs where id = ${refund.jobId}`;
+    expect(job!.last_error).toBeNull();
+    const calls = await sql()<{ call: string }[]>`
+      select detail->>'call' as call from payment_events
+      where payment_id = ${checkout.paymentId} and kind = 'processor.call'
+        and detail->>'job' = ${refund.jobId}`;
+    // Created once, then read by id until final.
+    expect(calls.map((c) => c.call)).toContain('retrieve_refund');
+    expect(calls.filter((c) => c.call === 'refund')).toHaveLength(1);
     await system.expectInvariantHolds();
   });
 

@@ -38,11 +38,14 @@ export interface InProcessSystem {
  * @example
  * const system = await startInProcessSystem('worker_refunds');
  */
-export async function startInProcessSystem(label: string): Promise<InProcessSystem> {
+export async function startInProcessSystem(
+  label: string,
+  processorOptions: { refundSettleMs?: number } = {},
+): Promise<InProcessSystem> {
   const app = await createTestDatabase(label);
   await seedTenants(app.client.sql);
   const processorDb = await createProcessorTestDatabase(label);
-  const processor = await startTestProcessor({ databaseUrl: processorDb.url });
+  const processor = await startTestProcessor({ databaseUrl: processorDb.url, ...processorOptions });
   const ledgerSql = postgres(processorDb.url, { max: 1, onnotice: () => {} });
   const deps: ChargePaymentDeps = {
     sql: app.client.sql,
@@ -57,7 +60,7 @@ export async function startInProcessSystem(label: string): Promise<InProcessSyst
     ledgerSql,
     deps,
     async runJobsOf(paymentId) {
-      for (let round = 0; round < 100; round++) {
+      for (let round = 0; round < 200; round++) {
         const claims = await claimDueJobs(app.client.sql, {
           workerId: 'w-test',
           leaseMs: 30_000,
