@@ -1,6 +1,7 @@
 import { claimDueJobs } from '@once/db/outbox';
 import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requeueUnansweredMoneyMoves } from './requeue-unanswered.ts';
 import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
 import {
   type SeededCheckout,
@@ -116,6 +117,30 @@ describe('authorise, then capture or void, each once', () => {
       amount_captured: 2000,
     });
     expect(await actionRow(action.actionId)).toMatchObject({ status: 'succeeded' });
+    expect(await ledgerOf(checkout.paymentId)).toHaveLength(1);
+    await expectInvariantHolds();
+  });
+
+  it('a capture left unknown (its only attempt lost the answer) is requeued and recorded from the intent: captured once', async () => {
+    const checkout = await authorizedCheckout();
+    await adminClient(system.processor.url).armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_after_charge',
+      operation: 'payment_intents.capture',
+    });
+    const action = await seedAuthorizationAction(system.app.client.sql, checkout, 'capture', {
+      maxAttempts: 1,
+    });
+    await runJobsOf(checkout.paymentId);
+    expect(await actionRow(action.actionId)).toMatchObject({ status: 'unknown' });
+    expect((await paymentRow(checkout.paymentId)).status).toBe('authorized');
+    expect(await requeueUnansweredMoneyMoves(system.app.client.sql, { olderThanMs: 0 })).toBe(1);
+    await runJobsOf(checkout.paymentId);
+    expect(await actionRow(action.actionId)).toEqual({ status: 'succeeded', failure_code: null });
+    expect(await paymentRow(checkout.paymentId)).toEqual({
+      status: 'captured',
+      amount_captured: 2000,
+    });
     expect(await ledgerOf(checkout.paymentId)).toHaveLength(1);
     await expectInvariantHolds();
   });

@@ -23,8 +23,9 @@ export type ActionJobResult = RecordResult | { job: 'skipped'; reason: string };
 /**
  * Runs one claimed capture or void job, top to bottom like the protocol:
  * 1. read the action, its payment's recorded intent and the tenant's processor key; an action
- *    already recorded, or one whose payment is not `authorized`, ends the job without a call;
- * 2. on a retry, READ the intent first (by id, strongly consistent): an earlier attempt whose
+ *    already answered, or one whose payment is not `authorized`, ends the job without a call;
+ * 2. on a retry (or for an action left `unknown`, re-enqueued by the reconciler), READ the
+ *    intent first (by id, strongly consistent): an earlier attempt whose
  *    answer was lost may already have captured or voided it, and that is the outcome;
  * 3. otherwise send the capture or the cancel with the action's own downstream key (every
  *    attempt the same, so the processor replays a lost answer instead of acting twice); an
@@ -46,7 +47,7 @@ export async function runAuthorizationAction(
     : null;
   const skip = !action
     ? 'action_not_found'
-    : action.status !== 'pending'
+    : action.status !== 'pending' && action.status !== 'unknown'
       ? `action_${action.status}`
       : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
         ? `payment_${action.payment_status}`
@@ -112,7 +113,9 @@ async function actOnce(
       )) as AuthorizationIntentState,
     );
   try {
-    if (job.attempts > 1) {
+    // A retry, or a job re-enqueued for an action left unknown: an earlier attempt may have
+    // acted, and the intent says so whatever the processor still remembers of its key.
+    if (job.attempts > 1 || action.status === 'unknown') {
       const end = await read();
       if (end) return { kind: 'ended', end };
     }

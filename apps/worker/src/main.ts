@@ -13,6 +13,7 @@ import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
 import { createProcessorClients } from './processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
+import { requeueUnansweredMoneyMoves } from './requeue-unanswered.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
@@ -97,6 +98,11 @@ const reconciler = startPeriodicTask(
     });
     stuckPayments = summary.stuck;
     if (summary.examined > 0) log('reconciler.pass', { ...summary });
+    const requeued = await requeueUnansweredMoneyMoves(database.sql, {
+      olderThanMs: config.reconcileAfterMs,
+      notify: config.outboxNotify,
+    });
+    if (requeued > 0) log('reconciler.requeued_unanswered', { captures_voids_refunds: requeued });
   },
   log,
 );

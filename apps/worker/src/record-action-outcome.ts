@@ -113,7 +113,7 @@ export async function recordActionOutcome(
   });
 }
 
-/** Moves a still pending action to its recorded status; a recorded action never moves again. */
+/** Moves a still unanswered action to its status; an answered one never moves again. */
 async function setActionStatus(
   tx: postgres.TransactionSql,
   job: ClaimedJob,
@@ -126,7 +126,7 @@ async function setActionStatus(
     update payment_actions
     set status = ${status}, failure_code = ${code}, failure_message = ${message ?? null},
         updated_at = now()
-    where tenant_id = ${job.tenantId} and id = ${action.id} and status = 'pending'`;
+    where tenant_id = ${job.tenantId} and id = ${action.id} and status in ('pending', 'unknown')`;
 }
 
 function describe(outcome: ActionOutcome): Record<string, unknown> {

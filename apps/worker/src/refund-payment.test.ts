@@ -1,6 +1,7 @@
 import { claimDueJobs } from '@once/db/outbox';
 import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requeueUnansweredMoneyMoves } from './requeue-unanswered.ts';
 import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
 import {
   type SeededCheckout,
@@ -103,6 +104,31 @@ describe('refunds, each once', () => {
     expect(await refundRow(refund.refundId)).toMatchObject({ status: 'succeeded' });
     const refunds = (await system.ledgerOf(checkout.paymentId)).filter((l) => l.kind === 'refund');
     expect(refunds).toHaveLength(1);
+    await system.expectInvariantHolds();
+  });
+
+  it('a refund left unknown (its only attempt lost the answer) is requeued, found, and recorded: refunded once', async () => {
+    const checkout = await paidCheckout();
+    await adminClient(system.processor.url).armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_after_charge',
+      operation: 'refunds.create',
+    });
+    const refund = await seedRefund(sql(), checkout, 900, { maxAttempts: 1 });
+    await system.runJobsOf(checkout.paymentId);
+    expect(await refundRow(refund.refundId)).toMatchObject({ status: 'unknown' });
+    expect(await requeueUnansweredMoneyMoves(sql(), { olderThanMs: 0 })).toBe(1);
+    await system.runJobsOf(checkout.paymentId);
+    expect(await refundRow(refund.refundId)).toEqual({ status: 'succeeded', failure_code: null });
+    const refunds = (await system.ledgerOf(checkout.paymentId)).filter((l) => l.kind === 'refund');
+    expect(refunds).toHaveLength(1);
+    // The requeued job looked before it sent anything: no second create.
+    const creates = await sql()`
+      select 1 from payment_events
+      where payment_id = ${checkout.paymentId} and kind = 'processor.call'
+        and detail->>'call' = 'refund'`;
+    expect(creates).toHaveLength(1);
+    expect(await requeueUnansweredMoneyMoves(sql(), { olderThanMs: 0 })).toBe(0);
     await system.expectInvariantHolds();
   });
 

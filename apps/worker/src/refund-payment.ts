@@ -44,10 +44,12 @@ type RefundOutcome =
 /**
  * Runs one claimed refund job, top to bottom like the protocol:
  * 1. read the refund, its payment's intent and the tenant's processor key; a refund already
- *    final ends the job without a call;
+ *    final (`succeeded` / `failed`) ends the job without a call;
  * 2. a refund the processor answered `pending` is RETRIEVED by id until it is final;
- * 3. otherwise, on a retry, look for it first among the intent's refunds (by the refund id in
- *    its metadata): an earlier attempt whose answer was lost may have made it;
+ * 3. otherwise, on a retry (or for a refund left `unknown`, re-enqueued by the reconciler),
+ *    look for it first among the intent's refunds (by the refund id in its metadata): an
+ *    earlier attempt whose answer was lost may have made it, and the processor may have
+ *    forgotten its key since;
  * 4. else create it with the refund's own downstream key (every attempt the same, so the
  *    processor replays a lost answer instead of refunding twice);
  * 5. record it and finish or reschedule the job in one transaction guarded by the lock token.
@@ -69,7 +71,7 @@ export async function refundPaymentJob(
     ? 'refund_not_found'
     : !target.processor_payment_intent_id
       ? 'payment_has_no_intent'
-      : target.status === 'requested' || target.status === 'pending'
+      : ['requested', 'pending', 'unknown'].includes(target.status)
         ? null
         : `refund_${target.status}`;
   if (skip || !target) {
@@ -129,7 +131,7 @@ async function refundOnce(
       );
       return { kind: 'answered', refund };
     }
-    if (job.attempts > 1) {
+    if (job.attempts > 1 || target.status === 'unknown') {
       const listed = await observedCall(calls, { call: 'list_refunds', intent: intentId }, () =>
         processor.refunds.list({ payment_intent: intentId, limit: 100 }),
       );
@@ -210,7 +212,8 @@ async function recordRefundOutcome(
       update refunds
       set status = ${status}, processor_refund_id = coalesce(${processorRefundId}, processor_refund_id),
           failure_code = ${code}, failure_message = ${message}, updated_at = now()
-      where tenant_id = ${job.tenantId} and id = ${target.id} and status in ('requested', 'pending')`;
+      where tenant_id = ${job.tenantId} and id = ${target.id}
+        and status in ('requested', 'pending', 'unknown')`;
 
     if (outcome.kind === 'answered' && outcome.refund.status === 'pending') {
       const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, backoff);

@@ -115,6 +115,7 @@ export async function seedRefund(
   sql: postgres.Sql,
   payment: { tenantId: string; paymentId: string },
   amount: number,
+  options: { maxAttempts?: number } = {},
 ): Promise<{ refundId: string; jobId: string; downstreamKey: string }> {
   const refundId = `rf_${randomUUID().replaceAll('-', '')}`;
   const jobId = `job_${randomUUID()}`;
@@ -131,6 +132,7 @@ export async function seedRefund(
       paymentId: payment.paymentId,
       downstreamKey,
       payload: { refundId },
+      maxAttempts: options.maxAttempts,
     });
   });
   return { refundId, jobId, downstreamKey };
