@@ -188,6 +188,15 @@ describe('applyProcessorEvent', () => {
     });
   });
 
+  it('changes nothing for an authorised payment: its capture is recorded by the job that ran it', async () => {
+    await insertPayment('pay_held', 'authorized', { intentId: 'pi_event' });
+    expect(await apply(event('payment_intent.succeeded', 'pay_held'))).toEqual({
+      kind: 'awaiting_capture',
+      paymentId: 'pay_held',
+    });
+    expect(await rowOf('pay_held')).toMatchObject({ status: 'authorized' });
+  });
+
   it('changes nothing for a terminal payment, another amount or currency, or no payment', async () => {
     await insertPayment('pay_done', 'succeeded', { intentId: 'pi_first' });
     expect(await apply(event('payment_intent.payment_failed', 'pay_done'))).toEqual({
