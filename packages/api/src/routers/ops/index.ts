@@ -9,6 +9,7 @@ import { idempotencyKeyActionInput, idempotencyKeyInput } from './idempotency-ke
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
+import { moneyActionContext } from './operator-money-action.ts';
 import { listOutboxJobs } from './outbox.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
@@ -54,17 +55,7 @@ export const opsRouter = createTRPCRouter({
     .input(capturePaymentInput)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) =>
-      requestAuthorizationAction(
-        {
-          db: ctx.db,
-          tenantId: ctx.tenantId,
-          principal: ctx.principal,
-          notifyOutbox: ctx.outboxNotify,
-          complete: (tx, result) => ctx.idempotency.complete(tx, result),
-        },
-        'capture',
-        input,
-      ),
+      requestAuthorizationAction(moneyActionContext(ctx), 'capture', input),
     ),
   /** Void an authorised payment (release it all); guarded like `capturePayment`. */
   voidPayment: operatorProcedure
@@ -72,17 +63,7 @@ export const opsRouter = createTRPCRouter({
     .input(voidPaymentInput)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) =>
-      requestAuthorizationAction(
-        {
-          db: ctx.db,
-          tenantId: ctx.tenantId,
-          principal: ctx.principal,
-          notifyOutbox: ctx.outboxNotify,
-          complete: (tx, result) => ctx.idempotency.complete(tx, result),
-        },
-        'void',
-        input,
-      ),
+      requestAuthorizationAction(moneyActionContext(ctx), 'void', input),
     ),
   /**
    * Refund a succeeded or captured payment (all that is left, or `amount`); several refunds
@@ -92,18 +73,7 @@ export const opsRouter = createTRPCRouter({
     .meta({ idempotency: { operation: 'ops.refundPayment', mode: 'atomic' } })
     .input(refundPaymentInput)
     .concat(idempotencyGuard)
-    .mutation(({ ctx, input }) =>
-      refundPayment(
-        {
-          db: ctx.db,
-          tenantId: ctx.tenantId,
-          principal: ctx.principal,
-          notifyOutbox: ctx.outboxNotify,
-          complete: (tx, result) => ctx.idempotency.complete(tx, result),
-        },
-        input,
-      ),
-    ),
+    .mutation(({ ctx, input }) => refundPayment(moneyActionContext(ctx), input)),
   outbox: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),

@@ -4,19 +4,9 @@ import { newJobId, newRefundId, refundDownstreamKeyFor } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { runStatement } from '@once/postgres/sql';
 import { sql } from 'drizzle-orm';
-import type { Database, Transaction } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
+import type { OperatorMoneyActionContext } from './operator-money-action.ts';
 import type { RefundResult } from './refund-payment.types.ts';
-
-interface RefundContext {
-  db: Database;
-  tenantId: string;
-  principal: string;
-  /** Completes the caller's Idempotency-Key inside the refund's own transaction. */
-  complete(tx: Transaction, result: RefundResult): Promise<void>;
-  /** NOTIFY the workers (default true); false on engines without LISTEN/NOTIFY. */
-  notifyOutbox?: boolean;
-}
 
 /**
  * Accepts an operator's refund: in ONE transaction, under the payment's row lock (so two
@@ -32,7 +22,7 @@ interface RefundContext {
  * await refundPayment(ctx, { paymentId: 'pay_1', amount: 500 });
  */
 export function refundPayment(
-  ctx: RefundContext,
+  ctx: OperatorMoneyActionContext<RefundResult>,
   input: { paymentId: string; amount?: number; reason?: string },
 ): Promise<RefundResult> {
   return retrySerializationFailures(() =>

@@ -3,19 +3,9 @@ import { type PaymentActionKind, paymentActions, payments } from '@once/db/schem
 import { actionDownstreamKeyFor, newJobId, newPaymentActionId } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { and, eq, ne } from 'drizzle-orm';
-import type { Database, Transaction } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import type { PaymentActionResult } from './authorization-action.types.ts';
-
-interface AuthorizationActionContext {
-  db: Database;
-  tenantId: string;
-  principal: string;
-  /** Completes the caller's Idempotency-Key inside the action's own transaction. */
-  complete(tx: Transaction, result: PaymentActionResult): Promise<void>;
-  /** NOTIFY the workers (default true); false on engines without LISTEN/NOTIFY. */
-  notifyOutbox?: boolean;
-}
+import type { OperatorMoneyActionContext } from './operator-money-action.ts';
 
 /**
  * Accepts an operator's capture or void of an authorised payment: in ONE transaction, under
@@ -31,7 +21,7 @@ interface AuthorizationActionContext {
  * await requestAuthorizationAction(ctx, 'capture', { paymentId: 'pay_1', amount: 1500 });
  */
 export function requestAuthorizationAction(
-  ctx: AuthorizationActionContext,
+  ctx: OperatorMoneyActionContext<PaymentActionResult>,
   kind: PaymentActionKind,
   input: { paymentId: string; amount?: number },
 ): Promise<PaymentActionResult> {
