@@ -1,4 +1,4 @@
-import { type ClaimedJob, finishJob } from '@once/db/outbox';
+import type { ClaimedJob } from '@once/db/outbox';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import {
@@ -8,17 +8,13 @@ import {
 } from './authorization-outcome.ts';
 import { isUnexpectedIntentState, outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
-import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
+import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
+import { observedCall, type ProcessorCall } from './processor-call-log.ts';
 import {
   type ActionOutcome,
   type AuthorizationAction,
   recordActionOutcome,
 } from './record-action-outcome.ts';
-import type { RecordResult } from './record-charge-outcome.ts';
-import { whileRenewingLease } from './renew-lease.ts';
-import { withDatabaseRetry } from './transient-database-error.ts';
-
-export type ActionJobResult = RecordResult | { job: 'skipped'; reason: string };
 
 /**
  * Runs one claimed capture or void job, top to bottom like the protocol:
@@ -35,50 +31,28 @@ export type ActionJobResult = RecordResult | { job: 'skipped'; reason: string };
  * @example
  * await runAuthorizationAction(job, deps);
  */
-export async function runAuthorizationAction(
+export function runAuthorizationAction(
   job: ClaimedJob<'capture_payment' | 'void_payment'>,
   deps: ChargePaymentDeps,
 ): Promise<ActionJobResult> {
-  const { sql } = deps;
-  const retry = { log: deps.log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
   const actionId = typeof job.payload.actionId === 'string' ? job.payload.actionId : null;
-  const action = actionId
-    ? await withDatabaseRetry(() => loadAction(sql, job, actionId), retry)
-    : null;
-  const skip = !action
-    ? 'action_not_found'
-    : action.status !== 'pending' && action.status !== 'unknown'
-      ? `action_${action.status}`
-      : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
-        ? `payment_${action.payment_status}`
-        : null;
-  if (skip || !action) {
-    const end = action ? 'done' : 'dead';
-    const finished = await withDatabaseRetry(() => finishJob(sql, job, end, skip), retry);
-    return finished ? { job: 'skipped', reason: skip ?? '' } : { job: 'lease_lost' };
-  }
-  if (job.attempts > job.maxAttempts) {
-    const outcome: ActionOutcome = { kind: 'ambiguous', reason: 'lease_expired_on_last_attempt' };
-    return withDatabaseRetry(
-      () => recordActionOutcome(sql, job, action, outcome, deps.backoff),
-      retry,
-    );
-  }
-  const calls: ProcessorCall[] = [];
-  const processor = deps.processorFor(action.processor_secret_key);
-  const outcome = await whileRenewingLease(job, deps, () => actOnce(processor, job, action, calls));
-  deps.log('action.attempted', {
-    job: job.id,
-    payment: job.paymentId,
-    action: action.id,
-    attempt: job.attempts,
-    outcome: outcome.kind,
+  return runProcessorActionJob<AuthorizationAction, ActionOutcome>(job, deps, {
+    logName: 'action.attempted',
+    load: (claimed) => (actionId ? loadAction(deps.sql, claimed, actionId) : Promise.resolve(null)),
+    skipReason: (action) =>
+      !action
+        ? 'action_not_found'
+        : action.status !== 'pending' && action.status !== 'unknown'
+          ? `action_${action.status}`
+          : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
+            ? `payment_${action.payment_status}`
+            : null,
+    endOfSkipped: (action) => (action ? 'done' : 'dead'),
+    attempt: (processor, action, calls) => actOnce(processor, job, action, calls),
+    record: (action, outcome, events) =>
+      recordActionOutcome(deps.sql, job, action, outcome, deps.backoff, events),
+    describe: (action) => ({ action: action.id }),
   });
-  const events = takeCallEvents(job, calls);
-  return withDatabaseRetry(
-    () => recordActionOutcome(sql, job, action, outcome, deps.backoff, events),
-    retry,
-  );
 }
 
 async function loadAction(

@@ -1,11 +1,12 @@
 import type { ClaimedJob } from '@once/db/outbox';
 import type { OutboxJobKind } from '@once/db/schema';
-import { type ActionJobResult, runAuthorizationAction } from './authorization-action.ts';
+import { runAuthorizationAction } from './authorization-action.ts';
 import { type ChargeJobResult, type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
-import { type RefundJobResult, refundPaymentJob } from './refund-payment.ts';
+import type { ActionJobResult } from './processor-action-job.ts';
+import { refundPaymentJob } from './refund-payment.ts';
 
 /** What a job's run came to, as the dispatcher logs it. */
-type JobResult = ChargeJobResult | ActionJobResult | RefundJobResult;
+type JobResult = ChargeJobResult | ActionJobResult;
 
 type JobHandlers = {
   [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: ChargePaymentDeps) => Promise<JobResult>;

@@ -5,12 +5,9 @@ import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
-import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
+import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
+import { observedCall, type ProcessorCall } from './processor-call-log.ts';
 import type { RecordResult } from './record-charge-outcome.ts';
-import { whileRenewingLease } from './renew-lease.ts';
-import { withDatabaseRetry } from './transient-database-error.ts';
-
-export type RefundJobResult = RecordResult | { job: 'skipped'; reason: string };
 
 interface RefundTarget {
   id: string;
@@ -57,46 +54,28 @@ type RefundOutcome =
  * @example
  * await refundPaymentJob(job, deps);
  */
-export async function refundPaymentJob(
+export function refundPaymentJob(
   job: ClaimedJob<'refund_payment'>,
   deps: ChargePaymentDeps,
-): Promise<RefundJobResult> {
-  const { sql } = deps;
-  const retry = { log: deps.log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
+): Promise<ActionJobResult> {
   const refundId = typeof job.payload.refundId === 'string' ? job.payload.refundId : null;
-  const target = refundId
-    ? await withDatabaseRetry(() => loadRefund(sql, job, refundId), retry)
-    : null;
-  const skip = !target
-    ? 'refund_not_found'
-    : !target.processor_payment_intent_id
-      ? 'payment_has_no_intent'
-      : ['requested', 'pending', 'unknown'].includes(target.status)
-        ? null
-        : `refund_${target.status}`;
-  if (skip || !target) {
-    const end = target && skip?.startsWith('refund_') ? 'done' : 'dead';
-    const finished = await withDatabaseRetry(() => finishJob(sql, job, end, skip), retry);
-    return finished ? { job: 'skipped', reason: skip ?? '' } : { job: 'lease_lost' };
-  }
-  const calls: ProcessorCall[] = [];
-  const processor = deps.processorFor(target.processor_secret_key);
-  const outcome: RefundOutcome =
-    job.attempts > job.maxAttempts
-      ? { kind: 'ambiguous', reason: 'lease_expired_on_last_attempt' }
-      : await whileRenewingLease(job, deps, () => refundOnce(processor, job, target, calls));
-  deps.log('refund.attempted', {
-    job: job.id,
-    payment: job.paymentId,
-    refund: target.id,
-    attempt: job.attempts,
-    outcome: outcome.kind,
+  return runProcessorActionJob<RefundTarget, RefundOutcome>(job, deps, {
+    logName: 'refund.attempted',
+    load: (claimed) => (refundId ? loadRefund(deps.sql, claimed, refundId) : Promise.resolve(null)),
+    skipReason: (target) =>
+      !target
+        ? 'refund_not_found'
+        : !target.processor_payment_intent_id
+          ? 'payment_has_no_intent'
+          : ['requested', 'pending', 'unknown'].includes(target.status)
+            ? null
+            : `refund_${target.status}`,
+    endOfSkipped: (target, reason) => (target && reason.startsWith('refund_') ? 'done' : 'dead'),
+    attempt: (processor, target, calls) => refundOnce(processor, job, target, calls),
+    record: (target, outcome, events) =>
+      recordRefundOutcome(deps.sql, job, target, outcome, deps.backoff, events),
+    describe: (target) => ({ refund: target.id }),
   });
-  const events = takeCallEvents(job, calls);
-  return withDatabaseRetry(
-    () => recordRefundOutcome(sql, job, target, outcome, deps.backoff, events),
-    retry,
-  );
 }
 
 async function loadRefund(
