@@ -1,10 +1,11 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import type { PaymentActionKind } from '@once/db/schema';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type { AuthorizationEnd } from './authorization-outcome.ts';
+import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
 import type { RecordResult } from './record-charge-outcome.ts';
 
 /** An operator's capture or void as its job reads it. */
@@ -55,19 +56,10 @@ export async function recordActionOutcome(
     const recorded = async (result: RecordResult): Promise<RecordResult> => {
       await recordPaymentEvents(tx, [
         ...callEvents,
-        {
-          tenantId: job.tenantId,
-          paymentId: job.paymentId,
-          actor: workerActor(job.lockedBy),
-          kind: 'outcome.recorded',
-          detail: {
-            job: job.id,
-            action: action.id,
-            attempt: job.attempts,
-            outcome: { kind: outcome.kind, ...describe(outcome) },
-            jobNow: result.job,
-          },
-        },
+        outcomeRecordedEvent(job, result, {
+          action: action.id,
+          outcome: { kind: outcome.kind, ...describe(outcome) },
+        }),
       ]);
       return result;
     };

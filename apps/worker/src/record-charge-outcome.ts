@@ -1,9 +1,10 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type { ChargeOutcome } from './charge-outcome.ts';
+import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
 
 /** What happened to the job when the outcome was recorded. */
 export type RecordResult =
@@ -48,19 +49,7 @@ export async function recordChargeOutcome(
   ): Promise<RecordResult> => {
     await recordPaymentEvents(tx, [
       ...callEvents,
-      {
-        tenantId: job.tenantId,
-        paymentId: job.paymentId,
-        actor: workerActor(job.lockedBy),
-        kind: 'outcome.recorded',
-        detail: {
-          job: job.id,
-          attempt: job.attempts,
-          outcome: describeOutcome(outcome),
-          jobNow: result.job,
-          ...('delayMs' in result ? { retryInMs: result.delayMs } : {}),
-        },
-      },
+      outcomeRecordedEvent(job, result, { outcome: describeOutcome(outcome) }),
     ]);
     return result;
   };

@@ -1,10 +1,11 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
+import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
 import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
 import { observedCall, type ProcessorCall } from './processor-call-log.ts';
 import type { RecordResult } from './record-charge-outcome.ts';
@@ -163,22 +164,13 @@ async function recordRefundOutcome(
     const recorded = async (result: RecordResult): Promise<RecordResult> => {
       await recordPaymentEvents(tx, [
         ...callEvents,
-        {
-          tenantId: job.tenantId,
-          paymentId: job.paymentId,
-          actor: workerActor(job.lockedBy),
-          kind: 'outcome.recorded',
-          detail: {
-            job: job.id,
-            refund: target.id,
-            attempt: job.attempts,
-            outcome:
-              outcome.kind === 'answered'
-                ? { kind: 'refund', status: outcome.refund.status, id: outcome.refund.id }
-                : outcome,
-            jobNow: result.job,
-          },
-        },
+        outcomeRecordedEvent(job, result, {
+          refund: target.id,
+          outcome:
+            outcome.kind === 'answered'
+              ? { kind: 'refund', status: outcome.refund.status, id: outcome.refund.id }
+              : outcome,
+        }),
       ]);
       return result;
     };
