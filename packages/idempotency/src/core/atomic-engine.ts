@@ -99,19 +99,24 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     const id = identity(request);
     const limit = policy.rateLimited ? context.rateLimit : undefined;
     const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
-    let counted: Counted | undefined;
-    if (limit && !found) {
-      const count = await countNewKey(request, scope, limit, readFirst, record);
-      if (count.kind !== 'counted') return count;
-      counted = count;
-    }
+    // Marked running BEFORE counting: a duplicate refused at the cap while this request counts
+    // must see it running here (409 in use), not take it for a new key (429).
     const leave = running.enter(id);
-    const exec = newExecution(request, policy, waiting);
     try {
-      return await runHandler(request, exec, handler, { found, readFirst, record });
+      let counted: Counted | undefined;
+      if (limit && !found) {
+        const count = await countNewKey(request, scope, limit, readFirst, record);
+        if (count.kind !== 'counted') return count;
+        counted = count;
+      }
+      const exec = newExecution(request, policy, waiting);
+      try {
+        return await runHandler(request, exec, handler, { found, readFirst, record });
+      } finally {
+        if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
+      }
     } finally {
       leave();
-      if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
     }
   }
 
@@ -151,7 +156,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     }
     // A duplicate of a key still running here may hold the count that filled the window: it is
     // in use (409, as without a cap), not a new key.
-    if (running.has(id)) {
+    if (running.othersThan(id)) {
       record(true);
       emit(eventBase('in_use', id));
       throw new IdempotencyError('idempotency_key_in_use', {
@@ -280,7 +285,8 @@ function createRunningKeys() {
   const counts = new Map<string, number>();
   const keyOf = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
   return {
-    has: (id: KeyIdentity) => counts.has(keyOf(id)),
+    /** True when another request than the caller (itself marked running) runs `id` here. */
+    othersThan: (id: KeyIdentity) => (counts.get(keyOf(id)) ?? 0) > 1,
     /** Mark `id` running; the returned function marks this request done. */
     enter(id: KeyIdentity): () => void {
       const key = keyOf(id);
