@@ -3,6 +3,7 @@ import { paymentIntents } from '../db/schema/index.ts';
 import { readInteger, readString } from '../stripe/read-params.ts';
 import { invalidParam } from '../stripe/stripe-error.ts';
 import type { ReadOperation } from '../stripe/stripe-operation.ts';
+import { stripeListPage } from '../stripe/stripe-response.ts';
 import { loadPaymentIntent } from './load-payment-intent.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { parseSearchQuery, type SearchClause } from './search-query.ts';
@@ -45,15 +46,7 @@ export const listPaymentIntents: ReadOperation = async (db, { account, params })
     .where(and(...conditions))
     .orderBy(...newestFirst)
     .limit(limit + 1);
-  return {
-    status: 200,
-    body: {
-      object: 'list',
-      data: rows.slice(0, limit).map(renderPaymentIntent),
-      has_more: rows.length > limit,
-      url: '/v1/payment_intents',
-    },
-  };
+  return stripeListPage(rows, limit, renderPaymentIntent, '/v1/payment_intents');
 };
 
 /** `GET /v1/payment_intents/search?query=...` (Stripe's search language, subset). */

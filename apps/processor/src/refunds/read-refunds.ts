@@ -5,6 +5,7 @@ import { renderRefund } from '../payments/render-objects.ts';
 import { readInteger, readString } from '../stripe/read-params.ts';
 import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
 import type { ReadOperation } from '../stripe/stripe-operation.ts';
+import { stripeListPage } from '../stripe/stripe-response.ts';
 
 async function loadRefund(
   db: ProcessorDatabase | ProcessorTransaction,
@@ -48,13 +49,5 @@ export const listRefunds: ReadOperation = async (db, { account, params }) => {
     .where(and(...conditions))
     .orderBy(desc(refunds.createdAt), desc(refunds.id))
     .limit(limit + 1);
-  return {
-    status: 200,
-    body: {
-      object: 'list',
-      data: rows.slice(0, limit).map(renderRefund),
-      has_more: rows.length > limit,
-      url: '/v1/refunds',
-    },
-  };
+  return stripeListPage(rows, limit, renderRefund, '/v1/refunds');
 };

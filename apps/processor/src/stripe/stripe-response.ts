@@ -11,3 +11,28 @@ export function stripeResponse(result: StripeResult): Response {
     },
   });
 }
+
+/**
+ * A page of a Stripe list (`object: 'list'`) from rows read one past `limit`: the extra row
+ * only says there is more (`has_more`), it is not shown.
+ *
+ * @example
+ * const rows = await db.select().from(refunds).limit(limit + 1);
+ * return stripeListPage(rows, limit, renderRefund, '/v1/refunds');
+ */
+export function stripeListPage<TRow>(
+  rows: readonly TRow[],
+  limit: number,
+  render: (row: TRow) => unknown,
+  url: string,
+): StripeResult {
+  return {
+    status: 200,
+    body: {
+      object: 'list',
+      data: rows.slice(0, limit).map(render),
+      has_more: rows.length > limit,
+      url,
+    },
+  };
+}
