@@ -179,7 +179,9 @@ describe('one payment per (tenant, idempotency key), across transports and key e
         ...Array.from({ length: 5 }, () => trpc(key).pay(cart)),
         ...Array.from({ length: 5 }, async () => {
           const response = await rest(key, cart);
-          if (response.status >= 300) throw new Error(`REST ${response.status}`);
+          // The body (a 500's stack, from the test server) rides along for the failure message.
+          if (response.status >= 300)
+            throw new Error(`REST ${response.status}`, { cause: await response.text() });
           return (await response.json()) as { paymentId: string };
         }),
       ]);
@@ -190,7 +192,10 @@ describe('one payment per (tenant, idempotency key), across transports and key e
       );
       for (const a of answers) {
         // Only "come back later" (409 past lock_timeout) may refuse; never a second payment.
-        if (a.status === 'rejected') expect(String(a.reason)).toMatch(/409|in use|in_use/i);
+        if (a.status === 'rejected')
+          expect(String(a.reason), String((a.reason as Error).cause ?? '')).toMatch(
+            /409|in use|in_use/i,
+          );
       }
       expect(ids.size).toBe(1);
       expect(await rows(key)).toEqual({ payments: 1, jobs: 1 });
