@@ -1,5 +1,11 @@
+import {
+  capturePaymentInput,
+  refundPayment,
+  refundPaymentInput,
+  requestAuthorizationAction,
+  voidPaymentInput,
+} from '../../money-actions/index.ts';
 import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
-import { capturePaymentInput, voidPaymentInput } from './authorization-action.types.ts';
 import { chaosPressInput } from './chaos.types.ts';
 import { chaosPress } from './chaos-press.ts';
 import { chaosStatus } from './chaos-status.ts';
@@ -14,10 +20,7 @@ import { listOutboxJobs } from './outbox.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
-import { refundPayment } from './refund-payment.ts';
-import { refundPaymentInput } from './refund-payment.types.ts';
 import { releaseIdempotencyKey } from './release-idempotency-key.ts';
-import { requestAuthorizationAction } from './request-authorization-action.ts';
 import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
 
 /**

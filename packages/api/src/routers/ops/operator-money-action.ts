@@ -1,19 +1,5 @@
 import type { Database, Transaction } from '../../database.ts';
-
-/**
- * What an operator's guarded money action (capture, void, refund) needs from its request: the
- * tenant and who acts, and the caller's Idempotency-Key, completed inside the action's own
- * transaction so the action, its outbox job and the stored answer commit together.
- */
-export interface OperatorMoneyActionContext<TResult> {
-  db: Database;
-  tenantId: string;
-  principal: string;
-  /** Completes the caller's Idempotency-Key inside the action's own transaction. */
-  complete(tx: Transaction, result: TResult): Promise<void>;
-  /** NOTIFY the workers (default true); false on engines without LISTEN/NOTIFY. */
-  notifyOutbox?: boolean;
-}
+import type { MoneyActionContext } from '../../money-actions/index.ts';
 
 /** The request context of a guarded ops procedure, as far as a money action reads it. */
 interface GuardedOpsContext<TResult> {
@@ -33,7 +19,7 @@ interface GuardedOpsContext<TResult> {
  */
 export function moneyActionContext<TResult>(
   ctx: GuardedOpsContext<TResult>,
-): OperatorMoneyActionContext<TResult> {
+): MoneyActionContext<TResult> {
   return {
     db: ctx.db,
     tenantId: ctx.tenantId,

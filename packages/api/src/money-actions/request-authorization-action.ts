@@ -3,12 +3,13 @@ import { type PaymentActionKind, paymentActions, payments } from '@once/db/schem
 import { actionDownstreamKeyFor, newJobId, newPaymentActionId } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { and, eq, ne } from 'drizzle-orm';
-import { ApiError } from '../../errors/api-error.ts';
+import { ApiError } from '../errors/api-error.ts';
 import type { PaymentActionResult } from './authorization-action.types.ts';
-import type { OperatorMoneyActionContext } from './operator-money-action.ts';
+import type { MoneyActionContext } from './money-action-context.ts';
 
 /**
- * Accepts an operator's capture or void of an authorised payment: in ONE transaction, under
+ * Accepts a capture or void of an authorised payment (an operator's click in the cockpit, a
+ * merchant's API call: every transport calls this one function): in ONE transaction, under
  * the payment's row lock, writes the action (`pending`), the outbox job that will send it with
  * the action's own downstream key, and the caller's stored answer. Nothing leaves the
  * database here; the worker calls the processor. Refused with nothing written (the key is
@@ -21,7 +22,7 @@ import type { OperatorMoneyActionContext } from './operator-money-action.ts';
  * await requestAuthorizationAction(ctx, 'capture', { paymentId: 'pay_1', amount: 1500 });
  */
 export function requestAuthorizationAction(
-  ctx: OperatorMoneyActionContext<PaymentActionResult>,
+  ctx: MoneyActionContext<PaymentActionResult>,
   kind: PaymentActionKind,
   input: { paymentId: string; amount?: number },
 ): Promise<PaymentActionResult> {

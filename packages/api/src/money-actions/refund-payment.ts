@@ -4,12 +4,13 @@ import { newJobId, newRefundId, refundDownstreamKeyFor } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { runStatement } from '@once/postgres/sql';
 import { sql } from 'drizzle-orm';
-import { ApiError } from '../../errors/api-error.ts';
-import type { OperatorMoneyActionContext } from './operator-money-action.ts';
+import { ApiError } from '../errors/api-error.ts';
+import type { MoneyActionContext } from './money-action-context.ts';
 import type { RefundResult } from './refund-payment.types.ts';
 
 /**
- * Accepts an operator's refund: in ONE transaction, under the payment's row lock (so two
+ * Accepts a refund (from the cockpit or the merchant's API: every transport calls this one
+ * function): in ONE transaction, under the payment's row lock (so two
  * refunds of one payment are decided one after the other), checks what is left to refund
  * (received: the amount of a succeeded payment, the captured amount of a captured one; minus
  * every refund not `failed`), then writes the refund (`requested`), the outbox job that sends
@@ -22,7 +23,7 @@ import type { RefundResult } from './refund-payment.types.ts';
  * await refundPayment(ctx, { paymentId: 'pay_1', amount: 500 });
  */
 export function refundPayment(
-  ctx: OperatorMoneyActionContext<RefundResult>,
+  ctx: MoneyActionContext<RefundResult>,
   input: { paymentId: string; amount?: number; reason?: string },
 ): Promise<RefundResult> {
   return retrySerializationFailures(() =>

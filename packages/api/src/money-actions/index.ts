@@ -1,0 +1,13 @@
+// @once/api/money-actions: the one business function per money action (capture, void, refund)
+// that every transport adapts (the operators' tRPC mutations, the merchant's REST routes and
+// GraphQL mutations).
+
+export {
+  capturePaymentInput,
+  type PaymentActionResult,
+  voidPaymentInput,
+} from './authorization-action.types.ts';
+export type { MoneyActionContext } from './money-action-context.ts';
+export { refundPayment } from './refund-payment.ts';
+export { type RefundResult, refundPaymentInput } from './refund-payment.types.ts';
+export { requestAuthorizationAction } from './request-authorization-action.ts';
