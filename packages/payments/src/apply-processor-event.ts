@@ -5,6 +5,7 @@ import { chargeMatchesPayment } from './charge-amount.ts';
 import { declineCodeOf } from './decline-code.ts';
 import { isTerminalPayment, type PaymentStatus } from './payment-states.ts';
 import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
+import { isAuthenticationFailure } from './three-d-secure-failure.ts';
 
 /** A transaction of the application database, as drizzle hands it to `db.transaction`. */
 type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
@@ -43,7 +44,8 @@ export type ApplyOutcome =
 
 /**
  * Applies a PaymentIntent outcome to the tenant's payment, under a row lock. Only a payment
- * still `processing` or `unknown` moves; a terminal one never moves again (a late or
+ * still `processing`, `unknown` or `requires_action` (waiting for its 3-D Secure answer)
+ * moves; a failed challenge makes it `failed`, not `declined`. A terminal one never moves again (a late or
  * reordered `payment_failed` cannot undo a `succeeded`), so applying the same event twice,
  * or events in any order, leaves the first definite answer. A charge for another amount or
  * currency is not this payment's charge: nothing moves, the reconciler decides.
@@ -81,6 +83,14 @@ function settlementOf(event: ProcessorPaymentIntentEvent): PaymentSettlement {
     return { status: 'succeeded', processorPaymentIntentId: intent.id };
   }
   const failure = intent.last_payment_error;
+  if (isAuthenticationFailure(failure)) {
+    return {
+      status: 'failed',
+      processorPaymentIntentId: intent.id,
+      code: declineCodeOf(failure),
+      message: failure?.message ?? undefined,
+    };
+  }
   return {
     status: 'declined',
     processorPaymentIntentId: intent.id,

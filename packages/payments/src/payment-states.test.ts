@@ -14,16 +14,19 @@ import {
 const status = fc.constantFrom(...paymentStatuses);
 
 describe('payment states', () => {
-  it('the transition table: processing and unknown may go anywhere but to the ends of a capture, authorized only to them, the rest nowhere', () => {
+  it("the transition table: processing and unknown may go anywhere but to the ends of a capture or a challenge, authorized only to a capture's ends, requires_action only to a challenge's, the rest nowhere", () => {
+    const charge = ['succeeded', 'declined', 'unknown', 'failed', 'authorized', 'requires_action'];
     expect(paymentTransitions).toEqual({
-      processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
-      unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
+      processing: ['processing', ...charge],
+      unknown: ['processing', ...charge],
       authorized: ['captured', 'voided'],
+      requires_action: ['succeeded', 'declined', 'failed', 'authorized', 'canceled'],
       succeeded: [],
       declined: [],
       failed: [],
       captured: [],
       voided: [],
+      canceled: [],
     });
   });
 
@@ -34,35 +37,49 @@ describe('payment states', () => {
       'failed',
       'captured',
       'voided',
+      'canceled',
     ]);
     for (const from of terminalPaymentStatuses) {
       for (const to of paymentStatuses) expect(canMovePayment(from, to)).toBe(false);
     }
   });
 
-  it('a charge outcome is written only over processing and unknown; a capture outcome only over authorized', () => {
+  it('a charge outcome is written only over processing and unknown (and a definite one over requires_action); a capture outcome only over authorized', () => {
     expect(unsettledPaymentStatuses).toEqual(['processing', 'unknown']);
-    for (const to of [
-      'processing',
-      'succeeded',
-      'declined',
-      'unknown',
-      'failed',
-      'authorized',
-    ] as const) {
+    for (const to of ['processing', 'unknown', 'requires_action'] as const) {
       expect(statusesMovableTo(to)).toEqual(['processing', 'unknown']);
+    }
+    for (const to of ['succeeded', 'declined', 'failed', 'authorized'] as const) {
+      expect(statusesMovableTo(to)).toEqual(['processing', 'unknown', 'requires_action']);
     }
     expect(statusesMovableTo('captured')).toEqual(['authorized']);
     expect(statusesMovableTo('voided')).toEqual(['authorized']);
+    expect(statusesMovableTo('canceled')).toEqual(['requires_action']);
   });
 
-  it('every state is exactly one of terminal, unsettled, or authorized (waiting for an operator)', () => {
+  it('a payment waiting for a 3-D Secure answer is never charged again: it only ends, and never goes back in flight', () => {
+    expect(canMovePayment('requires_action', 'processing')).toBe(false);
+    expect(canMovePayment('requires_action', 'unknown')).toBe(false);
+    expect(canMovePayment('requires_action', 'requires_action')).toBe(false);
+    expect(isTerminalPayment('requires_action')).toBe(false);
+    // Only a challenge is abandoned: a charge in flight or an authorisation is never `canceled`.
+    for (const from of ['processing', 'unknown', 'authorized'] as const) {
+      expect(canMovePayment(from, 'canceled')).toBe(false);
+    }
+  });
+
+  it('every state is exactly one of terminal, unsettled, authorized (waiting for an operator) or requires_action (waiting for the shopper)', () => {
     for (const s of paymentStatuses) {
       expect(isTerminalPayment(s)).toBe(terminalPaymentStatuses.includes(s));
     }
-    expect([...terminalPaymentStatuses, ...unsettledPaymentStatuses, 'authorized'].sort()).toEqual(
-      [...paymentStatuses].sort(),
-    );
+    expect(
+      [
+        ...terminalPaymentStatuses,
+        ...unsettledPaymentStatuses,
+        'authorized',
+        'requires_action',
+      ].sort(),
+    ).toEqual([...paymentStatuses].sort());
   });
 
   it('whatever answers arrive, in any order, the first definite one stays', () => {
@@ -77,10 +94,19 @@ describe('payment states', () => {
         }
         const firstTerminal = visited.find((s) => isTerminalPayment(s));
         if (firstTerminal) expect(current).toBe(firstTerminal);
-        else expect([...unsettledPaymentStatuses, 'authorized']).toContain(current);
+        else {
+          expect([...unsettledPaymentStatuses, 'authorized', 'requires_action']).toContain(current);
+        }
         // An authorised payment only ever ends captured or voided, never charged again.
         if (visited.includes('authorized') && firstTerminal) {
           expect(['captured', 'voided']).toContain(firstTerminal);
+        }
+        // A payment that waited for a challenge never went back in flight afterwards.
+        const challenged = visited.indexOf('requires_action');
+        if (challenged >= 0) {
+          expect(visited.slice(challenged).some((s) => s === 'processing' || s === 'unknown')).toBe(
+            false,
+          );
         }
       }),
     );

@@ -8,20 +8,43 @@ export { type PaymentStatus, paymentStatuses };
  * processor's answer (through the worker, a webhook or the reconciler) moves it on.
  * `authorized`: a manual-capture confirm holds the funds; only the processor's answer to an
  * operator's capture or void (or the authorisation's expiry) moves it on, to `captured` or
- * `voided`. `succeeded`, `declined`, `failed`, `captured` and `voided` are terminal: nothing
- * moves them again, whoever asks and however late, so a stale worker or a late webhook can
- * never overwrite the processor's definite answer. `processing -> processing` and
- * `unknown -> unknown` are allowed: a re-enqueued charge, a second ambiguous answer.
+ * `voided`. `requires_action`: the confirm asked for 3-D Secure and the shopper's answer on
+ * the bank's page is awaited; only the processor's state of the intent moves it on: charged
+ * (`succeeded`, or `authorized` for manual capture), declined after the challenge, `failed`
+ * authentication, or `canceled` (the reconciler cancels a challenge left unanswered). It
+ * never goes back to `processing`: nothing re-confirms an intent the shopper must answer.
+ * `succeeded`, `declined`, `failed`, `captured`, `voided` and `canceled` are terminal:
+ * nothing moves them again, whoever asks and however late, so a stale worker or a late
+ * webhook can never overwrite the processor's definite answer. `processing -> processing`
+ * and `unknown -> unknown` are allowed: a re-enqueued charge, a second ambiguous answer.
  */
 export const paymentTransitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  processing: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
-  unknown: ['processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized'],
+  processing: [
+    'processing',
+    'succeeded',
+    'declined',
+    'unknown',
+    'failed',
+    'authorized',
+    'requires_action',
+  ],
+  unknown: [
+    'processing',
+    'succeeded',
+    'declined',
+    'unknown',
+    'failed',
+    'authorized',
+    'requires_action',
+  ],
   authorized: ['captured', 'voided'],
+  requires_action: ['succeeded', 'declined', 'failed', 'authorized', 'canceled'],
   succeeded: [],
   declined: [],
   failed: [],
   captured: [],
   voided: [],
+  canceled: [],
 };
 
 /** The states a payment never leaves: the processor's definite answer, or proof of no charge. */
@@ -32,7 +55,8 @@ export const terminalPaymentStatuses: readonly PaymentStatus[] = paymentStatuses
 /**
  * The states still waiting for the processor's answer to a charge: the worker's and the
  * reconciler's work, the states a re-enqueued charge or a second ambiguous answer may leave
- * as they are. `authorized` is not one: it waits for an operator.
+ * as they are. `authorized` is not one: it waits for an operator; nor is `requires_action`:
+ * it waits for the shopper (the reconciler's 3-D Secure pass looks at it).
  */
 export const unsettledPaymentStatuses: readonly PaymentStatus[] = paymentStatuses.filter((status) =>
   canMovePayment(status, status),

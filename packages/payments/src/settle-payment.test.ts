@@ -62,6 +62,12 @@ const settlementTo: Record<PaymentStatus, PaymentSettlement> = {
   authorized: { status: 'authorized', processorPaymentIntentId: 'pi_new' },
   captured: { status: 'captured', amountCaptured: 1500 },
   voided: { status: 'voided' },
+  requires_action: {
+    status: 'requires_action',
+    processorPaymentIntentId: 'pi_new',
+    nextActionUrl: 'https://processor.example/three_d_secure/pi_new?client_secret=s',
+  },
+  canceled: { status: 'canceled', processorPaymentIntentId: 'pi_new', code: 'abandoned' },
 };
 
 describe('settlePayment', () => {
@@ -97,6 +103,23 @@ describe('settlePayment', () => {
       failure_code: 'insufficient_funds',
       failure_message: 'no funds',
     });
+  });
+
+  it('keeps the challenge URL only while the payment waits for the shopper', async () => {
+    const urlOf = async (id: string) =>
+      (
+        await database.client.sql<{ next_action_url: string | null }[]>`
+          select next_action_url from payments where id = ${id}`
+      )[0]!.next_action_url;
+    await insertPayment('pay_3ds', 'processing');
+    const payment = { tenantId: TENANT, paymentId: 'pay_3ds' };
+    await settlePayment(database.client.sql, payment, settlementTo.requires_action);
+    expect(await urlOf('pay_3ds')).toBe(
+      'https://processor.example/three_d_secure/pi_new?client_secret=s',
+    );
+    await settlePayment(database.client.sql, payment, settlementTo.succeeded);
+    expect(await rowOf('pay_3ds')).toMatchObject({ status: 'succeeded' });
+    expect(await urlOf('pay_3ds')).toBeNull();
   });
 
   it('moves only the named tenant’s payment', async () => {
@@ -185,6 +208,27 @@ describe('applyProcessorEvent', () => {
     expect(await rowOf('pay_bare')).toMatchObject({
       failure_code: FALLBACK_DECLINE_CODE,
       failure_message: null,
+    });
+  });
+
+  it('a failed 3-D Secure challenge makes a payment waiting for it failed, with the authentication error, not declined', async () => {
+    await insertPayment('pay_challenged', 'requires_action', { intentId: 'pi_event' });
+    const failed = event('payment_intent.payment_failed', 'pay_challenged', {
+      last_payment_error: {
+        code: 'payment_intent_authentication_failure',
+        message: 'The provided PaymentMethod has failed authentication.',
+      },
+    });
+    expect(await apply(failed)).toMatchObject({ kind: 'applied', status: 'failed' });
+    expect(await rowOf('pay_challenged')).toMatchObject({
+      status: 'failed',
+      failure_code: 'payment_intent_authentication_failure',
+      failure_message: 'The provided PaymentMethod has failed authentication.',
+    });
+    await insertPayment('pay_answered', 'requires_action', { intentId: 'pi_event' });
+    expect(await apply(event('payment_intent.succeeded', 'pay_answered'))).toMatchObject({
+      kind: 'applied',
+      status: 'succeeded',
     });
   });
 

@@ -16,7 +16,11 @@ export type PaymentSettlement =
   /** The processor captured `amountCaptured` of the authorisation (the rest is released). */
   | { status: 'captured'; amountCaptured: number }
   /** The processor canceled the authorisation: an operator's void, or its expiry. */
-  | { status: 'voided'; code?: string; message?: string };
+  | { status: 'voided'; code?: string; message?: string }
+  /** The confirm asked for 3-D Secure: the shopper answers the challenge at `nextActionUrl`. */
+  | { status: 'requires_action'; processorPaymentIntentId: string; nextActionUrl: string | null }
+  /** The challenge was abandoned and its intent canceled before any charge. */
+  | { status: 'canceled'; processorPaymentIntentId: string; code: string; message?: string };
 
 /** A payment, by its key. */
 export interface PaymentRef {
@@ -62,6 +66,8 @@ export async function settlePayment(
   const code = 'code' in settlement ? settlement.code : null;
   const message = 'message' in settlement ? (settlement.message ?? null) : null;
   const amountCaptured = 'amountCaptured' in settlement ? settlement.amountCaptured : null;
+  // Kept only while the payment waits for the challenge: every other state clears it.
+  const nextActionUrl = 'nextActionUrl' in settlement ? settlement.nextActionUrl : null;
   const neverSent = options.onlyIfNeverSent
     ? sql`
       and payment.processor_payment_intent_id is null
@@ -79,6 +85,7 @@ export async function settlePayment(
         failure_code = ${code},
         failure_message = ${message},
         amount_captured = coalesce(${amountCaptured}::int, payment.amount_captured),
+        next_action_url = ${nextActionUrl},
         updated_at = now()
     where payment.tenant_id = ${payment.tenantId} and payment.id = ${payment.paymentId}
       and payment.status in ${movableFrom(settlement.status)}${neverSent}

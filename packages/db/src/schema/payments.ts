@@ -31,6 +31,8 @@ export const paymentStatuses = [
   'authorized',
   'captured',
   'voided',
+  'requires_action',
+  'canceled',
 ] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
 
@@ -75,6 +77,12 @@ export const payments = pgTable(
      */
     placedBy: text('placed_by'),
     processorPaymentIntentId: text('processor_payment_intent_id'),
+    /**
+     * Where the shopper answers the 3-D Secure challenge (the processor's
+     * `next_action.redirect_to_url.url`, a hosted page carrying the intent's client secret).
+     * Set only while the payment is `requires_action`; cleared when it leaves that state.
+     */
+    nextActionUrl: text('next_action_url'),
     captureMethod: text('capture_method', { enum: captureMethods }).notNull().default('automatic'),
     /** What the processor captured (`captured` only; a partial capture releases the rest). */
     amountCaptured: integer('amount_captured'),
@@ -100,10 +108,14 @@ export const payments = pgTable(
     index('payments_status_updated_idx')
       .on(t.status, t.updatedAt)
       .where(sql`${t.status} in ('processing', 'unknown')`),
+    // The reconciler's look at challenges waiting for the shopper (and abandoned ones).
+    index('payments_requires_action_idx')
+      .on(t.updatedAt)
+      .where(sql`${t.status} = 'requires_action'`),
     check('payments_amount_positive', sql`${t.amount} > 0`),
     check(
       'payments_status_valid',
-      sql`${t.status} in ('processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized', 'captured', 'voided')`,
+      sql`${t.status} in ('processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized', 'captured', 'voided', 'requires_action', 'canceled')`,
     ),
     check('payments_capture_method_valid', sql`${t.captureMethod} in ('automatic', 'manual')`),
   ],
