@@ -63,10 +63,10 @@ export interface PayContext {
  * never leave a charge the database does not know about.
  *
  * One payment per (tenant, idempotency key), for ever and on every transport: the payments
- * table has a unique index on it, and the insert is `ON CONFLICT DO NOTHING` (it waits for a
- * concurrent inserter's transaction). When the payment already exists, the same input
- * (fingerprint stored on the payment) answers that payment as it is now and completes the
- * caller's key with it; another input is refused with `idempotency_key_reused` and nothing
+ * table has a unique index on it, and the insert is `ON CONFLICT DO NOTHING` on every unique
+ * index (it waits for a concurrent inserter's transaction). When the payment already exists,
+ * the same input (fingerprint stored on the payment) answers that payment as it is now and
+ * completes the caller's key with it; another input is refused with `idempotency_key_reused` and nothing
  * is written. This holds whatever happened to the key's own row (expired, reaped) and across
  * tRPC, REST and GraphQL, whose key rows are separate.
  *
@@ -125,12 +125,17 @@ function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): 
           downstreamKey,
           captureMethod: input.capture ?? 'automatic',
         })
-        // Waits for a concurrent inserter of the same key; after its commit, no row here.
-        .onConflictDoNothing({ target: [payments.tenantId, payments.idempotencyKey] })
+        // Waits for a concurrent inserter of the same key; after its commit, no row here. No
+        // conflict target: the downstream key, derived from the same (tenant, key), is unique
+        // too, and a target arbitrates its own index only. An inserter that passed that check
+        // before the other's row reached the key's index meets the row on the downstream key's
+        // index instead, and a non-arbiter index raises unique_violation (23505): a 500.
+        .onConflictDoNothing()
         .returning(),
     );
     if (!payment) {
-      // Read committed: this new statement sees the row the concurrent inserter committed.
+      // Read committed: this new statement sees the row the concurrent inserter committed
+      // (whichever unique index met it, key or downstream key, it is this key's payment).
       const winner = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
       if (!winner) throw new Error(`payment of key ${key} conflicted but cannot be read`);
       return answerExisting(winner);
