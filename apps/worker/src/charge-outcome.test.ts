@@ -80,10 +80,37 @@ describe('outcomeOfChargeError', () => {
     );
     expect(outcomeOfChargeError(error).kind).toBe('ambiguous');
   });
-  it('an intent waiting for the customer (requires_action) counts toward the dead letter', () => {
-    expect(outcomeOfPaymentIntent({ id: 'pi_6', status: 'requires_action' }).kind).toBe(
-      'ambiguous',
-    );
+  it('an intent waiting for the shopper (requires_action) ends the job with the challenge URL, never retried', () => {
+    const url = 'https://processor.example/three_d_secure/pi_6?client_secret=pi_6_secret';
+    expect(
+      outcomeOfPaymentIntent({
+        id: 'pi_6',
+        status: 'requires_action',
+        next_action: { type: 'redirect_to_url', redirect_to_url: { url } },
+      }),
+    ).toEqual({ kind: 'requires_action', paymentIntentId: 'pi_6', nextActionUrl: url });
+    // No page to send the shopper to (no return_url was given): still the shopper's turn.
+    expect(
+      outcomeOfPaymentIntent({
+        id: 'pi_7',
+        status: 'requires_action',
+        next_action: { type: 'use_stripe_sdk' },
+      }),
+    ).toEqual({ kind: 'requires_action', paymentIntentId: 'pi_7', nextActionUrl: null });
+  });
+  it('a failed 3-D Secure challenge is an authentication failure, not a decline', () => {
+    expect(
+      outcomeOfPaymentIntent({
+        id: 'pi_8',
+        status: 'requires_payment_method',
+        last_payment_error: { code: 'payment_intent_authentication_failure', message: 'failed' },
+      }),
+    ).toEqual({
+      kind: 'authentication_failed',
+      code: 'payment_intent_authentication_failure',
+      message: 'failed',
+      paymentIntentId: 'pi_8',
+    });
   });
   it('a 400 idempotency_error is rejected (the reconciler decides)', () => {
     const error = new Stripe.errors.StripeIdempotencyError(

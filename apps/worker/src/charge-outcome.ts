@@ -1,4 +1,4 @@
-import { declineCodeOf } from '@once/payments';
+import { declineCodeOf, isAuthenticationFailure } from '@once/payments';
 import Stripe from 'stripe';
 
 /**
@@ -8,6 +8,11 @@ import Stripe from 'stripe';
  *   the charge; an operator's capture or void moves the money on.
  * - `canceled`: the processor canceled the intent before any charge: proof that nobody
  *   was charged and nobody will be; the payment may be settled `failed`.
+ * - `requires_action`: the card needs 3-D Secure: the shopper must answer the bank's
+ *   challenge at `nextActionUrl`. Definite for the job (nothing it can move); the processor's
+ *   state of the intent settles the payment later (webhook, reconciler).
+ * - `authentication_failed`: the shopper failed the challenge; nothing was charged, and
+ *   nothing re-confirms the intent: the payment is `failed`, a new payment is a new intent.
  * - `in_flight`: the processor says the request is still running (409
  *   `idempotency_key_in_use`) or the intent is `processing`. Not a failure: it never
  *   counts toward the dead letter and never leads to `failed`.
@@ -24,6 +29,8 @@ export type ChargeOutcome =
   | { kind: 'authorized'; paymentIntentId: string }
   | { kind: 'declined'; code: string; message?: string; paymentIntentId?: string }
   | { kind: 'canceled'; paymentIntentId: string }
+  | { kind: 'requires_action'; paymentIntentId: string; nextActionUrl: string | null }
+  | { kind: 'authentication_failed'; code: string; message?: string; paymentIntentId: string }
   | { kind: 'in_flight'; reason: string }
   | { kind: 'ambiguous'; reason: string }
   | { kind: 'rejected'; code: string; message?: string };
@@ -33,6 +40,8 @@ export interface PaymentIntentState {
   id: string;
   status: string;
   last_payment_error?: { code?: string; decline_code?: string; message?: string } | null;
+  /** What the shopper must do (`requires_action`): Stripe's `redirect_to_url` names the page. */
+  next_action?: { type: string; redirect_to_url?: { url?: string | null } | null } | null;
 }
 
 /**
@@ -53,6 +62,15 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
       return { kind: 'authorized', paymentIntentId: intent.id };
     case 'requires_payment_method':
     case 'canceled':
+      // A failed challenge leaves the same shape with its own code: not the card's decline.
+      if (isAuthenticationFailure(error)) {
+        return {
+          kind: 'authentication_failed',
+          code: declineCodeOf(error),
+          message: error?.message,
+          paymentIntentId: intent.id,
+        };
+      }
       // A failed charge detaches the payment method (requires_payment_method + error);
       // an intent canceled after a decline keeps the error: both are declines.
       if (error) {
@@ -69,9 +87,20 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
     case 'processing':
       // The processor is still deciding: wait, it will.
       return { kind: 'in_flight', reason: 'payment_intent_processing' };
+    case 'requires_action':
+      // The shopper's turn: the job records where to send them and ends; confirming again
+      // would only ask for the same challenge.
+      return {
+        kind: 'requires_action',
+        paymentIntentId: intent.id,
+        nextActionUrl:
+          intent.next_action?.type === 'redirect_to_url'
+            ? (intent.next_action.redirect_to_url?.url ?? null)
+            : null,
+      };
     default:
-      // requires_action: nothing the worker can move; it may never resolve
-      // by itself, so it counts toward the dead letter and the reconciler keeps asking.
+      // A state this worker does not know: nothing it can move, so it counts toward the dead
+      // letter and the reconciler keeps asking.
       return { kind: 'ambiguous', reason: `payment_intent_${intent.status}` };
   }
 }

@@ -32,6 +32,12 @@ export interface ChargePaymentDeps {
   log: Log;
   /** What to do when a database call hangs past every server timeout (replace the pool). */
   onDatabaseHang?: () => void;
+  /**
+   * Where the processor sends the shopper back after a 3-D Secure challenge (the confirm's
+   * `return_url`: the web app's return page). Unset: a card that needs the challenge gets no
+   * page to send the shopper to, and its payment waits until the reconciler cancels it.
+   */
+  returnUrl?: string;
 }
 
 export type ChargeJobResult = RecordResult | { job: 'skipped'; reason: string };
@@ -61,8 +67,10 @@ const LEASE_LOST = Symbol('lease_lost');
  *    confirming it (the payment's downstream key), and record its id under the job's
  *    lock token (a recovery point); if one is recorded: retrieve it (strongly consistent)
  *    and act on its status: a final state is recorded as it is, in-flight waits;
- * 4. confirm that one intent (its own derived key). An intent charges at most once, so a
- *    confirm re-sent late, after the processor forgot its key, cannot charge twice;
+ * 4. confirm that one intent (its own derived key, the `return_url` of a 3-D Secure
+ *    challenge). An intent charges at most once, so a confirm re-sent late, after the
+ *    processor forgot its key, cannot charge twice. A card that needs the challenge answers
+ *    `requires_action`: recorded with the challenge URL, and the job ends (the shopper's turn);
  * 5. record the outcome and finish the job in one transaction guarded by the lock token.
  * The lease is renewed while the processor is being called.
  *
@@ -123,10 +131,17 @@ export async function chargePayment(
   // 3 and 4. The calls to the processor.
   const processor = deps.processorFor(target.processor_secret_key);
   const outcome = await whileRenewingLease(job, deps, () =>
-    chargeInTwoSteps(processor, job, target, calls, (intentId) => {
-      const events = takeCallEvents(job, calls);
-      return withDatabaseRetry(() => recordPaymentIntentId(sql, job, intentId, events), retry);
-    }),
+    chargeInTwoSteps(
+      processor,
+      job,
+      target,
+      calls,
+      (intentId) => {
+        const events = takeCallEvents(job, calls);
+        return withDatabaseRetry(() => recordPaymentIntentId(sql, job, intentId, events), retry);
+      },
+      deps.returnUrl,
+    ),
   );
   if (outcome === LEASE_LOST) {
     log('charge.intent_not_recorded', { job: job.id, payment: job.paymentId });
@@ -164,6 +179,7 @@ async function chargeInTwoSteps(
   target: ChargeTarget,
   calls: ProcessorCall[],
   recordIntent: (intentId: string) => Promise<boolean>,
+  returnUrl: string | undefined,
 ): Promise<ChargeOutcome | typeof LEASE_LOST> {
   const paymentMethod =
     typeof job.payload.paymentMethod === 'string'
@@ -204,7 +220,10 @@ async function chargeInTwoSteps(
 
     const settled = settledOutcomeOf(intent);
     if (settled) return settled;
-    return await confirmOnce(processor, intent.id, paymentMethod, job.downstreamKey, calls);
+    return await confirmOnce(processor, intent.id, job.downstreamKey, calls, {
+      payment_method: paymentMethod,
+      ...(returnUrl ? { return_url: returnUrl } : {}),
+    });
   } catch (error) {
     return outcomeOfChargeError(error);
   }
@@ -246,24 +265,26 @@ async function createIntent(
   }
 }
 
-/** Step B: confirm the recorded intent; if someone else already did, read what happened. */
+/**
+ * Step B: confirm the recorded intent; if someone else already did, read what happened.
+ * The same parameters on every attempt (the payment's method and the deployment's return
+ * URL), so a re-sent confirm replays under its key instead of being refused as a reuse.
+ */
 async function confirmOnce(
   processor: Stripe,
   intentId: string,
-  paymentMethod: string,
   downstreamKey: string,
   calls: ProcessorCall[],
+  params: Stripe.PaymentIntentConfirmParams,
 ): Promise<ChargeOutcome> {
   try {
     const confirmed = await observedCall(
       calls,
       { call: 'confirm', key: confirmKeyFor(downstreamKey), intent: intentId },
       () =>
-        processor.paymentIntents.confirm(
-          intentId,
-          { payment_method: paymentMethod },
-          { idempotencyKey: confirmKeyFor(downstreamKey) },
-        ),
+        processor.paymentIntents.confirm(intentId, params, {
+          idempotencyKey: confirmKeyFor(downstreamKey),
+        }),
     );
     return outcomeOfPaymentIntent(confirmed);
   } catch (error) {

@@ -75,6 +75,7 @@ const dispatcher = startDispatcher({
   processorFor,
   log,
   onDatabaseHang,
+  returnUrl: config.checkoutReturnUrl,
 });
 
 // Payments the reconciler could not decide after many checks (see /healthz).
@@ -95,6 +96,7 @@ const reconciler = startPeriodicTask(
       },
       stuckAfterChecks: config.reconcileStuckAfterChecks,
       notify: config.outboxNotify,
+      challengeAbandonAfterMs: config.challengeAbandonAfterMs,
     });
     stuckPayments = summary.stuck;
     if (summary.examined > 0) log('reconciler.pass', { ...summary });

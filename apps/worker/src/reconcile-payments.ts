@@ -9,6 +9,7 @@ import type Stripe from 'stripe';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
+import { type ChallengeReconcileSummary, reconcileChallenges } from './reconcile-three-d-secure.ts';
 import { isUnsettled } from './unsettled-statuses.ts';
 
 export interface ReconcileOptions {
@@ -31,6 +32,11 @@ export interface ReconcileOptions {
   stuckAfterChecks?: number;
   /** NOTIFY the dispatchers of a re-enqueued charge (default true); false: they poll. */
   notify?: boolean;
+  /**
+   * A payment left `requires_action` (its 3-D Secure challenge unanswered) this long is
+   * abandoned: its intent is canceled and the payment `canceled` (default 15 min).
+   */
+  challengeAbandonAfterMs?: number;
 }
 
 export interface ReconcileSummary {
@@ -45,10 +51,13 @@ export interface ReconcileSummary {
   left: number;
   /** Unsettled payments (all tenants) that stayed undecided `stuckAfterChecks` times or more. */
   stuck: number;
+  /** Payments waiting for a 3-D Secure answer (`requires_action`), looked at in the same pass. */
+  challenges: ChallengeReconcileSummary;
 }
 
 const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 const DEFAULT_STUCK_AFTER_CHECKS = 5;
+const DEFAULT_CHALLENGE_ABANDON_AFTER_MS = 15 * 60_000;
 
 interface Candidate {
   tenant_id: string;
@@ -71,6 +80,10 @@ type LedgerAnswer =
   | { found: 'declined'; intentId: string; code: string; message?: string }
   /** The intent was canceled before any charge: proof that nobody was charged. */
   | { found: 'canceled'; intentId: string }
+  /** The confirm asked for 3-D Secure: the shopper's turn (the challenge pass follows it). */
+  | { found: 'requires_action'; intentId: string; nextActionUrl: string | null }
+  /** The shopper failed the challenge: nothing charged, nothing re-confirmed. */
+  | { found: 'authentication_failed'; intentId: string; code: string; message?: string }
   | { found: 'in_flight'; intentId: string }
   /** An intent that was never confirmed (or whose confirm has not arrived yet). */
   | { found: 'unconfirmed'; intentId: string }
@@ -82,7 +95,8 @@ type LedgerAnswer =
  * `processing` (no live job left) it asks the processor and acts only on proof:
  * - an intent recorded by id is RETRIEVED (strongly consistent): succeeded -> `succeeded`,
  *   authorised (manual capture) -> `authorized`, declined -> `declined`, canceled -> `failed`,
- *   processing -> check again later;
+ *   waiting for 3-D Secure -> `requires_action` with its challenge URL, authentication
+ *   failed -> `failed`, processing -> check again later;
  * - an intent still waiting for its confirm -> enqueue the charge again (the job confirms
  *   it with its own key), at most `maxRequeues` times; then CANCEL it: only a cancel the
  *   processor accepted settles `failed` (a refused cancel means it charged: read again);
@@ -93,6 +107,8 @@ type LedgerAnswer =
  * share of a pass (round robin by age), so one tenant whose lookups fail (a rotated
  * processor key) cannot stall everybody. Every settle is guarded (terminal states never
  * move) and re-enqueues re-check under a row lock, so several workers can reconcile at once.
+ * The same pass then looks at payments waiting for a 3-D Secure answer
+ * (`reconcileChallenges`): settled from the processor, or canceled once abandoned.
  *
  * @example
  * const summary = await reconcilePayments({ sql, processorFor, log, olderThanMs: 60_000, maxRequeues: 3 });
@@ -108,6 +124,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     failed: 0,
     left: 0,
     stuck: 0,
+    challenges: { examined: 0, settled: 0, canceled: 0, left: 0 },
   };
   const candidates = await dueCandidates(sql, options);
 
@@ -168,6 +185,23 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
         });
         summary.failed++;
         break;
+      case 'requires_action':
+        await settleWithProof(sql, payment, answer, {
+          status: 'requires_action',
+          processorPaymentIntentId: answer.intentId,
+          nextActionUrl: answer.nextActionUrl,
+        });
+        summary.left++;
+        break;
+      case 'authentication_failed':
+        await settleWithProof(sql, payment, answer, {
+          status: 'failed',
+          processorPaymentIntentId: answer.intentId,
+          code: answer.code,
+          message: answer.message,
+        });
+        summary.failed++;
+        break;
       case 'in_flight':
         await checkAgainLater(sql, payment, options, answer);
         summary.left++;
@@ -194,6 +228,16 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     }
     log('reconcile.settled', { payment: payment.id, was: payment.status, found: answer.found });
   }
+
+  summary.challenges = await reconcileChallenges({
+    sql,
+    processorFor: options.processorFor,
+    log,
+    abandonAfterMs: options.challengeAbandonAfterMs ?? DEFAULT_CHALLENGE_ABANDON_AFTER_MS,
+    recheckBackoff: options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
+    batchSize: options.batchSize,
+  });
+  summary.examined += summary.challenges.examined;
 
   summary.stuck = await countStuck(sql, options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS);
   if (summary.stuck > 0) {
@@ -268,6 +312,19 @@ async function askProcessor(processor: Stripe, payment: Candidate): Promise<Ledg
       };
     case 'canceled':
       return { found: 'canceled', intentId: intent.id };
+    case 'requires_action':
+      return {
+        found: 'requires_action',
+        intentId: intent.id,
+        nextActionUrl: outcome.nextActionUrl,
+      };
+    case 'authentication_failed':
+      return {
+        found: 'authentication_failed',
+        intentId: intent.id,
+        code: outcome.code,
+        message: outcome.message,
+      };
     default:
       return { found: 'in_flight', intentId: intent.id };
   }

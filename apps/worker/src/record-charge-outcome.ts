@@ -24,6 +24,9 @@ export type RecordResult =
  * - authorized -> job `done`, payment `authorized` (manual capture: an operator captures).
  * - canceled -> job `done`, payment `failed`: the processor canceled the intent, the proof
  *   that nobody was charged.
+ * - requires_action -> job `done`, payment `requires_action` with the challenge URL: the
+ *   shopper's turn; the webhook or the reconciler records what the processor then says.
+ * - authentication_failed -> job `done`, payment `failed` with the authentication error.
  * - in_flight (409 key in use, intent processing) -> job `pending` again after the backoff
  *   cap (jittered), and the claim is given back: it never counts toward the dead letter.
  * - ambiguous -> job `pending` again after backoff (same downstream key); once
@@ -127,6 +130,27 @@ function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
           code: 'canceled_not_charged',
           message: `the processor canceled ${outcome.paymentIntentId} before any charge`,
           processorPaymentIntentId: outcome.paymentIntentId,
+        },
+      };
+    case 'requires_action':
+      return {
+        job: 'done',
+        lastError: null,
+        settlement: {
+          status: 'requires_action',
+          processorPaymentIntentId: outcome.paymentIntentId,
+          nextActionUrl: outcome.nextActionUrl,
+        },
+      };
+    case 'authentication_failed':
+      return {
+        job: 'done',
+        lastError: `authentication_failed: ${outcome.code}`,
+        settlement: {
+          status: 'failed',
+          processorPaymentIntentId: outcome.paymentIntentId,
+          code: outcome.code,
+          message: outcome.message,
         },
       };
     case 'ambiguous':

@@ -13,6 +13,23 @@ describe('readWorkerConfig', () => {
     });
   });
 
+  it('sends 3-D Secure shoppers back to the return page under WEB_PUBLIC_URL (the web app on its default port unless set)', () => {
+    expect(readWorkerConfig(base)).toMatchObject({
+      checkoutReturnUrl: 'http://127.0.0.1:3000/checkout/return',
+      challengeAbandonAfterMs: 15 * 60_000,
+    });
+    expect(
+      readWorkerConfig({ ...base, WEB_PUBLIC_URL: 'https://shop.example/store/' })
+        .checkoutReturnUrl,
+    ).toBe('https://shop.example/store/checkout/return');
+  });
+
+  it('refuses a WEB_PUBLIC_URL the processor would refuse as a return_url, naming it', () => {
+    for (const bad of ['shop.example', 'javascript:alert(1)', 'https://shop.example/?a=1']) {
+      expect(() => readWorkerConfig({ ...base, WEB_PUBLIC_URL: bad })).toThrow(/WEB_PUBLIC_URL/);
+    }
+  });
+
   it('refuses a backoff whose base exceeds its cap, naming both variables', () => {
     expect(() =>
       readWorkerConfig({ ...base, WORKER_BACKOFF_BASE_MS: '60000', WORKER_BACKOFF_MAX_MS: '1000' }),

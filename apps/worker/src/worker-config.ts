@@ -5,6 +5,13 @@ import { bindHost, integer, parseEnv, required, text } from '@once/env';
 export interface WorkerConfig {
   databaseUrl: string;
   processorUrl: string;
+  /**
+   * The web app's return page for 3-D Secure (`WEB_PUBLIC_URL` + `/checkout/return`): the
+   * confirm's `return_url`, where the processor sends the shopper's browser back.
+   */
+  checkoutReturnUrl: string;
+  /** A challenge unanswered this long is abandoned: its intent canceled, its payment `canceled`. */
+  challengeAbandonAfterMs: number;
   /** 0 disables the health server. */
   healthPort: number;
   /** Address the health server listens on (WORKER_HEALTH_HOST, default 0.0.0.0). */
@@ -44,6 +51,9 @@ const workerEnv = {
       'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
   ),
   PROCESSOR_URL: text({ default: 'http://127.0.0.1:4100' }),
+  // Where shoppers' browsers reach the web app (the default port of `next start`).
+  WEB_PUBLIC_URL: text({ default: 'http://127.0.0.1:3000', trim: true }),
+  WORKER_CHALLENGE_ABANDON_MS: integer({ default: 15 * 60_000, min: 100 }),
   WORKER_HEALTH_PORT: integer({ default: 4200 }),
   WORKER_HEALTH_HOST: bindHost(),
   WORKER_ID: text({ default: undefined }),
@@ -76,6 +86,8 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const config: WorkerConfig = {
     databaseUrl: e.DATABASE_URL,
     processorUrl: e.PROCESSOR_URL,
+    checkoutReturnUrl: checkoutReturnUrlOf(e.WEB_PUBLIC_URL),
+    challengeAbandonAfterMs: e.WORKER_CHALLENGE_ABANDON_MS,
     healthPort: e.WORKER_HEALTH_PORT,
     healthHost: e.WORKER_HEALTH_HOST,
     workerId: e.WORKER_ID ?? `worker-${hostname()}-${process.pid}`,
@@ -98,6 +110,29 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   };
   checkWorkerWindows(config);
   return config;
+}
+
+/**
+ * The return page under the web app's public address. Refused at start unless it is an
+ * absolute http(s) URL without a query or fragment: the processor refuses any other
+ * `return_url`, and every 3-D Secure checkout would then fail at its confirm.
+ *
+ * @example
+ * checkoutReturnUrlOf('https://shop.example'); // 'https://shop.example/checkout/return'
+ */
+function checkoutReturnUrlOf(webPublicUrl: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(webPublicUrl);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
+    throw new Error(
+      `WEB_PUBLIC_URL must be the web app's absolute http(s) address as browsers reach it, without a query, got ${JSON.stringify(webPublicUrl)}`,
+    );
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}/checkout/return`;
 }
 
 /**

@@ -1,0 +1,257 @@
+import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
+import { recordPaymentEvents } from '@once/db/payment-events';
+import { cancelKeyFor, type PaymentSettlement, settlePayment } from '@once/payments';
+import { msInterval, runStatement } from '@once/postgres/sql';
+import { sql as drizzleSql } from 'drizzle-orm';
+import type postgres from 'postgres';
+import type Stripe from 'stripe';
+import { type ChargeOutcome, settledOutcomeOf } from './charge-outcome.ts';
+import type { Log } from './logger.ts';
+
+export interface ChallengeReconcileOptions {
+  sql: postgres.Sql;
+  processorFor: (secretKey: string) => Stripe;
+  log: Log;
+  /**
+   * A payment left `requires_action` this long (since the challenge was asked for) is
+   * abandoned: its intent is canceled, and the payment `canceled`.
+   */
+  abandonAfterMs: number;
+  /** Next look at a challenge still unanswered: backoff by its number of checks, capped by the abandon time. */
+  recheckBackoff: BackoffPolicy;
+  /** Payments looked at per pass. */
+  batchSize?: number;
+}
+
+export interface ChallengeReconcileSummary {
+  examined: number;
+  /** Moved on by what the processor holds (charged, authorised, declined, failed). */
+  settled: number;
+  /** Abandoned: intent canceled, payment `canceled`. */
+  canceled: number;
+  /** Still waiting for the shopper (or the processor could not be asked): checked again later. */
+  left: number;
+}
+
+interface WaitingPayment {
+  tenant_id: string;
+  id: string;
+  downstream_key: string;
+  processor_payment_intent_id: string;
+  processor_secret_key: string;
+  reconcile_checks: number;
+  /** How long ago the challenge was asked for (the payment entered `requires_action`). */
+  waited_ms: number;
+}
+
+/**
+ * The reconciler's pass over payments waiting for a 3-D Secure answer (`requires_action`).
+ * The return page and the webhook only make the page learn sooner; this pass is what
+ * guarantees the payment ends, from the processor's state of the recorded intent, asked by
+ * id (never from the return URL's query string, which the shopper's browser carries):
+ * - charged, authorised, declined after the challenge, or authentication failed: settled so;
+ * - canceled: `canceled` (an earlier cancel of ours whose answer was lost, or the merchant's);
+ * - still `requires_action` past `abandonAfterMs`: CANCELED at the processor (the payment's
+ *   cancel key, so a lost answer replays), and only a cancel the processor accepted settles
+ *   `canceled`. A refused cancel means the shopper answered meanwhile: the next look reads it;
+ * - otherwise (not answered yet, lookup failed): looked at again later, never past the
+ *   abandon time.
+ * Every settle is guarded by the state machine, so a webhook or another worker settling the
+ * same payment first wins and this changes nothing.
+ *
+ * @example
+ * await reconcileChallenges({ sql, processorFor, log, abandonAfterMs: 15 * 60_000, recheckBackoff });
+ */
+export async function reconcileChallenges(
+  options: ChallengeReconcileOptions,
+): Promise<ChallengeReconcileSummary> {
+  const { sql, log } = options;
+  const summary: ChallengeReconcileSummary = { examined: 0, settled: 0, canceled: 0, left: 0 };
+  for (const payment of await waitingPayments(sql, options.batchSize ?? 100)) {
+    summary.examined++;
+    const processor = options.processorFor(payment.processor_secret_key);
+    const intentId = payment.processor_payment_intent_id;
+    let outcome: ChargeOutcome | null;
+    try {
+      outcome = settledOutcomeOf(await processor.paymentIntents.retrieve(intentId));
+    } catch (error) {
+      log('reconcile.challenge_lookup_failed', { payment: payment.id, error: String(error) });
+      outcome = null;
+    }
+    const settlement = outcome ? settlementOf(outcome, intentId) : undefined;
+    if (settlement) {
+      if (await settle(sql, payment, outcome!.kind, settlement)) summary.settled++;
+      else summary.left++;
+      continue;
+    }
+    const abandoned =
+      outcome?.kind === 'requires_action' && payment.waited_ms >= options.abandonAfterMs;
+    if (abandoned && (await cancelAbandoned(processor, sql, payment, log))) {
+      summary.canceled++;
+      continue;
+    }
+    await checkAgainLater(sql, payment, options, outcome?.kind ?? 'lookup_failed');
+    summary.left++;
+  }
+  return summary;
+}
+
+async function waitingPayments(sql: postgres.Sql, limit: number): Promise<WaitingPayment[]> {
+  return runStatement<WaitingPayment>(
+    sql,
+    drizzleSql`
+    select payment.tenant_id, payment.id, payment.downstream_key,
+           payment.processor_payment_intent_id, payment.reconcile_checks,
+           tenant.processor_secret_key,
+           (extract(epoch from now() - payment.updated_at) * 1000)::float8 as waited_ms
+    from payments as payment
+    join tenants as tenant on tenant.id = payment.tenant_id
+    where payment.status = 'requires_action'
+      and payment.processor_payment_intent_id is not null
+      and (payment.reconcile_after is null or payment.reconcile_after <= now())
+    order by payment.updated_at
+    limit ${limit}`,
+  );
+}
+
+/** Where the processor's state of the intent moves the payment; undefined: it does not yet. */
+function settlementOf(outcome: ChargeOutcome, intentId: string): PaymentSettlement | undefined {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return { status: 'succeeded', processorPaymentIntentId: intentId };
+    case 'authorized':
+      return { status: 'authorized', processorPaymentIntentId: intentId };
+    case 'declined':
+      return {
+        status: 'declined',
+        processorPaymentIntentId: intentId,
+        code: outcome.code,
+        message: outcome.message,
+      };
+    case 'authentication_failed':
+      return {
+        status: 'failed',
+        processorPaymentIntentId: intentId,
+        code: outcome.code,
+        message: outcome.message,
+      };
+    case 'canceled':
+      return abandonedSettlement(intentId);
+    default:
+      return undefined;
+  }
+}
+
+function abandonedSettlement(intentId: string): PaymentSettlement {
+  return {
+    status: 'canceled',
+    processorPaymentIntentId: intentId,
+    code: 'authentication_abandoned',
+    message: `the 3-D Secure challenge was not answered; the processor canceled ${intentId} before any charge`,
+  };
+}
+
+/** Settles and records the decision as a `reconciler.decided` event, in one transaction. */
+async function settle(
+  sql: postgres.Sql,
+  payment: WaitingPayment,
+  found: string,
+  settlement: PaymentSettlement,
+  extra: Record<string, unknown> = {},
+): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const moved = await settlePayment(
+      tx,
+      { tenantId: payment.tenant_id, paymentId: payment.id },
+      settlement,
+    );
+    if (moved) await recordDecision(tx, payment, { found, decision: settlement.status, ...extra });
+    return moved;
+  });
+}
+
+/**
+ * Cancels an abandoned challenge's intent; only the processor's `canceled` settles. The
+ * payment's cancel key: a retried cancel whose first answer was lost replays it.
+ */
+async function cancelAbandoned(
+  processor: Stripe,
+  sql: postgres.Sql,
+  payment: WaitingPayment,
+  log: Log,
+): Promise<boolean> {
+  const intentId = payment.processor_payment_intent_id;
+  const cancelKey = cancelKeyFor(payment.downstream_key);
+  let canceled: Stripe.PaymentIntent;
+  try {
+    canceled = await processor.paymentIntents.cancel(
+      intentId,
+      { cancellation_reason: 'abandoned' },
+      { idempotencyKey: cancelKey },
+    );
+  } catch (error) {
+    // Refused (the shopper answered meanwhile) or no answer: the next look reads the intent.
+    log('reconcile.challenge_cancel_refused', {
+      payment: payment.id,
+      intent: intentId,
+      error: String(error),
+    });
+    return false;
+  }
+  if (canceled.status !== 'canceled') return false;
+  return settle(sql, payment, 'requires_action', abandonedSettlement(intentId), {
+    intent: intentId,
+    cancelKey,
+    waitedMs: Math.round(payment.waited_ms),
+  });
+}
+
+/** The next look: backoff by checks, but never later than the moment it counts as abandoned. */
+async function checkAgainLater(
+  sql: postgres.Sql,
+  payment: WaitingPayment,
+  options: ChallengeReconcileOptions,
+  found: string,
+): Promise<void> {
+  const untilAbandoned = Math.max(0, options.abandonAfterMs - payment.waited_ms);
+  const delayMs = Math.min(
+    equalJitterDelayMs(payment.reconcile_checks + 1, options.recheckBackoff),
+    Math.ceil(untilAbandoned),
+  );
+  await sql.begin(async (tx) => {
+    const rows = await runStatement(
+      tx,
+      drizzleSql`
+      update payments
+      set reconcile_after = now() + ${msInterval(delayMs)},
+          reconcile_checks = reconcile_checks + 1
+      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+        and status = 'requires_action'
+      returning id`,
+    );
+    if (rows.length === 1) {
+      await recordDecision(tx, payment, {
+        found,
+        decision: 'check_again_later',
+        check: payment.reconcile_checks + 1,
+        retryInMs: delayMs,
+      });
+    }
+  });
+}
+
+async function recordDecision(
+  tx: postgres.TransactionSql,
+  payment: WaitingPayment,
+  decision: Record<string, unknown>,
+): Promise<void> {
+  await recordPaymentEvents(tx, [
+    {
+      tenantId: payment.tenant_id,
+      paymentId: payment.id,
+      actor: 'reconciler',
+      kind: 'reconciler.decided',
+      detail: { to: 'processor', lookup: 'retrieve', was: 'requires_action', ...decision },
+    },
+  ]);
+}
