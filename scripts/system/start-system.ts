@@ -163,7 +163,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     DATABASE_URL: databaseUrl,
     PROCESSOR_URL: processorUrl,
     // Where the processor sends a 3-D Secure shopper back (the worker's return_url).
-    WEB_PUBLIC_URL: process.env.WEB_PUBLIC_URL || webUrl,
+    WEB_PUBLIC_URL: webUrl,
     // A demo should show an `unknown` payment being resolved within seconds, not a minute.
     WORKER_RECONCILE_AFTER_MS: process.env.WORKER_RECONCILE_AFTER_MS ?? '15000',
     // Next.js prints colour codes unless told not to; the supervisor prefixes plain lines.
