@@ -10,6 +10,10 @@ export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
     paymentId: row.id,
     status: row.status,
     terminal: isTerminalPayment(row.status),
+    nextAction:
+      row.status === 'requires_action' && row.nextActionUrl
+        ? { type: 'redirect_to_url', url: row.nextActionUrl }
+        : null,
     amount: row.amount,
     currency: row.currency,
     lines: row.lines,

@@ -8,8 +8,13 @@ export type StatusInput = z.infer<typeof statusInput>;
 export interface PaymentView {
   paymentId: string;
   status: PaymentStatus;
-  /** True once the status can no longer change (`succeeded`, `declined`, `failed`). */
+  /** True once the status can no longer change (`succeeded`, `declined`, `failed`, `canceled`...). */
   terminal: boolean;
+  /**
+   * While `requires_action`: where the shopper answers the bank's 3-D Secure challenge (as
+   * Stripe's `next_action`). The page navigates there; null in every other state.
+   */
+  nextAction: { type: 'redirect_to_url'; url: string } | null;
   amount: number;
   currency: string;
   lines: { productId: string; name: string; quantity: number; unitAmount: number }[];
