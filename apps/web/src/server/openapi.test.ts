@@ -67,6 +67,157 @@ describe('the OpenAPI description matches what the REST API answers', () => {
     expectConforms('GET', location, read);
   });
 
+  /** A payment moved as the worker records the processor's answer: authorised, or succeeded. */
+  async function paymentIn(status: 'authorized' | 'succeeded'): Promise<string> {
+    const captureMethod = status === 'authorized' ? 'manual' : 'automatic';
+    const created = await post(
+      { ...auth, 'idempotency-key': randomUUID() },
+      { ...cart, captureMethod },
+    );
+    const { paymentId } = JSON.parse(created.body) as { paymentId: string };
+    await database.client.sql`update payments set status = ${status} where id = ${paymentId}`;
+    return paymentId;
+  }
+  const act = async (path: string, key: string | undefined, body?: unknown, who = auth) =>
+    observe(
+      await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: {
+          ...who,
+          ...(key === undefined ? {} : { 'idempotency-key': key }),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+
+  it('capture, cancel and refunds: accepted, replayed, listed and read back', async () => {
+    const authorized = await paymentIn('authorized');
+    const read = await get(`/api/v1/payments/${authorized}`);
+    expect(JSON.parse(read.body)).toMatchObject({ status: 'requires_capture' });
+    expectConforms('GET', `/api/v1/payments/${authorized}`, read);
+    const key = randomUUID();
+    for (const _ of [1, 2]) {
+      const captured = await act(`/api/v1/payments/${authorized}/capture`, key, { amount: 100 });
+      expect(captured.status).toBe(202);
+      expectConforms('POST', `/api/v1/payments/${authorized}/capture`, captured);
+    }
+    const toCancel = await paymentIn('authorized');
+    const canceled = await act(`/api/v1/payments/${toCancel}/cancel`, randomUUID());
+    expect(canceled.status).toBe(202);
+    expectConforms('POST', `/api/v1/payments/${toCancel}/cancel`, canceled);
+    const succeeded = await paymentIn('succeeded');
+    const refundsPath = `/api/v1/payments/${succeeded}/refunds`;
+    const refunded = await act(refundsPath, randomUUID(), { amount: 100, reason: 'duplicate' });
+    expect(refunded.status).toBe(202);
+    expectConforms('POST', refundsPath, refunded);
+    const listed = await get(refundsPath);
+    expect(JSON.parse(listed.body).refunds).toHaveLength(1);
+    expectConforms('GET', refundsPath, listed);
+    for (const [status, extra] of [
+      ['requires_action', `, next_action_url = 'http://localhost:4000/3ds/pi_1'`],
+      ['captured', ', amount_captured = 100'],
+      ['voided', ''],
+      ['canceled', ''],
+    ] as const) {
+      await database.client.sql.unsafe(
+        `update payments set status = '${status}'${extra} where id = '${toCancel}'`,
+      );
+      const view = await get(`/api/v1/payments/${toCancel}`);
+      expectConforms('GET', `/api/v1/payments/${toCancel}`, view);
+    }
+  });
+
+  it('every refusal of capture, cancel and refunds is a documented problem+json', async () => {
+    const authorized = await paymentIn('authorized');
+    const succeeded = await paymentIn('succeeded');
+    const key = randomUUID();
+    await act(`/api/v1/payments/${authorized}/capture`, key);
+    const refusals: [string, string, ObservedResponse][] = [
+      [
+        'capture',
+        'payment_not_authorized',
+        await act(`/api/v1/payments/${authorized}/capture`, randomUUID()),
+      ],
+      [
+        'capture',
+        'idempotency_key_reused',
+        await act(`/api/v1/payments/${authorized}/capture`, key, { amount: 1 }),
+      ],
+      [
+        'capture',
+        'capture_amount_too_large',
+        await act(`/api/v1/payments/${await paymentIn('authorized')}/capture`, randomUUID(), {
+          amount: 10_000_000,
+        }),
+      ],
+      [
+        'capture',
+        'payment_not_found',
+        await act('/api/v1/payments/pay_missing/capture', randomUUID()),
+      ],
+      [
+        'capture',
+        'idempotency_key_missing',
+        await act(`/api/v1/payments/${authorized}/capture`, undefined),
+      ],
+      [
+        'capture',
+        'invalid_input',
+        await act(`/api/v1/payments/${authorized}/capture`, randomUUID(), { amount: -1 }),
+      ],
+      [
+        'capture',
+        'unauthenticated',
+        await act(
+          `/api/v1/payments/${authorized}/capture`,
+          randomUUID(),
+          undefined,
+          {} as typeof auth,
+        ),
+      ],
+      [
+        'cancel',
+        'payment_not_authorized',
+        await act(`/api/v1/payments/${succeeded}/cancel`, randomUUID()),
+      ],
+      [
+        'refunds',
+        'payment_not_refundable',
+        await act(`/api/v1/payments/${authorized}/refunds`, randomUUID()),
+      ],
+      [
+        'refunds',
+        'refund_amount_too_large',
+        await act(`/api/v1/payments/${succeeded}/refunds`, randomUUID(), { amount: 10_000_000 }),
+      ],
+      [
+        'refunds',
+        'payment_not_found',
+        await act(`/api/v1/payments/${succeeded}/refunds`, randomUUID(), undefined, {
+          authorization: 'Bearer once_test_tenant_b',
+        }),
+      ],
+    ];
+    for (const [action, code, response] of refusals) {
+      expect(codeOf(response), `${action} ${code}`).toBe(code);
+      const paymentId = action === 'cancel' ? succeeded : authorized;
+      expectConforms('POST', `/api/v1/payments/${paymentId}/${action}`, response);
+    }
+    const unsupported = observe(
+      await fetch(`${server.url}/api/v1/payments/${succeeded}/refunds`, {
+        method: 'POST',
+        headers: { ...auth, 'idempotency-key': randomUUID(), 'content-type': 'text/plain' },
+        body: 'amount=1',
+      }),
+    );
+    expect(codeOf(await unsupported)).toBe('unsupported_media_type');
+    expectConforms('POST', `/api/v1/payments/${succeeded}/refunds`, await unsupported);
+    const missing = await get('/api/v1/payments/pay_missing/refunds');
+    expect(codeOf(missing)).toBe('payment_not_found');
+    expectConforms('GET', '/api/v1/payments/pay_missing/refunds', missing);
+  });
+
   it('every refusal it can produce here is a documented problem+json', async () => {
     const key = randomUUID();
     await post({ ...auth, 'idempotency-key': key }, cart);
@@ -233,8 +384,8 @@ describe('the OpenAPI description matches what the REST API answers', () => {
         expect(type).toBe(`${API_PROBLEM_TYPE_BASE}${code}`);
       }
     }
-    // Every checkout refusal a REST client can meet is documented (session ones, the ops.*
-    // role check, the cockpit's key operator and capture and void, and the demo's chaos
+    // Every refusal a REST client can meet (checkout, capture, cancel, refund) is documented
+    // (session ones, the ops.* role check, the cockpit's key operations and the demo's chaos
     // switches are tRPC-only: REST takes only API keys).
     const tRpcOnly = new Set([
       'demo_login_disabled',
@@ -246,12 +397,6 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       'idempotency_key_changed',
       'idempotency_key_not_releasable',
       'idempotency_key_not_evictable',
-      // The operator's capture and void (ops.capturePayment, ops.voidPayment).
-      'payment_not_authorized',
-      'capture_amount_too_large',
-      // The operator's refund (ops.refundPayment).
-      'payment_not_refundable',
-      'refund_amount_too_large',
     ]);
     const restCodes = Object.keys(apiErrorCatalogue).filter(
       (c) => !tRpcOnly.has(c) && !c.startsWith('chaos_'),

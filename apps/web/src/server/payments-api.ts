@@ -1,24 +1,20 @@
+import type { Transaction } from '@once/api';
 import {
   normalisePayInput,
   PAY_OPERATIONS,
-  type PayInput,
   type PayOrigin,
   type PayResult,
   pay,
-  payInput,
-  paymentStatus,
   recordGuardReplay,
 } from '@once/api/checkout';
-import { ApiError, toProblemResponse } from '@once/api/errors';
+import { toProblemResponse } from '@once/api/errors';
+import { readMerchantPayment } from '@once/api/money-actions';
 import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
 import { fetchIdempotency } from '@once/idempotency/fetch';
 import { authenticateApiKey } from './authenticate-api-key.ts';
-import {
-  API_MAX_BODY_BYTES,
-  declaresBodyOver,
-  payloadTooLarge,
-  readTextWithinLimit,
-} from './body-limit.ts';
+import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
+import { readJsonBody, requireJsonContentType } from './payment-json-body.ts';
+import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /**
@@ -27,7 +23,7 @@ import type { WebRuntime } from './runtime.ts';
  * reads the same database before the key is looked at, nothing ran, and a retry with the same
  * key is safe. Anything else stays a 500 for Next to log.
  */
-async function answeringApiErrors(run: () => Promise<Response>): Promise<Response> {
+export async function answeringApiErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
@@ -41,59 +37,36 @@ async function answeringApiErrors(run: () => Promise<Response>): Promise<Respons
   }
 }
 
-/** The one media type `POST /api/v1/payments` reads. */
-const PAYMENTS_MEDIA_TYPE = 'application/json';
-
 /**
- * Whether `Content-Type` is `application/json` (any case, optional `charset=utf-8`): the only
- * body the route parses. Anything else would be fingerprinted one way and parsed another.
+ * 201 for a new payment; 200 + `Idempotent-Replayed` for the payment this key already made, with
+ * its status as the merchant reads it now (read inside `pay`'s transaction).
  */
-function isJsonContentType(header: string | null): boolean {
-  if (header === null) return false;
-  const [type, ...params] = header.split(';');
-  if (type!.trim().toLowerCase() !== PAYMENTS_MEDIA_TYPE) return false;
-  return params.every((param) => {
-    const [name, value = ''] = param.split('=');
-    if (name!.trim().toLowerCase() !== 'charset') return true;
-    return value.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
-  });
-}
-
-function requireJsonContentType(request: Request): void {
-  if (isJsonContentType(request.headers.get('content-type'))) return;
-  throw new ApiError(
-    'unsupported_media_type',
-    'POST /api/v1/payments accepts only Content-Type: application/json',
-    { accepted: [PAYMENTS_MEDIA_TYPE] },
+async function payResponse(
+  tx: Transaction,
+  tenantId: string,
+  {
+    result,
+    origin,
+    captureMethod,
+  }: { result: PayResult; origin: PayOrigin; captureMethod: string },
+): Promise<Response> {
+  const status =
+    origin === 'created'
+      ? result.status
+      : (await readMerchantPayment(tx, tenantId, result.paymentId)).status;
+  return Response.json(
+    { ...result, status, captureMethod },
+    {
+      status: origin === 'created' ? 201 : 200,
+      headers: {
+        location: `/api/v1/payments/${result.paymentId}`,
+        ...(origin === 'existing' ? { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : {}),
+      },
+    },
   );
 }
 
-/** The body, read once within the limit, as a validated `PayInput` (400 `invalid_input`). */
-async function readPayInput(request: Request): Promise<PayInput> {
-  const text = await readTextWithinLimit(request, API_MAX_BODY_BYTES);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ApiError('invalid_input', 'The body must be JSON');
-  }
-  const parsed = payInput.safeParse(body);
-  if (!parsed.success) {
-    throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
-  }
-  return parsed.data;
-}
-
-/** 201 for a new payment; 200 + `Idempotent-Replayed` for the payment this key already made. */
-function payResponse(result: PayResult, origin: PayOrigin): Response {
-  return Response.json(result, {
-    status: origin === 'created' ? 201 : 200,
-    headers: {
-      location: `/api/v1/payments/${result.paymentId}`,
-      ...(origin === 'existing' ? { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : {}),
-    },
-  });
-}
+const PAYMENTS_ROUTE = 'POST /api/v1/payments';
 
 /**
  * `POST /api/v1/payments`: the REST face of `checkout.pay` (same business function), guarded
@@ -114,13 +87,15 @@ function payResponse(result: PayResult, origin: PayOrigin): Response {
 export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request): Promise<Response> =>
     answeringApiErrors(async () => {
-      requireJsonContentType(request);
+      requireJsonContentType(request, PAYMENTS_ROUTE);
       if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
       const { deps } = await getRuntime();
       // Authenticate before reading the body or looking at the key: an anonymous caller learns
       // nothing and costs no more than its headers.
       const tenant = await authenticateApiKey(deps.db, request);
-      const input = await readPayInput(request);
+      const input = toPayInput(
+        await readJsonBody(request, merchantPayInput, { route: PAYMENTS_ROUTE }),
+      );
       // The binding holds no state of its own; the engine is the runtime's.
       const http = fetchIdempotency(deps.idempotencyEngine, {
         // A `pay` replayed from its stored response still shows on the payment's timeline.
@@ -152,7 +127,11 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
               idempotency: {
                 key: exec.key!,
                 complete: async (tx, result, origin) => {
-                  response = payResponse(result, origin);
+                  response = await payResponse(tx, tenant.tenantId, {
+                    result,
+                    origin,
+                    captureMethod: input.capture ?? 'automatic',
+                  });
                   await exec.complete(tx, response);
                 },
               },
@@ -176,10 +155,7 @@ export function createPaymentGetHandler(getRuntime: () => Promise<WebRuntime>) {
     answeringApiErrors(async () => {
       const { deps } = await getRuntime();
       const tenant = await authenticateApiKey(deps.db, request);
-      const view = await paymentStatus({
-        ctx: { db: deps.db, tenantId: tenant.tenantId },
-        input: { paymentId },
-      });
+      const view = await readMerchantPayment(deps.db, tenant.tenantId, paymentId);
       return Response.json(view, { headers: { 'cache-control': 'no-store' } });
     });
 }

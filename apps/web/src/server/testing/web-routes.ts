@@ -1,6 +1,12 @@
 import { createGraphqlHandler, GRAPHQL_ENDPOINT } from '../graphql-api.ts';
 import { createHealthHandler } from '../health.ts';
 import { createOpenApiHandler } from '../openapi.ts';
+import {
+  createPaymentCancelHandler,
+  createPaymentCaptureHandler,
+  createPaymentRefundHandler,
+} from '../payment-actions-api.ts';
+import { createPaymentRefundsGetHandler } from '../payment-refunds-api.ts';
 import { createPaymentGetHandler, createPaymentsPostHandler } from '../payments-api.ts';
 import { createProcessorWebhookHandler } from '../processor-webhook.ts';
 import type { WebRuntime } from '../runtime.ts';
@@ -14,6 +20,17 @@ export function webApiRoutes(getRuntime: () => Promise<WebRuntime>) {
   const trpc = createTrpcHandler(getRuntime);
   const postPayment = createPaymentsPostHandler(getRuntime);
   const getPayment = createPaymentGetHandler(getRuntime);
+  // `app/api/v1/payments/[id]/<action>/route.ts`, by method.
+  const paymentRoutes: Record<string, Record<string, (r: Request, id: string) => Promise<Response>>> =
+    {
+      '': { GET: getPayment },
+      '/capture': { POST: createPaymentCaptureHandler(getRuntime) },
+      '/cancel': { POST: createPaymentCancelHandler(getRuntime) },
+      '/refunds': {
+        POST: createPaymentRefundHandler(getRuntime),
+        GET: createPaymentRefundsGetHandler(getRuntime),
+      },
+    };
   const webhook = createProcessorWebhookHandler(getRuntime);
   const health = createHealthHandler(getRuntime);
   const openApi = createOpenApiHandler();
@@ -25,10 +42,9 @@ export function webApiRoutes(getRuntime: () => Promise<WebRuntime>) {
     if (pathname === '/api/health' && request.method === 'GET') return health();
     if (pathname === '/api/openapi' && request.method === 'GET') return openApi();
     if (pathname === '/api/v1/payments' && request.method === 'POST') return postPayment(request);
-    const payment = /^\/api\/v1\/payments\/([^/]+)$/.exec(pathname);
-    if (payment && request.method === 'GET') {
-      return getPayment(request, decodeURIComponent(payment[1]!));
-    }
+    const payment = /^\/api\/v1\/payments\/([^/]+)(|\/capture|\/cancel|\/refunds)$/.exec(pathname);
+    const route = payment && paymentRoutes[payment[2]!]?.[request.method];
+    if (payment && route) return route(request, decodeURIComponent(payment[1]!));
     if (pathname === '/api/webhooks/processor' && request.method === 'POST')
       return webhook(request);
     return new Response('not found', { status: 404 });

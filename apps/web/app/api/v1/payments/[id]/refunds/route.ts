@@ -1,0 +1,17 @@
+import { createPaymentRefundHandler } from '@/server/payment-actions-api';
+import { createPaymentRefundsGetHandler } from '@/server/payment-refunds-api';
+import { getWebRuntime } from '@/server/runtime';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+const refund = createPaymentRefundHandler(getWebRuntime);
+const listRefunds = createPaymentRefundsGetHandler(getWebRuntime);
+
+export async function POST(request: Request, { params }: { params: Promise<{ id: string }> }) {
+  return refund(request, (await params).id);
+}
+
+export async function GET(request: Request, { params }: { params: Promise<{ id: string }> }) {
+  return listRefunds(request, (await params).id);
+}

@@ -1,0 +1,165 @@
+import type { Transaction } from '@once/api';
+import {
+  capturePaymentInput,
+  type MoneyActionContext,
+  merchantRefundOf,
+  type PaymentActionResult,
+  type RefundResult,
+  readMerchantPayment,
+  refundPayment,
+  refundPaymentInput,
+  requestAuthorizationAction,
+} from '@once/api/money-actions';
+import { fetchIdempotency } from '@once/idempotency/fetch';
+import { z } from 'zod';
+import { authenticateApiKey } from './authenticate-api-key.ts';
+import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
+import { readJsonBody } from './payment-json-body.ts';
+import { answeringApiErrors } from './payments-api.ts';
+import type { WebRuntime } from './runtime.ts';
+
+// The bodies: the business inputs' own rules, the payment id taken from the path.
+const captureBody = capturePaymentInput.omit({ paymentId: true });
+type CaptureBody = z.infer<typeof captureBody>;
+const cancelBody = z.object({});
+type CancelBody = z.infer<typeof cancelBody>;
+const refundBody = refundPaymentInput.omit({ paymentId: true });
+type RefundBody = z.infer<typeof refundBody>;
+
+/** One guarded REST money route: its key-store operation, its body, its business call, its answer. */
+interface MoneyActionRoute<TBody, TResult> {
+  /** The route, for messages (`POST /api/v1/payments/{id}/capture`). */
+  route: string;
+  /** Where to poll what the action moves (`Location` of the 202). */
+  location(paymentId: string): string;
+  /** The key-store operation: keys are scoped by it, apart from tRPC's and GraphQL's. */
+  operation: string;
+  body: z.ZodType<TBody>;
+  /** What the key's fingerprint covers besides the payment id: the body, normalised. */
+  fingerprintOf(body: TBody): unknown;
+  act(ctx: MoneyActionContext<TResult>, paymentId: string, body: TBody): Promise<TResult>;
+  /** The resulting object, read inside the action's own transaction. */
+  answer(tx: Transaction, tenantId: string, result: TResult, body: TBody): Promise<unknown>;
+}
+
+/**
+ * A REST money route: Bearer API key only (the merchant's tenant, never the body's), the body
+ * read once (optional: `{}` when empty), guarded by `Idempotency-Key` in atomic mode like
+ * `POST /api/v1/payments`: the business function writes the action, its outbox job and the
+ * stored answer in ONE transaction, so the answer is 202 (accepted; the worker moves the
+ * money) and a retry with the key replays it with `Idempotent-Replayed: true`. A refusal of
+ * the business function (problem+json 4xx) rolls everything back and releases the key.
+ */
+function moneyActionHandler<TBody, TResult>(
+  getRuntime: () => Promise<WebRuntime>,
+  spec: MoneyActionRoute<TBody, TResult>,
+) {
+  return async (request: Request, paymentId: string): Promise<Response> =>
+    answeringApiErrors(async () => {
+      if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
+      const { deps } = await getRuntime();
+      // Authenticate before reading the body or looking at the key, as the pay route does.
+      const tenant = await authenticateApiKey(deps.db, request);
+      const body = await readJsonBody(request, spec.body, { route: spec.route, optional: true });
+      const http = fetchIdempotency(deps.idempotencyEngine);
+      return http.handle(
+        request,
+        {
+          tenantId: tenant.tenantId,
+          operation: spec.operation,
+          // The key names one action on one payment: another payment or body is 422.
+          fingerprintInput: { paymentId, ...(spec.fingerprintOf(body) as object) },
+          principal: tenant.principal,
+          policy: { mode: 'atomic' },
+        },
+        async (exec) => {
+          let response: Response | undefined;
+          await spec.act(
+            {
+              db: deps.db,
+              tenantId: tenant.tenantId,
+              principal: tenant.principal,
+              notifyOutbox: deps.outboxNotify,
+              complete: async (tx, result) => {
+                const answer = await spec.answer(tx, tenant.tenantId, result, body);
+                response = Response.json(answer, {
+                  status: 202,
+                  headers: { location: spec.location(paymentId) },
+                });
+                await exec.complete(tx, response);
+              },
+            },
+            paymentId,
+            body,
+          );
+          return response!;
+        },
+      );
+    });
+}
+
+const paymentUrl = (paymentId: string) => `/api/v1/payments/${encodeURIComponent(paymentId)}`;
+
+/** The payment as it reads once its capture or cancel is accepted (`processing`). */
+const paymentAfterAction = (tx: Transaction, tenantId: string, result: PaymentActionResult) =>
+  readMerchantPayment(tx, tenantId, result.paymentId);
+
+/**
+ * `POST /api/v1/payments/{id}/capture`: captures an authorised (`requires_capture`) payment,
+ * all of it or `amount` (the rest is released). 202 with the payment (`processing` until the
+ * worker records the processor's answer, then `succeeded` with `amountReceived`).
+ *
+ * @example
+ * export const POST = (req, { params }) => capture(req, (await params).id);
+ */
+export function createPaymentCaptureHandler(getRuntime: () => Promise<WebRuntime>) {
+  return moneyActionHandler<CaptureBody, PaymentActionResult>(getRuntime, {
+    route: 'POST /api/v1/payments/{id}/capture',
+    location: paymentUrl,
+    operation: 'payments.capture',
+    body: captureBody,
+    fingerprintOf: (body) => ({ amount: body.amount ?? null }),
+    act: (ctx, paymentId, body) =>
+      requestAuthorizationAction(ctx, 'capture', { paymentId, ...body }),
+    answer: paymentAfterAction,
+  });
+}
+
+/**
+ * `POST /api/v1/payments/{id}/cancel`: voids an authorised payment (releases it all). 202 with
+ * the payment (`processing`, then `canceled`).
+ *
+ * @example
+ * export const POST = (req, { params }) => cancel(req, (await params).id);
+ */
+export function createPaymentCancelHandler(getRuntime: () => Promise<WebRuntime>) {
+  return moneyActionHandler<CancelBody, PaymentActionResult>(getRuntime, {
+    route: 'POST /api/v1/payments/{id}/cancel',
+    location: paymentUrl,
+    operation: 'payments.cancel',
+    body: cancelBody,
+    fingerprintOf: () => ({}),
+    act: (ctx, paymentId) => requestAuthorizationAction(ctx, 'void', { paymentId }),
+    answer: paymentAfterAction,
+  });
+}
+
+/**
+ * `POST /api/v1/payments/{id}/refunds`: refunds a succeeded payment, all that is left or
+ * `amount`, with an optional Stripe `reason`; several may follow, never more than received.
+ * 202 with the refund (`pending` until the processor's answer).
+ *
+ * @example
+ * export const POST = (req, { params }) => refund(req, (await params).id);
+ */
+export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>) {
+  return moneyActionHandler<RefundBody, RefundResult>(getRuntime, {
+    route: 'POST /api/v1/payments/{id}/refunds',
+    location: (paymentId) => `${paymentUrl(paymentId)}/refunds`,
+    operation: 'payments.refunds.create',
+    body: refundBody,
+    fingerprintOf: (body) => ({ amount: body.amount ?? null, reason: body.reason ?? null }),
+    act: (ctx, paymentId, body) => refundPayment(ctx, { paymentId, ...body }),
+    answer: async (_tx, _tenantId, result, body) => merchantRefundOf(result, body.reason ?? null),
+  });
+}
