@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { integer, parseEnv } from '@once/env';
 import { isPortFree } from '@once/postgres';
 import { persistentDataDirFor } from '@once/postgres/embedded';
+import { createLauncherShutdown } from './system/launcher-shutdown.ts';
 import { DEFAULT_RESTART_POLICY } from './system/restart-policy.ts';
 import { repoRoot, startSystem } from './system/start-system.ts';
 
@@ -49,18 +50,13 @@ const ports = {
 };
 const workerCount = Number(values.workers);
 const embedded = !process.env.DATABASE_URL;
-let shuttingDown = false;
 let system: Awaited<ReturnType<typeof startSystem>> | undefined;
 
-async function shutdown(code: number, reason: string): Promise<never> {
-  if (!shuttingDown) {
-    shuttingDown = true;
-    console.log(`\nstopping Once (${reason}) ...`);
-    await system?.stop();
-    console.log('all processes stopped');
-  }
-  process.exit(code);
-}
+const shutdown = createLauncherShutdown({
+  stop: () => system?.stop(),
+  log: (line) => console.log(line),
+  exit: (code) => process.exit(code),
+});
 process.on('SIGINT', () => void shutdown(0, 'Ctrl-C'));
 process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
 
