@@ -4,7 +4,7 @@ export interface TestCard {
   label: string;
   /** Stripe's `pm_card_*` id; the worker charges this PaymentMethod at the processor. */
   paymentMethod: string;
-  expected: 'succeeds' | 'declined' | 'insufficient funds';
+  expected: 'succeeds' | 'declined' | 'insufficient funds' | 'asks your bank (3-D Secure)';
 }
 
 /** Stripe's documented test cards (https://docs.stripe.com/testing), the ones the mock honours. */
@@ -26,6 +26,12 @@ export const TEST_CARDS: readonly TestCard[] = [
     label: 'Visa (insufficient funds)',
     paymentMethod: 'pm_card_chargeDeclinedInsufficientFunds',
     expected: 'insufficient funds',
+  },
+  {
+    number: '4000 0000 0000 3220',
+    label: 'Visa (3-D Secure)',
+    paymentMethod: 'pm_card_threeDSecure2Required',
+    expected: 'asks your bank (3-D Secure)',
   },
 ];
 

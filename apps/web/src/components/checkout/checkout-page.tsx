@@ -31,19 +31,28 @@ function Placeholder({ label }: { label: string }) {
   );
 }
 
+interface CheckoutProps {
+  merchants: readonly DemoMerchant[];
+  /**
+   * The 3-D Secure return page: the shopper is back from the bank. The checkout intent, its
+   * key and its payment come back from storage as after any reload; only the words change.
+   */
+  returnedFromBank?: boolean;
+}
+
 /**
  * The checkout: merchant, cart, test card, Pay, and the honest state of the payment.
  * Rendered only after mount, so no click can land on server-rendered markup before React
  * is listening.
  */
-export function CheckoutPage({ merchants }: { merchants: readonly DemoMerchant[] }) {
+export function CheckoutPage(props: CheckoutProps) {
   const [mounted, setMounted] = useState(false);
   useEffect(() => setMounted(true), []);
   if (!mounted) return <Placeholder label="Loading checkout…" />;
-  return <Checkout merchants={merchants} />;
+  return <Checkout {...props} />;
 }
 
-function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
+function Checkout({ merchants, returnedFromBank = false }: CheckoutProps) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
@@ -177,7 +186,7 @@ function Checkout({ merchants }: { merchants: readonly DemoMerchant[] }) {
             ) : null}
           </div>
         ) : null}
-        <CheckoutStatePanel checkout={checkout} />
+        <CheckoutStatePanel checkout={checkout} returnedFromBank={returnedFromBank} />
       </aside>
     </div>
   );

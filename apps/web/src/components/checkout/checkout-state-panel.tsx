@@ -3,6 +3,10 @@
 import { useEffect, useRef } from 'react';
 import type { CheckoutController } from '../../client/use-checkout.ts';
 import { formatMoney } from '../format/money.ts';
+
+/** Stripe's code for a failed 3-D Secure challenge (as `@once/payments` records it). */
+const AUTHENTICATION_FAILURE_CODE = 'payment_intent_authentication_failure';
+
 import {
   type CheckoutDisplayState,
   displayState,
@@ -157,10 +161,38 @@ function describe(
           'We could not confirm the charge with the processor yet. It is being reconciled against the processor’s ledger; you will be charged at most once.',
         tone: 'warn',
       };
+    case 'requires_action':
+      return {
+        title: 'Waiting for your bank',
+        detail:
+          'Your bank asks you to confirm this payment (3-D Secure) on its own page. Nothing is charged until you do; you come back here afterwards, to this same payment.',
+        tone: 'info',
+      };
+    case 'bank_answered':
+      return {
+        title: 'Back from your bank, confirming with the processor…',
+        detail:
+          'You answered your bank. This page asks the payment processor what happened (never the link you came back with) and updates by itself. You will be charged at most once.',
+        tone: 'info',
+      };
     case 'failed':
+      if (payment?.failureCode === AUTHENTICATION_FAILURE_CODE) {
+        return {
+          title: 'Your bank did not confirm this payment',
+          detail: `3-D Secure authentication failed (${AUTHENTICATION_FAILURE_CODE}). Nothing was charged. To pay, start a new payment: it gets a new key.`,
+          tone: 'bad',
+        };
+      }
       return {
         title: 'Payment failed',
         detail: `${payment?.failureMessage ?? 'The processor holds no charge.'} Nothing was charged.`,
+        tone: 'bad',
+      };
+    case 'canceled':
+      return {
+        title: 'Payment abandoned',
+        detail:
+          'Your bank’s check was not completed in time, so the payment was canceled at the processor. Nothing was charged.',
         tone: 'bad',
       };
   }
@@ -177,6 +209,9 @@ const SETTLED_LABELS: Partial<Record<CheckoutDisplayState, string>> = {
   succeeded: 'Charged',
   declined: 'Declined',
   failed: 'Not charged',
+  canceled: 'Not charged',
+  requires_action: 'Your bank’s check',
+  bank_answered: 'Your bank’s check',
 };
 
 /** Sent -> accepted -> settled, drawn as a line of three steps. */
@@ -212,12 +247,22 @@ function PaymentSteps({ state, tone }: { state: CheckoutDisplayState; tone: Tone
  * The payment's state, the centre of the checkout: one live region with one `data-state`,
  * the progress line, and the actions the state allows.
  */
-export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController }) {
+export function CheckoutStatePanel({
+  checkout,
+  returnedFromBank = false,
+}: {
+  checkout: CheckoutController;
+  /** Rendered by the 3-D Secure return page: the shopper is back from the bank's challenge. */
+  returnedFromBank?: boolean;
+}) {
   const status = checkout.status.data?.status as PaymentStatusName | undefined;
   const state = displayState(checkout.flow, status, {
     watching: checkout.watched !== undefined,
     unconfirmed: checkout.unconfirmed,
+    returnedFromBank,
   });
+  const challengeUrl =
+    state === 'requires_action' ? checkout.status.data?.nextAction?.url : undefined;
   const { title, detail, tone } = describe(state, checkout);
   // One column (phone): the panel sits below the form. When the state changes, bring it
   // into view by scrolling, not by moving it up: nothing on the page shifts.
@@ -286,6 +331,17 @@ export function CheckoutStatePanel({ checkout }: { checkout: CheckoutController 
         </dl>
       </section>
       <div className="status-actions">
+        {challengeUrl ? (
+          // A real navigation to the bank's page, which sends the shopper back to the return page.
+          <button
+            type="button"
+            className="primary"
+            data-testid="go-to-bank"
+            onClick={() => window.location.assign(challengeUrl)}
+          >
+            Continue to your bank
+          </button>
+        ) : null}
         {retryable ? (
           <button
             type="button"

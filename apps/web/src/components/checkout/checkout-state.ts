@@ -1,7 +1,14 @@
 import type { CheckoutFlowState } from '../../client/use-checkout.ts';
 
-/** Payment statuses as the API reports them. */
-export type PaymentStatusName = 'processing' | 'succeeded' | 'declined' | 'unknown' | 'failed';
+/** Payment statuses as the checkout's status query reports them. */
+export type PaymentStatusName =
+  | 'processing'
+  | 'succeeded'
+  | 'declined'
+  | 'unknown'
+  | 'failed'
+  | 'requires_action'
+  | 'canceled';
 
 /**
  * The one state the checkout shows, exposed as `data-state` for tests and screen readers.
@@ -9,12 +16,17 @@ export type PaymentStatusName = 'processing' | 'succeeded' | 'declined' | 'unkno
  */
 export type CheckoutDisplayState =
   | Exclude<CheckoutFlowState['phase'], 'accepted' | 'cancelled'>
-  | PaymentStatusName;
+  | PaymentStatusName
+  /** Back from the bank's 3-D Secure page; the app is asking the processor what happened. */
+  | 'bank_answered';
 
 /**
  * Which state to show: the watched payment's status if there is one, else the pay flow's.
  * A page with no request of its own running but an intent sent without a definite answer
  * (a reload, or another tab's attempt) shows `outcome_unknown`: the payment may exist.
+ * Back from the bank (the return page), a payment still `requires_action` is
+ * `bank_answered`: the shopper answered, the processor's word is not in yet. What the
+ * return URL's query says is never read: a browser can carry any query.
  *
  * @example
  * displayState({ phase: 'accepted', ... }, 'succeeded', { watching: true, unconfirmed: false }) // 'succeeded'
@@ -22,9 +34,12 @@ export type CheckoutDisplayState =
 export function displayState(
   flow: CheckoutFlowState,
   paymentStatus: PaymentStatusName | undefined,
-  intent: { watching: boolean; unconfirmed: boolean },
+  intent: { watching: boolean; unconfirmed: boolean; returnedFromBank?: boolean },
 ): CheckoutDisplayState {
-  if (intent.watching) return paymentStatus ?? 'processing';
+  if (intent.watching) {
+    if (paymentStatus === 'requires_action' && intent.returnedFromBank) return 'bank_answered';
+    return paymentStatus ?? 'processing';
+  }
   if (flow.phase === 'accepted') return 'processing';
   if (flow.phase === 'idle' || flow.phase === 'cancelled') {
     return intent.unconfirmed ? 'outcome_unknown' : 'idle';
@@ -51,10 +66,13 @@ export function stepsOf(state: CheckoutDisplayState): {
       return { done: [], current: undefined };
     case 'processing':
     case 'unknown':
+    case 'requires_action':
+    case 'bank_answered':
       return { done: ['sent', 'accepted'], current: 'settled' };
     case 'succeeded':
     case 'declined':
     case 'failed':
+    case 'canceled':
       return { done: ['sent', 'accepted', 'settled'], current: undefined };
     default:
       return { done: [], current: 'sent' };
