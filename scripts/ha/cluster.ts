@@ -1,0 +1,393 @@
+// A real replicated PostgreSQL cluster on loopback: one etcd and three Patroni-managed
+// PostgreSQL 15 nodes, each on ports of its own, under a fresh directory. It starts, finds its
+// leader, and does to a node what a failure does: kill -9, stop (SIGSTOP: a partition as the
+// node sees it) and resume, a planned switchover, a restart that rejoins by pg_rewind.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureHaPackages } from './install.ts';
+import {
+  CHAOS_TIMINGS,
+  HA_PASSWORDS,
+  type HaTimings,
+  patroniConfig,
+  type ReplicationMode,
+} from './patroni-config.ts';
+
+export interface HaMember {
+  name: string;
+  port: number;
+  /** Patroni's words: leader, sync_standby, replica. */
+  role: string;
+  /** running, streaming, starting, stopped, ... */
+  state: string;
+  timeline?: number;
+  lag?: number | string;
+}
+
+export interface HaClusterOptions {
+  mode: ReplicationMode;
+  /** First of the ports: etcd (2), then PostgreSQL (3), then Patroni's REST API (3). Below 32768. */
+  basePort?: number;
+  timings?: HaTimings;
+  log?: (line: string) => void;
+}
+
+const NODE_NAMES = ['pg1', 'pg2', 'pg3'] as const;
+export type HaNodeName = (typeof NODE_NAMES)[number];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** PostgreSQL refuses to run as root: as root, the cluster runs as Debian's `postgres` user. */
+function serviceUser(): { uid: number; gid: number; prefix: string[] } | undefined {
+  if (os.userInfo().uid !== 0) return undefined;
+  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
+  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
+  return { uid, gid, prefix: ['runuser', '-u', 'postgres', '--'] };
+}
+
+/** The process group of a running pid, or undefined when it is gone. */
+function processGroupOf(pid: number): number | undefined {
+  try {
+    const out = execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)])
+      .toString()
+      .trim();
+    return out ? Number(out) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pgid) return;
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+export class HaCluster {
+  readonly mode: ReplicationMode;
+  readonly dir: string;
+  readonly etcdPort: number;
+  private readonly basePort: number;
+  private readonly timings: HaTimings;
+  private readonly log: (line: string) => void;
+  private readonly user = serviceUser();
+  private etcd?: ChildProcess;
+  private readonly patroni = new Map<HaNodeName, ChildProcess>();
+
+  constructor(options: HaClusterOptions) {
+    this.mode = options.mode;
+    this.basePort = options.basePort ?? 24_000;
+    this.etcdPort = this.basePort;
+    this.timings = options.timings ?? CHAOS_TIMINGS;
+    this.log = options.log ?? (() => {});
+    // os.tmpdir() is reachable by every user, unlike a clone under /root (0700).
+    this.dir = mkdtempSync(path.join(os.tmpdir(), 'once-ha-'));
+    chmodSync(this.dir, 0o755);
+    if (this.user) chownSync(this.dir, this.user.uid, this.user.gid);
+  }
+
+  readonly nodes: readonly HaNodeName[] = NODE_NAMES;
+
+  pgPort(name: HaNodeName): number {
+    return this.basePort + 2 + NODE_NAMES.indexOf(name);
+  }
+
+  restPort(name: HaNodeName): number {
+    return this.basePort + 5 + NODE_NAMES.indexOf(name);
+  }
+
+  /**
+   * The URL an app uses: every node, `target_session_attrs=primary` (postgres.js tries the
+   * hosts in order and keeps the one not in recovery).
+   */
+  url(database = 'postgres'): string {
+    const hosts = NODE_NAMES.map((n) => `127.0.0.1:${this.pgPort(n)}`).join(',');
+    return `postgres://postgres:${HA_PASSWORDS.superuser}@${hosts}/${database}?target_session_attrs=primary`;
+  }
+
+  /** One node only, whatever its role (for checks that must read a given node). */
+  nodeUrl(name: HaNodeName, database = 'postgres'): string {
+    return `postgres://postgres:${HA_PASSWORDS.superuser}@127.0.0.1:${this.pgPort(name)}/${database}`;
+  }
+
+  async start(): Promise<void> {
+    ensureHaPackages(this.log);
+    this.startEtcd();
+    await this.waitFor(
+      'etcd',
+      async () => (await fetch(`http://127.0.0.1:${this.etcdPort}/health`)).ok,
+      20_000,
+    );
+    for (const name of NODE_NAMES) this.startNode(name);
+    const leader = await this.waitForLeader(90_000);
+    await this.waitForHealthy(120_000);
+    this.log(`cluster up (${this.mode}): leader ${leader}`);
+  }
+
+  private spawnAs(command: string[], logName: string): ChildProcess {
+    const out = openSync(path.join(this.dir, `${logName}.log`), 'a');
+    const argv = [...(this.user?.prefix ?? []), ...command];
+    // Own process group: a kill reaches runuser, Patroni and etcd alike.
+    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', out, out] });
+    child.unref();
+    return child;
+  }
+
+  private startEtcd(): void {
+    const peer = `http://127.0.0.1:${this.etcdPort + 1}`;
+    const client = `http://127.0.0.1:${this.etcdPort}`;
+    const dataDir = path.join(this.dir, 'etcd');
+    this.etcd = this.spawnAs(
+      [
+        'etcd',
+        '--name=once-ha',
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${client}`,
+        `--advertise-client-urls=${client}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=once-ha=${peer}`,
+        // Patroni talks etcd's v2 protocol (see patroni-config.ts).
+        '--enable-v2=true',
+      ],
+      'etcd',
+    );
+  }
+
+  /** Starts (or restarts) a node's Patroni; an old primary rejoins as a standby by pg_rewind. */
+  startNode(name: HaNodeName): void {
+    const configFile = path.join(this.dir, `${name}.yml`);
+    const config = patroniConfig({
+      scope: 'once',
+      name,
+      pgPort: this.pgPort(name),
+      restPort: this.restPort(name),
+      etcdPort: this.etcdPort,
+      dataDir: path.join(this.dir, name),
+      runDir: this.dir,
+      mode: this.mode,
+      timings: this.timings,
+    });
+    writeFileSync(configFile, JSON.stringify(config, null, 2));
+    if (this.user) chownSync(configFile, this.user.uid, this.user.gid);
+    this.patroni.set(name, this.spawnAs(['patroni', configFile], name));
+  }
+
+  /** The postmaster's process group (Patroni starts it in a session of its own). */
+  private postmasterGroup(name: HaNodeName): number | undefined {
+    try {
+      const pid = Number(
+        readFileSync(path.join(this.dir, name, 'postmaster.pid'), 'utf8').split('\n')[0],
+      );
+      return pid ? processGroupOf(pid) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private signalNode(name: HaNodeName, signal: NodeJS.Signals): void {
+    // Patroni first, so it cannot restart the postmaster in between.
+    signalGroup(this.patroni.get(name)?.pid, signal);
+    signalGroup(this.postmasterGroup(name), signal);
+  }
+
+  /** kill -9 of the whole node: Patroni, the postmaster and every backend. */
+  killNode(name: HaNodeName): void {
+    this.log(`kill -9 ${name}`);
+    this.signalNode(name, 'SIGKILL');
+  }
+
+  /** SIGSTOP of the whole node: it holds its connections and answers nothing, as if cut off. */
+  pauseNode(name: HaNodeName): void {
+    this.log(`SIGSTOP ${name}`);
+    this.signalNode(name, 'SIGSTOP');
+  }
+
+  resumeNode(name: HaNodeName): void {
+    this.log(`SIGCONT ${name}`);
+    const postmaster = this.postmasterGroup(name);
+    signalGroup(postmaster, 'SIGCONT');
+    signalGroup(this.patroni.get(name)?.pid, 'SIGCONT');
+  }
+
+  /** A planned switchover through Patroni's REST API (what `patronictl switchover` calls). */
+  async switchover(candidate?: HaNodeName): Promise<void> {
+    const leader = await this.leader();
+    if (!leader) throw new Error('switchover: no leader');
+    const response = await fetch(`http://127.0.0.1:${this.restPort(leader)}/switchover`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ leader, ...(candidate ? { candidate } : {}) }),
+    });
+    if (!response.ok) throw new Error(`switchover: ${response.status} ${await response.text()}`);
+    this.log(`switchover from ${leader}${candidate ? ` to ${candidate}` : ''}`);
+  }
+
+  /** The cluster as Patroni's REST API of any answering node sees it. */
+  async members(): Promise<HaMember[]> {
+    for (const name of NODE_NAMES) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${this.restPort(name)}/cluster`, {
+          signal: AbortSignal.timeout(1_000),
+        });
+        if (response.ok) return ((await response.json()) as { members: HaMember[] }).members;
+      } catch {
+        // Down or stopped; ask the next.
+      }
+    }
+    return [];
+  }
+
+  async leader(): Promise<HaNodeName | undefined> {
+    const members = await this.members();
+    return members.find((m) => m.role === 'leader' && m.state === 'running')?.name as
+      | HaNodeName
+      | undefined;
+  }
+
+  async waitForLeader(timeoutMs: number, not?: HaNodeName): Promise<HaNodeName> {
+    let found: HaNodeName | undefined;
+    await this.waitFor(
+      'a leader',
+      async () => {
+        found = await this.leader();
+        return found !== undefined && found !== not;
+      },
+      timeoutMs,
+    );
+    return found!;
+  }
+
+  /** Waits until `count` standbys stream from the leader (its pg_stat_replication). */
+  async waitForStreaming(count: number, timeoutMs: number): Promise<void> {
+    await this.waitFor(
+      `${count} streaming standbys`,
+      async () => {
+        const leader = await this.leader();
+        if (!leader) return false;
+        // By member name: pg_basebackup's WAL stream of a standby being cloned also shows as
+        // 'streaming'. Patroni's standbys connect with application_name = their member name.
+        const streaming = this.psql(
+          leader,
+          `select count(*) from pg_stat_replication where state = 'streaming' and application_name in (${NODE_NAMES.map((n) => `'${n}'`).join(', ')})`,
+        );
+        return Number(streaming) >= count;
+      },
+      timeoutMs,
+    );
+  }
+
+  /**
+   * Steady state: two standbys streaming and, in a synchronous mode, one of them published as
+   * the synchronous standby. Until then a lost primary is not replaced in a synchronous mode
+   * (Patroni promotes only the published synchronous standby), so a failure is injected only
+   * from here.
+   */
+  async waitForHealthy(timeoutMs: number): Promise<void> {
+    await this.waitForStreaming(2, timeoutMs);
+    if (this.mode === 'async') return;
+    await this.waitFor(
+      'synchronous standby',
+      async () =>
+        (await this.members()).some((m) => m.role === 'sync_standby' && m.state === 'running'),
+      timeoutMs,
+    );
+  }
+
+  /** One statement through psql on a node's unix socket, as the cluster's OS user. */
+  psql(name: HaNodeName, statement: string, database = 'postgres'): string {
+    const argv = [
+      ...(this.user?.prefix ?? []),
+      '/usr/lib/postgresql/15/bin/psql',
+      ...[
+        '-h',
+        this.dir,
+        '-p',
+        String(this.pgPort(name)),
+        '-U',
+        'postgres',
+        '-d',
+        database,
+        '-tAc',
+        statement,
+      ],
+    ];
+    return execFileSync(argv[0]!, argv.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 10_000,
+    })
+      .toString()
+      .trim();
+  }
+
+  private async waitFor(
+    what: string,
+    check: () => Promise<boolean>,
+    timeoutMs: number,
+  ): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        if (await check()) return;
+      } catch {
+        // Not up yet.
+      }
+      await sleep(250);
+    }
+    throw new Error(`HA cluster: no ${what} within ${timeoutMs} ms (logs in ${this.dir})`);
+  }
+
+  /** Creates a database on the leader (idempotent). */
+  async createDatabase(database: string): Promise<void> {
+    const leader = await this.waitForLeader(30_000);
+    if (this.psql(leader, `select 1 from pg_database where datname = '${database}'`) !== '1') {
+      this.psql(leader, `create database "${database}"`);
+    }
+    // Until a standby has replayed it, a multi-host client that reaches that standby first is
+    // refused (FATAL: database does not exist) instead of moving on to the next host.
+    await this.waitFor(
+      `database ${database} on every node`,
+      async () =>
+        this.nodes.every(
+          (n) => this.psql(n, `select 1 from pg_database where datname = '${database}'`) === '1',
+        ),
+      30_000,
+    );
+  }
+
+  /** Stops every process (kill -9: a throw-away cluster) and removes its directory. */
+  async stop({ keep = false } = {}): Promise<void> {
+    for (const name of NODE_NAMES) {
+      this.resumeNode(name);
+      this.killNode(name);
+    }
+    signalGroup(this.etcd?.pid, 'SIGKILL');
+    await sleep(300);
+    if (!keep) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Starts a cluster and waits until it has a leader and two streaming standbys. */
+export async function startHaCluster(options: HaClusterOptions): Promise<HaCluster> {
+  const cluster = new HaCluster(options);
+  try {
+    await cluster.start();
+  } catch (error) {
+    await cluster.stop({ keep: true });
+    throw error;
+  }
+  return cluster;
+}
