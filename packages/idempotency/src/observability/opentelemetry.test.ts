@@ -171,8 +171,22 @@ describe('createOpenTelemetryObserver on the engine (real PostgreSQL)', () => {
 
   it('reports a run, a waited duplicate and a replay, and never the key or the tenant', async () => {
     const s = setup();
+    // Signals, not sleeps: the duplicate is started once the first is inside its handler, and
+    // the gate opens once the duplicate has looked the key up (it polls only while waiting).
+    let duplicateLookedUp = (): void => {};
+    const duplicateWaiting = new Promise<void>((resolve) => {
+      duplicateLookedUp = resolve;
+    });
+    let duplicateStarted = false;
+    const store = createDrizzleStore(t.db);
     const idempotency = createIdempotency({
-      store: createDrizzleStore(t.db),
+      store: {
+        ...store,
+        lookup: (id) => {
+          if (duplicateStarted) duplicateLookedUp();
+          return store.lookup(id);
+        },
+      },
       onEvent: s.observer.onEvent,
       operations: { 'checkout.pay': { waitForResult: { timeoutMs: 5_000 } } },
     });
@@ -182,17 +196,23 @@ describe('createOpenTelemetryObserver on the engine (real PostgreSQL)', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
+    let entered!: () => void;
+    const firstInHandler = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
     const first = idempotency.execute(request, async () => {
+      entered();
       await gate;
       return { status: 201, headers: {}, body: '{}' };
     });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await firstInHandler;
+    duplicateStarted = true;
     const duplicate = idempotency.execute(request, async () => ({
       status: 201,
       headers: {},
       body: '{"never":true}',
     }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await duplicateWaiting;
     open();
     expect((await first).kind).toBe('executed');
     expect((await duplicate).kind).toBe('replayed');
