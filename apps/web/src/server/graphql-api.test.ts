@@ -523,3 +523,193 @@ describe('GraphQL operation limits (a graphql-js validation rule)', () => {
     expect(codes('{ node { ...A } } fragment A on Node { child { ...A } }')).toEqual([]);
   });
 });
+
+describe('GraphQL capturePayment, cancelPayment and refundPayment over real HTTP', () => {
+  let database: TestDatabase;
+  let server: ServedHandler;
+  let web: WebTestServer | undefined;
+
+  beforeAll(async () => {
+    web = await startWebTestServer('web_graphql_money', {
+      SESSION_SECRET: 'graphql-money-test-secret-01234',
+    });
+    ({ database, server } = web);
+  });
+  afterAll(async () => {
+    await web?.close();
+  });
+
+  const auth = { authorization: 'Bearer once_test_tenant_a' };
+  const PAYMENT_FIELDS = 'paymentId status captureMethod amountCapturable amountReceived';
+  const MUTATIONS = {
+    capture: `mutation Capture($paymentId: ID!, $amount: Int) {
+      capturePayment(paymentId: $paymentId, amount: $amount) { ${PAYMENT_FIELDS} } }`,
+    cancel: `mutation Cancel($paymentId: ID!) {
+      cancelPayment(paymentId: $paymentId) { ${PAYMENT_FIELDS} } }`,
+    refund: `mutation Refund($paymentId: ID!, $amount: Int, $reason: RefundReason) {
+      refundPayment(paymentId: $paymentId, amount: $amount, reason: $reason) {
+        refundId paymentId amount status reason } }`,
+  };
+
+  async function send(
+    query: string,
+    variables: Record<string, unknown>,
+    key?: string,
+    headers: Record<string, string> = auth,
+  ) {
+    const response = await fetch(`${server.url}/api/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...headers,
+        ...(key ? { 'idempotency-key': key } : {}),
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as {
+      data?: Record<string, Record<string, unknown> | null> | null;
+      errors?: { extensions?: { code?: string } }[];
+    };
+    return {
+      status: response.status,
+      replayed: response.headers.get('idempotent-replayed'),
+      data: body.data ? Object.values(body.data)[0] : undefined,
+      code: body.errors?.[0]?.extensions?.code,
+    };
+  }
+
+  /** A GraphQL checkout, moved to `status` as the worker records the processor's answer. */
+  async function paymentIn(status: 'authorized' | 'succeeded'): Promise<string> {
+    const paid = await send(
+      'mutation Pay($input: PayInput!) { pay(input: $input) { paymentId captureMethod } }',
+      {
+        input: {
+          lines: [{ productId: 'book_sre', quantity: 1 }],
+          captureMethod: status === 'authorized' ? 'manual' : 'automatic',
+        },
+      },
+      randomUUID(),
+    );
+    const paymentId = paid.data!.paymentId as string;
+    await database.client.sql`update payments set status = ${status} where id = ${paymentId}`;
+    return paymentId;
+  }
+  const written = async (paymentId: string) => ({
+    actions: await database.client.sql`
+      select kind, amount from payment_actions where payment_id = ${paymentId}`,
+    refunds: await database.client.sql`
+      select amount from refunds where payment_id = ${paymentId} order by created_at`,
+  });
+
+  it('pay takes captureMethod; the payment reads requires_capture once authorised', async () => {
+    const paymentId = await paymentIn('authorized');
+    const read = await send(`query P($id: ID!) { payment(paymentId: $id) { ${PAYMENT_FIELDS} } }`, {
+      id: paymentId,
+    });
+    expect(read.data).toMatchObject({
+      status: 'requires_capture',
+      captureMethod: 'manual',
+      amountCapturable: 3999,
+      amountReceived: 0,
+    });
+  });
+
+  it('capturePayment: accepted once, replayed with the same key, 422 with another amount', async () => {
+    const paymentId = await paymentIn('authorized');
+    const key = randomUUID();
+    const first = await send(MUTATIONS.capture, { paymentId, amount: 1000 }, key);
+    expect(first).toMatchObject({
+      status: 200,
+      replayed: null,
+      data: { paymentId, status: 'processing', amountCapturable: 0 },
+    });
+    const again = await send(MUTATIONS.capture, { paymentId, amount: 1000 }, key);
+    expect(again).toMatchObject({ status: 200, replayed: 'true', data: first.data });
+    const reused = await send(MUTATIONS.capture, { paymentId, amount: 999 }, key);
+    expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    const concurrent = await Promise.all(
+      Array.from({ length: 10 }, () => send(MUTATIONS.capture, { paymentId }, randomUUID())),
+    );
+    // Other keys: the payment has its capture; each is refused, nothing more is written.
+    for (const refused of concurrent) {
+      expect(refused).toMatchObject({ status: 409, code: 'payment_not_authorized' });
+    }
+    expect((await written(paymentId)).actions).toEqual([{ kind: 'capture', amount: 1000 }]);
+  });
+
+  it('10 concurrent capturePayment requests with one key capture once', async () => {
+    const paymentId = await paymentIn('authorized');
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => send(MUTATIONS.capture, { paymentId }, key)),
+    );
+    for (const answer of answers) {
+      if (answer.status === 200) expect(answer.data).toMatchObject({ status: 'processing' });
+      else expect(answer).toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
+    }
+    expect((await written(paymentId)).actions).toHaveLength(1);
+  });
+
+  it('cancelPayment of a succeeded payment and refunds over what was received are refused, nothing written', async () => {
+    const succeeded = await paymentIn('succeeded');
+    const authorized = await paymentIn('authorized');
+    const cases = [
+      [MUTATIONS.cancel, { paymentId: succeeded }, 409, 'payment_not_authorized', auth],
+      [
+        MUTATIONS.refund,
+        { paymentId: succeeded, amount: 4000 },
+        400,
+        'refund_amount_too_large',
+        auth,
+      ],
+      [MUTATIONS.refund, { paymentId: authorized }, 409, 'payment_not_refundable', auth],
+      [MUTATIONS.refund, { paymentId: succeeded, amount: 0 }, 400, 'invalid_input', auth],
+      [
+        MUTATIONS.refund,
+        { paymentId: succeeded },
+        404,
+        'payment_not_found',
+        { authorization: 'Bearer once_test_tenant_b' },
+      ],
+    ] as const;
+    for (const [query, variables, status, code, headers] of cases) {
+      const answer = await send(query, variables, randomUUID(), headers);
+      expect(answer, code).toMatchObject({ status, code });
+    }
+    expect(await written(succeeded)).toEqual({ actions: [], refunds: [] });
+    expect(await written(authorized)).toEqual({ actions: [], refunds: [] });
+  });
+
+  it('refundPayment: accepted, replayed, listed; a retry after the request died past its commit refunds nothing more', async () => {
+    const paymentId = await paymentIn('succeeded');
+    const key = randomUUID();
+    const variables = { paymentId, amount: 500, reason: 'duplicate' };
+    const first = await send(MUTATIONS.refund, variables, key);
+    expect(first).toMatchObject({
+      status: 200,
+      data: { paymentId, amount: 500, status: 'pending', reason: 'duplicate' },
+    });
+    expect(await send(MUTATIONS.refund, variables, key)).toMatchObject({
+      replayed: 'true',
+      data: first.data,
+    });
+    // The request dies after the refund's transaction committed and before the guard stored
+    // the answer: the key is left in progress at the action's recovery point, its lease run out.
+    await database.client.sql`
+      update idempotency_keys set state = 'in_progress', locked_until = now() - interval '1 second',
+        response_status = null, response_headers = null, response_body = null, completed_at = null
+      where key = ${key}`;
+    expect(await send(MUTATIONS.refund, variables, key)).toMatchObject({
+      status: 200,
+      data: first.data,
+    });
+    expect((await written(paymentId)).refunds).toEqual([{ amount: 500 }]);
+    const listed = await send(
+      'query R($id: ID!) { refunds(paymentId: $id) { refundId amount status } }',
+      { id: paymentId },
+    );
+    expect(listed.data).toEqual([
+      { refundId: first.data!.refundId, amount: 500, status: 'pending' },
+    ]);
+  });
+});

@@ -1,15 +1,21 @@
 import type { Transaction } from '@once/api';
 import type { AuthenticatedTenant } from '@once/api/auth';
-import {
-  PAY_OPERATIONS,
-  type PayOrigin,
-  type PayResult,
-  pay,
-  payInput,
-  paymentStatus,
-  recordGuardReplay,
-} from '@once/api/checkout';
+import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardReplay } from '@once/api/checkout';
 import { ApiError, isApiError, refusalOf } from '@once/api/errors';
+import {
+  capturePaymentInput,
+  listMerchantRefunds,
+  type MerchantPayment,
+  type MoneyActionContext,
+  merchantRefundOf,
+  type PaymentActionResult,
+  type RefundResult,
+  readMerchantPayment,
+  refundPayment,
+  refundPaymentInput,
+  requestAuthorizationAction,
+  voidPaymentInput,
+} from '@once/api/money-actions';
 import {
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotencyError,
@@ -25,6 +31,7 @@ import {
 } from '@once/idempotency/graphql';
 import { GraphQLError } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
+import type { z } from 'zod';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import {
   API_MAX_BODY_BYTES,
@@ -33,6 +40,7 @@ import {
   readBodyWithinLimit,
 } from './body-limit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
+import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /** Where the GraphQL API is served. */
@@ -40,6 +48,13 @@ export const GRAPHQL_ENDPOINT = '/api/graphql';
 
 /** The key-store operation of the GraphQL twin (its key rows are its own, like REST's). */
 const GRAPHQL_PAY_OPERATION = PAY_OPERATIONS.graphql;
+
+/** The key-store operations of the money mutations (their key rows are their own, like REST's). */
+const GRAPHQL_MONEY_OPERATIONS = {
+  capture: 'graphql.payments.capture',
+  cancel: 'graphql.payments.cancel',
+  refund: 'graphql.payments.refund',
+} as const;
 
 /** What the route hands every request's context: who is calling, and how `pay` answered. */
 type GraphqlServerContext = {
@@ -65,18 +80,63 @@ const typeDefs = /* GraphQL */ `
     unitAmount: Int!
   }
 
-  "A payment as checkout.pay and POST /api/v1/payments answer it."
+  "Where the shopper must go before the payment can go on (3-D Secure)."
+  type NextAction {
+    "redirect_to_url"
+    type: String!
+    url: String!
+  }
+
+  "A payment as GET /api/v1/payments/{id} reads it."
   type Payment {
     paymentId: ID!
-    "processing, succeeded, declined or failed"
+    """
+    processing, requires_action, requires_capture, succeeded, declined, unknown, failed or
+    canceled (Stripe's PaymentIntent words; see the OpenAPI description)
+    """
     status: String!
+    "automatic or manual"
+    captureMethod: String!
     "Minor units (cents)."
     amount: Int!
+    "What a capture may take: the authorised amount while requires_capture, else 0."
+    amountCapturable: Int!
+    "What the processor charged (a captured payment: the captured part)."
+    amountReceived: Int!
+    "Every refund that has not failed."
+    amountRefunded: Int!
+    "While requires_action: where to send the shopper; null otherwise."
+    nextAction: NextAction
     currency: String!
     lines: [PaymentLine!]!
     customerEmail: String
     "ISO 8601"
     createdAt: String!
+  }
+
+  "A refund as POST /api/v1/payments/{id}/refunds answers it."
+  type Refund {
+    refundId: ID!
+    paymentId: ID!
+    "Minor units (cents)."
+    amount: Int!
+    "pending, succeeded or failed"
+    status: String!
+    reason: String
+    failureCode: String
+    "ISO 8601"
+    createdAt: String!
+  }
+
+  enum CaptureMethod {
+    automatic
+    manual
+  }
+
+  enum RefundReason {
+    duplicate
+    fraudulent
+    requested_by_customer
   }
 
   input PayLineInput {
@@ -89,11 +149,15 @@ const typeDefs = /* GraphQL */ `
     customerEmail: String
     "A test payment method id, e.g. pm_card_visa."
     paymentMethod: String
+    "manual: only authorise; capture or cancel later. Default automatic."
+    captureMethod: CaptureMethod
   }
 
   type Query {
     "One payment of the calling merchant."
     payment(paymentId: ID!): Payment!
+    "The refunds of one payment of the calling merchant, oldest first."
+    refunds(paymentId: ID!): [Refund!]!
   }
 
   type Mutation {
@@ -102,6 +166,15 @@ const typeDefs = /* GraphQL */ `
     header; one payment per (merchant, key) on every transport.
     """
     pay(input: PayInput!): Payment! @idempotent(operation: "${GRAPHQL_PAY_OPERATION}")
+    "Capture an authorised payment, all or amount (POST /api/v1/payments/{id}/capture)."
+    capturePayment(paymentId: ID!, amount: Int): Payment!
+      @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.capture}")
+    "Cancel (void) an authorised payment (POST /api/v1/payments/{id}/cancel)."
+    cancelPayment(paymentId: ID!): Payment!
+      @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.cancel}")
+    "Refund a payment, all that is left or amount (POST /api/v1/payments/{id}/refunds)."
+    refundPayment(paymentId: ID!, amount: Int, reason: RefundReason): Refund!
+      @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.refund}")
   }
 `;
 
@@ -178,35 +251,130 @@ function maskGuardedError(error: GraphQLError): GraphQLError {
   return masked;
 }
 
+/**
+ * A money mutation (capture, cancel, refund) through the same business function as REST and the
+ * cockpit. The plugin stores the answer after the business transaction; in between, that
+ * transaction records the answer as the key's recovery point, so a retry that finds the key
+ * abandoned there (its request died after the commit) answers it instead of acting again.
+ */
+async function guardedMoneyMutation<TResult>(
+  context: GraphqlContext,
+  act: (ctx: MoneyActionContext<TResult>) => Promise<unknown>,
+  answer: (tx: Transaction, result: TResult) => Promise<unknown>,
+): Promise<unknown> {
+  const exec = context.idempotency;
+  // The plugin refuses a guarded mutation without a key before this runs.
+  if (!exec?.key) throw new IdempotencyError('idempotency_key_missing');
+  if (exec.recoveryPoint === MONEY_ACTION_ACCEPTED) return exec.recoveryData;
+  let answered: unknown;
+  await act({
+    db: context.runtime.deps.db,
+    tenantId: context.tenant.tenantId,
+    principal: context.tenant.principal,
+    notifyOutbox: context.runtime.deps.outboxNotify,
+    complete: async (tx, result) => {
+      answered = await answer(tx, result);
+      await exec.advance(tx, MONEY_ACTION_ACCEPTED, answered);
+    },
+  });
+  return answered;
+}
+
+/** The recovery point of a money mutation whose action, job and answer are committed. */
+const MONEY_ACTION_ACCEPTED = 'money_action_accepted';
+
+/** A money mutation's arguments by the business input's own rules (400 `invalid_input`). */
+function parsedMoneyInput<T>(schema: z.ZodType<T>, args: unknown): T {
+  const parsed = schema.safeParse(args);
+  if (!parsed.success) {
+    throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
+  }
+  return parsed.data;
+}
+
+/** A money mutation's resolver: its arguments checked, its errors mapped like every other's. */
+function moneyResolver<TInput, TResult>(
+  schema: z.ZodType<TInput>,
+  act: (ctx: MoneyActionContext<TResult>, input: TInput) => Promise<unknown>,
+  answer: (tx: Transaction, result: TResult, input: TInput, tenantId: string) => Promise<unknown>,
+) {
+  return async (_root: unknown, args: unknown, context: GraphqlContext) => {
+    try {
+      const input = parsedMoneyInput(schema, args);
+      return await guardedMoneyMutation<TResult>(
+        context,
+        (ctx) => act(ctx, input),
+        (tx, result) => answer(tx, result, input, context.tenant.tenantId),
+      );
+    } catch (error) {
+      throw asGraphqlError(error);
+    }
+  };
+}
+
+/** The payment as it reads once its capture or cancel is accepted (`processing`). */
+const paymentAfterAction = (
+  tx: Transaction,
+  result: PaymentActionResult,
+  _input: unknown,
+  tenantId: string,
+) => readMerchantPayment(tx, tenantId, result.paymentId);
+
 const resolvers = {
   Query: {
     payment: async (_root: unknown, args: { paymentId: string }, context: GraphqlContext) => {
       try {
-        return await paymentStatus({
-          ctx: { db: context.runtime.deps.db, tenantId: context.tenant.tenantId },
-          input: { paymentId: args.paymentId },
-        });
+        return await readMerchantPayment(
+          context.runtime.deps.db,
+          context.tenant.tenantId,
+          args.paymentId,
+        );
+      } catch (error) {
+        throw asGraphqlError(error);
+      }
+    },
+    refunds: async (_root: unknown, args: { paymentId: string }, context: GraphqlContext) => {
+      try {
+        const { db } = context.runtime.deps;
+        // The payment first: another tenant's (or no) payment is payment_not_found.
+        await readMerchantPayment(db, context.tenant.tenantId, args.paymentId);
+        return await listMerchantRefunds(db, context.tenant.tenantId, args.paymentId);
       } catch (error) {
         throw asGraphqlError(error);
       }
     },
   },
   Mutation: {
+    capturePayment: moneyResolver(
+      capturePaymentInput,
+      (ctx, input) => requestAuthorizationAction(ctx, 'capture', input),
+      paymentAfterAction,
+    ),
+    cancelPayment: moneyResolver(
+      voidPaymentInput,
+      (ctx, input) => requestAuthorizationAction(ctx, 'void', input),
+      paymentAfterAction,
+    ),
+    refundPayment: moneyResolver(
+      refundPaymentInput,
+      (ctx: MoneyActionContext<RefundResult>, input) => refundPayment(ctx, input),
+      async (_tx, result: RefundResult, input) => merchantRefundOf(result, input.reason ?? null),
+    ),
     pay: async (
       _root: unknown,
       args: { input: unknown },
       context: GraphqlContext,
-    ): Promise<PayResult> => {
+    ): Promise<MerchantPayment> => {
       try {
         // GraphQL checked the shape; the API's own bounds (lines, lengths, pm_ ids) are zod's.
-        const parsed = payInput.safeParse(args.input);
+        const parsed = merchantPayInput.safeParse(args.input);
         if (!parsed.success) {
           throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
         }
         const key = context.idempotency?.key;
         // The plugin refuses a guarded mutation without a key before this runs.
         if (!key) throw new IdempotencyError('idempotency_key_missing');
-        return await pay({
+        const result = await pay({
           ctx: {
             db: context.runtime.deps.db,
             tenantId: context.tenant.tenantId,
@@ -222,8 +390,14 @@ const resolvers = {
               },
             },
           },
-          input: parsed.data,
+          input: toPayInput(parsed.data),
         });
+        // The payment as the merchant reads it (its status in Stripe's words, its amounts).
+        return await readMerchantPayment(
+          context.runtime.deps.db,
+          context.tenant.tenantId,
+          result.paymentId,
+        );
       } catch (error) {
         throw asGraphqlError(error);
       }
