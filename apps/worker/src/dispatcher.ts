@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { schema } from '@once/db';
 import { type ClaimedJob, msUntilNextClaimable } from '@once/db/outbox';
+import { isTransientDatabaseError } from '@once/postgres';
 import type postgres from 'postgres';
 import type { ChargePaymentDeps } from './charge-payment.ts';
 import { claimJobs } from './claim-jobs.ts';
@@ -52,11 +53,25 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     wakeSleeper();
   };
 
-  const listener =
+  let listener =
     options.listen === false
       ? Promise.resolve(null)
       : listenForNewJobs(options, wake, () => stopping);
+  // Set when a claim met a broken connection (a failover, a restart): postgres.js re-LISTENs
+  // on its own after its LISTEN connection closes, but only once and right away, and a
+  // failure of that attempt is swallowed, so after an outage the dispatcher subscribes again.
+  let lostConnection = false;
   const loop = claimLoop();
+
+  async function resubscribe(): Promise<void> {
+    const previous = listener;
+    listener = previous.then(async (meta) => {
+      await meta?.unlisten().catch(() => {});
+      log('listen.resubscribing', {});
+      return listenForNewJobs(options, wake, () => stopping);
+    });
+    await listener;
+  }
 
   async function claimLoop(): Promise<void> {
     while (!stopping) {
@@ -66,9 +81,20 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         try {
           const jobs = await withDatabaseRetry(
             () =>
-              claimJobs(sql, { workerId: options.workerId, leaseMs: options.leaseMs, limit: free }),
+              claimJobs(sql, {
+                workerId: options.workerId,
+                leaseMs: options.leaseMs,
+                limit: free,
+              }).catch((error: unknown) => {
+                if (isTransientDatabaseError(error)) lostConnection = true;
+                throw error;
+              }),
             { log, what: 'claim', shouldStop: () => stopping, onHang: options.onDatabaseHang },
           );
+          if (lostConnection && options.listen !== false) {
+            lostConnection = false;
+            void resubscribe();
+          }
           for (const job of jobs) start(job);
           mayHaveMore = jobs.length === free;
         } catch (error) {
