@@ -163,6 +163,37 @@ describe('capture_method: manual through the official SDK', () => {
     ]);
   });
 
+  it('refuses a capture or cancel its state does not allow, and any on an intent of another account or none', async () => {
+    const charged = await stripe.paymentIntents.create({
+      amount: 700,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      confirm: true,
+    });
+    expect(charged.status).toBe('succeeded');
+    const unexpectedState = { code: 'payment_intent_unexpected_state', statusCode: 400 };
+    // An automatic charge has nothing to capture, and a charged intent cannot be canceled.
+    await expect(stripe.paymentIntents.capture(charged.id)).rejects.toMatchObject(unexpectedState);
+    await expect(stripe.paymentIntents.cancel(charged.id)).rejects.toMatchObject(unexpectedState);
+    const canceled = await authorize(300);
+    await stripe.paymentIntents.cancel(canceled.id);
+    await expect(stripe.paymentIntents.cancel(canceled.id)).rejects.toMatchObject(unexpectedState);
+    // Another account's intent is not found, like one that does not exist.
+    const authorized = await authorize(400);
+    const otherAccount = stripeClient(processor.url, 'sk_test_tenant_b');
+    const missing = { code: 'resource_missing', statusCode: 404 };
+    await expect(otherAccount.paymentIntents.capture(authorized.id)).rejects.toMatchObject(missing);
+    await expect(otherAccount.paymentIntents.cancel(authorized.id)).rejects.toMatchObject(missing);
+    await expect(stripe.paymentIntents.capture('pi_missing')).rejects.toMatchObject(missing);
+    expect(await stripe.paymentIntents.retrieve(authorized.id)).toMatchObject({
+      status: 'requires_capture',
+      amount_capturable: 400,
+    });
+    expect(await ledgerOf(charged.id)).toMatchObject([{ kind: 'charge', amount: 700 }]);
+    expect(await ledgerOf(canceled.id)).toEqual([]);
+    expect(await ledgerOf(authorized.id)).toEqual([]);
+  });
+
   it('refuses a refund of an uncaptured authorisation; after a partial capture refunds at most what was captured', async () => {
     const authorized = await authorize(1000);
     await expect(stripe.refunds.create({ payment_intent: authorized.id })).rejects.toMatchObject({

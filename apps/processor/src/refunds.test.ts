@@ -91,6 +91,31 @@ describe('refunds through the official SDK', () => {
     expect(types.filter((t) => t === 'charge.refunded')).toHaveLength(3);
   });
 
+  it('refuses a refund of an intent of another account or none, and of one that charged nothing', async () => {
+    const intent = await pay(500);
+    const missing = { code: 'resource_missing', statusCode: 404 };
+    const otherAccount = stripeClient(processor.url, 'sk_test_tenant_b');
+    await expect(otherAccount.refunds.create({ payment_intent: intent.id })).rejects.toMatchObject(
+      missing,
+    );
+    await expect(stripe.refunds.create({ payment_intent: 'pi_missing' })).rejects.toMatchObject(
+      missing,
+    );
+    const declined = await stripe.paymentIntents
+      .create({
+        amount: 500,
+        currency: 'usd',
+        payment_method: 'pm_card_chargeDeclined',
+        confirm: true,
+      })
+      .catch((error: { payment_intent?: { id: string } }) => error.payment_intent!);
+    await expect(stripe.refunds.create({ payment_intent: declined.id })).rejects.toMatchObject({
+      code: 'charge_not_refundable',
+      statusCode: 400,
+    });
+    expect((await ledgerOf(intent.id)).filter((row) => row.kind === 'refund')).toEqual([]);
+  });
+
   it('a refund under one Idempotency-Key refunds once: the same key replays, other params are refused', async () => {
     const intent = await pay(800);
     const key = `refund-${intent.id}`;
