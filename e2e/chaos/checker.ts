@@ -1,4 +1,5 @@
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
+import { checkMoney, groupBy } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
 
 /** What the checker needs to know about an intent besides the history. */
@@ -29,7 +30,10 @@ export type ViolationKind =
   | 'declined_card_charged'
   | 'money_not_conserved'
   | 'process_died'
-  | 'wrongly_refused';
+  | 'wrongly_refused'
+  | 'double_capture'
+  | 'double_refund'
+  | 'over_refund';
 
 export interface Violation {
   kind: ViolationKind;
@@ -49,6 +53,11 @@ export interface CheckResult {
 const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'captured', 'voided']);
 /** The terminal states in which the processor holds the payment's one charge. */
 const CHARGED = new Set(['succeeded', 'captured']);
+/**
+ * States the heal may leave a payment in: the terminal ones, and `authorized` (an
+ * authorisation nobody captured waits for its operator; the ledger holds nothing for it).
+ */
+const SETTLED = new Set([...TERMINAL, 'authorized']);
 
 /** What the processor should hold for a payment: its amount, or the part a capture took. */
 const receivedOf = (p: AppPayment): number =>
@@ -95,11 +104,15 @@ export function checkHistory(input: {
     snapshot.ledger.filter((l) => l.kind === 'refund'),
     (l) => `${l.tenantId}\u0000${l.paymentId}`,
   );
+  const appRefundsOf = groupBy(snapshot.refunds ?? [], (r) => `${r.tenantId}\u0000${r.paymentId}`);
   // A charge is netted out only by money that came back in full: the payment's refunds
   // (signed: a failed refund's return is negative) cancel whole charges, oldest first, and a
-  // partial refund cancels none (the payment still holds its one charge).
+  // partial refund cancels none (the payment still holds its one charge). A payment the app
+  // refunded itself has only the app's refunds to expect: money back beyond them is a
+  // refund sent twice (`checkRefunds`), never a charge undone.
   const netCharges = (p: AppPayment): LedgerEntry[] => {
     const charges = chargesOf.get(`${p.tenantId}\u0000${p.id}`) ?? [];
+    if (appRefundsOf.has(`${p.tenantId}\u0000${p.id}`)) return charges;
     let refunded = (refundsOf.get(`${p.tenantId}\u0000${p.id}`) ?? []).reduce(
       (sum, r) => sum + r.amount,
       0,
@@ -130,10 +143,12 @@ export function checkHistory(input: {
     const intent = intentOfKey(completions, payment.tenantId, payment.idempotencyKey);
     const where = { intent, tenantId: payment.tenantId, paymentId: payment.id };
     if (charges.length > 1) {
+      // An authorisation's charge is its capture: two are the same payment captured twice.
+      const manual = payment.captureMethod === 'manual';
       violations.push({
         ...where,
-        kind: 'double_charge',
-        detail: `${charges.length} charges at the processor: ${charges.map((c) => `${c.paymentIntentId} ${c.amount}`).join(', ')}`,
+        kind: manual ? 'double_capture' : 'double_charge',
+        detail: `${charges.length} ${manual ? 'captures' : 'charges'} at the processor: ${charges.map((c) => `${c.paymentIntentId} ${c.amount}`).join(', ')}`,
       });
     }
     const chargeAmount = payment.status === 'captured' ? receivedOf(payment) : payment.amount;
@@ -146,7 +161,7 @@ export function checkHistory(input: {
         });
       }
     }
-    if (TERMINAL.has(payment.status)) {
+    if (SETTLED.has(payment.status)) {
       const expected = CHARGED.has(payment.status) ? 1 : 0;
       if (charges.length !== expected && !(charges.length > 1 && expected === 1)) {
         violations.push({
@@ -260,7 +275,7 @@ export function checkHistory(input: {
         .filter((p) => p.id === lastShown.paymentId)
         .flatMap(netCharges);
       const chargedOnce = paymentCharges.length === 1;
-      const agrees = lastShown.state === 'succeeded' ? chargedOnce : paymentCharges.length === 0;
+      const agrees = CHARGED.has(lastShown.state!) ? chargedOnce : paymentCharges.length === 0;
       if (!agrees) {
         violations.push({
           ...where,
@@ -272,28 +287,15 @@ export function checkHistory(input: {
     }
   }
 
-  // Money: per tenant, charges minus refunds (signed: a failed refund's return is negative)
-  // equal what the payments received (a succeeded one its amount, a captured one what was
-  // captured) minus what the app holds refunded. A refund sent twice breaks it.
-  const tenants = new Set([
-    ...snapshot.payments.map((p) => p.tenantId),
-    ...snapshot.ledger.map((l) => l.tenantId ?? '?'),
-  ]);
-  for (const tenantId of tenants) {
-    const charged = snapshot.ledger
-      .filter((l) => (l.tenantId ?? '?') === tenantId)
-      .reduce((sum, l) => sum + (l.kind === 'charge' ? l.amount : -l.amount), 0);
-    const owed = snapshot.payments
-      .filter((p) => p.tenantId === tenantId)
-      .reduce((sum, p) => sum + receivedOf(p) - (p.amountRefunded ?? 0), 0);
-    if (charged !== owed) {
-      violations.push({
-        kind: 'money_not_conserved',
-        tenantId,
-        detail: `the processor took ${charged}, succeeded payments total ${owed} (difference ${charged - owed})`,
-      });
-    }
-  }
+  // Money: refunds and captures against both databases, conserved per payment and tenant.
+  violations.push(
+    ...checkMoney({
+      snapshot,
+      completions,
+      receivedOf,
+      intentOf: (p) => intentOfKey(completions, p.tenantId, p.idempotencyKey),
+    }),
+  );
 
   for (const exit of input.events.filter(
     (e): e is LifecycleEvent => e.type === 'process' && e.event === 'exited',
@@ -323,17 +325,6 @@ export function checkHistory(input: {
 function percentile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const map = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const list = map.get(key);
-    if (list) list.push(item);
-    else map.set(key, [item]);
-  }
-  return map;
 }
 
 function intentOfKey(

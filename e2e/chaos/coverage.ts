@@ -39,6 +39,21 @@ export interface Coverage {
   requests: Record<'ok' | 'fail' | 'info', number>;
   /** Fault kinds the profile names that never fired (a ci run with any fails). */
   neverFired: FaultKind[];
+  /** What the operator's money flows did (from the app's database and the history). */
+  money: {
+    /** Payments in each state a manual capture reaches: authorized, captured, voided. */
+    authorized: number;
+    captured: number;
+    voided: number;
+    /** Refunds the processor took (app `succeeded`), and those the app refused up front. */
+    refundsSucceeded: number;
+    refundsRefused: number;
+    /** Operator requests sent twice at once with one key, and answers dropped on purpose. */
+    doubleClicks: number;
+    lostAnswers: number;
+    /** Faults aimed at a capture or a refund that bit. */
+    faultsBit: number;
+  };
 }
 
 /**
@@ -109,6 +124,32 @@ export function measureCoverage(
     (e) => e.f === 'late' && e.at - (firstInvoke.get(e.intent) ?? e.at) > options.keyTtlMs,
   ).length;
 
+  const operator = client.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund');
+  const invokesPerKey = new Map<string, number[]>();
+  for (const e of operator.filter((e) => e.type === 'invoke')) {
+    invokesPerKey.set(e.key, [...(invokesPerKey.get(e.key) ?? []), e.at]);
+  }
+  const statusCount = (status: string) =>
+    snapshot.payments.filter((p) => p.status === status).length;
+  const moneyFaults = new Set(
+    nemesis.filter((e) => e.phase === 'start' && e.id.startsWith('m')).map((e) => e.id),
+  );
+  const money: Coverage['money'] = {
+    authorized: statusCount('authorized'),
+    captured: statusCount('captured'),
+    voided: statusCount('voided'),
+    refundsSucceeded: (snapshot.refunds ?? []).filter((r) => r.status === 'succeeded').length,
+    refundsRefused: operator.filter(
+      (e) => e.f === 'refund' && e.type === 'fail' && e.status === 400,
+    ).length,
+    // Two invokes of one key in the same millisecond-ish burst: a double-click.
+    doubleClicks: [...invokesPerKey.values()].filter(
+      (ats) => ats.length > 1 && ats[1]! - ats[0]! < 50,
+    ).length,
+    lostAnswers: operator.filter((e) => e.lostResponse).length,
+    faultsBit: nemesis.filter((e) => e.phase === 'start' && moneyFaults.has(e.id) && bit(e)).length,
+  };
+
   const requests = { ok: 0, fail: 0, info: 0 };
   for (const e of completions) if (e.f !== 'status') requests[e.type as 'ok' | 'fail' | 'info']++;
   return {
@@ -129,6 +170,7 @@ export function measureCoverage(
     replaysServed: completions.filter((e) => e.replayed).length,
     requests,
     neverFired: faults.filter((k) => !fired[k]),
+    money,
   };
 }
 
@@ -152,6 +194,9 @@ export interface CoverageFloors {
   leaseTakeovers: number;
   /** Late duplicates sent after the checkout key's retention. */
   expiriesCrossed: number;
+  /** Payments the operator captured, and refunds the processor took. */
+  captures: number;
+  refunds: number;
 }
 
 export type Achieved = Record<keyof CoverageFloors, number>;
@@ -170,6 +215,8 @@ export function achieved(
     lostResponsesCommitted: coverage.lostResponsesCommitted,
     leaseTakeovers: coverage.leaseTakeovers,
     expiriesCrossed: coverage.expiriesCrossed,
+    captures: coverage.money.captured,
+    refunds: coverage.money.refundsSucceeded,
   };
 }
 

@@ -17,8 +17,12 @@ export interface ClientEvent {
   tenantId: string;
   key: string;
   process: string;
-  /** pay | status | reuse (same key, other cart) | late (duplicate after success) */
-  f: 'pay' | 'status' | 'reuse' | 'late';
+  /**
+   * pay | status | reuse (same key, other cart) | late (duplicate after success); the
+   * operator's money actions on the payment: capture | void | refund (`key` is then the
+   * action's own Idempotency-Key).
+   */
+  f: 'pay' | 'status' | 'reuse' | 'late' | 'capture' | 'void' | 'refund';
   /** Completion details: HTTP status, payment id, state shown, replay flag, error. */
   status?: number;
   paymentId?: string;
@@ -28,6 +32,11 @@ export interface ClientEvent {
   error?: string;
   /** The request reached the server but its answer was dropped on purpose. */
   lostResponse?: boolean;
+  /** A refund answer: the refund it names and the state it showed. */
+  refundId?: string;
+  refundState?: string;
+  /** A capture or refund request: the amount asked for (absent: all there is). */
+  amount?: number;
 }
 
 export interface NemesisEvent {

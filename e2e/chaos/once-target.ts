@@ -13,6 +13,7 @@ import type { ChaosProfile } from './profiles.ts';
 import type { NemesisPlan, TenantCatalogue, TestPaymentMethod } from './schedule.ts';
 import type {
   AppPayment,
+  AppRefund,
   BackstageEvent,
   ChaosTarget,
   DatabaseCrash,
@@ -475,8 +476,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         count: plan.count,
         ...(webhook
           ? { path_prefix: 'payment_intent.' }
-          : // The confirm: the call that moves the money (never a cancel or a create).
-            { operation: 'payment_intents.confirm' }),
+          : // The call that moves the money: the charge's confirm (never a cancel or a
+            // create), or the operator's capture or refund the plan aims at.
+            { operation: plan.operation ?? 'payment_intents.confirm' }),
         ...(plan.kind === 'delay' || plan.kind === 'slow_webhook'
           ? { delay_ms: plan.delayMs }
           : {}),
@@ -508,17 +510,33 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       await adminCall('DELETE', '/admin/faults');
     },
     async pendingPayments() {
+      // Work still owed: a charge unanswered, or a capture, void or refund not final yet (an
+      // authorised payment waits for its operator, who is done by now).
       return withDb(app, async (sql) => {
         const [row] = await sql<{ n: number }[]>`
-          select count(*)::int as n from payments where status not in ('succeeded', 'declined', 'failed')`;
-        return row?.n ?? 0;
+          select (select count(*) from payments where status in ('processing', 'unknown'))
+               + (select count(*) from payment_actions where status in ('pending', 'unknown'))
+               + (select count(*) from refunds where status in ('requested', 'pending', 'unknown'))
+               as n`;
+        return Number(row?.n ?? 0);
       });
     },
     async snapshot(): Promise<Snapshot> {
       const payments = await withDb(
         app,
         (sql) => sql<AppPaymentRow[]>`
-        select tenant_id, id, status, amount, idempotency_key, created_at, updated_at from payments`,
+        select tenant_id, id, status, amount, idempotency_key, created_at, updated_at,
+          capture_method, amount_captured,
+          (select coalesce(sum(refund.amount), 0)::int from refunds as refund
+            where refund.tenant_id = payment.tenant_id and refund.payment_id = payment.id
+              and refund.status in ('pending', 'succeeded')) as amount_refunded
+        from payments as payment`,
+      );
+      const refunds = await withDb(
+        app,
+        (sql) => sql<RefundRow[]>`
+        select tenant_id, id, payment_id, amount, status, downstream_key, processor_refund_id
+        from refunds`,
       );
       const jobs = await withDb(
         app,
@@ -528,7 +546,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       const ledger = await withDb(
         proc,
         (sql) => sql<LedgerRow[]>`
-        select kind, account_id, amount, payment_intent_id, created_at,
+        select kind, account_id, amount, payment_intent_id, created_at, idempotency_key, refund_id,
           metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
         from ledger_entries order by seq`,
       );
@@ -570,6 +588,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             id: p.id,
             status: p.status,
             amount: Number(p.amount),
+            captureMethod: p.capture_method,
+            amountCaptured: p.amount_captured === null ? null : Number(p.amount_captured),
+            amountRefunded: Number(p.amount_refunded),
             idempotencyKey: p.idempotency_key,
             createdAt: p.created_at.getTime(),
             updatedAt: p.updated_at.getTime(),
@@ -584,6 +605,19 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             amount: Number(l.amount),
             paymentIntentId: l.payment_intent_id,
             createdAt: l.created_at.getTime(),
+            idempotencyKey: l.idempotency_key,
+            refundId: l.refund_id,
+          }),
+        ),
+        refunds: refunds.map(
+          (r): AppRefund => ({
+            tenantId: r.tenant_id,
+            id: r.id,
+            paymentId: r.payment_id,
+            amount: Number(r.amount),
+            status: r.status,
+            downstreamKey: r.downstream_key,
+            processorRefundId: r.processor_refund_id,
           }),
         ),
         backstage,
@@ -619,6 +653,18 @@ interface AppPaymentRow {
   idempotency_key: string;
   created_at: Date;
   updated_at: Date;
+  capture_method: string;
+  amount_captured: number | null;
+  amount_refunded: number;
+}
+interface RefundRow {
+  tenant_id: string;
+  id: string;
+  payment_id: string;
+  amount: number;
+  status: string;
+  downstream_key: string;
+  processor_refund_id: string | null;
 }
 interface JobRow {
   payment_id: string;
@@ -637,6 +683,8 @@ interface LedgerRow {
   created_at: Date;
   tenant_id: string | null;
   payment_id: string | null;
+  idempotency_key: string | null;
+  refund_id: string | null;
 }
 interface WebhookRow {
   type: string;

@@ -26,6 +26,12 @@ export interface ChaosProfile {
   /** Configuration that shortens the windows so expiry races happen within one run. */
   env: Record<string, string>;
   /**
+   * The operator's money flows (`planRun`): the share of charging HTTP checkouts that
+   * authorise for a manual capture, the share of those receiving money that are refunded,
+   * and processor faults aimed at captures and refunds, on top of `nemesisEvents`.
+   */
+  moneyFlows: { manualShare: number; refundShare: number; faults: number };
+  /**
    * The work a run of this profile must show (a run short of any fails, like a fault kind
    * that never fired): the checker passes vacuously on a run that did nothing. Dropped when
    * the command line changes the profile's size.
@@ -57,7 +63,12 @@ const SHORT_WINDOWS: Record<string, string> = {
   PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: '2000',
   PROCESSOR_IDEMPOTENCY_LEASE_MS: '5000',
   PROCESSOR_WEBHOOK_BACKOFF_MS: '300',
+  // An authorisation nobody captures expires within the run (the `expire` flow waits past it).
+  PROCESSOR_AUTHORIZATION_WINDOW_MS: '15000',
 };
+
+/** Money flows of a run: about a fifth authorise, a quarter of those paid are refunded. */
+const MONEY_FLOWS = { manualShare: 0.2, refundShare: 0.25, faults: 4 };
 
 export const PROFILES: Record<string, ChaosProfile> = {
   /** Inside `npm test`: every fault kind, >= 120 checkouts (>= 20 in a browser), a few minutes. */
@@ -76,6 +87,7 @@ export const PROFILES: Record<string, ChaosProfile> = {
     browserConcurrency: 6,
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,
+    moneyFlows: MONEY_FLOWS,
     // The least a ci run must do. Below any of these the run proves too little and fails,
     // whatever the checker says. Each sits well under what ci runs reach (docs/chaos.md,
     // "Results" gives seed 1's reach beside each floor), except browserStarted, the suite's
@@ -89,6 +101,9 @@ export const PROFILES: Record<string, ChaosProfile> = {
       lostResponsesCommitted: 3,
       leaseTakeovers: 5,
       expiriesCrossed: 2,
+      // The operator's money flows ran: a payment captured, refunds the processor took.
+      captures: 1,
+      refunds: 2,
     },
   },
   /** A laptop or a nightly job: thousands of checkouts. */
@@ -105,6 +120,7 @@ export const PROFILES: Record<string, ChaosProfile> = {
     browserConcurrency: 6,
     convergeTimeoutMs: 180_000,
     env: SHORT_WINDOWS,
+    moneyFlows: { ...MONEY_FLOWS, faults: 40 },
   },
   /** While developing the suite itself: small and quick. */
   dev: {
@@ -118,6 +134,7 @@ export const PROFILES: Record<string, ChaosProfile> = {
     browserConcurrency: 1,
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,
+    moneyFlows: { ...MONEY_FLOWS, faults: 2 },
   },
 };
 

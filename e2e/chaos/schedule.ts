@@ -29,6 +29,32 @@ export const CARD_NUMBER_OF: Record<TestPaymentMethod, string> = {
   pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
 };
 
+/**
+ * What a checkout does after paying. `charge`: the card is charged at once (automatic
+ * capture). The others authorise first (`capture: 'manual'`) and leave the rest to the
+ * merchant's operator: `capture` captures (all, or a part), `void` releases it, `expire`
+ * waits past the processor's authorisation window and then tries to capture (the payment
+ * must end voided or still authorised, with nothing captured). 3-D Secure shoppers join as
+ * a flow of their own once the worker settles `requires_action` (today it is ambiguous to
+ * it: apps/worker/src/charge-outcome.ts).
+ */
+export type Flow = 'charge' | 'capture' | 'void' | 'expire';
+
+/** The ends of authorisations, in turn: most are captured. */
+const MANUAL_FLOWS: readonly Flow[] = ['capture', 'void', 'capture', 'expire', 'capture'];
+
+/** One operator request on a payment (a capture, a void, a refund) and how it is sent. */
+export interface OperatorRequestPlan {
+  /** The request's own Idempotency-Key. */
+  key: string;
+  /** Sent this many times at once: 2 is a double-click (one key, two requests). */
+  submits: 1 | 2;
+  /** The first answer is dropped after the server ran it; the client retries with the key. */
+  loseFirstResponse: boolean;
+  /** Minor units; absent: all there is (all that was authorised, all that is left). */
+  amount?: number;
+}
+
 /** One customer's intent to pay for one cart, and how that customer behaves. */
 export interface IntentPlan {
   id: string;
@@ -58,6 +84,17 @@ export interface IntentPlan {
   giveUpAfterAttempts: number;
   /** Browser only: reload the page while the payment is in flight. */
   reloadMidPayment: boolean;
+  flow: Flow;
+  /**
+   * Manual flows: the operator's capture or void, sent this long after the payment shows
+   * authorised (`expire`: past the authorisation window).
+   */
+  operatorAction?: OperatorRequestPlan & { afterMs: number };
+  /**
+   * Refunds the operator sends one after another once the payment received money: partial
+   * ones, the rest, and now and then more than is left (which must be refused, moving nothing).
+   */
+  refunds: OperatorRequestPlan[];
 }
 
 /** One fault the nemesis injects. */
@@ -79,7 +116,20 @@ export interface NemesisPlan {
   delayMs: number;
   /** `pg_terminate_storm`: how many rounds of pg_terminate_backend. */
   rounds: number;
+  /** Request faults: the call they hit (absent: `payment_intents.confirm`, the charge). */
+  operation?: MoneyOperation;
 }
+
+/** The processor calls of the operator's money actions a request fault may aim at. */
+export type MoneyOperation = 'payment_intents.capture' | 'refunds.create';
+
+/** Request faults that an operator's capture or refund may meet (the charge's own kinds). */
+const MONEY_FAULT_KINDS = [
+  'fail_before_charge',
+  'fail_after_charge',
+  'charge_then_drop',
+  'delay',
+] as const satisfies readonly FaultKind[];
 
 export interface RunPlan {
   seed: number;
@@ -138,10 +188,14 @@ export function planRun(
     [transports[i], transports[j]] = [transports[j]!, transports[i]!];
   }
 
+  // Authorisations take their ends in turn, so every run has each of them.
+  let manualSoFar = 0;
+  const nextManualFlow = (): Flow => MANUAL_FLOWS[manualSoFar++ % MANUAL_FLOWS.length]!;
   const intents: IntentPlan[] = transports.map((transport, index) => {
     const rng = intentRng.fork(`intent-${index}`);
     const tenant = rng.pick(catalogues);
     const lines = randomCart(rng, tenant);
+    const amount = lines.reduce((sum, l) => sum + priceOf(tenant, l.productId) * l.quantity, 0);
     const roll = rng.next();
     const paymentMethod: TestPaymentMethod =
       roll < 0.8
@@ -155,7 +209,7 @@ export function planRun(
       transport,
       key: `chaos-${seed}-${index + 1}-${rng.token(8)}`,
       lines,
-      amount: lines.reduce((sum, l) => sum + priceOf(tenant, l.productId) * l.quantity, 0),
+      amount,
       // The other cart is this one with one more of each line (see the HTTP client).
       reuseAmount: lines.reduce(
         (sum, l) => sum + priceOf(tenant, l.productId) * (l.quantity + 1),
@@ -175,6 +229,14 @@ export function planRun(
       // Most customers keep retrying until they get an answer (the heal guarantees one).
       giveUpAfterAttempts: rng.chance(0.1) ? 1 : 1_000,
       reloadMidPayment: transport === 'browser' && rng.chance(0.4),
+      // Drawn from a fork of its own: the draws above stay what they were for a seed.
+      ...moneyFlowOf(rng.fork('money'), profile, {
+        key: `chaos-${seed}-${index + 1}`,
+        http: transport !== 'browser',
+        charging: paymentMethod === 'pm_card_visa',
+        amount,
+        nextManualFlow,
+      }),
     };
   });
   // Keys are the client's to choose, so two merchants' clients may pick the same one (an
@@ -248,6 +310,98 @@ export function planRun(
       rounds: rng.int(2, 5),
     };
   });
+  nemesis.push(...moneyFaults(root.fork('money-nemesis'), profile, catalogues, options));
   nemesis.sort((a, b) => a.atMs - b.atMs);
   return { seed, intents, nemesis };
+}
+
+/**
+ * An HTTP customer's money flow: a share of the charging ones authorise for a manual
+ * capture (captured in full or in part, voided, or left past the window), and a share of
+ * those that receive money are refunded one to three times. Each operator request may be
+ * double-clicked or lose its first answer. Declined cards and browser customers only charge.
+ */
+function moneyFlowOf(
+  rng: Rng,
+  profile: ChaosProfile,
+  intent: {
+    key: string;
+    http: boolean;
+    charging: boolean;
+    amount: number;
+    nextManualFlow: () => Flow;
+  },
+): Pick<IntentPlan, 'flow' | 'operatorAction' | 'refunds'> {
+  if (!intent.http || !intent.charging) return { flow: 'charge', refunds: [] };
+  const request = (suffix: string, amount?: number): OperatorRequestPlan => ({
+    key: `${intent.key}-${suffix}-${rng.token(6)}`,
+    submits: rng.chance(0.3) ? 2 : 1,
+    loseFirstResponse: rng.chance(0.3),
+    ...(amount === undefined ? {} : { amount }),
+  });
+  const roll = rng.next();
+  const manual = roll < profile.moneyFlows.manualShare;
+  const flow: Flow = manual ? intent.nextManualFlow() : 'charge';
+  const captured =
+    flow === 'capture' && rng.chance(0.4)
+      ? Math.max(1, Math.floor((intent.amount * rng.int(50, 90)) / 100))
+      : undefined;
+  const window = Number(profile.env.PROCESSOR_AUTHORIZATION_WINDOW_MS ?? 0);
+  const operatorAction = manual
+    ? {
+        ...request(flow === 'void' ? 'void' : 'capture', captured),
+        afterMs: flow === 'expire' ? window + rng.int(2_000, 5_000) : rng.int(0, 2_000),
+      }
+    : undefined;
+  const received =
+    flow === 'charge' ? intent.amount : flow === 'capture' ? (captured ?? intent.amount) : 0;
+  const refunds: OperatorRequestPlan[] = [];
+  if (received > 0 && rng.chance(profile.moneyFlows.refundShare)) {
+    const count = rng.int(1, 3);
+    for (let i = 0; i < count; i++) {
+      const last = i === count - 1;
+      // Parts of a fifth to a third; the last one the rest, or now and then more than is left.
+      const amount = !last
+        ? Math.max(1, Math.floor((received * rng.int(20, 33)) / 100))
+        : rng.chance(0.2)
+          ? received + 1
+          : rng.chance(0.5)
+            ? undefined
+            : Math.max(1, Math.floor((received * rng.int(10, 30)) / 100));
+      refunds.push(request(`refund${i + 1}`, amount));
+    }
+  }
+  return { flow, ...(operatorAction ? { operatorAction } : {}), refunds };
+}
+
+/**
+ * Processor request faults aimed at the operator's captures and refunds (the charge's faults
+ * stay on the confirm): each arms one to two requests of a tenant's account, spread over the
+ * first 70% of the fault phase, when money flows are under way.
+ */
+function moneyFaults(
+  rng: Rng,
+  profile: ChaosProfile,
+  catalogues: readonly TenantCatalogue[],
+  options: { processorTimeoutMs: number },
+): NemesisPlan[] {
+  const kinds = MONEY_FAULT_KINDS.filter((k) => profile.faults.includes(k));
+  if (kinds.length === 0) return [];
+  return Array.from({ length: profile.moneyFlows.faults }, (_, index) => {
+    const kind = rng.pick(kinds);
+    return {
+      id: `m${String(index + 1).padStart(3, '0')}`,
+      kind,
+      atMs: Math.floor(
+        ((index + rng.next()) / profile.moneyFlows.faults) * profile.durationMs * 0.7,
+      ),
+      downMs: 0,
+      target: rng.pick(catalogues).processorAccountId,
+      count: rng.int(1, 2),
+      delayMs: kind === 'delay' ? options.processorTimeoutMs + rng.int(500, 3_000) : 0,
+      rounds: 0,
+      // Alternately the capture and the refund, so both paths meet a fault in every run.
+      operation: index % 2 === 0 ? 'refunds.create' : 'payment_intents.capture',
+    };
+  });
 }

@@ -10,6 +10,8 @@ export interface AppPayment {
   amountCaptured?: number | null;
   /** What the app holds refunded (its refunds the processor took); absent: none. */
   amountRefunded?: number;
+  /** `manual`: an authorisation the operator captures or voids; absent: `automatic`. */
+  captureMethod?: string;
   idempotencyKey: string;
   createdAt: number;
   updatedAt: number;
@@ -24,6 +26,24 @@ export interface LedgerEntry {
   amount: number;
   paymentIntentId: string;
   createdAt: number;
+  /** The `Idempotency-Key` of the request that moved the money (a refund's downstream key). */
+  idempotencyKey?: string | null;
+  /** A refund row's processor refund id (`re_...`). */
+  refundId?: string | null;
+}
+
+/** A refund as the application's database holds it. */
+export interface AppRefund {
+  tenantId: string;
+  id: string;
+  paymentId: string;
+  amount: number;
+  /** requested | pending | succeeded | failed | unknown */
+  status: string;
+  /** The key the worker sends it with (the ledger row's `idempotencyKey`). */
+  downstreamKey: string;
+  /** The processor's refund, once an answer named it. */
+  processorRefundId: string | null;
 }
 
 /** Something that happened to a payment behind the scenes, for violation timelines. */
@@ -37,6 +57,8 @@ export interface BackstageEvent {
 export interface Snapshot {
   payments: AppPayment[];
   ledger: LedgerEntry[];
+  /** The app's refunds (absent: a target whose schedule refunds nothing). */
+  refunds?: AppRefund[];
   /** Outbox job attempts, webhook deliveries, ...: shown in timelines only. */
   backstage: BackstageEvent[];
   /** Counters only the system can tell (lease takeovers, replays served, ...). */

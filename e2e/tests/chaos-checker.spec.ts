@@ -5,7 +5,7 @@ import { History } from '../chaos/history.ts';
 import { onceCatalogues } from '../chaos/once-target.ts';
 import { PROFILES, parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
 import { planRun } from '../chaos/schedule.ts';
-import type { AppPayment, LedgerEntry, Snapshot } from '../chaos/target.ts';
+import type { AppPayment, AppRefund, LedgerEntry, Snapshot } from '../chaos/target.ts';
 
 /**
  * The checker on hand-written histories: each bad history must produce exactly the
@@ -455,11 +455,13 @@ test('a run that did no work fails the ci floors, and a crashed client fails any
     [
       'browserStarted',
       'browserWithPayment',
+      'captures',
       'expiriesCrossed',
       'intentsWithPayment',
       'killsInAmbiguityWindow',
       'leaseTakeovers',
       'lostResponsesCommitted',
+      'refunds',
       'requestsOk',
     ].sort(),
   );
@@ -488,4 +490,250 @@ test('a run that did no work fails the ci floors, and a crashed client fails any
   ]);
   // A resized profile is not held to the ci floors; crashes still count there.
   expect(parseChaosArgs(['--profile', 'ci', '--intents', '10']).profile.floors).toBeUndefined();
+});
+
+// The operator's money flows: captures, voids and refunds against both databases.
+
+function appRefund(over: Partial<AppRefund> = {}): AppRefund {
+  return {
+    tenantId: 'tenant_a',
+    id: 'rf_1',
+    paymentId: 'pay_1',
+    amount: 1000,
+    status: 'succeeded',
+    downstreamKey: 'once_refund_rf_1',
+    processorRefundId: 're_1',
+    ...over,
+  };
+}
+
+function ledgerRefund(over: Partial<LedgerEntry> = {}): LedgerEntry {
+  return charge({
+    kind: 'refund',
+    amount: 1000,
+    idempotencyKey: 'once_refund_rf_1',
+    refundId: 're_1',
+    ...over,
+  });
+}
+
+const withRefunds = (payments: AppPayment[], ledger: LedgerEntry[], refunds: AppRefund[]) => ({
+  ...snapshot(payments, ledger),
+  refunds,
+});
+
+/** Intent i1 paid and was shown succeeded; then its operator's refunds were answered ok. */
+function refundHistory(answers: [key: string, refundId: string, refundState: string][]): History {
+  const history = new History(() => T0);
+  const op = (f: 'pay' | 'status' | 'refund', key: string) =>
+    history.invoke({ intent: 'i1', tenantId: 'tenant_a', key, process: 'client-rest', f });
+  op('pay', 'k1')('ok', { status: 201, paymentId: 'pay_1' });
+  op('status', 'k1')('ok', { paymentId: 'pay_1', state: 'succeeded' });
+  for (const [key, refundId, refundState] of answers) {
+    op('refund', key)('ok', { status: 200, paymentId: 'pay_1', refundId, refundState });
+  }
+  return history;
+}
+
+test('partial refunds, a failed refund given back, and a partial capture conserve money', () => {
+  const snap = withRefunds(
+    [
+      payment({ amountRefunded: 1000 }),
+      payment({
+        id: 'pay_2',
+        idempotencyKey: 'k2',
+        status: 'captured',
+        captureMethod: 'manual',
+        amountCaptured: 3000,
+      }),
+    ],
+    [
+      charge(),
+      ledgerRefund(),
+      // A refund the processor took, then failed: the money came back (a negative row).
+      ledgerRefund({ amount: 500, idempotencyKey: 'once_refund_rf_2', refundId: 're_2' }),
+      ledgerRefund({ amount: -500, idempotencyKey: null, refundId: 're_2' }),
+      charge({ paymentId: 'pay_2', paymentIntentId: 'pi_2', amount: 3000 }),
+    ],
+    [
+      appRefund(),
+      appRefund({
+        id: 'rf_2',
+        amount: 500,
+        status: 'failed',
+        downstreamKey: 'once_refund_rf_2',
+        processorRefundId: 're_2',
+      }),
+    ],
+  );
+  expect(check(refundHistory([['r1', 'rf_1', 'requested']]), snap)).toEqual([]);
+});
+
+test('a manual payment captured twice is a double capture', () => {
+  const captured = payment({ status: 'captured', captureMethod: 'manual', amountCaptured: 3000 });
+  const kinds = check(
+    historyOf(['ok'], 'captured'),
+    snapshot(
+      [captured],
+      [charge({ amount: 3000 }), charge({ amount: 3000, paymentIntentId: 'pi_1b' })],
+    ),
+  );
+  expect(kinds).toContain('double_capture');
+  expect(kinds).not.toContain('double_charge');
+});
+
+test('a client shown "captured" without a capture in the ledger disagrees', () => {
+  const captured = payment({ status: 'captured', captureMethod: 'manual', amountCaptured: 3000 });
+  expect(check(historyOf(['ok'], 'captured'), snapshot([captured], []))).toContain(
+    'shown_disagrees_with_ledger',
+  );
+  expect(
+    check(historyOf(['ok'], 'captured'), snapshot([captured], [charge({ amount: 3000 })])),
+  ).toEqual([]);
+});
+
+test('an authorised payment holds no charge; a capture the app did not record disagrees', () => {
+  const authorized = payment({ status: 'authorized', captureMethod: 'manual' });
+  expect(check(historyOf(['ok']), snapshot([authorized], []))).toEqual([]);
+  expect(check(historyOf(['ok']), snapshot([authorized], [charge()]))).toEqual([
+    'state_disagrees_with_ledger',
+    'money_not_conserved',
+  ]);
+});
+
+test('refunds over what was received are an over-refund', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    withRefunds(
+      [payment({ amountRefunded: 5000 })],
+      [charge(), ledgerRefund({ amount: 5000 })],
+      [appRefund({ amount: 5000 })],
+    ),
+  );
+  expect(kinds).toContain('over_refund');
+});
+
+test('one refund key booked twice at the processor is a double refund', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [charge(), ledgerRefund(), ledgerRefund({ refundId: 're_1b' })],
+      [appRefund()],
+    ),
+  );
+  expect(kinds).toContain('double_refund');
+  expect(kinds).toContain('money_not_conserved');
+});
+
+test('a refund sent twice without its key (money back beyond the app refunds) is a double refund', () => {
+  const kinds = check(
+    historyOf(['ok'], 'succeeded'),
+    withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [
+        charge(),
+        ledgerRefund({ idempotencyKey: null, refundId: 're_lost' }),
+        ledgerRefund({ idempotencyKey: null }),
+      ],
+      [appRefund()],
+    ),
+  );
+  expect(kinds).toEqual(['double_refund', 'money_not_conserved']);
+});
+
+test('one operator refund key answered with two refunds is a double refund', () => {
+  const snap = withRefunds(
+    [payment({ amountRefunded: 2000 })],
+    [
+      charge(),
+      ledgerRefund(),
+      ledgerRefund({ idempotencyKey: 'once_refund_rf_2', refundId: 're_2' }),
+    ],
+    [
+      appRefund(),
+      appRefund({ id: 'rf_2', downstreamKey: 'once_refund_rf_2', processorRefundId: 're_2' }),
+    ],
+  );
+  const twice = refundHistory([
+    ['r1', 'rf_1', 'requested'],
+    ['r1', 'rf_2', 'requested'],
+  ]);
+  expect(check(twice, snap)).toEqual(['double_refund']);
+  const once = refundHistory([
+    ['r1', 'rf_1', 'requested'],
+    ['r2', 'rf_2', 'requested'],
+  ]);
+  expect(check(once, snap)).toEqual([]);
+});
+
+test("a refund's state, and what its client was shown, agree with the ledger", () => {
+  const failedButKept = withRefunds(
+    [payment()],
+    [charge(), ledgerRefund()],
+    [appRefund({ status: 'failed' })],
+  );
+  expect(check(refundHistory([['r1', 'rf_1', 'requested']]), failedButKept)).toContain(
+    'state_disagrees_with_ledger',
+  );
+  const notBooked = withRefunds(
+    [payment({ amountRefunded: 1000 })],
+    [charge()],
+    [appRefund({ processorRefundId: null })],
+  );
+  const kinds = check(refundHistory([['r1', 'rf_1', 'succeeded']]), notBooked);
+  expect(kinds).toContain('shown_disagrees_with_ledger');
+  expect(kinds).toContain('state_disagrees_with_ledger');
+});
+
+test('a refund left unanswered after the heal is not terminal', () => {
+  expect(
+    check(
+      refundHistory([['r1', 'rf_1', 'requested']]),
+      withRefunds(
+        [payment()],
+        [charge()],
+        [appRefund({ status: 'unknown', processorRefundId: null })],
+      ),
+    ),
+  ).toEqual(['not_terminal']);
+});
+
+test('the money flows add captures, voids, expiries, refunds and their faults, and leave the charge schedule as it was', () => {
+  const options = {
+    workerNames: ['worker-1', 'worker-2'],
+    leaseMs: 3000,
+    processorTimeoutMs: 4000,
+    reconcileAfterMs: 4000,
+  };
+  const ci = PROFILES.ci!;
+  const noMoney = { ...ci, moneyFlows: { manualShare: 0, refundShare: 0, faults: 0 } };
+  for (const seed of [1, 2]) {
+    const plan = planRun(seed, ci, onceCatalogues, options);
+    const flows = new Set(plan.intents.map((i) => i.flow));
+    expect([...flows].sort(), `seed ${seed}`).toEqual(['capture', 'charge', 'expire', 'void']);
+    const refunds = plan.intents.flatMap((i) => i.refunds);
+    expect(refunds.length).toBeGreaterThanOrEqual(10);
+    expect(plan.intents.some((i) => i.refunds.length > 1)).toBe(true);
+    expect(refunds.some((r) => r.submits === 2)).toBe(true);
+    expect(refunds.some((r) => r.loseFirstResponse)).toBe(true);
+    expect(plan.intents.some((i) => i.operatorAction?.amount !== undefined)).toBe(true);
+    expect(
+      plan.intents.every(
+        (i) => i.transport !== 'browser' || (i.flow === 'charge' && !i.refunds.length),
+      ),
+    ).toBe(true);
+    const aimed = plan.nemesis.filter((n) => n.operation);
+    expect(new Set(aimed.map((n) => n.operation))).toEqual(
+      new Set(['payment_intents.capture', 'refunds.create']),
+    );
+    // Everything else is the plan the seed made before money flows existed.
+    const before = planRun(seed, noMoney, onceCatalogues, options);
+    const chargeOnly = (i: (typeof plan.intents)[number]) => {
+      const { flow: _f, operatorAction: _a, refunds: _r, ...rest } = i;
+      return rest;
+    };
+    expect(plan.intents.map(chargeOnly)).toEqual(before.intents.map(chargeOnly));
+    expect(plan.nemesis.filter((n) => !n.operation)).toEqual(before.nemesis);
+  }
 });

@@ -1,5 +1,6 @@
 import type { History } from '../history.ts';
 import type { IntentPlan, TenantCatalogue } from '../schedule.ts';
+import { runOperatorFlow } from './operator-flow.ts';
 import { type PayAnswer, readPaymentState, restPay, trpcPay } from './pay-transport.ts';
 
 export interface ClientContext {
@@ -22,8 +23,9 @@ export interface IntentResult {
  * One customer paying over REST or tRPC: double / triple submit, a lost first answer,
  * retries with the SAME key honouring `Retry-After` (capped backoff otherwise), giving up
  * after a few unknown answers, a key reused for another cart, a late duplicate after
- * success, then watching the payment until it is terminal. Every request goes into the
- * history as invoke + ok / fail / info.
+ * success, then watching the payment until it is terminal (or authorised); then the
+ * operator's capture, void or refunds of it, if the plan has any. Every request goes into
+ * the history as invoke + ok / fail / info.
  *
  * @example
  * await runHttpIntent(plan, ctx);
@@ -32,7 +34,11 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
   const tenant = ctx.catalogue(plan.tenantId);
   const transport = plan.transport === 'rest' ? restPay : trpcPay;
   const process = `client-${plan.transport}`;
-  const body = { lines: plan.lines, paymentMethod: plan.paymentMethod };
+  const body = {
+    lines: plan.lines,
+    paymentMethod: plan.paymentMethod,
+    ...(plan.flow === 'charge' ? {} : { capture: 'manual' as const }),
+  };
   const base = { intent: plan.id, tenantId: plan.tenantId, key: plan.key, process };
 
   const pay = async (f: 'pay' | 'reuse' | 'late', loseResponse: boolean, payload = body) => {
@@ -97,7 +103,8 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
     if (view.state) {
       complete('ok', { status: view.status, paymentId, state: view.state });
       shown = view.state;
-      if (view.terminal && lateAt === null) break;
+      // Authorised is as far as the customer's checkout goes: the operator takes it from there.
+      if ((view.terminal || view.state === 'authorized') && lateAt === null) break;
     } else {
       complete(view.status >= 400 && view.status < 500 ? 'fail' : 'info', {
         status: view.status,
@@ -107,6 +114,9 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
     }
     await ctx.sleep(pollMs);
     pollMs = Math.min(4_000, Math.round(pollMs * 1.5));
+  }
+  if (plan.operatorAction || plan.refunds.length > 0) {
+    await runOperatorFlow(plan, { paymentId, shown }, ctx);
   }
   return { paymentId, shown };
 }

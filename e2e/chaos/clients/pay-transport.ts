@@ -8,7 +8,13 @@ interface PayRequest {
   webUrl: string;
   apiKey: string;
   key: string;
-  body: { lines: { productId: string; quantity: number }[]; paymentMethod?: string };
+  body:
+    | {
+        lines: { productId: string; quantity: number }[];
+        paymentMethod?: string;
+        capture?: 'manual';
+      }
+    | OperatorInput;
   timeoutMs: number;
   loseResponse?: boolean;
 }
@@ -22,6 +28,15 @@ export interface PayAnswer {
   /** A stable code (`idempotency_key_in_use`, ...) or the network error. */
   error?: string;
   lostResponse?: boolean;
+  /** A refund's answer: the refund and its state. */
+  refundId?: string;
+  refundState?: string;
+}
+
+/** What an operator's capture, void or refund sends (`ops.*` input). */
+interface OperatorInput {
+  paymentId: string;
+  amount?: number;
 }
 
 export type PayTransport = (request: PayRequest) => Promise<PayAnswer>;
@@ -56,7 +71,12 @@ async function send(
   url: string,
   init: RequestInit,
   request: PayRequest,
-  read: (json: unknown) => { paymentId?: string; code?: string },
+  read: (json: unknown) => {
+    paymentId?: string;
+    code?: string;
+    refundId?: string;
+    refundState?: string;
+  },
 ): Promise<PayAnswer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error('client timeout')), request.timeoutMs);
@@ -74,8 +94,9 @@ async function send(
     } catch {
       json = undefined;
     }
-    const { paymentId, code } = read(json);
+    const { paymentId, code, refundId, refundState } = read(json);
     const base = {
+      ...(refundId ? { refundId, refundState } : {}),
       status: response.status,
       retryAfterSeconds: retryAfterOf(response),
       replayed: response.headers.get('idempotent-replayed') === 'true',
@@ -127,9 +148,24 @@ export const restPay: PayTransport = (request) =>
  * @example
  * const answer = await trpcPay({ webUrl, apiKey, key, body, timeoutMs: 5000 });
  */
-export const trpcPay: PayTransport = (request) =>
+export const trpcPay: PayTransport = (request) => trpcMutation('checkout.pay', request);
+
+/**
+ * The operator's capture, void or refund, as the cockpit sends it: a guarded `ops.*` tRPC
+ * mutation with the action's own Idempotency-Key, authorised by the merchant's API key (an
+ * operator credential).
+ *
+ * @example
+ * const answer = await operatorAction('ops.refundPayment')({ webUrl, apiKey, key, body: { paymentId, amount: 500 }, timeoutMs: 5000 });
+ */
+export const operatorAction =
+  (procedure: 'ops.capturePayment' | 'ops.voidPayment' | 'ops.refundPayment'): PayTransport =>
+  (request) =>
+    trpcMutation(procedure, request);
+
+const trpcMutation = (procedure: string, request: PayRequest) =>
   send(
-    `${request.webUrl}/api/trpc/checkout.pay`,
+    `${request.webUrl}/api/trpc/${procedure}`,
     {
       method: 'POST',
       headers: {
@@ -143,12 +179,14 @@ export const trpcPay: PayTransport = (request) =>
     (json) => {
       const body = json as
         | {
-            result?: { data?: { paymentId?: string } };
+            result?: { data?: { paymentId?: string; refundId?: string; status?: string } };
             error?: { message?: string; data?: { code?: string; idempotencyCode?: string } };
           }
         | undefined;
+      const data = body?.result?.data;
       return {
-        paymentId: body?.result?.data?.paymentId,
+        paymentId: data?.paymentId,
+        ...(data?.refundId ? { refundId: data.refundId, refundState: data.status } : {}),
         code: body?.error?.data?.idempotencyCode ?? body?.error?.data?.code ?? body?.error?.message,
       };
     },
