@@ -1,7 +1,13 @@
 import type { Database } from '@once/db';
-import { createIdempotency, type Idempotency, type IdempotencyEvent } from '@once/idempotency';
+import {
+  createCommitNoticeWatch,
+  createIdempotency,
+  type Idempotency,
+  type IdempotencyEvent,
+} from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/operator';
+import { subscribePoolNotices } from '@once/postgres';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
 import { SessionStartLimiter, type SessionStartLimits } from './auth/session-start-limit.ts';
 import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
@@ -10,6 +16,12 @@ import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
 import { createHttpProcessorLedger } from './processor/http-processor-ledger.ts';
 import { type ProcessorLedger, unconfiguredProcessorLedger } from './processor/processor-ledger.ts';
+
+// A COMMIT that stopped waiting for its synchronous standby reports success with a WARNING;
+// every pool of the process reports its notices here, and a request that completed its key
+// meanwhile is answered idempotency_outcome_unknown, never its 2xx.
+const commitNotices = createCommitNoticeWatch();
+subscribePoolNotices(commitNotices.onnotice);
 
 /** Everything the API needs from its process, built once at start. */
 export interface ApiDependencies {
@@ -130,6 +142,7 @@ export function createApiDependencies(options: {
     idempotencyEngine: createIdempotency({
       store: createDrizzleStore(options.db),
       operations: apiIdempotencyPoliciesFor(checkoutKeyTtlMs),
+      unreplicatedCommits: commitNotices.unreplicatedCommits,
       // Counts NEW keys only (replays and retries of a known key are never limited), per
       // principal, over a fixed window (one minute when deployed); see packages/idempotency "Limits".
       ...(maxNewKeysPerMinute > 0

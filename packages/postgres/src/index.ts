@@ -4,6 +4,7 @@
 // databases are `@once/postgres/testing`.
 export * from './crash-policy.ts';
 export * from './migration-runner.ts';
+export * from './pool-notices.ts';
 export * from './postgres-admin.ts';
 export * from './postgres-pool.ts';
 export * from './process-alive.ts';

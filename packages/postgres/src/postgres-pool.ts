@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { publishPoolNotice } from './pool-notices.ts';
 
 export interface CreateDatabaseClientOptions {
   /** Shown in pg_stat_activity, so an operator can tell web, worker and tests apart. */
@@ -15,7 +16,12 @@ export interface CreateDatabaseClientOptions {
 /**
  * The one way processes open a PostgreSQL pool: postgres.js with timeouts on every
  * connection, so a dead peer or a stuck lock fails fast instead of hanging. It loads no
- * schema, so the processor (its own database and schema) uses it too.
+ * schema, so the processor (its own database and schema) uses it too. A replicated cluster
+ * is one multi-host URL with `target_session_attrs=primary`
+ * (`postgres://u:p@h1:5432,h2:5432,h3:5432/db?target_session_attrs=primary`): postgres.js
+ * tries the hosts in order on every new connection and keeps the one not in recovery; after a
+ * failover the old primary's connections break and the next ones find the new primary.
+ * Notices go to `subscribePoolNotices`.
  *
  * @example
  * const sql = openPostgresPool(url, { applicationName: 'once-processor' });
@@ -23,7 +29,7 @@ export interface CreateDatabaseClientOptions {
 export function openPostgresPool(url: string, options: CreateDatabaseClientOptions): postgres.Sql {
   return postgres(url, {
     max: options.max ?? 10,
-    onnotice: () => {},
+    onnotice: publishPoolNotice,
     connect_timeout: 10,
     idle_timeout: 60,
     connection: {

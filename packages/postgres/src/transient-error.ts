@@ -2,8 +2,11 @@
 // (57P01 admin shutdown / pg_terminate_backend, 57P02 crash shutdown, 57P03 cannot connect
 // now: starting up or shutting down), a conflict the server resolved by aborting us (40001
 // serialization, 40P01 deadlock, 55P03 lock timeout), a cancelled statement (57014:
-// statement_timeout while the server was struggling).
+// statement_timeout while the server was struggling), a write refused by a read-only
+// transaction (25006: the node was demoted to a standby under a connection opened while it
+// was the primary; nothing was written, and a new connection finds the new primary).
 const TRANSIENT_SQLSTATES = new Set([
+  '25006',
   '57P01',
   '57P02',
   '57P03',
