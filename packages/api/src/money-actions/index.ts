@@ -7,13 +7,8 @@ export {
   type PaymentActionResult,
   voidPaymentInput,
 } from './authorization-action.types.ts';
-export {
-  type MerchantPayment,
-  type MerchantPaymentStatus,
-  merchantPaymentStatuses,
-  readMerchantPayment,
-} from './merchant-payment.ts';
-export { listMerchantRefunds, type MerchantRefund, merchantRefundOf } from './merchant-refund.ts';
+export { type MerchantPayment, readMerchantPayment } from './merchant-payment.ts';
+export { listMerchantRefunds, merchantRefundOf } from './merchant-refund.ts';
 export type { MoneyActionContext } from './money-action-context.ts';
 export { refundPayment } from './refund-payment.ts';
 export { type RefundResult, refundPaymentInput } from './refund-payment.types.ts';

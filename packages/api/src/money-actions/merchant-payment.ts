@@ -12,17 +12,15 @@ import { ApiError } from '../errors/api-error.ts';
  * one `succeeded`. `processing` also covers an authorised payment whose capture or void is
  * under way (accepted, not yet answered by the processor).
  */
-export const merchantPaymentStatuses = [
-  'processing',
-  'unknown',
-  'requires_action',
-  'requires_capture',
-  'succeeded',
-  'declined',
-  'failed',
-  'canceled',
-] as const;
-export type MerchantPaymentStatus = (typeof merchantPaymentStatuses)[number];
+type MerchantPaymentStatus =
+  | 'processing'
+  | 'unknown'
+  | 'requires_action'
+  | 'requires_capture'
+  | 'succeeded'
+  | 'declined'
+  | 'failed'
+  | 'canceled';
 
 /** Internal state -> what the merchant sees; an authorised payment is looked at apart. */
 const MERCHANT_STATUS: Record<Exclude<PaymentStatus, 'authorized'>, MerchantPaymentStatus> = {
@@ -44,7 +42,7 @@ const MERCHANT_STATUS: Record<Exclude<PaymentStatus, 'authorized'>, MerchantPaym
  * merchantPaymentStatus('authorized', { actionUnderWay: false }); // 'requires_capture'
  * merchantPaymentStatus('voided', { actionUnderWay: false }); // 'canceled'
  */
-export function merchantPaymentStatus(
+function merchantPaymentStatus(
   status: PaymentStatus,
   { actionUnderWay }: { actionUnderWay: boolean },
 ): MerchantPaymentStatus {

@@ -8,7 +8,7 @@ import type { RefundResult } from './refund-payment.types.ts';
  * processor's definite answer (written, sent, or unknown and being reconciled), then
  * `succeeded` or `failed`.
  */
-export type MerchantRefundStatus = 'pending' | 'succeeded' | 'failed';
+type MerchantRefundStatus = 'pending' | 'succeeded' | 'failed';
 
 /** A refund as the REST API and GraphQL show it. */
 export interface MerchantRefund {
@@ -30,7 +30,7 @@ export interface MerchantRefund {
  * @example
  * merchantRefundStatus('requested'); // 'pending'
  */
-export function merchantRefundStatus(status: RefundStatus): MerchantRefundStatus {
+function merchantRefundStatus(status: RefundStatus): MerchantRefundStatus {
   return status === 'succeeded' || status === 'failed' ? status : 'pending';
 }
 
