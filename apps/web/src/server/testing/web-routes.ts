@@ -12,6 +12,9 @@ import { createProcessorWebhookHandler } from '../processor-webhook.ts';
 import type { WebRuntime } from '../runtime.ts';
 import { createTrpcHandler } from '../trpc-handler.ts';
 
+/** A handler of `app/api/v1/payments/[id]/**` (the id from the path). */
+type PaymentRoute = (request: Request, paymentId: string) => Promise<Response>;
+
 /**
  * The same handlers `app/api/**\/route.ts` export, dispatched by path the way Next's router
  * would, for tests that serve them over real HTTP without starting Next.
@@ -21,16 +24,15 @@ export function webApiRoutes(getRuntime: () => Promise<WebRuntime>) {
   const postPayment = createPaymentsPostHandler(getRuntime);
   const getPayment = createPaymentGetHandler(getRuntime);
   // `app/api/v1/payments/[id]/<action>/route.ts`, by method.
-  const paymentRoutes: Record<string, Record<string, (r: Request, id: string) => Promise<Response>>> =
-    {
-      '': { GET: getPayment },
-      '/capture': { POST: createPaymentCaptureHandler(getRuntime) },
-      '/cancel': { POST: createPaymentCancelHandler(getRuntime) },
-      '/refunds': {
-        POST: createPaymentRefundHandler(getRuntime),
-        GET: createPaymentRefundsGetHandler(getRuntime),
-      },
-    };
+  const paymentRoutes: Record<string, Record<string, PaymentRoute>> = {
+    '': { GET: getPayment },
+    '/capture': { POST: createPaymentCaptureHandler(getRuntime) },
+    '/cancel': { POST: createPaymentCancelHandler(getRuntime) },
+    '/refunds': {
+      POST: createPaymentRefundHandler(getRuntime),
+      GET: createPaymentRefundsGetHandler(getRuntime),
+    },
+  };
   const webhook = createProcessorWebhookHandler(getRuntime);
   const health = createHealthHandler(getRuntime);
   const openApi = createOpenApiHandler();
