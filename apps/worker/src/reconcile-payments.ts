@@ -9,7 +9,7 @@ import type Stripe from 'stripe';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
-import { type ChallengeReconcileSummary, reconcileChallenges } from './reconcile-three-d-secure.ts';
+import { reconcileChallenges } from './reconcile-three-d-secure.ts';
 import { isUnsettled } from './unsettled-statuses.ts';
 
 export interface ReconcileOptions {
@@ -51,8 +51,12 @@ export interface ReconcileSummary {
   left: number;
   /** Unsettled payments (all tenants) that stayed undecided `stuckAfterChecks` times or more. */
   stuck: number;
-  /** Payments waiting for a 3-D Secure answer (`requires_action`), looked at in the same pass. */
-  challenges: ChallengeReconcileSummary;
+  /** Payments waiting for a 3-D Secure answer moved on by the processor's state of their intent. */
+  challengesSettled: number;
+  /** Challenges abandoned: intent canceled, payment `canceled`. */
+  challengesCanceled: number;
+  /** Challenges still waiting for the shopper (or not looked up): looked at again later. */
+  challengesWaiting: number;
 }
 
 const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
@@ -124,7 +128,9 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     failed: 0,
     left: 0,
     stuck: 0,
-    challenges: { examined: 0, settled: 0, canceled: 0, left: 0 },
+    challengesSettled: 0,
+    challengesCanceled: 0,
+    challengesWaiting: 0,
   };
   const candidates = await dueCandidates(sql, options);
 
@@ -229,7 +235,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     log('reconcile.settled', { payment: payment.id, was: payment.status, found: answer.found });
   }
 
-  summary.challenges = await reconcileChallenges({
+  const challenges = await reconcileChallenges({
     sql,
     processorFor: options.processorFor,
     log,
@@ -237,7 +243,10 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     recheckBackoff: options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
     batchSize: options.batchSize,
   });
-  summary.examined += summary.challenges.examined;
+  summary.examined += challenges.examined;
+  summary.challengesSettled = challenges.settled;
+  summary.challengesCanceled = challenges.canceled;
+  summary.challengesWaiting = challenges.left;
 
   summary.stuck = await countStuck(sql, options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS);
   if (summary.stuck > 0) {

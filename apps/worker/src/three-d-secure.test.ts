@@ -135,7 +135,7 @@ describe('3-D Secure: the worker records the challenge, the processor settles it
     await system.app.client
       .sql`update payments set reconcile_after = null where id = ${checkout.paymentId}`;
     const summary = await reconcile({ challengeAbandonAfterMs: 1 });
-    expect(summary.challenges.canceled).toBe(1);
+    expect(summary.challengesCanceled).toBe(1);
     expect(await paymentRow(checkout.paymentId)).toMatchObject({
       status: 'canceled',
       next_action_url: null,
