@@ -50,7 +50,7 @@ export interface CheckResult {
   convergence: { p50: number; p99: number; max: number; samples: number };
 }
 
-const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'captured', 'voided']);
+const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled']);
 /** The terminal states in which the processor holds the payment's one charge. */
 const CHARGED = new Set(['succeeded', 'captured']);
 /**

@@ -34,9 +34,9 @@ export const CARD_NUMBER_OF: Record<TestPaymentMethod, string> = {
  * capture). The others authorise first (`capture: 'manual'`) and leave the rest to the
  * merchant's operator: `capture` captures (all, or a part), `void` releases it, `expire`
  * waits past the processor's authorisation window and then tries to capture (the payment
- * must end voided or still authorised, with nothing captured). 3-D Secure shoppers join as
- * a flow of their own once the worker settles `requires_action` (today it is ambiguous to
- * it: apps/worker/src/charge-outcome.ts).
+ * must end voided or still authorised, with nothing captured). 3-D Secure shoppers are the
+ * next flow kind here: the app settles `requires_action` now, and their client has yet to
+ * answer (or leave) the processor's hosted challenge.
  */
 export type Flow = 'charge' | 'capture' | 'void' | 'expire';
 

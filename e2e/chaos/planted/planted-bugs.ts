@@ -42,6 +42,13 @@ const PROVED_BY: Record<string, readonly ViolationKind[]> = {
   'no-lease-fencing': ['double_charge'],
   // A charged payment settled `failed` on a 404: its state disagrees with the ledger.
   'reconciler-not-found-is-not-charged': ['state_disagrees_with_ledger'],
+  // A refund whose answer was lost is sent again, unkeyed and unlooked-for: money back beyond
+  // the app's refunds (or a second booking under its key).
+  'refund-without-downstream-key': ['double_refund'],
+  // A capture whose answer was lost is sent as new (a fresh key, no look at the intent): the
+  // processor refuses the second, the worker records the refusal, and the payment stays
+  // authorised while the ledger holds its capture.
+  'capture-fresh-key-on-retry': ['state_disagrees_with_ledger'],
 };
 
 /**
