@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts, ledgerEntries, webhookEvents } from '../db/schema/index.ts';
 import {
+  isLimitFaultKind,
   isMutatingOperation,
   isReadFaultKind,
   isReadOperation,
@@ -96,7 +97,12 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
     const kind = body.kind;
     if (
       typeof kind !== 'string' ||
-      !(isRequestFaultKind(kind) || isReadFaultKind(kind) || isWebhookFaultKind(kind))
+      !(
+        isRequestFaultKind(kind) ||
+        isLimitFaultKind(kind) ||
+        isReadFaultKind(kind) ||
+        isWebhookFaultKind(kind)
+      )
     ) {
       throw new AdminError(400, `Unknown fault kind: ${String(kind)}.`);
     }

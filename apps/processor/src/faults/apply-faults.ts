@@ -17,7 +17,8 @@ import {
  * know no fault by name.
  *
  * A mutation (`POST /v1/...`):
- * 1. `beforeKeyLayer`: `fail_before_charge` answers 500; nothing runs, the key stays untouched.
+ * 1. `beforeKeyLayer`: `fail_before_charge` answers 500, `rate_limit` and `lock_timeout` answer
+ *    429 as Stripe's limiters do ({@link limitRefusal}); nothing runs, the key stays untouched.
  * 2. `beforeWork`, inside the key's lease: `delay` with `when: before_charge` sleeps (a retry
  *    now sees the key in progress).
  * 3. `afterWork`, inside the work's transaction: `lag_ms` makes the changed object lag; the
@@ -75,6 +76,9 @@ export async function takeRequestFaults(
           message: 'Injected fault: fail_before_charge (nothing was charged).',
         });
       }
+      if (fault?.kind === 'rate_limit' || fault?.kind === 'lock_timeout') {
+        throw limitRefusal(fault.kind);
+      }
     },
     async beforeWork() {
       if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
@@ -87,6 +91,43 @@ export async function takeRequestFaults(
     },
     answer: (response, socket) => answerUnder(fault, response, socket),
   };
+}
+
+/**
+ * A 429 as Stripe's limiters send it. Stripe's limiters run before its idempotency layer, so
+ * a 429 leaves the key unused and a retry with the same key runs (docs.stripe.com,
+ * error-low-level: "rate limiters run before the API's idempotency layer").
+ * - `lock_timeout`: 429, code `lock_timeout`, Stripe's documented message (rate-limits,
+ *   "Object lock timeouts"), with `Stripe-Should-Retry: true`: the docs say Stripe's SDKs
+ *   retry lock timeouts and not rate limits, and stripe-node retries a 429 only when that
+ *   header says `true` (RequestSender._shouldRetry).
+ * - `rate_limit`: 429, code `rate_limit` (the error-codes page lists it; the 2015-09-08
+ *   changelog says 429s stopped carrying it: the code is kept so a client can tell the two
+ *   429s apart). No `Stripe-Should-Retry`: the docs say nothing of it on rate limits, and
+ *   its absence ("the API can't determine") is what keeps the SDKs from retrying them.
+ * The error `type` is `invalid_request_error` in both, as Stripe's rate-limit bodies carry
+ * it (the documented types have none of their own); the SDK maps any 429 to
+ * `StripeRateLimitError` by its status.
+ */
+function limitRefusal(kind: 'rate_limit' | 'lock_timeout'): StripeApiError {
+  if (kind === 'lock_timeout') {
+    return new StripeApiError(
+      429,
+      {
+        type: 'invalid_request_error',
+        code: 'lock_timeout',
+        message:
+          'This object cannot be accessed right now because another API request or Stripe process is currently accessing it. If you see this error intermittently, retry the request. If you see this error frequently and are making multiple concurrent requests to a single object, make your requests serially or at a lower rate.',
+      },
+      true,
+    );
+  }
+  return new StripeApiError(429, {
+    type: 'invalid_request_error',
+    code: 'rate_limit',
+    message:
+      'Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.',
+  });
 }
 
 async function answerUnder(

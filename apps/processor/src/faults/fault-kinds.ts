@@ -13,6 +13,14 @@ export const REQUEST_FAULT_KINDS = [
   'delay',
 ] as const;
 
+/**
+ * Faults that refuse an API request as Stripe's limiters do, before its idempotency layer
+ * (so the key is not used and a retry with it runs), matched like request faults: 429
+ * `rate_limit` (too many requests) and 429 `lock_timeout` (another request holds the
+ * object), the second with `Stripe-Should-Retry: true`.
+ */
+export const LIMIT_FAULT_KINDS = ['rate_limit', 'lock_timeout'] as const;
+
 /** Faults that act on a webhook delivery, matched by event type prefix. */
 export const WEBHOOK_FAULT_KINDS = ['duplicate_webhook', 'slow_webhook'] as const;
 
@@ -34,15 +42,19 @@ export const FAULT_KINDS = [
   ...REQUEST_FAULT_KINDS,
   ...WEBHOOK_FAULT_KINDS,
   ...READ_FAULT_KINDS,
+  ...LIMIT_FAULT_KINDS,
 ] as const;
 
 export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
+export type LimitFaultKind = (typeof LIMIT_FAULT_KINDS)[number];
 export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
 export type ReadFaultKind = (typeof READ_FAULT_KINDS)[number];
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const isRequestFaultKind = (kind: string): kind is RequestFaultKind =>
   (REQUEST_FAULT_KINDS as readonly string[]).includes(kind);
+export const isLimitFaultKind = (kind: string): kind is LimitFaultKind =>
+  (LIMIT_FAULT_KINDS as readonly string[]).includes(kind);
 export const isReadFaultKind = (kind: string): kind is ReadFaultKind =>
   (READ_FAULT_KINDS as readonly string[]).includes(kind);
 export const isWebhookFaultKind = (kind: string): kind is WebhookFaultKind =>

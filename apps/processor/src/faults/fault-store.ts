@@ -5,6 +5,8 @@ import { newObjectId } from '../stripe/object-ids.ts';
 import {
   type FaultKind,
   type FaultView,
+  LIMIT_FAULT_KINDS,
+  type LimitFaultKind,
   READ_FAULT_KINDS,
   REQUEST_FAULT_KINDS,
   type RequestFaultKind,
@@ -288,7 +290,7 @@ export async function recordUseObject(
 }
 
 export interface TakenRequestFault {
-  kind: RequestFaultKind;
+  kind: RequestFaultKind | LimitFaultKind;
   delayMs: number;
   when: 'before_charge' | 'after_charge';
   /** How long the touched object's reads and webhooks lag behind (0: they do not). */
@@ -297,7 +299,10 @@ export interface TakenRequestFault {
   useId: number;
 }
 
-/** The request fault (if any) that applies to this API request. */
+/** Every fault an API request can take: one at most, the oldest armed that matches. */
+const MUTATION_FAULT_KINDS = [...REQUEST_FAULT_KINDS, ...LIMIT_FAULT_KINDS];
+
+/** The request or limit fault (if any) that applies to this API request. */
 export async function takeRequestFault(
   db: ProcessorDatabase,
   accountId: string,
@@ -307,13 +312,13 @@ export async function takeRequestFault(
   use: { idempotencyKey: string | null; objectId: string | null },
 ): Promise<TakenRequestFault | undefined> {
   const upper = method.toUpperCase();
-  const row = await takeFault(db, accountId, REQUEST_FAULT_KINDS, upper, path, operation, {
+  const row = await takeFault(db, accountId, MUTATION_FAULT_KINDS, upper, path, operation, {
     operation,
     ...use,
   });
   if (!row) return undefined;
   return {
-    kind: row.kind as RequestFaultKind,
+    kind: row.kind as TakenRequestFault['kind'],
     delayMs: row.delayMs ?? 0,
     when: (row.delayWhen as 'before_charge' | 'after_charge' | null) ?? 'after_charge',
     lagMs: row.lagMs ?? 0,

@@ -41,6 +41,8 @@ const FAULT_BODIES: Record<ProcessorFaultSwitchName, Record<string, unknown>> = 
   processor_fail_after_charge: { kind: 'fail_after_charge' },
   processor_slow_webhook: { kind: 'slow_webhook', delay_ms: 5_000 },
   processor_duplicate_webhook: { kind: 'duplicate_webhook' },
+  processor_rate_limit: { kind: 'rate_limit' },
+  processor_lock_timeout: { kind: 'lock_timeout' },
 };
 
 const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
@@ -53,6 +55,10 @@ const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
     'the next confirm (the call that charges): the charge is made, then answered with a 500',
   processor_slow_webhook: 'the next webhook is delivered 5 s late',
   processor_duplicate_webhook: 'the next webhook is delivered twice (same event id)',
+  processor_rate_limit:
+    'the next confirm (the call that charges) is refused 429 rate_limit before anything runs; the worker retries the same key after a backoff',
+  processor_lock_timeout:
+    'the next confirm (the call that charges) is refused 429 lock_timeout (Stripe-Should-Retry: true) before anything runs; the worker retries the same key after a backoff',
 };
 
 /**

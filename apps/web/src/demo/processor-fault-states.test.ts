@@ -1,3 +1,4 @@
+import { PROCESSOR_FAULT_SWITCHES } from '@once/api/chaos-switchboard';
 import { describe, expect, it } from 'vitest';
 import { processorFaultStates } from './processor-fault-states.ts';
 
@@ -32,6 +33,7 @@ describe('processorFaultStates', () => {
       lastUse: null,
     });
     expect(of('processor_duplicate_webhook')).toMatchObject({ armed: false, lastUse: null });
-    expect(states).toHaveLength(6);
+    // One state per switch, in the switches' order.
+    expect(states.map((s) => s.switch)).toEqual([...PROCESSOR_FAULT_SWITCHES]);
   });
 });

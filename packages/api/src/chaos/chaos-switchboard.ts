@@ -28,6 +28,8 @@ export const PROCESSOR_FAULT_SWITCHES = [
   'processor_fail_after_charge',
   'processor_slow_webhook',
   'processor_duplicate_webhook',
+  'processor_rate_limit',
+  'processor_lock_timeout',
 ] as const;
 export type ProcessorFaultSwitchName = (typeof PROCESSOR_FAULT_SWITCHES)[number];
 
@@ -59,6 +61,8 @@ export const CHAOS_PRESS_COOLDOWN_MS: Record<ChaosSwitchName, number> = {
   processor_fail_after_charge: 2_000,
   processor_slow_webhook: 2_000,
   processor_duplicate_webhook: 2_000,
+  processor_rate_limit: 2_000,
+  processor_lock_timeout: 2_000,
 };
 
 export { PressCooldown } from './press-cooldown.ts';

@@ -13,7 +13,7 @@ export const faults = pgTable(
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.id),
-    /** fail_before_charge | charge_then_drop | delay | fail_after_charge | not_found | slow_webhook | duplicate_webhook */
+    /** One of `FAULT_KINDS` (faults/fault-kinds.ts). */
     kind: text('kind').notNull(),
     /** HTTP method to match (null: any). Webhook faults ignore it. */
     method: text('method'),

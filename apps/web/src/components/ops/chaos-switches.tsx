@@ -64,6 +64,14 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
     label: 'Processor: duplicate webhook',
     effect: 'Next webhook is delivered twice with the same event id.',
   },
+  processor_rate_limit: {
+    label: 'Processor: rate limit (429)',
+    effect: 'Next charge is refused 429 before anything runs; the worker retries the same key.',
+  },
+  processor_lock_timeout: {
+    label: 'Processor: lock timeout (429)',
+    effect: 'Next charge is refused 429 lock_timeout; the worker retries the same key.',
+  },
 };
 
 /** A switch as its button names it: `pg_crash_restart` -> "Crash-restart PostgreSQL". */
