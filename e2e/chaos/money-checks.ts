@@ -154,7 +154,10 @@ export function checkMoney(input: {
   for (const [id, answers] of groupBy(
     input.completions.filter(
       (e) =>
-        e.f === 'refund' && e.type === 'ok' && e.refundId && FINAL_REFUND.has(e.refundState ?? ''),
+        (e.f === 'refund' || e.f === 'status') &&
+        e.type === 'ok' &&
+        e.refundId &&
+        FINAL_REFUND.has(e.refundState ?? ''),
     ),
     (e) => `${e.tenantId}\u0000${e.refundId}`,
   )) {

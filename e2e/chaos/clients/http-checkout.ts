@@ -104,7 +104,7 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
       complete('ok', { status: view.status, paymentId, state: view.state });
       shown = view.state;
       // Authorised is as far as the customer's checkout goes: the operator takes it from there.
-      if ((view.terminal || view.state === 'authorized') && lateAt === null) break;
+      if ((view.terminal || view.state === 'requires_capture') && lateAt === null) break;
     } else {
       complete(view.status >= 400 && view.status < 500 ? 'fail' : 'info', {
         status: view.status,

@@ -1,22 +1,33 @@
 import type { ClientEvent } from '../history.ts';
 import type { IntentPlan, OperatorRequestPlan } from '../schedule.ts';
 import type { ClientContext } from './http-checkout.ts';
-import { operatorAction, type PayAnswer, readPaymentState } from './pay-transport.ts';
+import {
+  operatorAction,
+  type PayAnswer,
+  readPaymentState,
+  readRefundStates,
+} from './pay-transport.ts';
 
-/** States in which the payment holds money an operator may refund. */
-const RECEIVED = new Set(['succeeded', 'captured']);
-/** How long the operator watches an authorised payment for its capture or void to land. */
-const WATCH_ACTION_MS = 30_000;
+/**
+ * The payment as its merchant reads it (`GET /api/v1/payments/{id}`, Stripe's words): money
+ * received (charged, or captured) is `succeeded`; an authorisation `requires_capture`, then
+ * `processing` while its capture or void is under way.
+ */
+const RECEIVED = 'succeeded';
+const AUTHORISED = new Set(['requires_capture', 'processing']);
+/** How long the operator watches a capture or void, or its refunds, for the answer. */
+const WATCH_MS = 30_000;
 
 /**
  * The merchant's operator acting on one customer's payment once it settled: the planned
  * capture or void of an authorisation (after the authorisation window for the `expire`
- * flow), watched until the payment leaves `authorized`; then each planned refund in turn,
- * while the payment holds money. Every request is recorded like a checkout's (invoke, then
- * ok / fail / info), with the payment state the operator reads in between.
+ * flow), watched until the payment is no longer authorised; then each planned refund in
+ * turn, while the payment holds money, and the refunds read until each is final. Every
+ * request is recorded like a checkout's (invoke, then ok / fail / info), with the payment
+ * and refund states the operator reads in between.
  *
  * @example
- * await runOperatorFlow(plan, { paymentId, shown: 'authorized' }, ctx);
+ * await runOperatorFlow(plan, { paymentId, shown: 'requires_capture' }, ctx);
  */
 export async function runOperatorFlow(
   plan: IntentPlan,
@@ -47,23 +58,64 @@ export async function runOperatorFlow(
       complete('info', { status: view.status, paymentId: payment.paymentId, error: view.error });
   };
 
-  if (plan.operatorAction && shown === 'authorized') {
+  if (plan.operatorAction && shown === 'requires_capture') {
     await ctx.sleep(plan.operatorAction.afterMs);
     const f = plan.flow === 'void' ? 'void' : 'capture';
     const answer = await sendUntilDefinite(plan, payment.paymentId, f, plan.operatorAction, ctx);
     if (answer?.type === 'ok') {
-      const until = ctx.history.elapsed() + WATCH_ACTION_MS;
-      for (let pollMs = 500; ctx.history.elapsed() < Math.min(until, ctx.deadlineAt()); ) {
+      await watch(ctx, async () => {
         await readState();
-        if (shown !== 'authorized') break;
-        await ctx.sleep(pollMs);
-        pollMs = Math.min(3_000, pollMs * 2);
-      }
+        return !AUTHORISED.has(shown ?? '');
+      });
     }
   }
+  let refunded = 0;
   for (const refund of plan.refunds) {
-    if (!shown || !RECEIVED.has(shown) || ctx.history.elapsed() > ctx.deadlineAt()) return;
-    await sendUntilDefinite(plan, payment.paymentId, 'refund', refund, ctx);
+    if (shown !== RECEIVED || ctx.history.elapsed() > ctx.deadlineAt()) break;
+    const answer = await sendUntilDefinite(plan, payment.paymentId, 'refund', refund, ctx);
+    if (answer?.type === 'ok') refunded++;
+  }
+  // The operator reads the refunds until each is final; each one shown goes into the history.
+  if (refunded > 0) {
+    await watch(ctx, async () => {
+      const complete = ctx.history.invoke({
+        intent: plan.id,
+        tenantId: plan.tenantId,
+        key: plan.key,
+        process,
+        f: 'status',
+      });
+      const read = await readRefundStates(
+        ctx.webUrl(),
+        tenant.apiKey,
+        payment.paymentId,
+        plan.clientTimeoutMs,
+      );
+      if (!read.refunds) {
+        complete('info', { status: read.status, paymentId: payment.paymentId, error: read.error });
+        return false;
+      }
+      complete('ok', { status: read.status, paymentId: payment.paymentId });
+      for (const r of read.refunds) {
+        ctx.history.invoke({
+          intent: plan.id,
+          tenantId: plan.tenantId,
+          key: plan.key,
+          process,
+          f: 'status',
+        })('ok', { paymentId: payment.paymentId, refundId: r.refundId, refundState: r.status });
+      }
+      return read.refunds.every((r) => r.status !== 'pending');
+    });
+  }
+}
+
+/** Polls `done` with a growing pause until it holds, for {@link WATCH_MS} at most. */
+async function watch(ctx: ClientContext, done: () => Promise<boolean>): Promise<void> {
+  const until = Math.min(ctx.history.elapsed() + WATCH_MS, ctx.deadlineAt());
+  for (let pollMs = 500; ctx.history.elapsed() < until; pollMs = Math.min(3_000, pollMs * 2)) {
+    if (await done()) return;
+    await ctx.sleep(pollMs);
   }
 }
 

@@ -215,3 +215,29 @@ export async function readPaymentState(
     return { status: 0, error: (error as Error).message };
   }
 }
+
+/** A payment's refunds as `GET /api/v1/payments/:id/refunds` shows them, or why not. */
+export async function readRefundStates(
+  webUrl: string,
+  apiKey: string,
+  paymentId: string,
+  timeoutMs: number,
+): Promise<{ status: number; refunds?: { refundId: string; status: string }[]; error?: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(
+      `${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}/refunds`,
+      { headers: { authorization: `Bearer ${apiKey}` }, signal },
+    );
+    const body = (await beforeAbort(
+      response.json().catch(() => undefined),
+      signal,
+    )) as { refunds?: { refundId: string; status: string }[] } | undefined;
+    if (!response.ok || !body?.refunds) {
+      return { status: response.status, error: `http_${response.status}` };
+    }
+    return { status: response.status, refunds: body.refunds };
+  } catch (error) {
+    return { status: 0, error: (error as Error).message };
+  }
+}
