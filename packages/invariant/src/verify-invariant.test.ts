@@ -86,6 +86,16 @@ describe('verifyInvariant with manual capture', () => {
     expect(await kinds()).toEqual(['double_charge', 'wrong_amount']);
   });
 
+  it('reports an authorisation captured twice (a double capture)', async () => {
+    const paid = await seedCheckout(app.client.sql);
+    await app.client
+      .sql`update payments set capture_method = 'manual' where id = ${paid.paymentId}`;
+    await charge(paid.paymentId, 'once_capture_act_1', 'pi_m', 'tenant_a', { amount: 1500 });
+    await charge(paid.paymentId, 'once_capture_act_2', 'pi_m2', 'tenant_a', { amount: 1500 });
+    await capture(paid.paymentId, 1500);
+    expect(await kinds()).toEqual(['double_capture']);
+  });
+
   it('reports a charge of a payment the app holds authorised or voided', async () => {
     const authorised = await seedCheckout(app.client.sql);
     const voided = await seedCheckout(app.client.sql);
@@ -151,6 +161,32 @@ describe('verifyInvariant with refunds', () => {
     await ledgerRefund(paid.paymentId, 'k1', 1999);
     await ledgerRefund(paid.paymentId, 'k2', 1);
     expect(await kinds()).toEqual(['over_refund', 'refund_mismatch']);
+  });
+
+  it('reports refunds the app holds over what the payment received', async () => {
+    const paid = await paidPayment();
+    await appRefund(paid.paymentId, 'rf_1', 1500);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_1', 1500);
+    await appRefund(paid.paymentId, 'rf_2', 1000);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_2', 1000);
+    const found = (await check()).violations.filter((v) => v.kind === 'over_refund');
+    expect(found.map((v) => v.detail)).toEqual([
+      'the ledger refunded 2500, it charged 1999',
+      'the app holds 2500 refunded of 1999 received',
+    ]);
+  });
+
+  it('converged, money is conserved: money refunded that names no payment is reported', async () => {
+    const paid = await paidPayment();
+    await ledger`
+      insert into ledger_entries (account_id, kind, payment_intent_id, charge_id, refund_id, amount, currency, idempotency_key)
+      values ('acct_tenant_a', 'refund', 'pi_1', 'ch_pi_1', 're_x', 500, 'usd', 'k_x')`;
+    expect(await kinds()).toEqual(['money_not_conserved']);
+    expect(await kinds(false)).toEqual([]);
+    await ledger`delete from ledger_entries where refund_id = 're_x'`;
+    await appRefund(paid.paymentId, 'rf_1', 500);
+    await ledgerRefund(paid.paymentId, 'once_refund_rf_1', 500);
+    expect(await kinds()).toEqual([]);
   });
 
   it('an unanswered refund is not converged', async () => {

@@ -26,6 +26,8 @@ export type ViolationKind =
   | 'double_refund'
   | 'over_refund'
   | 'refund_mismatch'
+  | 'double_capture'
+  | 'money_not_conserved'
   | 'not_converged';
 
 export interface InvariantViolation {
@@ -48,6 +50,8 @@ interface PaymentRow {
   amount: number;
   /** What a capture took (`captured` only): its one charge is of this amount. */
   amount_captured: number | null;
+  /** `manual`: an authorisation, its one charge booked by its capture. */
+  capture_method: string;
   idempotency_key: string;
   downstream_key: string;
   processor_payment_intent_id: string | null;
@@ -80,7 +84,8 @@ interface LedgerChargeRow {
 /**
  * Checks the exactly-once invariant (packages/invariant/README.md) from the two databases,
  * for every payment:
- * - the processor's ledger holds at most one charge per payment and per downstream key;
+ * - the processor's ledger holds at most one charge per payment and per downstream key (an
+ *   authorisation's charge is its capture: captured once);
  * - the app holds exactly one payment per checkout intent (tenant, Idempotency-Key), and
  *   every charge in the ledger is accounted for: one without payment metadata, or naming a
  *   payment the app does not hold, is a violation;
@@ -91,8 +96,8 @@ interface LedgerChargeRow {
  * - at most one refund per refund key, and a payment's refunds (net of refunds that failed
  *   and gave the money back) never exceed what was charged for it;
  * - with `converged`: no payment is `processing`/`unknown` and no capture, void or refund is
- *   still unanswered, so states equal the ledger's, and what the app holds refunded equals
- *   what the ledger refunded.
+ *   still unanswered, so states equal the ledger's, what the app holds refunded equals
+ *   what the ledger refunded, and money is conserved per payment and per tenant.
  *
  * @example
  * const report = await verifyInvariant({ databaseUrl, processorDatabaseUrl, converged: true });
@@ -103,7 +108,7 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
   const processor = postgres(options.processorDatabaseUrl, { max: 1, onnotice: () => {} });
   try {
     const payments = await app<PaymentRow[]>`
-      select tenant_id, id, status, amount, amount_captured, idempotency_key,
+      select tenant_id, id, status, amount, amount_captured, capture_method, idempotency_key,
              downstream_key, processor_payment_intent_id,
              (select count(*)::int from payment_actions as action
                where action.tenant_id = payment.tenant_id and action.payment_id = payment.id
@@ -123,14 +128,14 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
       select account_id, amount::float8 as amount, idempotency_key,
              metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
       from ledger_entries where kind = 'refund' order by seq`;
-    return {
-      payments: payments.length,
-      ledgerCharges: charges.length,
-      violations: [
-        ...findViolations(payments, charges, options),
-        ...findRefundViolations(payments, charges, refunds, options),
-      ],
-    };
+    const violations = [
+      ...findViolations(payments, charges, options),
+      ...findRefundViolations(payments, charges, refunds, options),
+    ];
+    if (options.converged) {
+      violations.push(...findMoneyViolations(payments, charges, refunds, violations));
+    }
+    return { payments: payments.length, ledgerCharges: charges.length, violations };
   } finally {
     await Promise.all([app.end({ timeout: 5 }), processor.end({ timeout: 5 })]);
   }
@@ -212,10 +217,12 @@ function findViolations(
     const base = { tenantId: payment.tenant_id, paymentId: payment.id };
     const charged = chargesByPayment.get(paymentKey(payment.tenant_id, payment.id)) ?? [];
     if (charged.length > 1) {
+      // An authorisation's charge is booked by its capture: two are one payment captured twice.
+      const manual = payment.capture_method === 'manual';
       violations.push({
         ...base,
-        kind: 'double_charge',
-        detail: `${charged.length} charges: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
+        kind: manual ? 'double_capture' : 'double_charge',
+        detail: `${charged.length} ${manual ? 'captures' : 'charges'}: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
       });
     }
     const expected =
@@ -315,6 +322,13 @@ function findRefundViolations(
         detail: `the ledger refunded ${ledgerRefunded}, it charged ${charged.get(key) ?? 0}`,
       });
     }
+    if (payment.refunded > receivedOf(payment)) {
+      violations.push({
+        ...base,
+        kind: 'over_refund',
+        detail: `the app holds ${payment.refunded} refunded of ${receivedOf(payment)} received`,
+      });
+    }
     if (options.converged && payment.open_refunds > 0) {
       violations.push({
         ...base,
@@ -326,6 +340,83 @@ function findRefundViolations(
         ...base,
         kind: 'refund_mismatch',
         detail: `the app holds ${payment.refunded} refunded, the ledger ${ledgerRefunded}`,
+      });
+    }
+  }
+  return violations;
+}
+
+/** What the processor should hold for a payment: its amount, or the part its capture took. */
+function receivedOf(payment: PaymentRow): number {
+  if (payment.status === 'succeeded') return payment.amount;
+  if (payment.status === 'captured') return payment.amount_captured ?? 0;
+  return 0;
+}
+
+/**
+ * Converged, money is conserved: per payment, what the ledger kept (charges minus refunds,
+ * a failed refund's return negative) is what it received minus what the app holds refunded;
+ * per tenant, the same over all its money, so money no payment names shows too. A payment
+ * another rule already reported is not reported again.
+ */
+function findMoneyViolations(
+  payments: PaymentRow[],
+  charges: LedgerChargeRow[],
+  refunds: LedgerRefundRow[],
+  reported: readonly InvariantViolation[],
+): InvariantViolation[] {
+  const violations: InvariantViolation[] = [];
+  const kept = new Map<string, number>();
+  const keyOf = (tenantId: string | null, paymentId: string | null) =>
+    `${tenantId}\u0000${paymentId}`;
+  for (const c of charges)
+    kept.set(
+      keyOf(c.tenant_id, c.payment_id),
+      (kept.get(keyOf(c.tenant_id, c.payment_id)) ?? 0) + c.amount,
+    );
+  for (const r of refunds)
+    kept.set(
+      keyOf(r.tenant_id, r.payment_id),
+      (kept.get(keyOf(r.tenant_id, r.payment_id)) ?? 0) - r.amount,
+    );
+  const flagged = new Set(reported.map((v) => keyOf(v.tenantId, v.paymentId ?? null)));
+  const owedByTenant = new Map<string, number>();
+  for (const payment of payments) {
+    const owed = receivedOf(payment) - payment.refunded;
+    owedByTenant.set(payment.tenant_id, (owedByTenant.get(payment.tenant_id) ?? 0) + owed);
+    const key = keyOf(payment.tenant_id, payment.id);
+    const net = kept.get(key) ?? 0;
+    if (net !== owed && !flagged.has(key)) {
+      violations.push({
+        kind: 'money_not_conserved',
+        tenantId: payment.tenant_id,
+        paymentId: payment.id,
+        detail: `the ledger kept ${net} (charges minus refunds), the payment is owed ${owed}`,
+      });
+    }
+  }
+  const keptByTenant = new Map<string, number>();
+  for (const c of charges) {
+    const tenant = c.tenant_id ?? c.account_id;
+    keptByTenant.set(tenant, (keptByTenant.get(tenant) ?? 0) + c.amount);
+  }
+  for (const r of refunds) {
+    const tenant = r.tenant_id ?? r.account_id;
+    keptByTenant.set(tenant, (keptByTenant.get(tenant) ?? 0) - r.amount);
+  }
+  const tenantsReported = new Set(reported.map((v) => v.tenantId));
+  for (const tenant of new Set([...keptByTenant.keys(), ...owedByTenant.keys()])) {
+    const net = keptByTenant.get(tenant) ?? 0;
+    const owed = owedByTenant.get(tenant) ?? 0;
+    if (
+      net !== owed &&
+      !tenantsReported.has(tenant) &&
+      !violations.some((v) => v.tenantId === tenant)
+    ) {
+      violations.push({
+        kind: 'money_not_conserved',
+        tenantId: tenant,
+        detail: `the ledger kept ${net} in all, the tenant's payments are owed ${owed}`,
       });
     }
   }
