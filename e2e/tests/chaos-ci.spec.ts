@@ -11,7 +11,8 @@ import { runChaos } from '../chaos/run-chaos.ts';
  * every fault kind bit (a processor fault consumed, a storm terminated backends), no client
  * crashed, and each of the profile's floors (`PROFILES.ci.floors`: payments made, browser
  * customers started and paid, ok answers, kills inside an ambiguity window, committed lost
- * responses, lease takeovers, expiries crossed) was reached.
+ * responses, lease takeovers, expiries crossed, a capture and refunds by the operator's
+ * money flows) was reached.
  * The seed is fixed ({@link CI_SEED}) so `npm test` is reproducible: the same plan every
  * run (only process timing differs). ONCE_CHAOS_SEED runs another seed; a random search
  * belongs to `npm run chaos`. A failure names the exact `npm run chaos` command that
