@@ -37,6 +37,11 @@ export interface ReconcileOptions {
    * abandoned: its intent is canceled and the payment `canceled` (default 15 min).
    */
   challengeAbandonAfterMs?: number;
+  /**
+   * Next look at a challenge still unanswered (default 5 s doubling to 1 min): a shopper
+   * back from the bank waits on it when the webhook is lost, so it starts short.
+   */
+  challengeRecheckBackoff?: BackoffPolicy;
 }
 
 export interface ReconcileSummary {
@@ -62,6 +67,7 @@ export interface ReconcileSummary {
 const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 const DEFAULT_STUCK_AFTER_CHECKS = 5;
 const DEFAULT_CHALLENGE_ABANDON_AFTER_MS = 15 * 60_000;
+const DEFAULT_CHALLENGE_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 60_000 };
 
 interface Candidate {
   tenant_id: string;
@@ -240,7 +246,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     processorFor: options.processorFor,
     log,
     abandonAfterMs: options.challengeAbandonAfterMs ?? DEFAULT_CHALLENGE_ABANDON_AFTER_MS,
-    recheckBackoff: options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
+    recheckBackoff: options.challengeRecheckBackoff ?? DEFAULT_CHALLENGE_RECHECK_BACKOFF,
     batchSize: options.batchSize,
   });
   summary.examined += challenges.examined;

@@ -45,6 +45,7 @@ const reconcile = (options: Partial<ReconcileOptions> = {}) =>
     olderThanMs: 0,
     maxRequeues: 3,
     recheckBackoff: { baseMs: 1, maxMs: 1 },
+    challengeRecheckBackoff: { baseMs: 1, maxMs: 1 },
     ...options,
   });
 
@@ -93,8 +94,6 @@ describe('3-D Secure: the worker records the challenge, the processor settles it
       expect(`${back.origin}${back.pathname}`).toBe(RETURN_URL);
       expect(back.searchParams.get('payment_intent')).toBe(waiting.processor_payment_intent_id);
 
-      await system.app.client
-        .sql`update payments set reconcile_after = null where id = ${checkout.paymentId}`;
       await reconcile();
       expect(await paymentRow(checkout.paymentId)).toEqual({
         status: 'succeeded',
@@ -132,8 +131,6 @@ describe('3-D Secure: the worker records the challenge, the processor settles it
     await reconcile({ challengeAbandonAfterMs: 60_000 });
     expect((await paymentRow(checkout.paymentId)).status).toBe('requires_action');
 
-    await system.app.client
-      .sql`update payments set reconcile_after = null where id = ${checkout.paymentId}`;
     const summary = await reconcile({ challengeAbandonAfterMs: 1 });
     expect(summary.challengesCanceled).toBe(1);
     expect(await paymentRow(checkout.paymentId)).toMatchObject({
