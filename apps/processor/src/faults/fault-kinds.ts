@@ -100,6 +100,8 @@ export const READ_OPERATIONS = [
   'payment_intents.retrieve',
   'refunds.retrieve',
   'refunds.list',
+  'events.list',
+  'events.retrieve',
 ] as const;
 
 export type MutatingOperation = (typeof MUTATING_OPERATIONS)[number];

@@ -1,6 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
+import { listEvents, retrieveEvent } from '../events/read-events.ts';
 import { applyReadFault, takeRequestFaults } from '../faults/apply-faults.ts';
 import type { MutatingOperation, ReadOperationName } from '../faults/fault-kinds.ts';
 import { cancelPaymentIntent } from '../payments/cancel-payment-intent.ts';
@@ -21,7 +22,8 @@ import type {
   ReadOperation,
   StripeOperation,
 } from '../stripe/stripe-operation.ts';
-import { stripeResponse } from '../stripe/stripe-response.ts';
+import { newRequestId, stripeResponse } from '../stripe/stripe-response.ts';
+import { markEventRequest } from '../webhooks/enqueue-event.ts';
 import { authenticate } from './authenticate.ts';
 
 export interface StripeApiOptions {
@@ -98,6 +100,9 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
           // Inside the key's lease: a retry arriving now sees it in progress (409).
           await faults.beforeWork();
           return db.transaction(async (tx) => {
+            const requestId = newRequestId();
+            // The events this request's work writes name it (`event.request.id`).
+            await markEventRequest(tx, requestId);
             const result = await operation(tx, {
               account,
               params,
@@ -107,7 +112,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
               challengeBaseUrl: options.publicUrl ?? new URL(request.url).origin,
             });
             await faults.afterWork(tx, account.id, result);
-            const rendered = stripeResponse(result);
+            const rendered = stripeResponse(result, requestId);
             // `complete` reads `rendered` for the store; the guard sends the same status, headers and body.
             await exec.complete(tx, rendered);
             return rendered;
@@ -136,5 +141,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   app.post('/v1/refunds', mutate('refunds.create', createRefund));
   app.get('/v1/refunds', read('refunds.list', listRefunds));
   app.get('/v1/refunds/:id', read('refunds.retrieve', retrieveRefund));
+  app.get('/v1/events', read('events.list', listEvents));
+  app.get('/v1/events/:id', read('events.retrieve', retrieveEvent));
   return app;
 }

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { StripeResult } from './stripe-operation.ts';
 
+/** A new Stripe request id (`req_...`): one per API request, as its `Request-Id` header. */
+export const newRequestId = () => `req_${randomBytes(8).toString('hex')}`;
+
 /** A Stripe JSON response with a `Request-Id`, as the SDK expects. */
-export function stripeResponse(result: StripeResult): Response {
+export function stripeResponse(result: StripeResult, requestId = newRequestId()): Response {
   return new Response(JSON.stringify(result.body, null, 2), {
     status: result.status,
-    headers: {
-      'content-type': 'application/json',
-      'request-id': `req_${randomBytes(8).toString('hex')}`,
-    },
+    headers: { 'content-type': 'application/json', 'request-id': requestId },
   });
 }
 

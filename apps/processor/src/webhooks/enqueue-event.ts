@@ -19,6 +19,27 @@ export type WebhookEventType =
 const EVENT_API_VERSION = '2026-10-28.endive';
 
 /**
+ * Marks `tx` as the work of the API request `requestId` (a transaction-local setting), so
+ * every event it writes carries `request.id`. Events written by no API request (an async
+ * refund settling, an authorisation expiring) carry `request: { id: null, idempotency_key:
+ * null }`, which Stripe documents as "the event was automatic".
+ *
+ * @example
+ * await markEventRequest(tx, 'req_0123abcd');
+ */
+export async function markEventRequest(tx: ProcessorTransaction, requestId: string): Promise<void> {
+  await tx.execute(sql`select set_config('once.request_id', ${requestId}, true)`);
+}
+
+/** The API request whose transaction this is (see {@link markEventRequest}); null: none. */
+async function eventRequestId(tx: ProcessorTransaction): Promise<string | null> {
+  const [row] = await tx.execute<{ id: string | null }>(
+    sql`select nullif(current_setting('once.request_id', true), '') as id`,
+  );
+  return row?.id ?? null;
+}
+
+/**
  * Writes a Stripe `event` into the outbox inside the caller's transaction: the event
  * exists exactly when the change it describes committed. The payload text is frozen
  * here, so redeliveries send identical bytes under the same `evt_` id.
@@ -36,6 +57,7 @@ export async function enqueueEvent(
   },
 ): Promise<string> {
   const id = newObjectId('evt');
+  const requestId = await eventRequestId(tx);
   const event = {
     id,
     object: 'event',
@@ -46,7 +68,7 @@ export async function enqueueEvent(
     data: { object: input.object },
     livemode: false,
     pending_webhooks: 1,
-    request: { id: null, idempotency_key: input.idempotencyKey },
+    request: { id: requestId, idempotency_key: input.idempotencyKey },
     type: input.type,
   };
   await tx.insert(webhookEvents).values({

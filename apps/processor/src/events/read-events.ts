@@ -1,0 +1,111 @@
+import { and, desc, eq, inArray, isNotNull, isNull, like, type SQL, sql } from 'drizzle-orm';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import { webhookEvents } from '../db/schema/index.ts';
+import type { FormParams } from '../stripe/form-params.ts';
+import { readBoolean, readInteger, readObject, readString } from '../stripe/read-params.ts';
+import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
+import type { ReadOperation } from '../stripe/stripe-operation.ts';
+import { stripeListPage } from '../stripe/stripe-response.ts';
+
+type EventRow = typeof webhookEvents.$inferSelect;
+
+/** An event as it was sent: its frozen payload (the same bytes every delivery signs). */
+const renderEvent = (row: EventRow): unknown => JSON.parse(row.payload);
+
+async function loadEvent(
+  db: ProcessorDatabase | ProcessorTransaction,
+  accountId: string,
+  id: string,
+  param = 'id',
+): Promise<EventRow> {
+  const [row] = await db
+    .select()
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.id, id), eq(webhookEvents.accountId, accountId)));
+  if (!row) throw resourceMissing('event', id, param);
+  return row;
+}
+
+/** `GET /v1/events/:id` */
+export const retrieveEvent: ReadOperation = async (db, { account, pathParams }) => ({
+  status: 200,
+  body: renderEvent(await loadEvent(db, account.id, pathParams.id!)),
+});
+
+/**
+ * `type` (one name, or a group with `*` as a wildcard: `refund.*`) or `types[]` (up to 20
+ * names), not both: Stripe's rules.
+ */
+function typeCondition(params: FormParams): SQL | undefined {
+  const type = readString(params, 'type');
+  const types = params.types;
+  if (type !== undefined && types !== undefined) {
+    throw invalidParam('types', 'You may pass either `type` or `types`, but not both.');
+  }
+  if (type !== undefined) {
+    if (!type.includes('*')) return eq(webhookEvents.type, type);
+    const pattern = type.replace(/[\\%_]/g, (c) => `\\${c}`).replaceAll('*', '%');
+    return like(webhookEvents.type, pattern);
+  }
+  if (types === undefined) return undefined;
+  if (!Array.isArray(types) || types.length > 20 || types.some((t) => typeof t !== 'string')) {
+    throw invalidParam('types', 'types must be an array of up to 20 event names.');
+  }
+  return inArray(webhookEvents.type, types as string[]);
+}
+
+/** `created` as a Unix time, or a range `created[gt|gte|lt|lte]` (seconds). */
+function createdConditions(params: FormParams): SQL[] {
+  const createdAt = sql`extract(epoch from ${webhookEvents.createdAt})::bigint`;
+  if (typeof params.created === 'string') {
+    return [sql`${createdAt} = ${readInteger(params, 'created')}`];
+  }
+  const range = readObject(params, 'created');
+  if (!range) return [];
+  const operators = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+  return Object.entries(operators).flatMap(([bound, operator]) => {
+    const value = readInteger(range, bound);
+    return value === undefined ? [] : [sql`${createdAt} ${sql.raw(operator)} ${value}`];
+  });
+}
+
+/**
+ * `GET /v1/events`: the account's events, newest first; `type` / `types[]`, `created`,
+ * `delivery_success`, `limit` (1-100), `starting_after`. `delivery_success=false` lists the
+ * events not delivered yet: still being retried, or given up on (Stripe: "still pending or
+ * have failed all delivery attempts"); `true`, those delivered. This processor has one
+ * webhook endpoint, so "all webhooks delivered" is that one delivery.
+ *
+ * Stripe keeps events 30 days; this processor keeps them as long as its database does.
+ */
+export const listEvents: ReadOperation = async (db, { account, params }) => {
+  const limit = readInteger(params, 'limit') ?? 10;
+  if (limit < 1 || limit > 100) throw invalidParam('limit', 'Limit must be between 1 and 100.');
+  const conditions: (SQL | undefined)[] = [
+    eq(webhookEvents.accountId, account.id),
+    typeCondition(params),
+    ...createdConditions(params),
+  ];
+  const delivered = readBoolean(params, 'delivery_success');
+  if (delivered !== undefined) {
+    conditions.push(
+      delivered ? isNotNull(webhookEvents.deliveredAt) : isNull(webhookEvents.deliveredAt),
+    );
+  }
+  const startingAfter = readString(params, 'starting_after');
+  if (startingAfter) {
+    const cursor = await loadEvent(db, account.id, startingAfter, 'starting_after');
+    // Compared in the database: a JS Date would drop the microseconds of `created_at`, and
+    // the events one transaction writes share it (only their ids tell them apart).
+    conditions.push(
+      sql`(${webhookEvents.createdAt}, ${webhookEvents.id}) < (select created_at, id from ${webhookEvents} where id = ${cursor.id})`,
+    );
+  }
+  const rows = await db
+    .select()
+    .from(webhookEvents)
+    .where(and(...conditions))
+    .orderBy(desc(webhookEvents.createdAt), desc(webhookEvents.id))
+    .limit(limit + 1);
+  return stripeListPage(rows, limit, renderEvent, '/v1/events');
+};
