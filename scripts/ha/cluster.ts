@@ -55,22 +55,13 @@ function serviceUser(): { uid: number; gid: number; prefix: string[] } | undefin
   return { uid, gid, prefix: ['runuser', '-u', 'postgres', '--'] };
 }
 
-/** The process group of a running pid, or undefined when it is gone. */
-function processGroupOf(pid: number): number | undefined {
-  try {
-    const out = execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)])
-      .toString()
-      .trim();
-    return out ? Number(out) : undefined;
-  } catch {
-    return undefined;
-  }
+function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
+  if (pgid) signalProcess(-pgid, signal);
 }
 
-function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pgid) return;
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pgid, signal);
+    process.kill(pid, signal);
   } catch {
     // Already gone.
   }
@@ -186,22 +177,40 @@ export class HaCluster {
     this.patroni.set(name, this.spawnAs(['patroni', configFile], name));
   }
 
-  /** The postmaster's process group (Patroni starts it in a session of its own). */
-  private postmasterGroup(name: HaNodeName): number | undefined {
+  /**
+   * The node's PostgreSQL processes: the postmaster, then its children. Each child makes
+   * itself a process group leader (PostgreSQL's InitPostmasterChild calls setsid), so a
+   * signal to the postmaster's group misses the backends: a stopped postmaster's backends go
+   * on serving their connections, and a killed one's finish what they are doing.
+   */
+  private postgresProcesses(name: HaNodeName): number[] {
+    let postmaster: number;
     try {
-      const pid = Number(
+      postmaster = Number(
         readFileSync(path.join(this.dir, name, 'postmaster.pid'), 'utf8').split('\n')[0],
       );
-      return pid ? processGroupOf(pid) : undefined;
     } catch {
-      return undefined;
+      return [];
     }
+    if (!postmaster) return [];
+    let children: number[] = [];
+    try {
+      children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)])
+        .toString()
+        .split('\n')
+        .map(Number)
+        .filter(Boolean);
+    } catch {
+      // No children (ps exits 1).
+    }
+    return [postmaster, ...children];
   }
 
   private signalNode(name: HaNodeName, signal: NodeJS.Signals): void {
-    // Patroni first, so it cannot restart the postmaster in between.
+    // Patroni first, so it cannot restart the postmaster in between; the postmaster before
+    // its children, so it forks no new one in between.
     signalGroup(this.patroni.get(name)?.pid, signal);
-    signalGroup(this.postmasterGroup(name), signal);
+    for (const pid of this.postgresProcesses(name)) signalProcess(pid, signal);
   }
 
   /** kill -9 of the whole node: Patroni, the postmaster and every backend. */
@@ -218,8 +227,7 @@ export class HaCluster {
 
   resumeNode(name: HaNodeName): void {
     this.log(`SIGCONT ${name}`);
-    const postmaster = this.postmasterGroup(name);
-    signalGroup(postmaster, 'SIGCONT');
+    for (const pid of this.postgresProcesses(name).reverse()) signalProcess(pid, 'SIGCONT');
     signalGroup(this.patroni.get(name)?.pid, 'SIGCONT');
   }
 

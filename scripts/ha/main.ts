@@ -1,7 +1,9 @@
-// `tsx scripts/ha/main.ts [--mode async|sync|strict] [--drill]`: installs what is missing
-// (apt-get), starts the 3-node Patroni cluster and prints the multi-host DATABASE_URL; Ctrl-C
-// stops it. `--drill` instead runs every failure once against a counter table and exits 1 when
-// the cluster does not come back with its acknowledged rows (scripts/ha/drill.ts).
+// `tsx scripts/ha/main.ts [--mode async|sync|strict] [--drill [--rounds N] [--seed N]]`:
+// installs what is missing (apt-get), starts the 3-node Patroni cluster and prints the
+// multi-host DATABASE_URL; Ctrl-C stops it. `--drill` instead runs every failure `rounds` times
+// under acknowledged inserts (scripts/ha/drill.ts), prints one line per mode for the matrix in
+// docs/high-availability.md, and exits 1 when a synchronous mode lost an acknowledged row or
+// the cluster did not come back.
 import { parseArgs } from 'node:util';
 import { startHaCluster } from './cluster.ts';
 import { runDrill } from './drill.ts';
@@ -12,6 +14,8 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'sync' },
     drill: { type: 'boolean', default: false },
     'base-port': { type: 'string', default: '24000' },
+    rounds: { type: 'string', default: '1' },
+    seed: { type: 'string', default: '1' },
   },
 });
 const mode = values.mode as ReplicationMode;
@@ -27,7 +31,23 @@ await cluster.createDatabase('once');
 if (values.drill) {
   let failed = false;
   try {
-    await runDrill(cluster, log);
+    const outcomes = await runDrill(cluster, log, {
+      rounds: Number(values.rounds),
+      seed: Number(values.seed),
+    });
+    const lost = outcomes.reduce((n, o) => n + o.lost, 0);
+    const gaps = outcomes.map((o) => o.writeGapMs).sort((a, b) => a - b);
+    log(
+      `matrix ${mode} seed ${values.seed}: ${outcomes.length} failovers, ${lost} acknowledged lost ` +
+        `(${
+          outcomes
+            .filter((o) => o.lost > 0)
+            .map((o) => `${o.fault} ${o.lost}`)
+            .join(', ') || 'none'
+        }), ` +
+        `no write acknowledged for median ${gaps[Math.floor(gaps.length / 2)]} ms, max ${gaps.at(-1)} ms`,
+    );
+    failed = mode !== 'async' && lost > 0;
   } catch (error) {
     failed = true;
     log(`drill failed: ${error instanceof Error ? error.stack : String(error)}`);
