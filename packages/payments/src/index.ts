@@ -35,4 +35,4 @@ export {
   type SettleOptions,
   settlePayment,
 } from './settle-payment.ts';
-export { AUTHENTICATION_FAILURE_CODE, isAuthenticationFailure } from './three-d-secure-failure.ts';
+export { isAuthenticationFailure } from './three-d-secure-failure.ts';

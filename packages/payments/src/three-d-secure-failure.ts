@@ -1,7 +1,7 @@
 import type { ProcessorDeclineError } from './decline-code.ts';
 
 /** Stripe's error code on an intent whose 3-D Secure challenge the shopper failed. */
-export const AUTHENTICATION_FAILURE_CODE = 'payment_intent_authentication_failure';
+const AUTHENTICATION_FAILURE_CODE = 'payment_intent_authentication_failure';
 
 /**
  * Whether a processor error (an intent's `last_payment_error`) is a failed 3-D Secure
