@@ -210,8 +210,9 @@ export async function runChaos(
     browserSucceeded: reached.filter(
       (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
     ).length,
-    terminal: reached.filter((p) => p && ['succeeded', 'declined', 'failed'].includes(p.status))
-      .length,
+    terminal: reached.filter(
+      (p) => p && ['succeeded', 'declined', 'failed', 'captured', 'voided'].includes(p.status),
+    ).length,
     seed,
     profile: profile.name,
     replay: replayCommand(args),
