@@ -1,16 +1,25 @@
 /**
- * `npm test`: every check the project has, in order, on a fresh machine.
+ * `npm test`: every check the project has, on a fresh machine, in two phases:
  *
- *   lint (biome) -> layers (scripts/check-layers.ts) -> dead exports (knip, knip.jsonc) ->
- *   type-check (tsc per package, through turbo) -> unit + integration (vitest, real PostgreSQL) -> end-to-end (Playwright, real browser, real processes)
+ *   1. at once: lint (biome), layers (scripts/check-layers.ts), dead exports (knip,
+ *      knip.jsonc), type-check (three tsc programs, below) and the web app's production
+ *      build that both test runners serve;
+ *   2. at once: unit + integration (vitest, real PostgreSQL) and end-to-end (Playwright, real
+ *      browser, real processes). Playwright spends most of its time waiting on timers and
+ *      child processes, so the two share the two cores in far less time than one after the
+ *      other.
  *
- * All steps run even after a failure so one run shows every problem; the exit code is
- * non-zero if any failed. The last line is the test runners' combined count.
+ * Steps running at once print their lines prefixed with their name. All steps run even after
+ * a failure so one run shows every problem; the exit code is non-zero if any failed. The
+ * summary gives each step's and each phase's time; the last line is the test runners'
+ * combined count.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { repoRoot } from './system/start-system.ts';
+import { TEST_NEXT_DIST_DIR } from './system/web-build.ts';
 
 interface Step {
   name: string;
@@ -25,15 +34,34 @@ const reports = path.join(repoRoot, '.data/test-reports');
 mkdirSync(reports, { recursive: true });
 const bin = (name: string) => path.join(repoRoot, 'node_modules/.bin', name);
 
-const steps: Step[] = [
+/**
+ * One program per set of workspaces that see the same globals (see each tsconfig's comment):
+ * the same errors as one `tsc` per workspace, without re-checking shared sources 13 times.
+ */
+const typecheck = (name: string, project: string): Step => ({
+  name,
+  command: [bin('tsc'), '--noEmit', '-p', project],
+});
+
+const checks: Step[] = [
   { name: 'lint', command: [bin('biome'), 'check', '.'] },
   { name: 'layers', command: [bin('tsx'), 'scripts/check-layers.ts'] },
   { name: 'dead exports', command: [bin('knip'), '--no-progress'] },
+  typecheck('types: node', 'tsconfig.typecheck-node.json'),
+  typecheck('types: whatwg', 'tsconfig.typecheck-whatwg.json'),
+  typecheck('types: web', 'apps/web/tsconfig.json'),
+  // Both runners' global setups build it when stale; built here, they find it fresh.
   {
-    name: 'typecheck',
-    command: [bin('turbo'), 'run', 'typecheck', '--concurrency=2', '--output-logs=errors-only'],
-    env: { TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1' },
+    name: 'web build',
+    command: [
+      bin('tsx'),
+      '-e',
+      `import('./scripts/system/web-build.ts').then((m) => m.ensureWebBuild(${JSON.stringify(TEST_NEXT_DIST_DIR)}))`,
+    ],
   },
+];
+
+const tests: Step[] = [
   {
     name: 'unit + integration',
     command: [
@@ -60,7 +88,7 @@ const steps: Step[] = [
 ];
 
 if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
-  steps.push({
+  tests.push({
     name: 'end-to-end',
     command: [bin('playwright'), 'test', '--reporter=list,json'],
     cwd: path.join(repoRoot, 'e2e'),
@@ -82,22 +110,40 @@ function readJson(file: string): unknown {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
+/** Runs one step, each of its output lines prefixed with the step's name. */
 function run(step: Step): Promise<number> {
   return new Promise((resolve) => {
     const [command, ...args] = step.command;
     const child = spawn(command!, args, {
       cwd: step.cwd ?? repoRoot,
       env: { ...process.env, ...step.env },
-      stdio: 'inherit',
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    const prefix = `[${step.name}] `;
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => console.log(prefix + line));
+    }
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 }
 
-const results: { name: string; ok: boolean; seconds: number; note: string }[] = [];
+interface Result {
+  name: string;
+  ok: boolean;
+  seconds: number;
+  note: string;
+  counted: boolean;
+}
+const results: Result[] = [];
+const phases: { name: string; seconds: number }[] = [];
 const totals = { passed: 0, failed: 0, skipped: 0 };
-for (const step of steps) {
-  console.log(`\n━━ ${step.name} ━━ ${step.command.map((c) => path.basename(c)).join(' ')}`);
+
+async function runStep(step: Step): Promise<void> {
+  console.log(
+    `━━ start ${step.name} ━━ ${step.command
+      .map((c) => (path.isAbsolute(c) ? path.basename(c) : c.length > 40 ? '…' : c))
+      .join(' ')}`,
+  );
   const started = Date.now();
   const code = await run(step);
   let note = '';
@@ -123,8 +169,20 @@ for (const step of steps) {
       ok = false;
     }
   }
-  results.push({ name: step.name, ok, seconds: (Date.now() - started) / 1000, note });
+  const seconds = (Date.now() - started) / 1000;
+  console.log(`━━ ${ok ? 'done' : 'FAILED'} ${step.name} ━━ ${seconds.toFixed(0)} s`);
+  results.push({ name: step.name, ok, seconds, note, counted: !!step.countTests });
 }
+
+async function runPhase(name: string, steps: Step[]): Promise<void> {
+  const started = Date.now();
+  await Promise.all(steps.map(runStep));
+  phases.push({ name, seconds: (Date.now() - started) / 1000 });
+}
+
+const started = Date.now();
+await runPhase('checks and web build', checks);
+await runPhase('tests', tests);
 
 console.log('\n━━ summary ━━');
 for (const r of results) {
@@ -132,10 +190,12 @@ for (const r of results) {
     `${r.ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(20)} ${r.seconds.toFixed(0).padStart(4)} s  ${r.note}`,
   );
 }
+for (const p of phases) console.log(`phase ${p.name}: ${p.seconds.toFixed(0)} s`);
+console.log(`total: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 const failedSteps = results.filter((r) => !r.ok).length;
 // A red lint or type-check step counts as one failure, so the line is never green while a
 // step was red.
-const failedChecks = results.filter((r, i) => !r.ok && !steps[i]!.countTests).length;
+const failedChecks = results.filter((r) => !r.ok && !r.counted).length;
 console.log(
   `Tests: ${totals.passed} passed, ${totals.failed + failedChecks} failed, ${totals.skipped} skipped`,
 );
