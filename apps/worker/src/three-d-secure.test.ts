@@ -1,4 +1,5 @@
 import { confirmKeyFor } from '@once/payments';
+import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReconcileOptions, reconcilePayments } from './reconcile-payments.ts';
 import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
@@ -108,6 +109,27 @@ describe('3-D Secure: the worker records the challenge, the processor settles it
       await system.expectInvariantHolds();
     },
   );
+
+  it('the answer to the confirm that asked for the challenge is lost: the retry reads the intent, records the same challenge, and the payment is charged once', async () => {
+    await adminClient(system.processor.url).armFault({
+      account: 'acct_tenant_a',
+      kind: 'fail_after_charge',
+      operation: 'payment_intents.confirm',
+    });
+    const checkout = await challengedCheckout();
+    // Two attempts: the first lost its answer (a 5xx after the processor asked for the
+    // challenge), the second retrieved the intent instead of confirming it again.
+    expect(await jobsOf(checkout.paymentId)).toEqual([{ status: 'done', attempts: 2 }]);
+    expect(checkout.challengeUrl).toContain('/three_d_secure/');
+
+    await answerChallenge(checkout.challengeUrl, 'complete');
+    await reconcile();
+    expect((await paymentRow(checkout.paymentId)).status).toBe('succeeded');
+    expect(await system.ledgerOf(checkout.paymentId)).toEqual([
+      { kind: 'charge', amount: 2500, idempotency_key: confirmKeyFor(checkout.downstreamKey) },
+    ]);
+    await system.expectInvariantHolds();
+  });
 
   it('a failed challenge ends failed with the authentication error; nothing is charged or re-confirmed', async () => {
     const checkout = await challengedCheckout();
