@@ -38,7 +38,7 @@ export const CARD_NUMBER_OF: Record<TestPaymentMethod, string> = {
  * next flow kind here: the app settles `requires_action` now, and their client has yet to
  * answer (or leave) the processor's hosted challenge.
  */
-export type Flow = 'charge' | 'capture' | 'void' | 'expire';
+type Flow = 'charge' | 'capture' | 'void' | 'expire';
 
 /** The ends of authorisations, in turn: most are captured. */
 const MANUAL_FLOWS: readonly Flow[] = ['capture', 'void', 'capture', 'expire', 'capture'];
@@ -121,7 +121,7 @@ export interface NemesisPlan {
 }
 
 /** The processor calls of the operator's money actions a request fault may aim at. */
-export type MoneyOperation = 'payment_intents.capture' | 'refunds.create';
+type MoneyOperation = 'payment_intents.capture' | 'refunds.create';
 
 /** Request faults that an operator's capture or refund may meet (the charge's own kinds). */
 const MONEY_FAULT_KINDS = [
