@@ -23,18 +23,18 @@ import {
   type ReplicationMode,
 } from './patroni-config.ts';
 
-export interface HaMember {
+interface HaMember {
   name: string;
   port: number;
   /** Patroni's words: leader, sync_standby, replica. */
   role: string;
-  /** running, streaming, starting, stopped, ... */
+  /** running, starting, stopped, ... */
   state: string;
   timeline?: number;
   lag?: number | string;
 }
 
-export interface HaClusterOptions {
+interface HaClusterOptions {
   mode: ReplicationMode;
   /** First of the ports: etcd (2), then PostgreSQL (3), then Patroni's REST API (3). Below 32768. */
   basePort?: number;

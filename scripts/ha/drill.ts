@@ -32,7 +32,7 @@ async function retried<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-export interface FailoverOutcome {
+interface FailoverOutcome {
   fault: 'kill -9' | 'switchover' | 'SIGSTOP';
   from: HaNodeName;
   to: HaNodeName;
