@@ -68,10 +68,11 @@ export function judgeLedgerVerdict(
     };
   }
   if (processor.chargeCount === 1) {
-    if (status === 'processing' || status === 'unknown') {
+    // requires_action: the shopper answered the bank's challenge; the app hears it next.
+    if (status === 'processing' || status === 'unknown' || status === 'requires_action') {
       return { verdict: 'app_behind', reason: `charged, app still ${status}` };
     }
-    if (status === 'declined' || status === 'failed') {
+    if (status === 'declined' || status === 'failed' || status === 'canceled') {
       return {
         verdict: 'charged_but_app_declined_or_failed',
         reason: `charged, app says ${status}`,
@@ -100,7 +101,7 @@ export function judgeLedgerVerdict(
       reason: 'app says succeeded, ledger has no charge',
     };
   }
-  if (status === 'declined' || status === 'failed') {
+  if (status === 'declined' || status === 'failed' || status === 'canceled') {
     return { verdict: 'agrees', reason: `${status}, nothing charged` };
   }
   return { verdict: 'not_charged', reason: `${status}, no charge yet` };

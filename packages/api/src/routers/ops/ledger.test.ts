@@ -77,6 +77,10 @@ describe('judgeLedgerVerdict', () => {
     ['succeeded', 0, 'succeeded_without_charge'],
     ['succeeded', 2, 'double_charge'],
     ['declined', 2, 'double_charge'],
+    ['requires_action', 0, 'not_charged'],
+    ['requires_action', 1, 'app_behind'],
+    ['canceled', 0, 'agrees'],
+    ['canceled', 1, 'charged_but_app_declined_or_failed'],
   ] as const)('app %s with %i charge(s) -> %s', (status, count, expected) => {
     const charges = Array.from({ length: count }, (_, i) =>
       charge({ seq: i + 1, paymentIntentId: `pi_${i + 1}`, idempotencyKey: `key_${i}` }),
