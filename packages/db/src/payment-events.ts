@@ -5,7 +5,8 @@ import { sql } from 'drizzle-orm';
  * What happened in a payment's life. The kinds, by the process that records them:
  * - web: `pay.attempt` (a browser or API attempt reached the server, with its key and whether
  *   it was answered as a replay), `payment.committed` (payment, outbox job and the key's
- *   stored response committed together);
+ *   stored response committed together), `operator.attempt` (an operator's capture, void or
+ *   refund request reached the server, with its key and how it was answered);
  * - worker: `job.claimed` (which worker, lease takeover), `processor.call` (one call with its
  *   downstream key and result), `intent.recorded`, `outcome.recorded`, `job.finished` (a job
  *   that ended without calling the processor: its payment was already settled, e.g. by a
@@ -16,6 +17,7 @@ import { sql } from 'drizzle-orm';
 export const paymentEventKinds = [
   'pay.attempt',
   'payment.committed',
+  'operator.attempt',
   'job.claimed',
   'processor.call',
   'intent.recorded',

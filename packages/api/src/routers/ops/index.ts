@@ -15,8 +15,10 @@ import { idempotencyKeyActionInput, idempotencyKeyInput } from './idempotency-ke
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
+import { operatorAttemptStory } from './operator-attempt-events.ts';
 import { moneyActionContext } from './operator-money-action.ts';
 import { listOutboxJobs } from './outbox.ts';
+import { paymentMoney } from './payment-money.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
@@ -56,6 +58,7 @@ export const opsRouter = createTRPCRouter({
   capturePayment: operatorProcedure
     .meta({ idempotency: { operation: 'ops.capturePayment', mode: 'atomic' } })
     .input(capturePaymentInput)
+    .concat(operatorAttemptStory)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) =>
       requestAuthorizationAction(moneyActionContext(ctx), 'capture', input),
@@ -64,6 +67,7 @@ export const opsRouter = createTRPCRouter({
   voidPayment: operatorProcedure
     .meta({ idempotency: { operation: 'ops.voidPayment', mode: 'atomic' } })
     .input(voidPaymentInput)
+    .concat(operatorAttemptStory)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) =>
       requestAuthorizationAction(moneyActionContext(ctx), 'void', input),
@@ -75,6 +79,7 @@ export const opsRouter = createTRPCRouter({
   refundPayment: operatorProcedure
     .meta({ idempotency: { operation: 'ops.refundPayment', mode: 'atomic' } })
     .input(refundPaymentInput)
+    .concat(operatorAttemptStory)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) => refundPayment(moneyActionContext(ctx), input)),
   outbox: operatorProcedure
@@ -83,6 +88,10 @@ export const opsRouter = createTRPCRouter({
   ledger: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
+  /** A payment's money (capturable, received, refunded) and its refunds, for the money buttons. */
+  paymentMoney: operatorProcedure
+    .input(paymentTimelineInput)
+    .query(({ ctx, input }) => paymentMoney({ ctx, input })),
   paymentTimeline: operatorProcedure
     .input(paymentTimelineInput)
     .query(({ ctx, input }) => paymentTimeline({ ctx, input })),

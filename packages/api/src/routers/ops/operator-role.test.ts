@@ -33,15 +33,15 @@ const opsProcedures = Object.keys(opsRouter._def.procedures).filter(
 ) as OpsProcedure[];
 
 /**
- * A valid input of each ops procedure (lists take a limit; the timeline, capture and void, one
- * payment; key actions, a key).
+ * A valid input of each ops procedure (lists take a limit; the timeline, the money, capture and
+ * void, one payment; key actions, a key).
  */
 function callOps(
   api: ReturnType<ApiTestHarness['caller']>['api'],
   name: OpsProcedure,
   paymentId: string,
 ): Promise<unknown> {
-  if (name === 'paymentTimeline') return api.ops.paymentTimeline({ paymentId });
+  if (name === 'paymentTimeline' || name === 'paymentMoney') return api.ops[name]({ paymentId });
   if (name === 'stuckPayments') return api.ops.stuckPayments();
   const key = { operation: 'checkout.pay', key: 'no-such-key' };
   if (name === 'idempotencyKey') return api.ops.idempotencyKey(key);
@@ -94,6 +94,7 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
       'idempotencyKeys',
       'ledger',
       'outbox',
+      'paymentMoney',
       'paymentTimeline',
       'payments',
       'refundPayment',

@@ -8,14 +8,18 @@ import { useTRPC } from '../../../client/trpc-react.tsx';
 import type { DemoMerchant } from '../../checkout/tenant-picker.tsx';
 import { formatMoney } from '../../format/money.ts';
 import { VerdictLabel } from '../ledger-comparison-table.tsx';
+import { MoneyActionsPanel } from '../money/money-actions-panel.tsx';
 import { OperatorSignIn } from '../operator-sign-in.tsx';
 import { Badge, Time } from '../ops-table.tsx';
+import { keyStoriesOf } from './key-stories.ts';
+import { KeyStoriesTable } from './key-stories-table.tsx';
 import styles from './timeline.module.css';
 import { TimelineDiagram } from './timeline-diagram.tsx';
 import { laneTitle, timelineOf } from './timeline-model.ts';
 import { TimelineTable } from './timeline-table.tsx';
 
 type Timeline = RouterOutputs['ops']['paymentTimeline'];
+type PaymentMoney = RouterOutputs['ops']['paymentMoney'];
 
 /** How often the timeline asks again: it is live while the payment moves. */
 const REFRESH_MS = 1_500;
@@ -54,6 +58,12 @@ function LiveTimeline({
     refetchInterval: REFRESH_MS,
     retry: false,
   });
+  const money = useQuery({
+    ...trpc.ops.paymentMoney.queryOptions({ paymentId }),
+    enabled: isOperator,
+    refetchInterval: REFRESH_MS,
+    retry: false,
+  });
 
   if (session.isPending) return <p className="muted">Checking your session…</p>;
   if (!session.data || !isOperator) {
@@ -70,7 +80,7 @@ function LiveTimeline({
         </p>
       ) : null}
       {timeline.data ? (
-        <TimelineBody timeline={timeline.data} />
+        <TimelineBody timeline={timeline.data} money={money.data} />
       ) : timeline.error ? null : (
         <p className="muted">Loading timeline…</p>
       )}
@@ -78,7 +88,13 @@ function LiveTimeline({
   );
 }
 
-function TimelineBody({ timeline }: { timeline: Timeline }) {
+function TimelineBody({
+  timeline,
+  money,
+}: {
+  timeline: Timeline;
+  money: PaymentMoney | undefined;
+}) {
   const { payment, ledger } = timeline;
   const { lanes, steps } = timelineOf(timeline.events);
   const summary = `${steps.length} events across ${lanes.length} processes (${lanes.map(laneTitle).join(', ')}). Payment ${payment.status}; ledger verdict ${ledger.verdict}: ${ledger.reason}.`;
@@ -135,6 +151,11 @@ function TimelineBody({ timeline }: { timeline: Timeline }) {
             </dd>
           </div>
         </dl>
+      </section>
+      {money ? <MoneyActionsPanel money={money} /> : null}
+      <section className="card" aria-labelledby="key-stories-title">
+        <h2 id="key-stories-title">Requests per idempotency key</h2>
+        <KeyStoriesTable stories={keyStoriesOf(timeline.events)} />
       </section>
       <section className="card" aria-labelledby="timeline-picture-title">
         <h2 id="timeline-picture-title">What happened, process by process</h2>

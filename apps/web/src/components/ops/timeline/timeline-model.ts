@@ -36,6 +36,7 @@ const GAP_MS = 3_000;
 const LANE_ORDER = [
   'browser',
   'api_client',
+  'operator',
   'web',
   'worker:*',
   'processor',
@@ -115,6 +116,20 @@ function callResult(detail: Record<string, unknown>): { text: string; tone: Time
   }
 }
 
+/** How a guarded request was answered, in words (a refusal's code is shown as it is). */
+const ANSWER_WORDS: Record<string, string> = {
+  executed: 'executed (the first request: it acted)',
+  replayed: 'replayed (the stored answer; nothing acted again)',
+  idempotency_key_in_use: '409: the first request with this key was still running',
+  idempotency_key_reused: '422: the key was already used for a different request',
+};
+
+/** `ops.refundPayment` → `refund`. */
+export function operationWords(operation: unknown): string {
+  const name = String(operation ?? '').replace(/^ops\./, '');
+  return name.replace(/Payment$/, '') || 'action';
+}
+
 /**
  * Turns a recorded event into a step of the picture. Unknown kinds still show (as a mark on
  * their actor's lane), so a newer writer never makes an older cockpit hide an event.
@@ -136,6 +151,24 @@ export function stepOf(event: TimelineEventData): TimelineStep {
         label: replayed ? 'pay again: replayed' : 'pay',
         description: `${replayed ? 'Retry answered as a replay (not charged again)' : 'Checkout attempt'} over ${String(d.transport ?? 'trpc')}, Idempotency-Key ${String(d.key)}${d.source === 'stored_response' ? ', from the stored response' : ''}`,
         tone: replayed ? 'ok' : 'neutral',
+      };
+    }
+    case 'operator.attempt': {
+      const answer = String(d.answer);
+      const action = operationWords(d.operation);
+      return {
+        ...base,
+        to,
+        label: `${action}: ${answer}`,
+        description: `Operator's ${action} with Idempotency-Key ${String(d.key)}: ${ANSWER_WORDS[answer] ?? `refused (${answer})`}`,
+        tone:
+          answer === 'executed'
+            ? 'neutral'
+            : answer === 'replayed'
+              ? 'ok'
+              : answer === 'idempotency_key_in_use'
+                ? 'warn'
+                : 'bad',
       };
     }
     case 'payment.committed':

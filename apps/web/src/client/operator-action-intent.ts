@@ -1,0 +1,95 @@
+import type { AttemptOutcome } from '@once/idempotency/react';
+
+/** The cockpit's money buttons. */
+export type OperatorActionKind = 'capture' | 'void' | 'refund';
+
+/** One intended action: its key, minted once, and the input it was meant with. */
+export interface OperatorActionIntent<TInput> {
+  key: string;
+  input: TInput;
+}
+
+/**
+ * Where a payment's intended action waits in `sessionStorage` until its answer is final: one per
+ * payment and button, so a reload (or a second click) sends the SAME key, never a new one.
+ *
+ * @example
+ * intentStorageKey('pay_1', 'refund'); // 'once.ops.action.pay_1.refund'
+ */
+export function intentStorageKey(paymentId: string, kind: OperatorActionKind): string {
+  return `once.ops.action.${paymentId}.${kind}`;
+}
+
+/**
+ * What a money button shows: `sending` (a request is out), `accepted` (the server wrote the
+ * action; the worker and the processor are on it), `no_answer` (the answer was lost: retrying
+ * sends the same key), `refused` (final: nothing moved, with why).
+ */
+export type OperatorActionState<TResult> =
+  | { phase: 'idle' }
+  | { phase: 'sending'; key: string }
+  | { phase: 'accepted'; key: string; result: TResult; replayed: boolean }
+  | { phase: 'no_answer'; key: string; why: string; retryInSeconds?: number }
+  | { phase: 'refused'; key: string; code: string; why: string };
+
+/** The operator's words for a refusal, from its stable code (never the server's text). */
+const REFUSALS: Record<string, string> = {
+  payment_not_authorized:
+    'the payment is not authorised, or a capture or void is already under way',
+  payment_not_refundable: 'only a succeeded or captured payment can be refunded',
+  refund_amount_too_large: 'the amount is more than is left to refund',
+  capture_amount_too_large: 'the amount is more than was authorised',
+  key_reused: 'this key was already used for a different request',
+  unauthenticated: 'you are not signed in as an operator',
+};
+
+/**
+ * The state an answer leaves a button in. Only `accepted` and `refused` are final (the intent
+ * can be forgotten); anything else keeps the key for the retry.
+ *
+ * @example
+ * stateOfAnswer('k1', { kind: 'in_use', retryAfterSeconds: 1 }); // { phase: 'no_answer', ... }
+ */
+export function stateOfAnswer<TResult>(
+  key: string,
+  answer: AttemptOutcome<TResult>,
+): OperatorActionState<TResult> {
+  switch (answer.kind) {
+    case 'accepted':
+      return { phase: 'accepted', key, result: answer.result, replayed: answer.replayed };
+    case 'rejected':
+      return {
+        phase: 'refused',
+        key,
+        code: answer.code,
+        why: REFUSALS[answer.code] ?? answer.code,
+      };
+    case 'key_reused':
+    case 'unauthenticated':
+      return {
+        phase: 'refused',
+        key,
+        code: answer.kind,
+        why: REFUSALS[answer.kind] ?? answer.kind,
+      };
+    case 'in_use':
+    case 'outcome_unknown':
+      return {
+        phase: 'no_answer',
+        key,
+        why: 'the first request with this key is still running',
+        retryInSeconds: answer.retryAfterSeconds,
+      };
+    default:
+      return {
+        phase: 'no_answer',
+        key,
+        why: 'detail' in answer ? answer.detail : 'the server could not answer now',
+      };
+  }
+}
+
+/** Whether a state is the answer's last word (the stored intent may go). */
+export function isFinal(state: OperatorActionState<unknown>): boolean {
+  return state.phase === 'accepted' || state.phase === 'refused';
+}

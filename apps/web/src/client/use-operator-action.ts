@@ -1,0 +1,130 @@
+'use client';
+
+import { newIdempotencyKey } from '@once/idempotency/react';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { classifyPayError } from './classify-pay-error.ts';
+import {
+  intentStorageKey,
+  isFinal,
+  type OperatorActionIntent,
+  type OperatorActionKind,
+  type OperatorActionState,
+  stateOfAnswer,
+} from './operator-action-intent.ts';
+import { useResponseHeaderRecorder } from './trpc-react.tsx';
+
+/** One request of the action with its key; `attemptId` tags it for the header recorder. */
+export type SendOperatorAction<TInput, TResult> = (
+  input: TInput,
+  context: { idempotencyKey: string; attemptId: string },
+) => Promise<TResult>;
+
+function readIntent<TInput>(storageKey: string): OperatorActionIntent<TInput> | undefined {
+  try {
+    const raw = window.sessionStorage.getItem(storageKey);
+    return raw ? (JSON.parse(raw) as OperatorActionIntent<TInput>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeIntent(storageKey: string, intent: OperatorActionIntent<unknown> | undefined) {
+  try {
+    if (intent) window.sessionStorage.setItem(storageKey, JSON.stringify(intent));
+    else window.sessionStorage.removeItem(storageKey);
+  } catch {
+    // Storage disabled: the intent lives on in memory for this page.
+  }
+}
+
+/**
+ * A money button that is itself idempotent. The first press mints ONE Idempotency-Key for the
+ * intended action and keeps it, with its input, in `sessionStorage` until the answer is final
+ * (accepted or refused): a second press, a lost answer's retry, or a reload sends the same key
+ * with the same input, so the server acts once and replays the rest. A reload finding an
+ * unfinished intent sends it again at once; a 409 (the first request still running) is asked
+ * again after its Retry-After.
+ *
+ * @example
+ * const refund = useOperatorAction(paymentId, 'refund', (input, context) =>
+ *   client.ops.refundPayment.mutate(input, { context }));
+ * refund.press({ paymentId, amount: 500 });
+ */
+export function useOperatorAction<TInput, TResult>(
+  paymentId: string,
+  kind: OperatorActionKind,
+  send: SendOperatorAction<TInput, TResult>,
+): {
+  state: OperatorActionState<TResult>;
+  /** Sends the intended action: the pending one if there is one, else `input` under a new key. */
+  press: (input: TInput) => void;
+} {
+  const recorder = useResponseHeaderRecorder();
+  const storageKey = intentStorageKey(paymentId, kind);
+  const [state, setState] = useState<OperatorActionState<TResult>>({ phase: 'idle' });
+  const intent = useRef<OperatorActionIntent<TInput> | undefined>(undefined);
+  const sendRef = useRef(send);
+  sendRef.current = send;
+  /** The key of the last request sent, and of the last intent whose answer was final. */
+  const latestKey = useRef<string | undefined>(undefined);
+  const answeredKey = useRef<string | undefined>(undefined);
+  const retryTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  const sendIntent = useCallback(
+    async (sending: OperatorActionIntent<TInput>) => {
+      clearTimeout(retryTimer.current);
+      latestKey.current = sending.key;
+      if (answeredKey.current !== sending.key) setState({ phase: 'sending', key: sending.key });
+      const attemptId = newIdempotencyKey();
+      let next: OperatorActionState<TResult>;
+      try {
+        const result = await sendRef.current(sending.input, {
+          idempotencyKey: sending.key,
+          attemptId,
+        });
+        const replayed = recorder.take(attemptId)?.replayed === true;
+        next = stateOfAnswer(sending.key, { kind: 'accepted', result, replayed });
+      } catch (error) {
+        next = stateOfAnswer(sending.key, classifyPayError(error, recorder.take(attemptId)));
+      }
+      // An answer to an older intent, or a second click's 409 after its key's final answer,
+      // changes nothing shown.
+      if (latestKey.current !== sending.key || answeredKey.current === sending.key) return;
+      if (isFinal(next)) {
+        answeredKey.current = sending.key;
+        if (intent.current?.key === sending.key) {
+          intent.current = undefined;
+          writeIntent(storageKey, undefined);
+        }
+      }
+      setState(next);
+      if (next.phase === 'no_answer' && next.retryInSeconds !== undefined) {
+        retryTimer.current = setTimeout(() => void sendIntent(sending), next.retryInSeconds * 1000);
+      }
+    },
+    [recorder, storageKey],
+  );
+
+  // A reload mid-action: the stored intent is sent again with its key (replayed if it ran).
+  useEffect(() => {
+    const stored = readIntent<TInput>(storageKey);
+    if (stored) {
+      intent.current = stored;
+      void sendIntent(stored);
+    }
+    return () => clearTimeout(retryTimer.current);
+  }, [storageKey, sendIntent]);
+
+  const press = useCallback(
+    (input: TInput) => {
+      if (!intent.current) {
+        intent.current = { key: newIdempotencyKey(), input };
+        writeIntent(storageKey, intent.current);
+      }
+      void sendIntent(intent.current);
+    },
+    [storageKey, sendIntent],
+  );
+
+  return { state, press };
+}

@@ -1,0 +1,48 @@
+import { operationWords, type TimelineEventData } from './timeline-model.ts';
+
+/** One request an idempotency key answered. */
+interface KeyRequest {
+  seq: number;
+  at: string;
+  /** `executed`, `replayed`, or the refusal's code (`idempotency_key_in_use`, ...). */
+  answer: string;
+}
+
+/** Every request one key answered on this payment, oldest first. */
+export interface KeyStory {
+  key: string;
+  /** `pay`, `capture`, `void`, `refund`. */
+  action: string;
+  requests: KeyRequest[];
+}
+
+/**
+ * The story of each idempotency key of a payment, read from the same timeline events: the
+ * checkout's `pay.attempt`s and the operator's `operator.attempt`s grouped by key, so a key's
+ * first execution, its replays and its 409s and 422s read together.
+ *
+ * @example
+ * keyStoriesOf(events); // [{ key: 'k1', action: 'refund', requests: [{ answer: 'executed' }, { answer: 'replayed' }] }]
+ */
+export function keyStoriesOf(events: readonly TimelineEventData[]): KeyStory[] {
+  const stories = new Map<string, KeyStory>();
+  for (const event of events) {
+    const d = event.detail;
+    if (typeof d.key !== 'string') continue;
+    let action: string;
+    let answer: string;
+    if (event.kind === 'pay.attempt') {
+      action = 'pay';
+      answer = d.replayed === true ? 'replayed' : 'executed';
+    } else if (event.kind === 'operator.attempt') {
+      action = operationWords(d.operation);
+      answer = String(d.answer);
+    } else {
+      continue;
+    }
+    const story = stories.get(d.key) ?? { key: d.key, action, requests: [] };
+    story.requests.push({ seq: event.seq, at: event.at, answer });
+    stories.set(d.key, story);
+  }
+  return [...stories.values()];
+}
