@@ -106,6 +106,13 @@ describe('verifyInvariant with manual capture', () => {
     expect(await kinds()).toEqual(['charged_but_not_succeeded', 'charged_but_not_succeeded']);
   });
 
+  it('reports a charge of a payment the app holds canceled (an abandoned 3-D Secure challenge)', async () => {
+    const abandoned = await seedCheckout(app.client.sql);
+    await charge(abandoned.paymentId, 'k1', 'pi_c');
+    await settle(abandoned.paymentId, 'canceled', 'pi_c');
+    expect(await kinds()).toEqual(['charged_but_not_succeeded']);
+  });
+
   it('an authorised payment is converged, but not while its capture is unanswered', async () => {
     const authorised = await seedCheckout(app.client.sql);
     await settle(authorised.paymentId, 'authorized', 'pi_a');

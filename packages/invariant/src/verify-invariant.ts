@@ -90,7 +90,7 @@ interface LedgerChargeRow {
  *   every charge in the ledger is accounted for: one without payment metadata, or naming a
  *   payment the app does not hold, is a violation;
  * - every charge is of its payment's amount (a captured one: of the amount it captured);
- * - a payment the ledger charged is never `declined`/`failed`/`authorized`/`voided` (an
+ * - a payment the ledger charged is never `declined`/`failed`/`authorized`/`voided`/`canceled` (an
  *   authorisation books nothing until it is captured), and a `succeeded` or `captured` one
  *   was charged, with the same PaymentIntent (always, converged or not);
  * - at most one refund per refund key, and a payment's refunds (net of refunds that failed
@@ -142,7 +142,7 @@ export async function verifyInvariant(options: VerifyInvariantOptions): Promise<
 }
 
 /** States in which the ledger must hold no charge for the payment. */
-const NEVER_CHARGED = ['declined', 'failed', 'authorized', 'voided'];
+const NEVER_CHARGED = ['declined', 'failed', 'authorized', 'voided', 'canceled'];
 
 function findViolations(
   payments: PaymentRow[],
