@@ -37,7 +37,12 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
   const body = {
     lines: plan.lines,
     paymentMethod: plan.paymentMethod,
-    ...(plan.flow === 'charge' ? {} : { capture: 'manual' as const }),
+    // An authorisation: REST names it as Stripe does, tRPC as the checkout page sends it.
+    ...(plan.flow === 'charge'
+      ? {}
+      : plan.transport === 'rest'
+        ? { captureMethod: 'manual' as const }
+        : { capture: 'manual' as const }),
   };
   const base = { intent: plan.id, tenantId: plan.tenantId, key: plan.key, process };
 

@@ -13,6 +13,7 @@ interface PayRequest {
         lines: { productId: string; quantity: number }[];
         paymentMethod?: string;
         capture?: 'manual';
+        captureMethod?: 'manual';
       }
     | OperatorInput;
   timeoutMs: number;
