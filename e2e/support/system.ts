@@ -1,5 +1,5 @@
 import { findFreePort } from '@once/postgres';
-import { test } from '@playwright/test';
+import { test as base, expect } from '@playwright/test';
 import {
   type RunningSystem,
   type SystemOptions,
@@ -42,15 +42,65 @@ async function startTestSystem(options: Partial<SystemOptions> = {}): Promise<Ru
  */
 export function useTestSystem(options: Partial<SystemOptions> = {}): () => RunningSystem {
   let system: RunningSystem | undefined;
-  test.beforeAll(async () => {
+  base.beforeAll(async () => {
     system = await startTestSystem(options);
   });
-  test.afterAll(async () => {
+  base.afterAll(async () => {
     await system?.stop();
   });
   return () => {
     if (!system)
       throw new Error('the test system is not running (useTestSystem starts it in beforeAll)');
+    return system;
+  };
+}
+
+/**
+ * Playwright's `test` with the system every spec of this worker shares: started with the
+ * default options before the first spec that uses it, stopped after the worker's last spec
+ * (Playwright starts a new worker after a failure, so a spec that broke it never hands it on).
+ */
+export const test = base.extend<object, { sharedSystem: RunningSystem }>({
+  sharedSystem: [
+    // biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this pattern.
+    async ({}, use) => {
+      const system = await startTestSystem();
+      try {
+        await use(system);
+      } finally {
+        await system.stop();
+      }
+    },
+    { scope: 'worker', timeout: 180_000 },
+  ],
+});
+export { expect };
+
+/**
+ * The shared system for a spec whose tests use {@link test} from this module: no start of
+ * its own. A spec may kill and restart parts, and must leave every part up again: checked
+ * after its last test, so the next spec gets the system as the first one did. A spec that
+ * needs other options (env, chaos, workers) takes its own with {@link useTestSystem}.
+ *
+ * @example
+ * import { expect, test, useSharedSystem } from '../support/system.ts';
+ * const system = useSharedSystem();
+ * test('...', async ({ page }) => { await signIn(page, system().webUrl); });
+ */
+export function useSharedSystem(): () => RunningSystem {
+  let system: RunningSystem | undefined;
+  let parts: string[] = [];
+  test.beforeAll(async ({ sharedSystem }) => {
+    system = sharedSystem;
+    parts = system.supervisor.status().map((p) => `${p.name}: up`);
+  });
+  test.afterAll(async () => {
+    if (!system) return;
+    const now = system.supervisor.status().map((p) => `${p.name}: ${p.state}`);
+    expect(now.sort(), 'the spec leaves every part of the shared system up').toEqual(parts.sort());
+  });
+  return () => {
+    if (!system) throw new Error('the shared system is not running (useSharedSystem)');
     return system;
   };
 }

@@ -1,13 +1,13 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, type Page, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
 // The pages as a visitor meets them: no console errors, no failed requests, no layout
 // shift, and usable with a keyboard and a screen reader (axe-core: no serious or critical
 // violation), at desktop and phone width.
-const system = useTestSystem();
+const system = useSharedSystem();
 
 const PHONE = { width: 375, height: 812 };
 const DESKTOP = { width: 1280, height: 860 };

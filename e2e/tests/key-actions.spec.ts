@@ -1,12 +1,11 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
 // The cockpit's key panel: an operator looks up the key of a finished payment, sees that it
 // may be evicted but not released, evicts it with a reason, and the key is gone.
-const system = useTestSystem();
+const system = useSharedSystem();
 
 test('an operator looks up a payment’s idempotency key and evicts it with a reason', async ({
   page,

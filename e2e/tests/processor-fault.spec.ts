@@ -1,5 +1,4 @@
 import { adminClient } from '@once/processor/testing';
-import { expect, test } from '@playwright/test';
 import {
   checkoutState,
   fillCart,
@@ -9,9 +8,9 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
-const system = useTestSystem();
+const system = useSharedSystem();
 
 /** How often the processor applied the fault with this id (its own count). */
 async function faultTaken(faultId: unknown): Promise<number> {

@@ -1,7 +1,6 @@
-import { expect, test } from '@playwright/test';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
-const system = useTestSystem();
+const system = useSharedSystem();
 
 test('every process answers its health check and the home page renders', async ({
   page,

@@ -1,4 +1,3 @@
-import { expect, test } from '@playwright/test';
 import {
   checkoutState,
   fillCart,
@@ -8,9 +7,9 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
-const system = useTestSystem();
+const system = useSharedSystem();
 
 test('the web server SIGKILLed after a payment was submitted: the page recovers with the same key', async ({
   page,
