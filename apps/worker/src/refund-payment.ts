@@ -1,6 +1,8 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
+import type { RefundStatus } from '@once/db/schema';
+import { refundStatusesRecordableAs } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { outcomeOfChargeError } from './charge-outcome.ts';
@@ -174,8 +176,10 @@ async function recordRefundOutcome(
       ]);
       return result;
     };
+    // Only a move the refund lifecycle allows: a webhook may have recorded it first (a
+    // `failed` after `succeeded` stays `failed`).
     const setRefund = (
-      status: string,
+      status: RefundStatus,
       processorRefundId: string | null,
       code: string | null = null,
       message: string | null = null,
@@ -184,7 +188,7 @@ async function recordRefundOutcome(
       set status = ${status}, processor_refund_id = coalesce(${processorRefundId}, processor_refund_id),
           failure_code = ${code}, failure_message = ${message}, updated_at = now()
       where tenant_id = ${job.tenantId} and id = ${target.id}
-        and status in ('requested', 'pending', 'unknown')`;
+        and status in ${tx(refundStatusesRecordableAs(status))}`;
 
     if (outcome.kind === 'answered' && outcome.refund.status === 'pending') {
       const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, backoff);

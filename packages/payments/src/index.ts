@@ -30,6 +30,11 @@ export {
 } from './payment-states.ts';
 export { newRefundId, refundDownstreamKeyFor } from './refund-ids.ts';
 export {
+  canRecordRefund,
+  refundStatusesRecordableAs,
+  refundStatusOfProcessor,
+} from './refund-states.ts';
+export {
   type PaymentRef,
   type PaymentSettlement,
   type SettleOptions,

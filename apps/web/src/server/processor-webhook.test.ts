@@ -26,8 +26,18 @@ const WEBHOOK_SECRET = 'whsec_test_skew';
  * subject is the signature's clock and concurrent copies.
  */
 const charged = new Map<string, number>();
+/** The refunds the processor lists per intent (`refunds.list({ payment_intent })`). */
+const processorRefunds = new Map<
+  string,
+  { id: string; status: string; failure_reason: string | null; metadata: Record<string, string> }[]
+>();
 const processorFor = () =>
   ({
+    refunds: {
+      list: async ({ payment_intent }: { payment_intent: string }) => ({
+        data: processorRefunds.get(payment_intent) ?? [],
+      }),
+    },
     paymentIntents: {
       retrieve: async (id: string) => ({
         id,
@@ -230,6 +240,127 @@ describe('processor webhook receiver: clock skew and concurrent duplicates', () 
     expect(keys).toEqual({ n: 1, state: 'completed' });
     const retry = await deliver(payload);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  /** A refund of `payment` as the app wrote it (with its job), in `status`. */
+  async function appRefund(payment: { paymentId: string }, status: string) {
+    const id = `ref_${randomUUID().replaceAll('-', '')}`;
+    await database.client.sql`
+      insert into refunds (tenant_id, id, payment_id, amount, status, downstream_key, requested_by)
+      values ('tenant_a', ${id}, ${payment.paymentId}, 100, ${status}, ${`once_refund_${id}`}, 'op_test')`;
+    return id;
+  }
+
+  /** The processor's refund `re_<refundId>` of that app refund, in `status`. */
+  function processorShows(payment: { paymentId: string }, refundId: string, status: string) {
+    const intent = `pi_${payment.paymentId}`;
+    const others = (processorRefunds.get(intent) ?? []).filter((r) => r.id !== `re_${refundId}`);
+    processorRefunds.set(intent, [
+      ...others,
+      {
+        id: `re_${refundId}`,
+        status,
+        failure_reason: status === 'failed' ? 'expired_or_canceled_card' : null,
+        metadata: { refund_id: refundId, payment_id: payment.paymentId, tenant_id: 'tenant_a' },
+      },
+    ]);
+  }
+
+  /** A signed refund event; its object claims `claimed` (the receiver does not believe it). */
+  function refundEvent(
+    type: string,
+    payment: { paymentId: string },
+    refundId: string,
+    claimed = 'succeeded',
+  ) {
+    const charge = type === 'charge.refunded';
+    return JSON.stringify({
+      id: `evt_${randomUUID().replaceAll('-', '')}`,
+      object: 'event',
+      type,
+      account: 'acct_tenant_a',
+      created: Math.floor(Date.now() / 1000),
+      data: {
+        object: {
+          id: charge ? `ch_${payment.paymentId}` : `re_${refundId}`,
+          object: charge ? 'charge' : 'refund',
+          status: claimed,
+          payment_intent: `pi_${payment.paymentId}`,
+          metadata: { payment_id: payment.paymentId, tenant_id: 'tenant_a' },
+        },
+      },
+    });
+  }
+
+  const refundRow = async (id: string) =>
+    (
+      await database.client.sql<
+        { status: string; processor_refund_id: string | null; failure_code: string | null }[]
+      >`
+        select status, processor_refund_id, failure_code from refunds where id = ${id}`
+    )[0];
+
+  it('refund.created: the refund moves to the status the processor lists, once per event id', async () => {
+    const payment = await newPayment();
+    const refundId = await appRefund(payment, 'requested');
+    processorShows(payment, refundId, 'pending');
+    // The body claims succeeded; the processor says pending: pending is recorded.
+    const payload = refundEvent('refund.created', payment, refundId, 'succeeded');
+    const response = await deliver(payload);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      moved: [{ refundId, from: 'requested', to: 'pending' }],
+    });
+    expect(await refundRow(refundId)).toEqual({
+      status: 'pending',
+      processor_refund_id: `re_${refundId}`,
+      failure_code: null,
+    });
+    processorShows(payment, refundId, 'succeeded');
+    const again = await deliver(payload);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await refundRow(refundId))?.status).toBe('pending');
+    expect((await deliver(refundEvent('refund.updated', payment, refundId))).status).toBe(200);
+    expect((await refundRow(refundId))?.status).toBe('succeeded');
+  });
+
+  it('refund.failed after succeeded: failed (the money came back); nothing moves a failed refund again', async () => {
+    const payment = await newPayment();
+    const refundId = await appRefund(payment, 'succeeded');
+    processorShows(payment, refundId, 'failed');
+    expect((await deliver(refundEvent('refund.failed', payment, refundId, 'failed'))).status).toBe(
+      200,
+    );
+    expect(await refundRow(refundId)).toMatchObject({
+      status: 'failed',
+      failure_code: 'expired_or_canceled_card',
+    });
+    processorShows(payment, refundId, 'succeeded');
+    const late = await deliver(refundEvent('refund.updated', payment, refundId));
+    expect(await late.json()).toMatchObject({ moved: [] });
+    expect((await refundRow(refundId))?.status).toBe('failed');
+  });
+
+  it('charge.refunded moves every refund of the payment the processor lists', async () => {
+    const payment = await newPayment();
+    const first = await appRefund(payment, 'requested');
+    const second = await appRefund(payment, 'unknown');
+    processorShows(payment, first, 'succeeded');
+    processorShows(payment, second, 'succeeded');
+    expect((await deliver(refundEvent('charge.refunded', payment, first))).status).toBe(200);
+    expect((await refundRow(first))?.status).toBe('succeeded');
+    expect((await refundRow(second))?.status).toBe('succeeded');
+  });
+
+  it('ignores a refund event for an intent the payment did not record', async () => {
+    const payment = await newPayment();
+    const refundId = await appRefund(payment, 'requested');
+    processorShows(payment, refundId, 'succeeded');
+    const forged = JSON.parse(refundEvent('refund.updated', payment, refundId));
+    forged.data.object.payment_intent = 'pi_someone_else';
+    const response = await deliver(JSON.stringify(forged));
+    expect(await response.json()).toMatchObject({ ignored: 'not_the_recorded_intent' });
+    expect((await refundRow(refundId))?.status).toBe('requested');
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type ProcessorFor,
   processorClientsFrom,
 } from './processor-webhook-intent.ts';
+import { applyRefundEvent, isRefundEventType } from './processor-webhook-refund.ts';
 import type { WebRuntime } from './runtime.ts';
 import {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
@@ -121,6 +122,15 @@ export function createProcessorWebhookHandler(
       console.log(
         `web: webhook ${event.id} accepted with clock skew: ${describeSkew(skew)} (tolerance ${tolerance} s)`,
       );
+    }
+    if (isRefundEventType(event.type)) {
+      processorFor ??= processorClientsFrom(process.env);
+      try {
+        return await applyRefundEvent(event, { deps, processorFor });
+      } catch (error) {
+        if (isIdempotencyError(error)) return problemDetailsResponse(error);
+        throw error;
+      }
     }
     if (!handledProcessorEventTypes.includes(event.type)) {
       return accepted({ ignored: 'unhandled_type' });
