@@ -57,7 +57,18 @@ if (values.drill) {
 } else {
   log(`DATABASE_URL=${cluster.url('once')}`);
   log(`logs and data: ${cluster.dir}; Ctrl-C stops the cluster`);
-  const stop = () => void cluster.stop().then(() => process.exit(0));
+  // Says which node is the primary whenever that changes; also keeps this process (the
+  // cluster's owner, whose exit must stop it) alive: the nodes' processes are detached.
+  let primary: string | undefined;
+  const watch = setInterval(async () => {
+    const now = await cluster.leader();
+    if (now !== primary) log(`primary: ${now ?? 'none'}`);
+    primary = now;
+  }, 2_000);
+  const stop = () => {
+    clearInterval(watch);
+    void cluster.stop().then(() => process.exit(0));
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }
