@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 
 /** How the client retries a 429 by itself: bounded, with exponential backoff and jitter. */
-export interface LimitRetryPolicy {
+interface LimitRetryPolicy {
   /** Retries after the first 429 (0: none). */
   retries: number;
   /** The first wait; doubled per retry, up to `maxDelayMs`. */

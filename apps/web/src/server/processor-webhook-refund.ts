@@ -16,7 +16,7 @@ import type { WebRuntime } from './runtime.ts';
  * Refund; and `charge.refunded` with the Charge (its `amount_refunded`, no list of refunds in
  * current API versions).
  */
-export const REFUND_EVENT_TYPES = [
+const REFUND_EVENT_TYPES = [
   'refund.created',
   'refund.updated',
   'refund.failed',
