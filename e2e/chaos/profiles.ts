@@ -67,8 +67,8 @@ const SHORT_WINDOWS: Record<string, string> = {
   PROCESSOR_AUTHORIZATION_WINDOW_MS: '15000',
 };
 
-/** Money flows of a run: about a fifth authorise, a quarter of those paid are refunded. */
-const MONEY_FLOWS = { manualShare: 0.2, refundShare: 0.25, faults: 4 };
+/** Money flows of a run: three in ten authorise, a quarter of those paid are refunded. */
+const MONEY_FLOWS = { manualShare: 0.3, refundShare: 0.25, faults: 6 };
 
 export const PROFILES: Record<string, ChaosProfile> = {
   /** Inside `npm test`: every fault kind, >= 120 checkouts (>= 20 in a browser), a few minutes. */

@@ -376,7 +376,7 @@ function moneyFlowOf(
 
 /**
  * Processor request faults aimed at the operator's captures and refunds (the charge's faults
- * stay on the confirm): each arms one to two requests of a tenant's account, spread over the
+ * stay on the confirm): each arms two to three requests of a tenant's account, spread over the
  * first 70% of the fault phase, when money flows are under way.
  */
 function moneyFaults(
@@ -397,11 +397,13 @@ function moneyFaults(
       ),
       downMs: 0,
       target: rng.pick(catalogues).processorAccountId,
-      count: rng.int(1, 2),
+      // Two or three requests: captures are few and late in a run, so a fault waits for them.
+      count: rng.int(2, 3),
       delayMs: kind === 'delay' ? options.processorTimeoutMs + rng.int(500, 3_000) : 0,
       rounds: 0,
-      // Alternately the capture and the refund, so both paths meet a fault in every run.
-      operation: index % 2 === 0 ? 'refunds.create' : 'payment_intents.capture',
+      // The refund one time in three, the capture the other two (captures are fewer), so both
+      // paths meet a fault in every run.
+      operation: index % 3 === 0 ? 'refunds.create' : 'payment_intents.capture',
     };
   });
 }
