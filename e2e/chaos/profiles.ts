@@ -64,7 +64,8 @@ const SHORT_WINDOWS: Record<string, string> = {
   PROCESSOR_IDEMPOTENCY_LEASE_MS: '5000',
   PROCESSOR_WEBHOOK_BACKOFF_MS: '300',
   // An authorisation nobody captures expires within the run (the `expire` flow waits past it).
-  PROCESSOR_AUTHORIZATION_WINDOW_MS: '15000',
+  // Not shorter: under load a capture job waits tens of seconds, and 15 s let most expire.
+  PROCESSOR_AUTHORIZATION_WINDOW_MS: '30000',
 };
 
 /** Money flows of a run: three in ten authorise, a quarter of those paid are refunded. */
