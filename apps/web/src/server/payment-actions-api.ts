@@ -1,5 +1,4 @@
 import type { Transaction } from '@once/api';
-import { isApiError } from '@once/api/errors';
 import {
   capturePaymentInput,
   type MoneyActionContext,
@@ -63,51 +62,41 @@ function moneyActionHandler<TBody, TResult>(
       const tenant = await authenticateApiKey(deps.db, request);
       const body = await readJsonBody(request, spec.body, { route: spec.route, optional: true });
       const http = fetchIdempotency(deps.idempotencyEngine);
-      const guarded = () =>
-        http.handle(
-          request,
-          {
-            tenantId: tenant.tenantId,
-            operation: spec.operation,
-            // The key names one action on one payment: another payment or body is 422.
-            fingerprintInput: { paymentId, ...(spec.fingerprintOf(body) as object) },
-            principal: tenant.principal,
-            // Read the key first, always: a retry is answered (or 422) before the payment's state
-            // is looked at, so a finished capture's retry replays instead of being refused.
-            policy: { mode: 'atomic', precheck: true },
-          },
-          async (exec) => {
-            let response: Response | undefined;
-            await spec.act(
-              {
-                db: deps.db,
-                tenantId: tenant.tenantId,
-                principal: tenant.principal,
-                notifyOutbox: deps.outboxNotify,
-                complete: async (tx, result) => {
-                  const answer = await spec.answer(tx, tenant.tenantId, result, body);
-                  response = Response.json(answer, {
-                    status: 202,
-                    headers: { location: spec.location(paymentId) },
-                  });
-                  await exec.complete(tx, response);
-                },
+      return http.handle(
+        request,
+        {
+          tenantId: tenant.tenantId,
+          operation: spec.operation,
+          // The key names one action on one payment: another payment or body is 422.
+          fingerprintInput: { paymentId, ...(spec.fingerprintOf(body) as object) },
+          principal: tenant.principal,
+          // Read the key first, always: a retry is answered (or 422) before the payment's state
+          // is looked at, so a finished capture's retry replays instead of being refused.
+          policy: { mode: 'atomic', precheck: true },
+        },
+        async (exec) => {
+          let response: Response | undefined;
+          await spec.act(
+            {
+              db: deps.db,
+              tenantId: tenant.tenantId,
+              principal: tenant.principal,
+              notifyOutbox: deps.outboxNotify,
+              complete: async (tx, result) => {
+                const answer = await spec.answer(tx, tenant.tenantId, result, body);
+                response = Response.json(answer, {
+                  status: 202,
+                  headers: { location: spec.location(paymentId) },
+                });
+                await exec.complete(tx, response);
               },
-              paymentId,
-              body,
-            );
-            return response!;
-          },
-        );
-      try {
-        return await guarded();
-      } catch (error) {
-        // A duplicate that ran alongside the first (both read no key) waited for the payment's
-        // lock, met the first's effect and refused, writing nothing. Ask once more: the read now
-        // finds the first's committed answer and replays it (or 422); with no key it refuses again.
-        if (!isApiError(error)) throw error;
-        return await guarded();
-      }
+            },
+            paymentId,
+            body,
+          );
+          return response!;
+        },
+      );
     });
 }
 

@@ -111,7 +111,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       }
       const exec = newExecution(request, policy, waiting);
       try {
-        return await runHandler(request, exec, handler, { found, readFirst, record });
+        return await runHandler(request, exec, handler, { found, record });
       } finally {
         if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
       }
@@ -198,7 +198,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     request: ExecuteRequest,
     exec: AtomicKeyExecution<TTx>,
     handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
-    { found, readFirst, record }: Omit<Start, 'waiting'>,
+    { found, record }: Omit<Start, 'waiting' | 'readFirst'>,
   ): Promise<ExecuteOutcome> {
     const id = identity(request);
     const handlerStarted = performance.now();
@@ -232,7 +232,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
               cause: error,
             });
       }
-      const replay = readFirst ? undefined : await replayIfFinished(id, request.fingerprint);
+      const replay = await replayIfFinished(id, request.fingerprint);
       record(replay !== undefined);
       if (replay) return replay;
       // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
@@ -242,7 +242,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     if (exec.completion !== 'inserted') {
       // Refusals and failures the handler answered itself change nothing: not stored.
       if (response.status >= 400) {
-        const replay = readFirst ? undefined : await replayIfFinished(id, request.fingerprint);
+        const replay = await replayIfFinished(id, request.fingerprint);
         record(replay !== undefined);
         if (replay) return replay;
         emit(eventBase('released', id));
@@ -263,11 +263,13 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   }
 
   /**
-   * Without the read before it, a handler may meet the effects of its own earlier attempt
-   * before it reaches `complete` (its business check finds the order paid, a unique index
-   * refuses the second row) and fail or refuse. The request was done: if the key holds a
-   * finished answer to this same request, that answer is the replay. Anything else (no key,
-   * another request's key, a store failure now) leaves the handler's own outcome.
+   * A handler may meet the effects of an earlier attempt of its own request before it
+   * reaches `complete` (its business check finds the order paid, a unique index refuses the
+   * second row) and fail or refuse: a retry that did not read first, or a duplicate whose
+   * read came before that attempt committed (the read saw no key, the row lock then showed
+   * the effect). The request was done: if the key holds a finished answer to this same
+   * request, that answer is the replay. Anything else (no key, another request's key, a store
+   * failure now) leaves the handler's own outcome.
    */
   async function replayIfFinished(
     id: KeyIdentity,

@@ -498,6 +498,49 @@ describe('atomic mode', () => {
     );
     expect([error.code, ran]).toEqual(['idempotency_store_unavailable', false]);
   });
+
+  it('with the pre-check: a duplicate that read no key while the first was committing, then refused by the first’s effect, is answered with the replay', async () => {
+    const { idempotency } = engine({ defaults: { mode: 'atomic', precheck: true } });
+    await t.sql`create table if not exists captures (key text primary key)`;
+    const key = newKey();
+    const request = { tenantId: 't', operation: 'capture', key, fingerprint: 'fp' };
+    let commit = (): void => {};
+    const committing = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let wrote = (): void => {};
+    const firstWrote = new Promise<void>((resolve) => {
+      wrote = resolve;
+    });
+    // The business check of an operator's capture: the second finds it captured and refuses.
+    const capture = (holdCommit: boolean) => (exec: Execution<Tx>) =>
+      t.db.transaction(async (tx) => {
+        const rows = await tx.execute(
+          sql`insert into captures (key) values (${key}) on conflict do nothing returning key`,
+        );
+        if (rows.length === 0) return { status: 409, headers: {}, body: '"already captured"' };
+        const response: StoredResponse = { status: 202, headers: {}, body: '"captured"' };
+        await exec.complete(tx as Tx, response);
+        if (holdCommit) {
+          wrote();
+          await committing;
+        }
+        return response;
+      });
+    const first = idempotency.execute(request, capture(true));
+    await firstWrote;
+    // The duplicate's read finds no key (uncommitted), so its handler runs and waits on the row.
+    const duplicate = idempotency.execute(request, capture(false));
+    for (;;) {
+      const [waiting] =
+        await t.sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into captures%'`;
+      if ((waiting?.n as number) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    commit();
+    expect((await first).kind).toBe('executed');
+    expect(await duplicate).toEqual({ kind: 'replayed', response: (await first).response });
+  });
 });
 
 describe('atomic mode without the pre-check (precheck: false)', () => {
