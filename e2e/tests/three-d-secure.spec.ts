@@ -78,11 +78,13 @@ test('the answer lost after the challenge: back on the return page (a reload), s
   await page.route(`${system().processorUrl}/three_d_secure/**`, async (route) => {
     if (route.request().method() !== 'POST') return route.continue();
     const answer = await route.fetch({ maxRedirects: 0 });
-    returnUrl = answer.headers().location;
     await route.abort('connectionreset');
+    returnUrl = answer.headers().location;
   });
   await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
   await expect.poll(() => returnUrl, { timeout: 30_000 }).toBeDefined();
+  // The browser's own error page for the lost answer has loaded: nothing else navigates now.
+  await page.waitForURL((url) => !url.href.startsWith(system().processorUrl));
 
   // The shopper retries: the browser asks for the return page it never got.
   await page.goto(returnUrl!);
