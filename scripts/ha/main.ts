@@ -1,4 +1,4 @@
-// `tsx scripts/ha/main.ts [--mode async|sync|strict] [--drill [--rounds N] [--seed N]]`:
+// `npm run ha -- [--mode async|sync|strict] [--drill [--rounds N] [--seed N]]`:
 // installs what is missing (apt-get), starts the 3-node Patroni cluster and prints the
 // multi-host DATABASE_URL; Ctrl-C stops it. `--drill` instead runs every failure `rounds` times
 // under acknowledged inserts (scripts/ha/drill.ts), prints one line per mode for the matrix in
