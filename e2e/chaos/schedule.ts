@@ -310,9 +310,28 @@ export function planRun(
       rounds: rng.int(2, 5),
     };
   });
+  guaranteeLongPause(nemesis, profile, options.processorKeyForgetMs);
   nemesis.push(...moneyFaults(root.fork('money-nemesis'), profile, catalogues, options));
   nemesis.sort((a, b) => a.atMs - b.atMs);
   return { seed, intents, nemesis };
+}
+
+/**
+ * Every run that pauses workers stalls one past the processor's key retention (a worker that
+ * wakes up after the processor forgot its key is the race lease fencing closes): when no draw
+ * made a pause long, the first that still fits in the fault phase is made long. Which draws
+ * of the seed are long is otherwise unchanged.
+ */
+function guaranteeLongPause(
+  nemesis: NemesisPlan[],
+  profile: ChaosProfile,
+  processorKeyForgetMs: number | undefined,
+): void {
+  if (!processorKeyForgetMs) return;
+  const pauses = nemesis.filter((n) => n.kind === 'pause_worker');
+  if (pauses.some((p) => p.downMs > processorKeyForgetMs)) return;
+  const fits = pauses.find((p) => p.atMs + p.downMs + processorKeyForgetMs <= profile.durationMs);
+  if (fits) fits.downMs += processorKeyForgetMs;
 }
 
 /**
