@@ -14,7 +14,7 @@ import {
 import { useResponseHeaderRecorder } from './trpc-react.tsx';
 
 /** One request of the action with its key; `attemptId` tags it for the header recorder. */
-export type SendOperatorAction<TInput, TResult> = (
+type SendOperatorAction<TInput, TResult> = (
   input: TInput,
   context: { idempotencyKey: string; attemptId: string },
 ) => Promise<TResult>;

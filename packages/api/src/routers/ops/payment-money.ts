@@ -8,7 +8,7 @@ import type { MerchantRefund } from '../../money-actions/merchant-refund.ts';
 import type { PaymentTimelineInput } from './payment-timeline.types.ts';
 
 /** What the cockpit's money buttons need of a payment: its money, as the merchant reads it. */
-export interface PaymentMoney {
+interface PaymentMoney {
   payment: MerchantPayment;
   /** Oldest first, with their states: `pending`, `succeeded`, `failed`. */
   refunds: MerchantRefund[];
