@@ -16,6 +16,7 @@ const paymentKey = (tenantId: string | null, paymentId: string | null) =>
  * clients were shown:
  * - at most one refund per refund key: the processor booked each downstream key once, and
  *   every answer to one operator key named one refund (`double_refund`);
+ * - an operator key once accepted is never refused afterwards (`wrongly_refused`);
  * - a payment's money back is the app's refunds and nothing more: the ledger refunding it
  *   beyond what its refunds hold is a refund sent twice (`double_refund`);
  * - refunds never exceed what was received, at the processor or in the app (`over_refund`);
@@ -74,6 +75,28 @@ export function checkMoney(input: {
         tenantId: answers[0]!.tenantId,
         paymentId: answers[0]!.paymentId,
         detail: `refund key ${key.split('\u0000')[1]} was answered with ${ids.size} refunds: ${[...ids].join(', ')}`,
+      });
+    }
+  }
+
+  // An operator key that was answered is replayed: a refusal of the same key completed after
+  // its acceptance is the request refused for its own effect (a double-click's second press
+  // that read no key, then found the first's capture) instead of replayed.
+  for (const answers of groupBy(
+    input.completions.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund'),
+    (e) => `${e.tenantId}\u0000${e.f}\u0000${e.key}`,
+  ).values()) {
+    const accepted = answers.find((e) => e.type === 'ok');
+    const refused = answers.find(
+      (e) => e.type === 'fail' && accepted && e.at >= accepted.at && isBusinessRefusal(e),
+    );
+    if (accepted && refused) {
+      violations.push({
+        kind: 'wrongly_refused',
+        intent: refused.intent,
+        tenantId: refused.tenantId,
+        paymentId: refused.paymentId,
+        detail: `${refused.f} key ${refused.key} was accepted at ${accepted.at} ms, then refused at ${refused.at} ms with ${refused.status} ${refused.error ?? ''} instead of replayed`,
       });
     }
   }
@@ -207,6 +230,14 @@ export function checkMoney(input: {
 }
 
 /** Items by a key, in their order. */
+/** A refusal for what was asked, not a key in use, a rate limit or an outage. */
+const isBusinessRefusal = (e: ClientEvent) =>
+  !(
+    e.status === 429 ||
+    e.status === 503 ||
+    (e.status === 409 && e.error?.startsWith('idempotency_'))
+  );
+
 export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
   const map = new Map<string, T[]>();
   for (const item of items) {

@@ -667,6 +667,27 @@ test('one operator refund key answered with two refunds is a double refund', () 
   expect(check(once, snap)).toEqual([]);
 });
 
+test('an operator key accepted, then refused for its own effect, is wrongly refused', () => {
+  const snap = withRefunds(
+    [payment({ amountRefunded: 1000 })],
+    [charge(), ledgerRefund()],
+    [appRefund()],
+  );
+  const history = refundHistory([['r1', 'rf_1', 'requested']]);
+  const pressed = (error: string, status: number) =>
+    history.invoke({
+      intent: 'i1',
+      tenantId: 'tenant_a',
+      key: 'r1',
+      process: 'client-operator',
+      f: 'refund',
+    })('fail', { status, paymentId: 'pay_1', error });
+  pressed('idempotency_key_in_use', 409); // the other press still running: retried, fine
+  expect(check(history, snap)).toEqual([]);
+  pressed('refund_amount_too_large', 409);
+  expect(check(history, snap)).toEqual(['wrongly_refused']);
+});
+
 test("a refund's state, and what its client was shown, agree with the ledger", () => {
   const failedButKept = withRefunds(
     [payment()],
