@@ -1,7 +1,7 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
 /** Terminal states the checkout shows once the payment settled. */
-const TERMINAL_STATES = ['succeeded', 'declined', 'failed'] as const;
+const TERMINAL_STATES = ['succeeded', 'declined', 'failed', 'canceled'] as const;
 
 /** What the user was shown at the end of one checkout, read from the page. */
 export interface ShownCheckout {
