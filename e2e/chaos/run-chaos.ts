@@ -211,7 +211,9 @@ export async function runChaos(
       (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
     ).length,
     terminal: reached.filter(
-      (p) => p && ['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled'].includes(p.status),
+      (p) =>
+        p &&
+        ['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled'].includes(p.status),
     ).length,
     seed,
     profile: profile.name,
