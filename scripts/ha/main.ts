@@ -3,8 +3,11 @@
 // multi-host DATABASE_URL; Ctrl-C stops it. `--drill` instead runs every failure `rounds` times
 // under acknowledged inserts (scripts/ha/drill.ts), prints one line per mode for the matrix in
 // docs/high-availability.md, and exits 1 when a synchronous mode lost an acknowledged row or
-// the cluster did not come back.
+// the cluster did not come back. `--app-drill` runs the failures under checkout traffic
+// through the real apps (scripts/ha/app-drill.ts) and exits 1 on a double charge or, in a
+// synchronous mode, on a lost acknowledged payment.
 import { parseArgs } from 'node:util';
+import { runAppDrill } from './app-drill.ts';
 import { startHaCluster } from './cluster.ts';
 import { runDrill } from './drill.ts';
 import { REPLICATION_MODES, type ReplicationMode } from './patroni-config.ts';
@@ -13,6 +16,7 @@ const { values } = parseArgs({
   options: {
     mode: { type: 'string', default: 'sync' },
     drill: { type: 'boolean', default: false },
+    'app-drill': { type: 'boolean', default: false },
     'base-port': { type: 'string', default: '24000' },
     rounds: { type: 'string', default: '1' },
     seed: { type: 'string', default: '1' },
@@ -28,7 +32,29 @@ process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${String(
 const cluster = await startHaCluster({ mode, basePort: Number(values['base-port']), log });
 await cluster.createDatabase('once');
 
-if (values.drill) {
+if (values['app-drill']) {
+  let failed = false;
+  try {
+    const outcome = await runAppDrill(cluster, log, {
+      rounds: Number(values.rounds),
+      seed: Number(values.seed),
+    });
+    log(
+      `app matrix ${mode} seed ${values.seed}: ${outcome.acknowledged} payments acknowledged, ` +
+        `${outcome.lost} lost, ${outcome.unanswered} unanswered, ` +
+        `${outcome.violations.length} invariant violations`,
+    );
+    for (const violation of outcome.violations) log(`violation: ${violation}`);
+    failed =
+      outcome.violations.some((v) => v.startsWith('double_charge')) ||
+      (mode !== 'async' && outcome.lost > 0);
+  } catch (error) {
+    failed = true;
+    log(`app drill failed: ${error instanceof Error ? error.stack : String(error)}`);
+  }
+  await cluster.stop({ keep: failed });
+  process.exit(failed ? 1 : 0);
+} else if (values.drill) {
   let failed = false;
   try {
     const outcomes = await runDrill(cluster, log, {

@@ -26,6 +26,8 @@ export interface TestSystemOptions {
   webClock?: { now(): Date };
   /** Where the processor delivers its webhooks; default: this system's web receiver. */
   webhookUrl?: string;
+  /** An already migrated app database to use (and not drop) instead of a fresh one. */
+  app?: TestDatabase;
 }
 
 export interface TestSystem {
@@ -38,6 +40,7 @@ export interface TestSystem {
   processor: RunningProcessor;
   /** A small pool on the processor's database, to read its ledger. */
   processorSql: postgres.Sql;
+  processorDatabaseUrl: string;
   /** A worker process over the web's database and this processor; stopped by `close()`. */
   startWorker(workerId: string): Promise<RunningProcess>;
   /** Stops workers, processor and web, ends the pools and drops both databases. */
@@ -62,8 +65,8 @@ export async function startTestSystem(options: TestSystemOptions): Promise<TestS
     while (closers.length > 0) await closers.pop()!();
   };
   try {
-    const app = await createTestDatabase(options.label);
-    closers.push(() => app.drop());
+    const app = options.app ?? (await createTestDatabase(options.label));
+    if (!options.app) closers.push(() => app.drop());
     const started = await startWebRuntime({
       DATABASE_URL: app.url,
       SESSION_SECRET: `${options.label}-session-secret-0123456789`,
@@ -112,6 +115,7 @@ export async function startTestSystem(options: TestSystemOptions): Promise<TestS
       web,
       processor,
       processorSql,
+      processorDatabaseUrl: processorDb.url,
       async startWorker(workerId) {
         const worker = await startWorkerProcess(
           { DATABASE_URL: app.url, PROCESSOR_URL: processor.url },

@@ -1,0 +1,132 @@
+// The failover drill through the real apps: the web's REST API (in this process) and a worker
+// process on the cluster's multi-host URL, the processor (the third party) on its own embedded
+// PostgreSQL. Checkout clients retry their Idempotency-Key until a definite answer while the
+// primary is killed -9, switched over and stopped; after heal and convergence, every
+// acknowledged payment must be on the new primary and the processor's ledger must hold one
+// charge per checkout (packages/invariant's checker).
+import { createDatabaseClient, runMigrations } from '@once/db';
+import { verifyInvariant } from '@once/invariant';
+import { spawnEmbeddedPostgres } from '@once/postgres/embedded';
+import postgres from 'postgres';
+import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
+import { startTestSystem } from '../../test/support/test-system.ts';
+import type { HaCluster, HaNodeName } from './cluster.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function retried<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= 40) throw error;
+      await sleep(500);
+    }
+  }
+}
+
+export interface AppDrillOutcome {
+  acknowledged: number;
+  /** Acknowledged (201/200) payments absent from the new primary. */
+  lost: number;
+  /** Clients with no definite answer before the deadline. */
+  unanswered: number;
+  /** The invariant checker's violations (double charges among them). */
+  violations: string[];
+}
+
+export async function runAppDrill(
+  cluster: HaCluster,
+  log: (line: string) => void,
+  { rounds = 1, seed = 1 } = {},
+): Promise<AppDrillOutcome> {
+  const url = cluster.url('once');
+  await retried(() => runMigrations(url));
+  const processorPg = await spawnEmbeddedPostgres({ durability: 'fast' });
+  // The processor's database is created on its own PostgreSQL, not on the cluster.
+  process.env.ONCE_TEST_ADMIN_URL = processorPg.adminUrl;
+  const system = await startTestSystem({
+    label: `ha_app_${seed}`,
+    webhookSecret: 'whsec_ha_drill',
+    app: {
+      url,
+      adminUrl: url,
+      client: createDatabaseClient(url, { applicationName: 'ha-app-drill' }),
+      drop: async () => {},
+    },
+  });
+  await system.startWorker('ha-w-1');
+  log(`apps up: web ${system.web.url}, processor ${system.processor.url}, one worker`);
+
+  const acknowledged: { key: string; paymentId: string }[] = [];
+  const keys: string[] = [];
+  let unanswered = 0;
+  let sending = true;
+  let next = 0;
+  const clients = [1, 2, 3, 4].map(async () => {
+    while (sending) {
+      const key = `ha-${seed}-${++next}`;
+      keys.push(key);
+      const outcome = await checkoutUntilAccepted(system.web.url, key, Date.now() + 180_000);
+      if (outcome.paymentId) acknowledged.push({ key, paymentId: outcome.paymentId });
+      else unanswered++;
+    }
+  });
+
+  const failover = async (fault: string, act: (leader: HaNodeName) => Promise<void>) => {
+    await cluster.waitForHealthy(180_000);
+    const from = await cluster.waitForLeader(30_000);
+    await sleep(1_000 + ((seed * 7919 + acknowledged.length) % 3_000));
+    await act(from);
+    const to = await cluster.waitForLeader(120_000, from);
+    log(`${fault}: ${from} -> ${to}, ${acknowledged.length} acknowledged so far`);
+    return from;
+  };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const old = await failover('kill -9', async (leader) => cluster.killNode(leader));
+      cluster.startNode(old);
+      await failover('switchover', () => cluster.switchover());
+      await failover('SIGSTOP', async (leader) => {
+        cluster.pauseNode(leader);
+        await cluster.waitForLeader(120_000, leader).finally(() => cluster.resumeNode(leader));
+      });
+    }
+    await cluster.waitForHealthy(180_000);
+  } finally {
+    sending = false;
+    await Promise.all(clients);
+  }
+
+  // Convergence: the worker settles every payment (nothing processing/unknown).
+  const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const [row] = await retried(
+      () =>
+        sql<{ open: number }[]>`select count(*)::int as open from payments
+          where status in ('processing', 'unknown')`,
+    );
+    if (row?.open === 0) break;
+    await sleep(1_000);
+  }
+  const present = new Set(
+    (await retried(() => sql<{ id: string }[]>`select id from payments`)).map((r) => r.id),
+  );
+  await sql.end({ timeout: 1 });
+  const lost = acknowledged.filter((a) => !present.has(a.paymentId)).length;
+  const report = await verifyInvariant({
+    databaseUrl: url,
+    processorDatabaseUrl: system.processorDatabaseUrl,
+    converged: true,
+    expectedCheckouts: acknowledged.map((a) => ({ tenantId: 'tenant_a', idempotencyKey: a.key })),
+  });
+  await system.close();
+  await processorPg.stop();
+  return {
+    acknowledged: acknowledged.length,
+    lost,
+    unanswered,
+    violations: report.violations.map((v) => `${v.kind} ${v.paymentId ?? ''} ${v.detail}`),
+  };
+}
