@@ -2,6 +2,7 @@ import { expect, test } from '@playwright/test';
 import {
   checkoutState,
   fillCart,
+  readShown,
   recordPayRequests,
   waitForTerminal,
 } from '../support/checkout-page.ts';
@@ -32,6 +33,9 @@ const system = useTestSystem({
   },
   env: { WORKER_LEASE_MS: '2000', WORKER_POLL_INTERVAL_MS: '300' },
 });
+
+/** Stripe's test card that always asks for 3-D Secure (pm_card_threeDSecure2Required). */
+const THREE_D_SECURE_CARD = '4000000000003220';
 
 /** The strip's verdict once this scene's one payment is settled and checked. */
 async function expectOnePaymentOneCharge(stage: Stage): Promise<void> {
@@ -259,4 +263,49 @@ test('scene 5, database restart: PostgreSQL is killed and back on the same data,
   );
   await expectInvariant(system(), [shown]);
   await sceneScreenshot(5, stage);
+});
+
+test('scene 6, 3-D Secure, answer lost after the challenge: the return page asked again shows the same payment and key, one charge', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  const page = stage.checkout;
+  const sent = recordPayRequests(page);
+  await fillCart(page, { book_ddia: 1 }, THREE_D_SECURE_CARD);
+  await page.getByTestId('pay').click();
+  await expect(checkoutState(page)).toHaveAttribute('data-state', 'requires_action', {
+    timeout: 60_000,
+  });
+  await expect(checkoutState(page)).toContainText('Waiting for your bank');
+  const before = await readShown(page);
+  await page.getByTestId('go-to-bank').click();
+  await expect(page.getByRole('heading', { name: '3D Secure test payment' })).toBeVisible();
+
+  // The processor takes the answer and charges, but its redirect back never reaches the
+  // browser (a redirect's target is not routable: the answer itself is dropped).
+  let returnUrl: string | undefined;
+  await page.route(`${system().processorUrl}/three_d_secure/**`, async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    const answer = await route.fetch({ maxRedirects: 0 });
+    await route.abort('connectionreset');
+    returnUrl = answer.headers().location;
+  });
+  await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
+  await expect.poll(() => returnUrl, { timeout: 30_000 }).toBeDefined();
+  await page.waitForURL((url) => !url.href.startsWith(system().processorUrl));
+
+  // The shopper asks for the return page again: the same payment, the same key, charged once.
+  await page.goto(returnUrl ?? '');
+  expect(new URL(page.url()).pathname).toBe('/checkout/return');
+  await expect(checkoutState(page)).toHaveAttribute('data-state', 'succeeded', {
+    timeout: 60_000,
+  });
+  const shown = await readShown(page);
+  expect(shown.paymentId).toBe(before.paymentId);
+  expect(shown.idempotencyKey).toBe(before.idempotencyKey);
+  expect(sent.keys).toEqual([before.idempotencyKey]);
+  await expectOnePaymentOneCharge(stage);
+  await expectInvariant(system(), [shown]);
+  await sceneScreenshot(6, stage);
 });
