@@ -56,11 +56,16 @@ export async function newScene(cockpit: Page): Promise<void> {
  * aria-busy, every switch disabled) is checked on each press.
  */
 export async function pressSwitch(cockpit: Page, label: string, says: RegExp): Promise<void> {
-  await cockpit.route('**/api/trpc/ops.chaosPress**', async (route) => {
-    const response = await route.fetch();
-    await new Promise((done) => setTimeout(done, PRESS_HOLD_MS));
-    await route.fulfill({ response });
-  });
+  // Routed once per page and never unrouted: turning interception off while the cockpit polls
+  // can leave a poll hanging unsent in Chromium (microsoft/playwright#41802).
+  if (!heldPresses.has(cockpit)) {
+    heldPresses.add(cockpit);
+    await cockpit.route('**/api/trpc/ops.chaosPress**', async (route) => {
+      const response = await route.fetch();
+      await new Promise((done) => setTimeout(done, PRESS_HOLD_MS));
+      await route.fulfill({ response });
+    });
+  }
   const button = cockpit.getByRole('button', { name: label });
   await button.click();
   await expect(button).toHaveAttribute('aria-busy', 'true');
@@ -69,8 +74,10 @@ export async function pressSwitch(cockpit: Page, label: string, says: RegExp): P
   await expect(cockpit.getByTestId('strip-press')).toContainText('pressing…');
   await expect(cockpit.getByTestId('strip-press')).toContainText(says);
   await expect(button).not.toHaveAttribute('aria-busy', 'true');
-  await cockpit.unroute('**/api/trpc/ops.chaosPress**');
 }
+
+/** Cockpit pages whose switch presses are held back on their way to the page. */
+const heldPresses = new WeakSet<Page>();
 
 /**
  * Records every state the checkout's status region takes, in order, as
