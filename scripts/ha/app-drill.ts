@@ -25,12 +25,28 @@ async function retried<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Until the worker has settled every payment (nothing processing/unknown). */
+async function waitConverged(sql: postgres.Sql): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const [row] = await retried(
+      () =>
+        sql<{ open: number }[]>`select count(*)::int as open from payments
+          where status in ('processing', 'unknown')`,
+    );
+    if (row?.open === 0) return;
+    await sleep(1_000);
+  }
+}
+
 export interface AppDrillOutcome {
   acknowledged: number;
   /** Acknowledged (201/200) payments absent from the new primary. */
   lost: number;
   /** Clients with no definite answer before the deadline. */
   unanswered: number;
+  /** Keys whose retry after the heal made a new payment (its first one was lost). */
+  recreated: number;
   /** The invariant checker's violations (double charges among them). */
   violations: string[];
 }
@@ -98,23 +114,21 @@ export async function runAppDrill(
     await Promise.all(clients);
   }
 
-  // Convergence: the worker settles every payment (nothing processing/unknown).
   const sql = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const [row] = await retried(
-      () =>
-        sql<{ open: number }[]>`select count(*)::int as open from payments
-          where status in ('processing', 'unknown')`,
-    );
-    if (row?.open === 0) break;
-    await sleep(1_000);
-  }
+  await waitConverged(sql);
   const present = new Set(
     (await retried(() => sql<{ id: string }[]>`select id from payments`)).map((r) => r.id),
   );
-  await sql.end({ timeout: 1 });
   const lost = acknowledged.filter((a) => !present.has(a.paymentId)).length;
+  // Every shopper retries once after the heal: a payment lost with its key is made again, and
+  // its downstream key must make the processor find the first charge instead of a second one.
+  let recreated = 0;
+  for (const a of acknowledged) {
+    const again = await checkoutUntilAccepted(system.web.url, a.key, Date.now() + 60_000);
+    if (again.paymentId !== a.paymentId) recreated++;
+  }
+  await waitConverged(sql);
+  await sql.end({ timeout: 1 });
   const report = await verifyInvariant({
     databaseUrl: url,
     processorDatabaseUrl: system.processorDatabaseUrl,
@@ -127,6 +141,7 @@ export async function runAppDrill(
     acknowledged: acknowledged.length,
     lost,
     unanswered,
+    recreated,
     violations: report.violations.map((v) => `${v.kind} ${v.paymentId ?? ''} ${v.detail}`),
   };
 }

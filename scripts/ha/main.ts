@@ -41,7 +41,8 @@ if (values['app-drill']) {
     });
     log(
       `app matrix ${mode} seed ${values.seed}: ${outcome.acknowledged} payments acknowledged, ` +
-        `${outcome.lost} lost, ${outcome.unanswered} unanswered, ` +
+        `${outcome.lost} lost, ${outcome.recreated} re-created by the retry, ` +
+        `${outcome.unanswered} unanswered, ` +
         `${outcome.violations.length} invariant violations`,
     );
     for (const violation of outcome.violations) log(`violation: ${violation}`);
