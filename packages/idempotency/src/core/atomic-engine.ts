@@ -268,15 +268,21 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
    * second row) and fail or refuse: a retry that did not read first, or a duplicate whose
    * read came before that attempt committed (the read saw no key, the row lock then showed
    * the effect). The request was done: if the key holds a finished answer to this same
-   * request, that answer is the replay. Anything else (no key, another request's key, a store
-   * failure now) leaves the handler's own outcome.
+   * request, that answer is the replay. Anything else (no key, an expired one, another
+   * request's key, a store failure now) leaves the handler's own outcome.
    */
   async function replayIfFinished(
     id: KeyIdentity,
     fingerprint: string,
   ): Promise<ExecuteOutcome | undefined> {
     const found = await callStore('lookup', id, () => store.lookup(id)).catch(() => undefined);
-    if (found?.record.state !== 'completed' || found.record.fingerprint !== fingerprint)
+    // An expired answer (`writable`) answers nothing: past its retention the handler decides.
+    if (
+      !found ||
+      found.writable ||
+      found.record.state !== 'completed' ||
+      found.record.fingerprint !== fingerprint
+    )
       return undefined;
     return context.answerExisting(id, found.record, fingerprint);
   }

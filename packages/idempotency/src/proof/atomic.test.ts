@@ -499,6 +499,26 @@ describe('atomic mode', () => {
     expect([error.code, ran]).toEqual(['idempotency_store_unavailable', false]);
   });
 
+  it('an expired answer is never replayed for a refusal: past its retention the handler decides (with and without the pre-check)', async () => {
+    for (const precheck of [true, false]) {
+      const { idempotency } = engine({ defaults: { mode: 'atomic', precheck, ttlMs: 1 } });
+      const key = newKey();
+      const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
+      await idempotency.execute(request, writeFirst(key));
+      await new Promise((resolve) => setTimeout(resolve, 20)); // past the 1 ms retention
+      const refusedByHandler = await idempotency.execute(request, async () => ({
+        status: 422,
+        headers: {},
+        body: '"this payment cannot be matched"',
+      }));
+      expect([precheck, refusedByHandler.kind, refusedByHandler.response.status]).toEqual([
+        precheck,
+        'executed',
+        422,
+      ]);
+    }
+  });
+
   it('with the pre-check: a duplicate that read no key while the first was committing, then refused by the first’s effect, is answered with the replay', async () => {
     const { idempotency } = engine({ defaults: { mode: 'atomic', precheck: true } });
     await t.sql`create table if not exists captures (key text primary key)`;
