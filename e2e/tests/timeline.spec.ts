@@ -1,13 +1,15 @@
 import AxeBuilder from '@axe-core/playwright';
 import { adminClient } from '@once/processor/testing';
+import { expect, test } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
-import { expect, test, useSharedSystem } from '../support/system.ts';
+import { useTestSystem } from '../support/system.ts';
 
 // The life of one payment in the cockpit: pay with a processor fault, open the payment's
-// timeline from the cockpit, and see the lanes, the fault, the recovery and the verdict.
-const system = useSharedSystem();
+// timeline from the cockpit, and see the lanes, the fault, the recovery and the verdict. Its own
+// system: on the shared one the cockpit's list held other specs' payments and not this one.
+const system = useTestSystem();
 
 test.afterEach(async () => {
   await adminClient(
