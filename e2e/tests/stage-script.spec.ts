@@ -293,7 +293,13 @@ test('scene 6, 3-D Secure, answer lost after the challenge: the return page aske
   });
   await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
   await expect.poll(() => returnUrl, { timeout: 30_000 }).toBeDefined();
-  await page.waitForURL((url) => !url.href.startsWith(system().processorUrl));
+  // Polled, not waitForURL: that waits on the failing navigation itself and can reject with
+  // its ERR_CONNECTION_RESET.
+  await expect
+    .poll(() => (page.url().startsWith(system().processorUrl) ? 'on the bank page' : 'left it'), {
+      timeout: 30_000,
+    })
+    .toBe('left it');
 
   // The shopper asks for the return page again: the same payment, the same key, charged once.
   await page.goto(returnUrl ?? '');

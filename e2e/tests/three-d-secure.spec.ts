@@ -84,7 +84,13 @@ test('the answer lost after the challenge: back on the return page (a reload), s
   await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
   await expect.poll(() => returnUrl, { timeout: 30_000 }).toBeDefined();
   // The browser's own error page for the lost answer has loaded: nothing else navigates now.
-  await page.waitForURL((url) => !url.href.startsWith(system().processorUrl));
+  // Polled, not waitForURL: that waits on the failing navigation itself and can reject with
+  // its ERR_CONNECTION_RESET.
+  await expect
+    .poll(() => (page.url().startsWith(system().processorUrl) ? 'on the bank page' : 'left it'), {
+      timeout: 30_000,
+    })
+    .toBe('left it');
 
   // The shopper retries: the browser asks for the return page it never got.
   await page.goto(returnUrl!);
