@@ -33,8 +33,10 @@ export const listPaymentIntents: ReadOperation = async (db, { account, params })
     const cursor = await loadPaymentIntent(db, account.id, startingAfter, {
       param: 'starting_after',
     });
+    // Compared in the database: a JS Date drops the microseconds of `created_at`, so a row
+    // made in the cursor's millisecond but after it would sort above the cursor and be skipped.
     conditions.push(
-      sql`(${paymentIntents.createdAt}, ${paymentIntents.id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`,
+      sql`(${paymentIntents.createdAt}, ${paymentIntents.id}) < (select created_at, id from ${paymentIntents} where id = ${cursor.id})`,
     );
   }
   if (readString(params, 'ending_before')) {

@@ -39,8 +39,10 @@ export const listRefunds: ReadOperation = async (db, { account, params }) => {
   const startingAfter = readString(params, 'starting_after');
   if (startingAfter) {
     const cursor = await loadRefund(db, account.id, startingAfter, 'starting_after');
+    // Compared in the database: a JS Date drops the microseconds of `created_at`, so a row
+    // made in the cursor's millisecond but after it would sort above the cursor and be skipped.
     conditions.push(
-      sql`(${refunds.createdAt}, ${refunds.id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id})`,
+      sql`(${refunds.createdAt}, ${refunds.id}) < (select created_at, id from ${refunds} where id = ${cursor.id})`,
     );
   }
   const rows = await db
