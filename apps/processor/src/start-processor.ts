@@ -56,6 +56,7 @@ export async function startProcessor(
       ttlMs: config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS,
     }),
     adminToken: config.adminToken,
+    webhook: { url: config.webhookUrl, secret: config.webhookSecret },
     timing,
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     log,

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
-import { accounts, ledgerEntries, webhookEvents } from '../db/schema/index.ts';
+import { accounts, ledgerEntries } from '../db/schema/index.ts';
 import {
   isLimitFaultKind,
   isMutatingOperation,
@@ -16,33 +16,26 @@ import {
 } from '../faults/fault-kinds.ts';
 import { armFault, clearFaults, faultUses, listFaults } from '../faults/fault-store.ts';
 import { parseFormParams } from '../stripe/form-params.ts';
+import type { WebhookTarget } from '../webhooks/webhook-target.ts';
+import { AdminError, adminError } from './admin-error.ts';
+import { registerWebhookEventRoutes } from './webhook-events-admin.ts';
 
 export interface AdminApiOptions {
   db: ProcessorDatabase;
   adminToken: string;
+  /** Where `POST /admin/webhook-events/:id/resend` sends (the deliverer's endpoint). */
+  webhook: WebhookTarget;
   log: (line: string) => void;
 }
 
-class AdminError extends Error {
-  constructor(
-    readonly status: 400 | 401 | 404 | 409,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const adminError = (error: AdminError) =>
-  Response.json({ error: { message: error.message } }, { status: error.status });
-
 /**
  * The operator/test surface under `/admin`: accounts, fault injection, the ledger and
- * the webhook outbox. Guarded by `X-Admin-Token` (or `Authorization: Bearer <token>`).
+ * the webhook outbox (read and resend). Guarded by `X-Admin-Token` (or `Authorization: Bearer <token>`).
  *
  * @example
  * curl -H 'x-admin-token: once-admin' 'http://127.0.0.1:4100/admin/ledger?account=acct_tenant_a'
  */
-export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
+export function createAdminApi({ db, adminToken, webhook, log }: AdminApiOptions): Hono {
   const app = new Hono();
 
   app.use('/admin/*', async (c, next) => {
@@ -225,34 +218,7 @@ export function createAdminApi({ db, adminToken, log }: AdminApiOptions): Hono {
     });
   });
 
-  app.get('/admin/webhook-events', async (c) => {
-    const account = c.req.query('account');
-    const type = c.req.query('type');
-    const rows = await db
-      .select()
-      .from(webhookEvents)
-      .where(
-        and(
-          account ? eq(webhookEvents.accountId, account) : undefined,
-          type ? eq(webhookEvents.type, type) : undefined,
-        ),
-      )
-      .orderBy(asc(webhookEvents.createdAt));
-    return c.json({
-      data: rows.map((r) => ({
-        id: r.id,
-        account: r.accountId,
-        type: r.type,
-        attempts: r.attempts,
-        deliveries: r.deliveries,
-        delivered_at: r.deliveredAt?.toISOString() ?? null,
-        next_attempt_at: r.deliveredAt ? null : r.nextAttemptAt.toISOString(),
-        last_status: r.lastStatus,
-        last_error: r.lastError,
-        event: JSON.parse(r.payload),
-      })),
-    });
-  });
+  registerWebhookEventRoutes(app, { db, webhook, log });
 
   return app;
 }

@@ -4,6 +4,7 @@ import type { ProcessorDatabase } from '../db/client.ts';
 import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
 import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
 import type { OperationTiming } from '../stripe/stripe-operation.ts';
+import type { WebhookTarget } from '../webhooks/webhook-target.ts';
 import { processorBodyLimit } from './body-limit.ts';
 import { createStripeApi } from './stripe-api.ts';
 import { createThreeDSecurePages } from './three-d-secure.ts';
@@ -14,6 +15,7 @@ export interface ProcessorAppOptions {
   timing: OperationTiming;
   publicUrl?: string;
   adminToken: string;
+  webhook: WebhookTarget;
   log: (line: string) => void;
 }
 

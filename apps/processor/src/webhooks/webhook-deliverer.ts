@@ -4,7 +4,8 @@ import type postgres from 'postgres';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
 import { takeDeliveryFaults } from '../faults/apply-faults.ts';
-import { signPayload } from './sign-payload.ts';
+import { type PostResult, postEvent } from './post-event.ts';
+import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_TIMEOUT_MS } from './webhook-target.ts';
 
 export interface WebhookDelivererOptions {
   db: ProcessorDatabase;
@@ -52,8 +53,12 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
   const pollMs = options.pollMs ?? 500;
   const backoffMs = options.backoffMs ?? 1_000;
   const maxBackoffMs = options.maxBackoffMs ?? 300_000;
-  const maxAttempts = options.maxAttempts ?? 30;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxAttempts = options.maxAttempts ?? WEBHOOK_MAX_ATTEMPTS;
+  const target = {
+    url: options.url,
+    secret: options.secret,
+    timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+  };
   let stopped = false;
   let wake: () => void = () => {};
   let listener: { unlisten(): Promise<void> } | undefined;
@@ -82,30 +87,6 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
     return [...rows];
   };
 
-  const post = async (
-    event: ClaimedEvent,
-  ): Promise<{ status: number | null; error: string | null }> => {
-    try {
-      const response = await fetch(options.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json; charset=utf-8',
-          'stripe-signature': signPayload(event.payload, options.secret),
-          'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
-        },
-        body: event.payload,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      await response.arrayBuffer().catch(() => {});
-      return { status: response.status, error: response.ok ? null : `HTTP ${response.status}` };
-    } catch (error) {
-      return {
-        status: null,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      };
-    }
-  };
-
   const deliver = async (event: ClaimedEvent): Promise<void> => {
     const faults = await takeDeliveryFaults(
       options.db,
@@ -115,9 +96,9 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
     await faults.beforeSend();
     const { copies } = faults;
     let succeeded = 0;
-    let last: { status: number | null; error: string | null } = { status: null, error: null };
+    let last: PostResult = { status: null, error: null };
     for (let i = 0; i < copies; i++) {
-      last = await post(event);
+      last = await postEvent(target, event.payload);
       if (last.error === null) succeeded++;
     }
     if (succeeded > 0) {

@@ -1,0 +1,42 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { ProcessorDatabase } from '../db/client.ts';
+import { webhookEvents } from '../db/schema/index.ts';
+import { type PostResult, postEvent } from './post-event.ts';
+import type { WebhookTarget } from './webhook-target.ts';
+
+/**
+ * Sends one event again now, as the Stripe Dashboard's "Resend" does: the SAME event (its
+ * `evt_` id and frozen payload, freshly signed), so a receiver that applies each event id once
+ * applies nothing twice. The attempt is recorded like the deliverer's (attempts, last status);
+ * a 2xx marks an undelivered event delivered, a failure leaves its scheduled retries as they
+ * were. Injected webhook faults do not apply: an operator's resend is not the network's.
+ * Undefined (and nothing sent or changed) when no event has that id in `accountId` (when given).
+ *
+ * @example
+ * const attempt = await resendEvent(db, { url, secret }, { id: 'evt_1', accountId: 'acct_tenant_a' });
+ */
+export async function resendEvent(
+  db: ProcessorDatabase,
+  target: WebhookTarget,
+  event: { id: string; accountId?: string },
+): Promise<PostResult | undefined> {
+  const [row] = await db
+    .select({ payload: webhookEvents.payload })
+    .from(webhookEvents)
+    .where(
+      and(
+        eq(webhookEvents.id, event.id),
+        event.accountId ? eq(webhookEvents.accountId, event.accountId) : undefined,
+      ),
+    );
+  if (!row) return undefined;
+  const attempt = await postEvent(target, row.payload);
+  const delivered = attempt.error === null;
+  await db.execute(sql`
+    update ${webhookEvents}
+    set attempts = attempts + 1, last_status = ${attempt.status}, last_error = ${attempt.error},
+        deliveries = deliveries + ${delivered ? 1 : 0},
+        delivered_at = ${delivered ? sql`coalesce(delivered_at, now())` : sql`delivered_at`}
+    where id = ${event.id}`);
+  return attempt;
+}

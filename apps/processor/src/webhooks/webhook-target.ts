@@ -1,0 +1,12 @@
+/** Where the processor's one webhook endpoint is and how its events are signed. */
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+  /** Per-attempt HTTP timeout; default {@link WEBHOOK_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
+
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** After this many failed attempts an event is left undelivered: `failed` in /admin. */
+export const WEBHOOK_MAX_ATTEMPTS = 30;
