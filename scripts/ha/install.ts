@@ -20,7 +20,7 @@ function onPath(program: string): boolean {
 }
 
 /** True when every program the cluster runs is installed. */
-function haPackagesInstalled(): boolean {
+export function haPackagesInstalled(): boolean {
   return (
     existsSync(`${POSTGRES_BIN_DIR}/postgres`) &&
     onPath('patroni') &&
