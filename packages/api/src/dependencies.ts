@@ -16,6 +16,11 @@ import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
 import { createHttpProcessorLedger } from './processor/http-processor-ledger.ts';
 import { type ProcessorLedger, unconfiguredProcessorLedger } from './processor/processor-ledger.ts';
+import { createHttpProcessorWebhookDeliveries } from './webhooks/http-processor-webhook-deliveries.ts';
+import {
+  type ProcessorWebhookDeliveries,
+  unconfiguredProcessorWebhookDeliveries,
+} from './webhooks/processor-webhook-deliveries.ts';
 
 // A COMMIT that stopped waiting for its synchronous standby reports success with a WARNING;
 // every pool of the process reports its notices here, and a request that completed its key
@@ -40,6 +45,8 @@ export interface ApiDependencies {
   sessionStartLimiter: SessionStartLimiter | undefined;
   /** The processor's ledger, for `ops.ledger` (HTTP admin API in production). */
   processorLedger: ProcessorLedger;
+  /** The processor's webhook outbox, for `ops.webhookDeliveries` and `ops.resendWebhook`. */
+  processorWebhooks: ProcessorWebhookDeliveries;
   /** New idempotency keys per tenant per minute the engine accepts; 0 = no limit. */
   maxNewKeysPerMinute: number;
   /** The demo's chaos switches; only when the launcher enabled them (see `ops.chaosPress`). */
@@ -105,6 +112,7 @@ export function createApiDependencies(options: {
    */
   newKeyWindowMs?: number;
   processorLedger?: ProcessorLedger;
+  processorWebhooks?: ProcessorWebhookDeliveries;
   /** Checkout key retention, ms; default `ONCE_CHECKOUT_KEY_TTL_MS` from `env`, else 24 h. */
   checkoutKeyTtlMs?: number;
   /** Demo chaos switches (the web passes one only when the launcher enabled them). */
@@ -137,6 +145,14 @@ export function createApiDependencies(options: {
           adminToken: fromEnv.processorAdminToken,
         })
       : unconfiguredProcessorLedger);
+  const processorWebhooks =
+    options.processorWebhooks ??
+    (fromEnv?.processorUrl
+      ? createHttpProcessorWebhookDeliveries({
+          url: fromEnv.processorUrl,
+          adminToken: fromEnv.processorAdminToken,
+        })
+      : unconfiguredProcessorWebhookDeliveries);
   return {
     db: options.db,
     idempotencyEngine: createIdempotency({
@@ -166,6 +182,7 @@ export function createApiDependencies(options: {
         }),
     ),
     processorLedger,
+    processorWebhooks,
     maxNewKeysPerMinute,
     ...(options.chaos ? { chaos: options.chaos } : {}),
     outboxNotify: options.outboxNotify ?? fromEnv?.outboxNotify ?? true,

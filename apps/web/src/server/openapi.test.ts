@@ -397,6 +397,7 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       'idempotency_key_changed',
       'idempotency_key_not_releasable',
       'idempotency_key_not_evictable',
+      'webhook_event_not_found',
     ]);
     const restCodes = Object.keys(apiErrorCatalogue).filter(
       (c) => !tRpcOnly.has(c) && !c.startsWith('chaos_'),

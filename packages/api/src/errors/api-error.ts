@@ -103,6 +103,11 @@ export const apiErrorCatalogue = {
     status: 409,
     title: 'This idempotency key may not be evicted in its state',
   },
+  webhook_event_not_found: {
+    trpcCode: 'NOT_FOUND',
+    status: 404,
+    title: 'No such webhook event for this merchant',
+  },
   request_body_incomplete: {
     trpcCode: 'BAD_REQUEST',
     status: 400,

@@ -23,13 +23,16 @@ import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
 import { releaseIdempotencyKey } from './release-idempotency-key.ts';
+import { resendWebhook } from './resend-webhook.ts';
 import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
+import { webhookDeliveries } from './webhook-deliveries.ts';
+import { resendWebhookInput, webhookDeliveriesInput } from './webhook-deliveries.types.ts';
 
 /**
- * The operator cockpit's read models, its two audited actions on idempotency keys, and the
- * capture, void and refund of payments; every list is the caller's tenant only, and only
- * an operator (operator session, the merchant's API key) may read them or act: they show
- * every shopper's payments, emails and keys.
+ * The operator cockpit's read models, its two audited actions on idempotency keys, the
+ * capture, void and refund of payments, and the resend of a webhook event; every list is the
+ * caller's tenant only, and only an operator (operator session, the merchant's API key) may
+ * read them or act: they show every shopper's payments, emails and keys.
  */
 export const opsRouter = createTRPCRouter({
   payments: operatorProcedure
@@ -98,6 +101,20 @@ export const opsRouter = createTRPCRouter({
   stuckPayments: operatorProcedure
     .input(stuckPaymentsInput)
     .query(({ ctx, input }) => countStuckPayments({ ctx, input })),
+  /** The processor's webhook deliveries of the tenant (of one payment with `paymentId`). */
+  webhookDeliveries: operatorProcedure
+    .input(webhookDeliveriesInput)
+    .query(({ ctx, input }) => webhookDeliveries({ ctx, input })),
+  /**
+   * Send one webhook event again (same event id: the webhook route applies it once). Requires
+   * an `Idempotency-Key`: a double click or a retry replays the first answer and sends once.
+   * Leased mode: the send is an HTTP call, so its answer is stored after it.
+   */
+  resendWebhook: operatorProcedure
+    .meta({ idempotency: { operation: 'ops.resendWebhook' } })
+    .input(resendWebhookInput)
+    .concat(idempotencyGuard)
+    .mutation(({ ctx, input }) => resendWebhook({ ctx, input })),
   /** Demo only: the chaos switches and the parts' state (`{ enabled: false }` otherwise). */
   chaosStatus: operatorProcedure.query(({ ctx }) => chaosStatus({ ctx })),
   /** Demo only: presses one chaos switch; refused unless the launcher enabled them. */

@@ -34,7 +34,7 @@ const opsProcedures = Object.keys(opsRouter._def.procedures).filter(
 
 /**
  * A valid input of each ops procedure (lists take a limit; the timeline, the money, capture and
- * void, one payment; key actions, a key).
+ * void, one payment; key actions, a key; a resend, an event).
  */
 function callOps(
   api: ReturnType<ApiTestHarness['caller']>['api'],
@@ -57,6 +57,13 @@ function callOps(
     // as a conflict.
     return api.ops[name]({ paymentId }).catch((error) => {
       if ((error as TRPCError).code === 'CONFLICT') return 'not_authorized';
+      throw error;
+    });
+  }
+  if (name === 'resendWebhook') {
+    // Past the role check, a resend with no processor configured cannot be sent.
+    return api.ops.resendWebhook({ eventId: 'evt_role_check' }).catch((error) => {
+      if ((error as TRPCError).code === 'SERVICE_UNAVAILABLE') return 'processor_unavailable';
       throw error;
     });
   }
@@ -99,8 +106,10 @@ describe('roles: a shopper pays and reads its own payments; only an operator rea
       'payments',
       'refundPayment',
       'releaseIdempotencyKey',
+      'resendWebhook',
       'stuckPayments',
       'voidPayment',
+      'webhookDeliveries',
     ]);
   });
 
