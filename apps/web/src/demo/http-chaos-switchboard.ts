@@ -3,9 +3,15 @@ import {
   type ChaosSwitchboard,
   ChaosSwitchError,
   ChaosSwitchRateLimited,
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  PROCESSOR_FAULT_TARGETS,
   type ProcessorFaultSwitchName,
 } from '@once/api/chaos-switchboard';
-import { type ProcessorFaultUses, processorFaultStates } from './processor-fault-states.ts';
+import {
+  type ArmedProcessorFault,
+  type ProcessorFaultUses,
+  processorFaultStates,
+} from './processor-fault-states.ts';
 
 export interface HttpChaosSwitchboardOptions {
   /** The launcher's control channel (ONCE_CHAOS_URL), loopback only. */
@@ -27,24 +33,17 @@ export interface HttpChaosSwitchboardOptions {
 const PROCESSOR_DELAY_FAULT_MS = 12_000;
 
 /**
- * Which request a charge fault hits: the confirm (`POST /v1/payment_intents/:id/confirm`), the
- * call that moves the money, named by the processor's operation, so it never bites a cancel
- * (the reconciler's) or a create (which charges nobody, so a fault there shows nothing).
+ * The admin API parameters a fault kind needs besides its target. The target is the switch's
+ * own (`PROCESSOR_FAULT_SWITCH_FAULTS`): the call that moves the money it is about, named by
+ * the processor's operation, so a confirm fault never bites the reconciler's cancel and a
+ * refund fault never bites the charge.
  */
-const CHARGE_FAULT_TARGET = { operation: 'payment_intents.confirm' } as const;
-
-/** The admin API body of each processor fault switch. */
-const FAULT_BODIES: Record<ProcessorFaultSwitchName, Record<string, unknown>> = {
-  processor_fail_before_charge: { kind: 'fail_before_charge' },
-  processor_charge_then_drop: { kind: 'charge_then_drop' },
-  processor_delay: { kind: 'delay', delay_ms: PROCESSOR_DELAY_FAULT_MS, when: 'after_charge' },
-  processor_fail_after_charge: { kind: 'fail_after_charge' },
-  processor_slow_webhook: { kind: 'slow_webhook', delay_ms: 5_000 },
-  processor_duplicate_webhook: { kind: 'duplicate_webhook' },
-  processor_rate_limit: { kind: 'rate_limit' },
-  processor_lock_timeout: { kind: 'lock_timeout' },
+const FAULT_PARAMETERS: Partial<Record<string, Record<string, unknown>>> = {
+  delay: { delay_ms: PROCESSOR_DELAY_FAULT_MS, when: 'after_charge' },
+  slow_webhook: { delay_ms: 5_000 },
 };
 
+/** What each processor fault switch armed, in words for the audience. */
 const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
   processor_fail_before_charge:
     'the next confirm (the call that charges) fails with a 500 before anything is charged',
@@ -53,17 +52,36 @@ const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
   processor_delay: `the next confirm (the call that charges): the charge is made, then its answer waits ${PROCESSOR_DELAY_FAULT_MS / 1000} s (past the worker's timeout)`,
   processor_fail_after_charge:
     'the next confirm (the call that charges): the charge is made, then answered with a 500',
-  processor_slow_webhook: 'the next webhook is delivered 5 s late',
-  processor_duplicate_webhook: 'the next webhook is delivered twice (same event id)',
   processor_rate_limit:
     'the next confirm (the call that charges) is refused 429 rate_limit before anything runs; the worker retries the same key after a backoff',
   processor_lock_timeout:
     'the next confirm (the call that charges) is refused 429 lock_timeout (Stripe-Should-Retry: true) before anything runs; the worker retries the same key after a backoff',
+  processor_capture_then_drop:
+    'the next capture (the call that takes the authorised money): the capture is made, then the connection is dropped',
+  processor_refund_then_drop:
+    'the next refund (the call that gives money back): the refund is made, then the connection is dropped',
+  processor_refund_fail_after:
+    'the next refund (the call that gives money back): the refund is made, then answered with a 500',
+  processor_slow_webhook: 'the next webhook is delivered 5 s late',
+  processor_duplicate_webhook: 'the next webhook is delivered twice (same event id)',
 };
+
+/** The admin API body that arms one switch's fault, once, for `account`. */
+function faultBody(account: string, name: ProcessorFaultSwitchName): Record<string, unknown> {
+  const { kind, target } = PROCESSOR_FAULT_SWITCH_FAULTS[name];
+  const aim = PROCESSOR_FAULT_TARGETS[target];
+  return {
+    account,
+    count: 1,
+    kind,
+    ...('operation' in aim ? { operation: aim.operation } : { path_prefix: aim.eventTypePrefix }),
+    ...FAULT_PARAMETERS[kind],
+  };
+}
 
 /**
  * The switchboard over HTTP: the launcher's control channel for processes, the processor's
- * admin API (`POST /admin/faults`, `GET /admin/faults/uses`) for its faults.
+ * admin API (`POST /admin/faults`; `GET /admin/faults` and `/admin/faults/uses`) for its faults.
  *
  * @example
  * const chaos = createHttpChaosSwitchboard({ controlUrl: env.ONCE_CHAOS_URL, secret: env.ONCE_CHAOS_SECRET,
@@ -97,6 +115,25 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
     }
     return body;
   };
+  /** A read of the processor's admin API: its faults still armed, or their uses. */
+  const askProcessor = async <T>(path: string, query: Record<string, string>): Promise<T> => {
+    if (!options.processorUrl) throw new ChaosSwitchError('PROCESSOR_URL is not set');
+    const url = new URL(path, options.processorUrl);
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { 'x-admin-token': options.processorAdminToken },
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      throw new ChaosSwitchError(`the processor did not answer (${String(error)})`);
+    }
+    if (!response.ok) {
+      throw new ChaosSwitchError(`the processor refused to list its faults (${response.status})`);
+    }
+    return (await response.json()) as T;
+  };
   return {
     async parts() {
       return ((await call('/parts')).parts ?? []) as ChaosPart[];
@@ -107,14 +144,7 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
     },
     async armProcessorFault(account, name) {
       if (!options.processorUrl) throw new ChaosSwitchError('PROCESSOR_URL is not set');
-      const fault = FAULT_BODIES[name];
-      const webhook = name === 'processor_slow_webhook' || name === 'processor_duplicate_webhook';
-      const body = {
-        account,
-        count: 1,
-        ...(webhook ? { path_prefix: 'payment_intent.' } : CHARGE_FAULT_TARGET),
-        ...fault,
-      };
+      const body = faultBody(account, name);
       let response: Response;
       try {
         response = await fetch(new URL('/admin/faults', options.processorUrl), {
@@ -135,25 +165,12 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
       return `armed on ${account}: ${FAULT_WORDS[name]}`;
     },
     async processorFaults(account) {
-      if (!options.processorUrl) throw new ChaosSwitchError('PROCESSOR_URL is not set');
-      const url = new URL('/admin/faults/uses', options.processorUrl);
-      url.searchParams.set('account', account);
-      // The newest use of each fault is all a switch shows.
-      url.searchParams.set('limit', '1');
-      let response: Response;
-      try {
-        response = await fetch(url, {
-          headers: { 'x-admin-token': options.processorAdminToken },
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        throw new ChaosSwitchError(`the processor did not answer (${String(error)})`);
-      }
-      if (!response.ok) {
-        throw new ChaosSwitchError(`the processor refused to list its faults (${response.status})`);
-      }
-      const body = (await response.json()) as { data: ProcessorFaultUses[] };
-      return processorFaultStates(body.data);
+      const [armed, used] = await Promise.all([
+        askProcessor<{ data: ArmedProcessorFault[] }>('/admin/faults', { account }),
+        // The newest use of each fault is all a switch shows.
+        askProcessor<{ data: ProcessorFaultUses[] }>('/admin/faults/uses', { account, limit: '1' }),
+      ]);
+      return processorFaultStates(armed.data, used.data);
     },
     armDropNextResponse: options.armDropNextResponse,
   };

@@ -1,29 +1,48 @@
-import { PROCESSOR_FAULT_SWITCHES, type ProcessorFaultState } from '@once/api/chaos-switchboard';
+import {
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  PROCESSOR_FAULT_SWITCHES,
+  type ProcessorFaultState,
+  processorFaultOperation,
+} from '@once/api/chaos-switchboard';
+
+/** A fault still armed, as the processor's `GET /admin/faults` lists it (the fields read here). */
+export interface ArmedProcessorFault {
+  kind: string;
+  /** The one call it hits; null: any its method and path prefix match (a webhook fault). */
+  operation: string | null;
+}
 
 /** A fault as the processor's `GET /admin/faults/uses` lists it (the fields read here). */
 export interface ProcessorFaultUses {
   kind: string;
-  remaining: number;
   uses: { used_at: string; operation: string; object: string | null }[];
 }
 
 /**
- * Each switch's state from the faults of its kind (`processor_<kind>`): armed while one has
- * uses left; its last use the newest of theirs. Faults of other kinds (a lag's `not_found`)
- * belong to no switch.
+ * Each switch's state from the processor's faults: armed while a fault of its kind waits on its
+ * call; its last use the newest use of its kind on its call. So two switches of one kind (a
+ * dropped connection on the confirm, another on the refund) never show each other's faults;
+ * faults of other kinds (a lag's `not_found`) belong to no switch.
  */
-export function processorFaultStates(faults: ProcessorFaultUses[]): ProcessorFaultState[] {
+export function processorFaultStates(
+  armed: ArmedProcessorFault[],
+  faults: ProcessorFaultUses[],
+): ProcessorFaultState[] {
   return PROCESSOR_FAULT_SWITCHES.map((name) => {
-    const ofKind = faults.filter((f) => `processor_${f.kind}` === name);
-    const newest = ofKind
+    const { kind } = PROCESSOR_FAULT_SWITCH_FAULTS[name];
+    const operation = processorFaultOperation(name);
+    const webhook = operation === 'webhooks.deliver';
+    const newest = faults
+      .filter((f) => f.kind === kind)
       .flatMap((f) => f.uses)
+      .filter((use) => use.operation === operation)
       .reduce<ProcessorFaultUses['uses'][number] | undefined>(
         (latest, use) => (!latest || use.used_at > latest.used_at ? use : latest),
         undefined,
       );
     return {
       switch: name,
-      armed: ofKind.some((f) => f.remaining > 0),
+      armed: armed.some((f) => f.kind === kind && (webhook || f.operation === operation)),
       lastUse: newest
         ? { at: newest.used_at, operation: newest.operation, processorObject: newest.object }
         : null,

@@ -1,3 +1,8 @@
+import {
+  PROCESSOR_FAULT_SWITCHES,
+  type ProcessorFaultSwitchName,
+} from './processor-fault-switches.ts';
+
 /**
  * The demo's chaos switches as the API sees them. A switchboard exists only when the launcher
  * enabled the switches (`npm run demo`); without one, `ops.chaosStatus` answers
@@ -7,33 +12,21 @@
 /**
  * Switches the launcher works on real processes. One name per action across the demo and the
  * chaos nemesis (e2e/chaos): `pg_crash_restart` is a crash (SIGKILL) and a restart on the same data.
+ * `db_failover` kills a replicated cluster's primary (`npm run demo -- --ha`).
+ * The cockpit shows them in this order; a new one needs its cooldown below, its words in the
+ * cockpit and its action in the launcher (scripts/system/chaos-control.ts), each asked for by
+ * the compiler.
  */
 export const LAUNCHER_SWITCHES = [
   'kill_worker',
-  'kill_web',
   'pause_worker',
+  'kill_web',
   'pg_crash_restart',
+  'db_failover',
 ] as const;
 export type LauncherSwitchName = (typeof LAUNCHER_SWITCHES)[number];
 
-/**
- * The processor's faults, armed once (count 1) for the caller's processor account: one
- * `processor_<kind>` per processor fault kind but those named not offered in
- * processor-fault-switches.test.ts (which holds this list to the processor's own).
- */
-export const PROCESSOR_FAULT_SWITCHES = [
-  'processor_fail_before_charge',
-  'processor_charge_then_drop',
-  'processor_delay',
-  'processor_fail_after_charge',
-  'processor_slow_webhook',
-  'processor_duplicate_webhook',
-  'processor_rate_limit',
-  'processor_lock_timeout',
-] as const;
-export type ProcessorFaultSwitchName = (typeof PROCESSOR_FAULT_SWITCHES)[number];
-
-/** Every switch, in the order the cockpit shows them. */
+/** Every switch: the launcher's, the lost response, the processor's. */
 export const CHAOS_SWITCHES = [
   ...LAUNCHER_SWITCHES,
   'drop_next_response',
@@ -54,18 +47,18 @@ export const CHAOS_PRESS_COOLDOWN_MS: Record<ChaosSwitchName, number> = {
   pause_worker: 10_000,
   kill_web: 30_000,
   pg_crash_restart: 30_000,
+  // A failover and the old primary's rejoin take about half of it.
+  db_failover: 60_000,
   drop_next_response: 2_000,
-  processor_fail_before_charge: 2_000,
-  processor_charge_then_drop: 2_000,
-  processor_delay: 2_000,
-  processor_fail_after_charge: 2_000,
-  processor_slow_webhook: 2_000,
-  processor_duplicate_webhook: 2_000,
-  processor_rate_limit: 2_000,
-  processor_lock_timeout: 2_000,
+  // Each processor fault switch arms one fault for the next call only.
+  ...(Object.fromEntries(PROCESSOR_FAULT_SWITCHES.map((name) => [name, 2_000])) as Record<
+    ProcessorFaultSwitchName,
+    number
+  >),
 };
 
 export { PressCooldown } from './press-cooldown.ts';
+export { PROCESSOR_FAULT_SWITCHES, type ProcessorFaultSwitchName };
 
 /** One part of the running system, as the launcher sees it. */
 export interface ChaosPart {
@@ -75,6 +68,8 @@ export interface ChaosPart {
   restarts: number;
   /** While paused: when it is resumed (ISO). */
   resumesAt?: string;
+  /** A database cluster's node (`--ha`): primary, synchronous standby or standby. */
+  role?: string;
 }
 
 /** What the processor reports of one processor fault switch's faults on one account. */
@@ -86,9 +81,9 @@ export interface ProcessorFaultState {
   lastUse: {
     /** The processor database's clock (ISO). */
     at: string;
-    /** The call it hit (`payment_intents.confirm`, `webhooks.deliver`). */
+    /** The call it hit (`payment_intents.confirm`, `refunds.create`, `webhooks.deliver`). */
     operation: string;
-    /** The payment intent (`pi_`) or, for a webhook fault, the event (`evt_`) it hit. */
+    /** The payment intent (`pi_`), refund (`re_`) or, for a webhook fault, event (`evt_`) it hit. */
     processorObject: string | null;
   } | null;
 }
@@ -118,6 +113,11 @@ export class ChaosSwitchRateLimited extends ChaosSwitchError {
 export interface ChaosSwitchboard {
   /** Every part and its state, from the launcher. */
   parts(): Promise<ChaosPart[]>;
+  /**
+   * The launcher switches this launcher works: `db_failover` on a replicated cluster
+   * (`npm run demo -- --ha`) in place of `pg_crash_restart`. Unset: every launcher switch.
+   */
+  launcherSwitches?(): Promise<readonly LauncherSwitchName[]>;
   /**
    * Presses a launcher switch; resolves with what it did, in words. `target` names the
    * worker to act on (kill, pause) when one is known to be charging; else the launcher picks.

@@ -18,3 +18,9 @@ export {
   type ProcessorFaultSwitchName,
 } from './chaos-switchboard.ts';
 export type { ProcessorFaultStatus } from './processor-fault-status.ts';
+export {
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  PROCESSOR_FAULT_TARGETS,
+  type ProcessorFaultTargetName,
+  processorFaultOperation,
+} from './processor-fault-switches.ts';

@@ -1,4 +1,4 @@
-import { paymentEvents, payments, tenants } from '@once/db/schema';
+import { paymentEvents, payments, refunds, tenants } from '@once/db/schema';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../database.ts';
 import type { ChaosSwitchboard, ProcessorFaultState } from './chaos-switchboard.ts';
@@ -15,8 +15,9 @@ export interface ProcessorFaultStatus extends Omit<ProcessorFaultState, 'lastUse
 
 /**
  * Each processor fault switch's state for the tenant's processor account, each last use named
- * by the payment it hit: a charge fault's payment intent is looked up by the intent id the
- * payment recorded, a webhook fault's event by the webhook the payment recorded applying.
+ * by the payment it hit: a charge or capture fault's payment intent is looked up by the intent
+ * id the payment recorded, a refund fault's refund by the refund id the refund recorded, a
+ * webhook fault's event by the webhook the payment recorded applying.
  * Looked up by what the processor saw, not derived from its Idempotency-Key, whose shape is
  * the worker's to change.
  *
@@ -47,7 +48,7 @@ export async function processorFaultStatus(
   }));
 }
 
-/** The tenant's payment of each payment intent (`pi_`) or applied webhook event (`evt_`). */
+/** The tenant's payment of each payment intent (`pi_`), refund (`re_`) or applied webhook event (`evt_`). */
 async function paymentsByProcessorObject(
   db: Database,
   tenantId: string,
@@ -55,6 +56,7 @@ async function paymentsByProcessorObject(
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const intents = objects.filter((id) => id.startsWith('pi_'));
+  const refundIds = objects.filter((id) => id.startsWith('re_'));
   const events = objects.filter((id) => id.startsWith('evt_'));
   if (intents.length > 0) {
     const rows = await db
@@ -64,6 +66,13 @@ async function paymentsByProcessorObject(
         and(eq(payments.tenantId, tenantId), inArray(payments.processorPaymentIntentId, intents)),
       );
     for (const row of rows) if (row.intent) found.set(row.intent, row.id);
+  }
+  if (refundIds.length > 0) {
+    const rows = await db
+      .select({ id: refunds.paymentId, refund: refunds.processorRefundId })
+      .from(refunds)
+      .where(and(eq(refunds.tenantId, tenantId), inArray(refunds.processorRefundId, refundIds)));
+    for (const row of rows) if (row.refund) found.set(row.refund, row.id);
   }
   if (events.length > 0) {
     const eventId = sql<string>`${paymentEvents.detail}->>'eventId'`;

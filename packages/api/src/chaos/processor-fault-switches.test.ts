@@ -1,6 +1,10 @@
-import { FAULT_KINDS } from '@once/processor/fault-kinds';
+import { FAULT_KINDS, isWebhookFaultKind, MUTATING_OPERATIONS } from '@once/processor/fault-kinds';
 import { describe, expect, it } from 'vitest';
-import { PROCESSOR_FAULT_SWITCHES } from './chaos-switchboard.ts';
+import {
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  PROCESSOR_FAULT_SWITCHES,
+  PROCESSOR_FAULT_TARGETS,
+} from './processor-fault-switches.ts';
 
 /**
  * Processor faults the cockpit deliberately offers no switch for, each with its reason. A
@@ -13,15 +17,36 @@ const NOT_OFFERED: Record<string, string> = {
   not_found: 'a read fault, not a failure of the charge or its webhook',
 };
 
-describe('the processor fault switches are the processor’s own fault kinds', () => {
-  it('offers a switch for every fault kind but those not offered, and for no other', () => {
+const switches = PROCESSOR_FAULT_SWITCHES.map((name) => ({
+  name,
+  ...PROCESSOR_FAULT_SWITCH_FAULTS[name],
+}));
+
+describe('the processor fault switches are the processor’s own fault kinds, each on a call it has', () => {
+  it('offers at least one switch for every fault kind but those not offered, and none for others', () => {
     const offered = FAULT_KINDS.filter((kind) => !(kind in NOT_OFFERED));
-    expect([...PROCESSOR_FAULT_SWITCHES].sort()).toEqual(
-      offered.map((kind) => `processor_${kind}`).sort(),
-    );
+    expect([...new Set(switches.map((s) => s.kind))].sort()).toEqual([...offered].sort());
   });
 
   it('names only kinds the processor has as not offered', () => {
     expect(FAULT_KINDS).toEqual(expect.arrayContaining(Object.keys(NOT_OFFERED)));
+  });
+
+  it('aims each request fault at one of the processor’s mutating calls, each webhook fault at a delivery', () => {
+    for (const { name, kind, target } of switches) {
+      const aim = PROCESSOR_FAULT_TARGETS[target];
+      if (isWebhookFaultKind(kind)) expect(aim, name).toHaveProperty('eventTypePrefix');
+      else expect(MUTATING_OPERATIONS, name).toContain((aim as { operation: string }).operation);
+    }
+  });
+
+  it('has no two switches arming the same fault on the same call', () => {
+    const armed = switches.map((s) => `${s.kind} on ${s.target}`);
+    expect(new Set(armed).size).toBe(armed.length);
+  });
+
+  it('breaks a refund and a capture, not only the charge', () => {
+    const targets = switches.map((s) => s.target);
+    expect(targets).toEqual(expect.arrayContaining(['charge', 'capture', 'refund']));
   });
 });

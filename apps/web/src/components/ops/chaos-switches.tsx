@@ -3,9 +3,12 @@
 import {
   type ChaosPart,
   type ChaosSwitchName,
+  LAUNCHER_SWITCHES,
+  PROCESSOR_FAULT_SWITCH_FAULTS,
   PROCESSOR_FAULT_SWITCHES,
   type ProcessorFaultStatus,
   type ProcessorFaultSwitchName,
+  type ProcessorFaultTargetName,
 } from '@once/api/chaos-switchboard';
 import type { ChaosPressResult } from '@once/api/ops';
 import { useMutation, useQuery } from '@tanstack/react-query';
@@ -56,6 +59,18 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
     label: 'Processor: charge, then answer 500',
     effect: 'Next charge is made, the worker is told it failed.',
   },
+  processor_capture_then_drop: {
+    label: 'Processor: capture, then drop the connection',
+    effect: 'Next capture is made, the worker sees a connection reset.',
+  },
+  processor_refund_then_drop: {
+    label: 'Processor: refund, then drop the connection',
+    effect: 'Next refund is made, the worker sees a connection reset.',
+  },
+  processor_refund_fail_after: {
+    label: 'Processor: refund, then answer 500',
+    effect: 'Next refund is made, the worker is told it failed.',
+  },
   processor_slow_webhook: {
     label: 'Processor: slow webhook',
     effect: 'Next webhook arrives 5 s late.',
@@ -79,18 +94,33 @@ export function switchLabel(name: ChaosSwitchName): string {
   return SWITCH_TEXT[name].label;
 }
 
+/** The processor's switches under the call they break, each group titled by that call. */
+const PROCESSOR_GROUP_TITLES: Record<ProcessorFaultTargetName, string> = {
+  charge: 'Processor: the next charge',
+  capture: 'Processor: the next capture',
+  refund: 'Processor: the next refund',
+  webhook: 'Processor: the next webhook',
+};
+
+// From the API's lists: a switch added there shows up here with its words, no second list.
 const GROUPS: { title: string; switches: ChaosSwitchName[] }[] = [
-  {
-    title: 'Processes',
-    switches: ['kill_worker', 'pause_worker', 'kill_web', 'pg_crash_restart'],
-  },
+  { title: 'Processes', switches: [...LAUNCHER_SWITCHES] },
   { title: 'Network', switches: ['drop_next_response'] },
-  {
-    title: 'Processor faults (next call only)',
-    // The API's list: a processor fault switch added there shows up here without a second copy.
-    switches: [...PROCESSOR_FAULT_SWITCHES],
-  },
+  ...Object.entries(PROCESSOR_GROUP_TITLES).map(([target, title]) => ({
+    title,
+    switches: PROCESSOR_FAULT_SWITCHES.filter(
+      (name) => PROCESSOR_FAULT_SWITCH_FAULTS[name].target === target,
+    ),
+  })),
 ];
+
+/** The groups with only the switches this system offers (`ops.chaosStatus`), none empty. */
+function groupsOffered(offered: readonly ChaosSwitchName[]) {
+  return GROUPS.map((group) => ({
+    ...group,
+    switches: group.switches.filter((name) => offered.includes(name)),
+  })).filter((group) => group.switches.length > 0);
+}
 
 /**
  * The demo's chaos switches and the parts' state, for an operator. Renders nothing unless the
@@ -125,7 +155,7 @@ export function ChaosSwitches() {
         once: check the ledger below.
       </p>
       <div className="chaos-groups">
-        {GROUPS.map((group) => (
+        {groupsOffered(data.switches).map((group) => (
           <fieldset key={group.title} className="chaos-group">
             <legend>{group.title}</legend>
             {group.switches.map((name) => {

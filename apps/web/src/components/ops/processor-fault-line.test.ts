@@ -36,6 +36,9 @@ describe('processorFaultLine', () => {
     expect(processorFaultLine(status(true, null, 'processor_slow_webhook'), NOW)).toEqual([
       { text: 'Armed: waiting for the next webhook.' },
     ]);
+    expect(processorFaultLine(status(true, null, 'processor_refund_then_drop'), NOW)).toEqual([
+      { text: 'Armed: waiting for the next refund.' },
+    ]);
   });
 
   it('a used fault says when, and links the payment it hit to its timeline', () => {

@@ -1,4 +1,7 @@
-import type { ProcessorFaultStatus } from '@once/api/chaos-switchboard';
+import {
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  type ProcessorFaultStatus,
+} from '@once/api/chaos-switchboard';
 import { formatTimestamp } from '../format/time.ts';
 
 /** A piece of a fault switch's state line: words, or an id that links to its page. */
@@ -11,7 +14,7 @@ type FaultLinePart =
  * What a processor fault switch says under its button, as parts to render: "Armed: waiting
  * for the next charge." until it bites, then "Used 12:04:05 by pay_…" linking to the
  * payment's timeline, so the presenter can follow the very payment the fault broke. Nothing
- * for a switch that was never pressed.
+ * for a switch that was never pressed. A refund switch waits for the next refund, and so on.
  *
  * @example
  * processorFaultLine({ switch: 'processor_delay', armed: false, lastUse: { at, operation, processorObject: 'pi_1', paymentId: 'pay_1' } });
@@ -22,7 +25,8 @@ export function processorFaultLine(
   now: number = Date.now(),
 ): FaultLinePart[] {
   if (!status) return [];
-  const waitsFor = status.switch.endsWith('_webhook') ? 'webhook' : 'charge';
+  // The call it breaks, by its word: charge, capture, refund, webhook.
+  const waitsFor = PROCESSOR_FAULT_SWITCH_FAULTS[status.switch].target;
   const armed = status.armed ? [{ text: `Armed: waiting for the next ${waitsFor}.` }] : [];
   const use = status.lastUse;
   if (!use) return armed;
