@@ -1,7 +1,7 @@
 import type { AttemptOutcome } from '@once/idempotency/react';
 
-/** The cockpit's money buttons. */
-export type OperatorActionKind = 'capture' | 'void' | 'refund';
+/** The cockpit's idempotent buttons: money, and a webhook event's resend. */
+export type OperatorActionKind = 'capture' | 'void' | 'refund' | 'resend';
 
 /** One intended action: its key, minted once, and the input it was meant with. */
 export interface OperatorActionIntent<TInput> {
@@ -39,6 +39,7 @@ const REFUSALS: Record<string, string> = {
   payment_not_refundable: 'only a succeeded or captured payment can be refunded',
   refund_amount_too_large: 'the amount is more than is left to refund',
   capture_amount_too_large: 'the amount is more than was authorised',
+  webhook_event_not_found: 'the processor has no such event for this merchant',
   key_reused: 'this key was already used for a different request',
   unauthenticated: 'you are not signed in as an operator',
 };

@@ -11,6 +11,7 @@ import { VerdictLabel } from '../ledger-comparison-table.tsx';
 import { MoneyActionsPanel } from '../money/money-actions-panel.tsx';
 import { OperatorSignIn } from '../operator-sign-in.tsx';
 import { Badge, Time } from '../ops-table.tsx';
+import { WebhookDeliveriesPanel } from '../webhooks/webhook-deliveries-panel.tsx';
 import { keyStoriesOf } from './key-stories.ts';
 import { KeyStoriesTable } from './key-stories-table.tsx';
 import styles from './timeline.module.css';
@@ -153,6 +154,7 @@ function TimelineBody({
         </dl>
       </section>
       {money ? <MoneyActionsPanel money={money} /> : null}
+      <WebhookDeliveriesPanel paymentId={payment.paymentId} />
       <section className="card" aria-labelledby="key-stories-title">
         <h2 id="key-stories-title">Requests per idempotency key</h2>
         <KeyStoriesTable stories={keyStoriesOf(timeline.events)} />

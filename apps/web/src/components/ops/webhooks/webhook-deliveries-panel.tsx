@@ -1,0 +1,92 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useTRPC } from '../../../client/trpc-react.tsx';
+import { OpsTable, Time } from '../ops-table.tsx';
+import { deliveryStateOf, lastAnswerOf, type WebhookDelivery } from './delivery-state.ts';
+import { ResendButton } from './resend-button.tsx';
+import styles from './webhooks.module.css';
+
+/** The outbox moves on its own (retries, backoff): ask again this often. */
+const REFRESH_MS = 3_000;
+
+/**
+ * The processor's webhook deliveries of one payment (its PaymentIntent's events), live: each
+ * event's state (delivered, retrying with the next retry's time, failed), attempts, the
+ * endpoint's last answer, and a Resend button.
+ */
+export function WebhookDeliveriesPanel({ paymentId }: { paymentId: string }) {
+  const trpc = useTRPC();
+  const outbox = useQuery({
+    ...trpc.ops.webhookDeliveries.queryOptions({ paymentId }),
+    refetchInterval: REFRESH_MS,
+    retry: false,
+  });
+  const data = outbox.data;
+  const note =
+    data?.processor === 'no_intent'
+      ? 'No events yet: the payment has no PaymentIntent at the processor.'
+      : data?.processor === 'unreachable' || data?.processor === 'no_account'
+        ? `The processor could not be asked: ${data.processorError}.`
+        : undefined;
+  return (
+    <OpsTable
+      title="Webhook deliveries"
+      testId="webhook-deliveries"
+      rows={data?.deliveries}
+      rowKey={(row) => row.eventId}
+      description={`The processor's events about this payment and their delivery to the app, newest first. A resend sends the same event id, which the app applies once. Refreshes every ${REFRESH_MS / 1000} s.`}
+      note={note ? <p className="muted small">{note}</p> : undefined}
+      error={outbox.error?.message}
+      columns={[
+        {
+          header: 'Event',
+          cell: (row) => (
+            <>
+              {row.type}
+              <br />
+              <code className="small">{row.eventId}</code>
+            </>
+          ),
+        },
+        { header: 'Delivery', cell: (row) => <DeliveryStateCell delivery={row} /> },
+        { header: 'Attempts', cell: (row) => row.attempts },
+        { header: 'Last answer', cell: (row) => lastAnswerOf(row) },
+        {
+          header: 'Resend',
+          cell: (row) => <ResendButton eventId={row.eventId} type={row.type} />,
+        },
+      ]}
+    />
+  );
+}
+
+function DeliveryStateCell({ delivery }: { delivery: WebhookDelivery }) {
+  const state = deliveryStateOf(delivery);
+  switch (state.kind) {
+    case 'delivered':
+      return (
+        <span className={styles.ok} data-testid="delivery-state" data-state="delivered">
+          delivered <Time iso={state.at} />
+        </span>
+      );
+    case 'retrying':
+      return (
+        <span className={styles.warn} data-testid="delivery-state" data-state="retrying">
+          retrying, next <Time iso={state.nextAt} />
+        </span>
+      );
+    case 'queued':
+      return (
+        <span className="muted" data-testid="delivery-state" data-state="queued">
+          queued
+        </span>
+      );
+    case 'failed':
+      return (
+        <span className={styles.bad} data-testid="delivery-state" data-state="failed">
+          failed: no automatic retry left
+        </span>
+      );
+  }
+}
