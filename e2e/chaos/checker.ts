@@ -33,7 +33,8 @@ export type ViolationKind =
   | 'wrongly_refused'
   | 'double_capture'
   | 'double_refund'
-  | 'over_refund';
+  | 'over_refund'
+  | 'challenge_not_honoured';
 
 export interface Violation {
   kind: ViolationKind;

@@ -54,6 +54,18 @@ export interface Coverage {
     /** Faults aimed at a capture or a refund that bit. */
     faultsBit: number;
   };
+  /** What 3-D Secure shoppers did at the bank's challenge, and how their payments ended. */
+  threeDSecure: {
+    /** Challenges answered (complete / fail, the processor took it) or left. */
+    met: number;
+    completed: number;
+    failed: number;
+    left: number;
+    /** Answers whose redirect back was lost: the shopper asked the return page again. */
+    redirectsLost: number;
+    /** Payments the reconciler canceled because nobody answered. */
+    canceled: number;
+  };
 }
 
 /**
@@ -150,6 +162,16 @@ export function measureCoverage(
     faultsBit: nemesis.filter((e) => e.phase === 'start' && moneyFaults.has(e.id) && bit(e)).length,
   };
 
+  const challenges = client.filter((e) => e.f === 'challenge' && e.type === 'ok');
+  const threeDSecure: Coverage['threeDSecure'] = {
+    met: challenges.length,
+    completed: challenges.filter((e) => e.answer === 'complete').length,
+    failed: challenges.filter((e) => e.answer === 'fail').length,
+    left: challenges.filter((e) => e.answer === 'leave').length,
+    redirectsLost: challenges.filter((e) => e.lostResponse).length,
+    canceled: statusCount('canceled'),
+  };
+
   const requests = { ok: 0, fail: 0, info: 0 };
   for (const e of completions) if (e.f !== 'status') requests[e.type as 'ok' | 'fail' | 'info']++;
   return {
@@ -171,6 +193,7 @@ export function measureCoverage(
     requests,
     neverFired: faults.filter((k) => !fired[k]),
     money,
+    threeDSecure,
   };
 }
 
@@ -197,6 +220,8 @@ export interface CoverageFloors {
   /** Payments the operator captured, and refunds the processor took. */
   captures: number;
   refunds: number;
+  /** 3-D Secure challenges a shopper answered or left. */
+  threeDSecure: number;
 }
 
 export type Achieved = Record<keyof CoverageFloors, number>;
@@ -217,6 +242,7 @@ export function achieved(
     expiriesCrossed: coverage.expiriesCrossed,
     captures: coverage.money.captured,
     refunds: coverage.money.refundsSucceeded,
+    threeDSecure: coverage.threeDSecure.met,
   };
 }
 

@@ -20,9 +20,9 @@ export interface ClientEvent {
   /**
    * pay | status | reuse (same key, other cart) | late (duplicate after success); the
    * operator's money actions on the payment: capture | void | refund (`key` is then the
-   * action's own Idempotency-Key).
+   * action's own Idempotency-Key); challenge: a 3-D Secure shopper's answer to the bank.
    */
-  f: 'pay' | 'status' | 'reuse' | 'late' | 'capture' | 'void' | 'refund';
+  f: 'pay' | 'status' | 'reuse' | 'late' | 'capture' | 'void' | 'refund' | 'challenge';
   /** Completion details: HTTP status, payment id, state shown, replay flag, error. */
   status?: number;
   paymentId?: string;
@@ -37,6 +37,8 @@ export interface ClientEvent {
   refundState?: string;
   /** A capture or refund request: the amount asked for (absent: all there is). */
   amount?: number;
+  /** A challenge: what the shopper answered (`leave`: nothing, the page was left). */
+  answer?: 'complete' | 'fail' | 'leave';
 }
 
 export interface NemesisEvent {

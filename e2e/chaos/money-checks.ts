@@ -1,6 +1,6 @@
 import type { Violation } from './checker.ts';
 import type { ClientEvent } from './history.ts';
-import type { AppPayment, AppRefund, Snapshot } from './target.ts';
+import type { AppPayment, AppRefund, LedgerEntry, Snapshot } from './target.ts';
 
 /** Refund states after which nothing moves again. */
 const FINAL_REFUND = new Set(['succeeded', 'failed']);
@@ -25,7 +25,8 @@ const paymentKey = (tenantId: string | null, paymentId: string | null) =>
  * - a refund the client was shown succeeded (or failed) is so in the ledger;
  * - money is conserved per payment: charges - refunds (signed: a failed refund's return is
  *   negative) = what it received - what the app holds refunded; then per tenant, for money
- *   no payment names.
+ *   no payment names;
+ * - a 3-D Secure challenge failed or left charges nothing (`checkChallenges`).
  *
  * @example
  * violations.push(...checkMoney({ snapshot, completions, receivedOf, intentOf }));
@@ -202,6 +203,8 @@ export function checkMoney(input: {
     }
   }
 
+  violations.push(...checkChallenges(input, chargesOfPayment));
+
   // Per tenant: money no payment names (a payment's own difference is reported above).
   const explained = new Set(
     violations.filter((v) => v.kind === 'money_not_conserved').map((v) => v.tenantId),
@@ -229,7 +232,41 @@ export function checkMoney(input: {
   return violations;
 }
 
-/** Items by a key, in their order. */
+/**
+ * 3-D Secure: the shopper's answer to the bank decides. A challenge failed, or left (the
+ * shopper never answered), charges nothing, whatever else happened to the payment; a left one
+ * ends `canceled` (the reconciler's cancel past the abandon window), never charged or failed.
+ * A failed one may end `canceled` too: its answer lost before the processor took it.
+ */
+function checkChallenges(
+  input: Pick<Parameters<typeof checkMoney>[0], 'snapshot' | 'completions' | 'intentOf'>,
+  chargesOfPayment: Map<string, LedgerEntry[]>,
+): Violation[] {
+  const violations: Violation[] = [];
+  const paymentById = new Map(
+    input.snapshot.payments.map((p) => [paymentKey(p.tenantId, p.id), p]),
+  );
+  for (const answered of input.completions.filter(
+    (e) => e.f === 'challenge' && (e.answer === 'fail' || e.answer === 'leave') && e.paymentId,
+  )) {
+    const key = paymentKey(answered.tenantId, answered.paymentId!);
+    const payment = paymentById.get(key);
+    const charged = sum(chargesOfPayment.get(key) ?? []);
+    const ended = payment?.status ?? 'missing';
+    const allowed = answered.answer === 'leave' ? ['canceled'] : ['failed', 'canceled'];
+    // Still waiting for the bank after the heal is `not_terminal`, reported with the payments.
+    if (charged === 0 && (allowed.includes(ended) || ended === 'requires_action')) continue;
+    violations.push({
+      kind: 'challenge_not_honoured',
+      intent: answered.intent,
+      tenantId: answered.tenantId,
+      paymentId: answered.paymentId,
+      detail: `the shopper ${answered.answer === 'fail' ? 'failed' : 'left'} the 3-D Secure challenge; the payment is ${ended} and the processor charged ${charged}`,
+    });
+  }
+  return violations;
+}
+
 /** A refusal for what was asked, not a key in use, a rate limit or an outage. */
 const isBusinessRefusal = (e: ClientEvent) =>
   !(
@@ -238,6 +275,7 @@ const isBusinessRefusal = (e: ClientEvent) =>
     (e.status === 409 && e.error?.startsWith('idempotency_'))
   );
 
+/** Items by a key, in their order. */
 export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
   const map = new Map<string, T[]>();
   for (const item of items) {

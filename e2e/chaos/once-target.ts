@@ -514,7 +514,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       // authorised payment waits for its operator, who is done by now).
       return withDb(app, async (sql) => {
         const [row] = await sql<{ n: number }[]>`
-          select (select count(*) from payments where status in ('processing', 'unknown'))
+          select (select count(*) from payments
+                  where status in ('processing', 'unknown', 'requires_action'))
                + (select count(*) from payment_actions where status in ('pending', 'unknown'))
                + (select count(*) from refunds where status in ('requested', 'pending', 'unknown'))
                as n`;

@@ -28,9 +28,15 @@ export interface ChaosProfile {
   /**
    * The operator's money flows (`planRun`): the share of charging HTTP checkouts that
    * authorise for a manual capture, the share of those receiving money that are refunded,
-   * and processor faults aimed at captures and refunds, on top of `nemesisEvents`.
+   * and processor faults aimed at captures and refunds, on top of `nemesisEvents`; and the
+   * share of automatic card checkouts that meet 3-D Secure (absent: none).
    */
-  moneyFlows: { manualShare: number; refundShare: number; faults: number };
+  moneyFlows: {
+    manualShare: number;
+    refundShare: number;
+    faults: number;
+    threeDSecureShare?: number;
+  };
   /**
    * The work a run of this profile must show (a run short of any fails, like a fault kind
    * that never fired): the checker passes vacuously on a run that did nothing. Dropped when
@@ -66,10 +72,15 @@ const SHORT_WINDOWS: Record<string, string> = {
   // An authorisation nobody captures expires within the run (the `expire` flow waits past it).
   // Not shorter: under load a capture job waits tens of seconds, and 15 s let most expire.
   PROCESSOR_AUTHORIZATION_WINDOW_MS: '30000',
+  // A 3-D Secure challenge left unanswered is canceled within the run, after the heal at most.
+  WORKER_CHALLENGE_ABANDON_MS: '20000',
 };
 
-/** Money flows of a run: three in ten authorise, a quarter of those paid are refunded. */
-const MONEY_FLOWS = { manualShare: 0.3, refundShare: 0.25, faults: 6 };
+/**
+ * Money flows of a run: three in ten authorise, a quarter of those paid are refunded, and
+ * one in seven automatic card checkouts meets 3-D Secure.
+ */
+const MONEY_FLOWS = { manualShare: 0.3, refundShare: 0.25, faults: 6, threeDSecureShare: 0.15 };
 
 export const PROFILES: Record<string, ChaosProfile> = {
   /** Inside `npm test`: every fault kind, >= 120 checkouts (>= 20 in a browser), a few minutes. */
@@ -105,6 +116,8 @@ export const PROFILES: Record<string, ChaosProfile> = {
       // The operator's money flows ran: a payment captured, refunds the processor took.
       captures: 1,
       refunds: 2,
+      // A 3-D Secure shopper answered or left the bank's challenge.
+      threeDSecure: 1,
     },
   },
   /** A laptop or a nightly job: thousands of checkouts. */

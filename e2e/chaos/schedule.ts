@@ -22,21 +22,41 @@ const TEST_PAYMENT_METHODS = [
 ] as const;
 export type TestPaymentMethod = (typeof TEST_PAYMENT_METHODS)[number];
 
+/** Stripe's test card that always asks for 3-D Secure, then charges like `pm_card_visa`. */
+const THREE_D_SECURE_CARD = 'pm_card_threeDSecure2Required';
+
 /** The card numbers the checkout page lists for the same PaymentMethods. */
-export const CARD_NUMBER_OF: Record<TestPaymentMethod, string> = {
+export const CARD_NUMBER_OF: Record<TestPaymentMethod | typeof THREE_D_SECURE_CARD, string> = {
   pm_card_visa: '4242424242424242',
   pm_card_chargeDeclined: '4000000000000002',
   pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_threeDSecure2Required: '4000000000003220',
 };
+
+/**
+ * How a 3-D Secure shopper meets the processor's hosted challenge: `complete` or `fail` it,
+ * or `leave` it unanswered (the reconciler cancels the payment past its abandon window).
+ */
+export interface ChallengePlan {
+  answer: 'complete' | 'fail' | 'leave';
+  /**
+   * The redirect back after the answer is lost (the processor took it, the shopper never
+   * arrives): the shopper asks the return page (`/checkout/return`) again.
+   */
+  loseRedirect: boolean;
+}
+
+/** The PaymentMethod a customer pays with: the 3-D Secure card when it meets a challenge. */
+export const paymentMethodOf = (plan: Pick<IntentPlan, 'paymentMethod' | 'challenge'>) =>
+  plan.challenge ? THREE_D_SECURE_CARD : plan.paymentMethod;
 
 /**
  * What a checkout does after paying. `charge`: the card is charged at once (automatic
  * capture). The others authorise first (`capture: 'manual'`) and leave the rest to the
  * merchant's operator: `capture` captures (all, or a part), `void` releases it, `expire`
  * waits past the processor's authorisation window and then tries to capture (the payment
- * must end voided or still authorised, with nothing captured). 3-D Secure shoppers are the
- * next flow kind here: the app settles `requires_action` now, and their client has yet to
- * answer (or leave) the processor's hosted challenge.
+ * must end voided or still authorised, with nothing captured). A `charge` may first meet
+ * the bank's 3-D Secure challenge (`IntentPlan.challenge`).
  */
 type Flow = 'charge' | 'capture' | 'void' | 'expire';
 
@@ -85,6 +105,11 @@ export interface IntentPlan {
   /** Browser only: reload the page while the payment is in flight. */
   reloadMidPayment: boolean;
   flow: Flow;
+  /**
+   * A 3-D Secure shopper: pays with the card that asks for the challenge (instead of
+   * `paymentMethod`, a `pm_card_visa` whose other draws stay the seed's) and answers it so.
+   */
+  challenge?: ChallengePlan;
   /**
    * Manual flows: the operator's capture or void, sent this long after the payment shows
    * authorised (`expire`: past the authorisation window).
@@ -239,6 +264,11 @@ export function planRun(
       }),
     };
   });
+  // 3-D Secure from a fork of its own too: which card charges changes, no other draw does.
+  for (const [index, intent] of intents.entries()) {
+    const challenge = challengeOf(intentRng.fork(`three-d-secure-${index}`), profile, intent);
+    if (challenge) intent.challenge = challenge;
+  }
   // Keys are the client's to choose, so two merchants' clients may pick the same one (an
   // order number, say). Keys are scoped by tenant: such pairs must never meet.
   const tenantsOfKey = new Map<string, Set<string>>(
@@ -391,6 +421,24 @@ function moneyFlowOf(
     }
   }
   return { flow, ...(operatorAction ? { operatorAction } : {}), refunds };
+}
+
+/**
+ * A share of the automatic card checkouts (`pm_card_visa`, flow `charge`) meet 3-D Secure:
+ * half complete the challenge, a quarter fail it, a quarter leave it; a third of those who
+ * answer lose the redirect back.
+ */
+function challengeOf(
+  rng: Rng,
+  profile: ChaosProfile,
+  intent: Pick<IntentPlan, 'paymentMethod' | 'flow'>,
+): ChallengePlan | undefined {
+  const share = profile.moneyFlows.threeDSecureShare ?? 0;
+  if (intent.paymentMethod !== 'pm_card_visa' || intent.flow !== 'charge') return undefined;
+  if (!rng.chance(share)) return undefined;
+  const roll = rng.next();
+  const answer = roll < 0.5 ? 'complete' : roll < 0.75 ? 'fail' : 'leave';
+  return { answer, loseRedirect: answer !== 'leave' && rng.chance(0.35) };
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Browser, BrowserContext, Request } from '@playwright/test';
 import type { History } from '../history.ts';
-import { CARD_NUMBER_OF, type IntentPlan } from '../schedule.ts';
+import { CARD_NUMBER_OF, type IntentPlan, paymentMethodOf } from '../schedule.ts';
+import { meetChallengeInPage } from './three-d-secure-page.ts';
 
 /** States after which the page shows a definite end. */
-const TERMINAL = new Set(['succeeded', 'declined', 'failed']);
+const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'canceled']);
 /**
  * States in which the page offers Retry (`checkout-state-panel.tsx`, `retryable`). A lost
  * answer is `outcome_unknown`: without it here the client never retried after one.
@@ -28,7 +29,8 @@ export interface BrowserClientContext {
  * One customer in a real Chromium page: signs in as the tenant, fills the cart, picks the
  * Stripe test card, clicks Pay (twice or three times fast for a double submit), may lose the
  * first answer (`route.fetch()` then `route.abort()`: the server processed it, the page never
- * sees it), may reload mid-payment, presses Retry when the page asks, gives up when the plan
+ * sees it), may reload mid-payment, answers (or leaves) the bank's 3-D Secure challenge,
+ * presses Retry when the page asks, gives up when the plan
  * says so. Each `checkout.pay` request the page sends is recorded from the network, and the
  * state the page showed last is recorded as a `status` op.
  *
@@ -103,7 +105,7 @@ export async function runBrowserIntent(
     for (const line of plan.lines) {
       await page.getByTestId(`quantity-${line.productId}`).fill(String(line.quantity));
     }
-    await page.getByTestId(`card-${CARD_NUMBER_OF[plan.paymentMethod]}`).check();
+    await page.getByTestId(`card-${CARD_NUMBER_OF[paymentMethodOf(plan)]}`).check();
     // A customer this slow to get to Pay (a loaded machine, the shop down) leaves instead.
     if (ctx.history.elapsed() > ctx.deadlineAt()) throw new Error('gave up before paying');
     if (plan.loseFirstResponse) {
@@ -126,11 +128,27 @@ export async function runBrowserIntent(
     }
 
     let retries = 0;
+    let challenged = false;
     const state = page.getByTestId('checkout-state');
     while (ctx.history.elapsed() < ctx.deadlineAt()) {
       const current =
         (await state.getAttribute('data-state', { timeout: 5_000 }).catch(() => null)) ?? '';
       if (TERMINAL.has(current)) break;
+      // The bank's challenge, once; a shopper who leaves it closes the tab there.
+      if (current === 'requires_action' && plan.challenge && !challenged) {
+        challenged = true;
+        const paymentId =
+          (await state.getAttribute('data-payment-id', { timeout: 5_000 }).catch(() => null)) ||
+          undefined;
+        await meetChallengeInPage(page, plan.challenge, {
+          history: ctx.history,
+          webUrl: ctx.webUrl(),
+          base: { ...base, key: keySeen },
+          paymentId,
+        });
+        if (plan.challenge.answer === 'leave') break;
+        continue;
+      }
       // After a reload the page offers the unfinished intent again (same key): pay it.
       const idle = current === 'idle' && (await pay.isEnabled().catch(() => false));
       if (NEEDS_RETRY.has(current) || idle) {

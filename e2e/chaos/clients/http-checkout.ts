@@ -1,7 +1,8 @@
 import type { History } from '../history.ts';
-import type { IntentPlan, TenantCatalogue } from '../schedule.ts';
+import { type IntentPlan, paymentMethodOf, type TenantCatalogue } from '../schedule.ts';
 import { runOperatorFlow } from './operator-flow.ts';
 import { type PayAnswer, readPaymentState, restPay, trpcPay } from './pay-transport.ts';
+import { meetChallengeOverHttp } from './three-d-secure-http.ts';
 
 export interface ClientContext {
   history: History;
@@ -23,7 +24,8 @@ export interface IntentResult {
  * One customer paying over REST or tRPC: double / triple submit, a lost first answer,
  * retries with the SAME key honouring `Retry-After` (capped backoff otherwise), giving up
  * after a few unknown answers, a key reused for another cart, a late duplicate after
- * success, then watching the payment until it is terminal (or authorised); then the
+ * success, then watching the payment until it is terminal (or authorised), answering (or
+ * leaving) the bank's 3-D Secure challenge on the way if it meets one; then the
  * operator's capture, void or refunds of it, if the plan has any. Every request goes into
  * the history as invoke + ok / fail / info.
  *
@@ -36,7 +38,7 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
   const process = `client-${plan.transport}`;
   const body = {
     lines: plan.lines,
-    paymentMethod: plan.paymentMethod,
+    paymentMethod: paymentMethodOf(plan),
     // An authorisation: REST names it as Stripe does, tRPC as the checkout page sends it.
     ...(plan.flow === 'charge'
       ? {}
@@ -93,6 +95,7 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
     plan.lateDuplicateAfterMs === null ? null : ctx.history.elapsed() + plan.lateDuplicateAfterMs;
   let shown: string | undefined;
   let pollMs = 800;
+  let challenged = false;
   while (ctx.history.elapsed() < ctx.deadlineAt()) {
     if (lateAt !== null && ctx.history.elapsed() >= lateAt) {
       await pay('late', false);
@@ -108,6 +111,17 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
     if (view.state) {
       complete('ok', { status: view.status, paymentId, state: view.state });
       shown = view.state;
+      // The bank's challenge, once: then the payment is watched until it ends.
+      if (view.state === 'requires_action' && plan.challenge && !challenged) {
+        challenged = true;
+        await meetChallengeOverHttp(
+          { ...plan, challenge: plan.challenge },
+          { paymentId, url: view.nextActionUrl },
+          ctx,
+        );
+        pollMs = 800;
+        continue;
+      }
       // Authorised is as far as the customer's checkout goes: the operator takes it from there.
       if ((view.terminal || view.state === 'requires_capture') && lateAt === null) break;
     } else {

@@ -199,7 +199,14 @@ export async function readPaymentState(
   apiKey: string,
   paymentId: string,
   timeoutMs: number,
-): Promise<{ status: number; state?: string; terminal?: boolean; error?: string }> {
+): Promise<{
+  status: number;
+  state?: string;
+  terminal?: boolean;
+  /** While it `requires_action`: where the bank's 3-D Secure challenge is. */
+  nextActionUrl?: string;
+  error?: string;
+}> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     const response = await fetch(`${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}`, {
@@ -209,9 +216,14 @@ export async function readPaymentState(
     const body = (await beforeAbort(
       response.json().catch(() => undefined),
       signal,
-    )) as { status?: string; terminal?: boolean } | undefined;
+    )) as { status?: string; terminal?: boolean; nextAction?: { url?: string } | null } | undefined;
     if (!response.ok) return { status: response.status, error: `http_${response.status}` };
-    return { status: response.status, state: body?.status, terminal: body?.terminal };
+    return {
+      status: response.status,
+      state: body?.status,
+      terminal: body?.terminal,
+      nextActionUrl: body?.nextAction?.url,
+    };
   } catch (error) {
     return { status: 0, error: (error as Error).message };
   }
