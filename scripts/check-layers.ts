@@ -28,11 +28,13 @@ interface Workspace {
 
 /**
  * Exceptions to the relative-import rule, each with its reason. e2e drives the system launcher
- * in scripts/system/ (root tooling, shared with `npm run demo` and test/); its proper home is a
- * workspace package of its own (then e2e imports it by name).
+ * in scripts/system/ (root tooling, shared with `npm run demo` and test/), and the chaos
+ * suite's failover profile the replicated cluster in scripts/ha/ (shared with `npm run ha`);
+ * their proper home is a workspace package of their own (then e2e imports it by name).
  */
 const ALLOWED_RELATIVE: { from: string; into: string }[] = [
   { from: 'e2e/', into: 'scripts/system/' },
+  { from: 'e2e/', into: 'scripts/ha/' },
 ];
 
 function readWorkspace(dir: string, layer: Workspace['layer'], dirs = [dir]): Workspace {

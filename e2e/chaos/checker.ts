@@ -1,3 +1,8 @@
+import {
+  attributeToRecreatedPayments,
+  checkFailover,
+  type FailoverFindings,
+} from './failover/failover-checks.ts';
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
 import { checkMoney, groupBy } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
@@ -34,7 +39,9 @@ export type ViolationKind =
   | 'double_capture'
   | 'double_refund'
   | 'over_refund'
-  | 'challenge_not_honoured';
+  | 'challenge_not_honoured'
+  | 'lost_acknowledged_commit'
+  | 'resurrected_row';
 
 export interface Violation {
   kind: ViolationKind;
@@ -49,6 +56,8 @@ export interface CheckResult {
   violations: Violation[];
   /** Milliseconds from the heal to each payment's last change, for payments that changed after it. */
   convergence: { p50: number; p99: number; max: number; samples: number };
+  /** A replicated app database: what its failovers lost (`failover-checks.ts`). */
+  failover?: FailoverFindings;
 }
 
 const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled']);
@@ -76,7 +85,11 @@ const receivedOf = (p: AppPayment): number =>
  * - money is conserved per tenant (charges - refunds = what the payments received - what the
  *   app refunded);
  * - no process exited except by the nemesis;
- * - a client that only ever sent one cart with its key is never refused as "key reused".
+ * - a client that only ever sent one cart with its key is never refused as "key reused";
+ * - on a replicated database (`failover-checks.ts`): no acknowledged commit lost in a
+ *   synchronous mode (counted in async mode), no row resurrected, no checkout charged twice
+ *   across a payment a failover lost and its re-creation; the lost payment's charge counts
+ *   for the re-created one (same downstream key).
  *
  * @example
  * const { violations } = checkHistory({ intents, events: history.events, snapshot, healAt });
@@ -89,7 +102,9 @@ export function checkHistory(input: {
   healAt: number;
   startedAt: number;
 }): CheckResult {
-  const { snapshot } = input;
+  const snapshot = input.snapshot.failover
+    ? attributeToRecreatedPayments(input.snapshot)
+    : input.snapshot;
   const violations: Violation[] = [];
   const completions = input.events.filter(
     (e): e is ClientEvent => 'op' in e && e.type !== 'invoke',
@@ -230,7 +245,12 @@ export function checkHistory(input: {
         detail: `the client only ever sent one cart with its key, yet was refused ${refusedAsReused.length} time(s) with 422 (${refusedAsReused[0]!.error ?? ''}): did another tenant's key answer?`,
       });
     }
-    const okIds = new Set(okPays.map((e) => e.paymentId));
+    // A payment a failover lost is counted there (`failover-checks.ts`), not as a second one.
+    const okIds = new Set(
+      okPays
+        .map((e) => e.paymentId)
+        .filter((id) => !snapshot.failover || paymentsById.has(`${intent.tenantId}\u0000${id}`)),
+    );
     if (okIds.size > 1) {
       violations.push({
         ...where,
@@ -298,6 +318,16 @@ export function checkHistory(input: {
     }),
   );
 
+  const failover = snapshot.failover
+    ? checkFailover({
+        completions,
+        snapshot: { ...snapshot, failover: snapshot.failover },
+        intents: input.intents,
+        netCharges,
+      })
+    : undefined;
+  if (failover) violations.push(...failover.violations);
+
   for (const exit of input.events.filter(
     (e): e is LifecycleEvent => e.type === 'process' && e.event === 'exited',
   )) {
@@ -320,6 +350,7 @@ export function checkHistory(input: {
       max: samples.at(-1) ?? 0,
       samples: samples.length,
     },
+    ...(failover ? { failover: failover.findings } : {}),
   };
 }
 

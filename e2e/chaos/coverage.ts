@@ -90,8 +90,8 @@ export function measureCoverage(
   const uses = snapshot.faultUses ?? { byId: {}, byKind: {} };
   const bit = (e: NemesisEvent): boolean => {
     const end = ends.get(e.id);
-    // A storm that terminated backends.
-    if (e.kind === 'pg_terminate_storm') return (end?.bit ?? 0) > 0;
+    // A storm that terminated backends; COMMIT waits cancelled.
+    if (e.kind === 'pg_terminate_storm' || e.kind === 'pg_sync_cancel') return (end?.bit ?? 0) > 0;
     if ((PROCESSOR_FAULT_KINDS as readonly string[]).includes(e.kind)) {
       return (end?.faultId ? (uses.byId[end.faultId] ?? 0) : 0) > 0;
     }

@@ -21,9 +21,25 @@ export const PROCESSOR_FAULT_KINDS = PROCESSOR_FAULTS;
  * nemesis that never bites proves nothing. The order is the schedule's draw order.
  */
 export const FAULT_KINDS = [...SYSTEM_FAULT_KINDS, ...PROCESSOR_FAULT_KINDS] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * Faults on a replicated cluster (the `failover` profile): the primary killed -9 (then
+ * rewound and rejoined), partitioned then stopped (then resumed: it demotes and rewinds), a
+ * planned switchover, and COMMITs cancelled while they wait for the synchronous standby.
+ */
+export const FAILOVER_FAULT_KINDS = [
+  'pg_kill_primary',
+  'pg_stop_primary',
+  'pg_switchover',
+  'pg_sync_cancel',
+] as const;
+export type FailoverFaultKind = (typeof FAILOVER_FAULT_KINDS)[number];
+
+export type FaultKind = (typeof FAULT_KINDS)[number] | FailoverFaultKind;
 
 export const isFaultKind = (kind: string): kind is FaultKind =>
-  (FAULT_KINDS as readonly string[]).includes(kind);
+  (FAULT_KINDS as readonly string[]).includes(kind) || isFailoverFaultKind(kind);
+export const isFailoverFaultKind = (kind: string): kind is FailoverFaultKind =>
+  (FAILOVER_FAULT_KINDS as readonly string[]).includes(kind);
 export const isProcessorFaultKind = (kind: string): kind is ProcessorFaultKind =>
   (PROCESSOR_FAULT_KINDS as readonly string[]).includes(kind);

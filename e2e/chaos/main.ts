@@ -1,6 +1,6 @@
 /**
- * `npm run chaos -- [--seed N] [--profile ci|soak|dev] [--intents N] [--browser N]
- * [--duration SECONDS] [--events N] [--faults kind,kind] [--out DIR]`
+ * `npm run chaos -- [--seed N] [--profile ci|soak|failover|dev] [--mode sync|async|strict]
+ * [--intents N] [--browser N] [--duration SECONDS] [--events N] [--faults kind,kind] [--out DIR]`
  *
  * Starts the whole system (its own PostgreSQL, processor, workers, web) as real processes,
  * runs one seeded chaos run against it, prints the report and exits 1 on a violation, on a
@@ -27,7 +27,7 @@ try {
 const outDir = path.resolve(args.outDir ?? path.join(repoRoot, '.data/chaos', `seed-${args.seed}`));
 mkdirSync(outDir, { recursive: true });
 console.log(
-  `chaos: seed ${args.seed}, profile ${args.profile.name} (${args.profile.intents} intents, ${args.profile.browserIntents} in a browser, ${args.profile.nemesisEvents} faults over ${args.profile.durationMs / 1000} s)`,
+  `chaos: seed ${args.seed}, profile ${args.profile.name}${args.profile.replication ? ` on a ${args.profile.replication} Patroni cluster` : ''} (${args.profile.intents} intents, ${args.profile.browserIntents} in a browser, ${args.profile.nemesisEvents} faults over ${args.profile.durationMs / 1000} s)`,
 );
 console.log(`chaos: replay with: ${replayCommand(args)}`);
 
@@ -51,6 +51,7 @@ const browser =
 const systemLog = path.join(outDir, 'system.log');
 const target = await startOnceTarget({
   profile: args.profile,
+  replication: args.profile.replication,
   log: (line) => {
     try {
       appendFileSync(systemLog, `${line}\n`);

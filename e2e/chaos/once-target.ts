@@ -7,8 +7,10 @@ import { demoTenants } from '@once/db/seed';
 import { ensureDatabase, findFreePort } from '@once/postgres';
 import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
+import type { ReplicationMode } from '../../scripts/ha/patroni-config.ts';
 import { type RunningSystem, startSystem } from '../../scripts/system/start-system.ts';
 import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
+import { type HaDatabase, startHaDatabase } from './failover/ha-database.ts';
 import type { ChaosProfile } from './profiles.ts';
 import type { NemesisPlan, TenantCatalogue, TestPaymentMethod } from './schedule.ts';
 import type {
@@ -44,12 +46,18 @@ export interface OnceTargetOptions {
   log?: (line: string) => void;
   /** The repository to run (a planted-bug copy, or this one). */
   repoRoot?: string;
+  /**
+   * The app's database is a replicated cluster in this mode (the `failover` profile); the
+   * processor's ledger stays on the embedded server, the third party's own.
+   */
+  replication?: ReplicationMode;
 }
 
 /**
  * The Once checkout as a chaos target: its own embedded PostgreSQL (so the nemesis can
- * crash it), then processor, workers and web as real OS processes through the launcher,
- * with the profile's short windows in their environment.
+ * crash it), or with `replication` a Patroni cluster for the app's database (so the nemesis
+ * can fail it over), then processor, workers and web as real OS processes through the
+ * launcher, with the profile's short windows in their environment.
  *
  * @example
  * const target = await startOnceTarget({ profile: PROFILES.ci! });
@@ -70,9 +78,16 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       log: (line) => log(`postgres  | ${line}`),
     });
   let pg: EmbeddedPostgresChild = await startPg();
-  await ensureDatabase(pg.adminUrl, 'once');
+  let ha: HaDatabase | undefined;
+  try {
+    ha = options.replication ? await startHaDatabase(options.replication, log) : undefined;
+  } catch (error) {
+    await pg.stop();
+    throw error;
+  }
+  if (!ha) await ensureDatabase(pg.adminUrl, 'once');
   await ensureDatabase(pg.adminUrl, 'once_processor');
-  const databaseUrl = pg.databaseUrl('once');
+  const databaseUrl = ha?.url ?? pg.databaseUrl('once');
   const processorDatabaseUrl = pg.databaseUrl('once_processor');
   const [webPort, processorPort, workerHealthBasePort] = [
     await findFreePort(),
@@ -304,6 +319,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       },
     });
   } catch (error) {
+    await ha?.stop();
     await pg.stop();
     await rm(dataDir, { recursive: true, force: true });
     throw error;
@@ -453,6 +469,17 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         databaseRestarting = false;
       }
     },
+    async failDatabaseOver(kind, downMs) {
+      if (!ha) throw new Error(`${kind} needs a replicated cluster (the failover profile)`);
+      // The same care as a crash: no pause holds a connection the failover breaks.
+      databaseRestarting = true;
+      try {
+        await releasePausesFromDatabase();
+        return await ha.inject(kind, downMs);
+      } finally {
+        databaseRestarting = false;
+      }
+    },
     async terminateBackends() {
       const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
@@ -500,6 +527,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       await adminCall('DELETE', '/admin/faults');
     },
     async heal() {
+      await ha?.heal();
       for (const name of [...paused]) {
         system.supervisor.signal(name, 'SIGCONT');
         paused.delete(name);
@@ -526,8 +554,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       const payments = await withDb(
         app,
         (sql) => sql<AppPaymentRow[]>`
-        select tenant_id, id, status, amount, idempotency_key, created_at, updated_at,
-          capture_method, amount_captured,
+        select tenant_id, id, status, amount, idempotency_key, downstream_key, created_at,
+          updated_at, capture_method, amount_captured,
           (select coalesce(sum(refund.amount), 0)::int from refunds as refund
             where refund.tenant_id = payment.tenant_id and refund.payment_id = payment.id
               and refund.status in ('pending', 'succeeded')) as amount_refunded
@@ -548,7 +576,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         proc,
         (sql) => sql<LedgerRow[]>`
         select kind, account_id, amount, payment_intent_id, created_at, idempotency_key, refund_id,
-          metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id
+          metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id,
+          metadata->>'downstream_key' as downstream_key
         from ledger_entries order by seq`,
       );
       const webhooks = await withDb(
@@ -593,6 +622,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             amountCaptured: p.amount_captured === null ? null : Number(p.amount_captured),
             amountRefunded: Number(p.amount_refunded),
             idempotencyKey: p.idempotency_key,
+            downstreamKey: p.downstream_key,
             createdAt: p.created_at.getTime(),
             updatedAt: p.updated_at.getTime(),
           }),
@@ -608,6 +638,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             createdAt: l.created_at.getTime(),
             idempotencyKey: l.idempotency_key,
             refundId: l.refund_id,
+            downstreamKey: l.downstream_key,
           }),
         ),
         refunds: refunds.map(
@@ -623,6 +654,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         ),
         backstage,
         counters: { ...counters },
+        ...(ha ? { failover: { mode: ha.mode, failovers: [...ha.failovers] } } : {}),
       };
     },
     onUnexpectedExit(listener) {
@@ -631,6 +663,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     async stop() {
       for (const name of [...paused]) system.supervisor.signal(name, 'SIGCONT');
       await system.stop();
+      await ha?.stop();
       await pg.stop();
       await rm(dataDir, { recursive: true, force: true }).catch(() => {});
     },
@@ -652,6 +685,7 @@ interface AppPaymentRow {
   status: string;
   amount: number;
   idempotency_key: string;
+  downstream_key: string;
   created_at: Date;
   updated_at: Date;
   capture_method: string;
@@ -686,6 +720,7 @@ interface LedgerRow {
   payment_id: string | null;
   idempotency_key: string | null;
   refund_id: string | null;
+  downstream_key: string | null;
 }
 interface WebhookRow {
   type: string;

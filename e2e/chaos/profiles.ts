@@ -1,5 +1,12 @@
+import { REPLICATION_MODES, type ReplicationMode } from '../../scripts/ha/patroni-config.ts';
 import type { CoverageFloors } from './coverage.ts';
-import { FAULT_KINDS, type FaultKind, isFaultKind } from './fault-kinds.ts';
+import {
+  FAILOVER_FAULT_KINDS,
+  FAULT_KINDS,
+  type FaultKind,
+  isFaultKind,
+  PROCESSOR_FAULT_KINDS,
+} from './fault-kinds.ts';
 import { randomSeed } from './random.ts';
 
 /** How big a run is. Everything else (what happens when) comes from the seed. */
@@ -43,7 +50,15 @@ export interface ChaosProfile {
    * the command line changes the profile's size.
    */
   floors?: Partial<CoverageFloors>;
+  /**
+   * The app's database is a three-node Patroni cluster in this replication mode, which the
+   * nemesis fails over (absent: one embedded server, which it crashes).
+   */
+  replication?: ReplicationMode;
 }
+
+/** Faults the embedded server alone can take: the failover profile's database is a cluster. */
+const SINGLE_SERVER_ONLY: readonly FaultKind[] = ['pg_crash_restart', 'pg_terminate_storm'];
 
 /**
  * Short windows for chaos runs. Variables the code does not read yet are harmless; they
@@ -136,6 +151,33 @@ export const PROFILES: Record<string, ChaosProfile> = {
     env: SHORT_WINDOWS,
     moneyFlows: { ...MONEY_FLOWS, faults: 40 },
   },
+  /**
+   * The app's database on a replicated cluster (`--mode sync|async|strict`, default sync),
+   * failed over under checkout traffic, with process kills and the processor's faults. Every
+   * failover kind first, so each is scheduled; the cluster is heavy, so the run is small.
+   * No worker pauses: they hold a database lock the failover would break under them.
+   */
+  failover: {
+    name: 'failover',
+    intents: 40,
+    browserIntents: 2,
+    durationMs: 120_000,
+    nemesisEvents: 10,
+    faults: [
+      ...FAILOVER_FAULT_KINDS,
+      'kill_worker',
+      'kill_web',
+      'kill_processor',
+      ...PROCESSOR_FAULT_KINDS,
+    ],
+    workers: 2,
+    browserConcurrency: 1,
+    // Failovers of a loaded machine take tens of seconds each; the clients' retries follow.
+    convergeTimeoutMs: 120_000,
+    env: SHORT_WINDOWS,
+    moneyFlows: { ...MONEY_FLOWS, faults: 2 },
+    replication: 'sync',
+  },
   /** While developing the suite itself: small and quick. */
   dev: {
     name: 'dev',
@@ -179,7 +221,10 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
     if (value === undefined) throw new Error(`--${match[1]} needs a value`);
     values.set(match[1]!, value);
   }
-  const known = ['seed', 'profile', 'intents', 'browser', 'duration', 'events', 'faults', 'out'];
+  const known = [
+    ...['seed', 'profile', 'intents', 'browser', 'duration', 'events', 'faults', 'out'],
+    'mode',
+  ];
   for (const name of values.keys()) {
     if (!known.includes(name))
       throw new Error(`unknown option --${name} (known: ${known.join(', ')})`);
@@ -197,14 +242,33 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
   };
   const faults = values.get('faults')?.split(',').filter(Boolean);
   for (const f of faults ?? []) {
-    if (!isFaultKind(f)) throw new Error(`unknown fault ${f} (known: ${FAULT_KINDS.join(', ')})`);
+    if (!isFaultKind(f))
+      throw new Error(
+        `unknown fault ${f} (known: ${[...FAULT_KINDS, ...FAILOVER_FAULT_KINDS].join(', ')})`,
+      );
+  }
+  const mode = values.get('mode');
+  if (mode !== undefined && !base.replication)
+    throw new Error(`--mode needs a replicated database (--profile failover)`);
+  if (mode !== undefined && !REPLICATION_MODES.includes(mode as ReplicationMode))
+    throw new Error(`--mode must be one of ${REPLICATION_MODES.join(', ')}`);
+  const replication = (mode as ReplicationMode | undefined) ?? base.replication;
+  for (const f of faults ?? []) {
+    if (replication && SINGLE_SERVER_ONLY.includes(f as FaultKind))
+      throw new Error(`${f} crashes the embedded server; the failover profile's is a cluster`);
+    if (!replication && FAILOVER_FAULT_KINDS.includes(f as never))
+      throw new Error(`${f} needs a replicated database (--profile failover)`);
   }
   const profile: ChaosProfile = {
     ...base,
     intents: int('intents') ?? base.intents,
     durationMs: (int('duration') ?? base.durationMs / 1000) * 1000,
     nemesisEvents: int('events') ?? base.nemesisEvents,
-    faults: (faults as FaultKind[] | undefined) ?? base.faults,
+    // No COMMIT waits for a standby in async mode: there is nothing to cancel.
+    faults: ((faults as FaultKind[] | undefined) ?? base.faults).filter(
+      (f) => replication !== 'async' || f !== 'pg_sync_cancel',
+    ),
+    replication,
   };
   profile.browserIntents = Math.min(int('browser') ?? base.browserIntents, profile.intents);
   const overridden = ['intents', 'browser', 'duration', 'events', 'faults'].some((k) =>
@@ -227,6 +291,8 @@ export function replayCommand(args: ChaosArgs): string {
   if (p.browserIntents !== base.browserIntents) parts.push(`--browser ${p.browserIntents}`);
   if (p.durationMs !== base.durationMs) parts.push(`--duration ${p.durationMs / 1000}`);
   if (p.nemesisEvents !== base.nemesisEvents) parts.push(`--events ${p.nemesisEvents}`);
-  if (p.faults.join() !== base.faults.join()) parts.push(`--faults ${p.faults.join(',')}`);
+  if (p.replication !== base.replication) parts.push(`--mode ${p.replication}`);
+  const baseFaults = base.faults.filter((f) => p.replication !== 'async' || f !== 'pg_sync_cancel');
+  if (p.faults.join() !== baseFaults.join()) parts.push(`--faults ${p.faults.join(',')}`);
   return parts.join(' ');
 }

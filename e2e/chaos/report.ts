@@ -39,6 +39,18 @@ export interface RunSummary {
 
 const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
 
+/** A replicated database's failovers: lost acknowledged commits are a count in async mode. */
+function failoverRows(f: CheckResult['failover']): string[] {
+  if (!f) return [];
+  const gone = Object.entries(f.goneInFailovers).map(([t, n]) => `${n} ${t}`);
+  return [
+    `| failovers (${f.mode}) | ${f.failovers} |`,
+    `| lost acknowledged commits: payments / refunds | ${f.lostAcknowledged.payments.length} / ${f.lostAcknowledged.refunds.length}${f.mode === 'async' ? ' (counted: asynchronous replication)' : ''} |`,
+    `| rows gone in failovers, acknowledged or not | ${gone.join(', ') || 'none'} |`,
+    `| rows resurrected | ${f.resurrected.length} |`,
+  ];
+}
+
 /**
  * Everything that happened to one intent, in order: its client's requests, the nemesis'
  * faults while it was in flight, and what the databases say (ledger, outbox, webhooks).
@@ -134,6 +146,7 @@ export function markdownReport(
     `| run time | ${ms(summary.durationMs)} |`,
     `| converged after heal | ${ms(summary.convergedAfterHealMs)} (clients' last retries included) |`,
     `| payments settled after heal | p50 ${ms(check.convergence.p50)}, p99 ${ms(check.convergence.p99)}, max ${ms(check.convergence.max)} (${check.convergence.samples} payments) |`,
+    ...failoverRows(check.failover),
     '',
     '## Coverage',
     '',

@@ -5,6 +5,7 @@ import { checkHistory, type IntentFacts } from './checker.ts';
 import { runBrowserIntent } from './clients/browser-checkout.ts';
 import { runHttpIntent } from './clients/http-checkout.ts';
 import { achieved, measureCoverage, shortfalls } from './coverage.ts';
+import { runReturningShoppers } from './failover/returning-shoppers.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis/run-nemesis.ts';
 import { type ChaosArgs, replayCommand } from './profiles.ts';
@@ -16,6 +17,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 
 /** After the heal, clients finish their retries and late duplicates within this. */
 const CLIENT_GRACE_AFTER_HEAL_MS = 25_000;
+/** After a failover run's clients: shoppers whose payment is gone pay again within this. */
+const RETURNING_SHOPPERS_MS = 90_000;
 
 export interface ChaosRunResult extends RunSummary {
   outDir: string;
@@ -151,6 +154,16 @@ export async function runChaos(
     // for them to return: nothing a client does may land after the databases are read.
     await Promise.all([...openContexts].map((c) => c.close().catch(() => {})));
     await Promise.race([clients, sleep(15_000)]);
+  }
+  if (profile.replication) {
+    const returned = await runReturningShoppers(plan.intents, {
+      history,
+      webUrl: target.webUrl,
+      catalogue,
+      sleep,
+      deadlineAt: history.elapsed() + RETURNING_SHOPPERS_MS,
+    });
+    log(`chaos: ${returned} shopper(s) found their acknowledged payment gone and paid again`);
   }
   log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;

@@ -1,3 +1,5 @@
+import type { FailoverRecord } from './failover/ha-database.ts';
+import type { FailoverFaultKind } from './fault-kinds.ts';
 import type { NemesisPlan, TenantCatalogue } from './schedule.ts';
 
 /** A payment as the application's database holds it. */
@@ -13,6 +15,8 @@ export interface AppPayment {
   /** `manual`: an authorisation the operator captures or voids; absent: `automatic`. */
   captureMethod?: string;
   idempotencyKey: string;
+  /** The key its charge is sent to the processor with (a payment re-created after a lost commit shares it). */
+  downstreamKey?: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -30,6 +34,8 @@ export interface LedgerEntry {
   idempotencyKey?: string | null;
   /** A refund row's processor refund id (`re_...`). */
   refundId?: string | null;
+  /** The charge's payment intent's `downstream_key` metadata (absent for refunds). */
+  downstreamKey?: string | null;
 }
 
 /** A refund as the application's database holds it. */
@@ -70,6 +76,8 @@ export interface Snapshot {
    * never matched bit 0 times: it did not fire.
    */
   faultUses?: { byId: Record<string, number>; byKind: Record<string, number> };
+  /** A replicated app database: its mode and every failover the nemesis made. */
+  failover?: { mode: string; failovers: FailoverRecord[] };
 }
 
 /**
@@ -118,6 +126,14 @@ export interface ChaosTarget {
    * `pg_terminate_backend` answered true for, not the ones it was asked about).
    */
   terminateBackends(): Promise<number>;
+  /**
+   * A failover fault on a replicated app database (absent: the target has none). Resolves
+   * once the cluster is healthy again, with what happened and how much it bit.
+   */
+  failDatabaseOver?(
+    kind: FailoverFaultKind,
+    downMs: number,
+  ): Promise<{ detail: string; bit: number }>;
   /**
    * Arm a processor fault for one account (fail/drop/delay a request, duplicate/slow
    * webhooks); resolves with the fault's id, whose consumption `snapshot()` reports.

@@ -2,7 +2,7 @@
 // PostgreSQL 15 nodes, each on ports of its own, under a fresh directory. It starts, finds its
 // leader, and does to a node what a failure does: kill -9, stop (SIGSTOP: a partition as the
 // node sees it) and resume, a planned switchover, a restart that rejoins by pg_rewind.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -225,6 +225,33 @@ export class HaCluster {
     this.signalNode(name, 'SIGSTOP');
   }
 
+  /**
+   * The node cut off from its standbys and from etcd while its clients still reach it: its
+   * Patroni (which would renew the leader lock) and its WAL senders stop, its backends go on
+   * answering. What a partition does before a primary freezes: with asynchronous replication
+   * it acknowledges commits no standby will ever hold; a synchronous one waits instead.
+   */
+  partitionNode(name: HaNodeName): void {
+    this.log(`partition ${name} (Patroni and WAL senders stopped)`);
+    signalGroup(this.patroni.get(name)?.pid, 'SIGSTOP');
+    for (const pid of this.walSenders(name)) signalProcess(pid, 'SIGSTOP');
+  }
+
+  private walSenders(name: HaNodeName): number[] {
+    const [, ...children] = this.postgresProcesses(name);
+    if (children.length === 0) return [];
+    try {
+      return execFileSync('ps', ['-o', 'pid=,args=', '-p', children.join(',')])
+        .toString()
+        .split('\n')
+        .filter((line) => /walsender/.test(line))
+        .map((line) => Number(line.trim().split(/\s+/)[0]))
+        .filter(Boolean);
+    } catch {
+      return [];
+    }
+  }
+
   resumeNode(name: HaNodeName): void {
     this.log(`SIGCONT ${name}`);
     for (const pid of this.postgresProcesses(name).reverse()) signalProcess(pid, 'SIGCONT');
@@ -339,6 +366,29 @@ export class HaCluster {
     })
       .toString()
       .trim();
+  }
+
+  /** `psql` without blocking the event loop (clients keep running while a node is read). */
+  query(name: HaNodeName, statement: string, database = 'postgres'): Promise<string> {
+    const argv = [
+      ...(this.user?.prefix ?? []),
+      '/usr/lib/postgresql/15/bin/psql',
+      ...['-h', this.dir, '-p', String(this.pgPort(name)), '-U', 'postgres', '-d', database],
+      ...['-tAc', statement],
+    ];
+    return new Promise((resolve, reject) => {
+      execFile(argv[0]!, argv.slice(1), { timeout: 10_000 }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout.toString().trim()),
+      );
+    });
+  }
+
+  /** Patroni's synchronous standby, if it names one. */
+  async syncStandby(): Promise<HaNodeName | undefined> {
+    const members = await this.members();
+    return members.find((m) => m.role === 'sync_standby' && m.state === 'running')?.name as
+      | HaNodeName
+      | undefined;
   }
 
   private async waitFor(

@@ -1,4 +1,4 @@
-import { isProcessorFaultKind } from '../fault-kinds.ts';
+import { isFailoverFaultKind, isProcessorFaultKind } from '../fault-kinds.ts';
 import type { History } from '../history.ts';
 import type { NemesisPlan } from '../schedule.ts';
 import type { ChaosTarget, DatabaseCrash } from '../target.ts';
@@ -152,6 +152,22 @@ async function inject(
       target: 'postgres',
       detail: `${terminated} backends terminated`,
       bit: terminated,
+    });
+    return;
+  }
+  if (isFailoverFaultKind(event.kind)) {
+    if (!target.failDatabaseOver)
+      throw new Error(`${event.kind}: the target has no replicated database`);
+    record('start', 'postgres', event.kind);
+    const { detail, bit } = await target.failDatabaseOver(event.kind, event.downMs);
+    // A cancel that found no COMMIT waiting did not fire (coverage reads `bit`).
+    history.nemesis({
+      phase: 'end',
+      id: event.id,
+      kind: event.kind,
+      target: 'postgres',
+      detail,
+      bit,
     });
     return;
   }

@@ -1,0 +1,199 @@
+// The app's database as a replicated cluster (scripts/ha: etcd and three Patroni-managed
+// PostgreSQL 15 nodes) and the failover faults the nemesis injects into it. Each failover reads
+// the rows the primary held right before the fault and the rows the new primary holds once
+// the cluster is healthy again: what a failover lost, per table, and what must never come back.
+import { findFreePort } from '@once/postgres';
+import { type HaCluster, type HaNodeName, startHaCluster } from '../../../scripts/ha/cluster.ts';
+import type { ReplicationMode } from '../../../scripts/ha/patroni-config.ts';
+import type { FailoverFaultKind } from '../fault-kinds.ts';
+
+/** The tables whose rows a client was answered for: the ones a lost commit hurts. */
+const CENSUS_TABLES = ['payments', 'refunds', 'payment_actions'] as const;
+type CensusTable = (typeof CENSUS_TABLES)[number];
+
+/** Ports: etcd (2), PostgreSQL (3), Patroni's REST API (3). */
+const CLUSTER_PORTS = 8;
+/** A stopped primary answers its clients this long, cut off from its standbys, before it freezes. */
+const MAX_PARTITION_MS = 3_000;
+/** How long the synchronous standby is stopped while COMMITs wait for it. */
+const SYNC_STANDBY_STOP_MS = 4_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One failover as the nemesis saw it. */
+export interface FailoverRecord {
+  kind: FailoverFaultKind;
+  from: HaNodeName;
+  to: HaNodeName;
+  /** Per table: ids the primary held right before the fault, absent on the new primary. */
+  lost: Record<CensusTable, string[]>;
+}
+
+export interface HaDatabase {
+  mode: ReplicationMode;
+  /** The multi-host URL of the app's database (`target_session_attrs=primary`). */
+  url: string;
+  /** Every failover so far, in order. */
+  readonly failovers: readonly FailoverRecord[];
+  /**
+   * Injects one fault and waits until the cluster is healthy again (a new leader, both
+   * standbys streaming). `downMs` sizes it: how long a killed primary stays down before it
+   * rejoins, how long a stopped one answers cut off before it freezes. Resolves with what
+   * happened and how much it bit (COMMITs cancelled, or 1 for a failover).
+   */
+  inject(kind: FailoverFaultKind, downMs: number): Promise<{ detail: string; bit: number }>;
+  /** Every node up and replicating. */
+  heal(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the cluster in `mode` on free loopback ports, with the `once` database on every node.
+ *
+ * @example
+ * const db = await startHaDatabase('sync', log);
+ * await db.inject('pg_kill_primary', 800);
+ */
+export async function startHaDatabase(
+  mode: ReplicationMode,
+  log: (line: string) => void,
+): Promise<HaDatabase> {
+  const cluster = await startHaCluster({
+    mode,
+    basePort: await findFreePort({ count: CLUSTER_PORTS }),
+    log: (line) => log(`ha        | ${line}`),
+  });
+  // Its processes are detached: however this process ends, they end with it (the kills in
+  // `stop` run synchronously, before its first await).
+  const stopOnExit = () => void cluster.stop();
+  process.once('exit', stopOnExit);
+  try {
+    await cluster.createDatabase('once');
+  } catch (error) {
+    process.off('exit', stopOnExit);
+    await cluster.stop({ keep: true });
+    throw error;
+  }
+  const failovers: FailoverRecord[] = [];
+
+  const failover = async (
+    kind: FailoverFaultKind,
+    act: (leader: HaNodeName) => Promise<void>,
+  ): Promise<{ detail: string; bit: number }> => {
+    await cluster.waitForHealthy(180_000);
+    const from = await cluster.waitForLeader(30_000);
+    const before = await census(cluster, from);
+    await act(from);
+    const to = await cluster.waitForLeader(120_000, from);
+    await cluster.waitForHealthy(180_000);
+    const after = await census(cluster, to);
+    const lost = Object.fromEntries(
+      CENSUS_TABLES.map((t) => [t, [...before[t]].filter((id) => !after[t].has(id))]),
+    ) as Record<CensusTable, string[]>;
+    failovers.push({ kind, from, to, lost });
+    const gone = CENSUS_TABLES.map((t) => `${lost[t].length} ${t}`).join(', ');
+    return { detail: `${from} -> ${to}; rows gone: ${gone}`, bit: 1 };
+  };
+
+  return {
+    mode,
+    url: cluster.url('once'),
+    failovers,
+    async inject(kind, downMs) {
+      if (kind === 'pg_kill_primary') {
+        return failover(kind, async (leader) => {
+          cluster.killNode(leader);
+          await cluster.waitForLeader(120_000, leader);
+          await sleep(downMs);
+          // It rejoins as a standby, rewinding what it wrote past the new leader's timeline.
+          cluster.startNode(leader);
+        });
+      }
+      if (kind === 'pg_stop_primary') {
+        return failover(kind, async (leader) => {
+          cluster.partitionNode(leader);
+          await sleep(Math.min(downMs, MAX_PARTITION_MS));
+          cluster.pauseNode(leader);
+          // Resumed once replaced: its Patroni finds the lock taken, demotes it and rewinds it.
+          await cluster.waitForLeader(120_000, leader).finally(() => cluster.resumeNode(leader));
+        });
+      }
+      if (kind === 'pg_switchover') return failover(kind, () => cluster.switchover());
+      return cancelSyncWaits(cluster);
+    },
+    heal: () => cluster.waitForHealthy(180_000),
+    stop: async () => {
+      process.off('exit', stopOnExit);
+      await cluster.stop();
+    },
+  };
+}
+
+/**
+ * Stops the synchronous standby so COMMITs on the primary wait for it, then cancels those
+ * waits with `pg_cancel_backend`: each such COMMIT returns success with PostgreSQL's WARNING
+ * "canceling wait for synchronous replication due to user request" (committed locally, maybe
+ * on no standby). The app must answer those requests "outcome unknown", never 201.
+ */
+async function cancelSyncWaits(cluster: HaCluster): Promise<{ detail: string; bit: number }> {
+  await cluster.waitForHealthy(180_000);
+  const standby = await cluster.syncStandby();
+  if (!standby) throw new Error(`no synchronous standby (mode ${cluster.mode})`);
+  const leader = await cluster.waitForLeader(30_000);
+  const waiting = `select pid from pg_stat_activity
+    where wait_event = 'SyncRep' and backend_type = 'client backend'`;
+  cluster.pauseNode(standby);
+  let cancelled = 0;
+  try {
+    const until = Date.now() + SYNC_STANDBY_STOP_MS;
+    while (Date.now() < until) {
+      await sleep(250);
+      if ((await cluster.query(leader, waiting)) === '') continue;
+      // A moment more: COMMITs arriving now join the ones already waiting.
+      await sleep(300);
+      cancelled += Number(
+        await cluster.query(
+          leader,
+          `select count(*) filter (where pg_cancel_backend(pid)) from (${waiting}) as w`,
+        ),
+      );
+    }
+  } finally {
+    cluster.resumeNode(standby);
+  }
+  await cluster.waitForHealthy(180_000);
+  return {
+    detail: `${standby} (synchronous standby) stopped ${SYNC_STANDBY_STOP_MS} ms; ${cancelled} COMMIT waits cancelled on ${leader}`,
+    bit: cancelled,
+  };
+}
+
+/** The ids of the census tables on one node. */
+async function census(
+  cluster: HaCluster,
+  node: HaNodeName,
+): Promise<Record<CensusTable, Set<string>>> {
+  const statement = CENSUS_TABLES.map((t) => `select '${t}', id from ${t}`).join(' union all ');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const out = await cluster.query(node, statement, 'once');
+      const rows = out === '' ? [] : out.split('\n').map((line) => line.split('|'));
+      return Object.fromEntries(
+        CENSUS_TABLES.map((t) => [
+          t,
+          new Set(rows.filter(([table]) => table === t).map(([, id]) => id!)),
+        ]),
+      ) as Record<CensusTable, Set<string>>;
+    } catch (error) {
+      // Before the first migration the tables do not exist yet.
+      if (/does not exist/.test(String((error as { stderr?: unknown }).stderr ?? error)))
+        return Object.fromEntries(CENSUS_TABLES.map((t) => [t, new Set<string>()])) as Record<
+          CensusTable,
+          Set<string>
+        >;
+      // A promoted node may still be starting.
+      if (attempt >= 20) throw error;
+      await sleep(500);
+    }
+  }
+}
