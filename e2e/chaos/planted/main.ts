@@ -4,8 +4,10 @@
  * Proof that the checker can fail: for each planted bug (a small patch in this folder),
  * applies it to a temporary copy of the committed tree and runs the chaos suite there with
  * seeds S, S+1, ... until a run reports a violation that proves that bug (its `provedBy`
- * kinds: another violation is not this bug caught), at most N seeds (default 10). Exits 1
- * if a patch no longer applies or a bug went unnoticed for N seeds.
+ * kinds: another violation is not this bug caught), at most N seeds (default 10). Chaos
+ * options given apply to every bug; without them each bug runs its own profile (`ci`, or
+ * `failover --mode async` for a bug only a lost commit reaches). Exits 1 if a patch no longer
+ * applies or a bug went unnoticed for N seeds.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -30,7 +32,8 @@ const take = (name: string): string | undefined => {
 const only = take('bug');
 const seeds = Number(take('seeds') ?? 10);
 const firstSeed = Number(take('first-seed') ?? 1);
-const profileArgs = argv.length > 0 ? argv : ['--profile', 'ci'];
+/** Chaos options from the command line; none: each bug's own (`profileArgs`). */
+const chaosArgs = argv;
 
 // Ctrl-C or a `kill`: the current run stops its system, the copy is removed, then we exit.
 // Without this, each interrupted run left a PostgreSQL and the apps behind.
@@ -58,6 +61,7 @@ for (const bug of plantedBugs().filter((b) => !only || b.name === only)) {
   try {
     for (let seed = firstSeed; seed < firstSeed + seeds && caughtAt === undefined; seed++) {
       const out = path.join(repoRoot, '.data/chaos-planted', bug.name, `seed-${seed}`);
+      const profileArgs = chaosArgs.length > 0 ? chaosArgs : bug.profileArgs;
       const args = ['--seed', String(seed), ...profileArgs, '--out', out];
       const result = await runChaosIn(copy, args, interrupt.signal);
       if (interruptedBy) break;

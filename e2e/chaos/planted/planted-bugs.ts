@@ -21,6 +21,8 @@ export interface PlantedBug {
    * these (any other violation is some other failure, or a flake, not this bug).
    */
   provedBy: readonly ViolationKind[];
+  /** The chaos options that reach it when the command line names none (default: the `ci` profile). */
+  profileArgs: readonly string[];
 }
 
 /**
@@ -49,6 +51,14 @@ const PROVED_BY: Record<string, readonly ViolationKind[]> = {
   // processor refuses the second, the worker records the refusal, and the payment stays
   // authorised while the ledger holds its capture.
   'capture-fresh-key-on-retry': ['state_disagrees_with_ledger'],
+  // Processor keys from the payment id: a payment re-created after a failover lost its row
+  // (async replication) gets a new key, and the processor charges the checkout again.
+  'payment-id-downstream-key': ['double_charge'],
+};
+
+/** Bugs only a replicated database reaches: their run's profile. */
+const PROFILE_ARGS: Record<string, readonly string[]> = {
+  'payment-id-downstream-key': ['--profile', 'failover', '--mode', 'async'],
 };
 
 /**
@@ -91,6 +101,7 @@ export function plantedBugs(): PlantedBug[] {
         patchFile,
         needsWebBuild: /(apps\/web|packages\/(api|idempotency|db))\//.test(touched),
         provedBy,
+        profileArgs: PROFILE_ARGS[name] ?? ['--profile', 'ci'],
       };
     });
 }
