@@ -28,6 +28,8 @@ interface Step {
   env?: Record<string, string>;
   /** Where the step's runner writes a JSON report we can count tests from. */
   countTests?: () => { passed: number; failed: number; skipped: number };
+  /** Each failed test's name and the first line of its error, read from the runner's report. */
+  failures?: () => string[];
 }
 
 const reports = path.join(repoRoot, '.data/test-reports');
@@ -84,6 +86,21 @@ const tests: Step[] = [
         skipped: report.numPendingTests + report.numTodoTests,
       };
     },
+    failures: () => {
+      const report = readJson(path.join(reports, 'vitest.json')) as {
+        testResults: {
+          name: string;
+          message?: string;
+          assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
+        }[];
+      };
+      return report.testResults.flatMap((file) => {
+        const where = path.relative(repoRoot, file.name);
+        const failed = file.assertionResults.filter((t) => t.status === 'failed');
+        if (failed.length === 0 && file.message) return [`${where}: ${firstLine(file.message)}`];
+        return failed.map((t) => `${where} › ${t.fullName}: ${firstLine(t.failureMessages[0])}`);
+      });
+    },
   },
 ];
 
@@ -103,11 +120,46 @@ if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
         skipped: report.stats.skipped,
       };
     },
+    failures: () => {
+      interface Suite {
+        file: string;
+        suites?: Suite[];
+        specs: {
+          title: string;
+          tests: { status: string; results: { error?: { message?: string } }[] }[];
+        }[];
+      }
+      const report = readJson(path.join(reports, 'playwright.json')) as { suites: Suite[] };
+      const walk = (suite: Suite): string[] => [
+        ...suite.specs.flatMap((spec) =>
+          spec.tests
+            .filter((t) => t.status === 'unexpected')
+            .map((t) => {
+              const error = t.results.find((r) => r.error)?.error?.message;
+              return `${suite.file} › ${spec.title}: ${firstLine(error)}`;
+            }),
+        ),
+        ...(suite.suites ?? []).flatMap(walk),
+      ];
+      return report.suites.flatMap(walk);
+    },
   });
 }
 
 function readJson(file: string): unknown {
   return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/**
+ * The first line that says something, without colour codes: the summary is often all a CI
+ * log keeps, so it must say why a test failed, not only that it did.
+ */
+function firstLine(message: string | undefined): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the runners' ANSI colours
+  const plain = (message ?? 'no error message').replace(/\u001b\[[0-9;]*m/g, '');
+  const line =
+    plain.split('\n').find((l) => l.trim() && !/^\s*(Error:\s*)?expect\(/.test(l)) ?? plain;
+  return line.trim().slice(0, 240);
 }
 
 /** Runs one step, each of its output lines prefixed with the step's name. */
@@ -133,6 +185,7 @@ interface Result {
   seconds: number;
   note: string;
   counted: boolean;
+  failures: string[];
 }
 const results: Result[] = [];
 const phases: { name: string; seconds: number }[] = [];
@@ -169,9 +222,17 @@ async function runStep(step: Step): Promise<void> {
       ok = false;
     }
   }
+  let failures: string[] = [];
+  if (!ok && step.failures) {
+    try {
+      failures = step.failures();
+    } catch {
+      // No report or one in another shape: the step's own output above says why.
+    }
+  }
   const seconds = (Date.now() - started) / 1000;
   console.log(`━━ ${ok ? 'done' : 'FAILED'} ${step.name} ━━ ${seconds.toFixed(0)} s`);
-  results.push({ name: step.name, ok, seconds, note, counted: !!step.countTests });
+  results.push({ name: step.name, ok, seconds, note, counted: !!step.countTests, failures });
 }
 
 async function runPhase(name: string, steps: Step[]): Promise<void> {
@@ -189,6 +250,9 @@ for (const r of results) {
   console.log(
     `${r.ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(20)} ${r.seconds.toFixed(0).padStart(4)} s  ${r.note}`,
   );
+}
+for (const failure of results.flatMap((r) => r.failures).slice(0, 10)) {
+  console.log(`  failed: ${failure}`);
 }
 for (const p of phases) console.log(`phase ${p.name}: ${p.seconds.toFixed(0)} s`);
 console.log(`total: ${((Date.now() - started) / 1000).toFixed(0)} s`);
