@@ -75,8 +75,8 @@ function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
     // Envelop plugin knows the response only once the document executed). A crash in between
     // leaves the key held until the lease ends; the retry then finds the payment by its key.
     [PAY_OPERATIONS.graphql]: checkoutKey,
-    // Processor retries webhooks for days; keep the event ids a week.
-    'webhooks.processor': { ttlMs: 7 * 24 * 60 * 60 * 1000, leaseMs: 30_000 },
+    // Processor event ids (`webhooks.processor`) carry their policy in each request:
+    // @once/api/webhooks, shared with the worker's backfill.
   };
 }
 

@@ -6,6 +6,7 @@ export {
   type ProcessorPaymentIntentEvent,
 } from './apply-processor-event.ts';
 export { chargeMatchesPayment, type Money } from './charge-amount.ts';
+export { confirmedEventOf, type ProcessorPaymentIntent } from './confirmed-intent-event.ts';
 export {
   declineCodeOf,
   FALLBACK_DECLINE_CODE,
@@ -28,6 +29,13 @@ export {
   terminalPaymentStatuses,
   unsettledPaymentStatuses,
 } from './payment-states.ts';
+export {
+  isRefundEventType,
+  type ProcessorRefund,
+  type RefundMove,
+  recordProcessorRefunds,
+  refundEventTypes,
+} from './record-processor-refunds.ts';
 export { newRefundId, refundDownstreamKeyFor } from './refund-ids.ts';
 export {
   canRecordRefund,

@@ -1,23 +1,12 @@
 import { apiProblemResponse, isApiError } from '@once/api/errors';
-import { recordWebhookEvent, resolveEventTenant } from '@once/api/webhooks';
-import { computeFingerprint, isIdempotencyError } from '@once/idempotency';
+import { findIntentNamedBy, recordIntentEventOnce } from '@once/api/webhooks';
+import { isIdempotencyError } from '@once/idempotency';
 import { problemDetailsResponse } from '@once/idempotency/fetch';
-import {
-  type ApplyOutcome,
-  applyProcessorEvent,
-  handledProcessorEventTypes,
-  type ProcessorPaymentIntentEvent,
-} from '@once/payments';
-import { retrySerializationFailures } from '@once/postgres';
+import { confirmedEventOf, handledProcessorEventTypes, isRefundEventType } from '@once/payments';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
-import {
-  confirmedEventOf,
-  findRecordedIntent,
-  type ProcessorFor,
-  processorClientsFrom,
-} from './processor-webhook-intent.ts';
-import { applyRefundEvent, isRefundEventType } from './processor-webhook-refund.ts';
+import { type ProcessorFor, processorClientsFrom } from './processor-webhook-intent.ts';
+import { applyRefundEvent } from './processor-webhook-refund.ts';
 import type { WebRuntime } from './runtime.ts';
 import {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
@@ -25,8 +14,6 @@ import {
   signatureSkewSeconds,
   WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS,
 } from './webhook-clock-skew.ts';
-
-const OPERATION = 'webhooks.processor';
 
 function problem(status: number, code: string, title: string): Response {
   return Response.json(
@@ -135,26 +122,23 @@ export function createProcessorWebhookHandler(
     if (!handledProcessorEventTypes.includes(event.type)) {
       return accepted({ ignored: 'unhandled_type' });
     }
-    const intentEvent = event as unknown as ProcessorPaymentIntentEvent & { account?: string };
-    const tenantId = await resolveEventTenant(deps.db, {
-      account: intentEvent.account ?? null,
-      metadata: intentEvent.data.object.metadata ?? null,
-    });
-    if (!tenantId) {
+    // Only an intent we recorded, and only as the processor says it is now.
+    const named = await findIntentNamedBy(
+      deps.db,
+      event as Parameters<typeof findIntentNamedBy>[1],
+    );
+    if (named.kind === 'unknown_tenant') {
       console.log(`web: webhook ${event.id} ${event.type} ignored: no tenant`);
       return accepted({ ignored: 'unknown_tenant' });
     }
-
-    // Only an intent we recorded, and only as the processor says it is now.
-    const hint = intentEvent.data.object;
-    const paymentId = hint.metadata?.payment_id;
-    const recorded = paymentId ? await findRecordedIntent(deps.db, tenantId, paymentId) : undefined;
-    if (!recorded?.intentId || recorded.intentId !== hint.id) {
+    if (named.kind === 'not_the_recorded_intent') {
+      const { recorded } = named;
       console.log(
-        `web: webhook ${event.id} ${event.type} ignored: intent ${hint.id} is not the one recorded on payment ${paymentId ?? '(none named)'} (${recorded ? (recorded.intentId ?? 'none recorded yet') : 'no such payment'})`,
+        `web: webhook ${event.id} ${event.type} ignored: intent ${named.intentId} is not the one recorded on payment ${named.paymentId ?? '(none named)'} (${recorded ? (recorded.intentId ?? 'none recorded yet') : 'no such payment'})`,
       );
       return accepted({ ignored: 'not_the_recorded_intent' });
     }
+    const { tenantId, recorded } = named;
     processorFor ??= processorClientsFrom(process.env);
     if (!processorFor) {
       return problem(503, 'processor_unconfigured', 'PROCESSOR_URL is not configured');
@@ -186,59 +170,19 @@ export function createProcessorWebhookHandler(
     }
 
     try {
-      const outcome = await deps.idempotencyEngine.execute(
-        {
-          tenantId,
-          operation: OPERATION,
-          key: event.id,
-          fingerprint: computeFingerprint(OPERATION, { id: event.id, type: event.type }),
-          // Signed by our processor and proportional to our own checkouts: the per-tenant
-          // new-key limit is there to stop clients spraying keys, not to drop outcomes.
-          policy: { rateLimited: false },
-        },
-        // A serialization failure or deadlock rolled the whole transaction back: run it again.
-        (exec) =>
-          retrySerializationFailures(() =>
-            deps.db.transaction(async (tx) => {
-              const applied: ApplyOutcome = await applyProcessorEvent(tx, tenantId, confirmed);
-              await recordWebhookEvent(tx, tenantId, event, applied, false);
-              const response = {
-                status: 200,
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({ received: true, eventId: event.id, outcome: applied }),
-              };
-              await exec.complete(tx, response);
-              console.log(
-                `web: webhook ${event.id} ${event.type} tenant=${tenantId} -> ${applied.kind}${'status' in applied ? ` ${applied.status}` : ''}`,
-              );
-              return response;
-            }),
-          ),
-      );
-      const headers = new Headers(outcome.response.headers);
-      if (outcome.kind === 'replayed') {
-        headers.set('idempotent-replayed', 'true');
-        await recordDuplicate(deps.db, tenantId, event, outcome.response.body);
+      const once = await recordIntentEventOnce(deps, tenantId, event, confirmed);
+      if (!once.replayed) {
+        const applied = once.result;
+        console.log(
+          `web: webhook ${event.id} ${event.type} tenant=${tenantId} -> ${applied.kind}${'status' in applied ? ` ${applied.status}` : ''}`,
+        );
       }
-      return new Response(outcome.response.body, { status: outcome.response.status, headers });
+      const headers = new Headers(once.response.headers);
+      if (once.replayed) headers.set('idempotent-replayed', 'true');
+      return new Response(once.response.body, { status: once.response.status, headers });
     } catch (error) {
       if (isIdempotencyError(error)) return problemDetailsResponse(error);
       throw error;
     }
   };
-}
-
-/** A redelivery answered from the stored answer: shown in the timeline, never an error. */
-async function recordDuplicate(
-  db: Parameters<typeof recordWebhookEvent>[0],
-  tenantId: string,
-  event: { id: string; type: string },
-  storedBody: string | null,
-): Promise<void> {
-  try {
-    const stored = JSON.parse(storedBody ?? '{}') as { outcome?: ApplyOutcome };
-    if (stored.outcome) await recordWebhookEvent(db, tenantId, event, stored.outcome, true);
-  } catch {
-    // Timeline only.
-  }
 }

@@ -1,5 +1,13 @@
-// @once/api/webhooks: what the processor's webhook route needs of the API (the events
-// themselves are applied by @once/payments).
+// @once/api/webhooks: what applying a processor event needs of the API, for the webhook
+// route and the worker's backfill of undelivered events (the events themselves are applied
+// by @once/payments).
 
-export { resolveEventTenant } from './resolve-event-tenant.ts';
-export { recordWebhookEvent } from './webhook-events.ts';
+export {
+  eventsAppliedOnce,
+  type RecordedOnce,
+  recordIntentEventOnce,
+  recordRefundEventOnce,
+  WEBHOOK_EVENT_RECORD_TTL_MS,
+  type WebhookEventStore,
+} from './record-event-once.ts';
+export { findIntentNamedBy, type NamedIntent } from './recorded-intent.ts';

@@ -6,7 +6,8 @@ import type { ApplyOutcome } from '@once/payments';
  * to the webhook receiver's: `webhook.applied` (it moved the payment), `webhook.ignored` (the
  * payment was already terminal, or the amount differs), `webhook.duplicate` (a redelivery
  * answered from the stored answer). Called in the transaction that applied it; a duplicate is
- * recorded where its stored answer is given. No payment, no event.
+ * recorded where its stored answer is given. No payment, no event. `via: 'backfill'`: the
+ * worker applied it from the processor's list of undelivered events, not from a delivery.
  *
  * @example
  * await recordWebhookEvent(tx, 'tenant_a', { id: 'evt_1', type: 'payment_intent.succeeded' }, outcome, false);
@@ -17,6 +18,7 @@ export async function recordWebhookEvent(
   event: { id: string; type: string },
   outcome: ApplyOutcome,
   duplicate: boolean,
+  via?: 'backfill',
 ): Promise<void> {
   if (outcome.kind === 'payment_not_found' || !outcome.paymentId) return;
   const kind = duplicate
@@ -36,6 +38,7 @@ export async function recordWebhookEvent(
         type: event.type,
         outcome: outcome.kind,
         ...('status' in outcome ? { status: outcome.status } : {}),
+        ...(via ? { via } : {}),
       },
     },
   ]);
