@@ -71,6 +71,7 @@ const SHORT_WINDOWS: Record<string, string> = {
   WORKER_BACKOFF_MAX_MS: '1500',
   WORKER_RECONCILE_AFTER_MS: '4000',
   WORKER_RECONCILE_INTERVAL_MS: '1000',
+  WORKER_WEBHOOK_BACKFILL_INTERVAL_MS: '2000',
   WORKER_SWEEP_INTERVAL_MS: '1000',
   WORKER_PROCESSOR_TIMEOUT_MS: '4000',
   // An undecided payment (a lookup refused, an intent in flight) is checked again within

@@ -2,7 +2,10 @@
 // and /healthz. Several may run against one database; they coordinate only through it.
 import type { Server } from 'node:http';
 import { createReplaceableDatabaseClient, runMigrations } from '@once/db';
+import { createIdempotency } from '@once/idempotency';
+import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { installDatabaseCrashPolicy } from '@once/postgres';
+import { backfillWebhookEvents } from './backfill-webhook-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import {
@@ -109,6 +112,22 @@ const reconciler = startPeriodicTask(
   log,
 );
 
+// Webhooks the app missed (endpoint down, answered 503): applied from the processor's list,
+// recorded once per event id in the same key store as the web's deliveries.
+const webhookEvents = {
+  db: database.db,
+  idempotencyEngine: createIdempotency({ store: createDrizzleStore(database.db) }),
+};
+const webhookBackfill = startPeriodicTask(
+  'webhook_backfill',
+  config.webhookBackfillIntervalMs,
+  async () => {
+    const summary = await backfillWebhookEvents({ store: webhookEvents, processorFor, log });
+    if (summary.applied + summary.left > 0) log('webhook_backfill.pass', { ...summary });
+  },
+  log,
+);
+
 const keySweeper = startIdempotencyLeaseSweeper(
   database.db,
   config.sweepIntervalMs,
@@ -130,7 +149,12 @@ shutdown = async (signal: string): Promise<void> => {
   shuttingDown = true;
   log('worker.stopping', { signal });
   await dispatcher.stop(config.shutdownGraceMs);
-  await Promise.all([reconciler.stop(), keySweeper.stop(), keyReaper.stop()]);
+  await Promise.all([
+    reconciler.stop(),
+    webhookBackfill.stop(),
+    keySweeper.stop(),
+    keyReaper.stop(),
+  ]);
   health?.close();
   await database.close();
   log('worker.stopped');

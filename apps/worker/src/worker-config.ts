@@ -35,6 +35,8 @@ export interface WorkerConfig {
   reconcileBackoffMaxMs: number;
   /** Undecided this many checks = stuck (counted in /healthz and logged). */
   reconcileStuckAfterChecks: number;
+  /** How often the processor's undelivered events are listed and applied (webhook backfill). */
+  webhookBackfillIntervalMs: number;
   reapIntervalMs: number;
   sweepIntervalMs: number;
   shutdownGraceMs: number;
@@ -70,6 +72,7 @@ const workerEnv = {
   WORKER_RECONCILE_BACKOFF_BASE_MS: integer({ default: 60_000, min: 1 }),
   WORKER_RECONCILE_BACKOFF_MAX_MS: integer({ default: 60 * 60_000, min: 1 }),
   WORKER_RECONCILE_STUCK_AFTER_CHECKS: integer({ default: 5, min: 1 }),
+  WORKER_WEBHOOK_BACKFILL_INTERVAL_MS: integer({ default: 60_000, min: 10 }),
   WORKER_REAP_INTERVAL_MS: integer({ default: 60_000, min: 10 }),
   WORKER_SWEEP_INTERVAL_MS: integer({ default: 5_000, min: 10 }),
   WORKER_SHUTDOWN_GRACE_MS: integer({ default: 4_000 }),
@@ -104,6 +107,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     reconcileBackoffBaseMs: e.WORKER_RECONCILE_BACKOFF_BASE_MS,
     reconcileBackoffMaxMs: e.WORKER_RECONCILE_BACKOFF_MAX_MS,
     reconcileStuckAfterChecks: e.WORKER_RECONCILE_STUCK_AFTER_CHECKS,
+    webhookBackfillIntervalMs: e.WORKER_WEBHOOK_BACKFILL_INTERVAL_MS,
     reapIntervalMs: e.WORKER_REAP_INTERVAL_MS,
     sweepIntervalMs: e.WORKER_SWEEP_INTERVAL_MS,
     shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,

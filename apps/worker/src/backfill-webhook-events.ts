@@ -1,0 +1,183 @@
+import {
+  eventsAppliedOnce,
+  findIntentNamedBy,
+  recordIntentEventOnce,
+  recordRefundEventOnce,
+  WEBHOOK_EVENT_RECORD_TTL_MS,
+  type WebhookEventStore,
+} from '@once/api/webhooks';
+import { tenants } from '@once/db/schema';
+import {
+  confirmedEventOf,
+  handledProcessorEventTypes,
+  isRefundEventType,
+  refundEventTypes,
+} from '@once/payments';
+import type Stripe from 'stripe';
+import type { Log } from './logger.ts';
+
+export interface WebhookBackfillOptions {
+  /** The database and an idempotency engine over it: where each event is recorded once. */
+  store: WebhookEventStore;
+  processorFor: (secretKey: string) => Stripe;
+  log: Log;
+  /** Only events created this recently are listed (default: a day less than their record is kept). */
+  lookbackMs?: number;
+}
+
+export interface WebhookBackfillSummary {
+  /** Events the processor lists as not delivered to the app, in the look-back window. */
+  listed: number;
+  /** Of those, applied already (by a delivery or an earlier pass): nothing to do. */
+  alreadyApplied: number;
+  /** Applied by this pass. */
+  applied: number;
+  /** Not ours to apply: no such tenant, not the intent the payment recorded, intent not final. */
+  ignored: number;
+  /** The processor could not be asked, or the event was being applied meanwhile: next pass. */
+  left: number;
+}
+
+/** The event types the webhook receiver applies; no other type moves anything. */
+const BACKFILLED_TYPES = [...handledProcessorEventTypes, ...refundEventTypes];
+
+/**
+ * Shorter than the event record's retention: an event listed again after it was applied is
+ * always answered from its record, never applied anew. (Stripe lists events of 30 days.)
+ */
+const DEFAULT_LOOKBACK_MS = WEBHOOK_EVENT_RECORD_TTL_MS - 24 * 60 * 60 * 1000;
+
+/** Events checked against their records at once. */
+const PAGE = 100;
+
+/**
+ * One pass of the webhook backfill: for each tenant, the processor's events not delivered
+ * to the app (`stripe.events.list({ delivery_success: false })`: still being retried, or given
+ * up on) of the types the receiver applies, created within the look-back window, applied
+ * exactly as the webhook receiver applies them (@once/api/webhooks): the event must name the
+ * intent its payment recorded, the processor is asked for that intent's state (or its
+ * refunds), and the outcome is recorded once per event id under the same key as a delivery,
+ * with the same state guards. An event already applied (its record is found) is skipped; a
+ * delivery arriving after the backfill is answered from the record and changes nothing.
+ *
+ * The processor keeps counting a backfilled event as undelivered (as Stripe does), so every
+ * pass lists it again until it leaves the window; the record check makes that a single query
+ * per page of events.
+ *
+ * @example
+ * const summary = await backfillWebhookEvents({ store: { db, idempotencyEngine }, processorFor, log });
+ */
+export async function backfillWebhookEvents(
+  options: WebhookBackfillOptions,
+): Promise<WebhookBackfillSummary> {
+  const summary: WebhookBackfillSummary = {
+    listed: 0,
+    alreadyApplied: 0,
+    applied: 0,
+    ignored: 0,
+    left: 0,
+  };
+  const createdSince = Math.floor(
+    (Date.now() - (options.lookbackMs ?? DEFAULT_LOOKBACK_MS)) / 1000,
+  );
+  const accounts = await options.store.db
+    .select({ id: tenants.id, secretKey: tenants.processorSecretKey })
+    .from(tenants);
+  for (const tenant of accounts) {
+    let page: Stripe.Event[] = [];
+    try {
+      for await (const event of options.processorFor(tenant.secretKey).events.list({
+        delivery_success: false,
+        types: BACKFILLED_TYPES,
+        created: { gte: createdSince },
+        limit: PAGE,
+      })) {
+        page.push(event);
+        if (page.length === PAGE) {
+          await backfillPage(options, tenant.id, page, summary);
+          page = [];
+        }
+      }
+    } catch (error) {
+      // Listing failed (the processor is down, the tenant's key refused): the next pass lists again.
+      options.log('webhook_backfill.list_failed', { tenant: tenant.id, error: String(error) });
+    }
+    await backfillPage(options, tenant.id, page, summary);
+  }
+  return summary;
+}
+
+async function backfillPage(
+  options: WebhookBackfillOptions,
+  tenantId: string,
+  events: Stripe.Event[],
+  summary: WebhookBackfillSummary,
+): Promise<void> {
+  summary.listed += events.length;
+  const applied = await eventsAppliedOnce(
+    options.store.db,
+    tenantId,
+    events.map((event) => event.id),
+  );
+  for (const event of events) {
+    if (applied.has(event.id)) summary.alreadyApplied++;
+    else summary[await backfillEvent(options, event)]++;
+  }
+}
+
+/** Applies one undelivered event as the webhook receiver would. */
+async function backfillEvent(
+  options: WebhookBackfillOptions,
+  event: Stripe.Event,
+): Promise<'applied' | 'alreadyApplied' | 'ignored' | 'left'> {
+  const { store, log } = options;
+  const named = await findIntentNamedBy(store.db, event as Parameters<typeof findIntentNamedBy>[1]);
+  if (named.kind !== 'ours') return 'ignored';
+  const { tenantId, recorded } = named;
+  const processor = options.processorFor(recorded.secretKey);
+  try {
+    if (isRefundEventType(event.type)) {
+      const listed = await processor.refunds.list({
+        payment_intent: recorded.intentId,
+        limit: 100,
+      });
+      const once = await recordRefundEventOnce(
+        store,
+        tenantId,
+        event,
+        recorded.paymentId,
+        listed.data,
+      );
+      if (!once.replayed) {
+        log('webhook_backfill.applied', {
+          event: event.id,
+          type: event.type,
+          payment: recorded.paymentId,
+          moved: once.result.map((m) => `${m.refundId}:${m.from}->${m.to}`).join(','),
+        });
+      }
+      return once.replayed ? 'alreadyApplied' : 'applied';
+    }
+    const intent = await processor.paymentIntents.retrieve(recorded.intentId);
+    const confirmed = confirmedEventOf(event.id, intent, {
+      tenantId,
+      paymentId: recorded.paymentId,
+    });
+    if (!confirmed) return 'ignored';
+    const once = await recordIntentEventOnce(store, tenantId, event, confirmed, 'backfill');
+    if (!once.replayed) {
+      log('webhook_backfill.applied', {
+        event: event.id,
+        type: event.type,
+        payment: recorded.paymentId,
+        outcome: once.result.kind,
+      });
+    }
+    return once.replayed ? 'alreadyApplied' : 'applied';
+  } catch (error) {
+    // The processor could not be asked, or a delivery of this event holds its key (409): the
+    // next pass finds it applied, or applies it.
+    log('webhook_backfill.left', { event: event.id, type: event.type, error: String(error) });
+    return 'left';
+  }
+}
