@@ -6,7 +6,7 @@ import {
 } from '@once/idempotency/trpc';
 import { initTRPC } from '@trpc/server';
 import { authenticateRequest } from './auth/authenticate.ts';
-import { recordGuardReplay } from './checkout/pay-attempt-events.ts';
+import { recordGuardAnswer } from './checkout/pay-attempt-events.ts';
 import type { Context } from './context.ts';
 import type { Transaction } from './database.ts';
 import { ApiError, isApiError } from './errors/api-error.ts';
@@ -134,8 +134,9 @@ const idempotencyPlugin = createIdempotencyPlugin<
   // nothing happened: release the key so the client may fix the cart and resend it. Any other
   // 4xx a procedure throws is a deliberate outcome, stored and replayed.
   errorOutcome: (error) => (isApiError(error.cause) ? 'release' : 'store'),
-  // A `pay` replayed from its stored result still shows on the payment's timeline.
-  onAnswered: (answer, ctx) => recordGuardReplay(ctx.db, answer, () => answer.data),
+  // A `pay` replayed from its stored result, or refused by its key, still shows on the
+  // payment's timeline.
+  onAnswered: (answer, ctx) => recordGuardAnswer(ctx.db, answer, () => answer.data),
 });
 
 /**

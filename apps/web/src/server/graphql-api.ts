@@ -1,6 +1,6 @@
 import type { Transaction } from '@once/api';
 import type { AuthenticatedTenant } from '@once/api/auth';
-import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardReplay } from '@once/api/checkout';
+import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardAnswer } from '@once/api/checkout';
 import { ApiError, isApiError, refusalOf } from '@once/api/errors';
 import {
   capturePaymentInput,
@@ -516,10 +516,10 @@ export function createGraphqlHandler(
           // The guard answers itself, past Yoga's masking: the same rule, so a guarded
           // mutation's errors look like every other's (and are stored that way).
           maskError: maskGuardedError,
-          // A `pay` replayed from its stored result still shows on the payment's timeline
-          // (when the first document selected `paymentId`).
+          // A `pay` replayed from its stored result (when the first document selected
+          // `paymentId`), or refused by its key, still shows on the payment's timeline.
           onAnswered: (answer, context) =>
-            recordGuardReplay(
+            recordGuardAnswer(
               context.runtime.deps.db,
               answer,
               () => answer.result.data?.[answer.responseKey],

@@ -5,7 +5,7 @@ import {
   type PayOrigin,
   type PayResult,
   pay,
-  recordGuardReplay,
+  recordGuardAnswer,
 } from '@once/api/checkout';
 import { toProblemResponse } from '@once/api/errors';
 import { readMerchantPayment } from '@once/api/money-actions';
@@ -98,9 +98,10 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
       );
       // The binding holds no state of its own; the engine is the runtime's.
       const http = fetchIdempotency(deps.idempotencyEngine, {
-        // A `pay` replayed from its stored response still shows on the payment's timeline.
+        // A `pay` replayed from its stored response, or refused by its key (409, 422), still
+        // shows on the payment's timeline.
         onAnswered: (answer) =>
-          recordGuardReplay(deps.db, answer, () => JSON.parse(answer.response.body ?? 'null')),
+          recordGuardAnswer(deps.db, answer, () => JSON.parse(answer.response.body ?? 'null')),
       });
       return http.handle(
         request,

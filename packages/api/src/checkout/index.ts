@@ -6,7 +6,7 @@ export { PAY_INPUT_LIMITS, type PayInput, type PayResult, payInput } from './pay
 export {
   PAY_OPERATIONS,
   type PayTransport,
-  recordGuardReplay,
+  recordGuardAnswer,
 } from './pay-attempt-events.ts';
 export { status as paymentStatus, toPaymentView } from './status.ts';
 export type { PaymentView } from './status.types.ts';

@@ -3,6 +3,8 @@ import {
   type PaymentEventWriter,
   recordPaymentEvents,
 } from '@once/db/payment-events';
+import type { Queryable } from '../database.ts';
+import { findPaymentByIdempotencyKey } from './existing-payment.ts';
 
 /**
  * The idempotency operation `pay` is guarded as, per door: the checkout page (tRPC), the REST
@@ -96,37 +98,54 @@ export async function recordReplayedAttempt(
  * `pay` needs of it).
  */
 export interface GuardAnswer {
-  outcome: 'executed' | 'replayed';
+  outcome: 'executed' | 'replayed' | 'refused';
   tenantId: string;
   operation: string;
   key: string;
+  /** A refused answer's code: `idempotency_key_in_use`, `idempotency_key_reused`, ... */
+  refusal?: string;
 }
 
 /**
- * The guards' `onAnswered` for `pay`, one for tRPC, REST and GraphQL: a guarded `pay` the guard
- * answered from the key's stored response (`pay` did not run, so it could not record it) still
- * shows on the payment's timeline. `paymentOf` reads the answer's payment as its transport
- * carries it, only for a replay; without a `paymentId` (a stored refusal, a GraphQL document
- * that did not select it) nothing is recorded, and answers of other operations are ignored.
- * The guard contains what this throws: a lost timeline entry never turns a replay into an error.
+ * The guards' `onAnswered` for `pay`, one for tRPC, REST and GraphQL: what the guard answered
+ * without running `pay` (so `pay` could not record it) still shows on the payment's timeline,
+ * as a `pay.attempt` of the key: a replay from the key's stored response, and a 409 or 422 of
+ * the key (`answer`: its code). `paymentOf` reads a replay's payment as its transport carries
+ * it; without a `paymentId` (a stored refusal, a GraphQL document that did not select it)
+ * nothing is recorded. A refusal names the payment its key made, if one exists yet (a 409
+ * while the first request is still uncommitted has none to show on). Answers of other
+ * operations are ignored. The guard contains what this throws: a lost timeline entry never
+ * turns an answer into an error.
  *
  * @example
- * onAnswered: (answer, ctx) => recordGuardReplay(ctx.db, answer, () => answer.data)
+ * onAnswered: (answer, ctx) => recordGuardAnswer(ctx.db, answer, () => answer.data)
  */
-export async function recordGuardReplay(
-  db: PaymentEventWriter,
+export async function recordGuardAnswer(
+  db: Queryable,
   answer: GuardAnswer,
   paymentOf: () => unknown,
 ): Promise<void> {
   const transport = payTransportOf(answer.operation);
-  if (answer.outcome !== 'replayed' || !transport) return;
+  if (!transport) return;
+  const { tenantId, key } = answer;
+  if (answer.outcome === 'refused') {
+    const payment = await findPaymentByIdempotencyKey(db, tenantId, key);
+    if (!payment) return;
+    await recordPaymentEvents(db, [
+      {
+        tenantId,
+        paymentId: payment.id,
+        actor: attemptActor(transport),
+        kind: 'pay.attempt',
+        detail: { to: 'web', key, transport, replayed: false, answer: answer.refusal ?? null },
+      },
+    ]);
+    return;
+  }
+  if (answer.outcome !== 'replayed') return;
   const paymentId = (paymentOf() as { paymentId?: unknown } | null | undefined)?.paymentId;
   if (typeof paymentId !== 'string') return;
-  await recordReplayedAttempt(
-    db,
-    { tenantId: answer.tenantId, paymentId, key: answer.key, transport },
-    'stored_response',
-  );
+  await recordReplayedAttempt(db, { tenantId, paymentId, key, transport }, 'stored_response');
 }
 
 function payTransportOf(operation: string): PayTransport | undefined {

@@ -1,19 +1,49 @@
+import { type IdempotencyErrorCode, isIdempotencyError } from './errors.ts';
+
+/**
+ * The refusals a key answers for itself, told like its executions and replays: the key still
+ * in flight or its outcome unknown (409), or taken by another request (422). Other failures
+ * (a missing key, the store down, a handler's error that releases the key) are not the key's
+ * answers and are not told.
+ */
+const KEY_REFUSALS = [
+  'idempotency_key_in_use',
+  'idempotency_outcome_unknown',
+  'idempotency_key_reused',
+] as const satisfies readonly IdempotencyErrorCode[];
+export type KeyRefusal = (typeof KEY_REFUSALS)[number];
+
 /**
  * How a guarded request with a key was answered, as an adapter's `onAnswered` hook hears it:
- * `executed` (this request ran the handler) or `replayed` (the stored answer of an earlier
- * request, the handler did not run). Refusals, and failures that release the key, are not told:
- * they reach the caller as errors.
+ * `executed` (this request ran the handler), `replayed` (the stored answer of an earlier
+ * request, the handler did not run) or `refused` (a 409 or 422 of the key: `refusal` says
+ * which; nothing ran). The refusal still reaches the caller as its error.
  *
  * @example
  * onAnswered: (answer) => { if (answer.outcome === 'replayed') metrics.replays.inc(); }
  */
 export interface IdempotencyAnswer {
-  outcome: 'executed' | 'replayed';
+  outcome: 'executed' | 'replayed' | 'refused';
   tenantId: string;
   operation: string;
   /** The request's key, as the guard parsed it. */
   key: string;
   fingerprint: string;
+  /** A `refused` answer's code. */
+  refusal?: KeyRefusal;
+}
+
+/**
+ * The key's own refusal in a guard's error, if it is one (see {@link KEY_REFUSALS}).
+ *
+ * @example
+ * keyRefusalOf(new IdempotencyError('idempotency_key_reused')); // 'idempotency_key_reused'
+ */
+export function keyRefusalOf(error: unknown): KeyRefusal | undefined {
+  if (!isIdempotencyError(error)) return undefined;
+  return (KEY_REFUSALS as readonly string[]).includes(error.code)
+    ? (error.code as KeyRefusal)
+    : undefined;
 }
 
 /**

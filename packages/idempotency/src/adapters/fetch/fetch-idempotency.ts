@@ -1,4 +1,4 @@
-import { type IdempotencyAnswer, tellAnswered } from '../../core/answered.ts';
+import { type IdempotencyAnswer, keyRefusalOf, tellAnswered } from '../../core/answered.ts';
 import { type CompletingWith, completingWith } from '../../core/completing-with.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError, UnstorableResultError } from '../../core/errors.ts';
@@ -39,8 +39,9 @@ export interface FetchIdempotencyOptions {
    */
   maxResponseBytes?: number;
   /**
-   * Told how each guarded request with a key was answered (executed, or replayed from the
-   * key) and what the key holds, e.g. to record a replay where the handler cannot see it. Runs
+   * Told how each guarded request with a key was answered (executed, replayed from the key,
+   * or refused by it: 409, 422) and what the key holds (a refusal: its status, no body), e.g.
+   * to record a replay or a refusal where the handler cannot see it. Runs
    * once the answer is decided, before it is sent; what it throws is logged and dropped.
    */
   onAnswered?: (answer: FetchAnswer, request: Request) => unknown;
@@ -228,9 +229,10 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       return run(completingWith(idempotency.passthrough({ tenantId, operation }), storeNothing));
     }
     let executed: Response | undefined;
+    let fingerprint: string | undefined;
     try {
       // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error.
-      const fingerprint = computeFingerprint(operation, await fingerprintInput());
+      fingerprint = computeFingerprint(operation, await fingerprintInput());
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         async (exec) => {
@@ -266,8 +268,18 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       );
       return answer ?? replayedResponse(outcome.response);
     } catch (error) {
-      if (isIdempotencyError(error)) return render(error, request);
-      throw error;
+      if (!isIdempotencyError(error)) throw error;
+      const refusal = keyRefusalOf(error);
+      if (refusal && fingerprint !== undefined) {
+        // The refusal as it is sent: its status, no stored body.
+        const response = { status: error.status, headers: {}, body: null };
+        await tellAnswered(
+          options.onAnswered,
+          { outcome: 'refused', tenantId, operation, key, fingerprint, refusal, response },
+          request,
+        );
+      }
+      return render(error, request);
     }
   };
 }

@@ -65,13 +65,16 @@ describe('fetchIdempotency onAnswered', () => {
     expect(heard[0]!.fingerprint).toBe(heard[1]!.fingerprint);
   });
 
-  it('is not told of a refusal: a reused key is answered 422 without it', async () => {
+  it("is told of the key's refusal: a reused key's 422, with its code, the answer unchanged", async () => {
     const heard: FetchAnswer[] = [];
     const route = guardedRoute((answer) => heard.push(answer));
     await route(post('oa-2', 100));
     const reused = await route(post('oa-2', 999));
     expect(reused.status).toBe(422);
-    expect(heard.map((a) => a.outcome)).toEqual(['executed']);
+    expect(heard.map((a) => [a.outcome, a.key, a.refusal, a.response.status])).toEqual([
+      ['executed', 'oa-2', undefined, 201],
+      ['refused', 'oa-2', 'idempotency_key_reused', 422],
+    ]);
   });
 
   it('cannot break the answer: what it throws is logged, and the request is answered and replayed as ever', async () => {

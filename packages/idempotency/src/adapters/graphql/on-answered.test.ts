@@ -67,12 +67,15 @@ describe('useIdempotency onAnswered', () => {
     expect(heard.map((a) => a.result.data?.[a.responseKey])).toEqual([{ id: 1 }, { id: 1 }]);
   });
 
-  it('is not told of a refusal: a reused key is refused without it', async () => {
+  it("is told of the key's refusal: a reused key's 422, with its code, the answer unchanged", async () => {
     const heard: GraphqlAnswer[] = [];
     const pay = serverWith((answer) => heard.push(answer));
     await pay('goa-2', 100);
     expect((await pay('goa-2', 999)).status).toBe(422);
-    expect(heard.map((a) => a.outcome)).toEqual(['executed']);
+    expect(heard.map((a) => [a.outcome, a.key, a.refusal])).toEqual([
+      ['executed', 'goa-2', undefined],
+      ['refused', 'goa-2', 'idempotency_key_reused'],
+    ]);
   });
 
   it('cannot break the answer: what it throws is logged, and the mutation is answered and replayed as ever', async () => {

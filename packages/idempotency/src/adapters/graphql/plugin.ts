@@ -1,6 +1,11 @@
 import type { Plugin } from '@envelop/core';
 import { type ASTNode, type ExecutionResult, GraphQLError } from 'graphql';
-import { type IdempotencyAnswer, tellAnswered } from '../../core/answered.ts';
+import {
+  type IdempotencyAnswer,
+  type KeyRefusal,
+  keyRefusalOf,
+  tellAnswered,
+} from '../../core/answered.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -37,9 +42,9 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
    */
   maskError?: (error: GraphQLError) => GraphQLError;
   /**
-   * Told how each guarded mutation with a key was answered (executed, or replayed from the
-   * key) with the result sent and the guarded field's response key in it, e.g. to record a
-   * replay the resolver never sees. Runs once the answer is decided, before it is sent; what
+   * Told how each guarded mutation with a key was answered (executed, replayed from the key,
+   * or refused by it: 409, 422) with the result sent and the guarded field's response key in
+   * it, e.g. to record a replay or a refusal the resolver never sees. Runs once the answer is decided, before it is sent; what
    * it throws is logged and dropped.
    */
   onAnswered?: (answer: GraphqlAnswer, context: TContext) => unknown;
@@ -222,6 +227,24 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
         others: selection.others,
       });
       const scope = { tenantId, operation: field.config.operation };
+      const answered = (
+        result: ExecutionResult,
+        outcome: GraphqlAnswer['outcome'],
+        refusal?: KeyRefusal,
+      ) =>
+        tellAnswered(
+          options.onAnswered,
+          {
+            outcome,
+            ...scope,
+            key: key!,
+            fingerprint,
+            result,
+            responseKey: field.responseKey,
+            ...(refusal ? { refusal } : {}),
+          },
+          context,
+        );
       let executed: ExecutionResult | undefined;
       try {
         const outcome = await options.idempotency.execute(
@@ -253,12 +276,6 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
             };
           },
         );
-        const answered = (result: ExecutionResult, outcome: GraphqlAnswer['outcome']) =>
-          tellAnswered(
-            options.onAnswered,
-            { outcome, ...scope, key, fingerprint, result, responseKey: field.responseKey },
-            context,
-          );
         if (outcome.kind === 'executed' && executed) {
           await answered(executed, 'executed');
           return setResultAndStopExecution(executed);
@@ -272,6 +289,13 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
       } catch (error) {
         if (error instanceof ReleaseWithResult && executed)
           return setResultAndStopExecution(executed);
+        const refusal = keyRefusalOf(error);
+        if (refusal)
+          await answered(
+            { errors: [toGraphqlError(error as IdempotencyError)] },
+            'refused',
+            refusal,
+          );
         stop(error);
       }
     },

@@ -78,12 +78,15 @@ describe('createIdempotencyPlugin onAnswered', () => {
     expect(heard[0]![0].fingerprint).toBe(heard[1]![0].fingerprint);
   });
 
-  it('is not told of a refusal: a reused key is refused without it', async () => {
+  it("is told of the key's refusal: a reused key's 422, with its code, the error unchanged", async () => {
     const heard: TrpcAnswer[] = [];
     const call = callerWith((answer) => heard.push(answer));
     await call('toa-2').pay({ amount: 100 });
     await expect(call('toa-2').pay({ amount: 5 })).rejects.toThrow(/idempotency|reused/i);
-    expect(heard.map((a) => a.outcome)).toEqual(['executed']);
+    expect(heard.map((a) => [a.outcome, a.key, a.refusal, a.data])).toEqual([
+      ['executed', 'toa-2', undefined, { paid: 100, run: 1 }],
+      ['refused', 'toa-2', 'idempotency_key_reused', undefined],
+    ]);
   });
 
   it('cannot break the answer: what it throws is logged, and the call is answered and replayed as ever', async () => {

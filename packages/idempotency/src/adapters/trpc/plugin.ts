@@ -1,6 +1,11 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import { type IdempotencyAnswer, tellAnswered } from '../../core/answered.ts';
+import {
+  type IdempotencyAnswer,
+  type KeyRefusal,
+  keyRefusalOf,
+  tellAnswered,
+} from '../../core/answered.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -74,9 +79,9 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
    */
   errorOutcome?: (error: TRPCError) => 'store' | 'release';
   /**
-   * Told how each guarded call with a key was answered (executed, or replayed from the key)
-   * with the procedure's result (`data`; undefined when the answer is an error), e.g. to
-   * record a replay the procedure never sees. Runs once the answer is decided, before it is
+   * Told how each guarded call with a key was answered (executed, replayed from the key, or
+   * refused by it: 409, 422) with the procedure's result (`data`; undefined when the answer
+   * is an error), e.g. to record a replay or a refusal the procedure never sees. Runs once the answer is decided, before it is
    * returned; what it throws is logged and dropped.
    */
   onAnswered?: (answer: TrpcAnswer, ctx: TContext) => unknown;
@@ -161,6 +166,20 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw fail(error);
     }
+    const answered = (outcome: TrpcAnswer['outcome'], data: unknown, refusal?: KeyRefusal) =>
+      tellAnswered(
+        options.onAnswered,
+        {
+          outcome,
+          tenantId,
+          operation: config.operation,
+          key: key!,
+          fingerprint,
+          data,
+          ...(refusal ? { refusal } : {}),
+        },
+        ctx,
+      );
     type Result = Awaited<ReturnType<typeof nextWith>>;
     let executedResult: Result | undefined;
     let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
@@ -193,15 +212,11 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
         },
       );
     } catch (error) {
+      const refusal = keyRefusalOf(error);
+      if (refusal) await answered('refused', undefined, refusal);
       throw fail(error);
     }
 
-    const answered = (outcome: TrpcAnswer['outcome'], data: unknown) =>
-      tellAnswered(
-        options.onAnswered,
-        { outcome, tenantId, operation: config.operation, key, fingerprint, data },
-        ctx,
-      );
     if (outcome.kind === 'executed' && executedResult) {
       await answered('executed', executedResult.ok ? executedResult.data : undefined);
       return executedResult;

@@ -10,6 +10,13 @@ describe('keyStoriesOf', () => {
       { seq: 2, at, actor: 'web', kind: 'payment.committed', detail: { job: 'j' } },
       { seq: 3, at, actor: 'browser', kind: 'pay.attempt', detail: { key: 'p', replayed: true } },
       {
+        seq: 6,
+        at,
+        actor: 'api_client',
+        kind: 'pay.attempt',
+        detail: { key: 'p', replayed: false, answer: 'idempotency_key_reused' },
+      },
+      {
         seq: 4,
         at,
         actor: 'operator',
@@ -31,6 +38,7 @@ describe('keyStoriesOf', () => {
         requests: [
           { seq: 1, at, answer: 'executed' },
           { seq: 3, at, answer: 'replayed' },
+          { seq: 6, at, answer: 'idempotency_key_reused' },
         ],
       },
       {

@@ -33,7 +33,9 @@ export function keyStoriesOf(events: readonly TimelineEventData[]): KeyStory[] {
     let answer: string;
     if (event.kind === 'pay.attempt') {
       action = 'pay';
-      answer = d.replayed === true ? 'replayed' : 'executed';
+      // A refusal of the key names its code; otherwise the attempt ran or was replayed.
+      answer =
+        typeof d.answer === 'string' ? d.answer : d.replayed === true ? 'replayed' : 'executed';
     } else if (event.kind === 'operator.attempt') {
       action = operationWords(d.operation);
       answer = String(d.answer);
