@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: the whole system on this machine, each part its own process.
  * PostgreSQL is embedded (data kept between runs; the path is printed) unless DATABASE_URL
- * is set. A part that dies is restarted with backoff (see system/restart-policy.ts), the
+ * is set, or `--ha`: a throw-away three-node Patroni cluster in synchronous mode
+ * (scripts/ha), the apps on its multi-host URL, the processor on its own embedded PostgreSQL,
+ * and a "Fail over the database" switch in the cockpit. A part that dies is restarted with backoff (see system/restart-policy.ts), the
  * launcher gives up only on a crash loop. Ctrl-C or SIGTERM stops everything, the database
  * last. The cockpit's chaos switches are on (operator only; `--no-chaos` turns them off).
  * Every server listens on 127.0.0.1 unless HOST says otherwise; the cockpit's demo sign-in
@@ -14,6 +16,11 @@ import { integer, parseEnv } from '@once/env';
 import { isPortFree } from '@once/postgres';
 import { persistentDataDirFor } from '@once/postgres/embedded';
 import { createLauncherShutdown } from './system/launcher-shutdown.ts';
+import {
+  CLUSTER_PORT_COUNT,
+  type ReplicatedDatabase,
+  replicatedDatabase,
+} from './system/replicated-database.ts';
 import { DEFAULT_RESTART_POLICY } from './system/restart-policy.ts';
 import { repoRoot, startSystem } from './system/start-system.ts';
 
@@ -24,6 +31,7 @@ const { values } = parseArgs({
     'skip-build': { type: 'boolean', default: false },
     // The cockpit's chaos switches (operator only, loopback control channel); on by default.
     'no-chaos': { type: 'boolean', default: false },
+    ha: { type: 'boolean', default: false },
   },
 });
 const chaos = !values['no-chaos'];
@@ -35,6 +43,8 @@ const demoEnvShape = {
   ONCE_PROCESSOR_PORT: port(4100),
   ONCE_WORKER_HEALTH_PORT: port(4200),
   ONCE_PG_PORT: port(25432),
+  // --ha: the cluster's first port of eight (below 32768, see scripts/ha/cluster.ts).
+  ONCE_HA_BASE_PORT: port(24000),
 };
 try {
   demoEnv = parseEnv(demoEnvShape, process.env);
@@ -47,23 +57,35 @@ const ports = {
   processor: demoEnv.ONCE_PROCESSOR_PORT,
   workerHealth: demoEnv.ONCE_WORKER_HEALTH_PORT,
   pg: demoEnv.ONCE_PG_PORT,
+  ha: demoEnv.ONCE_HA_BASE_PORT,
 };
 const workerCount = Number(values.workers);
-const embedded = !process.env.DATABASE_URL;
+const embedded = !process.env.DATABASE_URL && !values.ha;
 let system: Awaited<ReturnType<typeof startSystem>> | undefined;
+const cluster = values.ha
+  ? replicatedDatabase({ basePort: ports.ha, log: (line) => console.log(`database  | ${line}`) })
+  : undefined;
 
 const shutdown = createLauncherShutdown({
-  stop: () => system?.stop(),
+  // The database last: the apps' last writes and their pools' goodbyes reach it.
+  stop: async () => {
+    await system?.stop();
+    await cluster?.stop();
+  },
   log: (line) => console.log(line),
   exit: (code) => process.exit(code),
 });
 process.on('SIGINT', () => void shutdown(0, 'Ctrl-C'));
 process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
 
-/** The one line a start-up failure prints: what is wrong and what to do, never a stack. */
-function failStart(error: unknown): never {
+/**
+ * The one line a start-up failure prints: what is wrong and what to do, never a stack. A
+ * cluster already started is stopped (its logs kept: the line names their folder).
+ */
+async function failStart(error: unknown): Promise<never> {
   const message = error instanceof Error ? error.message : String(error);
   console.error(`Once failed to start: ${message.split('\n')[0]}`);
+  await cluster?.stop({ keep: true });
   process.exit(1);
 }
 
@@ -79,6 +101,9 @@ async function checkPorts(): Promise<void> {
     ]),
   ];
   if (embedded) wanted.push([ports.pg, 'PostgreSQL', 'ONCE_PG_PORT']);
+  for (let i = 0; values.ha && i < CLUSTER_PORT_COUNT; i++) {
+    wanted.push([ports.ha + i, 'the PostgreSQL cluster', 'ONCE_HA_BASE_PORT']);
+  }
   for (const [port, part, variable] of wanted) {
     if (!(await isPortFree(port))) {
       throw new Error(
@@ -90,11 +115,16 @@ async function checkPorts(): Promise<void> {
 }
 
 let pgDataDir: string | undefined;
+let replicated: ReplicatedDatabase | undefined;
 try {
   if (!Number.isInteger(workerCount) || workerCount < 1) {
     throw new Error(`--workers must be a whole number of at least 1 (got ${values.workers})`);
   }
+  if (values.ha && process.env.DATABASE_URL) {
+    throw new Error('--ha starts its own PostgreSQL cluster: unset DATABASE_URL, or drop --ha');
+  }
   await checkPorts();
+  replicated = await cluster?.start();
   // As root, a checkout the postgres OS user cannot reach keeps its data under /var/lib/once.
   pgDataDir = embedded
     ? await persistentDataDirFor(
@@ -102,8 +132,9 @@ try {
       )
     : undefined;
   system = await startSystem({
-    databaseUrl: process.env.DATABASE_URL || undefined,
-    processorDatabaseUrl: process.env.PROCESSOR_DATABASE_URL || undefined,
+    databaseUrl: replicated?.databaseUrl ?? (process.env.DATABASE_URL || undefined),
+    processorDatabaseUrl:
+      replicated?.processorDatabaseUrl ?? (process.env.PROCESSOR_DATABASE_URL || undefined),
     pgDataDir,
     pgPort: ports.pg,
     webPort: ports.web,
@@ -114,17 +145,20 @@ try {
     skipBuild: values['skip-build'],
     restart: DEFAULT_RESTART_POLICY,
     chaos,
+    cluster: replicated?.control,
     // A 10 s lease, so "pause a worker past its lease" is over in about 13 s on stage.
     env: chaos && !process.env.WORKER_LEASE_MS ? { WORKER_LEASE_MS: '10000' } : {},
     onUnexpectedExit: (_name, _code, reason) => void shutdown(1, reason),
   });
 } catch (error) {
-  failStart(error);
+  await failStart(error);
 }
 
-const database = embedded
-  ? `embedded PostgreSQL, data in ${pgDataDir}`
-  : 'your PostgreSQL (DATABASE_URL)';
+const database = replicated
+  ? `a three-node PostgreSQL cluster (Patroni, synchronous replication; logs in ${replicated.dir})`
+  : embedded
+    ? `embedded PostgreSQL, data in ${pgDataDir}`
+    : 'your PostgreSQL (DATABASE_URL)';
 const loopback = ['127.0.0.1', '::1'].includes(system!.host);
 const reach = loopback
   ? `Listening on ${system!.host} only (this machine). HOST=0.0.0.0 opens it to the network, with\n  the merchants' own API keys (ONCE_DEMO_API_KEY_TENANT_A/_B): the public test keys stay local.`

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChaosControl, startChaosControl } from './chaos-control.ts';
+import { type ClusterControl, ClusterNotReady } from './cluster-parts.ts';
 import { Supervisor } from './supervisor.ts';
 
 /**
@@ -22,6 +23,7 @@ async function startParts(options: {
   pauseMs?: number;
   cooldownMs?: Parameters<typeof startChaosControl>[0]['cooldownMs'];
   workers?: number;
+  cluster?: ClusterControl;
 }) {
   gaveUp.length = 0;
   supervisor = new Supervisor(
@@ -51,6 +53,7 @@ async function startParts(options: {
     pauseMs: options.pauseMs ?? 10_000,
     log: () => {},
     ...(options.cooldownMs ? { cooldownMs: options.cooldownMs } : {}),
+    ...(options.cluster ? { cluster: options.cluster } : {}),
   });
 }
 
@@ -72,6 +75,12 @@ async function press(name: string) {
 }
 
 const part = (name: string) => supervisor.status().find((p) => p.name === name);
+async function switches() {
+  const response = await fetch(`${control.url}/switches`, {
+    headers: { authorization: `Bearer ${control.secret}` },
+  });
+  return ((await response.json()) as { switches: string[] }).switches;
+}
 async function partState(name: string) {
   const response = await fetch(`${control.url}/parts`, {
     headers: { authorization: `Bearer ${control.secret}` },
@@ -139,5 +148,55 @@ describe('the launcher control channel', () => {
     await sleep(1_300 - 700);
     expect((await press('pause_worker')).status).toBe(200);
     expect(gaveUp).toEqual([]);
+  }, 30_000);
+
+  it('on a replicated cluster: its nodes are parts with their role, and it fails over instead of crash-restarting', async () => {
+    let ready = true;
+    const failovers: string[] = [];
+    await startParts({
+      cooldownMs: { db_failover: 0 },
+      cluster: {
+        parts: async () => [
+          { name: 'pg1', state: 'up', restarts: 0, role: 'primary' },
+          { name: 'pg2', state: 'up', restarts: 0, role: 'synchronous standby' },
+        ],
+        failover: async () => {
+          if (!ready) throw new ClusterNotReady('no synchronous standby yet');
+          failovers.push('pg1');
+          return 'pg1 (the primary) killed with SIGKILL';
+        },
+      },
+    });
+    expect(await switches()).toContain('db_failover');
+    expect(await switches()).not.toContain('pg_crash_restart');
+    const response = await fetch(`${control.url}/parts`, {
+      headers: { authorization: `Bearer ${control.secret}` },
+    });
+    const { parts } = (await response.json()) as { parts: { name: string; role?: string }[] };
+    expect(parts.map((p) => [p.name, p.role])).toEqual([
+      ['pg1', 'primary'],
+      ['pg2', 'synchronous standby'],
+      ['worker-1', undefined],
+    ]);
+    expect(await press('db_failover')).toMatchObject({
+      status: 200,
+      body: { did: 'pg1 (the primary) killed with SIGKILL' },
+    });
+    ready = false;
+    expect(await press('db_failover')).toMatchObject({
+      status: 409,
+      body: { error: 'no synchronous standby yet' },
+    });
+    expect(failovers).toEqual(['pg1']);
+  }, 30_000);
+
+  it('without a cluster, no failover is offered, and a press of it is refused', async () => {
+    await startParts({});
+    expect(await switches()).toContain('pg_crash_restart');
+    expect(await switches()).not.toContain('db_failover');
+    expect(await press('db_failover')).toMatchObject({
+      status: 409,
+      body: { error: 'no replicated cluster (start the demo with --ha)' },
+    });
   }, 30_000);
 });

@@ -3,10 +3,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import {
   CHAOS_PRESS_COOLDOWN_MS,
+  type ChaosPart,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
   PressCooldown,
 } from '@once/api/chaos-switchboard';
+import { type ClusterControl, ClusterNotReady } from './cluster-parts.ts';
 import type { PartStatus, Supervisor } from './supervisor.ts';
 
 /**
@@ -15,7 +17,9 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
  * process is told its URL and secret (ONCE_CHAOS_URL, ONCE_CHAOS_SECRET), and the web lets
  * only an operator use it. It acts on real processes: SIGKILL, SIGSTOP/SIGCONT, a PostgreSQL
  * crash; the supervisor's restart policy brings a killed part back. A kill asked for here is
- * no crash (`Supervisor.killForRestart`): presses never spend the crash-loop budget.
+ * no crash (`Supervisor.killForRestart`): presses never spend the crash-loop budget. On a
+ * replicated cluster (`npm run demo -- --ha`) its nodes are parts too, each with its role, and
+ * `db_failover` takes the place of `pg_crash_restart`.
  *
  * Presses are bounded here too, whatever the web process forgot in a restart: one press of a
  * switch per `CHAOS_PRESS_COOLDOWN_MS` (429 + `retryAfterSeconds` sooner), one paused worker at
@@ -23,7 +27,8 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
  * has run for as long again; so a worker is never stopped more than half the time, and with
  * two or more workers one always runs.
  *
- *   GET  /parts                  -> { parts: PartStatus[] (+ paused) }
+ *   GET  /parts                  -> { parts: PartStatus[] (+ paused, + the cluster's nodes) }
+ *   GET  /switches               -> { switches: the launcher switches this launcher works }
  *   POST /switches/<switch>[?target=worker-2]  -> { switch, did } | 409/429 { error[, retryAfterSeconds] }
  *
  * Every request needs `Authorization: Bearer <secret>`; anything else is 401.
@@ -45,6 +50,8 @@ export interface ChaosControlOptions {
   killWebDelayMs?: number;
   /** Least ms between two presses of a switch; default `CHAOS_PRESS_COOLDOWN_MS` (tests: less). */
   cooldownMs?: Partial<Record<LauncherSwitch, number>>;
+  /** The replicated database (`--ha`); unset: embedded PostgreSQL or your own. */
+  cluster?: ClusterControl;
   log?: (line: string) => void;
 }
 
@@ -102,7 +109,12 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
     return up.find((p) => p.name === target) ?? up[0];
   };
 
-  const press = (name: LauncherSwitch, target: string | null): string => {
+  // A cluster's database is failed over, never crash-restarted in place (it is no single part).
+  const switches = LAUNCHER_SWITCHES.filter((name) =>
+    options.cluster ? name !== 'pg_crash_restart' : name !== 'db_failover',
+  );
+
+  const press = async (name: LauncherSwitch, target: string | null): Promise<string> => {
     switch (name) {
       case 'kill_worker': {
         const worker = pickWorker(target);
@@ -148,16 +160,31 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         supervisor.killForRestart('postgres');
         return `PostgreSQL (pid ${pg.pid}) killed with SIGKILL; the launcher restarts it on the same data`;
       }
+      case 'db_failover': {
+        if (!options.cluster) {
+          throw new SwitchRefused('no replicated cluster (start the demo with --ha)');
+        }
+        try {
+          return await options.cluster.failover();
+        } catch (error) {
+          if (error instanceof ClusterNotReady) throw new SwitchRefused(error.message);
+          throw error;
+        }
+      }
     }
   };
 
-  const parts = (): ChaosPartStatus[] =>
+  const processParts = (): ChaosPartStatus[] =>
     supervisor.status().map((p) => {
       const pause = paused.get(p.name);
       return pause && p.state === 'up'
         ? { ...p, state: 'paused', resumesAt: new Date(pause.until).toISOString() }
         : p;
     });
+  const parts = async (): Promise<ChaosPart[]> => [
+    ...(options.cluster ? await options.cluster.parts() : []),
+    ...processParts(),
+  ];
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -170,7 +197,8 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
     req.resume();
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method === 'GET' && url.pathname === '/parts')
-      return answer(res, 200, { parts: parts() });
+      return answer(res, 200, { parts: await parts() });
+    if (req.method === 'GET' && url.pathname === '/switches') return answer(res, 200, { switches });
     const match = /^\/switches\/([a-z_]+)$/.exec(url.pathname);
     if (req.method === 'POST' && match) {
       const name = match[1] as LauncherSwitch;
@@ -187,7 +215,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         });
       }
       try {
-        const did = press(name, url.searchParams.get('target'));
+        const did = await press(name, url.searchParams.get('target'));
         log(`chaos     | ${name}: ${did}`);
         return answer(res, 200, { switch: name, did });
       } catch (error) {

@@ -11,6 +11,7 @@ import {
   throwAwayDataDir,
 } from '@once/postgres/embedded';
 import { type ChaosControl, startChaosControl } from './chaos-control.ts';
+import type { ClusterControl } from './cluster-parts.ts';
 import { newOperatorCode } from './operator-code.ts';
 import type { RestartPolicy } from './restart-policy.ts';
 import { type ManagedProcess, Supervisor, type UnexpectedExitHandler } from './supervisor.ts';
@@ -58,6 +59,8 @@ export interface SystemOptions {
    * has no switches at all.
    */
   chaos?: boolean;
+  /** A replicated database (`--ha`): its nodes show as parts and it can be failed over. */
+  cluster?: ClusterControl;
 }
 
 /** How long `pause_worker` keeps a worker stopped beyond its lease. */
@@ -182,6 +185,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     chaos = await startChaosControl({
       supervisor,
       pauseMs: leaseMs + PAUSE_MARGIN_MS,
+      cluster: options.cluster,
       log: options.log,
     });
   }
@@ -270,6 +274,9 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     await building;
     await startWeb();
   } catch (error) {
+    // A build still running is stopped with the rest and fails too: only the first failure
+    // is told (unhandled, it would end a launcher that is still stopping its database).
+    building.catch(() => {});
     await chaos?.close();
     throw error;
   }

@@ -3,6 +3,7 @@ import {
   type ChaosSwitchboard,
   ChaosSwitchError,
   ChaosSwitchRateLimited,
+  type LauncherSwitchName,
   PROCESSOR_FAULT_SWITCH_FAULTS,
   PROCESSOR_FAULT_TARGETS,
   type ProcessorFaultSwitchName,
@@ -137,6 +138,9 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
   return {
     async parts() {
       return ((await call('/parts')).parts ?? []) as ChaosPart[];
+    },
+    async launcherSwitches() {
+      return ((await call('/switches')).switches ?? []) as LauncherSwitchName[];
     },
     async pressLauncherSwitch(name, target) {
       const query = target ? `?target=${encodeURIComponent(target)}` : '';

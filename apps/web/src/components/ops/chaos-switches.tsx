@@ -39,6 +39,11 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
     label: 'Crash-restart PostgreSQL',
     effect: 'SIGKILL the database; it restarts on the same data.',
   },
+  db_failover: {
+    label: 'Fail over the database',
+    effect:
+      'SIGKILL the primary; Patroni promotes the synchronous standby, the apps follow it, and the old primary rejoins as a standby.',
+  },
   drop_next_response: {
     label: "Drop this browser's next payment answer",
     effect: 'The server charges and commits, then closes the connection instead of answering.',
@@ -213,6 +218,7 @@ export function ChaosSwitches() {
         {data.parts.map((part: ChaosPart) => (
           <li key={part.name} data-part={part.name} data-state={part.state}>
             <strong>{part.name}</strong> <Badge value={part.state} />{' '}
+            {part.role ? <span data-role={part.role}>{part.role} </span> : null}
             <span className="small muted">
               {part.pid ? `pid ${part.pid}` : ''}
               {part.restarts > 0

@@ -205,6 +205,7 @@ export function VerdictStrip({
                 <span className={`strip-dot strip-dot-${part.state}`} aria-hidden="true" />
                 {part.name} <span className="visually-hidden">is</span>{' '}
                 <span className="strip-state">{part.state}</span>
+                {part.role ? <span className="strip-role"> ({part.role})</span> : null}
               </li>
             ))}
             {chaos.isError ? <li className="muted">web not answering</li> : null}

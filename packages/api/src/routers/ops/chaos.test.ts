@@ -299,3 +299,41 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
     expect(caller.resHeaders.get('retry-after')).toBe('17');
   });
 });
+
+describe('chaos switches offered: the launcher says which of its own it works', () => {
+  let h: ApiTestHarness;
+  const recording = recordingSwitchboard();
+  let launcher: () => Promise<readonly LauncherSwitchName[]>;
+  recording.board.launcherSwitches = () => launcher();
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_chaos_offered', {
+      chaos: recording.board,
+      operatorCode: OPERATOR_CODE,
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('a replicated cluster offers the failover in place of the crash-restart; a launcher not answering, none of its switches', async () => {
+    const api = h.caller({ cookie: await demoSession(h, 'operator') }).api;
+    const offered = async () => {
+      const status = await api.ops.chaosStatus();
+      return status.enabled ? status.switches : [];
+    };
+    launcher = async () => ['kill_worker', 'pause_worker', 'kill_web', 'db_failover'];
+    expect(await offered()).toContain('db_failover');
+    expect(await offered()).not.toContain('pg_crash_restart');
+    expect(await offered()).toContain('processor_delay');
+
+    launcher = async () => ['kill_worker', 'pause_worker', 'kill_web', 'pg_crash_restart'];
+    expect(await offered()).not.toContain('db_failover');
+
+    launcher = async () => {
+      throw new ChaosSwitchError("the launcher's control channel did not answer");
+    };
+    const silent = await offered();
+    expect(silent).not.toContain('kill_worker');
+    expect(silent).toContain('drop_next_response');
+  });
+});

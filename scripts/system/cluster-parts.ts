@@ -1,0 +1,88 @@
+import type { ChaosPart } from '@once/api/chaos-switchboard';
+import type { HaCluster, HaNodeName } from '../ha/cluster.ts';
+import { CHAOS_TIMINGS } from '../ha/patroni-config.ts';
+
+/**
+ * What the launcher's control channel needs of a replicated database (`npm run demo -- --ha`):
+ * its nodes as parts of the system, each with its role, and a failover to press.
+ */
+export interface ClusterControl {
+  /** One part per node, with Patroni's view of its state and role. */
+  parts(): Promise<ChaosPart[]>;
+  /**
+   * Fails the primary; resolves with what was done, in words. Throws `ClusterNotReady` when
+   * the cluster has no synchronous standby to promote yet (a failover just happened).
+   */
+  failover(): Promise<string>;
+}
+
+/** The cluster cannot take a failover now: no leader, or no synchronous standby yet. */
+export class ClusterNotReady extends Error {}
+
+/** Patroni's roles (`leader`, `sync_standby`, `replica`) in the cockpit's words. */
+const ROLE_WORDS: Record<string, string> = {
+  leader: 'primary',
+  sync_standby: 'synchronous standby',
+  replica: 'standby',
+};
+
+/** Patroni's member states (`running`, `starting`, `stopped`, ...) as a part's state. */
+function partState(state: string | undefined): ChaosPart['state'] {
+  if (state === 'running' || state === 'streaming') return 'up';
+  if (state === undefined || state === 'stopped' || state === 'crashed') return 'down';
+  return 'restarting';
+}
+
+/**
+ * The launcher's side of a Patroni cluster. "Fail over the database" is a kill -9 of the
+ * primary (Patroni, postmaster and backends, like a power cut), not a planned switchover: the
+ * failure the synchronous mode is there for. Patroni promotes the synchronous standby once the
+ * leader key expires (its ttl), the apps' multi-host URL finds it, and the killed node is
+ * started again to rejoin as a standby (pg_rewind). The cluster runs on `CHAOS_TIMINGS` (its default).
+ *
+ * @example
+ * const control = clusterControl(cluster, console.log);
+ * await control.failover(); // 'pg1 (the primary) killed with SIGKILL; Patroni promotes pg2, ...'
+ */
+export function clusterControl(cluster: HaCluster, log: (line: string) => void): ClusterControl {
+  const restarts = new Map<string, number>();
+  return {
+    async parts() {
+      const members = await cluster.members();
+      return cluster.nodes.map((name) => {
+        const member = members.find((m) => m.name === name);
+        return {
+          name,
+          state: partState(member?.state),
+          restarts: restarts.get(name) ?? 0,
+          ...(member && ROLE_WORDS[member.role] ? { role: ROLE_WORDS[member.role] } : {}),
+        };
+      });
+    },
+    async failover() {
+      const members = await cluster.members();
+      const primary = members.find((m) => m.role === 'leader' && m.state === 'running');
+      const standby = members.find((m) => m.role === 'sync_standby' && m.state === 'running');
+      if (!primary || !standby) {
+        throw new ClusterNotReady(
+          'the cluster has no synchronous standby to promote yet (still recovering from the last failover)',
+        );
+      }
+      const old = primary.name as HaNodeName;
+      cluster.killNode(old);
+      // In the background: the press is answered now, the promotion takes about ttl seconds.
+      void cluster
+        .waitForLeader(120_000, old)
+        .then((next) => {
+          log(`database  | ${next} promoted; ${old} restarts to rejoin as a standby`);
+          restarts.set(old, (restarts.get(old) ?? 0) + 1);
+          cluster.startNode(old);
+        })
+        .catch((error: unknown) => log(`database  | no new primary: ${String(error)}`));
+      return (
+        `${old} (the primary) killed with SIGKILL; Patroni promotes the synchronous standby ` +
+        `${standby.name} within about ${CHAOS_TIMINGS.ttl} s, then ${old} rejoins as a standby`
+      );
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { spawnEmbeddedPostgres } from '@once/postgres/embedded';
+import { HaCluster } from '../ha/cluster.ts';
+import { type ClusterControl, clusterControl } from './cluster-parts.ts';
+
+/** A cluster takes this many ports from its base: etcd 2, PostgreSQL 3, Patroni's REST API 3. */
+export const CLUSTER_PORT_COUNT = 8;
+
+export interface ReplicatedDatabase {
+  /** The apps' multi-host URL (`target_session_attrs=primary`). */
+  databaseUrl: string;
+  /** The processor's own embedded PostgreSQL: the third party never fails over with us. */
+  processorDatabaseUrl: string;
+  /** What the cockpit's Parts and "Fail over the database" act on. */
+  control: ClusterControl;
+  /** Where the cluster's logs and data are (removed by `stop`). */
+  dir: string;
+}
+
+/**
+ * `npm run demo -- --ha`'s database: the three-node Patroni cluster of scripts/ha in synchronous
+ * mode (no acknowledged commit is lost in a failover), and the processor's ledger on an
+ * embedded PostgreSQL of its own. `stop` may be called at any time, even while it starts: it
+ * kills whatever has started (the nodes run in process groups of their own, so the launcher
+ * must) and removes the cluster's directory.
+ *
+ * @example
+ * const db = replicatedDatabase({ basePort: 24_000, log: console.log });
+ * const { databaseUrl } = await db.start();
+ * await db.stop();
+ */
+export function replicatedDatabase(options: { basePort: number; log: (line: string) => void }) {
+  const cluster = new HaCluster({ mode: 'sync', basePort: options.basePort, log: options.log });
+  let processor: Awaited<ReturnType<typeof spawnEmbeddedPostgres>> | undefined;
+  return {
+    async start(): Promise<ReplicatedDatabase> {
+      await cluster.start();
+      await cluster.createDatabase('once');
+      processor = await spawnEmbeddedPostgres({ durability: 'fast', databases: ['processor'] });
+      return {
+        databaseUrl: cluster.url('once'),
+        processorDatabaseUrl: processor.databaseUrl('processor'),
+        control: clusterControl(cluster, options.log),
+        dir: cluster.dir,
+      };
+    },
+    /** `keep`: leave the cluster's logs (after a failed start, whose error names the folder). */
+    async stop({ keep = false } = {}): Promise<void> {
+      await processor?.stop();
+      await cluster.stop({ keep });
+    },
+  };
+}
