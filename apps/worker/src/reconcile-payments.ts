@@ -1,11 +1,12 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type ChargePaymentPayload, enqueueOutboxJob, isLiveJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
-import { cancelKeyFor, newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
+import { newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
+import { cancelIntent } from './cancel-intent.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
@@ -432,24 +433,20 @@ async function cancelAndSettle(
   intentId: string,
   log: Log,
 ): Promise<boolean> {
-  const cancelKey = cancelKeyFor(payment.downstream_key);
-  let canceled: Stripe.PaymentIntent;
-  try {
-    canceled = await processor.paymentIntents.cancel(
-      intentId,
-      { cancellation_reason: 'abandoned' },
-      { idempotencyKey: cancelKey },
-    );
-  } catch (error) {
+  const { canceled, cancelKey, error } = await cancelIntent(
+    processor,
+    intentId,
+    payment.downstream_key,
+  );
+  if (error !== undefined) {
     log('reconcile.cancel_refused', {
       payment: payment.id,
       intent: intentId,
       error: String(error),
       charged: isUnexpectedIntentState(error) ? 'maybe' : 'unknown',
     });
-    return false;
   }
-  if (canceled.status !== 'canceled') return false;
+  if (!canceled) return false;
   return decided(
     sql,
     payment,

@@ -1,10 +1,11 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { recordPaymentEvents } from '@once/db/payment-events';
-import { cancelKeyFor, type PaymentSettlement, settlePayment } from '@once/payments';
+import { type PaymentSettlement, settlePayment } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
+import { cancelIntent } from './cancel-intent.ts';
 import { type ChargeOutcome, settledOutcomeOf } from './charge-outcome.ts';
 import type { Log } from './logger.ts';
 
@@ -170,10 +171,7 @@ async function settle(
   });
 }
 
-/**
- * Cancels an abandoned challenge's intent; only the processor's `canceled` settles. The
- * payment's cancel key: a retried cancel whose first answer was lost replays it.
- */
+/** Cancels an abandoned challenge's intent; only the processor's `canceled` settles. */
 async function cancelAbandoned(
   processor: Stripe,
   sql: postgres.Sql,
@@ -181,24 +179,20 @@ async function cancelAbandoned(
   log: Log,
 ): Promise<boolean> {
   const intentId = payment.processor_payment_intent_id;
-  const cancelKey = cancelKeyFor(payment.downstream_key);
-  let canceled: Stripe.PaymentIntent;
-  try {
-    canceled = await processor.paymentIntents.cancel(
-      intentId,
-      { cancellation_reason: 'abandoned' },
-      { idempotencyKey: cancelKey },
-    );
-  } catch (error) {
+  const { canceled, cancelKey, error } = await cancelIntent(
+    processor,
+    intentId,
+    payment.downstream_key,
+  );
+  if (error !== undefined) {
     // Refused (the shopper answered meanwhile) or no answer: the next look reads the intent.
     log('reconcile.challenge_cancel_refused', {
       payment: payment.id,
       intent: intentId,
       error: String(error),
     });
-    return false;
   }
-  if (canceled.status !== 'canceled') return false;
+  if (!canceled) return false;
   return settle(sql, payment, 'requires_action', abandonedSettlement(intentId), {
     intent: intentId,
     cancelKey,
