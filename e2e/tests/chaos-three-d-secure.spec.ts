@@ -117,7 +117,11 @@ test('a ci run in which no shopper met a challenge falls short of its floor', ()
       [],
       { keyTtlMs: 20_000, startedAt: T0 },
     );
-    const work = achieved(coverage, { withPayment: 0, browserIntentsRun: 0, browserWithPayment: 0 });
+    const work = achieved(coverage, {
+      withPayment: 0,
+      browserIntentsRun: 0,
+      browserWithPayment: 0,
+    });
     return shortfalls(work, { threeDSecure: PROFILES.ci!.floors!.threeDSecure! }, []);
   };
   expect(count()).toEqual(['threeDSecure 0 < 1']);
