@@ -131,6 +131,19 @@ export function preparePlantedCopy(bug: PlantedBug, repoRoot: string): string {
   chmodSync(copy, 0o755);
   execFileSync('sh', ['-c', `git -C "${repoRoot}" archive HEAD | tar -x -C "${copy}"`]);
   execFileSync('cp', ['-al', path.join(repoRoot, 'node_modules'), path.join(copy, 'node_modules')]);
+  // npm nests a workspace's own versions (the web's graphql-yoga, say) in its node_modules.
+  const workspaces = [
+    ...['apps', 'packages'].flatMap((dir) =>
+      readdirSync(path.join(repoRoot, dir)).map((name) => path.join(dir, name)),
+    ),
+    'e2e',
+    'bench',
+  ];
+  for (const workspace of workspaces) {
+    const nested = path.join(repoRoot, workspace, 'node_modules');
+    if (existsSync(nested) && existsSync(path.join(copy, workspace)))
+      execFileSync('cp', ['-al', nested, path.join(copy, workspace, 'node_modules')]);
+  }
   const build = path.join(repoRoot, 'apps/web/.next-e2e');
   if (!bug.needsWebBuild && existsSync(build)) {
     execFileSync('cp', ['-al', build, path.join(copy, 'apps/web/.next-e2e')]);
