@@ -8,6 +8,7 @@ import {
 } from '../support/checkout-page.ts';
 import { showCockpitTable } from '../support/cockpit-table.ts';
 import { expectInvariant } from '../support/invariant.ts';
+import { ledgerOf } from '../support/processor-ledger.ts';
 import {
   newScene,
   openStage,
@@ -17,6 +18,7 @@ import {
   sceneScreenshot,
 } from '../support/stage.ts';
 import { useTestSystem } from '../support/system.ts';
+import { loseRedirectAfterChallenge, THREE_D_SECURE_CARD } from '../support/three-d-secure.ts';
 
 // The README's stage script ("On stage: a presenter's script"), one test per scene: each does
 // what the row's "Press" column says with the mouse, on the checkout and the cockpit side by
@@ -33,9 +35,6 @@ const system = useTestSystem({
   },
   env: { WORKER_LEASE_MS: '2000', WORKER_POLL_INTERVAL_MS: '300' },
 });
-
-/** Stripe's test card that always asks for 3-D Secure (pm_card_threeDSecure2Required). */
-const THREE_D_SECURE_CARD = '4000000000003220';
 
 /** The strip's verdict once this scene's one payment is settled and checked. */
 async function expectOnePaymentOneCharge(stage: Stage): Promise<void> {
@@ -283,26 +282,9 @@ test('scene 6, 3-D Secure, answer lost after the challenge: the return page aske
   await expect(page.getByRole('heading', { name: '3D Secure test payment' })).toBeVisible();
 
   // The processor takes the answer and charges, but its redirect back never reaches the
-  // browser (a redirect's target is not routable: the answer itself is dropped).
-  let returnUrl: string | undefined;
-  await page.route(`${system().processorUrl}/three_d_secure/**`, async (route) => {
-    if (route.request().method() !== 'POST') return route.continue();
-    const answer = await route.fetch({ maxRedirects: 0 });
-    await route.abort('connectionreset');
-    returnUrl = answer.headers().location;
-  });
-  await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
-  await expect.poll(() => returnUrl, { timeout: 30_000 }).toBeDefined();
-  // Polled, not waitForURL: that waits on the failing navigation itself and can reject with
-  // its ERR_CONNECTION_RESET.
-  await expect
-    .poll(() => (page.url().startsWith(system().processorUrl) ? 'on the bank page' : 'left it'), {
-      timeout: 30_000,
-    })
-    .toBe('left it');
-
-  // The shopper asks for the return page again: the same payment, the same key, charged once.
-  await page.goto(returnUrl ?? '');
+  // browser. The shopper asks for the return page again: the same payment, the same key,
+  // charged once.
+  await page.goto(await loseRedirectAfterChallenge(page, system().processorUrl));
   expect(new URL(page.url()).pathname).toBe('/checkout/return');
   await expect(checkoutState(page)).toHaveAttribute('data-state', 'succeeded', {
     timeout: 60_000,
@@ -314,4 +296,63 @@ test('scene 6, 3-D Secure, answer lost after the challenge: the return page aske
   await expectOnePaymentOneCharge(stage);
   await expectInvariant(system(), [shown]);
   await sceneScreenshot(6, stage);
+});
+
+test('scene 7, double-clicked Refund while the processor drops the refund call: one refund, the key replayed', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  await newScene(stage.cockpit);
+  await fillCart(stage.checkout, { book_sre: 1 });
+  await stage.checkout.getByTestId('pay').click();
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+
+  await pressSwitch(
+    stage.cockpit,
+    'Processor: refund, then drop the connection',
+    /the refund is made, then the connection is dropped/,
+  );
+  const faultUse = stage.cockpit.getByTestId('fault-use-processor_refund_then_drop');
+  await expect(faultUse).toHaveText('Armed: waiting for the next refund.');
+
+  // The payment's timeline, opened from the cockpit's Payments table in a tab of its own.
+  const row = await cockpitRow(stage, 'ops-payments', shown.paymentId);
+  const [timeline] = await Promise.all([
+    context.waitForEvent('page'),
+    row.getByRole('link', { name: /^Timeline/ }).click({ modifiers: ['ControlOrMeta'] }),
+  ]);
+  await expect(timeline.getByTestId('money-actions')).toBeVisible();
+  const money = timeline.getByTestId('money-actions');
+  await money.getByLabel(/^Amount \(empty: the rest/).fill('10.00');
+  await money.getByRole('button', { name: 'Refund', exact: true }).dblclick();
+  await expect(timeline.getByTestId('refund-answer')).toHaveText(
+    /^Done: refund of \$10\.00 succeeded/,
+    { timeout: 60_000 },
+  );
+
+  // The processor's ledger: the charge and ONE refund, though the refund call was cut and the
+  // button pressed twice.
+  expect(await ledgerOf(system(), shown.paymentId)).toEqual([
+    expect.stringMatching(/^charge \d+$/),
+    'refund 1000',
+  ]);
+  // One key for the double click: executed once, the second click answered as its replay.
+  const story = timeline.getByTestId('key-stories').locator('tr', { hasText: 'refund' });
+  await expect(story).toHaveCount(1);
+  await expect(story.locator('li').first()).toContainText('executed');
+  await expect(story).toContainText('replayed');
+  // The worker's refund call was cut after the refund was made; the SDK re-sent it with the
+  // same key and the processor answered from the key.
+  await expect(timeline.getByTestId('timeline-table')).toContainText(
+    /refund with key .*: replayed/,
+  );
+  // The switch bit that very refund, and names its payment.
+  await expect(faultUse).toHaveText(
+    new RegExp(`^Used \\d\\d:\\d\\d:\\d\\d by ${shown.paymentId}\\.$`),
+  );
+  await expectOnePaymentOneCharge(stage);
+  await expectInvariant(system(), [shown]);
+  await timeline.close();
+  await sceneScreenshot(7, stage);
 });

@@ -1,4 +1,4 @@
-import { expect, type Page, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import {
   checkoutState,
   fillCart,
@@ -7,14 +7,13 @@ import {
   signIn,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
+import { loseRedirectAfterChallenge, THREE_D_SECURE_CARD } from '../support/three-d-secure.ts';
 
 // The 3-D Secure round trip in a real browser: the checkout, the processor's hosted
-// challenge on its own origin, and back to the web app's return page.
-const system = useTestSystem();
-
-/** Stripe's test card that always asks for 3-D Secure (pm_card_threeDSecure2Required). */
-const THREE_D_SECURE_CARD = '4000000000003220';
+// challenge on its own origin, and back to the web app's return page. On the shared system:
+// it sends the shopper back to the web's own URL, and each test reads its own payment only.
+const system = useSharedSystem();
 
 /** Pays with the 3-D Secure card and follows the page to the bank's challenge. */
 async function payAndOpenChallenge(page: Page) {
@@ -73,27 +72,8 @@ test('the answer lost after the challenge: back on the return page (a reload), s
 }) => {
   const { sent, before } = await payAndOpenChallenge(page);
   // The processor takes the answer and charges, but its redirect back never reaches the
-  // browser. (A redirect's target is not routable: the answer itself is dropped.)
-  let returnUrl: string | undefined;
-  await page.route(`${system().processorUrl}/three_d_secure/**`, async (route) => {
-    if (route.request().method() !== 'POST') return route.continue();
-    const answer = await route.fetch({ maxRedirects: 0 });
-    await route.abort('connectionreset');
-    returnUrl = answer.headers().location;
-  });
-  await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
-  await expect.poll(() => returnUrl, { timeout: 30_000 }).toBeDefined();
-  // The browser's own error page for the lost answer has loaded: nothing else navigates now.
-  // Polled, not waitForURL: that waits on the failing navigation itself and can reject with
-  // its ERR_CONNECTION_RESET.
-  await expect
-    .poll(() => (page.url().startsWith(system().processorUrl) ? 'on the bank page' : 'left it'), {
-      timeout: 30_000,
-    })
-    .toBe('left it');
-
-  // The shopper retries: the browser asks for the return page it never got.
-  await page.goto(returnUrl!);
+  // browser. The shopper retries: the browser asks for the return page it never got.
+  await page.goto(await loseRedirectAfterChallenge(page, system().processorUrl));
   const shown = await outcomeOnReturn(page, 'succeeded');
   expect(shown.idempotencyKey).toBe(before.idempotencyKey);
   expect(shown.paymentId).toBe(before.paymentId);
