@@ -74,11 +74,11 @@ export function clusterControl(cluster: HaCluster, log: (line: string) => void):
       void cluster
         .waitForLeader(120_000, old)
         .then((next) => {
-          log(`database  | ${next} promoted; ${old} restarts to rejoin as a standby`);
+          log(`${next} promoted; ${old} restarts to rejoin as a standby`);
           restarts.set(old, (restarts.get(old) ?? 0) + 1);
           cluster.startNode(old);
         })
-        .catch((error: unknown) => log(`database  | no new primary: ${String(error)}`));
+        .catch((error: unknown) => log(`no new primary: ${String(error)}`));
       return (
         `${old} (the primary) killed with SIGKILL; Patroni promotes the synchronous standby ` +
         `${standby.name} within about ${CHAOS_TIMINGS.ttl} s, then ${old} rejoins as a standby`
