@@ -1,7 +1,7 @@
 import { findIntentNamedBy, recordRefundEventOnce } from '@once/api/webhooks';
 import type { ProcessorRefund } from '@once/payments';
 import type Stripe from 'stripe';
-import type { ProcessorFor } from './processor-webhook-intent.ts';
+import type { ProcessorFor } from './processor-clients.ts';
 import type { WebRuntime } from './runtime.ts';
 
 const answer = (status: number, body: Record<string, unknown>, headers: HeadersInit = {}) =>

@@ -5,7 +5,7 @@ import { problemDetailsResponse } from '@once/idempotency/fetch';
 import { confirmedEventOf, handledProcessorEventTypes, isRefundEventType } from '@once/payments';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
-import { type ProcessorFor, processorClientsFrom } from './processor-webhook-intent.ts';
+import { type ProcessorFor, processorClientsFrom } from './processor-clients.ts';
 import { applyRefundEvent } from './processor-webhook-refund.ts';
 import type { WebRuntime } from './runtime.ts';
 import {

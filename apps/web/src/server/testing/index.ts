@@ -2,8 +2,8 @@
 // runtime, its routes served over HTTP, the OpenAPI contract check, the processor webhook, and
 // the demo's chaos switchboard as the web process builds it.
 export { createHttpChaosSwitchboard } from '../../demo/http-chaos-switchboard.ts';
+export { processorClientsFrom } from '../processor-clients.ts';
 export { createProcessorWebhookHandler } from '../processor-webhook.ts';
-export { processorClientsFrom } from '../processor-webhook-intent.ts';
 export { startWebRuntime, type WebRuntime } from '../runtime.ts';
 export { type ObservedResponse, openApiViolations } from './openapi-contract.ts';
 export { type ServedHandler, serveFetch } from './serve-fetch.ts';
