@@ -1,4 +1,3 @@
-import { expect, test } from '@playwright/test';
 import {
   checkoutState,
   fillCart,
@@ -9,12 +8,12 @@ import {
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { expectInvariant } from '../support/invariant.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
 // One checkout intent = one Idempotency-Key, kept in storage every tab of the origin shares.
 // While the intent's outcome is unknown, nothing that would make a new intent (cart, card,
 // merchant) can be changed, in this tab or another.
-const system = useTestSystem();
+const system = useSharedSystem();
 
 test('a lost response leaves cart and card locked until a retry with the same key answers: one charge', async ({
   page,

@@ -1,4 +1,3 @@
-import { expect, test } from '@playwright/test';
 import postgres from 'postgres';
 import {
   checkoutState,
@@ -12,11 +11,11 @@ import {
 import { showCockpitTable } from '../support/cockpit-table.ts';
 import { expectInvariant } from '../support/invariant.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
-// One system for the browser-side chaos of a single checkout: each test has its own
+// The browser-side chaos of a single checkout, on the shared system: each test has its own
 // browser context (own cookies, own sessionStorage), so its own intents and keys.
-const system = useTestSystem();
+const system = useSharedSystem();
 
 test('golden path: a 4242 card is charged once and the page says so', async ({ page }) => {
   const sent = recordPayRequests(page);
@@ -176,7 +175,7 @@ test('the operator cockpit shows the payment, its completed key and its finished
   // The shopper's session does not open the cockpit: sign in as the merchant's operator.
   await expect(page.getByTestId('operator-required')).toBeVisible();
   await signInAsOperator(page, system());
-  // Earlier tests of this file paid too: long tables start folded, so unfold them.
+  // Earlier tests and specs paid too: long tables start folded, so unfold them.
   for (const table of ['ops-payments', 'ops-keys', 'ops-outbox', 'ops-ledger']) {
     await showCockpitTable(page, table);
   }
