@@ -29,6 +29,22 @@ describe('timeline model', () => {
     ]);
   });
 
+  it('shows a pay attempt its key refused (409, 422) as that refusal, not as a checkout', () => {
+    const attempt = (answer: string) =>
+      stepOf(
+        event(1, 'api_client', 'pay.attempt', { to: 'web', key: 'k', transport: 'rest', answer }),
+      );
+    expect(attempt('idempotency_key_reused')).toMatchObject({
+      label: 'pay: idempotency_key_reused',
+      tone: 'bad',
+    });
+    expect(attempt('idempotency_key_reused').description).toContain(
+      '422: the key was already used',
+    );
+    expect(attempt('idempotency_key_in_use')).toMatchObject({ tone: 'warn' });
+    expect(attempt('idempotency_outcome_unknown').description).toContain('409');
+  });
+
   it('names processor call results: charged, replayed, 409 in flight, failed', () => {
     const call = (detail: Record<string, unknown>) =>
       stepOf(event(1, 'worker:w1', 'processor.call', { to: 'processor', ...detail }));

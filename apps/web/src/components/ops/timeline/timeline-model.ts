@@ -121,8 +121,13 @@ const ANSWER_WORDS: Record<string, string> = {
   executed: 'executed (the first request: it acted)',
   replayed: 'replayed (the stored answer; nothing acted again)',
   idempotency_key_in_use: '409: the first request with this key was still running',
+  idempotency_outcome_unknown: "409: the first request's outcome is unknown, being reconciled",
   idempotency_key_reused: '422: the key was already used for a different request',
 };
+
+/** A refusal's tone: the key in use asks to come back later; any other refusal is bad news. */
+const refusalTone = (answer: string): TimelineStep['tone'] =>
+  answer === 'idempotency_key_in_use' ? 'warn' : 'bad';
 
 /** `ops.refundPayment` → `refund`. */
 export function operationWords(operation: unknown): string {
@@ -145,6 +150,16 @@ export function stepOf(event: TimelineEventData): TimelineStep {
   switch (event.kind) {
     case 'pay.attempt': {
       const replayed = d.replayed === true;
+      // Refused by its key (409, 422): nothing ran, nothing was charged.
+      if (typeof d.answer === 'string') {
+        return {
+          ...base,
+          to,
+          label: `pay: ${d.answer}`,
+          description: `Checkout attempt over ${String(d.transport ?? 'trpc')}, Idempotency-Key ${String(d.key)}: ${ANSWER_WORDS[d.answer] ?? `refused (${d.answer})`}`,
+          tone: refusalTone(d.answer),
+        };
+      }
       return {
         ...base,
         to,
@@ -162,13 +177,7 @@ export function stepOf(event: TimelineEventData): TimelineStep {
         label: `${action}: ${answer}`,
         description: `Operator's ${action} with Idempotency-Key ${String(d.key)}: ${ANSWER_WORDS[answer] ?? `refused (${answer})`}`,
         tone:
-          answer === 'executed'
-            ? 'neutral'
-            : answer === 'replayed'
-              ? 'ok'
-              : answer === 'idempotency_key_in_use'
-                ? 'warn'
-                : 'bad',
+          answer === 'executed' ? 'neutral' : answer === 'replayed' ? 'ok' : refusalTone(answer),
       };
     }
     case 'payment.committed':
