@@ -1,15 +1,14 @@
 import AxeBuilder from '@axe-core/playwright';
 import { adminClient } from '@once/processor/testing';
-import { expect, test } from '@playwright/test';
 import { fillCart, signIn, waitForTerminal } from '../support/checkout-page.ts';
+import { showCockpitTable } from '../support/cockpit-table.ts';
 import { expectInvariant } from '../support/invariant.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
-import { useTestSystem } from '../support/system.ts';
+import { expect, test, useSharedSystem } from '../support/system.ts';
 
 // The life of one payment in the cockpit: pay with a processor fault, open the payment's
-// timeline from the cockpit, and see the lanes, the fault, the recovery and the verdict. Its own
-// system: on the shared one the cockpit's list held other specs' payments and not this one.
-const system = useTestSystem();
+// timeline from the cockpit, and see the lanes, the fault, the recovery and the verdict.
+const system = useSharedSystem();
 
 test.afterEach(async () => {
   await adminClient(
@@ -41,6 +40,8 @@ test('the timeline draws a payment across browser, web, worker and processor, wi
   await page.goto(`${system().webUrl}/ops`);
   await signInAsOperator(page, system());
   await expect(page.getByTestId('ops-stuck')).toHaveAttribute('data-stuck', '0');
+  // Earlier specs on the shared system paid too: past a few rows the payments table folds.
+  await showCockpitTable(page, 'ops-payments');
   const row = page
     .getByTestId('ops-payments')
     .getByRole('row')
