@@ -31,8 +31,12 @@ export interface ReplicatedDatabase {
 export function replicatedDatabase(options: { basePort: number; log: (line: string) => void }) {
   const cluster = new HaCluster({ mode: 'sync', basePort: options.basePort, log: options.log });
   let processor: Awaited<ReturnType<typeof spawnEmbeddedPostgres>> | undefined;
+  // However the launcher ends short of SIGKILL (a crash included), the nodes end with it: the
+  // kills in `cluster.stop` run synchronously, before its first await.
+  const stopOnExit = () => void cluster.stop();
   return {
     async start(): Promise<ReplicatedDatabase> {
+      process.once('exit', stopOnExit);
       await cluster.start();
       await cluster.createDatabase('once');
       processor = await spawnEmbeddedPostgres({ durability: 'fast', databases: ['processor'] });
@@ -45,6 +49,7 @@ export function replicatedDatabase(options: { basePort: number; log: (line: stri
     },
     /** `keep`: leave the cluster's logs (after a failed start, whose error names the folder). */
     async stop({ keep = false } = {}): Promise<void> {
+      process.off('exit', stopOnExit);
       await processor?.stop();
       await cluster.stop({ keep });
     },
