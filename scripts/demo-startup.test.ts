@@ -23,11 +23,11 @@ async function freePorts() {
   };
 }
 
-function runDemo(env: Record<string, string>) {
+function runDemo(env: Record<string, string>, args: string[] = []) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', demo, '--skip-build', '--workers', '1'],
+      ['--import', 'tsx', demo, '--skip-build', '--workers', '1', ...args],
       {
         env: { ...process.env, DATABASE_URL: '', NO_COLOR: '1', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,5 +86,35 @@ describe('npm run demo: a start-up failure is one line saying what to do', () =>
     await writeFile(path.join(dataDir, 'notes.txt'), 'not a cluster');
     const run = await runDemo({ ...(await freePorts()), ONCE_PG_DATA_DIR: dataDir });
     expectOneLine(run, /^Once failed to start: .* is not empty but holds no PostgreSQL cluster: /);
+  }, 60_000);
+
+  it('--ha with DATABASE_URL set: one database or the other', async () => {
+    const run = await runDemo(
+      { ...(await freePorts()), DATABASE_URL: 'postgres://127.0.0.1:1/once' },
+      ['--ha'],
+    );
+    expectOneLine(
+      run,
+      /^Once failed to start: --ha starts its own PostgreSQL cluster: unset DATABASE_URL/,
+    );
+  }, 60_000);
+
+  it('--ha with a port of the cluster taken', async () => {
+    const base = await findFreePort({ count: 8 });
+    const holder = net.createServer().listen(base + 3, '127.0.0.1');
+    await new Promise((r) => holder.once('listening', r));
+    try {
+      const run = await runDemo({ ...(await freePorts()), ONCE_HA_BASE_PORT: String(base) }, [
+        '--ha',
+      ]);
+      expectOneLine(
+        run,
+        new RegExp(
+          `^Once failed to start: port ${base + 3} \\(the PostgreSQL cluster\\) is already in use, .*ONCE_HA_BASE_PORT`,
+        ),
+      );
+    } finally {
+      holder.close();
+    }
   }, 60_000);
 });
