@@ -14,6 +14,7 @@ import { OperatorSignIn } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 import { StuckPaymentsLine } from './stuck-payments-line.tsx';
 import { VerdictStrip } from './verdict-strip.tsx';
+import { WebhookDeliveriesPanel } from './webhooks/webhook-deliveries-panel.tsx';
 
 type Payment = RouterOutputs['ops']['payments'][number];
 type IdempotencyKeyRow = RouterOutputs['ops']['idempotencyKeys'][number];
@@ -36,9 +37,9 @@ function leaseLabel(lockedUntil: string | null, now: number): string {
 }
 
 /**
- * The operator cockpit: payments, idempotency keys, outbox jobs and the app-vs-processor
- * ledger comparison of the signed-in merchant. Asks for an operator credential first (a
- * shopper's session of the checkout does not open it).
+ * The operator cockpit: payments, idempotency keys, outbox jobs, webhook events (received and
+ * delivered) and the app-vs-processor ledger comparison of the signed-in merchant. Asks for an
+ * operator credential first (a shopper's session of the checkout does not open it).
  */
 export function OpsCockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const [mounted, setMounted] = useState(false);
@@ -177,6 +178,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
           { header: 'Received', cell: (k) => <Time iso={k.createdAt} /> },
         ]}
       />
+      <WebhookDeliveriesPanel />
       <LedgerComparisonTable result={ledger.data} error={ledger.error?.message} />
     </div>
   );

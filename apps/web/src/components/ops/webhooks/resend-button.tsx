@@ -4,7 +4,7 @@ import { useTRPCClient } from '../../../client/trpc-react.tsx';
 import { useOperatorAction } from '../../../client/use-operator-action.ts';
 import { ActionAnswer } from '../money/action-answer.tsx';
 import { lastAnswerOf } from './delivery-state.ts';
-import styles from './webhooks.module.css';
+import styles from './resend-button.module.css';
 
 /**
  * Sends one event again (same event id, so the app applies it once). Idempotent on its own like

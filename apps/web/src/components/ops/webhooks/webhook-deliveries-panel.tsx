@@ -1,24 +1,29 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
 import { useTRPC } from '../../../client/trpc-react.tsx';
+import tones from '../money/money.module.css';
 import { OpsTable, Time } from '../ops-table.tsx';
 import { deliveryStateOf, lastAnswerOf, type WebhookDelivery } from './delivery-state.ts';
 import { ResendButton } from './resend-button.tsx';
-import styles from './webhooks.module.css';
 
 /** The outbox moves on its own (retries, backoff): ask again this often. */
 const REFRESH_MS = 3_000;
 
+/** How many of the merchant's newest events the cockpit shows. */
+const RECENT = 20;
+
 /**
- * The processor's webhook deliveries of one payment (its PaymentIntent's events), live: each
- * event's state (delivered, retrying with the next retry's time, failed), attempts, the
- * endpoint's last answer, and a Resend button.
+ * The processor's webhook deliveries, live: of one payment (its PaymentIntent's events) on its
+ * page, else the merchant's newest with a link to each payment. Each event's state
+ * (delivered, retrying with the next retry's time, queued, failed), attempts, the endpoint's
+ * last answer, and a Resend button.
  */
-export function WebhookDeliveriesPanel({ paymentId }: { paymentId: string }) {
+export function WebhookDeliveriesPanel({ paymentId }: { paymentId?: string }) {
   const trpc = useTRPC();
   const outbox = useQuery({
-    ...trpc.ops.webhookDeliveries.queryOptions({ paymentId }),
+    ...trpc.ops.webhookDeliveries.queryOptions(paymentId ? { paymentId } : { limit: RECENT }),
     refetchInterval: REFRESH_MS,
     retry: false,
   });
@@ -35,7 +40,7 @@ export function WebhookDeliveriesPanel({ paymentId }: { paymentId: string }) {
       testId="webhook-deliveries"
       rows={data?.deliveries}
       rowKey={(row) => row.eventId}
-      description={`The processor's events about this payment and their delivery to the app, newest first. A resend sends the same event id, which the app applies once. Refreshes every ${REFRESH_MS / 1000} s.`}
+      description={`The processor's events ${paymentId ? 'about this payment' : `(the newest ${RECENT})`} and their delivery to the app, newest first. A resend sends the same event id, which the app applies once. Refreshes every ${REFRESH_MS / 1000} s.`}
       note={note ? <p className="muted small">{note}</p> : undefined}
       error={outbox.error?.message}
       columns={[
@@ -49,6 +54,11 @@ export function WebhookDeliveriesPanel({ paymentId }: { paymentId: string }) {
             </>
           ),
         },
+        ...(paymentId
+          ? []
+          : [
+              { header: 'Payment', cell: (row: WebhookDelivery) => <PaymentLink delivery={row} /> },
+            ]),
         { header: 'Delivery', cell: (row) => <DeliveryStateCell delivery={row} /> },
         { header: 'Attempts', cell: (row) => row.attempts },
         { header: 'Last answer', cell: (row) => lastAnswerOf(row) },
@@ -61,18 +71,29 @@ export function WebhookDeliveriesPanel({ paymentId }: { paymentId: string }) {
   );
 }
 
+function PaymentLink({ delivery }: { delivery: WebhookDelivery }) {
+  if (!delivery.paymentId) {
+    return <code className="small">{delivery.paymentIntentId ?? '—'}</code>;
+  }
+  return (
+    <Link href={`/ops/payments/${encodeURIComponent(delivery.paymentId)}`}>
+      <code className="small">{delivery.paymentId}</code>
+    </Link>
+  );
+}
+
 function DeliveryStateCell({ delivery }: { delivery: WebhookDelivery }) {
   const state = deliveryStateOf(delivery);
   switch (state.kind) {
     case 'delivered':
       return (
-        <span className={styles.ok} data-testid="delivery-state" data-state="delivered">
+        <span className={tones.ok} data-testid="delivery-state" data-state="delivered">
           delivered <Time iso={state.at} />
         </span>
       );
     case 'retrying':
       return (
-        <span className={styles.warn} data-testid="delivery-state" data-state="retrying">
+        <span className={tones.warn} data-testid="delivery-state" data-state="retrying">
           retrying, next <Time iso={state.nextAt} />
         </span>
       );
@@ -84,7 +105,7 @@ function DeliveryStateCell({ delivery }: { delivery: WebhookDelivery }) {
       );
     case 'failed':
       return (
-        <span className={styles.bad} data-testid="delivery-state" data-state="failed">
+        <span className={tones.bad} data-testid="delivery-state" data-state="failed">
           failed: no automatic retry left
         </span>
       );
