@@ -29,7 +29,8 @@ export function completingWith<TTx, TResult>(
 /**
  * The delegation as a class: its getters live on the prototype, so building one per request
  * allocates one object, where an object literal with eight getters allocated eight closures and
- * a slow-mode object. The methods stay own arrow functions: a handler may destructure them.
+ * a slow-mode object. The phase methods are made when read, bound: a handler may destructure
+ * them, and the many that never use them allocate nothing for them.
  */
 export class CompletingExecution<TTx, TResult> implements CompletingWith<TTx, TResult> {
   readonly #exec: Execution<TTx>;
@@ -64,8 +65,16 @@ export class CompletingExecution<TTx, TResult> implements CompletingWith<TTx, TR
   get signal() {
     return this.#exec.signal;
   }
-  readonly advance: Execution<TTx>['advance'] = (tx, recoveryPoint, data) =>
-    this.#exec.advance(tx, recoveryPoint, data);
-  readonly renew: Execution<TTx>['renew'] = () => this.#exec.renew();
-  readonly runPhases: Execution<TTx>['runPhases'] = (phases) => this.#exec.runPhases(phases);
+  get advance(): Execution<TTx>['advance'] {
+    const exec = this.#exec;
+    return (tx, recoveryPoint, data) => exec.advance(tx, recoveryPoint, data);
+  }
+  get renew(): Execution<TTx>['renew'] {
+    const exec = this.#exec;
+    return () => exec.renew();
+  }
+  get runPhases(): Execution<TTx>['runPhases'] {
+    const exec = this.#exec;
+    return (phases) => exec.runPhases(phases);
+  }
 }

@@ -175,26 +175,49 @@ function scopedToPrincipal(
  * system cannot see it: the phase methods refuse with a message saying what to change.
  */
 function withoutPhases<TTx>(exec: AtomicExecution<TTx>): Execution<TTx> {
-  const refuse = (what: string) =>
-    Promise.reject(
+  return new AtomicAsExecution(exec);
+}
+
+/**
+ * `withoutPhases` as a class: built for every configured-atomic request, so its methods live on
+ * the prototype (one object per request, not an object literal with a getter and six closures).
+ */
+class AtomicAsExecution<TTx> implements Execution<TTx> {
+  readonly #exec: AtomicExecution<TTx>;
+  readonly tenantId: string;
+  readonly operation: string;
+  readonly key: string | undefined;
+  readonly signal: AbortSignal;
+  readonly recoveryPoint = INITIAL_RECOVERY_POINT;
+  readonly recoveryData = null;
+  readonly resumed = false;
+
+  constructor(exec: AtomicExecution<TTx>) {
+    this.#exec = exec;
+    this.tenantId = exec.tenantId;
+    this.operation = exec.operation;
+    this.key = exec.key;
+    this.signal = exec.signal;
+  }
+
+  get active() {
+    return this.#exec.active;
+  }
+  complete(tx: TTx, response: StoredResponse): Promise<void> {
+    return this.#exec.complete(tx, response);
+  }
+  advance(): Promise<void> {
+    return this.#refuse('recovery points to advance');
+  }
+  async renew(): Promise<void> {}
+  runPhases(_phases: Record<string, Phase<TTx>>): Promise<StoredResponse> {
+    return this.#refuse('phases to run');
+  }
+  #refuse(what: string): Promise<never> {
+    return Promise.reject(
       new Error(
-        `${exec.operation} runs in atomic mode, which has no ${what}: use mode 'leased' for recovery points`,
+        `${this.operation} runs in atomic mode, which has no ${what}: use mode 'leased' for recovery points`,
       ),
     );
-  return {
-    get active() {
-      return exec.active;
-    },
-    tenantId: exec.tenantId,
-    operation: exec.operation,
-    key: exec.key,
-    signal: exec.signal,
-    recoveryPoint: INITIAL_RECOVERY_POINT,
-    recoveryData: null,
-    resumed: false,
-    complete: (tx, response) => exec.complete(tx, response),
-    advance: () => refuse('recovery points to advance'),
-    renew: async () => {},
-    runPhases: (_phases: Record<string, Phase<TTx>>) => refuse('phases to run'),
-  };
+  }
 }
