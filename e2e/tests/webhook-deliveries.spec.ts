@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
 import postgres from 'postgres';
 import { expectInvariant } from '../support/invariant.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
@@ -7,7 +8,8 @@ import { expect, test, useSharedSystem } from '../support/system.ts';
 
 // The cockpit's webhook deliveries of a payment: the processor's event shown delivered, and a
 // double-clicked Resend sends it once more (one more 2xx at the processor, not two), with the
-// same event id, which the app records as a duplicate and applies nothing twice.
+// same event id, which the app records as a duplicate and applies nothing twice. The cockpit
+// lists the merchant's newest events too.
 const system = useSharedSystem();
 
 /** The processor's outbox row of one event: how many 2xx its endpoint answered. */
@@ -20,6 +22,14 @@ async function deliveriesOf(eventId: string): Promise<number> {
   } finally {
     await sql.end();
   }
+}
+
+async function expectAccessible(page: Page) {
+  const axe = await new AxeBuilder({ page })
+    .include('[data-testid="webhook-deliveries"]')
+    .analyze();
+  const serious = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(serious.map((v) => v.id)).toEqual([]);
 }
 
 test('a payment’s succeeded event shows delivered; a double-clicked Resend resends it once', async ({
@@ -56,11 +66,14 @@ test('a payment’s succeeded event shows delivered; a double-clicked Resend res
   expect(await deliveriesOf(eventId)).toBe(2);
   await expect(page.getByTestId('timeline-status')).toHaveText('succeeded');
 
-  const axe = await new AxeBuilder({ page })
-    .include('[data-testid="webhook-deliveries"]')
-    .analyze();
-  const serious = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious.map((v) => v.id)).toEqual([]);
+  await expectAccessible(page);
+
+  // The cockpit lists the merchant's newest events, each linked to its payment.
+  await page.goto(`${system().webUrl}/ops`);
+  const listed = page.getByTestId('webhook-deliveries').locator('tr', { hasText: eventId });
+  await expect(listed.getByTestId('delivery-state')).toHaveAttribute('data-state', 'delivered');
+  await expect(listed.getByRole('link', { name: paymentId })).toBeVisible();
+  await expectAccessible(page);
   expect(problems).toEqual([]);
   await expectInvariant(system(), []);
 });
