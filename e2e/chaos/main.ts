@@ -27,7 +27,7 @@ try {
 const outDir = path.resolve(args.outDir ?? path.join(repoRoot, '.data/chaos', `seed-${args.seed}`));
 mkdirSync(outDir, { recursive: true });
 console.log(
-  `chaos: seed ${args.seed}, profile ${args.profile.name}${args.profile.replication ? ` on a ${args.profile.replication} Patroni cluster` : ''} (${args.profile.intents} intents, ${args.profile.browserIntents} in a browser, ${args.profile.nemesisEvents} faults over ${args.profile.durationMs / 1000} s)`,
+  `chaos: seed ${args.seed}, profile ${args.profile.name}${args.profile.replication ? ` on a Patroni cluster (${args.profile.replication})` : ''} (${args.profile.intents} intents, ${args.profile.browserIntents} in a browser, ${args.profile.nemesisEvents} faults over ${args.profile.durationMs / 1000} s)`,
 );
 console.log(`chaos: replay with: ${replayCommand(args)}`);
 

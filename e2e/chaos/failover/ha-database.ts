@@ -13,8 +13,6 @@ type CensusTable = (typeof CENSUS_TABLES)[number];
 
 /** Ports: etcd (2), PostgreSQL (3), Patroni's REST API (3). */
 const CLUSTER_PORTS = 8;
-/** A stopped primary answers its clients this long, cut off from its standbys, before it freezes. */
-const MAX_PARTITION_MS = 3_000;
 /** How long the synchronous standby is stopped while COMMITs wait for it. */
 const SYNC_STANDBY_STOP_MS = 4_000;
 
@@ -38,7 +36,7 @@ export interface HaDatabase {
   /**
    * Injects one fault and waits until the cluster is healthy again (a new leader, both
    * standbys streaming). `downMs` sizes it: how long a killed primary stays down before it
-   * rejoins, how long a stopped one answers cut off before it freezes. Resolves with what
+   * rejoins, how long a stopped one stays stopped once replaced. Resolves with what
    * happened and how much it bit (COMMITs cancelled, or 1 for a failover).
    */
   inject(kind: FailoverFaultKind, downMs: number): Promise<{ detail: string; bit: number }>;
@@ -111,11 +109,17 @@ export async function startHaDatabase(
       }
       if (kind === 'pg_stop_primary') {
         return failover(kind, async (leader) => {
+          // Cut off, it answers its clients until its lock expires and a standby takes over
+          // (about `ttl`): in async mode every commit of that stretch is acknowledged and lost.
           cluster.partitionNode(leader);
-          await sleep(Math.min(downMs, MAX_PARTITION_MS));
-          cluster.pauseNode(leader);
-          // Resumed once replaced: its Patroni finds the lock taken, demotes it and rewinds it.
-          await cluster.waitForLeader(120_000, leader).finally(() => cluster.resumeNode(leader));
+          try {
+            await cluster.waitForLeader(120_000, leader);
+            cluster.pauseNode(leader);
+            await sleep(downMs);
+          } finally {
+            // Its Patroni finds the lock taken, demotes it and rewinds it.
+            cluster.resumeNode(leader);
+          }
         });
       }
       if (kind === 'pg_switchover') return failover(kind, () => cluster.switchover());
