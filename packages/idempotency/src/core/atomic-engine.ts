@@ -76,14 +76,15 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       if (answer !== 'free') return answer;
     }
     try {
-      return await runAtomic(request, policy, handler, { found, readFirst, waiting, record });
+      return await runAtomic(request, policy, handler, { id, found, readFirst, waiting, record });
     } finally {
       context.wakeups.wake(id);
     }
   };
 
-  /** How the request got here: what the read before the handler found, if it read. */
+  /** How the request got here: its key, what the read before the handler found, if it read. */
   interface Start {
+    id: KeyIdentity;
     found: KeyLookup | undefined;
     readFirst: boolean;
     waiting: Waiting | undefined;
@@ -94,24 +95,24 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
     handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
-    { found, readFirst, waiting, record }: Start,
+    { id, found, readFirst, waiting, record }: Start,
   ): Promise<ExecuteOutcome> {
-    const id = identity(request);
     const limit = policy.rateLimited ? context.rateLimit : undefined;
     const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
     // Marked running BEFORE counting: a duplicate refused at the cap while this request counts
-    // must see it running here (409 in use), not take it for a new key (429).
-    const leave = running.enter(id);
+    // must see it running here (409 in use), not take it for a new key (429). Only a limited
+    // request ever asks, so an engine without a rate limit keeps no such count.
+    const leave = context.rateLimit ? running.enter(id) : stayed;
     try {
       let counted: Counted | undefined;
       if (limit && !found) {
-        const count = await countNewKey(request, scope, limit, readFirst, record);
+        const count = await countNewKey(id, request, scope, limit, readFirst, record);
         if (count.kind !== 'counted') return count;
         counted = count;
       }
-      const exec = newExecution(request, policy, waiting);
+      const exec = newExecution(id, request, policy, waiting);
       try {
-        return await runHandler(request, exec, handler, { found, record });
+        return await runHandler(request, exec, handler, { id, found, record });
       } finally {
         if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
       }
@@ -134,13 +135,13 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
    * is refused, and a refusal counts nothing.
    */
   async function countNewKey(
+    id: KeyIdentity,
     request: ExecuteRequest,
     scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },
     readFirst: boolean,
     record: (keyWasTaken: boolean) => void,
   ): Promise<Counted | ExecuteOutcome> {
-    const id = identity(request);
     const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
       failClosed: true,
     });
@@ -175,13 +176,14 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   }
 
   function newExecution(
+    id: KeyIdentity,
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
     waiting: Waiting | undefined,
   ): AtomicKeyExecution<TTx> {
     return new AtomicKeyExecution<TTx>({
       store,
-      id: identity(request),
+      id,
       fingerprint: request.fingerprint,
       ttlMs: policy.ttlMs,
       maxResponseBytes: context.maxResponseBytes,
@@ -198,9 +200,8 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     request: ExecuteRequest,
     exec: AtomicKeyExecution<TTx>,
     handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
-    { found, record }: Omit<Start, 'waiting' | 'readFirst'>,
+    { id, found, record }: Omit<Start, 'waiting' | 'readFirst'>,
   ): Promise<ExecuteOutcome> {
-    const id = identity(request);
     const handlerStarted = performance.now();
     const unreplicatedBefore = context.unreplicatedCommits();
     let response: StoredResponse;
@@ -287,6 +288,9 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     return context.answerExisting(id, found.record, fingerprint);
   }
 }
+
+/** `leave` of a request that was never marked running. */
+const stayed = () => {};
 
 /** Keys with a request running in this process, to tell a duplicate at the cap from a new key. */
 function createRunningKeys() {

@@ -254,23 +254,25 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
         },
       );
       const answer = outcome.kind === 'executed' && executed ? executed : undefined;
-      await tellAnswered(
-        options.onAnswered,
-        {
-          outcome: answer ? 'executed' : 'replayed',
-          tenantId,
-          operation,
-          key,
-          fingerprint,
-          response: outcome.response,
-        },
-        request,
-      );
+      // Without a hook, no answer is built and no await is spent on telling nobody.
+      if (options.onAnswered)
+        await tellAnswered(
+          options.onAnswered,
+          {
+            outcome: answer ? 'executed' : 'replayed',
+            tenantId,
+            operation,
+            key,
+            fingerprint,
+            response: outcome.response,
+          },
+          request,
+        );
       return answer ?? replayedResponse(outcome.response);
     } catch (error) {
       if (!isIdempotencyError(error)) throw error;
       const refusal = keyRefusalOf(error);
-      if (refusal && fingerprint !== undefined) {
+      if (refusal && fingerprint !== undefined && options.onAnswered) {
         // The refusal as it is sent: its status, no stored body.
         const response = { status: error.status, headers: {}, body: null };
         await tellAnswered(

@@ -166,20 +166,23 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw fail(error);
     }
-    const answered = (outcome: TrpcAnswer['outcome'], data: unknown, refusal?: KeyRefusal) =>
-      tellAnswered(
-        options.onAnswered,
-        {
-          outcome,
-          tenantId,
-          operation: config.operation,
-          key: key!,
-          fingerprint,
-          data,
-          ...(refusal ? { refusal } : {}),
-        },
-        ctx,
-      );
+    // Without a hook, no answer is built and no await is spent on telling nobody.
+    const answered =
+      options.onAnswered &&
+      ((outcome: TrpcAnswer['outcome'], data: unknown, refusal?: KeyRefusal) =>
+        tellAnswered(
+          options.onAnswered,
+          {
+            outcome,
+            tenantId,
+            operation: config.operation,
+            key: key!,
+            fingerprint,
+            data,
+            ...(refusal ? { refusal } : {}),
+          },
+          ctx,
+        ));
     type Result = Awaited<ReturnType<typeof nextWith>>;
     let executedResult: Result | undefined;
     let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
@@ -213,19 +216,19 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
       );
     } catch (error) {
       const refusal = keyRefusalOf(error);
-      if (refusal) await answered('refused', undefined, refusal);
+      if (refusal && answered) await answered('refused', undefined, refusal);
       throw fail(error);
     }
 
     if (outcome.kind === 'executed' && executedResult) {
-      await answered('executed', executedResult.ok ? executedResult.data : undefined);
+      if (answered) await answered('executed', executedResult.ok ? executedResult.data : undefined);
       return executedResult;
     }
     if (responseHeaders) responseHeaders.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
     else warnHeadersLost(IDEMPOTENT_REPLAYED_HEADER);
     const data = outcome.response.body === null ? undefined : JSON.parse(outcome.response.body);
     const failed = outcome.response.status >= 400;
-    await answered('replayed', failed ? undefined : data);
+    if (answered) await answered('replayed', failed ? undefined : data);
     if (failed) {
       const stored = (data as StoredTrpcError).trpcError;
       throw new TRPCError({ code: stored.code, message: stored.message });
