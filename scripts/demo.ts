@@ -80,12 +80,12 @@ process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
 
 /**
  * The one line a start-up failure prints: what is wrong and what to do, never a stack. A
- * cluster already started is stopped (its logs kept: the line names their folder).
+ * cluster already started is stopped.
  */
 async function failStart(error: unknown): Promise<never> {
   const message = error instanceof Error ? error.message : String(error);
   console.error(`Once failed to start: ${message.split('\n')[0]}`);
-  await cluster?.stop({ keep: true });
+  await cluster?.stop();
   process.exit(1);
 }
 

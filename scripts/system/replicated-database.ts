@@ -29,15 +29,26 @@ export interface ReplicatedDatabase {
  * await db.stop();
  */
 export function replicatedDatabase(options: { basePort: number; log: (line: string) => void }) {
-  const cluster = new HaCluster({ mode: 'sync', basePort: options.basePort, log: options.log });
+  // Made by `start` only: it makes the cluster's directory, which a launcher that fails
+  // before (a port taken) must not leave behind.
+  let cluster: HaCluster | undefined;
   let processor: Awaited<ReturnType<typeof spawnEmbeddedPostgres>> | undefined;
   // However the launcher ends short of SIGKILL (a crash included), the nodes end with it: the
   // kills in `cluster.stop` run synchronously, before its first await.
-  const stopOnExit = () => void cluster.stop();
+  const stopOnExit = () => void cluster?.stop();
   return {
     async start(): Promise<ReplicatedDatabase> {
+      cluster = new HaCluster({ mode: 'sync', basePort: options.basePort, log: options.log });
       process.once('exit', stopOnExit);
-      await cluster.start();
+      try {
+        await cluster.start();
+      } catch (error) {
+        // Its logs stay: the error names their folder.
+        process.off('exit', stopOnExit);
+        await cluster.stop({ keep: true });
+        cluster = undefined;
+        throw error;
+      }
       await cluster.createDatabase('once');
       processor = await spawnEmbeddedPostgres({ durability: 'fast', databases: ['processor'] });
       return {
@@ -47,11 +58,10 @@ export function replicatedDatabase(options: { basePort: number; log: (line: stri
         dir: cluster.dir,
       };
     },
-    /** `keep`: leave the cluster's logs (after a failed start, whose error names the folder). */
-    async stop({ keep = false } = {}): Promise<void> {
+    async stop(): Promise<void> {
       process.off('exit', stopOnExit);
       await processor?.stop();
-      await cluster.stop({ keep });
+      await cluster?.stop();
     },
   };
 }
