@@ -185,7 +185,8 @@ describe('worker against the real mock processor', () => {
     const deadline = Date.now() + 20_000;
     for (;;) {
       const rows = await sql<{ key: string; state: string }[]>`
-        select key, state from idempotency_keys where tenant_id = 'tenant_a' order by key`;
+        select key, state from idempotency_keys
+        where tenant_id = 'tenant_a' and key in ('abandoned', 'expired') order by key`;
       if (rows.length === 1 && rows[0]?.state === 'released') break;
       if (Date.now() > deadline) throw new Error(`not swept/reaped: ${JSON.stringify(rows)}`);
       await new Promise((resolve) => setTimeout(resolve, 200));

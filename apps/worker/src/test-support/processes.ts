@@ -113,7 +113,10 @@ const FAST_WORKER_ENV = {
   WORKER_BACKOFF_MAX_MS: '800',
   WORKER_RECONCILE_INTERVAL_MS: '500',
   WORKER_RECONCILE_AFTER_MS: '500',
-  WORKER_WEBHOOK_BACKFILL_INTERVAL_MS: '1000',
+  // No web receives the processor's webhooks here, so a fast backfill would settle payments
+  // behind the worker's back and race the protocol these tests tell step by step; the
+  // backfill has its own tests (backfill-webhook-events.test.ts).
+  WORKER_WEBHOOK_BACKFILL_INTERVAL_MS: '600000',
   WORKER_SWEEP_INTERVAL_MS: '1000',
   WORKER_REAP_INTERVAL_MS: '5000',
 };
