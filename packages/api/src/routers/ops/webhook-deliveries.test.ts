@@ -39,6 +39,11 @@ const outbox: Record<string, string[]> = {
 const sends: string[] = [];
 const lists: { account: string; paymentIntentId?: string; limit: number }[] = [];
 let unreachable = false;
+/**
+ * Holds a resend at the processor until released, so a second click provably arrives while
+ * the first is sending (a fixed sleep raced the first request's own start on a loaded machine).
+ */
+let held: { entered: () => void; release: Promise<void> } | undefined;
 
 const fakeProcessor: ProcessorWebhookDeliveries = {
   async list(account, filter) {
@@ -50,8 +55,13 @@ const fakeProcessor: ProcessorWebhookDeliveries = {
     if (unreachable) throw new ProcessorUnreachableError('processor down');
     if (!outbox[account]?.includes(eventId)) return undefined;
     sends.push(eventId);
-    // The first send answered slowly, so a double click arrives while it runs.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Only the first send is held: a second one (a bug) goes through and is counted.
+    const hold = held;
+    held = undefined;
+    if (hold) {
+      hold.entered();
+      await hold.release;
+    }
     return {
       delivered: true,
       status: 200,
@@ -72,6 +82,7 @@ beforeEach(() => {
   sends.length = 0;
   lists.length = 0;
   unreachable = false;
+  held = undefined;
 });
 
 const operatorOf = (tenant: 'tenant_a' | 'tenant_b', key?: string) =>
@@ -144,11 +155,16 @@ describe('ops.resendWebhook', () => {
 
   it('a click while the first is still sending is refused as in use and sends nothing', async () => {
     const key = randomUUID();
+    let release = () => {};
+    const entered = new Promise<void>((resolveEntered) => {
+      held = { entered: resolveEntered, release: new Promise((r) => (release = r)) };
+    });
     const first = operatorOf('tenant_a', key).api.ops.resendWebhook({ eventId: 'evt_a2' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await entered;
     const second = await refusal(
       operatorOf('tenant_a', key).api.ops.resendWebhook({ eventId: 'evt_a2' }),
     );
+    release();
     await first;
     expect(second.trpc).toBe('CONFLICT');
     expect(sends).toEqual(['evt_a2']);
