@@ -74,31 +74,27 @@ const tests: Step[] = [
       `--outputFile.json=${path.join(reports, 'vitest.json')}`,
     ],
     countTests: () => {
-      const report = readJson(path.join(reports, 'vitest.json')) as {
-        numPassedTests: number;
-        numFailedTests: number;
-        numPendingTests: number;
-        numTodoTests: number;
-      };
+      const report = readJson(path.join(reports, 'vitest.json')) as VitestReport;
       return {
         passed: report.numPassedTests,
-        failed: report.numFailedTests,
+        // A file that failed outside its tests (a beforeAll, an import) fails no test: count it.
+        failed: report.numFailedTests + filesFailedOutsideTests(report).length,
         skipped: report.numPendingTests + report.numTodoTests,
       };
     },
     failures: () => {
-      const report = readJson(path.join(reports, 'vitest.json')) as {
-        testResults: {
-          name: string;
-          message?: string;
-          assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
-        }[];
-      };
+      const report = readJson(path.join(reports, 'vitest.json')) as VitestReport;
+      const outside = new Set(filesFailedOutsideTests(report));
       return report.testResults.flatMap((file) => {
         const where = path.relative(repoRoot, file.name);
-        const failed = file.assertionResults.filter((t) => t.status === 'failed');
-        if (failed.length === 0 && file.message) return [`${where}: ${firstLine(file.message)}`];
-        return failed.map((t) => `${where} › ${t.fullName}: ${firstLine(t.failureMessages[0])}`);
+        if (outside.has(file)) {
+          return [
+            `${where}: failed outside its tests (${firstLine(file.message || 'see its output above')})`,
+          ];
+        }
+        return file.assertionResults
+          .filter((t) => t.status === 'failed')
+          .map((t) => `${where} › ${t.fullName}: ${firstLine(t.failureMessages[0])}`);
       });
     },
   },
@@ -144,6 +140,26 @@ if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
       return report.suites.flatMap(walk);
     },
   });
+}
+
+interface VitestReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests: number;
+  numTodoTests: number;
+  testResults: {
+    name: string;
+    status: string;
+    message?: string;
+    assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
+  }[];
+}
+
+/** Files vitest marked failed without a failed test: a hook or the import threw. */
+function filesFailedOutsideTests(report: VitestReport): VitestReport['testResults'] {
+  return report.testResults.filter(
+    (file) => file.status === 'failed' && !file.assertionResults.some((t) => t.status === 'failed'),
+  );
 }
 
 function readJson(file: string): unknown {

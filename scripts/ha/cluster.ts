@@ -131,8 +131,14 @@ export class HaCluster {
   private spawnAs(command: string[], logName: string): ChildProcess {
     const out = openSync(path.join(this.dir, `${logName}.log`), 'a');
     const argv = [...(this.user?.prefix ?? []), ...command];
-    // Own process group: a kill reaches runuser, Patroni and etcd alike.
-    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', out, out] });
+    // Own process group: a kill reaches runuser, Patroni and etcd alike. Started in the
+    // cluster's folder: the `postgres` user cannot enter a clone under a 0700 home (Patroni's
+    // workers chdir to their parent's directory and die with EACCES).
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: this.dir,
+      detached: true,
+      stdio: ['ignore', out, out],
+    });
     child.unref();
     return child;
   }
@@ -361,6 +367,7 @@ export class HaCluster {
       ],
     ];
     return execFileSync(argv[0]!, argv.slice(1), {
+      cwd: this.dir,
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 10_000,
     })
@@ -377,7 +384,7 @@ export class HaCluster {
       ...['-tAc', statement],
     ];
     return new Promise((resolve, reject) => {
-      execFile(argv[0]!, argv.slice(1), { timeout: 10_000 }, (error, stdout) =>
+      execFile(argv[0]!, argv.slice(1), { cwd: this.dir, timeout: 10_000 }, (error, stdout) =>
         error ? reject(error) : resolve(stdout.toString().trim()),
       );
     });
