@@ -81,14 +81,19 @@ async function watchPart(
   timeoutMs: number,
 ): Promise<string[]> {
   const seen: string[] = [];
+  let last: Part | undefined;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const part = (await parts().catch(() => [])).find((p) => p.name === name);
+    last = part ?? last;
     if (part && seen.at(-1) !== part.state) seen.push(part.state);
     if (part && check(part)) return seen;
     await sleep(100);
   }
-  throw new Error(`${name} never reached the expected state; saw ${seen.join(' -> ')}`);
+  // The restart count too: "up" alone cannot tell a part never killed from one restarted twice.
+  throw new Error(
+    `${name} never reached the expected state; saw ${seen.join(' -> ')}, last ${JSON.stringify(last)}`,
+  );
 }
 
 async function settled(paymentId: string): Promise<void> {
