@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import postgres from 'postgres';
 import { expectInvariant } from '../support/invariant.ts';
 import { signInAsOperator } from '../support/operator-sign-in.ts';
+import { ledgerOf } from '../support/processor-ledger.ts';
 import { expect, test, useSharedSystem } from '../support/system.ts';
 
 // The cockpit's money buttons move money once however they are pressed: a double-clicked
@@ -36,18 +36,6 @@ async function payment(page: Page, captureMethod: 'manual' | 'automatic'): Promi
   return paymentId;
 }
 
-/** The processor's ledger rows of one payment: `charge 3999`, `refund 500`. */
-async function ledgerOf(paymentId: string): Promise<string[]> {
-  const sql = postgres(system().processorDatabaseUrl, { max: 1, onnotice: () => {} });
-  try {
-    const rows = await sql<{ kind: string; amount: number }[]>`
-      select kind, amount from ledger_entries where metadata->>'payment_id' = ${paymentId} order by seq`;
-    return rows.map((row) => `${row.kind} ${row.amount}`);
-  } finally {
-    await sql.end();
-  }
-}
-
 async function openPayment(page: Page, paymentId: string) {
   await page.goto(`${system().webUrl}/ops/payments/${paymentId}`);
   await signInAsOperator(page, system());
@@ -60,7 +48,7 @@ test('a double-clicked Capture captures once; its key answered a replay', async 
   await openPayment(page, paymentId);
   await page.getByRole('button', { name: 'Capture', exact: true }).dblclick();
   await expect(page.getByTestId('capture-answer')).toHaveText(/^Done: captured \$39\.99/);
-  expect(await ledgerOf(paymentId)).toEqual(['charge 3999']);
+  expect(await ledgerOf(system(), paymentId)).toEqual(['charge 3999']);
   const story = page.getByTestId('key-stories').locator('tr', { hasText: 'capture' });
   await expect(story.locator('li').first()).toContainText('executed');
   await expect(story).toContainText('replayed');
@@ -89,7 +77,7 @@ test('two partial refunds, one double-clicked, refund exactly their amounts; one
     'Refused: the amount is more than is left to refund. Nothing moved.',
   );
 
-  expect(await ledgerOf(paymentId)).toEqual(['charge 3999', 'refund 500', 'refund 300']);
+  expect(await ledgerOf(system(), paymentId)).toEqual(['charge 3999', 'refund 500', 'refund 300']);
   await expect(money.getByTestId('refunds').locator('tbody tr')).toHaveCount(2);
   await expect(money.getByTestId('money-refunded')).toHaveText('$8.00');
   const stories = page.getByTestId('key-stories').locator('tr', { hasText: 'refund' });
