@@ -89,12 +89,12 @@ const tests: Step[] = [
         const where = path.relative(repoRoot, file.name);
         if (outside.has(file)) {
           return [
-            `${where}: failed outside its tests (${firstLine(file.message || 'see its output above')})`,
+            `${where}: failed outside its tests (${failureLine(file.message || 'see its output above')})`,
           ];
         }
         return file.assertionResults
           .filter((t) => t.status === 'failed')
-          .map((t) => `${where} › ${t.fullName}: ${firstLine(t.failureMessages[0])}`);
+          .map((t) => `${where} › ${t.fullName}: ${failureLine(t.failureMessages[0])}`);
       });
     },
   },
@@ -132,7 +132,7 @@ if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
             .filter((t) => t.status === 'unexpected')
             .map((t) => {
               const error = t.results.find((r) => r.error)?.error?.message;
-              return `${suite.file} › ${spec.title}: ${firstLine(error)}`;
+              return `${suite.file} › ${spec.title}: ${failureLine(error)}`;
             }),
         ),
         ...(suite.suites ?? []).flatMap(walk),
@@ -170,12 +170,20 @@ function readJson(file: string): unknown {
  * The first line that says something, without colour codes: the summary is often all a CI
  * log keeps, so it must say why a test failed, not only that it did.
  */
-function firstLine(message: string | undefined): string {
+/**
+ * A failure on one line: its first line that is not the matcher's name, then what was
+ * expected and received (CI keeps the summary and little else of a failing run).
+ */
+function failureLine(message: string | undefined): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the runners' ANSI colours
-  const plain = (message ?? 'no error message').replace(/\u001b\[[0-9;]*m/g, '');
-  const line =
-    plain.split('\n').find((l) => l.trim() && !/^\s*(Error:\s*)?expect\(/.test(l)) ?? plain;
-  return line.trim().slice(0, 240);
+  const lines = (message ?? 'no error message').replace(/\u001b\[[0-9;]*m/g, '').split('\n');
+  const first =
+    lines.find((l) => l.trim() && !/^\s*(Error:\s*)?expect\(/.test(l)) ?? lines[0] ?? '';
+  const told = lines.filter((l) => /^\s*(Expected|Received)\b/.test(l) && l !== first);
+  return [first, ...told.slice(0, 2)]
+    .map((l) => l.trim())
+    .join(' · ')
+    .slice(0, 600);
 }
 
 /** Runs one step, each of its output lines prefixed with the step's name. */

@@ -12,6 +12,13 @@ import { E2E_NEXT_DIST_DIR } from './global-setup.ts';
  * process on free ports, so specs can kill and restart parts of it.
  */
 async function startTestSystem(options: Partial<SystemOptions> = {}): Promise<RunningSystem> {
+  const lines: string[] = [];
+  const keep = (line: string) => {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the launcher colours its prefixes
+    lines.push(line.replace(/\u001b\[[0-9;]*m/g, ''));
+    if (lines.length > KEPT_LOG_LINES) lines.splice(0, lines.length - KEPT_LOG_LINES);
+    if (process.env.ONCE_E2E_LOGS) console.log(line);
+  };
   const workerCount = options.workerCount ?? 1;
   const ports = await Promise.all([
     findFreePort(),
@@ -19,7 +26,7 @@ async function startTestSystem(options: Partial<SystemOptions> = {}): Promise<Ru
     // Worker N's health port is base + N - 1: the whole run must be free.
     findFreePort({ count: workerCount }),
   ]);
-  return startSystem({
+  const system = await startSystem({
     pgDurability: 'fast',
     webPort: ports[0],
     processorPort: ports[1],
@@ -27,9 +34,27 @@ async function startTestSystem(options: Partial<SystemOptions> = {}): Promise<Ru
     workerCount,
     skipBuild: true,
     nextDistDir: E2E_NEXT_DIST_DIR,
-    log: process.env.ONCE_E2E_LOGS ? undefined : () => {},
+    log: keep,
     ...options,
   });
+  recentLines.set(system, lines);
+  return system;
+}
+
+/** How many of a test system's last launcher lines are kept for a failing test's message. */
+const KEPT_LOG_LINES = 400;
+const recentLines = new WeakMap<RunningSystem, string[]>();
+
+/**
+ * A part's last lines as the launcher printed them (`postgres  | ...`), joined on one line
+ * for an assertion's message: CI keeps the message and little else of a failing run.
+ *
+ * @example
+ * expect(restarts, `postgres restarts; ${partLog(system(), 'postgres')}`).toBe(1);
+ */
+export function partLog(system: RunningSystem, part: string, count = 8): string {
+  const said = (recentLines.get(system) ?? []).filter((line) => line.startsWith(`${part} `));
+  return `${part}'s last lines: ${said.slice(-count).join(' | ') || '(none)'}`;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   type Stage,
   sceneScreenshot,
 } from '../support/stage.ts';
-import { useTestSystem } from '../support/system.ts';
+import { partLog, useTestSystem } from '../support/system.ts';
 import { loseRedirectAfterChallenge, THREE_D_SECURE_CARD } from '../support/three-d-secure.ts';
 
 // The README's stage script ("On stage: a presenter's script"), one test per scene: each does
@@ -253,6 +253,12 @@ test('scene 5, database restart: PostgreSQL is killed and back on the same data,
   );
   expect(seen.at(-1)).toMatch(/^succeeded: Payment succeeded\. Charged \$79\.98 once\.$/);
   expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));
+  // Killed once, back once: the launcher's count first (with the part's own lines if not),
+  // then the cockpit that shows it.
+  const postgres = system()
+    .supervisor.status()
+    .find((part) => part.name === 'postgres');
+  expect(postgres?.restarts, partLog(system(), 'postgres')).toBe(1);
   await expect(stage.cockpit.locator('[data-part="postgres"]')).toContainText('restarted 1 time');
   // Every earlier payment is still there (the scenes before this one), each charged once.
   await stage.cockpit.getByRole('button', { name: 'Count all' }).click();

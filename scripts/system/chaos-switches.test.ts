@@ -23,6 +23,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LEASE_MS = 2_000;
 const keys: string[] = [];
 const logLines: string[] = [];
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the launcher colours its prefixes
+const ANSI_COLOUR = /\u001b\[[0-9;]*m/g;
 let system: RunningSystem;
 let operatorCookie: string;
 
@@ -90,9 +92,15 @@ async function watchPart(
     if (part && check(part)) return seen;
     await sleep(100);
   }
-  // The restart count too: "up" alone cannot tell a part never killed from one restarted twice.
+  // The restart count too: "up" alone cannot tell a part never killed from one restarted twice;
+  // and the part's last launcher lines, since CI keeps only this message.
+  const said = logLines
+    .map((line) => line.replace(ANSI_COLOUR, ''))
+    .filter((line) => line.startsWith(name))
+    .slice(-8);
   throw new Error(
-    `${name} never reached the expected state; saw ${seen.join(' -> ')}, last ${JSON.stringify(last)}`,
+    `${name} never reached the expected state; saw ${seen.join(' -> ')}, last ${JSON.stringify(last)}; ` +
+      `its last lines: ${said.join(' | ')}`,
   );
 }
 
