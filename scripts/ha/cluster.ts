@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ProcessGroupTether } from '../system/process-group-tether.ts';
 import { ensureHaPackages } from './install.ts';
 import {
   CHAOS_TIMINGS,
@@ -77,6 +78,16 @@ export class HaCluster {
   private readonly user = serviceUser();
   private etcd?: ChildProcess;
   private readonly patroni = new Map<HaNodeName, ChildProcess>();
+  /**
+   * Stops every process of the cluster if its owner dies without `stop` (a SIGKILLed
+   * launcher): etcd's and each Patroni's process group, and each node's PostgreSQL by its data
+   * directory (Patroni starts the postmaster in a session of its own). Told in start order, so
+   * a node's Patroni goes first (SIGTERM: it stops its PostgreSQL, fast mode, and gives up its
+   * leader key while etcd still answers), then what is left of its PostgreSQL, etcd last.
+   */
+  private readonly tether = new ProcessGroupTether();
+  private starting = false;
+  private startFailure: Error | undefined;
 
   constructor(options: HaClusterOptions) {
     this.mode = options.mode;
@@ -116,16 +127,35 @@ export class HaCluster {
 
   async start(): Promise<void> {
     ensureHaPackages(this.log);
-    this.startEtcd();
-    await this.waitFor(
-      'etcd',
-      async () => (await fetch(`http://127.0.0.1:${this.etcdPort}/health`)).ok,
-      20_000,
-    );
-    for (const name of NODE_NAMES) this.startNode(name);
-    const leader = await this.waitForLeader(90_000);
-    await this.waitForHealthy(120_000);
-    this.log(`cluster up (${this.mode}): leader ${leader}`);
+    this.starting = true;
+    try {
+      this.startEtcd();
+      await this.waitFor(
+        'etcd',
+        async () => (await fetch(`http://127.0.0.1:${this.etcdPort}/health`)).ok,
+        20_000,
+      );
+      for (const name of NODE_NAMES) this.startNode(name);
+      const leader = await this.waitForLeader(90_000);
+      await this.waitForHealthy(120_000);
+      this.log(`cluster up (${this.mode}): leader ${leader}`);
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /**
+   * etcd or a Patroni exited while the cluster starts (a bad config, a port taken): the start
+   * fails at once with its log's name, not after the waits' minutes.
+   */
+  private watchStart(child: ChildProcess, logName: string): void {
+    child.once('exit', (code, signal) => {
+      if (!this.starting || this.startFailure) return;
+      this.startFailure = new Error(
+        `HA cluster: ${logName} exited (${signal ?? `code ${code}`}) while the cluster started ` +
+          `(its log: ${path.join(this.dir, `${logName}.log`)})`,
+      );
+    });
   }
 
   private spawnAs(command: string[], logName: string): ChildProcess {
@@ -140,6 +170,7 @@ export class HaCluster {
       stdio: ['ignore', out, out],
     });
     child.unref();
+    this.watchStart(child, logName);
     return child;
   }
 
@@ -162,6 +193,7 @@ export class HaCluster {
       ],
       'etcd',
     );
+    if (this.etcd.pid) this.tether.addGroup(this.etcd.pid);
   }
 
   /** Starts (or restarts) a node's Patroni; an old primary rejoins as a standby by pg_rewind. */
@@ -180,7 +212,10 @@ export class HaCluster {
     });
     writeFileSync(configFile, JSON.stringify(config, null, 2));
     if (this.user) chownSync(configFile, this.user.uid, this.user.gid);
-    this.patroni.set(name, this.spawnAs(['patroni', configFile], name));
+    const patroni = this.spawnAs(['patroni', configFile], name);
+    this.patroni.set(name, patroni);
+    this.tether.addDirectory(path.join(this.dir, name));
+    if (patroni.pid) this.tether.addGroup(patroni.pid);
   }
 
   /**
@@ -405,6 +440,7 @@ export class HaCluster {
   ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
+      if (this.startFailure) throw this.startFailure;
       try {
         if (await check()) return;
       } catch {
@@ -441,6 +477,7 @@ export class HaCluster {
     }
     signalGroup(this.etcd?.pid, 'SIGKILL');
     await sleep(300);
+    this.tether.release();
     if (!keep) rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -33,8 +33,9 @@ export function replicatedDatabase(options: { basePort: number; log: (line: stri
   // before (a port taken) must not leave behind.
   let cluster: HaCluster | undefined;
   let processor: Awaited<ReturnType<typeof spawnEmbeddedPostgres>> | undefined;
-  // However the launcher ends short of SIGKILL (a crash included), the nodes end with it: the
-  // kills in `cluster.stop` run synchronously, before its first await.
+  // However the launcher ends short of SIGKILL (a crash included), the nodes end with it at
+  // once: the kills in `cluster.stop` run synchronously, before its first await. A SIGKILLed
+  // launcher's cluster is stopped by the cluster's tether (see HaCluster).
   const stopOnExit = () => void cluster?.stop();
   return {
     async start(): Promise<ReplicatedDatabase> {

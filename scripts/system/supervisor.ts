@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { ProcessGroupTether } from './process-group-tether.ts';
 import { RestartHistory, type RestartPolicy } from './restart-policy.ts';
-
-const tetherScript = fileURLToPath(new URL('./process-group-tether.cjs', import.meta.url));
 
 /**
  * Runs each part of the system as its own OS process group, prefixes its output, and
@@ -85,8 +83,8 @@ export class Supervisor {
   private readonly restartCounts = new Map<string, number>();
   /** Processes killed on request (`killForRestart`): their exit is no crash. */
   private readonly requestedKills = new WeakSet<ManagedProcess>();
-  /** Stops our process groups if this process dies without stopping them (see the .cjs). */
-  private tether: ChildProcess | undefined;
+  /** Stops our process groups if this process dies without stopping them. */
+  private readonly tether = new ProcessGroupTether();
 
   constructor(
     private readonly log: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
@@ -180,7 +178,7 @@ export class Supervisor {
     }
     if (at.index !== undefined) this.processes.splice(at.index, 0, managed);
     else this.processes.push(managed);
-    if (child.pid !== undefined) this.tetherGroup(child.pid);
+    if (child.pid !== undefined) this.tether.addGroup(child.pid);
     void managed.exited.then((code) => {
       if (spec.oneShot) {
         this.forget(managed);
@@ -344,21 +342,7 @@ export class Supervisor {
       const managed = this.processes.pop()!;
       await terminate(managed, graceMs);
     }
-    this.tether?.stdin?.end('done\n');
-    this.tether = undefined;
-  }
-
-  private tetherGroup(pgid: number): void {
-    if (!this.tether) {
-      this.tether = spawn(process.execPath, [tetherScript], {
-        detached: true,
-        stdio: ['pipe', 'ignore', 'ignore'],
-      });
-      this.tether.unref();
-      // Never keep the launcher alive just for the tether's pipe.
-      (this.tether.stdin as unknown as { unref?: () => void }).unref?.();
-    }
-    this.tether.stdin?.write(`${pgid}\n`);
+    this.tether.release();
   }
 
   private forget(managed: ManagedProcess): void {
