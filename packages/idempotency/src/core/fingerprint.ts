@@ -1,13 +1,5 @@
 import * as crypto from 'node:crypto';
-import canonicalize from 'canonicalize';
-import { IdempotencyError } from './errors.ts';
-
-/**
- * How deep a fingerprint input may nest. Real request inputs are a few levels deep; the cap
- * makes a small body of nested arrays (`[[[[...]]]]`, 6 KB is 3,000 levels) a 400 instead of a
- * stack overflow in the canonicalisation.
- */
-const MAX_FINGERPRINT_DEPTH = 64;
+import { canonicalJson } from './canonical-json.ts';
 
 /**
  * Fingerprint of a request: hex SHA-256 of the RFC 8785 (JCS) canonical JSON of
@@ -16,71 +8,17 @@ const MAX_FINGERPRINT_DEPTH = 64;
  * false 422, while any real difference in value changes the hash.
  *
  * `undefined` input is treated as `null`. Input that is not plain JSON data is refused with
- * `idempotency_input_invalid` (400) rather than fingerprinted as something it is not: BigInt,
- * functions, symbols, NaN/Infinity, cycles, nesting deeper than `MAX_FINGERPRINT_DEPTH`, and
- * objects JSON would flatten to `{}` or to another value's form (Map, Set, typed arrays, Blob,
- * class instances). Objects with `toJSON` (Date) are taken as what it returns.
+ * `idempotency_input_invalid` (400) rather than fingerprinted as something it is not (see
+ * `canonicalJson`: BigInt, functions, NaN, cycles, Map, Set, class instances, ...). Objects
+ * with `toJSON` (Date) are taken as what it returns.
  *
  * @example
  * computeFingerprint('checkout.pay', { b: 1, a: 2 }) === computeFingerprint('checkout.pay', { a: 2, b: 1.0 }); // true
  */
 export function computeFingerprint(operation: string, input: unknown): string {
-  const value = input === undefined ? null : input;
-  assertPlainData(value, 0, new Set());
-  let canonical: string | undefined;
-  try {
-    canonical = canonicalize({ operation, input: value });
-  } catch (error) {
-    // What is left: lone surrogates in strings.
-    throw invalidInput(error instanceof Error ? error.message : String(error), error);
-  }
-  if (canonical === undefined) throw invalidInput('it is not JSON-serialisable');
-  return sha256Hex(canonical);
-}
-
-function invalidInput(reason: string, cause?: unknown): IdempotencyError {
-  return new IdempotencyError('idempotency_input_invalid', {
-    message: `The request input cannot be fingerprinted: ${reason}`,
-    cause,
-  });
-}
-
-/** Walk `value` (bounded by the depth cap, so never deep recursion) and refuse what is not plain JSON data. */
-function assertPlainData(value: unknown, depth: number, ancestors: Set<object>): void {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-    case 'undefined': // an absent property, or null in an array: JSON's own meaning
-      return;
-    case 'number':
-      if (!Number.isFinite(value)) throw invalidInput(`${value} is not a JSON number`);
-      return;
-    case 'bigint':
-    case 'function':
-    case 'symbol':
-      throw invalidInput(`a ${typeof value} is not JSON`);
-  }
-  if (value === null) return;
-  const object = value as object;
-  if (depth >= MAX_FINGERPRINT_DEPTH)
-    throw invalidInput(`it nests deeper than ${MAX_FINGERPRINT_DEPTH} levels`);
-  if (ancestors.has(object)) throw invalidInput('it is cyclic');
-  if (typeof (object as { toJSON?: unknown }).toJSON === 'function') {
-    ancestors.add(object);
-    assertPlainData((object as { toJSON(): unknown }).toJSON(), depth + 1, ancestors);
-    ancestors.delete(object);
-    return;
-  }
-  const proto = Object.getPrototypeOf(object);
-  if (!Array.isArray(object) && proto !== Object.prototype && proto !== null) {
-    const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-    throw invalidInput(
-      `a ${name} is not plain JSON data (pass getFingerprintInput with what identifies the request)`,
-    );
-  }
-  ancestors.add(object);
-  for (const item of Object.values(object)) assertPlainData(item, depth + 1, ancestors);
-  ancestors.delete(object);
+  const value = canonicalJson(input === undefined ? null : input);
+  // The keys of `{ operation, input }` in JCS order, written out: no wrapper object per request.
+  return sha256Hex(`{"input":${value},"operation":${canonicalJson(operation)}}`);
 }
 
 /**
