@@ -22,7 +22,7 @@ interface Frame {
 }
 
 /** A short, stable label for a frame: function and the file it lives in (repo-relative). */
-function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): string {
+export function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): string {
   const fn = frame.functionName || '(anonymous)';
   if (!frame.url) return fn;
   const url = frame.url.replace(/^file:\/\//, '');

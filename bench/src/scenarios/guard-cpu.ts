@@ -69,39 +69,18 @@ export const guardCpu: Scenario = {
   title: "8. The guard's own CPU per request (no database)",
   async run(ctx): Promise<ScenarioResult> {
     const perRound = ctx.args.quick ? 1_000 : 5_000;
-    const handlers = guardedHandlers();
-    const variants = [
-      ['tRPC unguarded', handlers.trpc, 'plain'],
-      ['tRPC + plugin, atomic mode', handlers.trpc, 'atomic'],
-      ['tRPC + plugin, leased mode', handlers.trpc, 'leased'],
-      ['fetch unguarded', handlers.fetch, 'plain'],
-      ['fetch + handle, atomic mode', handlers.fetch, 'atomic'],
-      ['fetch + handle, leased mode', handlers.fetch, 'leased'],
-      ['fetch + handle, atomic, completed with the stored form', handlers.fetch, 'atomic-stored'],
-    ] as const;
-    let n = 0;
-    const send = (handler: (request: Request) => Promise<Response>, route: string) => async () => {
-      const response = await handler(
-        new Request(`http://bench/${route}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': `cpu_${n++}` },
-          body: PAY_BODY,
-        }),
-      );
-      if (response.status >= 300) throw new Error(`${route}: ${response.status}`);
-      await response.arrayBuffer();
-    };
+    const variants = guardCpuVariants();
     const best = new Map<string, number>();
-    for (const [, handler, route] of variants) await cpuEach(send(handler, route), 500);
+    for (const [, send] of variants) await cpuEach(send, 500);
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [name, handler, route] of variants) {
-        const us = await cpuEach(send(handler, route), perRound);
+      for (const [name, send] of variants) {
+        const us = await cpuEach(send, perRound);
         best.set(name, Math.min(best.get(name) ?? Number.POSITIVE_INFINITY, us));
       }
     }
     const bytes = new Map<string, number>();
-    for (const [name, handler, route] of variants)
-      bytes.set(name, await allocatedBytesPerRun(send(handler, route), perRound / 2));
+    for (const [name, send] of variants)
+      bytes.set(name, await allocatedBytesPerRun(send, perRound / 2));
     const row = (name: string, twin?: string): ResultRow => {
       const us = best.get(name)!;
       return {
@@ -178,6 +157,38 @@ export const guardCpu: Scenario = {
     };
   },
 };
+
+/**
+ * The scenario's variants, each as its name and one request sent and its response read (a new
+ * key each time). Also what `bench/src/profile/guard-profile.ts` profiles.
+ */
+export function guardCpuVariants(): [name: string, send: () => Promise<void>][] {
+  const handlers = guardedHandlers();
+  let n = 0;
+  const sender = (handler: (request: Request) => Promise<Response>, route: string) => async () => {
+    const response = await handler(
+      new Request(`http://bench/${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `cpu_${n++}` },
+        body: PAY_BODY,
+      }),
+    );
+    if (response.status >= 300) throw new Error(`${route}: ${response.status}`);
+    await response.arrayBuffer();
+  };
+  return [
+    ['tRPC unguarded', sender(handlers.trpc, 'plain')],
+    ['tRPC + plugin, atomic mode', sender(handlers.trpc, 'atomic')],
+    ['tRPC + plugin, leased mode', sender(handlers.trpc, 'leased')],
+    ['fetch unguarded', sender(handlers.fetch, 'plain')],
+    ['fetch + handle, atomic mode', sender(handlers.fetch, 'atomic')],
+    ['fetch + handle, leased mode', sender(handlers.fetch, 'leased')],
+    [
+      'fetch + handle, atomic, completed with the stored form',
+      sender(handlers.fetch, 'atomic-stored'),
+    ],
+  ];
+}
 
 /** Process CPU time of `op` run `count` times one after another; microseconds per run. */
 async function cpuEach(op: () => Promise<void>, count: number): Promise<number> {

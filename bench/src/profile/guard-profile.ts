@@ -1,0 +1,107 @@
+// `npx tsx bench/src/profile/guard-profile.ts [requests] [variant...]`: where the guard-cpu
+// scenario's requests spend their CPU and their heap, in this process (no database, no server).
+// For each variant (default all; one is picked by a part of its name): the top frames by self
+// CPU time and the top allocation sites per request, both also attributed to the innermost
+// library frame on their stack (what the library's own code causes, wherever it lands), and a
+// flame graph SVG in the temp directory. Not part of `npm run bench`: profilers slow what they
+// measure, so read shares and differences, not absolute times.
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { guardCpuVariants } from '../scenarios/guard-cpu.ts';
+import { SAMPLING_INTERVAL_BYTES } from './allocated-bytes.ts';
+import { type CpuProfile, flameGraphSvg, frameLabel } from './flamegraph.ts';
+
+type CallFrame = CpuProfile['nodes'][number]['callFrame'];
+
+const requests = Number(process.argv[2] ?? 5_000);
+const picked = process.argv.slice(3);
+const TOP = 25;
+/** The library's frames: what runs below one is attributed to it in the second tables. */
+const LIBRARY = /packages\/idempotency\/|canonicalize\//;
+const OUTSIDE = '(no library frame on the stack)';
+
+/**
+ * Amounts per frame label of a call tree given as `[frame, own amount, children]`: by the
+ * frame itself, and by the innermost library frame on its stack.
+ */
+function tally<N>(root: N, read: (node: N) => [CallFrame, number, N[]]) {
+  const self = new Map<string, number>();
+  const byLibrary = new Map<string, number>();
+  let total = 0;
+  const stack: [N, string][] = [[root, OUTSIDE]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [frame, amount, children] = read(item[0]);
+    const label = frameLabel(frame);
+    const owner = LIBRARY.test(label) ? label : item[1];
+    self.set(label, (self.get(label) ?? 0) + amount);
+    byLibrary.set(owner, (byLibrary.get(owner) ?? 0) + amount);
+    total += amount;
+    for (const child of children) stack.push([child, owner]);
+  }
+  return { self, byLibrary, total };
+}
+
+function printTop(title: string, totals: Map<string, number>, scale: number) {
+  console.log(`\n${title}`);
+  for (const [label, amount] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, TOP))
+    console.log(`${(amount * scale).toFixed(1).padStart(9)} | ${label}`);
+}
+
+const session = new Session();
+session.connect();
+for (const [name, send] of guardCpuVariants()) {
+  if (picked.length > 0 && !picked.some((part) => name.includes(part))) continue;
+  for (let i = 0; i < 2_000; i++) await send();
+
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: SAMPLING_INTERVAL_BYTES,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  for (let i = 0; i < requests; i++) await send();
+  const { profile: heap } = await session.post('HeapProfiler.stopSampling');
+  await session.post('HeapProfiler.disable');
+
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  const started = process.cpuUsage();
+  for (let i = 0; i < requests; i++) await send();
+  const used = process.cpuUsage(started);
+  const { profile } = await session.post('Profiler.stop');
+  await session.post('Profiler.disable');
+  const cpu = profile as CpuProfile;
+
+  const perRequestUs = (used.user + used.system) / requests;
+  console.log(`\n## ${name}: ${perRequestUs.toFixed(1)} µs CPU/request while profiled`);
+  const byId = new Map(cpu.nodes.map((node) => [node.id, node]));
+  const time = tally(cpu.nodes[0]!, (node) => [
+    node.callFrame,
+    node.hitCount ?? 0,
+    (node.children ?? []).map((id) => byId.get(id)!),
+  ]);
+  const usPerSample = perRequestUs / time.total;
+  printTop('self CPU µs/request | frame', time.self, usPerSample);
+  printTop('CPU µs/request | innermost library frame', time.byLibrary, usPerSample);
+
+  type HeapNode = { callFrame: CallFrame; selfSize: number; children: HeapNode[] };
+  const bytes = tally(heap.head as HeapNode, (node) => [
+    node.callFrame,
+    node.selfSize,
+    node.children,
+  ]);
+  printTop(
+    `allocated B/request | site (all: ${Math.round(bytes.total / requests)} B)`,
+    bytes.self,
+    1 / requests,
+  );
+  printTop('allocated B/request | innermost library frame', bytes.byLibrary, 1 / requests);
+
+  const file = path.join(os.tmpdir(), `guard-cpu-${name.replace(/\W+/g, '-')}.svg`);
+  await writeFile(file, flameGraphSvg(cpu, `guard-cpu: ${name}`));
+  console.log(`\nflame graph: ${file}`);
+}
+session.disconnect();
