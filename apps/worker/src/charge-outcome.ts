@@ -42,6 +42,8 @@ export interface PaymentIntentState {
   last_payment_error?: { code?: string; decline_code?: string; message?: string } | null;
   /** What the shopper must do (`requires_action`): Stripe's `redirect_to_url` names the page. */
   next_action?: { type: string; redirect_to_url?: { url?: string | null } | null } | null;
+  /** The worker's `payment_id` names the payment it was made for (an earlier one, maybe). */
+  metadata?: Record<string, string> | null;
 }
 
 /**

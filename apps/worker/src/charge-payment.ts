@@ -5,6 +5,12 @@ import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import Stripe from 'stripe';
 import {
+  type AdoptedIntentHistory,
+  isEarlierPaymentsIntent,
+  outcomeOfAdoptedIntent,
+  readAdoptedIntentHistory,
+} from './adopted-intent-history.ts';
+import {
   type ChargeOutcome,
   isUnexpectedIntentState,
   outcomeOfChargeError,
@@ -56,6 +62,12 @@ interface ChargeTarget {
 /** Step A's recovery point could not be written: another worker holds the job now. */
 const LEASE_LOST = Symbol('lease_lost');
 
+/** What the calls of one attempt found, with the history of an intent taken over. */
+interface ChargeAttempt {
+  outcome: ChargeOutcome;
+  adopted?: AdoptedIntentHistory;
+}
+
 /**
  * Runs one claimed charge job, top to bottom like the protocol (the two-step charge,
  * docs/decisions/0009-two-step-charge.md):
@@ -71,7 +83,10 @@ const LEASE_LOST = Symbol('lease_lost');
  *    challenge). An intent charges at most once, so a confirm re-sent late, after the
  *    processor forgot its key, cannot charge twice. A card that needs the challenge answers
  *    `requires_action`: recorded with the challenge URL, and the job ends (the shopper's turn);
- * 5. record the outcome and finish the job in one transaction guarded by the lock token.
+ *    an intent made for an earlier payment of the checkout that charged is read again with
+ *    its refunds: what happened to it after the charge was lost with that payment's rows;
+ * 5. record the outcome (and that history) and finish the job in one transaction guarded by
+ *    the lock token.
  * The lease is renewed while the processor is being called.
  *
  * @example
@@ -130,7 +145,7 @@ export async function chargePayment(
   const calls: ProcessorCall[] = [];
   // 3 and 4. The calls to the processor.
   const processor = deps.processorFor(target.processor_secret_key);
-  const outcome = await whileRenewingLease(job, deps, () =>
+  const attempt = await whileRenewingLease(job, deps, () =>
     chargeInTwoSteps(
       processor,
       job,
@@ -143,10 +158,11 @@ export async function chargePayment(
       deps.returnUrl,
     ),
   );
-  if (outcome === LEASE_LOST) {
+  if (attempt === LEASE_LOST) {
     log('charge.intent_not_recorded', { job: job.id, payment: job.paymentId });
     return { job: 'lease_lost' };
   }
+  const { outcome, adopted } = attempt;
   log('charge.attempted', {
     job: job.id,
     payment: job.paymentId,
@@ -158,7 +174,7 @@ export async function chargePayment(
   // 5. Record it, or nothing if our lease was taken over.
   const events = takeCallEvents(job, calls);
   return withDatabaseRetry(
-    () => recordChargeOutcome(sql, job, outcome, deps.backoff, events),
+    () => recordChargeOutcome(sql, job, outcome, deps.backoff, events, adopted),
     retry,
   );
 }
@@ -180,7 +196,7 @@ async function chargeInTwoSteps(
   calls: ProcessorCall[],
   recordIntent: (intentId: string) => Promise<boolean>,
   returnUrl: string | undefined,
-): Promise<ChargeOutcome | typeof LEASE_LOST> {
+): Promise<ChargeAttempt | typeof LEASE_LOST> {
   const paymentMethod =
     typeof job.payload.paymentMethod === 'string'
       ? job.payload.paymentMethod
@@ -212,20 +228,24 @@ async function chargeInTwoSteps(
         intent = found;
       } else {
         const created = await createIntent(processor, job, target, paymentMethod, calls);
-        if ('kind' in created) return created;
+        if ('kind' in created) return { outcome: created };
         intent = created;
       }
       if (!(await recordIntent(intent.id))) return LEASE_LOST;
     }
 
-    const settled = settledOutcomeOf(intent);
-    if (settled) return settled;
-    return await confirmOnce(processor, intent.id, job.downstreamKey, calls, {
-      payment_method: paymentMethod,
-      ...(returnUrl ? { return_url: returnUrl } : {}),
-    });
+    const outcome =
+      settledOutcomeOf(intent) ??
+      (await confirmOnce(processor, intent.id, job.downstreamKey, calls, {
+        payment_method: paymentMethod,
+        ...(returnUrl ? { return_url: returnUrl } : {}),
+      }));
+    const charged = outcome.kind === 'succeeded' || outcome.kind === 'authorized';
+    if (!charged || !isEarlierPaymentsIntent(intent, job.paymentId)) return { outcome };
+    const adopted = await readAdoptedIntentHistory(processor, intent.id, calls);
+    return { outcome: outcomeOfAdoptedIntent(outcome, adopted), adopted };
   } catch (error) {
-    return outcomeOfChargeError(error);
+    return { outcome: outcomeOfChargeError(error) };
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiDependencies, createCaller, createContext } from '@once/api';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
@@ -10,7 +11,9 @@ import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support
 // A failover to a standby that never got an acknowledged commit loses the payment, its job
 // and its idempotency key; the shopper's retry with the same key then makes a new payment.
 // Simulated here by deleting those rows after the charge: the processor must still have
-// charged once, and the new payment must end with the first charge's intent.
+// charged once, and the new payment must end with the first charge's intent. Refunds are lost
+// the same way (with their payment, or alone): the operator's retry with the same key must
+// give the money back once, and the app must show what the processor gave back.
 let app: TestDatabase;
 let processor: ProcessorUnderTest;
 let worker: RunningProcess;
@@ -18,23 +21,71 @@ let deps: ReturnType<typeof createApiDependencies>;
 const TENANT = 'tenant_a';
 const cart = { lines: [{ productId: 'book_sre', quantity: 1 }] };
 
-function payWithKey(key: string) {
+function callerWithKey(key: string) {
   const req = new Request('http://localhost/api/trpc', {
     headers: { authorization: 'Bearer once_test_tenant_a', 'idempotency-key': key },
   });
-  return createCaller(createContext({ req, resHeaders: new Headers(), ...deps })).checkout.pay(
-    cart,
-  );
+  return createCaller(createContext({ req, resHeaders: new Headers(), ...deps }));
 }
 
-/** The rows a lost commit takes with it: the payment, its job, events, and the key. */
-async function loseCommit(paymentId: string, key: string): Promise<void> {
+const payWithKey = (key: string) => callerWithKey(key).checkout.pay(cart);
+
+const refundWithKey = (key: string, paymentId: string) =>
+  callerWithKey(key).ops.refundPayment({ paymentId, amount: 300 });
+
+/** The rows a lost commit takes with it: the payment, its jobs, events, refunds, and the keys. */
+async function loseCommit(paymentId: string, ...keys: string[]): Promise<void> {
   await app.client.sql.begin(async (tx) => {
     await tx`delete from payment_events where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from outbox_jobs where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
+    await tx`delete from refunds where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from payments where tenant_id = ${TENANT} and id = ${paymentId}`;
+    await tx`delete from idempotency_keys where tenant_id = ${TENANT} and key in ${tx(keys)}`;
+  });
+}
+
+/** The rows a lost refund commit takes with it: the refund, its job, and the operator's key. */
+async function loseRefund(refundId: string, key: string): Promise<void> {
+  await app.client.sql.begin(async (tx) => {
+    await tx`delete from outbox_jobs where tenant_id = ${TENANT} and payload->>'refundId' = ${refundId}`;
+    await tx`delete from refunds where tenant_id = ${TENANT} and id = ${refundId}`;
     await tx`delete from idempotency_keys where tenant_id = ${TENANT} and key = ${key}`;
   });
+}
+
+async function waitForRefund(refundId: string): Promise<string> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
+    const [row] = await app.client.sql<{ status: string }[]>`
+      select status from refunds where tenant_id = ${TENANT} and id = ${refundId}`;
+    if (row && ['succeeded', 'failed'].includes(row.status)) return row.status;
+  }
+  throw new Error(`refund ${refundId} not final after 30 s`);
+}
+
+/** The processor's charges and refunds of one intent (amounts). */
+async function ledgerOfIntent(intent: string) {
+  const rows = await processor.sql<{ kind: string; amount: number }[]>`
+    select kind, amount::int as amount from ledger_entries
+    where payment_intent_id = ${intent} order by seq`;
+  return rows;
+}
+
+/** What the app holds refunded of a payment (its refunds not failed). */
+async function refundedOf(paymentId: string): Promise<number> {
+  const [row] = await app.client.sql<{ n: number }[]>`
+    select coalesce(sum(amount), 0)::int as n from refunds
+    where tenant_id = ${TENANT} and payment_id = ${paymentId} and status <> 'failed'`;
+  return row!.n;
+}
+
+/** A paid checkout and its refund of 300, answered succeeded; the charge's intent. */
+async function paidAndRefunded(key: string, refundKey: string) {
+  const paid = await payWithKey(key);
+  await waitForTerminal(app.client.sql, [paid.paymentId]);
+  const refund = await refundWithKey(refundKey, paid.paymentId);
+  expect(await waitForRefund(refund.refundId)).toBe('succeeded');
+  const [intent] = await chargesOf([paid.paymentId]);
+  return { paid, refund, intent: intent! };
 }
 
 async function chargesOf(paymentIds: string[]): Promise<string[]> {
@@ -93,5 +144,44 @@ describe('a payment re-created after its row was lost charges nobody twice', () 
 
   it('past the processor’s key retention: found by metadata before charging', async () => {
     await recreatedAfterLoss(true);
+  });
+});
+
+describe('a refund whose row was lost is given back once, and shown', () => {
+  it('lost with its payment: the re-created payment imports it, the retry answers it', async () => {
+    const key = randomUUID();
+    const refundKey = randomUUID();
+    const { refund, intent } = await paidAndRefunded(key, refundKey);
+    await loseCommit(refund.paymentId, key, refundKey);
+
+    const second = await payWithKey(key);
+    expect((await waitForTerminal(app.client.sql, [second.paymentId])).get(second.paymentId)).toBe(
+      'succeeded',
+    );
+    expect(await refundedOf(second.paymentId)).toBe(300);
+    const again = await refundWithKey(refundKey, second.paymentId);
+    await waitForRefund(again.refundId);
+    expect(await ledgerOfIntent(intent)).toEqual([
+      { kind: 'charge', amount: second.amount },
+      { kind: 'refund', amount: 300 },
+    ]);
+    expect(await refundedOf(second.paymentId)).toBe(300);
+    expect(again).toMatchObject({ refundId: refund.refundId, amount: 300, status: 'succeeded' });
+  });
+
+  it('lost alone: the retry under the same key makes the same refund, replayed by the processor', async () => {
+    const key = randomUUID();
+    const refundKey = randomUUID();
+    const { paid, refund, intent } = await paidAndRefunded(key, refundKey);
+    await loseRefund(refund.refundId, refundKey);
+
+    const again = await refundWithKey(refundKey, paid.paymentId);
+    expect(await waitForRefund(again.refundId)).toBe('succeeded');
+    expect(await ledgerOfIntent(intent)).toEqual([
+      { kind: 'charge', amount: paid.amount },
+      { kind: 'refund', amount: 300 },
+    ]);
+    expect(await refundedOf(paid.paymentId)).toBe(300);
+    expect(again.refundId).toBe(refund.refundId);
   });
 });

@@ -3,6 +3,7 @@ import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
+import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 import type { ChargeOutcome } from './charge-outcome.ts';
 import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
 
@@ -32,6 +33,8 @@ export type RecordResult =
  * - ambiguous -> job `pending` again after backoff (same downstream key); once
  *   `max_attempts` claims are used up -> job `dead`, payment `unknown` (reconciler's turn).
  * - rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
+ * An intent taken over from an earlier payment of the checkout (`adopted`) also brings what
+ * happened to it after its charge: its capture and refunds, recorded with the settlement.
  *
  * @example
  * await recordChargeOutcome(sql, job, { kind: 'succeeded', paymentIntentId: 'pi_1' }, backoff);
@@ -43,16 +46,21 @@ export async function recordChargeOutcome(
   backoff: BackoffPolicy,
   /** The processor calls of this attempt (`processor.call`), recorded with the outcome. */
   callEvents: readonly PaymentEventInput[] = [],
+  adopted?: AdoptedIntentHistory,
 ): Promise<RecordResult> {
   // Written only after the guarded job update matched: a worker whose lease was taken over
   // records neither the outcome nor its calls.
   const recorded = async (
     tx: postgres.TransactionSql,
     result: RecordResult,
+    history?: Record<string, unknown>,
   ): Promise<RecordResult> => {
     await recordPaymentEvents(tx, [
       ...callEvents,
-      outcomeRecordedEvent(job, result, { outcome: describeOutcome(outcome) }),
+      outcomeRecordedEvent(job, result, {
+        outcome: describeOutcome(outcome),
+        ...(history ? { adopted: history } : {}),
+      }),
     ]);
     return result;
   };
@@ -74,8 +82,11 @@ export async function recordChargeOutcome(
     }
     const end = jobEndOf(outcome);
     if (!(await finishJob(tx, job, end.job, end.lastError))) return { job: 'lease_lost' };
-    await settlePayment(tx, { tenantId: job.tenantId, paymentId: job.paymentId }, end.settlement);
-    return recorded(tx, { job: end.job });
+    const payment = { tenantId: job.tenantId, paymentId: job.paymentId };
+    const settled = await settlePayment(tx, payment, end.settlement);
+    const history =
+      settled && adopted ? await recordAdoptedIntentHistory(tx, payment, adopted) : undefined;
+    return recorded(tx, { job: end.job }, history);
   });
 }
 

@@ -4,7 +4,7 @@ import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-ev
 import type { RefundStatus } from '@once/db/schema';
 import { refundStatusesRecordableAs } from '@once/payments';
 import type postgres from 'postgres';
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 import { outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
 import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
@@ -51,7 +51,10 @@ type RefundOutcome =
  *    earlier attempt whose answer was lost may have made it, and the processor may have
  *    forgotten its key since;
  * 4. else create it with the refund's own downstream key (every attempt the same, so the
- *    processor replays a lost answer instead of refunding twice);
+ *    processor replays a lost answer instead of refunding twice). A key the processor refuses
+ *    as used with other parameters was used by this refund's own earlier request, made for
+ *    the payment this one re-created after its row was lost (another `payment_id` in the
+ *    metadata): that refund is found among the intent's by its id;
  * 5. record it and finish or reschedule the job in one transaction guarded by the lock token.
  *
  * @example
@@ -113,26 +116,36 @@ async function refundOnce(
       );
       return { kind: 'answered', refund };
     }
-    if (job.attempts > 1 || target.status === 'unknown') {
+    const findMade = async () => {
       const listed = await observedCall(calls, { call: 'list_refunds', intent: intentId }, () =>
         processor.refunds.list({ payment_intent: intentId, limit: 100 }),
       );
-      const found = listed.data.find((refund) => refund.metadata?.refund_id === target.id);
+      return listed.data.find((refund) => refund.metadata?.refund_id === target.id);
+    };
+    if (job.attempts > 1 || target.status === 'unknown') {
+      const found = await findMade();
       if (found) return { kind: 'answered', refund: found };
     }
     const key = job.downstreamKey;
-    const refund = await observedCall(calls, { call: 'refund', key, intent: intentId }, () =>
-      processor.refunds.create(
-        {
-          payment_intent: intentId,
-          amount: target.amount,
-          ...(target.reason ? { reason: target.reason as Stripe.RefundCreateParams.Reason } : {}),
-          metadata: { refund_id: target.id, payment_id: job.paymentId, tenant_id: job.tenantId },
-        },
-        { idempotencyKey: key },
-      ),
-    );
-    return { kind: 'answered', refund };
+    try {
+      const refund = await observedCall(calls, { call: 'refund', key, intent: intentId }, () =>
+        processor.refunds.create(
+          {
+            payment_intent: intentId,
+            amount: target.amount,
+            ...(target.reason ? { reason: target.reason as Stripe.RefundCreateParams.Reason } : {}),
+            metadata: { refund_id: target.id, payment_id: job.paymentId, tenant_id: job.tenantId },
+          },
+          { idempotencyKey: key },
+        ),
+      );
+      return { kind: 'answered', refund };
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeIdempotencyError)) throw error;
+      const found = await findMade();
+      if (!found) throw error;
+      return { kind: 'answered', refund: found };
+    }
   } catch (error) {
     const outcome = outcomeOfChargeError(error);
     switch (outcome.kind) {

@@ -1,23 +1,42 @@
-import { randomUUID } from 'node:crypto';
+import type { PaymentActionKind } from '@once/db/schema';
+import { keyDigest, type RequestKey } from './request-key.ts';
+
+/** The downstream key's prefix per kind: what a processor-side reader can tell apart. */
+const DOWNSTREAM_PREFIX: Record<PaymentActionKind, string> = {
+  capture: 'once_cp_',
+  void: 'once_vd_',
+};
 
 /**
- * A new capture or void id: `act_` and 32 hex digits.
+ * A capture's or void's id: `act_` and 32 hex digits derived from (tenant, the operator's
+ * scoped key), so the action requested again after its row was lost is the same action (see
+ * `refundIdFor`).
  *
  * @example
- * newPaymentActionId(); // 'act_3f2b...'
+ * paymentActionIdFor('capture', 'tenant_a', { scope: 'ops.capturePayment', key: 'k1' }); // 'act_' + 32 hex digits
  */
-export function newPaymentActionId(): string {
-  return `act_${randomUUID().replaceAll('-', '')}`;
+export function paymentActionIdFor(
+  kind: PaymentActionKind,
+  tenantId: string,
+  request: RequestKey,
+): string {
+  return `act_${keyDigest([`${kind}_id`, tenantId, request.scope, request.key]).slice(0, 32)}`;
 }
 
 /**
- * The downstream Idempotency-Key of an operator's capture or void: derived from the action's
- * own id (never from the payment's charge key), so every attempt of its job sends the same
- * and a second action could never replay the first one's answer.
+ * The downstream Idempotency-Key of an operator's capture or void: derived from (tenant, the
+ * operator's scoped key), never from the payment's charge key, so every attempt of its job
+ * and the action requested again after its row was lost send the same, and a second action
+ * (another key) could never replay the first one's answer. Actions keep the key recorded on
+ * their row and job, so keys issued before are unchanged.
  *
  * @example
- * actionDownstreamKeyFor('capture', 'act_1'); // 'once_capture_act_1'
+ * actionDownstreamKeyFor('capture', 'tenant_a', { scope: 'ops.capturePayment', key: 'k1' }); // 'once_cp_' + 64 hex digits
  */
-export function actionDownstreamKeyFor(kind: 'capture' | 'void', actionId: string): string {
-  return `once_${kind}_${actionId}`;
+export function actionDownstreamKeyFor(
+  kind: PaymentActionKind,
+  tenantId: string,
+  request: RequestKey,
+): string {
+  return `${DOWNSTREAM_PREFIX[kind]}${keyDigest([tenantId, request.scope, request.key])}`;
 }

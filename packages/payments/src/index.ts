@@ -1,4 +1,4 @@
-export { actionDownstreamKeyFor, newPaymentActionId } from './action-ids.ts';
+export { actionDownstreamKeyFor, paymentActionIdFor } from './action-ids.ts';
 export {
   type ApplyOutcome,
   applyProcessorEvent,
@@ -12,6 +12,7 @@ export {
   FALLBACK_DECLINE_CODE,
   type ProcessorDeclineError,
 } from './decline-code.ts';
+export { importProcessorRefunds, type ListedProcessorRefund } from './import-processor-refunds.ts';
 export {
   cancelKeyFor,
   confirmKeyFor,
@@ -36,12 +37,13 @@ export {
   recordProcessorRefunds,
   refundEventTypes,
 } from './record-processor-refunds.ts';
-export { newRefundId, refundDownstreamKeyFor } from './refund-ids.ts';
+export { refundDownstreamKeyFor, refundIdFor } from './refund-ids.ts';
 export {
   canRecordRefund,
   refundStatusesRecordableAs,
   refundStatusOfProcessor,
 } from './refund-states.ts';
+export type { RequestKey } from './request-key.ts';
 export {
   type PaymentRef,
   type PaymentSettlement,

@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { keyDigest } from './request-key.ts';
 
 /** `<prefix>_` and 32 lowercase hex digits (a UUID v4 without its dashes). */
 function newId(prefix: string): string {
@@ -31,17 +32,16 @@ export function newJobId(): string {
  * from (tenant, the client's Idempotency-Key), not from the payment, so every attempt, every
  * re-enqueued job AND a payment re-created after its row was lost (a failover that dropped an
  * acknowledged commit, the client retrying) send the same key, and the processor replays the
- * first charge instead of making a second one. A hash: the processor never sees the client's
- * key (client-chosen text, possibly up to our key limit and Stripe's is 255), the length is
- * fixed, and two tenants' equal keys never meet. Payments keep the key recorded on their row
- * (`payments.downstream_key`, the job's `downstream_key`), so keys issued before are unchanged.
+ * first charge instead of making a second one. A hash (`keyDigest`): the processor never sees
+ * the client's key, and two tenants' equal keys never meet. Payments keep the key recorded on
+ * their row (`payments.downstream_key`, the job's `downstream_key`), so keys issued before are
+ * unchanged.
  *
  * @example
  * downstreamKeyFor('tenant_a', 'checkout-1'); // 'once_ck_' + 64 hex digits
  */
 export function downstreamKeyFor(tenantId: string, checkoutKey: string): string {
-  const digest = createHash('sha256').update(JSON.stringify([tenantId, checkoutKey]));
-  return `once_ck_${digest.digest('hex')}`;
+  return `once_ck_${keyDigest([tenantId, checkoutKey])}`;
 }
 
 /**

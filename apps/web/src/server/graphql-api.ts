@@ -14,6 +14,7 @@ import {
   refundPayment,
   refundPaymentInput,
   requestAuthorizationAction,
+  requestKeyOf,
   voidPaymentInput,
 } from '@once/api/money-actions';
 import {
@@ -271,6 +272,7 @@ async function guardedMoneyMutation<TResult>(
     db: context.runtime.deps.db,
     tenantId: context.tenant.tenantId,
     principal: context.tenant.principal,
+    requestKey: requestKeyOf(exec),
     notifyOutbox: context.runtime.deps.outboxNotify,
     complete: async (tx, result) => {
       answered = await answer(tx, result);

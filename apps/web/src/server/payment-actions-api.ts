@@ -9,6 +9,7 @@ import {
   refundPayment,
   refundPaymentInput,
   requestAuthorizationAction,
+  requestKeyOf,
 } from '@once/api/money-actions';
 import { fetchIdempotency } from '@once/idempotency/fetch';
 import { z } from 'zod';
@@ -81,6 +82,7 @@ function moneyActionHandler<TBody, TResult>(
               db: deps.db,
               tenantId: tenant.tenantId,
               principal: tenant.principal,
+              requestKey: requestKeyOf(exec),
               notifyOutbox: deps.outboxNotify,
               complete: async (tx, result) => {
                 const answer = await spec.answer(tx, tenant.tenantId, result, body);

@@ -9,7 +9,7 @@ export {
 } from './authorization-action.types.ts';
 export { type MerchantPayment, readMerchantPayment } from './merchant-payment.ts';
 export { listMerchantRefunds, merchantRefundOf } from './merchant-refund.ts';
-export type { MoneyActionContext } from './money-action-context.ts';
+export { type MoneyActionContext, requestKeyOf } from './money-action-context.ts';
 export { refundPayment } from './refund-payment.ts';
 export { type RefundResult, refundPaymentInput } from './refund-payment.types.ts';
 export { requestAuthorizationAction } from './request-authorization-action.ts';

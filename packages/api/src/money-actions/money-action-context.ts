@@ -1,3 +1,5 @@
+import { IdempotencyError } from '@once/idempotency';
+import type { RequestKey } from '@once/payments';
 import type { Database, Transaction } from '../database.ts';
 
 /**
@@ -11,8 +13,25 @@ export interface MoneyActionContext<TResult> {
   db: Database;
   tenantId: string;
   principal: string;
+  /**
+   * The caller's key as its transport scopes it: the action's id and downstream key are derived
+   * from it, so a request retried after its rows were lost is the same action.
+   */
+  requestKey: RequestKey;
   /** Completes the caller's Idempotency-Key inside the action's own transaction. */
   complete(tx: Transaction, result: TResult): Promise<void>;
   /** NOTIFY the workers (default true); false on engines without LISTEN/NOTIFY. */
   notifyOutbox?: boolean;
+}
+
+/**
+ * The request key of a guarded execution (any adapter's: it knows its operation and key).
+ * Money actions always require a key; one missing here is refused like at the guard.
+ *
+ * @example
+ * const requestKey = requestKeyOf(exec); // { scope: 'ops.refundPayment', key: 'k1' }
+ */
+export function requestKeyOf(exec: { operation: string; key: string | undefined }): RequestKey {
+  if (!exec.key) throw new IdempotencyError('idempotency_key_missing');
+  return { scope: exec.operation, key: exec.key };
 }

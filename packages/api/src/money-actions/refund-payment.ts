@@ -1,9 +1,11 @@
 import { enqueueOutboxJob } from '@once/db/outbox';
 import { refunds } from '@once/db/schema';
-import { newJobId, newRefundId, refundDownstreamKeyFor } from '@once/payments';
+import { IdempotencyError } from '@once/idempotency';
+import { newJobId, refundDownstreamKeyFor, refundIdFor } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { runStatement } from '@once/postgres/sql';
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import type { Transaction } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { MoneyActionContext } from './money-action-context.ts';
 import type { RefundResult } from './refund-payment.types.ts';
@@ -14,9 +16,13 @@ import type { RefundResult } from './refund-payment.types.ts';
  * refunds of one payment are decided one after the other), checks what is left to refund
  * (received: the amount of a succeeded payment, the captured amount of a captured one; minus
  * every refund not `failed`), then writes the refund (`requested`), the outbox job that sends
- * it with the refund's own downstream key, and the caller's stored answer. Refused with
- * nothing written (the key is released): an unknown payment (`payment_not_found`), one that
- * received nothing (`payment_not_refundable`), more than is left
+ * it, and the caller's stored answer. The refund's id and downstream key are derived from the
+ * caller's scoped key, so one key makes one refund for ever: when its refund exists (the
+ * key's own row expired or was lost in a failover, or the worker imported the processor's
+ * refund for a payment made again), the same request is answered with that refund as it is
+ * now, and another request under the key is refused with `idempotency_key_reused`. Refused
+ * with nothing written (the key is released): an unknown payment (`payment_not_found`), one
+ * that received nothing (`payment_not_refundable`), more than is left
  * (`refund_amount_too_large`, with what is left).
  *
  * @example
@@ -44,6 +50,12 @@ export function refundPayment(
       );
       const payment = rows[0];
       if (!payment) throw new ApiError('payment_not_found', `No payment ${input.paymentId}`);
+      const refundId = refundIdFor(ctx.tenantId, ctx.requestKey);
+      const existing = await existingRefund(tx, ctx.tenantId, refundId, input);
+      if (existing) {
+        await ctx.complete(tx, existing);
+        return existing;
+      }
       if (payment.received === 0) {
         throw new ApiError('payment_not_refundable', undefined, { status: payment.status });
       }
@@ -55,8 +67,7 @@ export function refundPayment(
           requested: amount,
         });
       }
-      const refundId = newRefundId();
-      const downstreamKey = refundDownstreamKeyFor(refundId);
+      const downstreamKey = refundDownstreamKeyFor(ctx.tenantId, ctx.requestKey);
       const [refund] = await tx
         .insert(refunds)
         .values({
@@ -92,4 +103,33 @@ export function refundPayment(
       return result;
     }),
   );
+}
+
+/**
+ * The refund this request's key already made, as it is now, or null; refused when it was made
+ * by another request (another payment, amount or reason) under the same key.
+ */
+async function existingRefund(
+  tx: Transaction,
+  tenantId: string,
+  refundId: string,
+  input: { paymentId: string; amount?: number; reason?: string },
+): Promise<RefundResult | null> {
+  const [row] = await tx
+    .select()
+    .from(refunds)
+    .where(and(eq(refunds.tenantId, tenantId), eq(refunds.id, refundId)));
+  if (!row) return null;
+  const same =
+    row.paymentId === input.paymentId &&
+    (input.amount === undefined || input.amount === row.amount) &&
+    (input.reason ?? null) === row.reason;
+  if (!same) throw new IdempotencyError('idempotency_key_reused');
+  return {
+    refundId: row.id,
+    paymentId: row.paymentId,
+    amount: row.amount,
+    status: row.status,
+    createdAt: row.createdAt.toISOString(),
+  };
 }

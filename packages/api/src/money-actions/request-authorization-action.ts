@@ -1,8 +1,10 @@
 import { enqueueOutboxJob } from '@once/db/outbox';
 import { type PaymentActionKind, paymentActions, payments } from '@once/db/schema';
-import { actionDownstreamKeyFor, newJobId, newPaymentActionId } from '@once/payments';
+import { IdempotencyError } from '@once/idempotency';
+import { actionDownstreamKeyFor, newJobId, paymentActionIdFor } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import { and, eq, ne } from 'drizzle-orm';
+import type { Transaction } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { PaymentActionResult } from './authorization-action.types.ts';
 import type { MoneyActionContext } from './money-action-context.ts';
@@ -10,10 +12,12 @@ import type { MoneyActionContext } from './money-action-context.ts';
 /**
  * Accepts a capture or void of an authorised payment (an operator's click in the cockpit, a
  * merchant's API call: every transport calls this one function): in ONE transaction, under
- * the payment's row lock, writes the action (`pending`), the outbox job that will send it with
- * the action's own downstream key, and the caller's stored answer. Nothing leaves the
- * database here; the worker calls the processor. Refused with nothing written (the key is
- * released, so the operator may correct and resend): an unknown payment
+ * the payment's row lock, writes the action (`pending`), the outbox job that will send it, and
+ * the caller's stored answer. Nothing leaves the database here; the worker calls the
+ * processor. The action's id and downstream key are derived from the caller's scoped key: when
+ * its action exists (the key's own row expired or was lost), the same request is answered
+ * with it as it is now, another one refused (`idempotency_key_reused`). Refused with nothing
+ * written (the key is released, so the operator may correct and resend): an unknown payment
  * (`payment_not_found`), one that is not `authorized` or already has a capture or void under
  * way or done (`payment_not_authorized`: a second capture under another key cannot happen),
  * a capture over the authorised amount (`capture_amount_too_large`).
@@ -34,6 +38,12 @@ export function requestAuthorizationAction(
         .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
         .for('update');
       if (!payment) throw new ApiError('payment_not_found', `No payment ${input.paymentId}`);
+      const actionId = paymentActionIdFor(kind, ctx.tenantId, ctx.requestKey);
+      const existing = await existingAction(tx, ctx.tenantId, actionId, kind, input);
+      if (existing) {
+        await ctx.complete(tx, existing);
+        return existing;
+      }
       const [live] = await tx
         .select({ id: paymentActions.id, kind: paymentActions.kind })
         .from(paymentActions)
@@ -57,8 +67,7 @@ export function requestAuthorizationAction(
           requested: input.amount,
         });
       }
-      const actionId = newPaymentActionId();
-      const downstreamKey = actionDownstreamKeyFor(kind, actionId);
+      const downstreamKey = actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey);
       const amount = kind === 'capture' ? (input.amount ?? null) : null;
       const [action] = await tx
         .insert(paymentActions)
@@ -101,4 +110,34 @@ export function requestAuthorizationAction(
       return result;
     }),
   );
+}
+
+/**
+ * The action this request's key already made, as it is now, or null; refused when it was made
+ * by another request (another payment or amount) under the same key.
+ */
+async function existingAction(
+  tx: Transaction,
+  tenantId: string,
+  actionId: string,
+  kind: PaymentActionKind,
+  input: { paymentId: string; amount?: number },
+): Promise<PaymentActionResult | null> {
+  const [row] = await tx
+    .select()
+    .from(paymentActions)
+    .where(and(eq(paymentActions.tenantId, tenantId), eq(paymentActions.id, actionId)));
+  if (!row) return null;
+  const amount = kind === 'capture' ? (input.amount ?? null) : null;
+  if (row.paymentId !== input.paymentId || row.kind !== kind || row.amount !== amount) {
+    throw new IdempotencyError('idempotency_key_reused');
+  }
+  return {
+    actionId: row.id,
+    paymentId: row.paymentId,
+    kind,
+    status: row.status,
+    amount: row.amount,
+    createdAt: row.createdAt.toISOString(),
+  };
 }

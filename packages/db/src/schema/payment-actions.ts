@@ -41,7 +41,7 @@ export const paymentActions = pgTable(
     status: text('status', { enum: paymentActionStatuses }).notNull().default('pending'),
     /** A capture's `amount_to_capture` (null: the whole authorisation). */
     amount: integer('amount'),
-    /** Sent to the processor as its Idempotency-Key; derived from this action's id. */
+    /** Sent to the processor as its Idempotency-Key; derived from the operator's key. */
     downstreamKey: text('downstream_key').notNull(),
     /** The operator's principal. */
     requestedBy: text('requested_by').notNull(),

@@ -39,7 +39,10 @@ export const refunds = pgTable(
     status: text('status', { enum: refundStatuses }).notNull().default('requested'),
     /** The processor's `re_...`, once it answered. */
     processorRefundId: text('processor_refund_id'),
-    /** Sent to the processor as its Idempotency-Key; derived from this refund's id. */
+    /**
+     * Sent to the processor as its Idempotency-Key, derived from the operator's key;
+     * `imported:re_...` for a refund taken from the processor's list (nothing sends it).
+     */
     downstreamKey: text('downstream_key').notNull(),
     /** The operator's principal. */
     requestedBy: text('requested_by').notNull(),

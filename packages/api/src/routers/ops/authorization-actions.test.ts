@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { actionDownstreamKeyFor, paymentActionIdFor } from '@once/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiTestHarness,
@@ -50,7 +51,7 @@ describe('ops.capturePayment and ops.voidPayment', () => {
     expect(row?.capture_method).toBe('manual');
   });
 
-  it('a capture writes its action and one job with the action’s own key; the same key replays it', async () => {
+  it('a capture writes its action and one job under keys derived from the operator’s key; the same key replays it', async () => {
     const { paymentId } = await authorizedPayment();
     const key = randomUUID();
     const first = merchant(key);
@@ -60,19 +61,22 @@ describe('ops.capturePayment and ops.voidPayment', () => {
     const again = merchant(key);
     expect(await again.api.ops.capturePayment({ paymentId, amount: 1000 })).toEqual(result);
     expect(again.resHeaders.get('idempotent-replayed')).toBe('true');
+    const request = { scope: 'ops.capturePayment', key };
+    expect(result.actionId).toBe(paymentActionIdFor('capture', 'tenant_a', request));
+    const downstreamKey = actionDownstreamKeyFor('capture', 'tenant_a', request);
     expect(await written(paymentId)).toEqual({
       actions: [
         {
           kind: 'capture',
           status: 'pending',
           amount: 1000,
-          downstream_key: `once_capture_${result.actionId}`,
+          downstream_key: downstreamKey,
         },
       ],
       jobs: [
         {
           kind: 'capture_payment',
-          downstream_key: `once_capture_${result.actionId}`,
+          downstream_key: downstreamKey,
           payload: { actionId: result.actionId, amountToCapture: 1000 },
         },
       ],
@@ -121,14 +125,18 @@ describe('ops.capturePayment and ops.voidPayment', () => {
     ).toEqual({ trpc: 'NOT_FOUND', code: 'payment_not_found' });
   });
 
-  it('a void writes a void job under its own key', async () => {
+  it('a void writes a void job under a key derived from the operator’s key', async () => {
     const { paymentId } = await authorizedPayment();
-    const result = await merchant(randomUUID()).api.ops.voidPayment({ paymentId });
+    const key = randomUUID();
+    const result = await merchant(key).api.ops.voidPayment({ paymentId });
     expect(result).toMatchObject({ kind: 'void', status: 'pending', amount: null });
     expect((await written(paymentId)).jobs).toEqual([
       {
         kind: 'void_payment',
-        downstream_key: `once_void_${result.actionId}`,
+        downstream_key: actionDownstreamKeyFor('void', 'tenant_a', {
+          scope: 'ops.voidPayment',
+          key,
+        }),
         payload: { actionId: result.actionId },
       },
     ]);

@@ -1,5 +1,5 @@
 import type { Database, Transaction } from '../../database.ts';
-import type { MoneyActionContext } from '../../money-actions/index.ts';
+import { type MoneyActionContext, requestKeyOf } from '../../money-actions/index.ts';
 
 /** The request context of a guarded ops procedure, as far as a money action reads it. */
 interface GuardedOpsContext<TResult> {
@@ -7,7 +7,11 @@ interface GuardedOpsContext<TResult> {
   tenantId: string;
   principal: string;
   outboxNotify?: boolean;
-  idempotency: { complete(tx: Transaction, result: TResult): Promise<void> };
+  idempotency: {
+    operation: string;
+    key: string | undefined;
+    complete(tx: Transaction, result: TResult): Promise<void>;
+  };
 }
 
 /**
@@ -24,6 +28,7 @@ export function moneyActionContext<TResult>(
     db: ctx.db,
     tenantId: ctx.tenantId,
     principal: ctx.principal,
+    requestKey: requestKeyOf(ctx.idempotency),
     notifyOutbox: ctx.outboxNotify,
     complete: (tx, result) => ctx.idempotency.complete(tx, result),
   };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refundDownstreamKeyFor, refundIdFor } from '@once/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiTestHarness,
@@ -41,7 +42,7 @@ const written = async (paymentId: string) => ({
 });
 
 describe('ops.refundPayment', () => {
-  it('writes the refund and one job with the refund’s own key; the same key replays it', async () => {
+  it('writes the refund and one job under keys derived from the operator’s key; the same key replays it', async () => {
     const { paymentId } = await paidPayment();
     const key = randomUUID();
     const result = await merchant(key).api.ops.refundPayment({ paymentId, amount: 300 });
@@ -49,7 +50,9 @@ describe('ops.refundPayment', () => {
     const again = merchant(key);
     expect(await again.api.ops.refundPayment({ paymentId, amount: 300 })).toEqual(result);
     expect(again.resHeaders.get('idempotent-replayed')).toBe('true');
-    const downstreamKey = `once_refund_${result.refundId}`;
+    const request = { scope: 'ops.refundPayment', key };
+    expect(result.refundId).toBe(refundIdFor('tenant_a', request));
+    const downstreamKey = refundDownstreamKeyFor('tenant_a', request);
     expect(await written(paymentId)).toEqual({
       refunds: [{ amount: 300, status: 'requested', downstream_key: downstreamKey }],
       jobs: [
@@ -60,6 +63,26 @@ describe('ops.refundPayment', () => {
         },
       ],
     });
+  });
+
+  it('a key whose own row is gone (expired, lost in a failover) answers its refund as it is now; another request under it is refused', async () => {
+    const { paymentId } = await paidPayment();
+    const key = randomUUID();
+    const result = await merchant(key).api.ops.refundPayment({ paymentId, amount: 300 });
+    await h.database.client
+      .sql`update refunds set status = 'succeeded' where id = ${result.refundId}`;
+    const forgetKey = () => h.database.client.sql`delete from idempotency_keys where key = ${key}`;
+    await forgetKey();
+    expect(await merchant(key).api.ops.refundPayment({ paymentId, amount: 300 })).toEqual({
+      ...result,
+      status: 'succeeded',
+    });
+    await forgetKey();
+    expect(await refusal(merchant(key).api.ops.refundPayment({ paymentId, amount: 200 }))).toEqual({
+      trpc: 'UNPROCESSABLE_CONTENT',
+      code: 'idempotency_key_reused',
+    });
+    expect((await written(paymentId)).refunds).toHaveLength(1);
   });
 
   it('several refunds up to what was received; one over what is left is refused with nothing written', async () => {
