@@ -17,7 +17,7 @@ type CallFrame = CpuProfile['nodes'][number]['callFrame'];
 
 const requests = Number(process.argv[2] ?? 5_000);
 const picked = process.argv.slice(3);
-const TOP = 25;
+const TOP = Number(process.env.TOP ?? 25);
 /** The library's frames: what runs below one is attributed to it in the second tables. */
 const LIBRARY = /packages\/idempotency\/|canonicalize\//;
 const OUTSIDE = '(no library frame on the stack)';
@@ -47,6 +47,24 @@ function printTop(title: string, totals: Map<string, number>, scale: number) {
   console.log(`\n${title}`);
   for (const [label, amount] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, TOP))
     console.log(`${(amount * scale).toFixed(1).padStart(9)} | ${label}`);
+}
+
+/** `STACKS=<regex>`: the call stacks (innermost 8 frames) of the allocation sites that match. */
+function printStacks<N extends { callFrame: CallFrame; selfSize: number; children: N[] }>(
+  root: N,
+  site: RegExp,
+) {
+  const stacks = new Map<string, number>();
+  const walk = (node: N, path: string[]) => {
+    const here = [...path, frameLabel(node.callFrame)];
+    if (node.selfSize > 0 && site.test(here.at(-1)!)) {
+      const stack = here.slice(-8).reverse().join('\n    < ');
+      stacks.set(stack, (stacks.get(stack) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child, here);
+  };
+  walk(root, []);
+  printTop(`allocation stacks of ${site}`, stacks, 1 / requests);
 }
 
 const session = new Session();
@@ -99,6 +117,7 @@ for (const [name, send] of guardCpuVariants()) {
     1 / requests,
   );
   printTop('allocated B/request | innermost library frame', bytes.byLibrary, 1 / requests);
+  if (process.env.STACKS) printStacks(heap.head as HeapNode, new RegExp(process.env.STACKS));
 
   const file = path.join(os.tmpdir(), `guard-cpu-${name.replace(/\W+/g, '-')}.svg`);
   await writeFile(file, flameGraphSvg(cpu, `guard-cpu: ${name}`));

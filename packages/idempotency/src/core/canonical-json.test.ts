@@ -69,6 +69,15 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('property: the same key order as the package for objects of 10 to 40 keys (both sorts)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(text, number, { minKeys: 10, maxKeys: 40 }), (input) => {
+        expect(ours(input)).toBe(reference(input));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('property: the same fingerprint as before, sha256 of canonicalize({ operation, input })', () => {
     fc.assert(
       fc.property(text, value, (operation, input) => {

@@ -84,9 +84,7 @@ function canonicalObject(object: object, depth: number, ancestors: object[]): st
       `a ${name} is not plain JSON data (pass getFingerprintInput with what identifies the request)`,
     );
   }
-  const keys = Object.keys(object);
-  // UTF-16 code unit order, which is what JCS sorts by.
-  if (keys.length > 1) keys.sort();
+  const keys = sortedInPlace(Object.keys(object));
   let text = '{';
   for (const key of keys) {
     const item = (object as Record<string, unknown>)[key];
@@ -96,6 +94,22 @@ function canonicalObject(object: object, depth: number, ancestors: object[]): st
     text += `${canonicalString(key)}:${canonical(item, depth, ancestors)}`;
   }
   return `${text}}`;
+}
+
+/**
+ * `keys` in UTF-16 code unit order, which is what JCS sorts by and what `sort()` and `<` compare.
+ * A request's objects have a few keys: sorted by insertion there, since `sort()` allocates a
+ * work array for every object of every request; larger ones by `sort()`.
+ */
+function sortedInPlace(keys: string[]): string[] {
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /**

@@ -12,6 +12,9 @@ export const DEFAULT_REPLAY_HEADERS = ['content-type', 'location', 'content-lang
 // Cookies belong to the request that set them; replaying them would hand one client's session to another.
 const NEVER_STORED = new Set(['set-cookie', 'set-cookie2']);
 
+/** Decodes a whole body per call (no `stream` option, so no state carries over): shared. */
+const UTF8 = new TextDecoder();
+
 /**
  * Snapshot a `Response` for storage: status, UTF-8 body, and only allow-listed headers
  * (`Set-Cookie` is dropped even if allow-listed). Reads a clone; the original stays usable.
@@ -97,14 +100,14 @@ async function readBody(response: Response, maxBytes: number): Promise<string> {
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+  if (chunks.length === 1) return UTF8.decode(chunks[0]);
   const whole = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     whole.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(whole);
+  return UTF8.decode(whole);
 }
 
 /**
