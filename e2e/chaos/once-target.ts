@@ -564,7 +564,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       const refunds = await withDb(
         app,
         (sql) => sql<RefundRow[]>`
-        select tenant_id, id, payment_id, amount, status, downstream_key, processor_refund_id
+        select tenant_id, id, payment_id, amount, status, downstream_key, processor_refund_id,
+          created_at
         from refunds`,
       );
       const jobs = await withDb(
@@ -650,6 +651,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             status: r.status,
             downstreamKey: r.downstream_key,
             processorRefundId: r.processor_refund_id,
+            createdAt: r.created_at.getTime(),
           }),
         ),
         backstage,
@@ -700,6 +702,7 @@ interface RefundRow {
   status: string;
   downstream_key: string;
   processor_refund_id: string | null;
+  created_at: Date;
 }
 interface JobRow {
   payment_id: string;

@@ -5,6 +5,7 @@ import { checkHistory, type IntentFacts } from './checker.ts';
 import { runBrowserIntent } from './clients/browser-checkout.ts';
 import { runHttpIntent } from './clients/http-checkout.ts';
 import { achieved, measureCoverage, shortfalls } from './coverage.ts';
+import { runReturningOperators } from './failover/returning-operators.ts';
 import { runReturningShoppers } from './failover/returning-shoppers.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis/run-nemesis.ts';
@@ -164,6 +165,14 @@ export async function runChaos(
       deadlineAt: history.elapsed() + RETURNING_SHOPPERS_MS,
     });
     log(`chaos: ${returned} shopper(s) found their acknowledged payment gone and paid again`);
+    const retried = await runReturningOperators(plan.intents, {
+      history,
+      webUrl: target.webUrl,
+      catalogue,
+      sleep,
+      deadlineAt: history.elapsed() + RETURNING_SHOPPERS_MS,
+    });
+    log(`chaos: ${retried} acknowledged refund(s) found gone and asked for again`);
   }
   log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;

@@ -50,6 +50,8 @@ export interface AppRefund {
   downstreamKey: string;
   /** The processor's refund, once an answer named it. */
   processorRefundId: string | null;
+  /** When the row was written (epoch ms). */
+  createdAt?: number;
 }
 
 /** Something that happened to a payment behind the scenes, for violation timelines. */

@@ -4,6 +4,7 @@
 // forked timeline), and a checkout charged twice across a lost payment and its re-creation.
 import type { ClientEvent } from '../history.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from '../target.ts';
+import { RETURNING_OPERATOR } from './returning-operators.ts';
 
 /** What the failovers of a run did, for the report (async mode counts, the others must be 0). */
 export interface FailoverFindings {
@@ -31,8 +32,9 @@ const idOf = (tenantId: string | null | undefined, id: string | null | undefined
 /**
  * The ledger as the app's payments own it: an entry naming a payment the app no longer holds
  * (its row lost in a failover) belongs to the payment re-created for the same checkout, which
- * shares its downstream key and adopted its processor intent. An entry whose downstream key no
- * present payment has stays where it was (a charge without a payment).
+ * shares its downstream key and adopted its processor intent: its charge by that key, the
+ * refunds of that lost payment with it. An entry whose downstream key no present payment has
+ * stays where it was (a charge without a payment).
  *
  * @example
  * const owned = attributeToRecreatedPayments(snapshot);
@@ -44,10 +46,16 @@ export function attributeToRecreatedPayments(snapshot: Snapshot): Snapshot {
       .filter((p) => p.downstreamKey)
       .map((p) => [idOf(p.tenantId, p.downstreamKey), p]),
   );
-  const ledger = snapshot.ledger.map((entry): LedgerEntry => {
-    if (present.has(idOf(entry.tenantId, entry.paymentId)) || !entry.downstreamKey) return entry;
+  const ownerOfLost = new Map<string, string>();
+  for (const entry of snapshot.ledger) {
+    const lost = idOf(entry.tenantId, entry.paymentId);
+    if (present.has(lost) || !entry.downstreamKey) continue;
     const owner = byDownstreamKey.get(idOf(entry.tenantId, entry.downstreamKey));
-    return owner ? { ...entry, paymentId: owner.id } : entry;
+    if (owner) ownerOfLost.set(lost, owner.id);
+  }
+  const ledger = snapshot.ledger.map((entry): LedgerEntry => {
+    const owner = ownerOfLost.get(idOf(entry.tenantId, entry.paymentId));
+    return owner ? { ...entry, paymentId: owner } : entry;
   });
   return { ...snapshot, ledger };
 }
@@ -71,7 +79,9 @@ export function checkFailover(input: {
   const { snapshot, completions } = input;
   const { mode, failovers } = snapshot.failover;
   const payments = new Set(snapshot.payments.map((p) => idOf(p.tenantId, p.id)));
-  const refunds = new Set((snapshot.refunds ?? []).map((r) => idOf(r.tenantId, r.id)));
+  const paymentOfRefund = new Map(
+    (snapshot.refunds ?? []).map((r) => [idOf(r.tenantId, r.id), r.paymentId]),
+  );
   const violations: FailoverViolation[] = [];
 
   const answered = (
@@ -83,10 +93,21 @@ export function checkFailover(input: {
     const id = idOf(e.tenantId, e.paymentId);
     if (!payments.has(id) && !lostPayments.has(id)) lostPayments.set(id, e);
   }
+  // A refund is back after its loss under the same id (derived from the operator's key): asked
+  // for again by its operator, or taken from the processor by its payment's re-creation (then
+  // under that payment). Lost all the same.
+  const askedAgain = new Set(
+    completions
+      .filter((e) => e.f === 'refund' && e.process === RETURNING_OPERATOR)
+      .map((e) => idOf(e.tenantId, e.key)),
+  );
   const lostRefunds = new Map<string, ClientEvent>();
   for (const e of answered(['refund'], (e) => e.refundId)) {
+    if (e.process === RETURNING_OPERATOR) continue;
     const id = idOf(e.tenantId, e.refundId);
-    if (!refunds.has(id) && !lostRefunds.has(id)) lostRefunds.set(id, e);
+    const now = paymentOfRefund.get(id);
+    const gone = now !== e.paymentId || askedAgain.has(idOf(e.tenantId, e.key));
+    if (gone && !lostRefunds.has(id)) lostRefunds.set(id, e);
   }
   if (mode !== 'async') {
     for (const [table, lost] of [
@@ -105,20 +126,27 @@ export function checkFailover(input: {
     }
   }
 
-  // Dropped by a failover, back after the run: a forked timeline's rows were not rewound.
+  // Dropped by a failover, back after the run: a forked timeline's rows were not rewound. Not a
+  // refund written again after the failover under its own id (derived from its operator's key:
+  // asked for again, or taken from the processor by its payment's re-creation).
   const goneInFailovers: Record<string, number> = {};
   const resurrected: string[] = [];
   for (const f of failovers) {
     for (const [table, ids] of Object.entries(f.lost)) {
       goneInFailovers[table] = (goneInFailovers[table] ?? 0) + ids.length;
-      const present = new Set(
+      const present = new Map<string, number | undefined>(
         table === 'payments'
-          ? snapshot.payments.map((p) => p.id)
+          ? snapshot.payments.map((p) => [p.id, undefined])
           : table === 'refunds'
-            ? (snapshot.refunds ?? []).map((r) => r.id)
+            ? (snapshot.refunds ?? []).map((r) => [r.id, r.createdAt])
             : [],
       );
-      for (const id of ids.filter((i) => present.has(i))) {
+      const cameBack = (id: string) => {
+        if (!present.has(id)) return false;
+        const writtenAt = present.get(id);
+        return writtenAt === undefined || f.at === undefined || writtenAt < f.at;
+      };
+      for (const id of ids.filter(cameBack)) {
         resurrected.push(id);
         violations.push({
           kind: 'resurrected_row',

@@ -25,6 +25,11 @@ export interface FailoverRecord {
   to: HaNodeName;
   /** Per table: ids the primary held right before the fault, absent on the new primary. */
   lost: Record<CensusTable, string[]>;
+  /**
+   * When those ids were read (epoch ms): a row with a lost id written later was made again (a
+   * refund's id is derived from its operator's key), one written earlier came back.
+   */
+  at?: number;
 }
 
 export interface HaDatabase {
@@ -81,6 +86,7 @@ export async function startHaDatabase(
     await cluster.waitForHealthy(180_000);
     const from = await cluster.waitForLeader(30_000);
     const before = await census(cluster, from);
+    const at = Date.now();
     await act(from);
     const to = await cluster.waitForLeader(120_000, from);
     await cluster.waitForHealthy(180_000);
@@ -88,7 +94,7 @@ export async function startHaDatabase(
     const lost = Object.fromEntries(
       CENSUS_TABLES.map((t) => [t, [...before[t]].filter((id) => !after[t].has(id))]),
     ) as Record<CensusTable, string[]>;
-    failovers.push({ kind, from, to, lost });
+    failovers.push({ kind, from, to, lost, at });
     const gone = CENSUS_TABLES.map((t) => `${lost[t].length} ${t}`).join(', ');
     return { detail: `${from} -> ${to}; rows gone: ${gone}`, bit: 1 };
   };
