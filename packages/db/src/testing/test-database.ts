@@ -1,6 +1,9 @@
-import { createEmptyTestDatabase } from '@once/postgres/testing';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createEmptyTestDatabase, ensureTemplateDatabase } from '@once/postgres/testing';
 import { createDatabaseClient, type DatabaseClient } from '../client.ts';
-import { runMigrations } from '../migrate.ts';
+import { migrationsFolder, runMigrations } from '../migrate.ts';
 
 export { testAdminUrl, withDatabase } from '@once/postgres/testing';
 
@@ -13,8 +16,34 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** Named after the migrations' contents: an edited or added migration makes a new template. */
+function migratedTemplateName(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(migrationsFolder, { recursive: true, encoding: 'utf8' }).sort()) {
+    const absolute = path.join(migrationsFolder, file);
+    if (!file.endsWith('.sql') && !file.endsWith('.json')) continue;
+    hash.update(`${file}\0`).update(readFileSync(absolute)).update('\0');
+  }
+  return `once_migrated_${hash.digest('hex').slice(0, 16)}`;
+}
+
+/** Once per process: the cluster keeps the template for every later test file. */
+let migratedTemplate: Promise<string> | undefined;
+function ensureMigratedTemplate(): Promise<string> {
+  migratedTemplate ??= (async () => {
+    const name = migratedTemplateName();
+    await ensureTemplateDatabase(name, (url) => runMigrations(url));
+    return name;
+  })().catch((error: unknown) => {
+    migratedTemplate = undefined;
+    throw error;
+  });
+  return migratedTemplate;
+}
+
 /**
- * A fresh database with every app migration applied, dropped again by `drop()`.
+ * A fresh database with every app migration applied, dropped again by `drop()`: a copy of a
+ * template the app's migrations were applied to once per test run.
  *
  * @example
  * const database = await createTestDatabase('checkout');
@@ -22,8 +51,7 @@ export interface TestDatabase {
  * await database.drop();
  */
 export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
-  const empty = await createEmptyTestDatabase(label);
-  await runMigrations(empty.url);
+  const empty = await createEmptyTestDatabase(label, { template: await ensureMigratedTemplate() });
   const client = createDatabaseClient(empty.url, { applicationName: `test-${label}` });
   return {
     url: empty.url,

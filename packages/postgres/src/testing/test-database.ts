@@ -17,20 +17,31 @@ export function testAdminUrl(): string {
 }
 
 /**
- * A fresh, empty database named `<label>_<random>` on the test run's cluster, dropped (with
- * its connections) by `drop()`. Callers apply their own schema.
+ * A fresh database named `<label>_<random>` on the test run's cluster, dropped (with its
+ * connections) by `drop()`: empty, or a copy of `template` (see `ensureTemplateDatabase`).
+ * Callers of an empty one apply their own schema.
  *
  * @example
  * const database = await createEmptyTestDatabase('faults');
  * await applyMigrations(database.url, target);
  * await database.drop();
  */
-export async function createEmptyTestDatabase(label = 'test'): Promise<EmptyTestDatabase> {
+export async function createEmptyTestDatabase(
+  label = 'test',
+  options: { template?: string } = {},
+): Promise<EmptyTestDatabase> {
   const adminUrl = testAdminUrl();
   const name = `${label.replace(/[^a-z0-9_]/g, '_')}_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
+  try {
+    await admin.unsafe(
+      options.template
+        ? `create database ${name} template ${options.template}`
+        : `create database ${name}`,
+    );
+  } finally {
+    await admin.end();
+  }
   return {
     url: withDatabase(adminUrl, name),
     adminUrl,
@@ -40,6 +51,35 @@ export async function createEmptyTestDatabase(label = 'test'): Promise<EmptyTest
       await sql.end();
     },
   };
+}
+
+/**
+ * Makes the database `name` on the test run's cluster with `build` (a schema, migrations),
+ * unless it exists: test databases are then copied from it (`CREATE DATABASE ... TEMPLATE`),
+ * which is cheaper than building each one again. It is built under another name and renamed
+ * when complete, so no copy is ever made of a half-built one; an advisory lock makes callers
+ * in other processes wait for the first. Name it after what `build` applies, so a changed
+ * schema gets a new template on a server that outlives the run.
+ */
+export async function ensureTemplateDatabase(
+  name: string,
+  build: (url: string) => Promise<void>,
+): Promise<void> {
+  const adminUrl = testAdminUrl();
+  // One connection: the session-level lock is held until `end()` closes it.
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin`select pg_advisory_lock(hashtext(${name}))`;
+    const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (exists) return;
+    const building = `${name}_building`;
+    await admin.unsafe(`drop database if exists ${building} with (force)`);
+    await admin.unsafe(`create database ${building}`);
+    await build(withDatabase(adminUrl, building));
+    await admin.unsafe(`alter database ${building} rename to ${name}`);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** `url` with its database replaced by `database`. */
