@@ -98,7 +98,6 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     { id, found, readFirst, waiting, record }: Start,
   ): Promise<ExecuteOutcome> {
     const limit = policy.rateLimited ? context.rateLimit : undefined;
-    const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
     // Marked running BEFORE counting: a duplicate refused at the cap while this request counts
     // must see it running here (409 in use), not take it for a new key (429). Only a limited
     // request ever asks, so an engine without a rate limit keeps no such count.
@@ -106,7 +105,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     try {
       let counted: Counted | undefined;
       if (limit && !found) {
-        const count = await countNewKey(id, request, scope, limit, readFirst, record);
+        const count = await countNewKey(id, request, limit, readFirst, record);
         if (count.kind !== 'counted') return count;
         counted = count;
       }
@@ -114,7 +113,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       try {
         return await runHandler(request, exec, handler, { id, found, record });
       } finally {
-        if (counted && exec.completion !== 'inserted') await giveBack(id, scope, counted);
+        if (counted && exec.completion !== 'inserted') await giveBack(id, counted);
       }
     } finally {
       leave();
@@ -124,6 +123,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   /** A new key counted against its principal's allowance, in the window it was counted in. */
   interface Counted {
     kind: 'counted';
+    scope: RateLimitScope;
     windowStartMs?: number;
   }
 
@@ -137,15 +137,15 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   async function countNewKey(
     id: KeyIdentity,
     request: ExecuteRequest,
-    scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },
     readFirst: boolean,
     record: (keyWasTaken: boolean) => void,
   ): Promise<Counted | ExecuteOutcome> {
+    const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
     const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
       failClosed: true,
     });
-    if (!count.limited) return { kind: 'counted', windowStartMs: count.windowStartMs };
+    if (!count.limited) return { kind: 'counted', scope, windowStartMs: count.windowStartMs };
     // Without the pre-check this may be a retry of a finished key, which is answered, never
     // refused: read the key before refusing (only when the principal is limited).
     if (!readFirst) {
@@ -168,7 +168,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   }
 
   /** Give back the count of a request that stored no key; a store hiccup keeps it (the strict side). */
-  async function giveBack(id: KeyIdentity, scope: RateLimitScope, { windowStartMs }: Counted) {
+  async function giveBack(id: KeyIdentity, { scope, windowStartMs }: Counted) {
     if (!store.giveBackNewKey || windowStartMs === undefined) return;
     await callStore('giveBackNewKey', id, async () =>
       store.giveBackNewKey?.(scope, windowStartMs),

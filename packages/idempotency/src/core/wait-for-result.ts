@@ -93,6 +93,8 @@ export function createKeyWakeups(): KeyWakeups {
       };
     },
     wake(id) {
+      // Every finished request wakes its key; almost always nobody waits, and no name is built.
+      if (watchers.size === 0) return;
       const set = watchers.get(name(id));
       if (!set) return;
       for (const watcher of set) {
