@@ -39,6 +39,7 @@ async function loseCommit(paymentId: string, ...keys: string[]): Promise<void> {
     await tx`delete from payment_events where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from outbox_jobs where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from refunds where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
+    await tx`delete from payment_actions where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from payments where tenant_id = ${TENANT} and id = ${paymentId}`;
     await tx`delete from idempotency_keys where tenant_id = ${TENANT} and key in ${tx(keys)}`;
   });
@@ -60,6 +61,15 @@ async function waitForRefund(refundId: string): Promise<string> {
     if (row && ['succeeded', 'failed'].includes(row.status)) return row.status;
   }
   throw new Error(`refund ${refundId} not final after 30 s`);
+}
+
+async function waitForStatus(paymentId: string, status: string) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
+    const [row] = await app.client.sql<{ status: string; amount_captured: number | null }[]>`
+      select status, amount_captured from payments where tenant_id = ${TENANT} and id = ${paymentId}`;
+    if (row?.status === status) return row;
+  }
+  throw new Error(`payment ${paymentId} not ${status} after 30 s`);
 }
 
 /** The processor's charges and refunds of one intent (amounts). */
@@ -169,6 +179,27 @@ describe('a refund whose row was lost is given back once, and shown', () => {
     expect(again).toMatchObject({ refundId: refund.refundId, amount: 300, status: 'succeeded' });
   });
 
+  it('lost with its payment, not imported: the retry finds the refund its key already made', async () => {
+    const key = randomUUID();
+    const refundKey = randomUUID();
+    const { refund, intent } = await paidAndRefunded(key, refundKey);
+    await loseCommit(refund.paymentId, key, refundKey);
+    const second = await payWithKey(key);
+    await waitForTerminal(app.client.sql, [second.paymentId]);
+    // As if the re-created payment had been settled elsewhere (the reconciler), not importing:
+    // the retry sends the refund for the new payment under the key of the first one's.
+    await app.client
+      .sql`delete from refunds where tenant_id = ${TENANT} and id = ${refund.refundId}`;
+
+    const again = await refundWithKey(refundKey, second.paymentId);
+    expect(await waitForRefund(again.refundId)).toBe('succeeded');
+    expect(await ledgerOfIntent(intent)).toEqual([
+      { kind: 'charge', amount: second.amount },
+      { kind: 'refund', amount: 300 },
+    ]);
+    expect(await refundedOf(second.paymentId)).toBe(300);
+  });
+
   it('lost alone: the retry under the same key makes the same refund, replayed by the processor', async () => {
     const key = randomUUID();
     const refundKey = randomUUID();
@@ -183,5 +214,24 @@ describe('a refund whose row was lost is given back once, and shown', () => {
     ]);
     expect(await refundedOf(paid.paymentId)).toBe(300);
     expect(again.refundId).toBe(refund.refundId);
+  });
+});
+
+describe('a capture lost with its payment is shown on the re-created payment', () => {
+  it('the re-created payment takes the captured amount, not the whole authorisation', async () => {
+    const key = randomUUID();
+    const manual = { ...cart, capture: 'manual' as const };
+    const first = await callerWithKey(key).checkout.pay(manual);
+    await waitForStatus(first.paymentId, 'authorized');
+    const amount = first.amount - 100;
+    await callerWithKey(randomUUID()).ops.capturePayment({ paymentId: first.paymentId, amount });
+    await waitForStatus(first.paymentId, 'captured');
+    await loseCommit(first.paymentId, key);
+
+    const second = await callerWithKey(key).checkout.pay(manual);
+    expect(await waitForStatus(second.paymentId, 'captured')).toEqual({
+      status: 'captured',
+      amount_captured: amount,
+    });
   });
 });

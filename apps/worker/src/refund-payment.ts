@@ -4,7 +4,7 @@ import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-ev
 import type { RefundStatus } from '@once/db/schema';
 import { refundStatusesRecordableAs } from '@once/payments';
 import type postgres from 'postgres';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
 import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
@@ -46,15 +46,13 @@ type RefundOutcome =
  * 1. read the refund, its payment's intent and the tenant's processor key; a refund already
  *    final (`succeeded` / `failed`) ends the job without a call;
  * 2. a refund the processor answered `pending` is RETRIEVED by id until it is final;
- * 3. otherwise, on a retry (or for a refund left `unknown`, re-enqueued by the reconciler),
- *    look for it first among the intent's refunds (by the refund id in its metadata): an
- *    earlier attempt whose answer was lost may have made it, and the processor may have
- *    forgotten its key since;
+ * 3. otherwise look for it first among the intent's refunds (by the refund id in its
+ *    metadata; a list is complete, unlike a search): an earlier attempt whose answer was lost,
+ *    or the same refund requested before its row was lost in a failover (its id is derived
+ *    from the operator's key), may have made it, and the processor may have forgotten its key
+ *    since (Stripe keeps keys at least 24 hours);
  * 4. else create it with the refund's own downstream key (every attempt the same, so the
- *    processor replays a lost answer instead of refunding twice). A key the processor refuses
- *    as used with other parameters was used by this refund's own earlier request, made for
- *    the payment this one re-created after its row was lost (another `payment_id` in the
- *    metadata): that refund is found among the intent's by its id;
+ *    processor replays a lost answer instead of refunding twice);
  * 5. record it and finish or reschedule the job in one transaction guarded by the lock token.
  *
  * @example
@@ -116,36 +114,24 @@ async function refundOnce(
       );
       return { kind: 'answered', refund };
     }
-    const findMade = async () => {
-      const listed = await observedCall(calls, { call: 'list_refunds', intent: intentId }, () =>
-        processor.refunds.list({ payment_intent: intentId, limit: 100 }),
-      );
-      return listed.data.find((refund) => refund.metadata?.refund_id === target.id);
-    };
-    if (job.attempts > 1 || target.status === 'unknown') {
-      const found = await findMade();
-      if (found) return { kind: 'answered', refund: found };
-    }
+    const listed = await observedCall(calls, { call: 'list_refunds', intent: intentId }, () =>
+      processor.refunds.list({ payment_intent: intentId, limit: 100 }),
+    );
+    const found = listed.data.find((refund) => refund.metadata?.refund_id === target.id);
+    if (found) return { kind: 'answered', refund: found };
     const key = job.downstreamKey;
-    try {
-      const refund = await observedCall(calls, { call: 'refund', key, intent: intentId }, () =>
-        processor.refunds.create(
-          {
-            payment_intent: intentId,
-            amount: target.amount,
-            ...(target.reason ? { reason: target.reason as Stripe.RefundCreateParams.Reason } : {}),
-            metadata: { refund_id: target.id, payment_id: job.paymentId, tenant_id: job.tenantId },
-          },
-          { idempotencyKey: key },
-        ),
-      );
-      return { kind: 'answered', refund };
-    } catch (error) {
-      if (!(error instanceof Stripe.errors.StripeIdempotencyError)) throw error;
-      const found = await findMade();
-      if (!found) throw error;
-      return { kind: 'answered', refund: found };
-    }
+    const refund = await observedCall(calls, { call: 'refund', key, intent: intentId }, () =>
+      processor.refunds.create(
+        {
+          payment_intent: intentId,
+          amount: target.amount,
+          ...(target.reason ? { reason: target.reason as Stripe.RefundCreateParams.Reason } : {}),
+          metadata: { refund_id: target.id, payment_id: job.paymentId, tenant_id: job.tenantId },
+        },
+        { idempotencyKey: key },
+      ),
+    );
+    return { kind: 'answered', refund };
   } catch (error) {
     const outcome = outcomeOfChargeError(error);
     switch (outcome.kind) {
