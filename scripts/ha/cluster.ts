@@ -233,7 +233,9 @@ export class HaCluster {
     } catch {
       return [];
     }
-    if (!postmaster) return [];
+    // A standalone backend (initdb's bootstrap) writes its pid negated; it runs in Patroni's
+    // group, which a signal to the node reaches anyway.
+    if (!(postmaster > 0)) return [];
     let children: number[] = [];
     try {
       children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)])
@@ -471,6 +473,8 @@ export class HaCluster {
 
   /** Stops every process (kill -9: a throw-away cluster) and removes its directory. */
   async stop({ keep = false } = {}): Promise<void> {
+    // Stopped while it starts (Ctrl-C): the exits below are no failed start.
+    this.starting = false;
     for (const name of NODE_NAMES) {
       this.resumeNode(name);
       this.killNode(name);
