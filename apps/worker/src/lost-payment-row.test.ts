@@ -4,6 +4,8 @@ import { createApiDependencies, createCaller, createContext } from '@once/api';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProcessorClients } from './processor-client.ts';
+import { reconcilePayments } from './reconcile-payments.ts';
 import { waitForTerminal } from './test-support/convergence.ts';
 import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
 import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
@@ -177,6 +179,39 @@ describe('a refund whose row was lost is given back once, and shown', () => {
     ]);
     expect(await refundedOf(second.paymentId)).toBe(300);
     expect(again).toMatchObject({ refundId: refund.refundId, amount: 300, status: 'succeeded' });
+  });
+
+  it('lost with its payment, the re-created payment settled by the reconciler: it imports the refund', async () => {
+    const key = randomUUID();
+    const refundKey = randomUUID();
+    const { paid, refund } = await paidAndRefunded(key, refundKey);
+    const [{ row }] = await app.client.sql<[{ row: Record<string, unknown> }]>`
+      select to_jsonb(payment) as row from payments as payment where id = ${paid.paymentId}`;
+    await loseCommit(refund.paymentId, key, refundKey);
+    // Re-created, its job gone before it recorded an intent: the reconciler's to decide.
+    const recreated = `pay_${randomUUID().replaceAll('-', '')}`;
+    const copy = {
+      ...row,
+      id: recreated,
+      status: 'unknown',
+      processor_payment_intent_id: null,
+      updated_at: new Date(Date.now() - 60_000).toISOString(),
+    };
+    await app.client.sql`
+      insert into payments
+      select * from jsonb_populate_record(null::payments, ${JSON.stringify(copy)}::jsonb)`;
+
+    await reconcilePayments({
+      sql: app.client.sql,
+      processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
+      log: () => {},
+      olderThanMs: 1_000,
+      maxRequeues: 3,
+    });
+    expect(await waitForTerminal(app.client.sql, [recreated])).toEqual(
+      new Map([[recreated, 'succeeded']]),
+    );
+    expect(await refundedOf(recreated)).toBe(300);
   });
 
   it('lost with its payment, not imported: the retry finds the refund its key already made', async () => {

@@ -6,6 +6,12 @@ import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
+import {
+  type AdoptedIntentHistory,
+  isEarlierPaymentsIntent,
+  readAdoptedIntentHistory,
+  recordAdoptedIntentHistory,
+} from './adopted-intent-history.ts';
 import { cancelIntent } from './cancel-intent.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
@@ -113,7 +119,9 @@ type LedgerAnswer =
  *   processor accepted settles `failed` (a refused cancel means it charged: read again);
  * - no intent recorded: the two-step charge confirms only recorded intents, so no confirm
  *   was ever sent and nobody was charged. A search adopts an intent a lost create made;
- *   finding nothing re-enqueues (same keys), and after `maxRequeues` settles `failed`.
+ *   finding nothing re-enqueues (same keys), and after `maxRequeues` settles `failed`;
+ * - an intent made for an earlier payment of the checkout (its row lost) that charged brings
+ *   its capture and refunds, recorded with the settlement (`recordAdoptedIntentHistory`).
  * Undecided payments get a next-check time with backoff, and each tenant gets a fair
  * share of a pass (round robin by age), so one tenant whose lookups fail (a rotated
  * processor key) cannot stall everybody. Every settle is guarded (terminal states never
@@ -145,8 +153,14 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     summary.examined++;
     const processor = options.processorFor(payment.processor_secret_key);
     let answer: LedgerAnswer;
+    let adopted: AdoptedIntentHistory | undefined;
     try {
-      answer = await askProcessor(processor, payment);
+      const asked = await askProcessor(processor, payment);
+      answer = asked.answer;
+      const charged = answer.found === 'succeeded' || answer.found === 'authorized';
+      if (charged && asked.intent && isEarlierPaymentsIntent(asked.intent, payment.id)) {
+        adopted = await readAdoptedIntentHistory(processor, asked.intent.id, []);
+      }
     } catch (error) {
       log('reconcile.lookup_failed', {
         tenant: payment.tenant_id,
@@ -167,19 +181,23 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
 
     switch (answer.found) {
       case 'succeeded':
-        await settleWithProof(sql, payment, answer, {
-          status: 'succeeded',
-          processorPaymentIntentId: answer.intentId,
-        });
-        summary.succeeded++;
+      case 'authorized': {
+        // A captured authorisation taken over is `authorized`, then `captured` (its history).
+        const status =
+          answer.found === 'authorized' || adopted?.capturedAmount != null
+            ? 'authorized'
+            : 'succeeded';
+        await settleWithProof(
+          sql,
+          payment,
+          answer,
+          { status, processorPaymentIntentId: answer.intentId },
+          adopted,
+        );
+        if (answer.found === 'succeeded') summary.succeeded++;
+        else summary.authorized++;
         break;
-      case 'authorized':
-        await settleWithProof(sql, payment, answer, {
-          status: 'authorized',
-          processorPaymentIntentId: answer.intentId,
-        });
-        summary.authorized++;
-        break;
+      }
       case 'declined':
         await settleWithProof(sql, payment, answer, {
           status: 'declined',
@@ -302,7 +320,10 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
   );
 }
 
-async function askProcessor(processor: Stripe, payment: Candidate): Promise<LedgerAnswer> {
+async function askProcessor(
+  processor: Stripe,
+  payment: Candidate,
+): Promise<{ answer: LedgerAnswer; intent: Stripe.PaymentIntent | null }> {
   const intent = payment.processor_payment_intent_id
     ? await processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
     : await findPaymentIntentByMetadata(
@@ -311,6 +332,11 @@ async function askProcessor(processor: Stripe, payment: Candidate): Promise<Ledg
         { paymentId: payment.id, downstreamKey: payment.downstream_key },
         payment,
       );
+  return { answer: ledgerAnswerOf(intent), intent };
+}
+
+/** What an intent (or none found) proves about a payment. */
+function ledgerAnswerOf(intent: Stripe.PaymentIntent | null): LedgerAnswer {
   if (!intent) return { found: 'never_sent' };
   const outcome = settledOutcomeOf(intent);
   if (!outcome) return { found: 'unconfirmed', intentId: intent.id };
@@ -380,16 +406,23 @@ function reconcilerEvent(payment: Candidate, decision: Record<string, unknown>):
   };
 }
 
-/** Settles on the processor's proof (a final intent state); terminal payments never move. */
+/**
+ * Settles on the processor's proof (a final intent state); terminal payments never move. An
+ * intent taken over from an earlier payment brings its history in the same transaction.
+ */
 async function settleWithProof(
   sql: postgres.Sql,
   payment: Candidate,
   answer: LedgerAnswer,
   settlement: PaymentSettlement,
+  adopted?: AdoptedIntentHistory,
 ): Promise<boolean> {
-  return decided(sql, payment, { found: answer.found, decision: settlement.status }, (tx) =>
-    settlePayment(tx, { tenantId: payment.tenant_id, paymentId: payment.id }, settlement),
-  );
+  const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
+  return decided(sql, payment, { found: answer.found, decision: settlement.status }, async (tx) => {
+    if (!(await settlePayment(tx, ref, settlement))) return false;
+    if (adopted) await recordAdoptedIntentHistory(tx, ref, adopted);
+    return true;
+  });
 }
 
 /** Records an intent found by search, unless a different one is recorded meanwhile. */
