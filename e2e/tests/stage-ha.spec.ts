@@ -95,8 +95,13 @@ test('scene 8, database failover: the primary is killed, a standby promoted, the
   await expect(node).toHaveAttribute('data-state', 'up');
   watching = false;
   await watch;
+  // Down in between: for a second or so without a role, then as a standby not yet running. Parts
+  // holds its last view while the database is away (the cockpit's reads need it too).
   expect(seen[0], seen.join(' -> ')).toBe('up primary');
-  expect(seen, seen.join(' -> ')).toContain('down');
+  expect(
+    seen.some((state) => state.startsWith('down')),
+    seen.join(' -> '),
+  ).toBe(true);
 
   // The strip: this scene's one payment, one charge; and every payment, the earlier one too.
   const verdict = stage.cockpit.getByTestId('strip-verdict');
