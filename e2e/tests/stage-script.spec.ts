@@ -25,6 +25,10 @@ import { loseRedirectAfterChallenge, THREE_D_SECURE_CARD } from '../support/thre
 // side in one browser, and checks what its "What the audience sees" column promises. With
 // ONCE_SCREENSHOTS=1 each scene leaves docs/screenshots/scene-N.png.
 const system = useTestSystem({
+  // As `npm run demo` runs it: scene 5 kills PostgreSQL, and with commits acknowledged before
+  // they are on disk (the tests' fast mode) a crash loses the cockpit's fresh sign-in (a 401,
+  // so the cockpit never shows the restart) or a scene's payment.
+  pgDurability: 'durable',
   chaos: true,
   restart: {
     initialDelayMs: 200,
