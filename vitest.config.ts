@@ -28,6 +28,7 @@ export const ISOLATED_FILES = [
   'apps/web/src/server/graphql-api.test.ts',
   'apps/web/src/server/merchants.test.ts',
   'apps/web/src/server/processor-webhook.test.ts',
+  'packages/idempotency/src/adapters/fetch/fetch-idempotency.test.ts',
   'packages/idempotency/src/adapters/fetch/on-answered.test.ts',
   'packages/idempotency/src/adapters/graphql/on-answered.test.ts',
   'packages/idempotency/src/adapters/trpc/on-answered.test.ts',

@@ -12,7 +12,9 @@ import { ISOLATED_FILES } from '../vitest.config.ts';
  */
 const PROCESS_WIDE = [
   /\bvi\.(mock|doMock|stubEnv|stubGlobal|useFakeTimers)\(/,
-  /\bvi\.spyOn\((console|process|globalThis)\b/,
+  // A spy on a global class's prototype needs the pristine one: an earlier file in the worker
+  // left Response.prototype.clone unredefinable ("Cannot redefine property: clone").
+  /\bvi\.spyOn\((console|process|globalThis|[A-Z]\w*\.prototype)\b/,
   /\bprocess\.env(\.\w+|\[[^\]]+\])\s*=[^=]/,
   /\bdelete process\.env\b/,
   /\.setGlobal\w*\(/,
