@@ -37,6 +37,21 @@ export async function fillCart(
   await expect(page.getByTestId('pay')).toBeEnabled();
 }
 
+/**
+ * Presses Retry (the same key) whenever the page offers it, until the payment is accepted
+ * (processing or succeeded): what a presenter does while the database is away. The page
+ * never retries a 503 by itself.
+ */
+export async function retryUntilAccepted(page: Page, timeout: number): Promise<void> {
+  const retry = page.getByTestId('retry');
+  await expect(async () => {
+    if (await retry.isVisible()) await retry.click();
+    await expect(checkoutState(page)).toHaveAttribute('data-state', /^(processing|succeeded)$/, {
+      timeout: 1_500,
+    });
+  }).toPass({ timeout });
+}
+
 /** Waits until the page shows a terminal state and reads what it showed. */
 export async function waitForTerminal(
   page: Page,

@@ -1,9 +1,9 @@
 import { expect, type Locator, test } from '@playwright/test';
 import { DEFAULT_RESTART_POLICY } from '../../scripts/system/restart-policy.ts';
 import {
-  checkoutState,
   fillCart,
   recordPayRequests,
+  retryUntilAccepted,
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { useHaTestSystem } from '../support/ha-system.ts';
@@ -71,15 +71,7 @@ test('scene 8, database failover: the primary is killed, a standby promoted, the
   await stage.checkout.getByTestId('pay').click();
   // The payment waits, or is answered "temporarily unavailable" (nothing charged) and retried
   // with the same key, until the new primary answers.
-  const retry = stage.checkout.getByTestId('retry');
-  await expect(async () => {
-    if (await retry.isVisible()) await retry.click();
-    await expect(checkoutState(stage.checkout)).toHaveAttribute(
-      'data-state',
-      /^(processing|succeeded)$/,
-      { timeout: 1_500 },
-    );
-  }).toPass({ timeout: 90_000 });
+  await retryUntilAccepted(stage.checkout, 90_000);
   const shown = await waitForTerminal(stage.checkout);
   expect(shown.state).toBe('succeeded');
   expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));

@@ -4,6 +4,7 @@ import {
   fillCart,
   readShown,
   recordPayRequests,
+  retryUntilAccepted,
   waitForTerminal,
 } from '../support/checkout-page.ts';
 import { showCockpitTable } from '../support/cockpit-table.ts';
@@ -239,15 +240,7 @@ test('scene 5, database restart: PostgreSQL is killed and back on the same data,
   // Fail closed while the database is away: the page says so and offers Retry. It does not
   // retry a 503 by itself; the presenter presses Retry (same key) until PostgreSQL is back.
   await expect(checkoutState(stage.checkout)).toHaveAttribute('data-state', 'store_unavailable');
-  const retry = stage.checkout.getByTestId('retry');
-  await expect(async () => {
-    if (await retry.isVisible()) await retry.click();
-    await expect(checkoutState(stage.checkout)).toHaveAttribute(
-      'data-state',
-      /^(processing|succeeded)$/,
-      { timeout: 1_500 },
-    );
-  }).toPass({ timeout: 60_000 });
+  await retryUntilAccepted(stage.checkout, 60_000);
   const shown = await waitForTerminal(stage.checkout);
   expect(shown.state).toBe('succeeded');
   // In plain words (no SQL, no stack), then Retry with the same key goes through.

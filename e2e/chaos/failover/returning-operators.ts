@@ -5,8 +5,9 @@
 // the operator's key), must make it the same refund: found where the re-created payment took
 // it from the processor, or sent again and replayed by the processor, never given twice.
 import { operatorAction, readPaymentState, readRefundStates } from '../clients/pay-transport.ts';
-import type { ClientEvent, History } from '../history.ts';
-import type { IntentPlan, TenantCatalogue } from '../schedule.ts';
+import type { ClientEvent } from '../history.ts';
+import type { IntentPlan } from '../schedule.ts';
+import type { ReturningClients } from './returning-shoppers.ts';
 
 const REQUEST_TIMEOUT_MS = 8_000;
 /** The history's `process` of these requests: the checker counts their refunds as lost. */
@@ -21,13 +22,7 @@ export const RETURNING_OPERATOR = 'returning-operator';
  */
 export async function runReturningOperators(
   intents: readonly IntentPlan[],
-  ctx: {
-    history: History;
-    webUrl: string;
-    catalogue: (tenantId: string) => TenantCatalogue;
-    sleep: (ms: number) => Promise<void>;
-    deadlineAt: number;
-  },
+  ctx: ReturningClients,
 ): Promise<number> {
   const answered = ctx.history.events.filter((e): e is ClientEvent => 'op' in e && e.type === 'ok');
   const payments = answered.filter((e) => (e.f === 'pay' || e.f === 'late') && e.paymentId);

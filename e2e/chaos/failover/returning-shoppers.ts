@@ -9,6 +9,16 @@ import type { IntentPlan, TenantCatalogue } from '../schedule.ts';
 
 const REQUEST_TIMEOUT_MS = 8_000;
 
+/** What the clients who come back after the heal (shoppers, operators) work with. */
+export interface ReturningClients {
+  history: History;
+  webUrl: string;
+  catalogue: (tenantId: string) => TenantCatalogue;
+  sleep: (ms: number) => Promise<void>;
+  /** History time at which they stop. */
+  deadlineAt: number;
+}
+
 /**
  * Every intent answered with a payment the app no longer shows (404) pays again and watches;
  * resolves with how many came back. Stops at `deadlineAt` (history time).
@@ -18,13 +28,7 @@ const REQUEST_TIMEOUT_MS = 8_000;
  */
 export async function runReturningShoppers(
   intents: readonly IntentPlan[],
-  ctx: {
-    history: History;
-    webUrl: string;
-    catalogue: (tenantId: string) => TenantCatalogue;
-    sleep: (ms: number) => Promise<void>;
-    deadlineAt: number;
-  },
+  ctx: ReturningClients,
 ): Promise<number> {
   const answered = ctx.history.events.filter(
     (e): e is ClientEvent =>
