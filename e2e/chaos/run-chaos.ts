@@ -157,21 +157,17 @@ export async function runChaos(
     await Promise.race([clients, sleep(15_000)]);
   }
   if (profile.replication) {
-    const returned = await runReturningShoppers(plan.intents, {
+    // Each group gets its own window, counted from when it starts.
+    const returning = () => ({
       history,
       webUrl: target.webUrl,
       catalogue,
       sleep,
       deadlineAt: history.elapsed() + RETURNING_SHOPPERS_MS,
     });
+    const returned = await runReturningShoppers(plan.intents, returning());
     log(`chaos: ${returned} shopper(s) found their acknowledged payment gone and paid again`);
-    const retried = await runReturningOperators(plan.intents, {
-      history,
-      webUrl: target.webUrl,
-      catalogue,
-      sleep,
-      deadlineAt: history.elapsed() + RETURNING_SHOPPERS_MS,
-    });
+    const retried = await runReturningOperators(plan.intents, returning());
     log(`chaos: ${retried} acknowledged refund(s) found gone and asked for again`);
   }
   log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);

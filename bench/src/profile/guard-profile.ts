@@ -10,7 +10,7 @@ import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { guardCpuVariants } from '../scenarios/guard-cpu.ts';
-import { SAMPLING_INTERVAL_BYTES } from './allocated-bytes.ts';
+import { sampleAllocations } from './allocated-bytes.ts';
 import { type CpuProfile, flameGraphSvg, frameLabel } from './flamegraph.ts';
 
 type CallFrame = CpuProfile['nodes'][number]['callFrame'];
@@ -73,15 +73,7 @@ for (const [name, send] of guardCpuVariants()) {
   if (picked.length > 0 && !picked.some((part) => name.includes(part))) continue;
   for (let i = 0; i < 2_000; i++) await send();
 
-  await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', {
-    samplingInterval: SAMPLING_INTERVAL_BYTES,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
-  for (let i = 0; i < requests; i++) await send();
-  const { profile: heap } = await session.post('HeapProfiler.stopSampling');
-  await session.post('HeapProfiler.disable');
+  const heap = await sampleAllocations(send, requests);
 
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
