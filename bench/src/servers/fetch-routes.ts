@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@once/db';
-import type { Idempotency, OperationPolicy } from '@once/idempotency';
-import { fetchIdempotency } from '@once/idempotency/fetch';
+import type { Idempotency, OperationPolicy, StoredResponse } from '@once/idempotency';
+import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import {
   BENCH_TENANT,
   insertDurableFloorRow,
@@ -48,7 +48,8 @@ const FETCH_POLICIES = {
 /**
  * `POST /fetch/guarded`: the same handler under `fetchIdempotency().handle` (built once, as the
  * apps use it: the validated input is the fingerprint, so the body is read once), completing in
- * its transaction (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode;
+ * its transaction with the stored form (`storedJson`, as the apps' routes do: the guard reads no
+ * body and builds no second `Response`) (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode;
  * `POST /fetch/guarded-atomic-always-read`: atomic mode with `precheck: true`.
  */
 export function createGuardedFetchHandler(
@@ -66,12 +67,12 @@ export function createGuardedFetchHandler(
     const input = parsePayInput(await request.json());
     return http.handle(request, { ...scope, fingerprintInput: input }, (exec) =>
       db.transaction(async (tx) => {
-        let response: Response | undefined;
+        let stored: StoredResponse | undefined;
         await writePayment(tx, input, exec.key ?? randomUUID(), (result) => {
-          response = Response.json(result, { status: 201 });
-          return exec.complete(tx, response);
+          stored = storedJson(result, { status: 201 });
+          return exec.complete(tx, stored);
         });
-        return response!;
+        return responseOf(stored!);
       }),
     );
   };

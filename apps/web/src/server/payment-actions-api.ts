@@ -11,7 +11,7 @@ import {
   requestAuthorizationAction,
   requestKeyOf,
 } from '@once/api/money-actions';
-import { fetchIdempotency } from '@once/idempotency/fetch';
+import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import { z } from 'zod';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
@@ -86,11 +86,13 @@ function moneyActionHandler<TBody, TResult>(
               notifyOutbox: deps.outboxNotify,
               complete: async (tx, result) => {
                 const answer = await spec.answer(tx, tenant.tenantId, result, body);
-                response = Response.json(answer, {
+                // The stored form: the guard reads no body back (`storedJson`).
+                const stored = storedJson(answer, {
                   status: 202,
                   headers: { location: spec.location(paymentId) },
                 });
-                await exec.complete(tx, response);
+                await exec.complete(tx, stored);
+                response = responseOf(stored);
               },
             },
             paymentId,

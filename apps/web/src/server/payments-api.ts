@@ -9,8 +9,8 @@ import {
 } from '@once/api/checkout';
 import { toProblemResponse } from '@once/api/errors';
 import { readMerchantPayment } from '@once/api/money-actions';
-import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
-import { fetchIdempotency } from '@once/idempotency/fetch';
+import { IDEMPOTENT_REPLAYED_HEADER, type StoredResponse } from '@once/idempotency';
+import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import { authenticateApiKey } from './authenticate-api-key.ts';
 import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
 import { readJsonBody, requireJsonContentType } from './payment-json-body.ts';
@@ -39,9 +39,11 @@ export async function answeringApiErrors(run: () => Promise<Response>): Promise<
 
 /**
  * 201 for a new payment; 200 + `Idempotent-Replayed` for the payment this key already made, with
- * its status as the merchant reads it now (read inside `pay`'s transaction).
+ * its status as the merchant reads it now (read inside `pay`'s transaction). In the stored form
+ * (`storedJson`): completed with it, the guard reads no body back; the replayed header is sent
+ * with `responseOf`, not stored.
  */
-async function payResponse(
+async function payAnswer(
   tx: Transaction,
   tenantId: string,
   {
@@ -49,21 +51,23 @@ async function payResponse(
     origin,
     captureMethod,
   }: { result: PayResult; origin: PayOrigin; captureMethod: string },
-): Promise<Response> {
+): Promise<{ stored: StoredResponse; sent: Response }> {
   const status =
     origin === 'created'
       ? result.status
       : (await readMerchantPayment(tx, tenantId, result.paymentId)).status;
-  return Response.json(
+  const stored = storedJson(
     { ...result, status, captureMethod },
     {
       status: origin === 'created' ? 201 : 200,
-      headers: {
-        location: `/api/v1/payments/${result.paymentId}`,
-        ...(origin === 'existing' ? { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : {}),
-      },
+      headers: { location: `/api/v1/payments/${result.paymentId}` },
     },
   );
+  const sent = responseOf(
+    stored,
+    origin === 'existing' ? { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : undefined,
+  );
+  return { stored, sent };
 }
 
 const PAYMENTS_ROUTE = 'POST /api/v1/payments';
@@ -128,12 +132,13 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
               idempotency: {
                 key: exec.key!,
                 complete: async (tx, result, origin) => {
-                  response = await payResponse(tx, tenant.tenantId, {
+                  const answer = await payAnswer(tx, tenant.tenantId, {
                     result,
                     origin,
                     captureMethod: input.capture ?? 'automatic',
                   });
-                  await exec.complete(tx, response);
+                  await exec.complete(tx, answer.stored);
+                  response = answer.sent;
                 },
               },
             },

@@ -6,6 +6,7 @@ import {
   type IdempotencyTestDatabase,
 } from '../../testing/test-database.ts';
 import { fetchIdempotency } from './fetch-idempotency.ts';
+import { responseOf, storedJson } from './stored-response.ts';
 
 let t: IdempotencyTestDatabase;
 beforeAll(async () => {
@@ -134,13 +135,12 @@ describe('fetchIdempotency().handle', () => {
         (exec) =>
           t.db.transaction(async (tx) => {
             runs.count++;
-            const body = JSON.stringify({ id: 'ch_fast', amount: '9' });
-            const headers = { 'content-type': 'application/json', location: '/c/fast' };
-            await exec.complete(tx, { status: 201, headers, body });
-            return new Response(body, {
-              status: 201,
-              headers: { ...headers, 'x-request-id': 'r1' },
-            });
+            const stored = storedJson(
+              { id: 'ch_fast', amount: '9' },
+              { status: 201, headers: { location: '/c/fast' } },
+            );
+            await exec.complete(tx, stored);
+            return responseOf(stored, { 'x-request-id': 'r1' });
           }),
       );
     const clone = vi.spyOn(Response.prototype, 'clone');
@@ -149,10 +149,15 @@ describe('fetchIdempotency().handle', () => {
     expect(clone).not.toHaveBeenCalled();
     expect(text).not.toHaveBeenCalled();
     expect([first.status, first.headers.get('x-request-id')]).toEqual([201, 'r1']);
+    expect(first.headers.get('content-type')).toBe('application/json');
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(await first.json()).toEqual({ id: 'ch_fast', amount: '9' });
     const replay = await handle();
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.headers.get('location')).toBe('/c/fast');
+    expect(replay.headers.get('content-type')).toBe('application/json');
+    // Sent on the first answer only: not one of the stored headers.
+    expect(replay.headers.get('x-request-id')).toBeNull();
     expect(await replay.json()).toEqual({ id: 'ch_fast', amount: '9' });
     expect(runs.count).toBe(1);
   });

@@ -94,11 +94,10 @@ export interface IdempotentRequest {
  * const response = Response.json(payment, { status: 201 });
  * await exec.complete(tx, response);
  * return response;
- * // or, reading nothing:
- * const body = JSON.stringify(payment);
- * const headers = { 'content-type': 'application/json' };
- * await exec.complete(tx, { status: 201, headers, body });
- * return new Response(body, { status: 201, headers });
+ * // or, reading nothing (`storedJson`, `responseOf`):
+ * const stored = storedJson(payment, { status: 201 });
+ * await exec.complete(tx, stored);
+ * return responseOf(stored);
  */
 export type FetchExecution<TTx> = CompletingWith<TTx, Response | StoredResponse>;
 

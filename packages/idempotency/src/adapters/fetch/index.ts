@@ -11,5 +11,11 @@ export {
 } from './fetch-idempotency.ts';
 export { defaultFingerprintInput } from './fingerprint-input.ts';
 export { problemDetailsResponse } from './problem-details.ts';
-export { DEFAULT_REPLAY_HEADERS, replayedResponse, storedResponseFrom } from './stored-response.ts';
+export {
+  DEFAULT_REPLAY_HEADERS,
+  replayedResponse,
+  responseOf,
+  storedJson,
+  storedResponseFrom,
+} from './stored-response.ts';
 export { type WithIdempotencyOptions, withIdempotency } from './with-idempotency.ts';

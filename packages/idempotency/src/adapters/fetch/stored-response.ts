@@ -129,6 +129,42 @@ export function resendable(response: Response, stored: StoredResponse): Response
 }
 
 /**
+ * A JSON answer in the form `exec.complete` stores (status, the replayed headers, the body
+ * text), built once by the route. Completing with it instead of a `Response` spares the guard
+ * reading a body stream and building a second `Response`; send `responseOf(stored)`. Put only
+ * headers to replay in `headers`; others go to `responseOf`.
+ *
+ * @example
+ * const stored = storedJson(payment, { status: 201, headers: { location: `/payments/${payment.id}` } });
+ * await exec.complete(tx, stored);
+ * return responseOf(stored);
+ */
+export function storedJson(
+  value: unknown,
+  init: { status?: number; headers?: Record<string, string> } = {},
+): StoredResponse {
+  return {
+    status: init.status ?? 200,
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: JSON.stringify(value),
+  };
+}
+
+/**
+ * The `Response` of a stored form as the first request gets it (no `Idempotent-Replayed`),
+ * with `headers` that are sent but not stored.
+ *
+ * @example
+ * return responseOf(stored, { 'cache-control': 'no-store' });
+ */
+export function responseOf(stored: StoredResponse, headers?: Record<string, string>): Response {
+  return new Response(withoutBodyIfForbidden(stored), {
+    status: stored.status,
+    headers: headers ? { ...stored.headers, ...headers } : stored.headers,
+  });
+}
+
+/**
  * Rebuild a stored response with `Idempotent-Replayed: true`.
  *
  * @example
@@ -137,7 +173,9 @@ export function resendable(response: Response, stored: StoredResponse): Response
 export function replayedResponse(stored: StoredResponse): Response {
   const headers = new Headers(stored.headers);
   headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-  // 204/304 must not carry a body.
-  const body = stored.status === 204 || stored.status === 304 ? null : stored.body;
-  return new Response(body, { status: stored.status, headers });
+  return new Response(withoutBodyIfForbidden(stored), { status: stored.status, headers });
 }
+
+/** 204/304 must not carry a body (the `Response` constructor refuses one). */
+const withoutBodyIfForbidden = (stored: StoredResponse) =>
+  stored.status === 204 || stored.status === 304 ? null : stored.body;
