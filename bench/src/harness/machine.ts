@@ -1,4 +1,6 @@
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The machine a run happened on, for the report. */
 export interface MachineInfo {
@@ -8,6 +10,8 @@ export interface MachineInfo {
   node: string;
   platform: string;
   loadAverage: number[];
+  /** Where `@once/idempotency` was loaded from, relative to the repository: the built `dist/` or `src/`. */
+  library?: string;
 }
 
 export function describeMachine(): MachineInfo {
@@ -18,5 +22,19 @@ export function describeMachine(): MachineInfo {
     node: process.version,
     platform: `${os.type()} ${os.release()} ${os.arch()}`,
     loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    library: libraryMeasured(),
   };
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/**
+ * The folder `@once/idempotency` resolves to in this process. `npm run bench` runs without the
+ * repository's `@once/source` condition, so it measures `dist/`, the package as installed (tsc
+ * output), not `src/` through tsx, whose transform keeps function names by defining `name` on
+ * every closure created, a cost per request the published package does not have.
+ */
+export function libraryMeasured(): string {
+  const entry = fileURLToPath(import.meta.resolve('@once/idempotency'));
+  return path.relative(repoRoot, path.dirname(entry));
 }

@@ -47,8 +47,13 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     '## Machine and settings',
     '',
     `- CPU: ${m.cpuModel}, ${m.cores} cores; RAM ${m.ramGiB} GiB; ${m.platform}; Node ${m.node}`,
+    ...(m.library
+      ? [
+          `- Library measured: \`@once/idempotency\` from \`${m.library}/\`${m.library.endsWith('dist') ? ' (the built package, as installed)' : ' (sources through tsx: not what users install)'}`,
+        ]
+      : []),
     `- Load average (1/5/15 min) before: ${m.loadAverage.join(' / ')}; after: ${report.loadAverageAfter.join(' / ')}. ` +
-      'The machine was shared with other work (test suites, builds), so absolute numbers are noisy (each scenario lists the 1-minute load average around it); ' +
+      'Absolute numbers move with whatever else the 2 cores run (each scenario lists the 1-minute load average around it); ' +
       'variants of one scenario run in interleaved rounds so background load hits them alike.',
     `- PostgreSQL (embedded, same machine): ${Object.entries(report.postgres)
       .map(([k, v]) => `${k}=${v}`)
