@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type LoadResult, mergeResults, pairedRatio } from './load.ts';
+import { type LoadResult, mergeResults, pairedCpuDifference, pairedRatio } from './load.ts';
 
 /** A measured round: `throughput` responses per second for one second. */
 const round = (throughput: number): LoadResult => ({
@@ -45,5 +45,27 @@ describe('pairedRatio', () => {
       rounds: 1,
       whole: 0.9,
     });
+  });
+});
+
+describe('pairedCpuDifference', () => {
+  /** A round of 1000 responses that cost the server `msPerResponse` of CPU each. */
+  const cpuRound = (msPerResponse: number): LoadResult => ({
+    ...round(1000),
+    serverCpuMs: msPerResponse * 1000,
+  });
+
+  it('is the median of the per-round differences, in microseconds', () => {
+    const floor = mergeResults([1.0, 1.2, 0.9].map(cpuRound));
+    const guarded = mergeResults([1.03, 1.5, 0.95].map(cpuRound));
+    const above = pairedCpuDifference(guarded, floor)!;
+    expect(above.median).toBeCloseTo(50, 6);
+    expect([above.min, above.max].map((us) => Math.round(us))).toEqual([30, 300]);
+    expect(above.rounds).toBe(3);
+  });
+
+  it('is undefined when the server CPU was not measured', () => {
+    const unmeasured = mergeResults([round(1000), round(1000)]);
+    expect(pairedCpuDifference(unmeasured, unmeasured)).toBeUndefined();
   });
 });

@@ -39,6 +39,8 @@ export interface LoadResult {
   serverCpuMs?: number;
   /** Throughput of each interleaved round, in order (merged results only). */
   roundThroughputs?: number[];
+  /** Server CPU per response (ms) of each interleaved round, when measured (merged results only). */
+  roundServerCpuPerRequest?: number[];
 }
 
 /** Server CPU per response (ms), when measured. */
@@ -170,7 +172,10 @@ export function mergeResults(results: readonly LoadResult[]): LoadResult {
     samples,
     roundThroughputs: results.map((r) => r.throughput),
     ...(results.every((r) => r.serverCpuMs !== undefined)
-      ? { serverCpuMs: results.reduce((sum, r) => sum + r.serverCpuMs!, 0) }
+      ? {
+          serverCpuMs: results.reduce((sum, r) => sum + r.serverCpuMs!, 0),
+          roundServerCpuPerRequest: results.map((r) => serverCpuPerRequest(r)!),
+        }
       : {}),
   };
 }
@@ -183,6 +188,35 @@ export interface PairedRatio {
   rounds: number;
   /** The ratio of whole-run throughputs, for comparison. */
   whole: number;
+}
+
+/** How much more server CPU per response (µs) `variant` spent than `twin`, round by round. */
+export interface PairedDifference {
+  median: number;
+  min: number;
+  max: number;
+  rounds: number;
+}
+
+/**
+ * Server CPU per response of `variant` minus `twin`'s, paired by round as `pairedRatio` pairs
+ * throughputs; microseconds. Undefined when either side has no per-round CPU.
+ */
+export function pairedCpuDifference(
+  variant: LoadResult,
+  twin: LoadResult,
+): PairedDifference | undefined {
+  const a = variant.roundServerCpuPerRequest;
+  const b = twin.roundServerCpuPerRequest;
+  if (!a || !b || a.length !== b.length || a.length === 0) return undefined;
+  const sorted = a.map((x, i) => (x - b[i]!) * 1000).sort((x, y) => x - y);
+  return { median: median(sorted), min: sorted[0]!, max: sorted.at(-1)!, rounds: sorted.length };
+}
+
+/** Median of numbers sorted ascending. */
+function median(sorted: readonly number[]): number {
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
@@ -204,7 +238,11 @@ export function pairedRatio(variant: LoadResult, twin: LoadResult): PairedRatio 
     return { median: whole, min: whole, max: whole, rounds: 1, whole };
   }
   const ratios = a.map((x, i) => x / b[i]!).sort((x, y) => x - y);
-  const mid = ratios.length >> 1;
-  const median = ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
-  return { median, min: ratios[0]!, max: ratios.at(-1)!, rounds: ratios.length, whole };
+  return {
+    median: median(ratios),
+    min: ratios[0]!,
+    max: ratios.at(-1)!,
+    rounds: ratios.length,
+    whole,
+  };
 }
