@@ -1,5 +1,6 @@
 import { createIdempotency, type IdempotencyOptions } from '@once/idempotency';
 import { fetchIdempotency } from '@once/idempotency/fetch';
+import { initTRPC } from '@trpc/server';
 import type { GoalResult, ResultRow, ScenarioResult } from '../harness/result-types.ts';
 import { PAY_BODY, type Scenario } from '../harness/scenario.ts';
 import { round } from '../harness/stats.ts';
@@ -125,6 +126,7 @@ export const guardCpu: Scenario = {
       },
       rows: [
         { ...row('tRPC unguarded'), baseline: true },
+        row('tRPC + a no-op plugin', 'tRPC unguarded'),
         row('tRPC + plugin, atomic mode', 'tRPC unguarded'),
         row('tRPC + plugin, leased mode', 'tRPC unguarded'),
         row('fetch unguarded'),
@@ -143,6 +145,13 @@ export const guardCpu: Scenario = {
           `fetch: atomic ${guard('fetch + handle, atomic mode', 'fetch unguarded')} µs, leased ${guard('fetch + handle, leased mode', 'fetch unguarded')} µs). ` +
           'On top of it a guarded request pays its statements: the key INSERT in the batch (atomic), the reservation ' +
           'round trip and commit plus the completion UPDATE (leased).',
+        'A tRPC plugin cannot cost less than `tRPC + a no-op plugin` (a `.concat()` middleware that only calls `next()`): ' +
+          `tRPC's own middleware level, ${guard('tRPC + a no-op plugin', 'tRPC unguarded')} µs and ` +
+          `${guardBytes('tRPC + a no-op plugin', 'tRPC unguarded')} B. The guard above it: atomic ` +
+          `${guard('tRPC + plugin, atomic mode', 'tRPC + a no-op plugin')} µs and ` +
+          `${guardBytes('tRPC + plugin, atomic mode', 'tRPC + a no-op plugin')} B, leased ` +
+          `${guard('tRPC + plugin, leased mode', 'tRPC + a no-op plugin')} µs and ` +
+          `${guardBytes('tRPC + plugin, leased mode', 'tRPC + a no-op plugin')} B.`,
         "CPU time is the process's own (`process.cpuUsage`, user + system, so garbage collection on V8's helper " +
           "threads counts too), not wall time: on a loaded machine wall time measures the other processes' share. " +
           'Minimum of the rounds, not the median: interference only ever adds time, so the fastest round is the ' +
@@ -178,6 +187,7 @@ export function guardCpuVariants(): [name: string, send: () => Promise<void>][] 
   };
   return [
     ['tRPC unguarded', sender(handlers.trpc, 'plain')],
+    ['tRPC + a no-op plugin', sender(handlers.trpc, 'noop')],
     ['tRPC + plugin, atomic mode', sender(handlers.trpc, 'atomic')],
     ['tRPC + plugin, leased mode', sender(handlers.trpc, 'leased')],
     ['fetch unguarded', sender(handlers.fetch, 'plain')],
@@ -213,8 +223,17 @@ function guardedHandlers() {
       .concat(idempotent)
       .input(parsePayInput)
       .mutation(({ ctx }) => respond((result) => ctx.idempotency.complete(undefined, result)));
+  // The least any plugin costs: one `.concat()` middleware level that only calls `next()`.
+  const noopPlugin = initTRPC
+    .context<object>()
+    .create()
+    .procedure.use(({ next }) => next());
   const router = t.router({
     plain: t.procedure.input(parsePayInput).mutation(() => respond(async () => {})),
+    noop: t.procedure
+      .concat(noopPlugin)
+      .input(parsePayInput)
+      .mutation(() => respond(async () => {})),
     atomic: guarded('atomic'),
     leased: guarded('leased'),
   });
