@@ -78,8 +78,11 @@ export function createHeartbeatScheduler() {
       renew: () => Promise<HolderWriteResult | 'finished'>;
       onLost: () => void;
     }): { stop(): Promise<void> } {
+      // Written out, not `{ ...options, ... }`: V8's slow path for a spread followed by properties.
       const beat: Beat = {
-        ...options,
+        intervalMs: options.intervalMs,
+        renew: options.renew,
+        onLost: options.onLost,
         dueAt: performance.now() + options.intervalMs,
         inFlight: undefined,
         stopped: false,

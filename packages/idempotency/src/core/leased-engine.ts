@@ -39,8 +39,11 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       'reserve',
       id,
       () =>
+        // One literal, not `{ ...id, ... }`: see `heldValues` in the drizzle store (V8's slow path).
         store.reserve({
-          ...id,
+          tenantId: id.tenantId,
+          operation: id.operation,
+          key: id.key,
           fingerprint: request.fingerprint,
           ownerToken,
           leaseMs: policy.leaseMs,
@@ -161,7 +164,12 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       return { kind: 'executed', response };
     }
     await finishCompletion(exec, response, policy);
-    emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    emit({
+      type: 'completed',
+      tenantId: id.tenantId,
+      operation: id.operation,
+      durationMs: performance.now() - handlerStarted,
+    });
     if (context.unreplicatedCommits() !== unreplicatedBefore) {
       // Completed here, maybe not on the standby a failover would promote: the retry replays it.
       throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');

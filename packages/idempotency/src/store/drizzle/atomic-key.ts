@@ -74,7 +74,9 @@ export async function insertCompletedKey(
             ),
           )[0]?.previous;
     const rows = await insertCompletedStatement(executor, {
-      ...keyValues(input),
+      tenantId: input.tenantId,
+      operation: input.operation,
+      key: input.key,
       fingerprint: input.fingerprint,
       status: response.status,
       headers: JSON.stringify(response.headers),

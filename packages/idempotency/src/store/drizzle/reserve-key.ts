@@ -8,7 +8,6 @@ import {
   expiredLeaseParksUnknown,
   isKey,
   isReleased,
-  keyValues,
   leasedMayTakeOver,
   NOTHING_COMMITTED,
   STATE,
@@ -93,7 +92,9 @@ async function reserveOnce(
   input: ReserveInput,
 ): Promise<ReserveResult | undefined> {
   const [row] = await reservationStatement(db, {
-    ...keyValues(input),
+    tenantId: input.tenantId,
+    operation: input.operation,
+    key: input.key,
     fingerprint: input.fingerprint,
     ownerToken: input.ownerToken,
     leaseMs: input.leaseMs,

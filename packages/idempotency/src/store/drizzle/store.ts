@@ -10,9 +10,9 @@ import { insertCompletedKey, lookupKey } from './atomic-key.ts';
 import type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import {
+  heldValues,
   isHeldBy,
   isKey,
-  keyValues,
   NO_HOLDER,
   nothingCommitted,
   START_OVER,
@@ -96,18 +96,21 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
   db: TDb,
 ): IdempotencyStore<TransactionOf<TDb>> {
   async function isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean> {
-    const rows = await isCompletedByStatement(db, { ...keyValues(id), ownerToken });
+    const rows = await isCompletedByStatement(db, heldValues(id, ownerToken));
     return rows.length > 0;
   }
 
-  /** A holder write that also reports `finished` when this holder already completed the key. */
+  /**
+   * A holder write that also reports `finished` when this holder already completed the key.
+   * `values` are the statement's placeholder values: `heldValues` unless it reads more.
+   */
   async function holderWriteOrFinished(
     statement: HolderStatement,
     id: KeyIdentity,
     ownerToken: string,
-    values: Record<string, unknown> = {},
+    values: Record<string, unknown> = heldValues(id, ownerToken),
   ): Promise<HolderWriteResult | 'finished'> {
-    const rows = await statement(db, { ...keyValues(id), ownerToken, ...values });
+    const rows = await statement(db, values);
     if (rows.length > 0) return 'ok';
     return (await isCompletedBy(id, ownerToken)) ? 'finished' : 'lost';
   }
@@ -119,7 +122,9 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     async complete(executor, id, ownerToken, response: StoredResponse, ttlMs) {
       const rows = await completeStatement((executor as AnyPgDatabase | undefined) ?? db, {
-        ...keyValues(id),
+        tenantId: id.tenantId,
+        operation: id.operation,
+        key: id.key,
         ownerToken,
         status: response.status,
         headers: JSON.stringify(response.headers),
@@ -131,7 +136,9 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     async advance(executor, id, ownerToken, recoveryPoint, data) {
       const rows = await advanceStatement((executor as AnyPgDatabase | undefined) ?? db, {
-        ...keyValues(id),
+        tenantId: id.tenantId,
+        operation: id.operation,
+        key: id.key,
         ownerToken,
         recoveryPoint,
         data: JSON.stringify(data ?? null),
@@ -140,7 +147,13 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     },
 
     renew: (id, ownerToken, leaseMs) =>
-      holderWriteOrFinished(renewStatement, id, ownerToken, { leaseMs }),
+      holderWriteOrFinished(renewStatement, id, ownerToken, {
+        tenantId: id.tenantId,
+        operation: id.operation,
+        key: id.key,
+        ownerToken,
+        leaseMs,
+      }),
 
     release: (id, ownerToken) => holderWriteOrFinished(releaseStatement, id, ownerToken),
 
