@@ -5,14 +5,13 @@ import {
   type EngineContext,
   type ExecuteOutcome,
   type ExecuteRequest,
-  eventBase,
   identity,
   type Waiting,
   waitingFor,
 } from './engine-context.ts';
 import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
-import type { AtomicExecution } from './execution.ts';
-import { createPrecheckAdvisor } from './precheck-advisor.ts';
+import type { Execution } from './execution.ts';
+import { createPrecheckAdvisor, type PrecheckPlan } from './precheck-advisor.ts';
 import type {
   KeyIdentity,
   KeyLookup,
@@ -33,7 +32,7 @@ import type {
  * const outcome = await runAtomic(request, policy, async (exec) => db.transaction(...));
  */
 export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
-  const { store, emit, callStore } = context;
+  const { store, emitKeyEvent, callStore } = context;
   const advisor = createPrecheckAdvisor();
   const running = createRunningKeys();
 
@@ -45,58 +44,71 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
     if (!found || mayOverwriteFoundKey(found, fingerprint)) {
       // Gone again (reaped, released) between the two statements: let the client retry.
-      emit(eventBase('in_use', id));
+      emitKeyEvent('in_use', id);
       throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1 });
     }
     return context.answerExisting(id, found.record, fingerprint);
   }
 
-  return async function executeAtomic(
+  return function executeAtomic(
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
-    handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
   ): Promise<ExecuteOutcome> {
-    const id = identity(request);
-    const waiting = waitingFor(policy);
-    // What this request found is recorded for the advisor whichever path it took.
-    const { readFirst, record } = advisor.planFor(request.operation, policy.precheck);
-    let found: KeyLookup | undefined;
-    while (readFirst) {
-      found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
-      if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
-      record(true);
-      // Held by a leased attempt of the same key: wait for it if the policy says so.
-      const answer = await context.answerExistingOrWait(
-        id,
-        found.record,
-        request.fingerprint,
-        waiting,
-        false,
-      );
-      if (answer !== 'free') return answer;
-    }
-    try {
-      return await runAtomic(request, policy, handler, { id, found, readFirst, waiting, record });
-    } finally {
-      context.wakeups.wake(id);
-    }
+    const start: Start = {
+      id: identity(request),
+      found: undefined,
+      waiting: waitingFor(policy),
+      // What this request found is recorded for the advisor whichever path it took.
+      plan: advisor.planFor(request.operation, policy.precheck),
+    };
+    // Most requests skip the read (steady traffic under the adaptive pre-check): they go
+    // straight to the handler, without a frame waiting on the way.
+    if (!start.plan.readFirst) return runAtomic(request, policy, handler, start);
+    return readThenRun(request, policy, handler, start);
   };
 
   /** How the request got here: its key, what the read before the handler found, if it read. */
   interface Start {
     id: KeyIdentity;
     found: KeyLookup | undefined;
-    readFirst: boolean;
     waiting: Waiting | undefined;
-    record: (keyWasTaken: boolean) => void;
+    plan: PrecheckPlan;
+  }
+
+  /** The pre-check: a finished key is answered from its row, without running the handler. */
+  async function readThenRun(
+    request: ExecuteRequest,
+    policy: Required<OperationPolicy>,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+    start: Start,
+  ): Promise<ExecuteOutcome> {
+    const { id } = start;
+    for (;;) {
+      const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+      start.found = found;
+      if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
+      start.plan.record(true);
+      // Held by a leased attempt of the same key: wait for it if the policy says so.
+      const answer = await context.answerExistingOrWait(
+        id,
+        found.record,
+        request.fingerprint,
+        start.waiting,
+        false,
+      );
+      if (answer !== 'free') return answer;
+    }
+    return await runAtomic(request, policy, handler, start);
   }
 
   async function runAtomic(
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
-    handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
-    { id, found, readFirst, waiting, record }: Start,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+    start: Start,
   ): Promise<ExecuteOutcome> {
+    const { id } = start;
     const limit = policy.rateLimited ? context.rateLimit : undefined;
     // Marked running BEFORE counting: a duplicate refused at the cap while this request counts
     // must see it running here (409 in use), not take it for a new key (429). Only a limited
@@ -104,19 +116,20 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     const leave = context.rateLimit ? running.enter(id) : stayed;
     try {
       let counted: Counted | undefined;
-      if (limit && !found) {
-        const count = await countNewKey(id, request, limit, readFirst, record);
+      if (limit && !start.found) {
+        const count = await countNewKey(id, request, limit, start.plan);
         if (count.kind !== 'counted') return count;
         counted = count;
       }
-      const exec = newExecution(id, request, policy, waiting);
+      const exec = newExecution(id, request, policy, start.waiting);
       try {
-        return await runHandler(request, exec, handler, { id, found, record });
+        return await runHandler(request, exec, handler, start);
       } finally {
         if (counted && exec.completion !== 'inserted') await giveBack(id, counted);
       }
     } finally {
       leave();
+      context.wakeups.wake(id);
     }
   }
 
@@ -138,8 +151,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     id: KeyIdentity,
     request: ExecuteRequest,
     limit: { maxNewKeys: number; windowMs: number },
-    readFirst: boolean,
-    record: (keyWasTaken: boolean) => void,
+    plan: PrecheckPlan,
   ): Promise<Counted | ExecuteOutcome> {
     const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
     const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
@@ -148,18 +160,18 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     if (!count.limited) return { kind: 'counted', scope, windowStartMs: count.windowStartMs };
     // Without the pre-check this may be a retry of a finished key, which is answered, never
     // refused: read the key before refusing (only when the principal is limited).
-    if (!readFirst) {
+    if (!plan.readFirst) {
       const existing = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
       if (existing && !mayOverwriteFoundKey(existing, request.fingerprint)) {
-        record(true);
+        plan.record(true);
         return context.answerExisting(id, existing.record, request.fingerprint);
       }
     }
     // A duplicate of a key still running here may hold the count that filled the window: it is
     // in use (409, as without a cap), not a new key.
     if (running.othersThan(id)) {
-      record(true);
-      emit(eventBase('in_use', id));
+      plan.record(true);
+      emitKeyEvent('in_use', id);
       throw new IdempotencyError('idempotency_key_in_use', {
         retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
       });
@@ -199,8 +211,8 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   async function runHandler(
     request: ExecuteRequest,
     exec: AtomicKeyExecution<TTx>,
-    handler: (exec: AtomicExecution<TTx>) => Promise<StoredResponse>,
-    { id, found, record }: Omit<Start, 'waiting' | 'readFirst'>,
+    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
+    { id, found, plan }: Start,
   ): Promise<ExecuteOutcome> {
     const handlerStarted = performance.now();
     const unreplicatedBefore = context.unreplicatedCommits();
@@ -215,17 +227,17 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
         // none shows (yet: the COMMIT may still be on its way), the outcome is unknown, and the
         // retry's insert meets the committed key or runs what never committed.
         const replay = await replayIfFinished(id, request.fingerprint);
-        record(replay !== undefined);
+        plan.record(replay !== undefined);
         if (replay) return replay;
         throw commitOutcomeUnknown('the connection was lost after the key was written', error);
       }
       if (exec.completion === 'conflict') {
-        record(true);
+        plan.record(true);
         return answerAfterConflict(id, request.fingerprint);
       }
       if (exec.completion === 'lock_timeout') {
-        record(true);
-        emit(eventBase('in_use', id));
+        plan.record(true);
+        emitKeyEvent('in_use', id);
         throw isIdempotencyError(error)
           ? error
           : new IdempotencyError('idempotency_key_in_use', {
@@ -234,32 +246,32 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
             });
       }
       const replay = await replayIfFinished(id, request.fingerprint);
-      record(replay !== undefined);
+      plan.record(replay !== undefined);
       if (replay) return replay;
       // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
-      emit(eventBase('released', id));
+      emitKeyEvent('released', id);
       throw error;
     }
     if (exec.completion !== 'inserted') {
       // Refusals and failures the handler answered itself change nothing: not stored.
       if (response.status >= 400) {
         const replay = await replayIfFinished(id, request.fingerprint);
-        record(replay !== undefined);
+        plan.record(replay !== undefined);
         if (replay) return replay;
-        emit(eventBase('released', id));
+        emitKeyEvent('released', id);
         return { kind: 'executed', response };
       }
       throw new AtomicCompletionMissingError(request.operation);
     }
-    record(false);
+    plan.record(false);
     if (context.unreplicatedCommits() !== unreplicatedBefore) {
       // Committed here, maybe not on the standby a failover would promote: the retry replays it.
       throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
     }
     // No verification read: the key was inserted in the same transaction as every effect of
     // the handler, so if that transaction did not commit, no effect did either (see the ADR).
-    emit(eventBase(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id));
-    emit({ ...eventBase('completed', id), durationMs: performance.now() - handlerStarted });
+    emitKeyEvent(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id);
+    emitKeyEvent('completed', id, performance.now() - handlerStarted);
     return { kind: 'executed', response };
   }
 

@@ -54,6 +54,8 @@ export interface EngineContext<TTx> {
   readonly maxResponseBytes: number;
   readonly rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
   emit(event: IdempotencyEvent): void;
+  /** `emit` of a key's event (`eventBase`, with `durationMs` when given); builds nothing without `onEvent`. */
+  emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void;
   /** COMMITs acknowledged without their synchronous standby so far (`IdempotencyOptions`). */
   unreplicatedCommits(): number;
   /**
@@ -119,6 +121,11 @@ export function createEngineContext<TTx>(init: {
     }
   }
 
+  function emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void {
+    if (!init.onEvent) return;
+    emit(durationMs === undefined ? eventBase(type, id) : eventWithDuration(type, id, durationMs));
+  }
+
   async function callStore<T>(
     label: string,
     id: KeyIdentity,
@@ -130,7 +137,9 @@ export function createEngineContext<TTx>(init: {
       return await withTimeout(call(), init.storeTimeoutMs, options.onLateSuccess);
     } catch (error) {
       emit({
-        ...eventBase('store_error', id),
+        type: 'store_error',
+        tenantId: id.tenantId,
+        operation: id.operation,
         durationMs: performance.now() - started,
         error: { label, error },
       });
@@ -146,19 +155,19 @@ export function createEngineContext<TTx>(init: {
     const decision = decideForExistingKey(record, fingerprint);
     switch (decision.kind) {
       case 'replay':
-        emit(eventBase('replayed', id));
+        emitKeyEvent('replayed', id);
         // A completed record always carries a response (CHECK constraint in the table).
         return { kind: 'replayed', response: record.response as StoredResponse };
       case 'reused':
-        emit(eventBase('reused', id));
+        emitKeyEvent('reused', id);
         throw new IdempotencyError('idempotency_key_reused');
       case 'in_use':
-        emit(eventBase('in_use', id));
+        emitKeyEvent('in_use', id);
         throw new IdempotencyError('idempotency_key_in_use', {
           retryAfterSeconds: decision.retryAfterSeconds,
         });
       case 'unknown':
-        emit(eventBase('unknown', id));
+        emitKeyEvent('unknown', id);
         throw new IdempotencyError('idempotency_outcome_unknown', {
           retryAfterSeconds: decision.retryAfterSeconds,
         });
@@ -187,13 +196,13 @@ export function createEngineContext<TTx>(init: {
       lookup: () => callStore('lookup', id, () => init.store.lookup(id), { failClosed: true }),
       wakeups,
     });
-    emit({ ...eventBase('waited', id), durationMs: performance.now() - started });
+    emitKeyEvent('waited', id, performance.now() - started);
     if (end.kind === 'free') return 'free';
     return answerExisting(id, end.record, fingerprint);
   }
 
   function refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError {
-    emit(eventBase('rate_limited', id));
+    emitKeyEvent('rate_limited', id);
     return new IdempotencyError('idempotency_rate_limited', { retryAfterSeconds });
   }
 
@@ -202,6 +211,7 @@ export function createEngineContext<TTx>(init: {
     maxResponseBytes: init.maxResponseBytes,
     rateLimit: init.rateLimit,
     emit,
+    emitKeyEvent,
     unreplicatedCommits: init.unreplicatedCommits,
     callStore,
     answerExisting,
@@ -219,4 +229,16 @@ export function identity(value: { tenantId: string; operation: string; key: stri
 /** The fields every event of a key carries. */
 export function eventBase(type: IdempotencyEventType, id: KeyIdentity): IdempotencyEvent {
   return { type, tenantId: id.tenantId, operation: id.operation };
+}
+
+/**
+ * `eventBase` and how long it took, written out: on Node 20's V8 `{ ...eventBase(), durationMs }`
+ * builds a new hidden class for the added property every time (about 1.7 µs).
+ */
+function eventWithDuration(
+  type: IdempotencyEventType,
+  id: KeyIdentity,
+  durationMs: number,
+): IdempotencyEvent {
+  return { type, tenantId: id.tenantId, operation: id.operation, durationMs };
 }

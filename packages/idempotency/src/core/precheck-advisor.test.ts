@@ -71,6 +71,21 @@ describe('precheck advisor', () => {
     expect(advisor.shouldRead('refund')).toBe(true);
   });
 
+  it("a request's plan follows its own operation's estimate and records into it, plan after plan", () => {
+    const advisor = createPrecheckAdvisor();
+    // Plans are made before any estimate exists; each reports what its request found.
+    advisor.planFor('refund', 'adaptive');
+    for (let i = 0; i < QUIET_RUN; i++) advisor.planFor('pay', 'adaptive').record(false);
+    expect(advisor.planFor('pay', 'adaptive').readFirst).toBe(false);
+    expect(advisor.planFor('refund', 'adaptive').readFirst).toBe(true);
+    for (let i = 0; i < BURST; i++) advisor.planFor('pay', 'adaptive').record(true);
+    expect(advisor.planFor('pay', 'adaptive').readFirst).toBe(true);
+    // A fixed precheck reads as it says and records nothing.
+    expect(advisor.planFor('refund', false).readFirst).toBe(false);
+    for (let i = 0; i < QUIET_RUN; i++) advisor.planFor('refund', true).record(false);
+    expect(advisor.shouldRead('refund')).toBe(true);
+  });
+
   it(`bounds its memory: past ${PRECHECK_MAX_OPERATIONS} operations the rest share one estimate`, () => {
     const advisor = createPrecheckAdvisor();
     for (let i = 0; i < PRECHECK_MAX_OPERATIONS; i++) advisor.record(`op-${i}`, true);

@@ -31,13 +31,18 @@ export interface PrecheckAdvisor {
    * One request's plan under its policy's `precheck`: whether it reads first, and where it
    * reports what it found (a no-op unless the policy is adaptive).
    */
-  planFor(
-    operation: string,
-    precheck: boolean | 'adaptive',
-  ): { readFirst: boolean; record: (keyWasTaken: boolean) => void };
+  planFor(operation: string, precheck: boolean | 'adaptive'): PrecheckPlan;
+}
+
+/** Whether a request reads its key first, and where it reports what it found. Shared: read-only. */
+export interface PrecheckPlan {
+  readonly readFirst: boolean;
+  readonly record: (keyWasTaken: boolean) => void;
 }
 
 const ignore = () => {};
+const ALWAYS_READ: PrecheckPlan = { readFirst: true, record: ignore };
+const NEVER_READ: PrecheckPlan = { readFirst: false, record: ignore };
 
 /** Weight of the newest request in the share (1/32: the last ~32 requests matter). */
 export const PRECHECK_SMOOTHING = 1 / 32;
@@ -67,6 +72,19 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
     return shares.has(operation) || shares.size < PRECHECK_MAX_OPERATIONS ? operation : OVERFLOW;
   }
 
+  // An adaptive operation's two plans, made once: planning a request allocates nothing.
+  const plans = new Map<string, { read: PrecheckPlan; skip: PrecheckPlan }>();
+
+  function plansOf(operation: string) {
+    let pair = plans.get(operation);
+    if (pair) return pair;
+    const record = (keyWasTaken: boolean) => advisor.record(operation, keyWasTaken);
+    pair = { read: { readFirst: true, record }, skip: { readFirst: false, record } };
+    // Past the bound, operations get fresh plans (still recording through `slot`).
+    if (plans.size < PRECHECK_MAX_OPERATIONS) plans.set(operation, pair);
+    return pair;
+  }
+
   const advisor: PrecheckAdvisor = {
     shouldRead(operation) {
       return (shares.get(slot(operation)) ?? INITIAL_SHARE) > PRECHECK_READ_ABOVE;
@@ -77,11 +95,9 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
       shares.set(name, share + ((keyWasTaken ? 1 : 0) - share) * PRECHECK_SMOOTHING);
     },
     planFor(operation, precheck) {
-      if (precheck !== 'adaptive') return { readFirst: precheck, record: ignore };
-      return {
-        readFirst: advisor.shouldRead(operation),
-        record: (keyWasTaken) => advisor.record(operation, keyWasTaken),
-      };
+      if (precheck !== 'adaptive') return precheck ? ALWAYS_READ : NEVER_READ;
+      const pair = plansOf(operation);
+      return advisor.shouldRead(operation) ? pair.read : pair.skip;
     },
   };
   return advisor;

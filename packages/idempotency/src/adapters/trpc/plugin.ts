@@ -8,7 +8,6 @@ import {
 } from '../../core/answered.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
-import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import {
   type JsonExecution,
@@ -136,35 +135,45 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     const idempotency =
       typeof options.idempotency === 'function' ? options.idempotency(ctx) : options.idempotency;
     const config = meta?.idempotency;
+    // Unguarded calls get an execution that stores nothing.
+    if (!config) {
+      const exec = idempotency.passthrough({ tenantId: '', operation: opts.path });
+      return next({ ctx: { idempotency: jsonExecution(exec) } });
+    }
     const responseHeaders = options.getResponseHeaders?.(ctx);
-    const nextWith = (exec: Execution<TTx>) => next({ ctx: { idempotency: jsonExecution(exec) } });
-    if (!config) return nextWith(idempotency.passthrough({ tenantId: '', operation: opts.path }));
     // One HTTP request has one header set, so one key: a tRPC batch shares it between its calls.
-    const request = options.getRequestHeaders?.(ctx) ?? ctx;
+    const requestHeaders = options.getRequestHeaders?.(ctx);
+    const request = requestHeaders ?? ctx;
     countGuardedCall(request);
-    const fail = (error: unknown) => failWith(error, responseHeaders, request, opts.batchIndex);
 
     let key: string | undefined;
     try {
       const raw = options.getKey
         ? options.getKey(ctx)
-        : options.getRequestHeaders?.(ctx)?.get(IDEMPOTENCY_KEY_HEADER);
+        : requestHeaders?.get(IDEMPOTENCY_KEY_HEADER);
       key = parseIdempotencyKey(raw);
     } catch (error) {
-      throw fail(error);
+      throw failWith(error, responseHeaders, request, opts.batchIndex);
     }
     const tenantId = await options.getTenantId(ctx);
     if (key === undefined) {
-      if (config.required === false)
-        return nextWith(idempotency.passthrough({ tenantId, operation: config.operation }));
-      throw fail(new IdempotencyError('idempotency_key_missing'));
+      if (config.required === false) {
+        const exec = idempotency.passthrough({ tenantId, operation: config.operation });
+        return next({ ctx: { idempotency: jsonExecution(exec) } });
+      }
+      throw failWith(
+        new IdempotencyError('idempotency_key_missing'),
+        responseHeaders,
+        request,
+        opts.batchIndex,
+      );
     }
 
     let fingerprint: string;
     try {
       fingerprint = computeFingerprint(config.operation, await opts.getRawInput());
     } catch (error) {
-      throw fail(error);
+      throw failWith(error, responseHeaders, request, opts.batchIndex);
     }
     // Without a hook, no answer is built and no await is spent on telling nobody.
     const answered =
@@ -183,7 +192,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
           },
           ctx,
         ));
-    type Result = Awaited<ReturnType<typeof nextWith>>;
+    type Result = Awaited<ReturnType<typeof next<{ idempotency: JsonExecution<TTx> }>>>;
     let executedResult: Result | undefined;
     let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
     try {
@@ -217,7 +226,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       const refusal = keyRefusalOf(error);
       if (refusal && answered) await answered('refused', undefined, refusal);
-      throw fail(error);
+      throw failWith(error, responseHeaders, request, opts.batchIndex);
     }
 
     if (outcome.kind === 'executed' && executedResult) {
