@@ -58,14 +58,14 @@ export function createGuardedFetchHandler(
   variant: keyof typeof FETCH_POLICIES = 'leased',
 ) {
   const http = fetchIdempotency(idempotency);
-  const scope = {
-    tenantId: BENCH_TENANT,
-    operation: `bench.pay.rest.${variant}`,
-    policy: FETCH_POLICIES[variant],
-  };
+  const operation = `bench.pay.rest.${variant}`;
+  const policy = FETCH_POLICIES[variant];
   return async (request: Request): Promise<Response> => {
     const input = parsePayInput(await request.json());
-    return http.handle(request, { ...scope, fingerprintInput: input }, (exec) =>
+    // One literal per request, not `{ ...scope, fingerprintInput }`: Node 20's V8 builds a spread
+    // followed by a property on its slow path (about 2 µs here).
+    const scope = { tenantId: BENCH_TENANT, operation, policy, fingerprintInput: input };
+    return http.handle(request, scope, (exec) =>
       db.transaction(async (tx) => {
         let stored: StoredResponse | undefined;
         await writePayment(tx, input, exec.key ?? randomUUID(), (result) => {
