@@ -34,7 +34,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
  * output), not `src/` through tsx, whose transform keeps function names by defining `name` on
  * every closure created, a cost per request the published package does not have.
  */
-export function libraryMeasured(): string {
+function libraryMeasured(): string {
   const entry = fileURLToPath(import.meta.resolve('@once/idempotency'));
   return path.relative(repoRoot, path.dirname(entry));
 }
