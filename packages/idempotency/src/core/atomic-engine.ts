@@ -102,6 +102,10 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     return await runAtomic(request, policy, handler, start);
   }
 
+  /**
+   * The request's one attempt: its new key counted (under a rate limit), the handler run, and
+   * what it did answered. The success path is written out here; failures are `answerFailure`.
+   */
   async function runAtomic(
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
@@ -114,20 +118,39 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     // must see it running here (409 in use), not take it for a new key (429). Only a limited
     // request ever asks, so an engine without a rate limit keeps no such count.
     const leave = context.rateLimit ? running.enter(id) : stayed;
+    let counted: Counted | undefined;
+    let exec: AtomicKeyExecution<TTx> | undefined;
     try {
-      let counted: Counted | undefined;
       if (limit && !start.found) {
         const count = await countNewKey(id, request, limit, start.plan);
         if (count.kind !== 'counted') return count;
         counted = count;
       }
-      const exec = newExecution(id, request, policy, start.waiting);
+      exec = newExecution(id, request, policy, start.waiting);
+      const handlerStarted = performance.now();
+      const unreplicatedBefore = context.unreplicatedCommits();
+      let response: StoredResponse;
       try {
-        return await runHandler(request, exec, handler, start);
-      } finally {
-        if (counted && exec.completion !== 'inserted') await giveBack(id, counted);
+        response = await handler(exec);
+      } catch (error) {
+        return await answerFailure(request, exec, start, error);
       }
+      if (exec.completion !== 'inserted') return await answerUncompleted(request, start, response);
+      start.plan.record(false);
+      if (context.unreplicatedCommits() !== unreplicatedBefore) {
+        // Committed here, maybe not on the standby a failover would promote: the retry replays it.
+        throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
+      }
+      // No verification read: the key was inserted in the same transaction as every effect of
+      // the handler, so if that transaction did not commit, no effect did either (see the ADR).
+      emitKeyEvent(
+        start.found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created',
+        id,
+      );
+      emitKeyEvent('completed', id, performance.now() - handlerStarted);
+      return { kind: 'executed', response };
     } finally {
+      if (counted && exec?.completion !== 'inserted') await giveBack(id, counted);
       leave();
       context.wakeups.wake(id);
     }
@@ -208,71 +231,61 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     });
   }
 
-  async function runHandler(
+  /** The handler threw: what its execution saw says whether the key is stored, taken or free. */
+  async function answerFailure(
     request: ExecuteRequest,
     exec: AtomicKeyExecution<TTx>,
-    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
-    { id, found, plan }: Start,
+    { id, plan }: Start,
+    error: unknown,
   ): Promise<ExecuteOutcome> {
-    const handlerStarted = performance.now();
-    const unreplicatedBefore = context.unreplicatedCommits();
-    let response: StoredResponse;
-    try {
-      response = await handler(exec);
-    } catch (error) {
-      // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
-      if (exec.completion === 'inserted' && isLostConnection(error)) {
-        // The connection broke after the key was written, maybe during COMMIT: the key is
-        // committed with everything or with nothing. Answer what a read shows committed; if
-        // none shows (yet: the COMMIT may still be on its way), the outcome is unknown, and the
-        // retry's insert meets the committed key or runs what never committed.
-        const replay = await replayIfFinished(id, request.fingerprint);
-        plan.record(replay !== undefined);
-        if (replay) return replay;
-        throw commitOutcomeUnknown('the connection was lost after the key was written', error);
-      }
-      if (exec.completion === 'conflict') {
-        plan.record(true);
-        return answerAfterConflict(id, request.fingerprint);
-      }
-      if (exec.completion === 'lock_timeout') {
-        plan.record(true);
-        emitKeyEvent('in_use', id);
-        throw isIdempotencyError(error)
-          ? error
-          : new IdempotencyError('idempotency_key_in_use', {
-              retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
-              cause: error,
-            });
-      }
+    // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
+    if (exec.completion === 'inserted' && isLostConnection(error)) {
+      // The connection broke after the key was written, maybe during COMMIT: the key is
+      // committed with everything or with nothing. Answer what a read shows committed; if
+      // none shows (yet: the COMMIT may still be on its way), the outcome is unknown, and the
+      // retry's insert meets the committed key or runs what never committed.
       const replay = await replayIfFinished(id, request.fingerprint);
       plan.record(replay !== undefined);
       if (replay) return replay;
-      // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
+      throw commitOutcomeUnknown('the connection was lost after the key was written', error);
+    }
+    if (exec.completion === 'conflict') {
+      plan.record(true);
+      return answerAfterConflict(id, request.fingerprint);
+    }
+    if (exec.completion === 'lock_timeout') {
+      plan.record(true);
+      emitKeyEvent('in_use', id);
+      throw isIdempotencyError(error)
+        ? error
+        : new IdempotencyError('idempotency_key_in_use', {
+            retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
+            cause: error,
+          });
+    }
+    const replay = await replayIfFinished(id, request.fingerprint);
+    plan.record(replay !== undefined);
+    if (replay) return replay;
+    // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
+    emitKeyEvent('released', id);
+    throw error;
+  }
+
+  /** The handler returned without completing the key: a refusal it answered, or a mistake. */
+  async function answerUncompleted(
+    request: ExecuteRequest,
+    { id, plan }: Start,
+    response: StoredResponse,
+  ): Promise<ExecuteOutcome> {
+    // Refusals and failures the handler answered itself change nothing: not stored.
+    if (response.status >= 400) {
+      const replay = await replayIfFinished(id, request.fingerprint);
+      plan.record(replay !== undefined);
+      if (replay) return replay;
       emitKeyEvent('released', id);
-      throw error;
+      return { kind: 'executed', response };
     }
-    if (exec.completion !== 'inserted') {
-      // Refusals and failures the handler answered itself change nothing: not stored.
-      if (response.status >= 400) {
-        const replay = await replayIfFinished(id, request.fingerprint);
-        plan.record(replay !== undefined);
-        if (replay) return replay;
-        emitKeyEvent('released', id);
-        return { kind: 'executed', response };
-      }
-      throw new AtomicCompletionMissingError(request.operation);
-    }
-    plan.record(false);
-    if (context.unreplicatedCommits() !== unreplicatedBefore) {
-      // Committed here, maybe not on the standby a failover would promote: the retry replays it.
-      throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
-    }
-    // No verification read: the key was inserted in the same transaction as every effect of
-    // the handler, so if that transaction did not commit, no effect did either (see the ADR).
-    emitKeyEvent(found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created', id);
-    emitKeyEvent('completed', id, performance.now() - handlerStarted);
-    return { kind: 'executed', response };
+    throw new AtomicCompletionMissingError(request.operation);
   }
 
   /**

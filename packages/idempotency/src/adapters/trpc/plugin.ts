@@ -155,7 +155,9 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw failWith(error, responseHeaders, request, opts.batchIndex);
     }
-    const tenantId = await options.getTenantId(ctx);
+    // Most contexts hold the tenant already: no await (a promise and a turn) for a plain string.
+    const tenant = options.getTenantId(ctx);
+    const tenantId = typeof tenant === 'string' ? tenant : await tenant;
     if (key === undefined) {
       if (config.required === false) {
         const exec = idempotency.passthrough({ tenantId, operation: config.operation });
