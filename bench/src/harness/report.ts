@@ -62,14 +62,7 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     `- Each variant: ${report.warmupSec} s warm-up (not measured), then ${report.measureSec} s measured unless the scenario says otherwise. ` +
       'Load generator: autocannon 8 (programmatic API) in the bench process; every server under test runs in its own process.',
     '',
-    '## Reproduce',
-    '',
-    '```sh',
-    'npm run bench                      # everything, a few minutes',
-    'npm run bench -- --quick           # smoke run, 1-2 s per variant',
-    'npm run bench -- --only overhead   # one scenario (repeatable, or comma-separated)',
-    'npm run bench -- --render bench/results/<file>.json   # re-render this page from a run',
-    '```',
+    'Reproduce: `npm run bench` (`--quick`, `--only <scenario>`, `--render <results.json>`: [bench/README.md](../bench/README.md)).',
     '',
     // The hand-written reading lives in one place and names the run it reads; linked, not copied.
     'How to read this run, and where each goal stands: [bench/analysis.md](../bench/analysis.md).',
