@@ -70,7 +70,8 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     '## Goals (this run)',
     '',
     ...report.scenarios.flatMap((s) =>
-      s.goals.length ? [`### ${s.title}`, '', renderGoals(s), ''] : [],
+      // A bold line, its goals right under it (a list may follow a paragraph): one block each.
+      s.goals.length ? [`**${s.title}**`, renderGoals(s), ''] : [],
     ),
     '## Results (this run)',
     '',
@@ -82,9 +83,10 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
   for (const s of report.scenarios) {
     out.push(`### ${s.title}`, '', renderTable(s), '');
     const settings = Object.entries(s.settings).map(([k, v]) => `${k}=${v}`);
-    if (settings.length) out.push(`Settings: ${settings.join(', ')}.`, '');
-    for (const note of s.notes) out.push(`- ${note}`);
-    if (s.notes.length) out.push('');
+    // The settings as the first item of the notes' list: one block under the table.
+    const items = [...(settings.length ? [`Settings: ${settings.join(', ')}.`] : []), ...s.notes];
+    for (const item of items) out.push(`- ${item}`);
+    if (items.length) out.push('');
   }
   return `${out.join('\n')}\n`;
 }
