@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { repoRoot } from './server-process.ts';
 
 /** The machine a run happened on, for the report. */
 export interface MachineInfo {
@@ -25,8 +26,6 @@ export function describeMachine(): MachineInfo {
     library: libraryMeasured(),
   };
 }
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /**
  * The folder `@once/idempotency` resolves to in this process. `npm run bench` runs without the
