@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -93,13 +93,21 @@ describe('embedded PostgreSQL as root, from a directory the postgres user cannot
 });
 
 describe('embedded PostgreSQL start-up failures are one line saying what to do', () => {
-  it('port taken', async () => {
+  it('port taken, and the throw-away data directory made for it is removed', async () => {
     const port = await findFreePort();
     const holder = net.createServer().listen(port, '127.0.0.1');
     await new Promise((r) => holder.once('listening', r));
+    // The cluster's child makes its throw-away directory in its TMPDIR: this one, watched.
+    const tmp = await tempDir('once-tmp-');
+    await chmod(tmp, 0o755);
+    const previousTmp = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
     try {
       expectOneLine(await failedStart({ port }), new RegExp(`port ${port} .*already in use`));
+      expect((await readdir(tmp)).filter((name) => name.startsWith('once-pg-'))).toEqual([]);
     } finally {
+      if (previousTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previousTmp;
       holder.close();
     }
   }, 30_000);

@@ -84,6 +84,25 @@ const USER = 'postgres';
 export async function startEmbeddedPostgres(
   options: StartEmbeddedPostgresOptions = {},
 ): Promise<EmbeddedPostgresServer> {
+  if (options.dataDir !== undefined) {
+    return startCluster(path.resolve(options.dataDir), true, options);
+  }
+  const dataDir = await throwAwayDataDir(serverUser());
+  try {
+    return await startCluster(dataDir, false, options);
+  } catch (error) {
+    // A throw-away cluster that did not start (its port taken, initdb refused) leaves no
+    // folder behind in the temp directory.
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function startCluster(
+  dataDir: string,
+  persistent: boolean,
+  options: StartEmbeddedPostgresOptions,
+): Promise<EmbeddedPostgresServer> {
   const log = options.log ?? (() => {});
   const user = serverUser();
   const binaries = await reachableBinaries(user, locateBinaries(options.binariesDir));
@@ -92,8 +111,6 @@ export async function startEmbeddedPostgres(
       `PostgreSQL binaries for OS user ${user.name}: ${binaries.root} (copied from ${binaries.stagedFrom})`,
     );
   }
-  const persistent = options.dataDir !== undefined;
-  const dataDir = persistent ? path.resolve(options.dataDir!) : await throwAwayDataDir(user);
   const port = options.port ?? (await findFreePort());
   await stopOrphanedPostmaster(dataDir);
   await prepareDataDir(dataDir, user);
