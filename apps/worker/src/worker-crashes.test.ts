@@ -62,8 +62,10 @@ describe('workers that crash, stall and compete', () => {
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     const [job] =
       await sql`select attempts, locked_by from outbox_jobs where payment_id = ${checkout.paymentId}`;
-    // Claimed once by the killed worker, then again after its lease expired.
-    expect(job?.attempts).toBe(2);
+    // Claimed once by the killed worker, then again after its lease expired. On a loaded
+    // machine the heir may claim it once more (its confirm outlived the 1.5 s processor
+    // timeout): the same downstream key, so still one charge (above).
+    expect(job?.attempts).toBeGreaterThanOrEqual(2);
     await expectInvariantHolds();
   });
 
