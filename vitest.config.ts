@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { isDiscardedTypeQuery } from './test/support/discarded-type-query.ts';
 
 /**
  * Workspace packages export their TypeScript sources under this condition and compiled
@@ -52,19 +53,6 @@ const TEST_FILES = [
   'scripts/**/*.test.ts',
   'test/**/*.test.ts',
 ];
-
-/**
- * postgres.js 3.4.9 runs an array-type query (`from pg_catalog.pg_type`, `typcategory = 'A'`)
- * first on every new connection and discards its promise (porsager/postgres#1192): when a
- * test kills that connection (a failover, a restart, a pool replaced) its rejection reaches
- * no one, and Vitest would fail the run with no failed test. The apps survive it the same way
- * (`installDatabaseCrashPolicy`). Only that query is let through: our own code never reads
- * pg_type, and any other unhandled rejection still fails the run.
- */
-export function isDiscardedTypeQuery(error: unknown): boolean {
-  const query = (error as { query?: unknown } | null)?.query;
-  return typeof query === 'string' && /pg_catalog\.pg_type\b[\s\S]*typcategory = 'A'/.test(query);
-}
 
 /**
  * What both projects share. Not through `extends: true`: a project that extends the root

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isDiscardedTypeQuery } from '../vitest.config.ts';
+import { isDiscardedTypeQuery } from './support/discarded-type-query.ts';
 
 const adminUrl = () => new URL(process.env.ONCE_TEST_ADMIN_URL!);
 const cleanups: (() => unknown)[] = [];
