@@ -61,11 +61,17 @@ describe('workers that crash, stall and compete', () => {
     expect(statuses.get(checkout.paymentId)).toBe('succeeded');
     expect(await ledgerChargesFor(processor.sql, checkout.paymentId)).toBe(1);
     const [job] =
-      await sql`select attempts, locked_by from outbox_jobs where payment_id = ${checkout.paymentId}`;
-    // Claimed once by the killed worker, then again after its lease expired. On a loaded
-    // machine the heir may claim it once more (its confirm outlived the 1.5 s processor
-    // timeout): the same downstream key, so still one charge (above).
-    expect(job?.attempts).toBeGreaterThanOrEqual(2);
+      await sql`select attempts from outbox_jobs where payment_id = ${checkout.paymentId}`;
+    const claims = await sql<{ actor: string; takeover: boolean | null }[]>`
+      select actor, (detail->>'takeover')::boolean as takeover from payment_events
+      where payment_id = ${checkout.paymentId} and kind = 'job.claimed' order by seq`;
+    // Claimed by the killed worker, then taken over by its heir once the lease expired. On a
+    // loaded machine the heir may claim it again (a confirm that outlived the processor
+    // timeout): the heir each time, under the same downstream key, so one charge (above).
+    expect(claims[0]).toEqual({ actor: 'worker:w-doomed', takeover: false });
+    expect(claims[1]).toEqual({ actor: 'worker:w-heir', takeover: true });
+    expect(claims.slice(2).every((claim) => claim.actor === 'worker:w-heir')).toBe(true);
+    expect(job?.attempts).toBe(claims.length);
     await expectInvariantHolds();
   });
 
