@@ -1,9 +1,10 @@
 import net from 'node:net';
+import { testAdminUrl } from '@once/postgres/testing';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isDiscardedTypeQuery } from './support/discarded-type-query.ts';
 
-const adminUrl = () => new URL(process.env.ONCE_TEST_ADMIN_URL!);
+const adminUrl = () => new URL(testAdminUrl());
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
