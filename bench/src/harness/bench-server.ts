@@ -1,7 +1,7 @@
 import { findFreePort } from '@once/postgres';
 import { startNodeProcess } from './server-process.ts';
 
-/** The bench HTTP server (all variants' routes) running in its own process. */
+/** The bench HTTP server (every variant's route) running in its own process. */
 export interface BenchServer {
   readonly url: string;
   /** CPU time (user + system, ms) the server process has used so far. */
@@ -40,4 +40,31 @@ export async function startBenchServer(options: {
     cpuMs: async () => ((await (await fetch(`${url}/_cpu`)).json()) as { ms: number }).ms,
     stop: () => child.stop(),
   };
+}
+
+/**
+ * One bench server per variant, `servers[i]` for `variants[i]`, so that each variant's server
+ * CPU is read from a process that served nothing else: in one shared process a collection
+ * of every variant's garbage lands in whichever round it falls, and the JIT and the heap see
+ * every route. Started one after another (two cores), stopped together.
+ *
+ * @example
+ * const servers = await startBenchServerPerVariant(3, { databaseUrl: pg.url });
+ * try { ... servers.each[0].url ... } finally { await servers.stop(); }
+ */
+export async function startBenchServerPerVariant(
+  count: number,
+  options: Parameters<typeof startBenchServer>[0],
+): Promise<{ each: BenchServer[]; stop(): Promise<void> }> {
+  const each: BenchServer[] = [];
+  const stop = async () => {
+    await Promise.all(each.map((server) => server.stop()));
+  };
+  try {
+    for (let i = 0; i < count; i++) each.push(await startBenchServer(options));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { each, stop };
 }

@@ -1,5 +1,13 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { type LoadResult, mergeResults, pairedCpuDifference, pairedRatio } from './load.ts';
+import {
+  type LoadResult,
+  mergeResults,
+  pairedCpuDifference,
+  pairedRatio,
+  runInterleaved,
+} from './load.ts';
 
 /** A measured round: `throughput` responses per second for one second. */
 const round = (throughput: number): LoadResult => ({
@@ -67,5 +75,37 @@ describe('pairedCpuDifference', () => {
   it('is undefined when the server CPU was not measured', () => {
     const unmeasured = mergeResults([round(1000), round(1000)]);
     expect(pairedCpuDifference(unmeasured, unmeasured)).toBeUndefined();
+  });
+});
+
+describe('runInterleaved', () => {
+  it('runs every other round in reverse order, so a drift favours no variant', async () => {
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      seen.push(request.url!.slice(1));
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      // One request per round (`amount`) from one connection: the server sees the order.
+      const variant = (name: string) => ({
+        name,
+        load: {
+          url,
+          path: `/${name}`,
+          method: 'GET' as const,
+          connections: 1,
+          durationSec: 1,
+          amount: 1,
+        },
+      });
+      // Two rounds (autocannon takes about a second per run, whatever its amount).
+      const results = await runInterleaved(['a', 'b', 'c'].map(variant), 2);
+      expect(seen.join(' ')).toBe('a b c c b a');
+      expect(results.get('b')!.roundThroughputs).toHaveLength(2);
+    } finally {
+      server.close();
+    }
   });
 });

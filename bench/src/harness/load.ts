@@ -132,9 +132,12 @@ export interface Variant {
 }
 
 /**
- * Runs variants in alternating rounds (A B C, A B C, ...) and merges each variant's rounds, so
- * a burst of background load on this shared machine hits every variant alike instead of
- * skewing whichever ran at that moment. The warm-up runs once per variant, before round 1.
+ * Runs variants in interleaved rounds and merges each variant's rounds, so a burst of
+ * background load on this shared machine hits every variant alike instead of skewing whichever
+ * ran at that moment. Every other round runs in reverse order (A B C, C B A, A B C, ...): a
+ * drift over the run (a growing table, WAL piling up toward a checkpoint) then favours each of
+ * two variants in as many rounds as it costs them. The warm-up runs once per variant, before
+ * round 1.
  */
 export async function runInterleaved(
   variants: readonly Variant[],
@@ -145,7 +148,7 @@ export async function runInterleaved(
     if (v.load.warmupSec) await runOnce({ ...v.load, durationSec: v.load.warmupSec });
   }
   for (let round = 0; round < rounds; round++) {
-    for (const v of variants) {
+    for (const v of round % 2 === 0 ? variants : variants.toReversed()) {
       parts
         .get(v.name)!
         .push(await runOnce({ ...v.load, durationSec: v.load.durationSec / rounds }));

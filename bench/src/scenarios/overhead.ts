@@ -1,4 +1,4 @@
-import { startBenchServer } from '../harness/bench-server.ts';
+import { startBenchServerPerVariant } from '../harness/bench-server.ts';
 import {
   type LoadResult,
   type PairedRatio,
@@ -15,6 +15,22 @@ const CONNECTIONS = 16;
 // per-round ratios, and five pairs give a median that one disturbed round cannot move.
 const ROUNDS = 5;
 
+/** Each variant's name and route; every variant gets a server process of its own. */
+const VARIANTS = [
+  ['tRPC unguarded', '/trpc/pay.plain'],
+  ['tRPC + 1 durable write (floor)', '/trpc/pay.floor'],
+  ['tRPC + 1 row in the transaction (atomic floor)', '/trpc/pay.floorInTransaction'],
+  ['tRPC + idempotency plugin', '/trpc/pay.guarded'],
+  ['tRPC + plugin, atomic mode', '/trpc/pay.guardedAtomic'],
+  ['tRPC + plugin, atomic, always read first', '/trpc/pay.guardedAtomicAlwaysRead'],
+  ['fetch unguarded', '/fetch/plain'],
+  ['fetch + 1 durable write (floor)', '/fetch/floor'],
+  ['fetch + 1 row in the transaction (atomic floor)', '/fetch/floor-in-transaction'],
+  ['fetch + handle', '/fetch/guarded'],
+  ['fetch + handle, atomic mode', '/fetch/guarded-atomic'],
+  ['fetch + handle, atomic, always read first', '/fetch/guarded-atomic-always-read'],
+] as const;
+
 /**
  * 1. Overhead: the same payment write over HTTP with and without the guard, a new key per
  * request. tRPC plugin (completion folded into the payment's transaction) and fetch wrapper,
@@ -24,74 +40,26 @@ export const overhead: Scenario = {
   name: 'overhead',
   title: '1. Overhead of the guard (new key per request)',
   async run(ctx): Promise<ScenarioResult> {
-    const server = await startBenchServer({ databaseUrl: ctx.pg.url });
+    const servers = await startBenchServerPerVariant(VARIANTS.length, {
+      databaseUrl: ctx.pg.url,
+    });
     try {
-      const load = (path: string) =>
-        payLoad(server, ctx, path, CONNECTIONS, { durationSec: (ctx.measureSec * ROUNDS) / 3 });
       const results = await runInterleaved(
-        [
-          { name: 'tRPC unguarded', load: load('/trpc/pay.plain') },
-          { name: 'tRPC + 1 durable write (floor)', load: load('/trpc/pay.floor') },
-          {
-            name: 'tRPC + 1 row in the transaction (atomic floor)',
-            load: load('/trpc/pay.floorInTransaction'),
-          },
-          { name: 'tRPC + idempotency plugin', load: load('/trpc/pay.guarded') },
-          { name: 'tRPC + plugin, atomic mode', load: load('/trpc/pay.guardedAtomic') },
-          {
-            name: 'tRPC + plugin, atomic, always read first',
-            load: load('/trpc/pay.guardedAtomicAlwaysRead'),
-          },
-          { name: 'fetch unguarded', load: load('/fetch/plain') },
-          { name: 'fetch + 1 durable write (floor)', load: load('/fetch/floor') },
-          {
-            name: 'fetch + 1 row in the transaction (atomic floor)',
-            load: load('/fetch/floor-in-transaction'),
-          },
-          { name: 'fetch + handle', load: load('/fetch/guarded') },
-          { name: 'fetch + handle, atomic mode', load: load('/fetch/guarded-atomic') },
-          {
-            name: 'fetch + handle, atomic, always read first',
-            load: load('/fetch/guarded-atomic-always-read'),
-          },
-        ],
+        VARIANTS.map(([name, path], i) => ({
+          name,
+          load: payLoad(servers.each[i]!, ctx, path, CONNECTIONS, {
+            durationSec: (ctx.measureSec * ROUNDS) / 3,
+          }),
+        })),
         ROUNDS,
       );
       const get = (name: string) => results.get(name)!;
-      const rows = [
-        { ...rowFromLoad('tRPC unguarded', get('tRPC unguarded')), baseline: true },
-        rowFromLoad('tRPC + 1 durable write (floor)', get('tRPC + 1 durable write (floor)')),
-        rowFromLoad(
-          'tRPC + 1 row in the transaction (atomic floor)',
-          get('tRPC + 1 row in the transaction (atomic floor)'),
-        ),
-        rowFromLoad('tRPC + idempotency plugin', get('tRPC + idempotency plugin')),
-        rowFromLoad('tRPC + plugin, atomic mode', get('tRPC + plugin, atomic mode')),
-        rowFromLoad(
-          'tRPC + plugin, atomic, always read first',
-          get('tRPC + plugin, atomic, always read first'),
-        ),
-        rowFromLoad('fetch unguarded', get('fetch unguarded')),
-        ...[
-          'fetch + 1 durable write (floor)',
-          'fetch + 1 row in the transaction (atomic floor)',
-        ].map((name) => ({ ...rowFromLoad(name, get(name)), comparedTo: 'fetch unguarded' })),
-        {
-          ...rowFromLoad('fetch + handle', get('fetch + handle')),
-          comparedTo: 'fetch unguarded',
-        },
-        {
-          ...rowFromLoad('fetch + handle, atomic mode', get('fetch + handle, atomic mode')),
-          comparedTo: 'fetch unguarded',
-        },
-        {
-          ...rowFromLoad(
-            'fetch + handle, atomic, always read first',
-            get('fetch + handle, atomic, always read first'),
-          ),
-          comparedTo: 'fetch unguarded',
-        },
-      ];
+      // The table's baseline is tRPC unguarded; the fetch variants compare to their own twin.
+      const rows = VARIANTS.map(([name]) => {
+        const row = rowFromLoad(name, get(name));
+        if (name === 'tRPC unguarded') return { ...row, baseline: true };
+        return name.startsWith('fetch +') ? { ...row, comparedTo: 'fetch unguarded' } : row;
+      });
       const ratio = (variant: string, twin: string) => pairedRatio(get(variant), get(twin));
       const fetchFloorRatio = ratio(FETCH_FLOOR, 'fetch unguarded');
       const fetchAtomicFloorRatio = ratio(FETCH_ATOMIC_FLOOR, 'fetch unguarded');
@@ -158,7 +126,7 @@ export const overhead: Scenario = {
         ],
       };
     } finally {
-      await server.stop();
+      await servers.stop();
     }
   },
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
-import { startBenchServer } from '../harness/bench-server.ts';
+import { startBenchServerPerVariant } from '../harness/bench-server.ts';
 import { type LoadResult, pairedRatio, runInterleaved } from '../harness/load.ts';
 import { REDIS_INSTALL_HINT } from '../harness/redis.ts';
 import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
@@ -49,29 +49,38 @@ export const peers: Scenario = {
         notes: [],
       };
     }
-    const server = await startBenchServer({ databaseUrl: ctx.pg.url, redisUrl: redis.url });
+    const routes = [
+      { name: 'unguarded', path: '/fetch/plain' },
+      { name: 'unguarded + 1 durable write (floor)', path: '/fetch/floor' },
+      { name: FETCH_ATOMIC_FLOOR, path: '/fetch/floor-in-transaction' },
+      { name: TRPC_ATOMIC_FLOOR, path: '/trpc/pay.floorInTransaction' },
+      ...Object.values(GUARDS).map((g) => ({ name: g.label, path: g.path })),
+    ];
+    // A server process per variant, as in the overhead scenario.
+    const servers = await startBenchServerPerVariant(routes.length, {
+      databaseUrl: ctx.pg.url,
+      redisUrl: redis.url,
+    });
+    const urlOf = (name: string) => servers.each[routes.findIndex((r) => r.name === name)]!.url;
     const sql = postgres(ctx.pg.url, { max: 1, onnotice: () => {} });
     try {
       // The app schema refuses a second payment per checkout key (payments_idempotency_key_unique);
       // this scenario measures the guards alone, so it runs without that backstop.
       await sql`drop index if exists payments_idempotency_key_unique`;
-      const load = (path: string) =>
-        payLoad(server, ctx, path, CONNECTIONS, { durationSec: (ctx.measureSec * ROUNDS) / 3 });
-      const variants = [
-        { name: 'unguarded', load: load('/fetch/plain') },
-        { name: 'unguarded + 1 durable write (floor)', load: load('/fetch/floor') },
-        { name: FETCH_ATOMIC_FLOOR, load: load('/fetch/floor-in-transaction') },
-        { name: TRPC_ATOMIC_FLOOR, load: load('/trpc/pay.floorInTransaction') },
-        ...Object.values(GUARDS).map((g) => ({ name: g.label, load: load(g.path) })),
-      ];
+      const variants = routes.map(({ name, path }, i) => ({
+        name,
+        load: payLoad(servers.each[i]!, ctx, path, CONNECTIONS, {
+          durationSec: (ctx.measureSec * ROUNDS) / 3,
+        }),
+      }));
       const results = await runInterleaved(variants, ROUNDS);
 
       // Durability: a batch, a store restart (no persistence for Redis, as deployed for caches),
       // the same keys again. Every duplicate is a customer charged twice.
       const batch = ctx.args.quick ? 50 : 200;
       const duplicates = new Map<string, number>();
-      const sendBatch = async (guard: { path: string }, keys: string[]) => {
-        const statuses = await sendAll(`${server.url}${guard.path}`, PAY_BODY, keys, {
+      const sendBatch = async (guard: { label: string; path: string }, keys: string[]) => {
+        const statuses = await sendAll(`${urlOf(guard.label)}${guard.path}`, PAY_BODY, keys, {
           retryUntilMs: 60_000,
         });
         const failed = [...statuses.values()].filter((s) => s === 0 || s >= 300).length;
@@ -175,7 +184,7 @@ export const peers: Scenario = {
       };
     } finally {
       await sql.end({ timeout: 5 });
-      await server.stop();
+      await servers.stop();
     }
   },
 };
