@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { checkHistory, type IntentFacts } from '../chaos/checker.ts';
-import type { FailoverRecord } from '../chaos/failover/ha-database.ts';
+import type { FailoverRecord, LostRow } from '../chaos/failover/ha-database.ts';
 import { History } from '../chaos/history.ts';
 import { onceCatalogues } from '../chaos/once-target.ts';
 import { PROFILES, parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
@@ -40,11 +40,16 @@ function charge(over: Partial<LedgerEntry>): LedgerEntry {
   };
 }
 
-const failover = (lostPayments: string[] = ['pay_1']): FailoverRecord => ({
+/** pay_1's row as the old primary held it. */
+const PAY_1_ROW: LostRow = { id: 'pay_1', createdAt: T0 + 20 };
+
+const failover = (
+  lost: Partial<FailoverRecord['lost']> = { payments: [PAY_1_ROW] },
+): FailoverRecord => ({
   kind: 'pg_stop_primary',
   from: 'pg1',
   to: 'pg2',
-  lost: { payments: lostPayments, refunds: [], payment_actions: [] },
+  lost: { payments: [], refunds: [], payment_actions: [], ...lost },
 });
 
 function snapshot(
@@ -119,7 +124,7 @@ test('a re-created payment charged under a key of its own is a double charge (th
 });
 
 test('a row a failover dropped that is back after the run is resurrected', () => {
-  const present: AppPayment = { ...recreated, id: 'pay_1' };
+  const present: AppPayment = { ...recreated, id: 'pay_1', createdAt: PAY_1_ROW.createdAt };
   const result = checkHistory({
     intents: [intent],
     events: lostAndRecreated().events.filter((e) => !('paymentId' in e) || e.paymentId === 'pay_1'),
@@ -151,4 +156,29 @@ test('the failover profile: --mode, no sync cancel in async mode, every failover
   for (const kind of ['pg_kill_primary', 'pg_stop_primary', 'pg_switchover', 'pg_sync_cancel'])
     expect(kinds).toContain(kind);
   expect(planRun(3, PROFILES.failover!, onceCatalogues, windows)).toEqual(plan);
+});
+
+test('a refund written again under its lost id is a new row; the lost row itself back is resurrected', () => {
+  const lostRefund: LostRow = { id: 're_k9', createdAt: T0 + 40 };
+  const refund = { tenantId: 'tenant_a', id: 're_k9', paymentId: 'pay_2', amount: 4599 };
+  const resurrectedWith = (createdAt: number) =>
+    check({
+      ...snapshot(
+        'async',
+        [recreated],
+        [charge({})],
+        [failover({ payments: [PAY_1_ROW], refunds: [lostRefund] })],
+      ),
+      refunds: [
+        {
+          ...refund,
+          status: 'succeeded',
+          downstreamKey: 'once_rf_k9',
+          processorRefundId: null,
+          createdAt,
+        },
+      ],
+    }).failover?.resurrected;
+  expect(resurrectedWith(T0 + 700)).toEqual([]);
+  expect(resurrectedWith(lostRefund.createdAt)).toEqual(['re_k9']);
 });

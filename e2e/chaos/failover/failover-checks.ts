@@ -4,6 +4,7 @@
 // forked timeline), and a checkout charged twice across a lost payment and its re-creation.
 import type { ClientEvent } from '../history.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from '../target.ts';
+import type { LostRow } from './ha-database.ts';
 import { RETURNING_OPERATOR } from './returning-operators.ts';
 
 /** What the failovers of a run did, for the report (async mode counts, the others must be 0). */
@@ -126,27 +127,28 @@ export function checkFailover(input: {
     }
   }
 
-  // Dropped by a failover, back after the run: a forked timeline's rows were not rewound. Not a
-  // refund written again after the failover under its own id (derived from its operator's key:
-  // asked for again, or taken from the processor by its payment's re-creation).
+  // Dropped by a failover, back after the run (the same row: its created_at too): a forked
+  // timeline's rows were not rewound. Not a refund written again after the failover under its
+  // own id (derived from its operator's key: asked for again, or taken from the processor by its
+  // payment's re-creation), which is a new row.
   const goneInFailovers: Record<string, number> = {};
   const resurrected: string[] = [];
   for (const f of failovers) {
-    for (const [table, ids] of Object.entries(f.lost)) {
-      goneInFailovers[table] = (goneInFailovers[table] ?? 0) + ids.length;
+    for (const [table, rows] of Object.entries(f.lost)) {
+      goneInFailovers[table] = (goneInFailovers[table] ?? 0) + rows.length;
       const present = new Map<string, number | undefined>(
         table === 'payments'
-          ? snapshot.payments.map((p) => [p.id, undefined])
+          ? snapshot.payments.map((p) => [p.id, p.createdAt])
           : table === 'refunds'
             ? (snapshot.refunds ?? []).map((r) => [r.id, r.createdAt])
             : [],
       );
-      const cameBack = (id: string) => {
+      const cameBack = ({ id, createdAt }: LostRow) => {
         if (!present.has(id)) return false;
         const writtenAt = present.get(id);
-        return writtenAt === undefined || f.at === undefined || writtenAt < f.at;
+        return writtenAt === undefined || writtenAt === createdAt;
       };
-      for (const id of ids.filter(cameBack)) {
+      for (const { id } of rows.filter(cameBack)) {
         resurrected.push(id);
         violations.push({
           kind: 'resurrected_row',

@@ -1,7 +1,8 @@
 // The app's database as a replicated cluster (scripts/ha: etcd and three Patroni-managed
 // PostgreSQL 15 nodes) and the failover faults the nemesis injects into it. Each failover reads
-// the rows the primary held right before the fault and the rows the new primary holds once
-// the cluster is healthy again: what a failover lost, per table, and what must never come back.
+// the rows the old primary held (right before the fault, and once more before it freezes when a
+// partition lets it go on committing) and the rows the new primary holds once the cluster is
+// healthy again: what a failover lost, per table, and what must never come back.
 import { findFreePort } from '@once/postgres';
 import { type HaCluster, type HaNodeName, startHaCluster } from '../../../scripts/ha/cluster.ts';
 import type { ReplicationMode } from '../../../scripts/ha/patroni-config.ts';
@@ -18,18 +19,20 @@ const SYNC_STANDBY_STOP_MS = 4_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A row the old primary held and the new one does not, with when it was written. */
+export interface LostRow {
+  id: string;
+  /** Its `created_at` (epoch ms): a row back under its id with another one was made again. */
+  createdAt: number;
+}
+
 /** One failover as the nemesis saw it. */
 export interface FailoverRecord {
   kind: FailoverFaultKind;
   from: HaNodeName;
   to: HaNodeName;
-  /** Per table: ids the primary held right before the fault, absent on the new primary. */
-  lost: Record<CensusTable, string[]>;
-  /**
-   * When those ids were read (epoch ms): a row with a lost id written later was made again (a
-   * refund's id is derived from its operator's key), one written earlier came back.
-   */
-  at?: number;
+  /** Per table: rows the old primary held, absent on the new primary. */
+  lost: Record<CensusTable, LostRow[]>;
 }
 
 export interface HaDatabase {
@@ -79,22 +82,33 @@ export async function startHaDatabase(
   }
   const failovers: FailoverRecord[] = [];
 
+  /**
+   * One failover: `act` faults the leader; it calls `lastLook` when the old primary is about to
+   * stop answering after committing on its own (a partition), so those rows are counted too.
+   */
   const failover = async (
     kind: FailoverFaultKind,
-    act: (leader: HaNodeName) => Promise<void>,
+    act: (leader: HaNodeName, lastLook: () => Promise<void>) => Promise<void>,
   ): Promise<{ detail: string; bit: number }> => {
     await cluster.waitForHealthy(180_000);
     const from = await cluster.waitForLeader(30_000);
     const before = await census(cluster, from);
-    const at = Date.now();
-    await act(from);
+    await act(from, async () => {
+      for (const [t, rows] of Object.entries(await census(cluster, from)))
+        for (const [id, createdAt] of rows) before[t as CensusTable].set(id, createdAt);
+    });
     const to = await cluster.waitForLeader(120_000, from);
     await cluster.waitForHealthy(180_000);
     const after = await census(cluster, to);
     const lost = Object.fromEntries(
-      CENSUS_TABLES.map((t) => [t, [...before[t]].filter((id) => !after[t].has(id))]),
-    ) as Record<CensusTable, string[]>;
-    failovers.push({ kind, from, to, lost, at });
+      CENSUS_TABLES.map((t) => [
+        t,
+        [...before[t]]
+          .filter(([id]) => !after[t].has(id))
+          .map(([id, createdAt]) => ({ id, createdAt })),
+      ]),
+    ) as Record<CensusTable, LostRow[]>;
+    failovers.push({ kind, from, to, lost });
     const gone = CENSUS_TABLES.map((t) => `${lost[t].length} ${t}`).join(', ');
     return { detail: `${from} -> ${to}; rows gone: ${gone}`, bit: 1 };
   };
@@ -114,12 +128,15 @@ export async function startHaDatabase(
         });
       }
       if (kind === 'pg_stop_primary') {
-        return failover(kind, async (leader) => {
+        return failover(kind, async (leader, lastLook) => {
           // Cut off, it answers its clients until its lock expires and a standby takes over
           // (about `ttl`): in async mode every commit of that stretch is acknowledged and lost.
           cluster.partitionNode(leader);
           try {
             await cluster.waitForLeader(120_000, leader);
+            // What it committed while cut off, read just before it freezes (what it commits
+            // between this read and the freeze, a few milliseconds, is not counted).
+            await lastLook();
             cluster.pauseNode(leader);
             await sleep(downMs);
           } finally {
@@ -178,12 +195,13 @@ async function cancelSyncWaits(cluster: HaCluster): Promise<{ detail: string; bi
   };
 }
 
-/** The ids of the census tables on one node. */
-async function census(
-  cluster: HaCluster,
-  node: HaNodeName,
-): Promise<Record<CensusTable, Set<string>>> {
-  const statement = CENSUS_TABLES.map((t) => `select '${t}', id from ${t}`).join(' union all ');
+type Census = Record<CensusTable, Map<string, number>>;
+
+/** The rows of the census tables on one node: id -> created_at (epoch ms). */
+async function census(cluster: HaCluster, node: HaNodeName): Promise<Census> {
+  const statement = CENSUS_TABLES.map(
+    (t) => `select '${t}', id, floor(extract(epoch from created_at) * 1000)::bigint from ${t}`,
+  ).join(' union all ');
   for (let attempt = 1; ; attempt++) {
     try {
       const out = await cluster.query(node, statement, 'once');
@@ -191,16 +209,17 @@ async function census(
       return Object.fromEntries(
         CENSUS_TABLES.map((t) => [
           t,
-          new Set(rows.filter(([table]) => table === t).map(([, id]) => id!)),
+          new Map(
+            rows
+              .filter(([table]) => table === t)
+              .map(([, id, createdAt]) => [id!, Number(createdAt)]),
+          ),
         ]),
-      ) as Record<CensusTable, Set<string>>;
+      ) as Census;
     } catch (error) {
       // Before the first migration the tables do not exist yet.
       if (/does not exist/.test(String((error as { stderr?: unknown }).stderr ?? error)))
-        return Object.fromEntries(CENSUS_TABLES.map((t) => [t, new Set<string>()])) as Record<
-          CensusTable,
-          Set<string>
-        >;
+        return Object.fromEntries(CENSUS_TABLES.map((t) => [t, new Map()])) as Census;
       // A promoted node may still be starting.
       if (attempt >= 20) throw error;
       await sleep(500);
