@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { type LatencySummary, summarize } from './stats.ts';
+import { type LatencySummary, median, summarize } from './stats.ts';
 
 /** One autocannon load: fixed connections for a fixed time, after an unmeasured warm-up. */
 export interface LoadOptions {
@@ -214,12 +214,6 @@ export function pairedCpuDifference(
   if (!a || !b || a.length !== b.length || a.length === 0) return undefined;
   const sorted = a.map((x, i) => (x - b[i]!) * 1000).sort((x, y) => x - y);
   return { median: median(sorted), min: sorted[0]!, max: sorted.at(-1)!, rounds: sorted.length };
-}
-
-/** Median of numbers sorted ascending. */
-function median(sorted: readonly number[]): number {
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
