@@ -16,11 +16,13 @@ import { type CpuProfile, flameGraphSvg, inclusiveShare, selfTimes } from './fla
 const ROUTES = [
   ['trpc-plain', '/trpc/pay.plain'],
   ['trpc-floor-in-tx', '/trpc/pay.floorInTransaction'],
+  ['trpc-floor', '/trpc/pay.floor'],
   ['trpc-atomic', '/trpc/pay.guardedAtomic'],
   ['trpc-atomic-always-read', '/trpc/pay.guardedAtomicAlwaysRead'],
   ['trpc-leased', '/trpc/pay.guarded'],
   ['fetch-plain', '/fetch/plain'],
   ['fetch-floor-in-tx', '/fetch/floor-in-transaction'],
+  ['fetch-floor', '/fetch/floor'],
   ['fetch-atomic', '/fetch/guarded-atomic'],
   ['fetch-atomic-always-read', '/fetch/guarded-atomic-always-read'],
   ['fetch-leased', '/fetch/guarded'],
