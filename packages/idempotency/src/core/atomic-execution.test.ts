@@ -67,4 +67,22 @@ describe('atomic execution', () => {
       }),
     ).rejects.toThrow(/called twice/);
   });
+
+  it('a complete refused before the insert is a rejected promise, never a throw', async () => {
+    const store = {
+      lookup: async () => undefined,
+      insertCompleted: async () => 'inserted',
+    } as unknown as IdempotencyStore<unknown>;
+    const idempotency = createIdempotency({ store });
+    const stored = { status: 200, headers: {}, body: '{}' };
+    const tx = { name: 'the transaction' };
+    let second: Promise<void> | undefined;
+    await idempotency.execute({ ...request, policy: { mode: 'atomic' } }, async (exec) => {
+      await exec.complete(tx, stored);
+      second = exec.complete(tx, stored);
+      second.catch(() => {});
+      return stored;
+    });
+    await expect(second).rejects.toThrow(/called twice/);
+  });
 });

@@ -68,4 +68,13 @@ describe('jsonExecution', () => {
     await expect(json.complete('tx', { a: 1 })).rejects.toThrow('lost');
     expect(json.completed).toBeUndefined();
   });
+
+  it('a result JSON cannot hold is a rejected complete, never a throw, and stores nothing', async () => {
+    const stored: StoredResponse[] = [];
+    const json = jsonExecution(recordingExecution(stored));
+    const pending = json.complete('tx', { amount: 1n });
+    await expect(pending).rejects.toThrow(TypeError);
+    expect(stored).toEqual([]);
+    expect(json.completed).toBeUndefined();
+  });
 });

@@ -108,6 +108,22 @@ describe('fetchIdempotency().handle', () => {
     expect((await handle(json('{"a":2}'))).status).toBe(422);
   });
 
+  it('a fingerprintInput given as a promise is fingerprinted as the value it resolves to', async () => {
+    const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
+    const runs = { count: 0 };
+    const handle = (fingerprintInput: unknown) =>
+      http.handle(
+        form('amount=5', 'h_promised'),
+        { tenantId: 'acct_a', operation: 'charges.promised', fingerprintInput },
+        async () => Response.json({ run: ++runs.count }, { status: 201 }),
+      );
+    expect((await handle(Promise.resolve({ amount: 5 }))).status).toBe(201);
+    const replay = await handle({ amount: 5 });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect((await handle(Promise.resolve({ amount: 6 }))).status).toBe(422);
+    expect(runs.count).toBe(1);
+  });
+
   it('reads the handler response once, without a clone, and sends it whole: status, text, every header', async () => {
     const http = fetchIdempotency(createIdempotency({ store: createDrizzleStore(t.db) }));
     const runs = { count: 0 };

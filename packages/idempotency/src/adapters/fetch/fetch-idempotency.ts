@@ -155,19 +155,13 @@ export function fetchIdempotency<TTx>(
   options: FetchIdempotencyOptions = {},
 ): FetchIdempotency<TTx> {
   const guard = requestGuard(idempotency, options);
-  return {
-    handle: (request, scope, run) =>
-      guard(request, scope, run, () =>
-        scope.fingerprintInput !== undefined
-          ? scope.fingerprintInput
-          : defaultFingerprintInput(request),
-      ),
-  };
+  return { handle: (request, scope, run) => guard(request, scope, run, defaultFingerprintInput) };
 }
 
 /**
- * `handle`, with the fingerprint input asked for only once the request has a valid key (the
- * shape `withIdempotency` needs: its `getFingerprintInput` may read the body). Internal.
+ * `handle`: the fingerprint input is `scope.fingerprintInput`, else `readInput(request)`, asked
+ * for only once the request has a valid key (`withIdempotency`'s `getFingerprintInput` may read
+ * the body). Internal.
  */
 export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchIdempotencyOptions) {
   const render = options.renderError ?? problemDetailsResponse;
@@ -195,20 +189,31 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
    * a `Response`, that response (its body now read).
    */
   const fetchExecution = (exec: Execution<TTx>, completed: Completed): FetchExecution<TTx> =>
-    completingWith(exec, async (tx: TTx, response: Response | StoredResponse) => {
-      const read = isResponse(response);
-      const stored = read ? await snapshot(response, refusedInComplete) : response;
-      // Remembered before completing: a body read stays read even if the store refuses it.
-      completed.read = read ? response : undefined;
-      completed.stored = stored;
-      await exec.complete(tx, stored);
+    completingWith(exec, (tx: TTx, response: Response | StoredResponse) => {
+      if (isResponse(response)) return completeWithRead(exec, completed, tx, response);
+      // The stored form: nothing to read, so no async frame of its own on the way to the store.
+      completed.read = undefined;
+      completed.stored = response;
+      return exec.complete(tx, response);
     });
+  const completeWithRead = async (
+    exec: Execution<TTx>,
+    completed: Completed,
+    tx: TTx,
+    response: Response,
+  ) => {
+    const stored = await snapshot(response, refusedInComplete);
+    // Remembered before completing: a body read stays read even if the store refuses it.
+    completed.read = response;
+    completed.stored = stored;
+    await exec.complete(tx, stored);
+  };
 
   return async function guard(
     request: Request,
-    scope: Omit<IdempotentRequest, 'fingerprintInput'>,
+    scope: IdempotentRequest,
     run: (exec: FetchExecution<TTx>) => Promise<Response>,
-    fingerprintInput: () => unknown,
+    readInput: (request: Request) => unknown,
   ): Promise<Response> {
     const { tenantId, operation } = scope;
     let key: string | undefined;
@@ -230,8 +235,11 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
     let executed: Response | undefined;
     let fingerprint: string | undefined;
     try {
-      // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error.
-      fingerprint = computeFingerprint(operation, await fingerprintInput());
+      const input =
+        scope.fingerprintInput !== undefined ? scope.fingerprintInput : readInput(request);
+      // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error. A
+      // value already at hand (a route's parsed body) is not awaited: no promise, no turn.
+      fingerprint = computeFingerprint(operation, isThenable(input) ? await input : input);
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         async (exec) => {
@@ -299,6 +307,11 @@ const refusedInComplete = (body: UnstorableBody): IdempotencyError =>
 
 /** The unguarded run's `complete`: nothing to store, and the response's body stays unread. */
 const storeNothing = (): Promise<void> => Promise.resolve();
+
+/** What `await` would wait for: a promise, or any object with a `then` method. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
 
 /** A `Response` (also from another realm or polyfill), as opposed to a plain `StoredResponse`. */
 function isResponse(value: Response | StoredResponse): value is Response {

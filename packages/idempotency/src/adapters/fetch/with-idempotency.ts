@@ -65,6 +65,10 @@ export function guardEachRequest<TTx>(
   options: WithIdempotencyOptions<TTx>,
 ): (request: Request, run: (exec: FetchExecution<TTx>) => Promise<Response>) => Promise<Response> {
   const guard = requestGuard(options.idempotency, options);
+  const readInput = (request: Request) =>
+    options.getFingerprintInput
+      ? options.getFingerprintInput(request.clone())
+      : defaultFingerprintInput(request);
   return async (request, run) => {
     const operation =
       typeof options.operation === 'function' ? options.operation(request) : options.operation;
@@ -77,10 +81,7 @@ export function guardEachRequest<TTx>(
         policy: options.policy,
       },
       run,
-      () =>
-        options.getFingerprintInput
-          ? options.getFingerprintInput(request.clone())
-          : defaultFingerprintInput(request),
+      readInput,
     );
   };
 }
