@@ -12,12 +12,14 @@ import { observedCall, type ProcessorCall } from './processor-call-log.ts';
 /**
  * What an intent taken over from an earlier payment of the same checkout went through after
  * its charge, at the processor: that payment's row was lost (a failover dropped acknowledged
- * commits) with its capture and refunds, which the processor still holds.
+ * commits) with its capture, void and refunds, which the processor still holds.
  */
 export interface AdoptedIntentHistory {
   intentId: string;
   /** A manual-capture intent's captured amount (`amount_received`), once captured; else null. */
   capturedAmount: number | null;
+  /** Authorised, then canceled (an operator's void, or the authorisation's expiry). */
+  voided: boolean;
   refunds: ListedProcessorRefund[];
 }
 
@@ -51,15 +53,20 @@ export async function readAdoptedIntentHistory(
   const intent = await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
     processor.paymentIntents.retrieve(intentId),
   );
-  const refunds = await observedCall(calls, { call: 'list_refunds', intent: intentId }, () =>
-    processor.refunds.list({ payment_intent: intentId, limit: 100 }),
-  );
+  const voided = wasVoidedAfterAuthorisation(intent);
+  // A released authorisation gave nothing back: nothing was captured, so nothing to import.
+  const refunds = voided
+    ? { data: [] }
+    : await observedCall(calls, { call: 'list_refunds', intent: intentId }, () =>
+        processor.refunds.list({ payment_intent: intentId, limit: 100 }),
+      );
   return {
     intentId,
     capturedAmount:
       intent.capture_method === 'manual' && intent.status === 'succeeded'
         ? intent.amount_received
         : null,
+    voided,
     refunds: refunds.data.map((refund) => ({
       id: refund.id,
       status: refund.status,
@@ -72,10 +79,28 @@ export async function readAdoptedIntentHistory(
 }
 
 /**
- * The charge's outcome for the payment that took the intent over: a captured manual-capture
- * intent was first authorised (the payment is settled `authorized`, then `captured` with what
- * was captured, by {@link recordAdoptedIntentHistory}), never a plain `succeeded` for its
- * whole amount.
+ * Whether a canceled intent had been authorised first: the processor releases a
+ * manual-capture authorisation when it cancels it (Stripe refunds the `amount_capturable`),
+ * and the intent keeps the charge it made (`latest_charge`). A charge that failed leaves its
+ * `last_payment_error` on the intent (a decline, a failed challenge), and the worker confirms
+ * an intent once, with one payment method: a canceled intent with a charge and no error was
+ * authorised. An intent canceled before any charge (a challenge abandoned, a confirm never
+ * sent) has no `latest_charge`.
+ */
+function wasVoidedAfterAuthorisation(intent: Stripe.PaymentIntent): boolean {
+  return (
+    intent.capture_method === 'manual' &&
+    intent.status === 'canceled' &&
+    intent.latest_charge != null &&
+    !intent.last_payment_error
+  );
+}
+
+/**
+ * The charge's outcome for the payment that took the intent over: a captured or voided
+ * manual-capture intent was first authorised (the payment is settled `authorized`, then
+ * `captured` with what was captured or `voided`, by {@link recordAdoptedIntentHistory}), never
+ * a plain `succeeded` for its whole amount, nor `canceled` before any charge.
  *
  * @example
  * outcome = outcomeOfAdoptedIntent(outcome, history);
@@ -84,15 +109,20 @@ export function outcomeOfAdoptedIntent(
   outcome: ChargeOutcome,
   history: AdoptedIntentHistory,
 ): ChargeOutcome {
-  return history.capturedAmount !== null && outcome.kind === 'succeeded'
-    ? { kind: 'authorized', paymentIntentId: outcome.paymentIntentId }
-    : outcome;
+  if (
+    (outcome.kind === 'succeeded' && history.capturedAmount !== null) ||
+    (outcome.kind === 'canceled' && history.voided)
+  ) {
+    return { kind: 'authorized', paymentIntentId: outcome.paymentIntentId };
+  }
+  return outcome;
 }
 
 /**
  * Records the taken-over intent's history on the payment, in the transaction that settles its
- * charge: its capture, then the refunds it does not hold. Returns what it recorded, for the
- * payment's timeline.
+ * charge (`authorized`, for an intent captured or voided): its capture or void, as an
+ * operator's would settle it, then the refunds it does not hold. Returns what it recorded,
+ * for the payment's timeline.
  *
  * @example
  * const adopted = await recordAdoptedIntentHistory(tx, { tenantId, paymentId }, history);
@@ -108,10 +138,12 @@ export async function recordAdoptedIntentHistory(
       status: 'captured',
       amountCaptured: history.capturedAmount,
     }));
+  const voided = history.voided && (await settlePayment(tx, payment, { status: 'voided' }));
   const refunds = await importProcessorRefunds(tx, payment, history.refunds);
   return {
     intent: history.intentId,
     ...(captured ? { captured: history.capturedAmount } : {}),
+    ...(voided ? { voided: true } : {}),
     refundsImported: refunds,
   };
 }

@@ -83,8 +83,9 @@ interface ChargeAttempt {
  *    challenge). An intent charges at most once, so a confirm re-sent late, after the
  *    processor forgot its key, cannot charge twice. A card that needs the challenge answers
  *    `requires_action`: recorded with the challenge URL, and the job ends (the shopper's turn);
- *    an intent made for an earlier payment of the checkout that charged is read again with
- *    its refunds: what happened to it after the charge was lost with that payment's rows;
+ *    an intent made for an earlier payment of the checkout that charged or was canceled is
+ *    read again with its refunds: what happened to it after the charge (a capture, a void)
+ *    was lost with that payment's rows;
  * 5. record the outcome (and that history) and finish the job in one transaction guarded by
  *    the lock token.
  * The lease is renewed while the processor is being called.
@@ -240,8 +241,9 @@ async function chargeInTwoSteps(
         payment_method: paymentMethod,
         ...(returnUrl ? { return_url: returnUrl } : {}),
       }));
-    const charged = outcome.kind === 'succeeded' || outcome.kind === 'authorized';
-    if (!charged || !isEarlierPaymentsIntent(intent, job.paymentId)) return { outcome };
+    // A canceled intent may have been authorised, then voided: its history says which.
+    const hasHistory = ['succeeded', 'authorized', 'canceled'].includes(outcome.kind);
+    if (!hasHistory || !isEarlierPaymentsIntent(intent, job.paymentId)) return { outcome };
     const adopted = await readAdoptedIntentHistory(processor, intent.id, calls);
     return { outcome: outcomeOfAdoptedIntent(outcome, adopted), adopted };
   } catch (error) {

@@ -15,7 +15,8 @@ import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support
 // Simulated here by deleting those rows after the charge: the processor must still have
 // charged once, and the new payment must end with the first charge's intent. Refunds are lost
 // the same way (with their payment, or alone): the operator's retry with the same key must
-// give the money back once, and the app must show what the processor gave back.
+// give the money back once, and the app must show what the processor gave back. A capture or
+// void lost with its payment is shown on the re-created payment as the processor holds it.
 let app: TestDatabase;
 let processor: ProcessorUnderTest;
 let worker: RunningProcess;
@@ -74,6 +75,28 @@ async function waitForStatus(paymentId: string, status: string) {
   throw new Error(`payment ${paymentId} not ${status} after 30 s`);
 }
 
+/** Waits until the charge's answer is recorded (the payment left `processing` and `unknown`). */
+async function waitForSettled(paymentId: string) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
+    const [row] = await app.client.sql<
+      { status: string; failure_code: string | null; intent: string | null }[]
+    >`
+      select status, failure_code, processor_payment_intent_id as intent from payments
+      where tenant_id = ${TENANT} and id = ${paymentId}`;
+    if (row && !['processing', 'unknown'].includes(row.status)) return row;
+  }
+  throw new Error(`payment ${paymentId} not settled after 30 s`);
+}
+
+/** What the timeline's events of one kind say the payment took over from an earlier one. */
+async function adoptedOnTimeline(paymentId: string, kind: string) {
+  const rows = await app.client.sql<{ adopted: Record<string, unknown> }[]>`
+    select detail->'adopted' as adopted from payment_events
+    where tenant_id = ${TENANT} and payment_id = ${paymentId} and kind = ${kind}
+      and detail ? 'adopted'`;
+  return rows.map((row) => row.adopted);
+}
+
 /** The processor's charges and refunds of one intent (amounts). */
 async function ledgerOfIntent(intent: string) {
   const rows = await processor.sql<{ kind: string; amount: number }[]>`
@@ -105,6 +128,39 @@ async function chargesOf(paymentIds: string[]): Promise<string[]> {
     select payment_intent_id as intent from ledger_entries
     where kind = 'charge' and metadata->>'payment_id' = any(${paymentIds})`;
   return rows.map((row) => row.intent);
+}
+
+/** A payment's row as it is, to re-create it after its loss. */
+async function rowOf(paymentId: string): Promise<Record<string, unknown>> {
+  const [{ row }] = await app.client.sql<[{ row: Record<string, unknown> }]>`
+    select to_jsonb(payment) as row from payments as payment where id = ${paymentId}`;
+  return row;
+}
+
+/**
+ * The lost payment re-created, its job gone before it recorded an intent (the reconciler's to
+ * decide), then one reconciler pass; the new payment's id.
+ */
+async function recreatedForReconciler(row: Record<string, unknown>): Promise<string> {
+  const recreated = `pay_${randomUUID().replaceAll('-', '')}`;
+  const copy = {
+    ...row,
+    id: recreated,
+    status: 'unknown',
+    processor_payment_intent_id: null,
+    updated_at: new Date(Date.now() - 60_000).toISOString(),
+  };
+  await app.client.sql`
+    insert into payments
+    select * from jsonb_populate_record(null::payments, ${JSON.stringify(copy)}::jsonb)`;
+  await reconcilePayments({
+    sql: app.client.sql,
+    processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
+    log: () => {},
+    olderThanMs: 1_000,
+    maxRequeues: 3,
+  });
+  return recreated;
 }
 
 async function recreatedAfterLoss(forgetProcessorKeys: boolean) {
@@ -185,29 +241,9 @@ describe('a refund whose row was lost is given back once, and shown', () => {
     const key = randomUUID();
     const refundKey = randomUUID();
     const { paid, refund } = await paidAndRefunded(key, refundKey);
-    const [{ row }] = await app.client.sql<[{ row: Record<string, unknown> }]>`
-      select to_jsonb(payment) as row from payments as payment where id = ${paid.paymentId}`;
+    const row = await rowOf(paid.paymentId);
     await loseCommit(refund.paymentId, key, refundKey);
-    // Re-created, its job gone before it recorded an intent: the reconciler's to decide.
-    const recreated = `pay_${randomUUID().replaceAll('-', '')}`;
-    const copy = {
-      ...row,
-      id: recreated,
-      status: 'unknown',
-      processor_payment_intent_id: null,
-      updated_at: new Date(Date.now() - 60_000).toISOString(),
-    };
-    await app.client.sql`
-      insert into payments
-      select * from jsonb_populate_record(null::payments, ${JSON.stringify(copy)}::jsonb)`;
-
-    await reconcilePayments({
-      sql: app.client.sql,
-      processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
-      log: () => {},
-      olderThanMs: 1_000,
-      maxRequeues: 3,
-    });
+    const recreated = await recreatedForReconciler(row);
     expect(await waitForTerminal(app.client.sql, [recreated])).toEqual(
       new Map([[recreated, 'succeeded']]),
     );
@@ -267,6 +303,70 @@ describe('a capture lost with its payment is shown on the re-created payment', (
     expect(await waitForStatus(second.paymentId, 'captured')).toEqual({
       status: 'captured',
       amount_captured: amount,
+    });
+  });
+});
+
+describe('a void lost with its payment is shown on the re-created payment', () => {
+  const manual = { ...cart, capture: 'manual' as const };
+
+  /** A manual-capture checkout authorised, voided by an operator, then lost; its row and intent. */
+  async function voidedThenLost(key: string) {
+    const first = await callerWithKey(key).checkout.pay(manual);
+    await waitForStatus(first.paymentId, 'authorized');
+    await callerWithKey(randomUUID()).ops.voidPayment({ paymentId: first.paymentId });
+    await waitForStatus(first.paymentId, 'voided');
+    const row = await rowOf(first.paymentId);
+    await loseCommit(first.paymentId, key);
+    return { row, intent: row.processor_payment_intent_id as string };
+  }
+
+  it('the worker settles the re-created payment voided, taken over from the earlier intent', async () => {
+    const key = randomUUID();
+    const { intent } = await voidedThenLost(key);
+
+    const second = await callerWithKey(key).checkout.pay(manual);
+    expect(await waitForSettled(second.paymentId)).toEqual({
+      status: 'voided',
+      failure_code: null,
+      intent,
+    });
+    expect(await adoptedOnTimeline(second.paymentId, 'outcome.recorded')).toEqual([
+      { intent, voided: true, refundsImported: [] },
+    ]);
+    expect(await ledgerOfIntent(intent)).toEqual([]);
+  });
+
+  it('the reconciler settles the re-created payment voided, taken over from the earlier intent', async () => {
+    const { row, intent } = await voidedThenLost(randomUUID());
+    const recreated = await recreatedForReconciler(row);
+    expect(await waitForSettled(recreated)).toEqual({
+      status: 'voided',
+      failure_code: null,
+      intent,
+    });
+    expect(await adoptedOnTimeline(recreated, 'reconciler.decided')).toEqual([
+      { intent, voided: true, refundsImported: [] },
+    ]);
+  });
+
+  it('an intent canceled before any charge (a challenge abandoned) still settles failed', async () => {
+    const key = randomUUID();
+    const challenged = { ...cart, paymentMethod: 'pm_card_threeDSecure2Required' };
+    const first = await callerWithKey(key).checkout.pay(challenged);
+    const { intent } = await waitForSettled(first.paymentId);
+    expect((await rowOf(first.paymentId)).status).toBe('requires_action');
+    const sdk = createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 });
+    await sdk('sk_test_tenant_a').paymentIntents.cancel(intent!, {
+      cancellation_reason: 'abandoned',
+    });
+    await loseCommit(first.paymentId, key);
+
+    const second = await callerWithKey(key).checkout.pay(challenged);
+    expect(await waitForSettled(second.paymentId)).toEqual({
+      status: 'failed',
+      failure_code: 'canceled_not_charged',
+      intent,
     });
   });
 });

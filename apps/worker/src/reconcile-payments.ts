@@ -54,7 +54,10 @@ export interface ReconcileOptions {
 export interface ReconcileSummary {
   examined: number;
   succeeded: number;
-  /** Manual-capture payments found authorised (`requires_capture`). */
+  /**
+   * Manual-capture payments found authorised (`requires_capture`), or found canceled after an
+   * authorisation (an earlier payment's intent, taken over: settled `voided`).
+   */
   authorized: number;
   declined: number;
   requeued: number;
@@ -121,7 +124,8 @@ type LedgerAnswer =
  *   was ever sent and nobody was charged. A search adopts an intent a lost create made;
  *   finding nothing re-enqueues (same keys), and after `maxRequeues` settles `failed`;
  * - an intent made for an earlier payment of the checkout (its row lost) that charged brings
- *   its capture and refunds, recorded with the settlement (`recordAdoptedIntentHistory`).
+ *   its capture or void and its refunds, recorded with the settlement
+ *   (`recordAdoptedIntentHistory`): one authorised, then voided, settles `voided`, not `failed`.
  * Undecided payments get a next-check time with backoff, and each tenant gets a fair
  * share of a pass (round robin by age), so one tenant whose lookups fail (a rotated
  * processor key) cannot stall everybody. Every settle is guarded (terminal states never
@@ -157,8 +161,9 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     try {
       const asked = await askProcessor(processor, payment);
       answer = asked.answer;
-      const charged = answer.found === 'succeeded' || answer.found === 'authorized';
-      if (charged && asked.intent && isEarlierPaymentsIntent(asked.intent, payment.id)) {
+      // A canceled intent may have been authorised, then voided: its history says which.
+      const hasHistory = ['succeeded', 'authorized', 'canceled'].includes(answer.found);
+      if (hasHistory && asked.intent && isEarlierPaymentsIntent(asked.intent, payment.id)) {
         adopted = await readAdoptedIntentHistory(processor, asked.intent.id, []);
       }
     } catch (error) {
@@ -208,6 +213,18 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
         summary.declined++;
         break;
       case 'canceled':
+        if (adopted?.voided) {
+          // Authorised, then voided: `authorized`, then `voided` by its history.
+          await settleWithProof(
+            sql,
+            payment,
+            answer,
+            { status: 'authorized', processorPaymentIntentId: answer.intentId },
+            adopted,
+          );
+          summary.authorized++;
+          break;
+        }
         await settleWithProof(sql, payment, answer, {
           status: 'failed',
           processorPaymentIntentId: answer.intentId,
@@ -418,9 +435,11 @@ async function settleWithProof(
   adopted?: AdoptedIntentHistory,
 ): Promise<boolean> {
   const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
-  return decided(sql, payment, { found: answer.found, decision: settlement.status }, async (tx) => {
+  // `adopted` is filled in by the write, before `decided` records the decision.
+  const decision: Record<string, unknown> = { found: answer.found, decision: settlement.status };
+  return decided(sql, payment, decision, async (tx) => {
     if (!(await settlePayment(tx, ref, settlement))) return false;
-    if (adopted) await recordAdoptedIntentHistory(tx, ref, adopted);
+    if (adopted) decision.adopted = await recordAdoptedIntentHistory(tx, ref, adopted);
     return true;
   });
 }

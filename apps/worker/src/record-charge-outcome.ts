@@ -34,7 +34,8 @@ export type RecordResult =
  *   `max_attempts` claims are used up -> job `dead`, payment `unknown` (reconciler's turn).
  * - rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
  * An intent taken over from an earlier payment of the checkout (`adopted`) also brings what
- * happened to it after its charge: its capture and refunds, recorded with the settlement.
+ * happened to it after its charge: its capture or void and its refunds, recorded with the
+ * settlement (an intent authorised, then voided, comes as `authorized` and ends `voided`).
  *
  * @example
  * await recordChargeOutcome(sql, job, { kind: 'succeeded', paymentIntentId: 'pi_1' }, backoff);
