@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { applyProcessorEvent, type ProcessorPaymentIntentEvent } from '@once/payments';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outcomeOfAdoptedIntent } from './adopted-intent-history.ts';
 import { settledOutcomeOf } from './charge-outcome.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
@@ -97,6 +98,21 @@ describe('the worker, the webhook receiver and the reconciler settle alike', () 
     expect(worker?.status).toBe('declined');
     expect(webhook?.status).toBe('declined');
     expect(webhook?.failure_code).toBe(worker?.failure_code);
+  });
+
+  it('a replayed confirm that authorised an intent taken over, voided since, settles the payment voided', async () => {
+    const { paymentId } = await checkout();
+    const claimed = await claimJobs(app.client.sql, { workerId: 'w1', leaseMs: 60_000, limit: 10 });
+    const job = claimed.find((one) => one.paymentId === paymentId);
+    if (!job) throw new Error('no job claimed');
+    // The confirm's key replays `requires_capture`; the intent read afterwards is canceled.
+    const history = { intentId: 'pi_voided', capturedAmount: null, voided: true, refunds: [] };
+    const outcome = outcomeOfAdoptedIntent(
+      { kind: 'authorized', paymentIntentId: 'pi_voided' },
+      history,
+    );
+    await recordChargeOutcome(app.client.sql, job, outcome, backoff, [], history);
+    expect(await paymentRow(paymentId)).toEqual({ status: 'voided', failure_code: null });
   });
 
   it('the job the reconciler enqueues again has an id of the same form as the one checkout.pay wrote', async () => {
