@@ -38,8 +38,9 @@ function canonical(value: unknown, depth: number, ancestors: object[]): string |
       return canonicalString(value);
     case 'number':
       if (!Number.isFinite(value)) throw invalidInput(`${value} is not a JSON number`);
-      // ECMAScript's number spelling, which JCS adopts (-0 is 0).
-      return JSON.stringify(value);
+      // ECMAScript's number spelling, which JCS adopts (-0 is 0): JSON.stringify's for a finite
+      // number, but from V8's number-string cache instead of a new string per call.
+      return String(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'undefined':
@@ -91,7 +92,7 @@ function canonicalObject(object: object, depth: number, ancestors: object[]): st
     if (item === undefined) continue;
     if (text.length > 1) text += ',';
     // A `toJSON` returning undefined spells "undefined" here, as in the reference.
-    text += `${canonicalString(key)}:${canonical(item, depth, ancestors)}`;
+    text += `${quotedKey(key)}:${canonical(item, depth, ancestors)}`;
   }
   return `${text}}`;
 }
@@ -110,6 +111,27 @@ function sortedInPlace(keys: string[]): string[] {
     keys[j + 1] = key;
   }
   return keys;
+}
+
+/** Keys cached by `quotedKey`: up to this many, each up to `QUOTED_KEY_MAX_LENGTH` long. */
+const QUOTED_KEYS_MAX = 1_024;
+const QUOTED_KEY_MAX_LENGTH = 64;
+const quotedKeys = new Map<string, string>();
+
+/**
+ * `canonicalString` of an object's key. A service's requests repeat the same few keys, so their
+ * spelling is kept instead of made again for every object of every request (about 0.1 µs and
+ * 50 bytes a key). Keys come from request bodies: the cache is bounded in entries and length,
+ * and once full it only stops adding.
+ */
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = canonicalString(key);
+    if (key.length <= QUOTED_KEY_MAX_LENGTH && quotedKeys.size < QUOTED_KEYS_MAX)
+      quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 /**

@@ -53,4 +53,31 @@ describe('engine context', () => {
     });
     expect(events[1]?.durationMs).toBeGreaterThanOrEqual(15);
   });
+
+  it('a leased request that completed tells created, then completed with the time its handler took', async () => {
+    const events: IdempotencyEvent[] = [];
+    const store = {
+      lookup: async () => undefined,
+      reserve: async () => ({
+        kind: 'acquired',
+        created: true,
+        takenOver: false,
+        record: { state: 'in_progress', recoveryPoint: 'started', recoveryData: null },
+      }),
+      complete: async () => 'ok',
+    } as unknown as IdempotencyStore<unknown>;
+    const idempotency = createIdempotency({ store, onEvent: (event) => events.push(event) });
+    await idempotency.execute(
+      { tenantId: 't', operation: 'pay', key: 'k', fingerprint: 'f', policy: { mode: 'leased' } },
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { status: 200, headers: {}, body: '{}' };
+      },
+    );
+    expect(events).toStrictEqual([
+      { type: 'created', tenantId: 't', operation: 'pay' },
+      { type: 'completed', tenantId: 't', operation: 'pay', durationMs: expect.any(Number) },
+    ]);
+    expect(events[1]?.durationMs).toBeGreaterThanOrEqual(15);
+  });
 });

@@ -5,7 +5,6 @@ import {
   type EngineContext,
   type ExecuteOutcome,
   type ExecuteRequest,
-  eventBase,
   identity,
   STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   waitingFor,
@@ -15,7 +14,7 @@ import { type Execution, HeldExecution } from './execution.ts';
 import { createHeartbeatScheduler } from './heartbeat.ts';
 import { createPrecheckAdvisor } from './precheck-advisor.ts';
 import { assertStorable } from './response-size.ts';
-import type { OperationPolicy, ReserveResult, StoredResponse } from './types.ts';
+import type { KeyIdentity, OperationPolicy, ReserveResult, StoredResponse } from './types.ts';
 
 /**
  * Leased mode, the default: the key is reserved (committed) before the handler runs and held
@@ -28,13 +27,17 @@ import type { OperationPolicy, ReserveResult, StoredResponse } from './types.ts'
  * const outcome = await runLeased(request, policy, async (exec) => exec.runPhases(phases));
  */
 export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
-  const { store, emit, callStore, maxResponseBytes } = context;
+  const { store, emitKeyEvent, callStore, maxResponseBytes } = context;
   const heartbeats = createHeartbeatScheduler();
   const advisor = createPrecheckAdvisor();
 
   /** The one reservation statement; a store failure answers 503 and runs nothing. */
-  function reserve(request: ExecuteRequest, ownerToken: string, policy: Required<OperationPolicy>) {
-    const id = identity(request);
+  function reserve(
+    id: KeyIdentity,
+    request: ExecuteRequest,
+    ownerToken: string,
+    policy: Required<OperationPolicy>,
+  ) {
     return callStore(
       'reserve',
       id,
@@ -83,7 +86,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     const waiting = waitingFor(policy);
     let reservation: Awaited<ReturnType<typeof reserve>>;
     for (;;) {
-      reservation = await reserve(request, ownerToken, policy);
+      reservation = await reserve(id, request, ownerToken, policy);
       record(reservation.kind === 'existing');
       if (reservation.kind === 'rate_limited')
         throw context.refuseRateLimited(id, reservation.retryAfterSeconds);
@@ -100,7 +103,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     }
 
     try {
-      return await runHeld(request, policy, handler, reservation, ownerToken);
+      return await runHeld(id, policy, handler, reservation, ownerToken);
     } finally {
       // Whatever the key settled to, duplicates waiting in this process read it now.
       context.wakeups.wake(id);
@@ -108,14 +111,13 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
   };
 
   async function runHeld(
-    request: ExecuteRequest,
+    id: KeyIdentity,
     policy: Required<OperationPolicy>,
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
     reservation: Extract<ReserveResult, { kind: 'acquired' }>,
     ownerToken: string,
   ): Promise<ExecuteOutcome> {
-    const id = identity(request);
-    emit(eventBase(reservation.takenOver ? 'lease_taken_over' : 'created', id));
+    emitKeyEvent(reservation.takenOver ? 'lease_taken_over' : 'created', id);
     const exec = new HeldExecution<TTx>({
       store,
       id,
@@ -126,7 +128,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       ttlMs: policy.ttlMs,
       leaseMs: policy.leaseMs,
       maxResponseBytes,
-      onLeaseLost: () => emit(eventBase('lease_lost', id)),
+      onLeaseLost: () => emitKeyEvent('lease_lost', id),
     });
     const heartbeat = policy.heartbeat
       ? heartbeats.start({
@@ -163,13 +165,8 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       await settleFailure(exec, policy, undefined);
       return { kind: 'executed', response };
     }
-    await finishCompletion(exec, response, policy);
-    emit({
-      type: 'completed',
-      tenantId: id.tenantId,
-      operation: id.operation,
-      durationMs: performance.now() - handlerStarted,
-    });
+    await finishCompletion(id, exec, response, policy);
+    emitKeyEvent('completed', id, performance.now() - handlerStarted);
     if (context.unreplicatedCommits() !== unreplicatedBefore) {
       // Completed here, maybe not on the standby a failover would promote: the retry replays it.
       throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
@@ -179,11 +176,11 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
 
   /** Make sure the key ends `completed` with this holder's response, or report the lease lost. */
   async function finishCompletion(
+    id: KeyIdentity,
     exec: HeldExecution<TTx>,
     response: StoredResponse,
     policy: Required<OperationPolicy>,
   ) {
-    const id = identity(exec);
     if (exec.leaseLost) throw new LeaseLostError();
     // Completed inside the handler's transaction: no verification read. The completion's
     // UPDATE ... RETURNING matched this holder's row (owner token, still in progress), and the
@@ -261,7 +258,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
           ? await callStore('endLease', id, () => store.endLease(id, exec.ownerToken))
           : await callStore('release', id, () => store.release(id, exec.ownerToken));
       if (result === 'lost') return exec.markLeaseLost();
-      if (result === 'ok') emit(eventBase(toUnknown ? 'unknown' : 'released', id));
+      if (result === 'ok') emitKeyEvent(toUnknown ? 'unknown' : 'released', id);
     } catch {
       // Store down while cleaning up: the lease expires and the sweeper or a retry recovers.
     }
