@@ -207,22 +207,14 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
           policy: config,
           principal: options.getPrincipal?.(ctx),
         },
-        async (exec): Promise<StoredResponse> => {
+        (exec) => {
           const json = jsonExecution(exec);
-          const result = await next({ ctx: { idempotency: json } });
-          executedResult = result;
-          if (result.ok) return storedResultOf(json, result.data);
-          const status = getHTTPStatusCodeFromError(result.error);
-          const cause = result.error.cause;
-          // Our own signals travel inside tRPC's error: unwrap so the engine applies its policy.
-          if (isIdempotencyError(cause)) throw cause;
-          if (status >= 400 && status < 500 && errorOutcome(result.error) === 'store') {
-            const stored: StoredTrpcError = {
-              trpcError: { code: result.error.code, message: result.error.message },
-            };
-            return jsonResponse(status, stored);
-          }
-          throw result.error;
+          // A `then`, not an async function: every guarded call runs here, and an async frame
+          // with its await allocates twice what the callback does.
+          return next({ ctx: { idempotency: json } }).then((result) => {
+            executedResult = result;
+            return storedOutcome(json, result, errorOutcome);
+          });
         },
       );
     } catch (error) {
@@ -246,6 +238,29 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     }
     return replayMiddlewareResult<Result>(data);
   });
+}
+
+/**
+ * What the key stores for the procedure's result: its data as JSON, a client error (4xx) that
+ * `errorOutcome` stores, or a throw (the engine releases the key, or applies our own signal).
+ */
+function storedOutcome<TTx>(
+  json: JsonExecution<TTx>,
+  result: { ok: true; data: unknown } | { ok: false; error: TRPCError },
+  errorOutcome: (error: TRPCError) => 'store' | 'release',
+): StoredResponse {
+  if (result.ok) return storedResultOf(json, result.data);
+  const status = getHTTPStatusCodeFromError(result.error);
+  const cause = result.error.cause;
+  // Our own signals travel inside tRPC's error: unwrap so the engine applies its policy.
+  if (isIdempotencyError(cause)) throw cause;
+  if (status >= 400 && status < 500 && errorOutcome(result.error) === 'store') {
+    const stored: StoredTrpcError = {
+      trpcError: { code: result.error.code, message: result.error.message },
+    };
+    return jsonResponse(status, stored);
+  }
+  throw result.error;
 }
 
 /** Turn any failure into what the client sees; idempotency refusals get their mapped code. */
