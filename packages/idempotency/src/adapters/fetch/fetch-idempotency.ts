@@ -242,22 +242,28 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       fingerprint = computeFingerprint(operation, isThenable(input) ? await input : input);
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
-        async (exec) => {
+        (exec) => {
           const completed: Completed = {};
-          const returned = await run(fetchExecution(exec, completed));
-          if (completed.stored) {
-            // Replays get what `complete` stored. The returned response goes out as the handler
-            // built it, rebuilt only when `complete` read its body: a route that completed with
-            // the stored form reads nothing.
-            executed =
-              completed.read === returned ? resendable(returned, completed.stored) : returned;
-            return completed.stored;
-          }
-          // Not completed: the guard owns the returned response now; read it once and send its
-          // text again, instead of teeing the body into a clone.
-          const stored = await snapshot(returned, (cause) => new UnstorableResultError({ cause }));
-          executed = resendable(returned, stored);
-          return stored;
+          // A `then`, not an async function: every guarded request runs here, and an async frame
+          // with its await allocates twice what the callback does.
+          return Promise.resolve(run(fetchExecution(exec, completed))).then((returned) => {
+            if (completed.stored) {
+              // Replays get what `complete` stored. The returned response goes out as the
+              // handler built it, rebuilt only when `complete` read its body: a route that
+              // completed with the stored form reads nothing.
+              executed =
+                completed.read === returned ? resendable(returned, completed.stored) : returned;
+              return completed.stored;
+            }
+            // Not completed: the guard owns the returned response now; read it once and send
+            // its text again, instead of teeing the body into a clone.
+            return snapshot(returned, (cause) => new UnstorableResultError({ cause })).then(
+              (stored) => {
+                executed = resendable(returned, stored);
+                return stored;
+              },
+            );
+          });
         },
       );
       const answer = outcome.kind === 'executed' && executed ? executed : undefined;
