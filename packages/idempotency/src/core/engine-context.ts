@@ -227,7 +227,7 @@ export function identity(value: { tenantId: string; operation: string; key: stri
 }
 
 /** The fields every event of a key carries. */
-export function eventBase(type: IdempotencyEventType, id: KeyIdentity): IdempotencyEvent {
+function eventBase(type: IdempotencyEventType, id: KeyIdentity): IdempotencyEvent {
   return { type, tenantId: id.tenantId, operation: id.operation };
 }
 
