@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createIdempotency } from '../../core/engine.ts';
+import { AmbiguousOutcomeError } from '../../core/errors.ts';
 import type { TransactionOf } from '../../store/drizzle/drizzle-types.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import {
@@ -19,7 +20,15 @@ type Tx = TransactionOf<IdempotencyTestDatabase['db']>;
 
 let t: IdempotencyTestDatabase;
 let handle: (request: Request) => Promise<Response>;
-const runs = { pay: 0, decline: 0, refuse: 0, crash: 0, atomicPay: 0, atomicDecline: 0 };
+const runs = {
+  pay: 0,
+  decline: 0,
+  refuse: 0,
+  crash: 0,
+  ambiguous: 0,
+  atomicPay: 0,
+  atomicDecline: 0,
+};
 let openGate!: () => void;
 const gate = new Promise<void>((resolve) => {
   openGate = resolve;
@@ -106,6 +115,14 @@ beforeAll(async () => {
       .mutation(() => {
         runs.crash++;
         throw new Error('downstream 500');
+      }),
+    // A downstream call that may or may not have happened: the handler says so.
+    ambiguous: trpc.procedure
+      .meta({ idempotency: { operation: 'checkout.ambiguous' } })
+      .concat(idempotent)
+      .mutation(() => {
+        runs.ambiguous++;
+        throw new AmbiguousOutcomeError('charge timed out');
       }),
     slow: trpc.procedure
       .meta({ idempotency: { operation: 'slow' } })
@@ -229,6 +246,16 @@ describe('tRPC idempotency plugin', () => {
     const again = await call('crash', null, { 'idempotency-key': 'k-crash' });
     expect(again.status).toBe(500);
     expect(runs.crash).toBe(2);
+  });
+
+  it('our own signal thrown in a procedure reaches the engine through tRPC: an ambiguous outcome keeps the key unknown, the retry does not run', async () => {
+    const first = await call('ambiguous', null, { 'idempotency-key': 'k-ambiguous' });
+    const retry = await call('ambiguous', null, { 'idempotency-key': 'k-ambiguous' });
+    expect((await readJson(first)).error.data.idempotency.code).toBe('idempotency_outcome_unknown');
+    expect(retry.status).toBe(409);
+    expect((await readJson(retry)).error.data.idempotency.code).toBe('idempotency_outcome_unknown');
+    // Released instead, the retry would have run the downstream call a second time.
+    expect(runs.ambiguous).toBe(1);
   });
 
   it('errorOutcome "release": a refused 4xx is not stored and the same key runs again', async () => {
