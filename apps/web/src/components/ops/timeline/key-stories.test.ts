@@ -51,4 +51,26 @@ describe('keyStoriesOf', () => {
       },
     ]);
   });
+
+  it('tells a replay after the execution it replays, even when it was written first', () => {
+    const attempt = (seq: number, answer: string) => ({
+      seq,
+      at,
+      actor: 'operator' as const,
+      kind: 'operator.attempt',
+      detail: { key: 'c', operation: 'ops.capturePayment', answer },
+    });
+    const [story] = keyStoriesOf([
+      attempt(1, 'idempotency_key_in_use'),
+      attempt(2, 'replayed'),
+      attempt(3, 'executed'),
+      attempt(4, 'replayed'),
+    ]);
+    expect(story!.requests.map((r) => `${r.seq} ${r.answer}`)).toEqual([
+      '1 idempotency_key_in_use',
+      '3 executed',
+      '2 replayed',
+      '4 replayed',
+    ]);
+  });
 });

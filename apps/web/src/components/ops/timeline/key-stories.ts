@@ -46,5 +46,25 @@ export function keyStoriesOf(events: readonly TimelineEventData[]): KeyStory[] {
     story.requests.push({ seq: event.seq, at: event.at, answer });
     stories.set(d.key, story);
   }
+  for (const story of stories.values()) story.requests = executionBeforeItsReplays(story.requests);
   return [...stories.values()];
+}
+
+/**
+ * A replay answers with what an execution stored, so it is told after that execution. Entries
+ * are written once each request is answered, and the two race: a duplicate that read the
+ * committed key may be answered (and written) before the executing request has handled its
+ * own COMMIT's reply. Replays written before the first execution move to right after it;
+ * everything else keeps the order it was written in.
+ */
+function executionBeforeItsReplays(requests: KeyRequest[]): KeyRequest[] {
+  const first = requests.findIndex((r) => r.answer === 'executed');
+  const early = requests.slice(0, Math.max(0, first)).filter((r) => r.answer === 'replayed');
+  if (early.length === 0) return requests;
+  return [
+    ...requests.slice(0, first).filter((r) => r.answer !== 'replayed'),
+    requests[first]!,
+    ...early,
+    ...requests.slice(first + 1),
+  ];
 }
