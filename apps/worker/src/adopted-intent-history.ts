@@ -39,6 +39,18 @@ export function isEarlierPaymentsIntent(
 }
 
 /**
+ * Whether a charge that ended `found` may have gone on at the processor after it (a capture,
+ * a void, refunds), so a taken-over intent's history is worth reading: charged or authorised,
+ * or canceled (perhaps authorised, then voided).
+ *
+ * @example
+ * if (mayHaveHistory(outcome.kind) && isEarlierPaymentsIntent(intent, paymentId)) ...
+ */
+export function mayHaveHistory(found: string): boolean {
+  return found === 'succeeded' || found === 'authorized' || found === 'canceled';
+}
+
+/**
  * The intent as it is now (a replayed create or confirm answers as it was then) and every
  * refund on it, read after its charge settled.
  *

@@ -7,6 +7,7 @@ import Stripe from 'stripe';
 import {
   type AdoptedIntentHistory,
   isEarlierPaymentsIntent,
+  mayHaveHistory,
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
 } from './adopted-intent-history.ts';
@@ -241,9 +242,8 @@ async function chargeInTwoSteps(
         payment_method: paymentMethod,
         ...(returnUrl ? { return_url: returnUrl } : {}),
       }));
-    // A canceled intent may have been authorised, then voided: its history says which.
-    const hasHistory = ['succeeded', 'authorized', 'canceled'].includes(outcome.kind);
-    if (!hasHistory || !isEarlierPaymentsIntent(intent, job.paymentId)) return { outcome };
+    if (!mayHaveHistory(outcome.kind) || !isEarlierPaymentsIntent(intent, job.paymentId))
+      return { outcome };
     const adopted = await readAdoptedIntentHistory(processor, intent.id, calls);
     return { outcome: outcomeOfAdoptedIntent(outcome, adopted), adopted };
   } catch (error) {

@@ -9,6 +9,7 @@ import type Stripe from 'stripe';
 import {
   type AdoptedIntentHistory,
   isEarlierPaymentsIntent,
+  mayHaveHistory,
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
 } from './adopted-intent-history.ts';
@@ -161,9 +162,11 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     try {
       const asked = await askProcessor(processor, payment);
       answer = asked.answer;
-      // A canceled intent may have been authorised, then voided: its history says which.
-      const hasHistory = ['succeeded', 'authorized', 'canceled'].includes(answer.found);
-      if (hasHistory && asked.intent && isEarlierPaymentsIntent(asked.intent, payment.id)) {
+      if (
+        mayHaveHistory(answer.found) &&
+        asked.intent &&
+        isEarlierPaymentsIntent(asked.intent, payment.id)
+      ) {
         adopted = await readAdoptedIntentHistory(processor, asked.intent.id, []);
       }
     } catch (error) {
