@@ -31,7 +31,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
   const heartbeats = createHeartbeatScheduler();
   const advisor = createPrecheckAdvisor();
 
-  /** The one reservation statement; a store failure answers 503 and runs nothing. */
+  /** The reservation (`store.reserve`); a store failure answers 503 and runs nothing. */
   function reserve(
     id: KeyIdentity,
     request: ExecuteRequest,

@@ -158,7 +158,7 @@ export interface RateLimitScope {
   principal: string;
 }
 
-/** Input to the single atomic reservation statement. */
+/** Input to the reservation (`IdempotencyStore.reserve`). */
 export interface ReserveInput extends KeyIdentity {
   /** Whose allowance a created key is counted against (`RateLimitScope.principal`; default ''). */
   principal?: string;

@@ -47,6 +47,8 @@ function label(query: string): string {
   const q = query.replace(/\s+/g, ' ').trim().toLowerCase();
   if (q === 'begin' || q === 'commit' || q === 'rollback') return q;
   if (q.startsWith('with attempt as')) return 'reserve';
+  if (q.startsWith('insert into idempotency_keys') && q.includes('do nothing'))
+    return 'reserve new';
   if (q.startsWith('insert into business')) return 'business insert';
   if (q.startsWith('insert into idempotency_keys')) return 'key insert';
   if (q.startsWith('update idempotency_keys') && q.includes("state = 'completed'"))
@@ -81,14 +83,15 @@ async function statementsOf(run: (key: string) => Promise<unknown>): Promise<str
 }
 
 describe('statements per guarded request', () => {
-  it('leased mode: reservation, then the business transaction with the completion, and nothing after it', async () => {
+  it('leased mode: the new key inserted, then the business transaction with the completion, and nothing after it', async () => {
     const idem = engine({ defaults: { precheck: false } });
     const statements = await statementsOf((key) =>
       idem.execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'fp' }, pay(key)),
     );
     // No verification read after the commit: the completion's UPDATE ... RETURNING proved this
     // holder's ownership inside the transaction that committed the effects.
-    expect(statements).toEqual(['reserve', 'begin', 'business insert', 'complete', 'commit']);
+    // A new key is one plain INSERT: the takeover statement runs only when the key exists.
+    expect(statements).toEqual(['reserve new', 'begin', 'business insert', 'complete', 'commit']);
   });
 
   it('atomic mode, precheck: true: one read, then the business transaction with the key insert', async () => {
@@ -165,14 +168,14 @@ describe('statements per guarded request', () => {
     }
   });
 
-  it('leased mode without the read: the reservation answers a replay (its row lock makes it a write transaction)', async () => {
+  it('leased mode without the read: the reservation answers a replay, after the new-key insert found the key (its row lock makes it a write transaction)', async () => {
     const idem = engine({ defaults: { precheck: false } });
     const key = newKey();
     const request = { tenantId: 't', operation: 'pay', key, fingerprint: 'fp' };
     await idem.execute(request, pay(key));
     sent.length = 0;
     expect((await idem.execute(request, pay(key))).kind).toBe('replayed');
-    expect(sent).toEqual(['reserve']);
+    expect(sent).toEqual(['reserve new', 'reserve']);
   });
 
   it('leased mode, adaptive pre-check (the default): no read over first requests; in a retry storm the read answers without the reservation', async () => {
@@ -185,7 +188,7 @@ describe('statements per guarded request', () => {
       await run(finished.at(-1)!);
     }
     expect(await statementsOf(run)).toEqual([
-      'reserve',
+      'reserve new',
       'begin',
       'business insert',
       'complete',
@@ -198,7 +201,7 @@ describe('statements per guarded request', () => {
       retries.push([...sent]);
     }
     // The first retry meets no read; within two, the read answers alone.
-    expect(retries[0]).toEqual(['reserve']);
+    expect(retries[0]).toEqual(['reserve new', 'reserve']);
     expect(retries.slice(2)).toEqual([['lookup'], ['lookup'], ['lookup']]);
   });
 });

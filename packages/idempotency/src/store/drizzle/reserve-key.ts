@@ -21,13 +21,13 @@ const parksUnknown = expiredLeaseParksUnknown('k');
 type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
 
 /**
- * The reservation: ONE atomic statement. It inserts the key, or takes it over under
- * `leasedMayTakeOver` (released, an expired response, or an expired lease of the same request).
- * An expired lease whose phases committed under the `unknown` policy is turned `unknown`
- * instead of taken over (`expiredLeaseParksUnknown`). When the conditional update does not
- * fire, the second branch returns the existing row so the engine can tell replay / 409 / 422
- * apart. Built once and prepared per connection (see `preparedStatement`): it runs for every
- * new key.
+ * The reservation when `newKeyStatement` found the key taken: ONE atomic statement. It inserts
+ * the key (gone again since), or takes it over under `leasedMayTakeOver` (released, an expired
+ * response, or an expired lease of the same request). An expired lease whose phases committed
+ * under the `unknown` policy is turned `unknown` instead of taken over
+ * (`expiredLeaseParksUnknown`). When the conditional update does not fire, the second branch
+ * returns the existing row so the engine can tell replay / 409 / 422 apart. Built once and
+ * prepared per connection (see `preparedStatement`).
  */
 const reservationStatement = preparedStatement<ReservationRow>(
   'once_idempotency_reserve',
@@ -68,6 +68,27 @@ const reservationStatement = preparedStatement<ReservationRow>(
       and not exists (select 1 from attempt)`,
 );
 
+/**
+ * A brand-new key, the common case, first: the row `reservationStatement` inserts, without its
+ * takeover and existing-row branches, which cost PostgreSQL about a third more CPU per new key
+ * (bench store scenario: execute 1.07-1.31x faster at 16 connections with this statement
+ * first). It inserts or does nothing; a key that exists (or whose concurrent insert committed
+ * first) goes on to `reservationStatement`, which decides as it always did: one more round trip
+ * for a retry that was not read first (the adaptive pre-check reads first in a retry storm).
+ */
+const newKeyStatement = preparedStatement<KeyRecordRow>(
+  'once_idempotency_reserve_new',
+  sql`
+    insert into idempotency_keys as k
+      (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
+       recovery_point, on_expired_lease, acquired_via, expires_at)
+    values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.inProgress},
+      ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, ${NOTHING_COMMITTED}, ${p('onExpiredLease')},
+      ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})
+    on conflict (tenant_id, operation, key) do nothing
+    returning ${keyRecordColumns('k')}`,
+);
+
 class RateLimited extends Error {
   constructor(readonly retryAfterSeconds: number) {
     super('rate limited');
@@ -91,7 +112,7 @@ async function reserveOnce(
   db: AnyPgDatabase,
   input: ReserveInput,
 ): Promise<ReserveResult | undefined> {
-  const [row] = await reservationStatement(db, {
+  const values = {
     tenantId: input.tenantId,
     operation: input.operation,
     key: input.key,
@@ -100,7 +121,11 @@ async function reserveOnce(
     leaseMs: input.leaseMs,
     ttlMs: input.ttlMs,
     onExpiredLease: input.onExpiredLease,
-  });
+  };
+  const [inserted] = await newKeyStatement(db, values);
+  if (inserted)
+    return { kind: 'acquired', record: toKeyRecord(inserted), created: true, takenOver: false };
+  const [row] = await reservationStatement(db, values);
   if (!row) return undefined;
   const record = toKeyRecord(row);
   if (row.source === 'existing') return { kind: 'existing', record };
