@@ -20,6 +20,15 @@ const parksUnknown = expiredLeaseParksUnknown('k');
 
 type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
 
+/** The row both reservation statements insert for a key not there: leased, nothing committed. */
+const insertNewKey = sql`
+  insert into idempotency_keys as k
+    (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
+     recovery_point, on_expired_lease, acquired_via, expires_at)
+  values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.inProgress},
+    ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, ${NOTHING_COMMITTED}, ${p('onExpiredLease')},
+    ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})`;
+
 /**
  * The reservation when `newKeyStatement` found the key taken: ONE atomic statement. It inserts
  * the key (gone again since), or takes it over under `leasedMayTakeOver` (released, an expired
@@ -33,12 +42,7 @@ const reservationStatement = preparedStatement<ReservationRow>(
   'once_idempotency_reserve',
   sql`
     with attempt as (
-      insert into idempotency_keys as k
-        (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
-         recovery_point, on_expired_lease, acquired_via, expires_at)
-      values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.inProgress},
-        ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, ${NOTHING_COMMITTED}, ${p('onExpiredLease')},
-        ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})
+      ${insertNewKey}
       on conflict (tenant_id, operation, key) do update set
         state = case when ${parksUnknown} then ${STATE.unknown} else ${STATE.inProgress} end,
         owner_token = case when ${parksUnknown} then null else excluded.owner_token end,
@@ -79,12 +83,7 @@ const reservationStatement = preparedStatement<ReservationRow>(
 const newKeyStatement = preparedStatement<KeyRecordRow>(
   'once_idempotency_reserve_new',
   sql`
-    insert into idempotency_keys as k
-      (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
-       recovery_point, on_expired_lease, acquired_via, expires_at)
-    values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.inProgress},
-      ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, ${NOTHING_COMMITTED}, ${p('onExpiredLease')},
-      ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})
+    ${insertNewKey}
     on conflict (tenant_id, operation, key) do nothing
     returning ${keyRecordColumns('k')}`,
 );
