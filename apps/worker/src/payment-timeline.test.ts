@@ -80,7 +80,7 @@ describe('the life of a payment, recorded as it happens', () => {
 
     const timeline = await caller(merchant).ops.paymentTimeline({ paymentId: paid.paymentId });
     const story = storyOf(timeline.events);
-    expect(story).toEqual([
+    const lostAnswer = [
       'browser attempt replayed=false',
       'payment.committed',
       'worker:w-timeline claim 1',
@@ -89,11 +89,24 @@ describe('the life of a payment, recorded as it happens', () => {
       'intent.recorded',
       'call confirm failed',
       'recorded ambiguous -> retry_scheduled',
+    ];
+    // The worker's webhook backfill runs once at its start; on a slow machine that pass can
+    // list the succeeded event between the failed confirm and the retry. Then the webhook
+    // settles the payment and the retry finds it settled: the other of the two right stories.
+    const retryFindsCharge = [
       'worker:w-timeline claim 2',
       'call retrieve ok succeeded',
       'recorded succeeded -> done',
-      'browser attempt replayed=true',
-    ]);
+    ];
+    const webhookFirst = [
+      'webhook.applied',
+      'worker:w-timeline claim 2',
+      'worker:w-timeline finished 2: already succeeded',
+    ];
+    expect([
+      [...lostAnswer, ...retryFindsCharge, 'browser attempt replayed=true'],
+      [...lostAnswer, ...webhookFirst, 'browser attempt replayed=true'],
+    ]).toContainEqual(story);
     // Every processor call names the downstream key it carried.
     const calls = timeline.events.filter((event) => event.kind === 'processor.call');
     expect(calls.find((c) => c.detail.call === 'create')?.detail.key).toBe(
