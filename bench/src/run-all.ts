@@ -35,7 +35,7 @@ import { storeThroughput } from './scenarios/store-throughput.ts';
 const scenarios: Scenario[] = [
   // First, while the machine is quiet: it needs no database, and run after the others (after
   // peers) it read every route 2.3x slower than alone (tRPC unguarded 276-281 µs a request in
-  // two full runs against 120 alone, the no-op plugin below it), which no minimum of rounds removes.
+  // two full runs, 116-134 first), which no minimum of rounds removes.
   guardCpu,
   overhead,
   replay,
