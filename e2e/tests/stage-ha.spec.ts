@@ -88,7 +88,7 @@ test('scene 8, database failover: the primary is killed, a standby promoted, the
   watching = false;
   await watch;
   // Down in between: for a second or so without a role, then as a standby not yet running. Parts
-  // holds its last view while the database is away (the cockpit's reads need it too).
+  // does not wait on the database (packages/api chaos.test.ts proves it with the database away).
   expect(seen[0], seen.join(' -> ')).toBe('up primary');
   expect(
     seen.some((state) => state.startsWith('down')),

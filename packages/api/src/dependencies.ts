@@ -10,6 +10,7 @@ import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/o
 import { subscribePoolNotices } from '@once/postgres';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
 import { SessionStartLimiter, type SessionStartLimits } from './auth/session-start-limit.ts';
+import { SessionTenants } from './auth/session-tenants.ts';
 import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
 import { PAY_OPERATIONS } from './checkout/pay-attempt-events.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -36,6 +37,8 @@ export interface ApiDependencies {
   keyOperator: KeyOperator;
   /** HMAC-SHA256 key of the browser session cookie (SESSION_SECRET). */
   sessionSecret: string;
+  /** The tenants signed sessions name, read from the database at most once a minute each. */
+  sessionTenants: SessionTenants;
   clock: Clock;
   /** Accept `session.start({ demoTenantId })` (demo deployments only). */
   allowDemoLogin: boolean;
@@ -124,6 +127,7 @@ export function createApiDependencies(options: {
     throw new Error('SESSION_SECRET must be at least 16 characters');
   }
   const fromEnv = options.env ? readApiEnv(options.env) : undefined;
+  const clock = options.clock ?? systemClock;
   const maxNewKeysPerMinute = options.maxNewKeysPerMinute ?? fromEnv?.maxNewKeysPerMinute ?? 0;
   if (!Number.isInteger(maxNewKeysPerMinute) || maxNewKeysPerMinute < 0) {
     throw new Error(`maxNewKeysPerMinute must be a whole number >= 0, got ${maxNewKeysPerMinute}`);
@@ -171,7 +175,8 @@ export function createApiDependencies(options: {
       options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {},
     ),
     sessionSecret: options.sessionSecret,
-    clock: options.clock ?? systemClock,
+    sessionTenants: new SessionTenants(options.db, clock),
+    clock,
     allowDemoLogin: options.allowDemoLogin ?? false,
     operatorCode: options.operatorCode ?? fromEnv?.operatorCode,
     sessionStartLimiter: sessionStartLimiterFor(

@@ -96,6 +96,7 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
     db: ctx.db,
     headers: ctx.headers,
     sessionSecret: ctx.sessionSecret,
+    sessionTenants: ctx.sessionTenants,
     now: ctx.clock.now(),
   });
   return next({

@@ -1,5 +1,5 @@
 import type { Transaction } from '@once/api';
-import type { AuthenticatedTenant } from '@once/api/auth';
+import { type AuthenticatedTenant, authenticateApiKey } from '@once/api/auth';
 import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardAnswer } from '@once/api/checkout';
 import { ApiError, isApiError, refusalOf } from '@once/api/errors';
 import {
@@ -33,7 +33,6 @@ import {
 import { GraphQLError } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import type { z } from 'zod';
-import { authenticateApiKey } from './authenticate-api-key.ts';
 import {
   API_MAX_BODY_BYTES,
   declaresBodyOver,
@@ -539,7 +538,10 @@ export function createGraphqlHandler(
       if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
       const runtime = await getRuntime();
       // Authenticate before reading the body or looking at the key, as REST does.
-      const tenant = await authenticateApiKey(runtime.deps.db, request);
+      const tenant = await authenticateApiKey(
+        runtime.deps.db,
+        request.headers.get('authorization'),
+      );
       bounded = await boundedRequest(request);
       context = { tenant, runtime, attempt: {} };
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { Transaction } from '@once/api';
+import { authenticateApiKey } from '@once/api/auth';
 import {
   capturePaymentInput,
   type MoneyActionContext,
@@ -13,7 +14,6 @@ import {
 } from '@once/api/money-actions';
 import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import { z } from 'zod';
-import { authenticateApiKey } from './authenticate-api-key.ts';
 import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
 import { readJsonBody } from './payment-json-body.ts';
 import { answeringApiErrors } from './payments-api.ts';
@@ -60,7 +60,7 @@ function moneyActionHandler<TBody, TResult>(
       if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
       const { deps } = await getRuntime();
       // Authenticate before reading the body or looking at the key, as the pay route does.
-      const tenant = await authenticateApiKey(deps.db, request);
+      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
       const body = await readJsonBody(request, spec.body, { route: spec.route, optional: true });
       const http = fetchIdempotency(deps.idempotencyEngine);
       return http.handle(

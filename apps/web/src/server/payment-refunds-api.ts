@@ -1,5 +1,5 @@
+import { authenticateApiKey } from '@once/api/auth';
 import { listMerchantRefunds, readMerchantPayment } from '@once/api/money-actions';
-import { authenticateApiKey } from './authenticate-api-key.ts';
 import { answeringApiErrors } from './payments-api.ts';
 import type { WebRuntime } from './runtime.ts';
 
@@ -15,7 +15,7 @@ export function createPaymentRefundsGetHandler(getRuntime: () => Promise<WebRunt
   return async (request: Request, paymentId: string): Promise<Response> =>
     answeringApiErrors(async () => {
       const { deps } = await getRuntime();
-      const tenant = await authenticateApiKey(deps.db, request);
+      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
       // The payment first: an unknown (or another tenant's) payment is 404, not an empty list.
       await readMerchantPayment(deps.db, tenant.tenantId, paymentId);
       const refunds = await listMerchantRefunds(deps.db, tenant.tenantId, paymentId);

@@ -1,4 +1,5 @@
 import type { Transaction } from '@once/api';
+import { authenticateApiKey } from '@once/api/auth';
 import {
   normalisePayInput,
   PAY_OPERATIONS,
@@ -11,7 +12,6 @@ import { toProblemResponse } from '@once/api/errors';
 import { readMerchantPayment } from '@once/api/money-actions';
 import { IDEMPOTENT_REPLAYED_HEADER, type StoredResponse } from '@once/idempotency';
 import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
-import { authenticateApiKey } from './authenticate-api-key.ts';
 import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
 import { readJsonBody, requireJsonContentType } from './payment-json-body.ts';
 import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
@@ -96,7 +96,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
       const { deps } = await getRuntime();
       // Authenticate before reading the body or looking at the key: an anonymous caller learns
       // nothing and costs no more than its headers.
-      const tenant = await authenticateApiKey(deps.db, request);
+      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
       const input = toPayInput(
         await readJsonBody(request, merchantPayInput, { route: PAYMENTS_ROUTE }),
       );
@@ -160,7 +160,7 @@ export function createPaymentGetHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request, paymentId: string): Promise<Response> =>
     answeringApiErrors(async () => {
       const { deps } = await getRuntime();
-      const tenant = await authenticateApiKey(deps.db, request);
+      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
       const view = await readMerchantPayment(deps.db, tenant.tenantId, paymentId);
       return Response.json(view, { headers: { 'cache-control': 'no-store' } });
     });

@@ -8,6 +8,7 @@ import {
   type SessionRole,
   verifySessionValue,
 } from './session-cookie.ts';
+import type { SessionTenants } from './session-tenants.ts';
 
 /**
  * Who is calling: always a tenant, proven by an API key or a signed session cookie, with the
@@ -41,46 +42,55 @@ async function findTenantByApiKeyHash(db: Database, apiKeySha256: string) {
 }
 
 /**
+ * The tenant of `Authorization: Bearer <api key>`, the one credential of the REST and GraphQL
+ * APIs; no header is `unauthenticated`. Cookies are ignored on purpose, so a browser's session
+ * can never be ridden into those APIs from another site.
+ */
+export async function authenticateApiKey(
+  db: Database,
+  authorization: string | null,
+): Promise<AuthenticatedTenant> {
+  if (authorization === null) throw new ApiError('unauthenticated');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw new ApiError('invalid_credentials', 'Malformed Authorization header');
+  const apiKeySha256 = hashApiKey(match[1]!);
+  const tenant = await findTenantByApiKeyHash(db, apiKeySha256);
+  if (!tenant) throw new ApiError('invalid_credentials', 'Unknown API key');
+  return {
+    tenantId: tenant.id,
+    tenantName: tenant.name,
+    method: 'api_key',
+    role: 'operator',
+    principal: `api_key:${apiKeySha256.slice(0, 16)}`,
+  };
+}
+
+/**
  * Resolves the calling tenant from `Authorization: Bearer <api key>` (servers, REST) or the
  * `once_session` cookie (the browser). The body is never consulted: a client cannot name
  * the tenant it acts for. A present-but-wrong credential is refused, never ignored in
- * favour of the other one.
+ * favour of the other one. A session's tenant comes from `sessionTenants` (see there why a
+ * known one needs no database read).
  *
  * @example
- * const who = await authenticateRequest({ db, headers: req.headers, sessionSecret, now: new Date() });
+ * const who = await authenticateRequest({ db, headers: req.headers, sessionSecret, sessionTenants, now: new Date() });
  */
 export async function authenticateRequest(input: {
   db: Database;
   headers: Headers;
   sessionSecret: string;
+  sessionTenants: SessionTenants;
   now: Date;
 }): Promise<AuthenticatedTenant> {
   const authorization = input.headers.get('authorization');
-  if (authorization !== null) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!match) throw new ApiError('invalid_credentials', 'Malformed Authorization header');
-    const apiKeySha256 = hashApiKey(match[1]!);
-    const tenant = await findTenantByApiKeyHash(input.db, apiKeySha256);
-    if (!tenant) throw new ApiError('invalid_credentials', 'Unknown API key');
-    return {
-      tenantId: tenant.id,
-      tenantName: tenant.name,
-      method: 'api_key',
-      role: 'operator',
-      principal: `api_key:${apiKeySha256.slice(0, 16)}`,
-    };
-  }
+  if (authorization !== null) return authenticateApiKey(input.db, authorization);
   const cookie = readCookie(input.headers, SESSION_COOKIE_NAME);
   if (cookie !== undefined) {
     const claims = verifySessionValue(cookie, input.sessionSecret, input.now);
     if (claims === undefined) {
       throw new ApiError('invalid_credentials', 'Session expired or invalid');
     }
-    const [tenant] = await input.db
-      .select({ id: tenants.id, name: tenants.name })
-      .from(tenants)
-      .where(eq(tenants.id, claims.tenantId))
-      .limit(1);
+    const tenant = await input.sessionTenants.find(claims.tenantId);
     if (!tenant) throw new ApiError('invalid_credentials', 'Session names no tenant');
     return {
       tenantId: tenant.id,

@@ -1,4 +1,8 @@
 // @once/api/auth: who is calling, for routes outside the tRPC router.
 
-export { type AuthenticatedTenant, authenticateRequest } from './authenticate.ts';
+export {
+  type AuthenticatedTenant,
+  authenticateApiKey,
+  authenticateRequest,
+} from './authenticate.ts';
 export { CLIENT_ADDRESS_HEADER } from './client-address.ts';

@@ -1,3 +1,4 @@
+import { isTransientDatabaseError } from '@once/postgres';
 import {
   CHAOS_SWITCHES,
   type ChaosPart,
@@ -14,6 +15,25 @@ import type { Database } from '../../database.ts';
 import type { ChaosStatusResult } from './chaos.types.ts';
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+// The database's errors are not shown as they come: Drizzle's message is the failed SQL.
+const faultsErrorOf = (error: unknown) =>
+  isTransientDatabaseError(error) ? 'the database is not answering' : messageOf(error);
+
+/**
+ * How long the status waits for the database's part (which payment each fault hit). A database
+ * that is down or failing over may take the pool's connect timeout (10 s) to fail; the parts,
+ * which show exactly that, must not wait for it.
+ */
+const CHAOS_STATUS_DATABASE_DEADLINE_MS = 2_000;
+
+/** `promise`, or a rejection naming `what` once `ms` have passed without an answer. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
 const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
   (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 
@@ -22,7 +42,9 @@ const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
  * a failover only on a replicated cluster), every part's state (up,
  * restarting, paused, down) from the launcher, so the audience sees the system recover, and
  * each processor fault switch's state for the tenant: armed, and which payment it last hit.
- * The launcher and the processor are asked at once; one not answering blanks only its part.
+ * The launcher and the processor are asked at once; one not answering blanks only its part,
+ * and the database not answering within `CHAOS_STATUS_DATABASE_DEADLINE_MS` blanks only the
+ * faults.
  *
  * @example
  * const status = await chaosStatus({ ctx: { chaos, clock: systemClock, db, tenantId } });
@@ -37,7 +59,11 @@ export async function chaosStatus({
   if (!chaos) return { enabled: false };
   const [parts, faults, launcherSwitches] = await Promise.allSettled([
     chaos.parts(),
-    processorFaultStatus(ctx.db, chaos, ctx.tenantId),
+    within(
+      processorFaultStatus(ctx.db, chaos, ctx.tenantId),
+      CHAOS_STATUS_DATABASE_DEADLINE_MS,
+      'the database',
+    ),
     chaos.launcherSwitches?.() ?? LAUNCHER_SWITCHES,
   ]);
   // A launcher that does not answer works no switch now (its error is shown with the parts).
@@ -49,7 +75,7 @@ export async function chaosStatus({
     parts: parts.status === 'fulfilled' ? parts.value : ([] as ChaosPart[]),
     launcherError: parts.status === 'rejected' ? messageOf(parts.reason) : null,
     processorFaults: faults.status === 'fulfilled' ? faults.value : ([] as ProcessorFaultStatus[]),
-    processorError: faults.status === 'rejected' ? messageOf(faults.reason) : null,
+    processorError: faults.status === 'rejected' ? faultsErrorOf(faults.reason) : null,
     checkedAt: ctx.clock.now().toISOString(),
   };
 }

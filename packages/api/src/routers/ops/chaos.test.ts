@@ -134,6 +134,24 @@ describe('chaos switches, enabled: operator only', () => {
     expect(recording.faults).toEqual([['acct_tenant_a', 'processor_charge_then_drop']]);
   });
 
+  it('the parts are answered while the database is away: only the faults are blanked', async () => {
+    const api = h.caller({ cookie: await demoSession(h, 'operator') }).api;
+    await api.ops.chaosStatus();
+    // Another connection holds `tenants` locked: every read of it waits (lock_timeout, 5 s).
+    // The session's tenant is known, and the faults' read is given up after its deadline.
+    const status = await h.database.client.sql.begin(async (tx) => {
+      await tx`lock table tenants in access exclusive mode`;
+      return api.ops.chaosStatus();
+    });
+    expect(status).toMatchObject({
+      enabled: true,
+      parts: [{ name: 'worker-1', state: 'up' }],
+      launcherError: null,
+      processorFaults: [],
+      processorError: 'the database did not answer within 2000 ms',
+    });
+  });
+
   it('each processor fault switch says whether it is armed and which payment it last hit', async () => {
     const db = h.database.client.db;
     const product = { tenant_a: 'bookmark', tenant_b: 'mug' };

@@ -25,6 +25,7 @@ export const sessionRouter = createTRPCRouter({
         db: ctx.db,
         headers: ctx.headers,
         sessionSecret: ctx.sessionSecret,
+        sessionTenants: ctx.sessionTenants,
         now: ctx.clock.now(),
       });
       return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
