@@ -256,6 +256,16 @@ export class HaCluster {
     for (const pid of this.postgresProcesses(name)) signalProcess(pid, signal);
   }
 
+  /**
+   * Whether the node's Patroni, as this cluster started it, still runs. Patroni's `/cluster`
+   * lists members from the DCS, where a killed node keeps its last state (a killed primary:
+   * `running`, `leader`) until its member key expires, a ttl later.
+   */
+  isNodeRunning(name: HaNodeName): boolean {
+    const patroni = this.patroni.get(name);
+    return patroni !== undefined && patroni.exitCode === null && patroni.signalCode === null;
+  }
+
   /** kill -9 of the whole node: Patroni, the postmaster and every backend. */
   killNode(name: HaNodeName): void {
     this.log(`kill -9 ${name}`);

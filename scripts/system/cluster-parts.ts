@@ -7,7 +7,7 @@ import { CHAOS_TIMINGS } from '../ha/patroni-config.ts';
  * its nodes as parts of the system, each with its role, and a failover to press.
  */
 export interface ClusterControl {
-  /** One part per node, with Patroni's view of its state and role. */
+  /** One part per node, with Patroni's view of its state and role (a killed node: `down`). */
   parts(): Promise<ChaosPart[]>;
   /**
    * Fails the primary; resolves with what was done, in words. Throws `ClusterNotReady` when
@@ -50,7 +50,10 @@ export function clusterControl(cluster: HaCluster, log: (line: string) => void):
     async parts() {
       const members = await cluster.members();
       return cluster.nodes.map((name) => {
-        const member = members.find((m) => m.name === name);
+        // A node the launcher knows is dead is `down`, with no role, whatever the DCS says.
+        const member = cluster.isNodeRunning(name)
+          ? members.find((m) => m.name === name)
+          : undefined;
         return {
           name,
           state: partState(member?.state),
