@@ -78,6 +78,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
         ledger={ledger.data}
         ledgerError={ledger.error?.message}
         stuck={stuck.data}
+        readLedger={async () => (await ledger.refetch()).data}
       />
       <p className="muted">
         Payments of <strong>{session.data.tenantName}</strong>, updated every {REFRESH_MS / 1000}{' '}

@@ -95,8 +95,9 @@ export function ledgerLine(
 }
 
 /**
- * Where a new scene starts, on the server's clock (payments carry its times): after the last
+ * Where a new scene starts, on the server's clock (payments carry its times): after the
  * ledger read and after every payment it saw, so no payment already made is counted again.
+ * "New scene" reads the ledger first: the last poll may be older than a payment just made.
  */
 function sceneStart(ledger: OpsLedgerResult | undefined): string {
   const times = (ledger?.rows ?? []).map((row) => Date.parse(row.createdAt) + 1);
@@ -115,6 +116,7 @@ export function VerdictStrip({
   ledgerError,
   stuck,
   limit,
+  readLedger,
 }: {
   /** Whose scene mark to read: each merchant's cockpit counts its own scene. */
   tenantId: string;
@@ -123,6 +125,8 @@ export function VerdictStrip({
   limit?: number;
   ledgerError: string | undefined;
   stuck: RouterOutputs['ops']['stuckPayments'] | undefined;
+  /** Reads the ledger now; "New scene" starts after what it returns. */
+  readLedger: () => Promise<OpsLedgerResult | undefined>;
 }) {
   const trpc = useTRPC();
   const chaos = useQuery({
@@ -180,7 +184,7 @@ export function VerdictStrip({
           type="button"
           className="link"
           aria-describedby={`${tenantId}-scene-help`}
-          onClick={() => setSince(sceneStart(ledger))}
+          onClick={() => void readLedger().then((read) => setSince(sceneStart(read ?? ledger)))}
         >
           New scene
         </button>
