@@ -156,7 +156,9 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
       case 'pg_crash_restart': {
         const pg = supervisor.status().find((p) => p.name === 'postgres' && p.state === 'up');
         if (!pg) throw new SwitchRefused('no embedded PostgreSQL is up (your own DATABASE_URL?)');
-        // The whole group: the wrapper and the postmaster with its backends, like a power cut.
+        // The wrapper's group: the wrapper and the postmaster. The backends left the group
+        // (setsid); each exits when it notices, and the restart kills any still running, so
+        // it comes to a power cut (packages/postgres embedded-postgres.ts).
         supervisor.killForRestart('postgres');
         return `PostgreSQL (pid ${pg.pid}) killed with SIGKILL; the launcher restarts it on the same data`;
       }

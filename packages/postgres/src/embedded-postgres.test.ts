@@ -56,10 +56,13 @@ function startProcess(
 const postmasterPid = (dataDir: string) =>
   Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 
-async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<boolean> {
+async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (condition()) return true;
+    if (await condition()) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
   return condition();
@@ -123,6 +126,24 @@ describe('embedded PostgreSQL process', () => {
     // `fast` durability (synchronous_commit off) may lose the last commits in a crash: written
     // out first, so this test is about the restart, not about those settings.
     await sql`checkpoint`;
+    // A backend in a CPU-bound loop notices its postmaster's death only when it next waits,
+    // here never (its statement_timeout, which needs no postmaster, bounds it at 60 s). Left
+    // attached to the old shared memory, it makes PostgreSQL refuse the next start.
+    const busy = postgres((await first.ready).replace(/\/postgres$/, '/demo'), {
+      max: 1,
+      onnotice: () => {},
+      connection: { application_name: 'busy', statement_timeout: 60_000 },
+    });
+    const looping = busy`do $$ begin loop end loop; end $$`.catch(() => 'ended');
+    expect(
+      await waitFor(
+        async () =>
+          (
+            await sql`select 1 from pg_stat_activity
+            where application_name = 'busy' and state = 'active'`
+          ).length === 1,
+      ),
+    ).toBe(true);
     await sql.end();
     const exited = new Promise<number | null>((resolve) =>
       first.child.once('exit', (code) => resolve(code)),
@@ -136,24 +157,19 @@ describe('embedded PostgreSQL process', () => {
     expect(code, 'the wrapper kept running after its server died').toBe(1);
 
     // What the supervisor does next: start the same part again, on the same data and port.
-    // A start may be refused while the dead server's backends are still exiting; the
-    // supervisor's backoff covers that, so retry like it does.
-    let adminUrl: string | undefined;
-    let second: ReturnType<typeof startProcess> | undefined;
-    for (let attempt = 0; attempt < 5 && !adminUrl; attempt++) {
-      second = startProcess(dataDir, port);
-      adminUrl = await second.ready.catch(() => undefined);
-      if (!adminUrl) await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
-    }
-    expect(adminUrl).toBeDefined();
-    const again = postgres(adminUrl!.replace(/\/postgres$/, '/demo'), {
+    // One start: it stops the orphaned backend first.
+    const second = startProcess(dataDir, port);
+    const adminUrl = await second.ready;
+    expect(await looping).toBe('ended');
+    await busy.end({ timeout: 0 });
+    const again = postgres(adminUrl.replace(/\/postgres$/, '/demo'), {
       max: 1,
       onnotice: () => {},
     });
     expect(await again`select id from survives`).toEqual([{ id: 7 }]);
     await again.end();
     const secondPid = postmasterPid(dataDir);
-    second!.child.kill('SIGTERM');
+    second.child.kill('SIGTERM');
     expect(await waitFor(() => !isProcessAlive(secondPid)), 'SIGTERM did not stop the server').toBe(
       true,
     );

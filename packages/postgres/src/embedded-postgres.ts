@@ -1,5 +1,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -113,6 +120,7 @@ async function startCluster(
   }
   const port = options.port ?? (await findFreePort());
   await stopOrphanedPostmaster(dataDir);
+  await stopOrphanedBackends(dataDir);
   await prepareDataDir(dataDir, user);
   if (!(await isPortFree(port))) {
     throw new PostgresStartupError(
@@ -397,6 +405,51 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 100 && isProcessAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/**
+ * The backends a killed postmaster left behind. Each child of a postmaster leaves its process
+ * group (setsid), so a SIGKILL of the postmaster's group misses them, and a backend notices
+ * the postmaster's death only when it next waits: a CPU-bound query runs on to its end. While
+ * one is attached to the old shared memory, PostgreSQL refuses to start ("pre-existing shared
+ * memory block ... is still in use"), so they are killed (as a power cut would have) and
+ * waited for; the new postmaster's crash recovery does the rest. Called with no postmaster
+ * alive: whatever still runs as `postgres` in this data directory is an orphan.
+ */
+async function stopOrphanedBackends(dataDir: string): Promise<void> {
+  const orphans = serverProcessesIn(dataDir);
+  for (const pid of orphans) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  for (let i = 0; i < 100 && orphans.some(isProcessAlive); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** PostgreSQL processes working in `dataDir` (their working directory), via Linux's /proc. */
+function serverProcessesIn(dataDir: string): number[] {
+  let real: string;
+  let pids: string[];
+  try {
+    real = realpathSync(dataDir);
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return []; // No data directory yet, or no /proc (macOS): nothing to find.
+  }
+  return pids.map(Number).filter((pid) => {
+    try {
+      return (
+        readlinkSync(`/proc/${pid}/cwd`) === real &&
+        readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'
+      );
+    } catch {
+      return false; // Gone, or not ours to read.
+    }
+  });
 }
 
 /** The parent of `pid` (an orphan is re-parented to init or a subreaper), via `ps`: Linux and macOS. */
