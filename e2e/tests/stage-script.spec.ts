@@ -246,7 +246,7 @@ test('scene 5, database restart: PostgreSQL is killed and back on the same data,
   // In plain words (no SQL, no stack), then Retry with the same key goes through.
   const seen = await states();
   expect(seen).toContain(
-    'store_unavailable: Payments are temporarily unavailable. Nothing was charged. Please retry in 1 s.',
+    'store_unavailable: Payments are temporarily unavailable. Nothing was charged. Please retry in 2 s.',
   );
   expect(seen.at(-1)).toMatch(/^succeeded: Payment succeeded\. Charged \$79\.98 once\.$/);
   expect(new Set(sent.keys)).toEqual(new Set([shown.idempotencyKey]));

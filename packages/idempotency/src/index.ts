@@ -7,6 +7,7 @@ export {
   type Idempotency,
   type IdempotencyOptions,
 } from './core/engine.ts';
+export { STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from './core/engine-context.ts';
 export {
   AmbiguousOutcomeError,
   IdempotencyError,

@@ -57,12 +57,12 @@ afterAll(async () => {
 });
 
 describe('refusalOf: the one classifier of what an error means to a client', () => {
-  it('a terminated connection (real) is store unavailable, retry in 1 s', () => {
+  it('a terminated connection (real) is store unavailable, retry in 2 s (the guard’s own Retry-After)', () => {
     // The driver reports the server's 57P01 or, when the socket closes first, CONNECTION_CLOSED.
     expect(['57P01', 'CONNECTION_CLOSED']).toContain((terminated as { code?: string }).code);
     const refusal = refusalOf(terminated);
     expect(isIdempotencyError(refusal)).toBe(true);
-    expect(refusal).toMatchObject({ code: 'idempotency_store_unavailable', retryAfterSeconds: 1 });
+    expect(refusal).toMatchObject({ code: 'idempotency_store_unavailable', retryAfterSeconds: 2 });
   });
 
   it.each([
@@ -103,7 +103,7 @@ describe('refusalOf: the one classifier of what an error means to a client', () 
     const response = toProblemResponse(terminated)!;
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.headers.get('retry-after')).toBe('2');
     const text = await response.text();
     expect(JSON.parse(text)).toMatchObject({ code: 'idempotency_store_unavailable', status: 503 });
     expect(text).not.toMatch(/pg_sleep|terminat|select/i);
@@ -156,7 +156,7 @@ describe('tRPC over HTTP with PostgreSQL stopped', () => {
     async (_name, path, input, headers) => {
       const { response, text } = await trpcPost(path, input, headers);
       expect(response.status).toBe(503);
-      expect(response.headers.get('retry-after')).toBe('1');
+      expect(response.headers.get('retry-after')).toBe('2');
       const body = JSON.parse(text) as {
         error: { message: string; data: { code: string; httpStatus: number } };
       };

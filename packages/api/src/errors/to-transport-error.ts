@@ -1,11 +1,12 @@
-import { IdempotencyError, isIdempotencyError } from '@once/idempotency';
+import {
+  IdempotencyError,
+  isIdempotencyError,
+  STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+} from '@once/idempotency';
 import { problemDetailsResponse } from '@once/idempotency/fetch';
 import { isTransientDatabaseError } from '@once/postgres';
 import { TRPCError } from '@trpc/server';
 import { API_PROBLEM_TYPE_BASE, type ApiError, isApiError } from './api-error.ts';
-
-/** How long a client waits before asking again while the database is away. */
-const DATABASE_AWAY_RETRY_AFTER_SECONDS = 1;
 
 /**
  * What an error means to a client, whatever the transport: an API refusal or an idempotency
@@ -16,13 +17,14 @@ const DATABASE_AWAY_RETRY_AFTER_SECONDS = 1;
  * Anything else is no refusal (undefined): a bug, answered 500 without its text.
  *
  * @example
- * refusalOf({ code: '57P01' }); // IdempotencyError idempotency_store_unavailable, retryAfterSeconds 1
+ * refusalOf({ code: '57P01' }); // IdempotencyError idempotency_store_unavailable, retryAfterSeconds 2
  */
 export function refusalOf(error: unknown): ApiError | IdempotencyError | undefined {
   if (isApiError(error) || isIdempotencyError(error)) return error;
   if (isTransientDatabaseError(error)) {
     return new IdempotencyError('idempotency_store_unavailable', {
-      retryAfterSeconds: DATABASE_AWAY_RETRY_AFTER_SECONDS,
+      // The guard's own: whichever statement met the outage first, the client hears the same.
+      retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
       cause: error,
     });
   }
