@@ -239,7 +239,7 @@ describe('PostgreSQL going away never crashes a process', () => {
       });
       const text = await answer.text();
       expect(answer.status, `${procedure}: ${text}`).toBe(503);
-      expect(answer.headers.get('retry-after'), procedure).toBe('1');
+      expect(answer.headers.get('retry-after'), procedure).toBe('2');
       expect(JSON.parse(text).error.data.code, procedure).toBe('idempotency_store_unavailable');
       expect(text, procedure).not.toMatch(/Failed query|tenants|ECONNREFUSED/);
     }

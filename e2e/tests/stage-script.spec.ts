@@ -359,3 +359,44 @@ test('scene 7, double-clicked Refund while the processor drops the refund call: 
   await timeline.close();
   await sceneScreenshot(7, stage);
 });
+
+test('New scene: a payment made since the strip last read the ledger is not counted in it', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  // The strip's next read of the ledger is made before the payment and answered after it: what
+  // the strip holds when the presenter presses "New scene" right after paying.
+  let holdNextRead = true;
+  let readBefore!: () => void;
+  const readMade = new Promise<void>((resolve) => {
+    readBefore = resolve;
+  });
+  let answer!: () => void;
+  const paid = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  let answered!: () => void;
+  const staleShown = new Promise<void>((resolve) => {
+    answered = resolve;
+  });
+  // Routed for the rest of the test, never unrouted (see pressSwitch in support/stage.ts).
+  await stage.cockpit.route('**/api/trpc/ops.ledger**', async (route) => {
+    if (!holdNextRead) return route.continue();
+    holdNextRead = false;
+    const before = await route.fetch();
+    readBefore();
+    await paid;
+    await route.fulfill({ response: before });
+    answered();
+  });
+  await readMade;
+  await fillCart(stage.checkout, { book_sre: 1 });
+  await stage.checkout.getByTestId('pay').click();
+  const shown = await waitForTerminal(stage.checkout);
+  answer();
+  await staleShown;
+  await stage.cockpit.getByRole('button', { name: 'New scene' }).click();
+  // Once the ledger the strip reads holds the payment, the scene still counts none.
+  await expect(await cockpitRow(stage, 'ops-ledger', shown.paymentId)).toHaveCount(1);
+  await expect(stage.cockpit.getByTestId('strip-verdict')).toContainText('0 payments');
+});
