@@ -54,6 +54,15 @@ async function cockpitRow(stage: Stage, table: string, text: string) {
   return stage.cockpit.getByTestId(table).getByRole('row').filter({ hasText: text });
 }
 
+/** One step of a test's choreography: `done` settles when `settle` is called. */
+function step(): { done: Promise<void>; settle: () => void } {
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  return { done, settle };
+}
+
 test.describe.configure({ mode: 'serial' });
 
 test('scene 1, double click: one request, a second tab resumes the same payment, one charge', async ({
@@ -367,34 +376,23 @@ test('New scene: a payment made since the strip last read the ledger is not coun
   // The strip's next read of the ledger is made before the payment and answered after it: what
   // the strip holds when the presenter presses "New scene" right after paying.
   let holdNextRead = true;
-  let readBefore!: () => void;
-  const readMade = new Promise<void>((resolve) => {
-    readBefore = resolve;
-  });
-  let answer!: () => void;
-  const paid = new Promise<void>((resolve) => {
-    answer = resolve;
-  });
-  let answered!: () => void;
-  const staleShown = new Promise<void>((resolve) => {
-    answered = resolve;
-  });
+  const [readMade, paid, staleAnswered] = [step(), step(), step()];
   // Routed for the rest of the test, never unrouted (see pressSwitch in support/stage.ts).
   await stage.cockpit.route('**/api/trpc/ops.ledger**', async (route) => {
     if (!holdNextRead) return route.continue();
     holdNextRead = false;
     const before = await route.fetch();
-    readBefore();
-    await paid;
+    readMade.settle();
+    await paid.done;
     await route.fulfill({ response: before });
-    answered();
+    staleAnswered.settle();
   });
-  await readMade;
+  await readMade.done;
   await fillCart(stage.checkout, { book_sre: 1 });
   await stage.checkout.getByTestId('pay').click();
   const shown = await waitForTerminal(stage.checkout);
-  answer();
-  await staleShown;
+  paid.settle();
+  await staleAnswered.done;
   await stage.cockpit.getByRole('button', { name: 'New scene' }).click();
   // Once the ledger the strip reads holds the payment, the scene still counts none.
   await expect(await cockpitRow(stage, 'ops-ledger', shown.paymentId)).toHaveCount(1);

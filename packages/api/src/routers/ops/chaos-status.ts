@@ -15,6 +15,8 @@ import type { Database } from '../../database.ts';
 import type { ChaosStatusResult } from './chaos.types.ts';
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
+  (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 // The database's errors are not shown as they come: Drizzle's message is the failed SQL.
 const faultsErrorOf = (error: unknown) =>
   isTransientDatabaseError(error) ? 'the database is not answering' : messageOf(error);
@@ -34,8 +36,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
-const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
-  (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 
 /**
  * Whether the demo's chaos switches are on, which there are (of the launcher's, those it works:
