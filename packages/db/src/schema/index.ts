@@ -7,6 +7,7 @@ export {
   idempotencyRateLimits,
 } from '@once/idempotency/drizzle/schema';
 export * from './catalogue.ts';
+export * from './money-action-keys.ts';
 export * from './outbox.ts';
 export * from './payment-actions.ts';
 export * from './payment-events.ts';
