@@ -9,6 +9,7 @@ import {
 import { createProcessorDatabase } from './db/client.ts';
 import { runProcessorMigrations } from './db/migrate.ts';
 import { seedAccounts } from './db/seed-accounts.ts';
+import { untilDatabaseAnswers } from './db/wait-for-database.ts';
 import { createProcessorApp } from './http/processor-app.ts';
 import { startAuthorizationExpiry } from './maintenance/authorization-expiry.ts';
 import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
@@ -27,7 +28,8 @@ export interface RunningProcessor {
 }
 
 /**
- * Migrates (advisory-locked), seeds the two demo accounts, and serves the processor on
+ * Migrates (advisory-locked), seeds the two demo accounts (both waiting out a database that
+ * is starting up), and serves the processor on
  * `host` (from `HOST` via readProcessorConfig; 127.0.0.1 when a caller such as a test leaves
  * it out). Port 0 picks a free port (tests).
  *
@@ -39,11 +41,21 @@ export async function startProcessor(
 ): Promise<RunningProcessor> {
   const { log } = config;
   const host = config.host ?? '127.0.0.1';
-  await runProcessorMigrations(config.databaseUrl);
+  // A PostgreSQL restarting as the processor starts (57P03, a refused connection) is waited
+  // out here; only a configuration error reaches the caller at once.
+  await untilDatabaseAnswers(() => runProcessorMigrations(config.databaseUrl), {
+    log,
+    what: 'migrations',
+  });
   const client = createProcessorDatabase(config.databaseUrl, (event, fields) =>
     log(`${event} ${JSON.stringify(fields ?? {})}`),
   );
-  await seedAccounts(client.db);
+  await untilDatabaseAnswers(() => seedAccounts(client.db), { log, what: 'seed' }).catch(
+    async (error: unknown) => {
+      await client.close();
+      throw error;
+    },
+  );
   const timing = {
     authorizationWindowMs: config.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS,
     refundSettleMs: config.refundSettleMs ?? DEFAULT_REFUND_SETTLE_MS,

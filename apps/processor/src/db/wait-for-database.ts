@@ -1,0 +1,58 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type BackoffPolicy, exponentialDelayMs } from '@once/backoff';
+import { isTransientDatabaseError } from '@once/postgres';
+
+export interface DatabaseWaitOptions {
+  log: (line: string) => void;
+  /** What is waiting, for the log line. */
+  what: string;
+  /** Tries in all before the error is final (default 20: about 80 s with the default policy). */
+  attempts?: number;
+  backoff?: BackoffPolicy;
+}
+
+/**
+ * Runs `work` again after a transient database error (PostgreSQL starting up or shutting down,
+ * a refused or reset connection), with capped exponential backoff, one log line per wait. A
+ * PostgreSQL restarted by its supervisor answers 57P03 for a while, and the processor's own
+ * supervisor should not have to restart it for that. Anything else (an unknown database, a
+ * wrong password: a configuration error) is thrown at once, and so is the last transient one.
+ *
+ * @example
+ * await untilDatabaseAnswers(() => runProcessorMigrations(url), { log, what: 'migrations' });
+ */
+export async function untilDatabaseAnswers<T>(
+  work: () => Promise<T>,
+  options: DatabaseWaitOptions,
+): Promise<T> {
+  const attempts = options.attempts ?? 20;
+  const backoff = options.backoff ?? { baseMs: 250, maxMs: 5_000 };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isTransientDatabaseError(error) || attempt >= attempts) throw error;
+      const delayMs = exponentialDelayMs(attempt, backoff);
+      options.log(
+        `processor.start.db_wait ${JSON.stringify({
+          what: options.what,
+          attempt,
+          code: codeOf(error),
+          error: error instanceof Error ? error.message : String(error),
+          delayMs,
+        })}`,
+      );
+      await sleep(delayMs);
+    }
+  }
+}
+
+/** SQLSTATE or socket code, also when drizzle wraps the driver's error. */
+function codeOf(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
