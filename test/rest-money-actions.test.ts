@@ -161,4 +161,126 @@ describe('REST capture, cancel and refunds through the worker and the processor'
     const capture = await post(`/api/v1/payments/${payment.paymentId}/capture`, randomUUID());
     expect(await capture.json()).toMatchObject({ code: 'payment_not_authorized' });
   }, 60_000);
+
+  it('refunds sent at once under keys of their own, over REST, GraphQL and tRPC, never add up past what was received', async () => {
+    const payment = await paidPayment();
+    const refunds = `/api/v1/payments/${payment.paymentId}/refunds`;
+    // Six of the whole amount, then twelve of a quarter, each under its own key, all at once.
+    const whole = await Promise.all(
+      Array.from({ length: 6 }, () => post(refunds, randomUUID(), { amount: payment.amount })),
+    );
+    expect(whole.filter((a) => a.status === 202)).toHaveLength(1);
+    for (const refused of whole.filter((a) => a.status !== 202)) {
+      expect(await refused.json()).toMatchObject({ code: 'refund_amount_too_large' });
+    }
+    const second = await paidPayment();
+    const quarter = Math.floor(second.amount / 4);
+    const transports = [restRefund, graphqlRefund, trpcRefund];
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        transports[i % 3]!(randomUUID(), { paymentId: second.paymentId, amount: quarter }),
+      ),
+    );
+    expect(answers.filter((a) => a.ok)).toHaveLength(4);
+    for (const refused of answers.filter((a) => !a.ok)) {
+      expect(refused.code).toBe('refund_amount_too_large');
+    }
+    for (const { paymentId, amount } of [payment, { ...second, amount: 4 * quarter }]) {
+      const [books] = await system.app.client.sql<{ refunded: number }[]>`
+        select coalesce(sum(amount), 0)::int as refunded from refunds where payment_id = ${paymentId}`;
+      expect(books!.refunded).toBe(amount);
+    }
+  }, 60_000);
+
+  it('one key is one money operation on every transport: the same refund replays, another use of the key is refused', async () => {
+    const payment = await paidPayment();
+    const key = randomUUID();
+    const input = { paymentId: payment.paymentId, amount: 100 };
+    const first = await restRefund(key, input);
+    expect(first).toMatchObject({ ok: true, replayed: false });
+    for (const transport of [graphqlRefund, trpcRefund]) {
+      expect(await transport(key, input)).toMatchObject({ ok: true, refundId: first.refundId });
+    }
+    for (const transport of [restRefund, graphqlRefund, trpcRefund]) {
+      expect(await transport(key, { ...input, amount: 101 })).toMatchObject({
+        ok: false,
+        code: 'idempotency_key_reused',
+      });
+    }
+    const [books] = await system.app.client.sql<{ count: number }[]>`
+      select count(*)::int as count from refunds where payment_id = ${payment.paymentId}`;
+    expect(books!.count).toBe(1);
+
+    // A key that captured one payment refunds nothing, here or on another payment.
+    const authorized = await authorizedPayment();
+    const captureKey = randomUUID();
+    const capture = await post(`/api/v1/payments/${authorized.paymentId}/capture`, captureKey);
+    expect(capture.status).toBe(202);
+    for (const paymentId of [authorized.paymentId, payment.paymentId]) {
+      expect(await graphqlRefund(captureKey, { paymentId, amount: 1 })).toMatchObject({
+        ok: false,
+        code: 'idempotency_key_reused',
+      });
+    }
+  }, 60_000);
 });
+
+/** An automatic-capture checkout, once the worker's charge has succeeded. */
+async function paidPayment(): Promise<Payment> {
+  const created = await post('/api/v1/payments', randomUUID(), {
+    lines: [{ productId: 'book_sre', quantity: 1 }],
+  });
+  expect(created.status).toBe(201);
+  const { paymentId } = (await created.json()) as Payment;
+  return until<Payment>(`/api/v1/payments/${paymentId}`, (p) => p.status !== 'processing');
+}
+
+type RefundAnswer = { ok: true; refundId: string; replayed: boolean } | { ok: false; code: string };
+type RefundInput = { paymentId: string; amount: number };
+
+async function restRefund(key: string, input: RefundInput): Promise<RefundAnswer> {
+  const answer = await post(`/api/v1/payments/${input.paymentId}/refunds`, key, {
+    amount: input.amount,
+  });
+  const body = await answer.json();
+  if (answer.status !== 202) return { ok: false, code: body.code };
+  return {
+    ok: true,
+    refundId: body.refundId,
+    replayed: !!answer.headers.get('idempotent-replayed'),
+  };
+}
+
+async function graphqlRefund(key: string, input: RefundInput): Promise<RefundAnswer> {
+  const answer = await fetch(`${system.web.url}/api/graphql`, {
+    method: 'POST',
+    headers: { ...auth, 'idempotency-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query:
+        'mutation ($paymentId: ID!, $amount: Int) { refundPayment(paymentId: $paymentId, amount: $amount) { refundId } }',
+      variables: input,
+    }),
+  });
+  const body = await answer.json();
+  if (body.errors) return { ok: false, code: body.errors[0].extensions.code };
+  return {
+    ok: true,
+    refundId: body.data.refundPayment.refundId,
+    replayed: !!answer.headers.get('idempotent-replayed'),
+  };
+}
+
+async function trpcRefund(key: string, input: RefundInput): Promise<RefundAnswer> {
+  const answer = await fetch(`${system.web.url}/api/trpc/ops.refundPayment`, {
+    method: 'POST',
+    headers: { ...auth, 'idempotency-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(input),
+  });
+  const body = await answer.json();
+  if (body.error) return { ok: false, code: body.error.data?.code ?? body.error.message };
+  return {
+    ok: true,
+    refundId: body.result.data.refundId,
+    replayed: !!answer.headers.get('idempotent-replayed'),
+  };
+}

@@ -1,5 +1,5 @@
 import type { PaymentActionKind } from '@once/db/schema';
-import { keyDigest, type RequestKey } from './request-key.ts';
+import { keyDigest } from './request-key.ts';
 
 /** The downstream key's prefix per kind: what a processor-side reader can tell apart. */
 const DOWNSTREAM_PREFIX: Record<PaymentActionKind, string> = {
@@ -8,35 +8,31 @@ const DOWNSTREAM_PREFIX: Record<PaymentActionKind, string> = {
 };
 
 /**
- * A capture's or void's id: `act_` and 32 hex digits derived from (tenant, the operator's
- * scoped key), so the action requested again after its row was lost is the same action (see
- * `refundIdFor`).
+ * A capture's or void's id: `act_` and 32 hex digits derived from (tenant, the caller's
+ * Idempotency-Key), whatever the transport, so the action requested again after its row was
+ * lost, or on another transport, is the same action (see `refundIdFor`).
  *
  * @example
- * paymentActionIdFor('capture', 'tenant_a', { scope: 'ops.capturePayment', key: 'k1' }); // 'act_' + 32 hex digits
+ * paymentActionIdFor('capture', 'tenant_a', 'k1'); // 'act_' + 32 hex digits
  */
-export function paymentActionIdFor(
-  kind: PaymentActionKind,
-  tenantId: string,
-  request: RequestKey,
-): string {
-  return `act_${keyDigest([`${kind}_id`, tenantId, request.scope, request.key]).slice(0, 32)}`;
+export function paymentActionIdFor(kind: PaymentActionKind, tenantId: string, key: string): string {
+  return `act_${keyDigest([`${kind}_id`, tenantId, key]).slice(0, 32)}`;
 }
 
 /**
- * The downstream Idempotency-Key of an operator's capture or void: derived from (tenant, the
- * operator's scoped key), never from the payment's charge key, so every attempt of its job
+ * The downstream Idempotency-Key of a capture or void: derived from (tenant, the caller's
+ * key), never from the payment's charge key, so every attempt of its job
  * and the action requested again after its row was lost send the same, and a second action
  * (another key) could never replay the first one's answer. Actions keep the key recorded on
  * their row and job, so keys issued before are unchanged.
  *
  * @example
- * actionDownstreamKeyFor('capture', 'tenant_a', { scope: 'ops.capturePayment', key: 'k1' }); // 'once_cp_' + 64 hex digits
+ * actionDownstreamKeyFor('capture', 'tenant_a', 'k1'); // 'once_cp_' + 64 hex digits
  */
 export function actionDownstreamKeyFor(
   kind: PaymentActionKind,
   tenantId: string,
-  request: RequestKey,
+  key: string,
 ): string {
-  return `${DOWNSTREAM_PREFIX[kind]}${keyDigest([tenantId, request.scope, request.key])}`;
+  return `${DOWNSTREAM_PREFIX[kind]}${keyDigest([kind, tenantId, key])}`;
 }

@@ -43,7 +43,6 @@ export {
   refundStatusesRecordableAs,
   refundStatusOfProcessor,
 } from './refund-states.ts';
-export type { RequestKey } from './request-key.ts';
 export {
   type PaymentRef,
   type PaymentSettlement,

@@ -1,5 +1,4 @@
 import { IdempotencyError } from '@once/idempotency';
-import type { RequestKey } from '@once/payments';
 import type { Database, Transaction } from '../database.ts';
 
 /**
@@ -14,10 +13,11 @@ export interface MoneyActionContext<TResult> {
   tenantId: string;
   principal: string;
   /**
-   * The caller's key as its transport scopes it: the action's id and downstream key are derived
-   * from it, so a request retried after its rows were lost is the same action.
+   * The caller's Idempotency-Key as it sent it, whatever the transport: the action's id and
+   * downstream key are derived from it (with the tenant), so a request retried after its rows
+   * were lost, or sent again on another transport, is the same action.
    */
-  requestKey: RequestKey;
+  requestKey: string;
   /** Completes the caller's Idempotency-Key inside the action's own transaction. */
   complete(tx: Transaction, result: TResult): Promise<void>;
   /** NOTIFY the workers (default true); false on engines without LISTEN/NOTIFY. */
@@ -25,13 +25,13 @@ export interface MoneyActionContext<TResult> {
 }
 
 /**
- * The request key of a guarded execution (any adapter's: it knows its operation and key).
- * Money actions always require a key; one missing here is refused like at the guard.
+ * The caller's key of a guarded execution (any adapter's). Money actions always require a key;
+ * one missing here is refused like at the guard.
  *
  * @example
- * const requestKey = requestKeyOf(exec); // { scope: 'ops.refundPayment', key: 'k1' }
+ * const requestKey = requestKeyOf(exec); // 'k1'
  */
-export function requestKeyOf(exec: { operation: string; key: string | undefined }): RequestKey {
+export function requestKeyOf(exec: { key: string | undefined }): string {
   if (!exec.key) throw new IdempotencyError('idempotency_key_missing');
-  return { scope: exec.operation, key: exec.key };
+  return exec.key;
 }

@@ -7,23 +7,26 @@ import { runStatement } from '@once/postgres/sql';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { bindMoneyActionKey } from './bind-money-action-key.ts';
 import type { MoneyActionContext } from './money-action-context.ts';
 import type { RefundResult } from './refund-payment.types.ts';
 
 /**
  * Accepts a refund (from the cockpit or the merchant's API: every transport calls this one
- * function): in ONE transaction, under the payment's row lock (so two
- * refunds of one payment are decided one after the other), checks what is left to refund
- * (received: the amount of a succeeded payment, the captured amount of a captured one; minus
- * every refund not `failed`), then writes the refund (`requested`), the outbox job that sends
- * it, and the caller's stored answer. The refund's id and downstream key are derived from the
- * caller's scoped key, so one key makes one refund for ever: when its refund exists (the
- * key's own row expired or was lost in a failover, or the worker imported the processor's
- * refund for a payment made again), the same request is answered with that refund as it is
- * now, and another request under the key is refused with `idempotency_key_reused`. Refused
- * with nothing written (the key is released): an unknown payment (`payment_not_found`), one
- * that received nothing (`payment_not_refundable`), more than is left
- * (`refund_amount_too_large`, with what is left).
+ * function): in ONE transaction, under the payment's row lock (so two refunds of one payment
+ * are decided one after the other, from what the lock's holder left), binds the caller's key
+ * to this refund (one money action per key on every transport: see `bindMoneyActionKey`),
+ * checks what is left to refund (received: the amount of a succeeded payment, the captured
+ * amount of a captured one; minus every refund not `failed`), then writes the refund
+ * (`requested`), the outbox job that sends it, and the caller's stored answer. The refund's id
+ * and downstream key are derived from the tenant and the caller's key, so one key makes one
+ * refund for ever: when its refund exists (the key's own row expired or was lost in a
+ * failover, the request came again on another transport, or the worker imported the
+ * processor's refund for a payment made again), the same request is answered with that refund
+ * as it is now, and another request under the key is refused with `idempotency_key_reused`.
+ * Refused with nothing written (the key is released): an unknown payment
+ * (`payment_not_found`), one that received nothing (`payment_not_refundable`), more than is
+ * left (`refund_amount_too_large`, with what is left).
  *
  * @example
  * await refundPayment(ctx, { paymentId: 'pay_1', amount: 500 });
@@ -34,22 +37,27 @@ export function refundPayment(
 ): Promise<RefundResult> {
   return retrySerializationFailures(() =>
     ctx.db.transaction(async (tx) => {
-      const rows = await runStatement<{ status: string; received: number; refunded: number }>(
+      // The lock first, then what was refunded, in a statement of its own: under READ
+      // COMMITTED a statement sees what was committed when it began, so a sum read in the
+      // statement that waited for the lock would miss the refund the lock's holder just made.
+      const [payment] = await runStatement<{ status: string; received: number }>(
         tx,
         sql`
         select payment.status,
                case payment.status when 'succeeded' then payment.amount
                                    when 'captured' then coalesce(payment.amount_captured, 0)
-                                   else 0 end as received,
-               (select coalesce(sum(refund.amount), 0)::int from refunds as refund
-                 where refund.tenant_id = payment.tenant_id and refund.payment_id = payment.id
-                   and refund.status <> 'failed') as refunded
+                                   else 0 end as received
         from payments as payment
         where payment.tenant_id = ${ctx.tenantId} and payment.id = ${input.paymentId}
         for update of payment`,
       );
-      const payment = rows[0];
       if (!payment) throw new ApiError('payment_not_found', `No payment ${input.paymentId}`);
+      await bindMoneyActionKey(tx, {
+        tenantId: ctx.tenantId,
+        key: ctx.requestKey,
+        kind: 'refund',
+        paymentId: input.paymentId,
+      });
       const refundId = refundIdFor(ctx.tenantId, ctx.requestKey);
       const existing = await existingRefund(tx, ctx.tenantId, refundId, input);
       if (existing) {
@@ -59,7 +67,13 @@ export function refundPayment(
       if (payment.received === 0) {
         throw new ApiError('payment_not_refundable', undefined, { status: payment.status });
       }
-      const left = payment.received - payment.refunded;
+      const [counted] = await runStatement<{ refunded: number }>(
+        tx,
+        sql`select coalesce(sum(amount), 0)::int as refunded from refunds
+            where tenant_id = ${ctx.tenantId} and payment_id = ${input.paymentId}
+              and status <> 'failed'`,
+      );
+      const left = payment.received - (counted?.refunded ?? 0);
       const amount = input.amount ?? left;
       if (amount < 1 || amount > left) {
         throw new ApiError('refund_amount_too_large', undefined, {

@@ -7,17 +7,20 @@ import { and, eq, ne } from 'drizzle-orm';
 import type { Transaction } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { PaymentActionResult } from './authorization-action.types.ts';
+import { bindMoneyActionKey } from './bind-money-action-key.ts';
 import type { MoneyActionContext } from './money-action-context.ts';
 
 /**
  * Accepts a capture or void of an authorised payment (an operator's click in the cockpit, a
  * merchant's API call: every transport calls this one function): in ONE transaction, under
- * the payment's row lock, writes the action (`pending`), the outbox job that will send it, and
- * the caller's stored answer. Nothing leaves the database here; the worker calls the
- * processor. The action's id and downstream key are derived from the caller's scoped key: when
- * its action exists (the key's own row expired or was lost), the same request is answered
- * with it as it is now, another one refused (`idempotency_key_reused`). Refused with nothing
- * written (the key is released, so the operator may correct and resend): an unknown payment
+ * the payment's row lock, binds the caller's key to this action (one money action per key on
+ * every transport: see `bindMoneyActionKey`), writes the action (`pending`), the outbox job
+ * that will send it, and the caller's stored answer. Nothing leaves the database here; the
+ * worker calls the processor. The action's id and downstream key are derived from the tenant
+ * and the caller's key: when its action exists (the key's own row expired or was lost, or the
+ * request came again on another transport), the same request is answered with it as it is
+ * now, another one refused (`idempotency_key_reused`). Refused with nothing written (the key
+ * is released, so the operator may correct and resend): an unknown payment
  * (`payment_not_found`), one that is not `authorized` or already has a capture or void under
  * way or done (`payment_not_authorized`: a second capture under another key cannot happen),
  * a capture over the authorised amount (`capture_amount_too_large`).
@@ -38,6 +41,12 @@ export function requestAuthorizationAction(
         .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
         .for('update');
       if (!payment) throw new ApiError('payment_not_found', `No payment ${input.paymentId}`);
+      await bindMoneyActionKey(tx, {
+        tenantId: ctx.tenantId,
+        key: ctx.requestKey,
+        kind,
+        paymentId: input.paymentId,
+      });
       const actionId = paymentActionIdFor(kind, ctx.tenantId, ctx.requestKey);
       const existing = await existingAction(tx, ctx.tenantId, actionId, kind, input);
       if (existing) {

@@ -61,9 +61,8 @@ describe('ops.capturePayment and ops.voidPayment', () => {
     const again = merchant(key);
     expect(await again.api.ops.capturePayment({ paymentId, amount: 1000 })).toEqual(result);
     expect(again.resHeaders.get('idempotent-replayed')).toBe('true');
-    const request = { scope: 'ops.capturePayment', key };
-    expect(result.actionId).toBe(paymentActionIdFor('capture', 'tenant_a', request));
-    const downstreamKey = actionDownstreamKeyFor('capture', 'tenant_a', request);
+    expect(result.actionId).toBe(paymentActionIdFor('capture', 'tenant_a', key));
+    const downstreamKey = actionDownstreamKeyFor('capture', 'tenant_a', key);
     expect(await written(paymentId)).toEqual({
       actions: [
         {
@@ -135,10 +134,7 @@ describe('ops.capturePayment and ops.voidPayment', () => {
     expect((await written(paymentId)).jobs).toEqual([
       {
         kind: 'void_payment',
-        downstream_key: actionDownstreamKeyFor('void', 'tenant_a', {
-          scope: 'ops.voidPayment',
-          key,
-        }),
+        downstream_key: actionDownstreamKeyFor('void', 'tenant_a', key),
         payload: { actionId: result.actionId },
       },
     ]);

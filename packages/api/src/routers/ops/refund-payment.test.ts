@@ -50,9 +50,8 @@ describe('ops.refundPayment', () => {
     const again = merchant(key);
     expect(await again.api.ops.refundPayment({ paymentId, amount: 300 })).toEqual(result);
     expect(again.resHeaders.get('idempotent-replayed')).toBe('true');
-    const request = { scope: 'ops.refundPayment', key };
-    expect(result.refundId).toBe(refundIdFor('tenant_a', request));
-    const downstreamKey = refundDownstreamKeyFor('tenant_a', request);
+    expect(result.refundId).toBe(refundIdFor('tenant_a', key));
+    const downstreamKey = refundDownstreamKeyFor('tenant_a', key);
     expect(await written(paymentId)).toEqual({
       refunds: [{ amount: 300, status: 'requested', downstream_key: downstreamKey }],
       jobs: [
