@@ -241,12 +241,12 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
     if (exec.completion === 'inserted' && isLostConnection(error)) {
       // The connection broke after the key was written, maybe during COMMIT: the key is
-      // committed with everything or with nothing. Answer what a read shows committed; if
-      // none shows (yet: the COMMIT may still be on its way), the outcome is unknown, and the
-      // retry's insert meets the committed key or runs what never committed.
-      const replay = await replayIfFinished(id, request.fingerprint);
-      plan.record(replay !== undefined);
-      if (replay) return replay;
+      // committed with everything or with nothing, and never read back to tell which. A COMMIT
+      // whose synchronous-replication wait was terminated is visible on this server before
+      // its standby has it: answering what a read shows would acknowledge a commit a
+      // failover can still lose. The retry's insert meets the committed key or runs what
+      // never committed.
+      plan.record(false);
       throw commitOutcomeUnknown('the connection was lost after the key was written', error);
     }
     if (exec.completion === 'conflict') {

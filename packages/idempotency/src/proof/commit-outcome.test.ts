@@ -97,6 +97,23 @@ describe.each(['atomic', 'leased'] as const)(
       expect(await s.effects()).toBe(1);
     });
 
+    it('a connection lost under a COMMIT that did commit (a terminated replication wait) answers 409 outcome unknown, never a replay; the retry replays it', async () => {
+      const s = setup(mode);
+      // Committed on this server, then the connection ends before the COMMIT's answer: what the
+      // server shows now may not be on the standby a failover promotes.
+      const committedThenLost = async (exec: Execution<Tx>): Promise<StoredResponse> => {
+        await s.handler()(exec);
+        throw lostConnection();
+      };
+      const refused = await refusalOf(s.idempotency.execute(s.request, committedThenLost));
+      expect(refused.status).toBe(409);
+      expect(await s.keyState()).toBe('completed');
+      const retry = await s.idempotency.execute(s.request, s.handler());
+      expect(retry).toMatchObject({ kind: 'replayed', response: CREATED });
+      expect(s.runs()).toBe(1);
+      expect(await s.effects()).toBe(1);
+    });
+
     it('a COMMIT that stopped waiting for its synchronous standby answers 409 outcome unknown; the retry replays it', async () => {
       const s = setup(mode);
       await refusalOf(
