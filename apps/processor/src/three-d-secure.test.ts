@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcessor } from './start-processor.ts';
@@ -206,5 +207,49 @@ describe('3-D Secure through the official SDK and the hosted challenge', () => {
         return_url: 'javascript:alert(1)',
       }),
     ).rejects.toMatchObject({ param: 'return_url', statusCode: 400 });
+  });
+});
+
+describe('the hosted challenge checks the client secret before it takes the intent', () => {
+  it('a wrong client secret is refused at once, even while the intent is locked, and never waits for its lock', async () => {
+    const intent = await confirmed('pm_card_threeDSecure2Required');
+    const url = new URL(intent.next_action!.redirect_to_url!.url!);
+    const wrong = `${intent.client_secret!.slice(0, -4)}XXXX`;
+    const holder = postgres(database.url, { max: 2, onnotice: () => {} });
+    try {
+      // Another request in the middle of its answer holds the intent's row lock.
+      const held = holder.reserve();
+      const tx = await held;
+      await tx`begin`;
+      await tx`select id from payment_intents where id = ${intent.id} for update`;
+      const attempts = [
+        fetch(`${url.origin}${url.pathname}?client_secret=${encodeURIComponent(wrong)}`),
+        fetch(new URL(url.pathname, url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_secret: wrong, answer: 'fail' }),
+          redirect: 'manual',
+        }),
+      ];
+      // Either every refusal arrives, or a backend of the processor queues behind the lock.
+      const waitsForLock = async () => {
+        for (;;) {
+          const [row] = await holder<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`;
+          if (row?.n) return 'waited for the lock' as const;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      const first = await Promise.race([Promise.all(attempts), waitsForLock()]);
+      await tx`rollback`;
+      tx.release();
+      expect(first).not.toBe('waited for the lock');
+      expect((first as Response[]).map((r) => r.status)).toEqual([404, 404]);
+      // The intent is untouched: the right secret still reaches the challenge.
+      expect((await stripe.paymentIntents.retrieve(intent.id)).status).toBe('requires_action');
+    } finally {
+      await holder.end({ timeout: 1 });
+    }
   });
 });

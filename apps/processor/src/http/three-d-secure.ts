@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
-import { answerChallenge, loadByClientSecret } from '../payments/answer-challenge.ts';
+import { answerChallenge, findByClientSecret } from '../payments/answer-challenge.ts';
 import type { OperationTiming } from '../stripe/stripe-operation.ts';
 
 export interface ThreeDSecureOptions {
@@ -49,7 +49,8 @@ export function createThreeDSecurePages(options: ThreeDSecureOptions): Hono {
   app.get('/three_d_secure/:id', async (c) => {
     const id = c.req.param('id');
     const clientSecret = c.req.query('client_secret') ?? '';
-    const intent = await db.transaction((tx) => loadByClientSecret(tx, id, clientSecret));
+    // Read only: showing the page takes no lock.
+    const intent = await findByClientSecret(db, id, clientSecret);
     if (!intent) return notFound();
     if (intent.status !== 'requires_action') {
       const back = intent.returnUrl

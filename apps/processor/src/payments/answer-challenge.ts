@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import type { ProcessorTransaction } from '../db/client.ts';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { paymentIntents } from '../db/schema/index.ts';
 import type { OperationTiming } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent, updateAndAnnounce } from './charge-payment-intent.ts';
@@ -53,18 +53,38 @@ export async function answerChallenge(
 
 /**
  * The intent whose client secret this is (the hosted page's only credential, as Stripe's
- * hosted pages carry it), locked for update.
+ * hosted pages carry it), locked for update. The secret is checked on a plain read first: a
+ * request with a wrong one never takes the lock, so it cannot hold up the shopper's answer or
+ * the worker's confirm, and never learns more than "not found".
  */
-export async function loadByClientSecret(
+async function loadByClientSecret(
   tx: ProcessorTransaction,
   id: string,
   clientSecret: string,
 ): Promise<PaymentIntentRow | undefined> {
+  if (!(await findByClientSecret(tx, id, clientSecret))) return undefined;
+  // The secret never changes, so the locked row is the intent just matched.
   const [intent] = await tx
     .select()
     .from(paymentIntents)
     .where(eq(paymentIntents.id, id))
     .for('update');
+  return intent;
+}
+
+/**
+ * The intent whose client secret this is, as it reads now (no lock): what the challenge page
+ * shows. Undefined for an unknown id and for a wrong secret alike.
+ *
+ * @example
+ * const intent = await findByClientSecret(db, 'pi_1', 'pi_1_secret_abc');
+ */
+export async function findByClientSecret(
+  db: ProcessorTransaction | ProcessorDatabase,
+  id: string,
+  clientSecret: string,
+): Promise<PaymentIntentRow | undefined> {
+  const [intent] = await db.select().from(paymentIntents).where(eq(paymentIntents.id, id));
   if (!intent) return undefined;
   const [given, stored] = [Buffer.from(clientSecret), Buffer.from(intent.clientSecret)];
   return given.length === stored.length && timingSafeEqual(given, stored) ? intent : undefined;
