@@ -139,3 +139,52 @@ describe('the reconciler gives up only with proof', () => {
     expect(summary.stuck).toBeGreaterThan(0);
   });
 });
+
+describe('the re-enqueue decides from a read made after the payment lock', () => {
+  /** Resolves once some backend of this database waits for a row lock. */
+  async function lockWaiter(): Promise<void> {
+    for (;;) {
+      const [row] = await app.client.sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`;
+      if (row?.n) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('a charge another reconciler re-enqueued while this one waited for the payment lock is not enqueued again', async () => {
+    const { sql } = app.client;
+    const paymentId = await seedUndecided('tenant_b', 10);
+    const holder = await sql.reserve();
+    let pass: Promise<unknown> | undefined;
+    try {
+      // Another reconciler is re-enqueueing this charge: it holds the payment's row lock.
+      await holder`begin`;
+      await holder`select id from payments where id = ${paymentId} for update`;
+      pass = reconcilePayments({
+        sql,
+        processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
+        log: () => {},
+        olderThanMs: 1_000,
+        maxRequeues: 3,
+      });
+      // This pass found it due (no live job), asked the processor (never sent) and now waits.
+      await lockWaiter();
+      await holder`
+        insert into outbox_jobs (tenant_id, id, kind, payment_id, downstream_key, payload)
+        select tenant_id, 'job_' || gen_random_uuid(), kind, payment_id, downstream_key, payload
+        from outbox_jobs where payment_id = ${paymentId}`;
+      await holder`
+        update payments set status = 'processing', updated_at = now() where id = ${paymentId}`;
+      await holder`commit`;
+      await pass;
+    } finally {
+      holder.release();
+      await pass?.catch(() => {});
+    }
+    const jobs = await sql<{ status: string }[]>`
+      select status from outbox_jobs where payment_id = ${paymentId} order by created_at`;
+    // The dead first job and the other reconciler's: one live charge job, never two.
+    expect(jobs.map((job) => job.status)).toEqual(['dead', 'pending']);
+  });
+});

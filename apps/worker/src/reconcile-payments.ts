@@ -588,8 +588,11 @@ async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<numbe
 
 /**
  * Enqueues the charge again, with the payment's own downstream key, and puts the payment
- * back to `processing`, in one transaction that first re-checks (with the payment row
- * locked) that it is still unsettled and still has no live job.
+ * back to `processing`, in one transaction that first locks the payment row and only then
+ * re-checks that it is still unsettled and still has no live job. The counts are read by a
+ * statement issued after the lock is held: under READ COMMITTED a sub-select of the locking
+ * statement itself keeps the snapshot taken before its wait, so it would miss the job another
+ * reconciler enqueued (and committed) while this one waited, and enqueue a second.
  */
 async function requeueCharge(
   sql: postgres.Sql,
@@ -598,29 +601,32 @@ async function requeueCharge(
   notify: boolean,
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
+    const [locked] = await runStatement<{ status: string }>(
+      tx,
+      drizzleSql`
+      select status from payments
+      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+      for update`,
+    );
+    if (!locked) return false;
     const [current] = await runStatement<{
-      status: string;
       jobs: number;
       live: number;
       payload: ChargePaymentPayload | null;
     }>(
       tx,
       drizzleSql`
-      select payment.status,
+      select (select count(*)::int from outbox_jobs as job
+               where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}) as jobs,
              (select count(*)::int from outbox_jobs as job
-               where job.tenant_id = payment.tenant_id and job.payment_id = payment.id) as jobs,
-             (select count(*)::int from outbox_jobs as job
-               where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
+               where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}
                  and ${isLiveJob('job')}) as live,
              (select job.payload from outbox_jobs as job
-               where job.tenant_id = payment.tenant_id and job.payment_id = payment.id
-               order by job.created_at desc limit 1) as payload
-      from payments as payment
-      where payment.tenant_id = ${payment.tenant_id} and payment.id = ${payment.id}
-      for update of payment`,
+               where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}
+               order by job.created_at desc limit 1) as payload`,
     );
     if (!current || current.live > 0 || current.jobs !== payment.jobs) return false;
-    if (current.status !== 'processing' && current.status !== 'unknown') return false;
+    if (locked.status !== 'processing' && locked.status !== 'unknown') return false;
     await enqueueOutboxJob(
       tx,
       {
