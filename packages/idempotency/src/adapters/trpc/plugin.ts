@@ -74,7 +74,9 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
    * outcome (a declined card) and replays it to every retry; `'release'` lets the key run
    * again (refused input the client may fix and resend). A 5xx always releases. Only leased
    * mode stores: in atomic mode nothing outside the handler's transaction is ever stored.
-   * Default: every 4xx is stored.
+   * Default: every 4xx is stored, except input refused by the procedure's schema (a
+   * `BAD_REQUEST` caused by an error with `issues`, as tRPC's input parsers throw): the
+   * handler never ran, so the key is always released.
    */
   errorOutcome?: (error: TRPCError) => 'store' | 'release';
   /**
@@ -135,11 +137,9 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     const idempotency =
       typeof options.idempotency === 'function' ? options.idempotency(ctx) : options.idempotency;
     const config = meta?.idempotency;
-    // Unguarded calls get an execution that stores nothing.
-    if (!config) {
-      const exec = idempotency.passthrough({ tenantId: '', operation: opts.path });
-      return next({ ctx: { idempotency: jsonExecution(exec) } });
-    }
+    // A chain that concatenates the guard but names no operation would run unguarded, and a
+    // retry would run it again with nobody told: refuse it before the procedure runs.
+    if (!config) throw unguardedChain(opts.path);
     const responseHeaders = options.getResponseHeaders?.(ctx);
     // One HTTP request has one header set, so one key: a tRPC batch shares it between its calls.
     const requestHeaders = options.getRequestHeaders?.(ctx);
@@ -254,6 +254,9 @@ function storedOutcome<TTx>(
   const cause = result.error.cause;
   // Our own signals travel inside tRPC's error: unwrap so the engine applies its policy.
   if (isIdempotencyError(cause)) throw cause;
+  // `.concat(guard).input(schema)` parses the input inside the guard: a refusal there comes
+  // before the handler, and storing it would answer the corrected retry with 422 for 24 h.
+  if (isInputRefusal(result.error)) throw result.error;
   if (status >= 400 && status < 500 && errorOutcome(result.error) === 'store') {
     const stored: StoredTrpcError = {
       trpcError: { code: result.error.code, message: result.error.message },
@@ -261,6 +264,28 @@ function storedOutcome<TTx>(
     return jsonResponse(status, stored);
   }
   throw result.error;
+}
+
+/**
+ * The error tRPC's input parser throws when the schema refuses the input: `BAD_REQUEST` with
+ * the validator's error as `cause`, whose `issues` list what failed (zod, Standard Schema,
+ * valibot, arktype all carry one).
+ */
+function isInputRefusal(error: TRPCError): boolean {
+  const cause = error.cause as { issues?: unknown } | undefined;
+  return error.code === 'BAD_REQUEST' && Array.isArray(cause?.issues);
+}
+
+const toldUnguarded = new Set<string>();
+
+/** The refusal of a guarded chain without `meta({ idempotency })`, logged once per path. */
+function unguardedChain(path: string): TRPCError {
+  const message = `[@once/idempotency] tRPC procedure "${path}" concatenates the idempotency plugin but has no meta({ idempotency: { operation } }): refused, as it would run unguarded. Add .meta({ idempotency: { operation: '${path}' } }), or { operation, required: false } to let calls without a key through.`;
+  if (!toldUnguarded.has(path)) {
+    toldUnguarded.add(path);
+    console.error(message);
+  }
+  return new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message });
 }
 
 /** Turn any failure into what the client sees; idempotency refusals get their mapped code. */
