@@ -7,6 +7,9 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { IdempotencyEvent, IdempotencyEventType } from '../core/types.ts';
+import { type IdempotencyObserver, observerOf } from './observer.ts';
+
+export type { IdempotencyObserver } from './observer.ts';
 
 /** The instrumentation scope name: what your backend shows as the library. */
 export const OPENTELEMETRY_SCOPE = '@once/idempotency';
@@ -63,12 +66,12 @@ const TIMED_SPANS: Partial<Record<IdempotencyEventType, string>> = {
  *
  * @example
  * const observer = createOpenTelemetryObserver({ operations: ['checkout.pay'] });
- * const idempotency = createIdempotency({ store, onEvent: observer.onEvent });
- * await reapExpiredKeys(db, { onEvent: observer.onEvent });
+ * const idempotency = createIdempotency({ store, onEvent: observer });
+ * startKeyMaintenance(db, { onEvent: observer });
  */
-export function createOpenTelemetryObserver(options: OpenTelemetryObserverOptions): {
-  onEvent: (event: IdempotencyEvent) => void;
-} {
+export function createOpenTelemetryObserver(
+  options: OpenTelemetryObserverOptions,
+): IdempotencyObserver {
   const tracer = options.tracer ?? trace.getTracer(OPENTELEMETRY_SCOPE);
   const meter = options.meter ?? metrics.getMeter(OPENTELEMETRY_SCOPE);
   const known = new Set(options.operations);
@@ -99,42 +102,40 @@ export function createOpenTelemetryObserver(options: OpenTelemetryObserverOption
     return known.has(event.operation) ? event.operation : OTHER_OPERATION;
   }
 
-  return {
-    onEvent(event) {
-      const operation = operationOf(event);
-      const metricAttributes: Attributes = { 'idempotency.event': event.type };
-      if (operation !== undefined) metricAttributes['idempotency.operation'] = operation;
-      events.add(1, metricAttributes);
-      if (event.type === 'reaped' || event.type === 'swept') {
-        maintenanceRows.add(event.count ?? 0, { 'idempotency.job': event.type });
-      }
+  return observerOf((event: IdempotencyEvent) => {
+    const operation = operationOf(event);
+    const metricAttributes: Attributes = { 'idempotency.event': event.type };
+    if (operation !== undefined) metricAttributes['idempotency.operation'] = operation;
+    events.add(1, metricAttributes);
+    if (event.type === 'reaped' || event.type === 'swept') {
+      maintenanceRows.add(event.count ?? 0, { 'idempotency.job': event.type });
+    }
 
-      const spanAttributes: Attributes = { ...metricAttributes };
-      if (options.recordTenantId && event.tenantId !== undefined)
-        spanAttributes['idempotency.tenant_id'] = event.tenantId;
-      if (event.count !== undefined) spanAttributes['idempotency.count'] = event.count;
-      trace.getActiveSpan()?.addEvent(`idempotency.${event.type}`, spanAttributes);
+    const spanAttributes: Attributes = { ...metricAttributes };
+    if (options.recordTenantId && event.tenantId !== undefined)
+      spanAttributes['idempotency.tenant_id'] = event.tenantId;
+    if (event.count !== undefined) spanAttributes['idempotency.count'] = event.count;
+    trace.getActiveSpan()?.addEvent(`idempotency.${event.type}`, spanAttributes);
 
-      const spanName = TIMED_SPANS[event.type];
-      if (spanName === undefined || event.durationMs === undefined) return;
-      const histogram = durations[event.type as keyof typeof durations];
-      histogram.record(
-        event.durationMs / 1000,
-        operation ? { 'idempotency.operation': operation } : {},
-      );
-      const endTime = performance.timeOrigin + performance.now();
-      const span = tracer.startSpan(spanName, {
-        startTime: endTime - event.durationMs,
-        attributes: spanAttributes,
-      });
-      if (event.type === 'store_error') {
-        const failure = describeStoreError(event.error);
-        span.setAttributes(failure);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end(endTime);
-    },
-  };
+    const spanName = TIMED_SPANS[event.type];
+    if (spanName === undefined || event.durationMs === undefined) return;
+    const histogram = durations[event.type as keyof typeof durations];
+    histogram.record(
+      event.durationMs / 1000,
+      operation ? { 'idempotency.operation': operation } : {},
+    );
+    const endTime = performance.timeOrigin + performance.now();
+    const span = tracer.startSpan(spanName, {
+      startTime: endTime - event.durationMs,
+      attributes: spanAttributes,
+    });
+    if (event.type === 'store_error') {
+      const failure = describeStoreError(event.error);
+      span.setAttributes(failure);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end(endTime);
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import type { IdempotencyEvent } from '../core/types.ts';
 import { createPrometheusObserver } from './prometheus.ts';
 
 describe('createPrometheusObserver', () => {
@@ -23,5 +24,18 @@ describe('createPrometheusObserver', () => {
     );
     expect(text).toContain('idempotency_maintenance_rows_total{job="reaped"} 7');
     expect(text).toContain('idempotency_wait_duration_seconds_count{operation="checkout.pay"} 1');
+  });
+});
+
+describe('createPrometheusObserver as the reference shows it', () => {
+  it('is itself an onEvent: passed whole to the engine and to startKeyMaintenance', async () => {
+    const registry = new Registry();
+    const observer = createPrometheusObserver({ registry });
+    // What docs/reference.md says: the observer is an `onEvent`.
+    const onEvent: (event: IdempotencyEvent) => void = observer;
+    onEvent({ type: 'created', operation: 'orders.place' });
+    expect(await registry.metrics()).toContain(
+      'idempotency_events_total{event="created",operation="orders.place"} 1',
+    );
   });
 });

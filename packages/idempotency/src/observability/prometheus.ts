@@ -1,5 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { IdempotencyEvent } from '../core/types.ts';
+import { type IdempotencyObserver, observerOf } from './observer.ts';
+
+export type { IdempotencyObserver } from './observer.ts';
 
 /**
  * prom-client metrics for idempotency events, registered on the registry you pass:
@@ -12,12 +15,13 @@ import type { IdempotencyEvent } from '../core/types.ts';
  * @example
  * const registry = new Registry();
  * const observer = createPrometheusObserver({ registry });
- * const idempotency = createIdempotency({ store, onEvent: observer.onEvent });
- * await reapExpiredKeys(db, { onEvent: observer.onEvent });
+ * const idempotency = createIdempotency({ store, onEvent: observer });
+ * startKeyMaintenance(db, { onEvent: observer });
  */
-export function createPrometheusObserver(options: { registry: Registry; prefix?: string }): {
-  onEvent: (event: IdempotencyEvent) => void;
-} {
+export function createPrometheusObserver(options: {
+  registry: Registry;
+  prefix?: string;
+}): IdempotencyObserver {
   const prefix = options.prefix ?? 'idempotency_';
   const registers = [options.registry];
   const events = new Counter({
@@ -54,19 +58,17 @@ export function createPrometheusObserver(options: { registry: Registry; prefix?:
     registers,
   });
 
-  return {
-    onEvent(event) {
-      const operation = event.operation ?? '';
-      events.inc({ event: event.type, operation });
-      if (event.type === 'completed' && event.durationMs !== undefined) {
-        handlerDuration.observe({ operation }, event.durationMs / 1000);
-      } else if (event.type === 'store_error' && event.durationMs !== undefined) {
-        storeErrorDuration.observe({ operation }, event.durationMs / 1000);
-      } else if (event.type === 'waited' && event.durationMs !== undefined) {
-        waitDuration.observe({ operation }, event.durationMs / 1000);
-      } else if (event.type === 'reaped' || event.type === 'swept') {
-        maintenanceRows.inc({ job: event.type }, event.count ?? 0);
-      }
-    },
-  };
+  return observerOf((event: IdempotencyEvent) => {
+    const operation = event.operation ?? '';
+    events.inc({ event: event.type, operation });
+    if (event.type === 'completed' && event.durationMs !== undefined) {
+      handlerDuration.observe({ operation }, event.durationMs / 1000);
+    } else if (event.type === 'store_error' && event.durationMs !== undefined) {
+      storeErrorDuration.observe({ operation }, event.durationMs / 1000);
+    } else if (event.type === 'waited' && event.durationMs !== undefined) {
+      waitDuration.observe({ operation }, event.durationMs / 1000);
+    } else if (event.type === 'reaped' || event.type === 'swept') {
+      maintenanceRows.inc({ job: event.type }, event.count ?? 0);
+    }
+  });
 }

@@ -1,3 +1,4 @@
+import type { IdempotencyEvent } from '../../core/types.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
 import { explained } from './missing-tables.ts';
 import { reapExpiredKeys } from './reaper.ts';
@@ -16,6 +17,11 @@ export interface KeyMaintenanceOptions {
   reapEveryMs?: number;
   /** Default: `console.error`. A failed round is retried at the next tick; missing tables say so in one line. */
   onError?: (error: unknown) => void;
+  /**
+   * Told of each round that settled or deleted rows (`swept`, `reaped` with their `count`):
+   * pass the engine's observer (`createPrometheusObserver`, `createOpenTelemetryObserver`).
+   */
+  onEvent?: (event: IdempotencyEvent) => void;
 }
 
 /**
@@ -32,6 +38,7 @@ export function startKeyMaintenance(
   options: KeyMaintenanceOptions = {},
 ): { stop(): void } {
   const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const { onEvent } = options;
   const every = (ms: number, job: () => Promise<unknown>) => {
     const run = () => void job().catch((error: unknown) => onError(explained(error)));
     run();
@@ -40,8 +47,8 @@ export function startKeyMaintenance(
     return timer;
   };
   const timers = [
-    every(options.sweepEveryMs ?? 10_000, () => sweepExpiredLeases(db)),
-    every(options.reapEveryMs ?? 60_000, () => reapExpiredKeys(db)),
+    every(options.sweepEveryMs ?? 10_000, () => sweepExpiredLeases(db, { onEvent })),
+    every(options.reapEveryMs ?? 60_000, () => reapExpiredKeys(db, { onEvent })),
   ];
   return {
     stop: () => {

@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIdempotency } from '../../core/engine.ts';
 import { isIdempotencyError } from '../../core/errors.ts';
+import type { IdempotencyEvent } from '../../core/types.ts';
 import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
@@ -77,7 +78,7 @@ describe('startKeyMaintenance', () => {
     }
   });
 
-  it("settles a crashed holder's key once its lease ends, without a retry", async () => {
+  it("settles a crashed holder's key once its lease ends, without a retry, and tells onEvent", async () => {
     const store = createDrizzleStore(migrated.db);
     const reserved = await store.reserve({
       tenantId: 't',
@@ -92,7 +93,11 @@ describe('startKeyMaintenance', () => {
     });
     expect(reserved.kind).toBe('acquired');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const maintenance = startKeyMaintenance(migrated.db, { sweepEveryMs: 50 });
+    const events: IdempotencyEvent[] = [];
+    const maintenance = startKeyMaintenance(migrated.db, {
+      sweepEveryMs: 50,
+      onEvent: (event) => events.push(event),
+    });
     try {
       await vi.waitFor(
         async () => {
@@ -102,6 +107,8 @@ describe('startKeyMaintenance', () => {
         },
         { timeout: 5_000, interval: 50 },
       );
+      // What the Prometheus and OpenTelemetry observers count as maintenance rows.
+      await vi.waitFor(() => expect(events).toContainEqual({ type: 'swept', count: 1 }));
     } finally {
       maintenance.stop();
     }
