@@ -89,7 +89,8 @@ export const IDEMPOTENCY_ERRORS: Readonly<Record<IdempotencyErrorCode, ErrorMapp
   idempotency_key_in_use: mapping(
     409,
     'CONFLICT',
-    'A request with this Idempotency-Key is still being processed',
+    // Not "still being processed": after a crash nothing runs, the lease just has not ended.
+    'A request with this Idempotency-Key is running, or stopped without finishing (its key is free again when its lease ends); retry after Retry-After',
     'idempotency_key_in_use',
   ),
   idempotency_key_reused: mapping(

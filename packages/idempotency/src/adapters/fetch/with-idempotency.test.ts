@@ -176,4 +176,24 @@ describe('withIdempotency (fetch)', () => {
       await t.sql`select count(*)::int as n from fetch_payments where key = 'atomic-fetch'`;
     expect(row?.n).toBe(1);
   });
+
+  it('a 409 for a held key never claims the holder still runs: it may have stopped, its key free when the lease ends; Retry-After says when to ask again', async () => {
+    // A holder that never answers: from the key's side, a process killed mid-handler.
+    const handler = withIdempotency(() => new Promise<Response>(() => {}), {
+      idempotency: createIdempotency({ store: createDrizzleStore(t.db) }),
+      operation: 'payments.hung',
+      getTenantId: () => 'tenant-a',
+      policy: { leaseMs: 20_000, heartbeat: false },
+    });
+    void handler(post('{}', { 'idempotency-key': 'k-hung' }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const busy = await handler(post('{}', { 'idempotency-key': 'k-hung' }));
+    expect(busy.status).toBe(409);
+    const retryAfter = Number(busy.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    const { title } = (await busy.json()) as { title: string };
+    expect(title).not.toMatch(/still being processed/);
+    expect(title).toMatch(/stopped/);
+    expect(title).toMatch(/lease/);
+  });
 });
