@@ -1,4 +1,5 @@
 import { IDEMPOTENT_REPLAYED_HEADER } from '@once/idempotency';
+import { requireMerchantForCaptureMethod } from '../../checkout/capture-method.ts';
 import { pay } from '../../checkout/pay.ts';
 import { payInput } from '../../checkout/pay.types.ts';
 import { PAY_OPERATIONS } from '../../checkout/pay-attempt-events.ts';
@@ -11,14 +12,16 @@ export const checkoutRouter = createTRPCRouter({
    * Accept a checkout. Requires an `Idempotency-Key` header; see README. Atomic idempotency
    * mode: every effect of `pay` (payment, outbox job, NOTIFY, stored result) is in ONE
    * transaction, so the key is inserted completed inside it and nothing is written before.
-   * The guard comes after `.input()`: malformed input never reaches the key store.
+   * The guard comes after `.input()`: malformed input never reaches the key store. `capture`
+   * is the merchant's to name (its API key, an operator session); a shopper's is refused.
    */
   pay: authedProcedure
     .meta({ idempotency: { operation: PAY_OPERATIONS.trpc, mode: 'atomic' } })
     .input(payInput)
     .concat(idempotencyGuard)
-    .mutation(({ ctx, input }) =>
-      pay({
+    .mutation(({ ctx, input }) => {
+      requireMerchantForCaptureMethod(ctx, input);
+      return pay({
         ctx: {
           db: ctx.db,
           tenantId: ctx.tenantId,
@@ -37,8 +40,8 @@ export const checkoutRouter = createTRPCRouter({
           },
         },
         input,
-      }),
-    ),
+      });
+    }),
   /** One payment of the caller's tenant; a shopper session sees only the payments it placed. */
   status: authedProcedure.input(statusInput).query(({ ctx, input }) =>
     status({
