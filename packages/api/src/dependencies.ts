@@ -9,6 +9,8 @@ import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/operator';
 import { subscribePoolNotices } from '@once/postgres';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
+import { OperatorCodeThrottle } from './auth/operator-code-throttle.ts';
+import { OperatorSessions } from './auth/operator-sessions.ts';
 import { SessionStartLimiter, type SessionStartLimits } from './auth/session-start-limit.ts';
 import { SessionTenants } from './auth/session-tenants.ts';
 import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
@@ -39,6 +41,10 @@ export interface ApiDependencies {
   sessionSecret: string;
   /** The tenants signed sessions name, read from the database at most once a minute each. */
   sessionTenants: SessionTenants;
+  /** The server's record of operator sessions: what sign-out and a key rotation end. */
+  operatorSessions: OperatorSessions;
+  /** Wrong operator codes, counted per browser: each one's wait doubles past a few. */
+  operatorCodeThrottle: OperatorCodeThrottle;
   clock: Clock;
   /** Accept `session.start({ demoTenantId })` (demo deployments only). */
   allowDemoLogin: boolean;
@@ -176,6 +182,8 @@ export function createApiDependencies(options: {
     ),
     sessionSecret: options.sessionSecret,
     sessionTenants: new SessionTenants(options.db, clock),
+    operatorSessions: new OperatorSessions(options.db, clock),
+    operatorCodeThrottle: new OperatorCodeThrottle(),
     clock,
     allowDemoLogin: options.allowDemoLogin ?? false,
     operatorCode: options.operatorCode ?? fromEnv?.operatorCode,

@@ -97,6 +97,7 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
     headers: ctx.headers,
     sessionSecret: ctx.sessionSecret,
     sessionTenants: ctx.sessionTenants,
+    operatorSessions: ctx.operatorSessions,
     now: ctx.clock.now(),
   });
   return next({
@@ -105,6 +106,7 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
       tenantName: who.tenantName,
       auth: who.method,
       role: who.role,
+      operatorCodeProven: who.operatorCodeProven,
       principal: who.principal,
     },
   });

@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, ne, sql } from 'drizzle-orm';
 import { hashApiKey } from './api-key.ts';
 import type { Database } from './client.ts';
-import { products, tenants } from './schema/index.ts';
+import { operatorSessions, products, tenants } from './schema/index.ts';
 
 /** A demo product, priced in minor units (cents). */
 export interface DemoProduct {
@@ -116,7 +116,8 @@ export function publicDemoKeyProblem(
  * Writes the demo tenants and their catalogues. Idempotent and safe to run from several
  * processes at once: every row is an upsert, so a second run (or a concurrent one) leaves
  * exactly the same rows, and a demo whose prices were edited by hand is restored. A run
- * with a new API key replaces the stored hash: the old key stops working.
+ * with a new API key replaces the stored hash: the old key stops working, and so does every
+ * operator session it opened.
  *
  * @example
  * const { db } = createDatabaseClient(url, { applicationName: 'once-web' });
@@ -148,6 +149,18 @@ export async function seedDemoData(
             processorAccountId: row.processorAccountId,
           },
         });
+      // A rotated key ends the operator sessions the old one opened, in the same commit.
+      await tx
+        .update(operatorSessions)
+        .set({ endedAt: sql`now()` })
+        .where(
+          and(
+            eq(operatorSessions.tenantId, tenant.id),
+            isNull(operatorSessions.endedAt),
+            isNotNull(operatorSessions.apiKeySha256),
+            ne(operatorSessions.apiKeySha256, row.apiKeySha256),
+          ),
+        );
       if (tenant.products.length === 0) continue;
       await tx
         .insert(products)

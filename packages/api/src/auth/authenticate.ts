@@ -2,6 +2,7 @@ import { type Database, hashApiKey } from '@once/db';
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { ApiError } from '../errors/api-error.ts';
+import type { OperatorSessions } from './operator-sessions.ts';
 import {
   readCookie,
   SESSION_COOKIE_NAME,
@@ -20,6 +21,12 @@ export interface AuthenticatedTenant {
   method: 'api_key' | 'session';
   /** The merchant's API key is an operator credential; a session carries its own role. */
   role: SessionRole;
+  /**
+   * Whether the deployment's operator code signed this session in: only then may it press the
+   * demo's chaos switches (an API key, or a session it opened, reads the cockpit and moves
+   * money, but stops no process).
+   */
+  operatorCodeProven: boolean;
   /**
    * `session:<session id>` or `api_key:<first 16 hex of its SHA-256>`: whose new-key allowance
    * a request spends, and who placed a payment (a shopper reads only its own).
@@ -61,6 +68,7 @@ export async function authenticateApiKey(
     tenantName: tenant.name,
     method: 'api_key',
     role: 'operator',
+    operatorCodeProven: false,
     principal: `api_key:${apiKeySha256.slice(0, 16)}`,
   };
 }
@@ -70,16 +78,18 @@ export async function authenticateApiKey(
  * `once_session` cookie (the browser). The body is never consulted: a client cannot name
  * the tenant it acts for. A present-but-wrong credential is refused, never ignored in
  * favour of the other one. A session's tenant comes from `sessionTenants` (see there why a
- * known one needs no database read).
+ * known one needs no database read); an operator session must also be open in
+ * `operatorSessions` (not signed out, its API key not rotated, within its 8 hours).
  *
  * @example
- * const who = await authenticateRequest({ db, headers: req.headers, sessionSecret, sessionTenants, now: new Date() });
+ * const who = await authenticateRequest({ db, headers: req.headers, sessionSecret, sessionTenants, operatorSessions, now: new Date() });
  */
 export async function authenticateRequest(input: {
   db: Database;
   headers: Headers;
   sessionSecret: string;
   sessionTenants: SessionTenants;
+  operatorSessions: OperatorSessions;
   now: Date;
 }): Promise<AuthenticatedTenant> {
   const authorization = input.headers.get('authorization');
@@ -90,6 +100,13 @@ export async function authenticateRequest(input: {
     if (claims === undefined) {
       throw new ApiError('invalid_credentials', 'Session expired or invalid');
     }
+    const operatorSession =
+      claims.role === 'operator'
+        ? await input.operatorSessions.find(claims.tenantId, claims.sessionId)
+        : undefined;
+    if (claims.role === 'operator' && !operatorSession) {
+      throw new ApiError('invalid_credentials', 'Session ended or expired');
+    }
     const tenant = await input.sessionTenants.find(claims.tenantId);
     if (!tenant) throw new ApiError('invalid_credentials', 'Session names no tenant');
     return {
@@ -97,6 +114,7 @@ export async function authenticateRequest(input: {
       tenantName: tenant.name,
       method: 'session',
       role: claims.role,
+      operatorCodeProven: operatorSession?.credential === 'operator_code',
       principal: `session:${claims.sessionId}`,
     };
   }

@@ -2,8 +2,12 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Name of the browser session cookie. */
 export const SESSION_COOKIE_NAME = 'once_session';
-/** A demo session lasts a day; long enough for a demo, short enough to rotate. */
-const SESSION_TTL_SECONDS = 24 * 60 * 60;
+/**
+ * How long a session lasts, from its start, with no renewal: a shopper's a day (it reads only
+ * the payments it placed); an operator's 8 hours, a working day or a demo, so a cookie that
+ * leaked is worth little, and the server can end it sooner (`operator_sessions`).
+ */
+export const SESSION_TTL_SECONDS = { shopper: 24 * 60 * 60, operator: 8 * 60 * 60 } as const;
 
 /**
  * What a session may do: a `shopper` pays and reads the payments it placed; an `operator`
@@ -39,25 +43,33 @@ function sign(payload: string, secret: string): string {
   return createHmac('sha256', secret).update(payload).digest('base64url');
 }
 
+/** A fresh random session id (96 bits). */
+export function newSessionId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
 /**
- * A session value `<base64url(json)>.<base64url(HMAC-SHA256)>`. Stateless: the signature is
- * the proof, so any web process with the same SESSION_SECRET accepts it. Each call makes a
- * new session id. The role defaults to `shopper` (least privilege).
+ * A session value `<base64url(json)>.<base64url(HMAC-SHA256)>`: the signature proves the
+ * tenant, role and expiry, so any web process with the same SESSION_SECRET reads it. A shopper
+ * session is that alone; an operator session also needs its `operator_sessions` row, named by
+ * `sessionId` (default: a new one). The role defaults to `shopper` (least privilege); the
+ * expiry is the role's {@link SESSION_TTL_SECONDS}.
  *
  * @example
- * const value = signSessionValue('tenant_a', process.env.SESSION_SECRET!, new Date(), { role: 'operator' });
+ * const value = signSessionValue('tenant_a', process.env.SESSION_SECRET!, new Date(), { role: 'operator', sessionId });
  */
 export function signSessionValue(
   tenantId: string,
   secret: string,
   now: Date,
-  options: { role?: SessionRole } = {},
+  options: { role?: SessionRole; sessionId?: string } = {},
 ): string {
+  const role = options.role ?? 'shopper';
   const payload: SessionPayload = {
     t: tenantId,
-    exp: Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS,
-    r: options.role ?? 'shopper',
-    s: randomBytes(12).toString('base64url'),
+    exp: Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS[role],
+    r: role,
+    s: options.sessionId ?? newSessionId(),
   };
   const encoded = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
   return `${encoded}.${sign(encoded, secret)}`;
@@ -111,13 +123,16 @@ export function readCookie(headers: Headers, name: string): string | undefined {
  * The `Set-Cookie` value for a session. HttpOnly so page scripts never see it; SameSite=Lax
  * so a cross-site form cannot ride it into a POST; Secure when served over https.
  */
-export function sessionSetCookie(value: string, options: { secure: boolean }): string {
+export function sessionSetCookie(
+  value: string,
+  options: { secure: boolean; role: SessionRole },
+): string {
   return [
     `${SESSION_COOKIE_NAME}=${encodeURIComponent(value)}`,
     'Path=/',
     'HttpOnly',
     'SameSite=Lax',
-    `Max-Age=${SESSION_TTL_SECONDS}`,
+    `Max-Age=${SESSION_TTL_SECONDS[options.role]}`,
     ...(options.secure ? ['Secure'] : []),
   ].join('; ');
 }

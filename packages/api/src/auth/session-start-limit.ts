@@ -1,8 +1,9 @@
 /**
  * How many sessions `session.start` may create, counted in fixed windows (one minute when
- * deployed): per client address (every attempt, refused ones included, so guessing an operator
- * code or an API key is as slow as creating sessions) and per tenant (sessions created: a
- * ceiling no spread of addresses gets past). 0 turns a limit off.
+ * deployed): per client address (every shopper or API-key attempt, refused ones included, so
+ * guessing an API key is as slow as creating sessions) and per tenant (sessions created: a
+ * ceiling no spread of addresses gets past). 0 turns a limit off. Operator-code attempts are
+ * counted per browser instead (`OperatorCodeThrottle`): every demo client shares 127.0.0.1.
  */
 export interface SessionStartLimits {
   perAddress: number;
@@ -13,7 +14,8 @@ export interface SessionStartLimits {
 
 /** What a refused start is told: wait this long (the window's end). */
 export interface SessionStartRefusal {
-  limit: 'address' | 'tenant';
+  /** `browser` / `address`: wrong operator codes (`OperatorCodeThrottle`); else these counters. */
+  limit: 'address' | 'tenant' | 'browser';
   retryAfterSeconds: number;
 }
 

@@ -29,6 +29,11 @@ export const apiErrorCatalogue = {
     status: 403,
     title: 'An operator credential is required',
   },
+  operator_code_required: {
+    trpcCode: 'FORBIDDEN',
+    status: 403,
+    title: 'The chaos switches need a session signed in with the operator code',
+  },
   chaos_switches_disabled: {
     trpcCode: 'NOT_FOUND',
     status: 404,
@@ -122,6 +127,11 @@ export const apiErrorCatalogue = {
     trpcCode: 'UNSUPPORTED_MEDIA_TYPE',
     status: 415,
     title: 'Unsupported Content-Type',
+  },
+  host_not_allowed: {
+    trpcCode: 'FORBIDDEN',
+    status: 403,
+    title: 'This server does not answer to that Host name',
   },
 } as const satisfies Record<
   string,

@@ -8,6 +8,7 @@ export {
 } from '@once/idempotency/drizzle/schema';
 export * from './catalogue.ts';
 export * from './money-action-keys.ts';
+export * from './operator-sessions.ts';
 export * from './outbox.ts';
 export * from './payment-actions.ts';
 export * from './payment-events.ts';

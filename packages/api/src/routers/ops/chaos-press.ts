@@ -53,7 +53,8 @@ async function workerChargingNow(db: Database, tenantId: string): Promise<string
 
 /**
  * Presses one demo chaos switch and says what it did. Refused with `chaos_switches_disabled`
- * unless the launcher enabled the switches; a switch that cannot act now (no worker up, the
+ * unless the launcher enabled the switches, with `operator_code_required` unless the operator
+ * code signed this session in (an API key, or a session it opened, is refused); a switch that cannot act now (no worker up, the
  * processor not answering) is refused with `chaos_switch_failed` and the reason.
  *
  * `kill_worker` and `pause_worker` act on the worker charging one of this tenant's payments
@@ -78,6 +79,8 @@ export async function chaosPress({
     chaos?: ChaosSwitchboard;
     db: Database;
     tenantId: string;
+    /** Whether the operator code signed this session in (see `AuthenticatedTenant`). */
+    operatorCodeProven: boolean;
     clock: Clock;
     resHeaders: Headers;
     secure: boolean;
@@ -86,6 +89,9 @@ export async function chaosPress({
 }): Promise<ChaosPressResult> {
   const { chaos } = ctx;
   if (!chaos) throw new ApiError('chaos_switches_disabled');
+  // A merchant credential moves the merchant's money; it does not stop the presenter's
+  // processes. Only the code printed in the launcher's terminal does.
+  if (!ctx.operatorCodeProven) throw new ApiError('operator_code_required');
   const name = input.switch;
   const cooldown = cooldownOf(chaos);
   const nowMs = ctx.clock.now().getTime();

@@ -47,13 +47,19 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
  * faults.
  *
  * @example
- * const status = await chaosStatus({ ctx: { chaos, clock: systemClock, db, tenantId } });
+ * const status = await chaosStatus({ ctx: { chaos, clock: systemClock, db, tenantId, operatorCodeProven: true } });
  * if (status.enabled) status.parts.find((p) => p.name === 'worker-1')?.state; // 'restarting'
  */
 export async function chaosStatus({
   ctx,
 }: {
-  ctx: { chaos?: ChaosSwitchboard; clock: Clock; db: Database; tenantId: string };
+  ctx: {
+    chaos?: ChaosSwitchboard;
+    clock: Clock;
+    db: Database;
+    tenantId: string;
+    operatorCodeProven: boolean;
+  };
 }): Promise<ChaosStatusResult> {
   const { chaos } = ctx;
   if (!chaos) return { enabled: false };
@@ -71,6 +77,7 @@ export async function chaosStatus({
     launcherSwitches.status === 'fulfilled' ? launcherSwitches.value : [];
   return {
     enabled: true,
+    pressable: ctx.operatorCodeProven,
     switches: CHAOS_SWITCHES.filter((name) => !isLauncherSwitch(name) || worked.includes(name)),
     parts: parts.status === 'fulfilled' ? parts.value : ([] as ChaosPart[]),
     launcherError: parts.status === 'rejected' ? messageOf(parts.reason) : null,

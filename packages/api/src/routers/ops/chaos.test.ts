@@ -20,9 +20,13 @@ import { refusal } from '../../testing/refusal.ts';
 /** The deployment's operator code (ONCE_OPERATOR_CODE): a demo operator must give it. */
 const OPERATOR_CODE = 'chaos-test-operator-code';
 
-async function demoSession(h: ApiTestHarness, role: 'shopper' | 'operator'): Promise<string> {
+async function demoSession(
+  h: ApiTestHarness,
+  role: 'shopper' | 'operator',
+  tenant: 'tenant_a' | 'tenant_b' = 'tenant_a',
+): Promise<string> {
   const start = h.caller();
-  await start.api.session.start({ demoTenantId: 'tenant_a', role, operatorCode: OPERATOR_CODE });
+  await start.api.session.start({ demoTenantId: tenant, role, operatorCode: OPERATOR_CODE });
   return start.resHeaders.get('set-cookie')!.split(';')[0]!;
 }
 
@@ -270,9 +274,12 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
       code: 'chaos_switch_rate_limited',
     });
     expect(again.resHeaders.get('retry-after')).toBe('6');
-    // The API key is no way around it, nor is another merchant: the processes are shared.
+    // Another merchant's operator is no way around it: the processes are shared.
+    const otherMerchant = await demoSession(h, 'operator', 'tenant_b');
     expect(
-      await refusal(h.caller(bearer('tenant_b')).api.ops.chaosPress({ switch: 'kill_worker' })),
+      await refusal(
+        h.caller({ cookie: otherMerchant }).api.ops.chaosPress({ switch: 'kill_worker' }),
+      ),
     ).toMatchObject({ code: 'chaos_switch_rate_limited' });
     // Other switches are not held up.
     await h.caller({ cookie: operator }).api.ops.chaosPress({ switch: 'pause_worker' });
@@ -284,12 +291,13 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
 
   it('processor faults are counted per merchant', async () => {
     now += 60_000;
-    const a = h.caller(bearer('tenant_a')).api;
+    const a = h.caller({ cookie: await demoSession(h, 'operator') }).api;
     await a.ops.chaosPress({ switch: 'processor_delay' });
     expect(await refusal(a.ops.chaosPress({ switch: 'processor_delay' }))).toMatchObject({
       code: 'chaos_switch_rate_limited',
     });
-    await h.caller(bearer('tenant_b')).api.ops.chaosPress({ switch: 'processor_delay' });
+    const b = h.caller({ cookie: await demoSession(h, 'operator', 'tenant_b') }).api;
+    await b.ops.chaosPress({ switch: 'processor_delay' });
     expect(recording.faults.filter(([, name]) => name === 'processor_delay')).toEqual([
       ['acct_tenant_a', 'processor_delay'],
       ['acct_tenant_b', 'processor_delay'],
@@ -298,7 +306,7 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
 
   it('a press that could not act costs no wait', async () => {
     now += 60_000;
-    const api = h.caller(bearer('tenant_a')).api;
+    const api = h.caller({ cookie: await demoSession(h, 'operator') }).api;
     nextLauncherError = new ChaosSwitchError('no worker is up to kill');
     expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toMatchObject({
       code: 'chaos_switch_failed',
@@ -308,7 +316,7 @@ describe('chaos switches are rate-limited: one press of a switch per cooldown', 
 
   it('the launcher’s own refusal (its count outlives a web restart) is 429 too, not a failure', async () => {
     now += 60_000;
-    const caller = h.caller(bearer('tenant_a'));
+    const caller = h.caller({ cookie: await demoSession(h, 'operator') });
     nextLauncherError = new ChaosSwitchRateLimited('kill_web was pressed moments ago', 17);
     expect(await refusal(caller.api.ops.chaosPress({ switch: 'kill_web' }))).toEqual({
       trpc: 'TOO_MANY_REQUESTS',

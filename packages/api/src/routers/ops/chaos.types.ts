@@ -25,6 +25,11 @@ export type ChaosStatusResult =
   | { enabled: false }
   | {
       enabled: true;
+      /**
+       * Whether this caller may press them: a session the operator code signed in. An API key
+       * (or a session it opened) sees the parts but presses nothing (`operator_code_required`).
+       */
+      pressable: boolean;
       switches: readonly ChaosSwitchName[];
       /** The parts and their state; empty with `launcherError` when the launcher did not answer. */
       parts: ChaosPart[];

@@ -1,13 +1,21 @@
 import { authenticateRequest } from '../../auth/authenticate.ts';
 import { clientAddressKey } from '../../auth/client-address.ts';
-import { sessionClearCookie } from '../../auth/session-cookie.ts';
+import {
+  readCookie,
+  SESSION_COOKIE_NAME,
+  sessionClearCookie,
+  verifySessionValue,
+} from '../../auth/session-cookie.ts';
 import { isApiError } from '../../errors/api-error.ts';
 import { createTRPCRouter, publicProcedure } from '../../trpc.ts';
 import { startSession } from './start.ts';
 import { type SessionView, startSessionInput } from './start.types.ts';
 
 export const sessionRouter = createTRPCRouter({
-  /** Sets the signed `once_session` cookie (rate-limited per client address and tenant). */
+  /**
+   * Sets the signed `once_session` cookie (rate-limited per client address and tenant; wrong
+   * operator codes per browser).
+   */
   start: publicProcedure.input(startSessionInput).mutation(({ ctx, input }) =>
     startSession({
       ctx: { ...ctx, now: ctx.clock.now(), clientAddress: clientAddressKey(ctx.headers) },
@@ -16,8 +24,8 @@ export const sessionRouter = createTRPCRouter({
   ),
   /**
    * The signed-in tenant and role, or `null` when signed out (no credential, or one that is
-   * expired or invalid): a page asks this first, and "nobody is signed in" is an answer, not
-   * an error. Other failures (database down) still fail.
+   * expired, ended or invalid): a page asks this first, and "nobody is signed in" is an
+   * answer, not an error. Other failures (database down) still fail.
    */
   current: publicProcedure.query(async ({ ctx }): Promise<SessionView | null> => {
     try {
@@ -26,6 +34,7 @@ export const sessionRouter = createTRPCRouter({
         headers: ctx.headers,
         sessionSecret: ctx.sessionSecret,
         sessionTenants: ctx.sessionTenants,
+        operatorSessions: ctx.operatorSessions,
         now: ctx.clock.now(),
       });
       return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
@@ -34,7 +43,21 @@ export const sessionRouter = createTRPCRouter({
       throw error;
     }
   }),
-  end: publicProcedure.mutation(({ ctx }) => {
+  /**
+   * Signs out: an operator session is ended on the server (its cookie, or any copy of it, is
+   * refused from then on, on every web process), and the browser is told to forget the cookie.
+   * A shopper session has nothing on the server to end. Fails (the cookie is kept) when the
+   * database cannot record the end, so a sign-out that did not happen never looks done.
+   */
+  end: publicProcedure.mutation(async ({ ctx }) => {
+    const cookie = readCookie(ctx.headers, SESSION_COOKIE_NAME);
+    const claims =
+      cookie === undefined
+        ? undefined
+        : verifySessionValue(cookie, ctx.sessionSecret, ctx.clock.now());
+    if (claims?.role === 'operator') {
+      await ctx.operatorSessions.end(claims.tenantId, claims.sessionId);
+    }
     ctx.resHeaders.append('set-cookie', sessionClearCookie());
     return { ok: true as const };
   }),

@@ -1,8 +1,20 @@
+import { hashApiKey } from '@once/db';
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { findTenantByApiKey } from '../../auth/authenticate.ts';
 import { operatorCodeMatches } from '../../auth/operator-code.ts';
-import { type SessionRole, sessionSetCookie, signSessionValue } from '../../auth/session-cookie.ts';
+import {
+  type OperatorCodeThrottle,
+  SIGN_IN_COOKIE_NAME,
+  signInCookie,
+} from '../../auth/operator-code-throttle.ts';
+import type { OperatorSessions } from '../../auth/operator-sessions.ts';
+import {
+  readCookie,
+  type SessionRole,
+  sessionSetCookie,
+  signSessionValue,
+} from '../../auth/session-cookie.ts';
 import type { SessionStartLimiter, SessionStartRefusal } from '../../auth/session-start-limit.ts';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
@@ -18,21 +30,68 @@ export interface StartSessionContext {
   operatorCode: string | undefined;
   /** Per-address and per-tenant counters; unset: unlimited. */
   sessionStartLimiter: SessionStartLimiter | undefined;
+  /** Wrong operator codes per browser. */
+  operatorCodeThrottle: OperatorCodeThrottle;
+  /** Where an operator session is recorded, so it can be ended. */
+  operatorSessions: OperatorSessions;
   /** The client's address key (`clientAddressKey`), what attempts are counted against. */
   clientAddress: string;
+  /** The request's headers (the browser's `once_signin` cookie). */
+  headers: Headers;
   /** Whether the request came over https (sets the cookie's Secure flag). */
   secure: boolean;
   resHeaders: Headers;
 }
 
+const REFUSED_AS: Record<SessionStartRefusal['limit'], string> = {
+  address: 'Too many sign-ins from this address',
+  tenant: 'Too many sign-ins for this merchant',
+  browser: 'Too many wrong operator codes from this browser',
+};
+
 function rateLimited(refusal: SessionStartRefusal): ApiError {
   return new ApiError(
     'session_rate_limited',
-    refusal.limit === 'address'
-      ? `Too many sign-ins from this address; try again in ${refusal.retryAfterSeconds} s`
-      : `Too many sign-ins for this merchant; try again in ${refusal.retryAfterSeconds} s`,
+    `${REFUSED_AS[refusal.limit]}; try again in ${refusal.retryAfterSeconds} s`,
     { limit: refusal.limit, retryAfterSeconds: refusal.retryAfterSeconds },
   );
+}
+
+/**
+ * Checks a demo operator's code against the browser's record of wrong ones: a browser waiting
+ * out its wrong codes is refused before the code is compared (so waiting is not skipped by
+ * guessing faster), a wrong code is counted, the right one clears the record. A browser given
+ * a new record is told its cookie whatever the answer; `setRecordCookie` is for the caller to
+ * send after the session cookie on success.
+ */
+function checkOperatorCode(
+  ctx: StartSessionContext,
+  given: string | undefined,
+): { setRecordCookie: () => void } {
+  const nowMs = ctx.now.getTime();
+  const attempt = ctx.operatorCodeThrottle.begin({
+    browserId: readCookie(ctx.headers, SIGN_IN_COOKIE_NAME),
+    address: ctx.clientAddress,
+    nowMs,
+  });
+  const setRecordCookie = () => {
+    if (!attempt.mintedBrowserId) return;
+    ctx.resHeaders.append(
+      'set-cookie',
+      signInCookie(attempt.mintedBrowserId, { secure: ctx.secure }),
+    );
+  };
+  if (attempt.retryAfterSeconds !== undefined) {
+    setRecordCookie();
+    throw rateLimited({ limit: attempt.limit, retryAfterSeconds: attempt.retryAfterSeconds });
+  }
+  if (!operatorCodeMatches(given, ctx.operatorCode)) {
+    ctx.operatorCodeThrottle.failed(attempt, nowMs);
+    setRecordCookie();
+    throw new ApiError('operator_code_invalid');
+  }
+  ctx.operatorCodeThrottle.succeeded(attempt);
+  return { setRecordCookie };
 }
 
 /**
@@ -40,11 +99,15 @@ function rateLimited(refusal: SessionStartRefusal): ApiError {
  * operator session for an API key, a demo session of the asked role (default `shopper`). A
  * demo OPERATOR session also needs the deployment's operator code (ONCE_OPERATOR_CODE, printed
  * by `npm run demo`): picking a merchant is no credential, and the cockpit reads every
- * shopper's e-mail and presses the chaos switches.
+ * shopper's e-mail and presses the chaos switches. An operator session is recorded on the
+ * server (8 hours, ended by sign-out or by rotating the API key that opened it); only one the
+ * code opened may press the chaos switches.
  *
- * Every attempt counts against the client address's allowance first (so guessing a code or a
- * key is as slow as minting sessions), each session created against the tenant's ceiling; a
- * refused start sets no cookie.
+ * Shopper and API-key attempts count against the client address's allowance first (so
+ * guessing a key is as slow as minting sessions); operator-code attempts against the
+ * browser's own record of wrong codes (`OperatorCodeThrottle`), so nobody else's guesses lock
+ * the presenter out. Each session created counts against the tenant's ceiling; a refused start
+ * sets no session cookie.
  *
  * @example
  * await startSession({ ctx, input: { demoTenantId: 'tenant_a', role: 'operator', operatorCode } });
@@ -57,13 +120,19 @@ export async function startSession({
   input: StartSessionInput;
 }): Promise<SessionView> {
   const nowMs = ctx.now.getTime();
-  const overAddress = ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress, nowMs);
-  if (overAddress) throw rateLimited(overAddress);
+  const byOperatorCode = !('apiKey' in input) && input.role === 'operator';
+  if (!byOperatorCode) {
+    const overAddress = ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress, nowMs);
+    if (overAddress) throw rateLimited(overAddress);
+  }
   let tenant: { id: string; name: string } | undefined;
   let role: SessionRole;
+  let apiKeySha256: string | undefined;
+  let codeChecked: { setRecordCookie: () => void } | undefined;
   if ('apiKey' in input) {
     // Whoever holds the merchant's API key is the merchant: an operator.
     role = 'operator';
+    apiKeySha256 = hashApiKey(input.apiKey);
     tenant = await findTenantByApiKey(ctx.db, input.apiKey);
     if (!tenant) throw new ApiError('invalid_credentials', 'Unknown API key');
   } else {
@@ -71,9 +140,7 @@ export async function startSession({
     role = input.role ?? 'shopper';
     if (role === 'operator') {
       if (!ctx.operatorCode) throw new ApiError('demo_operator_login_disabled');
-      if (!operatorCodeMatches(input.operatorCode, ctx.operatorCode)) {
-        throw new ApiError('operator_code_invalid');
-      }
+      codeChecked = checkOperatorCode(ctx, input.operatorCode);
     }
     [tenant] = await ctx.db
       .select({ id: tenants.id, name: tenants.name })
@@ -84,11 +151,26 @@ export async function startSession({
   }
   const overTenant = ctx.sessionStartLimiter?.admitSession(tenant.id, nowMs);
   if (overTenant) throw rateLimited(overTenant);
+  const sessionId =
+    role === 'operator'
+      ? (
+          await ctx.operatorSessions.open({
+            tenantId: tenant.id,
+            credential: apiKeySha256 === undefined ? 'operator_code' : 'api_key',
+            ...(apiKeySha256 === undefined ? {} : { apiKeySha256 }),
+          })
+        ).id
+      : undefined;
   ctx.resHeaders.append(
     'set-cookie',
-    sessionSetCookie(signSessionValue(tenant.id, ctx.sessionSecret, ctx.now, { role }), {
-      secure: ctx.secure,
-    }),
+    sessionSetCookie(
+      signSessionValue(tenant.id, ctx.sessionSecret, ctx.now, {
+        role,
+        ...(sessionId === undefined ? {} : { sessionId }),
+      }),
+      { secure: ctx.secure, role },
+    ),
   );
+  codeChecked?.setRecordCookie();
   return { tenantId: tenant.id, tenantName: tenant.name, role };
 }

@@ -1,0 +1,158 @@
+import { demoTenantsWithApiKeys, seedDemoData } from '@once/db/seed';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChaosSwitchboard } from '../../chaos/chaos-switchboard.ts';
+import {
+  type ApiTestHarness,
+  bearer,
+  createApiTestHarness,
+} from '../../testing/api-test-harness.ts';
+import { refusal } from '../../testing/refusal.ts';
+
+const CODE = 'operator-sessions-test-code';
+let now = Date.parse('2031-03-01T09:00:00Z');
+const clock = { now: () => new Date(now) };
+
+/** The `name=value` of the session cookie a call set. */
+function sessionCookieOf(resHeaders: Headers): string {
+  const cookie = resHeaders.getSetCookie().find((line) => line.startsWith('once_session='));
+  expect(cookie, 'a session cookie was set').toBeDefined();
+  return cookie!.split(';')[0]!;
+}
+
+async function operatorByCode(h: ApiTestHarness, tenant = 'tenant_a') {
+  const start = h.caller();
+  await start.api.session.start({ demoTenantId: tenant, role: 'operator', operatorCode: CODE });
+  return sessionCookieOf(start.resHeaders);
+}
+
+async function operatorByKey(h: ApiTestHarness, apiKey: string) {
+  const start = h.caller();
+  await start.api.session.start({ apiKey });
+  return sessionCookieOf(start.resHeaders);
+}
+
+const readsCockpit = async (h: ApiTestHarness, cookie: string) => {
+  try {
+    await h.caller({ cookie }).api.ops.payments({ limit: 1 });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('operator sessions end on the server', () => {
+  let h: ApiTestHarness;
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_operator_sessions', { operatorCode: CODE, clock });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('sign-out ends the session: a copy of its cookie is refused from then on', async () => {
+    const cookie = await operatorByCode(h);
+    const other = await operatorByCode(h);
+    expect(await readsCockpit(h, cookie)).toBe(true);
+    const end = h.caller({ cookie });
+    await end.api.session.end();
+    expect(end.resHeaders.get('set-cookie')).toMatch(/^once_session=;.*Max-Age=0/);
+    expect(await refusal(h.caller({ cookie }).api.ops.payments({ limit: 1 }))).toEqual({
+      trpc: 'UNAUTHORIZED',
+      code: 'invalid_credentials',
+    });
+    expect(await h.caller({ cookie }).api.session.current()).toBeNull();
+    // Another session of the same operator is not touched.
+    expect(await readsCockpit(h, other)).toBe(true);
+  });
+
+  it('rotating an API key ends at once the sessions that key opened, and only those', async () => {
+    const byOldKey = await operatorByKey(h, 'once_test_tenant_a');
+    const byCode = await operatorByCode(h);
+    const otherTenant = await operatorByKey(h, 'once_test_tenant_b');
+    expect(await readsCockpit(h, byOldKey)).toBe(true);
+    // What a re-seed with a new key does (a deployment's rotation: new .env, restart).
+    await seedDemoData(
+      h.database.client.db,
+      demoTenantsWithApiKeys({ tenant_a: 'rotated-key-a-0001' }),
+    );
+    expect(await readsCockpit(h, byOldKey)).toBe(false);
+    expect(await readsCockpit(h, byCode)).toBe(true);
+    expect(await readsCockpit(h, otherTenant)).toBe(true);
+    expect(await readsCockpit(h, await operatorByKey(h, 'rotated-key-a-0001'))).toBe(true);
+    // Rotating back does not bring the ended sessions back.
+    await seedDemoData(h.database.client.db);
+    expect(await readsCockpit(h, byOldKey)).toBe(false);
+  });
+
+  it('an operator session lasts 8 hours, its cookie too; a shopper session is not shortened', async () => {
+    const start = h.caller();
+    await start.api.session.start({
+      demoTenantId: 'tenant_a',
+      role: 'operator',
+      operatorCode: CODE,
+    });
+    const line = start.resHeaders.getSetCookie().find((l) => l.startsWith('once_session='))!;
+    expect(line).toMatch(/Max-Age=28800(;|$)/);
+    const cookie = line.split(';')[0]!;
+    const shopper = h.caller();
+    await shopper.api.session.start({ demoTenantId: 'tenant_a' });
+    const shopperCookie = sessionCookieOf(shopper.resHeaders);
+    const startedAt = now;
+    now = startedAt + 8 * 3600_000 - 1000;
+    expect(await readsCockpit(h, cookie)).toBe(true);
+    now = startedAt + 8 * 3600_000;
+    expect(await readsCockpit(h, cookie)).toBe(false);
+    expect(await h.caller({ cookie: shopperCookie }).api.session.current()).toMatchObject({
+      role: 'shopper',
+    });
+    now = startedAt;
+  });
+});
+
+describe('the chaos switches need the operator code, whatever signed the session in', () => {
+  let h: ApiTestHarness;
+  const pressed: string[] = [];
+  const board: ChaosSwitchboard = {
+    parts: async () => [{ name: 'worker-1', state: 'up', pid: 42, restarts: 0 }],
+    pressLauncherSwitch: async (name) => {
+      pressed.push(name);
+      return `${name} done`;
+    },
+    armProcessorFault: async (_account, name) => `armed ${name}`,
+    processorFaults: async () => [],
+    armDropNextResponse: () => {},
+  };
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_operator_sessions_chaos', {
+      operatorCode: CODE,
+      chaos: board,
+      clock,
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('an API-key session and the API key itself read the cockpit but press no switch', async () => {
+    const byKey = await operatorByKey(h, 'once_test_tenant_a');
+    for (const headers of [{ cookie: byKey }, bearer('tenant_a')]) {
+      const api = h.caller(headers).api;
+      expect(await api.ops.payments({ limit: 1 })).toBeDefined();
+      expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toEqual({
+        trpc: 'FORBIDDEN',
+        code: 'operator_code_required',
+      });
+      expect(await api.ops.chaosStatus()).toMatchObject({
+        enabled: true,
+        pressable: false,
+      });
+    }
+    expect(pressed).toEqual([]);
+    const byCode = h.caller({ cookie: await operatorByCode(h) }).api;
+    expect(await byCode.ops.chaosStatus()).toMatchObject({ enabled: true, pressable: true });
+    expect(await byCode.ops.chaosPress({ switch: 'kill_worker' })).toMatchObject({
+      did: 'kill_worker done',
+    });
+    expect(pressed).toEqual(['kill_worker']);
+  });
+});
