@@ -1,5 +1,6 @@
 'use client';
 
+import { checkoutKeyProof } from '@once/api/checkout-key-proof';
 import { exponentialDelayMs } from '@once/backoff';
 import {
   attemptForIntent,
@@ -91,9 +92,31 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     },
   });
 
+  // The watched payment's checkout key, proven: a renewed session (another tab's "Switch
+  // merchant", a sign-in again) did not place the payment, but holds its key.
+  // Null where Web Crypto is missing (a page served over plain http from another host): the
+  // status is then asked as before, by the session alone.
+  const [proof, setProof] = useState<{ key: string; proof: string | null } | undefined>();
+  useEffect(() => {
+    const key = watched?.key;
+    if (!key) return;
+    let current = true;
+    checkoutKeyProof(key).then(
+      (value) => current && setProof({ key, proof: value }),
+      () => current && setProof({ key, proof: null }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [watched?.key]);
+  const watchedProof = proof && proof.key === watched?.key ? proof : undefined;
+
   const status = useQuery({
-    ...trpc.checkout.status.queryOptions({ paymentId: watched?.paymentId ?? '' }),
-    enabled: watched !== undefined,
+    ...trpc.checkout.status.queryOptions({
+      paymentId: watched?.paymentId ?? '',
+      ...(watchedProof?.proof ? { checkoutKeyProof: watchedProof.proof } : {}),
+    }),
+    enabled: watched !== undefined && watchedProof !== undefined,
     refetchInterval: (query) => (query.state.data?.terminal ? false : STATUS_POLL_MS),
     // While the web server is down, keep asking: the payment exists and will settle.
     retry: true,

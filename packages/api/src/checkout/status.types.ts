@@ -1,7 +1,17 @@
 import type { PaymentStatus } from '@once/db/schema';
 import { z } from 'zod';
 
-export const statusInput = z.object({ paymentId: z.string().min(1).max(100) });
+export const statusInput = z.object({
+  paymentId: z.string().min(1).max(100),
+  /**
+   * `checkoutKeyProof(key)` of the checkout key that made the payment: a shopper's session that
+   * did not place it (a renewed cookie) reads it with this. Hex SHA-256, see checkout-key-proof.ts.
+   */
+  checkoutKeyProof: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'checkoutKeyProof must be a lower-case hex SHA-256')
+    .optional(),
+});
 export type StatusInput = z.infer<typeof statusInput>;
 
 /** A payment as the checkout page and `GET /api/v1/payments/:id` show it. */
