@@ -44,7 +44,8 @@ function paymentsApp(hold?: ReturnType<typeof gate>) {
   });
   app.post(
     '/payments',
-    idempotencyMiddleware<unknown, Env>({
+    // No type arguments: the app's typed Variables must type-check as a user writes them.
+    idempotencyMiddleware({
       idempotency: createIdempotency({ store: createDrizzleStore(t.db) }),
       operation: 'payments.create',
       getTenantId: (c) => c.get('tenantId'),

@@ -39,6 +39,14 @@ export interface IdempotencyVariables<TTx> {
 }
 
 /**
+ * The middleware's Env: what the route may `c.get`. Under an `any` Env (not annotated) only
+ * `idempotency`, so Hono merges it with the app's own variables instead of dropping both.
+ */
+type WithIdempotency<E extends Env, TTx> = 0 extends 1 & E
+  ? { Variables: IdempotencyVariables<TTx> }
+  : E & { Variables: IdempotencyVariables<TTx> };
+
+/**
  * Guard Hono routes with `Idempotency-Key`: the first request runs the route (which reads
  * `c.get('idempotency')` to store its response inside its transaction); retries get the stored
  * response with `Idempotent-Replayed: true`; refusals are problem+json (or `renderError`).
@@ -58,9 +66,14 @@ export interface IdempotencyVariables<TTx> {
  *   },
  * );
  */
-export function idempotencyMiddleware<TTx, E extends Env = Env>(
+// `E` defaults to `any`, not Hono's `Env`: a generic call cannot infer the app's `Env` from the
+// route it is passed to, and under `Env` (no variables) `c.get('tenantId')` in an unannotated
+// `getTenantId` is TS2769. Annotate `(c: Context<AppEnv>)` to have `c` typed; either way the
+// route sees its own variables plus `idempotency`.
+// biome-ignore lint/suspicious/noExplicitAny: the one way to let Hono's app supply the Env
+export function idempotencyMiddleware<TTx, E extends Env = any>(
   options: IdempotencyMiddlewareOptions<TTx, E>,
-): MiddlewareHandler<E & { Variables: IdempotencyVariables<TTx> }> {
+): MiddlewareHandler<WithIdempotency<E, TTx>> {
   const guard = requestGuard(options.idempotency, options);
   return async (c, next) => {
     const context = c as unknown as Context<E>;

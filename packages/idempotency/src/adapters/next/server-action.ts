@@ -75,7 +75,7 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
       const key = parseIdempotencyKey((options.getKey ?? defaultKey)(...args));
       const tenantId = await options.getTenantId();
       if (key === undefined) {
-        if (options.required !== false) throw new IdempotencyError('idempotency_key_missing');
+        if (options.required !== false) throw keyMissing(options.getKey !== undefined);
         const exec = idempotency.passthrough({ tenantId, operation });
         return { ok: true, data: await action(jsonExecution(exec), ...args), replayed: false };
       }
@@ -116,6 +116,15 @@ export function idempotentAction<TArgs extends unknown[], TResult, TTx = unknown
       };
     }
   };
+}
+
+/** A Server Action has no request headers to fix: the refusal names where its key is read. */
+function keyMissing(customKey: boolean): IdempotencyError {
+  return new IdempotencyError('idempotency_key_missing', {
+    message: customKey
+      ? 'An idempotency key is required: getKey gave none for this call'
+      : `An idempotency key is required: the form has no "${IDEMPOTENCY_KEY_FIELD}" form field (render it once per intent)`,
+  });
 }
 
 function defaultKey(...args: unknown[]): string | null | undefined {
