@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { configuredHostNames, HOST_NOT_ALLOWED, hostAllowed } from '@once/env';
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
@@ -25,20 +26,38 @@ export interface AdminApiOptions {
   adminToken: string;
   /** Where `POST /admin/webhook-events/:id/resend` sends (the deliverer's endpoint). */
   webhook: WebhookTarget;
+  /** The processor's public URL (PROCESSOR_PUBLIC_URL): its host is one the admin answers to. */
+  publicUrl?: string;
   log: (line: string) => void;
 }
 
 /**
  * The operator/test surface under `/admin`: accounts, fault injection, the ledger and
- * the webhook outbox (read and resend). Guarded by `X-Admin-Token` (or `Authorization: Bearer <token>`).
+ * the webhook outbox (read and resend). Guarded by `X-Admin-Token` (or `Authorization: Bearer <token>`),
+ * and answered only to a `Host` that is the processor's (`hostAllowed`: 403 `host_not_allowed`).
  *
  * @example
  * curl -H 'x-admin-token: once-admin' 'http://127.0.0.1:4100/admin/ledger?account=acct_tenant_a'
  */
-export function createAdminApi({ db, adminToken, webhook, log }: AdminApiOptions): Hono {
+export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: AdminApiOptions): Hono {
   const app = new Hono();
+  const ownNames = configuredHostNames([publicUrl], undefined);
 
   app.use('/admin/*', async (c, next) => {
+    // A page on a rebound name must not reach the fault switches from a browser on this
+    // machine, token or not: refused before the token is even looked at.
+    const host = c.req.header('host');
+    if (!hostAllowed(host, ownNames)) {
+      return Response.json(
+        {
+          error: {
+            code: HOST_NOT_ALLOWED,
+            message: `The admin API does not answer to Host ${JSON.stringify(host ?? '')}: use its address, localhost or PROCESSOR_PUBLIC_URL.`,
+          },
+        },
+        { status: 403 },
+      );
+    }
     const given =
       c.req.header('x-admin-token') ?? c.req.header('authorization')?.replace(/^Bearer\s+/i, '');
     if (!given || !sameSecret(given, adminToken)) {

@@ -13,6 +13,7 @@ import next from 'next';
 import { dropArmedPayResponse } from '../server/chaos/drop-next-response.ts';
 import { readWebEnv } from '../server/web-env.ts';
 import { stampClientAddress } from './client-address.ts';
+import { refuseForeignHost } from './host-guard.ts';
 import { readWebServerConfig, type WebServerConfig } from './web-server-config.ts';
 
 /** Never hang past the 5 s an orchestrator waits before SIGKILL; committed work is durable. */
@@ -62,7 +63,9 @@ const handle = app.getRequestHandler();
 // Every request carries the client's address as this server saw it (session.start counts
 // attempts per address); nothing a client sends can choose it.
 const dropArmed = Boolean(process.env.ONCE_CHAOS_URL);
+// A request naming a host that is not this server's (DNS rebinding) is refused first.
 const server = createServer((request, response) => {
+  if (refuseForeignHost(request, response, config.allowedHostNames)) return;
   stampClientAddress(request, config.trustProxy);
   if (dropArmed) dropArmedPayResponse(request, response);
   void handle(request, response);

@@ -3,7 +3,12 @@ import { readWebServerConfig } from './web-server-config.ts';
 
 describe('the web server bind address (HOST, PORT)', () => {
   it('defaults to 0.0.0.0:3000', () => {
-    expect(readWebServerConfig({})).toEqual({ host: '0.0.0.0', port: 3000, trustProxy: false });
+    expect(readWebServerConfig({})).toEqual({
+      host: '0.0.0.0',
+      port: 3000,
+      trustProxy: false,
+      allowedHostNames: [],
+    });
   });
 
   it('ignores HOSTNAME (Docker sets it to the container id)', () => {
@@ -11,6 +16,7 @@ describe('the web server bind address (HOST, PORT)', () => {
       host: '0.0.0.0',
       port: 8080,
       trustProxy: false,
+      allowedHostNames: [],
     });
   });
 
@@ -19,6 +25,15 @@ describe('the web server bind address (HOST, PORT)', () => {
     expect(() => readWebServerConfig({ PORT: '70000' })).toThrow(/^PORT must be an integer/);
     expect(() => readWebServerConfig({ PORT: 'http' })).toThrow(/^PORT must be an integer/);
     expect(() => readWebServerConfig({ ONCE_TRUST_PROXY: 'yes' })).toThrow(/^ONCE_TRUST_PROXY/);
+  });
+
+  it('answers to the host of WEB_PUBLIC_URL and the names in ONCE_ALLOWED_HOSTS', () => {
+    expect(
+      readWebServerConfig({
+        WEB_PUBLIC_URL: 'https://shop.example.com',
+        ONCE_ALLOWED_HOSTS: 'www.shop.example.com, admin.example.com',
+      }).allowedHostNames,
+    ).toEqual(['shop.example.com', 'www.shop.example.com', 'admin.example.com']);
   });
 
   it('trusts a reverse proxy only when told (ONCE_TRUST_PROXY=1)', () => {
