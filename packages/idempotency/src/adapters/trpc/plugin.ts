@@ -23,7 +23,7 @@ import {
 import type { OperationPolicy, StoredResponse } from '../../core/types.ts';
 import { idempotencyErrorToTRPC } from './error-formatter.ts';
 import { replayMiddlewareResult } from './replay-result.ts';
-import { countGuardedCall, explainBatched, warnHeadersLost } from './response-meta.ts';
+import { countGuardedCall, expectSent, explainBatched, warnHeadersLost } from './response-meta.ts';
 
 /**
  * `meta({ idempotency: {...} })` of a guarded procedure.
@@ -227,8 +227,10 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
       if (answered) await answered('executed', executedResult.ok ? executedResult.data : undefined);
       return executedResult;
     }
-    if (responseHeaders) responseHeaders.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    else warnHeadersLost(IDEMPOTENT_REPLAYED_HEADER);
+    if (responseHeaders) {
+      responseHeaders.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      expectSent(responseHeaders, IDEMPOTENT_REPLAYED_HEADER, opts.batchIndex);
+    } else warnHeadersLost(IDEMPOTENT_REPLAYED_HEADER);
     const data = outcome.response.body === null ? undefined : JSON.parse(outcome.response.body);
     const failed = outcome.response.status >= 400;
     if (answered) await answered('replayed', failed ? undefined : data);
@@ -297,8 +299,10 @@ function failWith(
 ): unknown {
   if (!isIdempotencyError(error)) return error;
   if (error.retryAfterSeconds !== undefined) {
-    if (responseHeaders) responseHeaders.set('Retry-After', String(error.retryAfterSeconds));
-    else warnHeadersLost('Retry-After');
+    if (responseHeaders) {
+      responseHeaders.set('Retry-After', String(error.retryAfterSeconds));
+      expectSent(responseHeaders, 'Retry-After', batchIndex);
+    } else warnHeadersLost('Retry-After');
   }
   return idempotencyErrorToTRPC(explainBatched(error, request, batchIndex));
 }

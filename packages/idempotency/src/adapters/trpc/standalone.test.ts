@@ -64,15 +64,16 @@ function createRouter() {
 }
 type AppRouter = ReturnType<typeof createRouter>;
 
-async function startServer(withResponseMeta: boolean): Promise<string> {
+/** `full`: as documented; `headers-only`: resHeaders without responseMeta; `none`: neither. */
+async function startServer(setup: 'full' | 'headers-only' | 'none'): Promise<string> {
   const server = createHTTPServer({
     router: createRouter(),
     createContext: ({ req }) => ({
       tenantId: 'tenant-a',
       headers: new Headers(req.headers as Record<string, string>),
-      ...(withResponseMeta ? { resHeaders: new Headers() } : {}),
+      ...(setup !== 'none' ? { resHeaders: new Headers() } : {}),
     }),
-    ...(withResponseMeta ? { responseMeta: idempotencyResponseMeta } : {}),
+    ...(setup === 'full' ? { responseMeta: idempotencyResponseMeta } : {}),
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -96,8 +97,9 @@ afterAll(async () => {
 });
 
 describe('tRPC standalone adapter', () => {
-  it('with idempotencyResponseMeta: a replay says Idempotent-Replayed, a 409 keeps Retry-After', async () => {
-    const url = await startServer(true);
+  it('with idempotencyResponseMeta: a replay says Idempotent-Replayed, a 409 keeps Retry-After, nothing is logged', async () => {
+    const log = vi.spyOn(console, 'error');
+    const url = await startServer('full');
     expect((await pay(url, 'sa-1', { amount: 5 })).status).toBe(200);
     const replay = await pay(url, 'sa-1', { amount: 5 });
     expect(replay.status).toBe(200);
@@ -110,12 +112,33 @@ describe('tRPC standalone adapter', () => {
     expect(Number(duplicate.headers.get('retry-after'))).toBeGreaterThan(0);
     release();
     expect((await first).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(log).not.toHaveBeenCalled();
+    log.mockRestore();
+  });
+
+  it('resHeaders without responseMeta: the first replay logs one line saying what to add', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const url = await startServer('headers-only');
+      await pay(url, 'sa-4', { amount: 5 });
+      expect((await pay(url, 'sa-4', { amount: 5 })).headers.get('idempotent-replayed')).toBeNull();
+      await pay(url, 'sa-4', { amount: 5 });
+      await vi.waitFor(() => expect(log).toHaveBeenCalled(), { timeout: 3_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(log).toHaveBeenCalledTimes(1);
+      expect(String(log.mock.calls[0]?.[0])).toMatch(
+        /Idempotent-Replayed was not sent.*responseMeta: idempotencyResponseMeta/,
+      );
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it('without response headers: the first replay logs one line saying what to add', async () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
-      const url = await startServer(false);
+      const url = await startServer('none');
       await pay(url, 'sa-3', { amount: 5 });
       await pay(url, 'sa-3', { amount: 5 });
       await pay(url, 'sa-3', { amount: 5 });
@@ -129,7 +152,7 @@ describe('tRPC standalone adapter', () => {
   });
 
   it('a batch (httpBatchLink) sharing one key: the refusal names batching as the cause', async () => {
-    const url = await startServer(true);
+    const url = await startServer('full');
     const client = createTRPCClient<AppRouter>({
       links: [httpBatchLink({ url, headers: { 'idempotency-key': 'batch-1' } })],
     });
