@@ -7,7 +7,8 @@
  * launcher gives up only on a crash loop. Ctrl-C or SIGTERM stops everything, the database
  * last. The cockpit's chaos switches are on (operator only; `--no-chaos` turns them off).
  * Every server listens on 127.0.0.1 unless HOST says otherwise; the cockpit's demo sign-in
- * asks for the operator code printed in the banner, new at each start.
+ * asks for the operator code printed in the banner, and the merchants' API keys are printed
+ * there too, all new at each start: no key written in the repository opens this run.
  * A start-up failure is one line on stderr saying what to do, and exit code 1.
  */
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { integer, parseEnv } from '@once/env';
 import { isPortFree } from '@once/postgres';
 import { persistentDataDirFor } from '@once/postgres/embedded';
+import { demoApiKeysForRun } from './system/demo-api-keys.ts';
 import { createLauncherShutdown } from './system/launcher-shutdown.ts';
 import {
   CLUSTER_PORT_COUNT,
@@ -116,6 +118,9 @@ async function checkPorts(): Promise<void> {
 
 let pgDataDir: string | undefined;
 let replicated: ReplicatedDatabase | undefined;
+// The merchants' API keys open the REST API and the cockpit: made for this run, never the
+// README's, unless the shell gives a deployment's own.
+const demoApiKeys = demoApiKeysForRun(process.env);
 try {
   if (!Number.isInteger(workerCount) || workerCount < 1) {
     throw new Error(`--workers must be a whole number of at least 1 (got ${values.workers})`);
@@ -144,6 +149,7 @@ try {
     webMode: values.dev ? 'dev' : 'start',
     skipBuild: values['skip-build'],
     restart: DEFAULT_RESTART_POLICY,
+    demoApiKeys,
     chaos,
     cluster: replicated?.control,
     // A 10 s lease, so "pause a worker past its lease" is over in about 13 s on stage.
@@ -161,7 +167,7 @@ const database = replicated
     : 'your PostgreSQL (DATABASE_URL)';
 const loopback = ['127.0.0.1', '::1'].includes(system!.host);
 const reach = loopback
-  ? `Listening on ${system!.host} only (this machine). HOST=0.0.0.0 opens it to the network, with\n  the merchants' own API keys (ONCE_DEMO_API_KEY_TENANT_A/_B): the public test keys stay local.`
+  ? `Listening on ${system!.host} only (this machine). HOST=0.0.0.0 opens it to the network.`
   : `Listening on ${system!.host}: anyone who reaches this machine can open the checkout.`;
 console.log(`
   Once is running on ${database}.
@@ -171,6 +177,9 @@ console.log(`
     Processor   ${system!.processorUrl}  (mock Stripe API; admin at /admin)
 
     Operator code  ${system!.operatorCode}  (the cockpit's demo sign-in asks for it; new at each start)
+    API keys       Acme Books     ${demoApiKeys.ONCE_DEMO_API_KEY_TENANT_A}
+                   Globex Coffee  ${demoApiKeys.ONCE_DEMO_API_KEY_TENANT_B}
+                   (REST, GraphQL and the cockpit; new at each start unless ONCE_DEMO_API_KEY_TENANT_A/_B are set)
 
   ${reach}
   ${chaos ? 'Chaos switches are in the operator cockpit (operator only; --no-chaos turns them off).\n  ' : ''}A part that dies is restarted (backoff; gives up after ${DEFAULT_RESTART_POLICY.maxRestarts} restarts within ${DEFAULT_RESTART_POLICY.windowMs / 1000} s).

@@ -30,6 +30,12 @@ export interface SystemOptions {
    * one for this run (`RunningSystem.operatorCode`; `npm run demo` prints it).
    */
   operatorCode?: string;
+  /**
+   * The demo merchants' API keys (ONCE_DEMO_API_KEY_TENANT_A / _B), given to the web only: its
+   * seed stores their hashes. `npm run demo` passes fresh ones (`demoApiKeysForRun`). Unset:
+   * the web's own default, the public test keys on loopback (the system tests).
+   */
+  demoApiKeys?: Record<string, string>;
   pgPort?: number;
   pgDurability?: 'durable' | 'fast';
   webPort?: number;
@@ -201,6 +207,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       PORT: String(webPort),
       ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next',
       ONCE_OPERATOR_CODE: operatorCode,
+      ...options.demoApiKeys,
       ...(chaos ? { ONCE_CHAOS_URL: chaos.url, ONCE_CHAOS_SECRET: chaos.secret } : {}),
     },
   };

@@ -159,6 +159,12 @@ export function ChaosSwitches() {
         Break a part of the running system and watch it recover. Every charge is still made exactly
         once: check the ledger below.
       </p>
+      {data.pressable ? null : (
+        <p className="small" data-testid="chaos-needs-operator-code">
+          Signed in with an API key: pressing a switch needs the operator code that{' '}
+          <code>npm run demo</code> printed. Sign out, then sign in with it.
+        </p>
+      )}
       <div className="chaos-groups">
         {groupsOffered(data.switches).map((group) => (
           <fieldset key={group.title} className="chaos-group">
@@ -175,7 +181,7 @@ export function ChaosSwitches() {
                     data-switch={name}
                     aria-describedby={`chaos-effect-${name}${fault ? ` fault-use-${fault}` : ''}`}
                     aria-busy={pressing || undefined}
-                    disabled={press.isPending}
+                    disabled={press.isPending || !data.pressable}
                     onClick={() => press.mutate({ switch: name })}
                   >
                     {SWITCH_TEXT[name].label}

@@ -28,6 +28,7 @@ export function OperatorSignIn({
   const [apiKey, setApiKey] = useState('');
   const [operatorCode, setOperatorCode] = useState('');
   const apiKeyId = useId();
+  const apiKeyHintId = useId();
   const operatorCodeId = useId();
   const operatorCodeHintId = useId();
 
@@ -54,6 +55,7 @@ export function OperatorSignIn({
             id={apiKeyId}
             type="password"
             autoComplete="off"
+            aria-describedby={apiKeyHintId}
             value={apiKey}
             onChange={(event) => setApiKey(event.target.value)}
           />
@@ -61,6 +63,10 @@ export function OperatorSignIn({
             Sign in with API key
           </button>
         </div>
+        <p id={apiKeyHintId} className="small muted">
+          The demo's keys are printed by <code>npm run demo</code>, new at each start. A key reads
+          the cockpit and moves money; the chaos switches need the operator code.
+        </p>
       </form>
       {merchants.length > 0 ? (
         <fieldset>
@@ -106,5 +112,37 @@ export function OperatorSignIn({
         </p>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * Ends the operator's session on the server (any copy of its cookie stops working too), then
+ * shows the sign-in again. A failure (the database away) says so and keeps the session: a
+ * sign-out that did not happen never looks done.
+ */
+export function OperatorSignOut() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const end = useMutation(
+    trpc.session.end.mutationOptions({ onSuccess: () => queryClient.resetQueries() }),
+  );
+  return (
+    <>
+      <button
+        type="button"
+        className="link"
+        data-testid="operator-sign-out"
+        disabled={end.isPending}
+        onClick={() => end.mutate()}
+      >
+        Sign out
+      </button>
+      {end.error ? (
+        <span role="alert" className="error">
+          {' '}
+          Could not sign out: {end.error.message}
+        </span>
+      ) : null}
+    </>
   );
 }

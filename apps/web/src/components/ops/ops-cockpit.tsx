@@ -10,7 +10,7 @@ import { formatMoney } from '../format/money.ts';
 import { ChaosSwitches } from './chaos-switches.tsx';
 import { KeyActionsPanel } from './key-actions-panel.tsx';
 import { LedgerComparisonTable } from './ledger-comparison-table.tsx';
-import { OperatorSignIn } from './operator-sign-in.tsx';
+import { OperatorSignIn, OperatorSignOut } from './operator-sign-in.tsx';
 import { Badge, OpsTable, Time } from './ops-table.tsx';
 import { StuckPaymentsLine } from './stuck-payments-line.tsx';
 import { VerdictStrip } from './verdict-strip.tsx';
@@ -82,7 +82,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
       />
       <p className="muted">
         Payments of <strong>{session.data.tenantName}</strong>, updated every {REFRESH_MS / 1000}{' '}
-        seconds.
+        seconds. <OperatorSignOut />
       </p>
       <StuckPaymentsLine result={stuck.data} />
       <ChaosSwitches />
