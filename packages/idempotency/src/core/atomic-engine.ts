@@ -11,14 +11,9 @@ import {
 } from './engine-context.ts';
 import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
 import type { Execution } from './execution.ts';
+import { createNewKeyGate } from './new-key-gate.ts';
 import { createPrecheckAdvisor, type PrecheckPlan } from './precheck-advisor.ts';
-import type {
-  KeyIdentity,
-  KeyLookup,
-  OperationPolicy,
-  RateLimitScope,
-  StoredResponse,
-} from './types.ts';
+import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './types.ts';
 
 /**
  * Atomic mode (docs/decisions/0007-atomic-mode.md): at most one read before the handler (the
@@ -34,23 +29,9 @@ import type {
 export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emitKeyEvent, callStore } = context;
   const advisor = createPrecheckAdvisor();
-  const running = createRunningKeys();
+  const gate = createNewKeyGate(context);
 
-  /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
-  async function answerAfterConflict(
-    id: KeyIdentity,
-    fingerprint: string,
-  ): Promise<ExecuteOutcome> {
-    const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
-    if (!found || mayOverwriteFoundKey(found, fingerprint)) {
-      // Gone again (reaped, released) between the two statements: let the client retry.
-      emitKeyEvent('in_use', id);
-      throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1 });
-    }
-    return context.answerExisting(id, found.record, fingerprint);
-  }
-
-  return function executeAtomic(
+  return async function executeAtomic(
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
@@ -62,10 +43,11 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       // What this request found is recorded for the advisor whichever path it took.
       plan: advisor.planFor(request.operation, policy.precheck),
     };
-    // Most requests skip the read (steady traffic under the adaptive pre-check): they go
-    // straight to the handler, without a frame waiting on the way.
-    if (!start.plan.readFirst) return runAtomic(request, policy, handler, start);
-    return readThenRun(request, policy, handler, start);
+    if (start.plan.readFirst) {
+      const answer = await readFirst(request, start);
+      if (answer) return answer;
+    }
+    return runAtomic(request, policy, handler, start);
   };
 
   /** How the request got here: its key, what the read before the handler found, if it read. */
@@ -77,17 +59,15 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   }
 
   /** The pre-check: a finished key is answered from its row, without running the handler. */
-  async function readThenRun(
+  async function readFirst(
     request: ExecuteRequest,
-    policy: Required<OperationPolicy>,
-    handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
     start: Start,
-  ): Promise<ExecuteOutcome> {
+  ): Promise<ExecuteOutcome | undefined> {
     const { id } = start;
     for (;;) {
       const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
       start.found = found;
-      if (!found || mayOverwriteFoundKey(found, request.fingerprint)) break;
+      if (!found || mayOverwriteFoundKey(found, request.fingerprint)) return undefined;
       start.plan.record(true);
       // Held by a leased attempt of the same key: wait for it if the policy says so.
       const answer = await context.answerExistingOrWait(
@@ -99,12 +79,11 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       );
       if (answer !== 'free') return answer;
     }
-    return await runAtomic(request, policy, handler, start);
   }
 
   /**
-   * The request's one attempt: its new key counted (under a rate limit), the handler run, and
-   * what it did answered. The success path is written out here; failures are `answerFailure`.
+   * The request's one attempt: let in by the rate-limit gate, the handler run, and what it did
+   * answered. The success path is written out here; failures are `answerFailure`.
    */
   async function runAtomic(
     request: ExecuteRequest,
@@ -113,101 +92,37 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     start: Start,
   ): Promise<ExecuteOutcome> {
     const { id } = start;
-    const limit = policy.rateLimited ? context.rateLimit : undefined;
-    // Marked running BEFORE counting: a duplicate refused at the cap while this request counts
-    // must see it running here (409 in use), not take it for a new key (429). Only a limited
-    // request ever asks, so an engine without a rate limit keeps no such count.
-    const leave = context.rateLimit ? running.enter(id) : stayed;
-    let counted: Counted | undefined;
-    let exec: AtomicKeyExecution<TTx> | undefined;
     try {
-      if (limit && !start.found) {
-        const count = await countNewKey(id, request, limit, start.plan);
-        if (count.kind !== 'counted') return count;
-        counted = count;
-      }
-      exec = newExecution(id, request, policy, start.waiting);
-      const handlerStarted = performance.now();
-      const unreplicatedBefore = context.unreplicatedCommits();
-      let response: StoredResponse;
+      const admission = await gate.admit(id, request, policy, start);
+      if (admission.kind !== 'admitted') return admission;
+      const exec = newExecution(id, request, policy, start.waiting);
       try {
-        response = await handler(exec);
-      } catch (error) {
-        return await answerFailure(request, exec, start, error);
+        const handlerStarted = performance.now();
+        const commits = context.watchCommits();
+        let response: StoredResponse;
+        try {
+          response = await handler(exec);
+        } catch (error) {
+          return await answerFailure(request, exec, start, error);
+        }
+        if (exec.completion !== 'inserted')
+          return await answerUncompleted(request, start, response);
+        start.plan.record(false);
+        commits.assertReplicated();
+        // No verification read: the key was inserted in the same transaction as every effect of
+        // the handler, so if that transaction did not commit, no effect did either (see the ADR).
+        emitKeyEvent(
+          start.found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created',
+          id,
+        );
+        emitKeyEvent('completed', id, performance.now() - handlerStarted);
+        return { kind: 'executed', response };
+      } finally {
+        await admission.settle(exec.completion === 'inserted');
       }
-      if (exec.completion !== 'inserted') return await answerUncompleted(request, start, response);
-      start.plan.record(false);
-      if (context.unreplicatedCommits() !== unreplicatedBefore) {
-        // Committed here, maybe not on the standby a failover would promote: the retry replays it.
-        throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
-      }
-      // No verification read: the key was inserted in the same transaction as every effect of
-      // the handler, so if that transaction did not commit, no effect did either (see the ADR).
-      emitKeyEvent(
-        start.found?.record.state === 'in_progress' ? 'lease_taken_over' : 'created',
-        id,
-      );
-      emitKeyEvent('completed', id, performance.now() - handlerStarted);
-      return { kind: 'executed', response };
     } finally {
-      if (counted && exec?.completion !== 'inserted') await giveBack(id, counted);
-      leave();
       context.wakeups.wake(id);
     }
-  }
-
-  /** A new key counted against its principal's allowance, in the window it was counted in. */
-  interface Counted {
-    kind: 'counted';
-    scope: RateLimitScope;
-    windowStartMs?: number;
-  }
-
-  /**
-   * Count this request's new key BEFORE the handler, in one conditional UPSERT (below the cap
-   * or not at all), so concurrent new keys of one principal cannot pass the cap together; the
-   * count is given back when the request stores no key (`giveBack`). At the cap, a retry of a
-   * finished key is answered and a duplicate of a key running here is in use; only a new key
-   * is refused, and a refusal counts nothing.
-   */
-  async function countNewKey(
-    id: KeyIdentity,
-    request: ExecuteRequest,
-    limit: { maxNewKeys: number; windowMs: number },
-    plan: PrecheckPlan,
-  ): Promise<Counted | ExecuteOutcome> {
-    const scope = { tenantId: id.tenantId, principal: request.principal ?? '' };
-    const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
-      failClosed: true,
-    });
-    if (!count.limited) return { kind: 'counted', scope, windowStartMs: count.windowStartMs };
-    // Without the pre-check this may be a retry of a finished key, which is answered, never
-    // refused: read the key before refusing (only when the principal is limited).
-    if (!plan.readFirst) {
-      const existing = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
-      if (existing && !mayOverwriteFoundKey(existing, request.fingerprint)) {
-        plan.record(true);
-        return context.answerExisting(id, existing.record, request.fingerprint);
-      }
-    }
-    // A duplicate of a key still running here may hold the count that filled the window: it is
-    // in use (409, as without a cap), not a new key.
-    if (running.othersThan(id)) {
-      plan.record(true);
-      emitKeyEvent('in_use', id);
-      throw new IdempotencyError('idempotency_key_in_use', {
-        retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
-      });
-    }
-    throw context.refuseRateLimited(id, count.retryAfterSeconds);
-  }
-
-  /** Give back the count of a request that stored no key; a store hiccup keeps it (the strict side). */
-  async function giveBack(id: KeyIdentity, { scope, windowStartMs }: Counted) {
-    if (!store.giveBackNewKey || windowStartMs === undefined) return;
-    await callStore('giveBackNewKey', id, async () =>
-      store.giveBackNewKey?.(scope, windowStartMs),
-    ).catch(() => {});
   }
 
   function newExecution(
@@ -271,6 +186,20 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     throw error;
   }
 
+  /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
+  async function answerAfterConflict(
+    id: KeyIdentity,
+    fingerprint: string,
+  ): Promise<ExecuteOutcome> {
+    const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
+    if (!found || mayOverwriteFoundKey(found, fingerprint)) {
+      // Gone again (reaped, released) between the two statements: let the client retry.
+      emitKeyEvent('in_use', id);
+      throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1 });
+    }
+    return context.answerExisting(id, found.record, fingerprint);
+  }
+
   /** The handler returned without completing the key: a refusal it answered, or a mistake. */
   async function answerUncompleted(
     request: ExecuteRequest,
@@ -312,27 +241,4 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
       return undefined;
     return context.answerExisting(id, found.record, fingerprint);
   }
-}
-
-/** `leave` of a request that was never marked running. */
-const stayed = () => {};
-
-/** Keys with a request running in this process, to tell a duplicate at the cap from a new key. */
-function createRunningKeys() {
-  const counts = new Map<string, number>();
-  const keyOf = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
-  return {
-    /** True when another request than the caller (itself marked running) runs `id` here. */
-    othersThan: (id: KeyIdentity) => (counts.get(keyOf(id)) ?? 0) > 1,
-    /** Mark `id` running; the returned function marks this request done. */
-    enter(id: KeyIdentity): () => void {
-      const key = keyOf(id);
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-      return () => {
-        const left = (counts.get(key) ?? 1) - 1;
-        if (left === 0) counts.delete(key);
-        else counts.set(key, left);
-      };
-    },
-  };
 }

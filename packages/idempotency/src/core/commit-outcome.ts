@@ -25,6 +25,32 @@ export function commitOutcomeUnknown(why: string, cause?: unknown): IdempotencyE
   });
 }
 
+/**
+ * One request's watch on the COMMIT that completes its key: started before the handler runs;
+ * `assertReplicated` afterwards throws `commitOutcomeUnknown` when any COMMIT lost its
+ * synchronous standby meanwhile (`createCommitNoticeWatch`): committed here, maybe not on the
+ * standby a failover would promote, so the retry replays it.
+ *
+ * @example
+ * const commits = new CommitWatch(watch.unreplicatedCommits);
+ * await handler(exec);
+ * commits.assertReplicated();
+ */
+export class CommitWatch {
+  readonly #unreplicatedCommits: () => number;
+  readonly #before: number;
+
+  constructor(unreplicatedCommits: () => number) {
+    this.#unreplicatedCommits = unreplicatedCommits;
+    this.#before = unreplicatedCommits();
+  }
+
+  assertReplicated(): void {
+    if (this.#unreplicatedCommits() !== this.#before)
+      throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
+  }
+}
+
 // Codes of a connection that broke (postgres.js, Node sockets) or a server that ended it
 // (class 08, 57P01-57P03): if that happened during COMMIT, the commit may have happened.
 const LOST_CONNECTION_CODES = new Set([

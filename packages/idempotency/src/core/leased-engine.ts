@@ -42,7 +42,6 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       'reserve',
       id,
       () =>
-        // One literal, not `{ ...id, ... }`: see `heldValues` in the drizzle store (V8's slow path).
         store.reserve({
           tenantId: id.tenantId,
           operation: id.operation,
@@ -139,7 +138,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       : undefined;
 
     const handlerStarted = performance.now();
-    const unreplicatedBefore = context.unreplicatedCommits();
+    const commits = context.watchCommits();
     let response: StoredResponse;
     try {
       response = await handler(exec);
@@ -167,10 +166,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     }
     await finishCompletion(id, exec, response, policy);
     emitKeyEvent('completed', id, performance.now() - handlerStarted);
-    if (context.unreplicatedCommits() !== unreplicatedBefore) {
-      // Completed here, maybe not on the standby a failover would promote: the retry replays it.
-      throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
-    }
+    commits.assertReplicated();
     return { kind: 'executed', response };
   }
 
