@@ -393,6 +393,7 @@ describe('the OpenAPI description matches what the REST API answers', () => {
       'operator_code_invalid',
       'session_rate_limited',
       'operator_required',
+      'operator_code_required',
       'idempotency_key_not_found',
       'idempotency_key_changed',
       'idempotency_key_not_releasable',
