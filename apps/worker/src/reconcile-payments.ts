@@ -17,6 +17,7 @@ import { cancelIntent } from './cancel-intent.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
+import { reconcileAuthorizations } from './reconcile-authorizations.ts';
 import { reconcileChallenges } from './reconcile-three-d-secure.ts';
 import { isUnsettled } from './unsettled-statuses.ts';
 
@@ -50,6 +51,11 @@ export interface ReconcileOptions {
    * back from the bank waits on it when the webhook is lost, so it starts short.
    */
   challengeRecheckBackoff?: BackoffPolicy;
+  /**
+   * Next look at an authorisation still held (default 1 min doubling to 1 h): the processor
+   * ends an uncaptured one by itself after its window, and the webhook saying so may be lost.
+   */
+  authorizationRecheckBackoff?: BackoffPolicy;
 }
 
 export interface ReconcileSummary {
@@ -73,12 +79,18 @@ export interface ReconcileSummary {
   challengesCanceled: number;
   /** Challenges still waiting for the shopper (or not looked up): looked at again later. */
   challengesWaiting: number;
+  /** Authorisations the processor ended uncaptured (expired): settled `voided`. */
+  authorizationsEnded: number;
 }
 
 const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 const DEFAULT_STUCK_AFTER_CHECKS = 5;
 const DEFAULT_CHALLENGE_ABANDON_AFTER_MS = 15 * 60_000;
 const DEFAULT_CHALLENGE_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 60_000 };
+const DEFAULT_AUTHORIZATION_RECHECK_BACKOFF: BackoffPolicy = {
+  baseMs: 60_000,
+  maxMs: 60 * 60_000,
+};
 
 interface Candidate {
   tenant_id: string;
@@ -132,7 +144,9 @@ type LedgerAnswer =
  * processor key) cannot stall everybody. Every settle is guarded (terminal states never
  * move) and re-enqueues re-check under a row lock, so several workers can reconcile at once.
  * The same pass then looks at payments waiting for a 3-D Secure answer
- * (`reconcileChallenges`): settled from the processor, or canceled once abandoned.
+ * (`reconcileChallenges`): settled from the processor, or canceled once abandoned; and at
+ * authorised payments (`reconcileAuthorizations`): one the processor ended uncaptured (its
+ * window passed) is settled `voided`.
  *
  * @example
  * const summary = await reconcilePayments({ sql, processorFor, log, olderThanMs: 60_000, maxRequeues: 3 });
@@ -151,6 +165,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     challengesSettled: 0,
     challengesCanceled: 0,
     challengesWaiting: 0,
+    authorizationsEnded: 0,
   };
   const candidates = await dueCandidates(sql, options);
 
@@ -292,6 +307,17 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
   summary.challengesSettled = challenges.settled;
   summary.challengesCanceled = challenges.canceled;
   summary.challengesWaiting = challenges.left;
+
+  const authorizations = await reconcileAuthorizations({
+    sql,
+    processorFor: options.processorFor,
+    log,
+    olderThanMs: options.olderThanMs,
+    recheckBackoff: options.authorizationRecheckBackoff ?? DEFAULT_AUTHORIZATION_RECHECK_BACKOFF,
+    batchSize: options.batchSize,
+  });
+  summary.examined += authorizations.examined;
+  summary.authorizationsEnded = authorizations.ended;
 
   summary.stuck = await countStuck(sql, options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS);
   if (summary.stuck > 0) {

@@ -6,6 +6,7 @@ export interface ProcessorPaymentIntent {
   status: string;
   amount: number;
   currency: string;
+  cancellation_reason?: string | null;
   last_payment_error?: {
     code?: string | null;
     decline_code?: string | null;
@@ -32,17 +33,25 @@ export function confirmedEventOf(
   const declined =
     (intent.status === 'requires_payment_method' || intent.status === 'canceled') &&
     intent.last_payment_error;
-  if (intent.status !== 'succeeded' && !declined) return undefined;
+  // Canceled with no charge error: a cancel (an expired authorisation, a void, an abandoned
+  // challenge); `applyProcessorEvent` settles only the processor's own end of an authorisation.
+  const canceled = intent.status === 'canceled' && !intent.last_payment_error;
+  if (intent.status !== 'succeeded' && !declined && !canceled) return undefined;
   return {
     id: eventId,
     type:
-      intent.status === 'succeeded' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed',
+      intent.status === 'succeeded'
+        ? 'payment_intent.succeeded'
+        : canceled
+          ? 'payment_intent.canceled'
+          : 'payment_intent.payment_failed',
     data: {
       object: {
         id: intent.id,
         amount: intent.amount,
         currency: intent.currency,
         metadata: { payment_id: ours.paymentId, tenant_id: ours.tenantId },
+        cancellation_reason: intent.cancellation_reason ?? null,
         last_payment_error: intent.last_payment_error
           ? {
               code: intent.last_payment_error.code ?? null,

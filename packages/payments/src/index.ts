@@ -2,6 +2,7 @@ export { actionDownstreamKeyFor, paymentActionIdFor } from './action-ids.ts';
 export {
   type ApplyOutcome,
   applyProcessorEvent,
+  authorizationExpired,
   handledProcessorEventTypes,
   type ProcessorPaymentIntentEvent,
 } from './apply-processor-event.ts';

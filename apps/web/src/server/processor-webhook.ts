@@ -30,7 +30,8 @@ function accepted(body: Record<string, unknown>): Response {
  * `POST /api/webhooks/processor`: verifies `Stripe-Signature` with the official SDK (raw
  * body, PROCESSOR_WEBHOOK_SECRET, `ONCE_WEBHOOK_TOLERANCE_SECONDS` measured on the runtime's
  * clock, default 300 s as Stripe), then applies
- * `payment_intent.succeeded` / `payment_intent.payment_failed` exactly once per event id:
+ * `payment_intent.succeeded` / `payment_intent.payment_failed` / `payment_intent.canceled` (an
+ * authorisation the processor ended uncaptured: `voided`) exactly once per event id:
  * the event id is an idempotency key (tenant-scoped, operation `webhooks.processor`), and
  * its stored answer commits in the same transaction as the payment update. A redelivery
  * gets the stored answer with `Idempotent-Replayed: true` and changes nothing.

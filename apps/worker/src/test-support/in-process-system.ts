@@ -40,7 +40,7 @@ export interface InProcessSystem {
  */
 export async function startInProcessSystem(
   label: string,
-  processorOptions: { refundSettleMs?: number } = {},
+  processorOptions: { refundSettleMs?: number; authorizationWindowMs?: number } = {},
 ): Promise<InProcessSystem> {
   const app = await createTestDatabase(label);
   await seedTenants(app.client.sql);

@@ -146,7 +146,18 @@ export function MoneyActionsPanel({ money }: { money: PaymentMoney }) {
           <ActionAnswer
             state={voiding.state}
             testId="void-answer"
-            done={payment.status === 'canceled' ? { ok: true, text: 'voided' } : undefined}
+            done={
+              payment.status === 'canceled'
+                ? {
+                    ok: true,
+                    // The processor ended it uncaptured (its window passed): nobody pressed Void.
+                    text:
+                      payment.failureCode === 'authorization_expired'
+                        ? 'authorisation expired: voided by the processor, nothing capturable'
+                        : 'voided',
+                  }
+                : undefined
+            }
           />
         </div>
         <form className={styles.action} onSubmit={onRefund} aria-labelledby="refund-title">

@@ -1,0 +1,142 @@
+import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
+import { recordPaymentEvents } from '@once/db/payment-events';
+import { authorizationExpired, settlePayment } from '@once/payments';
+import { msInterval, runStatement } from '@once/postgres/sql';
+import { sql as drizzleSql } from 'drizzle-orm';
+import type postgres from 'postgres';
+import type Stripe from 'stripe';
+import type { Log } from './logger.ts';
+
+export interface AuthorizationReconcileOptions {
+  sql: postgres.Sql;
+  processorFor: (secretKey: string) => Stripe;
+  log: Log;
+  /** Only authorisations at least this old (since the payment was authorised) are looked at. */
+  olderThanMs: number;
+  /** Next look at an authorisation still held: backoff by its number of looks. */
+  recheckBackoff: BackoffPolicy;
+  /** Payments looked at per pass. */
+  batchSize?: number;
+}
+
+export interface AuthorizationReconcileSummary {
+  examined: number;
+  /** Ended by the processor (expired uncaptured): settled `voided`, `authorization_expired`. */
+  ended: number;
+  /** Still held (or the processor could not be asked): looked at again later. */
+  left: number;
+}
+
+interface HeldAuthorization {
+  tenant_id: string;
+  id: string;
+  processor_payment_intent_id: string;
+  processor_secret_key: string;
+  reconcile_checks: number;
+}
+
+/**
+ * The reconciler's pass over `authorized` payments: an authorisation nobody captured is
+ * canceled by the processor when its window passes (Stripe: 7 days, `cancellation_reason:
+ * automatic`), and its `payment_intent.canceled` webhook may never arrive. Each authorised
+ * payment with no capture or void under way is asked about by its recorded intent, by id;
+ * one the processor ended by itself is settled `voided` (`authorization_expired`, nothing
+ * capturable) under the state machine's guard, so a webhook or another worker settling it
+ * first changes nothing. One still held (or not answerable) is looked at again later, with
+ * backoff; a capture or void an operator sends meanwhile is recorded by its own job.
+ *
+ * @example
+ * const summary = await reconcileAuthorizations({ sql, processorFor, log, olderThanMs: 60_000, recheckBackoff: { baseMs: 60_000, maxMs: 3_600_000 } });
+ */
+export async function reconcileAuthorizations(
+  options: AuthorizationReconcileOptions,
+): Promise<AuthorizationReconcileSummary> {
+  const { sql, log } = options;
+  const summary: AuthorizationReconcileSummary = { examined: 0, ended: 0, left: 0 };
+  const held = await runStatement<HeldAuthorization>(
+    sql,
+    drizzleSql`
+    select payment.tenant_id, payment.id, payment.processor_payment_intent_id,
+           payment.reconcile_checks, tenant.processor_secret_key
+    from payments as payment
+    join tenants as tenant on tenant.id = payment.tenant_id
+    where payment.status = 'authorized'
+      and payment.processor_payment_intent_id is not null
+      and payment.updated_at <= now() - ${msInterval(options.olderThanMs)}
+      and (payment.reconcile_after is null or payment.reconcile_after <= now())
+      and not exists (
+        select 1 from payment_actions as action
+        where action.tenant_id = payment.tenant_id and action.payment_id = payment.id
+          and action.status <> 'failed')
+    order by coalesce(payment.reconcile_after, payment.updated_at)
+    limit ${options.batchSize ?? 100}`,
+  );
+  for (const payment of held) {
+    summary.examined++;
+    let intent: Stripe.PaymentIntent | undefined;
+    try {
+      intent = await options
+        .processorFor(payment.processor_secret_key)
+        .paymentIntents.retrieve(payment.processor_payment_intent_id);
+    } catch (error) {
+      log('reconcile.authorization_lookup_failed', {
+        tenant: payment.tenant_id,
+        payment: payment.id,
+        error: String(error),
+      });
+    }
+    if (intent?.status === 'canceled' && intent.cancellation_reason === 'automatic') {
+      if (await settleEnded(sql, payment, intent.id)) {
+        summary.ended++;
+        log('reconcile.authorization_expired', { payment: payment.id, intent: intent.id });
+      }
+      continue;
+    }
+    await lookAgainLater(sql, payment, options.recheckBackoff);
+    summary.left++;
+  }
+  return summary;
+}
+
+/** `voided` (authorization_expired), with the reconciler's timeline event, in one transaction. */
+function settleEnded(
+  sql: postgres.Sql,
+  payment: HeldAuthorization,
+  intentId: string,
+): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const moved = await settlePayment(
+      tx,
+      { tenantId: payment.tenant_id, paymentId: payment.id },
+      authorizationExpired(intentId),
+    );
+    if (moved) {
+      await recordPaymentEvents(tx, [
+        {
+          tenantId: payment.tenant_id,
+          paymentId: payment.id,
+          actor: 'reconciler',
+          kind: 'reconciler.decided',
+          detail: { found: 'authorization_expired', decision: 'voided', intent: intentId },
+        },
+      ]);
+    }
+    return moved;
+  });
+}
+
+async function lookAgainLater(
+  sql: postgres.Sql,
+  payment: HeldAuthorization,
+  backoff: BackoffPolicy,
+): Promise<void> {
+  const delayMs = equalJitterDelayMs(payment.reconcile_checks + 1, backoff);
+  await runStatement(
+    sql,
+    drizzleSql`
+    update payments
+    set reconcile_after = now() + ${msInterval(delayMs)},
+        reconcile_checks = reconcile_checks + 1
+    where tenant_id = ${payment.tenant_id} and id = ${payment.id} and status = 'authorized'`,
+  );
+}
