@@ -10,14 +10,86 @@ export interface OperatorActionIntent<TInput> {
 }
 
 /**
- * Where a payment's intended action waits in `sessionStorage` until its answer is final: one per
- * payment and button, so a reload (or a second click) sends the SAME key, never a new one.
+ * Where a payment's intended action waits in `localStorage` until its answer is final: one per
+ * payment and button, shared by every tab of the cockpit, so a reload, a second click or the
+ * same button in another tab sends the SAME key, never a new one (as the checkout shares its
+ * intent between tabs).
  *
  * @example
  * intentStorageKey('pay_1', 'refund'); // 'once.ops.action.pay_1.refund'
  */
 export function intentStorageKey(paymentId: string, kind: OperatorActionKind): string {
   return `once.ops.action.${paymentId}.${kind}`;
+}
+
+/** The part of Web Storage the intents use (the origin's `localStorage`; tests pass a map). */
+export interface IntentStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+/**
+ * The stored intent of this button, if any tab left one unanswered.
+ *
+ * @example
+ * const pending = readIntent(window.localStorage, intentStorageKey('pay_1', 'refund'));
+ */
+export function readIntent<TInput>(
+  storage: IntentStorage | undefined,
+  storageKey: string,
+): OperatorActionIntent<TInput> | undefined {
+  try {
+    const raw = storage?.getItem(storageKey);
+    return raw ? (JSON.parse(raw) as OperatorActionIntent<TInput>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a press sends: the intent some tab stored and no final answer has cleared yet (its key
+ * and ITS input: the action first meant), else `input` under a newly minted key, stored for the
+ * other tabs before it is sent. Storage refused or disabled: a key for this press alone.
+ *
+ * @example
+ * const intent = claimIntent(window.localStorage, where, { paymentId, amount: 500 }, newIdempotencyKey);
+ */
+export function claimIntent<TInput>(
+  storage: IntentStorage | undefined,
+  storageKey: string,
+  input: TInput,
+  mintKey: () => string,
+): OperatorActionIntent<TInput> {
+  const stored = readIntent<TInput>(storage, storageKey);
+  if (stored) return stored;
+  const fresh = { key: mintKey(), input };
+  try {
+    storage?.setItem(storageKey, JSON.stringify(fresh));
+  } catch {
+    // Storage full or disabled: the intent lives on in this page's memory only.
+  }
+  return fresh;
+}
+
+/**
+ * Forgets the stored intent once `answeredKey`'s answer is final, and only if it is still the
+ * stored one: a tab hearing an old answer late never drops another tab's newer intent.
+ *
+ * @example
+ * forgetIntent(window.localStorage, where, 'k1');
+ */
+export function forgetIntent(
+  storage: IntentStorage | undefined,
+  storageKey: string,
+  answeredKey: string,
+): void {
+  if (readIntent(storage, storageKey)?.key !== answeredKey) return;
+  try {
+    storage?.removeItem(storageKey);
+  } catch {
+    // Disabled storage holds nothing to forget.
+  }
 }
 
 /**

@@ -4,11 +4,15 @@ import { newIdempotencyKey } from '@once/idempotency/react';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { classifyPayError } from './classify-pay-error.ts';
 import {
+  claimIntent,
+  forgetIntent,
+  type IntentStorage,
   intentStorageKey,
   isFinal,
   type OperatorActionIntent,
   type OperatorActionKind,
   type OperatorActionState,
+  readIntent,
   stateOfAnswer,
 } from './operator-action-intent.ts';
 import { useResponseHeaderRecorder } from './trpc-react.tsx';
@@ -19,29 +23,21 @@ type SendOperatorAction<TInput, TResult> = (
   context: { idempotencyKey: string; attemptId: string },
 ) => Promise<TResult>;
 
-function readIntent<TInput>(storageKey: string): OperatorActionIntent<TInput> | undefined {
+/** The origin's localStorage, shared by every tab; undefined where storage is disabled. */
+function sharedStorage(): IntentStorage | undefined {
   try {
-    const raw = window.sessionStorage.getItem(storageKey);
-    return raw ? (JSON.parse(raw) as OperatorActionIntent<TInput>) : undefined;
+    return window.localStorage;
   } catch {
     return undefined;
   }
 }
 
-function writeIntent(storageKey: string, intent: OperatorActionIntent<unknown> | undefined) {
-  try {
-    if (intent) window.sessionStorage.setItem(storageKey, JSON.stringify(intent));
-    else window.sessionStorage.removeItem(storageKey);
-  } catch {
-    // Storage disabled: the intent lives on in memory for this page.
-  }
-}
-
 /**
  * A money button that is itself idempotent. The first press mints ONE Idempotency-Key for the
- * intended action and keeps it, with its input, in `sessionStorage` until the answer is final
- * (accepted or refused): a second press, a lost answer's retry, or a reload sends the same key
- * with the same input, so the server acts once and replays the rest. A reload finding an
+ * intended action and keeps it, with its input, in `localStorage` until the answer is final
+ * (accepted or refused): a second press, a lost answer's retry, a reload, or the same button in
+ * another tab of the cockpit sends the same key with the same input, so the server acts once
+ * and replays the rest. A reload finding an
  * unfinished intent sends it again at once; a 409 (the first request still running) is asked
  * again after its Retry-After.
  *
@@ -92,10 +88,8 @@ export function useOperatorAction<TInput, TResult>(
       if (latestKey.current !== sending.key || answeredKey.current === sending.key) return;
       if (isFinal(next)) {
         answeredKey.current = sending.key;
-        if (intent.current?.key === sending.key) {
-          intent.current = undefined;
-          writeIntent(storageKey, undefined);
-        }
+        if (intent.current?.key === sending.key) intent.current = undefined;
+        forgetIntent(sharedStorage(), storageKey, sending.key);
       }
       setState(next);
       if (next.phase === 'no_answer' && next.retryInSeconds !== undefined) {
@@ -107,7 +101,7 @@ export function useOperatorAction<TInput, TResult>(
 
   // A reload mid-action: the stored intent is sent again with its key (replayed if it ran).
   useEffect(() => {
-    const stored = readIntent<TInput>(storageKey);
+    const stored = readIntent<TInput>(sharedStorage(), storageKey);
     if (stored) {
       intent.current = stored;
       void sendIntent(stored);
@@ -117,10 +111,12 @@ export function useOperatorAction<TInput, TResult>(
 
   const press = useCallback(
     (input: TInput) => {
-      if (!intent.current) {
-        intent.current = { key: newIdempotencyKey(), input };
-        writeIntent(storageKey, intent.current);
-      }
+      // Read at the press, not only at mount: another tab may have stored the intent since.
+      const storage = sharedStorage();
+      intent.current =
+        readIntent<TInput>(storage, storageKey) ??
+        intent.current ??
+        claimIntent(storage, storageKey, input, newIdempotencyKey);
       void sendIntent(intent.current);
     },
     [storageKey, sendIntent],
