@@ -1,0 +1,69 @@
+import { seedDemoData } from '@once/db/seed';
+import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OperatorSessions } from './operator-sessions.ts';
+
+// "The database is away" is another connection holding `operator_sessions` locked against
+// every read (a read waits until lock_timeout).
+let database: TestDatabase;
+let now = Date.parse('2031-05-01T08:00:00Z');
+const clock = { now: () => new Date(now) };
+const options = { readDeadlineMs: 300, outageGraceMs: 10 * 60_000 };
+
+beforeAll(async () => {
+  database = await createTestDatabase('api_operator_sessions_store');
+  await seedDemoData(database.client.db);
+}, 60_000);
+afterAll(async () => {
+  await database.drop();
+});
+
+async function whileSessionsLocked<T>(body: () => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  await database.client.sql.begin(async (tx) => {
+    await tx`lock table operator_sessions in access exclusive mode`;
+    result = await body();
+  });
+  return result as T;
+}
+
+describe('OperatorSessions while the database cannot be read', () => {
+  it('a session this process confirmed lately is answered from that; one it never saw is not', async () => {
+    const sessions = new OperatorSessions(database.client.db, clock, options);
+    const { id } = await sessions.open({ tenantId: 'tenant_a', credential: 'operator_code' });
+    const elsewhere = new OperatorSessions(database.client.db, clock, options);
+    expect(await elsewhere.find('tenant_a', id)).toMatchObject({ credential: 'operator_code' });
+    const stranger = new OperatorSessions(database.client.db, clock, {
+      ...options,
+      readDeadlineMs: 100,
+    });
+
+    now += 9 * 60_000;
+    await whileSessionsLocked(async () => {
+      expect(await sessions.find('tenant_a', id)).toMatchObject({ id });
+      // Never confirmed here: nothing to answer from, so it waits for the database and fails.
+      await expect(
+        Promise.race([
+          stranger.find('tenant_a', id),
+          new Promise((_, reject) => setTimeout(() => reject(new Error('still waiting')), 800)),
+        ]),
+      ).rejects.toThrow('still waiting');
+    });
+
+    // Past the grace since the last confirmation, an unreadable row is an error, not a yes.
+    now += 11 * 60_000;
+    await whileSessionsLocked(async () => {
+      await expect(elsewhere.find('tenant_a', id)).rejects.toThrow(/did not answer/);
+    });
+  }, 30_000);
+
+  it('an ended session is refused at once, by the process that ended it and by any other', async () => {
+    const here = new OperatorSessions(database.client.db, clock, options);
+    const there = new OperatorSessions(database.client.db, clock, options);
+    const { id } = await here.open({ tenantId: 'tenant_b', credential: 'operator_code' });
+    expect(await there.find('tenant_b', id)).toBeDefined();
+    await here.end('tenant_b', id);
+    expect(await here.find('tenant_b', id)).toBeUndefined();
+    expect(await there.find('tenant_b', id)).toBeUndefined();
+  });
+});
