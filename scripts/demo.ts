@@ -14,6 +14,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { integer, parseEnv } from '@once/env';
+import { demoConnectionFile, removeDemoConnection, writeDemoConnection } from '@once/invariant';
 import { isPortFree } from '@once/postgres';
 import { persistentDataDirFor } from '@once/postgres/embedded';
 import { demoApiKeysForRun } from './system/demo-api-keys.ts';
@@ -63,6 +64,9 @@ const ports = {
 };
 const workerCount = Number(values.workers);
 const embedded = !process.env.DATABASE_URL && !values.ha;
+// Where `npm run verify` finds this run's databases (their passwords are per run or per cluster).
+const connectionFile = demoConnectionFile(repoRoot);
+process.once('exit', () => removeDemoConnection(connectionFile));
 let system: Awaited<ReturnType<typeof startSystem>> | undefined;
 const cluster = values.ha
   ? replicatedDatabase({ basePort: ports.ha, log: (line) => console.log(`database  | ${line}`) })
@@ -71,6 +75,7 @@ const cluster = values.ha
 const shutdown = createLauncherShutdown({
   // The database last: the apps' last writes and their pools' goodbyes reach it.
   stop: async () => {
+    removeDemoConnection(connectionFile);
     await system?.stop();
     await cluster?.stop();
   },
@@ -155,6 +160,11 @@ try {
     // A 10 s lease, so "pause a worker past its lease" is over in about 13 s on stage.
     env: chaos && !process.env.WORKER_LEASE_MS ? { WORKER_LEASE_MS: '10000' } : {},
     onUnexpectedExit: (_name, _code, reason) => void shutdown(1, reason),
+  });
+  await writeDemoConnection(connectionFile, {
+    pid: process.pid,
+    databaseUrl: system.databaseUrl,
+    processorDatabaseUrl: system.processorDatabaseUrl,
   });
 } catch (error) {
   await failStart(error);

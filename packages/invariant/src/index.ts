@@ -1,1 +1,2 @@
+export * from './demo-connection.ts';
 export * from './verify-invariant.ts';

@@ -1,15 +1,30 @@
 // `npm run verify [-- --converged]`: checks the exactly-once invariant from the app's and
 // the processor's databases, prints every violation, exits 1 if there is any.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { processorDatabaseUrlFor } from '@once/postgres';
+import { demoConnectionFile, readDemoConnection } from './demo-connection.ts';
 import { verifyInvariant } from './verify-invariant.ts';
 
-// Defaults match `npm run demo`: its embedded PostgreSQL, and the processor's database
-// named like the launcher names it (`<database>_processor` on the same server).
-const databaseUrl =
-  process.env.DATABASE_URL ||
-  `postgres://postgres:password@127.0.0.1:${process.env.ONCE_PG_PORT ?? 25432}/once`;
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+// DATABASE_URL names the databases; without it, the running demo (`npm run demo`, with or
+// without --ha) says where its are: its passwords are its own, so nothing here guesses them.
+const demo = process.env.DATABASE_URL
+  ? undefined
+  : readDemoConnection(demoConnectionFile(repoRoot));
+const databaseUrl = process.env.DATABASE_URL || demo?.databaseUrl;
+if (!databaseUrl) {
+  console.error(
+    'verify: no demo is running (npm run demo says where its databases are while it runs). Start the demo first (npm run demo), or set DATABASE_URL and PROCESSOR_DATABASE_URL.',
+  );
+  // 2, not 1: nothing was checked, which is not the same as a violation found.
+  process.exit(2);
+}
 const processorDatabaseUrl =
-  process.env.PROCESSOR_DATABASE_URL || processorDatabaseUrlFor(databaseUrl);
+  process.env.PROCESSOR_DATABASE_URL ||
+  demo?.processorDatabaseUrl ||
+  processorDatabaseUrlFor(databaseUrl);
 const converged = process.argv.includes('--converged');
 
 /** Where a URL points, without its password: `127.0.0.1:25432/once`. */
@@ -23,12 +38,11 @@ function place(url: string): string {
 }
 
 /**
- * The one line to print when the databases cannot be read: the usual cause is that no demo
- * runs, and a stack trace would hide what to do about it.
+ * The one line to print when the databases cannot be read: the usual cause is that the demo
+ * stopped, and a stack trace would hide what to do about it.
  */
-function cannotRead(error: unknown): string {
+function cannotRead(error: unknown, where: string): string {
   const code = (error as { code?: unknown }).code;
-  const where = place(databaseUrl);
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT') {
     return `verify: no database answers at ${where}. Start the demo first (npm run demo), or set DATABASE_URL and PROCESSOR_DATABASE_URL.`;
   }
@@ -44,8 +58,7 @@ const report = await verifyInvariant({
   processorDatabaseUrl,
   converged,
 }).catch((error: unknown) => {
-  console.error(cannotRead(error));
-  // 2, not 1: nothing was checked, which is not the same as a violation found.
+  console.error(cannotRead(error, place(databaseUrl)));
   process.exit(2);
 });
 for (const violation of report.violations) {
