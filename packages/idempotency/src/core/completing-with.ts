@@ -27,10 +27,8 @@ export function completingWith<TTx, TResult>(
 }
 
 /**
- * The delegation as a class: its getters live on the prototype, so building one per request
- * allocates one object, where an object literal with eight getters allocated eight closures and
- * a slow-mode object. The phase methods are made when read, bound: a handler may destructure
- * them, and the many that never use them allocate nothing for them.
+ * The delegation: every getter reads the wrapped execution. The phase methods are made when
+ * read, bound, so a handler may destructure them.
  */
 export class CompletingExecution<TTx, TResult> implements CompletingWith<TTx, TResult> {
   readonly #exec: Execution<TTx>;

@@ -157,8 +157,6 @@ function scopedToPrincipal(
   policy: Required<OperationPolicy>,
 ): ExecuteRequest {
   if (policy.keyScope !== 'principal' || !request.principal) return request;
-  // Written out, not `{ ...request, fingerprint }`: on Node 20's V8 a property added after a
-  // spread builds a new hidden class every time (about 1.7 µs).
   return {
     tenantId: request.tenantId,
     operation: request.operation,

@@ -93,7 +93,7 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   completedInCallerTx = false;
   /** The transaction of that completion: a retried transaction is another one. */
   #completedIn: TTx | undefined;
-  // Created only when someone reads `signal`: most handlers never do, and it costs per request.
+  // Created when someone first reads `signal`: most handlers never do.
   #abort: AbortController | undefined;
   #lost: LeaseLostError | undefined;
   readonly #init: HeldExecutionInit<TTx>;

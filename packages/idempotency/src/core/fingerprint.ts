@@ -17,14 +17,13 @@ import { canonicalJson } from './canonical-json.ts';
  */
 export function computeFingerprint(operation: string, input: unknown): string {
   const value = canonicalJson(input === undefined ? null : input);
-  // The keys of `{ operation, input }` in JCS order, written out: no wrapper object per request.
+  // The keys of `{ operation, input }` in JCS order (`input` sorts first), written out.
   return sha256Hex(`{"input":${value},"operation":${canonicalJson(operation)}}`);
 }
 
 /**
  * Hex SHA-256 of a string's UTF-8 or of bytes. One-shot `crypto.hash` where Node has it
- * (20.12+, 21.7+): about a quarter of the CPU of `createHash().update().digest()`, which builds
- * a Hash object per call. Same bytes out.
+ * (20.12+, 21.7+), else `createHash().update().digest()`: the same bytes out.
  *
  * @example
  * sha256Hex(new Uint8Array([0xff])); // the bytes themselves, never decoded

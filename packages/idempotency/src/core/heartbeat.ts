@@ -78,7 +78,6 @@ export function createHeartbeatScheduler() {
       renew: () => Promise<HolderWriteResult | 'finished'>;
       onLost: () => void;
     }): { stop(): Promise<void> } {
-      // Written out, not `{ ...options, ... }`: V8's slow path for a spread followed by properties.
       const beat: Beat = {
         intervalMs: options.intervalMs,
         renew: options.renew,

@@ -72,7 +72,7 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
     return shares.has(operation) || shares.size < PRECHECK_MAX_OPERATIONS ? operation : OVERFLOW;
   }
 
-  // An adaptive operation's two plans, made once: planning a request allocates nothing.
+  // An adaptive operation's two plans, made once and shared by its requests.
   const plans = new Map<string, { read: PrecheckPlan; skip: PrecheckPlan }>();
 
   function plansOf(operation: string) {

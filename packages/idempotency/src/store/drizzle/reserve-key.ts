@@ -74,9 +74,8 @@ const reservationStatement = preparedStatement<ReservationRow>(
 
 /**
  * A brand-new key, the common case, first: the row `reservationStatement` inserts, without its
- * takeover and existing-row branches, which cost PostgreSQL about a third more CPU per new key
- * (bench store scenario: execute 1.07-1.31x faster at 16 connections with this statement
- * first). It inserts or does nothing; a key that exists (or whose concurrent insert committed
+ * takeover and existing-row branches, which cost PostgreSQL more CPU per new key (the store
+ * scenario's figures: bench/analysis.md). It inserts or does nothing; a key that exists (or whose concurrent insert committed
  * first) goes on to `reservationStatement`, which decides as it always did: one more round trip
  * for a retry that was not read first (the adaptive pre-check reads first in a retry storm).
  */
