@@ -1,7 +1,8 @@
 /**
  * `npm test`: every check the project has, on a fresh machine, in two phases:
  *
- *   1. at once: lint (biome), layers (scripts/check-layers.ts), dead exports (knip,
+ *   1. at once: lint (biome), layers (scripts/check-layers.ts), import cycles
+ *      (scripts/check-cycles.ts), dead exports (knip,
  *      knip.jsonc), type-check (three tsc programs, below) and the web app's production
  *      build that both test runners serve;
  *   2. at once: unit + integration (vitest, real PostgreSQL) and end-to-end (Playwright, real
@@ -48,6 +49,7 @@ const typecheck = (name: string, project: string): Step => ({
 const checks: Step[] = [
   { name: 'lint', command: [bin('biome'), 'check', '.'] },
   { name: 'layers', command: [bin('tsx'), 'scripts/check-layers.ts'] },
+  { name: 'cycles', command: [bin('tsx'), 'scripts/check-cycles.ts'] },
   { name: 'dead exports', command: [bin('knip'), '--no-progress'] },
   typecheck('types: node', 'tsconfig.typecheck-node.json'),
   typecheck('types: whatwg', 'tsconfig.typecheck-whatwg.json'),

@@ -6,6 +6,7 @@ import {
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
 import { checkMoney, groupBy } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
+import type { Violation } from './violations.ts';
 
 /** What the checker needs to know about an intent besides the history. */
 export interface IntentFacts {
@@ -20,36 +21,6 @@ export interface IntentFacts {
   reuseAmount?: number;
   /** The card is declined by the processor: a success is wrong. */
   declinedCard: boolean;
-}
-
-export type ViolationKind =
-  | 'duplicate_payment'
-  | 'double_charge'
-  | 'wrong_amount'
-  | 'charge_without_payment'
-  | 'missing_payment'
-  | 'not_terminal'
-  | 'charged_after_refusals'
-  | 'shown_disagrees_with_ledger'
-  | 'state_disagrees_with_ledger'
-  | 'declined_card_charged'
-  | 'money_not_conserved'
-  | 'process_died'
-  | 'wrongly_refused'
-  | 'double_capture'
-  | 'double_refund'
-  | 'over_refund'
-  | 'challenge_not_honoured'
-  | 'lost_acknowledged_commit'
-  | 'resurrected_row';
-
-export interface Violation {
-  kind: ViolationKind;
-  /** The intent it concerns (absent for tenant-wide or process violations). */
-  intent?: string;
-  tenantId?: string;
-  paymentId?: string;
-  detail: string;
 }
 
 export interface CheckResult {

@@ -1,6 +1,6 @@
-import type { Violation } from './checker.ts';
 import type { ClientEvent } from './history.ts';
 import type { AppPayment, AppRefund, LedgerEntry, Snapshot } from './target.ts';
+import type { Violation } from './violations.ts';
 
 /** Refund states after which nothing moves again. */
 const FINAL_REFUND = new Set(['succeeded', 'failed']);

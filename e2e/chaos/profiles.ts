@@ -1,5 +1,5 @@
 import { REPLICATION_MODES, type ReplicationMode } from '../../scripts/ha/patroni-config.ts';
-import type { CoverageFloors } from './coverage.ts';
+import type { CoverageFloors } from './coverage-floors.ts';
 import {
   FAILOVER_FAULT_KINDS,
   FAULT_KINDS,

@@ -1,5 +1,6 @@
-import type { CheckResult, Violation } from './checker.ts';
-import type { Achieved, Coverage, CoverageFloors } from './coverage.ts';
+import type { CheckResult } from './checker.ts';
+import type { Achieved, Coverage } from './coverage.ts';
+import type { CoverageFloors } from './coverage-floors.ts';
 import type {
   ClientEvent,
   HistoryEvent,
@@ -8,6 +9,7 @@ import type {
   NemesisEvent,
 } from './history.ts';
 import type { Snapshot } from './target.ts';
+import type { Violation } from './violations.ts';
 
 export interface RunSummary {
   seed: number;

@@ -1,17 +1,8 @@
-import type { History } from '../history.ts';
-import { type IntentPlan, paymentMethodOf, type TenantCatalogue } from '../schedule.ts';
+import { type IntentPlan, paymentMethodOf } from '../schedule.ts';
+import type { ClientContext } from './client-context.ts';
 import { runOperatorFlow } from './operator-flow.ts';
 import { type PayAnswer, readPaymentState, restPay, trpcPay } from './pay-transport.ts';
 import { meetChallengeOverHttp } from './three-d-secure-http.ts';
-
-export interface ClientContext {
-  history: History;
-  webUrl: () => string;
-  catalogue: (tenantId: string) => TenantCatalogue;
-  sleep: (ms: number) => Promise<void>;
-  /** Past this point (ms since run start) the client stops, whatever it holds. */
-  deadlineAt: () => number;
-}
 
 /** What one HTTP customer ended up with. */
 export interface IntentResult {

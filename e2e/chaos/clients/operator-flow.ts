@@ -1,6 +1,6 @@
 import type { ClientEvent } from '../history.ts';
 import type { IntentPlan, OperatorRequestPlan } from '../schedule.ts';
-import type { ClientContext } from './http-checkout.ts';
+import type { ClientContext } from './client-context.ts';
 import {
   operatorAction,
   type PayAnswer,

@@ -1,5 +1,5 @@
 import type { ChallengePlan, IntentPlan } from '../schedule.ts';
-import type { ClientContext } from './http-checkout.ts';
+import type { ClientContext } from './client-context.ts';
 
 /** How long one request to the bank's page or the return page may take. */
 const PAGE_TIMEOUT_MS = 8_000;

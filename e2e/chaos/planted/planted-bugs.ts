@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ViolationKind } from '../checker.ts';
+import type { ViolationKind } from '../violations.ts';
 
 /** The folder holding one `<name>.patch` per planted bug. */
 const PLANTED_DIR = path.dirname(fileURLToPath(import.meta.url));
