@@ -126,7 +126,12 @@ async function reserveOnce(
   const [row] = await reservationStatement(db, values);
   if (!row) return undefined;
   const record = toKeyRecord(row);
-  if (row.source === 'existing') return { kind: 'existing', record };
+  // The existing branch reads the statement's snapshot, the conflict the row's latest
+  // version: a row that branch still shows `released` (which the update would have taken)
+  // was taken over by a request that committed while this one waited. Read again.
+  if (row.source === 'existing') {
+    return record.state === 'released' ? undefined : { kind: 'existing', record };
+  }
   // The update may have parked an expired lease as `unknown` instead of taking it over.
   if (record.state !== 'in_progress' || record.ownerToken !== input.ownerToken)
     return { kind: 'existing', record };
