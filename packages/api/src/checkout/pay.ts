@@ -4,6 +4,7 @@ import { payments } from '@once/db/schema';
 import { downstreamKeyFor, newJobId, newPaymentId } from '@once/payments';
 import { retrySerializationFailures } from '@once/postgres';
 import type { Database, Transaction } from '../database.ts';
+import { refuseMoneyActionKey } from '../money-actions/bind-money-action-key.ts';
 import { checkoutFingerprint } from './checkout-fingerprint.ts';
 import {
   answerForExistingPayment,
@@ -103,6 +104,7 @@ function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): 
     };
     const found = await findPaymentByIdempotencyKey(tx, ctx.tenantId, key);
     if (found) return answerExisting(found);
+    await refuseMoneyActionKey(tx, ctx.tenantId, key);
     const cart = await priceCart(tx, ctx.tenantId, input.lines);
     const paymentId = newPaymentId();
     // From the checkout, not the payment: a payment re-created after its row was lost (an

@@ -12,7 +12,8 @@ import type { Transaction } from '../database.ts';
  * key: the second waits for the first's commit, then reads its binding. A key bound to
  * another action, or one that paid a checkout, is refused (`idempotency_key_reused`, 422),
  * as Stripe refuses a key reused on another endpoint; the same action under its key goes on
- * (the caller then finds its action and answers it as it is now).
+ * (the caller then finds its action and answers it as it is now). A checkout refuses a key a
+ * money action holds (`refuseMoneyActionKey`).
  *
  * @example
  * await bindMoneyActionKey(tx, { tenantId, key, kind: 'refund', paymentId });
@@ -45,4 +46,25 @@ export async function bindMoneyActionKey(
     .where(and(eq(payments.tenantId, binding.tenantId), eq(payments.idempotencyKey, binding.key)))
     .limit(1);
   if (paid) throw new IdempotencyError('idempotency_key_reused');
+}
+
+/**
+ * Refuses a new checkout under a key that already made a money action
+ * (`idempotency_key_reused`): a key is one operation per tenant, payments included. A pay and a
+ * money action racing under one key are not serialised here (each may miss the other's
+ * uncommitted row); each still moves only its own money.
+ *
+ * @example
+ * await refuseMoneyActionKey(tx, tenantId, key);
+ */
+export async function refuseMoneyActionKey(
+  tx: Transaction,
+  tenantId: string,
+  key: string,
+): Promise<void> {
+  const [held] = await tx
+    .select({ kind: moneyActionKeys.kind })
+    .from(moneyActionKeys)
+    .where(and(eq(moneyActionKeys.tenantId, tenantId), eq(moneyActionKeys.key, key)));
+  if (held) throw new IdempotencyError('idempotency_key_reused');
 }
