@@ -198,6 +198,7 @@ describe('REST capture, cancel and refunds through the worker and the processor'
     const input = { paymentId: payment.paymentId, amount: 100 };
     const first = await restRefund(key, input);
     expect(first).toMatchObject({ ok: true, replayed: false });
+    if (!first.ok) throw new Error(first.code);
     for (const transport of [graphqlRefund, trpcRefund]) {
       expect(await transport(key, input)).toMatchObject({ ok: true, refundId: first.refundId });
     }

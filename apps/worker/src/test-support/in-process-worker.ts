@@ -1,0 +1,48 @@
+import { claimDueJobs } from '@once/db/outbox';
+import type postgres from 'postgres';
+import type { ChargePaymentDeps } from '../charge-payment.ts';
+import { handledJobKinds, runJob } from '../job-handlers.ts';
+import { createProcessorClients } from '../processor-client.ts';
+
+/** The worker's job handlers in the caller's process, over a database another harness made. */
+export interface InProcessWorker {
+  /** Claims and runs every due job, as the dispatcher would, until none is due. */
+  runDueJobs(): Promise<void>;
+}
+
+/**
+ * The worker without its process: the same claim and the same handlers, against the real
+ * processor at `processorUrl`, for tests that drive the web's routes in-process and want the
+ * money moved between their steps, in an order they choose.
+ *
+ * @example
+ * const worker = createInProcessWorker({ sql: web.database.client.sql, processorUrl: processor.url });
+ * await worker.runDueJobs();
+ */
+export function createInProcessWorker(options: {
+  sql: postgres.Sql;
+  processorUrl: string;
+}): InProcessWorker {
+  const deps: ChargePaymentDeps = {
+    sql: options.sql,
+    processorFor: createProcessorClients({ processorUrl: options.processorUrl, timeoutMs: 5_000 }),
+    leaseMs: 30_000,
+    backoff: { baseMs: 10, maxMs: 20 },
+    log: () => {},
+  };
+  return {
+    async runDueJobs() {
+      for (let round = 0; round < 50; round++) {
+        const claims = await claimDueJobs(options.sql, {
+          workerId: 'w-in-process',
+          leaseMs: 30_000,
+          limit: 20,
+          kinds: handledJobKinds,
+        });
+        if (claims.length === 0) return;
+        for (const { job } of claims) await runJob(job, deps);
+      }
+      throw new Error('the in-process worker still finds due jobs after 50 rounds');
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import type { Answer, ModelRequest } from './money-model.ts';
+
+/**
+ * One model request over its transport, as a merchant's server sends it (its API key, the
+ * Idempotency-Key header), reduced to an answer: accepted with the id it names (a payment's, a
+ * refund's, a tRPC capture's or void's action), or refused with its stable code.
+ */
+export async function sendRequest(
+  url: string,
+  r: ModelRequest,
+  paymentId: string | undefined,
+): Promise<Answer> {
+  const headers = {
+    authorization: 'Bearer once_test_tenant_a',
+    'idempotency-key': r.key,
+    'content-type': 'application/json',
+  };
+  const post = (path: string, body: unknown) =>
+    fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  if (r.transport === 'rest') {
+    const answer = await post(restPath(r, paymentId), restBody(r));
+    const body = await answer.json();
+    if (answer.status >= 400) return { ok: false, code: body.code };
+    return { ok: true, id: r.op === 'pay' ? body.paymentId : body.refundId };
+  }
+  if (r.transport === 'graphql') {
+    const { query, variables, field, id } = graphqlMutation(r, paymentId);
+    const body = await (await post('/api/graphql', { query, variables })).json();
+    if (body.errors) return { ok: false, code: body.errors[0].extensions?.code ?? 'unknown' };
+    return { ok: true, id: id ? body.data[field][id] : undefined };
+  }
+  const procedure = {
+    pay: 'checkout.pay',
+    capture: 'ops.capturePayment',
+    void: 'ops.voidPayment',
+    refund: 'ops.refundPayment',
+  }[r.op];
+  const input =
+    r.op === 'pay'
+      ? {
+          lines: [{ productId: 'book_sre', quantity: r.amount }],
+          capture: r.manual ? 'manual' : 'automatic',
+        }
+      : { paymentId, ...(r.amount === undefined ? {} : { amount: r.amount }) };
+  const body = await (await post(`/api/trpc/${procedure}`, input)).json();
+  if (body.error) return { ok: false, code: body.error.data?.code ?? 'unknown' };
+  const data = body.result.data;
+  return {
+    ok: true,
+    id: data.paymentId && r.op === 'pay' ? data.paymentId : (data.refundId ?? data.actionId),
+  };
+}
+
+function restPath(r: ModelRequest, paymentId: string | undefined): string {
+  if (r.op === 'pay') return '/api/v1/payments';
+  const action = { capture: 'capture', void: 'cancel', refund: 'refunds' }[r.op];
+  return `/api/v1/payments/${paymentId}/${action}`;
+}
+
+function restBody(r: ModelRequest): unknown {
+  if (r.op === 'pay') {
+    return {
+      lines: [{ productId: 'book_sre', quantity: r.amount }],
+      captureMethod: r.manual ? 'manual' : 'automatic',
+    };
+  }
+  return r.amount === undefined ? {} : { amount: r.amount };
+}
+
+function graphqlMutation(r: ModelRequest, paymentId: string | undefined) {
+  const amount = r.amount === undefined ? {} : { amount: r.amount };
+  switch (r.op) {
+    case 'pay':
+      return {
+        query: 'mutation ($input: PayInput!) { pay(input: $input) { paymentId } }',
+        variables: {
+          input: {
+            lines: [{ productId: 'book_sre', quantity: r.amount }],
+            captureMethod: r.manual ? 'manual' : 'automatic',
+          },
+        },
+        field: 'pay',
+        id: 'paymentId',
+      };
+    case 'capture':
+      return {
+        query:
+          'mutation ($paymentId: ID!, $amount: Int) { capturePayment(paymentId: $paymentId, amount: $amount) { paymentId } }',
+        variables: { paymentId, ...amount },
+        field: 'capturePayment',
+        id: undefined,
+      };
+    case 'void':
+      return {
+        query: 'mutation ($paymentId: ID!) { cancelPayment(paymentId: $paymentId) { paymentId } }',
+        variables: { paymentId },
+        field: 'cancelPayment',
+        id: undefined,
+      };
+    case 'refund':
+      return {
+        query:
+          'mutation ($paymentId: ID!, $amount: Int) { refundPayment(paymentId: $paymentId, amount: $amount) { refundId } }',
+        variables: { paymentId, ...amount },
+        field: 'refundPayment',
+        id: 'refundId',
+      };
+  }
+}
