@@ -25,6 +25,8 @@ const PEERS = [
   '@types/node',
   '@types/react',
   '@types/react-dom',
+  // `next build` type-checks a TypeScript app with the project's own compiler.
+  'typescript',
 ];
 
 /**
@@ -60,7 +62,16 @@ export async function createConsumerProject(dir: string, tarball: string): Promi
   for (const name of PEERS) dependencies[name] = await lockedVersion(name);
   await writeFile(
     path.join(dir, 'package.json'),
-    JSON.stringify({ name: 'once-consumers', private: true, type: 'module', dependencies }),
+    // `workspaces` marks this folder as the project's root, as a lockfile or a monorepo's
+    // manifest does in a real one (this install writes no lockfile): Turbopack then reads
+    // node_modules here when `next build` runs in a subfolder (quickstart-tests.ts).
+    JSON.stringify({
+      name: 'once-consumers',
+      private: true,
+      type: 'module',
+      workspaces: [],
+      dependencies,
+    }),
   );
   await cp(fixtures, dir, { recursive: true });
   await run(

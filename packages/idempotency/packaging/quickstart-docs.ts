@@ -72,11 +72,14 @@ export async function writeQuickstarts(
 ): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-  for (const { name, files } of quickstarts) {
-    for (const { file, code } of files) {
-      const target = path.join(dir, name, file);
-      await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, code);
-    }
+  for (const { name, files } of quickstarts) await writeApp(path.join(dir, name), files);
+}
+
+/** Writes a page's files into `dir` as they are, and nothing else (no tsconfig of ours). */
+export async function writeApp(dir: string, files: QuickstartFile[]): Promise<void> {
+  for (const { file, code } of files) {
+    const target = path.join(dir, file);
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, code);
   }
 }

@@ -12,6 +12,7 @@ import {
   type Quickstart,
   readQuickstarts,
   readReadmeExample,
+  writeApp,
   writeQuickstarts,
 } from './quickstart-docs.ts';
 
@@ -121,6 +122,40 @@ export function describeQuickstarts(projectDir: () => string) {
       });
     }, 60_000);
 
+    it.concurrent('next: built with next build and started as shipped, two visitors get two keys', async ({
+      expect,
+    }) => {
+      const app = path.join(projectDir(), 'next-app');
+      await writeApp(app, page('next').files);
+      const next = path.join(projectDir(), 'node_modules/next/dist/bin/next');
+      const env = { DATABASE_URL: database.url };
+      const built = Date.now();
+      await run(process.execPath, [next, 'build'], {
+        cwd: app,
+        env: consumerEnv(env),
+        timeout: 240_000,
+        maxBuffer: 16 * 1024 * 1024,
+      }).catch((error: { stdout: string; stderr: string }) => {
+        throw new Error(`next build failed:\n${error.stdout}\n${error.stderr}`);
+      });
+      console.log(
+        `next build of the quickstart took ${((Date.now() - built) / 1000).toFixed(1)} s`,
+      );
+      const server = await startServer(app, database.url, [next, 'start', '--port']);
+      try {
+        const keyOf = async () => {
+          const html = await (await fetch(`http://localhost:${server.port}/`)).text();
+          return /name="idempotency-key" value="([^"]+)"/.exec(html)?.[1];
+        };
+        const [first, second] = [await keyOf(), await keyOf()];
+        expect(first).toMatch(/^[0-9a-f-]{36}$/);
+        expect(second).toMatch(/^[0-9a-f-]{36}$/);
+        expect(second).not.toBe(first);
+      } finally {
+        await server.stop();
+      }
+    }, 300_000);
+
     it.concurrent('a server started without the tables stops with the one line naming the migration', async ({
       expect,
     }) => {
@@ -207,13 +242,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The page's server.ts on a free port, once it accepts connections. */
-async function startServer(cwd: string, databaseUrl: string) {
+/**
+ * The page's server.ts on a free port (or `node <args> <port>`), once it accepts connections.
+ * Its own process group: `next start` serves from a child process the group's kill reaches.
+ */
+async function startServer(cwd: string, databaseUrl: string, nodeArgs?: string[]) {
   const port = await freePort();
-  const child: ChildProcess = spawn(bin('tsx'), ['server.ts'], {
+  const [command, args] = nodeArgs
+    ? [process.execPath, [...nodeArgs, String(port)]]
+    : [bin('tsx'), ['server.ts']];
+  const child: ChildProcess = spawn(command, args, {
     cwd,
     env: consumerEnv({ DATABASE_URL: databaseUrl, PORT: String(port) }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk));
@@ -222,7 +264,7 @@ async function startServer(cwd: string, databaseUrl: string) {
     new Promise<void>((resolve) => {
       if (child.exitCode !== null) return resolve();
       child.once('exit', () => resolve());
-      child.kill('SIGTERM');
+      process.kill(-child.pid!, 'SIGTERM');
     });
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server.ts exited:\n${output}`);

@@ -33,6 +33,7 @@ const SHIPPED = [
   /^README\.md$/,
   /^CHANGELOG\.md$/,
   /^LICENSE$/,
+  /^docs\/.+\.md$/,
   /^dist\/.+\.(js|js\.map|d\.ts|d\.ts\.map)$/,
   /^src\/.+\.ts$/,
 ];
@@ -96,6 +97,28 @@ describe('the published package', () => {
         expect.arrayContaining([`${file}.map`, file.replace(/\.js$/, '.d.ts')]),
       );
     }
+  }, 120_000);
+
+  it('every relative link of a shipped Markdown file points to a shipped file', async () => {
+    const { stdout } = await run('tar', ['-tzf', packed.tarball]);
+    const files = new Set(
+      stdout
+        .split('\n')
+        .filter((entry) => entry.endsWith('.md'))
+        .map((entry) => entry.replace(/^package\//, '')),
+    );
+    expect(files).toContain('README.md');
+    const broken: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(path.join(packageDir, file), 'utf8');
+      for (const [, target = ''] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+        const shipped = path.posix.normalize(path.posix.join(path.posix.dirname(file), target));
+        if (!files.has(shipped) && !stdout.includes(`package/${shipped}\n`))
+          broken.push(`${file} -> ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
   }, 120_000);
 
   it('gives every entry point types, ESM and the in-repo source condition', () => {
