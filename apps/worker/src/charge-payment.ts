@@ -21,8 +21,9 @@ import {
 } from './charge-outcome.ts';
 import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
 import type { Log } from './logger.ts';
+import type { RecordResult } from './outcome-recorded-event.ts';
 import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
-import { type RecordResult, recordChargeOutcome } from './record-charge-outcome.ts';
+import { recordChargeOutcome } from './record-charge-outcome.ts';
 import { recordPaymentIntentId } from './record-payment-intent.ts';
 import { whileRenewingLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';

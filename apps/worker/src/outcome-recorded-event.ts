@@ -1,6 +1,13 @@
 import type { ClaimedJob } from '@once/db/outbox';
 import { type PaymentEventInput, workerActor } from '@once/db/payment-events';
-import type { RecordResult } from './record-charge-outcome.ts';
+
+/** What happened to the job when the outcome was recorded. */
+export type RecordResult =
+  | { job: 'done' }
+  | { job: 'retry_scheduled'; delayMs: number }
+  | { job: 'dead' }
+  /** Another worker holds the job now: nothing was written. */
+  | { job: 'lease_lost' };
 
 /**
  * The `outcome.recorded` event of one attempt, written with the outcome in the transaction whose

@@ -2,8 +2,8 @@ import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import type { PaymentEventInput } from '@once/db/payment-events';
 import type Stripe from 'stripe';
 import type { ChargePaymentDeps } from './charge-payment.ts';
+import type { RecordResult } from './outcome-recorded-event.ts';
 import { type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
-import type { RecordResult } from './record-charge-outcome.ts';
 import { whileRenewingLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 

@@ -5,8 +5,7 @@ import type { PaymentActionKind } from '@once/db/schema';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type { AuthorizationEnd } from './authorization-outcome.ts';
-import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
-import type { RecordResult } from './record-charge-outcome.ts';
+import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
 
 /** An operator's capture or void as its job reads it. */
 export interface AuthorizationAction {

@@ -5,15 +5,7 @@ import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 import type { ChargeOutcome } from './charge-outcome.ts';
-import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
-
-/** What happened to the job when the outcome was recorded. */
-export type RecordResult =
-  | { job: 'done' }
-  | { job: 'retry_scheduled'; delayMs: number }
-  | { job: 'dead' }
-  /** Another worker holds the job now: nothing was written. */
-  | { job: 'lease_lost' };
+import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
 
 /**
  * Records one attempt's outcome and finishes (or reschedules) the job in ONE transaction,

@@ -7,10 +7,9 @@ import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
-import { outcomeRecordedEvent } from './outcome-recorded-event.ts';
+import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
 import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
 import { observedCall, type ProcessorCall } from './processor-call-log.ts';
-import type { RecordResult } from './record-charge-outcome.ts';
 
 interface RefundTarget {
   id: string;
