@@ -6,10 +6,10 @@ import {
   type AuthorizationIntentState,
   authorizationEndOf,
 } from './authorization-outcome.ts';
-import { isUnexpectedIntentState, outcomeOfChargeError } from './charge-outcome.ts';
 import type { ChargePaymentDeps } from './charge-payment.ts';
+import { isUnexpectedIntentState, outcomeOfChargeError } from './processor/charge-outcome.ts';
+import { observedCall, type ProcessorCall } from './processor/processor-call-log.ts';
 import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
-import { observedCall, type ProcessorCall } from './processor-call-log.ts';
 import {
   type ActionOutcome,
   type AuthorizationAction,

@@ -11,6 +11,8 @@ import {
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
 } from './adopted-intent-history.ts';
+import type { Log } from './logger.ts';
+import type { RecordResult } from './outcome-recorded-event.ts';
 import {
   type ChargeOutcome,
   isUnexpectedIntentState,
@@ -18,11 +20,13 @@ import {
   outcomeOfPaymentIntent,
   type PaymentIntentState,
   settledOutcomeOf,
-} from './charge-outcome.ts';
-import { findPaymentIntentByMetadata } from './find-payment-intent.ts';
-import type { Log } from './logger.ts';
-import type { RecordResult } from './outcome-recorded-event.ts';
-import { observedCall, type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
+} from './processor/charge-outcome.ts';
+import { findPaymentIntentByMetadata } from './processor/find-payment-intent.ts';
+import {
+  observedCall,
+  type ProcessorCall,
+  takeCallEvents,
+} from './processor/processor-call-log.ts';
 import { recordChargeOutcome } from './record-charge-outcome.ts';
 import { recordPaymentIntentId } from './record-payment-intent.ts';
 import { whileRenewingLease } from './renew-lease.ts';

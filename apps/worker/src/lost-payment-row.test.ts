@@ -4,7 +4,7 @@ import { createApiDependencies, createCaller, createContext } from '@once/api';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessorClients } from './processor-client.ts';
+import { createProcessorClients } from './processor/processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
 import { waitForTerminal } from './test-support/convergence.ts';
 import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';

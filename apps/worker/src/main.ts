@@ -14,7 +14,7 @@ import {
 } from './idempotency-key-upkeep.ts';
 import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
-import { createProcessorClients } from './processor-client.ts';
+import { createProcessorClients } from './processor/processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
 import { requeueUnansweredMoneyMoves } from './requeue-unanswered.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';

@@ -3,7 +3,7 @@ import type { PaymentEventInput } from '@once/db/payment-events';
 import type Stripe from 'stripe';
 import type { ChargePaymentDeps } from './charge-payment.ts';
 import type { RecordResult } from './outcome-recorded-event.ts';
-import { type ProcessorCall, takeCallEvents } from './processor-call-log.ts';
+import { type ProcessorCall, takeCallEvents } from './processor/processor-call-log.ts';
 import { whileRenewingLease } from './renew-lease.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 

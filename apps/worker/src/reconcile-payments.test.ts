@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessorClient, createProcessorClients } from './processor-client.ts';
+import { createProcessorClient, createProcessorClients } from './processor/processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
 import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';

@@ -4,8 +4,8 @@ import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-ev
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
-import type { ChargeOutcome } from './charge-outcome.ts';
 import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
+import type { ChargeOutcome } from './processor/charge-outcome.ts';
 
 /**
  * Records one attempt's outcome and finishes (or reschedules) the job in ONE transaction,

@@ -6,8 +6,8 @@ import { applyProcessorEvent, type ProcessorPaymentIntentEvent } from '@once/pay
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeOfAdoptedIntent } from './adopted-intent-history.ts';
-import { settledOutcomeOf } from './charge-outcome.ts';
 import { claimJobs } from './claim-jobs.ts';
+import { settledOutcomeOf } from './processor/charge-outcome.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
 import { recordChargeOutcome } from './record-charge-outcome.ts';
 

@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { expect } from 'vitest';
 import type { ChargePaymentDeps } from '../charge-payment.ts';
 import { handledJobKinds, runJob } from '../job-handlers.ts';
-import { createProcessorClients } from '../processor-client.ts';
+import { createProcessorClients } from '../processor/processor-client.ts';
 import { seedTenants } from './seed-checkouts.ts';
 
 /** The app's database, the real processor (in this process) and the worker's handlers over them. */

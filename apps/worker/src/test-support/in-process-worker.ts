@@ -2,7 +2,7 @@ import { claimDueJobs } from '@once/db/outbox';
 import type postgres from 'postgres';
 import type { ChargePaymentDeps } from '../charge-payment.ts';
 import { handledJobKinds, runJob } from '../job-handlers.ts';
-import { createProcessorClients } from '../processor-client.ts';
+import { createProcessorClients } from '../processor/processor-client.ts';
 
 /** The worker's job handlers in the caller's process, over a database another harness made. */
 export interface InProcessWorker {
