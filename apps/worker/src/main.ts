@@ -5,7 +5,6 @@ import { createReplaceableDatabaseClient, runMigrations } from '@once/db';
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { installDatabaseCrashPolicy } from '@once/postgres';
-import { backfillWebhookEvents } from './backfill-webhook-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import {
@@ -18,6 +17,7 @@ import { createProcessorClients } from './processor/processor-client.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
 import { requeueUnansweredMoneyMoves } from './requeue-unanswered.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
+import { backfillWebhookEvents } from './webhooks/backfill-webhook-events.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
 // A configuration that breaks a window's inequality is refused in one line, not a stack trace.

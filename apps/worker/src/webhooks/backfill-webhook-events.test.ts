@@ -1,9 +1,9 @@
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InProcessSystem, startInProcessSystem } from '../test-support/in-process-system.ts';
+import { type SeededCheckout, seedCheckout, seedRefund } from '../test-support/seed-checkouts.ts';
 import { backfillWebhookEvents } from './backfill-webhook-events.ts';
-import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
-import { type SeededCheckout, seedCheckout, seedRefund } from './test-support/seed-checkouts.ts';
 
 // The webhook backfill below the page: the worker's handlers in this process, the real
 // processor (in process) and a real database. The processor's webhook endpoint is a closed
