@@ -5,7 +5,7 @@ import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProcessorClients } from './processor/processor-client.ts';
-import { reconcilePayments } from './reconcile-payments.ts';
+import { reconcilePayments } from './reconcile/reconcile-payments.ts';
 import { waitForTerminal } from './test-support/convergence.ts';
 import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
 import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';

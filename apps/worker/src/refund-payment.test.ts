@@ -1,7 +1,7 @@
 import { claimDueJobs } from '@once/db/outbox';
 import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requeueUnansweredMoneyMoves } from './requeue-unanswered.ts';
+import { requeueUnansweredMoneyMoves } from './reconcile/requeue-unanswered.ts';
 import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
 import {
   type SeededCheckout,

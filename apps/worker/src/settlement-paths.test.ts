@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeOfAdoptedIntent } from './adopted-intent-history.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { settledOutcomeOf } from './processor/charge-outcome.ts';
-import { reconcilePayments } from './reconcile-payments.ts';
+import { reconcilePayments } from './reconcile/reconcile-payments.ts';
 import { recordChargeOutcome } from './record-charge-outcome.ts';
 
 // The three paths that settle a payment (the worker recording a charge's outcome, the

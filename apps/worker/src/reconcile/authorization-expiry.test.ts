@@ -1,10 +1,10 @@
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InProcessSystem, startInProcessSystem } from '../test-support/in-process-system.ts';
+import { seedCheckout } from '../test-support/seed-checkouts.ts';
+import { backfillWebhookEvents } from '../webhooks/backfill-webhook-events.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
-import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
-import { seedCheckout } from './test-support/seed-checkouts.ts';
-import { backfillWebhookEvents } from './webhooks/backfill-webhook-events.ts';
 
 // An authorisation nobody captured: the processor cancels it when its window ends
 // (`cancellation_reason: automatic`, as Stripe does after 7 days) and sends

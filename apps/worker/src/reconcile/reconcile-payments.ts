@@ -12,11 +12,11 @@ import {
   mayHaveHistory,
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
-} from './adopted-intent-history.ts';
-import type { Log } from './logger.ts';
-import { cancelIntent } from './processor/cancel-intent.ts';
-import { isUnexpectedIntentState, settledOutcomeOf } from './processor/charge-outcome.ts';
-import { findPaymentIntentByMetadata } from './processor/find-payment-intent.ts';
+} from '../adopted-intent-history.ts';
+import type { Log } from '../logger.ts';
+import { cancelIntent } from '../processor/cancel-intent.ts';
+import { isUnexpectedIntentState, settledOutcomeOf } from '../processor/charge-outcome.ts';
+import { findPaymentIntentByMetadata } from '../processor/find-payment-intent.ts';
 import { reconcileAuthorizations } from './reconcile-authorizations.ts';
 import { reconcileChallenges } from './reconcile-three-d-secure.ts';
 import { isUnsettled } from './unsettled-statuses.ts';

@@ -1,9 +1,9 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessorClient, createProcessorClients } from './processor/processor-client.ts';
+import { createProcessorClient, createProcessorClients } from '../processor/processor-client.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../test-support/processor.ts';
+import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 import { reconcilePayments } from './reconcile-payments.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 
 // The reconciler in-process against the real mock processor: one merchant whose processor
 // key was rotated (every lookup refused) must not starve the others.
