@@ -2,7 +2,7 @@ import { renewLease } from '@once/db/outbox';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { claimJobs } from './claim-jobs.ts';
-import { recordChargeOutcome } from './record-charge-outcome.ts';
+import { recordChargeOutcome } from './jobs/charge/record-charge-outcome.ts';
 import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 
 const backoff = { baseMs: 60_000, maxMs: 120_000 };

@@ -12,7 +12,7 @@ import {
   mayHaveHistory,
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
-} from '../adopted-intent-history.ts';
+} from '../jobs/charge/adopted-intent-history.ts';
 import type { Log } from '../logger.ts';
 import { cancelIntent } from '../processor/cancel-intent.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from '../processor/charge-outcome.ts';

@@ -9,8 +9,8 @@ import {
 } from '@once/processor/testing';
 import postgres from 'postgres';
 import { expect } from 'vitest';
-import type { ChargePaymentDeps } from '../charge-payment.ts';
-import { handledJobKinds, runJob } from '../job-handlers.ts';
+import type { ChargePaymentDeps } from '../jobs/charge/charge-payment.ts';
+import { handledJobKinds, runJob } from '../jobs/job-handlers.ts';
 import { createProcessorClients } from '../processor/processor-client.ts';
 import { seedTenants } from './seed-checkouts.ts';
 

@@ -1,7 +1,7 @@
 import { claimDueJobs } from '@once/db/outbox';
 import type postgres from 'postgres';
-import type { ChargePaymentDeps } from '../charge-payment.ts';
-import { handledJobKinds, runJob } from '../job-handlers.ts';
+import type { ChargePaymentDeps } from '../jobs/charge/charge-payment.ts';
+import { handledJobKinds, runJob } from '../jobs/job-handlers.ts';
 import { createProcessorClients } from '../processor/processor-client.ts';
 
 /** The worker's job handlers in the caller's process, over a database another harness made. */

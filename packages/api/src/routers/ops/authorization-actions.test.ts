@@ -9,7 +9,7 @@ import {
 import { refusal } from '../../testing/refusal.ts';
 
 // The operator's capture and void as the API writes them: the action and its job first, under
-// the caller's Idempotency-Key; the worker's side is apps/worker/src/authorization-action.test.ts.
+// the caller's Idempotency-Key; the worker's side is apps/worker/src/jobs/authorization/authorization-action.test.ts.
 let h: ApiTestHarness;
 
 beforeAll(async () => {

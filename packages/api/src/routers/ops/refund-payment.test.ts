@@ -9,7 +9,7 @@ import {
 import { refusal } from '../../testing/refusal.ts';
 
 // The operator's refund as the API writes it: the refund and its job first, under the caller's
-// Idempotency-Key; the worker's side is apps/worker/src/refund-payment.test.ts.
+// Idempotency-Key; the worker's side is apps/worker/src/jobs/refund/refund-payment.test.ts.
 let h: ApiTestHarness;
 
 beforeAll(async () => {

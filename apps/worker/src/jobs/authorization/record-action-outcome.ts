@@ -4,8 +4,8 @@ import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-ev
 import type { PaymentActionKind } from '@once/db/schema';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
+import { outcomeRecordedEvent, type RecordResult } from '../outcome-recorded-event.ts';
 import type { AuthorizationEnd } from './authorization-outcome.ts';
-import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
 
 /** An operator's capture or void as its job reads it. */
 export interface AuthorizationAction {

@@ -6,8 +6,8 @@ import {
 } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { ChargeOutcome } from './processor/charge-outcome.ts';
-import { observedCall, type ProcessorCall } from './processor/processor-call-log.ts';
+import type { ChargeOutcome } from '../../processor/charge-outcome.ts';
+import { observedCall, type ProcessorCall } from '../../processor/processor-call-log.ts';
 
 /**
  * What an intent taken over from an earlier payment of the same checkout went through after

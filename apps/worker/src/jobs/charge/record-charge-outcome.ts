@@ -3,9 +3,9 @@ import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
+import type { ChargeOutcome } from '../../processor/charge-outcome.ts';
+import { outcomeRecordedEvent, type RecordResult } from '../outcome-recorded-event.ts';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
-import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
-import type { ChargeOutcome } from './processor/charge-outcome.ts';
 
 /**
  * Records one attempt's outcome and finishes (or reschedules) the job in ONE transaction,

@@ -6,10 +6,10 @@ import {
   expectConvergedInvariantHolds,
   ledgerChargesFor,
   waitForTerminal,
-} from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+} from '../../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../../test-support/processor.ts';
+import { seedCheckout, seedTenants } from '../../test-support/seed-checkouts.ts';
 
 // Regression: the cockpit's processor switches ("charge, answer too late", "charge, then drop
 // the connection", "charge, then answer 500") armed `POST /v1/payment_intents`, so they hit

@@ -1,4 +1,4 @@
-import type { PaymentIntentState } from './processor/charge-outcome.ts';
+import type { PaymentIntentState } from '../../processor/charge-outcome.ts';
 
 /** What the processor's intent proves about an authorisation, whoever asked for what. */
 export type AuthorizationEnd =

@@ -1,11 +1,11 @@
 import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import type { PaymentEventInput } from '@once/db/payment-events';
 import type Stripe from 'stripe';
-import type { ChargePaymentDeps } from './charge-payment.ts';
+import { type ProcessorCall, takeCallEvents } from '../processor/processor-call-log.ts';
+import { whileRenewingLease } from '../renew-lease.ts';
+import { withDatabaseRetry } from '../transient-database-error.ts';
+import type { ChargePaymentDeps } from './charge/charge-payment.ts';
 import type { RecordResult } from './outcome-recorded-event.ts';
-import { type ProcessorCall, takeCallEvents } from './processor/processor-call-log.ts';
-import { whileRenewingLease } from './renew-lease.ts';
-import { withDatabaseRetry } from './transient-database-error.ts';
 
 export type ActionJobResult = RecordResult | { job: 'skipped'; reason: string };
 

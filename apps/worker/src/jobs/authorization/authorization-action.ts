@@ -1,15 +1,15 @@
 import type { ClaimedJob } from '@once/db/outbox';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
+import { isUnexpectedIntentState, outcomeOfChargeError } from '../../processor/charge-outcome.ts';
+import { observedCall, type ProcessorCall } from '../../processor/processor-call-log.ts';
+import type { ChargePaymentDeps } from '../charge/charge-payment.ts';
+import { type ActionJobResult, runProcessorActionJob } from '../processor-action-job.ts';
 import {
   type AuthorizationEnd,
   type AuthorizationIntentState,
   authorizationEndOf,
 } from './authorization-outcome.ts';
-import type { ChargePaymentDeps } from './charge-payment.ts';
-import { isUnexpectedIntentState, outcomeOfChargeError } from './processor/charge-outcome.ts';
-import { observedCall, type ProcessorCall } from './processor/processor-call-log.ts';
-import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
 import {
   type ActionOutcome,
   type AuthorizationAction,

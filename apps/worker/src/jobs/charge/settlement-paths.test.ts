@@ -5,10 +5,10 @@ import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { applyProcessorEvent, type ProcessorPaymentIntentEvent } from '@once/payments';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimJobs } from '../../claim-jobs.ts';
+import { settledOutcomeOf } from '../../processor/charge-outcome.ts';
+import { reconcilePayments } from '../../reconcile/reconcile-payments.ts';
 import { outcomeOfAdoptedIntent } from './adopted-intent-history.ts';
-import { claimJobs } from './claim-jobs.ts';
-import { settledOutcomeOf } from './processor/charge-outcome.ts';
-import { reconcilePayments } from './reconcile/reconcile-payments.ts';
 import { recordChargeOutcome } from './record-charge-outcome.ts';
 
 // The three paths that settle a payment (the worker recording a charge's outcome, the

@@ -1,14 +1,17 @@
 import { claimDueJobs } from '@once/db/outbox';
 import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requeueUnansweredMoneyMoves } from './reconcile/requeue-unanswered.ts';
-import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
+import { requeueUnansweredMoneyMoves } from '../../reconcile/requeue-unanswered.ts';
+import {
+  type InProcessSystem,
+  startInProcessSystem,
+} from '../../test-support/in-process-system.ts';
 import {
   type SeededCheckout,
   seedAuthorizationAction,
   seedCheckout,
   seedRefund,
-} from './test-support/seed-checkouts.ts';
+} from '../../test-support/seed-checkouts.ts';
 
 // Refunds end to end below the API: the worker's handlers in this process, the real processor
 // (in process) and a real database, one of each for the file.

@@ -4,11 +4,11 @@ import { createApiDependencies, createCaller, createContext } from '@once/api';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProcessorClients } from './processor/processor-client.ts';
-import { reconcilePayments } from './reconcile/reconcile-payments.ts';
-import { waitForTerminal } from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
+import { createProcessorClients } from '../../processor/processor-client.ts';
+import { reconcilePayments } from '../../reconcile/reconcile-payments.ts';
+import { waitForTerminal } from '../../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../../test-support/processor.ts';
 
 // A failover to a standby that never got an acknowledged commit loses the payment, its job
 // and its idempotency key; the shopper's retry with the same key then makes a new payment.

@@ -4,9 +4,9 @@ import { createHttpProcessorLedger } from '@once/api/processor-ledger';
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForTerminal } from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
+import { waitForTerminal } from '../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../test-support/processor.ts';
 
 // Real parts: `checkout.pay` through the tRPC caller, a worker process, the mock processor
 // process; the timeline is read back through `ops.paymentTimeline` as the cockpit reads it.

@@ -1,9 +1,13 @@
 import type { ClaimedJob } from '@once/db/outbox';
 import type { OutboxJobKind } from '@once/db/schema';
-import { runAuthorizationAction } from './authorization-action.ts';
-import { type ChargeJobResult, type ChargePaymentDeps, chargePayment } from './charge-payment.ts';
+import { runAuthorizationAction } from './authorization/authorization-action.ts';
+import {
+  type ChargeJobResult,
+  type ChargePaymentDeps,
+  chargePayment,
+} from './charge/charge-payment.ts';
 import type { ActionJobResult } from './processor-action-job.ts';
-import { refundPaymentJob } from './refund-payment.ts';
+import { refundPaymentJob } from './refund/refund-payment.ts';
 
 /** What a job's run came to, as the dispatcher logs it. */
 type JobResult = ChargeJobResult | ActionJobResult;

@@ -4,15 +4,7 @@ import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import Stripe from 'stripe';
-import {
-  type AdoptedIntentHistory,
-  isEarlierPaymentsIntent,
-  mayHaveHistory,
-  outcomeOfAdoptedIntent,
-  readAdoptedIntentHistory,
-} from './adopted-intent-history.ts';
-import type { Log } from './logger.ts';
-import type { RecordResult } from './outcome-recorded-event.ts';
+import type { Log } from '../../logger.ts';
 import {
   type ChargeOutcome,
   isUnexpectedIntentState,
@@ -20,17 +12,25 @@ import {
   outcomeOfPaymentIntent,
   type PaymentIntentState,
   settledOutcomeOf,
-} from './processor/charge-outcome.ts';
-import { findPaymentIntentByMetadata } from './processor/find-payment-intent.ts';
+} from '../../processor/charge-outcome.ts';
+import { findPaymentIntentByMetadata } from '../../processor/find-payment-intent.ts';
 import {
   observedCall,
   type ProcessorCall,
   takeCallEvents,
-} from './processor/processor-call-log.ts';
+} from '../../processor/processor-call-log.ts';
+import { whileRenewingLease } from '../../renew-lease.ts';
+import { withDatabaseRetry } from '../../transient-database-error.ts';
+import type { RecordResult } from '../outcome-recorded-event.ts';
+import {
+  type AdoptedIntentHistory,
+  isEarlierPaymentsIntent,
+  mayHaveHistory,
+  outcomeOfAdoptedIntent,
+  readAdoptedIntentHistory,
+} from './adopted-intent-history.ts';
 import { recordChargeOutcome } from './record-charge-outcome.ts';
 import { recordPaymentIntentId } from './record-payment-intent.ts';
-import { whileRenewingLease } from './renew-lease.ts';
-import { withDatabaseRetry } from './transient-database-error.ts';
 
 /** The test payment method when the checkout did not name one (Stripe's test Visa). */
 const DEFAULT_PAYMENT_METHOD = 'pm_card_visa';

@@ -5,11 +5,11 @@ import type { RefundStatus } from '@once/db/schema';
 import { refundStatusesRecordableAs } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { ChargePaymentDeps } from './charge-payment.ts';
-import { outcomeRecordedEvent, type RecordResult } from './outcome-recorded-event.ts';
-import { outcomeOfChargeError } from './processor/charge-outcome.ts';
-import { observedCall, type ProcessorCall } from './processor/processor-call-log.ts';
-import { type ActionJobResult, runProcessorActionJob } from './processor-action-job.ts';
+import { outcomeOfChargeError } from '../../processor/charge-outcome.ts';
+import { observedCall, type ProcessorCall } from '../../processor/processor-call-log.ts';
+import type { ChargePaymentDeps } from '../charge/charge-payment.ts';
+import { outcomeRecordedEvent, type RecordResult } from '../outcome-recorded-event.ts';
+import { type ActionJobResult, runProcessorActionJob } from '../processor-action-job.ts';
 
 interface RefundTarget {
   id: string;

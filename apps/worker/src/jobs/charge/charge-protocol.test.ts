@@ -4,10 +4,10 @@ import {
   expectConvergedInvariantHolds,
   ledgerChargesFor,
   waitForTerminal,
-} from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+} from '../../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../../test-support/processor.ts';
+import { seedCheckout, seedTenants } from '../../test-support/seed-checkouts.ts';
 
 // The charge path against windows that do not fit: a processor that forgets keys sooner
 // than the worker retries, and a processor that holds a charge longer than every window

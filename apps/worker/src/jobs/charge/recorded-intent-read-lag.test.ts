@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerChargesFor } from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+import { ledgerChargesFor } from '../../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../../test-support/processor.ts';
+import { seedCheckout, seedTenants } from '../../test-support/seed-checkouts.ts';
 
 // Regression: a 404 when the worker retrieves the intent IT recorded (the processor's reads
 // lag behind its writes) used to be a definite refusal: the job died at once and a charged

@@ -1,13 +1,16 @@
 import { claimDueJobs } from '@once/db/outbox';
 import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requeueUnansweredMoneyMoves } from './reconcile/requeue-unanswered.ts';
-import { type InProcessSystem, startInProcessSystem } from './test-support/in-process-system.ts';
+import { requeueUnansweredMoneyMoves } from '../../reconcile/requeue-unanswered.ts';
+import {
+  type InProcessSystem,
+  startInProcessSystem,
+} from '../../test-support/in-process-system.ts';
 import {
   type SeededCheckout,
   seedAuthorizationAction,
   seedCheckout,
-} from './test-support/seed-checkouts.ts';
+} from '../../test-support/seed-checkouts.ts';
 
 // Manual capture end to end below the API: the worker's handlers, run in this process, against
 // the real processor (in process too) and a real database; one of each for the whole file.
