@@ -110,6 +110,38 @@ describe('Supervisor', () => {
     expect(isProcessAlive(secondPid)).toBe(false);
   }, 30_000);
 
+  it('lists the parts in start order while one of them restarts, and counts its restart', async () => {
+    const supervisor = new Supervisor(() => {}, undefined, {
+      // A long first backoff: the killed part stays between its crash and its restart.
+      restart: {
+        initialDelayMs: 60_000,
+        maxDelayMs: 60_000,
+        maxRestarts: 5,
+        windowMs: 10_000,
+        resetAfterMs: 5_000,
+      },
+    });
+    const script = 'console.log("ready"); setInterval(() => {}, 1000)';
+    for (const name of ['postgres', 'worker-1', 'web']) {
+      await supervisor.start({
+        name,
+        command: process.execPath,
+        args: ['-e', script],
+        readyLine: /^ready$/,
+      });
+    }
+    supervisor.killForRestart('worker-1');
+    expect(await waitUntil(() => supervisor.status().some((p) => p.state === 'restarting'))).toBe(
+      true,
+    );
+    expect(supervisor.status().map((p) => `${p.name} ${p.state} ${p.restarts}`)).toEqual([
+      'postgres up 0',
+      'worker-1 restarting 1',
+      'web up 0',
+    ]);
+    await supervisor.stopAll();
+  }, 30_000);
+
   it('gives up on a crash loop with one clear message', async () => {
     const lines: string[] = [];
     const gaveUp: string[] = [];

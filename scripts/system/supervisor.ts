@@ -81,6 +81,11 @@ export class Supervisor {
   private readonly restarting = new Set<string>();
   private readonly down = new Set<string>();
   private readonly restartCounts = new Map<string, number>();
+  /**
+   * Each part's name in the order it first started: a part between its crash and its restart
+   * keeps its place in `status()`, so a watcher's list does not reorder when one changes state.
+   */
+  private readonly startOrder: string[] = [];
   /** Processes killed on request (`killForRestart`): their exit is no crash. */
   private readonly requestedKills = new WeakSet<ManagedProcess>();
   /** Stops our process groups if this process dies without stopping them. */
@@ -122,7 +127,11 @@ export class Supervisor {
         restarts: this.restartCounts.get(name) ?? 0,
       });
     }
-    return parts;
+    const place = (name: string) => {
+      const index = this.startOrder.indexOf(name);
+      return index === -1 ? this.startOrder.length : index;
+    };
+    return parts.sort((a, b) => place(a.name) - place(b.name));
   }
 
   /** Starts a process and resolves once it is ready (or rejects if it dies first). */
@@ -178,6 +187,7 @@ export class Supervisor {
     }
     if (at.index !== undefined) this.processes.splice(at.index, 0, managed);
     else this.processes.push(managed);
+    if (!spec.oneShot && !this.startOrder.includes(spec.name)) this.startOrder.push(spec.name);
     if (child.pid !== undefined) this.tether.addGroup(child.pid);
     void managed.exited.then((code) => {
       if (spec.oneShot) {
