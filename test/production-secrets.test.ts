@@ -12,7 +12,7 @@ const APPS = {
   migrate: 'packages/db/src/migrate-cli.ts',
   web: 'apps/web/src/process/main.ts',
   processor: 'apps/processor/src/main.ts',
-  worker: 'apps/worker/src/main.ts',
+  worker: 'apps/worker/src/runtime/main.ts',
 } as const;
 
 /** What every app needs to get as far as its environment check: nothing answers there. */

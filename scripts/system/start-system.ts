@@ -228,7 +228,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   const startWorker = (i: number) =>
     supervisor.start({
       name: `worker-${i + 1}`,
-      ...tsxEntry('apps/worker/src/main.ts'),
+      ...tsxEntry('apps/worker/src/runtime/main.ts'),
       env: workerEnv(i),
       healthUrl: `http://127.0.0.1:${workerBase + i}/healthz`,
     });

@@ -91,7 +91,7 @@ export const endToEnd: Scenario = {
         children.push(
           await startNodeProcess({
             name: `worker-${index}`,
-            script: 'apps/worker/src/main.ts',
+            script: 'apps/worker/src/runtime/main.ts',
             env: {
               DATABASE_URL: ctx.pg.url,
               PROCESSOR_URL: processorUrl,

@@ -2,8 +2,8 @@ import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import type { PaymentEventInput } from '@once/db/payment-events';
 import type Stripe from 'stripe';
 import { type ProcessorCall, takeCallEvents } from '../processor/processor-call-log.ts';
-import { whileRenewingLease } from '../renew-lease.ts';
-import { withDatabaseRetry } from '../transient-database-error.ts';
+import { whileRenewingLease } from '../runtime/renew-lease.ts';
+import { withDatabaseRetry } from '../runtime/transient-database-error.ts';
 import type { ChargePaymentDeps } from './charge/charge-payment.ts';
 import type { RecordResult } from './outcome-recorded-event.ts';
 

@@ -5,7 +5,7 @@ import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { Log } from '../logger.ts';
+import type { Log } from '../runtime/logger.ts';
 
 export interface AuthorizationReconcileOptions {
   sql: postgres.Sql;

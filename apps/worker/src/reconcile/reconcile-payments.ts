@@ -13,10 +13,10 @@ import {
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
 } from '../jobs/charge/adopted-intent-history.ts';
-import type { Log } from '../logger.ts';
 import { cancelIntent } from '../processor/cancel-intent.ts';
 import { isUnexpectedIntentState, settledOutcomeOf } from '../processor/charge-outcome.ts';
 import { findPaymentIntentByMetadata } from '../processor/find-payment-intent.ts';
+import type { Log } from '../runtime/logger.ts';
 import { reconcileAuthorizations } from './reconcile-authorizations.ts';
 import { reconcileChallenges } from './reconcile-three-d-secure.ts';
 import { isUnsettled } from './unsettled-statuses.ts';

@@ -5,9 +5,9 @@ import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { Log } from '../logger.ts';
 import { cancelIntent } from '../processor/cancel-intent.ts';
 import { type ChargeOutcome, settledOutcomeOf } from '../processor/charge-outcome.ts';
+import type { Log } from '../runtime/logger.ts';
 
 export interface ChallengeReconcileOptions {
   sql: postgres.Sql;

@@ -126,7 +126,7 @@ export async function startWorkerProcess(
   workerId: string,
 ): Promise<RunningProcess> {
   const worker = startProcess(
-    'apps/worker/src/main.ts',
+    'apps/worker/src/runtime/main.ts',
     { ...FAST_WORKER_ENV, WORKER_ID: workerId, ...env },
     workerId,
   );

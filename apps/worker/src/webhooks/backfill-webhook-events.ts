@@ -14,7 +14,7 @@ import {
   refundEventTypes,
 } from '@once/payments';
 import type Stripe from 'stripe';
-import type { Log } from '../logger.ts';
+import type { Log } from '../runtime/logger.ts';
 
 export interface WebhookBackfillOptions {
   /** The database and an idempotency engine over it: where each event is recorded once. */

@@ -4,7 +4,6 @@ import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import Stripe from 'stripe';
-import type { Log } from '../../logger.ts';
 import {
   type ChargeOutcome,
   isUnexpectedIntentState,
@@ -19,8 +18,9 @@ import {
   type ProcessorCall,
   takeCallEvents,
 } from '../../processor/processor-call-log.ts';
-import { whileRenewingLease } from '../../renew-lease.ts';
-import { withDatabaseRetry } from '../../transient-database-error.ts';
+import type { Log } from '../../runtime/logger.ts';
+import { whileRenewingLease } from '../../runtime/renew-lease.ts';
+import { withDatabaseRetry } from '../../runtime/transient-database-error.ts';
 import type { RecordResult } from '../outcome-recorded-event.ts';
 import {
   type AdoptedIntentHistory,

@@ -5,9 +5,9 @@ import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { applyProcessorEvent, type ProcessorPaymentIntentEvent } from '@once/payments';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimJobs } from '../../claim-jobs.ts';
 import { settledOutcomeOf } from '../../processor/charge-outcome.ts';
 import { reconcilePayments } from '../../reconcile/reconcile-payments.ts';
+import { claimJobs } from '../../runtime/claim-jobs.ts';
 import { outcomeOfAdoptedIntent } from './adopted-intent-history.ts';
 import { recordChargeOutcome } from './record-charge-outcome.ts';
 

@@ -3,9 +3,9 @@ import { schema } from '@once/db';
 import { type ClaimedJob, msUntilNextClaimable } from '@once/db/outbox';
 import { isTransientDatabaseError } from '@once/postgres';
 import type postgres from 'postgres';
+import type { ChargePaymentDeps } from '../jobs/charge/charge-payment.ts';
+import { runJob } from '../jobs/job-handlers.ts';
 import { claimJobs } from './claim-jobs.ts';
-import type { ChargePaymentDeps } from './jobs/charge/charge-payment.ts';
-import { runJob } from './jobs/job-handlers.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
 export interface DispatcherOptions extends ChargePaymentDeps {

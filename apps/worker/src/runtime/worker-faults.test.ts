@@ -5,10 +5,10 @@ import {
   expectConvergedInvariantHolds,
   ledgerChargesFor,
   waitForTerminal,
-} from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+} from '../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../test-support/processor.ts';
+import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 
 // Real processes: the mock processor (its own database) and a worker, both via tsx.
 let app: TestDatabase;

@@ -1,9 +1,9 @@
 import { renewLease } from '@once/db/outbox';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recordChargeOutcome } from '../jobs/charge/record-charge-outcome.ts';
+import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 import { claimJobs } from './claim-jobs.ts';
-import { recordChargeOutcome } from './jobs/charge/record-charge-outcome.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 
 const backoff = { baseMs: 60_000, maxMs: 120_000 };
 let database: TestDatabase;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { startProcess } from './test-support/processes.ts';
+import { startProcess } from '../test-support/processes.ts';
 
 describe('worker start-up with windows that do not fit', () => {
   it('refuses to start in one line, exit 1, before touching the database', async () => {
     const worker = startProcess(
-      'apps/worker/src/main.ts',
+      'apps/worker/src/runtime/main.ts',
       {
         // Nothing listens here: a refusal must come before any connection attempt.
         DATABASE_URL: 'postgres://postgres:password@127.0.0.1:9/once',

@@ -1,8 +1,8 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 import { startDispatcher } from './dispatcher.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 
 // The dispatcher's LISTEN outlives its connection: after the listening backend is terminated,
 // and after an outage in which postgres.js's own single re-LISTEN was lost (a failover: no

@@ -1,8 +1,8 @@
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 import { startDispatcher } from './dispatcher.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
 
 let database: TestDatabase;
 

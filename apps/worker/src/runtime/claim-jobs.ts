@@ -5,7 +5,7 @@ import {
 } from '@once/db/outbox';
 import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import type postgres from 'postgres';
-import { handledJobKinds } from './jobs/job-handlers.ts';
+import { handledJobKinds } from '../jobs/job-handlers.ts';
 
 /** The outbox's claim options; the kinds are the ones this worker has handlers for. */
 type ClaimOptions = Omit<OutboxClaimOptions, 'kinds'>;

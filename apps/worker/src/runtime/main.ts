@@ -5,6 +5,10 @@ import { createReplaceableDatabaseClient, runMigrations } from '@once/db';
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { installDatabaseCrashPolicy } from '@once/postgres';
+import { createProcessorClients } from '../processor/processor-client.ts';
+import { reconcilePayments } from '../reconcile/reconcile-payments.ts';
+import { requeueUnansweredMoneyMoves } from '../reconcile/requeue-unanswered.ts';
+import { backfillWebhookEvents } from '../webhooks/backfill-webhook-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import {
@@ -13,11 +17,7 @@ import {
 } from './idempotency-key-upkeep.ts';
 import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
-import { createProcessorClients } from './processor/processor-client.ts';
-import { reconcilePayments } from './reconcile/reconcile-payments.ts';
-import { requeueUnansweredMoneyMoves } from './reconcile/requeue-unanswered.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
-import { backfillWebhookEvents } from './webhooks/backfill-webhook-events.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
 // A configuration that breaks a window's inequality is refused in one line, not a stack trace.

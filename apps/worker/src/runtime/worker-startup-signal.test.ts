@@ -1,13 +1,13 @@
 import { findFreePort } from '@once/postgres';
 import { describe, expect, it } from 'vitest';
-import { startProcess } from './test-support/processes.ts';
+import { startProcess } from '../test-support/processes.ts';
 
 describe('worker stop signal during startup', () => {
   it('exits 0 on SIGTERM while its migrations still wait for PostgreSQL', async () => {
     // Nothing listens on this port: the migration step keeps retrying (db.retry lines).
     const port = await findFreePort();
     const worker = startProcess(
-      'apps/worker/src/main.ts',
+      'apps/worker/src/runtime/main.ts',
       {
         DATABASE_URL: `postgres://postgres:password@127.0.0.1:${port}/once`,
         WORKER_HEALTH_PORT: '0',

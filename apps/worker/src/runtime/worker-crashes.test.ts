@@ -4,10 +4,10 @@ import {
   expectConvergedInvariantHolds,
   ledgerChargesFor,
   waitForTerminal,
-} from './test-support/convergence.ts';
-import { type RunningProcess, startWorkerProcess } from './test-support/processes.ts';
-import { type ProcessorUnderTest, startProcessorUnderTest } from './test-support/processor.ts';
-import { seedCheckout, seedTenants } from './test-support/seed-checkouts.ts';
+} from '../test-support/convergence.ts';
+import { type RunningProcess, startWorkerProcess } from '../test-support/processes.ts';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../test-support/processor.ts';
+import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 
 // Workers that die, stall and compete: real OS processes, real signals.
 let app: TestDatabase;
