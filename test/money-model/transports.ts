@@ -17,15 +17,28 @@ export async function sendRequest(
   };
   const post = (path: string, body: unknown) =>
     fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const json = async (answer: Response) => {
+    const text = await answer.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not an answer the API documents (a bare 500): the checker names it, no model allows it.
+      return {
+        code: `http_${answer.status}`,
+        errors: [{ extensions: { code: `http_${answer.status}` } }],
+        error: { data: { code: `http_${answer.status}` } },
+      };
+    }
+  };
   if (r.transport === 'rest') {
     const answer = await post(restPath(r, paymentId), restBody(r));
-    const body = await answer.json();
+    const body = await json(answer);
     if (answer.status >= 400) return { ok: false, code: body.code };
     return { ok: true, id: r.op === 'pay' ? body.paymentId : body.refundId };
   }
   if (r.transport === 'graphql') {
     const { query, variables, field, id } = graphqlMutation(r, paymentId);
-    const body = await (await post('/api/graphql', { query, variables })).json();
+    const body = await json(await post('/api/graphql', { query, variables }));
     if (body.errors) return { ok: false, code: body.errors[0].extensions?.code ?? 'unknown' };
     return { ok: true, id: id ? body.data[field][id] : undefined };
   }
@@ -42,7 +55,7 @@ export async function sendRequest(
           capture: r.manual ? 'manual' : 'automatic',
         }
       : { paymentId, ...(r.amount === undefined ? {} : { amount: r.amount }) };
-  const body = await (await post(`/api/trpc/${procedure}`, input)).json();
+  const body = await json(await post(`/api/trpc/${procedure}`, input));
   if (body.error) return { ok: false, code: body.error.data?.code ?? 'unknown' };
   const data = body.result.data;
   return {

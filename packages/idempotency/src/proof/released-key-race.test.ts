@@ -13,7 +13,7 @@ import {
 // request. The reservation statement reads the existing row from its snapshot; a takeover
 // committed while it waited made that row stale (still `released`, the old request).
 const CONCURRENCY = 20;
-const ROUNDS = 10;
+const ROUNDS = 40;
 
 let t: IdempotencyTestDatabase;
 beforeAll(async () => {
