@@ -1,0 +1,116 @@
+/**
+ * `npm run search`: the model-based search over the merchant API
+ * (test/money-model/money-model-search.test.ts) for longer than `npm test` gives it, or against
+ * the planted bugs that prove it finds each class.
+ *
+ *   npm run search -- --runs 500 --seed 42      one long search (a seed replays its sequences)
+ *   npm run search -- --planted                 each planted bug, seeds 1..10, 25 runs each
+ *   npm run search -- --planted refund-cap-before-lock --seeds 3
+ *
+ * A planted bug is a patch in test/money-model/planted/ applied to a throw-away copy of the
+ * committed tree (production code here is never switched); it is caught when the search (or
+ * the check its header names) fails in that copy. Prints one line per bug: the first seed that
+ * caught it and the first line of what the checker said.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { repoRoot } from './system/start-system.ts';
+
+const SEARCH_TEST = 'test/money-model/money-model-search.test.ts';
+const PLANTED_DIR = path.join(repoRoot, 'test/money-model/planted');
+
+const { values, positionals } = parseArgs({
+  options: {
+    runs: { type: 'string' },
+    seed: { type: 'string' },
+    planted: { type: 'boolean', default: false },
+    seeds: { type: 'string', default: '10' },
+  },
+  allowPositionals: true,
+});
+
+/** The test a planted bug is caught by: its patch's `# caught by: <file>` line, or the search. */
+function catcherOf(patchFile: string): string {
+  const line = /^# caught by: (\S+)$/m.exec(readFileSync(patchFile, 'utf8'));
+  return line?.[1] ?? SEARCH_TEST;
+}
+
+function runVitest(cwd: string, file: string, env: Record<string, string>) {
+  const started = Date.now();
+  const result = spawnSync(
+    process.execPath,
+    [path.join(cwd, 'node_modules/vitest/vitest.mjs'), 'run', file],
+    { cwd, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  return {
+    passed: result.status === 0,
+    output: `${result.stdout}\n${result.stderr}`,
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
+/** A copy of the committed tree with the patch applied; node_modules hard-linked, not installed. */
+function plantedCopy(patchFile: string): string {
+  const copy = mkdtempSync(path.join(os.tmpdir(), 'once-model-planted-'));
+  // mkdtemp makes it 0700; PostgreSQL runs as its own OS user and must reach its binaries.
+  chmodSync(copy, 0o755);
+  execFileSync('sh', ['-c', `git -C "${repoRoot}" archive HEAD | tar -x -C "${copy}"`]);
+  for (const dir of ['.', ...['apps', 'packages'].flatMap((d) => workspacesIn(d))]) {
+    const modules = path.join(repoRoot, dir, 'node_modules');
+    if (existsSync(modules)) execFileSync('cp', ['-al', modules, path.join(copy, dir)]);
+  }
+  execFileSync('git', ['apply', patchFile], { cwd: copy, stdio: 'pipe' });
+  return copy;
+}
+
+const workspacesIn = (dir: string) =>
+  readdirSync(path.join(repoRoot, dir)).map((name) => path.join(dir, name));
+
+/** The checker's first words about a failure: the search's own message, or vitest's. */
+function firstViolation(output: string): string {
+  const line =
+    /(no (?:order of the last batch|model) explains[^\n]*|payment \d+ \([^)]*\): the app holds[^\n]*|AssertionError[^\n]*|Error: [^\n]*)/.exec(
+      output,
+    );
+  return line?.[1] ?? 'failed (see the run)';
+}
+
+if (!values.planted) {
+  const env = {
+    ONCE_MODEL_RUNS: values.runs ?? '200',
+    ...(values.seed ? { ONCE_MODEL_SEED: values.seed } : {}),
+  };
+  const run = runVitest(repoRoot, SEARCH_TEST, env);
+  const summary = /money model search: [^\n]*/.exec(run.output)?.[0];
+  console.log(summary ?? run.output.slice(-4000));
+  if (!run.passed) console.log(run.output.slice(-6000));
+  process.exit(run.passed ? 0 : 1);
+}
+
+const patches = readdirSync(PLANTED_DIR)
+  .filter((f) => f.endsWith('.patch'))
+  .filter((f) => positionals.length === 0 || positionals.includes(f.replace(/\.patch$/, '')));
+let missed = 0;
+for (const patch of patches) {
+  const patchFile = path.join(PLANTED_DIR, patch);
+  const catcher = catcherOf(patchFile);
+  const copy = plantedCopy(patchFile);
+  let verdict = `NOT caught in ${values.seeds} seeds`;
+  try {
+    for (let seed = 1; seed <= Number(values.seeds); seed++) {
+      const run = runVitest(copy, catcher, { ONCE_MODEL_RUNS: '25', ONCE_MODEL_SEED: `${seed}` });
+      if (!run.passed) {
+        verdict = `caught at seed ${seed} (${run.seconds.toFixed(0)} s) by ${catcher}: ${firstViolation(run.output)}`;
+        break;
+      }
+    }
+  } finally {
+    rmSync(copy, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+  }
+  if (verdict.startsWith('NOT')) missed++;
+  console.log(`${patch.replace(/\.patch$/, '')}: ${verdict}`);
+}
+process.exit(missed === 0 ? 0 : 1);

@@ -1,0 +1,34 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The planted bugs that prove the model search finds each class (`npm run search --
+// --planted` runs them): a patch that no longer applies proves nothing, so it fails here.
+const planted = path.join(import.meta.dirname, 'planted');
+const patches = readdirSync(planted).filter((f) => f.endsWith('.patch'));
+const root = path.resolve(import.meta.dirname, '../..');
+
+describe('the model search’s planted bugs', () => {
+  it('are there, one per class the search must find', () => {
+    expect(patches.map((p) => p.replace(/\.patch$/, '')).sort()).toEqual([
+      'capture-skips-state-check',
+      'lost-commit-read-back',
+      'money-keys-by-transport',
+      'pay-ignores-money-action-key',
+      'refund-cap-before-lock',
+      'released-key-from-snapshot',
+      'session-survives-key-rotation',
+      'void-and-capture-both-act',
+    ]);
+  });
+
+  it.each(patches)('%s applies to this tree', (patch) => {
+    expect(() =>
+      execFileSync('git', ['apply', '--check', path.join(planted, patch)], {
+        cwd: root,
+        stdio: 'pipe',
+      }),
+    ).not.toThrow();
+  });
+});
