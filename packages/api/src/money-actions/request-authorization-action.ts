@@ -23,7 +23,8 @@ import type { MoneyActionContext } from './money-action-context.ts';
  * is released, so the operator may correct and resend): an unknown payment
  * (`payment_not_found`), one that is not `authorized` or already has a capture or void under
  * way or done (`payment_not_authorized`: a second capture under another key cannot happen),
- * a capture over the authorised amount (`capture_amount_too_large`).
+ * a capture over the authorised amount (`capture_amount_too_large`). A payment re-created after
+ * a lost row that took over this very end (see `tookOverThisEnd`) answers it as done.
  *
  * @example
  * await requestAuthorizationAction(ctx, 'capture', { paymentId: 'pay_1', amount: 1500 });
@@ -36,7 +37,11 @@ export function requestAuthorizationAction(
   return retrySerializationFailures(() =>
     ctx.db.transaction(async (tx) => {
       const [payment] = await tx
-        .select({ status: payments.status, amount: payments.amount })
+        .select({
+          status: payments.status,
+          amount: payments.amount,
+          amountCaptured: payments.amountCaptured,
+        })
         .from(payments)
         .where(and(eq(payments.tenantId, ctx.tenantId), eq(payments.id, input.paymentId)))
         .for('update');
@@ -64,6 +69,9 @@ export function requestAuthorizationAction(
           ),
         )
         .limit(1);
+      if (!live && tookOverThisEnd(payment, kind, input.amount)) {
+        return answerTakenOver(ctx, tx, kind, input, actionId);
+      }
       if (payment.status !== 'authorized' || live) {
         throw new ApiError('payment_not_authorized', undefined, {
           status: payment.status,
@@ -149,4 +157,55 @@ async function existingAction(
     amount: row.amount,
     createdAt: row.createdAt.toISOString(),
   };
+}
+
+/**
+ * A payment re-created after its row was lost (a failover dropped the acknowledged commit) that
+ * took over its intent's end from the processor: captured or voided, with no action of its own,
+ * because the capture or void that ended it was lost with the first row. The operator's retry
+ * (the same kind, and for a capture the amount the intent took) finds that end: it is answered
+ * as done, recorded as this key's action, and nothing is sent again. The app cannot tell the
+ * lost request's key from another key asking for the same end; either is answered with the end
+ * the processor holds, and no money moves.
+ */
+function tookOverThisEnd(
+  payment: { status: string; amount: number; amountCaptured: number | null },
+  kind: PaymentActionKind,
+  amount: number | undefined,
+): boolean {
+  if (kind === 'void') return payment.status === 'voided';
+  return payment.status === 'captured' && (amount ?? payment.amount) === payment.amountCaptured;
+}
+
+async function answerTakenOver(
+  ctx: MoneyActionContext<PaymentActionResult>,
+  tx: Transaction,
+  kind: PaymentActionKind,
+  input: { paymentId: string; amount?: number },
+  actionId: string,
+): Promise<PaymentActionResult> {
+  const amount = kind === 'capture' ? (input.amount ?? null) : null;
+  const [action] = await tx
+    .insert(paymentActions)
+    .values({
+      tenantId: ctx.tenantId,
+      id: actionId,
+      paymentId: input.paymentId,
+      kind,
+      amount,
+      status: 'succeeded',
+      downstreamKey: actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey),
+      requestedBy: ctx.principal,
+    })
+    .returning({ createdAt: paymentActions.createdAt });
+  const result: PaymentActionResult = {
+    actionId,
+    paymentId: input.paymentId,
+    kind,
+    status: 'succeeded',
+    amount,
+    createdAt: action!.createdAt.toISOString(),
+  };
+  await ctx.complete(tx, result);
+  return result;
 }

@@ -36,23 +36,25 @@ const payWithKey = (key: string) => callerWithKey(key).checkout.pay(cart);
 const refundWithKey = (key: string, paymentId: string) =>
   callerWithKey(key).ops.refundPayment({ paymentId, amount: 300 });
 
-/** The rows a lost commit takes with it: the payment, its jobs, events, refunds, and the keys. */
+/** The rows a lost commit takes with it: the payment, its jobs, events, refunds, actions, and the keys. */
 async function loseCommit(paymentId: string, ...keys: string[]): Promise<void> {
   await app.client.sql.begin(async (tx) => {
     await tx`delete from payment_events where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from outbox_jobs where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from refunds where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from payment_actions where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
+    await tx`delete from money_action_keys where tenant_id = ${TENANT} and payment_id = ${paymentId}`;
     await tx`delete from payments where tenant_id = ${TENANT} and id = ${paymentId}`;
     await tx`delete from idempotency_keys where tenant_id = ${TENANT} and key in ${tx(keys)}`;
   });
 }
 
-/** The rows a lost refund commit takes with it: the refund, its job, and the operator's key. */
+/** The rows a lost refund commit takes with it: the refund, its job, and the operator's key (both rows). */
 async function loseRefund(refundId: string, key: string): Promise<void> {
   await app.client.sql.begin(async (tx) => {
     await tx`delete from outbox_jobs where tenant_id = ${TENANT} and payload->>'refundId' = ${refundId}`;
     await tx`delete from refunds where tenant_id = ${TENANT} and id = ${refundId}`;
+    await tx`delete from money_action_keys where tenant_id = ${TENANT} and key = ${key}`;
     await tx`delete from idempotency_keys where tenant_id = ${TENANT} and key = ${key}`;
   });
 }
@@ -304,6 +306,35 @@ describe('a capture lost with its payment is shown on the re-created payment', (
       status: 'captured',
       amount_captured: amount,
     });
+  });
+
+  it('the operator’s retry under its key is answered with the capture taken over; nothing is captured twice', async () => {
+    const key = randomUUID();
+    const captureKey = randomUUID();
+    const manual = { ...cart, capture: 'manual' as const };
+    const first = await callerWithKey(key).checkout.pay(manual);
+    await waitForStatus(first.paymentId, 'authorized');
+    const amount = first.amount - 100;
+    await callerWithKey(captureKey).ops.capturePayment({ paymentId: first.paymentId, amount });
+    const { processor_payment_intent_id: intent } = await rowOf(first.paymentId);
+    await waitForStatus(first.paymentId, 'captured');
+    await loseCommit(first.paymentId, key, captureKey);
+    const second = await callerWithKey(key).checkout.pay(manual);
+    await waitForStatus(second.paymentId, 'captured');
+
+    const again = await callerWithKey(captureKey).ops.capturePayment({
+      paymentId: second.paymentId,
+      amount,
+    });
+    expect(again).toMatchObject({ kind: 'capture', status: 'succeeded', amount });
+    // Another amount, or a void, is no longer possible: the authorisation ended.
+    for (const other of [
+      callerWithKey(randomUUID()).ops.capturePayment({ paymentId: second.paymentId, amount: 1 }),
+      callerWithKey(randomUUID()).ops.voidPayment({ paymentId: second.paymentId }),
+    ]) {
+      await expect(other).rejects.toMatchObject({ cause: { code: 'payment_not_authorized' } });
+    }
+    expect(await ledgerOfIntent(intent as string)).toEqual([{ kind: 'charge', amount }]);
   });
 });
 
