@@ -1,5 +1,5 @@
-import { ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS, AtomicKeyExecution } from './atomic-execution.ts';
-import { commitOutcomeUnknown, isLostConnection } from './commit-outcome.ts';
+import { AtomicKeyExecution } from './atomic-execution.ts';
+import { createAtomicFailureAnswers } from './atomic-failure.ts';
 import { mayOverwriteFoundKey } from './decision.ts';
 import {
   type EngineContext,
@@ -9,7 +9,6 @@ import {
   type Waiting,
   waitingFor,
 } from './engine-context.ts';
-import { AtomicCompletionMissingError, IdempotencyError, isIdempotencyError } from './errors.ts';
 import type { Execution } from './execution.ts';
 import { createNewKeyGate } from './new-key-gate.ts';
 import { createPrecheckAdvisor, type PrecheckPlan } from './precheck-advisor.ts';
@@ -30,6 +29,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emitKeyEvent, callStore } = context;
   const advisor = createPrecheckAdvisor();
   const gate = createNewKeyGate(context);
+  const answers = createAtomicFailureAnswers(context);
 
   return async function executeAtomic(
     request: ExecuteRequest,
@@ -83,7 +83,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
 
   /**
    * The request's one attempt: let in by the rate-limit gate, the handler run, and what it did
-   * answered. The success path is written out here; failures are `answerFailure`.
+   * answered. The success path is written out here; failures are `atomic-failure.ts`'s.
    */
   async function runAtomic(
     request: ExecuteRequest,
@@ -95,7 +95,14 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     try {
       const admission = await gate.admit(id, request, policy, start);
       if (admission.kind !== 'admitted') return admission;
-      const exec = newExecution(id, request, policy, start.waiting);
+      const exec = new AtomicKeyExecution<TTx>({
+        store,
+        id,
+        fingerprint: request.fingerprint,
+        ttlMs: policy.ttlMs,
+        maxResponseBytes: context.maxResponseBytes,
+        waitDeadline: start.waiting?.deadline,
+      });
       try {
         const handlerStarted = performance.now();
         const commits = context.watchCommits();
@@ -103,10 +110,10 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
         try {
           response = await handler(exec);
         } catch (error) {
-          return await answerFailure(request, exec, start, error);
+          return await answers.answerFailure(request, id, start.plan, exec, error);
         }
         if (exec.completion !== 'inserted')
-          return await answerUncompleted(request, start, response);
+          return await answers.answerUncompleted(request, id, start.plan, response);
         start.plan.record(false);
         commits.assertReplicated();
         // No verification read: the key was inserted in the same transaction as every effect of
@@ -123,122 +130,5 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
     } finally {
       context.wakeups.wake(id);
     }
-  }
-
-  function newExecution(
-    id: KeyIdentity,
-    request: ExecuteRequest,
-    policy: Required<OperationPolicy>,
-    waiting: Waiting | undefined,
-  ): AtomicKeyExecution<TTx> {
-    return new AtomicKeyExecution<TTx>({
-      store,
-      id,
-      fingerprint: request.fingerprint,
-      ttlMs: policy.ttlMs,
-      maxResponseBytes: context.maxResponseBytes,
-      // Under waitForResult the insert waits for a duplicate's uncommitted key as long as the
-      // bound has left (then 409), instead of the connection's lock_timeout: when that
-      // transaction commits, this one rolls back and replays it; when it rolls back, this one runs.
-      lockWaitMs: waiting
-        ? () => Math.max(1, Math.ceil(waiting.deadline - performance.now()))
-        : undefined,
-    });
-  }
-
-  /** The handler threw: what its execution saw says whether the key is stored, taken or free. */
-  async function answerFailure(
-    request: ExecuteRequest,
-    exec: AtomicKeyExecution<TTx>,
-    { id, plan }: Start,
-    error: unknown,
-  ): Promise<ExecuteOutcome> {
-    // Whatever wrapped it (tRPC, the caller's own error handling), the execution knows.
-    if (exec.completion === 'inserted' && isLostConnection(error)) {
-      // The connection broke after the key was written, maybe during COMMIT: the key is
-      // committed with everything or with nothing, and never read back to tell which. A COMMIT
-      // whose synchronous-replication wait was terminated is visible on this server before
-      // its standby has it: answering what a read shows would acknowledge a commit a
-      // failover can still lose. The retry's insert meets the committed key or runs what
-      // never committed.
-      plan.record(false);
-      throw commitOutcomeUnknown('the connection was lost after the key was written', error);
-    }
-    if (exec.completion === 'conflict') {
-      plan.record(true);
-      return answerAfterConflict(id, request.fingerprint);
-    }
-    if (exec.completion === 'lock_timeout') {
-      plan.record(true);
-      emitKeyEvent('in_use', id);
-      throw isIdempotencyError(error)
-        ? error
-        : new IdempotencyError('idempotency_key_in_use', {
-            retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,
-            cause: error,
-          });
-    }
-    const replay = await replayIfFinished(id, request.fingerprint);
-    plan.record(replay !== undefined);
-    if (replay) return replay;
-    // The transaction rolled back (or never wrote the key): nothing is stored, retries run.
-    emitKeyEvent('released', id);
-    throw error;
-  }
-
-  /** Our insert met a committed duplicate and our transaction rolled back: answer with its row. */
-  async function answerAfterConflict(
-    id: KeyIdentity,
-    fingerprint: string,
-  ): Promise<ExecuteOutcome> {
-    const found = await callStore('lookup', id, () => store.lookup(id), { failClosed: true });
-    if (!found || mayOverwriteFoundKey(found, fingerprint)) {
-      // Gone again (reaped, released) between the two statements: let the client retry.
-      emitKeyEvent('in_use', id);
-      throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 1 });
-    }
-    return context.answerExisting(id, found.record, fingerprint);
-  }
-
-  /** The handler returned without completing the key: a refusal it answered, or a mistake. */
-  async function answerUncompleted(
-    request: ExecuteRequest,
-    { id, plan }: Start,
-    response: StoredResponse,
-  ): Promise<ExecuteOutcome> {
-    // Refusals and failures the handler answered itself change nothing: not stored.
-    if (response.status >= 400) {
-      const replay = await replayIfFinished(id, request.fingerprint);
-      plan.record(replay !== undefined);
-      if (replay) return replay;
-      emitKeyEvent('released', id);
-      return { kind: 'executed', response };
-    }
-    throw new AtomicCompletionMissingError(request.operation);
-  }
-
-  /**
-   * A handler may meet the effects of an earlier attempt of its own request before it
-   * reaches `complete` (its business check finds the order paid, a unique index refuses the
-   * second row) and fail or refuse: a retry that did not read first, or a duplicate whose
-   * read came before that attempt committed (the read saw no key, the row lock then showed
-   * the effect). The request was done: if the key holds a finished answer to this same
-   * request, that answer is the replay. Anything else (no key, an expired one, another
-   * request's key, a store failure now) leaves the handler's own outcome.
-   */
-  async function replayIfFinished(
-    id: KeyIdentity,
-    fingerprint: string,
-  ): Promise<ExecuteOutcome | undefined> {
-    const found = await callStore('lookup', id, () => store.lookup(id)).catch(() => undefined);
-    // An expired answer (`writable`) answers nothing: past its retention the handler decides.
-    if (
-      !found ||
-      found.writable ||
-      found.record.state !== 'completed' ||
-      found.record.fingerprint !== fingerprint
-    )
-      return undefined;
-    return context.answerExisting(id, found.record, fingerprint);
   }
 }

@@ -17,8 +17,13 @@ interface AtomicExecutionInit<TTx> {
   fingerprint: string;
   ttlMs: number;
   maxResponseBytes: number;
-  /** The insert's lock wait bound, read when `complete` runs (`waitForResult`); else the connection's. */
-  lockWaitMs?: () => number;
+  /**
+   * Under `waitForResult`, the wait's bound (a `performance.now()` time): the insert waits for a
+   * duplicate's uncommitted key until then (then 409), instead of the connection's
+   * `lock_timeout`. When that transaction commits, this one rolls back and replays it; when it
+   * rolls back, this one runs.
+   */
+  waitDeadline?: number;
 }
 
 /** Never aborted: an atomic attempt holds no lease that could be lost. */
@@ -61,7 +66,7 @@ export class AtomicKeyExecution<TTx> implements Execution<TTx> {
     // rolled the first back (serialization failure 40001, deadlock 40P01): that insert is gone.
     // Had the first committed, this insert meets it and answers `conflict` (a replay of it).
     assertStorable(response, this.#init.maxResponseBytes);
-    const { id } = this.#init;
+    const { id, waitDeadline } = this.#init;
     const result = await this.#init.store.insertCompleted(tx, {
       tenantId: id.tenantId,
       operation: id.operation,
@@ -69,7 +74,10 @@ export class AtomicKeyExecution<TTx> implements Execution<TTx> {
       fingerprint: this.#init.fingerprint,
       response,
       ttlMs: this.#init.ttlMs,
-      lockWaitMs: this.#init.lockWaitMs?.(),
+      lockWaitMs:
+        waitDeadline === undefined
+          ? undefined
+          : Math.max(1, Math.ceil(waitDeadline - performance.now())),
     });
     // What the insert answered, for the engine (`completion`) and for the handler (a throw).
     this.completion = result;

@@ -26,29 +26,29 @@ export function commitOutcomeUnknown(why: string, cause?: unknown): IdempotencyE
 }
 
 /**
- * One request's watch on the COMMIT that completes its key: started before the handler runs;
+ * One request's watch on the COMMIT that completes its key, started before the handler runs:
  * `assertReplicated` afterwards throws `commitOutcomeUnknown` when any COMMIT lost its
  * synchronous standby meanwhile (`createCommitNoticeWatch`): committed here, maybe not on the
  * standby a failover would promote, so the retry replays it.
  *
  * @example
- * const commits = new CommitWatch(watch.unreplicatedCommits);
+ * const commits = watchCommits(watch.unreplicatedCommits);
  * await handler(exec);
  * commits.assertReplicated();
  */
-export class CommitWatch {
-  readonly #unreplicatedCommits: () => number;
-  readonly #before: number;
+export function watchCommits(unreplicatedCommits: () => number): CommitWatch {
+  const before = unreplicatedCommits();
+  return {
+    assertReplicated() {
+      if (unreplicatedCommits() !== before)
+        throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
+    },
+  };
+}
 
-  constructor(unreplicatedCommits: () => number) {
-    this.#unreplicatedCommits = unreplicatedCommits;
-    this.#before = unreplicatedCommits();
-  }
-
-  assertReplicated(): void {
-    if (this.#unreplicatedCommits() !== this.#before)
-      throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
-  }
+/** What `watchCommits` returns. */
+export interface CommitWatch {
+  assertReplicated(): void;
 }
 
 // Codes of a connection that broke (postgres.js, Node sockets) or a server that ended it

@@ -1,4 +1,4 @@
-import { CommitWatch } from './commit-outcome.ts';
+import { type CommitWatch, watchCommits } from './commit-outcome.ts';
 import { decideForExistingKey } from './decision.ts';
 import { IdempotencyError } from './errors.ts';
 import type {
@@ -213,7 +213,7 @@ export function createEngineContext<TTx>(init: {
     rateLimit: init.rateLimit,
     emit,
     emitKeyEvent,
-    watchCommits: () => new CommitWatch(init.unreplicatedCommits),
+    watchCommits: () => watchCommits(init.unreplicatedCommits),
     callStore,
     answerExisting,
     answerExistingOrWait,

@@ -95,24 +95,23 @@ export function createNewKeyGate<TTx>(context: EngineContext<TTx>) {
       // must see it running here (409 in use), not take it for a new key (429).
       const leave = running.enter(id);
       if (!policy.rateLimited || found) return { kind: 'admitted', settle: async () => leave() };
-      let count: Counted | ExecuteOutcome;
       try {
-        count = await countNewKey(id, request, context.rateLimit, plan);
+        const count = await countNewKey(id, request, context.rateLimit, plan);
+        if (count.kind === 'counted') {
+          return {
+            kind: 'admitted',
+            async settle(stored) {
+              if (!stored) await giveBack(id, count);
+              leave();
+            },
+          };
+        }
+        leave();
+        return count;
       } catch (error) {
         leave();
         throw error;
       }
-      if (count.kind !== 'counted') {
-        leave();
-        return count;
-      }
-      return {
-        kind: 'admitted',
-        async settle(stored) {
-          if (!stored) await giveBack(id, count);
-          leave();
-        },
-      };
     },
   };
 }
