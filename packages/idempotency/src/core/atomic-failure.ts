@@ -14,10 +14,6 @@ import type { KeyIdentity, StoredResponse } from './types.ts';
  * (`answerFailure`) or returned without completing (`answerUncompleted`). What the execution's
  * insert saw decides whether the key is stored (outcome unknown), taken (replay) or free.
  * Each answer tells the pre-check advisor (`plan.record`) whether the key was found taken.
- *
- * @example
- * const { answerFailure } = createAtomicFailureAnswers(context);
- * try { response = await handler(exec); } catch (error) { return answerFailure(request, id, plan, exec, error); }
  */
 export function createAtomicFailureAnswers<TTx>(context: EngineContext<TTx>) {
   const { store, emitKeyEvent, callStore } = context;

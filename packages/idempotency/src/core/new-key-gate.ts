@@ -20,13 +20,8 @@ export interface Admitted {
  * concurrent new keys of one principal cannot pass the cap together; the count is given back
  * when the request stores no key. At the cap, a retry of a finished key is answered and a
  * duplicate of a key running here is in use; only a new key is refused, and a refusal counts
- * nothing. (Leased mode counts inside its reservation's statement instead.)
- *
- * @example
- * const gate = createNewKeyGate(context);
- * const admission = await gate.admit(id, request, policy, { found, plan });
- * if (admission.kind !== 'admitted') return admission; // answered at the cap
- * try { ... } finally { await admission.settle(exec.completion === 'inserted'); }
+ * nothing. (Leased mode counts inside its reservation's statement instead.) Used by
+ * `runAtomic`: one `admit` before the handler, one `settle` after it.
  */
 export function createNewKeyGate<TTx>(context: EngineContext<TTx>) {
   const { store, callStore, emitKeyEvent } = context;
