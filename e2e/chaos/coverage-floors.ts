@@ -6,7 +6,7 @@
 export interface CoverageFloors {
   /** Intents whose key has a payment in the app. */
   intentsWithPayment: number;
-  /** Browser customers who started before the clients' deadline. */
+  /** Browser customers whose page sent a checkout (a customer let in who did nothing is not one). */
   browserStarted: number;
   /** Browser customers whose checkout made a payment. */
   browserWithPayment: number;

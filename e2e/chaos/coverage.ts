@@ -38,6 +38,11 @@ export interface Coverage {
   expiriesCrossed: number;
   replaysServed: number;
   requests: Record<'ok' | 'fail' | 'info', number>;
+  /**
+   * Browser customers who did something: whose page sent a checkout (`checkout.pay`). One let
+   * in who crashed, found the shop down or gave up before paying did nothing and is not counted.
+   */
+  browserCustomersPaying: number;
   /** Fault kinds the profile names that never fired (a ci run with any fails). */
   neverFired: FaultKind[];
   /** What the operator's money flows did (from the app's database and the history). */
@@ -192,22 +197,39 @@ export function measureCoverage(
     expiriesCrossed,
     replaysServed: completions.filter((e) => e.replayed).length,
     requests,
+    browserCustomersPaying: browserCustomersPaying(events),
     neverFired: faults.filter((k) => !fired[k]),
     money,
     threeDSecure,
   };
 }
 
+/**
+ * Browser customers whose page sent a checkout (`checkout.pay`): what a customer did, not
+ * that the runner let it in (one who crashed, found the shop down or left before paying).
+ */
+export function browserCustomersPaying(events: readonly HistoryEvent[]): number {
+  const paying = new Set<string>();
+  for (const e of events) {
+    if ('op' in e && e.type === 'invoke' && e.f === 'pay' && e.process === 'client-browser')
+      paying.add(e.intent);
+  }
+  return paying.size;
+}
+
 export type Achieved = Record<keyof CoverageFloors, number>;
 
-/** What a run achieved, in the floors' terms. */
+/**
+ * What a run achieved, in the floors' terms: what its clients did (from the history and the
+ * databases), never what the runner let them try.
+ */
 export function achieved(
   coverage: Coverage,
-  run: { withPayment: number; browserIntentsRun: number; browserWithPayment: number },
+  run: { withPayment: number; browserWithPayment: number },
 ): Achieved {
   return {
     intentsWithPayment: run.withPayment,
-    browserStarted: run.browserIntentsRun,
+    browserStarted: coverage.browserCustomersPaying,
     browserWithPayment: run.browserWithPayment,
     requestsOk: coverage.requests.ok,
     killsInAmbiguityWindow: coverage.killsInAmbiguityWindow,

@@ -140,7 +140,7 @@ export function markdownReport(
     '',
     '| | |',
     '|---|---|',
-    `| intents | ${summary.intents} (${summary.browserIntents} in a browser, ${summary.browserIntentsRun} of them started) |`,
+    `| intents | ${summary.intents} (${summary.browserIntents} in a browser, ${summary.browserIntentsRun} of them let in, ${coverage.browserCustomersPaying} sent a checkout) |`,
     `| browser customers with a payment (succeeded) | ${summary.browserWithPayment} (${summary.browserSucceeded}) |`,
     `| intents with a payment (terminal) | ${summary.withPayment} (${summary.terminal}) |`,
     `| requests | ${coverage.requests.ok} ok, ${coverage.requests.fail} fail, ${coverage.requests.info} info |`,

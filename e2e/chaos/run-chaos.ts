@@ -3,8 +3,9 @@ import path from 'node:path';
 import type { Browser, BrowserContext } from '@playwright/test';
 import { checkHistory, type IntentFacts } from './checker.ts';
 import { runBrowserIntent } from './clients/browser-checkout.ts';
+import { runBrowserLanes } from './clients/browser-lanes.ts';
 import { runHttpIntent } from './clients/http-checkout.ts';
-import { achieved, measureCoverage, shortfalls } from './coverage.ts';
+import { achieved, browserCustomersPaying, measureCoverage, shortfalls } from './coverage.ts';
 import { runReturningOperators } from './failover/returning-operators.ts';
 import { runReturningShoppers } from './failover/returning-shoppers.ts';
 import { History } from './history.ts';
@@ -18,6 +19,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0,
 
 /** After the heal, clients finish their retries and late duplicates within this. */
 const CLIENT_GRACE_AFTER_HEAL_MS = 25_000;
+/** How long a browser customer started past the clients' deadline (`runBrowserLanes`) may take. */
+const LATE_CUSTOMER_MS = 60_000;
 /** After a failover run's clients: shoppers whose payment is gone pay again within this. */
 const RETURNING_SHOPPERS_MS = 90_000;
 
@@ -32,19 +35,6 @@ function processorKeyForgetMs(env: Record<string, string>): number | undefined {
   const retention = Number(env.PROCESSOR_IDEMPOTENCY_RETENTION_MS);
   if (!Number.isFinite(retention) || retention <= 0) return undefined;
   return retention + 2 * Number(env.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS ?? 0) + 1_000;
-}
-
-/** Runs `limit` tasks at a time, each started no earlier than its own start time. */
-async function inWaves<T>(
-  items: readonly T[],
-  limit: number,
-  run: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, limit) }, async () => {
-    while (next < items.length) await run(items[next++]!);
-  });
-  await Promise.all(lanes);
 }
 
 /**
@@ -102,6 +92,16 @@ export async function runChaos(
   const http = plan.intents.filter((i) => i.transport !== 'browser');
   const browserIntents = plan.intents.filter((i) => i.transport === 'browser');
   let browserIntentsRun = 0;
+  // What the browser customers did so far, for the floors they serve (`browserShort`).
+  let browserPaid = 0;
+  let lateCustomers = 0;
+  // Past the clients' deadline, customers who have not started still do while the run is
+  // short of its browser floors, until this bound (unknown until the heal).
+  let workBoundAt = Number.MAX_SAFE_INTEGER;
+  const floors = profile.floors ?? {};
+  const browserShort = () =>
+    browserCustomersPaying(history.events) < (floors.browserStarted ?? 0) ||
+    browserPaid < (floors.browserWithPayment ?? 0);
   // A crashed client sends nothing more and is checked on what it sent: counted, reported,
   // and a run with any fails (`shortfalls`).
   const clientCrashes: string[] = [];
@@ -118,14 +118,25 @@ export async function runChaos(
       }),
     ),
     options.browser
-      ? inWaves(browserIntents, profile.browserConcurrency, async (intent) => {
-          await startWhenDue(intent);
-          // Past the clients' deadline a customer does not start any more.
-          if (history.elapsed() > clientDeadline) return;
-          browserIntentsRun++;
-          await runBrowserIntent(options.browser!, intent, ctx).catch(
-            crashed(`browser ${intent.id}`),
-          );
+      ? runBrowserLanes(browserIntents, {
+          concurrency: profile.browserConcurrency,
+          startWhenDue,
+          now: () => history.elapsed(),
+          deadlineAt,
+          boundAt: () => workBoundAt,
+          short: browserShort,
+          lateCustomerMs: LATE_CUSTOMER_MS,
+          run: async (intent, customerDeadlineAt) => {
+            browserIntentsRun++;
+            const late = history.elapsed() > clientDeadline;
+            if (late) lateCustomers++;
+            const result = await runBrowserIntent(options.browser!, intent, {
+              ...ctx,
+              deadlineAt: customerDeadlineAt,
+            }).catch(crashed(`browser ${intent.id}`));
+            if (result?.paymentId) browserPaid++;
+            if (late) lateCustomers--;
+          },
         })
       : Promise.resolve(),
   ]);
@@ -140,12 +151,17 @@ export async function runChaos(
   const healAt = history.elapsed();
   history.mark('healed');
   clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
-  // A client still busy well past its deadline is abandoned (and said so), never waited on forever.
-  const abandonAt = clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
+  workBoundAt = healAt + (profile.floorBoundMs ?? 0);
+  // A client still busy well past its deadline (a late customer: past the bound) is abandoned
+  // (and said so), never waited on forever.
+  const abandonAt = () =>
+    lateCustomers > 0
+      ? workBoundAt + CLIENT_GRACE_AFTER_HEAL_MS
+      : clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
   const abandoned = await Promise.race([
     clients.then(() => false),
     (async () => {
-      while (history.elapsed() < abandonAt) await sleep(500);
+      while (history.elapsed() < abandonAt()) await sleep(500);
       return true;
     })(),
   ]);
@@ -217,7 +233,7 @@ export async function runChaos(
   const browserWithPayment = reached.filter(
     (p, i) => p && plan.intents[i]!.transport === 'browser',
   ).length;
-  const work = achieved(coverage, { withPayment, browserIntentsRun, browserWithPayment });
+  const work = achieved(coverage, { withPayment, browserWithPayment });
   const summary: RunSummary = {
     withPayment,
     browserWithPayment,

@@ -476,7 +476,6 @@ test('a run that did no work fails the ci floors, and a crashed client fails any
   });
   const nothing = achieved(coverage, {
     withPayment: 0,
-    browserIntentsRun: 0,
     browserWithPayment: 0,
   });
   expect(
@@ -759,4 +758,400 @@ test('the money flows add captures, voids, expiries, refunds and their faults, a
     expect(plan.intents.map(chargeOnly)).toEqual(before.intents.map(chargeOnly));
     expect(plan.nemesis.filter((n) => !n.operation)).toEqual(before.nemesis);
   }
+});
+
+// Every branch of every check, alone: one history each that this branch, and no other branch
+// reporting the same kind, catches. A check whose branches share a kind (over_refund at the
+// processor and in the app, double_refund three ways, money_not_conserved per payment and per
+// tenant) passed its tests with one branch switched off while another still fired; here each
+// case names the branch by its detail, so switching any branch off fails its case.
+
+interface BranchCase {
+  /** The branch, as the case's title says it. */
+  branch: string;
+  kind: string;
+  /** What only this branch writes in its detail. */
+  detail: RegExp;
+  history: History;
+  snapshot: Snapshot;
+  intents?: IntentFacts[];
+}
+
+/** Intent i1 paid pay_1 and was shown `shown`; then each operator event, in order. */
+function operatorHistory(
+  shown: string,
+  events: {
+    f: 'refund' | 'capture' | 'status' | 'challenge';
+    key: string;
+    type: 'ok' | 'fail';
+    detail?: Partial<import('../chaos/history.ts').ClientEvent>;
+  }[],
+): History {
+  let now = T0;
+  const history = new History(() => (now += 10));
+  const op = (f: 'pay' | 'status' | 'refund' | 'capture' | 'challenge', key: string) =>
+    history.invoke({ intent: 'i1', tenantId: 'tenant_a', key, process: 'client-rest', f });
+  op('pay', 'k1')('ok', { status: 201, paymentId: 'pay_1' });
+  op('status', 'k1')('ok', { paymentId: 'pay_1', state: shown });
+  for (const e of events) op(e.f, e.key)(e.type, { paymentId: 'pay_1', ...e.detail });
+  return history;
+}
+
+const BRANCHES: BranchCase[] = [
+  // checker.ts
+  {
+    branch: 'two payments under one (tenant, key)',
+    kind: 'duplicate_payment',
+    detail: /^2 payments for key k1/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot([payment(), payment({ id: 'pay_2', status: 'declined' })], [charge()]),
+  },
+  {
+    branch: 'two charges of one automatic payment',
+    kind: 'double_charge',
+    detail: /^2 charges at the processor/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot([payment()], [charge(), charge({ paymentIntentId: 'pi_2' })]),
+  },
+  {
+    branch: 'two captures of one manual payment',
+    kind: 'double_capture',
+    detail: /^2 captures at the processor/,
+    history: historyOf(['ok'], 'captured'),
+    snapshot: snapshot(
+      [payment({ status: 'captured', captureMethod: 'manual', amountCaptured: 3000 })],
+      [charge({ amount: 3000 }), charge({ amount: 3000, paymentIntentId: 'pi_1b' })],
+    ),
+  },
+  {
+    branch: 'a charge of another amount than its payment',
+    kind: 'wrong_amount',
+    detail: /^charged 4000, the payment is for 4599/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot([payment()], [charge({ amount: 4000 })]),
+  },
+  {
+    branch: 'a payment priced for another cart than its intent',
+    kind: 'wrong_amount',
+    detail: /^payment of 9198 for a cart of 4599/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot([payment({ amount: 9198 })], [charge({ amount: 9198 })]),
+  },
+  {
+    branch: "a settled payment's state against its charges",
+    kind: 'state_disagrees_with_ledger',
+    detail: /^payment authorized, the ledger holds 1 charge/,
+    history: historyOf(['ok']),
+    snapshot: snapshot([payment({ status: 'authorized', captureMethod: 'manual' })], [charge()]),
+  },
+  {
+    branch: 'a payment left in flight after the heal',
+    kind: 'not_terminal',
+    detail: /^payment still processing after the heal/,
+    history: historyOf(['ok']),
+    snapshot: snapshot([payment({ status: 'processing' })], []),
+  },
+  {
+    branch: 'a charge no payment names',
+    kind: 'charge_without_payment',
+    detail: /names no payment of the app/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot(
+      [payment()],
+      [charge(), charge({ paymentId: 'pay_x', paymentIntentId: 'pi_x', amount: 100 })],
+    ),
+  },
+  {
+    branch: 'an ok answer without a payment',
+    kind: 'missing_payment',
+    detail: /^answered ok/,
+    history: historyOf(['ok']),
+    snapshot: snapshot([], []),
+  },
+  {
+    branch: 'a charge after nothing but refusals',
+    kind: 'charged_after_refusals',
+    detail: /^every answer was a refusal/,
+    history: historyOf(['fail', 'fail']),
+    snapshot: snapshot([payment()], [charge()]),
+  },
+  {
+    branch: "a checkout's one cart refused as key reused",
+    kind: 'wrongly_refused',
+    detail: /only ever sent one cart with its key/,
+    history: historyOf(['fail'], undefined, 422),
+    snapshot: snapshot([], []),
+  },
+  {
+    branch: 'one intent answered with two payments',
+    kind: 'duplicate_payment',
+    detail: /^one intent was answered with 2 different payments/,
+    history: keysHistory([
+      { key: 'k1', type: 'ok', paymentId: 'pay_1' },
+      { key: 'k2', type: 'ok', paymentId: 'pay_2' },
+    ]),
+    snapshot: snapshot(
+      [payment(), payment({ id: 'pay_2', idempotencyKey: 'k2', status: 'declined' })],
+      [charge()],
+    ),
+  },
+  {
+    branch: "charges spread over one intent's payments",
+    kind: 'double_charge',
+    detail: /^2 charges across 2 payments of one intent/,
+    history: keysHistory([
+      { key: 'k1', type: 'ok', paymentId: 'pay_1' },
+      { key: 'k2', type: 'info' },
+    ]),
+    snapshot: snapshot(
+      [payment(), payment({ id: 'pay_2', idempotencyKey: 'k2' })],
+      [charge(), charge({ paymentId: 'pay_2', paymentIntentId: 'pi_2' })],
+    ),
+  },
+  {
+    branch: 'a declined card that succeeded',
+    kind: 'declined_card_charged',
+    detail: /^a declined test card ended succeeded/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot([payment()], [charge()]),
+    intents: [{ ...intent, declinedCard: true }],
+  },
+  {
+    branch: "what a checkout's client was shown against the ledger",
+    kind: 'shown_disagrees_with_ledger',
+    detail: /^the client was shown declined/,
+    history: historyOf(['ok'], 'declined'),
+    snapshot: snapshot([payment({ status: 'declined' })], [charge()]),
+  },
+  {
+    branch: 'a process that died without the nemesis',
+    kind: 'process_died',
+    detail: /^worker-1 exited without the nemesis/,
+    history: (() => {
+      const h = historyOf(['ok'], 'succeeded');
+      h.lifecycle({ process: 'worker-1', event: 'exited', detail: 'exit code 1' });
+      return h;
+    })(),
+    snapshot: snapshot([payment()], [charge()]),
+  },
+  // money-checks.ts
+  {
+    // rf_2 was answered re_1b (the second booking): the app holds both, so only the key tells.
+    branch: 'one refund key booked twice at the processor',
+    kind: 'double_refund',
+    detail: /^2 refunds at the processor with key once_refund_rf_1/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 2000 })],
+      [charge(), ledgerRefund(), ledgerRefund({ refundId: 're_1b' })],
+      [
+        appRefund(),
+        appRefund({ id: 'rf_2', downstreamKey: 'once_refund_rf_2', processorRefundId: 're_1b' }),
+      ],
+    ),
+  },
+  {
+    branch: 'one operator refund key answered with two refunds',
+    kind: 'double_refund',
+    detail: /^refund key r1 was answered with 2 refunds/,
+    history: refundHistory([
+      ['r1', 'rf_1', 'requested'],
+      ['r1', 'rf_2', 'requested'],
+    ]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 2000 })],
+      [
+        charge(),
+        ledgerRefund(),
+        ledgerRefund({ idempotencyKey: 'once_refund_rf_2', refundId: 're_2' }),
+      ],
+      [
+        appRefund(),
+        appRefund({ id: 'rf_2', downstreamKey: 'once_refund_rf_2', processorRefundId: 're_2' }),
+      ],
+    ),
+  },
+  {
+    branch: 'money back beyond the app refunds',
+    kind: 'double_refund',
+    detail: /^the processor refunded 2000, the app's 1 refund\(s\) hold 1000/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [
+        charge(),
+        ledgerRefund({ idempotencyKey: null, refundId: 're_lost' }),
+        ledgerRefund({ idempotencyKey: null }),
+      ],
+      [appRefund()],
+    ),
+  },
+  {
+    branch: 'an operator key accepted, then refused for its own effect',
+    kind: 'wrongly_refused',
+    detail: /^refund key r1 was accepted at/,
+    history: operatorHistory('succeeded', [
+      {
+        f: 'refund',
+        key: 'r1',
+        type: 'ok',
+        detail: { status: 200, refundId: 'rf_1', refundState: 'requested' },
+      },
+      {
+        f: 'refund',
+        key: 'r1',
+        type: 'fail',
+        detail: { status: 409, error: 'refund_amount_too_large' },
+      },
+    ]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [charge(), ledgerRefund()],
+      [appRefund()],
+    ),
+  },
+  {
+    branch: 'a refund left unanswered after the heal',
+    kind: 'not_terminal',
+    detail: /^refund rf_1 still unknown after the heal/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: withRefunds(
+      [payment()],
+      [charge()],
+      [appRefund({ status: 'unknown', processorRefundId: null })],
+    ),
+  },
+  {
+    branch: "a refund's state against the ledger",
+    kind: 'state_disagrees_with_ledger',
+    detail: /^refund rf_1 is failed \(1000\), the ledger keeps 1000/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: withRefunds(
+      [payment()],
+      [charge(), ledgerRefund()],
+      [appRefund({ status: 'failed' })],
+    ),
+  },
+  {
+    // The app's refunds hold no more than the payment received; the processor's charge is short.
+    branch: 'the processor refunding more than it charged',
+    kind: 'over_refund',
+    detail: /^the processor refunded 1000 of 0 it charged/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: withRefunds([payment({ amountRefunded: 1000 })], [ledgerRefund()], [appRefund()]),
+  },
+  {
+    // The ledger refunded less than it charged; the app holds a refund the processor never took.
+    branch: 'the app holding more refunded than the payment received',
+    kind: 'over_refund',
+    detail: /^the app holds 4000 refunded of 3000 received/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: withRefunds(
+      [
+        payment({
+          status: 'captured',
+          captureMethod: 'manual',
+          amountCaptured: 3000,
+          amountRefunded: 4000,
+        }),
+      ],
+      [charge({ amount: 3000 }), ledgerRefund({ amount: 2000 })],
+      [
+        appRefund({ amount: 2000 }),
+        appRefund({
+          id: 'rf_2',
+          amount: 2000,
+          status: 'pending',
+          downstreamKey: 'once_refund_rf_2',
+          processorRefundId: null,
+        }),
+      ],
+    ),
+  },
+  {
+    // One payment kept 1000 too much, another 1000 too little: the tenant's sums balance.
+    branch: 'money not conserved per payment',
+    kind: 'money_not_conserved',
+    detail: /^the processor kept \d+ \(charged 4599, refunded (0|1000)\), the payment is owed/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot(
+      [payment({ amountRefunded: 1000 }), payment({ id: 'pay_2', idempotencyKey: 'k2' })],
+      [
+        charge(),
+        charge({ paymentId: 'pay_2', paymentIntentId: 'pi_2' }),
+        ledgerRefund({ paymentId: 'pay_2', paymentIntentId: 'pi_2', idempotencyKey: null }),
+      ],
+    ),
+  },
+  {
+    branch: 'money not conserved per tenant (money no payment names)',
+    kind: 'money_not_conserved',
+    detail: /^the processor took 4099, succeeded payments total 4599/,
+    history: historyOf(['ok'], 'succeeded'),
+    snapshot: snapshot(
+      [payment()],
+      [charge(), ledgerRefund({ paymentId: 'pay_x', paymentIntentId: 'pi_x', amount: 500 })],
+    ),
+  },
+  {
+    branch: 'what a refund client was shown against the ledger',
+    kind: 'shown_disagrees_with_ledger',
+    detail: /^the client was shown refund rf_1 succeeded/,
+    history: refundHistory([['r1', 'rf_1', 'succeeded']]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [charge()],
+      [appRefund({ processorRefundId: null })],
+    ),
+  },
+  {
+    branch: 'a failed 3-D Secure challenge that charged',
+    kind: 'challenge_not_honoured',
+    detail: /^the shopper failed the 3-D Secure challenge/,
+    history: operatorHistory('succeeded', [
+      { f: 'challenge', key: 'k1', type: 'ok', detail: { answer: 'fail' } },
+    ]),
+    snapshot: snapshot([payment()], [charge()]),
+  },
+];
+
+for (const c of BRANCHES) {
+  test(`${c.kind}: ${c.branch} is caught by that branch alone`, () => {
+    const violations = checkHistory({
+      intents: c.intents ?? [intent],
+      events: c.history.events,
+      snapshot: c.snapshot,
+      healAt: 0,
+      startedAt: T0,
+    }).violations;
+    const ofKind = violations.filter((v) => v.kind === c.kind);
+    expect(ofKind.length, `no ${c.kind}: ${JSON.stringify(violations)}`).toBeGreaterThan(0);
+    // Every one of its kind comes from this branch: switched off, the case sees none.
+    for (const v of ofKind) expect(v.detail).toMatch(c.detail);
+  });
+}
+
+test('a browser customer counts as started by what it did (a checkout sent), not by being let in', () => {
+  // 28 customers let in: one clicked Pay (its page sent checkout.pay), one found the shop
+  // down and left, the rest crashed before their page loaded.
+  let now = T0;
+  const history = new History(() => (now += 10));
+  const browser = (id: string) => ({ intent: id, tenantId: 'tenant_a', process: 'client-browser' });
+  history.invoke({ ...browser('b1'), key: 'kb1', f: 'pay' })('ok', {
+    status: 200,
+    paymentId: 'pay_1',
+  });
+  history.invoke({ ...browser('b1'), key: 'kb1', f: 'status' })('ok', {
+    paymentId: 'pay_1',
+    state: 'succeeded',
+  });
+  history.invoke({ ...browser('b2'), key: '', f: 'status' })('info', {
+    error: 'browser: gave up before paying',
+  });
+  const coverage = measureCoverage(history.events, snapshot([payment()], [charge()]), [], {
+    keyTtlMs: 1000,
+    startedAt: T0,
+  });
+  const work = achieved(coverage, { withPayment: 1, browserWithPayment: 1 });
+  expect(work.browserStarted).toBe(1);
 });

@@ -119,7 +119,6 @@ test('a ci run in which no shopper met a challenge falls short of its floor', ()
     );
     const work = achieved(coverage, {
       withPayment: 0,
-      browserIntentsRun: 0,
       browserWithPayment: 0,
     });
     return shortfalls(work, { threeDSecure: PROFILES.ci!.floors!.threeDSecure! }, []);
