@@ -47,24 +47,30 @@ export interface AppDrillOutcome {
   unanswered: number;
   /** Keys whose retry after the heal made a new payment (its first one was lost). */
   recreated: number;
+  /** COMMITs terminated while they waited for the synchronous standby. */
+  terminatedWaits: number;
   /** The invariant checker's violations (double charges among them). */
   violations: string[];
 }
 
 /** The failures a round runs, in this order. */
-type AppDrillFault = 'kill -9' | 'switchover' | 'SIGSTOP';
+type AppDrillFault = 'kill -9' | 'switchover' | 'SIGSTOP' | 'terminated COMMIT waits';
 
 interface AppDrillOptions {
   rounds?: number;
   seed?: number;
-  /** Default: all three; a shorter run (npm test's) picks some. */
+  /** Default: all four; a shorter run (npm test's) picks some. */
   faults?: readonly AppDrillFault[];
 }
 
 export async function runAppDrill(
   cluster: HaCluster,
   log: (line: string) => void,
-  { rounds = 1, seed = 1, faults = ['kill -9', 'switchover', 'SIGSTOP'] }: AppDrillOptions = {},
+  {
+    rounds = 1,
+    seed = 1,
+    faults = ['kill -9', 'switchover', 'SIGSTOP', 'terminated COMMIT waits'],
+  }: AppDrillOptions = {},
 ): Promise<AppDrillOutcome> {
   const url = cluster.url('once');
   await retried(() => runMigrations(url));
@@ -87,6 +93,7 @@ export async function runAppDrill(
   const acknowledged: { key: string; paymentId: string }[] = [];
   const keys: string[] = [];
   let unanswered = 0;
+  let terminatedWaits = 0;
   let sending = true;
   let next = 0;
   const clients = [1, 2, 3, 4].map(async () => {
@@ -119,6 +126,22 @@ export async function runAppDrill(
         cluster.pauseNode(leader);
         await cluster.waitForLeader(120_000, leader).finally(() => cluster.resumeNode(leader));
       }),
+    // The primary cut off from its standbys while its clients still reach it: their COMMITs
+    // commit locally and wait for the synchronous standby. Their backends are terminated (what
+    // a fast shutdown does to them), then the primary dies: the standby that takes over never
+    // had those commits. An app that answered a terminated COMMIT as done lost a payment it
+    // acknowledged; one that answered "outcome unknown" has clients that retry on the new
+    // primary.
+    'terminated COMMIT waits': async () => {
+      const old = await failover('terminated COMMIT waits', async (leader) => {
+        cluster.partitionNode(leader);
+        const terminated = await terminateSyncWaits(cluster, leader);
+        terminatedWaits += terminated;
+        log(`terminated ${terminated} COMMIT waits on ${leader}`);
+        cluster.killNode(leader);
+      });
+      cluster.startNode(old);
+    },
   };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -158,6 +181,31 @@ export async function runAppDrill(
     lost,
     unanswered,
     recreated,
+    terminatedWaits,
     violations: report.violations.map((v) => `${v.kind} ${v.paymentId ?? ''} ${v.detail}`),
   };
+}
+
+/**
+ * Terminates every client backend of `leader` waiting for its synchronous standby, once some
+ * are (traffic keeps arriving: up to 15 s); how many. Each such COMMIT is committed on
+ * `leader` and on no standby; its client sees a lost connection.
+ */
+async function terminateSyncWaits(cluster: HaCluster, leader: HaNodeName): Promise<number> {
+  const waiting = `select pid from pg_stat_activity
+    where wait_event = 'SyncRep' and backend_type = 'client backend'`;
+  const until = Date.now() + 15_000;
+  while (Date.now() < until) {
+    await sleep(250);
+    if ((await cluster.query(leader, waiting)) === '') continue;
+    // A moment more: COMMITs arriving now join the ones already waiting.
+    await sleep(300);
+    return Number(
+      await cluster.query(
+        leader,
+        `select count(*) filter (where pg_terminate_backend(pid)) from (${waiting}) as w`,
+      ),
+    );
+  }
+  return 0;
 }

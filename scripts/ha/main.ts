@@ -42,7 +42,7 @@ if (values['app-drill']) {
     log(
       `app matrix ${mode} seed ${values.seed}: ${outcome.acknowledged} payments acknowledged, ` +
         `${outcome.lost} lost, ${outcome.recreated} re-created by the retry, ` +
-        `${outcome.unanswered} unanswered, ` +
+        `${outcome.unanswered} unanswered, ${outcome.terminatedWaits} COMMIT waits terminated, ` +
         `${outcome.violations.length} invariant violations`,
     );
     for (const violation of outcome.violations) log(`violation: ${violation}`);

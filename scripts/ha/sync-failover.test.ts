@@ -1,9 +1,11 @@
 // The seeded synchronous failover run of `npm test` (issue 27; the matrix of modes and seeds is
 // on demand: `npm run ha -- --app-drill`). A real three-node Patroni cluster in sync mode, the
 // real web, worker and processor on its multi-host URL, checkout traffic retried by key while
-// the primary is killed -9 (a switchover as well would cost the old primary's rejoin and about
-// 20 s more). Afterwards no acknowledged payment may be missing from the new primary, and the
-// processor's ledger must hold exactly one charge per checkout.
+// the primary is killed -9, then cut off from its standbys with COMMITs waiting for the
+// synchronous one, those waits terminated and the primary killed (a switchover as well would
+// cost the old primary's rejoin and about 20 s more). Afterwards no acknowledged payment may be
+// missing from the new primary, and the processor's ledger must hold exactly one charge per
+// checkout.
 import { findFreePort } from '@once/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAppDrill } from './app-drill.ts';
@@ -40,12 +42,14 @@ describe.skipIf(!installed)('a seeded synchronous failover under checkout traffi
   it('loses no acknowledged payment and charges every shopper once', async () => {
     const outcome = await runAppDrill(cluster, log, {
       seed: 1,
-      faults: ['kill -9'],
+      faults: ['kill -9', 'terminated COMMIT waits'],
     }).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${lines.join('\n')}`);
     });
     const context = lines.join('\n');
     expect(outcome.acknowledged, context).toBeGreaterThan(0);
+    // A terminated COMMIT wait that never happened proves nothing.
+    expect(outcome.terminatedWaits, context).toBeGreaterThan(0);
     expect(outcome.lost, context).toBe(0);
     expect(outcome.unanswered, context).toBe(0);
     expect(outcome.recreated, context).toBe(0);
