@@ -70,7 +70,10 @@ export function requestAuthorizationAction(
         )
         .limit(1);
       if (!live && tookOverThisEnd(payment, kind, input.amount)) {
-        return answerTakenOver(ctx, tx, kind, input, actionId);
+        // Answered as done: nothing is sent again.
+        const result = await writeAction(ctx, tx, kind, input, actionId, 'succeeded');
+        await ctx.complete(tx, result);
+        return result;
       }
       if (payment.status !== 'authorized' || live) {
         throw new ApiError('payment_not_authorized', undefined, {
@@ -84,25 +87,12 @@ export function requestAuthorizationAction(
           requested: input.amount,
         });
       }
-      const downstreamKey = actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey);
-      const amount = kind === 'capture' ? (input.amount ?? null) : null;
-      const [action] = await tx
-        .insert(paymentActions)
-        .values({
-          tenantId: ctx.tenantId,
-          id: actionId,
-          paymentId: input.paymentId,
-          kind,
-          amount,
-          downstreamKey,
-          requestedBy: ctx.principal,
-        })
-        .returning({ createdAt: paymentActions.createdAt });
+      const result = await writeAction(ctx, tx, kind, input, actionId, 'pending');
       const job = {
         tenantId: ctx.tenantId,
         id: newJobId(),
         paymentId: input.paymentId,
-        downstreamKey,
+        downstreamKey: actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey),
       };
       await enqueueOutboxJob(
         tx,
@@ -110,19 +100,14 @@ export function requestAuthorizationAction(
           ? {
               ...job,
               kind: 'capture_payment',
-              payload: { actionId, ...(amount ? { amountToCapture: amount } : {}) },
+              payload: {
+                actionId,
+                ...(result.amount ? { amountToCapture: result.amount } : {}),
+              },
             }
           : { ...job, kind: 'void_payment', payload: { actionId } },
         { notify: ctx.notifyOutbox !== false },
       );
-      const result: PaymentActionResult = {
-        actionId,
-        paymentId: input.paymentId,
-        kind,
-        status: 'pending',
-        amount,
-        createdAt: action!.createdAt.toISOString(),
-      };
       await ctx.complete(tx, result);
       return result;
     }),
@@ -177,12 +162,14 @@ function tookOverThisEnd(
   return payment.status === 'captured' && (amount ?? payment.amount) === payment.amountCaptured;
 }
 
-async function answerTakenOver(
+/** The action row under this request's key, and the answer that tells it. */
+async function writeAction(
   ctx: MoneyActionContext<PaymentActionResult>,
   tx: Transaction,
   kind: PaymentActionKind,
   input: { paymentId: string; amount?: number },
   actionId: string,
+  status: 'pending' | 'succeeded',
 ): Promise<PaymentActionResult> {
   const amount = kind === 'capture' ? (input.amount ?? null) : null;
   const [action] = await tx
@@ -193,19 +180,17 @@ async function answerTakenOver(
       paymentId: input.paymentId,
       kind,
       amount,
-      status: 'succeeded',
+      status,
       downstreamKey: actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey),
       requestedBy: ctx.principal,
     })
     .returning({ createdAt: paymentActions.createdAt });
-  const result: PaymentActionResult = {
+  return {
     actionId,
     paymentId: input.paymentId,
     kind,
-    status: 'succeeded',
+    status,
     amount,
     createdAt: action!.createdAt.toISOString(),
   };
-  await ctx.complete(tx, result);
-  return result;
 }
