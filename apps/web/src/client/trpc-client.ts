@@ -22,6 +22,24 @@ interface IdempotentCallContext {
 
 export type OnceClient = TRPCClient<AppRouter>;
 
+/**
+ * Which of the browser's sessions speaks for this page: the cockpit (`/ops`) asks for the
+ * operator's, so a shopper signing in on the checkout of the same browser (its own cookie)
+ * never turns the cockpit into a shopper's page. Read at each request: the header belongs to
+ * the page that sends it.
+ *
+ * @example
+ * sessionHeadersFor('/ops/payments/pay_1'); // { 'X-Once-Session': 'operator' }
+ */
+function sessionHeadersFor(pathname: string): Record<string, string> {
+  return pathname === '/ops' || pathname.startsWith('/ops/')
+    ? { 'X-Once-Session': 'operator' }
+    : {};
+}
+
+const pageSessionHeaders = () =>
+  typeof window === 'undefined' ? {} : sessionHeadersFor(window.location.pathname);
+
 function headersFor(context: Record<string, unknown>): Record<string, string> {
   const { idempotencyKey, attemptId } = context as IdempotentCallContext;
   return {
@@ -50,8 +68,12 @@ export function createOnceClient(options: {
     links: [
       splitLink({
         condition: (op) => op.type === 'mutation',
-        true: httpLink({ url, fetch, headers: ({ op }) => headersFor(op.context) }),
-        false: httpBatchLink({ url, fetch }),
+        true: httpLink({
+          url,
+          fetch,
+          headers: ({ op }) => ({ ...pageSessionHeaders(), ...headersFor(op.context) }),
+        }),
+        false: httpBatchLink({ url, fetch, headers: pageSessionHeaders }),
       }),
     ],
   });

@@ -90,7 +90,7 @@ describe('tRPC endpoint over real HTTP', () => {
         headers: { 'content-type': 'application/json; charset=utf-8', cookie },
       });
       expect(ended.status).toBe(200);
-      expect(ended.headers.getSetCookie()[0]).toMatch(/^once_session=; /);
+      expect(ended.headers.getSetCookie()[0]).toMatch(/^once_operator_session=; /);
     });
 
     it('queries over GET are unaffected', async () => {

@@ -3,12 +3,7 @@ import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { ApiError } from '../errors/api-error.ts';
 import type { OperatorSessions } from './operator-sessions.ts';
-import {
-  readCookie,
-  SESSION_COOKIE_NAME,
-  type SessionRole,
-  verifySessionValue,
-} from './session-cookie.ts';
+import { readSessionCookie, type SessionRole, verifySessionValue } from './session-cookie.ts';
 import type { SessionTenants } from './session-tenants.ts';
 
 /**
@@ -75,7 +70,7 @@ export async function authenticateApiKey(
 
 /**
  * Resolves the calling tenant from `Authorization: Bearer <api key>` (servers, REST) or the
- * `once_session` cookie (the browser). The body is never consulted: a client cannot name
+ * session cookie the page asks for (the browser: `readSessionCookie`). The body is never consulted: a client cannot name
  * the tenant it acts for. A present-but-wrong credential is refused, never ignored in
  * favour of the other one. A session's tenant comes from `sessionTenants` (see there why a
  * known one needs no database read); an operator session must also be open in
@@ -94,7 +89,7 @@ export async function authenticateRequest(input: {
 }): Promise<AuthenticatedTenant> {
   const authorization = input.headers.get('authorization');
   if (authorization !== null) return authenticateApiKey(input.db, authorization);
-  const cookie = readCookie(input.headers, SESSION_COOKIE_NAME);
+  const cookie = readSessionCookie(input.headers)?.value;
   if (cookie !== undefined) {
     const claims = verifySessionValue(cookie, input.sessionSecret, input.now);
     if (claims === undefined) {

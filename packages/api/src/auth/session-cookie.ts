@@ -1,7 +1,21 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Name of the browser session cookie. */
+/** Name of the browser's shopper session cookie (the checkout's). */
 export const SESSION_COOKIE_NAME = 'once_session';
+/**
+ * Name of the browser's operator session cookie (the cockpit's). Apart from the shopper's, so
+ * signing in on the checkout of the same browser never replaces the cockpit's session.
+ */
+const OPERATOR_SESSION_COOKIE_NAME = 'once_operator_session';
+/**
+ * The request header a page sends to say which of the browser's sessions speaks for it:
+ * `operator` from the cockpit. Without it the shopper's session speaks, or the operator's when
+ * there is no shopper's (an operator may pay). It only picks between the caller's own cookies.
+ */
+const SESSION_SURFACE_HEADER = 'x-once-session';
+
+const cookieNameOf = (role: SessionRole) =>
+  role === 'operator' ? OPERATOR_SESSION_COOKIE_NAME : SESSION_COOKIE_NAME;
 /**
  * How long a session lasts, from its start, with no renewal: a shopper's a day (it reads only
  * the payments it placed); an operator's 8 hours, a working day or a demo, so a cookie that
@@ -120,7 +134,27 @@ export function readCookie(headers: Headers, name: string): string | undefined {
 }
 
 /**
- * The `Set-Cookie` value for a session. HttpOnly so page scripts never see it; SameSite=Lax
+ * The session cookie that speaks for this request, by {@link SESSION_SURFACE_HEADER}: the
+ * cockpit's operator session first on the cockpit, the shopper's first elsewhere, each falling
+ * back to the other.
+ *
+ * @example
+ * readSessionCookie(headers); // { name: 'once_session', value: 'eyJ0Ijoi...' }
+ */
+export function readSessionCookie(headers: Headers): { name: string; value: string } | undefined {
+  const names =
+    headers.get(SESSION_SURFACE_HEADER) === 'operator'
+      ? [OPERATOR_SESSION_COOKIE_NAME, SESSION_COOKIE_NAME]
+      : [SESSION_COOKIE_NAME, OPERATOR_SESSION_COOKIE_NAME];
+  for (const name of names) {
+    const value = readCookie(headers, name);
+    if (value !== undefined) return { name, value };
+  }
+  return undefined;
+}
+
+/**
+ * The `Set-Cookie` value for a session, under its role's cookie name. HttpOnly so page scripts never see it; SameSite=Lax
  * so a cross-site form cannot ride it into a POST; Secure when served over https.
  */
 export function sessionSetCookie(
@@ -128,7 +162,7 @@ export function sessionSetCookie(
   options: { secure: boolean; role: SessionRole },
 ): string {
   return [
-    `${SESSION_COOKIE_NAME}=${encodeURIComponent(value)}`,
+    `${cookieNameOf(options.role)}=${encodeURIComponent(value)}`,
     'Path=/',
     'HttpOnly',
     'SameSite=Lax',
@@ -137,7 +171,7 @@ export function sessionSetCookie(
   ].join('; ');
 }
 
-/** The `Set-Cookie` value that ends the session. */
-export function sessionClearCookie(): string {
-  return `${SESSION_COOKIE_NAME}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
+/** The `Set-Cookie` value that ends the session held in cookie `name` (default: the shopper's). */
+export function sessionClearCookie(name: string = SESSION_COOKIE_NAME): string {
+  return `${name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
 }

@@ -62,6 +62,10 @@ function Checkout({ merchants, returnedFromBank = false }: CheckoutProps) {
   const endSession = useMutation(
     trpc.session.end.mutationOptions({ onSuccess: () => queryClient.resetQueries() }),
   );
+  // "Switch merchant" on a checkout that pays with the cockpit's operator session (no shopper
+  // session of its own in this browser) shows the picker without ending that session: it is
+  // the cockpit's, and the shopper's sign-in gets a cookie of its own.
+  const [picking, setPicking] = useState(false);
 
   const [quantities, setQuantities, cartLoaded] = useSessionState<CartQuantities>(
     'once.checkout.cart',
@@ -110,7 +114,9 @@ function Checkout({ merchants, returnedFromBank = false }: CheckoutProps) {
       </p>
     );
   }
-  if (!session.data) return <TenantPicker merchants={merchants} />;
+  if (!session.data || picking) {
+    return <TenantPicker merchants={merchants} onSignedIn={() => setPicking(false)} />;
+  }
 
   const locked = checkout.busy;
   const canPay = cart !== undefined && cart.lines.length > 0 && cartLoaded;
@@ -131,7 +137,8 @@ function Checkout({ merchants, returnedFromBank = false }: CheckoutProps) {
             onClick={() => {
               checkout.startOver();
               setQuantities({});
-              endSession.mutate();
+              if (session.data?.role === 'shopper') endSession.mutate();
+              else setPicking(true);
             }}
           >
             Switch merchant

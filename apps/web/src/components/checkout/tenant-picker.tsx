@@ -10,11 +10,22 @@ export interface DemoMerchant {
 }
 
 /** Signs the browser in as a demo merchant (a signed, HttpOnly session cookie). */
-export function TenantPicker({ merchants }: { merchants: readonly DemoMerchant[] }) {
+export function TenantPicker({
+  merchants,
+  onSignedIn,
+}: {
+  merchants: readonly DemoMerchant[];
+  onSignedIn?: () => void;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const start = useMutation(
-    trpc.session.start.mutationOptions({ onSuccess: () => queryClient.invalidateQueries() }),
+    trpc.session.start.mutationOptions({
+      onSuccess: () => {
+        onSignedIn?.();
+        return queryClient.invalidateQueries();
+      },
+    }),
   );
   return (
     <section className="card" aria-labelledby="pick-merchant">

@@ -1,8 +1,7 @@
 import { authenticateRequest } from '../../auth/authenticate.ts';
 import { clientAddressKey } from '../../auth/client-address.ts';
 import {
-  readCookie,
-  SESSION_COOKIE_NAME,
+  readSessionCookie,
   sessionClearCookie,
   verifySessionValue,
 } from '../../auth/session-cookie.ts';
@@ -13,7 +12,7 @@ import { type SessionView, startSessionInput } from './start.types.ts';
 
 export const sessionRouter = createTRPCRouter({
   /**
-   * Sets the signed `once_session` cookie (rate-limited per client address and tenant; wrong
+   * Sets the signed session cookie (a shopper's `once_session`, an operator's `once_operator_session`) (rate-limited per client address and tenant; wrong
    * operator codes per browser).
    */
   start: publicProcedure.input(startSessionInput).mutation(({ ctx, input }) =>
@@ -44,21 +43,23 @@ export const sessionRouter = createTRPCRouter({
     }
   }),
   /**
-   * Signs out: an operator session is ended on the server (its cookie, or any copy of it, is
-   * refused from then on, on every web process), and the browser is told to forget the cookie.
+   * Signs out of the session that speaks for the page (`readSessionCookie`: the cockpit's
+   * operator session, the checkout's shopper session), never the other one: an operator session
+   * is ended on the server (its cookie, or any copy of it, is refused from then on, on every web
+   * process), and the browser is told to forget that cookie.
    * A shopper session has nothing on the server to end. Fails (the cookie is kept) when the
    * database cannot record the end, so a sign-out that did not happen never looks done.
    */
   end: publicProcedure.mutation(async ({ ctx }) => {
-    const cookie = readCookie(ctx.headers, SESSION_COOKIE_NAME);
+    const cookie = readSessionCookie(ctx.headers);
     const claims =
       cookie === undefined
         ? undefined
-        : verifySessionValue(cookie, ctx.sessionSecret, ctx.clock.now());
+        : verifySessionValue(cookie.value, ctx.sessionSecret, ctx.clock.now());
     if (claims?.role === 'operator') {
       await ctx.operatorSessions.end(claims.tenantId, claims.sessionId);
     }
-    ctx.resHeaders.append('set-cookie', sessionClearCookie());
+    ctx.resHeaders.append('set-cookie', sessionClearCookie(cookie?.name));
     return { ok: true as const };
   }),
 });

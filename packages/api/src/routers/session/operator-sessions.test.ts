@@ -12,9 +12,9 @@ const CODE = 'operator-sessions-test-code';
 let now = Date.parse('2031-03-01T09:00:00Z');
 const clock = { now: () => new Date(now) };
 
-/** The `name=value` of the session cookie a call set. */
+/** The `name=value` of the session cookie a call set (a shopper's or an operator's). */
 function sessionCookieOf(resHeaders: Headers): string {
-  const cookie = resHeaders.getSetCookie().find((line) => line.startsWith('once_session='));
+  const cookie = resHeaders.getSetCookie().find((line) => /^once_(operator_)?session=/.test(line));
   expect(cookie, 'a session cookie was set').toBeDefined();
   return cookie!.split(';')[0]!;
 }
@@ -55,7 +55,7 @@ describe('operator sessions end on the server', () => {
     expect(await readsCockpit(h, cookie)).toBe(true);
     const end = h.caller({ cookie });
     await end.api.session.end();
-    expect(end.resHeaders.get('set-cookie')).toMatch(/^once_session=;.*Max-Age=0/);
+    expect(end.resHeaders.get('set-cookie')).toMatch(/^once_operator_session=;.*Max-Age=0/);
     expect(await refusal(h.caller({ cookie }).api.ops.payments({ limit: 1 }))).toEqual({
       trpc: 'UNAUTHORIZED',
       code: 'invalid_credentials',
@@ -91,7 +91,9 @@ describe('operator sessions end on the server', () => {
       role: 'operator',
       operatorCode: CODE,
     });
-    const line = start.resHeaders.getSetCookie().find((l) => l.startsWith('once_session='))!;
+    const line = start.resHeaders
+      .getSetCookie()
+      .find((l) => l.startsWith('once_operator_session='))!;
     expect(line).toMatch(/Max-Age=28800(;|$)/);
     const cookie = line.split(';')[0]!;
     const shopper = h.caller();
@@ -106,6 +108,35 @@ describe('operator sessions end on the server', () => {
       role: 'shopper',
     });
     now = startedAt;
+  });
+
+  it('a shopper signing in on the checkout of the same browser leaves the cockpit its operator session', async () => {
+    const operator = await operatorByCode(h);
+    expect(operator).toMatch(/^once_operator_session=/);
+    const checkout = h.caller({ cookie: operator });
+    await checkout.api.session.start({ demoTenantId: 'tenant_b' });
+    const shopper = sessionCookieOf(checkout.resHeaders);
+    expect(shopper).toMatch(/^once_session=/);
+    // The browser now holds both cookies: each page is answered by its own session.
+    const both = `${operator}; ${shopper}`;
+    expect(
+      await h.caller({ cookie: both, 'x-once-session': 'operator' }).api.session.current(),
+    ).toMatchObject({ tenantId: 'tenant_a', role: 'operator' });
+    expect(await h.caller({ cookie: both }).api.session.current()).toMatchObject({
+      tenantId: 'tenant_b',
+      role: 'shopper',
+    });
+    // The checkout's sign-out ends the shopper's session only.
+    const end = h.caller({ cookie: both });
+    await end.api.session.end();
+    expect(end.resHeaders.getSetCookie()).toEqual([
+      expect.stringMatching(/^once_session=;.*Max-Age=0/),
+    ]);
+    expect(await readsCockpit(h, operator)).toBe(true);
+    // With no shopper session, the checkout is answered by the operator's (an operator may pay).
+    expect(await h.caller({ cookie: operator }).api.session.current()).toMatchObject({
+      role: 'operator',
+    });
   });
 });
 

@@ -9,7 +9,7 @@ const CODE = 'k7pq-4mzt-9xwa';
 const sessionCookieOf = (resHeaders: Headers) =>
   resHeaders
     .getSetCookie()
-    .find((line) => line.startsWith('once_session='))
+    .find((line) => /^once_(operator_)?session=/.test(line))
     ?.split(';')[0];
 
 describe('session.start: a demo operator needs the operator code', () => {

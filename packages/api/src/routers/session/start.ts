@@ -95,8 +95,10 @@ function checkOperatorCode(
 }
 
 /**
- * Starts a browser session for a tenant by setting the signed `once_session` cookie: an
- * operator session for an API key, a demo session of the asked role (default `shopper`). A
+ * Starts a browser session for a tenant by setting its signed session cookie (a shopper's
+ * `once_session`, an operator's `once_operator_session`, so the two live side by side in one
+ * browser): an operator session for an API key, a demo session of the asked role (default
+ * `shopper`). A
  * demo OPERATOR session also needs the deployment's operator code (ONCE_OPERATOR_CODE, printed
  * by `npm run demo`): picking a merchant is no credential, and the cockpit reads every
  * shopper's e-mail and presses the chaos switches. An operator session is recorded on the
