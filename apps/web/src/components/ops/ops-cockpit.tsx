@@ -76,7 +76,7 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
         tenantId={session.data.tenantId}
         limit={LIMIT}
         ledger={ledger.data}
-        ledgerError={ledger.error?.message}
+        ledgerError={ledger.error ?? undefined}
         stuck={stuck.data}
         readLedger={async () => (await ledger.refetch()).data}
       />

@@ -1,6 +1,6 @@
 import type { OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
 import { describe, expect, it } from 'vitest';
-import { ledgerLine } from './verdict-strip.tsx';
+import { ledgerLine, pressOfThisScene, stripParts } from './verdict-strip.tsx';
 
 function row(
   verdict: OpsLedgerRow['verdict'],
@@ -77,5 +77,42 @@ describe('ledgerLine', () => {
       tone: 'alarm',
       text: '1 payment, 1 charge, all agree; before this scene: 1 charged twice',
     });
+  });
+});
+
+describe('the strip’s parts', () => {
+  const parts = [
+    { name: 'postgres', state: 'up' as const, restarts: 1 },
+    { name: 'processor', state: 'up' as const, restarts: 0 },
+    { name: 'worker-1', state: 'restarting' as const, restarts: 2 },
+    { name: 'web', state: 'up' as const, restarts: 0 },
+  ];
+
+  it('show each part’s restarts beside its state, in the order the launcher lists them', () => {
+    expect(stripParts(parts, { webAnswering: true }).map((p) => `${p.name}: ${p.text}`)).toEqual([
+      'postgres: up, restarted 1 time',
+      'processor: up',
+      'worker-1: restarting, restarted 2 times',
+      'web: up',
+    ]);
+  });
+
+  it('a web server that stopped answering (killed) shows as restarting, not as its last state', () => {
+    const shown = stripParts(parts, { webAnswering: false });
+    expect(shown.find((p) => p.name === 'web')).toMatchObject({
+      state: 'restarting',
+      text: 'restarting',
+    });
+    expect(shown.map((p) => p.name)).toEqual(['postgres', 'processor', 'worker-1', 'web']);
+  });
+});
+
+describe('the strip’s last switch', () => {
+  const press = { submittedAt: Date.parse('2026-11-25T16:00:00Z') };
+  it('is shown during its scene and dropped once a new scene starts after it', () => {
+    expect(pressOfThisScene(press, null)).toBe(press);
+    expect(pressOfThisScene(press, '2026-11-25T15:59:00Z')).toBe(press);
+    expect(pressOfThisScene(press, '2026-11-25T16:00:01Z')).toBeUndefined();
+    expect(pressOfThisScene(undefined, null)).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import type { RouterOutputs } from '@once/api';
 import type { ChaosPart, ChaosSwitchName } from '@once/api/chaos-switchboard';
 import type { LedgerVerdict, OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
 import { useMutationState, useQuery } from '@tanstack/react-query';
+import { answeredByServer, errorWords } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { switchLabel } from './chaos-switches.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';
@@ -95,6 +96,44 @@ export function ledgerLine(
 }
 
 /**
+ * The parts as the strip shows them: each state with its restarts ("restarting, restarted 2
+ * times"), in the launcher's order (a part keeps its place while it restarts). The web server
+ * is the one part that cannot report itself: while it does not answer, its last known `up` is
+ * stale, and the launcher is bringing it back, so it shows `restarting`.
+ *
+ * @example
+ * stripParts(parts, { webAnswering: false }).find((p) => p.name === 'web')?.text; // 'restarting'
+ */
+export function stripParts(
+  parts: readonly ChaosPart[],
+  options: { webAnswering: boolean },
+): { name: string; state: ChaosPart['state']; text: string; role?: string }[] {
+  return parts.map((part) => {
+    const state = part.name === 'web' && !options.webAnswering ? 'restarting' : part.state;
+    const restarts = part.restarts > 0 ? `, restarted ${plural(part.restarts, 'time')}` : '';
+    return {
+      name: part.name,
+      state,
+      text: `${state}${restarts}`,
+      ...(part.role ? { role: part.role } : {}),
+    };
+  });
+}
+
+/**
+ * The last switch pressed, if it belongs to the scene being played: one pressed before "New
+ * scene" is another scene's answer and is no longer shown. `since` is the scene mark (server
+ * clock, the same machine as this browser in a demo).
+ */
+export function pressOfThisScene<T extends { submittedAt: number }>(
+  press: T | undefined,
+  since: string | null,
+): T | undefined {
+  if (!press || !since) return press;
+  return press.submittedAt >= Date.parse(since) ? press : undefined;
+}
+
+/**
  * Where a new scene starts, on the server's clock (payments carry its times): after the
  * ledger read and after every payment it saw, so no payment already made is counted again.
  * "New scene" reads the ledger first: the last poll may be older than a payment just made.
@@ -123,7 +162,8 @@ export function VerdictStrip({
   ledger: OpsLedgerResult | undefined;
   /** How many payments the cockpit asked the ledger for. */
   limit?: number;
-  ledgerError: string | undefined;
+  /** Why the last read of the ledger failed: no answer at all, or the server's refusal. */
+  ledgerError: unknown;
   stuck: RouterOutputs['ops']['stuckPayments'] | undefined;
   /** Reads the ledger now; "New scene" starts after what it returns. */
   readLedger: () => Promise<OpsLedgerResult | undefined>;
@@ -137,18 +177,26 @@ export function VerdictStrip({
   const presses = useMutationState({
     filters: { mutationKey: trpc.ops.chaosPress.mutationKey() },
     select: (mutation) => ({
+      submittedAt: mutation.state.submittedAt,
       status: mutation.state.status,
       pressed: (mutation.state.variables as { switch: ChaosSwitchName } | undefined)?.switch,
       data: mutation.state.data as { switch: ChaosSwitchName; did: string } | undefined,
       error: mutation.state.error as Error | null,
     }),
   });
-  const lastPress = presses.at(-1);
   const [since, setSince] = useSceneMark(tenantId);
+  const lastPress = pressOfThisScene(presses.at(-1), since);
   const chaosData = chaos.data?.enabled ? chaos.data : undefined;
+  // A switch that failed to answer because the web server is down is not a refusal.
+  const webAnswering = !chaos.isError || answeredByServer(chaos.error);
 
   const verdict = ledgerError
-    ? { tone: 'alarm' as const, text: 'Ledger not read: the web server did not answer' }
+    ? answeredByServer(ledgerError)
+      ? { tone: 'alarm' as const, text: `Ledger not read: ${errorWords(ledgerError)}` }
+      : {
+          tone: 'pending' as const,
+          text: 'Ledger not read: the web server is not answering (restarting?)',
+        }
     : ledger
       ? ledgerLine(ledger, limit, since)
       : { tone: 'pending' as const, text: 'Reading the ledger…' };
@@ -204,15 +252,14 @@ export function VerdictStrip({
       {chaosData ? (
         <>
           <ul className="strip-parts" aria-label="Parts" data-testid="strip-parts">
-            {chaosData.parts.map((part: ChaosPart) => (
+            {stripParts(chaosData.parts, { webAnswering }).map((part) => (
               <li key={part.name} data-strip-part={part.name} data-state={part.state}>
                 <span className={`strip-dot strip-dot-${part.state}`} aria-hidden="true" />
                 {part.name} <span className="visually-hidden">is</span>{' '}
-                <span className="strip-state">{part.state}</span>
+                <span className="strip-state">{part.text}</span>
                 {part.role ? <span className="strip-role"> ({part.role})</span> : null}
               </li>
             ))}
-            {chaos.isError ? <li className="muted">web not answering</li> : null}
           </ul>
           <p className="strip-press" data-testid="strip-press">
             <span className="strip-label">Last switch</span>{' '}
@@ -223,7 +270,11 @@ export function VerdictStrip({
                 {lastPress.pressed ? `${switchLabel(lastPress.pressed)}: ` : ''}pressing…
               </span>
             ) : lastPress.status === 'error' ? (
-              <span className="error">{lastPress.error?.message ?? 'refused'}</span>
+              <span className="error">
+                {answeredByServer(lastPress.error)
+                  ? (lastPress.error?.message ?? 'refused')
+                  : 'the web server did not answer'}
+              </span>
             ) : lastPress.data ? (
               <a href="#chaos-title">
                 {switchLabel(lastPress.data.switch)}: {lastPress.data.did}
