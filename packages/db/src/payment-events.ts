@@ -6,7 +6,8 @@ import { sql } from 'drizzle-orm';
  * - web: `pay.attempt` (a browser or API attempt reached the server, with its key and whether
  *   it was answered as a replay), `payment.committed` (payment, outbox job and the key's
  *   stored response committed together), `operator.attempt` (an operator's capture, void or
- *   refund request reached the server, with its key and how it was answered);
+ *   refund request reached the server, with its key and how it was answered), `chaos.pressed`
+ *   (a demo switch killed or paused the worker charging it: where the worker stopped);
  * - worker: `job.claimed` (which worker, lease takeover), `processor.call` (one call with its
  *   downstream key and result), `intent.recorded`, `outcome.recorded`, `job.finished` (a job
  *   that ended without calling the processor: its payment was already settled, e.g. by a
@@ -18,6 +19,7 @@ export const paymentEventKinds = [
   'pay.attempt',
   'payment.committed',
   'operator.attempt',
+  'chaos.pressed',
   'job.claimed',
   'processor.call',
   'intent.recorded',

@@ -45,21 +45,36 @@ describe('a processor fault switch arms its fault on the call it names', () => {
     ],
     ['processor_refund_then_drop', { kind: 'charge_then_drop', operation: 'refunds.create' }],
     ['processor_refund_fail_after', { kind: 'fail_after_charge', operation: 'refunds.create' }],
-    [
-      'processor_delay',
-      {
-        kind: 'delay',
-        operation: 'payment_intents.confirm',
-        delay_ms: 12_000,
-        when: 'after_charge',
-      },
-    ],
     ['processor_duplicate_webhook', { kind: 'duplicate_webhook', path_prefix: 'payment_intent.' }],
   ] as const)('%s', async (name, fault) => {
     armed.length = 0;
     const did = await switchboard().armProcessorFault('acct_a', name);
     expect(armed).toEqual([{ account: 'acct_a', count: 1, ...fault }]);
     expect(did).toMatch(/^armed on acct_a: the next /);
+  });
+
+  // Scene 3: the webhook settled the payment 1.5 s after Pay, before Kill could be pressed.
+  it('processor_delay holds the charge’s answer, and its webhook longer still, so the payment stays processing', async () => {
+    armed.length = 0;
+    const did = await switchboard().armProcessorFault('acct_a', 'processor_delay');
+    expect(armed).toEqual([
+      {
+        account: 'acct_a',
+        count: 1,
+        kind: 'delay',
+        operation: 'payment_intents.confirm',
+        delay_ms: 12_000,
+        when: 'after_charge',
+      },
+      {
+        account: 'acct_a',
+        count: 1,
+        kind: 'slow_webhook',
+        path_prefix: 'payment_intent.',
+        delay_ms: 15_000,
+      },
+    ]);
+    expect(did).toMatch(/answer waits 12 s .*webhook 15 s late/);
   });
 
   it('says which call it broke in its own words', async () => {

@@ -34,6 +34,14 @@ export interface HttpChaosSwitchboardOptions {
 const PROCESSOR_DELAY_FAULT_MS = 12_000;
 
 /**
+ * How late `processor_delay`'s charge webhook arrives: past the held answer. The processor
+ * sends `payment_intent.succeeded` as it charges, so without this the webhook settled the
+ * payment about a second after Pay and the scene (kill the worker while the payment is
+ * processing) could not be played: the payment now waits for the worker, its takeover or this.
+ */
+const PROCESSOR_DELAY_WEBHOOK_MS = 15_000;
+
+/**
  * The admin API parameters a fault kind needs besides its target. The target is the switch's
  * own (`PROCESSOR_FAULT_SWITCH_FAULTS`): the call that moves the money it is about, named by
  * the processor's operation, so a confirm fault never bites the reconciler's cancel and a
@@ -50,7 +58,7 @@ const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
     'the next confirm (the call that charges) fails with a 500 before anything is charged',
   processor_charge_then_drop:
     'the next confirm (the call that charges): the charge is made, then the connection is dropped',
-  processor_delay: `the next confirm (the call that charges): the charge is made, then its answer waits ${PROCESSOR_DELAY_FAULT_MS / 1000} s (past the worker's timeout)`,
+  processor_delay: `the next confirm (the call that charges): the charge is made, then its answer waits ${PROCESSOR_DELAY_FAULT_MS / 1000} s (past the worker's timeout), and its webhook ${PROCESSOR_DELAY_WEBHOOK_MS / 1000} s late`,
   processor_fail_after_charge:
     'the next confirm (the call that charges): the charge is made, then answered with a 500',
   processor_rate_limit:
@@ -67,17 +75,31 @@ const FAULT_WORDS: Record<ProcessorFaultSwitchName, string> = {
   processor_duplicate_webhook: 'the next webhook is delivered twice (same event id)',
 };
 
-/** The admin API body that arms one switch's fault, once, for `account`. */
-function faultBody(account: string, name: ProcessorFaultSwitchName): Record<string, unknown> {
+/**
+ * The admin API bodies that arm one switch's faults, once each, for `account`: its own fault,
+ * and for `processor_delay` a slow webhook too (see {@link PROCESSOR_DELAY_WEBHOOK_MS}).
+ */
+function faultBodies(account: string, name: ProcessorFaultSwitchName): Record<string, unknown>[] {
   const { kind, target } = PROCESSOR_FAULT_SWITCH_FAULTS[name];
   const aim = PROCESSOR_FAULT_TARGETS[target];
-  return {
+  const own = {
     account,
     count: 1,
     kind,
     ...('operation' in aim ? { operation: aim.operation } : { path_prefix: aim.eventTypePrefix }),
     ...FAULT_PARAMETERS[kind],
   };
+  if (name !== 'processor_delay') return [own];
+  return [
+    own,
+    {
+      account,
+      count: 1,
+      kind: 'slow_webhook',
+      path_prefix: PROCESSOR_FAULT_TARGETS.webhook.eventTypePrefix,
+      delay_ms: PROCESSOR_DELAY_WEBHOOK_MS,
+    },
+  ];
 }
 
 /**
@@ -148,23 +170,24 @@ export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions)
     },
     async armProcessorFault(account, name) {
       if (!options.processorUrl) throw new ChaosSwitchError('PROCESSOR_URL is not set');
-      const body = faultBody(account, name);
-      let response: Response;
-      try {
-        response = await fetch(new URL('/admin/faults', options.processorUrl), {
-          method: 'POST',
-          headers: {
-            'x-admin-token': options.processorAdminToken,
-            'content-type': 'application/json',
-          },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        throw new ChaosSwitchError(`the processor did not answer (${String(error)})`);
-      }
-      if (!response.ok) {
-        throw new ChaosSwitchError(`the processor refused the fault (${response.status})`);
+      for (const body of faultBodies(account, name)) {
+        let response: Response;
+        try {
+          response = await fetch(new URL('/admin/faults', options.processorUrl), {
+            method: 'POST',
+            headers: {
+              'x-admin-token': options.processorAdminToken,
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify(body),
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+        } catch (error) {
+          throw new ChaosSwitchError(`the processor did not answer (${String(error)})`);
+        }
+        if (!response.ok) {
+          throw new ChaosSwitchError(`the processor refused the fault (${response.status})`);
+        }
       }
       return `armed on ${account}: ${FAULT_WORDS[name]}`;
     },

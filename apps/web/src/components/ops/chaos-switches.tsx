@@ -14,6 +14,7 @@ import type { ChaosPressResult } from '@once/api/ops';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
+import { answeredByServer } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import { Badge } from './ops-table.tsx';
 import { processorFaultLine } from './processor-fault-line.ts';
@@ -58,7 +59,8 @@ const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = 
   },
   processor_delay: {
     label: 'Processor: charge, answer too late',
-    effect: "Next charge is made, its answer comes after the worker's timeout.",
+    effect:
+      "Next charge is made, its answer comes after the worker's timeout and its webhook later still.",
   },
   processor_fail_after_charge: {
     label: 'Processor: charge, then answer 500',
@@ -150,7 +152,8 @@ export function ChaosSwitches() {
 
   const data = status.data;
   if (!data?.enabled) return null;
-  const webDown = status.isError;
+  // No answer at all: the web server is down (a refusal, a 403, is an answer).
+  const webDown = status.isError && !answeredByServer(status.error);
 
   return (
     <section className="card chaos" aria-labelledby="chaos-title" data-testid="chaos-switches">
@@ -222,8 +225,13 @@ export function ChaosSwitches() {
       {data.launcherError ? <p className="error">{data.launcherError}</p> : null}
       <ul className="chaos-parts" data-testid="chaos-parts">
         {data.parts.map((part: ChaosPart) => (
-          <li key={part.name} data-part={part.name} data-state={part.state}>
-            <strong>{part.name}</strong> <Badge value={part.state} />{' '}
+          <li
+            key={part.name}
+            data-part={part.name}
+            data-state={part.name === 'web' && webDown ? 'restarting' : part.state}
+          >
+            <strong>{part.name}</strong>{' '}
+            <Badge value={part.name === 'web' && webDown ? 'restarting' : part.state} />{' '}
             {part.role ? <span data-role={part.role}>{part.role} </span> : null}
             <span className="small muted">
               {part.pid ? `pid ${part.pid}` : ''}

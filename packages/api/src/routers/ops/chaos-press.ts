@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { recordPaymentEvents } from '@once/db/payment-events';
 import { outboxJobs, tenants } from '@once/db/schema';
 import { and, desc, eq } from 'drizzle-orm';
 import {
@@ -38,17 +39,20 @@ function cooldownOf(chaos: ChaosSwitchboard): PressCooldown {
 }
 
 /**
- * The worker holding this tenant's most recently claimed running job, if any: "kill a
- * worker" should hit the one that is charging right now, not a bystander.
+ * The worker holding this tenant's most recently claimed running job, and that job's payment,
+ * if any: "kill a worker" should hit the one that is charging right now, not a bystander.
  */
-async function workerChargingNow(db: Database, tenantId: string): Promise<string | undefined> {
+async function workerChargingNow(
+  db: Database,
+  tenantId: string,
+): Promise<{ worker: string; paymentId: string } | undefined> {
   const [job] = await db
-    .select({ lockedBy: outboxJobs.lockedBy })
+    .select({ lockedBy: outboxJobs.lockedBy, paymentId: outboxJobs.paymentId })
     .from(outboxJobs)
     .where(and(eq(outboxJobs.tenantId, tenantId), eq(outboxJobs.status, 'running')))
     .orderBy(desc(outboxJobs.lockedUntil))
     .limit(1);
-  return job?.lockedBy ?? undefined;
+  return job?.lockedBy ? { worker: job.lockedBy, paymentId: job.paymentId } : undefined;
 }
 
 /**
@@ -58,7 +62,8 @@ async function workerChargingNow(db: Database, tenantId: string): Promise<string
  * processor not answering) is refused with `chaos_switch_failed` and the reason.
  *
  * `kill_worker` and `pause_worker` act on the worker charging one of this tenant's payments
- * right now, if one is; otherwise on the first worker that is up.
+ * right now, if one is (and mark the press on that payment's timeline, `chaos.pressed`);
+ * otherwise on the first worker that is up.
  *
  * `drop_next_response` marks THIS browser with a cookie: its next `checkout.pay` runs and
  * commits, then the web process closes the connection instead of answering.
@@ -108,11 +113,25 @@ export async function chaosPress({
   let did: string;
   try {
     if (isLauncherSwitch(name)) {
-      const target =
+      const charging =
         name === 'kill_worker' || name === 'pause_worker'
           ? await workerChargingNow(ctx.db, ctx.tenantId)
           : undefined;
-      did = await chaos.pressLauncherSwitch(name, target);
+      did = await chaos.pressLauncherSwitch(name, charging?.worker);
+      // On the payment's timeline: the kill (or pause) is the moment its worker stopped
+      // answering, not the lease's end the takeover later shows. Written after the press, on
+      // its own: a story entry that cannot be written never fails the press.
+      if (charging) {
+        await recordPaymentEvents(ctx.db, [
+          {
+            tenantId: ctx.tenantId,
+            paymentId: charging.paymentId,
+            actor: 'operator',
+            kind: 'chaos.pressed',
+            detail: { to: `worker:${charging.worker}`, switch: name, did },
+          },
+        ]).catch((error: unknown) => console.error('chaos.pressed not recorded:', error));
+      }
     } else if (isProcessorFault(name)) {
       const [tenant] = await ctx.db
         .select({ account: tenants.processorAccountId })

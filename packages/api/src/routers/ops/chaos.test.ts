@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { paymentEvents, payments } from '@once/db/schema';
-import { eq } from 'drizzle-orm';
+import { outboxJobs, paymentEvents, payments } from '@once/db/schema';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChaosSwitchboard,
@@ -361,5 +361,42 @@ describe('chaos switches offered: the launcher says which of its own it works', 
     const silent = await offered();
     expect(silent).not.toContain('kill_worker');
     expect(silent).toContain('drop_next_response');
+  });
+});
+
+describe('a process switch marks the payment it hit', () => {
+  let h: ApiTestHarness;
+  const recording = recordingSwitchboard();
+  beforeAll(async () => {
+    h = await createApiTestHarness('api_chaos_marks', {
+      chaos: recording.board,
+      operatorCode: OPERATOR_CODE,
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  // The timeline of scene 3 drew the lease's end as the only cross: the kill itself was nowhere.
+  it("kill_worker on the worker charging a payment is on that payment's timeline, in the operator's lane", async () => {
+    const db = h.database.client.db;
+    const paid = await h
+      .caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() })
+      .api.checkout.pay({ lines: [{ productId: 'bookmark', quantity: 1 }] });
+    await db
+      .update(outboxJobs)
+      .set({ status: 'running', lockedBy: 'worker-2', lockedUntil: new Date(Date.now() + 60_000) })
+      .where(and(eq(outboxJobs.tenantId, 'tenant_a'), eq(outboxJobs.paymentId, paid.paymentId)));
+    const operator = await demoSession(h, 'operator');
+    await h.caller({ cookie: operator }).api.ops.chaosPress({ switch: 'kill_worker' });
+    const timeline = await h
+      .caller({ cookie: operator })
+      .api.ops.paymentTimeline({ paymentId: paid.paymentId });
+    expect(timeline.events.filter((event) => event.kind === 'chaos.pressed')).toEqual([
+      expect.objectContaining({
+        actor: 'operator',
+        detail: { to: 'worker:worker-2', switch: 'kill_worker', did: 'kill_worker done' },
+      }),
+    ]);
   });
 });

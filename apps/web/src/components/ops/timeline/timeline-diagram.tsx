@@ -187,8 +187,17 @@ export function TimelineDiagram({
                 x2={end}
                 y1={y + 8}
                 y2={y + 8}
-                className={step.marker === 'fault' ? styles.brokenArrow : styles.arrow}
-                markerEnd={step.marker === 'fault' ? undefined : `url(#${id}-arrow-${step.tone})`}
+                className={
+                  step.marker === 'fault' || step.marker === 'held'
+                    ? styles.brokenArrow
+                    : styles.arrow
+                }
+                // A held call has no arrowhead either: its answer never came back.
+                markerEnd={
+                  step.marker === 'fault' || step.marker === 'held'
+                    ? undefined
+                    : `url(#${id}-arrow-${step.tone})`
+                }
               />
               {step.marker === 'fault' ? (
                 <path d={`M${end - 5},${y + 3} l10,10 m0,-10 l-10,10`} className={styles.cross} />

@@ -125,4 +125,45 @@ describe('timeline model', () => {
     ]);
     expect(new Set(steps.map((s) => s.key)).size).toBe(steps.length);
   });
+
+  it('scene 3: draws the confirm whose answer the killed worker never heard, and the kill where it happened', () => {
+    const timed = (seq: number, seconds: number, actor: string, kind: string, detail = {}) => ({
+      ...event(seq, actor, kind, detail),
+      at: new Date(Date.parse(at) + seconds * 1000).toISOString(),
+    });
+    const { steps } = timelineOf([
+      timed(1, 0, 'worker:worker-1', 'job.claimed', { job: 'j', attempt: 1 }),
+      timed(2, 0.2, 'worker:worker-1', 'processor.call', {
+        to: 'processor',
+        call: 'create',
+        result: 'ok',
+        status: 'requires_confirmation',
+      }),
+      timed(3, 0.3, 'worker:worker-1', 'intent.recorded', { intent: 'pi_1' }),
+      timed(4, 1.5, 'operator', 'chaos.pressed', {
+        to: 'worker:worker-1',
+        switch: 'kill_worker',
+        did: 'worker-1 (pid 42) killed with SIGKILL; the launcher restarts it',
+      }),
+      timed(5, 2.5, 'worker:worker-2', 'job.claimed', {
+        job: 'j',
+        attempt: 2,
+        takeover: true,
+        previousWorker: 'worker-1',
+      }),
+    ]);
+    expect(steps.map((s) => [s.marker ?? '', s.from, s.to, s.label])).toEqual([
+      ['', 'worker:worker-1', 'worker:worker-1', 'claimed (attempt 1)'],
+      ['', 'worker:worker-1', 'processor', 'create: requires_confirmation'],
+      ['', 'worker:worker-1', 'worker:worker-1', 'intent pi_1 recorded'],
+      ['held', 'worker:worker-1', 'processor', 'confirm: no answer heard'],
+      ['', 'operator', 'worker:worker-1', 'kill_worker: SIGKILL'],
+      ['lost', 'worker:worker-1', 'worker:worker-1', 'killed'],
+      ['', 'worker:worker-1', 'worker:worker-1', 'lease ran out'],
+      ['', 'worker:worker-2', 'worker:worker-2', 'took over (attempt 2)'],
+    ]);
+    expect(steps.find((s) => s.marker === 'held')?.description).toMatch(
+      /sent after the intent was recorded.*never recorded/,
+    );
+  });
 });

@@ -23,10 +23,11 @@ export interface TimelineStep {
   tone: 'neutral' | 'ok' | 'warn' | 'bad';
   /**
    * What the step draws besides a call or a dot: `fault` a call the fault broke (a cross at
-   * its end), `lost` a process that stopped answering (its lease ran out: killed or paused),
-   * `gap` time passing with nothing recorded (across every lane).
+   * its end), `held` a call whose answer its caller never heard (no arrowhead: nothing came
+   * back), `lost` a process that stopped answering (killed or paused by a switch, or its lease
+   * ran out), `gap` time passing with nothing recorded (across every lane).
    */
-  marker?: 'fault' | 'lost' | 'gap';
+  marker?: 'fault' | 'held' | 'lost' | 'gap';
 }
 
 /** Quiet time between two events that is drawn as a gap: a lease wait, a backoff. */
@@ -261,6 +262,16 @@ export function stepOf(event: TimelineEventData): TimelineStep {
         tone: what === 'applied' ? 'ok' : 'neutral',
       };
     }
+    case 'chaos.pressed': {
+      const signal = SWITCH_SIGNALS[String(d.switch)] ?? 'pressed';
+      return {
+        ...base,
+        to,
+        label: `${String(d.switch)}: ${signal}`,
+        description: `Chaos switch ${String(d.switch)} pressed: ${String(d.did ?? '')}`,
+        tone: 'bad',
+      };
+    }
     case 'reconciler.decided':
       return {
         ...base,
@@ -273,6 +284,9 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       return { ...base, to, label: event.kind, description: JSON.stringify(d), tone: 'neutral' };
   }
 }
+
+/** The signal each process switch sends the worker it hits. */
+const SWITCH_SIGNALS: Record<string, string> = { kill_worker: 'SIGKILL', pause_worker: 'SIGSTOP' };
 
 /** Between a worker's id and its run in a lane name: `worker:worker-1#run 2`. */
 const RUN_SEPARATOR = '#';
@@ -304,6 +318,30 @@ export function timelineOf(events: readonly TimelineEventData[]): {
     const run = runs.get(actor) ?? 1;
     return run === 1 ? actor : `${actor}${RUN_SEPARATOR}run ${run}`;
   };
+  // Per lane: its last recorded event (which step, which kind), to tell what it was doing when
+  // it stopped; and the lanes a switch stopped, whose lease's end is then no second cross.
+  const lastOfLane = new Map<string, { index: number; event: TimelineEventData }>();
+  const stoppedBySwitch = new Set<string>();
+  /**
+   * A worker stopped right after recording its intent was waiting on the confirm it sends next
+   * (the answer held by the processor, or never heard): drawn after the intent, no arrowhead.
+   */
+  const drawHeldConfirm = (lane: string) => {
+    const last = lastOfLane.get(lane);
+    if (last?.event.kind !== 'intent.recorded') return;
+    steps.splice(last.index + 1, 0, {
+      key: `held-${last.event.seq}`,
+      seq: last.event.seq,
+      at: last.event.at,
+      from: lane,
+      to: 'processor',
+      label: 'confirm: no answer heard',
+      description: `The confirm ${laneTitle(lane)} sent after the intent was recorded (${String(last.event.detail.intent ?? '')}): its answer was never recorded (held by the processor, or the worker stopped before it came)`,
+      tone: 'warn',
+      marker: 'held',
+    });
+    lastOfLane.delete(lane);
+  };
   let previousAt: number | undefined;
   for (const event of events) {
     const at = Date.parse(event.at);
@@ -322,24 +360,60 @@ export function timelineOf(events: readonly TimelineEventData[]): {
     }
     previousAt = at;
     const d = event.detail;
+    const step = stepOf(event);
+    if (
+      event.kind === 'chaos.pressed' &&
+      typeof d.to === 'string' &&
+      SWITCH_SIGNALS[String(d.switch)]
+    ) {
+      const hit = laneOf(d.to);
+      drawHeldConfirm(hit);
+      steps.push({ ...step, from: laneOf(step.from), to: hit });
+      const killed = d.switch === 'kill_worker';
+      steps.push({
+        key: `stopped-${event.seq}`,
+        seq: event.seq,
+        at: event.at,
+        from: hit,
+        to: hit,
+        label: killed ? 'killed' : 'paused',
+        description: `${laneTitle(hit)} ${killed ? 'killed (SIGKILL)' : 'paused (SIGSTOP)'} by the chaos switch: ${String(d.did ?? '')}`,
+        tone: 'bad',
+        marker: 'lost',
+      });
+      stoppedBySwitch.add(hit);
+      continue;
+    }
     if (event.kind === 'job.claimed' && d.takeover === true && d.previousWorker) {
       const previous = `worker:${String(d.previousWorker)}`;
       const lostLane = laneOf(previous);
+      drawHeldConfirm(lostLane);
+      const marked = stoppedBySwitch.has(lostLane);
       steps.push({
         key: `lost-${event.seq}`,
         seq: event.seq,
         at: event.at,
         from: lostLane,
         to: lostLane,
-        label: 'stopped answering',
-        description: `${laneTitle(lostLane)} stopped answering: its lease on job ${String(d.job)} ran out (killed or paused)`,
-        tone: 'bad',
-        marker: 'lost',
+        // The switch's press already shows where it stopped: here only its lease ends.
+        ...(marked
+          ? {
+              label: 'lease ran out',
+              description: `${laneTitle(lostLane)}'s lease on job ${String(d.job)} ran out`,
+              tone: 'warn' as const,
+            }
+          : {
+              label: 'stopped answering',
+              description: `${laneTitle(lostLane)} stopped answering: its lease on job ${String(d.job)} ran out (killed or paused)`,
+              tone: 'bad' as const,
+              marker: 'lost' as const,
+            }),
       });
       if (previous === event.actor) runs.set(event.actor, (runs.get(event.actor) ?? 1) + 1);
     }
-    const step = stepOf(event);
-    steps.push({ ...step, from: laneOf(step.from), to: laneOf(step.to) });
+    const placed = { ...step, from: laneOf(step.from), to: laneOf(step.to) };
+    steps.push(placed);
+    lastOfLane.set(placed.from, { index: steps.length - 1, event });
   }
   return { lanes: lanesOf(steps.filter((step) => step.marker !== 'gap')), steps };
 }
