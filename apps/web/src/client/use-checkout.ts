@@ -40,6 +40,38 @@ export type CheckoutCart = CheckoutIntentInput & {
 const STATUS_POLL_MS = 1_000;
 
 /**
+ * Where this tab keeps the payment it shows (sessionStorage, beside its cart): a finished
+ * payment ends the shared intent, so without it a reloaded or reopened tab would show the paid
+ * cart as "nothing sent yet", one click from paying again.
+ */
+const shownPaymentKey = (tenantId: string) => `once.checkout.shown.${tenantId}`;
+
+function readShownPayment(tenantId: string): WatchedPayment | undefined {
+  try {
+    const raw = window.sessionStorage.getItem(shownPaymentKey(tenantId));
+    const value = raw === null ? undefined : (JSON.parse(raw) as Partial<WatchedPayment>);
+    if (typeof value?.paymentId !== 'string' || typeof value.key !== 'string') return undefined;
+    return {
+      paymentId: value.paymentId,
+      key: value.key,
+      replayed: value.replayed === true,
+      resumed: true,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function keepShownPayment(tenantId: string, watched: WatchedPayment | undefined): void {
+  try {
+    if (watched) window.sessionStorage.setItem(shownPaymentKey(tenantId), JSON.stringify(watched));
+    else window.sessionStorage.removeItem(shownPaymentKey(tenantId));
+  } catch {
+    // Storage refused: the tab forgets on reload, as before.
+  }
+}
+
+/**
  * The checkout's behaviour, separate from its looks: one Idempotency-Key per intent (from
  * `@once/idempotency/react`'s key manager, shared by every tab of the origin), its retry
  * policy (`runRetryFlow`), and watching the accepted payment until it is terminal.
@@ -110,6 +142,19 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     };
   }, [watched?.key]);
   const watchedProof = proof && proof.key === watched?.key ? proof : undefined;
+
+  // The payment this tab showed before a reload (or before the tab was reopened) comes back;
+  // from then on the tab keeps what it shows.
+  const restored = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!tenantId || restored.current === tenantId) return;
+    restored.current = tenantId;
+    const shown = readShownPayment(tenantId);
+    if (shown) setWatched((previous) => previous ?? shown);
+  }, [tenantId]);
+  useEffect(() => {
+    if (tenantId && restored.current === tenantId) keepShownPayment(tenantId, watched);
+  }, [tenantId, watched]);
 
   const status = useQuery({
     ...trpc.checkout.status.queryOptions({
