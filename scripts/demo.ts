@@ -18,6 +18,7 @@ import { demoConnectionFile, removeDemoConnection, writeDemoConnection } from '@
 import { isPortFree } from '@once/postgres';
 import { persistentDataDirFor } from '@once/postgres/embedded';
 import { demoApiKeysForRun } from './system/demo-api-keys.ts';
+import { demoBanner } from './system/demo-banner.ts';
 import { createLauncherShutdown } from './system/launcher-shutdown.ts';
 import {
   CLUSTER_PORT_COUNT,
@@ -175,23 +176,12 @@ const database = replicated
   : embedded
     ? `embedded PostgreSQL, data in ${pgDataDir}`
     : 'your PostgreSQL (DATABASE_URL)';
-const loopback = ['127.0.0.1', '::1'].includes(system!.host);
-const reach = loopback
-  ? `Listening on ${system!.host} only (this machine). HOST=0.0.0.0 opens it to the network.`
-  : `Listening on ${system!.host}: anyone who reaches this machine can open the checkout.`;
-console.log(`
-  Once is running on ${database}.
-
-    Checkout    http://localhost:${ports.web}/
-    Operator    http://localhost:${ports.web}/ops
-    Processor   ${system!.processorUrl}  (mock Stripe API; admin at /admin)
-
-    Operator code  ${system!.operatorCode}  (the cockpit's demo sign-in asks for it; new at each start)
-    API keys       Acme Books     ${demoApiKeys.ONCE_DEMO_API_KEY_TENANT_A}
-                   Globex Coffee  ${demoApiKeys.ONCE_DEMO_API_KEY_TENANT_B}
-                   (REST, GraphQL and the cockpit; new at each start unless ONCE_DEMO_API_KEY_TENANT_A/_B are set)
-
-  ${reach}
-  ${chaos ? 'Chaos switches are in the operator cockpit (operator only; --no-chaos turns them off).\n  ' : ''}A part that dies is restarted (backoff; gives up after ${DEFAULT_RESTART_POLICY.maxRestarts} restarts within ${DEFAULT_RESTART_POLICY.windowMs / 1000} s).
-  Press Ctrl-C to stop.
-`);
+console.log(
+  demoBanner({
+    database,
+    system: system!,
+    apiKeys: demoApiKeys,
+    chaos,
+    restart: DEFAULT_RESTART_POLICY,
+  }),
+);

@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, expect, type Page } from '@playwright/test';
+import { bannerUrls, demoBanner } from '../../scripts/system/demo-banner.ts';
+import { DEFAULT_RESTART_POLICY } from '../../scripts/system/restart-policy.ts';
 import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import { signInAsOperator } from './operator-sign-in.ts';
 
@@ -17,6 +19,25 @@ const PRESS_HOLD_MS = 400;
 export interface Stage {
   checkout: Page;
   cockpit: Page;
+  /** The checkout's and the cockpit's URLs, as the launcher's banner prints them. */
+  urls: { checkout: string; operator: string };
+}
+
+/**
+ * The URLs `npm run demo`'s banner prints for this system: what a presenter opens, so what the
+ * stage opens (a 3-D Secure shopper comes back to the origin the processor was given; a test
+ * on any other origin would miss a banner that disagrees with it).
+ */
+function bannerUrlsOf(system: RunningSystem): Stage['urls'] {
+  return bannerUrls(
+    demoBanner({
+      database: 'a throw-away PostgreSQL',
+      system,
+      apiKeys: {},
+      chaos: true,
+      restart: DEFAULT_RESTART_POLICY,
+    }),
+  );
 }
 
 /**
@@ -28,17 +49,18 @@ export interface Stage {
  * const stage = await openStage(context, system());
  */
 export async function openStage(context: BrowserContext, system: RunningSystem): Promise<Stage> {
+  const urls = bannerUrlsOf(system);
   const cockpit = await context.newPage();
   await cockpit.setViewportSize(SIDE_BY_SIDE);
-  await cockpit.goto(`${system.webUrl}/ops`);
+  await cockpit.goto(urls.operator);
   await signInAsOperator(cockpit, system);
   await expect(cockpit.getByTestId('chaos-switches')).toBeVisible();
   const checkout = await context.newPage();
   await checkout.setViewportSize(SIDE_BY_SIDE);
   // Signed in already: the operator's session of this browser may pay too.
-  await checkout.goto(system.webUrl);
+  await checkout.goto(urls.checkout);
   await expect(checkout.getByTestId('merchant-name')).toHaveText('Acme Books');
-  return { checkout, cockpit };
+  return { checkout, cockpit, urls };
 }
 
 /**

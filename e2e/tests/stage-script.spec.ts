@@ -1,4 +1,5 @@
-import { expect, test } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, type Page, test } from '@playwright/test';
 import {
   checkoutState,
   fillCart,
@@ -19,7 +20,7 @@ import {
   sceneScreenshot,
 } from '../support/stage.ts';
 import { partLog, useTestSystem } from '../support/system.ts';
-import { loseRedirectAfterChallenge, THREE_D_SECURE_CARD } from '../support/three-d-secure.ts';
+import { THREE_D_SECURE_CARD } from '../support/three-d-secure.ts';
 
 // The README's stage script ("On stage: a presenter's script"), one test per scene: each does
 // what the row's "Press" column says with the mouse, on the checkout and the cockpit side by
@@ -88,7 +89,7 @@ test('scene 1, double click: one request, a second tab resumes the same payment,
 
   const second = await context.newPage();
   const sentBySecond = recordPayRequests(second);
-  await second.goto(system().webUrl);
+  await second.goto(stage.urls.checkout);
   await expect(checkoutState(second)).toContainText('resumed after reload or from another tab');
   picked();
   const shown = await waitForTerminal(stage.checkout);
@@ -160,16 +161,30 @@ test('scene 3, worker killed mid-charge: the worker restarts, the job is taken o
   await fillCart(stage.checkout, { book_pragprog: 1 });
   await stage.checkout.getByTestId('pay').click();
   await expect(checkoutState(stage.checkout)).toHaveAttribute('data-state', 'processing');
-  // Mid-charge: a worker holds the job, and its confirm has gone out (its answer is held).
+  // Mid-charge: a worker holds the job, and its confirm has charged at the processor, which
+  // holds the answer (the switch says when its fault bit, and on which payment).
   const paymentId = await checkoutState(stage.checkout).getAttribute('data-payment-id');
+  await expect(stage.cockpit.getByTestId('fault-use-processor_delay')).toHaveText(
+    new RegExp(`^Used \\d\\d:\\d\\d:\\d\\d by ${paymentId}\\.$`),
+  );
   await expect(await cockpitRow(stage, 'ops-outbox', paymentId ?? '?')).toContainText('running');
-  await stage.cockpit.waitForTimeout(1_500);
   await pressSwitch(stage.cockpit, 'Kill a worker', /killed with SIGKILL/);
+  // In the order the README tells it: the kill lands while the payment is still processing
+  // (the webhook the charge sent is held too).
+  await expect(checkoutState(stage.checkout)).toHaveAttribute('data-state', 'processing');
   const worker = stage.cockpit.getByTestId('strip-parts').locator('[data-strip-part="worker-1"]');
   await expect(stage.cockpit.locator('[data-part="worker-1"]')).toContainText('restarted 1 time', {
     timeout: 30_000,
   });
   await expect(worker).toHaveAttribute('data-state', 'up');
+  // The strip shows the restart too, and keeps the parts in their order.
+  await expect(worker).toContainText('up, restarted 1 time');
+  expect(
+    await stage.cockpit
+      .getByTestId('strip-parts')
+      .locator('[data-strip-part]')
+      .evaluateAll((parts) => parts.map((part) => part.getAttribute('data-strip-part'))),
+  ).toEqual(['postgres', 'processor', 'worker-1', 'web']);
   const shown = await waitForTerminal(stage.checkout);
   expect(shown.state).toBe('succeeded');
   await expectOnePaymentOneCharge(stage);
@@ -177,7 +192,7 @@ test('scene 3, worker killed mid-charge: the worker restarts, the job is taken o
 
   // The timeline: the takeover's claim and its retrieve, and no second confirm.
   const timeline = await context.newPage();
-  await timeline.goto(`${system().webUrl}/ops/payments/${shown.paymentId}`);
+  await timeline.goto(new URL(`/ops/payments/${shown.paymentId}`, stage.urls.operator).href);
   const table = timeline.getByTestId('timeline-table');
   await expect(table).toContainText(
     /Claimed job \w+, attempt 2: the lease of worker-1 had expired/,
@@ -191,8 +206,15 @@ test('scene 3, worker killed mid-charge: the worker restarts, the job is taken o
   expect(
     await table.getByRole('row').filter({ hasText: 'confirm with key' }).count(),
   ).toBeLessThanOrEqual(1);
-  await expect(timeline.getByTestId('timeline-diagram').locator('[data-kind="lost"]')).toHaveCount(
-    1,
+  // The held confirm (no answer came back to the killed worker) and the kill where it happened,
+  // one cross: the takeover's lease end is no second one.
+  const diagram = timeline.getByTestId('timeline-diagram');
+  await expect(diagram.locator('[data-kind="held"]')).toHaveCount(1);
+  await expect(diagram.locator('[data-kind="held"]')).toContainText('confirm: no answer heard');
+  await expect(diagram.locator('[data-kind="lost"]')).toHaveCount(1);
+  await expect(diagram.locator('[data-kind="lost"]')).toContainText('killed');
+  await expect(table).toContainText(
+    /Chaos switch kill_worker pressed: worker-1 \(pid \d+\) killed/,
   );
   await timeline.screenshot({ path: testInfo.outputPath('scene-3-timeline.png'), fullPage: true });
   await timeline.close();
@@ -228,7 +250,7 @@ test('scene 4, the processor charges then drops the connection: the SDK re-sends
   await expectInvariant(system(), [shown]);
 
   const timeline = await context.newPage();
-  await timeline.goto(`${system().webUrl}/ops/payments/${shown.paymentId}`);
+  await timeline.goto(new URL(`/ops/payments/${shown.paymentId}`, stage.urls.operator).href);
   await expect(timeline.getByTestId('timeline-table')).toContainText(
     /confirm with key .*: replayed/,
   );
@@ -276,7 +298,7 @@ test('scene 5, database restart: PostgreSQL is killed and back on the same data,
   await sceneScreenshot(5, stage);
 });
 
-test('scene 6, 3-D Secure, answer lost after the challenge: the return page asked again shows the same payment and key, one charge', async ({
+test('scene 6, 3-D Secure, the redirect back lost: the web server is killed while the shopper is at the bank; asked again, the return page shows the same payment and key, one charge', async ({
   context,
 }) => {
   const stage = await openStage(context, system());
@@ -293,10 +315,24 @@ test('scene 6, 3-D Secure, answer lost after the challenge: the return page aske
   await page.getByTestId('go-to-bank').click();
   await expect(page.getByRole('heading', { name: '3D Secure test payment' })).toBeVisible();
 
-  // The processor takes the answer and charges, but its redirect back never reaches the
-  // browser. The shopper asks for the return page again: the same payment, the same key,
-  // charged once.
-  await page.goto(await loseRedirectAfterChallenge(page, system().processorUrl));
+  // At the bank, the presenter kills the web server from the cockpit, then completes the
+  // authentication: the processor charges, and its redirect back finds no web server.
+  await pressSwitch(stage.cockpit, 'Kill the web server', /killed with SIGKILL/);
+  const web = stage.cockpit.getByTestId('strip-parts').locator('[data-strip-part="web"]');
+  await expect(web).toHaveAttribute('data-state', 'restarting');
+  await expect(web).toContainText('restarting');
+  const lost = page.waitForEvent('requestfailed', (request) =>
+    request.url().includes('/checkout/return'),
+  );
+  await page.getByRole('button', { name: 'Complete authentication' }).click({ noWaitAfter: true });
+  const returnUrl = (await lost).url();
+  // Back to the origin the banner printed, where the session and the stored checkout are.
+  expect(new URL(returnUrl).origin).toBe(new URL(stage.urls.checkout).origin);
+
+  // Once Parts shows the web server up again, the shopper asks for the return page again.
+  await expect(web).toHaveAttribute('data-state', 'up', { timeout: 60_000 });
+  await expect(web).toContainText('up, restarted 1 time');
+  await page.goto(returnUrl);
   expect(new URL(page.url()).pathname).toBe('/checkout/return');
   await expect(checkoutState(page)).toHaveAttribute('data-state', 'succeeded', {
     timeout: 60_000,
@@ -397,4 +433,57 @@ test('New scene: a payment made since the strip last read the ledger is not coun
   // Once the ledger the strip reads holds the payment, the scene still counts none.
   await expect(await cockpitRow(stage, 'ops-ledger', shown.paymentId)).toHaveCount(1);
   await expect(stage.cockpit.getByTestId('strip-verdict')).toContainText('0 payments');
+});
+
+/** The console errors a page logs from here on. */
+function consoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return errors;
+}
+
+test('a shopper signing in on the checkout of the same browser leaves the cockpit its operator session', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  const errors = [...[stage.checkout, stage.cockpit].map(consoleErrors)];
+  // The checkout pays with the cockpit's session until it signs in on its own.
+  await stage.checkout.getByRole('button', { name: 'Switch merchant' }).click();
+  await stage.checkout.getByTestId('merchant-tenant_b').click();
+  await expect(stage.checkout.getByTestId('merchant-name')).toHaveText('Globex Coffee');
+  await stage.cockpit.reload();
+  await expect(stage.cockpit.getByTestId('chaos-switches')).toBeVisible();
+  await expect(stage.cockpit.getByText(/^Payments of/)).toContainText('Acme Books');
+  await expect(stage.cockpit.getByTestId('strip-verdict')).toHaveAttribute('data-tone', 'ok');
+  await stage.checkout.reload();
+  await expect(stage.checkout.getByTestId('merchant-name')).toHaveText('Globex Coffee');
+  expect(errors.flat()).toEqual([]);
+});
+
+test('the checkout reopened after a payment succeeded shows that payment, Pay disabled', async ({
+  context,
+}) => {
+  const stage = await openStage(context, system());
+  const errors = consoleErrors(stage.checkout);
+  await fillCart(stage.checkout, { bookmark: 1 });
+  await stage.checkout.getByTestId('pay').click();
+  const shown = await waitForTerminal(stage.checkout);
+  expect(shown.state).toBe('succeeded');
+  await stage.checkout.reload();
+  const state = checkoutState(stage.checkout);
+  await expect(state).toHaveAttribute('data-state', 'succeeded');
+  await expect(state).toHaveAttribute('data-payment-id', shown.paymentId);
+  await expect(state).toHaveAttribute('data-idempotency-key', shown.idempotencyKey);
+  await expect(state).not.toContainText('Nothing has been sent yet');
+  await expect(stage.checkout.getByTestId('pay')).toBeDisabled();
+  const results = await new AxeBuilder({ page: stage.checkout })
+    .include('[data-testid="checkout-state"]')
+    .analyze();
+  expect(
+    results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+  ).toEqual([]);
+  expect(errors).toEqual([]);
 });

@@ -74,7 +74,14 @@ const PAUSE_MARGIN_MS = 3_000;
 
 export interface RunningSystem {
   supervisor: Supervisor;
+  /** The web's own address (loopback): health checks, webhooks, tests. */
   webUrl: string;
+  /**
+   * The one origin a browser is given: the banner prints it and the processor sends a 3-D
+   * Secure shopper back to it (WEB_PUBLIC_URL). A browser on any other origin has no session
+   * and no stored checkout there. `WEB_PUBLIC_URL` from the shell, else `webUrl`.
+   */
+  publicWebUrl: string;
   processorUrl: string;
   databaseUrl: string;
   processorDatabaseUrl: string;
@@ -171,8 +178,6 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     NEXT_TELEMETRY_DISABLED: '1',
     DATABASE_URL: databaseUrl,
     PROCESSOR_URL: processorUrl,
-    // Where the processor sends a 3-D Secure shopper back (the worker's return_url).
-    WEB_PUBLIC_URL: webUrl,
     // A demo should show an `unknown` payment being resolved within seconds, not a minute.
     WORKER_RECONCILE_AFTER_MS: process.env.WORKER_RECONCILE_AFTER_MS ?? '15000',
     // Next.js prints colour codes unless told not to; the supervisor prefixes plain lines.
@@ -183,6 +188,11 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   // switches and the processor's admin API; nobody on the network needs them.
   const host = shared.HOST || '127.0.0.1';
   shared.HOST = host;
+  // Where the processor sends a 3-D Secure shopper back (the worker's return_url), and the
+  // origin the banner prints: one origin, or the shopper lands where the session and the
+  // checkout are not. A name other machines reach when the shell gives one, else loopback.
+  const publicWebUrl = (shared.WEB_PUBLIC_URL || webUrl).replace(/\/+$/, '');
+  shared.WEB_PUBLIC_URL = publicWebUrl;
   shared.WORKER_HEALTH_HOST ||= host;
   const operatorCode = options.operatorCode ?? newOperatorCode();
   let chaos: ChaosControl | undefined;
@@ -291,6 +301,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   return {
     supervisor,
     webUrl,
+    publicWebUrl,
     processorUrl,
     databaseUrl,
     processorDatabaseUrl,
