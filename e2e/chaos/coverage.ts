@@ -59,6 +59,18 @@ export interface Coverage {
     lostAnswers: number;
     /** Faults aimed at a capture or a refund that bit. */
     faultsBit: number;
+    /**
+     * Rude operators (`RudePlan`): races run (two keys on one payment at once) and lost by
+     * one of the two; keys of another operation refused 422; requests from a signed-out
+     * session refused 401; requests sent over REST or GraphQL under a tRPC request's key.
+     */
+    rude: {
+      races: number;
+      racesLost: number;
+      keyReuseRefused: number;
+      revokedRefused: number;
+      acrossTransports: number;
+    };
   };
   /** What 3-D Secure shoppers did at the bank's challenge, and how their payments ended. */
   threeDSecure: {
@@ -166,6 +178,18 @@ export function measureCoverage(
     ).length,
     lostAnswers: operator.filter((e) => e.lostResponse).length,
     faultsBit: nemesis.filter((e) => e.phase === 'start' && moneyFaults.has(e.id) && bit(e)).length,
+    rude: {
+      races: new Set(operator.filter((e) => e.race).map((e) => `${e.tenantId}\u0000${e.paymentId}`))
+        .size,
+      racesLost: operator.filter((e) => e.race && e.type === 'fail').length,
+      keyReuseRefused: operator.filter(
+        (e) => e.type === 'fail' && e.status === 422 && e.error === 'idempotency_key_reused',
+      ).length,
+      revokedRefused: operator.filter(
+        (e) => e.revokedSession && e.type === 'fail' && e.status === 401,
+      ).length,
+      acrossTransports: operator.filter((e) => e.type !== 'invoke' && e.transport).length,
+    },
   };
 
   const challenges = client.filter((e) => e.f === 'challenge' && e.type === 'ok');

@@ -39,6 +39,12 @@ export interface ClientEvent {
   amount?: number;
   /** A challenge: what the shopper answered (`leave`: nothing, the page was left). */
   answer?: 'complete' | 'fail' | 'leave';
+  /** An operator request sent over REST or GraphQL (absent: tRPC, as the cockpit sends). */
+  transport?: 'rest' | 'graphql';
+  /** Sent at the same moment as another operator's action on the payment, under another key. */
+  race?: boolean;
+  /** Sent with an operator session already signed out on the server: must change nothing. */
+  revokedSession?: boolean;
 }
 
 export interface NemesisEvent {

@@ -102,6 +102,8 @@ export function checkMoney(input: {
     }
   }
 
+  violations.push(...checkRudeOperators(input));
+
   const refundById = new Map(appRefunds.map((r) => [`${r.tenantId}\u0000${r.id}`, r]));
   const rowsOf = (refund: AppRefund) =>
     (refundsOfPayment.get(paymentKey(refund.tenantId, refund.paymentId)) ?? []).filter(
@@ -262,6 +264,70 @@ function checkChallenges(
       tenantId: answered.tenantId,
       paymentId: answered.paymentId,
       detail: `the shopper ${answered.answer === 'fail' ? 'failed' : 'left'} the 3-D Secure challenge; the payment is ${ended} and the processor charged ${charged}`,
+    });
+  }
+  return violations;
+}
+
+/**
+ * What rude operators may never get away with:
+ * - one money operation per (tenant, key) on every transport: a key accepted for two
+ *   operations (a capture's key accepted for a refund), or accepted for one while the action it
+ *   holds is another (`key_reuse_accepted`);
+ * - a request from an operator session signed out on the server is refused and does nothing:
+ *   answered ok, or its key holds an action (`revoked_session_acted`);
+ * - two operators acting on one payment at the same moment under two keys: one may act
+ *   (`racing_actions_both_accepted`, both answered ok).
+ */
+function checkRudeOperators(
+  input: Pick<Parameters<typeof checkMoney>[0], 'snapshot' | 'completions'>,
+): Violation[] {
+  const violations: Violation[] = [];
+  const operator = input.completions.filter(
+    (e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund',
+  );
+  const actionOfKey = new Map(
+    (input.snapshot.moneyActionKeys ?? []).map((k) => [`${k.tenantId}\u0000${k.key}`, k]),
+  );
+  for (const [key, answers] of groupBy(
+    operator.filter((e) => e.type === 'ok'),
+    (e) => `${e.tenantId}\u0000${e.key}`,
+  )) {
+    const ops = new Set(answers.map((e) => e.f));
+    const held = actionOfKey.get(key);
+    if (ops.size > 1 || (held && !ops.has(held.kind as ClientEvent['f']))) {
+      violations.push({
+        kind: 'key_reuse_accepted',
+        intent: answers[0]!.intent,
+        tenantId: answers[0]!.tenantId,
+        paymentId: answers[0]!.paymentId,
+        detail: `key ${answers[0]!.key} was accepted for ${[...ops].join(' and ')}${held ? `; it holds a ${held.kind}` : ''}`,
+      });
+    }
+  }
+  for (const sent of operator.filter((e) => e.revokedSession)) {
+    const held = actionOfKey.get(`${sent.tenantId}\u0000${sent.key}`);
+    if (sent.type !== 'ok' && !held) continue;
+    violations.push({
+      kind: 'revoked_session_acted',
+      intent: sent.intent,
+      tenantId: sent.tenantId,
+      paymentId: sent.paymentId,
+      detail: `a ${sent.f} from a signed-out operator session was answered ${sent.type} ${sent.status ?? ''}${held ? `, and its key holds a ${held.kind} of ${held.paymentId}` : ''}`,
+    });
+  }
+  for (const answers of groupBy(
+    operator.filter((e) => e.race && e.type === 'ok' && e.f !== 'refund'),
+    (e) => `${e.tenantId}\u0000${e.paymentId}`,
+  ).values()) {
+    const keys = new Set(answers.map((e) => e.key));
+    if (keys.size < 2) continue;
+    violations.push({
+      kind: 'racing_actions_both_accepted',
+      intent: answers[0]!.intent,
+      tenantId: answers[0]!.tenantId,
+      paymentId: answers[0]!.paymentId,
+      detail: `operators racing on one payment were both accepted: ${answers.map((e) => `${e.f} ${e.key}`).join(', ')}`,
     });
   }
   return violations;

@@ -568,6 +568,11 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           created_at
         from refunds`,
       );
+      const moneyActionKeys = await withDb(
+        app,
+        (sql) => sql<{ tenant_id: string; key: string; kind: string; payment_id: string }[]>`
+        select tenant_id, key, kind, payment_id from money_action_keys`,
+      );
       const jobs = await withDb(
         app,
         (sql) => sql<JobRow[]>`
@@ -654,6 +659,12 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             createdAt: r.created_at.getTime(),
           }),
         ),
+        moneyActionKeys: moneyActionKeys.map((k) => ({
+          tenantId: k.tenant_id,
+          key: k.key,
+          kind: k.kind,
+          paymentId: k.payment_id,
+        })),
         backstage,
         counters: { ...counters },
         ...(ha ? { failover: { mode: ha.mode, failovers: [...ha.failovers] } } : {}),

@@ -50,6 +50,8 @@ export interface ChaosProfile {
     refundShare: number;
     faults: number;
     threeDSecureShare?: number;
+    /** The share of operator flows whose operators are rude (`RudePlan`; absent: none). */
+    rudeShare?: number;
   };
   /**
    * The work a run of this profile must show (a run short of any fails, like a fault kind
@@ -102,10 +104,16 @@ const SHORT_WINDOWS: Record<string, string> = {
 };
 
 /**
- * Money flows of a run: three in ten authorise, a quarter of those paid are refunded, and
- * one in seven automatic card checkouts meets 3-D Secure.
+ * Money flows of a run: three in ten authorise, a quarter of those paid are refunded, one in
+ * seven automatic card checkouts meets 3-D Secure, and three in five operator flows are rude.
  */
-const MONEY_FLOWS = { manualShare: 0.3, refundShare: 0.25, faults: 6, threeDSecureShare: 0.15 };
+const MONEY_FLOWS = {
+  manualShare: 0.3,
+  refundShare: 0.25,
+  faults: 6,
+  threeDSecureShare: 0.15,
+  rudeShare: 0.6,
+};
 
 export const PROFILES: Record<string, ChaosProfile> = {
   /** Inside `npm test`: every fault kind, >= 120 checkouts (>= 20 in a browser), a few minutes. */

@@ -169,6 +169,7 @@ export function markdownReport(
     `| money flows: authorised / captured / voided payments | ${coverage.money.authorized} / ${coverage.money.captured} / ${coverage.money.voided} |`,
     `| money flows: refunds succeeded / refused up front | ${coverage.money.refundsSucceeded} / ${coverage.money.refundsRefused} |`,
     `| money flows: double-clicks / dropped answers / capture and refund faults that bit | ${coverage.money.doubleClicks} / ${coverage.money.lostAnswers} / ${coverage.money.faultsBit} |`,
+    `| rude operators: races (lost) / keys of another operation refused 422 / signed-out sessions refused 401 / requests over REST or GraphQL under a tRPC key | ${coverage.money.rude.races} (${coverage.money.rude.racesLost}) / ${coverage.money.rude.keyReuseRefused} / ${coverage.money.rude.revokedRefused} / ${coverage.money.rude.acrossTransports} |`,
     `| 3-D Secure: challenges completed / failed / left / redirects lost; payments canceled | ${coverage.threeDSecure.completed} / ${coverage.threeDSecure.failed} / ${coverage.threeDSecure.left} / ${coverage.threeDSecure.redirectsLost}; ${coverage.threeDSecure.canceled} |`,
     `| fault kinds never fired | ${coverage.neverFired.join(', ') || 'none'} |`,
     `| client crashes | ${summary.clientCrashes.length} |`,

@@ -120,6 +120,37 @@ export interface IntentPlan {
    * ones, the rest, and now and then more than is left (which must be refused, moving nothing).
    */
   refunds: OperatorRequestPlan[];
+  /** How the merchant's operators stop being polite on this payment (absent: they behave). */
+  rude?: RudePlan;
+}
+
+/**
+ * Operators who do what the polite ones never do: race each other, send everything at once,
+ * reuse keys on other transports and operations, act with a session already signed out. Each
+ * must end in one action per key and one capture or void per payment, every refusal a `fail`
+ * that changed nothing.
+ */
+interface RudePlan {
+  /**
+   * Manual flows: a second operator acts on the payment at the same moment as the first, under
+   * a key of its own: a void against a capture, a capture against a void or against a capture
+   * of another amount. One of the two may act.
+   */
+  rival?: OperatorRequestPlan & { f: 'capture' | 'void' };
+  /** The refunds are sent all at once, each under its own key, not one after another. */
+  refundsAtOnce: boolean;
+  /**
+   * The first refund's request goes out over tRPC, REST and GraphQL at once, one key and one
+   * body: every answer names one refund.
+   */
+  refundAcrossTransports: boolean;
+  /** Once the capture is accepted, its key is sent for a refund: 422, nothing refunded. */
+  captureKeyForRefund: boolean;
+  /**
+   * The first action is sent first from an operator session signed out on the server: 401,
+   * nothing done (under a key of its own, which must hold no action), then with the API key.
+   */
+  revokedSession: boolean;
 }
 
 /** One fault the nemesis injects. */
@@ -268,6 +299,11 @@ export function planRun(
   for (const [index, intent] of intents.entries()) {
     const challenge = challengeOf(intentRng.fork(`three-d-secure-${index}`), profile, intent);
     if (challenge) intent.challenge = challenge;
+  }
+  // Rude operators from forks of their own too: no other draw changes.
+  for (const [index, intent] of intents.entries()) {
+    const rude = rudeOf(intentRng.fork(`rude-${index}`), profile, intent);
+    if (rude) intent.rude = rude;
   }
   // Keys are the client's to choose, so two merchants' clients may pick the same one (an
   // order number, say). Keys are scoped by tenant: such pairs must never meet.
@@ -439,6 +475,42 @@ function challengeOf(
   const roll = rng.next();
   const answer = roll < 0.5 ? 'complete' : roll < 0.75 ? 'fail' : 'leave';
   return { answer, loseRedirect: answer !== 'leave' && rng.chance(0.35) };
+}
+
+/**
+ * A share of the operators' flows (`moneyFlows.rudeShare`) turn rude: each behaviour drawn on
+ * its own, where the flow has the request it needs (a rival only against a capture or void in
+ * the window, the capture key's reuse only where a capture is planned, transports and bursts
+ * only where there are refunds).
+ */
+function rudeOf(
+  rng: Rng,
+  profile: ChaosProfile,
+  intent: Pick<IntentPlan, 'key' | 'flow' | 'operatorAction' | 'refunds' | 'amount'>,
+): RudePlan | undefined {
+  const share = profile.moneyFlows.rudeShare ?? 0;
+  if (!intent.operatorAction && intent.refunds.length === 0) return undefined;
+  if (!rng.chance(share)) return undefined;
+  const racing = intent.flow === 'capture' || intent.flow === 'void';
+  const rivalF = intent.flow === 'void' || rng.chance(0.5) ? 'capture' : 'void';
+  const rival =
+    racing && rng.chance(0.6)
+      ? ({
+          f: rivalF,
+          key: `${intent.key}-rival-${rng.token(6)}`,
+          submits: 1 as const,
+          loseFirstResponse: false,
+          // A rival capture asks for less than all: another body, another key.
+          ...(rivalF === 'capture' ? { amount: Math.max(1, Math.floor(intent.amount / 2)) } : {}),
+        } satisfies RudePlan['rival'])
+      : undefined;
+  return {
+    ...(rival ? { rival } : {}),
+    refundsAtOnce: intent.refunds.length > 1 && rng.chance(0.6),
+    refundAcrossTransports: intent.refunds.length > 0 && rng.chance(0.5),
+    captureKeyForRefund: intent.flow === 'capture' && rng.chance(0.5),
+    revokedSession: rng.chance(0.3),
+  };
 }
 
 /**

@@ -67,6 +67,11 @@ export interface Snapshot {
   ledger: LedgerEntry[];
   /** The app's refunds (absent: a target whose schedule refunds nothing). */
   refunds?: AppRefund[];
+  /**
+   * Which money action each operator key made (absent: a target that cannot tell): one per
+   * (tenant, key), whatever the transport.
+   */
+  moneyActionKeys?: { tenantId: string; key: string; kind: string; paymentId: string }[];
   /** Outbox job attempts, webhook deliveries, ...: shown in timelines only. */
   backstage: BackstageEvent[];
   /** Counters only the system can tell (lease takeovers, replays served, ...). */

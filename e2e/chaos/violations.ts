@@ -17,6 +17,9 @@ export type ViolationKind =
   | 'double_refund'
   | 'over_refund'
   | 'challenge_not_honoured'
+  | 'key_reuse_accepted'
+  | 'revoked_session_acted'
+  | 'racing_actions_both_accepted'
   | 'lost_acknowledged_commit'
   | 'resurrected_row';
 

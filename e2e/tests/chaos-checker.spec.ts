@@ -752,7 +752,7 @@ test('the money flows add captures, voids, expiries, refunds and their faults, a
     // `chaos-three-d-secure.spec.ts` checks on its own) existed.
     const before = planRun(seed, noMoney, onceCatalogues, options);
     const chargeOnly = (i: (typeof plan.intents)[number]) => {
-      const { flow: _f, operatorAction: _a, refunds: _r, challenge: _c, ...rest } = i;
+      const { flow: _f, operatorAction: _a, refunds: _r, challenge: _c, rude: _u, ...rest } = i;
       return rest;
     };
     expect(plan.intents.map(chargeOnly)).toEqual(before.intents.map(chargeOnly));
@@ -781,7 +781,7 @@ interface BranchCase {
 function operatorHistory(
   shown: string,
   events: {
-    f: 'refund' | 'capture' | 'status' | 'challenge';
+    f: 'refund' | 'capture' | 'void' | 'status' | 'challenge';
     key: string;
     type: 'ok' | 'fail';
     detail?: Partial<import('../chaos/history.ts').ClientEvent>;
@@ -789,7 +789,7 @@ function operatorHistory(
 ): History {
   let now = T0;
   const history = new History(() => (now += 10));
-  const op = (f: 'pay' | 'status' | 'refund' | 'capture' | 'challenge', key: string) =>
+  const op = (f: 'pay' | 'status' | 'refund' | 'capture' | 'void' | 'challenge', key: string) =>
     history.invoke({ intent: 'i1', tenantId: 'tenant_a', key, process: 'client-rest', f });
   op('pay', 'k1')('ok', { status: 201, paymentId: 'pay_1' });
   op('status', 'k1')('ok', { paymentId: 'pay_1', state: shown });
@@ -1113,7 +1113,152 @@ const BRANCHES: BranchCase[] = [
     ]),
     snapshot: snapshot([payment()], [charge()]),
   },
+  // Rude operators (checkRudeOperators in money-checks.ts)
+  {
+    branch: "a capture's key accepted for a refund",
+    kind: 'key_reuse_accepted',
+    detail: /^key c1 was accepted for capture and refund/,
+    history: operatorHistory('succeeded', [
+      { f: 'capture', key: 'c1', type: 'ok', detail: { status: 200 } },
+      {
+        f: 'refund',
+        key: 'c1',
+        type: 'ok',
+        detail: { status: 200, refundId: 'rf_1', refundState: 'requested' },
+      },
+    ]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [charge(), ledgerRefund()],
+      [appRefund()],
+    ),
+  },
+  {
+    branch: 'a key accepted for one operation while it holds another',
+    kind: 'key_reuse_accepted',
+    detail: /^key r1 was accepted for refund; it holds a capture/,
+    history: refundHistory([['r1', 'rf_1', 'requested']]),
+    snapshot: {
+      ...withRefunds(
+        [payment({ amountRefunded: 1000 })],
+        [charge(), ledgerRefund()],
+        [appRefund()],
+      ),
+      moneyActionKeys: [{ tenantId: 'tenant_a', key: 'r1', kind: 'capture', paymentId: 'pay_1' }],
+    },
+  },
+  {
+    branch: 'a signed-out session whose request did something',
+    kind: 'revoked_session_acted',
+    detail:
+      /^a refund from a signed-out operator session was answered fail 401, and its key holds a refund/,
+    history: operatorHistory('succeeded', [
+      {
+        f: 'refund',
+        key: 'r1-revoked',
+        type: 'fail',
+        detail: { status: 401, error: 'invalid_credentials', revokedSession: true },
+      },
+    ]),
+    snapshot: {
+      ...withRefunds(
+        [payment({ amountRefunded: 1000 })],
+        [charge(), ledgerRefund()],
+        [appRefund()],
+      ),
+      moneyActionKeys: [
+        { tenantId: 'tenant_a', key: 'r1-revoked', kind: 'refund', paymentId: 'pay_1' },
+      ],
+    },
+  },
+  {
+    branch: 'two racing operators both accepted',
+    kind: 'racing_actions_both_accepted',
+    detail: /^operators racing on one payment were both accepted: capture c1, void v1/,
+    history: operatorHistory('requires_capture', [
+      { f: 'capture', key: 'c1', type: 'ok', detail: { status: 200, race: true } },
+      { f: 'void', key: 'v1', type: 'ok', detail: { status: 200, race: true } },
+    ]),
+    snapshot: snapshot(
+      [payment({ status: 'captured', captureMethod: 'manual', amountCaptured: 4599 })],
+      [charge()],
+    ),
+  },
 ];
+
+test('rude operators refused as they must be leave no violation: a race lost, a key of another operation, a signed-out session, one refund on three transports', () => {
+  const history = operatorHistory('requires_capture', [
+    {
+      f: 'capture',
+      key: 'c1-revoked',
+      type: 'fail',
+      detail: { status: 401, error: 'invalid_credentials', revokedSession: true },
+    },
+    { f: 'capture', key: 'c1', type: 'ok', detail: { status: 200, race: true } },
+    {
+      f: 'void',
+      key: 'v1',
+      type: 'fail',
+      detail: { status: 409, error: 'payment_action_in_progress', race: true },
+    },
+    {
+      f: 'refund',
+      key: 'c1',
+      type: 'fail',
+      detail: { status: 422, error: 'idempotency_key_reused', amount: 1 },
+    },
+    { f: 'status', key: 'k1', type: 'ok', detail: { state: 'succeeded' } },
+    {
+      f: 'refund',
+      key: 'r1',
+      type: 'ok',
+      detail: { status: 200, refundId: 'rf_1', refundState: 'requested' },
+    },
+    {
+      f: 'refund',
+      key: 'r1',
+      type: 'ok',
+      detail: {
+        status: 202,
+        refundId: 'rf_1',
+        refundState: 'requested',
+        transport: 'rest',
+        replayed: true,
+      },
+    },
+    {
+      f: 'refund',
+      key: 'r1',
+      type: 'fail',
+      detail: { status: 409, error: 'idempotency_key_in_use', transport: 'graphql' },
+    },
+    {
+      f: 'refund',
+      key: 'r1',
+      type: 'ok',
+      detail: { status: 200, refundId: 'rf_1', refundState: 'requested', replayed: true },
+    },
+  ]);
+  const snap = {
+    ...withRefunds(
+      [
+        payment({
+          status: 'captured',
+          captureMethod: 'manual',
+          amountCaptured: 4599,
+          amountRefunded: 1000,
+        }),
+      ],
+      [charge(), ledgerRefund()],
+      [appRefund()],
+    ),
+    moneyActionKeys: [
+      { tenantId: 'tenant_a', key: 'c1', kind: 'capture', paymentId: 'pay_1' },
+      { tenantId: 'tenant_a', key: 'r1', kind: 'refund', paymentId: 'pay_1' },
+    ],
+  };
+  expect(check(history, snap)).toEqual([]);
+});
 
 for (const c of BRANCHES) {
   test(`${c.kind}: ${c.branch} is caught by that branch alone`, () => {
@@ -1154,4 +1299,32 @@ test('a browser customer counts as started by what it did (a checkout sent), not
   });
   const work = achieved(coverage, { withPayment: 1, browserWithPayment: 1 });
   expect(work.browserStarted).toBe(1);
+});
+
+test('the ci plan has rude operators of every kind, and only on flows that have the request each needs', () => {
+  const options = {
+    workerNames: ['worker-1', 'worker-2'],
+    leaseMs: 3000,
+    processorTimeoutMs: 4000,
+    reconcileAfterMs: 4000,
+  };
+  for (const seed of [1, 2]) {
+    const rude = planRun(seed, PROFILES.ci!, onceCatalogues, options).intents.filter((i) => i.rude);
+    expect(
+      rude.some((i) => i.rude!.rival?.f === 'void'),
+      `seed ${seed}`,
+    ).toBe(true);
+    expect(rude.some((i) => i.rude!.rival?.f === 'capture')).toBe(true);
+    expect(rude.some((i) => i.rude!.refundsAtOnce)).toBe(true);
+    expect(rude.some((i) => i.rude!.refundAcrossTransports)).toBe(true);
+    expect(rude.some((i) => i.rude!.captureKeyForRefund)).toBe(true);
+    expect(rude.filter((i) => i.rude!.revokedSession).length).toBeGreaterThanOrEqual(2);
+    for (const i of rude) {
+      if (i.rude!.rival) expect(['capture', 'void']).toContain(i.flow);
+      if (i.rude!.captureKeyForRefund) expect(i.flow).toBe('capture');
+      if (i.rude!.refundsAtOnce || i.rude!.refundAcrossTransports)
+        expect(i.refunds.length).toBeGreaterThan(0);
+      if (i.rude!.rival) expect(i.rude!.rival.key).not.toBe(i.operatorAction?.key);
+    }
+  }
 });

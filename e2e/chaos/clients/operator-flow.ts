@@ -2,10 +2,12 @@ import type { ClientEvent } from '../history.ts';
 import type { IntentPlan, OperatorRequestPlan } from '../schedule.ts';
 import type { ClientContext } from './client-context.ts';
 import {
-  operatorAction,
+  moneyActionOver,
   type PayAnswer,
   readPaymentState,
   readRefundStates,
+  signInOperator,
+  signOutOperator,
 } from './pay-transport.ts';
 
 /**
@@ -58,10 +60,40 @@ export async function runOperatorFlow(
       complete('info', { status: view.status, paymentId: payment.paymentId, error: view.error });
   };
 
+  const rude = plan.rude;
+  let revoked = rude?.revokedSession ?? false;
+  /** Once, before the first action: the same request from a session already signed out. */
+  const fromRevokedSession = async (
+    f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
+    request: OperatorRequestPlan,
+  ) => {
+    if (!revoked) return;
+    revoked = false;
+    await sendFromRevokedSession(plan, payment.paymentId, f, request, ctx);
+  };
+
   if (plan.operatorAction && shown === 'requires_capture') {
     await ctx.sleep(plan.operatorAction.afterMs);
     const f = plan.flow === 'void' ? 'void' : 'capture';
-    const answer = await sendUntilDefinite(plan, payment.paymentId, f, plan.operatorAction, ctx);
+    await fromRevokedSession(f, plan.operatorAction);
+    const [answer] = await Promise.all([
+      sendUntilDefinite(plan, payment.paymentId, f, plan.operatorAction, ctx, {
+        race: rude?.rival !== undefined,
+      }),
+      rude?.rival
+        ? sendUntilDefinite(plan, payment.paymentId, rude.rival.f, rude.rival, ctx, { race: true })
+        : undefined,
+    ]);
+    if (answer?.type === 'ok' && f === 'capture' && rude?.captureKeyForRefund) {
+      // The capture's key, for a refund: one operation per key, so 422 and nothing refunded.
+      await sendUntilDefinite(
+        plan,
+        payment.paymentId,
+        'refund',
+        { ...plan.operatorAction, amount: 1, submits: 1, loseFirstResponse: false },
+        ctx,
+      );
+    }
     if (answer?.type === 'ok') {
       await watch(ctx, async () => {
         await readState();
@@ -70,10 +102,23 @@ export async function runOperatorFlow(
     }
   }
   let refunded = 0;
-  for (const refund of plan.refunds) {
-    if (shown !== RECEIVED || ctx.history.elapsed() > ctx.deadlineAt()) break;
-    const answer = await sendUntilDefinite(plan, payment.paymentId, 'refund', refund, ctx);
+  const refund = async (request: OperatorRequestPlan, index: number) => {
+    const answer = await sendUntilDefinite(plan, payment.paymentId, 'refund', request, ctx, {
+      acrossTransports: index === 0 && (rude?.refundAcrossTransports ?? false),
+    });
     if (answer?.type === 'ok') refunded++;
+  };
+  if (shown === RECEIVED && plan.refunds.length > 0 && ctx.history.elapsed() <= ctx.deadlineAt()) {
+    await fromRevokedSession('refund', plan.refunds[0]!);
+    if (rude?.refundsAtOnce) {
+      // Several keys at once: the refund cap is decided under the payment's lock, one by one.
+      await Promise.all(plan.refunds.map(refund));
+    } else {
+      for (const [index, request] of plan.refunds.entries()) {
+        if (shown !== RECEIVED || ctx.history.elapsed() > ctx.deadlineAt()) break;
+        await refund(request, index);
+      }
+    }
   }
   // The operator reads the refunds until each is final; each one shown goes into the history.
   if (refunded > 0) {
@@ -131,13 +176,15 @@ async function sendUntilDefinite(
   f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
   request: OperatorRequestPlan,
   ctx: ClientContext,
+  options: { race?: boolean; acrossTransports?: boolean } = {},
 ): Promise<PayAnswer | undefined> {
   const tenant = ctx.catalogue(plan.tenantId);
-  const transport = operatorAction(
-    f === 'capture' ? 'ops.capturePayment' : f === 'void' ? 'ops.voidPayment' : 'ops.refundPayment',
-  );
   const body = { paymentId, ...(request.amount === undefined ? {} : { amount: request.amount }) };
-  const send = async (loseResponse: boolean) => {
+  const send = async (
+    loseResponse: boolean,
+    over: 'trpc' | 'rest' | 'graphql' = 'trpc',
+    race = false,
+  ) => {
     const complete = ctx.history.invoke({
       intent: plan.id,
       tenantId: plan.tenantId,
@@ -145,7 +192,10 @@ async function sendUntilDefinite(
       process: 'client-operator',
       f,
     });
-    const { type, ...answer } = await transport({
+    const { type, ...answer } = await moneyActionOver(
+      over,
+      f,
+    )({
       webUrl: ctx.webUrl(),
       apiKey: tenant.apiKey,
       key: request.key,
@@ -153,11 +203,25 @@ async function sendUntilDefinite(
       timeoutMs: plan.clientTimeoutMs,
       loseResponse,
     });
-    complete(type, { ...answer, paymentId, amount: request.amount });
+    complete(type, {
+      ...answer,
+      paymentId,
+      amount: request.amount,
+      ...(over === 'trpc' ? {} : { transport: over }),
+      ...(race ? { race } : {}),
+    });
     return { type, ...answer };
   };
+  // A double-click sends the same request twice; across transports, once more over REST and
+  // once over GraphQL, all at once.
+  const burst: ('trpc' | 'rest' | 'graphql')[] = [
+    ...Array.from({ length: request.submits }, () => 'trpc' as const),
+    ...(options.acrossTransports ? (['rest', 'graphql'] as const) : []),
+  ];
   const first = await Promise.all(
-    Array.from({ length: request.submits }, (_, i) => send(i === 0 && request.loseFirstResponse)),
+    burst.map((over, i) =>
+      send(i === 0 && request.loseFirstResponse, over, i === 0 && (options.race ?? false)),
+    ),
   );
   let last = first.find((a) => isDefinite(a)) ?? first.at(-1)!;
   for (let attempt = 1; !isDefinite(last); attempt++) {
@@ -170,6 +234,45 @@ async function sendUntilDefinite(
     last = await send(false);
   }
   return last;
+}
+
+/**
+ * The rude operator's first move: opens an operator session with the API key, signs it out
+ * on the server, then sends the action with that session's cookie, once, under a key of its
+ * own. It must be refused 401 and do nothing (the checker looks for any action under its key).
+ * A session the server would not open (its rate limit) is no test: nothing is sent.
+ */
+async function sendFromRevokedSession(
+  plan: IntentPlan,
+  paymentId: string,
+  f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
+  request: OperatorRequestPlan,
+  ctx: ClientContext,
+): Promise<void> {
+  const tenant = ctx.catalogue(plan.tenantId);
+  const cookie = await signInOperator(ctx.webUrl(), tenant.apiKey, plan.clientTimeoutMs);
+  if (!cookie) return;
+  if (!(await signOutOperator(ctx.webUrl(), cookie, plan.clientTimeoutMs))) return;
+  const key = `${request.key}-revoked`;
+  const complete = ctx.history.invoke({
+    intent: plan.id,
+    tenantId: plan.tenantId,
+    key,
+    process: 'client-operator',
+    f,
+  });
+  const { type, ...answer } = await moneyActionOver(
+    'trpc',
+    f,
+  )({
+    webUrl: ctx.webUrl(),
+    apiKey: tenant.apiKey,
+    sessionCookie: cookie,
+    key,
+    body: { paymentId, ...(request.amount === undefined ? {} : { amount: request.amount }) },
+    timeoutMs: plan.clientTimeoutMs,
+  });
+  complete(type, { ...answer, paymentId, amount: request.amount, revokedSession: true });
 }
 
 /** Accepted, or refused for what it asked (not a key in use, a rate limit or an outage). */

@@ -7,6 +7,11 @@
 interface PayRequest {
   webUrl: string;
   apiKey: string;
+  /**
+   * An operator's browser session (`name=value` of its cookie) instead of the API key: the
+   * request carries the cookie and no Authorization header.
+   */
+  sessionCookie?: string;
   key: string;
   body:
     | {
@@ -164,16 +169,149 @@ export const operatorAction =
   (request) =>
     trpcMutation(procedure, request);
 
+/** The money action's operation, as each transport names it. */
+type MoneyAction = 'capture' | 'void' | 'refund';
+const TRPC_PROCEDURE_OF = {
+  capture: 'ops.capturePayment',
+  void: 'ops.voidPayment',
+  refund: 'ops.refundPayment',
+} as const;
+
+/**
+ * The same money action over REST (`POST /api/v1/payments/{id}/capture|cancel|refunds`) or
+ * GraphQL (`capturePayment`, `cancelPayment`, `refundPayment`): one operation per (tenant, key)
+ * on every transport, so the same request under one key replays the same action, and the key
+ * of another operation is 422.
+ *
+ * @example
+ * const answer = await moneyActionOver('graphql', 'refund')({ webUrl, apiKey, key, body: { paymentId, amount: 500 }, timeoutMs: 5000 });
+ */
+export const moneyActionOver =
+  (transport: 'trpc' | 'rest' | 'graphql', action: MoneyAction): PayTransport =>
+  (request) => {
+    const { paymentId, amount } = request.body as OperatorInput;
+    if (transport === 'trpc') return trpcMutation(TRPC_PROCEDURE_OF[action], request);
+    if (transport === 'rest') {
+      const path = { capture: 'capture', void: 'cancel', refund: 'refunds' }[action];
+      return send(
+        `${request.webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}/${path}`,
+        {
+          method: 'POST',
+          headers: headersOf(request),
+          body: JSON.stringify(amount === undefined ? {} : { amount }),
+        },
+        request,
+        (json) => {
+          const body = json as
+            | { paymentId?: string; refundId?: string; status?: string; code?: string }
+            | undefined;
+          return {
+            paymentId: body?.paymentId,
+            ...(body?.refundId ? { refundId: body.refundId, refundState: body.status } : {}),
+            code: body?.code,
+          };
+        },
+      );
+    }
+    const field = { capture: 'capturePayment', void: 'cancelPayment', refund: 'refundPayment' }[
+      action
+    ];
+    const args = action === 'void' ? '$paymentId: ID!' : '$paymentId: ID!, $amount: Int';
+    const call =
+      action === 'void' ? 'paymentId: $paymentId' : 'paymentId: $paymentId, amount: $amount';
+    const selection = action === 'refund' ? 'refundId paymentId status' : 'paymentId';
+    return send(
+      `${request.webUrl}/api/graphql`,
+      {
+        method: 'POST',
+        headers: headersOf(request),
+        body: JSON.stringify({
+          query: `mutation (${args}) { ${field}(${call}) { ${selection} } }`,
+          variables: {
+            paymentId,
+            ...(amount === undefined || action === 'void' ? {} : { amount }),
+          },
+        }),
+      },
+      request,
+      (json) => {
+        const body = json as
+          | {
+              data?: Record<
+                string,
+                { paymentId?: string; refundId?: string; status?: string } | null
+              >;
+              errors?: { extensions?: { code?: string } }[];
+            }
+          | undefined;
+        const data = body?.data?.[field] ?? undefined;
+        return {
+          paymentId: body?.errors?.length ? undefined : data?.paymentId,
+          ...(data?.refundId ? { refundId: data.refundId, refundState: data.status } : {}),
+          code: body?.errors?.[0]?.extensions?.code,
+        };
+      },
+    );
+  };
+
+/** The credential a request carries: the operator's session cookie, or the merchant's API key. */
+const headersOf = (request: PayRequest): Record<string, string> => ({
+  ...(request.sessionCookie
+    ? { cookie: request.sessionCookie, 'x-once-session': 'operator' }
+    : { authorization: `Bearer ${request.apiKey}` }),
+  'idempotency-key': request.key,
+  'content-type': 'application/json',
+});
+
+/**
+ * Opens an operator session with the merchant's API key (`session.start`, as the cockpit's
+ * sign-in does) and answers its cookie (`name=value`), or undefined when refused.
+ */
+export async function signInOperator(
+  webUrl: string,
+  apiKey: string,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const response = await fetch(`${webUrl}/api/trpc/session.start`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiKey }),
+    signal: AbortSignal.timeout(timeoutMs),
+  }).catch(() => undefined);
+  await response?.text().catch(() => '');
+  if (!response?.ok) return undefined;
+  const cookie = response.headers
+    .getSetCookie()
+    .find((line) => /^once_(operator_)?session=[^;]/.test(line));
+  return cookie?.split(';')[0];
+}
+
+/** Ends the operator session on the server (`session.end`); whether the server said so. */
+export async function signOutOperator(
+  webUrl: string,
+  sessionCookie: string,
+  timeoutMs: number,
+): Promise<boolean> {
+  const response = await fetch(`${webUrl}/api/trpc/session.end`, {
+    method: 'POST',
+    headers: {
+      cookie: sessionCookie,
+      'x-once-session': 'operator',
+      'content-type': 'application/json',
+    },
+    body: '{}',
+    signal: AbortSignal.timeout(timeoutMs),
+  }).catch(() => undefined);
+  await response?.text().catch(() => '');
+  return response?.ok ?? false;
+}
+
 const trpcMutation = (procedure: string, request: PayRequest) =>
   send(
     `${request.webUrl}/api/trpc/${procedure}`,
     {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${request.apiKey}`,
-        'idempotency-key': request.key,
-        'content-type': 'application/json',
-      },
+      headers: headersOf(request),
       body: JSON.stringify(request.body),
     },
     request,
