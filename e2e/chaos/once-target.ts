@@ -607,14 +607,15 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             what: `webhook ${w.type}: ${w.deliveries} delivery(ies), ${w.attempts} attempt(s)${w.delivered_at ? '' : ', undelivered'}`,
           })),
       ];
-      // What each armed fault bit (cleared faults that bit stay on record at the processor).
+      // What each armed fault did (cleared faults stay on record at the processor): its uses
+      // whose effect happened, not the requests that merely took it.
       const uses = (await adminCall('GET', '/admin/faults/uses')) as {
-        data: { id: string; taken: number }[];
-        by_kind: Record<string, number>;
+        data: { id: string; applied: number }[];
+        applied_by_kind: Record<string, number>;
       };
       const faultUses = {
-        byId: Object.fromEntries(uses.data.map((f) => [f.id, f.taken])),
-        byKind: uses.by_kind,
+        byId: Object.fromEntries(uses.data.map((f) => [f.id, f.applied])),
+        byKind: uses.applied_by_kind,
       };
       return {
         faultUses,

@@ -77,7 +77,8 @@ export interface Snapshot {
   /** Counters only the system can tell (lease takeovers, replays served, ...). */
   counters: Record<string, number>;
   /**
-   * Processor fault consumption: requests (or deliveries) each armed fault bit, by the id
+   * Processor fault effects: requests (or deliveries) each armed fault was applied to (its
+   * effect happened: a request that took it and was spared, such as a replay, is not one), by the id
    * `armProcessorFault` returned, and summed per processor fault kind (faults the processor
    * armed itself included, such as the 404 lag after a `lag_ms` charge). A fault armed but
    * never matched bit 0 times: it did not fire.

@@ -168,3 +168,63 @@ describe('a fault records each use: when, which call, which key, which object', 
     ]);
   });
 });
+
+describe('a fault counts as applied when its effect happened, not when a request took it', () => {
+  /** `taken` and `applied` of one fault, as `GET /admin/faults/uses` counts them. */
+  async function countsOf(fault: Record<string, unknown>) {
+    const response = await fetch(`${processor.url}/admin/faults/uses?id=${String(fault.id)}`, {
+      headers: { 'x-admin-token': 'once-admin' },
+    });
+    const body = (await response.json()) as {
+      data: { taken: number; applied: number }[];
+      applied_by_kind: Record<string, number>;
+    };
+    return { taken: body.data[0]!.taken, applied: body.data[0]!.applied };
+  }
+
+  /** A confirm as the worker sends it, without the SDK's retries: its status, or 0 for a reset. */
+  const confirm = (intentId: string, key: string) =>
+    fetch(`${processor.url}/v1/payment_intents/${intentId}/confirm`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer sk_test_tenant_a',
+        'idempotency-key': key,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: '',
+    }).then(
+      (r) => r.status,
+      () => 0,
+    );
+
+  for (const kind of ['fail_after_charge', 'charge_then_drop']) {
+    it(`${kind}: a replay it took charged nothing, so it did not apply; a first confirm it took did`, async () => {
+      const charged = await newIntent();
+      const key = `confirm-${randomUUID()}`;
+      expect(await confirm(charged.id, key)).toBe(200);
+      const onReplay = await armOnConfirm(kind);
+      // The same confirm again: the stored answer is replayed, and withheld; nothing is charged.
+      expect(await confirm(charged.id, key)).not.toBe(200);
+      expect(await countsOf(onReplay)).toEqual({ taken: 1, applied: 0 });
+
+      const onCharge = await armOnConfirm(kind);
+      const fresh = await newIntent();
+      expect(await confirm(fresh.id, `confirm-${randomUUID()}`)).not.toBe(200);
+      expect(await countsOf(onCharge)).toEqual({ taken: 1, applied: 1 });
+    });
+  }
+
+  it('fail_before_charge and a read fault apply as they are taken: their refusal is the effect', async () => {
+    const before = await armOnConfirm('fail_before_charge');
+    const intent = await newIntent();
+    expect(await confirm(intent.id, `confirm-${randomUUID()}`)).toBe(500);
+    expect(await countsOf(before)).toEqual({ taken: 1, applied: 1 });
+    const read = await adminClient(processor.url).armFault({
+      account: 'acct_tenant_a',
+      kind: 'not_found',
+      operation: 'payment_intents.retrieve',
+    });
+    await expect(stripe.paymentIntents.retrieve(intent.id)).rejects.toThrow();
+    expect(await countsOf(read)).toEqual({ taken: 1, applied: 1 });
+  });
+});

@@ -4,6 +4,7 @@ import type { StripeResult } from '../stripe/stripe-operation.ts';
 import type { MutatingOperation, ReadOperationName } from './fault-kinds.ts';
 import {
   lagObject,
+  markFaultApplied,
   recordUseObject,
   type TakenRequestFault,
   takeReadFault,
@@ -29,9 +30,15 @@ import {
  * A read (`GET /v1/...`): `not_found` answers 404 before it runs ({@link applyReadFault}).
  * A webhook delivery: `slow_webhook` waits before it, `duplicate_webhook` sends it twice
  * ({@link takeDeliveryFaults}).
+ *
+ * A fault is taken when a request matches it, and applied (`fault_uses.applied_at`) when its
+ * effect happened: a refusal answered, a delay slept, a 404 answered, a delivery held or sent
+ * twice, and for the faults that act on the answer, only when this request's own work
+ * succeeded and committed (the charge made, then the answer withheld): a replay, a 409 or a
+ * decline that takes `fail_after_charge` is answered 500 like any, but charged nothing.
  */
 interface RequestFaults {
-  beforeKeyLayer(): void;
+  beforeKeyLayer(): Promise<void>;
   beforeWork(): Promise<void>;
   afterWork(tx: ProcessorTransaction, accountId: string, result: StripeResult): Promise<void>;
   answer(response: Response, socket: { destroy(): void } | undefined): Promise<Response>;
@@ -68,8 +75,18 @@ export async function takeRequestFaults(
     objectId: request.objectId,
   });
   if (fault) log(`fault ${fault.kind} on ${request.label}`);
+  const applied = () => (fault ? markFaultApplied(db, fault.useId) : Promise.resolve());
+  // This request's work succeeded in its transaction (set there; read once it committed).
+  let workDone = false;
   return {
-    beforeKeyLayer() {
+    async beforeKeyLayer() {
+      if (
+        fault?.kind === 'fail_before_charge' ||
+        fault?.kind === 'rate_limit' ||
+        fault?.kind === 'lock_timeout'
+      ) {
+        await applied();
+      }
       if (fault?.kind === 'fail_before_charge') {
         throw new StripeApiError(500, {
           type: 'api_error',
@@ -81,15 +98,27 @@ export async function takeRequestFaults(
       }
     },
     async beforeWork() {
-      if (fault?.kind === 'delay' && fault.when === 'before_charge') await sleep(fault.delayMs);
+      if (fault?.kind === 'delay' && fault.when === 'before_charge') {
+        await sleep(fault.delayMs);
+        await applied();
+      }
     },
     async afterWork(tx, account, result) {
       if (!fault) return;
+      workDone = result.status === 200;
       const made = createdObjectId(result);
       if (request.objectId === null && made) await recordUseObject(tx, fault.useId, made);
       if (fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
     },
-    answer: (response, socket) => answerUnder(fault, response, socket),
+    async answer(response, socket) {
+      const actsOnAnswer =
+        fault?.kind === 'charge_then_drop' ||
+        fault?.kind === 'fail_after_charge' ||
+        (fault?.kind === 'delay' && fault.when === 'after_charge');
+      const answered = await answerUnder(fault, response, socket);
+      if (actsOnAnswer && workDone) await applied();
+      return answered;
+    },
   };
 }
 
@@ -196,7 +225,9 @@ export async function applyReadFault(
   log: (line: string) => void,
 ): Promise<void> {
   const { accountId, path, operation, objectId } = read;
-  if (!(await takeReadFault(db, accountId, path, operation, objectId))) return;
+  const useId = await takeReadFault(db, accountId, path, operation, objectId);
+  if (useId === undefined) return;
+  await markFaultApplied(db, useId);
   log(`fault not_found on GET ${read.path} ${read.accountId}`);
   throw new StripeApiError(404, {
     type: 'invalid_request_error',
@@ -211,6 +242,8 @@ interface DeliveryFaults {
   beforeSend(): Promise<void>;
   /** `duplicate_webhook`: 2 (the same `evt_` id and bytes POSTed twice); otherwise 1. */
   copies: number;
+  /** After the POSTs: a duplicate applied once its second copy was sent. */
+  afterSend(sent: number): Promise<void>;
 }
 
 /**
@@ -230,12 +263,17 @@ export async function takeDeliveryFaults(
     id: event.eventId,
   });
   const slow = taken.find((f) => f.kind === 'slow_webhook');
+  const duplicate = taken.find((f) => f.kind === 'duplicate_webhook');
   return {
     async beforeSend() {
       if (!slow) return;
       log(`webhooks: slow_webhook ${event.eventId} waits ${slow.delayMs} ms`);
       await sleep(slow.delayMs);
+      await markFaultApplied(db, slow.useId);
     },
-    copies: taken.some((f) => f.kind === 'duplicate_webhook') ? 2 : 1,
+    copies: duplicate ? 2 : 1,
+    async afterSend(sent) {
+      if (duplicate && sent >= 2) await markFaultApplied(db, duplicate.useId);
+    },
   };
 }

@@ -125,8 +125,13 @@ export interface FaultUse {
   id: string;
   account: string;
   kind: FaultKind;
-  /** Requests (or webhook deliveries) the fault was applied to. */
+  /** Requests (or webhook deliveries) that took the fault. */
   taken: number;
+  /**
+   * Of those, the ones its effect happened to (a replay that took an after-charge fault
+   * charged nothing: taken, not applied). What "the fault bit" means.
+   */
+  applied: number;
   /** Uses left (0 once used up or cleared). */
   remaining: number;
   created: string;
@@ -146,7 +151,11 @@ const FAULT_USES_LIMIT = 20;
 export function faultUses(
   db: ProcessorDatabase,
   filter: { accountId?: string; id?: string; limit?: number } = {},
-): Promise<{ data: FaultUse[]; by_kind: Record<string, number> }> {
+): Promise<{
+  data: FaultUse[];
+  by_kind: Record<string, number>;
+  applied_by_kind: Record<string, number>;
+}> {
   return db.transaction((tx) => readFaultUses(tx, filter), {
     isolationLevel: 'repeatable read',
     accessMode: 'read only',
@@ -156,7 +165,11 @@ export function faultUses(
 async function readFaultUses(
   db: ProcessorTransaction,
   filter: { accountId?: string; id?: string; limit?: number },
-): Promise<{ data: FaultUse[]; by_kind: Record<string, number> }> {
+): Promise<{
+  data: FaultUse[];
+  by_kind: Record<string, number>;
+  applied_by_kind: Record<string, number>;
+}> {
   const rows = await db
     .select()
     .from(faults)
@@ -168,20 +181,42 @@ async function readFaultUses(
     )
     .orderBy(asc(faults.createdAt));
   const uses = await latestUses(db, filter.accountId, filter.id, filter.limit ?? FAULT_USES_LIMIT);
+  const applied = await appliedCounts(db, filter.accountId, filter.id);
   const byKind: Record<string, number> = {};
-  for (const r of rows) byKind[r.kind] = (byKind[r.kind] ?? 0) + r.taken;
+  const appliedByKind: Record<string, number> = {};
+  for (const r of rows) {
+    byKind[r.kind] = (byKind[r.kind] ?? 0) + r.taken;
+    appliedByKind[r.kind] = (appliedByKind[r.kind] ?? 0) + (applied.get(r.id) ?? 0);
+  }
   return {
     data: rows.map((r) => ({
       id: r.id,
       account: r.accountId,
       kind: r.kind as FaultKind,
       taken: r.taken,
+      applied: applied.get(r.id) ?? 0,
       remaining: r.remaining,
       created: r.createdAt.toISOString(),
       uses: uses.get(r.id) ?? [],
     })),
     by_kind: byKind,
+    applied_by_kind: appliedByKind,
   };
+}
+
+/** Uses whose effect happened, per fault. */
+async function appliedCounts(
+  db: ProcessorTransaction,
+  accountId: string | undefined,
+  faultId: string | undefined,
+): Promise<Map<string, number>> {
+  const rows = await db.execute<{ fault_id: string; n: number }>(sql`
+    select fault_id, count(*)::int as n from ${faultUseRecords}
+    where applied_at is not null
+      and (${accountId ?? null}::text is null or account_id = ${accountId ?? null})
+      and (${faultId ?? null}::text is null or fault_id = ${faultId ?? null})
+    group by fault_id`);
+  return new Map(rows.map((r) => [r.fault_id, Number(r.n)]));
 }
 
 /** The newest `limit` uses of each fault (of one account or one fault), by fault id. */
@@ -274,6 +309,14 @@ async function takeFault(
   return row && { ...row, useId: Number(taken.use_id) };
 }
 
+/** Records that a taken fault's effect happened (`fault_uses.applied_at`), once. */
+export async function markFaultApplied(db: ProcessorDatabase, useId: number): Promise<void> {
+  await db
+    .update(faultUseRecords)
+    .set({ appliedAt: sql`now()` })
+    .where(and(eq(faultUseRecords.id, useId), isNull(faultUseRecords.appliedAt)));
+}
+
 /**
  * Names the object a create made on its fault's use, inside the create's transaction: a use
  * names the object the faulted request changed only if that change committed.
@@ -356,18 +399,16 @@ export async function lagObject(
       and (payload::jsonb)->'data'->'object'->>'id' = ${target.objectId}`);
 }
 
-/** Whether a read fault (`not_found`) applies to this `GET` (it is used up if so). */
+/** The use of the read fault (`not_found`) that applies to this `GET`, if any (used up if so). */
 export async function takeReadFault(
   db: ProcessorDatabase,
   accountId: string,
   path: string,
   operation: StripeOperationName,
   objectId: string | null,
-): Promise<boolean> {
+): Promise<number | undefined> {
   const use = { operation, idempotencyKey: null, objectId };
-  return (
-    (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation, use)) !== undefined
-  );
+  return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation, use))?.useId;
 }
 
 /** The webhook faults (at most one of each kind) that apply to this delivery. */
@@ -375,12 +416,12 @@ export async function takeWebhookFaults(
   db: ProcessorDatabase,
   accountId: string,
   event: { type: string; id: string },
-): Promise<{ kind: WebhookFaultKind; delayMs: number }[]> {
-  const taken: { kind: WebhookFaultKind; delayMs: number }[] = [];
+): Promise<{ kind: WebhookFaultKind; delayMs: number; useId: number }[]> {
+  const taken: { kind: WebhookFaultKind; delayMs: number; useId: number }[] = [];
   const use = { operation: WEBHOOK_DELIVERY_OPERATION, idempotencyKey: null, objectId: event.id };
   for (const kind of WEBHOOK_FAULT_KINDS) {
     const row = await takeFault(db, accountId, [kind], null, event.type, null, use);
-    if (row) taken.push({ kind, delayMs: row.delayMs ?? 0 });
+    if (row) taken.push({ kind, delayMs: row.delayMs ?? 0, useId: row.useId });
   }
   return taken;
 }

@@ -92,7 +92,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
         },
         log,
       );
-      faults.beforeKeyLayer();
+      await faults.beforeKeyLayer();
       const response = await options.idempotentMutation(
         request,
         { accountId: account.id, params },

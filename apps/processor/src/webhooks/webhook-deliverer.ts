@@ -101,6 +101,7 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
       last = await postEvent(target, event.payload);
       if (last.error === null) succeeded++;
     }
+    await faults.afterSend(copies);
     if (succeeded > 0) {
       await options.db.execute(sql`
         update ${webhookEvents}

@@ -30,6 +30,13 @@ export const faultUseRecords = pgTable(
      * create made (set once its work commits; null if it never did), or the delivered event.
      */
     objectId: text('object_id'),
+    /**
+     * When the fault's effect happened (null: taken, never applied): the refusal answered, the
+     * delay slept, the answer of work this request committed withheld (500, reset, late), the
+     * 404 answered, the delivery held back or sent twice. A fault that bit a replay or a
+     * request refused before its work (nothing charged) was taken, not applied.
+     */
+    appliedAt: timestamp('applied_at', { withTimezone: true, precision: 6 }),
   },
   (t) => [
     index('fault_uses_fault_idx').on(t.faultId, t.usedAt),

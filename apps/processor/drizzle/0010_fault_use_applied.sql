@@ -1,0 +1,1 @@
+ALTER TABLE "fault_uses" ADD COLUMN "applied_at" timestamp (6) with time zone;
