@@ -30,9 +30,10 @@ import { sendRequest } from './transports.ts';
  * processor. Every answer must be one the reference model (./money-model.ts) allows for some
  * order of its batch; at the end the app's books equal the model's and the invariant holds
  * against the processor's ledger. A failure shrinks to the shortest sequence and prints its
- * seed and path. `npm run search -- --runs N --seed S` runs a long search.
+ * seed and path. Reads in between must tell what the model holds. `npm run search -- --runs N
+ * --seed S` runs a long search.
  */
-const RUNS = Number(process.env.ONCE_MODEL_RUNS ?? 25);
+const RUNS = Number(process.env.ONCE_MODEL_RUNS ?? 40);
 const SEED = process.env.ONCE_MODEL_SEED ? Number(process.env.ONCE_MODEL_SEED) : undefined;
 const PATH = process.env.ONCE_MODEL_PATH || undefined;
 /** book_sre, the one product the search buys (quantity 1 or 2). */
@@ -153,6 +154,37 @@ class WorkerCommand implements fc.AsyncCommand<Model, Real> {
   toString = () => 'worker';
 }
 
+/** A merchant's read of one payment (REST): what it says was received, refunded and capturable. */
+class ReadCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly paymentSlot: number) {}
+  check = (m: Readonly<Model>) => m.paymentIds.length > 0;
+  async run(m: Model, real: Real): Promise<void> {
+    const index = this.paymentSlot % m.paymentIds.length;
+    const p = m.payments[index]!;
+    const answer = await fetch(`${real.url}/api/v1/payments/${m.paymentIds[index]}`, {
+      headers: { authorization: 'Bearer once_test_tenant_a' },
+    });
+    const read = await answer.json();
+    const expected = {
+      amountReceived: p.received,
+      amountRefunded: p.refunded,
+      amountCapturable: p.status === 'authorized' && !p.action ? p.amount : 0,
+    };
+    const seen = {
+      amountReceived: read.amountReceived,
+      amountRefunded: read.amountRefunded,
+      amountCapturable: read.amountCapturable,
+    };
+    real.log.push(`read payment=${index} -> ${JSON.stringify(seen)}`);
+    if (JSON.stringify(seen) !== JSON.stringify(expected)) {
+      throw new Error(
+        `payment ${index} reads ${JSON.stringify(seen)}, the model holds ${JSON.stringify(expected)}\n${real.log.join('\n')}`,
+      );
+    }
+  }
+  toString = () => `read(${this.paymentSlot})`;
+}
+
 function requestFor(m: Model, real: Real, d: Draw): ModelRequest {
   const payment = d.paymentSlot % m.paymentIds.length;
   const p = m.payments[payment]!;
@@ -206,6 +238,7 @@ const commands = fc.commands(
           new BatchCommand(Array.from({ length: n }, (_, i) => ({ ...d, transport: ts[i]! }))),
       ),
     fc.constant(new WorkerCommand()),
+    fc.nat(3).map((slot) => new ReadCommand(slot)),
   ],
   { maxCommands: 16, size: 'max' },
 );
