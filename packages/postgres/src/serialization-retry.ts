@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isSerializationFailure } from './transient-error.ts';
+import { errorCodes, isSerializationFailure } from './transient-error.ts';
 
 /**
  * Options of {@link retrySerializationFailures}.
@@ -38,19 +38,10 @@ export async function retrySerializationFailures<T>(
       return await transaction();
     } catch (error) {
       if (attempt >= attempts || !isSerializationFailure(error)) throw error;
-      options.onRetry?.(attempt, sqlState(error));
+      options.onRetry?.(attempt, errorCodes(error)[0]);
       // Full jitter: two transactions that conflicted must not collide again in lockstep.
       const capMs = Math.min(250, baseDelayMs * 2 ** (attempt - 1));
       await sleep(Math.random() * capMs);
     }
   }
-}
-
-function sqlState(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

@@ -35,10 +35,22 @@ const TRANSIENT_CLIENT_CODES = new Set([
   HUNG_QUERY_CODE,
 ]);
 
-function codeOf(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
+/**
+ * The `code` of an error and of each `cause` it wraps, outermost first: SQLSTATEs (`'40001'`),
+ * postgres.js and socket codes (`'CONNECTION_CLOSED'`). Drizzle wraps the driver's error in
+ * "Failed query: ...", so the code is often one level down.
+ *
+ * @example
+ * errorCodes(new Error('Failed query', { cause: { code: '55P03' } })); // ['55P03']
+ */
+export function errorCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return codes;
 }
 
 /**
@@ -50,18 +62,11 @@ function codeOf(error: unknown): string | undefined {
  * isTransientDatabaseError({ code: '57P01' }); // true: pg_terminate_backend or a restart
  */
 export function isTransientDatabaseError(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = codeOf(current);
-    // Class 08: connection exceptions.
-    if (
-      code &&
-      (TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CLIENT_CODES.has(code) || /^08...$/.test(code))
-    ) {
-      return true;
-    }
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  // Class 08: connection exceptions.
+  return errorCodes(error).some(
+    (code) =>
+      TRANSIENT_SQLSTATES.has(code) || TRANSIENT_CLIENT_CODES.has(code) || /^08...$/.test(code),
+  );
 }
 
 // The server aborted the transaction to keep it serializable (40001: CockroachDB and
@@ -80,10 +85,5 @@ const ROLLED_BACK_FOR_CONFLICT = new Set(['40001', '40P01']);
  * isSerializationFailure({ code: '57P01' }); // false: transient, but the commit may have happened
  */
 export function isSerializationFailure(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    const code = codeOf(current);
-    if (code && ROLLED_BACK_FOR_CONFLICT.has(code)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  return errorCodes(error).some((code) => ROLLED_BACK_FOR_CONFLICT.has(code));
 }

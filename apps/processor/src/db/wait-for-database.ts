@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BackoffPolicy, exponentialDelayMs } from '@once/backoff';
-import { isTransientDatabaseError } from '@once/postgres';
+import { errorCodes, isTransientDatabaseError } from '@once/postgres';
 
 export interface DatabaseWaitOptions {
   log: (line: string) => void;
@@ -37,7 +37,7 @@ export async function untilDatabaseAnswers<T>(
         `processor.start.db_wait ${JSON.stringify({
           what: options.what,
           attempt,
-          code: codeOf(error),
+          code: errorCodes(error)[0],
           error: error instanceof Error ? error.message : String(error),
           delayMs,
         })}`,
@@ -45,14 +45,4 @@ export async function untilDatabaseAnswers<T>(
       await sleep(delayMs);
     }
   }
-}
-
-/** SQLSTATE or socket code, also when drizzle wraps the driver's error. */
-function codeOf(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exponentialDelayMs } from '@once/backoff';
-import { HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/postgres';
+import { errorCodes, HUNG_QUERY_CODE, isTransientDatabaseError } from '@once/postgres';
 import type { Log } from './logger.ts';
 
 export interface DatabaseRetryOptions {
@@ -50,7 +50,7 @@ export async function withDatabaseRetry<T>(
       options.log('db.retry', {
         what: options.what,
         attempt,
-        code: (error as { code?: string }).code,
+        code: errorCodes(error)[0],
         delayMs,
       });
       await sleep(delayMs);

@@ -1,5 +1,6 @@
 import { payments } from '@once/db/schema';
 import { IdempotencyError } from '@once/idempotency';
+import { errorCodes } from '@once/postgres';
 import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../database.ts';
 import type { PayResult } from './pay.types.ts';
@@ -65,20 +66,10 @@ export async function inUseIfLockWaitTimesOut<T>(run: () => Promise<T>): Promise
   try {
     return await run();
   } catch (error) {
-    if (postgresCode(error) !== LOCK_NOT_AVAILABLE) throw error;
+    if (!errorCodes(error).includes(LOCK_NOT_AVAILABLE)) throw error;
     throw new IdempotencyError('idempotency_key_in_use', {
       retryAfterSeconds: LOCK_WAIT_RETRY_AFTER_SECONDS,
       cause: error,
     });
   }
-}
-
-/** SQLSTATE of a driver error, also when drizzle wraps it (DrizzleQueryError.cause). */
-function postgresCode(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code.length === 5) return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

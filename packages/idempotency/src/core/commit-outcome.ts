@@ -5,6 +5,7 @@
  * re-checks it.
  */
 
+import { causeChain } from './cause-chain.ts';
 import { IdempotencyError } from './errors.ts';
 
 /** A retry can ask again at once: it replays what committed, or runs what did not. */
@@ -74,17 +75,12 @@ const LOST_CONNECTION_CODES = new Set([
  * isLostConnection(Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' })); // true
  */
 export function isLostConnection(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    if (typeof current !== 'object') return false;
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (LOST_CONNECTION_CODES.has(code) || /^08...$/.test(code)))
-      return true;
-    // node-postgres names no code for a socket closed under a query.
-    if (typeof message === 'string' && message.includes('Connection terminated unexpectedly'))
-      return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  return causeChain(error).some(
+    ({ code, message }) =>
+      (typeof code === 'string' && (LOST_CONNECTION_CODES.has(code) || /^08...$/.test(code))) ||
+      // node-postgres names no code for a socket closed under a query.
+      (typeof message === 'string' && message.includes('Connection terminated unexpectedly')),
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { causeChain } from '../../core/cause-chain.ts';
 import type {
   InsertCompletedInput,
   InsertCompletedResult,
@@ -87,7 +88,7 @@ export async function insertCompletedKey(
       await executor.execute(sql`select set_config('lock_timeout', ${previousLockTimeout}, true)`);
     return rows.length > 0 ? 'inserted' : 'conflict';
   } catch (error) {
-    if (postgresCode(error) === LOCK_NOT_AVAILABLE) return 'lock_timeout';
+    if (causeChain(error).some((e) => e.code === LOCK_NOT_AVAILABLE)) return 'lock_timeout';
     throw error;
   }
 }
@@ -112,13 +113,3 @@ const insertCompletedStatement = preparedStatement(
           and ${sameRequestUnlessFinished('k')}
         returning 1`,
 );
-
-/** SQLSTATE of a driver error, also when drizzle wraps it (DrizzleQueryError.cause). */
-function postgresCode(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code.length === 5) return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { causeChain } from '../../core/cause-chain.ts';
 import type { IdempotencyStore } from '../../core/types.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
 
@@ -9,16 +10,11 @@ const UNDEFINED_TABLE = '42P01';
 export const MISSING_TABLES_MESSAGE =
   "[@once/idempotency] the idempotency tables do not exist in this database: add `export * from '@once/idempotency/drizzle/schema'` to your Drizzle schema and run `drizzle-kit generate` then `drizzle-kit migrate` (or execute `idempotencySchemaSql` once)";
 
-/** Walks the cause chain: drizzle wraps the driver's error (postgres.js, node-postgres). */
-function isUndefinedTable(error: unknown): boolean {
-  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
-    if ((e as { code?: unknown }).code === UNDEFINED_TABLE) return true;
-  return false;
-}
-
 /** The driver's error, or the one line above (with the driver's error as its cause). */
 export function explained(error: unknown): unknown {
-  return isUndefinedTable(error) ? new Error(MISSING_TABLES_MESSAGE, { cause: error }) : error;
+  return causeChain(error).some((e) => e.code === UNDEFINED_TABLE)
+    ? new Error(MISSING_TABLES_MESSAGE, { cause: error })
+    : error;
 }
 
 /**
