@@ -82,9 +82,8 @@ export interface IdempotentRequest {
 /**
  * The execution a fetch handler gets: an `Execution` whose `complete` also takes the
  * `Response` itself, stored with the replayed headers only. `complete` reads that response's
- * body (no clone: a tee of the body stream costs more than the rest of the guard): return it
- * from the handler as it is, and the guard sends the same status, headers and body; do not
- * read its body yourself after `complete`.
+ * body (no clone): return it from the handler as it is, and the guard sends the same status,
+ * headers and body; do not read its body yourself after `complete`.
  *
  * Given a `StoredResponse` instead (status, replayed headers, body text), `complete` stores it
  * as it is and the guard sends whatever `Response` the handler returns without reading it: one
@@ -191,7 +190,6 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
   const fetchExecution = (exec: Execution<TTx>, completed: Completed): FetchExecution<TTx> =>
     completingWith(exec, (tx: TTx, response: Response | StoredResponse) => {
       if (isResponse(response)) return completeWithRead(exec, completed, tx, response);
-      // The stored form: nothing to read, so no async frame of its own on the way to the store.
       completed.read = undefined;
       completed.stored = response;
       return exec.complete(tx, response);
@@ -237,15 +235,12 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
     try {
       const input =
         scope.fingerprintInput !== undefined ? scope.fingerprintInput : readInput(request);
-      // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error. A
-      // value already at hand (a route's parsed body) is not awaited: no promise, no turn.
+      // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error.
       fingerprint = computeFingerprint(operation, isThenable(input) ? await input : input);
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
         (exec) => {
           const completed: Completed = {};
-          // A `then`, not an async function: every guarded request runs here, and an async frame
-          // with its await allocates twice what the callback does.
           return Promise.resolve(run(fetchExecution(exec, completed))).then((returned) => {
             if (completed.stored) {
               // Replays get what `complete` stored. The returned response goes out as the
@@ -267,7 +262,6 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
         },
       );
       const answer = outcome.kind === 'executed' && executed ? executed : undefined;
-      // Without a hook, no answer is built and no await is spent on telling nobody.
       if (options.onAnswered)
         await tellAnswered(
           options.onAnswered,

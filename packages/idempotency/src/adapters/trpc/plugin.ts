@@ -155,7 +155,6 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw failWith(error, responseHeaders, request, opts.batchIndex);
     }
-    // Most contexts hold the tenant already: no await (a promise and a turn) for a plain string.
     const tenant = options.getTenantId(ctx);
     const tenantId = typeof tenant === 'string' ? tenant : await tenant;
     if (key === undefined) {
@@ -177,7 +176,6 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw failWith(error, responseHeaders, request, opts.batchIndex);
     }
-    // Without a hook, no answer is built and no await is spent on telling nobody.
     const answered =
       options.onAnswered &&
       ((outcome: TrpcAnswer['outcome'], data: unknown, refusal?: KeyRefusal) =>
@@ -209,8 +207,6 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
         },
         (exec) => {
           const json = jsonExecution(exec);
-          // A `then`, not an async function: every guarded call runs here, and an async frame
-          // with its await allocates twice what the callback does.
           return next({ ctx: { idempotency: json } }).then((result) => {
             executedResult = result;
             return storedOutcome(json, result, errorOutcome);
