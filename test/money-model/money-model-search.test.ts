@@ -24,7 +24,8 @@ import { sendRequest } from './transports.ts';
 
 /**
  * The model-based search over the merchant API: seeded sequences of pays, then batches of
- * captures, voids and refunds sent at once over REST, GraphQL and the cockpit's tRPC, with
+ * captures, voids and refunds sent at once over REST, GraphQL, tRPC (the merchant's API key)
+ * and the cockpit (an operator's session, signed in and out on the server as the run goes), with
  * keys drawn from a small pool (so keys repeat, on another transport, operation or payment),
  * amounts at the boundaries, and the real worker run between batches against the real
  * processor. Every answer must be one the reference model (./money-model.ts) allows for some
@@ -38,6 +39,8 @@ const SEED = process.env.ONCE_MODEL_SEED ? Number(process.env.ONCE_MODEL_SEED) :
 const PATH = process.env.ONCE_MODEL_PATH || undefined;
 /** book_sre, the one product the search buys (quantity 1 or 2). */
 const UNIT_PRICE = 3999;
+/** What signs an operator in to the cockpit here. */
+const OPERATOR_CODE = 'money-model-operator-code-01234';
 /** How many keys a run shares between its requests; one more slot draws a fresh key. */
 const KEY_POOL = 4;
 
@@ -58,6 +61,7 @@ beforeAll(async () => {
   web = await startWebTestServer('money_model', {
     SESSION_SECRET: 'money-model-search-secret-012345',
     ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0',
+    ONCE_OPERATOR_CODE: OPERATOR_CODE,
   });
   processorDb = await createProcessorTestDatabase('money_model');
   processor = await startTestProcessor({ databaseUrl: processorDb.url });
@@ -75,6 +79,8 @@ interface Real {
   url: string;
   run: string;
   log: string[];
+  /** The operator's session cookie (`name=value`), kept after its sign-out as a copy would be. */
+  session?: string;
 }
 
 const keyOf = (real: Real, slot: number) =>
@@ -127,7 +133,7 @@ class BatchCommand implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, real: Real): Promise<void> {
     const requests = this.draws.map((d) => requestFor(m, real, d));
     const answers = await Promise.all(
-      requests.map((r) => sendRequest(real.url, r, m.paymentIds[r.payment]!)),
+      requests.map((r) => sendRequest(real.url, r, m.paymentIds[r.payment]!, real.session)),
     );
     count(answers);
     for (const [i, r] of requests.entries()) {
@@ -152,6 +158,51 @@ class WorkerCommand implements fc.AsyncCommand<Model, Real> {
     real.log.push('worker ran');
   }
   toString = () => 'worker';
+}
+
+/** An operator signs in to the cockpit with the operator code: a new session. */
+class SignInCommand implements fc.AsyncCommand<Model, Real> {
+  check = (m: Readonly<Model>) => m.session !== 'active';
+  async run(m: Model, real: Real): Promise<void> {
+    const answer = await fetch(`${real.url}/api/trpc/session.start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        demoTenantId: 'tenant_a',
+        role: 'operator',
+        operatorCode: OPERATOR_CODE,
+      }),
+    });
+    const cookie = answer.headers
+      .getSetCookie()
+      .find((line) => line.startsWith('once_operator_session='));
+    real.log.push(`sign in -> ${answer.status}`);
+    // A refused start (the sign-in limit) leaves the operator where it was.
+    if (!answer.ok || !cookie) return;
+    real.session = cookie.split(';')[0];
+    m.session = 'active';
+    m.sessions++;
+  }
+  toString = () => 'sign in';
+}
+
+/** The operator signs out: the session ends on the server; the search keeps sending its cookie. */
+class SignOutCommand implements fc.AsyncCommand<Model, Real> {
+  check = (m: Readonly<Model>) => m.session === 'active';
+  async run(m: Model, real: Real): Promise<void> {
+    const answer = await fetch(`${real.url}/api/trpc/session.end`, {
+      method: 'POST',
+      headers: {
+        cookie: real.session!,
+        'x-once-session': 'operator',
+        'content-type': 'application/json',
+      },
+    });
+    real.log.push(`sign out -> ${answer.status}`);
+    if (!answer.ok) throw new Error(`sign-out answered ${answer.status}\n${real.log.join('\n')}`);
+    m.session = 'ended';
+  }
+  toString = () => 'sign out';
 }
 
 /** A merchant's read of one payment (REST): what it says was received, refunded and capturable. */
@@ -206,7 +257,7 @@ const describeRequest = (r: ModelRequest) =>
     r.amount === undefined ? '' : ` amount=${r.amount}`
   }${r.manual ? ' manual' : ''}`;
 
-const transport = fc.constantFrom<Transport>('rest', 'graphql', 'trpc');
+const transport = fc.constantFrom<Transport>('rest', 'graphql', 'trpc', 'cockpit');
 const keySlot = fc.integer({ min: 0, max: KEY_POOL });
 const draw = fc.record<Draw>({
   op: fc.constantFrom<MoneyOp>('capture', 'void', 'refund'),
@@ -239,6 +290,8 @@ const commands = fc.commands(
       ),
     fc.constant(new WorkerCommand()),
     fc.nat(3).map((slot) => new ReadCommand(slot)),
+    fc.constant(new SignInCommand()),
+    fc.constant(new SignOutCommand()),
   ],
   { maxCommands: 16, size: 'max' },
 );
@@ -275,6 +328,7 @@ describe('the model-based search over the merchant API', () => {
       'idempotency_key_reused',
       'refund_amount_too_large',
       'payment_not_authorized',
+      'invalid_credentials',
     ]) {
       expect(answered.get(rule) ?? 0, rule).toBeGreaterThan(0);
     }

@@ -6,7 +6,11 @@
  * requests in every order on copies of it.
  */
 
-export type Transport = 'rest' | 'graphql' | 'trpc';
+/**
+ * How a request reaches the API: a merchant's server with its API key (REST, GraphQL, tRPC), or
+ * the cockpit with an operator's session cookie (tRPC).
+ */
+export type Transport = 'rest' | 'graphql' | 'trpc' | 'cockpit';
 export type MoneyOp = 'capture' | 'void' | 'refund';
 type Op = 'pay' | MoneyOp;
 
@@ -44,24 +48,45 @@ interface Binding {
   body: string;
   /** The binding's identity: the ids every answer under it must share. */
   ref: number;
-  /** The transports whose key rows answered it first (their rows compare the request as sent). */
-  transports: Transport[];
+}
+
+/**
+ * A row of the key store: one per (operation as its transport names it, key), written by the
+ * first request that was answered under it. It compares a later request as sent, with its
+ * principal folded in (the library's `keyScope: 'principal'`): the API key, or one operator
+ * session (each sign-in is another principal).
+ */
+interface KeyRow {
+  principal: string;
+  body: string;
+  ref: number;
 }
 
 export interface Model {
+  /**
+   * The operator's session the cockpit requests carry: never started, signed in, or signed out
+   * on the server (its cookie is still sent: a copy must open nothing).
+   */
+  session: 'none' | 'active' | 'ended';
   payments: PaymentModel[];
   /** The system's id of each payment the model holds, by index. */
   paymentIds: string[];
   bindings: Record<string, Binding>;
+  keyRows: Record<string, KeyRow>;
+  /** How many operator sessions were signed in: the cockpit's principal is the latest. */
+  sessions: number;
   /** The id the system gave each binding, once an answer showed it. */
   ids: Record<number, string>;
   nextRef: number;
 }
 
 export const emptyModel = (): Model => ({
+  session: 'none',
   payments: [],
   paymentIds: [],
   bindings: {},
+  keyRows: {},
+  sessions: 0,
   ids: {},
   nextRef: 0,
 });
@@ -70,6 +95,14 @@ export const emptyModel = (): Model => ({
 type Expected = { ok: true; ref: number } | { ok: false; code: string; or?: string };
 
 const refused = (code: string): Expected => ({ ok: false, code });
+
+/** The key store's row of a request: the cockpit's tRPC and the API key's share one. */
+const keyRowOf = (r: ModelRequest) =>
+  `${r.transport === 'cockpit' ? 'trpc' : r.transport}:${r.op}:${r.key}`;
+
+/** Whose request it is, as the key store folds it into the fingerprint. */
+const principalOf = (m: Model, r: ModelRequest) =>
+  r.transport === 'cockpit' ? `session:${m.sessions}` : 'api_key';
 
 /** The request's body as its key's fingerprint sees it (same body, same request). */
 const bodyOf = (r: ModelRequest) =>
@@ -81,6 +114,9 @@ const bodyOf = (r: ModelRequest) =>
  * A refusal changes nothing and binds nothing (the key is released).
  */
 function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
+  // Authentication comes first: a cockpit request without a live session changes nothing.
+  if (r.transport === 'cockpit' && m.session === 'none') return refused('unauthenticated');
+  if (r.transport === 'cockpit' && m.session === 'ended') return refused('invalid_credentials');
   const bound = m.bindings[r.key];
   if (r.op !== 'pay' && r.amount !== undefined && r.amount < 1) {
     // Bad input under a key bound to another request: either refusal is right (REST and tRPC
@@ -89,19 +125,25 @@ function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
       ? { ok: false, code: 'invalid_input', or: 'idempotency_key_reused' }
       : refused('invalid_input');
   }
+  // The transport's own key row first: the guard answers from it before the handler runs.
+  const row = m.keyRows[keyRowOf(r)];
+  if (row) {
+    if (row.principal !== principalOf(m, r) || row.body !== bodyOf(r)) {
+      return refused('idempotency_key_reused');
+    }
+    return { ok: true, ref: row.ref };
+  }
   if (bound) {
     // A pay names no payment: its replay answers the one its key made.
     const samePayment = r.op === 'pay' || bound.payment === r.payment;
     // A refund that names no amount asks for "all that is left": under a key whose refund of
     // this payment exists, it is that refund, whatever amount it took (the app keeps the
-    // amount refunded, not whether one was named). Only the same transport's key row, which
-    // compares the request as sent, refuses it.
-    const allThatWasLeft =
-      r.op === 'refund' && r.amount === undefined && !bound.transports.includes(r.transport);
+    // amount refunded, not whether one was named).
+    const allThatWasLeft = r.op === 'refund' && r.amount === undefined;
     if (bound.op !== r.op || !samePayment || (bound.body !== bodyOf(r) && !allThatWasLeft)) {
       return refused('idempotency_key_reused');
     }
-    if (!bound.transports.includes(r.transport)) bound.transports.push(r.transport);
+    m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref: bound.ref };
     return { ok: true, ref: bound.ref };
   }
   const outcome = r.op === 'pay' ? pay(m, r, unitPrice) : moneyAction(m, r);
@@ -112,8 +154,8 @@ function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
     payment: r.payment,
     body: bodyOf(r),
     ref,
-    transports: [r.transport],
   };
+  m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref };
   return { ok: true, ref };
 }
 
@@ -168,8 +210,7 @@ export function workerRan(m: Model): void {
 }
 
 /** Two requests the key store serialises itself (one key row): one of them may hear 409. */
-const sameKeyRow = (a: ModelRequest, b: ModelRequest) =>
-  a.key === b.key && a.transport === b.transport && a.op === b.op;
+const sameKeyRow = (a: ModelRequest, b: ModelRequest) => keyRowOf(a) === keyRowOf(b);
 
 /**
  * The model after a batch of requests sent at once, if some order of them explains every
@@ -206,7 +247,10 @@ function explains(
   }
   if (!a.ok && a.code === 'idempotency_key_reused') {
     const sawAnother = requests.some(
-      (o, j) => j !== i && sameKeyRow(o, r) && bodyOf(o) !== bodyOf(r),
+      (o, j) =>
+        j !== i &&
+        sameKeyRow(o, r) &&
+        (bodyOf(o) !== bodyOf(r) || principalOf(m, o) !== principalOf(m, r)),
     );
     if (sawAnother) return true;
   }

@@ -2,16 +2,21 @@ import type { Answer, ModelRequest } from './money-model.ts';
 
 /**
  * One model request over its transport, as a merchant's server sends it (its API key, the
- * Idempotency-Key header), reduced to an answer: accepted with the id it names (a payment's, a
+ * Idempotency-Key header) or the cockpit does (the operator's session cookie), reduced to an answer: accepted with the id it names (a payment's, a
  * refund's, a tRPC capture's or void's action), or refused with its stable code.
  */
 export async function sendRequest(
   url: string,
   r: ModelRequest,
   paymentId: string | undefined,
+  sessionCookie?: string,
 ): Promise<Answer> {
-  const headers = {
-    authorization: 'Bearer once_test_tenant_a',
+  const credential: Record<string, string> =
+    r.transport === 'cockpit'
+      ? { ...(sessionCookie ? { cookie: sessionCookie } : {}), 'x-once-session': 'operator' }
+      : { authorization: 'Bearer once_test_tenant_a' };
+  const headers: Record<string, string> = {
+    ...credential,
     'idempotency-key': r.key,
     'content-type': 'application/json',
   };
