@@ -56,19 +56,14 @@ const GRAPHQL_MONEY_OPERATIONS = {
   refund: 'graphql.payments.refund',
 } as const;
 
-/** What the route hands every request's context: who is calling, and how `pay` answered. */
-type GraphqlServerContext = {
-  tenant: AuthenticatedTenant;
-  runtime: WebRuntime;
-  /**
-   * Set by the resolver when `pay` ran: `existing` means the payment was already there. An
-   * object of its own, so the route reads what the resolver wrote whatever context object
-   * Yoga hands the resolver (it may copy the server context's fields).
-   */
-  attempt: { payOrigin?: PayOrigin };
-};
+/** What the route hands every request's context: who is calling. */
+type GraphqlServerContext = { tenant: AuthenticatedTenant; runtime: WebRuntime };
 
-type GraphqlContext = GraphqlServerContext & Partial<GraphqlIdempotencyContext<Transaction>>;
+type GraphqlContext = GraphqlServerContext &
+  Partial<GraphqlIdempotencyContext<Transaction>> & {
+    /** Set by `pay`'s completion: `existing` means the payment was already there. */
+    payOrigin?: PayOrigin;
+  };
 
 const typeDefs = /* GraphQL */ `
   ${idempotentDirectiveTypeDefs}
@@ -387,7 +382,7 @@ const resolvers = {
               // The plugin stores the executed result itself, after this transaction: here
               // only the origin is noted (an existing payment is answered as a replay).
               complete: async (_tx, _result, origin) => {
-                context.attempt.payOrigin = origin;
+                context.payOrigin = origin;
               },
             },
           },
@@ -417,10 +412,12 @@ function markExistingPaymentAsReplayed(): Plugin<GraphqlContext> {
       return {
         onExecuteDone({ result, setResult }) {
           const context = args.contextValue as GraphqlContext;
-          if (context.attempt.payOrigin !== 'existing' || Symbol.asyncIterator in result) return;
+          if (context.payOrigin !== 'existing' || Symbol.asyncIterator in result) return;
+          // Yoga sends `extensions.http.headers` as headers, not in the body.
+          const http = { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } };
           setResult({
             ...result,
-            extensions: { ...result.extensions, idempotency: { replayed: true } },
+            extensions: { ...result.extensions, idempotency: { replayed: true }, http },
           });
         },
       };
@@ -543,16 +540,12 @@ export function createGraphqlHandler(
         request.headers.get('authorization'),
       );
       bounded = await boundedRequest(request);
-      context = { tenant, runtime, attempt: {} };
+      context = { tenant, runtime };
     } catch (error) {
       const refusal = refusalFor(error);
       if (refusal) return refusal;
       throw error;
     }
-    const response = await yogaFor(context.runtime).fetch(bounded, context);
-    if (context.attempt.payOrigin === 'existing') {
-      response.headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-    }
-    return response;
+    return yogaFor(context.runtime).fetch(bounded, context);
   };
 }
