@@ -12,14 +12,17 @@ import { expect, test, useSharedSystem } from '../support/system.ts';
 
 const system = useSharedSystem();
 
-/** How often the processor applied the fault with this id (its own count). */
+/**
+ * How often the fault with this id had its effect (the processor's own count): a request that
+ * merely took it, a replay or a 409, does not count.
+ */
 async function faultTaken(faultId: unknown): Promise<number> {
   const response = await fetch(`${system().processorUrl}/admin/faults/uses?id=${String(faultId)}`, {
     headers: { 'x-admin-token': system().envFor('processor').PROCESSOR_ADMIN_TOKEN! },
   });
-  const body = (await response.json()) as { data: { taken: number }[] };
+  const body = (await response.json()) as { data: { applied: number }[] };
   expect(body.data, `fault ${String(faultId)} on record`).toHaveLength(1);
-  return body.data[0]!.taken;
+  return body.data[0]!.applied;
 }
 
 test.afterEach(async () => {

@@ -80,13 +80,14 @@ test('a worker SIGKILLed mid-charge and restarted: every checkout converges, cha
   const shown: ShownCheckout[] = [];
   for (const page of pages) shown.push(await waitForTerminal(page));
   expect(shown.map((s) => s.state)).toEqual(['succeeded', 'succeeded', 'declined']);
-  // The processor held at least one answer when the worker died (its own count of the
-  // delay's uses): otherwise the kill landed on a worker with nothing ambiguous in hand.
+  // The processor held at least one answer when the worker died (its own count of the delay's
+  // effects, not of requests that took it): otherwise the kill landed on a worker with nothing
+  // ambiguous in hand.
   const uses = await fetch(`${system().processorUrl}/admin/faults/uses?id=${String(fault.id)}`, {
     headers: { 'x-admin-token': system().envFor('processor').PROCESSOR_ADMIN_TOKEN! },
   });
-  const [delay] = ((await uses.json()) as { data: { taken: number }[] }).data;
-  expect(delay?.taken ?? 0).toBeGreaterThan(0);
+  const [delay] = ((await uses.json()) as { data: { applied: number }[] }).data;
+  expect(delay?.applied ?? 0).toBeGreaterThan(0);
   await expectInvariant(system(), shown);
   await Promise.all(pages.map((page) => page.context().close()));
 });

@@ -32,9 +32,9 @@ import {
  * ({@link takeDeliveryFaults}).
  *
  * A fault is taken when a request matches it, and applied (`fault_uses.applied_at`) when its
- * effect happened: a refusal answered, a delay slept, a 404 answered, a delivery held or sent
- * twice, and for the faults that act on the answer, only when this request's own work
- * succeeded and committed (the charge made, then the answer withheld): a replay, a 409 or a
+ * effect happened: a refusal answered, a delay begun (a client may give up during it), a 404
+ * answered, a delivery held or sent twice, and for the faults that act on the answer, only
+ * when this request's own work succeeded and committed (the charge made, then the answer withheld): a replay, a 409 or a
  * decline that takes `fail_after_charge` is answered 500 like any, but charged nothing.
  */
 interface RequestFaults {
@@ -99,8 +99,10 @@ export async function takeRequestFaults(
     },
     async beforeWork() {
       if (fault?.kind === 'delay' && fault.when === 'before_charge') {
-        await sleep(fault.delayMs);
+        // Its effect is the hold itself: counted when the hold begins, so a client that gives
+        // up during it (what a delay past its timeout is for) still finds it counted.
         await applied();
+        await sleep(fault.delayMs);
       }
     },
     async afterWork(tx, account, result) {
@@ -115,8 +117,12 @@ export async function takeRequestFaults(
         fault?.kind === 'charge_then_drop' ||
         fault?.kind === 'fail_after_charge' ||
         (fault?.kind === 'delay' && fault.when === 'after_charge');
+      // A held answer counts when the hold begins (the client may give up during it); a
+      // dropped or failed answer once it is sent. Either only when the work was done.
+      const holds = fault?.kind === 'delay' && fault.when === 'after_charge';
+      if (holds && workDone) await applied();
       const answered = await answerUnder(fault, response, socket);
-      if (actsOnAnswer && workDone) await applied();
+      if (actsOnAnswer && !holds && workDone) await applied();
       return answered;
     },
   };

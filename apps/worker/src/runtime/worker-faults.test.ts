@@ -18,8 +18,9 @@ let worker: RunningProcess;
 const expectInvariantHolds = () => expectConvergedInvariantHolds(app.url, processor.database.url);
 
 /**
- * Arms a fault and returns a reader of how often it bit, as the processor counts it
- * (`faults.taken`): a fault test proves nothing unless its fault was applied.
+ * Arms a fault and returns a reader of how often it bit, as the processor counts it (uses whose
+ * effect happened, `fault_uses.applied_at`): a fault test proves nothing unless its fault was
+ * applied, and a request that only took it (a replay, a 409) applied nothing.
  */
 async function armCounted(fault: Record<string, unknown>): Promise<() => Promise<number>> {
   const before = new Set(
@@ -32,8 +33,10 @@ async function armCounted(fault: Record<string, unknown>): Promise<() => Promise
   expect(armed).toHaveLength(1);
   return async () =>
     (
-      await processor.sql<{ taken: number }[]>`select taken from faults where id = ${armed[0]!.id}`
-    )[0]!.taken;
+      await processor.sql<{ applied: number }[]>`
+        select count(*)::int as applied from fault_uses
+        where fault_id = ${armed[0]!.id} and applied_at is not null`
+    )[0]!.applied;
 }
 
 beforeAll(async () => {
