@@ -1,0 +1,130 @@
+import type { UpstreamAttempt } from './history.ts';
+import type { LedgerCharge } from './ledger.ts';
+import type { ProbeAnswer } from './probes.ts';
+import type { Violation } from './violations.ts';
+
+/**
+ * The semantics a team declares its API follows:
+ * - `ietf`: draft-ietf-httpapi-idempotency-key-header: 400 without a key, 422 on reuse with
+ *   another body, 409 while in flight, errors as application/problem+json;
+ * - `stripe`: a retry replays the stored answer with `Idempotent-Replayed: true`.
+ * Both demand that a retry replays rather than runs again.
+ */
+export type Preset = 'ietf' | 'stripe';
+
+export interface ConformanceInput {
+  preset: Preset;
+  /** What the fault proxy sent upstream and heard back. */
+  attempts: UpstreamAttempt[];
+  /** The preset's direct probes (the IETF one's). */
+  probes: ProbeAnswer[];
+  /** The processor's charges, when the team gave a ledger. */
+  charges?: LedgerCharge[];
+}
+
+/**
+ * Checks a run's observations against a preset; every violation names its rule.
+ *
+ * @example
+ * const violations = checkConformance({ preset: 'stripe', attempts: proxy.attempts, probes: [] });
+ */
+export function checkConformance(input: ConformanceInput): Violation[] {
+  const violations: Violation[] = [
+    ...checkReplays(input.attempts, input.preset),
+    ...(input.preset === 'ietf' ? checkIetf(input.attempts, input.probes) : []),
+  ];
+  if (input.charges) violations.push(...checkCharges(input.charges));
+  return violations;
+}
+
+/** For each key and body, every successful answer after the first must be that answer again. */
+function checkReplays(attempts: UpstreamAttempt[], preset: Preset): Violation[] {
+  const violations: Violation[] = [];
+  const successes = new Map<string, UpstreamAttempt[]>();
+  for (const attempt of attempts) {
+    if (attempt.key === null || !isSuccess(attempt.status)) continue;
+    const group = `${attempt.key}\n${attempt.bodyDigest}`;
+    successes.set(group, [...(successes.get(group) ?? []), attempt]);
+  }
+  for (const group of successes.values()) {
+    const [first, ...later] = group.sort((a, b) => a.endedAt - b.endedAt);
+    for (const again of later) {
+      if (again.body !== first!.body || again.status !== first!.status) {
+        // Both ran. At the same time: nothing guarded the key in flight; one after the
+        // other: the finished key did not replay.
+        const overlapped = again.startedAt < first!.endedAt;
+        violations.push({
+          name: overlapped ? 'in_flight_not_rejected' : 'response_not_replayed',
+          key: again.key,
+          detail: `first ${first!.status} ${clip(first!.body)}; then ${again.status} ${clip(again.body)} (${again.origin})`,
+        });
+      } else if (preset === 'stripe' && !again.replayed) {
+        violations.push({
+          name: 'replay_not_marked',
+          key: again.key,
+          detail: `a repeated ${again.status} without Idempotent-Replayed: true (${again.origin})`,
+        });
+      }
+    }
+  }
+  return violations;
+}
+
+function checkIetf(attempts: UpstreamAttempt[], probes: ProbeAnswer[]): Violation[] {
+  const violations: Violation[] = [];
+  const expected = { missing_key: 400, reused_key: 422, in_flight: 409 } as const;
+  const names = {
+    missing_key: 'missing_key_not_rejected',
+    reused_key: 'reused_key_not_rejected',
+    in_flight: 'in_flight_not_rejected',
+  } as const;
+  for (const probe of probes) {
+    // Two requests at once may still reach the server one after the other: an identical
+    // answer to both (a replay) shows no second run, so only a 409 or a replay passes.
+    const replayed =
+      probe.probe === 'in_flight' &&
+      probe.answers.length === 2 &&
+      probe.answers[0]!.status === probe.answers[1]!.status &&
+      probe.answers[0]!.body === probe.answers[1]!.body;
+    if (!probe.statuses.includes(expected[probe.probe]) && !replayed) {
+      violations.push({
+        name: names[probe.probe],
+        key: probe.key,
+        detail: `expected ${expected[probe.probe]}, got ${probe.statuses.join(' and ')}`,
+      });
+    }
+  }
+  const errors = [
+    ...attempts.map((a) => ({ key: a.key, status: a.status, contentType: a.contentType })),
+    ...probes.flatMap((p) =>
+      p.answers.map((a) => ({ key: p.key, status: a.status, contentType: a.contentType })),
+    ),
+  ];
+  for (const answer of errors) {
+    if (![400, 409, 422].includes(answer.status ?? 0)) continue;
+    if (!answer.contentType?.startsWith('application/problem+json')) {
+      violations.push({
+        name: 'error_not_problem_json',
+        key: answer.key,
+        detail: `${answer.status} as ${answer.contentType ?? 'no content type'}`,
+      });
+    }
+  }
+  return violations;
+}
+
+function checkCharges(charges: LedgerCharge[]): Violation[] {
+  const byKey = new Map<string, number>();
+  for (const charge of charges) byKey.set(charge.key, (byKey.get(charge.key) ?? 0) + 1);
+  return [...byKey]
+    .filter(([, count]) => count > 1)
+    .map(([key, count]) => ({ name: 'double_charge', key, detail: `${count} charges` }));
+}
+
+function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
+}
+
+function clip(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}

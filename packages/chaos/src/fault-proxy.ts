@@ -1,0 +1,231 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { UpstreamAttempt } from './history.ts';
+import { seededRandom } from './seeded-random.ts';
+
+/**
+ * The faults the proxy injects, one vocabulary for the target and for a downstream:
+ * - `drop_answer`: forward, let the upstream answer (it committed), then reset the client's
+ *   connection: the client never hears;
+ * - `duplicate_at_once`: forward the request and a copy at the same time (a double click, a
+ *   load balancer resending);
+ * - `duplicate_late`: answer the client, then send a copy later (a queued resend);
+ * - `delay`: hold the request before forwarding;
+ * - `reset`: reset the connection before forwarding: the upstream never sees it.
+ */
+export const FAULT_KINDS = [
+  'drop_answer',
+  'duplicate_at_once',
+  'duplicate_late',
+  'delay',
+  'reset',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** The chance of each fault per request; what is left over is a clean pass. */
+export type FaultMix = Partial<Record<FaultKind, number>>;
+
+export const DEFAULT_FAULT_MIX: FaultMix = {
+  drop_answer: 0.15,
+  duplicate_at_once: 0.15,
+  duplicate_late: 0.05,
+  delay: 0.1,
+  reset: 0.05,
+};
+
+export interface FaultProxyOptions {
+  /** Base URL of the API behind the proxy. */
+  upstream: string;
+  seed: number;
+  mix?: FaultMix;
+  /** Port to listen on (0: any free one). */
+  port?: number;
+  /** Longest `delay`, and latest `duplicate_late` copy, in ms. */
+  maxDelayMs?: number;
+  /** Stripped from keys before drawing, so one seed draws the same faults in every run. */
+  keyPrefix?: string;
+  /** Only requests with this method are faulted (reads pass through). */
+  faultMethods?: string[];
+}
+
+export interface FaultProxy {
+  url: string;
+  /** Every request sent upstream, in the order they ended. */
+  attempts: UpstreamAttempt[];
+  /** How many times each fault was injected. */
+  faults: Record<FaultKind, number>;
+  /** Waits for late copies still to be sent and answered. */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy that injects seeded faults between a client and an API taking
+ * `Idempotency-Key`. The fault for a request is drawn from the seed, the key and how many
+ * times that key has been seen, so a seed replays the same faults for the same keys.
+ *
+ * @example
+ * const proxy = await startFaultProxy({ upstream: 'http://127.0.0.1:3000', seed: 1 });
+ * await fetch(`${proxy.url}/checkout`, { method: 'POST', headers: { 'idempotency-key': 'k1' } });
+ * await proxy.close();
+ */
+export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+  const upstream = new URL(options.upstream);
+  const mix = options.mix ?? DEFAULT_FAULT_MIX;
+  const maxDelayMs = options.maxDelayMs ?? 300;
+  const faultMethods = new Set(options.faultMethods ?? ['POST']);
+  const attempts: UpstreamAttempt[] = [];
+  const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<
+    FaultKind,
+    number
+  >;
+  const seen = new Map<string, number>();
+  const pending = new Set<Promise<unknown>>();
+  let unkeyed = 0;
+  const agent = new http.Agent({ keepAlive: true });
+
+  const track = <T>(promise: Promise<T>): Promise<T> => {
+    pending.add(promise);
+    void promise.finally(() => pending.delete(promise));
+    return promise;
+  };
+
+  const forward = (
+    request: http.IncomingMessage,
+    body: Buffer,
+    origin: UpstreamAttempt['origin'],
+  ): Promise<{ attempt: UpstreamAttempt; headers: http.IncomingHttpHeaders }> =>
+    new Promise((resolve) => {
+      const key = headerOf(request.headers, 'idempotency-key');
+      const startedAt = Date.now();
+      const finish = (
+        status: number | null,
+        headers: http.IncomingHttpHeaders,
+        text: string,
+      ): void => {
+        const attempt: UpstreamAttempt = {
+          key,
+          bodyDigest: createHash('sha256').update(body).digest('hex'),
+          origin,
+          startedAt,
+          endedAt: Date.now(),
+          status,
+          contentType: headerOf(headers, 'content-type'),
+          replayed: headerOf(headers, 'idempotent-replayed')?.toLowerCase() === 'true',
+          body: text,
+          delivered: false,
+        };
+        attempts.push(attempt);
+        resolve({ attempt, headers });
+      };
+      const outgoing = http.request(
+        {
+          protocol: upstream.protocol,
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method: request.method,
+          path: request.url,
+          headers: { ...request.headers, host: upstream.host },
+          agent,
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            finish(response.statusCode ?? null, response.headers, Buffer.concat(chunks).toString()),
+          );
+          response.on('error', () => finish(null, {}, ''));
+        },
+      );
+      outgoing.on('error', () => finish(null, {}, ''));
+      outgoing.end(body);
+    });
+
+  const server = http.createServer(async (request, response) => {
+    const body = await readBody(request);
+    const key = headerOf(request.headers, 'idempotency-key');
+    const name = key === null ? `unkeyed-${unkeyed++}` : key.replace(options.keyPrefix ?? '', '');
+    const visit = (seen.get(name) ?? 0) + 1;
+    seen.set(name, visit);
+    const random = seededRandom(options.seed, `${name}#${visit}`);
+    const fault = faultMethods.has(request.method ?? '') ? drawFault(mix, random()) : null;
+    if (fault) faults[fault]++;
+
+    if (fault === 'reset') {
+      request.socket.destroy();
+      return;
+    }
+    if (fault === 'delay') await sleep(Math.round(random() * maxDelayMs));
+
+    const original = track(forward(request, body, 'client'));
+    if (fault === 'duplicate_at_once') void track(forward(request, body, 'duplicate_at_once'));
+    if (fault === 'duplicate_late') {
+      const wait = Math.round(random() * maxDelayMs);
+      void track(sleep(wait).then(() => forward(request, body, 'duplicate_late')));
+    }
+    const { attempt, headers } = await original;
+    if (fault === 'drop_answer' || attempt.status === null) {
+      request.socket.destroy();
+      return;
+    }
+    attempt.delivered = true;
+    response.writeHead(attempt.status, passHeaders(headers));
+    response.end(attempt.body);
+  });
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    attempts,
+    faults,
+    async drain() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  };
+}
+
+function drawFault(mix: FaultMix, draw: number): FaultKind | null {
+  let edge = 0;
+  for (const kind of FAULT_KINDS) {
+    edge += mix[kind] ?? 0;
+    if (draw < edge) return kind;
+  }
+  return null;
+}
+
+function headerOf(headers: http.IncomingHttpHeaders, name: string): string | null {
+  const value = headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+/** Hop-by-hop headers belong to one connection, not to the answer being passed on. */
+function passHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const {
+    connection: _c,
+    'keep-alive': _k,
+    'transfer-encoding': _t,
+    'content-length': _l,
+    ...rest
+  } = headers;
+  return rest;
+}
+
+function readBody(request: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
