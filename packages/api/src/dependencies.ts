@@ -188,6 +188,7 @@ export function createApiDependencies(options: {
     allowDemoLogin: options.allowDemoLogin ?? false,
     operatorCode: options.operatorCode ?? fromEnv?.operatorCode,
     sessionStartLimiter: sessionStartLimiterFor(
+      options.db,
       options.sessionStartLimits ??
         (fromEnv && {
           perAddress: fromEnv.sessionStartsPerAddressPerMinute,
@@ -202,7 +203,7 @@ export function createApiDependencies(options: {
   };
 }
 
-function sessionStartLimiterFor(limits: SessionStartLimits | undefined) {
+function sessionStartLimiterFor(db: Database, limits: SessionStartLimits | undefined) {
   if (!limits || (limits.perAddress === 0 && limits.perTenant === 0)) return undefined;
-  return new SessionStartLimiter(limits);
+  return new SessionStartLimiter(db, limits);
 }

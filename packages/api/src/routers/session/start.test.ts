@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_ADDRESS_HEADER } from '../../auth/client-address.ts';
+import { SessionStartLimiter } from '../../auth/session-start-limit.ts';
 import { type ApiTestHarness, createApiTestHarness } from '../../testing/api-test-harness.ts';
 import { detailedRefusal } from '../../testing/refusal.ts';
 
@@ -117,9 +118,9 @@ describe('session.start is limited per client address and per tenant', () => {
     ).toMatchObject({
       trpc: 'TOO_MANY_REQUESTS',
       code: 'session_rate_limited',
-      details: { limit: 'address', retryAfterSeconds: 50 },
+      details: { limit: 'address', retryAfterSeconds: 20 },
     });
-    expect(refused.resHeaders.get('retry-after')).toBe('50');
+    expect(refused.resHeaders.get('retry-after')).toBe('20');
     expect(refused.resHeaders.get('set-cookie')).toBeNull();
     // Even the right key is refused now: the allowance, not the credential, decides first.
     expect(
@@ -134,12 +135,31 @@ describe('session.start is limited per client address and per tenant', () => {
         operatorCode: CODE,
       }),
     ).toMatchObject({ role: 'operator' });
-    // Another address is not affected, and the next window starts afresh.
+    // Another address is not affected; once an interval (window / allowance) has passed, one
+    // more fits, and only one.
     expect(
       await from('198.51.100.1').api.session.start({ demoTenantId: 'tenant_a' }),
     ).toBeDefined();
-    now += 50_000;
+    now += 20_000;
     expect(await from(address).api.session.start({ demoTenantId: 'tenant_a' })).toBeDefined();
+    expect(
+      await detailedRefusal(from(address).api.session.start({ demoTenantId: 'tenant_a' })),
+    ).toMatchObject({ code: 'session_rate_limited' });
+  });
+
+  it('every web process counts against one allowance, and no minute boundary doubles it', async () => {
+    // Two processes' limiters over the one database, the minute about to turn.
+    const web1 = new SessionStartLimiter(h.database.client.db, { perAddress: 3, perTenant: 0 });
+    const web2 = new SessionStartLimiter(h.database.client.db, { perAddress: 3, perTenant: 0 });
+    const address = '203.0.113.99';
+    const at = Date.parse('2030-01-01T00:20:59.900Z');
+    expect(await web1.admitAttempt(address, at)).toBeUndefined();
+    expect(await web2.admitAttempt(address, at)).toBeUndefined();
+    expect(await web1.admitAttempt(address, at)).toBeUndefined();
+    expect(await web2.admitAttempt(address, at)).toMatchObject({ limit: 'address' });
+    // A tenth of a second later, in the next wall-clock minute: fixed windows admitted three more.
+    expect(await web1.admitAttempt(address, at + 100)).toMatchObject({ limit: 'address' });
+    expect(await web2.admitAttempt(address, at + 100)).toMatchObject({ limit: 'address' });
   });
 
   it('one IPv6 /64 is one address; an IPv4-mapped address is its IPv4', async () => {

@@ -124,7 +124,7 @@ export async function startSession({
   const nowMs = ctx.now.getTime();
   const byOperatorCode = !('apiKey' in input) && input.role === 'operator';
   if (!byOperatorCode) {
-    const overAddress = ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress, nowMs);
+    const overAddress = await ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress, nowMs);
     if (overAddress) throw rateLimited(overAddress);
   }
   let tenant: { id: string; name: string } | undefined;
@@ -151,7 +151,7 @@ export async function startSession({
       .limit(1);
     if (!tenant) throw new ApiError('invalid_credentials', 'Unknown demo tenant');
   }
-  const overTenant = ctx.sessionStartLimiter?.admitSession(tenant.id, nowMs);
+  const overTenant = await ctx.sessionStartLimiter?.admitSession(tenant.id, nowMs);
   if (overTenant) throw rateLimited(overTenant);
   const sessionId =
     role === 'operator'
