@@ -8,6 +8,7 @@ import { runChaos } from './run-chaos.ts';
 
 const USAGE = `usage: once-chaos --target <url> [--path /checkout] --seed N --duration 30s
                   --preset ietf|stripe [--concurrency 4]
+                  [--downstream <processor url> --downstream-port <port the target's SDK calls>]
                   [--ledger <once processor /admin/ledger url> --ledger-key metadata.<field>]
                   [--ledger <postgres://...> --ledger-query "select ... as key from ..."]
                   [--report report.md] [--junit junit.xml]
@@ -46,6 +47,8 @@ async function main(): Promise<number> {
       duration: { type: 'string', default: '30s' },
       preset: { type: 'string', default: 'ietf' },
       concurrency: { type: 'string', default: '4' },
+      downstream: { type: 'string' },
+      'downstream-port': { type: 'string' },
       ledger: { type: 'string' },
       'ledger-key': { type: 'string' },
       'ledger-query': { type: 'string' },
@@ -54,7 +57,12 @@ async function main(): Promise<number> {
       help: { type: 'boolean' },
     },
   });
-  if (values.help || !values.target || !['ietf', 'stripe'].includes(values.preset)) {
+  if (
+    values.help ||
+    !values.target ||
+    !['ietf', 'stripe'].includes(values.preset) ||
+    (values.downstream && !values['downstream-port'])
+  ) {
     console.error(USAGE);
     return 2;
   }
@@ -66,6 +74,9 @@ async function main(): Promise<number> {
     preset: values.preset as Preset,
     concurrency: Number(values.concurrency),
     ledger: ledgerOf(values),
+    ...(values.downstream
+      ? { downstream: { upstream: values.downstream, port: Number(values['downstream-port']) } }
+      : {}),
   });
   const markdown = markdownReport(result);
   if (values.report) writeFileSync(values.report, markdown);

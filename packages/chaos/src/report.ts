@@ -28,6 +28,11 @@ export function markdownReport(result: ChaosRunResult): string {
     '| fault | count |',
     '|---|---|',
     ...Object.entries(result.faults).map(([kind, count]) => `| ${kind} | ${count} |`),
+    ...(result.downstreamFaults
+      ? Object.entries(result.downstreamFaults)
+          .filter(([, count]) => count > 0)
+          .map(([kind, count]) => `| ${kind} (processor side) | ${count} |`)
+      : []),
     '',
     '## Violations',
     '',

@@ -29,7 +29,16 @@ export interface ChaosRunOptions {
   mix?: FaultMix;
   /** Port of the fault proxy in front of the target (0: any). */
   proxyPort?: number;
+  /**
+   * A second fault proxy, in front of the target's processor: the target sends its processor
+   * calls to `http://127.0.0.1:<port>` (its Stripe SDK's host and port), and the processor's
+   * answers get lost too. Only the faults a network makes: dropped answers and delays.
+   */
+  downstream?: { upstream: string; port: number; mix?: FaultMix };
 }
+
+/** What the downstream proxy injects unless told otherwise. */
+const DOWNSTREAM_MIX: FaultMix = { drop_answer: 0.2, delay: 0.1 };
 
 export interface ChaosRunResult {
   seed: number;
@@ -43,6 +52,8 @@ export interface ChaosRunResult {
   outcomes: Record<'ok' | 'fail' | 'info', number>;
   gaveUp: number;
   faults: Record<FaultKind, number>;
+  /** The downstream proxy's faults, when there was one. */
+  downstreamFaults: Record<FaultKind, number> | null;
   charges: number | null;
   violations: Violation[];
   history: HistoryEvent[];
@@ -66,6 +77,14 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     keyPrefix,
     ...(options.proxyPort === undefined ? {} : { port: options.proxyPort }),
   });
+  const downstream = options.downstream
+    ? await startFaultProxy({
+        upstream: options.downstream.upstream,
+        port: options.downstream.port,
+        seed: options.seed,
+        mix: options.downstream.mix ?? DOWNSTREAM_MIX,
+      })
+    : undefined;
   const body = options.body ?? defaultBody;
   try {
     const load = await runLoad({
@@ -78,6 +97,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       body,
     });
     await proxy.drain();
+    await downstream?.drain();
     const probes =
       options.preset === 'ietf'
         ? await probeIetf({
@@ -110,11 +130,13 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       outcomes,
       gaveUp: load.gaveUp,
       faults: { ...proxy.faults },
+      downstreamFaults: downstream ? { ...downstream.faults } : null,
       charges: charges?.length ?? null,
       violations,
       history: load.history,
     };
   } finally {
     await proxy.close();
+    await downstream?.close();
   }
 }
