@@ -137,7 +137,10 @@ interface RudePlan {
    * of another amount. One of the two may act.
    */
   rival?: OperatorRequestPlan & { f: 'capture' | 'void' };
-  /** The refunds are sent all at once, each under its own key, not one after another. */
+  /**
+   * The refunds are sent all at once, each under its own key and each for all that is left,
+   * not one after another.
+   */
   refundsAtOnce: boolean;
   /**
    * The first refund's request goes out over tRPC, REST and GraphQL at once, one key and one

@@ -111,8 +111,11 @@ export async function runOperatorFlow(
   if (shown === RECEIVED && plan.refunds.length > 0 && ctx.history.elapsed() <= ctx.deadlineAt()) {
     await fromRevokedSession('refund', plan.refunds[0]!);
     if (rude?.refundsAtOnce) {
-      // Several keys at once: the refund cap is decided under the payment's lock, one by one.
-      await Promise.all(plan.refunds.map(refund));
+      // Several keys at once, each asking for all that is left: the refund cap is decided under
+      // the payment's lock, one by one, so one of them refunds and the others are refused.
+      await Promise.all(
+        plan.refunds.map(({ amount: _part, ...whole }, index) => refund(whole, index)),
+      );
     } else {
       for (const [index, request] of plan.refunds.entries()) {
         if (shown !== RECEIVED || ctx.history.elapsed() > ctx.deadlineAt()) break;
