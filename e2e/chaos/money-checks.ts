@@ -7,6 +7,9 @@ const FINAL_REFUND = new Set(['succeeded', 'failed']);
 /** Refund states in which the processor holds the money returned. */
 const HELD_REFUND = new Set(['pending', 'succeeded']);
 
+/** The processor's refusals of a refund for more than the charge has left (Stripe's codes). */
+const OVER_CAP_REFUSALS = new Set(['amount_too_large', 'charge_already_refunded']);
+
 const sum = (rows: readonly { amount: number }[]) => rows.reduce((n, r) => n + r.amount, 0);
 const paymentKey = (tenantId: string | null, paymentId: string | null) =>
   `${tenantId}\u0000${paymentId}`;
@@ -19,7 +22,8 @@ const paymentKey = (tenantId: string | null, paymentId: string | null) =>
  * - an operator key once accepted is never refused afterwards (`wrongly_refused`);
  * - a payment's money back is the app's refunds and nothing more: the ledger refunding it
  *   beyond what its refunds hold is a refund sent twice (`double_refund`);
- * - refunds never exceed what was received, at the processor or in the app (`over_refund`);
+ * - refunds never exceed what was received, at the processor or in the app, nor does the app
+ *   accept one the processor then refuses for more than was left (`over_refund`);
  * - each refund's state agrees with the ledger (succeeded / pending: its amount booked once,
  *   failed: nothing kept), and none is left unanswered after the heal;
  * - a refund the client was shown succeeded (or failed) is so in the ledger;
@@ -156,6 +160,17 @@ export function checkMoney(input: {
         ...where,
         kind: 'over_refund',
         detail: `the processor refunded ${ledgerBack} of ${charged} it charged`,
+      });
+    }
+    // The app accepted more than was left and only the processor's own cap refused it: the
+    // books said more refunded than received until the worker heard the refusal. (On an
+    // asynchronously replicated cluster a failover may lose a refund's row, and the app then
+    // accepts what the processor refuses: the lost row is the violation there.)
+    for (const refund of refunds.filter((r) => OVER_CAP_REFUSALS.has(r.failureCode ?? ''))) {
+      violations.push({
+        ...where,
+        kind: 'over_refund',
+        detail: `the app accepted refund ${refund.id} of ${refund.amount}; the processor refused it (${refund.failureCode}): more than was left`,
       });
     }
     if (held > receivedOf(payment)) {

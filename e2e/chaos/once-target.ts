@@ -565,7 +565,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         app,
         (sql) => sql<RefundRow[]>`
         select tenant_id, id, payment_id, amount, status, downstream_key, processor_refund_id,
-          created_at
+          failure_code, created_at
         from refunds`,
       );
       const moneyActionKeys = await withDb(
@@ -657,6 +657,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
             status: r.status,
             downstreamKey: r.downstream_key,
             processorRefundId: r.processor_refund_id,
+            failureCode: r.failure_code,
             createdAt: r.created_at.getTime(),
           }),
         ),
@@ -714,6 +715,7 @@ interface RefundRow {
   status: string;
   downstream_key: string;
   processor_refund_id: string | null;
+  failure_code: string | null;
   created_at: Date;
 }
 interface JobRow {

@@ -50,6 +50,8 @@ export interface AppRefund {
   downstreamKey: string;
   /** The processor's refund, once an answer named it. */
   processorRefundId: string | null;
+  /** Why a failed refund failed (the processor's refusal code), if it did. */
+  failureCode?: string | null;
   /** When the row was written (epoch ms). */
   createdAt?: number;
 }

@@ -1069,6 +1069,31 @@ const BRANCHES: BranchCase[] = [
     ),
   },
   {
+    // The app accepted a second whole refund; the processor refused it and the worker recorded
+    // the refusal: the books balance now, the acceptance was still wrong.
+    branch: 'the app accepting a refund the processor refuses as over what was left',
+    kind: 'over_refund',
+    detail: /^the app accepted refund rf_2 of 1000; the processor refused it \(amount_too_large\)/,
+    history: refundHistory([
+      ['r1', 'rf_1', 'requested'],
+      ['r2', 'rf_2', 'requested'],
+    ]),
+    snapshot: withRefunds(
+      [payment({ amountRefunded: 1000 })],
+      [charge(), ledgerRefund()],
+      [
+        appRefund(),
+        appRefund({
+          id: 'rf_2',
+          status: 'failed',
+          failureCode: 'amount_too_large',
+          downstreamKey: 'once_refund_rf_2',
+          processorRefundId: null,
+        }),
+      ],
+    ),
+  },
+  {
     // One payment kept 1000 too much, another 1000 too little: the tenant's sums balance.
     branch: 'money not conserved per payment',
     kind: 'money_not_conserved',

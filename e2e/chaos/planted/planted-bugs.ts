@@ -54,6 +54,14 @@ const PROVED_BY: Record<string, readonly ViolationKind[]> = {
   // Processor keys from the payment id: a payment re-created after a failover lost its row
   // (async replication) gets a new key, and the processor charges the checkout again.
   'payment-id-downstream-key': ['double_charge'],
+  // The refund cap read before the payment's lock: refunds sent at once under their own keys
+  // are all accepted, past what was received.
+  'refund-cap-before-lock': ['over_refund', 'double_refund'],
+  // Money-action keys scoped by transport: one key refunds once per transport, and a capture's
+  // key refunds.
+  'money-keys-by-transport': ['key_reuse_accepted', 'double_refund', 'over_refund'],
+  // A void and a capture of one payment both accepted when two operators race.
+  'void-and-capture-both-act': ['racing_actions_both_accepted'],
 };
 
 /** Bugs only a replicated database reaches: their run's profile. */
