@@ -19,7 +19,7 @@ async function demoSession(role: 'shopper' | 'operator'): Promise<string> {
   await start.api.session.start({ demoTenantId: 'tenant_a', role, operatorCode: OPERATOR_CODE });
   const session = start.resHeaders
     .getSetCookie()
-    .find((cookie) => cookie.startsWith('once_session='));
+    .find((cookie) => /^once_(operator_)?session=/.test(cookie));
   return session!.split(';')[0]!;
 }
 
