@@ -86,13 +86,29 @@ export function violationKindsIn(output: string): string[] {
   return line?.[2] ? line[2].split(',').map((k) => k.trim()) : [];
 }
 
+/**
+ * The model search's planted bugs the chaos suite proves too (`test/money-model/planted`): the
+ * patches live there, once, and are listed here by name.
+ */
+const MODEL_SEARCH_PLANTED_DIR = path.join(REPO_ROOT, 'test/money-model/planted');
+const FROM_MODEL_SEARCH = [
+  'refund-cap-before-lock',
+  'money-keys-by-transport',
+  'void-and-capture-both-act',
+];
+
 /** Every planted bug, by file name. */
 export function plantedBugs(): PlantedBug[] {
-  return readdirSync(PLANTED_DIR)
-    .filter((f) => f.endsWith('.patch'))
-    .sort()
-    .map((f) => {
-      const patchFile = path.join(PLANTED_DIR, f);
+  const patches = [
+    ...readdirSync(PLANTED_DIR)
+      .filter((f) => f.endsWith('.patch'))
+      .map((f) => path.join(PLANTED_DIR, f)),
+    ...FROM_MODEL_SEARCH.map((name) => path.join(MODEL_SEARCH_PLANTED_DIR, `${name}.patch`)),
+  ];
+  return patches
+    .sort((a, b) => path.basename(a).localeCompare(path.basename(b)))
+    .map((patchFile) => {
+      const f = path.basename(patchFile);
       // From the repository's root: run in a subdirectory (`npm run -w e2e`), `git apply`
       // ignores every path outside it, the list came out empty and patched web code ran
       // with the unpatched web build.
