@@ -113,16 +113,14 @@ export async function takeRequestFaults(
       if (fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
     },
     async answer(response, socket) {
-      const actsOnAnswer =
-        fault?.kind === 'charge_then_drop' ||
-        fault?.kind === 'fail_after_charge' ||
-        (fault?.kind === 'delay' && fault.when === 'after_charge');
       // A held answer counts when the hold begins (the client may give up during it); a
       // dropped or failed answer once it is sent. Either only when the work was done.
-      const holds = fault?.kind === 'delay' && fault.when === 'after_charge';
-      if (holds && workDone) await applied();
+      const holdsAnswer = fault?.kind === 'delay' && fault.when === 'after_charge';
+      const replacesAnswer =
+        fault?.kind === 'charge_then_drop' || fault?.kind === 'fail_after_charge';
+      if (holdsAnswer && workDone) await applied();
       const answered = await answerUnder(fault, response, socket);
-      if (actsOnAnswer && !holds && workDone) await applied();
+      if (replacesAnswer && workDone) await applied();
       return answered;
     },
   };
