@@ -12,11 +12,11 @@
  * the check its header names) fails in that copy. Prints one line per bug: the first seed that
  * caught it and the first line of what the checker said.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { plantedCopy, removePlantedCopy } from './system/planted-copy.ts';
 import { repoRoot } from './system/start-system.ts';
 
 const SEARCH_TEST = 'test/money-model/money-model-search.test.ts';
@@ -52,23 +52,6 @@ function runVitest(cwd: string, file: string, env: Record<string, string>) {
   };
 }
 
-/** A copy of the committed tree with the patch applied; node_modules hard-linked, not installed. */
-function plantedCopy(patchFile: string): string {
-  const copy = mkdtempSync(path.join(os.tmpdir(), 'once-model-planted-'));
-  // mkdtemp makes it 0700; PostgreSQL runs as its own OS user and must reach its binaries.
-  chmodSync(copy, 0o755);
-  execFileSync('sh', ['-c', `git -C "${repoRoot}" archive HEAD | tar -x -C "${copy}"`]);
-  for (const dir of ['.', ...['apps', 'packages'].flatMap((d) => workspacesIn(d))]) {
-    const modules = path.join(repoRoot, dir, 'node_modules');
-    if (existsSync(modules)) execFileSync('cp', ['-al', modules, path.join(copy, dir)]);
-  }
-  execFileSync('git', ['apply', patchFile], { cwd: copy, stdio: 'pipe' });
-  return copy;
-}
-
-const workspacesIn = (dir: string) =>
-  readdirSync(path.join(repoRoot, dir)).map((name) => path.join(dir, name));
-
 /** The checker's first words about a failure: the search's own message, or vitest's. */
 function firstViolation(output: string): string {
   const line =
@@ -97,7 +80,8 @@ let missed = 0;
 for (const patch of patches) {
   const patchFile = path.join(PLANTED_DIR, patch);
   const catcher = catcherOf(patchFile);
-  const copy = plantedCopy(patchFile);
+  // The search serves the web's routes itself: no web build to reuse.
+  const copy = plantedCopy(repoRoot, patchFile, { reuseWebBuild: false });
   let verdict = `NOT caught in ${values.seeds} seeds`;
   try {
     for (let seed = 1; seed <= Number(values.seeds); seed++) {
@@ -108,7 +92,7 @@ for (const patch of patches) {
       }
     }
   } finally {
-    rmSync(copy, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+    removePlantedCopy(copy);
   }
   if (verdict.startsWith('NOT')) missed++;
   console.log(`${patch.replace(/\.patch$/, '')}: ${verdict}`);

@@ -1,9 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { plantedCopy, removePlantedCopy } from '../../../scripts/system/planted-copy.ts';
 import type { ViolationKind } from '../violations.ts';
+
+export { removePlantedCopy };
 
 /** The folder holding one `<name>.patch` per planted bug. */
 const PLANTED_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -141,39 +143,14 @@ export function patchApplies(bug: PlantedBug, repoRoot: string): { ok: boolean; 
 }
 
 /**
- * A temporary copy of the committed tree with the bug applied; production code is never
- * switched. `node_modules` is hard-linked (no disk, no install) and the workspace links
- * inside it are relative, so `@once/*` resolves to the copy's patched packages. The web
- * build is reused unless the patch touches code the web bundle contains.
+ * A temporary copy of the committed tree with the bug applied (`plantedCopy`); the web build is
+ * reused unless the patch touches code the web bundle contains.
  *
  * @example
- * const copy = preparePlantedCopy(bug, repoRoot); try { ... } finally { rmSync(copy, { recursive: true, force: true }); }
+ * const copy = preparePlantedCopy(bug, repoRoot); try { ... } finally { removePlantedCopy(copy); }
  */
 export function preparePlantedCopy(bug: PlantedBug, repoRoot: string): string {
-  const copy = mkdtempSync(path.join(os.tmpdir(), `once-planted-${bug.name}-`));
-  // mkdtemp makes it 0700; PostgreSQL runs as its own OS user and must reach its binaries.
-  chmodSync(copy, 0o755);
-  execFileSync('sh', ['-c', `git -C "${repoRoot}" archive HEAD | tar -x -C "${copy}"`]);
-  execFileSync('cp', ['-al', path.join(repoRoot, 'node_modules'), path.join(copy, 'node_modules')]);
-  // npm nests a workspace's own versions (the web's graphql-yoga, say) in its node_modules.
-  const workspaces = [
-    ...['apps', 'packages'].flatMap((dir) =>
-      readdirSync(path.join(repoRoot, dir)).map((name) => path.join(dir, name)),
-    ),
-    'e2e',
-    'bench',
-  ];
-  for (const workspace of workspaces) {
-    const nested = path.join(repoRoot, workspace, 'node_modules');
-    if (existsSync(nested) && existsSync(path.join(copy, workspace)))
-      execFileSync('cp', ['-al', nested, path.join(copy, workspace, 'node_modules')]);
-  }
-  const build = path.join(repoRoot, 'apps/web/.next-e2e');
-  if (!bug.needsWebBuild && existsSync(build)) {
-    execFileSync('cp', ['-al', build, path.join(copy, 'apps/web/.next-e2e')]);
-  }
-  execFileSync('git', ['apply', bug.patchFile], { cwd: copy, stdio: 'pipe' });
-  return copy;
+  return plantedCopy(repoRoot, bug.patchFile, { reuseWebBuild: !bug.needsWebBuild });
 }
 
 /**
@@ -203,9 +180,4 @@ export function runChaosIn(
     child.stderr.on('data', keep);
     child.on('exit', (code) => resolve({ code, output }));
   });
-}
-
-/** Removes a planted copy (retrying: an interrupted run's processes may still be writing). */
-export function removePlantedCopy(copy: string): void {
-  rmSync(copy, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
 }
