@@ -20,30 +20,32 @@ export async function sendRequest(
     'idempotency-key': r.key,
     'content-type': 'application/json',
   };
-  const post = (path: string, body: unknown) =>
-    fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const json = async (answer: Response) => {
+  // Each transport's body as JSON; an answer that is not JSON (a bare 500) is no answer the API
+  // documents: the checker names it, and no model allows it.
+  const send = async (path: string, body: unknown) => {
+    const answer = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     const text = await answer.text();
     try {
-      return JSON.parse(text);
+      return { status: answer.status, body: JSON.parse(text) };
     } catch {
-      // Not an answer the API documents (a bare 500): the checker names it, no model allows it.
-      return {
-        code: `http_${answer.status}`,
-        errors: [{ extensions: { code: `http_${answer.status}` } }],
-        error: { data: { code: `http_${answer.status}` } },
-      };
+      return { status: answer.status, body: undefined };
     }
   };
+  const undocumented = (status: number): Answer => ({ ok: false, code: `http_${status}` });
   if (r.transport === 'rest') {
-    const answer = await post(restPath(r, paymentId), restBody(r));
-    const body = await json(answer);
-    if (answer.status >= 400) return { ok: false, code: body.code };
+    const { status, body } = await send(restPath(r, paymentId), restBody(r));
+    if (!body) return undocumented(status);
+    if (status >= 400) return { ok: false, code: body.code };
     return { ok: true, id: r.op === 'pay' ? body.paymentId : body.refundId };
   }
   if (r.transport === 'graphql') {
     const { query, variables, field, id } = graphqlMutation(r, paymentId);
-    const body = await json(await post('/api/graphql', { query, variables }));
+    const { status, body } = await send('/api/graphql', { query, variables });
+    if (!body) return undocumented(status);
     if (body.errors) return { ok: false, code: body.errors[0].extensions?.code ?? 'unknown' };
     return { ok: true, id: id ? body.data[field][id] : undefined };
   }
@@ -60,7 +62,8 @@ export async function sendRequest(
           capture: r.manual ? 'manual' : 'automatic',
         }
       : { paymentId, ...(r.amount === undefined ? {} : { amount: r.amount }) };
-  const body = await json(await post(`/api/trpc/${procedure}`, input));
+  const { status, body } = await send(`/api/trpc/${procedure}`, input);
+  if (!body) return undocumented(status);
   if (body.error) return { ok: false, code: body.error.data?.code ?? 'unknown' };
   const data = body.result.data;
   return {
