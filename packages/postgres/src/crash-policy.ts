@@ -17,7 +17,7 @@ export interface DatabaseCrashPolicy {
 }
 
 /** The reason handed to `replacePool` after the null-socket write. */
-export const NULL_SOCKET_WRITE_REASON = 'postgres.js null-socket write after a dropped connection';
+const NULL_SOCKET_WRITE_REASON = 'postgres.js null-socket write after a dropped connection';
 
 /**
  * What a long-lived process does with an error nobody caught, in one place for the web app,

@@ -19,7 +19,7 @@ export const PASSWORD_FILE = 'once-password';
 export const LEGACY_PASSWORD = 'password';
 
 /** What a printed URL shows instead of the password. */
-export const MASKED_PASSWORD = '***';
+const MASKED_PASSWORD = '***';
 
 /** A fresh password for a new cluster: 256 bits, hex (safe in a URL as it is). */
 export function newClusterPassword(): string {

@@ -21,7 +21,7 @@ import { PostgresStartupError } from './embedded-postgres-startup-error.ts';
  * Where binaries and data are staged for the `postgres` OS user when running as root:
  * `ONCE_POSTGRES_STAGING_DIR`, default `/var/lib/once` (persistent, unlike /tmp).
  */
-export function stagingRoot(): string {
+function stagingRoot(): string {
   return process.env.ONCE_POSTGRES_STAGING_DIR || '/var/lib/once';
 }
 
@@ -81,7 +81,7 @@ function createPostgresUser(): void {
 }
 
 /** Whether `user` can traverse every directory down to `target` and use it (`test -x`). */
-export function canReach(user: OsUser, target: string): boolean {
+function canReach(user: OsUser, target: string): boolean {
   if (user.uid === process.getuid?.()) return true;
   const result = spawnSync('sh', ['-c', 'test -x "$1"', 'sh', target], {
     uid: user.uid,

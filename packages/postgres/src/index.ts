@@ -2,12 +2,21 @@
 // postgres.js defects it survives, which errors are worth retrying, the migration runner,
 // and cluster helpers. Embedded PostgreSQL is `@once/postgres/embedded`; throw-away test
 // databases are `@once/postgres/testing`.
-export * from './crash-policy.ts';
-export * from './migration-runner.ts';
-export * from './pool-notices.ts';
-export * from './postgres-admin.ts';
-export * from './postgres-pool.ts';
-export * from './process-alive.ts';
-export * from './replaceable-pool.ts';
-export * from './serialization-retry.ts';
-export * from './transient-error.ts';
+export { installDatabaseCrashPolicy } from './crash-policy.ts';
+export { applyMigrations } from './migration-runner.ts';
+export { subscribePoolNotices } from './pool-notices.ts';
+export {
+  ensureDatabase,
+  findFreePort,
+  isPortFree,
+  processorDatabaseUrlFor,
+} from './postgres-admin.ts';
+export { type CreateDatabaseClientOptions, openPostgresPool } from './postgres-pool.ts';
+export { isProcessAlive } from './process-alive.ts';
+export {
+  createReplaceableSql,
+  isPostgresNullSocketWrite,
+  type PoolLog,
+} from './replaceable-pool.ts';
+export { retrySerializationFailures } from './serialization-retry.ts';
+export { errorCodes, HUNG_QUERY_CODE, isTransientDatabaseError } from './transient-error.ts';
