@@ -11,19 +11,7 @@ import postgres from 'postgres';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { startTestSystem } from '../../test/support/test-system.ts';
 import type { HaCluster, HaNodeName } from './cluster.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function retried<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      if (attempt >= 40) throw error;
-      await sleep(500);
-    }
-  }
-}
+import { retried, sleep } from './drill.ts';
 
 /** Until the worker has settled every payment (nothing processing/unknown). */
 async function waitConverged(sql: postgres.Sql): Promise<void> {

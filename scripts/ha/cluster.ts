@@ -14,8 +14,9 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { ProcessGroupTether } from '../system/process-group-tether.ts';
-import { ensureHaPackages } from './install.ts';
+import { ensureHaPackages, POSTGRES_BIN_DIR } from './install.ts';
 import {
   CHAOS_TIMINGS,
   HA_PASSWORDS,
@@ -47,6 +48,7 @@ const NODE_NAMES = ['pg1', 'pg2', 'pg3'] as const;
 export type HaNodeName = (typeof NODE_NAMES)[number];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const execFileAsync = promisify(execFile);
 
 /** PostgreSQL refuses to run as root: as root, the cluster runs as Debian's `postgres` user. */
 function serviceUser(): { uid: number; gid: number; prefix: string[] } | undefined {
@@ -340,10 +342,7 @@ export class HaCluster {
   }
 
   async leader(): Promise<HaNodeName | undefined> {
-    const members = await this.members();
-    return members.find((m) => m.role === 'leader' && m.state === 'running')?.name as
-      | HaNodeName
-      | undefined;
+    return this.runningWithRole('leader');
   }
 
   async waitForLeader(timeoutMs: number, not?: HaNodeName): Promise<HaNodeName> {
@@ -389,60 +388,44 @@ export class HaCluster {
     if (this.mode === 'async') return;
     await this.waitFor(
       'synchronous standby',
-      async () =>
-        (await this.members()).some((m) => m.role === 'sync_standby' && m.state === 'running'),
+      async () => (await this.syncStandby()) !== undefined,
       timeoutMs,
     );
   }
 
-  /** One statement through psql on a node's unix socket, as the cluster's OS user. */
-  psql(name: HaNodeName, statement: string, database = 'postgres'): string {
-    const argv = [
+  /** psql's argv for one statement on a node's unix socket, as the cluster's OS user. */
+  private psqlArgv(name: HaNodeName, statement: string, database: string): [string, string[]] {
+    const [program, ...args] = [
       ...(this.user?.prefix ?? []),
-      '/usr/lib/postgresql/15/bin/psql',
-      ...[
-        '-h',
-        this.dir,
-        '-p',
-        String(this.pgPort(name)),
-        '-U',
-        'postgres',
-        '-d',
-        database,
-        '-tAc',
-        statement,
-      ],
-    ];
-    return execFileSync(argv[0]!, argv.slice(1), {
-      cwd: this.dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 10_000,
-    })
-      .toString()
-      .trim();
-  }
-
-  /** `psql` without blocking the event loop (clients keep running while a node is read). */
-  query(name: HaNodeName, statement: string, database = 'postgres'): Promise<string> {
-    const argv = [
-      ...(this.user?.prefix ?? []),
-      '/usr/lib/postgresql/15/bin/psql',
+      `${POSTGRES_BIN_DIR}/psql`,
       ...['-h', this.dir, '-p', String(this.pgPort(name)), '-U', 'postgres', '-d', database],
       ...['-tAc', statement],
     ];
-    return new Promise((resolve, reject) => {
-      execFile(argv[0]!, argv.slice(1), { cwd: this.dir, timeout: 10_000 }, (error, stdout) =>
-        error ? reject(error) : resolve(stdout.toString().trim()),
-      );
-    });
+    return [program!, args];
+  }
+
+  /** One statement through psql on a node, its output trimmed. */
+  psql(name: HaNodeName, statement: string, database = 'postgres'): string {
+    const [program, args] = this.psqlArgv(name, statement, database);
+    const options = { cwd: this.dir, timeout: 10_000, encoding: 'utf8' } as const;
+    return execFileSync(program, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  }
+
+  /** `psql` without blocking the event loop (clients keep running while a node is read). */
+  async query(name: HaNodeName, statement: string, database = 'postgres'): Promise<string> {
+    const [program, args] = this.psqlArgv(name, statement, database);
+    const { stdout } = await execFileAsync(program, args, { cwd: this.dir, timeout: 10_000 });
+    return stdout.trim();
   }
 
   /** Patroni's synchronous standby, if it names one. */
   async syncStandby(): Promise<HaNodeName | undefined> {
+    return this.runningWithRole('sync_standby');
+  }
+
+  private async runningWithRole(role: string): Promise<HaNodeName | undefined> {
     const members = await this.members();
-    return members.find((m) => m.role === 'sync_standby' && m.state === 'running')?.name as
-      | HaNodeName
-      | undefined;
+    return members.find((m) => m.role === role && m.state === 'running')?.name as HaNodeName;
   }
 
   private async waitFor(

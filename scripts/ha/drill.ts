@@ -7,7 +7,7 @@
 import postgres from 'postgres';
 import type { HaCluster, HaNodeName } from './cluster.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** mulberry32: the drill's order and delays are a function of its seed. */
 function seeded(seed: number): () => number {
@@ -21,7 +21,7 @@ function seeded(seed: number): () => number {
 }
 
 /** A read right after a failover may meet a connection the old primary's shutdown ended. */
-async function retried<T>(read: () => Promise<T>): Promise<T> {
+export async function retried<T>(read: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await read();

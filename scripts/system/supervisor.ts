@@ -77,15 +77,11 @@ export class Supervisor {
   private readonly pendingRestarts = new Set<NodeJS.Timeout>();
   private stopping = false;
   private colourIndex = 0;
-  /** Parts between a crash and the restarted process being ready. */
-  private readonly restarting = new Set<string>();
-  private readonly down = new Set<string>();
-  private readonly restartCounts = new Map<string, number>();
   /**
-   * Each part's name in the order it first started: a part between its crash and its restart
-   * keeps its place in `status()`, so a watcher's list does not reorder when one changes state.
+   * Each long-running part's state by name, in the order it first started: a part between its
+   * crash and its restart keeps its place, so a watcher's list does not reorder.
    */
-  private readonly startOrder: string[] = [];
+  private readonly parts = new Map<string, Omit<PartStatus, 'name' | 'pid'>>();
   /** Processes killed on request (`killForRestart`): their exit is no crash. */
   private readonly requestedKills = new WeakSet<ManagedProcess>();
   /** Stops our process groups if this process dies without stopping them. */
@@ -109,29 +105,12 @@ export class Supervisor {
    * supervisor.status(); // [{ name: 'postgres', state: 'up', pid: 4242, restarts: 0 }, ...]
    */
   status(): PartStatus[] {
-    const parts: PartStatus[] = this.processes
-      .filter((p) => !p.spec.oneShot)
-      .map((p) => ({
-        name: p.spec.name,
-        state: this.restarting.has(p.spec.name) ? 'restarting' : 'up',
-        pid: p.child.pid,
-        restarts: this.restartCounts.get(p.spec.name) ?? 0,
-      }));
-    const listed = new Set(parts.map((p) => p.name));
-    for (const name of [...this.restarting, ...this.down]) {
-      if (listed.has(name)) continue;
-      listed.add(name);
-      parts.push({
-        name,
-        state: this.restarting.has(name) ? 'restarting' : 'down',
-        restarts: this.restartCounts.get(name) ?? 0,
-      });
-    }
-    const place = (name: string) => {
-      const index = this.startOrder.indexOf(name);
-      return index === -1 ? this.startOrder.length : index;
-    };
-    return parts.sort((a, b) => place(a.name) - place(b.name));
+    return [...this.parts].flatMap(([name, part]) => {
+      const running = this.processes.find((p) => p.spec.name === name);
+      // Up without a process: stopped on purpose, or its first start failed.
+      if (!running && part.state === 'up') return [];
+      return [{ name, ...part, ...(running ? { pid: running.child.pid } : {}) }];
+    });
   }
 
   /** Starts a process and resolves once it is ready (or rejects if it dies first). */
@@ -187,7 +166,9 @@ export class Supervisor {
     }
     if (at.index !== undefined) this.processes.splice(at.index, 0, managed);
     else this.processes.push(managed);
-    if (!spec.oneShot && !this.startOrder.includes(spec.name)) this.startOrder.push(spec.name);
+    if (!spec.oneShot && !this.parts.has(spec.name)) {
+      this.parts.set(spec.name, { state: 'up', restarts: 0 });
+    }
     if (child.pid !== undefined) this.tether.addGroup(child.pid);
     void managed.exited.then((code) => {
       if (spec.oneShot) {
@@ -252,8 +233,7 @@ export class Supervisor {
     signalGroup(managed.child.pid, 'SIGKILL');
     const policy = this.options.restart;
     if (!policy) {
-      this.restarting.delete(spec.name);
-      this.down.add(spec.name);
+      this.setState(spec.name, 'down');
       this.log(`${prefix} exited with ${how}`);
       this.onUnexpectedExit?.(spec.name, code, `${spec.name} exited with ${how}`);
       return;
@@ -281,8 +261,7 @@ export class Supervisor {
         `${spec.name} exited ${decision.restartsInWindow} times within ${window} (last: ${how}): ` +
         'a crash loop, so it is not restarted again; its last lines are above, fix the cause and start again';
       this.log(`${prefix} ${reason}`);
-      this.restarting.delete(spec.name);
-      this.down.add(spec.name);
+      this.setState(spec.name, 'down');
       this.onUnexpectedExit?.(spec.name, code, reason);
       return;
     }
@@ -295,14 +274,14 @@ export class Supervisor {
 
   /** Starts `spec` again after `delayMs`, at its old place in the stop order. */
   private scheduleRestart(spec: ProcessSpec, prefix: string, index: number, delayMs: number) {
-    this.restarting.add(spec.name);
-    this.restartCounts.set(spec.name, (this.restartCounts.get(spec.name) ?? 0) + 1);
+    this.setState(spec.name, 'restarting');
+    this.parts.get(spec.name)!.restarts++;
     const timer = setTimeout(() => {
       this.pendingRestarts.delete(timer);
       if (this.stopping) return;
       this.launch(spec, { restarted: true, index: Math.min(index, this.processes.length) }).then(
         (next) => {
-          this.restarting.delete(spec.name);
+          this.setState(spec.name, 'up');
           this.log(`${prefix} restarted (pid ${next.child.pid})`);
         },
         // Died again before it was ready: its exit handler has already decided what next.
@@ -353,6 +332,11 @@ export class Supervisor {
       await terminate(managed, graceMs);
     }
     this.tether.release();
+  }
+
+  private setState(name: string, state: PartStatus['state']): void {
+    const part = this.parts.get(name);
+    if (part) part.state = state;
   }
 
   private forget(managed: ManagedProcess): void {
