@@ -279,6 +279,20 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
     }
   }, 120_000);
 
+  it('the browser client (`/client`) in plain Node: no framework, one key across retries', async () => {
+    const { stdout } = await run(process.execPath, ['check.js'], {
+      cwd: path.join(projectDir, 'client'),
+      env: consumerEnv(),
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      phase: 'accepted',
+      sends: 2,
+      oneKey: true,
+      locked: true,
+      stored: 'accepted',
+    });
+  }, 60_000);
+
   describeQuickstarts(() => projectDir);
 });
 

@@ -1,4 +1,4 @@
-import { IdempotencyKeyManager, type KeyValueStorage } from '@once/idempotency/react';
+import { IdempotencyKeyManager, type KeyValueStorage } from '@once/idempotency/client';
 import { describe, expect, it } from 'vitest';
 import { type CheckoutIntentInput, cartHash } from './cart-hash.ts';
 import {

@@ -1,4 +1,4 @@
-import type { IntentDescription } from '@once/idempotency/react';
+import type { IntentDescription } from '@once/idempotency/client';
 import { type CheckoutIntentInput, cartHash } from './cart-hash.ts';
 
 /**
@@ -39,7 +39,7 @@ export function parseCheckoutIntent(value: unknown): CheckoutIntentInput | undef
 }
 
 /**
- * A record the checkout stored before the key manager moved into `@once/idempotency/react`
+ * A record the checkout stored before the key manager moved into `@once/idempotency`
  * (`{ key, cartHash, cart, status, paymentId? }`), in today's shape: an intent that was sent
  * and never answered stays locked to its key across that deploy instead of being dropped.
  *

@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '@once/idempotency/react';
+import type { AttemptOutcome } from '@once/idempotency/client';
 import { TRPCClientError } from '@trpc/client';
 import { parseRetryAfter, type RecordedHeaders } from './response-header-recorder.ts';
 

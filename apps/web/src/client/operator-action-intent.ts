@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '@once/idempotency/react';
+import type { AttemptOutcome } from '@once/idempotency/client';
 
 /** The cockpit's idempotent buttons: money, and a webhook event's resend. */
 export type OperatorActionKind = 'capture' | 'void' | 'refund' | 'resend';

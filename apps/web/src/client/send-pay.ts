@@ -1,5 +1,5 @@
 import type { RouterInputs, RouterOutputs } from '@once/api';
-import { type AttemptOutcome, newIdempotencyKey } from '@once/idempotency/react';
+import { type AttemptOutcome, newIdempotencyKey } from '@once/idempotency/client';
 import { classifyPayError } from './classify-pay-error.ts';
 import type { ResponseHeaderRecorder } from './response-header-recorder.ts';
 import type { OnceClient } from './trpc-client.ts';

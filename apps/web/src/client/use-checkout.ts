@@ -7,8 +7,8 @@ import {
   IntentStorageError,
   type RetryFlowState,
   runRetryFlow,
-  useIdempotencyKey,
-} from '@once/idempotency/react';
+} from '@once/idempotency/client';
+import { useIdempotencyKey } from '@once/idempotency/react';
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { CheckoutIntentInput } from './cart-hash.ts';
@@ -73,7 +73,7 @@ function keepShownPayment(tenantId: string, watched: WatchedPayment | undefined)
 
 /**
  * The checkout's behaviour, separate from its looks: one Idempotency-Key per intent (from
- * `@once/idempotency/react`'s key manager, shared by every tab of the origin), its retry
+ * `@once/idempotency/client`'s key manager, shared by every tab of the origin), its retry
  * policy (`runRetryFlow`), and watching the accepted payment until it is terminal.
  *
  * The lock: from the moment a request leaves until a definite answer, the intent is

@@ -1,6 +1,6 @@
 'use client';
 
-import { newIdempotencyKey } from '@once/idempotency/react';
+import { newIdempotencyKey } from '@once/idempotency/client';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { classifyPayError } from './classify-pay-error.ts';
 import {

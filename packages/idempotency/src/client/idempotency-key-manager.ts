@@ -149,7 +149,7 @@ export function isLocked(intent: StoredIntent<unknown> | undefined): boolean {
  * @example
  * answerEffect('network'); // 'unconfirmed'
  */
-export function answerEffect(
+function answerEffect(
   kind: Exclude<AttemptOutcomeKind, 'accepted'>,
 ): 'unconfirmed' | 'definite' | 'not_run' {
   switch (kind) {
