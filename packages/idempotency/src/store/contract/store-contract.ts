@@ -510,9 +510,18 @@ const CASES: Case[] = [
         response: RESPONSE,
         ttlMs: KEEP_MS,
       };
+      // As the engine does: a transaction whose insert met a conflict rolls back (under
+      // REPEATABLE READ or SERIALIZABLE the server has already rolled it back).
+      const rolledBack = new Error('conflict: rolled back');
       const results = await Promise.all(
         Array.from({ length: 8 }, () =>
-          store.transaction((tx) => store.insertCompleted(tx, input)),
+          store
+            .transaction(async (tx) => {
+              const result = await store.insertCompleted(tx, input);
+              if (result === 'conflict') throw rolledBack;
+              return result;
+            })
+            .catch((error) => (error === rolledBack ? 'conflict' : Promise.reject(error))),
         ),
       );
       assert.deepEqual([...results].sort(), [
@@ -547,6 +556,22 @@ const CASES: Case[] = [
         await store.reserve(mine('4', 'shopper-2')),
         'another principal has its own allowance',
       );
+    },
+  },
+  {
+    name: 'reserve: with a rate limit, concurrent reservations of one new key acquire it once and count it once',
+    async run(store, s) {
+      const rateLimit = { maxNewKeys: 2, windowMs: LONG_WINDOW_MS };
+      const mine = (key: string) => s.input({ key: s.key(key), rateLimit });
+      const results = await Promise.all(Array.from({ length: 16 }, () => store.reserve(mine('1'))));
+      const kinds = results.map((r) => r.kind);
+      assert.equal(kinds.filter((k) => k === 'acquired').length, 1, `racing: ${kinds.join(',')}`);
+      assert.ok(
+        kinds.every((k) => k === 'acquired' || k === 'existing'),
+        `racing: ${kinds.join(',')}`,
+      );
+      acquired(await store.reserve(mine('2')), 'the second new key fits the cap of 2');
+      assert.equal((await store.reserve(mine('3'))).kind, 'rate_limited', 'the third new key');
     },
   },
   {

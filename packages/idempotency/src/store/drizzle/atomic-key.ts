@@ -21,7 +21,7 @@ import {
   STATE,
   sameRequestUnlessFinished,
 } from './key-state-machine.ts';
-import { preparedStatement } from './prepared-statement.ts';
+import { isSerializationFailure, preparedStatement } from './prepared-statement.ts';
 
 /** Postgres `lock_not_available`: the wait exceeded the connection's `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -89,6 +89,9 @@ export async function insertCompletedKey(
     return rows.length > 0 ? 'inserted' : 'conflict';
   } catch (error) {
     if (causeChain(error).some((e) => e.code === LOCK_NOT_AVAILABLE)) return 'lock_timeout';
+    // REPEATABLE READ or SERIALIZABLE: a duplicate committed after this transaction's snapshot.
+    // The transaction is rolled back, as for a conflict; the engine answers from the key's row.
+    if (isSerializationFailure(error)) return 'conflict';
     throw error;
   }
 }

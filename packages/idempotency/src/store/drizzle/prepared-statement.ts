@@ -1,5 +1,6 @@
-import { entityKind, type Query, type SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
+import { entityKind, is, type Query, type SQL } from 'drizzle-orm';
+import { PgDialect, PgTransaction } from 'drizzle-orm/pg-core';
+import { causeChain } from '../../core/cause-chain.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 
 /** The SQL text of every statement is the same for every Postgres driver: build it once. */
@@ -32,8 +33,25 @@ export function preparedStatement<TRow = Record<string, unknown>>(
     const session = executor._.session;
     const named = sessionKind(session) === 'PostgresJsSession' ? name : undefined;
     const prepared = session.prepareQuery(query, undefined, named, false);
-    return rowsOf<TRow>(await prepared.execute(values));
+    // Alone (autocommit), a statement that failed serialization wrote nothing: run it again on
+    // a newer snapshot. In the caller's transaction, only the caller can retry (all of it).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return rowsOf<TRow>(await prepared.execute(values));
+      } catch (error) {
+        if (attempt === 10 || is(executor, PgTransaction) || !isSerializationFailure(error))
+          throw error;
+      }
+    }
   };
+}
+
+/**
+ * SQLSTATE 40001: under REPEATABLE READ or SERIALIZABLE, the row this statement meets changed
+ * after its snapshot (or SSI found a dangerous structure). The transaction rolled back.
+ */
+export function isSerializationFailure(error: unknown): boolean {
+  return causeChain(error).some((e) => e.code === '40001');
 }
 
 function sessionKind(session: object): string | undefined {

@@ -12,7 +12,7 @@ import {
   NOTHING_COMMITTED,
   STATE,
 } from './key-state-machine.ts';
-import { preparedStatement } from './prepared-statement.ts';
+import { isSerializationFailure, preparedStatement } from './prepared-statement.ts';
 import { countNewKey } from './rate-limit-counter.ts';
 
 const p = sql.placeholder;
@@ -162,6 +162,8 @@ async function reserveWithRateLimit(
   } catch (error) {
     if (error instanceof RateLimited)
       return { kind: 'rate_limited', retryAfterSeconds: error.retryAfterSeconds };
+    // Rolled back (REPEATABLE READ or SERIALIZABLE): `reserveKey` runs it again.
+    if (isSerializationFailure(error)) return undefined;
     throw error;
   }
 }
