@@ -10,33 +10,27 @@ export const API_MAX_BODY_BYTES = 64 * 1024;
 /** Largest processor webhook body: 256 KiB (one event with its object; Stripe's are a few KiB). */
 export const WEBHOOK_MAX_BODY_BYTES = 256 * 1024;
 
-/**
- * The refusal of a body over `maxBytes`: `payload_too_large` (413). Carries the limit so a
- * client can tell what it may send.
- *
- * @example
- * throw payloadTooLarge(API_MAX_BODY_BYTES);
- */
-export function payloadTooLarge(maxBytes: number): ApiError {
+/** The refusal of a body over `maxBytes`: `payload_too_large` (413), with the limit. */
+function payloadTooLarge(maxBytes: number): ApiError {
   return new ApiError('payload_too_large', `The request body may be at most ${maxBytes} bytes`, {
     maxBytes,
   });
 }
 
 /**
- * Whether the request's `Content-Length` already says the body is over `maxBytes`, so it can
- * be refused without reading a byte. A missing header (chunked) answers false: the counted
- * read below still stops at the limit.
+ * Refuses (413) a request whose `Content-Length` already says the body is over `maxBytes`,
+ * without reading a byte. A missing header (chunked) passes: the counted read still stops at
+ * the limit.
  *
  * @example
- * if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
+ * refuseDeclaredBodyOver(request, API_MAX_BODY_BYTES);
  */
-export function declaresBodyOver(request: Request, maxBytes: number): boolean {
+export function refuseDeclaredBodyOver(request: Request, maxBytes: number): void {
   const declared = request.headers.get('content-length');
-  if (declared === null) return false;
+  if (declared === null) return;
   const length = Number(declared);
   // A malformed length is not trusted either way; the counted read decides.
-  return Number.isFinite(length) && length > maxBytes;
+  if (Number.isFinite(length) && length > maxBytes) throw payloadTooLarge(maxBytes);
 }
 
 /**
@@ -48,11 +42,11 @@ export function declaresBodyOver(request: Request, maxBytes: number): boolean {
  * @example
  * const bytes = await readBodyWithinLimit(request, API_MAX_BODY_BYTES);
  */
-export async function readBodyWithinLimit(
+async function readBodyWithinLimit(
   request: Request,
   maxBytes: number,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  if (declaresBodyOver(request, maxBytes)) throw payloadTooLarge(maxBytes);
+  refuseDeclaredBodyOver(request, maxBytes);
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -95,4 +89,28 @@ export async function readBodyWithinLimit(
  */
 export async function readTextWithinLimit(request: Request, maxBytes: number): Promise<string> {
   return new TextDecoder().decode(await readBodyWithinLimit(request, maxBytes));
+}
+
+/**
+ * The request a framework (tRPC, Yoga) gets: its body read once within
+ * {@link API_MAX_BODY_BYTES} (by `Content-Length`, then counted, so a chunked body cannot pass
+ * either). GET and HEAD carry their input in the URL, which the HTTP server bounds.
+ *
+ * @example
+ * const bounded = await boundedRequest(request);
+ */
+export async function boundedRequest(request: Request): Promise<Request> {
+  if (request.method === 'GET' || request.method === 'HEAD' || request.body === null) {
+    return request;
+  }
+  const body = await readBodyWithinLimit(request, API_MAX_BODY_BYTES);
+  const headers = new Headers(request.headers);
+  headers.delete('transfer-encoding');
+  headers.set('content-length', String(body.byteLength));
+  return new Request(request.url, {
+    method: request.method,
+    headers,
+    body,
+    signal: request.signal,
+  });
 }

@@ -1,7 +1,7 @@
 import type { Transaction } from '@once/api';
 import { type AuthenticatedTenant, authenticateApiKey } from '@once/api/auth';
 import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardAnswer } from '@once/api/checkout';
-import { ApiError, isApiError, refusalOf } from '@once/api/errors';
+import { type ApiError, isApiError, refusalOf } from '@once/api/errors';
 import {
   capturePaymentInput,
   listMerchantRefunds,
@@ -33,23 +33,16 @@ import {
 import { GraphQLError } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import type { z } from 'zod';
-import {
-  API_MAX_BODY_BYTES,
-  declaresBodyOver,
-  payloadTooLarge,
-  readBodyWithinLimit,
-} from './body-limit.ts';
+import { API_MAX_BODY_BYTES, boundedRequest, refuseDeclaredBodyOver } from './body-limit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
+import { parseInput } from './payment-json-body.ts';
 import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /** Where the GraphQL API is served. */
 export const GRAPHQL_ENDPOINT = '/api/graphql';
 
-/** The key-store operation of the GraphQL twin (its key rows are its own, like REST's). */
-const GRAPHQL_PAY_OPERATION = PAY_OPERATIONS.graphql;
-
-/** The key-store operations of the money mutations (their key rows are their own, like REST's). */
+/** The key-store operations of the mutations (their key rows are their own, like REST's). */
 const GRAPHQL_MONEY_OPERATIONS = {
   capture: 'graphql.payments.capture',
   cancel: 'graphql.payments.cancel',
@@ -160,7 +153,7 @@ const typeDefs = /* GraphQL */ `
     The GraphQL twin of checkout.pay and POST /api/v1/payments: requires an Idempotency-Key
     header; one payment per (merchant, key) on every transport.
     """
-    pay(input: PayInput!): Payment! @idempotent(operation: "${GRAPHQL_PAY_OPERATION}")
+    pay(input: PayInput!): Payment! @idempotent(operation: "${PAY_OPERATIONS.graphql}")
     "Capture an authorised payment, all or amount (POST /api/v1/payments/{id}/capture)."
     capturePayment(paymentId: ID!, amount: Int): Payment!
       @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.capture}")
@@ -246,66 +239,57 @@ function maskGuardedError(error: GraphQLError): GraphQLError {
   return masked;
 }
 
-/**
- * A money mutation (capture, cancel, refund) through the same business function as REST and the
- * cockpit. The plugin stores the answer after the business transaction; in between, that
- * transaction records the answer as the key's recovery point, so a retry that finds the key
- * abandoned there (its request died after the commit) answers it instead of acting again.
- */
-async function guardedMoneyMutation<TResult>(
-  context: GraphqlContext,
-  act: (ctx: MoneyActionContext<TResult>) => Promise<unknown>,
-  answer: (tx: Transaction, result: TResult) => Promise<unknown>,
-): Promise<unknown> {
-  const exec = context.idempotency;
-  // The plugin refuses a guarded mutation without a key before this runs.
-  if (!exec?.key) throw new IdempotencyError('idempotency_key_missing');
-  if (exec.recoveryPoint === MONEY_ACTION_ACCEPTED) return exec.recoveryData;
-  let answered: unknown;
-  await act({
-    db: context.runtime.deps.db,
-    tenantId: context.tenant.tenantId,
-    principal: context.tenant.principal,
-    requestKey: requestKeyOf(exec),
-    notifyOutbox: context.runtime.deps.outboxNotify,
-    complete: async (tx, result) => {
-      answered = await answer(tx, result);
-      await exec.advance(tx, MONEY_ACTION_ACCEPTED, answered);
-    },
-  });
-  return answered;
-}
-
 /** The recovery point of a money mutation whose action, job and answer are committed. */
 const MONEY_ACTION_ACCEPTED = 'money_action_accepted';
 
-/** A money mutation's arguments by the business input's own rules (400 `invalid_input`). */
-function parsedMoneyInput<T>(schema: z.ZodType<T>, args: unknown): T {
-  const parsed = schema.safeParse(args);
-  if (!parsed.success) {
-    throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
-  }
-  return parsed.data;
+/** A resolver whose errors go through the API's one mapping ({@link asGraphqlError}). */
+function mapped<TArgs, TResult>(
+  resolve: (args: TArgs, context: GraphqlContext) => Promise<TResult>,
+) {
+  return async (_root: unknown, args: TArgs, context: GraphqlContext): Promise<TResult> => {
+    try {
+      return await resolve(args, context);
+    } catch (error) {
+      throw asGraphqlError(error);
+    }
+  };
 }
 
-/** A money mutation's resolver: its arguments checked, its errors mapped like every other's. */
+/**
+ * A money mutation (capture, cancel, refund): its arguments checked by the business input's
+ * own rules, then the same business function as REST and the cockpit. The plugin stores the
+ * answer after the business transaction; in between, that transaction records the answer as
+ * the key's recovery point, so a retry that finds the key abandoned there (its request died
+ * after the commit) answers it instead of acting again.
+ */
 function moneyResolver<TInput, TResult>(
   schema: z.ZodType<TInput>,
   act: (ctx: MoneyActionContext<TResult>, input: TInput) => Promise<unknown>,
   answer: (tx: Transaction, result: TResult, input: TInput, tenantId: string) => Promise<unknown>,
 ) {
-  return async (_root: unknown, args: unknown, context: GraphqlContext) => {
-    try {
-      const input = parsedMoneyInput(schema, args);
-      return await guardedMoneyMutation<TResult>(
-        context,
-        (ctx) => act(ctx, input),
-        (tx, result) => answer(tx, result, input, context.tenant.tenantId),
-      );
-    } catch (error) {
-      throw asGraphqlError(error);
-    }
-  };
+  return mapped(async (args: unknown, context) => {
+    const input = parseInput(schema, args);
+    const exec = context.idempotency;
+    // The plugin refuses a guarded mutation without a key before this runs.
+    if (!exec?.key) throw new IdempotencyError('idempotency_key_missing');
+    if (exec.recoveryPoint === MONEY_ACTION_ACCEPTED) return exec.recoveryData;
+    let answered: unknown;
+    await act(
+      {
+        db: context.runtime.deps.db,
+        tenantId: context.tenant.tenantId,
+        principal: context.tenant.principal,
+        requestKey: requestKeyOf(exec),
+        notifyOutbox: context.runtime.deps.outboxNotify,
+        complete: async (tx, result) => {
+          answered = await answer(tx, result, input, context.tenant.tenantId);
+          await exec.advance(tx, MONEY_ACTION_ACCEPTED, answered);
+        },
+      },
+      input,
+    );
+    return answered;
+  });
 }
 
 /** The payment as it reads once its capture or cancel is accepted (`processing`). */
@@ -318,27 +302,15 @@ const paymentAfterAction = (
 
 const resolvers = {
   Query: {
-    payment: async (_root: unknown, args: { paymentId: string }, context: GraphqlContext) => {
-      try {
-        return await readMerchantPayment(
-          context.runtime.deps.db,
-          context.tenant.tenantId,
-          args.paymentId,
-        );
-      } catch (error) {
-        throw asGraphqlError(error);
-      }
-    },
-    refunds: async (_root: unknown, args: { paymentId: string }, context: GraphqlContext) => {
-      try {
-        const { db } = context.runtime.deps;
-        // The payment first: another tenant's (or no) payment is payment_not_found.
-        await readMerchantPayment(db, context.tenant.tenantId, args.paymentId);
-        return await listMerchantRefunds(db, context.tenant.tenantId, args.paymentId);
-      } catch (error) {
-        throw asGraphqlError(error);
-      }
-    },
+    payment: mapped((args: { paymentId: string }, context) =>
+      readMerchantPayment(context.runtime.deps.db, context.tenant.tenantId, args.paymentId),
+    ),
+    refunds: mapped(async (args: { paymentId: string }, context) => {
+      const { db } = context.runtime.deps;
+      // The payment first: another tenant's (or no) payment is payment_not_found.
+      await readMerchantPayment(db, context.tenant.tenantId, args.paymentId);
+      return listMerchantRefunds(db, context.tenant.tenantId, args.paymentId);
+    }),
   },
   Mutation: {
     capturePayment: moneyResolver(
@@ -363,10 +335,7 @@ const resolvers = {
     ): Promise<MerchantPayment> => {
       try {
         // GraphQL checked the shape; the API's own bounds (lines, lengths, pm_ ids) are zod's.
-        const parsed = merchantPayInput.safeParse(args.input);
-        if (!parsed.success) {
-          throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
-        }
+        const parsed = parseInput(merchantPayInput, args.input);
         const key = context.idempotency?.key;
         // The plugin refuses a guarded mutation without a key before this runs.
         if (!key) throw new IdempotencyError('idempotency_key_missing');
@@ -386,7 +355,7 @@ const resolvers = {
               },
             },
           },
-          input: toPayInput(parsed.data),
+          input: toPayInput(parsed),
         });
         // The payment as the merchant reads it (its status in Stripe's words, its amounts).
         return await readMerchantPayment(
@@ -425,47 +394,25 @@ function markExistingPaymentAsReplayed(): Plugin<GraphqlContext> {
   };
 }
 
-/** A refusal before GraphQL runs, in GraphQL's response shape, with the REST route's status. */
-function graphqlRefusal(
-  code: string,
-  message: string,
-  status: number,
-  headers: Record<string, string> = {},
-): Response {
-  return Response.json(
-    { errors: [{ message, extensions: { code } }] },
-    { status, headers: { 'content-type': 'application/graphql-response+json', ...headers } },
-  );
-}
-
-/** A refusal before GraphQL runs ({@link asGraphqlError}'s mapping), or undefined for a bug. */
+/**
+ * A refusal before GraphQL runs ({@link asGraphqlError}'s mapping), in GraphQL's response
+ * shape with the REST route's status; undefined for a bug.
+ */
 function refusalFor(error: unknown): Response | undefined {
   const refusal = refusalOf(error);
   if (!refusal) return undefined;
   if (refusal !== error) logDatabaseAway(error);
   const retryAfter = isApiError(refusal) ? undefined : refusal.retryAfterSeconds;
-  return graphqlRefusal(
-    refusal.code,
-    refusal.message,
-    refusal.status,
-    retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) },
+  return Response.json(
+    { errors: [{ message: refusal.message, extensions: { code: refusal.code } }] },
+    {
+      status: refusal.status,
+      headers: {
+        'content-type': 'application/graphql-response+json',
+        ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+      },
+    },
   );
-}
-
-/**
- * The request Yoga gets: the body read once within {@link API_MAX_BODY_BYTES} (by
- * `Content-Length`, then counted). GET and HEAD carry their query in the URL, which the HTTP
- * server bounds (Yoga runs no mutation from a GET).
- */
-async function boundedRequest(request: Request): Promise<Request> {
-  if (request.method === 'GET' || request.method === 'HEAD' || request.body === null) {
-    return request;
-  }
-  const body = await readBodyWithinLimit(request, API_MAX_BODY_BYTES);
-  const headers = new Headers(request.headers);
-  headers.delete('transfer-encoding');
-  headers.set('content-length', String(body.byteLength));
-  return new Request(request.url, { method: request.method, headers, body });
 }
 
 /**
@@ -532,7 +479,7 @@ export function createGraphqlHandler(
     let context: GraphqlServerContext;
     let bounded: Request;
     try {
-      if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
+      refuseDeclaredBodyOver(request, API_MAX_BODY_BYTES);
       const runtime = await getRuntime();
       // Authenticate before reading the body or looking at the key, as REST does.
       const tenant = await authenticateApiKey(

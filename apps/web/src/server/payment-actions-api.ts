@@ -14,7 +14,7 @@ import {
 } from '@once/api/money-actions';
 import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import { z } from 'zod';
-import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
+import { API_MAX_BODY_BYTES, refuseDeclaredBodyOver } from './body-limit.ts';
 import { readJsonBody } from './payment-json-body.ts';
 import { answeringApiErrors } from './payments-api.ts';
 import type { WebRuntime } from './runtime.ts';
@@ -57,7 +57,7 @@ function moneyActionHandler<TBody, TResult>(
 ) {
   return async (request: Request, paymentId: string): Promise<Response> =>
     answeringApiErrors(async () => {
-      if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
+      refuseDeclaredBodyOver(request, API_MAX_BODY_BYTES);
       const { deps } = await getRuntime();
       // Authenticate before reading the body or looking at the key, as the pay route does.
       const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));

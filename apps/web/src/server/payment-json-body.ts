@@ -58,7 +58,17 @@ export async function readJsonBody<T>(
       throw new ApiError('invalid_input', 'The body must be JSON');
     }
   }
-  const parsed = schema.safeParse(body);
+  return parseInput(schema, body);
+}
+
+/**
+ * `value` by the business input's own rules: 400 `invalid_input` with zod's issues.
+ *
+ * @example
+ * const input = parseInput(capturePaymentInput, args);
+ */
+export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw new ApiError('invalid_input', 'Invalid input', { issues: parsed.error.issues });
   }

@@ -12,7 +12,7 @@ import { toProblemResponse } from '@once/api/errors';
 import { readMerchantPayment } from '@once/api/money-actions';
 import { IDEMPOTENT_REPLAYED_HEADER, type StoredResponse } from '@once/idempotency';
 import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
-import { API_MAX_BODY_BYTES, declaresBodyOver, payloadTooLarge } from './body-limit.ts';
+import { API_MAX_BODY_BYTES, refuseDeclaredBodyOver } from './body-limit.ts';
 import { readJsonBody, requireJsonContentType } from './payment-json-body.ts';
 import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
@@ -92,7 +92,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
   return async (request: Request): Promise<Response> =>
     answeringApiErrors(async () => {
       requireJsonContentType(request, PAYMENTS_ROUTE);
-      if (declaresBodyOver(request, API_MAX_BODY_BYTES)) throw payloadTooLarge(API_MAX_BODY_BYTES);
+      refuseDeclaredBodyOver(request, API_MAX_BODY_BYTES);
       const { deps } = await getRuntime();
       // Authenticate before reading the body or looking at the key: an anonymous caller learns
       // nothing and costs no more than its headers.

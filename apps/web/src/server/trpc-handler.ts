@@ -1,27 +1,8 @@
 import { appRouter, createContext } from '@once/api';
 import { ApiError, apiErrorToTRPC, isApiError } from '@once/api/errors';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { API_MAX_BODY_BYTES, readBodyWithinLimit } from './body-limit.ts';
+import { API_MAX_BODY_BYTES, boundedRequest } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
-
-/**
- * The request tRPC gets: the body read once within {@link API_MAX_BODY_BYTES} (by
- * `Content-Length`, then counted, so a chunked body cannot pass either), or the refusal to
- * answer instead. GET and HEAD carry their input in the URL, which the HTTP server bounds.
- */
-async function boundedRequest(req: Request): Promise<Request | ApiError> {
-  if (req.method === 'GET' || req.method === 'HEAD' || req.body === null) return req;
-  try {
-    const body = await readBodyWithinLimit(req, API_MAX_BODY_BYTES);
-    const headers = new Headers(req.headers);
-    headers.delete('transfer-encoding');
-    headers.set('content-length', String(body.byteLength));
-    return new Request(req.url, { method: req.method, headers, body, signal: req.signal });
-  } catch (error) {
-    if (isApiError(error)) return error;
-    throw error;
-  }
-}
 
 /**
  * A POST (every mutation: `session.start`, `session.end`, `checkout.pay`, the chaos switches)
@@ -31,11 +12,11 @@ async function boundedRequest(req: Request): Promise<Request | ApiError> {
  * from another origin needs a CORS preflight this server never grants. So the refusal comes
  * before the body is read and before any procedure runs.
  */
-function refuseNonJsonMutation(req: Request): ApiError | undefined {
-  if (req.method === 'GET' || req.method === 'HEAD') return undefined;
+function refuseNonJsonMutation(req: Request): void {
+  if (req.method === 'GET' || req.method === 'HEAD') return;
   const mediaType = req.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-  if (mediaType === 'application/json') return undefined;
-  return new ApiError(
+  if (mediaType === 'application/json') return;
+  throw new ApiError(
     'unsupported_media_type',
     `tRPC mutations take Content-Type: application/json, not ${mediaType || 'none'}`,
     { accepted: ['application/json'] },
@@ -55,15 +36,19 @@ function refuseNonJsonMutation(req: Request): ApiError | undefined {
  */
 export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoint = '/api/trpc') {
   return async (req: Request): Promise<Response> => {
-    const notJson = refuseNonJsonMutation(req);
-    if (notJson) return refuseInTrpcShape(req, endpoint, notJson);
-    const bounded = await boundedRequest(req);
-    if (isApiError(bounded)) return refuseInTrpcShape(req, endpoint, bounded);
-    const { deps } = await getRuntime();
+    let bounded: Request;
+    try {
+      refuseNonJsonMutation(req);
+      bounded = await boundedRequest(req);
+    } catch (error) {
+      if (isApiError(error)) return refuseInTrpcShape(req, endpoint, error);
+      throw error;
+    }
+    const { deps, router } = await getRuntime();
     return fetchRequestHandler({
       endpoint,
       req: bounded,
-      router: appRouter,
+      router,
       createContext: ({ req, resHeaders }) => createContext({ req, resHeaders, ...deps }),
       onError({ error, path }) {
         if (error.code === 'INTERNAL_SERVER_ERROR') {
