@@ -131,20 +131,11 @@ export function stateOfAnswer<TResult>(
     case 'accepted':
       return { phase: 'accepted', key, result: answer.result, replayed: answer.replayed };
     case 'rejected':
-      return {
-        phase: 'refused',
-        key,
-        code: answer.code,
-        why: REFUSALS[answer.code] ?? answer.code,
-      };
     case 'key_reused':
-    case 'unauthenticated':
-      return {
-        phase: 'refused',
-        key,
-        code: answer.kind,
-        why: REFUSALS[answer.kind] ?? answer.kind,
-      };
+    case 'unauthenticated': {
+      const code = answer.kind === 'rejected' ? answer.code : answer.kind;
+      return { phase: 'refused', key, code, why: REFUSALS[code] ?? code };
+    }
     case 'in_use':
     case 'outcome_unknown':
       return {

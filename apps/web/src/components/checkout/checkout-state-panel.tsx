@@ -94,25 +94,20 @@ function describe(
         tone: 'bad',
       };
     case 'store_unavailable':
+    case 'rate_limited': {
+      const seconds =
+        flow.phase === 'store_unavailable' || flow.phase === 'rate_limited'
+          ? flow.retryAfterSeconds
+          : undefined;
+      const limited = state === 'rate_limited';
       return {
-        title: 'Payments are temporarily unavailable',
+        title: limited ? 'Too many payments at once' : 'Payments are temporarily unavailable',
         detail: `${notRunPrefix(checkout)} Please retry${
-          flow.phase === 'store_unavailable' && flow.retryAfterSeconds !== undefined
-            ? ` in ${flow.retryAfterSeconds} s`
-            : ' later'
+          seconds !== undefined ? ` in ${seconds} s` : limited ? ' in a moment' : ' later'
         }.`,
         tone: 'bad',
       };
-    case 'rate_limited':
-      return {
-        title: 'Too many payments at once',
-        detail: `${notRunPrefix(checkout)} Please retry${
-          flow.phase === 'rate_limited' && flow.retryAfterSeconds !== undefined
-            ? ` in ${flow.retryAfterSeconds} s`
-            : ' in a moment'
-        }.`,
-        tone: 'bad',
-      };
+    }
     case 'unauthenticated':
       return {
         title: 'Your session expired',

@@ -107,3 +107,21 @@ export function Time({ iso }: { iso: string | null }) {
 export function Badge({ value }: { value: string }) {
   return <span className={`badge badge-${value}`}>{value}</span>;
 }
+
+/** One term of a definition list with its value, together in a `div` (for a wrapping layout). */
+export function Fact({
+  term,
+  testId,
+  children,
+}: {
+  term: string;
+  testId?: string;
+  children: ReactNode;
+}) {
+  return (
+    <div>
+      <dt>{term}</dt>
+      <dd data-testid={testId}>{children}</dd>
+    </div>
+  );
+}

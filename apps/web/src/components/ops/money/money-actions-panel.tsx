@@ -6,7 +6,7 @@ import type { OperatorActionState } from '../../../client/operator-action-intent
 import { useTRPCClient } from '../../../client/trpc-react.tsx';
 import { useOperatorAction } from '../../../client/use-operator-action.ts';
 import { formatMoney } from '../../format/money.ts';
-import { Badge } from '../ops-table.tsx';
+import { Badge, Fact } from '../ops-table.tsx';
 import { ActionAnswer } from './action-answer.tsx';
 import styles from './money.module.css';
 
@@ -86,22 +86,16 @@ export function MoneyActionsPanel({ money }: { money: PaymentMoney }) {
     <section className="card" aria-labelledby="money-title" data-testid="money-actions">
       <h2 id="money-title">Money</h2>
       <dl className={styles.facts}>
-        <div>
-          <dt>Capture</dt>
-          <dd>{payment.captureMethod}</dd>
-        </div>
-        <div>
-          <dt>Capturable</dt>
-          <dd data-testid="money-capturable">{money$(payment.amountCapturable)}</dd>
-        </div>
-        <div>
-          <dt>Received</dt>
-          <dd data-testid="money-received">{money$(payment.amountReceived)}</dd>
-        </div>
-        <div>
-          <dt>Refunded</dt>
-          <dd data-testid="money-refunded">{money$(payment.amountRefunded)}</dd>
-        </div>
+        <Fact term="Capture">{payment.captureMethod}</Fact>
+        <Fact term="Capturable" testId="money-capturable">
+          {money$(payment.amountCapturable)}
+        </Fact>
+        <Fact term="Received" testId="money-received">
+          {money$(payment.amountReceived)}
+        </Fact>
+        <Fact term="Refunded" testId="money-refunded">
+          {money$(payment.amountRefunded)}
+        </Fact>
       </dl>
       <div className={styles.actions}>
         <form className={styles.action} onSubmit={onCapture} aria-labelledby="capture-title">

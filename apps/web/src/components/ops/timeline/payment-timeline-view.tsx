@@ -10,7 +10,7 @@ import { formatMoney } from '../../format/money.ts';
 import { VerdictLabel } from '../ledger-comparison-table.tsx';
 import { MoneyActionsPanel } from '../money/money-actions-panel.tsx';
 import { OperatorSignIn } from '../operator-sign-in.tsx';
-import { Badge, Time } from '../ops-table.tsx';
+import { Badge, Fact, Time } from '../ops-table.tsx';
 import { WebhookDeliveriesPanel } from '../webhooks/webhook-deliveries-panel.tsx';
 import { keyStoriesOf } from './key-stories.ts';
 import { KeyStoriesTable } from './key-stories-table.tsx';
@@ -104,53 +104,29 @@ function TimelineBody({
       <section className="card" aria-labelledby="timeline-summary-title">
         <h2 id="timeline-summary-title">Payment</h2>
         <dl className={styles.summary}>
-          <div>
-            <dt>Payment id</dt>
-            <dd>
-              <code className="small" data-testid="timeline-payment-id">
-                {payment.paymentId}
-              </code>
-            </dd>
-          </div>
-          <div>
-            <dt>Status</dt>
-            <dd data-testid="timeline-status">
-              <Badge value={payment.status} />
-            </dd>
-          </div>
-          <div>
-            <dt>Amount</dt>
-            <dd>{formatMoney(payment.amount, payment.currency)}</dd>
-          </div>
-          <div>
-            <dt>Ledger verdict</dt>
-            <dd data-testid="timeline-verdict">
-              <VerdictLabel verdict={ledger.verdict} reason={ledger.reason} />{' '}
-              <span className="muted">{ledger.reason}</span>
-            </dd>
-          </div>
-          <div>
-            <dt>Charges at the processor</dt>
-            <dd>{ledger.side ? ledger.side.chargeCount : '—'}</dd>
-          </div>
-          <div>
-            <dt>Idempotency-Key</dt>
-            <dd>
-              <code className="small">{payment.idempotencyKey}</code>
-            </dd>
-          </div>
-          <div>
-            <dt>Downstream key</dt>
-            <dd>
-              <code className="small">{payment.downstreamKey}</code>
-            </dd>
-          </div>
-          <div>
-            <dt>Checked</dt>
-            <dd>
-              <Time iso={ledger.checkedAt} />
-            </dd>
-          </div>
+          <Fact term="Payment id">
+            <code className="small" data-testid="timeline-payment-id">
+              {payment.paymentId}
+            </code>
+          </Fact>
+          <Fact term="Status" testId="timeline-status">
+            <Badge value={payment.status} />
+          </Fact>
+          <Fact term="Amount">{formatMoney(payment.amount, payment.currency)}</Fact>
+          <Fact term="Ledger verdict" testId="timeline-verdict">
+            <VerdictLabel verdict={ledger.verdict} reason={ledger.reason} />{' '}
+            <span className="muted">{ledger.reason}</span>
+          </Fact>
+          <Fact term="Charges at the processor">{ledger.side ? ledger.side.chargeCount : '—'}</Fact>
+          <Fact term="Idempotency-Key">
+            <code className="small">{payment.idempotencyKey}</code>
+          </Fact>
+          <Fact term="Downstream key">
+            <code className="small">{payment.downstreamKey}</code>
+          </Fact>
+          <Fact term="Checked">
+            <Time iso={ledger.checkedAt} />
+          </Fact>
         </dl>
       </section>
       {money ? <MoneyActionsPanel money={money} /> : null}

@@ -146,8 +146,8 @@ export function operationWords(operation: unknown): string {
  */
 export function stepOf(event: TimelineEventData): TimelineStep {
   const d = event.detail;
-  const base = { key: String(event.seq), seq: event.seq, at: event.at, from: event.actor };
   const to = typeof d.to === 'string' ? d.to : event.actor;
+  const base = { key: String(event.seq), seq: event.seq, at: event.at, from: event.actor, to };
   switch (event.kind) {
     case 'pay.attempt': {
       const replayed = d.replayed === true;
@@ -155,7 +155,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       if (typeof d.answer === 'string') {
         return {
           ...base,
-          to,
           label: `pay: ${d.answer}`,
           description: `Checkout attempt over ${String(d.transport ?? 'trpc')}, Idempotency-Key ${String(d.key)}: ${ANSWER_WORDS[d.answer] ?? `refused (${d.answer})`}`,
           tone: refusalTone(d.answer),
@@ -163,7 +162,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       }
       return {
         ...base,
-        to,
         label: replayed ? 'pay again: replayed' : 'pay',
         description: `${replayed ? 'Retry answered as a replay (not charged again)' : 'Checkout attempt'} over ${String(d.transport ?? 'trpc')}, Idempotency-Key ${String(d.key)}${d.source === 'stored_response' ? ', from the stored response' : ''}`,
         tone: replayed ? 'ok' : 'neutral',
@@ -174,7 +172,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       const action = operationWords(d.operation);
       return {
         ...base,
-        to,
         label: `${action}: ${answer}`,
         description: `Operator's ${action} with Idempotency-Key ${String(d.key)}: ${ANSWER_WORDS[answer] ?? `refused (${answer})`}`,
         tone:
@@ -184,7 +181,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
     case 'payment.committed':
       return {
         ...base,
-        to,
         label: 'payment + outbox committed',
         description: `Payment, outbox job ${String(d.job)} and the key's stored response committed in one transaction; downstream key ${String(d.downstreamKey)}`,
         tone: 'neutral',
@@ -193,7 +189,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       const takeover = d.takeover === true;
       return {
         ...base,
-        to,
         label: takeover ? `took over (attempt ${d.attempt})` : `claimed (attempt ${d.attempt})`,
         description: takeover
           ? `Claimed job ${String(d.job)}, attempt ${d.attempt}: the lease of ${String(d.previousWorker ?? 'another worker')} had expired`
@@ -206,7 +201,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       const failed = d.result === 'failed';
       return {
         ...base,
-        to,
         label: `${String(d.call)}: ${result.text}`,
         description: `${String(d.call)}${d.key ? ` with key ${String(d.key)}` : ''}${d.intent ? ` on ${String(d.intent)}` : ''}: ${result.text}${failed && d.error ? ` (${String(d.error)})` : ''}`,
         tone: result.tone,
@@ -216,7 +210,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
     case 'intent.recorded':
       return {
         ...base,
-        to,
         label: `intent ${tail(d.intent)} recorded`,
         description: `PaymentIntent ${String(d.intent)} recorded on the payment (the only intent ever confirmed)`,
         tone: 'neutral',
@@ -234,7 +227,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
               : 'neutral';
       return {
         ...base,
-        to,
         label: retry
           ? `${outcome.kind}: retry in ${Math.round(Number(d.retryInMs ?? 0))} ms`
           : `recorded ${outcome.kind} (job ${String(d.jobNow)})`,
@@ -245,7 +237,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
     case 'job.finished':
       return {
         ...base,
-        to,
         label: `job done: already ${String(d.paymentWas)}`,
         description: `Job ${String(d.job)} done at attempt ${d.attempt} without calling the processor: the payment was already ${String(d.paymentWas)}`,
         tone: 'ok',
@@ -256,7 +247,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       const what = event.kind.slice('webhook.'.length);
       return {
         ...base,
-        to,
         label: `webhook ${what === 'duplicate' ? 'duplicate ignored' : what}`,
         description: `${String(d.type)} (${String(d.eventId)}): ${what === 'duplicate' ? 'redelivery answered from the stored answer, nothing changed' : `${what}, ${String(d.outcome)}`}`,
         tone: what === 'applied' ? 'ok' : 'neutral',
@@ -266,7 +256,6 @@ export function stepOf(event: TimelineEventData): TimelineStep {
       const signal = SWITCH_SIGNALS[String(d.switch)] ?? 'pressed';
       return {
         ...base,
-        to,
         label: `${String(d.switch)}: ${signal}`,
         description: `Chaos switch ${String(d.switch)} pressed: ${String(d.did ?? '')}`,
         tone: 'bad',
@@ -275,13 +264,12 @@ export function stepOf(event: TimelineEventData): TimelineStep {
     case 'reconciler.decided':
       return {
         ...base,
-        to,
         label: `${String(d.lookup)}: ${String(d.found)} → ${String(d.decision)}`,
         description: `Reconciler asked the processor (${String(d.lookup)}), found ${String(d.found)}, decided ${String(d.decision)}`,
         tone: d.decision === 'succeeded' ? 'ok' : d.decision === 'failed' ? 'bad' : 'warn',
       };
     default:
-      return { ...base, to, label: event.kind, description: JSON.stringify(d), tone: 'neutral' };
+      return { ...base, label: event.kind, description: JSON.stringify(d), tone: 'neutral' };
   }
 }
 

@@ -82,32 +82,34 @@ function PaymentLink({ delivery }: { delivery: WebhookDelivery }) {
   );
 }
 
+const DELIVERY_TONES = {
+  delivered: tones.ok,
+  retrying: tones.warn,
+  queued: 'muted',
+  failed: tones.bad,
+} as const;
+
 function DeliveryStateCell({ delivery }: { delivery: WebhookDelivery }) {
   const state = deliveryStateOf(delivery);
-  switch (state.kind) {
-    case 'delivered':
-      return (
-        <span className={tones.ok} data-testid="delivery-state" data-state="delivered">
+  return (
+    <span
+      className={DELIVERY_TONES[state.kind]}
+      data-testid="delivery-state"
+      data-state={state.kind}
+    >
+      {state.kind === 'delivered' ? (
+        <>
           delivered <Time iso={state.at} />
-        </span>
-      );
-    case 'retrying':
-      return (
-        <span className={tones.warn} data-testid="delivery-state" data-state="retrying">
+        </>
+      ) : state.kind === 'retrying' ? (
+        <>
           retrying, next <Time iso={state.nextAt} />
-        </span>
-      );
-    case 'queued':
-      return (
-        <span className="muted" data-testid="delivery-state" data-state="queued">
-          queued
-        </span>
-      );
-    case 'failed':
-      return (
-        <span className={tones.bad} data-testid="delivery-state" data-state="failed">
-          failed: no automatic retry left
-        </span>
-      );
-  }
+        </>
+      ) : state.kind === 'queued' ? (
+        'queued'
+      ) : (
+        'failed: no automatic retry left'
+      )}
+    </span>
+  );
 }
