@@ -13,15 +13,32 @@ import { benchTrpc, trpcFetchHandler } from '../servers/trpc-routes.ts';
 
 const ROUNDS = 8;
 /**
- * Fresh processes per run, each its own rounds; a figure is the median of theirs. One process
- * can read a route tens of µs off for its whole life (its JIT's choices, not interference): the
- * same code read the tRPC guard at 3.0, 4.4, 13.8 and 37.7 µs in four full runs of one process.
+ * Fresh processes per run, each its own rounds; a figure is the median of theirs: one process
+ * can read a route tens of µs off for its whole life (its JIT's choices, not interference).
  */
 const PROCESSES = 3;
 const execFileAsync = promisify(execFile);
 /** Issue 28's goals for what the guard adds to a request, atomic mode, over its unguarded twin. */
 const GOAL_GUARD_US = 20;
 const GOAL_GUARD_BYTES = 2048;
+
+/** Each variant: its name, the handler and route it is sent to, and the twin its guard is read against. */
+const VARIANTS = [
+  ['tRPC unguarded', 'trpc', 'plain'],
+  ['tRPC + a no-op plugin', 'trpc', 'noop', 'tRPC unguarded'],
+  ['tRPC + plugin, atomic mode', 'trpc', 'atomic', 'tRPC unguarded'],
+  ['tRPC + plugin, leased mode', 'trpc', 'leased', 'tRPC unguarded'],
+  ['fetch unguarded', 'fetch', 'plain'],
+  ['fetch + handle, atomic mode', 'fetch', 'atomic', 'fetch unguarded'],
+  ['fetch + handle, leased mode', 'fetch', 'leased', 'fetch unguarded'],
+  // The form the bench's and the apps' fetch routes complete with (`storedJson`).
+  [
+    'fetch + handle, atomic, completed with the stored form',
+    'fetch',
+    'atomic-stored',
+    'fetch unguarded',
+  ],
+] as const;
 
 /**
  * A store that answers every call at once, as for a brand-new key: no database, so what is
@@ -138,16 +155,10 @@ export const guardCpu: Scenario = {
         store: 'answers at once',
         clock: 'process CPU time (user + system)',
       },
-      rows: [
-        { ...row('tRPC unguarded'), baseline: true },
-        row('tRPC + a no-op plugin', 'tRPC unguarded'),
-        row('tRPC + plugin, atomic mode', 'tRPC unguarded'),
-        row('tRPC + plugin, leased mode', 'tRPC unguarded'),
-        row('fetch unguarded'),
-        row('fetch + handle, atomic mode', 'fetch unguarded'),
-        row('fetch + handle, leased mode', 'fetch unguarded'),
-        row('fetch + handle, atomic, completed with the stored form', 'fetch unguarded'),
-      ],
+      rows: VARIANTS.map(([name, , , twin], i) => ({
+        ...row(name, twin),
+        ...(i === 0 ? { baseline: true } : {}),
+      })),
       goals: [
         ...goal(
           'tRPC atomic',
@@ -155,7 +166,6 @@ export const guardCpu: Scenario = {
           'tRPC + a no-op plugin',
           'tRPC unguarded',
         ),
-        // The form the bench's and the apps' fetch routes complete with (`storedJson`).
         ...goal(
           'fetch atomic',
           'fetch + handle, atomic, completed with the stored form',
@@ -199,30 +209,20 @@ export const guardCpu: Scenario = {
 export function guardCpuVariants(): [name: string, send: () => Promise<void>][] {
   const handlers = guardedHandlers();
   let n = 0;
-  const sender = (handler: (request: Request) => Promise<Response>, route: string) => async () => {
-    const response = await handler(
-      new Request(`http://bench/${route}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `cpu_${n++}` },
-        body: PAY_BODY,
-      }),
-    );
-    if (response.status >= 300) throw new Error(`${route}: ${response.status}`);
-    await response.arrayBuffer();
-  };
-  return [
-    ['tRPC unguarded', sender(handlers.trpc, 'plain')],
-    ['tRPC + a no-op plugin', sender(handlers.trpc, 'noop')],
-    ['tRPC + plugin, atomic mode', sender(handlers.trpc, 'atomic')],
-    ['tRPC + plugin, leased mode', sender(handlers.trpc, 'leased')],
-    ['fetch unguarded', sender(handlers.fetch, 'plain')],
-    ['fetch + handle, atomic mode', sender(handlers.fetch, 'atomic')],
-    ['fetch + handle, leased mode', sender(handlers.fetch, 'leased')],
-    [
-      'fetch + handle, atomic, completed with the stored form',
-      sender(handlers.fetch, 'atomic-stored'),
-    ],
-  ];
+  return VARIANTS.map(([name, handler, route]) => [
+    name,
+    async () => {
+      const response = await handlers[handler](
+        new Request(`http://bench/${route}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': `cpu_${n++}` },
+          body: PAY_BODY,
+        }),
+      );
+      if (response.status >= 300) throw new Error(`${route}: ${response.status}`);
+      await response.arrayBuffer();
+    },
+  ]);
 }
 
 /** Each variant's median over the processes' figures. */
@@ -244,8 +244,7 @@ interface Measured {
 /**
  * Measure in a process of its own (this file run as a script): the bench process holds every
  * latency sample of the run by the time this scenario runs, and collecting that heap lands on
- * whichever variant is running. Two full runs measured in the bench process read the no-op
- * tRPC plugin at 65 and 2 µs above unguarded.
+ * whichever variant is running.
  */
 async function measureInFreshProcess(perRound: number): Promise<Measured> {
   const { stdout } = await execFileAsync(
