@@ -9,13 +9,11 @@ import {
 import type { IdempotencyEvent, IdempotencyEventType } from '../core/types.ts';
 import { type IdempotencyObserver, observerOf } from './observer.ts';
 
-export type { IdempotencyObserver } from './observer.ts';
-
 /** The instrumentation scope name: what your backend shows as the library. */
-export const OPENTELEMETRY_SCOPE = '@once/idempotency';
+const OPENTELEMETRY_SCOPE = '@once/idempotency';
 
 /** The value of `idempotency.operation` for an operation outside the configured set. */
-export const OTHER_OPERATION = 'other';
+const OTHER_OPERATION = 'other';
 
 /**
  * Options of `createOpenTelemetryObserver`.

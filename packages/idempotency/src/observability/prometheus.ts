@@ -2,8 +2,6 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { IdempotencyEvent } from '../core/types.ts';
 import { type IdempotencyObserver, observerOf } from './observer.ts';
 
-export type { IdempotencyObserver } from './observer.ts';
-
 /**
  * prom-client metrics for idempotency events, registered on the registry you pass:
  * - `<prefix>events_total{event,operation}`: every event (created, replayed, in_use, ...);

@@ -1,5 +1,4 @@
 // Public face of the web-standard Request -> Response adapter.
-export type { IdempotencyAnswer } from '../../core/answered.ts';
 export { IDEMPOTENCY_ERRORS, PROBLEM_TYPE_BASE } from '../../core/errors.ts';
 export {
   type FetchAnswer,
@@ -9,13 +8,6 @@ export {
   fetchIdempotency,
   type IdempotentRequest,
 } from './fetch-idempotency.ts';
-export { defaultFingerprintInput } from './fingerprint-input.ts';
 export { problemDetailsResponse } from './problem-details.ts';
-export {
-  DEFAULT_REPLAY_HEADERS,
-  replayedResponse,
-  responseOf,
-  storedJson,
-  storedResponseFrom,
-} from './stored-response.ts';
+export { responseOf, storedJson } from './stored-response.ts';
 export { type WithIdempotencyOptions, withIdempotency } from './with-idempotency.ts';

@@ -55,7 +55,7 @@ function configOf(field: GraphQLField<unknown, unknown>): IdempotentFieldConfig 
 }
 
 /** A root field the operation executes, as the fingerprint sees it. */
-export interface RootField {
+interface RootField {
   /** The alias, or the field name: where the result sits in `data`. */
   responseKey: string;
   name: string;
@@ -67,7 +67,7 @@ export interface RootField {
 }
 
 /** A root field marked idempotent, with its config. */
-export interface GuardedField extends RootField {
+interface GuardedField extends RootField {
   config: IdempotentFieldConfig;
 }
 

@@ -70,7 +70,7 @@ export interface GraphqlAnswer extends IdempotencyAnswer {
  *   (under a fragment on a type without that field, below another field returning the
  *   mutation type, or behind an `@skip` / `@include` the variables do not decide).
  */
-export type GraphqlGuardRefusalCode =
+type GraphqlGuardRefusalCode =
   | 'idempotency_guarded_fields_multiple'
   | 'idempotency_guarded_field_undecidable';
 
