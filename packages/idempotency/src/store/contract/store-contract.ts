@@ -111,6 +111,22 @@ function existing(result: ReserveResult, what: string) {
   return result as Extract<ReserveResult, { kind: 'existing' }>;
 }
 
+/** Reserves `input`, asserting the caller acquired it; returns `input`. */
+async function held(store: IdempotencyStore<unknown>, input: ReserveInput, what: string) {
+  acquired(await store.reserve(input), what);
+  return input;
+}
+
+/** The holder of `input` completes it with {@link RESPONSE}, kept `ttlMs`. */
+function completeAs(
+  store: IdempotencyStore<unknown>,
+  input: ReserveInput,
+  ttlMs = KEEP_MS,
+  tx: unknown = undefined,
+) {
+  return store.complete(tx, idOf(input), input.ownerToken, RESPONSE, ttlMs);
+}
+
 type Case = {
   name: string;
   run: (store: IdempotencyStore<unknown>, s: CaseScope) => Promise<void>;
@@ -172,7 +188,7 @@ const CASES: Case[] = [
         acquired(await store.reserve(b), 'tenant b, same key').record.ownerToken,
         b.ownerToken,
       );
-      assert.equal(await store.complete(undefined, idOf(a), a.ownerToken, RESPONSE, KEEP_MS), 'ok');
+      assert.equal(await completeAs(store, a), 'ok');
       const stillB = existing(
         await store.reserve(s.input({ tenantId: s.tenant('b') })),
         'tenant b',
@@ -192,10 +208,7 @@ const CASES: Case[] = [
       const refund = s.input({ operation: 'contract.refund' });
       acquired(await store.reserve(pay), 'operation pay');
       acquired(await store.reserve(refund), 'operation refund, same tenant and key');
-      assert.equal(
-        await store.complete(undefined, idOf(pay), pay.ownerToken, RESPONSE, KEEP_MS),
-        'ok',
-      );
+      assert.equal(await completeAs(store, pay), 'ok');
       const refundRow = existing(
         await store.reserve(s.input({ operation: 'contract.refund' })),
         'refund',
@@ -206,8 +219,7 @@ const CASES: Case[] = [
   {
     name: 'reserve: a held key is returned with the fingerprint it was reserved with (the engine answers 409 or 422)',
     async run(store, s) {
-      const first = s.input({ fingerprint: 'fingerprint-a' });
-      acquired(await store.reserve(first), 'first');
+      const first = await held(store, s.input({ fingerprint: 'fingerprint-a' }), 'first');
       const other = existing(
         await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
         'other request',
@@ -220,8 +232,7 @@ const CASES: Case[] = [
   {
     name: 'reserve: a live lease is never taken over, even by the same request',
     async run(store, s) {
-      const first = s.input();
-      acquired(await store.reserve(first), 'first');
+      const first = await held(store, s.input(), 'first');
       const retry = existing(await store.reserve(s.input()), 'retry while the lease is live');
       assert.equal(retry.record.ownerToken, first.ownerToken);
     },
@@ -229,12 +240,8 @@ const CASES: Case[] = [
   {
     name: 'complete: the stored response comes back to every later reservation, byte for byte',
     async run(store, s) {
-      const first = s.input();
-      acquired(await store.reserve(first), 'first');
-      assert.equal(
-        await store.complete(undefined, idOf(first), first.ownerToken, RESPONSE, KEEP_MS),
-        'ok',
-      );
+      const first = await held(store, s.input(), 'first');
+      assert.equal(await completeAs(store, first), 'ok');
       for (const fingerprint of ['fingerprint-a', 'fingerprint-b']) {
         const later = existing(await store.reserve(s.input({ fingerprint })), 'after completion');
         assert.equal(later.record.state, 'completed');
@@ -248,15 +255,11 @@ const CASES: Case[] = [
   {
     name: 'complete: inside a transaction that rolls back, it stores nothing',
     async run(store, s) {
-      const first = s.input();
-      acquired(await store.reserve(first), 'first');
+      const first = await held(store, s.input(), 'first');
       const rollback = new Error('business write failed');
       await assert.rejects(
         store.transaction(async (tx) => {
-          assert.equal(
-            await store.complete(tx, idOf(first), first.ownerToken, RESPONSE, KEEP_MS),
-            'ok',
-          );
+          assert.equal(await completeAs(store, first, KEEP_MS, tx), 'ok');
           throw rollback;
         }),
         (error) => error === rollback,
@@ -267,10 +270,7 @@ const CASES: Case[] = [
         'in_progress',
       );
       await store.transaction(async (tx) => {
-        assert.equal(
-          await store.complete(tx, idOf(first), first.ownerToken, RESPONSE, KEEP_MS),
-          'ok',
-        );
+        assert.equal(await completeAs(store, first, KEEP_MS, tx), 'ok');
       });
       assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), true);
     },
@@ -278,8 +278,7 @@ const CASES: Case[] = [
   {
     name: 'holder writes: another owner token changes nothing and gets lost',
     async run(store, s) {
-      const holder = s.input();
-      acquired(await store.reserve(holder), 'holder');
+      const holder = await held(store, s.input(), 'holder');
       for (const [write, result] of await holderWrites(store, idOf(holder), s.token())) {
         assert.equal(result, 'lost', `${write} with a foreign owner token`);
       }
@@ -293,8 +292,7 @@ const CASES: Case[] = [
   {
     name: 'reserve: an expired lease of the same request is taken over, and its old holder is fenced off',
     async run(store, s) {
-      const old = s.input({ leaseMs: 0 });
-      acquired(await store.reserve(old), 'old holder');
+      const old = await held(store, s.input({ leaseMs: 0 }), 'old holder');
       const next = s.input();
       const taken = acquired(await store.reserve(next), 'retry after the lease expired');
       assert.equal(taken.takenOver, true, 'takenOver');
@@ -303,10 +301,7 @@ const CASES: Case[] = [
       for (const [write, result] of await holderWrites(store, idOf(old), old.ownerToken)) {
         assert.equal(result, 'lost', `${write} by the holder whose lease was taken over`);
       }
-      assert.equal(
-        await store.complete(undefined, idOf(next), next.ownerToken, RESPONSE, KEEP_MS),
-        'ok',
-      );
+      assert.equal(await completeAs(store, next), 'ok');
       assert.deepEqual(existing(await store.reserve(s.input()), 'after').record.response, RESPONSE);
     },
   },
@@ -324,8 +319,7 @@ const CASES: Case[] = [
   {
     name: 'advance: the recovery point and its data survive the holder (the next holder resumes there)',
     async run(store, s) {
-      const old = s.input();
-      acquired(await store.reserve(old), 'old');
+      const old = await held(store, s.input(), 'old');
       const data = { chargeId: 'ch_1', amount: 100 };
       assert.equal(
         await store.advance(undefined, idOf(old), old.ownerToken, 'charged', data),
@@ -341,8 +335,7 @@ const CASES: Case[] = [
   {
     name: "reserve: an expired lease with a committed phase under onExpiredLease 'unknown' is parked unknown",
     async run(store, s) {
-      const old = s.input({ onExpiredLease: 'unknown' });
-      acquired(await store.reserve(old), 'old');
+      const old = await held(store, s.input({ onExpiredLease: 'unknown' }), 'old');
       assert.equal(
         await store.advance(undefined, idOf(old), old.ownerToken, 'charged', null),
         'ok',
@@ -350,17 +343,13 @@ const CASES: Case[] = [
       assert.equal(await store.endLease(idOf(old), old.ownerToken), 'ok');
       const parked = existing(await store.reserve(s.input({ onExpiredLease: 'unknown' })), 'retry');
       assert.equal(parked.record.state, 'unknown');
-      assert.equal(
-        await store.complete(undefined, idOf(old), old.ownerToken, RESPONSE, KEEP_MS),
-        'lost',
-      );
+      assert.equal(await completeAs(store, old), 'lost');
     },
   },
   {
     name: 'release: a key with nothing committed may run again, any request',
     async run(store, s) {
-      const old = s.input();
-      acquired(await store.reserve(old), 'old');
+      const old = await held(store, s.input(), 'old');
       assert.equal(await store.release(idOf(old), old.ownerToken), 'ok');
       const again = acquired(
         await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
@@ -369,17 +358,13 @@ const CASES: Case[] = [
       assert.equal(again.created, false);
       assert.equal(again.record.fingerprint, 'fingerprint-b');
       assert.equal(again.record.recoveryPoint, INITIAL_RECOVERY_POINT);
-      assert.equal(
-        await store.complete(undefined, idOf(old), old.ownerToken, RESPONSE, KEEP_MS),
-        'lost',
-      );
+      assert.equal(await completeAs(store, old), 'lost');
     },
   },
   {
     name: 'release: refused once a phase committed (a committed phase never runs twice)',
     async run(store, s) {
-      const holder = s.input();
-      acquired(await store.reserve(holder), 'holder');
+      const holder = await held(store, s.input(), 'holder');
       assert.equal(
         await store.advance(undefined, idOf(holder), holder.ownerToken, 'charged', null),
         'ok',
@@ -393,24 +378,19 @@ const CASES: Case[] = [
   {
     name: 'markUnknown: the key answers unknown until reconciliation; its holder is fenced off',
     async run(store, s) {
-      const holder = s.input();
-      acquired(await store.reserve(holder), 'holder');
+      const holder = await held(store, s.input(), 'holder');
       assert.equal(await store.markUnknown(idOf(holder), holder.ownerToken), 'ok');
       for (const fingerprint of ['fingerprint-a', 'fingerprint-b']) {
         const row = existing(await store.reserve(s.input({ fingerprint, leaseMs: 0 })), 'retry');
         assert.equal(row.record.state, 'unknown');
       }
-      assert.equal(
-        await store.complete(undefined, idOf(holder), holder.ownerToken, RESPONSE, KEEP_MS),
-        'lost',
-      );
+      assert.equal(await completeAs(store, holder), 'lost');
     },
   },
   {
     name: "holder writes: after the holder's own completion, renew/release/endLease/markUnknown answer finished",
     async run(store, s) {
-      const holder = s.input();
-      acquired(await store.reserve(holder), 'holder');
+      const holder = await held(store, s.input(), 'holder');
       const id = idOf(holder);
       assert.equal(await store.complete(undefined, id, holder.ownerToken, RESPONSE, KEEP_MS), 'ok');
       assert.equal(await store.renew(id, holder.ownerToken, LIVE_LEASE_MS), 'finished');
@@ -423,9 +403,8 @@ const CASES: Case[] = [
   {
     name: 'retention: a response past its ttl is no longer replayed; the key runs again',
     async run(store, s) {
-      const old = s.input();
-      acquired(await store.reserve(old), 'old');
-      assert.equal(await store.complete(undefined, idOf(old), old.ownerToken, RESPONSE, 0), 'ok');
+      const old = await held(store, s.input(), 'old');
+      assert.equal(await completeAs(store, old, 0), 'ok');
       const again = acquired(
         await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
         'after retention',
@@ -450,23 +429,26 @@ const CASES: Case[] = [
   {
     name: 'lookup: writable for released keys, expired responses and expired leases with nothing committed; not for live ones',
     async run(store, s) {
-      const live = s.input({ key: s.key('live') });
-      acquired(await store.reserve(live), 'live');
+      const live = await held(store, s.input({ key: s.key('live') }), 'live');
       assert.equal((await store.lookup(idOf(live)))?.writable, false, 'a live lease');
-      const expiredLease = s.input({ key: s.key('expired-lease'), leaseMs: 0 });
-      acquired(await store.reserve(expiredLease), 'expired lease');
+      const expiredLease = await held(
+        store,
+        s.input({ key: s.key('expired-lease'), leaseMs: 0 }),
+        'expired lease',
+      );
       assert.equal((await store.lookup(idOf(expiredLease)))?.writable, true, 'an expired lease');
-      const released = s.input({ key: s.key('released') });
-      acquired(await store.reserve(released), 'released');
+      const released = await held(store, s.input({ key: s.key('released') }), 'released');
       await store.release(idOf(released), released.ownerToken);
       assert.equal((await store.lookup(idOf(released)))?.writable, true, 'a released key');
-      const expired = s.input({ key: s.key('expired-response') });
-      acquired(await store.reserve(expired), 'expired response');
-      await store.complete(undefined, idOf(expired), expired.ownerToken, RESPONSE, 0);
+      const expired = await held(
+        store,
+        s.input({ key: s.key('expired-response') }),
+        'expired response',
+      );
+      await completeAs(store, expired, 0);
       assert.equal((await store.lookup(idOf(expired)))?.writable, true, 'an expired response');
-      const kept = s.input({ key: s.key('kept-response') });
-      acquired(await store.reserve(kept), 'kept response');
-      await store.complete(undefined, idOf(kept), kept.ownerToken, RESPONSE, KEEP_MS);
+      const kept = await held(store, s.input({ key: s.key('kept-response') }), 'kept response');
+      await completeAs(store, kept);
       const found = await store.lookup(idOf(kept));
       assert.equal(found?.writable, false, 'a response within its retention');
       assert.deepEqual(found?.record.response, RESPONSE);
