@@ -1,4 +1,4 @@
-import { declineCodeOf, isAuthenticationFailure } from '@once/payments';
+import { declineCodeOf, isAuthenticationFailure, type PaymentSettlement } from '@once/payments';
 import Stripe from 'stripe';
 
 /**
@@ -34,6 +34,54 @@ export type ChargeOutcome =
   | { kind: 'in_flight'; reason: string }
   | { kind: 'ambiguous'; reason: string }
   | { kind: 'rejected'; code: string; message?: string };
+
+/** An outcome that settles the payment: the processor's word on the intent. */
+export type DefiniteOutcome = Exclude<
+  ChargeOutcome,
+  { kind: 'in_flight' | 'ambiguous' | 'rejected' }
+>;
+
+/** Whether the outcome settles the payment ({@link settlementOf}). */
+export function isDefinite(outcome: ChargeOutcome): outcome is DefiniteOutcome {
+  return !['in_flight', 'ambiguous', 'rejected'].includes(outcome.kind);
+}
+
+/**
+ * Where a definite outcome moves the payment, the same for the charge's job and the
+ * reconciler: an intent canceled before any charge is `failed` (nobody was charged), a failed
+ * challenge is `failed` with its authentication error.
+ *
+ * @example
+ * settlementOf({ kind: 'succeeded', paymentIntentId: 'pi_1' }); // { status: 'succeeded', processorPaymentIntentId: 'pi_1' }
+ */
+export function settlementOf(outcome: DefiniteOutcome): PaymentSettlement {
+  switch (outcome.kind) {
+    case 'succeeded':
+    case 'authorized':
+      return { status: outcome.kind, processorPaymentIntentId: outcome.paymentIntentId };
+    case 'declined':
+    case 'authentication_failed':
+      return {
+        status: outcome.kind === 'declined' ? 'declined' : 'failed',
+        processorPaymentIntentId: outcome.paymentIntentId,
+        code: outcome.code,
+        message: outcome.message,
+      };
+    case 'canceled':
+      return {
+        status: 'failed',
+        processorPaymentIntentId: outcome.paymentIntentId,
+        code: 'canceled_not_charged',
+        message: `the processor canceled ${outcome.paymentIntentId} before any charge`,
+      };
+    case 'requires_action':
+      return {
+        status: 'requires_action',
+        processorPaymentIntentId: outcome.paymentIntentId,
+        nextActionUrl: outcome.nextActionUrl,
+      };
+  }
+}
 
 /** The fields of a PaymentIntent the worker and the reconciler decide on. */
 export interface PaymentIntentState {

@@ -1,11 +1,11 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { recordPaymentEvents } from '@once/db/payment-events';
 import { authorizationExpired, settlePayment } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import type { Log } from '../runtime/logger.ts';
+import { decided } from './reconciler-decision.ts';
 
 export interface AuthorizationReconcileOptions {
   sql: postgres.Sql;
@@ -104,25 +104,14 @@ function settleEnded(
   payment: HeldAuthorization,
   intentId: string,
 ): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    const moved = await settlePayment(
+  const detail = { found: 'authorization_expired', decision: 'voided', intent: intentId };
+  return decided(sql, payment, detail, (tx) =>
+    settlePayment(
       tx,
       { tenantId: payment.tenant_id, paymentId: payment.id },
       authorizationExpired(intentId),
-    );
-    if (moved) {
-      await recordPaymentEvents(tx, [
-        {
-          tenantId: payment.tenant_id,
-          paymentId: payment.id,
-          actor: 'reconciler',
-          kind: 'reconciler.decided',
-          detail: { found: 'authorization_expired', decision: 'voided', intent: intentId },
-        },
-      ]);
-    }
-    return moved;
-  });
+    ),
+  );
 }
 
 async function lookAgainLater(

@@ -1,6 +1,6 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
 import { type ChargePaymentPayload, enqueueOutboxJob, isLiveJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
+import { recordPaymentEvents } from '@once/db/payment-events';
 import { newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
@@ -10,15 +10,23 @@ import {
   type AdoptedIntentHistory,
   isEarlierPaymentsIntent,
   mayHaveHistory,
+  outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
 } from '../jobs/charge/adopted-intent-history.ts';
 import { cancelIntent } from '../processor/cancel-intent.ts';
-import { isUnexpectedIntentState, settledOutcomeOf } from '../processor/charge-outcome.ts';
+import {
+  type ChargeOutcome,
+  isDefinite,
+  isUnexpectedIntentState,
+  settledOutcomeOf,
+  settlementOf,
+} from '../processor/charge-outcome.ts';
 import { findPaymentIntentByMetadata } from '../processor/find-payment-intent.ts';
 import type { Log } from '../runtime/logger.ts';
 import { reconcileAuthorizations } from './reconcile-authorizations.ts';
 import { reconcileChallenges } from './reconcile-three-d-secure.ts';
+import { checkAgainLater, decided, reconcilerDecided } from './reconciler-decision.ts';
 import { isUnsettled } from './unsettled-statuses.ts';
 
 export interface ReconcileOptions {
@@ -105,23 +113,8 @@ interface Candidate {
   jobs: number;
 }
 
-/** What the processor proves about one payment. */
-type LedgerAnswer =
-  | { found: 'succeeded'; intentId: string }
-  /** A manual-capture intent holds the funds: the charge's answer, the capture is an operator's. */
-  | { found: 'authorized'; intentId: string }
-  | { found: 'declined'; intentId: string; code: string; message?: string }
-  /** The intent was canceled before any charge: proof that nobody was charged. */
-  | { found: 'canceled'; intentId: string }
-  /** The confirm asked for 3-D Secure: the shopper's turn (the challenge pass follows it). */
-  | { found: 'requires_action'; intentId: string; nextActionUrl: string | null }
-  /** The shopper failed the challenge: nothing charged, nothing re-confirmed. */
-  | { found: 'authentication_failed'; intentId: string; code: string; message?: string }
-  | { found: 'in_flight'; intentId: string }
-  /** An intent that was never confirmed (or whose confirm has not arrived yet). */
-  | { found: 'unconfirmed'; intentId: string }
-  /** No intent recorded and none found: no confirm was ever sent for this payment. */
-  | { found: 'never_sent' };
+/** The counts of {@link ReconcileSummary} one payment's decision adds to. */
+type Counted = 'succeeded' | 'authorized' | 'declined' | 'requeued' | 'failed' | 'left';
 
 /**
  * One pass of the reconciler. For each payment stuck in `unknown` (retries exhausted) or
@@ -167,22 +160,16 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     challengesWaiting: 0,
     authorizationsEnded: 0,
   };
-  const candidates = await dueCandidates(sql, options);
-
-  for (const payment of candidates) {
+  for (const payment of await dueCandidates(sql, options)) {
     summary.examined++;
     const processor = options.processorFor(payment.processor_secret_key);
-    let answer: LedgerAnswer;
+    let intent: Stripe.PaymentIntent | null;
     let adopted: AdoptedIntentHistory | undefined;
     try {
-      const asked = await askProcessor(processor, payment);
-      answer = asked.answer;
-      if (
-        mayHaveHistory(answer.found) &&
-        asked.intent &&
-        isEarlierPaymentsIntent(asked.intent, payment.id)
-      ) {
-        adopted = await readAdoptedIntentHistory(processor, asked.intent.id, []);
+      intent = await findIntent(processor, payment);
+      const kind = intent && settledOutcomeOf(intent)?.kind;
+      if (kind && mayHaveHistory(kind) && isEarlierPaymentsIntent(intent!, payment.id)) {
+        adopted = await readAdoptedIntentHistory(processor, intent!.id, []);
       }
     } catch (error) {
       log('reconcile.lookup_failed', {
@@ -190,109 +177,28 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
         payment: payment.id,
         error: String(error),
       });
-      await checkAgainLater(sql, payment, options, { found: 'lookup_failed' });
+      await recheckLater(sql, payment, options, 'lookup_failed');
       summary.left++;
       continue;
     }
-    if (!payment.processor_payment_intent_id && answer.found !== 'never_sent') {
-      // A lost create's intent, found by search: from now on it is THE intent, by id.
-      if (!(await adoptIntent(sql, payment, answer))) {
+    const outcome = intent && settledOutcomeOf(intent);
+    // What the intent (or none found) proves: a state it cannot settle on is in flight.
+    const found = !intent
+      ? 'never_sent'
+      : !outcome
+        ? 'unconfirmed'
+        : isDefinite(outcome)
+          ? outcome.kind
+          : 'in_flight';
+    // A lost create's intent, found by search: from now on it is THE intent, by id.
+    if (intent && !payment.processor_payment_intent_id) {
+      if (!(await adoptIntent(sql, payment, found, intent.id))) {
         summary.left++;
         continue;
       }
     }
-
-    switch (answer.found) {
-      case 'succeeded':
-      case 'authorized': {
-        // A captured authorisation taken over is `authorized`, then `captured` (its history).
-        const status =
-          answer.found === 'authorized' || adopted?.capturedAmount != null
-            ? 'authorized'
-            : 'succeeded';
-        await settleWithProof(
-          sql,
-          payment,
-          answer,
-          { status, processorPaymentIntentId: answer.intentId },
-          adopted,
-        );
-        if (answer.found === 'succeeded') summary.succeeded++;
-        else summary.authorized++;
-        break;
-      }
-      case 'declined':
-        await settleWithProof(sql, payment, answer, {
-          status: 'declined',
-          processorPaymentIntentId: answer.intentId,
-          code: answer.code,
-          message: answer.message,
-        });
-        summary.declined++;
-        break;
-      case 'canceled':
-        if (adopted?.voided) {
-          // Authorised, then voided: `authorized`, then `voided` by its history.
-          await settleWithProof(
-            sql,
-            payment,
-            answer,
-            { status: 'authorized', processorPaymentIntentId: answer.intentId },
-            adopted,
-          );
-          summary.authorized++;
-          break;
-        }
-        await settleWithProof(sql, payment, answer, {
-          status: 'failed',
-          processorPaymentIntentId: answer.intentId,
-          code: 'canceled_not_charged',
-          message: `the processor canceled ${answer.intentId} before any charge`,
-        });
-        summary.failed++;
-        break;
-      case 'requires_action':
-        await settleWithProof(sql, payment, answer, {
-          status: 'requires_action',
-          processorPaymentIntentId: answer.intentId,
-          nextActionUrl: answer.nextActionUrl,
-        });
-        summary.left++;
-        break;
-      case 'authentication_failed':
-        await settleWithProof(sql, payment, answer, {
-          status: 'failed',
-          processorPaymentIntentId: answer.intentId,
-          code: answer.code,
-          message: answer.message,
-        });
-        summary.failed++;
-        break;
-      case 'in_flight':
-        await checkAgainLater(sql, payment, options, answer);
-        summary.left++;
-        break;
-      case 'unconfirmed':
-      case 'never_sent':
-        if (payment.jobs - 1 < options.maxRequeues) {
-          if (await requeueCharge(sql, payment, answer, options.notify !== false)) {
-            summary.requeued++;
-          } else summary.left++;
-        } else if (answer.found === 'unconfirmed') {
-          const settled = await cancelAndSettle(processor, sql, payment, answer.intentId, log);
-          if (settled) summary.failed++;
-          else {
-            await checkAgainLater(sql, payment, options, answer);
-            summary.left++;
-          }
-        } else if (await settleNeverSent(sql, payment)) {
-          summary.failed++;
-        } else {
-          summary.left++;
-        }
-        break;
-    }
-    log('reconcile.settled', { payment: payment.id, was: payment.status, found: answer.found });
+    summary[await decide(processor, payment, intent, outcome, found, adopted, options)]++;
+    log('reconcile.settled', { payment: payment.id, was: payment.status, found });
   }
 
   const challenges = await reconcileChallenges({
@@ -366,89 +272,67 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
   );
 }
 
-async function askProcessor(
+async function findIntent(
   processor: Stripe,
   payment: Candidate,
-): Promise<{ answer: LedgerAnswer; intent: Stripe.PaymentIntent | null }> {
-  const intent = payment.processor_payment_intent_id
-    ? await processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
-    : await findPaymentIntentByMetadata(
+): Promise<Stripe.PaymentIntent | null> {
+  return payment.processor_payment_intent_id
+    ? processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
+    : findPaymentIntentByMetadata(
         processor,
         payment.tenant_id,
         { paymentId: payment.id, downstreamKey: payment.downstream_key },
         payment,
       );
-  return { answer: ledgerAnswerOf(intent), intent };
-}
-
-/** What an intent (or none found) proves about a payment. */
-function ledgerAnswerOf(intent: Stripe.PaymentIntent | null): LedgerAnswer {
-  if (!intent) return { found: 'never_sent' };
-  const outcome = settledOutcomeOf(intent);
-  if (!outcome) return { found: 'unconfirmed', intentId: intent.id };
-  switch (outcome.kind) {
-    case 'succeeded':
-      return { found: 'succeeded', intentId: intent.id };
-    case 'authorized':
-      return { found: 'authorized', intentId: intent.id };
-    case 'declined':
-      return {
-        found: 'declined',
-        intentId: intent.id,
-        code: outcome.code,
-        message: outcome.message,
-      };
-    case 'canceled':
-      return { found: 'canceled', intentId: intent.id };
-    case 'requires_action':
-      return {
-        found: 'requires_action',
-        intentId: intent.id,
-        nextActionUrl: outcome.nextActionUrl,
-      };
-    case 'authentication_failed':
-      return {
-        found: 'authentication_failed',
-        intentId: intent.id,
-        code: outcome.code,
-        message: outcome.message,
-      };
-    default:
-      return { found: 'in_flight', intentId: intent.id };
-  }
 }
 
 /**
- * Runs one decision's writes and, if they changed anything, records it as a
- * `reconciler.decided` event in the same transaction: the timeline shows a decision if and
- * only if it took effect. `lookup` is how the processor was asked (an arrow to its lane).
+ * Acts on what the processor proves: a final state settles the payment (an intent taken over
+ * brings its history); one still in flight is checked again later; an intent never confirmed
+ * (or none at all) is re-enqueued up to `maxRequeues` times, then canceled (or, with no
+ * intent, settled `failed`).
  */
-async function decided(
-  sql: postgres.Sql,
+async function decide(
+  processor: Stripe,
   payment: Candidate,
-  decision: Record<string, unknown>,
-  write: (tx: postgres.TransactionSql) => Promise<boolean>,
-): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    if (!(await write(tx))) return false;
-    await recordPaymentEvents(tx, [reconcilerEvent(payment, decision)]);
-    return true;
-  });
+  intent: Stripe.PaymentIntent | null,
+  outcome: ChargeOutcome | null,
+  found: string,
+  adopted: AdoptedIntentHistory | undefined,
+  options: ReconcileOptions,
+): Promise<Counted> {
+  const { sql, log } = options;
+  if (outcome && isDefinite(outcome)) {
+    // Taken over: a captured authorisation is `authorized`, then `captured` by its history;
+    // one authorised, then voided, is `authorized`, then `voided` (not canceled uncharged).
+    const proven = adopted ? outcomeOfAdoptedIntent(outcome, adopted) : outcome;
+    const history = proven.kind === 'canceled' ? undefined : adopted;
+    const settlement = settlementOf(proven);
+    await settleWithProof(sql, payment, found, settlement, history);
+    if (outcome.kind === 'succeeded') return 'succeeded';
+    return settlement.status === 'requires_action' ? 'left' : (settlement.status as Counted);
+  }
+  if (outcome) {
+    await recheckLater(sql, payment, options, found);
+    return 'left';
+  }
+  if (payment.jobs - 1 < options.maxRequeues) {
+    return (await requeueCharge(sql, payment, found, options.notify !== false))
+      ? 'requeued'
+      : 'left';
+  }
+  if (!intent) return (await settleNeverSent(sql, payment)) ? 'failed' : 'left';
+  if (await cancelAndSettle(processor, sql, payment, intent.id, log)) return 'failed';
+  await recheckLater(sql, payment, options, found);
+  return 'left';
 }
 
-/** A `reconciler.decided` event: how the processor was asked (an arrow), what it said, what was done. */
-function reconcilerEvent(payment: Candidate, decision: Record<string, unknown>): PaymentEventInput {
+/** How this pass asked the processor about the payment, as its decisions' events say. */
+function asked(payment: Candidate): Record<string, unknown> {
   return {
-    tenantId: payment.tenant_id,
-    paymentId: payment.id,
-    actor: 'reconciler',
-    kind: 'reconciler.decided',
-    detail: {
-      to: 'processor',
-      lookup: payment.processor_payment_intent_id ? 'retrieve' : 'search',
-      was: payment.status,
-      ...decision,
-    },
+    to: 'processor',
+    lookup: payment.processor_payment_intent_id ? 'retrieve' : 'search',
+    was: payment.status,
   };
 }
 
@@ -456,16 +340,20 @@ function reconcilerEvent(payment: Candidate, decision: Record<string, unknown>):
  * Settles on the processor's proof (a final intent state); terminal payments never move. An
  * intent taken over from an earlier payment brings its history in the same transaction.
  */
-async function settleWithProof(
+function settleWithProof(
   sql: postgres.Sql,
   payment: Candidate,
-  answer: LedgerAnswer,
+  found: string,
   settlement: PaymentSettlement,
   adopted?: AdoptedIntentHistory,
 ): Promise<boolean> {
   const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
   // `adopted` is filled in by the write, before `decided` records the decision.
-  const decision: Record<string, unknown> = { found: answer.found, decision: settlement.status };
+  const decision: Record<string, unknown> = {
+    ...asked(payment),
+    found,
+    decision: settlement.status,
+  };
   return decided(sql, payment, decision, async (tx) => {
     if (!(await settlePayment(tx, ref, settlement))) return false;
     if (adopted) decision.adopted = await recordAdoptedIntentHistory(tx, ref, adopted);
@@ -477,26 +365,22 @@ async function settleWithProof(
 async function adoptIntent(
   sql: postgres.Sql,
   payment: Candidate,
-  answer: Exclude<LedgerAnswer, { found: 'never_sent' }>,
+  found: string,
+  intentId: string,
 ): Promise<boolean> {
-  const intentId = answer.intentId;
-  const adopted = await decided(
-    sql,
-    payment,
-    { found: answer.found, decision: 'adopt_intent', intent: intentId },
-    async (tx) => {
-      const rows = await runStatement(
-        tx,
-        drizzleSql`
-        update payments set processor_payment_intent_id = ${intentId}
-        where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-          and ${isUnsettled('status')}
-          and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
-        returning id`,
-      );
-      return rows.length === 1;
-    },
-  );
+  const detail = { ...asked(payment), found, decision: 'adopt_intent', intent: intentId };
+  const adopted = await decided(sql, payment, detail, async (tx) => {
+    const rows = await runStatement(
+      tx,
+      drizzleSql`
+      update payments set processor_payment_intent_id = ${intentId}
+      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+        and ${isUnsettled('status')}
+        and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
+      returning id`,
+    );
+    return rows.length === 1;
+  });
   if (adopted) payment.processor_payment_intent_id = intentId;
   return adopted;
 }
@@ -528,26 +412,24 @@ async function cancelAndSettle(
     });
   }
   if (!canceled) return false;
-  return decided(
-    sql,
-    payment,
-    {
-      found: 'unconfirmed',
-      decision: 'cancel_then_failed',
-      intent: intentId,
-      cancelKey,
-    },
-    (tx) =>
-      settlePayment(
-        tx,
-        { tenantId: payment.tenant_id, paymentId: payment.id },
-        {
-          status: 'failed',
-          processorPaymentIntentId: intentId,
-          code: 'canceled_not_charged',
-          message: `the processor canceled ${intentId} after ${payment.jobs} enqueued attempts`,
-        },
-      ),
+  const detail = {
+    ...asked(payment),
+    found: 'unconfirmed',
+    decision: 'cancel_then_failed',
+    intent: intentId,
+    cancelKey,
+  };
+  return decided(sql, payment, detail, (tx) =>
+    settlePayment(
+      tx,
+      { tenantId: payment.tenant_id, paymentId: payment.id },
+      {
+        status: 'failed',
+        processorPaymentIntentId: intentId,
+        code: 'canceled_not_charged',
+        message: `the processor canceled ${intentId} after ${payment.jobs} enqueued attempts`,
+      },
+    ),
   );
 }
 
@@ -555,8 +437,9 @@ async function cancelAndSettle(
  * `failed` without a processor call: only while no intent is recorded (so no confirm was
  * ever sent) and no job is live, re-checked under the payment's row lock.
  */
-async function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
-  return decided(sql, payment, { found: 'never_sent', decision: 'failed' }, (tx) =>
+function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
+  const detail = { ...asked(payment), found: 'never_sent', decision: 'failed' };
+  return decided(sql, payment, detail, (tx) =>
     settlePayment(
       tx,
       { tenantId: payment.tenant_id, paymentId: payment.id },
@@ -571,34 +454,19 @@ async function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<b
 }
 
 /** Moves an undecided payment back: its next check comes later with every check. */
-async function checkAgainLater(
+function recheckLater(
   sql: postgres.Sql,
   payment: Candidate,
   options: ReconcileOptions,
-  answer: { found: string },
+  found: string,
 ): Promise<void> {
   const delayMs = equalJitterDelayMs(
     payment.reconcile_checks + 1,
     options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
   );
-  const decision = {
-    found: answer.found,
-    decision: 'check_again_later',
-    check: payment.reconcile_checks + 1,
-    retryInMs: delayMs,
-  };
-  await decided(sql, payment, decision, async (tx) => {
-    const rows = await runStatement(
-      tx,
-      drizzleSql`
-      update payments
-      set reconcile_after = now() + ${msInterval(delayMs)},
-          reconcile_checks = reconcile_checks + 1
-      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-        and ${isUnsettled('status')}
-      returning id`,
-    );
-    return rows.length === 1;
+  return checkAgainLater(sql, payment, isUnsettled('status'), delayMs, {
+    ...asked(payment),
+    found,
   });
 }
 
@@ -611,7 +479,6 @@ async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<numbe
   );
   return row?.n ?? 0;
 }
-
 /**
  * Enqueues the charge again, with the payment's own downstream key, and puts the payment
  * back to `processing`, in one transaction that first locks the payment row and only then
@@ -623,7 +490,7 @@ async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<numbe
 async function requeueCharge(
   sql: postgres.Sql,
   payment: Candidate,
-  answer: LedgerAnswer,
+  found: string,
   notify: boolean,
 ): Promise<boolean> {
   return sql.begin(async (tx) => {
@@ -672,8 +539,9 @@ async function requeueCharge(
       { status: 'processing' },
     );
     await recordPaymentEvents(tx, [
-      reconcilerEvent(payment, {
-        found: answer.found,
+      reconcilerDecided(payment, {
+        ...asked(payment),
+        found,
         decision: 'requeue_charge',
         jobs: payment.jobs + 1,
       }),

@@ -1,13 +1,18 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { recordPaymentEvents } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
-import { msInterval, runStatement } from '@once/postgres/sql';
+import { runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { cancelIntent } from '../processor/cancel-intent.ts';
-import { type ChargeOutcome, settledOutcomeOf } from '../processor/charge-outcome.ts';
+import {
+  type ChargeOutcome,
+  isDefinite,
+  settledOutcomeOf,
+  settlementOf,
+} from '../processor/charge-outcome.ts';
 import type { Log } from '../runtime/logger.ts';
+import { checkAgainLater, decided } from './reconciler-decision.ts';
 
 export interface ChallengeReconcileOptions {
   sql: postgres.Sql;
@@ -79,9 +84,9 @@ export async function reconcileChallenges(
       log('reconcile.challenge_lookup_failed', { payment: payment.id, error: String(error) });
       outcome = null;
     }
-    const settlement = outcome ? settlementOf(outcome, intentId) : undefined;
-    if (settlement) {
-      if (await settle(sql, payment, outcome!.kind, settlement)) summary.settled++;
+    const settlement = outcome ? challengeSettlementOf(outcome, intentId) : undefined;
+    if (outcome && settlement) {
+      if (await settle(sql, payment, outcome.kind, settlement)) summary.settled++;
       else summary.left++;
       continue;
     }
@@ -91,11 +96,23 @@ export async function reconcileChallenges(
       summary.canceled++;
       continue;
     }
-    await checkAgainLater(sql, payment, options, outcome?.kind ?? 'lookup_failed');
+    // The next look: backoff by checks, but never later than the moment it counts as abandoned.
+    const untilAbandoned = Math.max(0, options.abandonAfterMs - payment.waited_ms);
+    const delayMs = Math.min(
+      equalJitterDelayMs(payment.reconcile_checks + 1, options.recheckBackoff),
+      Math.ceil(untilAbandoned),
+    );
+    await checkAgainLater(sql, payment, drizzleSql`status = 'requires_action'`, delayMs, {
+      ...ASKED,
+      found: outcome?.kind ?? 'lookup_failed',
+    });
     summary.left++;
   }
   return summary;
 }
+
+/** How this pass asked the processor, as its `reconciler.decided` events say. */
+const ASKED = { to: 'processor', lookup: 'retrieve', was: 'requires_action' } as const;
 
 async function waitingPayments(sql: postgres.Sql, limit: number): Promise<WaitingPayment[]> {
   return runStatement<WaitingPayment>(
@@ -115,32 +132,18 @@ async function waitingPayments(sql: postgres.Sql, limit: number): Promise<Waitin
   );
 }
 
-/** Where the processor's state of the intent moves the payment; undefined: it does not yet. */
-function settlementOf(outcome: ChargeOutcome, intentId: string): PaymentSettlement | undefined {
-  switch (outcome.kind) {
-    case 'succeeded':
-      return { status: 'succeeded', processorPaymentIntentId: intentId };
-    case 'authorized':
-      return { status: 'authorized', processorPaymentIntentId: intentId };
-    case 'declined':
-      return {
-        status: 'declined',
-        processorPaymentIntentId: intentId,
-        code: outcome.code,
-        message: outcome.message,
-      };
-    case 'authentication_failed':
-      return {
-        status: 'failed',
-        processorPaymentIntentId: intentId,
-        code: outcome.code,
-        message: outcome.message,
-      };
-    case 'canceled':
-      return abandonedSettlement(intentId);
-    default:
-      return undefined;
-  }
+/**
+ * Where the processor's state of the intent moves the payment; undefined: it does not yet.
+ * Canceled is an abandoned challenge (an earlier cancel of ours whose answer was lost, or the
+ * merchant's), not a charge canceled before its confirm.
+ */
+function challengeSettlementOf(
+  outcome: ChargeOutcome,
+  intentId: string,
+): PaymentSettlement | undefined {
+  if (outcome.kind === 'canceled') return abandonedSettlement(intentId);
+  if (outcome.kind === 'requires_action' || !isDefinite(outcome)) return undefined;
+  return settlementOf(outcome);
 }
 
 function abandonedSettlement(intentId: string): PaymentSettlement {
@@ -153,22 +156,17 @@ function abandonedSettlement(intentId: string): PaymentSettlement {
 }
 
 /** Settles and records the decision as a `reconciler.decided` event, in one transaction. */
-async function settle(
+function settle(
   sql: postgres.Sql,
   payment: WaitingPayment,
   found: string,
   settlement: PaymentSettlement,
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    const moved = await settlePayment(
-      tx,
-      { tenantId: payment.tenant_id, paymentId: payment.id },
-      settlement,
-    );
-    if (moved) await recordDecision(tx, payment, { found, decision: settlement.status, ...extra });
-    return moved;
-  });
+  const detail = { ...ASKED, found, decision: settlement.status, ...extra };
+  return decided(sql, payment, detail, (tx) =>
+    settlePayment(tx, { tenantId: payment.tenant_id, paymentId: payment.id }, settlement),
+  );
 }
 
 /** Cancels an abandoned challenge's intent; only the processor's `canceled` settles. */
@@ -198,54 +196,4 @@ async function cancelAbandoned(
     cancelKey,
     waitedMs: Math.round(payment.waited_ms),
   });
-}
-
-/** The next look: backoff by checks, but never later than the moment it counts as abandoned. */
-async function checkAgainLater(
-  sql: postgres.Sql,
-  payment: WaitingPayment,
-  options: ChallengeReconcileOptions,
-  found: string,
-): Promise<void> {
-  const untilAbandoned = Math.max(0, options.abandonAfterMs - payment.waited_ms);
-  const delayMs = Math.min(
-    equalJitterDelayMs(payment.reconcile_checks + 1, options.recheckBackoff),
-    Math.ceil(untilAbandoned),
-  );
-  await sql.begin(async (tx) => {
-    const rows = await runStatement(
-      tx,
-      drizzleSql`
-      update payments
-      set reconcile_after = now() + ${msInterval(delayMs)},
-          reconcile_checks = reconcile_checks + 1
-      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
-        and status = 'requires_action'
-      returning id`,
-    );
-    if (rows.length === 1) {
-      await recordDecision(tx, payment, {
-        found,
-        decision: 'check_again_later',
-        check: payment.reconcile_checks + 1,
-        retryInMs: delayMs,
-      });
-    }
-  });
-}
-
-async function recordDecision(
-  tx: postgres.TransactionSql,
-  payment: WaitingPayment,
-  decision: Record<string, unknown>,
-): Promise<void> {
-  await recordPaymentEvents(tx, [
-    {
-      tenantId: payment.tenant_id,
-      paymentId: payment.id,
-      actor: 'reconciler',
-      kind: 'reconciler.decided',
-      detail: { to: 'processor', lookup: 'retrieve', was: 'requires_action', ...decision },
-    },
-  ]);
 }

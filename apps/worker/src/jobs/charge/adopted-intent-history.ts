@@ -117,10 +117,10 @@ function wasVoidedAfterAuthorisation(intent: Stripe.PaymentIntent): boolean {
  * @example
  * outcome = outcomeOfAdoptedIntent(outcome, history);
  */
-export function outcomeOfAdoptedIntent(
-  outcome: ChargeOutcome,
+export function outcomeOfAdoptedIntent<T extends ChargeOutcome>(
+  outcome: T,
   history: AdoptedIntentHistory,
-): ChargeOutcome {
+): T | { kind: 'authorized'; paymentIntentId: string } {
   if (
     (outcome.kind === 'succeeded' && history.capturedAmount !== null) ||
     (outcome.kind === 'canceled' && history.voided)

@@ -3,7 +3,7 @@ import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
-import type { ChargeOutcome } from '../../processor/charge-outcome.ts';
+import { type ChargeOutcome, settlementOf } from '../../processor/charge-outcome.ts';
 import { outcomeRecordedEvent, type RecordResult } from '../outcome-recorded-event.ts';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 
@@ -102,61 +102,6 @@ function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
   settlement: PaymentSettlement;
 } {
   switch (outcome.kind) {
-    case 'succeeded':
-      return {
-        job: 'done',
-        lastError: null,
-        settlement: { status: 'succeeded', processorPaymentIntentId: outcome.paymentIntentId },
-      };
-    case 'authorized':
-      return {
-        job: 'done',
-        lastError: null,
-        settlement: { status: 'authorized', processorPaymentIntentId: outcome.paymentIntentId },
-      };
-    case 'declined':
-      return {
-        job: 'done',
-        lastError: `declined: ${outcome.code}`,
-        settlement: {
-          status: 'declined',
-          processorPaymentIntentId: outcome.paymentIntentId,
-          code: outcome.code,
-          message: outcome.message,
-        },
-      };
-    case 'canceled':
-      return {
-        job: 'done',
-        lastError: 'canceled',
-        settlement: {
-          status: 'failed',
-          code: 'canceled_not_charged',
-          message: `the processor canceled ${outcome.paymentIntentId} before any charge`,
-          processorPaymentIntentId: outcome.paymentIntentId,
-        },
-      };
-    case 'requires_action':
-      return {
-        job: 'done',
-        lastError: null,
-        settlement: {
-          status: 'requires_action',
-          processorPaymentIntentId: outcome.paymentIntentId,
-          nextActionUrl: outcome.nextActionUrl,
-        },
-      };
-    case 'authentication_failed':
-      return {
-        job: 'done',
-        lastError: `authentication_failed: ${outcome.code}`,
-        settlement: {
-          status: 'failed',
-          processorPaymentIntentId: outcome.paymentIntentId,
-          code: outcome.code,
-          message: outcome.message,
-        },
-      };
     case 'ambiguous':
       // Out of attempts.
       return {
@@ -173,6 +118,19 @@ function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
         job: 'dead',
         lastError: `rejected: ${outcome.code}`,
         settlement: { status: 'unknown', code: outcome.code, message: outcome.message },
+      };
+    case 'declined':
+    case 'authentication_failed':
+      return {
+        job: 'done',
+        lastError: `${outcome.kind}: ${outcome.code}`,
+        settlement: settlementOf(outcome),
+      };
+    default:
+      return {
+        job: 'done',
+        lastError: outcome.kind === 'canceled' ? 'canceled' : null,
+        settlement: settlementOf(outcome),
       };
   }
 }
