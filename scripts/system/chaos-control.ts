@@ -7,7 +7,7 @@ import {
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
   PressCooldown,
-} from '@once/api/chaos-switchboard';
+} from '@once/web/demo';
 import { type ClusterControl, ClusterNotReady } from './cluster-parts.ts';
 import type { PartStatus, Supervisor } from './supervisor.ts';
 

@@ -1,4 +1,4 @@
-import type { ChaosPart } from '@once/api/chaos-switchboard';
+import type { ChaosPart } from '@once/web/demo';
 import type { HaCluster, HaNodeName } from '../ha/cluster.ts';
 import { CHAOS_TIMINGS } from '../ha/patroni-config.ts';
 

@@ -13,7 +13,6 @@ import { OperatorCodeThrottle } from './auth/operator-code-throttle.ts';
 import { OperatorSessions } from './auth/operator-sessions.ts';
 import { SessionStartLimiter, type SessionStartLimits } from './auth/session-start-limit.ts';
 import { SessionTenants } from './auth/session-tenants.ts';
-import type { ChaosSwitchboard } from './chaos/chaos-switchboard.ts';
 import { PAY_OPERATIONS } from './checkout/pay-attempt-events.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
@@ -58,8 +57,6 @@ export interface ApiDependencies {
   processorWebhooks: ProcessorWebhookDeliveries;
   /** New idempotency keys per tenant per minute the engine accepts; 0 = no limit. */
   maxNewKeysPerMinute: number;
-  /** The demo's chaos switches; only when the launcher enabled them (see `ops.chaosPress`). */
-  chaos?: ChaosSwitchboard;
   /** NOTIFY the workers when an outbox job is written; false: they find it by polling. */
   outboxNotify: boolean;
 }
@@ -124,8 +121,6 @@ export function createApiDependencies(options: {
   processorWebhooks?: ProcessorWebhookDeliveries;
   /** Checkout key retention, ms; default `ONCE_CHECKOUT_KEY_TTL_MS` from `env`, else 24 h. */
   checkoutKeyTtlMs?: number;
-  /** Demo chaos switches (the web passes one only when the launcher enabled them). */
-  chaos?: ChaosSwitchboard;
   /** Default `ONCE_OUTBOX_NOTIFY` from `env`, else true. */
   outboxNotify?: boolean;
 }): ApiDependencies {
@@ -198,7 +193,6 @@ export function createApiDependencies(options: {
     processorLedger,
     processorWebhooks,
     maxNewKeysPerMinute,
-    ...(options.chaos ? { chaos: options.chaos } : {}),
     outboxNotify: options.outboxNotify ?? fromEnv?.outboxNotify ?? true,
   };
 }

@@ -1,6 +1,7 @@
 // Public face of @once/api: the tRPC router, its context and the dependencies a process builds
-// once. Checkout, webhooks, errors, authentication, the operators' views and the demo's
-// switchboard and ledger client are entry points of their own (see package.json "exports").
+// once, and the operator procedure an app builds procedures of its own on (the web app's demo
+// switches). Checkout, webhooks, errors, authentication, the operators' views and the ledger
+// client are entry points of their own (see package.json "exports").
 
 export { readApiEnv } from './api-env.ts';
 export { type Context, createContext } from './context.ts';
@@ -13,3 +14,4 @@ export {
   type RouterInputs,
   type RouterOutputs,
 } from './root.ts';
+export { createTRPCRouter, operatorProcedure } from './trpc.ts';

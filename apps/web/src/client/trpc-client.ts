@@ -1,4 +1,3 @@
-import type { AppRouter } from '@once/api';
 import {
   createTRPCClient,
   httpBatchLink,
@@ -6,6 +5,7 @@ import {
   splitLink,
   type TRPCClient,
 } from '@trpc/client';
+import type { WebRouter } from '../demo/web-router.ts';
 import {
   ATTEMPT_HEADER,
   type ResponseHeaderRecorder,
@@ -20,7 +20,7 @@ interface IdempotentCallContext {
   attemptId?: string;
 }
 
-export type OnceClient = TRPCClient<AppRouter>;
+export type OnceClient = TRPCClient<WebRouter>;
 
 /**
  * Which of the browser's sessions speaks for this page: the cockpit (`/ops`) asks for the
@@ -64,7 +64,7 @@ export function createOnceClient(options: {
 }): OnceClient {
   const url = options.url ?? '/api/trpc';
   const fetch = recordingFetch(options.recorder);
-  return createTRPCClient<AppRouter>({
+  return createTRPCClient<WebRouter>({
     links: [
       splitLink({
         condition: (op) => op.type === 'mutation',

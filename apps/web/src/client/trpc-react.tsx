@@ -1,13 +1,13 @@
 'use client';
 
-import type { AppRouter } from '@once/api';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createTRPCContext } from '@trpc/tanstack-react-query';
 import { createContext, type ReactNode, useContext, useState } from 'react';
+import type { WebRouter } from '../demo/web-router.ts';
 import { ResponseHeaderRecorder } from './response-header-recorder.ts';
 import { createOnceClient } from './trpc-client.ts';
 
-const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<WebRouter>();
 
 export { useTRPC, useTRPCClient };
 

@@ -4,15 +4,17 @@ import {
   ChaosSwitchError,
   ChaosSwitchRateLimited,
   type LauncherSwitchName,
-  PROCESSOR_FAULT_SWITCH_FAULTS,
-  PROCESSOR_FAULT_TARGETS,
-  type ProcessorFaultSwitchName,
-} from '@once/api/chaos-switchboard';
+} from './chaos-switchboard.ts';
 import {
   type ArmedProcessorFault,
   type ProcessorFaultUses,
   processorFaultStates,
 } from './processor-fault-states.ts';
+import {
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  PROCESSOR_FAULT_TARGETS,
+  type ProcessorFaultSwitchName,
+} from './processor-fault-switches.ts';
 
 export interface HttpChaosSwitchboardOptions {
   /** The launcher's control channel (ONCE_CHAOS_URL), loopback only. */

@@ -1,6 +1,6 @@
-import { PROCESSOR_FAULT_SWITCHES } from '@once/api/chaos-switchboard';
 import { describe, expect, it } from 'vitest';
 import { processorFaultStates } from './processor-fault-states.ts';
+import { PROCESSOR_FAULT_SWITCHES } from './processor-fault-switches.ts';
 
 const use = (used_at: string, object: string, operation = 'payment_intents.confirm') => ({
   used_at,

@@ -1,9 +1,9 @@
+import type { ProcessorFaultState } from './chaos-switchboard.ts';
 import {
   PROCESSOR_FAULT_SWITCH_FAULTS,
   PROCESSOR_FAULT_SWITCHES,
-  type ProcessorFaultState,
   processorFaultOperation,
-} from '@once/api/chaos-switchboard';
+} from './processor-fault-switches.ts';
 
 /** A fault still armed, as the processor's `GET /admin/faults` lists it (the fields read here). */
 export interface ArmedProcessorFault {

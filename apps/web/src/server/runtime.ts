@@ -1,5 +1,4 @@
 import { type ApiDependencies, createApiDependencies, readApiEnv } from '@once/api';
-import type { ChaosSwitchboard } from '@once/api/chaos-switchboard';
 import {
   createReplaceableDatabaseClient,
   type DatabaseClient,
@@ -8,7 +7,9 @@ import {
 } from '@once/db';
 import { seedDemoData } from '@once/db/seed';
 import { installDatabaseCrashPolicy } from '@once/postgres';
+import type { ChaosSwitchboard } from '../demo/chaos-switchboard.ts';
 import { createHttpChaosSwitchboard } from '../demo/http-chaos-switchboard.ts';
+import { createWebRouter, type WebRouter } from '../demo/web-router.ts';
 import { armDropNextResponse } from './chaos/drop-next-response.ts';
 import { findMigrationsFolder } from './migrations-folder.ts';
 import { readWebEnv } from './web-env.ts';
@@ -17,6 +18,8 @@ import { readWebEnv } from './web-env.ts';
 export interface WebRuntime {
   client: DatabaseClient;
   deps: ApiDependencies;
+  /** The API's router with the demo's chaos switches (enabled only when the launcher did). */
+  router: WebRouter;
   /** PROCESSOR_WEBHOOK_SECRET; undefined refuses every webhook (503). */
   webhookSecret: string | undefined;
   /** ONCE_WEBHOOK_TOLERANCE_SECONDS (default 300): oldest signature timestamp accepted. */
@@ -69,8 +72,8 @@ export async function startWebRuntime(
       allowDemoLogin: config.allowDemoLogin,
       // ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE, PROCESSOR_URL, PROCESSOR_ADMIN_TOKEN.
       env,
-      chaos: chaosSwitchboardFrom(env),
     }),
+    router: createWebRouter(chaosSwitchboardFrom(env)),
     webhookSecret: config.webhookSecret,
     webhookToleranceSeconds: config.webhookToleranceSeconds,
   };

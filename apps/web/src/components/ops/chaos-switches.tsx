@@ -1,21 +1,23 @@
 'use client';
 
-import {
-  type ChaosPart,
-  type ChaosSwitchName,
-  LAUNCHER_SWITCHES,
-  PROCESSOR_FAULT_SWITCH_FAULTS,
-  PROCESSOR_FAULT_SWITCHES,
-  type ProcessorFaultStatus,
-  type ProcessorFaultSwitchName,
-  type ProcessorFaultTargetName,
-} from '@once/api/chaos-switchboard';
-import type { ChaosPressResult } from '@once/api/ops';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
 import { answeredByServer } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
+import type { ChaosPressResult } from '../../demo/chaos-press.ts';
+import {
+  type ChaosPart,
+  type ChaosSwitchName,
+  LAUNCHER_SWITCHES,
+} from '../../demo/chaos-switchboard.ts';
+import type { ProcessorFaultStatus } from '../../demo/processor-fault-status.ts';
+import {
+  PROCESSOR_FAULT_SWITCH_FAULTS,
+  PROCESSOR_FAULT_SWITCHES,
+  type ProcessorFaultSwitchName,
+  type ProcessorFaultTargetName,
+} from '../../demo/processor-fault-switches.ts';
 import { Badge } from './ops-table.tsx';
 import { processorFaultLine } from './processor-fault-line.ts';
 

@@ -1,5 +1,5 @@
-import type { ProcessorFaultStatus } from '@once/api/chaos-switchboard';
 import { describe, expect, it } from 'vitest';
+import type { ProcessorFaultStatus } from '../../demo/processor-fault-status.ts';
 import { formatTimestamp } from '../format/time.ts';
 import { processorFaultLine } from './processor-fault-line.ts';
 

@@ -1,7 +1,5 @@
-import {
-  PROCESSOR_FAULT_SWITCH_FAULTS,
-  type ProcessorFaultStatus,
-} from '@once/api/chaos-switchboard';
+import type { ProcessorFaultStatus } from '../../demo/processor-fault-status.ts';
+import { PROCESSOR_FAULT_SWITCH_FAULTS } from '../../demo/processor-fault-switches.ts';
 import { formatTimestamp } from '../format/time.ts';
 
 /** A piece of a fault switch's state line: words, or an id that links to its page. */

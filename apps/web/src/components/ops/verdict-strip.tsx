@@ -1,11 +1,11 @@
 'use client';
 
 import type { RouterOutputs } from '@once/api';
-import type { ChaosPart, ChaosSwitchName } from '@once/api/chaos-switchboard';
 import type { LedgerVerdict, OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
 import { useMutationState, useQuery } from '@tanstack/react-query';
 import { answeredByServer, errorWords } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
+import type { ChaosPart, ChaosSwitchName } from '../../demo/chaos-switchboard.ts';
 import { switchLabel } from './chaos-switches.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';
 import { Time } from './ops-table.tsx';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CHAOS_DROP_COOKIE_NAME } from '@once/api/chaos-switchboard';
+import { CHAOS_DROP_COOKIE_NAME } from '../../demo/chaos-switchboard.ts';
 
 /**
  * The demo's "drop the next response to this browser": `ops.chaosPress` arms a one-shot

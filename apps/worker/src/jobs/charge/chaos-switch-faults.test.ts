@@ -1,5 +1,5 @@
-import type { PROCESSOR_FAULT_SWITCHES } from '@once/api/chaos-switchboard';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import type { ProcessorFaultSwitchName } from '@once/web/demo';
 import { createHttpChaosSwitchboard } from '@once/web/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,8 +17,6 @@ import { seedCheckout, seedTenants } from '../../test-support/seed-checkouts.ts'
 // the charge. Armed here exactly as the cockpit arms them (the switchboard the web process
 // uses), against the real processor and a real worker: each must hit the confirm
 // (`POST /v1/payment_intents/:id/confirm`), and the payment must still be charged once.
-
-type ProcessorFaultSwitchName = (typeof PROCESSOR_FAULT_SWITCHES)[number];
 
 let app: TestDatabase;
 let processor: ProcessorUnderTest;

@@ -6,9 +6,6 @@ import {
   voidPaymentInput,
 } from '../../money-actions/index.ts';
 import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
-import { chaosPressInput } from './chaos.types.ts';
-import { chaosPress } from './chaos-press.ts';
-import { chaosStatus } from './chaos-status.ts';
 import { evictIdempotencyKey } from './evict-idempotency-key.ts';
 import { inspectIdempotencyKey } from './idempotency-key.ts';
 import { idempotencyKeyActionInput, idempotencyKeyInput } from './idempotency-key.types.ts';
@@ -115,10 +112,4 @@ export const opsRouter = createTRPCRouter({
     .input(resendWebhookInput)
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) => resendWebhook({ ctx, input })),
-  /** Demo only: the chaos switches and the parts' state (`{ enabled: false }` otherwise). */
-  chaosStatus: operatorProcedure.query(({ ctx }) => chaosStatus({ ctx })),
-  /** Demo only: presses one chaos switch; refused unless the launcher enabled them. */
-  chaosPress: operatorProcedure
-    .input(chaosPressInput)
-    .mutation(({ ctx, input }) => chaosPress({ ctx, input })),
 });

@@ -1,6 +1,5 @@
 // @once/api/ops: what the operators' procedures answer, for the cockpit's components.
 
-export type { ChaosPressResult, ChaosStatusResult } from './chaos.types.ts';
 export type {
   LedgerVerdict,
   LedgerVerdictSeverity,

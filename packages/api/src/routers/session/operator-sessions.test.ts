@@ -1,11 +1,6 @@
 import { demoTenantsWithApiKeys, seedDemoData } from '@once/db/seed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChaosSwitchboard } from '../../chaos/chaos-switchboard.ts';
-import {
-  type ApiTestHarness,
-  bearer,
-  createApiTestHarness,
-} from '../../testing/api-test-harness.ts';
+import { type ApiTestHarness, createApiTestHarness } from '../../testing/api-test-harness.ts';
 import { refusal } from '../../testing/refusal.ts';
 
 const CODE = 'operator-sessions-test-code';
@@ -137,53 +132,5 @@ describe('operator sessions end on the server', () => {
     expect(await h.caller({ cookie: operator }).api.session.current()).toMatchObject({
       role: 'operator',
     });
-  });
-});
-
-describe('the chaos switches need the operator code, whatever signed the session in', () => {
-  let h: ApiTestHarness;
-  const pressed: string[] = [];
-  const board: ChaosSwitchboard = {
-    parts: async () => [{ name: 'worker-1', state: 'up', pid: 42, restarts: 0 }],
-    pressLauncherSwitch: async (name) => {
-      pressed.push(name);
-      return `${name} done`;
-    },
-    armProcessorFault: async (_account, name) => `armed ${name}`,
-    processorFaults: async () => [],
-    armDropNextResponse: () => {},
-  };
-  beforeAll(async () => {
-    h = await createApiTestHarness('api_operator_sessions_chaos', {
-      operatorCode: CODE,
-      chaos: board,
-      clock,
-    });
-  });
-  afterAll(async () => {
-    await h.drop();
-  });
-
-  it('an API-key session and the API key itself read the cockpit but press no switch', async () => {
-    const byKey = await operatorByKey(h, 'once_test_tenant_a');
-    for (const headers of [{ cookie: byKey }, bearer('tenant_a')]) {
-      const api = h.caller(headers).api;
-      expect(await api.ops.payments({ limit: 1 })).toBeDefined();
-      expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toEqual({
-        trpc: 'FORBIDDEN',
-        code: 'operator_code_required',
-      });
-      expect(await api.ops.chaosStatus()).toMatchObject({
-        enabled: true,
-        pressable: false,
-      });
-    }
-    expect(pressed).toEqual([]);
-    const byCode = h.caller({ cookie: await operatorByCode(h) }).api;
-    expect(await byCode.ops.chaosStatus()).toMatchObject({ enabled: true, pressable: true });
-    expect(await byCode.ops.chaosPress({ switch: 'kill_worker' })).toMatchObject({
-      did: 'kill_worker done',
-    });
-    expect(pressed).toEqual(['kill_worker']);
   });
 });

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { outboxJobs, paymentEvents, payments } from '@once/db/schema';
-import { and, eq } from 'drizzle-orm';
+import { createApiDependencies, createContext } from '@once/api';
+import { paymentEvents } from '@once/db/schema';
+import { seedDemoData } from '@once/db/seed';
+import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { TRPCError } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ChaosSwitchboard,
@@ -9,13 +12,61 @@ import {
   type LauncherSwitchName,
   type ProcessorFaultState,
   type ProcessorFaultSwitchName,
-} from '../../chaos/chaos-switchboard.ts';
-import {
-  type ApiTestHarness,
-  bearer,
-  createApiTestHarness,
-} from '../../testing/api-test-harness.ts';
-import { refusal } from '../../testing/refusal.ts';
+} from './chaos-switchboard.ts';
+import { createWebRouter } from './web-router.ts';
+
+interface ApiTestHarness {
+  database: TestDatabase;
+  /** A caller as an HTTP request with these headers would get; `resHeaders` shows what it set. */
+  caller(headers?: Record<string, string>): {
+    api: ReturnType<ReturnType<typeof createWebRouter>['createCaller']>;
+    resHeaders: Headers;
+  };
+  drop(): Promise<void>;
+}
+
+/** A migrated, seeded database, the API's dependencies over it, and the web's router. */
+async function createApiTestHarness(
+  label: string,
+  options: { chaos?: ChaosSwitchboard; operatorCode: string; clock?: { now(): Date } },
+): Promise<ApiTestHarness> {
+  const database = await createTestDatabase(label);
+  await seedDemoData(database.client.db);
+  const { chaos, ...rest } = options;
+  const deps = createApiDependencies({
+    db: database.client.db,
+    sessionSecret: 'test-session-secret-0123456789',
+    allowDemoLogin: true,
+    ...rest,
+  });
+  const router = createWebRouter(chaos);
+  return {
+    database,
+    caller(headers = {}) {
+      const resHeaders = new Headers();
+      const req = new Request('http://localhost/api/trpc', { headers });
+      return { api: router.createCaller(createContext({ req, resHeaders, ...deps })), resHeaders };
+    },
+    drop: () => database.drop(),
+  };
+}
+
+const bearer = (tenant: 'tenant_a' | 'tenant_b') => ({
+  authorization: `Bearer once_test_${tenant}`,
+});
+
+/** The tRPC code and the stable `data.code` a refused call rejects with. */
+async function refusal(call: Promise<unknown>): Promise<{ trpc: string; code: string }> {
+  const error = await call.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (error: unknown) => error,
+  );
+  if (!(error instanceof TRPCError)) throw error;
+  const cause = error.cause as { code?: string } | undefined;
+  return { trpc: error.code, code: cause?.code ?? error.code };
+}
 
 /** The deployment's operator code (ONCE_OPERATOR_CODE): a demo operator must give it. */
 const OPERATOR_CODE = 'chaos-test-operator-code';
@@ -167,10 +218,8 @@ describe('chaos switches, enabled: operator only', () => {
     const webhooked = await payAs('tenant_a');
     const elsewhere = await payAs('tenant_b');
     const intentOf = async (paymentId: string, intent: string) => {
-      await db
-        .update(payments)
-        .set({ processorPaymentIntentId: intent })
-        .where(eq(payments.id, paymentId));
+      await h.database.client
+        .sql`update payments set processor_payment_intent_id = ${intent} where id = ${paymentId}`;
     };
     await intentOf(charged.paymentId, 'pi_chaos_a');
     // Another merchant's payment is never named, whatever its intent id.
@@ -379,14 +428,13 @@ describe('a process switch marks the payment it hit', () => {
 
   // The timeline of scene 3 drew the lease's end as the only cross: the kill itself was nowhere.
   it("kill_worker on the worker charging a payment is on that payment's timeline, in the operator's lane", async () => {
-    const db = h.database.client.db;
     const paid = await h
       .caller({ ...bearer('tenant_a'), 'idempotency-key': randomUUID() })
       .api.checkout.pay({ lines: [{ productId: 'bookmark', quantity: 1 }] });
-    await db
-      .update(outboxJobs)
-      .set({ status: 'running', lockedBy: 'worker-2', lockedUntil: new Date(Date.now() + 60_000) })
-      .where(and(eq(outboxJobs.tenantId, 'tenant_a'), eq(outboxJobs.paymentId, paid.paymentId)));
+    await h.database.client.sql`
+      update outbox_jobs
+         set status = 'running', locked_by = 'worker-2', locked_until = now() + interval '60 seconds'
+       where tenant_id = 'tenant_a' and payment_id = ${paid.paymentId}`;
     const operator = await demoSession(h, 'operator');
     await h.caller({ cookie: operator }).api.ops.chaosPress({ switch: 'kill_worker' });
     const timeline = await h
@@ -398,5 +446,54 @@ describe('a process switch marks the payment it hit', () => {
         detail: { to: 'worker:worker-2', switch: 'kill_worker', did: 'kill_worker done' },
       }),
     ]);
+  });
+});
+
+describe('the chaos switches need the operator code, whatever signed the session in', () => {
+  let h: ApiTestHarness;
+  const pressed: string[] = [];
+  const board: ChaosSwitchboard = {
+    parts: async () => [{ name: 'worker-1', state: 'up', pid: 42, restarts: 0 }],
+    pressLauncherSwitch: async (name) => {
+      pressed.push(name);
+      return `${name} done`;
+    },
+    armProcessorFault: async (_account, name) => `armed ${name}`,
+    processorFaults: async () => [],
+    armDropNextResponse: () => {},
+  };
+  beforeAll(async () => {
+    h = await createApiTestHarness('web_chaos_operator_code', {
+      operatorCode: OPERATOR_CODE,
+      chaos: board,
+    });
+  });
+  afterAll(async () => {
+    await h.drop();
+  });
+
+  it('an API-key session and the API key itself read the cockpit but press no switch', async () => {
+    const start = h.caller();
+    await start.api.session.start({ apiKey: 'once_test_tenant_a' });
+    const byKey = start.resHeaders.get('set-cookie')!.split(';')[0]!;
+    for (const headers of [{ cookie: byKey }, bearer('tenant_a')]) {
+      const api = h.caller(headers).api;
+      expect(await api.ops.payments({ limit: 1 })).toBeDefined();
+      expect(await refusal(api.ops.chaosPress({ switch: 'kill_worker' }))).toEqual({
+        trpc: 'FORBIDDEN',
+        code: 'operator_code_required',
+      });
+      expect(await api.ops.chaosStatus()).toMatchObject({
+        enabled: true,
+        pressable: false,
+      });
+    }
+    expect(pressed).toEqual([]);
+    const byCode = h.caller({ cookie: await demoSession(h, 'operator') }).api;
+    expect(await byCode.ops.chaosStatus()).toMatchObject({ enabled: true, pressable: true });
+    expect(await byCode.ops.chaosPress({ switch: 'kill_worker' })).toMatchObject({
+      did: 'kill_worker done',
+    });
+    expect(pressed).toEqual(['kill_worker']);
   });
 });

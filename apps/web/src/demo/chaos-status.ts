@@ -1,18 +1,38 @@
+import type { Database } from '@once/api';
 import { isTransientDatabaseError } from '@once/postgres';
 import {
   CHAOS_SWITCHES,
   type ChaosPart,
   type ChaosSwitchboard,
+  type ChaosSwitchName,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
-} from '../../chaos/chaos-switchboard.ts';
-import {
-  type ProcessorFaultStatus,
-  processorFaultStatus,
-} from '../../chaos/processor-fault-status.ts';
-import type { Clock } from '../../clock.ts';
-import type { Database } from '../../database.ts';
-import type { ChaosStatusResult } from './chaos.types.ts';
+} from './chaos-switchboard.ts';
+import { type ProcessorFaultStatus, processorFaultStatus } from './processor-fault-status.ts';
+
+/**
+ * `ops.chaosStatus`. `enabled: false` (no switches, no parts) unless the launcher enabled the
+ * switches; a normal deployment answers that, never an error, so the cockpit stays quiet.
+ */
+export type ChaosStatusResult =
+  | { enabled: false }
+  | {
+      enabled: true;
+      /**
+       * Whether this caller may press them: a session the operator code signed in. An API key
+       * (or a session it opened) sees the parts but presses nothing (`operator_code_required`).
+       */
+      pressable: boolean;
+      switches: readonly ChaosSwitchName[];
+      /** The parts and their state; empty with `launcherError` when the launcher did not answer. */
+      parts: ChaosPart[];
+      launcherError: string | null;
+      /** Each processor fault switch: armed, and the payment it last hit. */
+      processorFaults: ProcessorFaultStatus[];
+      /** Empty `processorFaults` with this when the processor did not answer. */
+      processorError: string | null;
+      checkedAt: string;
+    };
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
@@ -55,7 +75,7 @@ export async function chaosStatus({
 }: {
   ctx: {
     chaos?: ChaosSwitchboard;
-    clock: Clock;
+    clock: { now(): Date };
     db: Database;
     tenantId: string;
     operatorCodeProven: boolean;

@@ -1,6 +1,4 @@
-import { paymentEvents, payments, refunds, tenants } from '@once/db/schema';
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Database } from '../database.ts';
+import type { Database } from '@once/api';
 import type { ChaosSwitchboard, ProcessorFaultState } from './chaos-switchboard.ts';
 
 /** A processor fault switch as the cockpit shows it: armed, and which payment it last hit. */
@@ -30,13 +28,9 @@ export async function processorFaultStatus(
   chaos: ChaosSwitchboard,
   tenantId: string,
 ): Promise<ProcessorFaultStatus[]> {
-  const [tenant] = await db
-    .select({ account: tenants.processorAccountId })
-    .from(tenants)
-    .where(eq(tenants.id, tenantId))
-    .limit(1);
-  if (!tenant?.account) return [];
-  const states = await chaos.processorFaults(tenant.account);
+  const account = await processorAccountOf(db, tenantId);
+  if (!account) return [];
+  const states = await chaos.processorFaults(account);
   const objects = states.flatMap((s) => s.lastUse?.processorObject ?? []);
   const paymentOf = await paymentsByProcessorObject(db, tenantId, objects);
   return states.map((state) => ({
@@ -46,6 +40,15 @@ export async function processorFaultStatus(
       paymentId: paymentOf.get(state.lastUse.processorObject ?? '') ?? null,
     },
   }));
+}
+
+/** The tenant's account at the processor; null: it has none. */
+export async function processorAccountOf(db: Database, tenantId: string): Promise<string | null> {
+  const tenant = await db.query.tenants.findFirst({
+    columns: { processorAccountId: true },
+    where: (tenant, { eq }) => eq(tenant.id, tenantId),
+  });
+  return tenant?.processorAccountId ?? null;
 }
 
 /** The tenant's payment of each payment intent (`pi_`), refund (`re_`) or applied webhook event (`evt_`). */
@@ -59,28 +62,32 @@ async function paymentsByProcessorObject(
   const refundIds = objects.filter((id) => id.startsWith('re_'));
   const events = objects.filter((id) => id.startsWith('evt_'));
   if (intents.length > 0) {
-    const rows = await db
-      .select({ id: payments.id, intent: payments.processorPaymentIntentId })
-      .from(payments)
-      .where(
-        and(eq(payments.tenantId, tenantId), inArray(payments.processorPaymentIntentId, intents)),
-      );
-    for (const row of rows) if (row.intent) found.set(row.intent, row.id);
+    const rows = await db.query.payments.findMany({
+      columns: { id: true, processorPaymentIntentId: true },
+      where: (payment, { and, eq, inArray }) =>
+        and(eq(payment.tenantId, tenantId), inArray(payment.processorPaymentIntentId, intents)),
+    });
+    for (const row of rows) {
+      if (row.processorPaymentIntentId) found.set(row.processorPaymentIntentId, row.id);
+    }
   }
   if (refundIds.length > 0) {
-    const rows = await db
-      .select({ id: refunds.paymentId, refund: refunds.processorRefundId })
-      .from(refunds)
-      .where(and(eq(refunds.tenantId, tenantId), inArray(refunds.processorRefundId, refundIds)));
-    for (const row of rows) if (row.refund) found.set(row.refund, row.id);
+    const rows = await db.query.refunds.findMany({
+      columns: { paymentId: true, processorRefundId: true },
+      where: (refund, { and, eq, inArray }) =>
+        and(eq(refund.tenantId, tenantId), inArray(refund.processorRefundId, refundIds)),
+    });
+    for (const row of rows) {
+      if (row.processorRefundId) found.set(row.processorRefundId, row.paymentId);
+    }
   }
   if (events.length > 0) {
-    const eventId = sql<string>`${paymentEvents.detail}->>'eventId'`;
-    const rows = await db
-      .selectDistinct({ id: paymentEvents.paymentId, event: eventId })
-      .from(paymentEvents)
-      .where(and(eq(paymentEvents.tenantId, tenantId), inArray(eventId, events)));
-    for (const row of rows) found.set(row.event, row.id);
+    const rows = await db.query.paymentEvents.findMany({
+      columns: { paymentId: true, detail: true },
+      where: (event, { and, eq, inArray, sql }) =>
+        and(eq(event.tenantId, tenantId), inArray(sql`${event.detail}->>'eventId'`, events)),
+    });
+    for (const row of rows) found.set(String(row.detail.eventId), row.paymentId);
   }
   return found;
 }

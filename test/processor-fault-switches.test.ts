@@ -1,10 +1,10 @@
 import { FAULT_KINDS, isWebhookFaultKind, MUTATING_OPERATIONS } from '@once/processor/fault-kinds';
-import { describe, expect, it } from 'vitest';
 import {
   PROCESSOR_FAULT_SWITCH_FAULTS,
   PROCESSOR_FAULT_SWITCHES,
   PROCESSOR_FAULT_TARGETS,
-} from './processor-fault-switches.ts';
+} from '@once/web/demo';
+import { describe, expect, it } from 'vitest';
 
 /**
  * Processor faults the cockpit deliberately offers no switch for, each with its reason. A

@@ -1,23 +1,28 @@
 import { randomBytes } from 'node:crypto';
+import type { Database } from '@once/api';
+import { ApiError } from '@once/api/errors';
 import { recordPaymentEvents } from '@once/db/payment-events';
-import { outboxJobs, tenants } from '@once/db/schema';
-import { and, desc, eq } from 'drizzle-orm';
 import {
   CHAOS_DROP_COOKIE_NAME,
   CHAOS_PRESS_COOLDOWN_MS,
   type ChaosSwitchboard,
   ChaosSwitchError,
+  type ChaosSwitchName,
   ChaosSwitchRateLimited,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
   PROCESSOR_FAULT_SWITCHES,
   PressCooldown,
   type ProcessorFaultSwitchName,
-} from '../../chaos/chaos-switchboard.ts';
-import type { Clock } from '../../clock.ts';
-import type { Database } from '../../database.ts';
-import { ApiError } from '../../errors/api-error.ts';
-import type { ChaosPressInput, ChaosPressResult } from './chaos.types.ts';
+} from './chaos-switchboard.ts';
+import { processorAccountOf } from './processor-fault-status.ts';
+
+/** What a pressed switch did, in words for the audience. */
+export interface ChaosPressResult {
+  switch: ChaosSwitchName;
+  did: string;
+  at: string;
+}
 
 /** A dropped-answer mark is good for an hour: long enough to walk to the checkout tab. */
 const DROP_COOKIE_MAX_AGE_SECONDS = 60 * 60;
@@ -46,12 +51,11 @@ async function workerChargingNow(
   db: Database,
   tenantId: string,
 ): Promise<{ worker: string; paymentId: string } | undefined> {
-  const [job] = await db
-    .select({ lockedBy: outboxJobs.lockedBy, paymentId: outboxJobs.paymentId })
-    .from(outboxJobs)
-    .where(and(eq(outboxJobs.tenantId, tenantId), eq(outboxJobs.status, 'running')))
-    .orderBy(desc(outboxJobs.lockedUntil))
-    .limit(1);
+  const job = await db.query.outboxJobs.findFirst({
+    columns: { lockedBy: true, paymentId: true },
+    where: (job, { and, eq }) => and(eq(job.tenantId, tenantId), eq(job.status, 'running')),
+    orderBy: (job, { desc }) => desc(job.lockedUntil),
+  });
   return job?.lockedBy ? { worker: job.lockedBy, paymentId: job.paymentId } : undefined;
 }
 
@@ -86,11 +90,11 @@ export async function chaosPress({
     tenantId: string;
     /** Whether the operator code signed this session in (see `AuthenticatedTenant`). */
     operatorCodeProven: boolean;
-    clock: Clock;
+    clock: { now(): Date };
     resHeaders: Headers;
     secure: boolean;
   };
-  input: ChaosPressInput;
+  input: { switch: ChaosSwitchName };
 }): Promise<ChaosPressResult> {
   const { chaos } = ctx;
   if (!chaos) throw new ApiError('chaos_switches_disabled');
@@ -133,13 +137,9 @@ export async function chaosPress({
         ]).catch((error: unknown) => console.error('chaos.pressed not recorded:', error));
       }
     } else if (isProcessorFault(name)) {
-      const [tenant] = await ctx.db
-        .select({ account: tenants.processorAccountId })
-        .from(tenants)
-        .where(eq(tenants.id, ctx.tenantId))
-        .limit(1);
-      if (!tenant?.account) throw new ChaosSwitchError('the tenant has no processor account');
-      did = await chaos.armProcessorFault(tenant.account, name);
+      const account = await processorAccountOf(ctx.db, ctx.tenantId);
+      if (!account) throw new ChaosSwitchError('the tenant has no processor account');
+      did = await chaos.armProcessorFault(account, name);
     } else {
       const token = randomBytes(16).toString('hex');
       chaos.armDropNextResponse(token);

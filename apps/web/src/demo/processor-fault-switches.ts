@@ -14,8 +14,8 @@ export type ProcessorFaultTargetName = keyof typeof PROCESSOR_FAULT_TARGETS;
 
 /**
  * The processor's faults, armed once (count 1) for the caller's processor account. Every
- * processor fault kind has a switch but those named not offered in
- * processor-fault-switches.test.ts (which holds this list to the processor's own kinds and
+ * processor fault kind has a switch but those named not offered in the root's
+ * test/processor-fault-switches.test.ts (which holds this list to the processor's own kinds and
  * calls).
  */
 export const PROCESSOR_FAULT_SWITCHES = [

@@ -4,7 +4,8 @@ import {
 } from './processor-fault-switches.ts';
 
 /**
- * The demo's chaos switches as the API sees them. A switchboard exists only when the launcher
+ * The demo's chaos switches, shared by the web process (which presses them through the
+ * switchboard) and the launcher (which works them). A switchboard exists only when the launcher
  * enabled the switches (`npm run demo`); without one, `ops.chaosStatus` answers
  * `{ enabled: false }` and `ops.chaosPress` refuses with `chaos_switches_disabled`.
  */
@@ -108,7 +109,7 @@ export class ChaosSwitchRateLimited extends ChaosSwitchError {
 
 /**
  * What the web process can do to the system. Implemented over HTTP by
- * the web app's `createHttpChaosSwitchboard` (apps/web/src/demo); tests may pass a fake.
+ * `createHttpChaosSwitchboard`; tests may pass a fake.
  */
 export interface ChaosSwitchboard {
   /** Every part and its state, from the launcher. */
