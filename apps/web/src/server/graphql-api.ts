@@ -23,6 +23,7 @@ import {
   isIdempotencyError,
 } from '@once/idempotency';
 import {
+  type GraphqlAnswer,
   type GraphqlIdempotencyContext,
   idempotentDirectiveTypeDefs,
   maskUnexpectedError,
@@ -31,7 +32,7 @@ import {
   useIdempotency,
 } from '@once/idempotency/graphql';
 import { GraphQLError } from 'graphql';
-import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
+import { createSchema, createYoga } from 'graphql-yoga';
 import type { z } from 'zod';
 import { API_MAX_BODY_BYTES, boundedRequest, refuseDeclaredBodyOver } from './body-limit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
@@ -54,7 +55,7 @@ type GraphqlServerContext = { tenant: AuthenticatedTenant; runtime: WebRuntime }
 
 type GraphqlContext = GraphqlServerContext &
   Partial<GraphqlIdempotencyContext<Transaction>> & {
-    /** Set by `pay`'s completion: `existing` means the payment was already there. */
+    /** Set by `pay`'s completion for {@link onPayAnswered}: `existing` means it was there. */
     payOrigin?: PayOrigin;
   };
 
@@ -371,27 +372,26 @@ const resolvers = {
 };
 
 /**
- * `pay` found the payment this key already made (a retry over another transport, or after the
- * key's own row expired): the caller was not charged again, and the result says so the way the
- * plugin's own replays do.
+ * The guard's `onAnswered`, as REST's and tRPC's: a `pay` replayed from its stored result (when
+ * the first document selected `paymentId`), or refused by its key, still shows on the payment's
+ * timeline. A `pay` that ran and found the payment this key already made (a retry over another
+ * transport, or after the key's own row expired) charged nothing: its result is marked the way
+ * the guard's own replays are before it is sent (the guard's stored copy stays plain).
  */
-function markExistingPaymentAsReplayed(): Plugin<GraphqlContext> {
-  return {
-    onExecute({ args }) {
-      return {
-        onExecuteDone({ result, setResult }) {
-          const context = args.contextValue as GraphqlContext;
-          if (context.payOrigin !== 'existing' || Symbol.asyncIterator in result) return;
-          // Yoga sends `extensions.http.headers` as headers, not in the body.
-          const http = { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } };
-          setResult({
-            ...result,
-            extensions: { ...result.extensions, idempotency: { replayed: true }, http },
-          });
-        },
-      };
-    },
-  };
+async function onPayAnswered(answer: GraphqlAnswer, context: GraphqlContext): Promise<void> {
+  if (answer.outcome === 'executed' && context.payOrigin === 'existing') {
+    // Yoga sends `extensions.http.headers` as headers, not in the body.
+    answer.result.extensions = {
+      ...answer.result.extensions,
+      idempotency: { replayed: true },
+      http: { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } },
+    };
+  }
+  await recordGuardAnswer(
+    context.runtime.deps.db,
+    answer,
+    () => answer.result.data?.[answer.responseKey],
+  );
 }
 
 /**
@@ -451,8 +451,6 @@ export function createGraphqlHandler(
       maskedErrors: { maskError: (error) => maskGraphqlError(error) },
       plugins: [
         graphqlLimits({ introspection }),
-        // Before the guard, so it sees the guard's result and the plugin's stored copy stays plain.
-        markExistingPaymentAsReplayed(),
         // biome-ignore lint/correctness/useHookAtTopLevel: an Envelop plugin factory (Envelop names them use*), not a React hook
         useIdempotency<GraphqlContext, Transaction>({
           idempotency: runtime.deps.idempotencyEngine,
@@ -461,14 +459,7 @@ export function createGraphqlHandler(
           // The guard answers itself, past Yoga's masking: the same rule, so a guarded
           // mutation's errors look like every other's (and are stored that way).
           maskError: maskGuardedError,
-          // A `pay` replayed from its stored result (when the first document selected
-          // `paymentId`), or refused by its key, still shows on the payment's timeline.
-          onAnswered: (answer, context) =>
-            recordGuardAnswer(
-              context.runtime.deps.db,
-              answer,
-              () => answer.result.data?.[answer.responseKey],
-            ),
+          onAnswered: onPayAnswered,
         }),
       ],
     });

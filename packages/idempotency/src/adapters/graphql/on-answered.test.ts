@@ -48,7 +48,8 @@ function serverWith(onAnswered: (answer: GraphqlAnswer) => unknown) {
       headers: { 'content-type': 'application/json', 'idempotency-key': key },
       body: JSON.stringify({ query: `mutation { ${field}: pay(amount: ${amount}) { id } }` }),
     });
-    return { status: response.status, body: (await response.json()) as { data?: unknown } };
+    const body = (await response.json()) as { data?: unknown; extensions?: unknown };
+    return { status: response.status, body };
   };
 }
 
@@ -88,5 +89,14 @@ describe('useIdempotency onAnswered', () => {
     expect([replay.status, replay.body.data]).toEqual([200, { pay: { id: 1 } }]);
     expect(logged).toHaveBeenCalledTimes(2);
     logged.mockRestore();
+  });
+
+  it('may add to the extensions of the result it hears: they are sent, the stored copy stays plain', async () => {
+    const pay = serverWith((answer) => {
+      if (answer.outcome === 'executed')
+        answer.result.extensions = { ...answer.result.extensions, marked: true };
+    });
+    expect((await pay('goa-4', 100)).body.extensions).toEqual({ marked: true });
+    expect((await pay('goa-4', 100)).body.extensions).toEqual({ idempotency: { replayed: true } });
   });
 });

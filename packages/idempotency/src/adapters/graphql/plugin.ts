@@ -52,7 +52,9 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
 
 /**
  * What `onAnswered` hears: the answer, the result as the client gets it, and where the
- * guarded field sits in it (`result.data?.[responseKey]`: the request's alias, if any).
+ * guarded field sits in it (`result.data?.[responseKey]`: the request's alias, if any). An
+ * executed or replayed `result` is the object then sent: the hook may add to its `extensions`
+ * (what the key stores is already written and stays as it was).
  *
  * @example
  * onAnswered: ({ outcome, result, responseKey }) => outcome === 'replayed' && log(result.data?.[responseKey])
