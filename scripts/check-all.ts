@@ -1,24 +1,16 @@
 /**
- * `npm test`: every check the project has, on a fresh machine, in two phases:
- *
- *   1. at once: lint (biome), layers (scripts/check-layers.ts), import cycles (dpdm,
- *      dpdm.config.json), dead exports (knip,
- *      knip.jsonc), type-check (three tsc programs, below) and the web app's production
- *      build that both test runners serve;
- *   2. at once: unit + integration (vitest, real PostgreSQL) and end-to-end (Playwright, real
- *      browser, real processes). Playwright spends most of its time waiting on timers and
- *      child processes, so the two share the two cores in far less time than one after the
- *      other.
- *
- * Steps running at once print their lines prefixed with their name. All steps run even after
- * a failure so one run shows every problem; the exit code is non-zero if any failed. The
- * summary gives each step's and each phase's time; the last line is the test runners'
- * combined count.
+ * `npm test`: every check the project has, in two phases of steps run at once: first lint,
+ * layers, import cycles, dead exports, the type-checks and the web build both test runners
+ * serve; then vitest and Playwright (mostly waiting on timers and child processes, so the two
+ * share the cores in far less time than one after the other). Each step's lines are prefixed
+ * with its name; every step runs even after a failure, so one run shows every problem. The
+ * summary gives each step's and phase's time; its last line is the runners' combined count.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { stripVTControlCharacters } from 'node:util';
 import { repoRoot } from './system/start-system.ts';
 import { TEST_NEXT_DIST_DIR } from './system/web-build.ts';
 
@@ -27,20 +19,15 @@ interface Step {
   command: string[];
   cwd?: string;
   env?: Record<string, string>;
-  /** Where the step's runner writes a JSON report we can count tests from. */
-  countTests?: () => { passed: number; failed: number; skipped: number };
-  /** Each failed test's name and the first line of its error, read from the runner's report. */
-  failures?: () => string[];
+  /** A test runner's JSON report: its counts, and each failed test's name and first error line. */
+  report?: () => { passed: number; failed: number; skipped: number; failures: string[] };
 }
 
 const reports = path.join(repoRoot, '.data/test-reports');
 mkdirSync(reports, { recursive: true });
 const bin = (name: string) => path.join(repoRoot, 'node_modules/.bin', name);
 
-/**
- * One program per set of workspaces that see the same globals (see each tsconfig's comment):
- * the same errors as one `tsc` per workspace, without re-checking shared sources 13 times.
- */
+/** One program per set of workspaces that see the same globals (see each tsconfig's comment). */
 const typecheck = (name: string, project: string): Step => ({
   name,
   command: [bin('tsc'), '--noEmit', '-p', project],
@@ -50,8 +37,6 @@ const checks: Step[] = [
   { name: 'lint', command: [bin('biome'), 'check', '.'] },
   { name: 'layers', command: [bin('tsx'), 'scripts/check-layers.ts'] },
   // No import cycle between files, type-only imports included (dpdm.config.json: which files).
-  // dpdm, not madge: built for this one question, it parses with the project's own TypeScript,
-  // is released often, and walks the repository in seconds; it fails on any cycle, listed.
   { name: 'cycles', command: [bin('dpdm')] },
   { name: 'dead exports', command: [bin('knip'), '--no-progress'] },
   typecheck('types: node', 'tsconfig.typecheck-node.json'),
@@ -83,29 +68,26 @@ const tests: Step[] = [
       '--reporter=json',
       `--outputFile.json=${path.join(reports, 'vitest.json')}`,
     ],
-    countTests: () => {
+    report: () => {
       const report = readJson(path.join(reports, 'vitest.json')) as VitestReport;
+      // A file that failed outside its tests (a beforeAll, an import) fails no test: count it.
+      const outside = new Set(filesFailedOutsideTests(report));
       return {
         passed: report.numPassedTests,
-        // A file that failed outside its tests (a beforeAll, an import) fails no test: count it.
-        failed: report.numFailedTests + filesFailedOutsideTests(report).length,
+        failed: report.numFailedTests + outside.size,
         skipped: report.numPendingTests + report.numTodoTests,
+        failures: report.testResults.flatMap((file) => {
+          const where = path.relative(repoRoot, file.name);
+          if (outside.has(file)) {
+            return [
+              `${where}: failed outside its tests (${failureLine(file.message || 'see its output above')})`,
+            ];
+          }
+          return file.assertionResults
+            .filter((t) => t.status === 'failed')
+            .map((t) => `${where} › ${t.fullName}: ${failureLine(t.failureMessages[0])}`);
+        }),
       };
-    },
-    failures: () => {
-      const report = readJson(path.join(reports, 'vitest.json')) as VitestReport;
-      const outside = new Set(filesFailedOutsideTests(report));
-      return report.testResults.flatMap((file) => {
-        const where = path.relative(repoRoot, file.name);
-        if (outside.has(file)) {
-          return [
-            `${where}: failed outside its tests (${failureLine(file.message || 'see its output above')})`,
-          ];
-        }
-        return file.assertionResults
-          .filter((t) => t.status === 'failed')
-          .map((t) => `${where} › ${t.fullName}: ${failureLine(t.failureMessages[0])}`);
-      });
     },
   },
 ];
@@ -116,17 +98,7 @@ if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
     command: [bin('playwright'), 'test', '--reporter=list,json'],
     cwd: path.join(repoRoot, 'e2e'),
     env: { PLAYWRIGHT_JSON_OUTPUT_NAME: path.join(reports, 'playwright.json') },
-    countTests: () => {
-      const report = readJson(path.join(reports, 'playwright.json')) as {
-        stats: { expected: number; unexpected: number; flaky: number; skipped: number };
-      };
-      return {
-        passed: report.stats.expected + report.stats.flaky,
-        failed: report.stats.unexpected,
-        skipped: report.stats.skipped,
-      };
-    },
-    failures: () => {
+    report: () => {
       interface Suite {
         file: string;
         suites?: Suite[];
@@ -135,7 +107,10 @@ if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
           tests: { status: string; results: { error?: { message?: string } }[] }[];
         }[];
       }
-      const report = readJson(path.join(reports, 'playwright.json')) as { suites: Suite[] };
+      const report = readJson(path.join(reports, 'playwright.json')) as {
+        stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+        suites: Suite[];
+      };
       const walk = (suite: Suite): string[] => [
         ...suite.specs.flatMap((spec) =>
           spec.tests
@@ -147,7 +122,12 @@ if (existsSync(path.join(repoRoot, 'e2e/playwright.config.ts'))) {
         ),
         ...(suite.suites ?? []).flatMap(walk),
       ];
-      return report.suites.flatMap(walk);
+      return {
+        passed: report.stats.expected + report.stats.flaky,
+        failed: report.stats.unexpected,
+        skipped: report.stats.skipped,
+        failures: report.suites.flatMap(walk),
+      };
     },
   });
 }
@@ -176,15 +156,12 @@ function readJson(file: string): unknown {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: strips the runners' ANSI colours
-const stripColours = (line: string) => line.replace(/\u001b\[[0-9;]*m/g, '');
-
 /**
  * A failure on one line: its first line that is not the matcher's name, then what was
  * expected and received (CI keeps the summary and little else of a failing run).
  */
 function failureLine(message: string | undefined): string {
-  const lines = stripColours(message ?? 'no error message').split('\n');
+  const lines = stripVTControlCharacters(message ?? 'no error message').split('\n');
   const first =
     lines.find((l) => l.trim() && !/^\s*(Error:\s*)?expect\(/.test(l)) ?? lines[0] ?? '';
   const told = lines.filter((l) => /^\s*(Expected|Received)\b/.test(l) && l !== first);
@@ -200,7 +177,7 @@ function failureLine(message: string | undefined): string {
  * prints it under an "Unhandled Errors" banner, with the test file it ran during.
  */
 function errorsOutsideTests(output: string[]): string[] {
-  const lines = output.map((l) => stripColours(l).trim());
+  const lines = output.map((l) => stripVTControlCharacters(l).trim());
   const banner = lines.findIndex((l) => /⎯ Unhandled (Errors?|Rejection)\b/.test(l));
   if (banner < 0) {
     const last = lines.findLast((l) => /\b(\w*Error|timed out)\b/.test(l));
@@ -268,9 +245,11 @@ async function runStep(step: Step): Promise<void> {
   const { code, output } = await run(step);
   let note = '';
   let ok = code === 0;
-  if (step.countTests) {
+  let failures: string[] = [];
+  if (step.report) {
     try {
-      const counts = step.countTests();
+      const counts = step.report();
+      failures = counts.failures;
       totals.passed += counts.passed;
       totals.failed += counts.failed;
       totals.skipped += counts.skipped;
@@ -295,20 +274,12 @@ async function runStep(step: Step): Promise<void> {
       ok = false;
     }
   }
-  let failures: string[] = [];
-  if (!ok && step.failures) {
-    try {
-      failures = step.failures();
-    } catch {
-      // No report or one in another shape: the step's own output above says why.
-    }
-  }
   if (!ok && failures.length === 0) {
     failures = errorsOutsideTests(output).map((e) => `${step.name}: ${e}`);
   }
   const seconds = (Date.now() - started) / 1000;
   console.log(`━━ ${ok ? 'done' : 'FAILED'} ${step.name} ━━ ${seconds.toFixed(0)} s`);
-  results.push({ name: step.name, ok, seconds, note, counted: !!step.countTests, failures });
+  results.push({ name: step.name, ok, seconds, note, counted: !!step.report, failures });
 }
 
 async function runPhase(name: string, steps: Step[]): Promise<void> {

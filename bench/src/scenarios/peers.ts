@@ -78,7 +78,6 @@ export const peers: Scenario = {
       // Durability: a batch, a store restart (no persistence for Redis, as deployed for caches),
       // the same keys again. Every duplicate is a customer charged twice.
       const batch = ctx.args.quick ? 50 : 200;
-      const duplicates = new Map<string, number>();
       const sendBatch = async (guard: { label: string; path: string }, keys: string[]) => {
         const statuses = await sendAll(`${urlOf(guard.label)}${guard.path}`, PAY_BODY, keys, {
           retryUntilMs: 60_000,
@@ -87,32 +86,31 @@ export const peers: Scenario = {
         if (failed)
           ctx.log(`${failed} of ${keys.length} requests to ${guard.path} failed after retries`);
       };
-      const keysOf = (name: string) =>
-        Array.from({ length: batch }, () => `dur-${name}-${randomUUID()}`);
-      const peerKeys = {
-        powertools: keysOf('powertools'),
-        nodeIdempotency: keysOf('node-idempotency'),
-      };
-      await sendBatch(GUARDS.powertools, peerKeys.powertools);
-      await sendBatch(GUARDS.nodeIdempotency, peerKeys.nodeIdempotency);
-      await redis.restart();
-      ctx.log('redis restarted');
-      await sendBatch(GUARDS.powertools, peerKeys.powertools);
-      await sendBatch(GUARDS.nodeIdempotency, peerKeys.nodeIdempotency);
-      const ourKeys = {
-        ours: keysOf('ours'),
-        oursTrpc: keysOf('ours-trpc'),
-        oursAtomic: keysOf('ours-atomic'),
-        oursTrpcAtomic: keysOf('ours-trpc-atomic'),
-      };
+      const keys = Object.fromEntries(
+        Object.keys(GUARDS).map((name) => [
+          name,
+          Array.from({ length: batch }, () => `dur-${name}-${randomUUID()}`),
+        ]),
+      );
       const ourGuards = ['ours', 'oursTrpc', 'oursAtomic', 'oursTrpcAtomic'] as const;
-      for (const name of ourGuards) await sendBatch(GUARDS[name], ourKeys[name]);
-      await ctx.pg.restart();
-      ctx.log('postgres restarted');
-      for (const name of ourGuards) await sendBatch(GUARDS[name], ourKeys[name]);
-      for (const [name, keys] of Object.entries({ ...peerKeys, ...ourKeys })) {
+      const stores = [
+        {
+          name: 'redis',
+          guards: ['powertools', 'nodeIdempotency'] as const,
+          restart: redis.restart,
+        },
+        { name: 'postgres', guards: ourGuards, restart: ctx.pg.restart },
+      ];
+      for (const store of stores) {
+        for (const name of store.guards) await sendBatch(GUARDS[name], keys[name]!);
+        await store.restart();
+        ctx.log(`${store.name} restarted`);
+        for (const name of store.guards) await sendBatch(GUARDS[name], keys[name]!);
+      }
+      const duplicates = new Map<string, number>();
+      for (const [name, sent] of Object.entries(keys)) {
         const [row] = await sql<{ n: number }[]>`
-          select (count(*) - count(distinct idempotency_key))::int as n from payments where idempotency_key in ${sql(keys)}`;
+          select (count(*) - count(distinct idempotency_key))::int as n from payments where idempotency_key in ${sql(sent)}`;
         duplicates.set(name, row?.n ?? -1);
       }
 

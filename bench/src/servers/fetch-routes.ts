@@ -4,37 +4,21 @@ import type { Idempotency, OperationPolicy, StoredResponse } from '@once/idempot
 import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import {
   BENCH_TENANT,
-  insertDurableFloorRow,
-  insertFloorRow,
   parsePayInput,
   type Transaction,
   writePayment,
+  writeUnguarded,
 } from './payment-write.ts';
 
 /**
- * `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper). The floors, no
- * library: `floor: 'durable'` (`POST /fetch/floor`) adds one autocommit INSERT of a small row
- * before the transaction, the least a guard that reserves its key durably must add (leased
- * mode); `floor: 'in-transaction'` (`POST /fetch/floor-in-transaction`) adds the same row in the
- * transaction's batch, the least a guard that stores its key with the write must add (atomic).
+ * `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper); with `floor`
+ * (`POST /fetch/floor`, `/fetch/floor-in-transaction`) plus its floor row (`writeUnguarded`).
  */
-export function createPlainFetchHandler(
-  db: Database,
-  options: { floor?: 'durable' | 'in-transaction' } = {},
-) {
+export function createPlainFetchHandler(db: Database, floor?: 'durable' | 'in-transaction') {
   return async (request: Request): Promise<Response> => {
     const input = parsePayInput(await request.json());
     const key = request.headers.get('idempotency-key') ?? randomUUID();
-    if (options.floor === 'durable') await insertDurableFloorRow(db, key);
-    const result = await db.transaction((tx) =>
-      writePayment(
-        tx,
-        input,
-        key,
-        options.floor === 'in-transaction' ? () => insertFloorRow(tx, key) : undefined,
-      ),
-    );
-    return Response.json(result, { status: 201 });
+    return Response.json(await writeUnguarded(db, input, key, floor), { status: 201 });
   };
 }
 

@@ -23,8 +23,8 @@ const client = createDatabaseClient(requireDatabaseUrl(), {
 const idempotency = createIdempotency<Transaction>({ store: createDrizzleStore(client.db) });
 const routes = new Map<string, FetchHandler>([
   ['/fetch/plain', createPlainFetchHandler(client.db)],
-  ['/fetch/floor', createPlainFetchHandler(client.db, { floor: 'durable' })],
-  ['/fetch/floor-in-transaction', createPlainFetchHandler(client.db, { floor: 'in-transaction' })],
+  ['/fetch/floor', createPlainFetchHandler(client.db, 'durable')],
+  ['/fetch/floor-in-transaction', createPlainFetchHandler(client.db, 'in-transaction')],
   ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
   ['/fetch/guarded-atomic', createGuardedFetchHandler(client.db, idempotency, 'atomic')],
   [

@@ -31,23 +31,15 @@ export function parsePayInput(value: unknown): BenchPayInput {
   return { productId: v.productId, quantity: v.quantity! };
 }
 
-/** Builds SQL text for statements run through the session directly (see `notify`). */
 const dialect = new PgDialect();
 
 /**
  * The business write of every variant, the same work as `checkout.pay`: price from the
- * catalogue, insert the payment and its outbox job, NOTIFY the workers. The caller owns the
- * transaction, so a guard can complete its key inside it: `complete` (given the result) is
- * sent in the same batch as the writes.
- *
- * Written the way a team tuning its hot path would write it, and the same for every variant:
- * - every statement is a named prepared statement (drizzle's `.prepare(name)`): on postgres.js
- *   an unnamed statement with parameters costs two round trips (Parse + Describe, then Bind +
- *   Execute), a prepared one one round trip after its first use on a connection;
- * - the writes after the price read do not depend on each other's results, so they are sent
- *   together (postgres.js pipelines them on the transaction's connection: one socket write,
- *   one round trip). If one fails, Postgres aborts the transaction, the others fail with it
- *   and the transaction rolls back: nothing commits half-done.
+ * catalogue, insert the payment and its outbox job, NOTIFY the workers; `complete` (given the
+ * result) lets a guard complete its key in the same transaction. Tuned alike for every
+ * variant: each statement is named and prepared (one round trip, not two), and the writes
+ * after the price read go out together in one pipelined batch (if one fails, the transaction
+ * rolls back with all of them).
  */
 export async function writePayment(
   tx: Transaction,
@@ -126,20 +118,31 @@ const notifyStatement = preparedInTx(
 );
 const notify = (tx: Transaction, payload: string) => notifyStatement(tx, { payload });
 
-/**
- * The floor of atomic mode, no library: one more row with a primary key inserted in the
- * payment's own transaction, in the same batch as its writes (what a guard that stores its
- * key with the payment must pay at least).
- */
+/** One more row with a primary key: the floors write it, no library. */
 const floorRowStatement = preparedInTx(
   'bench_floor_row',
   sql`insert into bench_floor (id) values (${sql.placeholder('id')})`,
 );
-export const insertFloorRow = (tx: Transaction, id: string) => floorRowStatement(tx, { id });
 
 /**
- * The floor of leased mode, no library: the same small row as its own durable autocommit write
- * before the transaction (what a reservation that commits on its own must pay at least),
- * prepared like every other statement here, so the floor is what a tuned app would pay.
+ * The payment write without a guard, alone or with its floor: `durable` writes the floor row
+ * as its own autocommit before the transaction (what a reservation that commits on its own
+ * must pay at least: leased mode), `in-transaction` in the transaction's batch (what a guard
+ * that stores its key with the payment must pay at least: atomic mode).
  */
-export const insertDurableFloorRow = (db: Database, id: string) => floorRowStatement(db, { id });
+export async function writeUnguarded(
+  db: Database,
+  input: BenchPayInput,
+  key: string,
+  floor?: 'durable' | 'in-transaction',
+): Promise<BenchPayResult> {
+  if (floor === 'durable') await floorRowStatement(db, { id: key });
+  return db.transaction((tx) =>
+    writePayment(
+      tx,
+      input,
+      key,
+      floor === 'in-transaction' ? () => floorRowStatement(tx, { id: key }) : undefined,
+    ),
+  );
+}

@@ -11,11 +11,10 @@ import { type AnyTRPCRouter, initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import {
   BENCH_TENANT,
-  insertDurableFloorRow,
-  insertFloorRow,
   parsePayInput,
   type Transaction,
   writePayment,
+  writeUnguarded,
 } from './payment-write.ts';
 
 interface Context {
@@ -44,27 +43,18 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
           ),
         ),
       );
+  /** The write without the plugin (`writeUnguarded`): the baseline, or with its floor row. */
+  const unguardedPay = (floor?: 'durable' | 'in-transaction') =>
+    t.procedure
+      .input(parsePayInput)
+      .mutation(({ ctx, input }) =>
+        writeUnguarded(db, input, ctx.headers.get('idempotency-key') ?? randomUUID(), floor),
+      );
   const router = t.router({
     pay: t.router({
-      plain: t.procedure
-        .input(parsePayInput)
-        .mutation(({ ctx, input }) =>
-          db.transaction((tx) =>
-            writePayment(tx, input, ctx.headers.get('idempotency-key') ?? randomUUID()),
-          ),
-        ),
-      // The physical floor of any durable guard: the unguarded write plus ONE extra durable
-      // autocommit write of one small row (what a reservation must cost at least).
-      floor: t.procedure.input(parsePayInput).mutation(async ({ ctx, input }) => {
-        const key = ctx.headers.get('idempotency-key') ?? randomUUID();
-        await insertDurableFloorRow(db, key);
-        return db.transaction((tx) => writePayment(tx, input, key));
-      }),
-      // The floor of atomic mode: the same transaction plus one primary-key row, no library.
-      floorInTransaction: t.procedure.input(parsePayInput).mutation(({ ctx, input }) => {
-        const key = ctx.headers.get('idempotency-key') ?? randomUUID();
-        return db.transaction((tx) => writePayment(tx, input, key, () => insertFloorRow(tx, key)));
-      }),
+      plain: unguardedPay(),
+      floor: unguardedPay('durable'),
+      floorInTransaction: unguardedPay('in-transaction'),
       guarded: guardedPay({ operation: 'bench.pay' }),
       // The same handler in atomic mode as checkout.pay uses it (adaptive pre-check, the
       // default): over new keys the guard's only statement is the key INSERT, sent in the same
