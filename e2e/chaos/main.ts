@@ -10,12 +10,12 @@
 import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runChaos } from '@once/chaos';
 import { chromium } from '@playwright/test';
 import { repoRoot } from '../../scripts/system/start-system.ts';
 import globalSetup, { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
 import { startOnceTarget } from './once-target.ts';
 import { parseChaosArgs, replayCommand } from './profiles.ts';
-import { runChaos } from './run-chaos.ts';
 
 let args: ReturnType<typeof parseChaosArgs>;
 try {
@@ -51,7 +51,7 @@ const browser =
 const systemLog = path.join(outDir, 'system.log');
 const target = await startOnceTarget({
   profile: args.profile,
-  replication: args.profile.replication,
+  ...(browser && { browser }),
   log: (line) => {
     try {
       appendFileSync(systemLog, `${line}\n`);
@@ -72,7 +72,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 }
 let failed = true;
 try {
-  const result = await runChaos(args, target, { browser, outDir });
+  const result = await runChaos(args, target, { outDir, replay: replayCommand(args) });
   console.log(result.markdown);
   const neverFired = args.profileName === 'ci' ? result.coverage.neverFired : [];
   failed =

@@ -2,17 +2,6 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { OUTBOX_NOTIFY_CHANNEL } from '@once/db/schema';
-import { demoTenants } from '@once/db/seed';
-import { ensureDatabase, findFreePort } from '@once/postgres';
-import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
-import postgres from 'postgres';
-import type { ReplicationMode } from '../../scripts/ha/patroni-config.ts';
-import { type RunningSystem, startSystem } from '../../scripts/system/start-system.ts';
-import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
-import { type HaDatabase, startHaDatabase } from './failover/ha-database.ts';
-import type { ChaosProfile } from './profiles.ts';
-import type { NemesisPlan, TenantCatalogue, TestPaymentMethod } from './schedule.ts';
 import type {
   AppPayment,
   AppRefund,
@@ -20,12 +9,31 @@ import type {
   ChaosTarget,
   DatabaseCrash,
   LedgerEntry,
+  NemesisPlan,
   Snapshot,
-} from './target.ts';
+  TenantCatalogue,
+  TestPaymentMethod,
+} from '@once/chaos';
+import { OUTBOX_NOTIFY_CHANNEL } from '@once/db/schema';
+import { demoTenants } from '@once/db/seed';
+import { ensureDatabase, findFreePort } from '@once/postgres';
+import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
+import type { Browser, BrowserContext } from '@playwright/test';
+import postgres from 'postgres';
+import { type RunningSystem, startSystem } from '../../scripts/system/start-system.ts';
+import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
+import { runBrowserIntent } from './clients/browser-checkout.ts';
+import { runHttpIntent } from './clients/http-checkout.ts';
+import { type HaDatabase, startHaDatabase } from './failover/ha-database.ts';
+import { runReturningOperators } from './failover/returning-operators.ts';
+import { runReturningShoppers } from './failover/returning-shoppers.ts';
+import type { OnceProfile } from './profiles.ts';
 
 /** The one test card the processor charges (the others are declined). */
 const CHARGING_PAYMENT_METHOD: TestPaymentMethod = 'pm_card_visa';
 
+/** After a failover run's clients: those who find a write gone come back within this. */
+const RETURNING_MS = 90_000;
 /** How long an admin call waits for a processor the nemesis restarted: its health budget. */
 const ADMIN_CALL_PATIENCE_MS = 180_000;
 /** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
@@ -41,16 +49,13 @@ export const onceCatalogues: TenantCatalogue[] = demoTenants.map((t) => ({
 }));
 
 export interface OnceTargetOptions {
-  profile: ChaosProfile;
+  profile: OnceProfile;
+  /** Drives the browser customers (absent: the run has none). */
+  browser?: Browser;
   /** Every line every process prints (prefixed with its name). */
   log?: (line: string) => void;
   /** The repository to run (a planted-bug copy, or this one). */
   repoRoot?: string;
-  /**
-   * The app's database is a replicated cluster in this mode (the `failover` profile); the
-   * processor's ledger stays on the embedded server, the third party's own.
-   */
-  replication?: ReplicationMode;
 }
 
 /**
@@ -80,7 +85,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   let pg: EmbeddedPostgresChild = await startPg();
   let ha: HaDatabase | undefined;
   try {
-    ha = options.replication ? await startHaDatabase(options.replication, log) : undefined;
+    // The processor's ledger stays on the embedded server, the third party's own.
+    const { replication } = options.profile;
+    ha = replication ? await startHaDatabase(replication, log) : undefined;
   } catch (error) {
     await pg.stop();
     throw error;
@@ -428,12 +435,44 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   };
 
+  const env = options.profile.env;
+  const retention = Number(env.PROCESSOR_IDEMPOTENCY_RETENTION_MS ?? 0);
+  const openContexts = new Set<BrowserContext>();
+  const { browser } = options;
   return {
+    clients: {
+      http: runHttpIntent,
+      ...(browser && {
+        browser: (intent, ctx) => runBrowserIntent(browser, intent, { ...ctx, openContexts }),
+        abandon: async () => {
+          await Promise.all([...openContexts].map((c) => c.close().catch(() => {})));
+        },
+      }),
+      async returning(intents, ctx) {
+        // Each group gets its own window, counted from when it starts.
+        const within = () => {
+          const until = ctx.history.elapsed() + RETURNING_MS;
+          return { ...ctx, deadlineAt: () => until };
+        };
+        const returned = await runReturningShoppers(intents, within());
+        const retried = await runReturningOperators(intents, within());
+        return [
+          `${returned} shopper(s) found their acknowledged payment gone and paid again`,
+          `${retried} acknowledged refund(s) found gone and asked for again`,
+        ];
+      },
+    },
     catalogues: onceCatalogues,
     workerNames,
     leaseMs: Number(options.profile.env.WORKER_LEASE_MS ?? 30_000),
     processorTimeoutMs: Number(options.profile.env.WORKER_PROCESSOR_TIMEOUT_MS ?? 10_000),
     reconcileAfterMs: Number(options.profile.env.WORKER_RECONCILE_AFTER_MS ?? 60_000),
+    keyTtlMs: Number(env.ONCE_CHECKOUT_KEY_TTL_MS ?? 86_400_000),
+    // Retention plus two reaper periods: by then the processor has forgotten a key.
+    ...(retention > 0 && {
+      processorKeyForgetMs:
+        retention + 2 * Number(env.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS ?? 0) + 1_000,
+    }),
     webUrl: system.webUrl,
     async kill(name) {
       if (down.has(name)) return;
@@ -522,9 +561,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           : {}),
       });
       return (armed as { id?: string } | undefined)?.id;
-    },
-    async clearProcessorFaults() {
-      await adminCall('DELETE', '/admin/faults');
     },
     async heal() {
       await ha?.heal();

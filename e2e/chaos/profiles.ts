@@ -1,68 +1,22 @@
-import { REPLICATION_MODES, type ReplicationMode } from '../../scripts/ha/patroni-config.ts';
-import type { CoverageFloors } from './coverage-floors.ts';
 import {
+  type ChaosProfile,
   FAILOVER_FAULT_KINDS,
-  FAULT_KINDS,
-  type FaultKind,
-  isFaultKind,
-  PROCESSOR_FAULT_KINDS,
-} from './fault-kinds.ts';
-import { randomSeed } from './random.ts';
+  randomSeed,
+  SYSTEM_FAULT_KINDS,
+} from '@once/chaos';
+import { FAULT_KINDS as PROCESSOR_FAULT_KINDS } from '@once/processor/fault-kinds';
+import { REPLICATION_MODES, type ReplicationMode } from '../../scripts/ha/patroni-config.ts';
 
-/** How big a run is. Everything else (what happens when) comes from the seed. */
-export interface ChaosProfile {
-  name: string;
-  /** Checkout intents in total, browser ones included. */
-  intents: number;
-  /** Of those, driven through a real browser page. */
-  browserIntents: number;
-  /** How long the fault phase lasts; intents start spread over it. */
-  durationMs: number;
-  /** Nemesis events during the fault phase (each kind fires at least once if there is room). */
-  nemesisEvents: number;
-  faults: readonly FaultKind[];
-  /** Worker processes (several, so leases are taken over). */
-  workers: number;
-  /**
-   * Browser pages open at once. HTTP intents have no cap: each starts at its planned time,
-   * so how many overlap follows from the plan (and from how slow the faults make them).
-   */
-  browserConcurrency: number;
-  /**
-   * After heal: how long browser customers the lanes had not reached by the clients' deadline
-   * may still start while the run is short of its browser floors (`runBrowserLanes`). A floor
-   * measures the work, not the machine: a loaded machine takes longer to do it, up to this
-   * bound, and fails only past it. Absent: none start late.
-   */
-  floorBoundMs?: number;
-  /** After heal: how long the system gets to converge before it counts as stuck. */
-  convergeTimeoutMs: number;
-  /** Configuration that shortens the windows so expiry races happen within one run. */
-  env: Record<string, string>;
-  /**
-   * The operator's money flows (`planRun`): the share of charging HTTP checkouts that
-   * authorise for a manual capture, the share of those receiving money that are refunded,
-   * and processor faults aimed at captures and refunds, on top of `nemesisEvents`; and the
-   * share of automatic card checkouts that meet 3-D Secure (absent: none).
-   */
-  moneyFlows: {
-    manualShare: number;
-    refundShare: number;
-    faults: number;
-    threeDSecureShare?: number;
-    /** The share of operator flows whose operators are rude (`RudePlan`; absent: none). */
-    rudeShare?: number;
-  };
-  /**
-   * The work a run of this profile must show (a run short of any fails, like a fault kind
-   * that never fired): the checker passes vacuously on a run that did nothing. Dropped when
-   * the command line changes the profile's size.
-   */
-  floors?: Partial<CoverageFloors>;
-  /**
-   * The app's database is a three-node Patroni cluster in this replication mode, which the
-   * nemesis fails over (absent: one embedded server, which it crashes).
-   */
+/**
+ * Every fault the nemesis knows for Once: its processes' and database's, and those its
+ * processor arms itself. A `ci` run must fire each at least once: a nemesis that never bites
+ * proves nothing. The order is the schedule's draw order.
+ */
+const FAULT_KINDS = [...SYSTEM_FAULT_KINDS, ...PROCESSOR_FAULT_KINDS] as const;
+type FaultKind = (typeof FAULT_KINDS)[number] | (typeof FAILOVER_FAULT_KINDS)[number];
+
+/** Once's profiles: the app's database is a Patroni cluster in this mode (`failover`). */
+export interface OnceProfile extends ChaosProfile {
   replication?: ReplicationMode;
 }
 
@@ -115,7 +69,7 @@ const MONEY_FLOWS = {
   rudeShare: 0.6,
 };
 
-export const PROFILES: Record<string, ChaosProfile> = {
+export const PROFILES: Record<string, OnceProfile> = {
   /** Inside `npm test`: every fault kind, >= 120 checkouts (>= 20 in a browser), a few minutes. */
   ci: {
     name: 'ci',
@@ -219,7 +173,7 @@ export interface ChaosArgs {
   seed: number;
   /** The named profile the run started from (`ci`, `soak`, `dev`). */
   profileName: string;
-  profile: ChaosProfile;
+  profile: OnceProfile;
   /** Where the history, report and timeline go. */
   outDir?: string;
 }
@@ -263,7 +217,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
   };
   const faults = values.get('faults')?.split(',').filter(Boolean);
   for (const f of faults ?? []) {
-    if (!isFaultKind(f))
+    if (![...FAULT_KINDS, ...FAILOVER_FAULT_KINDS].includes(f as FaultKind))
       throw new Error(
         `unknown fault ${f} (known: ${[...FAULT_KINDS, ...FAILOVER_FAULT_KINDS].join(', ')})`,
       );
@@ -280,7 +234,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
     if (!replication && FAILOVER_FAULT_KINDS.includes(f as never))
       throw new Error(`${f} needs a replicated database (--profile failover)`);
   }
-  const profile: ChaosProfile = {
+  const profile: OnceProfile = {
     ...base,
     intents: int('intents') ?? base.intents,
     durationMs: (int('duration') ?? base.durationMs / 1000) * 1000,

@@ -1,5 +1,5 @@
+import { runBrowserLanes } from '@once/chaos';
 import { expect, test } from '@playwright/test';
-import { runBrowserLanes } from '../chaos/clients/browser-lanes.ts';
 
 /**
  * The browser lanes on a fake clock: a loaded machine makes each customer slow, so by the

@@ -1,11 +1,19 @@
+import {
+  type AppPayment,
+  type AppRefund,
+  achieved,
+  checkHistory,
+  History,
+  type IntentFacts,
+  type LedgerEntry,
+  measureCoverage,
+  planRun,
+  type Snapshot,
+  shortfalls,
+} from '@once/chaos';
 import { expect, test } from '@playwright/test';
-import { checkHistory, type IntentFacts } from '../chaos/checker.ts';
-import { achieved, measureCoverage, shortfalls } from '../chaos/coverage.ts';
-import { History } from '../chaos/history.ts';
 import { onceCatalogues } from '../chaos/once-target.ts';
 import { PROFILES, parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
-import { planRun } from '../chaos/schedule.ts';
-import type { AppPayment, AppRefund, LedgerEntry, Snapshot } from '../chaos/target.ts';
 
 /**
  * The checker on hand-written histories: each bad history must produce exactly the
@@ -784,7 +792,7 @@ function operatorHistory(
     f: 'refund' | 'capture' | 'void' | 'status' | 'challenge';
     key: string;
     type: 'ok' | 'fail';
-    detail?: Partial<import('../chaos/history.ts').ClientEvent>;
+    detail?: Partial<import('@once/chaos').ClientEvent>;
   }[],
 ): History {
   let now = T0;

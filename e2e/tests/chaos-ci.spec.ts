@@ -1,8 +1,8 @@
 import path from 'node:path';
+import { runChaos } from '@once/chaos';
 import { expect, test } from '@playwright/test';
 import { startOnceTarget } from '../chaos/once-target.ts';
-import { parseChaosArgs } from '../chaos/profiles.ts';
-import { runChaos } from '../chaos/run-chaos.ts';
+import { parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
 
 /**
  * The `ci` chaos profile inside `npm test`: >= 120 checkouts (>= 20 in this browser),
@@ -74,6 +74,7 @@ test('ci chaos profile: nobody charged twice, nothing lost or stuck, every fault
     const logs: string[] = [];
     const target = await startOnceTarget({
       profile: args.profile,
+      browser,
       log: (line) => {
         logs.push(line);
         if (logs.length > 4000) logs.shift();
@@ -81,7 +82,11 @@ test('ci chaos profile: nobody charged twice, nothing lost or stuck, every fault
     });
     const outDir = testInfo.outputPath(`chaos-run-${run}`);
     try {
-      const result = await runChaos(args, target, { browser, outDir, log: () => {} });
+      const result = await runChaos(args, target, {
+        outDir,
+        replay: replayCommand(args),
+        log: () => {},
+      });
       for (const file of ['report.md', 'timeline.svg', 'history.jsonl']) {
         await testInfo.attach(`run-${run}-${file}`, { path: path.join(outDir, file) });
       }

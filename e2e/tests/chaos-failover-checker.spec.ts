@@ -1,11 +1,17 @@
+import {
+  type AppPayment,
+  checkHistory,
+  type FailoverRecord,
+  History,
+  type IntentFacts,
+  type LedgerEntry,
+  type LostRow,
+  planRun,
+  type Snapshot,
+} from '@once/chaos';
 import { expect, test } from '@playwright/test';
-import { checkHistory, type IntentFacts } from '../chaos/checker.ts';
-import type { FailoverRecord, LostRow } from '../chaos/failover/ha-database.ts';
-import { History } from '../chaos/history.ts';
 import { onceCatalogues } from '../chaos/once-target.ts';
 import { PROFILES, parseChaosArgs, replayCommand } from '../chaos/profiles.ts';
-import { planRun } from '../chaos/schedule.ts';
-import type { AppPayment, LedgerEntry, Snapshot } from '../chaos/target.ts';
 
 /**
  * The failover checks on hand-written histories: a shopper answered 201 for pay_1, whose row a

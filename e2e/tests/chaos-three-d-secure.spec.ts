@@ -1,11 +1,19 @@
+import {
+  type AppPayment,
+  achieved,
+  checkHistory,
+  History,
+  type IntentFacts,
+  type LedgerEntry,
+  measureCoverage,
+  paymentMethodOf,
+  planRun,
+  type Snapshot,
+  shortfalls,
+} from '@once/chaos';
 import { expect, test } from '@playwright/test';
-import { checkHistory, type IntentFacts } from '../chaos/checker.ts';
-import { achieved, measureCoverage, shortfalls } from '../chaos/coverage.ts';
-import { History } from '../chaos/history.ts';
 import { onceCatalogues } from '../chaos/once-target.ts';
 import { PROFILES } from '../chaos/profiles.ts';
-import { paymentMethodOf, planRun } from '../chaos/schedule.ts';
-import type { AppPayment, LedgerEntry, Snapshot } from '../chaos/target.ts';
 
 /** 3-D Secure shoppers in the chaos suite: their plan, the checker's rule, the floor. No system runs. */
 const T0 = 1_700_000_000_000;

@@ -1,6 +1,11 @@
+import {
+  CARD_NUMBER_OF,
+  type ClientContext,
+  type History,
+  type IntentPlan,
+  paymentMethodOf,
+} from '@once/chaos';
 import type { Browser, BrowserContext, Request } from '@playwright/test';
-import type { History } from '../history.ts';
-import { CARD_NUMBER_OF, type IntentPlan, paymentMethodOf } from '../schedule.ts';
 import { meetChallengeInPage } from './three-d-secure-page.ts';
 
 /** States after which the page shows a definite end. */
@@ -11,13 +16,7 @@ const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'canceled']);
  */
 const NEEDS_RETRY = new Set(['outcome_unknown', 'store_unavailable', 'rate_limited']);
 
-export interface BrowserClientContext {
-  history: History;
-  webUrl: () => string;
-  sleep: (ms: number) => Promise<void>;
-  deadlineAt: () => number;
-  /** Where traces of failed browser intents go. */
-  artifactsDir?: string;
+export interface BrowserClientContext extends ClientContext {
   /**
    * Every open page's context, so the run can close the pages of customers still busy when
    * it gives up on them: no request may leave after the databases are read.

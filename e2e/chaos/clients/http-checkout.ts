@@ -1,5 +1,4 @@
-import { type IntentPlan, paymentMethodOf } from '../schedule.ts';
-import type { ClientContext } from './client-context.ts';
+import { type ClientContext, type IntentPlan, paymentMethodOf } from '@once/chaos';
 import { runOperatorFlow } from './operator-flow.ts';
 import { type PayAnswer, readPaymentState, restPay, trpcPay } from './pay-transport.ts';
 import { meetChallengeOverHttp } from './three-d-secure-http.ts';

@@ -1,6 +1,4 @@
-import type { ClientEvent } from '../history.ts';
-import type { IntentPlan, OperatorRequestPlan } from '../schedule.ts';
-import type { ClientContext } from './client-context.ts';
+import type { ClientContext, ClientEvent, IntentPlan, OperatorRequestPlan } from '@once/chaos';
 import {
   moneyActionOver,
   type PayAnswer,

@@ -1,5 +1,4 @@
-import type { ChallengePlan, IntentPlan } from '../schedule.ts';
-import type { ClientContext } from './client-context.ts';
+import type { ChallengePlan, ClientContext, IntentPlan } from '@once/chaos';
 
 /** How long one request to the bank's page or the return page may take. */
 const PAGE_TIMEOUT_MS = 8_000;

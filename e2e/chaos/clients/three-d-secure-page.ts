@@ -1,6 +1,5 @@
+import type { ChallengePlan, History } from '@once/chaos';
 import type { Page } from '@playwright/test';
-import type { History } from '../history.ts';
-import type { ChallengePlan } from '../schedule.ts';
 
 /**
  * A browser shopper at the bank's 3-D Secure challenge: presses "Continue to your bank", and

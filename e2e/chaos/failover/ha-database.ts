@@ -3,10 +3,10 @@
 // the rows the old primary held (right before the fault, and once more before it freezes when a
 // partition lets it go on committing) and the rows the new primary holds once the cluster is
 // healthy again: what a failover lost, per table, and what must never come back.
+import type { FailoverFaultKind, FailoverRecord, LostRow } from '@once/chaos';
 import { findFreePort } from '@once/postgres';
 import { type HaCluster, type HaNodeName, startHaCluster } from '../../../scripts/ha/cluster.ts';
 import type { ReplicationMode } from '../../../scripts/ha/patroni-config.ts';
-import type { FailoverFaultKind } from '../fault-kinds.ts';
 
 /** The tables whose rows a client was answered for: the ones a lost commit hurts. */
 const CENSUS_TABLES = ['payments', 'refunds', 'payment_actions'] as const;
@@ -18,22 +18,6 @@ const CLUSTER_PORTS = 8;
 const SYNC_STANDBY_STOP_MS = 4_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A row the old primary held and the new one does not, with when it was written. */
-export interface LostRow {
-  id: string;
-  /** Its `created_at` (epoch ms): a row back under its id with another one was made again. */
-  createdAt: number;
-}
-
-/** One failover as the nemesis saw it. */
-export interface FailoverRecord {
-  kind: FailoverFaultKind;
-  from: HaNodeName;
-  to: HaNodeName;
-  /** Per table: rows the old primary held, absent on the new primary. */
-  lost: Record<CensusTable, LostRow[]>;
-}
 
 export interface HaDatabase {
   mode: ReplicationMode;

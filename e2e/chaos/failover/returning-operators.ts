@@ -4,14 +4,15 @@
 // again, when the first is gone). The refund's id and downstream key, derived from (tenant,
 // the operator's key), must make it the same refund: found where the re-created payment took
 // it from the processor, or sent again and replayed by the processor, never given twice.
+import {
+  type ClientContext,
+  type ClientEvent,
+  type IntentPlan,
+  RETURNING_OPERATOR,
+} from '@once/chaos';
 import { operatorAction, readPaymentState, readRefundStates } from '../clients/pay-transport.ts';
-import type { ClientEvent } from '../history.ts';
-import type { IntentPlan } from '../schedule.ts';
-import type { ReturningClients } from './returning-shoppers.ts';
 
 const REQUEST_TIMEOUT_MS = 8_000;
-/** The history's `process` of these requests: the checker counts their refunds as lost. */
-export const RETURNING_OPERATOR = 'returning-operator';
 
 /**
  * Every acknowledged refund missing from its intent's current payment is asked for again,
@@ -22,7 +23,7 @@ export const RETURNING_OPERATOR = 'returning-operator';
  */
 export async function runReturningOperators(
   intents: readonly IntentPlan[],
-  ctx: ReturningClients,
+  ctx: ClientContext,
 ): Promise<number> {
   const answered = ctx.history.events.filter((e): e is ClientEvent => 'op' in e && e.type === 'ok');
   const payments = answered.filter((e) => (e.f === 'pay' || e.f === 'late') && e.paymentId);
@@ -34,17 +35,17 @@ export async function runReturningOperators(
     const paymentId = payments.findLast((e) => e.intent === intent.id)?.paymentId;
     if (acknowledged.size === 0 || !paymentId) return 0;
     const apiKey = ctx.catalogue(intent.tenantId).apiKey;
-    const payment = await readPaymentState(ctx.webUrl, apiKey, paymentId, REQUEST_TIMEOUT_MS);
+    const payment = await readPaymentState(ctx.webUrl(), apiKey, paymentId, REQUEST_TIMEOUT_MS);
     // Refunded only while it holds the money, as the operator's flow does.
     if (payment.state !== 'succeeded') return 0;
-    const shown = await readRefundStates(ctx.webUrl, apiKey, paymentId, REQUEST_TIMEOUT_MS);
+    const shown = await readRefundStates(ctx.webUrl(), apiKey, paymentId, REQUEST_TIMEOUT_MS);
     if (!shown.refunds) return 0;
     const present = new Set(shown.refunds.map((r) => r.refundId));
     let retried = 0;
     for (const [key, first] of acknowledged) {
       if (present.has(first.refundId!)) continue;
       retried++;
-      for (let answered = false; !answered && ctx.history.elapsed() < ctx.deadlineAt; ) {
+      for (let answered = false; !answered && ctx.history.elapsed() < ctx.deadlineAt(); ) {
         const complete = ctx.history.invoke({
           intent: intent.id,
           tenantId: intent.tenantId,
@@ -53,7 +54,7 @@ export async function runReturningOperators(
           f: 'refund',
         });
         const { type, ...answer } = await operatorAction('ops.refundPayment')({
-          webUrl: ctx.webUrl,
+          webUrl: ctx.webUrl(),
           apiKey,
           key,
           body: { paymentId, ...(first.amount === undefined ? {} : { amount: first.amount }) },

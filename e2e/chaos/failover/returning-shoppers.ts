@@ -3,21 +3,10 @@
 // the checkout's own Idempotency-Key and watches the payment until it is final. The payment is
 // made again; its downstream key, derived from (tenant, checkout key), must make the processor
 // replay the first charge, so the shopper still ends with exactly one.
+import type { ClientContext, ClientEvent, IntentPlan } from '@once/chaos';
 import { readPaymentState, restPay } from '../clients/pay-transport.ts';
-import type { ClientEvent, History } from '../history.ts';
-import type { IntentPlan, TenantCatalogue } from '../schedule.ts';
 
 const REQUEST_TIMEOUT_MS = 8_000;
-
-/** What the clients who come back after the heal (shoppers, operators) work with. */
-export interface ReturningClients {
-  history: History;
-  webUrl: string;
-  catalogue: (tenantId: string) => TenantCatalogue;
-  sleep: (ms: number) => Promise<void>;
-  /** History time at which they stop. */
-  deadlineAt: number;
-}
 
 /**
  * Every intent answered with a payment the app no longer shows (404) pays again and watches;
@@ -28,7 +17,7 @@ export interface ReturningClients {
  */
 export async function runReturningShoppers(
   intents: readonly IntentPlan[],
-  ctx: ReturningClients,
+  ctx: ClientContext,
 ): Promise<number> {
   const answered = ctx.history.events.filter(
     (e): e is ClientEvent =>
@@ -46,7 +35,12 @@ export async function runReturningShoppers(
     };
     const watch = async (paymentId: string) => {
       const complete = ctx.history.invoke({ ...base, f: 'status' });
-      const view = await readPaymentState(ctx.webUrl, tenant.apiKey, paymentId, REQUEST_TIMEOUT_MS);
+      const view = await readPaymentState(
+        ctx.webUrl(),
+        tenant.apiKey,
+        paymentId,
+        REQUEST_TIMEOUT_MS,
+      );
       if (view.state) complete('ok', { status: view.status, paymentId, state: view.state });
       else
         complete(view.status === 404 ? 'fail' : 'info', {
@@ -59,10 +53,10 @@ export async function runReturningShoppers(
     if ((await watch(last.paymentId!)).status !== 404) return false;
 
     let paymentId: string | undefined;
-    while (!paymentId && ctx.history.elapsed() < ctx.deadlineAt) {
+    while (!paymentId && ctx.history.elapsed() < ctx.deadlineAt()) {
       const complete = ctx.history.invoke({ ...base, f: 'pay' });
       const answer = await restPay({
-        webUrl: ctx.webUrl,
+        webUrl: ctx.webUrl(),
         apiKey: tenant.apiKey,
         key: last.key,
         body: {
@@ -78,7 +72,7 @@ export async function runReturningShoppers(
       else if (type === 'fail' && ![409, 429, 503].includes(answer.status ?? 0)) return true;
       else await ctx.sleep((answer.retryAfterSeconds ?? 1) * 1000);
     }
-    while (paymentId && ctx.history.elapsed() < ctx.deadlineAt) {
+    while (paymentId && ctx.history.elapsed() < ctx.deadlineAt()) {
       const view = await watch(paymentId);
       if (view.terminal || view.state === 'requires_capture') break;
       await ctx.sleep(1_000);

@@ -2,8 +2,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ViolationKind } from '@once/chaos';
 import { plantedCopy, removePlantedCopy } from '../../../scripts/system/planted-copy.ts';
-import type { ViolationKind } from '../violations.ts';
 
 export { removePlantedCopy };
 

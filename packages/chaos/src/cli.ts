@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { runBlackBox } from './black-box.ts';
 import type { Preset } from './conformance.ts';
 import { type LedgerReader, onceProcessorLedger, sqlLedger } from './ledger.ts';
 import { junitReport, markdownReport } from './report.ts';
-import { runChaos } from './run-chaos.ts';
 
 const USAGE = `usage: once-chaos --target <url> [--path /checkout] --seed N --duration 30s
                   --preset ietf|stripe [--concurrency 4]
@@ -66,7 +66,7 @@ async function main(): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const result = await runChaos({
+  const result = await runBlackBox({
     target: values.target,
     path: values.path,
     seed: Number(values.seed),

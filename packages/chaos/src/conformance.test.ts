@@ -21,7 +21,7 @@ const names = (
   attempts: UpstreamAttempt[],
   preset: 'ietf' | 'stripe',
   probes: ProbeAnswer[] = [],
-) => checkConformance({ preset, attempts, probes }).map((v) => v.name);
+) => checkConformance({ preset, attempts, probes }).map((v) => v.kind);
 
 describe('checkConformance', () => {
   it('passes a retry that replays the first answer, marked, under both presets', () => {
@@ -92,6 +92,6 @@ describe('checkConformance', () => {
       probes: [],
       charges: [{ key: 'a' }, { key: 'b' }, { key: 'a' }],
     });
-    expect(violations).toEqual([{ name: 'double_charge', key: 'a', detail: '2 charges' }]);
+    expect(violations).toEqual([{ kind: 'double_charge', key: 'a', detail: '2 charges' }]);
   });
 });

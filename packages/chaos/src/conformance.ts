@@ -54,13 +54,13 @@ function checkReplays(attempts: UpstreamAttempt[], preset: Preset): Violation[] 
         // other: the finished key did not replay.
         const overlapped = again.startedAt < first!.endedAt;
         violations.push({
-          name: overlapped ? 'in_flight_not_rejected' : 'response_not_replayed',
+          kind: overlapped ? 'in_flight_not_rejected' : 'response_not_replayed',
           key: again.key,
           detail: `first ${first!.status} ${clip(first!.body)}; then ${again.status} ${clip(again.body)} (${again.origin})`,
         });
       } else if (preset === 'stripe' && !again.replayed) {
         violations.push({
-          name: 'replay_not_marked',
+          kind: 'replay_not_marked',
           key: again.key,
           detail: `a repeated ${again.status} without Idempotent-Replayed: true (${again.origin})`,
         });
@@ -88,7 +88,7 @@ function checkIetf(attempts: UpstreamAttempt[], probes: ProbeAnswer[]): Violatio
       probe.answers[0]!.body === probe.answers[1]!.body;
     if (!probe.statuses.includes(expected[probe.probe]) && !replayed) {
       violations.push({
-        name: names[probe.probe],
+        kind: names[probe.probe],
         key: probe.key,
         detail: `expected ${expected[probe.probe]}, got ${probe.statuses.join(' and ')}`,
       });
@@ -104,7 +104,7 @@ function checkIetf(attempts: UpstreamAttempt[], probes: ProbeAnswer[]): Violatio
     if (![400, 409, 422].includes(answer.status ?? 0)) continue;
     if (!answer.contentType?.startsWith('application/problem+json')) {
       violations.push({
-        name: 'error_not_problem_json',
+        kind: 'error_not_problem_json',
         key: answer.key,
         detail: `${answer.status} as ${answer.contentType ?? 'no content type'}`,
       });
@@ -118,7 +118,7 @@ function checkCharges(charges: LedgerCharge[]): Violation[] {
   for (const charge of charges) byKey.set(charge.key, (byKey.get(charge.key) ?? 0) + 1);
   return [...byKey]
     .filter(([, count]) => count > 1)
-    .map(([key, count]) => ({ name: 'double_charge', key, detail: `${count} charges` }));
+    .map(([key, count]) => ({ kind: 'double_charge' as const, key, detail: `${count} charges` }));
 }
 
 function isSuccess(status: number | null): boolean {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { UpstreamAttempt } from './history.ts';
-import { seededRandom } from './seeded-random.ts';
+import { seededRandom } from './random.ts';
 
 /**
  * The faults the proxy injects, one vocabulary for the target and for a downstream:
@@ -14,7 +14,7 @@ import { seededRandom } from './seeded-random.ts';
  * - `delay`: hold the request before forwarding;
  * - `reset`: reset the connection before forwarding: the upstream never sees it.
  */
-export const FAULT_KINDS = [
+const FAULT_KINDS = [
   'drop_answer',
   'duplicate_at_once',
   'duplicate_late',

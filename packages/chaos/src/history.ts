@@ -1,31 +1,151 @@
 /**
- * What a chaos run observed, in two logs:
- * - the clients' history (Jepsen's vocabulary): each operation is `invoke`d, then ends `ok`
- *   (a 2xx), `fail` (a definite refusal: any other status) or `info` (no answer: reset,
- *   dropped, timed out; the outcome is unknown);
- * - the proxy's attempts: every request it sent upstream and what the upstream answered,
- *   including answers it then dropped and copies it sent on its own.
+ * A Jepsen-style history: every client request is an `invoke` followed by exactly one
+ * completion: `ok` (a definite success), `fail` (a definite refusal: nothing happened, or a
+ * definite decline) or `info` (the outcome is unknown: timeout, reset, 5xx, lost response).
+ * Nemesis actions and process lifecycle events go in the same history, so a violation can
+ * be shown with everything that happened around it.
  */
-export type HistoryEvent =
-  | { type: 'invoke'; process: number; key: string | null; attempt: number; at: number }
-  | {
-      type: 'ok' | 'fail';
-      process: number;
-      key: string | null;
-      attempt: number;
-      at: number;
-      status: number;
-    }
-  | {
-      type: 'info';
-      process: number;
-      key: string | null;
-      attempt: number;
-      at: number;
-      error: string;
-    };
+export type OpType = 'invoke' | 'ok' | 'fail' | 'info';
 
-/** One request the proxy sent upstream, and its answer (`status: null`: none came). */
+export interface ClientEvent {
+  type: OpType;
+  /** Milliseconds since the run started. */
+  at: number;
+  /** Pairs an invoke with its completion. */
+  op: number;
+  intent: string;
+  tenantId: string;
+  key: string;
+  process: string;
+  /**
+   * pay | status | reuse (same key, other cart) | late (duplicate after success); the
+   * operator's money actions on the payment: capture | void | refund (`key` is then the
+   * action's own Idempotency-Key); challenge: a 3-D Secure shopper's answer to the bank.
+   */
+  f: 'pay' | 'status' | 'reuse' | 'late' | 'capture' | 'void' | 'refund' | 'challenge';
+  /** Completion details: HTTP status, payment id, state shown, replay flag, error. */
+  status?: number;
+  paymentId?: string;
+  state?: string;
+  replayed?: boolean;
+  retryAfterSeconds?: number;
+  error?: string;
+  /** The request reached the server but its answer was dropped on purpose. */
+  lostResponse?: boolean;
+  /** A refund answer: the refund it names and the state it showed. */
+  refundId?: string;
+  refundState?: string;
+  /** A capture or refund request: the amount asked for (absent: all there is). */
+  amount?: number;
+  /** A challenge: what the shopper answered (`leave`: nothing, the page was left). */
+  answer?: 'complete' | 'fail' | 'leave';
+  /** An operator request sent over REST or GraphQL (absent: tRPC, as the cockpit sends). */
+  transport?: 'rest' | 'graphql';
+  /** Sent at the same moment as another operator's action on the payment, under another key. */
+  race?: boolean;
+  /** Sent with an operator session already signed out on the server: must change nothing. */
+  revokedSession?: boolean;
+}
+
+export interface NemesisEvent {
+  type: 'nemesis';
+  at: number;
+  /** start / end of a fault (end: restarted, resumed, disarmed). */
+  phase: 'start' | 'end';
+  id: string;
+  kind: string;
+  target: string;
+  detail?: string;
+  /** A processor fault's id (end of its arming): its consumption is read after the run. */
+  faultId?: string;
+  /** What the fault did, where the injector can count it (backends a storm terminated). */
+  bit?: number;
+}
+
+export interface LifecycleEvent {
+  type: 'process';
+  at: number;
+  process: string;
+  /** exited: a death nobody planned; killed/restarted: the nemesis' doing. */
+  event: 'exited' | 'killed' | 'restarted' | 'stopped' | 'resumed';
+  detail?: string;
+}
+
+export interface MarkEvent {
+  type: 'mark';
+  at: number;
+  name: 'faults_start' | 'heal_start' | 'healed' | 'converged';
+}
+
+export type HistoryEvent = ClientEvent | NemesisEvent | LifecycleEvent | MarkEvent;
+
+/** Appends events with a time relative to the run's start. */
+export class History {
+  readonly events: HistoryEvent[] = [];
+  private nextOp = 1;
+  readonly startedAt: number;
+
+  /**
+   * @param sink receives each event as it is recorded (a file, so a run that hangs or is
+   *   killed still leaves its history behind).
+   */
+  constructor(
+    now: () => number = Date.now,
+    private readonly sink?: (event: HistoryEvent) => void,
+  ) {
+    this.now = now;
+    this.startedAt = now();
+  }
+
+  private push(event: HistoryEvent): void {
+    this.events.push(event);
+    this.sink?.(event);
+  }
+
+  private readonly now: () => number;
+
+  elapsed(): number {
+    return this.now() - this.startedAt;
+  }
+
+  /** Records an invoke and returns a completer that records its ok / fail / info. */
+  invoke(
+    base: Pick<ClientEvent, 'intent' | 'tenantId' | 'key' | 'process' | 'f'>,
+  ): (type: Exclude<OpType, 'invoke'>, detail?: Partial<ClientEvent>) => ClientEvent {
+    const op = this.nextOp++;
+    this.push({ type: 'invoke', at: this.elapsed(), op, ...base });
+    let done = false;
+    return (type, detail = {}) => {
+      if (done) throw new Error(`op ${op} completed twice`);
+      done = true;
+      const event: ClientEvent = { ...base, ...detail, type, at: this.elapsed(), op };
+      this.push(event);
+      return event;
+    };
+  }
+
+  nemesis(event: Omit<NemesisEvent, 'type' | 'at'>): void {
+    this.push({ type: 'nemesis', at: this.elapsed(), ...event });
+  }
+
+  lifecycle(event: Omit<LifecycleEvent, 'type' | 'at'>): void {
+    this.push({ type: 'process', at: this.elapsed(), ...event });
+  }
+
+  mark(name: MarkEvent['name']): void {
+    this.push({ type: 'mark', at: this.elapsed(), name });
+  }
+
+  /** One JSON object per line, for tools and for reading by eye. */
+  toJsonLines(): string {
+    return `${this.events.map((e) => JSON.stringify(e)).join('\n')}\n`;
+  }
+}
+
+/**
+ * One request the black-box fault proxy sent upstream, and its answer (`status: null`: none
+ * came), including answers it then dropped and copies it sent on its own.
+ */
 export interface UpstreamAttempt {
   key: string | null;
   /** SHA-256 of the request body: two attempts with one key and two digests reuse the key. */

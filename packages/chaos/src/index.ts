@@ -1,17 +1,44 @@
-export { type ConformanceInput, checkConformance, type Preset } from './conformance.ts';
-export {
-  DEFAULT_FAULT_MIX,
-  FAULT_KINDS,
-  type FaultKind,
-  type FaultMix,
-  type FaultProxy,
-  type FaultProxyOptions,
-  startFaultProxy,
-} from './fault-proxy.ts';
-export type { HistoryEvent, UpstreamAttempt } from './history.ts';
-export { type LedgerCharge, type LedgerReader, onceProcessorLedger, sqlLedger } from './ledger.ts';
-export { type LoadOptions, type LoadResult, runLoad } from './load-clients.ts';
-export { type ProbeAnswer, type ProbeName, probeIetf } from './probes.ts';
+// Black-box mode: a fault proxy in front of any API that takes Idempotency-Key.
+export { type BlackBoxOptions, type BlackBoxResult, runBlackBox } from './black-box.ts';
+// A target's run: the engine, the interface a team implements, and what its clients record.
+export { runBrowserLanes } from './browser-lanes.ts';
+export { checkHistory, type IntentFacts } from './checker.ts';
+export type { Preset } from './conformance.ts';
+export { achieved, measureCoverage, shortfalls } from './coverage.ts';
+export { type ChaosRunResult, runChaos } from './engine.ts';
+export { RETURNING_OPERATOR } from './failover-checks.ts';
+export { startFaultProxy } from './fault-proxy.ts';
+export { type ClientEvent, History } from './history.ts';
+export { type LedgerReader, onceProcessorLedger, sqlLedger } from './ledger.ts';
+export { randomSeed } from './random.ts';
 export { junitReport, markdownReport } from './report.ts';
-export { type ChaosRunOptions, type ChaosRunResult, runChaos } from './run-chaos.ts';
-export { VIOLATIONS, type Violation, type ViolationName } from './violations.ts';
+export {
+  CARD_NUMBER_OF,
+  type ChallengePlan,
+  type ChaosProfile,
+  type CoverageFloors,
+  type IntentPlan,
+  type NemesisPlan,
+  type OperatorRequestPlan,
+  paymentMethodOf,
+  planRun,
+  type TenantCatalogue,
+  type TestPaymentMethod,
+} from './schedule.ts';
+export {
+  type AppPayment,
+  type AppRefund,
+  type BackstageEvent,
+  type ChaosClients,
+  type ChaosTarget,
+  type ClientContext,
+  type DatabaseCrash,
+  FAILOVER_FAULT_KINDS,
+  type FailoverFaultKind,
+  type FailoverRecord,
+  type LedgerEntry,
+  type LostRow,
+  type Snapshot,
+  SYSTEM_FAULT_KINDS,
+} from './target.ts';
+export { VIOLATIONS, type Violation, type ViolationKind } from './violations.ts';

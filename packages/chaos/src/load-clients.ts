@@ -1,5 +1,5 @@
-import type { HistoryEvent } from './history.ts';
-import { seededRandom } from './seeded-random.ts';
+import { History } from './history.ts';
+import { seededRandom } from './random.ts';
 
 export interface LoadOptions {
   /** Base URL the clients call (the fault proxy's). */
@@ -27,7 +27,8 @@ export interface LoadOptions {
 }
 
 export interface LoadResult {
-  history: HistoryEvent[];
+  /** Each operation is one intent (`operation-<n>`), each request an invoke and its completion. */
+  history: History;
   /** Operations started, and how many ended without a definite answer. */
   operations: number;
   gaveUp: number;
@@ -52,13 +53,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const timeoutMs = options.timeoutMs ?? 5_000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 2_000;
   const body = options.body ?? defaultBody;
-  const history: HistoryEvent[] = [];
+  const history = new History();
   const keys: string[] = [];
   const deadline = Date.now() + options.durationMs;
   let next = 0;
   let gaveUp = 0;
 
-  const client = async (process: number): Promise<void> => {
+  const client = async (process: string): Promise<void> => {
     while (Date.now() < deadline) {
       const n = next++;
       const random = seededRandom(options.seed, `operation-${n}`);
@@ -67,7 +68,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const payload = JSON.stringify(body(n, random));
       let settled = false;
       for (let attempt = 1; attempt <= maxAttempts && !settled; attempt++) {
-        history.push({ type: 'invoke', process, key, attempt, at: Date.now() });
+        const complete = history.invoke({
+          intent: `operation-${n}`,
+          tenantId: '',
+          key,
+          process,
+          f: 'pay',
+        });
         let wait = backoff(attempt, random);
         try {
           const response = await fetch(`${options.url}${options.path}`, {
@@ -77,27 +84,19 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             signal: AbortSignal.timeout(timeoutMs),
           });
           await response.arrayBuffer();
-          const type = response.ok ? 'ok' : 'fail';
-          history.push({ type, process, key, attempt, at: Date.now(), status: response.status });
+          complete(response.ok ? 'ok' : 'fail', { status: response.status });
           if (!RETRYABLE.has(response.status)) settled = true;
           const retryAfter = retryAfterMs(response.headers.get('retry-after'));
           if (retryAfter !== null) wait = Math.min(retryAfter, maxRetryAfterMs);
         } catch (error) {
-          history.push({
-            type: 'info',
-            process,
-            key,
-            attempt,
-            at: Date.now(),
-            error: describe(error),
-          });
+          complete('info', { error: describe(error) });
         }
         if (!settled && attempt < maxAttempts) await sleep(wait);
       }
       if (!settled) gaveUp++;
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, (_, i) => client(i)));
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => client(`client-${i}`)));
   return { history, operations: next, gaveUp, keys };
 }
 

@@ -18,8 +18,8 @@ import {
 } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ShopBugs, startShop } from '../examples/outside-shop/shop.ts';
+import { runBlackBox } from './black-box.ts';
 import { onceProcessorLedger } from './ledger.ts';
-import { runChaos } from './run-chaos.ts';
 
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cli.ts');
 const SEED = 1;
@@ -107,7 +107,7 @@ describe('once-chaos in black-box mode against the outside shop', () => {
 
   it('reports in_flight_not_rejected when the shop checks the key, then acts', async () => {
     const result = await withShop({ checkThenAct: true }, (target, port) =>
-      runChaos({
+      runBlackBox({
         target,
         seed: SEED,
         durationMs: 3_000,
@@ -120,7 +120,7 @@ describe('once-chaos in black-box mode against the outside shop', () => {
         }),
       }),
     );
-    expect(result.violations.map((v) => v.name)).toContain('in_flight_not_rejected');
+    expect(result.violations.map((v) => v.kind)).toContain('in_flight_not_rejected');
   });
 });
 

@@ -1,5 +1,5 @@
 /** The IETF preset's direct questions to the target, outside the fault proxy. */
-export type ProbeName = 'missing_key' | 'reused_key' | 'in_flight';
+type ProbeName = 'missing_key' | 'reused_key' | 'in_flight';
 
 export interface ProbeAnswer {
   probe: ProbeName;

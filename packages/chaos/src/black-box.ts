@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { checkConformance, type Preset } from './conformance.ts';
+import {
+  DEFAULT_FAULT_MIX,
+  type FaultKind,
+  type FaultMix,
+  startFaultProxy,
+} from './fault-proxy.ts';
+import type { HistoryEvent } from './history.ts';
+import type { LedgerReader } from './ledger.ts';
+import { defaultBody, runLoad } from './load-clients.ts';
+import { probeIetf } from './probes.ts';
+import { seededRandom } from './random.ts';
+import type { Violation } from './violations.ts';
+
+export interface BlackBoxOptions {
+  /** Base URL of the API under test. */
+  target: string;
+  /** The operation's path (default `/checkout`). */
+  path?: string;
+  seed: number;
+  durationMs: number;
+  preset: Preset;
+  /** Reads the processor's charges after the run: enables the `double_charge` check. */
+  ledger?: LedgerReader;
+  /** The JSON body of operation `n`. */
+  body?: (n: number, random: () => number) => unknown;
+  concurrency?: number;
+  mix?: FaultMix;
+  /** Port of the fault proxy in front of the target (0: any). */
+  proxyPort?: number;
+  /**
+   * A second fault proxy, in front of the target's processor: the target sends its processor
+   * calls to `http://127.0.0.1:<port>` (its Stripe SDK's host and port), and the processor's
+   * answers get lost too. Only the faults a network makes: dropped answers and delays.
+   */
+  downstream?: { upstream: string; port: number; mix?: FaultMix };
+}
+
+/** What the downstream proxy injects unless told otherwise. */
+const DOWNSTREAM_MIX: FaultMix = { drop_answer: 0.2, delay: 0.1 };
+
+export interface BlackBoxResult {
+  seed: number;
+  preset: Preset;
+  target: string;
+  durationMs: number;
+  operations: number;
+  /** Requests the clients sent, and requests that reached the target (with the proxy's copies). */
+  clientRequests: number;
+  upstreamRequests: number;
+  outcomes: Record<'ok' | 'fail' | 'info', number>;
+  gaveUp: number;
+  faults: Record<FaultKind, number>;
+  /** The downstream proxy's faults, when there was one. */
+  downstreamFaults: Record<FaultKind, number> | null;
+  charges: number | null;
+  violations: Violation[];
+  history: HistoryEvent[];
+}
+
+/**
+ * One black-box run: a seeded fault proxy in front of `target`, retrying clients through it
+ * for `durationMs`, the preset's probes, then the checks (and the ledger's, if given).
+ *
+ * @example
+ * const result = await runBlackBox({ target: 'http://127.0.0.1:3000', seed: 1, durationMs: 30_000, preset: 'ietf' });
+ * process.exitCode = result.violations.length === 0 ? 0 : 1;
+ */
+export async function runBlackBox(options: BlackBoxOptions): Promise<BlackBoxResult> {
+  const path = options.path ?? '/checkout';
+  const keyPrefix = `once-chaos-${options.seed}-${randomBytes(4).toString('hex')}-`;
+  const proxy = await startFaultProxy({
+    upstream: options.target,
+    seed: options.seed,
+    mix: options.mix ?? DEFAULT_FAULT_MIX,
+    keyPrefix,
+    ...(options.proxyPort === undefined ? {} : { port: options.proxyPort }),
+  });
+  const downstream = options.downstream
+    ? await startFaultProxy({
+        upstream: options.downstream.upstream,
+        port: options.downstream.port,
+        seed: options.seed,
+        mix: options.downstream.mix ?? DOWNSTREAM_MIX,
+      })
+    : undefined;
+  const body = options.body ?? defaultBody;
+  try {
+    const load = await runLoad({
+      url: proxy.url,
+      path,
+      seed: options.seed,
+      durationMs: options.durationMs,
+      keyPrefix,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      body,
+    });
+    await proxy.drain();
+    await downstream?.drain();
+    const probes =
+      options.preset === 'ietf'
+        ? await probeIetf({
+            url: options.target,
+            path,
+            keyPrefix,
+            body: (variant) =>
+              body(1_000_000 + variant, seededRandom(options.seed, `probe-${variant}`)),
+          })
+        : [];
+    const charges = options.ledger
+      ? (await options.ledger()).filter((charge) => charge.key.startsWith(keyPrefix))
+      : undefined;
+    const violations = checkConformance({
+      preset: options.preset,
+      attempts: proxy.attempts,
+      probes,
+      ...(charges ? { charges } : {}),
+    });
+    const outcomes = { ok: 0, fail: 0, info: 0 };
+    for (const event of load.history.events) {
+      if ('op' in event && event.type !== 'invoke') outcomes[event.type]++;
+    }
+    return {
+      seed: options.seed,
+      preset: options.preset,
+      target: options.target,
+      durationMs: options.durationMs,
+      operations: load.operations,
+      clientRequests: load.history.events.filter((event) => event.type === 'invoke').length,
+      upstreamRequests: proxy.attempts.length,
+      outcomes,
+      gaveUp: load.gaveUp,
+      faults: { ...proxy.faults },
+      downstreamFaults: downstream ? { ...downstream.faults } : null,
+      charges: charges?.length ?? null,
+      violations,
+      history: load.history.events,
+    };
+  } finally {
+    await proxy.close();
+    await downstream?.close();
+  }
+}

@@ -1,0 +1,248 @@
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runBrowserLanes } from './browser-lanes.ts';
+import { checkHistory, type IntentFacts } from './checker.ts';
+import { achieved, browserCustomersPaying, measureCoverage, shortfalls } from './coverage.ts';
+import { History } from './history.ts';
+import { runNemesis } from './nemesis.ts';
+import { type RunSummary, runJunit, runReport, timelineSvg } from './report.ts';
+import { type ChaosProfile, type IntentPlan, planRun } from './schedule.ts';
+import type { ChaosTarget, ClientContext } from './target.ts';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
+/** After the heal, clients finish their retries and late duplicates within this. */
+const CLIENT_GRACE_AFTER_HEAL_MS = 25_000;
+/** How long a browser customer started past the clients' deadline (`runBrowserLanes`) may take. */
+const LATE_CUSTOMER_MS = 60_000;
+
+export interface ChaosRunResult extends RunSummary {
+  outDir: string;
+  /** The markdown report (also written to `<outDir>/report.md`). */
+  markdown: string;
+}
+
+/**
+ * One chaos run: plan from the seed, clients and nemesis concurrently during the fault
+ * phase, then heal (faults off, every process up), let clients finish their retries,
+ * wait for convergence, snapshot both databases, check, count coverage, write the report
+ * (`report.md`, `junit.xml`, `timeline.svg`, `history.jsonl` in `outDir`). The target is
+ * started and stopped by the caller.
+ *
+ * @example
+ * const target = await startOnceTarget({ profile: args.profile, browser });
+ * try { const result = await runChaos(args, target, { outDir }); } finally { await target.stop(); }
+ */
+export async function runChaos(
+  args: { seed: number; profile: ChaosProfile },
+  target: ChaosTarget,
+  options: {
+    outDir: string;
+    /** The command that replays the run, for the report (default: the seed). */
+    replay?: string;
+    log?: (line: string) => void;
+  },
+): Promise<ChaosRunResult> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const { profile, seed } = args;
+  mkdirSync(options.outDir, { recursive: true });
+  const plan = planRun(seed, profile, target.catalogues, {
+    workerNames: target.workerNames,
+    leaseMs: target.leaseMs,
+    processorTimeoutMs: target.processorTimeoutMs,
+    reconcileAfterMs: target.reconcileAfterMs,
+    processorKeyForgetMs: target.processorKeyForgetMs,
+  });
+  const historyFile = path.join(options.outDir, 'history.jsonl');
+  writeFileSync(historyFile, '');
+  const history = new History(Date.now, (event) =>
+    appendFileSync(historyFile, `${JSON.stringify(event)}\n`),
+  );
+  target.onUnexpectedExit((name, detail) =>
+    history.lifecycle({ process: name, event: 'exited', detail }),
+  );
+  const catalogue = (tenantId: string) => target.catalogues.find((c) => c.tenantId === tenantId)!;
+
+  history.mark('faults_start');
+  const faultsStartAt = history.elapsed();
+  // Clients stop retrying this long after the heal (unknown until the nemesis is done).
+  let clientDeadline = Number.MAX_SAFE_INTEGER;
+  const deadlineAt = () => clientDeadline;
+  const ctx: ClientContext = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt };
+  const { clients: drive } = target;
+  const nemesis = runNemesis(plan.nemesis, target, history, { sleep, faultsStartAt });
+
+  const startWhenDue = async (intent: IntentPlan) =>
+    sleep(faultsStartAt + intent.startAtMs - history.elapsed());
+  const http = plan.intents.filter((i) => i.transport !== 'browser');
+  const browserIntents = plan.intents.filter((i) => i.transport === 'browser');
+  let browserIntentsRun = 0;
+  // What the browser customers did so far, for the floors they serve (`browserShort`).
+  let browserPaid = 0;
+  let lateCustomers = 0;
+  // Past the clients' deadline, customers who have not started still do while the run is
+  // short of its browser floors, until this bound (unknown until the heal).
+  let workBoundAt = Number.MAX_SAFE_INTEGER;
+  const floors = profile.floors ?? {};
+  const browserShort = () =>
+    browserCustomersPaying(history.events) < (floors.browserStarted ?? 0) ||
+    browserPaid < (floors.browserWithPayment ?? 0);
+  // A crashed client sends nothing more and is checked on what it sent: counted, reported,
+  // and a run with any fails (`shortfalls`).
+  const clientCrashes: string[] = [];
+  const crashed = (who: string) => (error: unknown) => {
+    const line = `${who} crashed: ${String(error).split('\n')[0]}`;
+    clientCrashes.push(line);
+    log(line);
+  };
+  const clients = Promise.all([
+    Promise.all(
+      http.map(async (intent) => {
+        await startWhenDue(intent);
+        await drive.http(intent, ctx).catch(crashed(`client ${intent.id}`));
+      }),
+    ),
+    drive.browser
+      ? runBrowserLanes(browserIntents, {
+          concurrency: profile.browserConcurrency,
+          startWhenDue,
+          now: () => history.elapsed(),
+          deadlineAt,
+          boundAt: () => workBoundAt,
+          short: browserShort,
+          lateCustomerMs: LATE_CUSTOMER_MS,
+          run: async (intent, customerDeadlineAt) => {
+            browserIntentsRun++;
+            const late = history.elapsed() > clientDeadline;
+            if (late) lateCustomers++;
+            const result = await drive.browser!(intent, {
+              ...ctx,
+              deadlineAt: customerDeadlineAt,
+            }).catch(crashed(`browser ${intent.id}`));
+            if (result?.paymentId) browserPaid++;
+            if (late) lateCustomers--;
+          },
+        })
+      : Promise.resolve(),
+  ]);
+
+  // Every planned fault fires, even when restarts made the nemesis run late.
+  await sleep(faultsStartAt + profile.durationMs - history.elapsed());
+  await nemesis;
+  history.mark('heal_start');
+  log(`chaos: heal at ${(history.elapsed() / 1000).toFixed(1)} s`);
+  await target.heal();
+  log(`chaos: healed at ${(history.elapsed() / 1000).toFixed(1)} s; clients finish their retries`);
+  const healAt = history.elapsed();
+  history.mark('healed');
+  clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
+  workBoundAt = healAt + (profile.floorBoundMs ?? 0);
+  // A client still busy well past its deadline (a late customer: past the bound) is abandoned
+  // (and said so), never waited on forever.
+  const abandonAt = () =>
+    lateCustomers > 0
+      ? workBoundAt + CLIENT_GRACE_AFTER_HEAL_MS
+      : clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
+  const abandoned = await Promise.race([
+    clients.then(() => false),
+    (async () => {
+      while (history.elapsed() < abandonAt()) await sleep(500);
+      return true;
+    })(),
+  ]);
+  if (abandoned) {
+    log('chaos: some clients were still busy long after the heal; abandoned them');
+    // Their pages are closed (a request still open completes as `info`) and the run waits
+    // for them to return: nothing a client does may land after the databases are read.
+    await drive.abandon?.();
+    await Promise.race([clients, sleep(15_000)]);
+  }
+  if (profile.replication && drive.returning) {
+    for (const line of await drive.returning(plan.intents, ctx)) log(`chaos: ${line}`);
+  }
+  log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
+  const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
+  while (
+    history.elapsed() < convergeDeadline &&
+    (await target.pendingPayments().catch(() => 1)) > 0
+  )
+    await sleep(500);
+  history.mark('converged');
+  const convergedAfterHealMs = history.elapsed() - healAt;
+
+  const snapshot = await target.snapshot();
+  const intents: IntentFacts[] = plan.intents.map((i) => ({
+    id: i.id,
+    tenantId: i.tenantId,
+    amount: i.amount,
+    reuseAmount: i.reuseKeyWithOtherCart ? i.reuseAmount : undefined,
+    declinedCard: i.paymentMethod !== 'pm_card_visa',
+  }));
+  const check = checkHistory({
+    intents,
+    events: history.events,
+    snapshot,
+    healAt,
+    startedAt: history.startedAt,
+  });
+  const coverage = measureCoverage(history.events, snapshot, profile.faults, {
+    keyTtlMs: target.keyTtlMs,
+    startedAt: history.startedAt,
+  });
+  const usedKeys = new Set(
+    history.events.flatMap((e) =>
+      'op' in e && e.key ? [`${e.intent}\u0000${e.tenantId}\u0000${e.key}`] : [],
+    ),
+  );
+  const paymentOfKey = new Map(
+    snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.idempotencyKey}`, p]),
+  );
+  const reached = plan.intents.map((i) =>
+    [...usedKeys]
+      .filter((k) => k.startsWith(`${i.id}\u0000`))
+      .map((k) => paymentOfKey.get(k.slice(i.id.length + 1)))
+      .find(Boolean),
+  );
+  const withPayment = reached.filter(Boolean).length;
+  const browserWithPayment = reached.filter(
+    (p, i) => p && plan.intents[i]!.transport === 'browser',
+  ).length;
+  const work = achieved(coverage, { withPayment, browserWithPayment });
+  const summary: RunSummary = {
+    withPayment,
+    browserWithPayment,
+    achieved: work,
+    floors: profile.floors,
+    clientCrashes,
+    shortfalls: shortfalls(work, profile.floors, clientCrashes),
+    browserSucceeded: reached.filter(
+      (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
+    ).length,
+    terminal: reached.filter(
+      (p) =>
+        p &&
+        ['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled'].includes(p.status),
+    ).length,
+    seed,
+    profile: profile.name,
+    replay: options.replay ?? `seed ${seed}`,
+    intents: plan.intents.length,
+    browserIntents: browserIntents.length,
+    browserIntentsRun,
+    durationMs: history.elapsed(),
+    convergedAfterHealMs,
+    check,
+    coverage,
+  };
+  const markdown = runReport(summary, history.events, snapshot, history.startedAt);
+  writeFileSync(path.join(options.outDir, 'plan.json'), JSON.stringify(plan, null, 2));
+  writeFileSync(path.join(options.outDir, 'snapshot.json'), JSON.stringify(snapshot, null, 2));
+  writeFileSync(
+    path.join(options.outDir, 'violations.json'),
+    JSON.stringify(check.violations, null, 2),
+  );
+  writeFileSync(path.join(options.outDir, 'report.md'), markdown);
+  writeFileSync(path.join(options.outDir, 'junit.xml'), runJunit(summary));
+  writeFileSync(path.join(options.outDir, 'timeline.svg'), timelineSvg(history.events));
+  return { ...summary, outDir: options.outDir, markdown };
+}

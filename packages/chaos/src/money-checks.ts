@@ -1,0 +1,369 @@
+import type { ClientEvent } from './history.ts';
+import type { AppPayment, AppRefund, LedgerEntry, Snapshot } from './target.ts';
+import type { Violation } from './violations.ts';
+
+/** Refund states after which nothing moves again. */
+const FINAL_REFUND = new Set(['succeeded', 'failed']);
+/** Refund states in which the processor holds the money returned. */
+const HELD_REFUND = new Set(['pending', 'succeeded']);
+
+/** The processor's refusals of a refund for more than the charge has left (Stripe's codes). */
+const OVER_CAP_REFUSALS = new Set(['amount_too_large', 'charge_already_refunded']);
+
+const sum = (rows: readonly { amount: number }[]) => rows.reduce((n, r) => n + r.amount, 0);
+const paymentKey = (tenantId: string | null, paymentId: string | null) =>
+  `${tenantId}\u0000${paymentId}`;
+
+/**
+ * The money rules of captures and refunds, from both databases and what the operator's
+ * clients were shown:
+ * - at most one refund per refund key: the processor booked each downstream key once, and
+ *   every answer to one operator key named one refund (`double_refund`);
+ * - an operator key once accepted is never refused afterwards (`wrongly_refused`);
+ * - a payment's money back is the app's refunds and nothing more: the ledger refunding it
+ *   beyond what its refunds hold is a refund sent twice (`double_refund`);
+ * - refunds never exceed what was received, at the processor or in the app, nor does the app
+ *   accept one the processor then refuses for more than was left (`over_refund`);
+ * - each refund's state agrees with the ledger (succeeded / pending: its amount booked once,
+ *   failed: nothing kept), and none is left unanswered after the heal;
+ * - a refund the client was shown succeeded (or failed) is so in the ledger;
+ * - money is conserved per payment: charges - refunds (signed: a failed refund's return is
+ *   negative) = what it received - what the app holds refunded; then per tenant, for money
+ *   no payment names;
+ * - a 3-D Secure challenge failed or left charges nothing (`checkChallenges`).
+ *
+ * @example
+ * violations.push(...checkMoney({ snapshot, completions, receivedOf, intentOf }));
+ */
+export function checkMoney(input: {
+  snapshot: Snapshot;
+  completions: readonly ClientEvent[];
+  /** What the processor should hold for a payment (its amount, or what a capture took). */
+  receivedOf: (p: AppPayment) => number;
+  intentOf: (p: AppPayment) => string | undefined;
+}): Violation[] {
+  const { snapshot, receivedOf } = input;
+  const violations: Violation[] = [];
+  const appRefunds = snapshot.refunds ?? [];
+  const ledgerRefunds = snapshot.ledger.filter((l) => l.kind === 'refund');
+  const refundsOfPayment = groupBy(ledgerRefunds, (l) => paymentKey(l.tenantId, l.paymentId));
+  const chargesOfPayment = groupBy(
+    snapshot.ledger.filter((l) => l.kind === 'charge'),
+    (l) => paymentKey(l.tenantId, l.paymentId),
+  );
+  const appRefundsOfPayment = groupBy(appRefunds, (r) => paymentKey(r.tenantId, r.paymentId));
+
+  // One refund per downstream key at the processor (a failed refund's return row aside).
+  for (const [key, rows] of groupBy(
+    ledgerRefunds.filter((l) => l.idempotencyKey && l.amount > 0),
+    (l) => `${l.accountId}\u0000${l.idempotencyKey}`,
+  )) {
+    if (rows.length > 1) {
+      violations.push({
+        kind: 'double_refund',
+        tenantId: rows[0]!.tenantId ?? undefined,
+        paymentId: rows[0]!.paymentId ?? undefined,
+        detail: `${rows.length} refunds at the processor with key ${key.split('\u0000')[1]}: ${rows.map((r) => `${r.refundId} ${r.amount}`).join(', ')}`,
+      });
+    }
+  }
+  // One refund per operator key: every answer to it named the same refund.
+  for (const [key, answers] of groupBy(
+    input.completions.filter((e) => e.f === 'refund' && e.type === 'ok' && e.refundId),
+    (e) => `${e.tenantId}\u0000${e.key}`,
+  )) {
+    const ids = new Set(answers.map((e) => e.refundId));
+    if (ids.size > 1) {
+      violations.push({
+        kind: 'double_refund',
+        intent: answers[0]!.intent,
+        tenantId: answers[0]!.tenantId,
+        paymentId: answers[0]!.paymentId,
+        detail: `refund key ${key.split('\u0000')[1]} was answered with ${ids.size} refunds: ${[...ids].join(', ')}`,
+      });
+    }
+  }
+
+  // An operator key that was answered is replayed: a refusal of the same key completed after
+  // its acceptance is the request refused for its own effect (a double-click's second press
+  // that read no key, then found the first's capture) instead of replayed.
+  for (const answers of groupBy(
+    input.completions.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund'),
+    (e) => `${e.tenantId}\u0000${e.f}\u0000${e.key}`,
+  ).values()) {
+    const accepted = answers.find((e) => e.type === 'ok');
+    const refused = answers.find(
+      (e) => e.type === 'fail' && accepted && e.at >= accepted.at && isBusinessRefusal(e),
+    );
+    if (accepted && refused) {
+      violations.push({
+        kind: 'wrongly_refused',
+        intent: refused.intent,
+        tenantId: refused.tenantId,
+        paymentId: refused.paymentId,
+        detail: `${refused.f} key ${refused.key} was accepted at ${accepted.at} ms, then refused at ${refused.at} ms with ${refused.status} ${refused.error ?? ''} instead of replayed`,
+      });
+    }
+  }
+
+  violations.push(...checkRudeOperators(input));
+
+  const refundById = new Map(appRefunds.map((r) => [`${r.tenantId}\u0000${r.id}`, r]));
+  const rowsOf = (refund: AppRefund) =>
+    (refundsOfPayment.get(paymentKey(refund.tenantId, refund.paymentId)) ?? []).filter(
+      (l) =>
+        l.idempotencyKey === refund.downstreamKey ||
+        (refund.processorRefundId !== null && l.refundId === refund.processorRefundId),
+    );
+  for (const payment of snapshot.payments) {
+    const key = paymentKey(payment.tenantId, payment.id);
+    const where = {
+      intent: input.intentOf(payment),
+      tenantId: payment.tenantId,
+      paymentId: payment.id,
+    };
+    const refunds = appRefundsOfPayment.get(key) ?? [];
+    const ledgerBack = sum(refundsOfPayment.get(key) ?? []);
+    const charged = sum(chargesOfPayment.get(key) ?? []);
+    const held = sum(refunds.filter((r) => HELD_REFUND.has(r.status)));
+    const open = refunds.filter((r) => !FINAL_REFUND.has(r.status) && r.status !== 'pending');
+
+    for (const refund of open) {
+      violations.push({
+        ...where,
+        kind: 'not_terminal',
+        detail: `refund ${refund.id} still ${refund.status} after the heal`,
+      });
+    }
+    for (const refund of refunds.filter(
+      (r) => FINAL_REFUND.has(r.status) || r.status === 'pending',
+    )) {
+      const kept = sum(rowsOf(refund));
+      const expected = refund.status === 'failed' ? 0 : refund.amount;
+      if (kept !== expected) {
+        violations.push({
+          ...where,
+          kind: 'state_disagrees_with_ledger',
+          detail: `refund ${refund.id} is ${refund.status} (${refund.amount}), the ledger keeps ${kept} refunded for it`,
+        });
+      }
+    }
+    if (refunds.length > 0 && open.length === 0 && ledgerBack > held) {
+      violations.push({
+        ...where,
+        kind: 'double_refund',
+        detail: `the processor refunded ${ledgerBack}, the app's ${refunds.length} refund(s) hold ${held}`,
+      });
+    }
+    if (ledgerBack > charged) {
+      violations.push({
+        ...where,
+        kind: 'over_refund',
+        detail: `the processor refunded ${ledgerBack} of ${charged} it charged`,
+      });
+    }
+    // The app accepted more than was left and only the processor's own cap refused it: the
+    // books said more refunded than received until the worker heard the refusal. (On an
+    // asynchronously replicated cluster a failover may lose a refund's row, and the app then
+    // accepts what the processor refuses: the lost row is the violation there.)
+    for (const refund of refunds.filter((r) => OVER_CAP_REFUSALS.has(r.failureCode ?? ''))) {
+      violations.push({
+        ...where,
+        kind: 'over_refund',
+        detail: `the app accepted refund ${refund.id} of ${refund.amount}; the processor refused it (${refund.failureCode}): more than was left`,
+      });
+    }
+    if (held > receivedOf(payment)) {
+      violations.push({
+        ...where,
+        kind: 'over_refund',
+        detail: `the app holds ${held} refunded of ${receivedOf(payment)} received`,
+      });
+    }
+    const net = charged - ledgerBack;
+    const owed = receivedOf(payment) - (payment.amountRefunded ?? 0);
+    if (net !== owed) {
+      violations.push({
+        ...where,
+        kind: 'money_not_conserved',
+        detail: `the processor kept ${net} (charged ${charged}, refunded ${ledgerBack}), the payment is owed ${owed}`,
+      });
+    }
+  }
+
+  // What each refund's client was last shown, against the ledger.
+  for (const [id, answers] of groupBy(
+    input.completions.filter(
+      (e) =>
+        (e.f === 'refund' || e.f === 'status') &&
+        e.type === 'ok' &&
+        e.refundId &&
+        FINAL_REFUND.has(e.refundState ?? ''),
+    ),
+    (e) => `${e.tenantId}\u0000${e.refundId}`,
+  )) {
+    const shown = answers.at(-1)!;
+    const refund = refundById.get(id);
+    const kept = refund ? sum(rowsOf(refund)) : 0;
+    const agrees =
+      shown.refundState === 'succeeded'
+        ? refund !== undefined && kept === refund.amount
+        : kept === 0;
+    if (!agrees) {
+      violations.push({
+        kind: 'shown_disagrees_with_ledger',
+        intent: shown.intent,
+        tenantId: shown.tenantId,
+        paymentId: shown.paymentId,
+        detail: `the client was shown refund ${shown.refundId} ${shown.refundState}; the ledger keeps ${kept} refunded for it`,
+      });
+    }
+  }
+
+  violations.push(...checkChallenges(input, chargesOfPayment));
+
+  // Per tenant: money no payment names (a payment's own difference is reported above).
+  const explained = new Set(
+    violations.filter((v) => v.kind === 'money_not_conserved').map((v) => v.tenantId),
+  );
+  const tenants = new Set([
+    ...snapshot.payments.map((p) => p.tenantId),
+    ...snapshot.ledger.map((l) => l.tenantId ?? '?'),
+  ]);
+  for (const tenantId of tenants) {
+    if (explained.has(tenantId)) continue;
+    const kept = snapshot.ledger
+      .filter((l) => (l.tenantId ?? '?') === tenantId)
+      .reduce((n, l) => n + (l.kind === 'charge' ? l.amount : -l.amount), 0);
+    const owed = snapshot.payments
+      .filter((p) => p.tenantId === tenantId)
+      .reduce((n, p) => n + receivedOf(p) - (p.amountRefunded ?? 0), 0);
+    if (kept !== owed) {
+      violations.push({
+        kind: 'money_not_conserved',
+        tenantId,
+        detail: `the processor took ${kept}, succeeded payments total ${owed} (difference ${kept - owed})`,
+      });
+    }
+  }
+  return violations;
+}
+
+/**
+ * 3-D Secure: the shopper's answer to the bank decides. A challenge failed, or left (the
+ * shopper never answered), charges nothing, whatever else happened to the payment; a left one
+ * ends `canceled` (the reconciler's cancel past the abandon window), never charged or failed.
+ * A failed one may end `canceled` too: its answer lost before the processor took it.
+ */
+function checkChallenges(
+  input: Pick<Parameters<typeof checkMoney>[0], 'snapshot' | 'completions' | 'intentOf'>,
+  chargesOfPayment: Map<string, LedgerEntry[]>,
+): Violation[] {
+  const violations: Violation[] = [];
+  const paymentById = new Map(
+    input.snapshot.payments.map((p) => [paymentKey(p.tenantId, p.id), p]),
+  );
+  for (const answered of input.completions.filter(
+    (e) => e.f === 'challenge' && (e.answer === 'fail' || e.answer === 'leave') && e.paymentId,
+  )) {
+    const key = paymentKey(answered.tenantId, answered.paymentId!);
+    const payment = paymentById.get(key);
+    const charged = sum(chargesOfPayment.get(key) ?? []);
+    const ended = payment?.status ?? 'missing';
+    const allowed = answered.answer === 'leave' ? ['canceled'] : ['failed', 'canceled'];
+    // Still waiting for the bank after the heal is `not_terminal`, reported with the payments.
+    if (charged === 0 && (allowed.includes(ended) || ended === 'requires_action')) continue;
+    violations.push({
+      kind: 'challenge_not_honoured',
+      intent: answered.intent,
+      tenantId: answered.tenantId,
+      paymentId: answered.paymentId,
+      detail: `the shopper ${answered.answer === 'fail' ? 'failed' : 'left'} the 3-D Secure challenge; the payment is ${ended} and the processor charged ${charged}`,
+    });
+  }
+  return violations;
+}
+
+/**
+ * What rude operators may never get away with:
+ * - one money operation per (tenant, key) on every transport: a key accepted for two
+ *   operations (a capture's key accepted for a refund), or accepted for one while the action it
+ *   holds is another (`key_reuse_accepted`);
+ * - a request from an operator session signed out on the server is refused and does nothing:
+ *   answered ok, or its key holds an action (`revoked_session_acted`);
+ * - two operators acting on one payment at the same moment under two keys: one may act
+ *   (`racing_actions_both_accepted`, both answered ok).
+ */
+function checkRudeOperators(
+  input: Pick<Parameters<typeof checkMoney>[0], 'snapshot' | 'completions'>,
+): Violation[] {
+  const violations: Violation[] = [];
+  const operator = input.completions.filter(
+    (e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund',
+  );
+  const actionOfKey = new Map(
+    (input.snapshot.moneyActionKeys ?? []).map((k) => [`${k.tenantId}\u0000${k.key}`, k]),
+  );
+  for (const [key, answers] of groupBy(
+    operator.filter((e) => e.type === 'ok'),
+    (e) => `${e.tenantId}\u0000${e.key}`,
+  )) {
+    const ops = new Set(answers.map((e) => e.f));
+    const held = actionOfKey.get(key);
+    if (ops.size > 1 || (held && !ops.has(held.kind as ClientEvent['f']))) {
+      violations.push({
+        kind: 'key_reuse_accepted',
+        intent: answers[0]!.intent,
+        tenantId: answers[0]!.tenantId,
+        paymentId: answers[0]!.paymentId,
+        detail: `key ${answers[0]!.key} was accepted for ${[...ops].join(' and ')}${held ? `; it holds a ${held.kind}` : ''}`,
+      });
+    }
+  }
+  for (const sent of operator.filter((e) => e.revokedSession)) {
+    const held = actionOfKey.get(`${sent.tenantId}\u0000${sent.key}`);
+    if (sent.type !== 'ok' && !held) continue;
+    violations.push({
+      kind: 'revoked_session_acted',
+      intent: sent.intent,
+      tenantId: sent.tenantId,
+      paymentId: sent.paymentId,
+      detail: `a ${sent.f} from a signed-out operator session was answered ${sent.type} ${sent.status ?? ''}${held ? `, and its key holds a ${held.kind} of ${held.paymentId}` : ''}`,
+    });
+  }
+  for (const answers of groupBy(
+    operator.filter((e) => e.race && e.type === 'ok' && e.f !== 'refund'),
+    (e) => `${e.tenantId}\u0000${e.paymentId}`,
+  ).values()) {
+    const keys = new Set(answers.map((e) => e.key));
+    if (keys.size < 2) continue;
+    violations.push({
+      kind: 'racing_actions_both_accepted',
+      intent: answers[0]!.intent,
+      tenantId: answers[0]!.tenantId,
+      paymentId: answers[0]!.paymentId,
+      detail: `operators racing on one payment were both accepted: ${answers.map((e) => `${e.f} ${e.key}`).join(', ')}`,
+    });
+  }
+  return violations;
+}
+
+/** A refusal for what was asked, not a key in use, a rate limit or an outage. */
+const isBusinessRefusal = (e: ClientEvent) =>
+  !(
+    e.status === 429 ||
+    e.status === 503 ||
+    (e.status === 409 && e.error?.startsWith('idempotency_'))
+  );
+
+/** Items by a key, in their order. */
+export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const list = map.get(key);
+    if (list) list.push(item);
+    else map.set(key, [item]);
+  }
+  return map;
+}

@@ -1,0 +1,634 @@
+import { Rng } from './random.ts';
+
+/** How big a run is. Everything else (what happens when) comes from the seed. */
+export interface ChaosProfile {
+  name: string;
+  /** Checkout intents in total, browser ones included. */
+  intents: number;
+  /** Of those, driven through a real browser page. */
+  browserIntents: number;
+  /** How long the fault phase lasts; intents start spread over it. */
+  durationMs: number;
+  /** Nemesis events during the fault phase (each kind fires at least once if there is room). */
+  nemesisEvents: number;
+  /** The fault kinds the nemesis draws from (`SYSTEM_FAULT_KINDS`, failover and armed ones). */
+  faults: readonly string[];
+  /** Worker processes (several, so leases are taken over). */
+  workers: number;
+  /**
+   * Browser pages open at once. HTTP intents have no cap: each starts at its planned time,
+   * so how many overlap follows from the plan (and from how slow the faults make them).
+   */
+  browserConcurrency: number;
+  /**
+   * After heal: how long browser customers the lanes had not reached by the clients' deadline
+   * may still start while the run is short of its browser floors (`runBrowserLanes`). A floor
+   * measures the work, not the machine: a loaded machine takes longer to do it, up to this
+   * bound, and fails only past it. Absent: none start late.
+   */
+  floorBoundMs?: number;
+  /** After heal: how long the system gets to converge before it counts as stuck. */
+  convergeTimeoutMs: number;
+  /** Configuration that shortens the windows so expiry races happen within one run. */
+  env: Record<string, string>;
+  /**
+   * The operator's money flows (`planRun`): the share of charging HTTP checkouts that
+   * authorise for a manual capture, the share of those receiving money that are refunded,
+   * and processor faults aimed at captures and refunds, on top of `nemesisEvents`; and the
+   * share of automatic card checkouts that meet 3-D Secure (absent: none).
+   */
+  moneyFlows: {
+    manualShare: number;
+    refundShare: number;
+    faults: number;
+    threeDSecureShare?: number;
+    /** The share of operator flows whose operators are rude (`RudePlan`; absent: none). */
+    rudeShare?: number;
+  };
+  /**
+   * The work a run of this profile must show (a run short of any fails, like a fault kind
+   * that never fired): the checker passes vacuously on a run that did nothing. Dropped when
+   * the command line changes the profile's size.
+   */
+  floors?: Partial<CoverageFloors>;
+  /**
+   * The app's database is replicated in this mode, and the nemesis fails it over (absent:
+   * one server, which it crashes).
+   */
+  replication?: string;
+}
+
+/**
+ * The least work a run must show to prove anything: a run whose clients crashed, whose web
+ * answered nothing, or whose faults met no checkout passes the checker vacuously. Each
+ * profile that asserts coverage names its floors (`ChaosProfile.floors`, one home).
+ */
+export interface CoverageFloors {
+  /** Intents whose key has a payment in the app. */
+  intentsWithPayment: number;
+  /** Browser customers whose page sent a checkout (a customer let in who did nothing is not one). */
+  browserStarted: number;
+  /** Browser customers whose checkout made a payment. */
+  browserWithPayment: number;
+  /** Client requests answered ok (status reads not counted). */
+  requestsOk: number;
+  killsInAmbiguityWindow: number;
+  /** Lost responses whose request committed. */
+  lostResponsesCommitted: number;
+  leaseTakeovers: number;
+  /** Late duplicates sent after the checkout key's retention. */
+  expiriesCrossed: number;
+  /** Payments the operator captured, and refunds the processor took. */
+  captures: number;
+  refunds: number;
+  /** 3-D Secure challenges a shopper answered or left. */
+  threeDSecure: number;
+}
+
+/** What a client may buy from: one merchant, its credentials and its price list. */
+export interface TenantCatalogue {
+  tenantId: string;
+  /** Bearer key for REST and tRPC over HTTP. */
+  apiKey: string;
+  /** Where the processor books this tenant's money (faults are armed per account). */
+  processorAccountId: string;
+  products: { id: string; unitAmount: number }[];
+}
+
+type Transport = 'rest' | 'trpc' | 'browser';
+
+/** Stripe's test PaymentMethods: one succeeds, two are declined. */
+const TEST_PAYMENT_METHODS = [
+  'pm_card_visa',
+  'pm_card_chargeDeclined',
+  'pm_card_chargeDeclinedInsufficientFunds',
+] as const;
+export type TestPaymentMethod = (typeof TEST_PAYMENT_METHODS)[number];
+
+/** Stripe's test card that always asks for 3-D Secure, then charges like `pm_card_visa`. */
+const THREE_D_SECURE_CARD = 'pm_card_threeDSecure2Required';
+
+/** The card numbers the checkout page lists for the same PaymentMethods. */
+export const CARD_NUMBER_OF: Record<TestPaymentMethod | typeof THREE_D_SECURE_CARD, string> = {
+  pm_card_visa: '4242424242424242',
+  pm_card_chargeDeclined: '4000000000000002',
+  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_threeDSecure2Required: '4000000000003220',
+};
+
+/**
+ * How a 3-D Secure shopper meets the processor's hosted challenge: `complete` or `fail` it,
+ * or `leave` it unanswered (the reconciler cancels the payment past its abandon window).
+ */
+export interface ChallengePlan {
+  answer: 'complete' | 'fail' | 'leave';
+  /**
+   * The redirect back after the answer is lost (the processor took it, the shopper never
+   * arrives): the shopper asks the return page (`/checkout/return`) again.
+   */
+  loseRedirect: boolean;
+}
+
+/** The PaymentMethod a customer pays with: the 3-D Secure card when it meets a challenge. */
+export const paymentMethodOf = (plan: Pick<IntentPlan, 'paymentMethod' | 'challenge'>) =>
+  plan.challenge ? THREE_D_SECURE_CARD : plan.paymentMethod;
+
+/**
+ * What a checkout does after paying. `charge`: the card is charged at once (automatic
+ * capture). The others authorise first (`capture: 'manual'`) and leave the rest to the
+ * merchant's operator: `capture` captures (all, or a part), `void` releases it, `expire`
+ * waits past the processor's authorisation window and then tries to capture (the payment
+ * must end voided or still authorised, with nothing captured). A `charge` may first meet
+ * the bank's 3-D Secure challenge (`IntentPlan.challenge`).
+ */
+type Flow = 'charge' | 'capture' | 'void' | 'expire';
+
+/** The ends of authorisations, in turn: most are captured. */
+const MANUAL_FLOWS: readonly Flow[] = ['capture', 'void', 'capture', 'expire', 'capture'];
+
+/** One operator request on a payment (a capture, a void, a refund) and how it is sent. */
+export interface OperatorRequestPlan {
+  /** The request's own Idempotency-Key. */
+  key: string;
+  /** Sent this many times at once: 2 is a double-click (one key, two requests). */
+  submits: 1 | 2;
+  /** The first answer is dropped after the server ran it; the client retries with the key. */
+  loseFirstResponse: boolean;
+  /** Minor units; absent: all there is (all that was authorised, all that is left). */
+  amount?: number;
+}
+
+/** One customer's intent to pay for one cart, and how that customer behaves. */
+export interface IntentPlan {
+  id: string;
+  tenantId: string;
+  transport: Transport;
+  /** The intent's Idempotency-Key (the browser makes its own; this one is then unused). */
+  key: string;
+  lines: { productId: string; quantity: number }[];
+  /** What the cart costs at the catalogue's prices. */
+  amount: number;
+  /** What the other cart sent with the same key costs (`reuseKeyWithOtherCart`). */
+  reuseAmount: number;
+  paymentMethod: TestPaymentMethod;
+  /** Offset from the start of the fault phase. */
+  startAtMs: number;
+  /** The first attempt is sent this many times at once (double / triple submit). */
+  submits: 1 | 2 | 3;
+  /** The first answer is lost: the server processed the request, the client never hears. */
+  loseFirstResponse: boolean;
+  /** The client's own timeout per request. */
+  clientTimeoutMs: number;
+  /** After a definite answer, send the same request again this much later. */
+  lateDuplicateAfterMs: number | null;
+  /** Also send the same key with another cart (must be refused, never charged). */
+  reuseKeyWithOtherCart: boolean;
+  /** The customer gives up after this many attempts without a definite answer. */
+  giveUpAfterAttempts: number;
+  /** Browser only: reload the page while the payment is in flight. */
+  reloadMidPayment: boolean;
+  flow: Flow;
+  /**
+   * A 3-D Secure shopper: pays with the card that asks for the challenge (instead of
+   * `paymentMethod`, a `pm_card_visa` whose other draws stay the seed's) and answers it so.
+   */
+  challenge?: ChallengePlan;
+  /**
+   * Manual flows: the operator's capture or void, sent this long after the payment shows
+   * authorised (`expire`: past the authorisation window).
+   */
+  operatorAction?: OperatorRequestPlan & { afterMs: number };
+  /**
+   * Refunds the operator sends one after another once the payment received money: partial
+   * ones, the rest, and now and then more than is left (which must be refused, moving nothing).
+   */
+  refunds: OperatorRequestPlan[];
+  /** How the merchant's operators stop being polite on this payment (absent: they behave). */
+  rude?: RudePlan;
+}
+
+/**
+ * Operators who do what the polite ones never do: race each other, send everything at once,
+ * reuse keys on other transports and operations, act with a session already signed out. Each
+ * must end in one action per key and one capture or void per payment, every refusal a `fail`
+ * that changed nothing.
+ */
+interface RudePlan {
+  /**
+   * Manual flows: a second operator acts on the payment at the same moment as the first, under
+   * a key of its own: a void against a capture, a capture against a void or against a capture
+   * of another amount. One of the two may act.
+   */
+  rival?: OperatorRequestPlan & { f: 'capture' | 'void' };
+  /**
+   * The refunds are sent all at once, each under its own key and each for all that is left,
+   * not one after another.
+   */
+  refundsAtOnce: boolean;
+  /**
+   * The first refund's request goes out over tRPC, REST and GraphQL at once, one key and one
+   * body: every answer names one refund.
+   */
+  refundAcrossTransports: boolean;
+  /** Once the capture is accepted, its key is sent for a refund: 422, nothing refunded. */
+  captureKeyForRefund: boolean;
+  /**
+   * The first action is sent first from an operator session signed out on the server: 401,
+   * nothing done (under a key of its own, which must hold no action), then with the API key.
+   */
+  revokedSession: boolean;
+}
+
+/** One fault the nemesis injects. */
+export interface NemesisPlan {
+  id: string;
+  kind: string;
+  atMs: number;
+  /**
+   * How long a killed process stays down, or a paused worker stays stopped. A pause lasts
+   * past the lease, and two thirds of them also past the processor's key retention (a worker
+   * stopped right after claiming a job wakes up to a processor that forgot its keys).
+   */
+  downMs: number;
+  /** Process faults: which worker; processor faults: which tenant's account. */
+  target: string;
+  /** Processor faults: how many requests / deliveries it hits. */
+  count: number;
+  /** `delay` / `slow_webhook`: how long; `not_found`: how long the charged intent stays unreadable. */
+  delayMs: number;
+  /** `pg_terminate_storm`: how many rounds of pg_terminate_backend. */
+  rounds: number;
+  /** Request faults: the call they hit (absent: `payment_intents.confirm`, the charge). */
+  operation?: MoneyOperation;
+}
+
+/** The processor calls of the operator's money actions a request fault may aim at. */
+type MoneyOperation = 'payment_intents.capture' | 'refunds.create';
+
+/** Request faults that an operator's capture or refund may meet (the charge's own kinds). */
+const MONEY_FAULT_KINDS = [
+  'fail_before_charge',
+  'fail_after_charge',
+  'charge_then_drop',
+  'delay',
+] as const;
+
+export interface RunPlan {
+  seed: number;
+  intents: IntentPlan[];
+  nemesis: NemesisPlan[];
+}
+
+const priceOf = (tenant: TenantCatalogue, productId: string) =>
+  tenant.products.find((p) => p.id === productId)!.unitAmount;
+
+function randomCart(rng: Rng, tenant: TenantCatalogue): IntentPlan['lines'] {
+  const count = rng.int(1, Math.min(3, tenant.products.length));
+  const chosen = new Set<string>();
+  while (chosen.size < count) chosen.add(rng.pick(tenant.products).id);
+  return [...chosen].map((productId) => ({ productId, quantity: rng.int(1, 3) }));
+}
+
+/**
+ * The whole run as a pure function of the seed: same seed, same profile, same catalogue,
+ * same plan. Intents start spread over the first 85% of the fault phase (browser ones over
+ * the first 60%); each fault kind the profile names is scheduled at least once (if there is
+ * room), the rest drawn at random (pauses weighted up).
+ *
+ * @example
+ * const plan = planRun(42, PROFILES.ci!, catalogues, {
+ *   workerNames: ['worker-1', 'worker-2'], leaseMs: 3_000, processorTimeoutMs: 4_000, reconcileAfterMs: 4_000,
+ * });
+ */
+export function planRun(
+  seed: number,
+  profile: ChaosProfile,
+  catalogues: readonly TenantCatalogue[],
+  options: {
+    workerNames: readonly string[];
+    leaseMs: number;
+    processorTimeoutMs: number;
+    /** How long an unsettled payment waits before the reconciler looks at it. */
+    reconcileAfterMs: number;
+    /** How long until the processor has forgotten an idempotency key (retention + reaping). */
+    processorKeyForgetMs?: number;
+  },
+): RunPlan {
+  const root = new Rng(seed);
+  const intentRng = root.fork('intents');
+  const nemesisRng = root.fork('nemesis');
+
+  const transports: Transport[] = [];
+  for (let i = 0; i < profile.intents; i++) {
+    transports.push(
+      i < profile.browserIntents ? 'browser' : intentRng.chance(0.5) ? 'rest' : 'trpc',
+    );
+  }
+  // Browser intents interleaved with HTTP ones, not all first.
+  for (let i = transports.length - 1; i > 0; i--) {
+    const j = intentRng.int(0, i);
+    [transports[i], transports[j]] = [transports[j]!, transports[i]!];
+  }
+
+  // Authorisations take their ends in turn, so every run has each of them.
+  let manualSoFar = 0;
+  const nextManualFlow = (): Flow => MANUAL_FLOWS[manualSoFar++ % MANUAL_FLOWS.length]!;
+  const intents: IntentPlan[] = transports.map((transport, index) => {
+    const rng = intentRng.fork(`intent-${index}`);
+    const tenant = rng.pick(catalogues);
+    const lines = randomCart(rng, tenant);
+    const amount = lines.reduce((sum, l) => sum + priceOf(tenant, l.productId) * l.quantity, 0);
+    const roll = rng.next();
+    const paymentMethod: TestPaymentMethod =
+      roll < 0.8
+        ? 'pm_card_visa'
+        : roll < 0.9
+          ? 'pm_card_chargeDeclined'
+          : 'pm_card_chargeDeclinedInsufficientFunds';
+    return {
+      id: `i${String(index + 1).padStart(4, '0')}`,
+      tenantId: tenant.tenantId,
+      transport,
+      key: `chaos-${seed}-${index + 1}-${rng.token(8)}`,
+      lines,
+      amount,
+      // The other cart is this one with one more of each line (see the HTTP client).
+      reuseAmount: lines.reduce(
+        (sum, l) => sum + priceOf(tenant, l.productId) * (l.quantity + 1),
+        0,
+      ),
+      paymentMethod,
+      // Browser customers take tens of seconds each (page loads, clicks, waiting for the
+      // end): they start in the first 60% so that every one of them gets to pay.
+      startAtMs: Math.floor(
+        rng.next() * profile.durationMs * (transport === 'browser' ? 0.6 : 0.85),
+      ),
+      submits: rng.chance(0.25) ? (rng.chance(0.4) ? 3 : 2) : 1,
+      loseFirstResponse: rng.chance(0.25),
+      clientTimeoutMs: rng.pick([3_000, 5_000, 8_000]),
+      lateDuplicateAfterMs: rng.chance(0.15) ? rng.int(2_000, 25_000) : null,
+      reuseKeyWithOtherCart: transport !== 'browser' && rng.chance(0.08),
+      // Most customers keep retrying until they get an answer (the heal guarantees one).
+      giveUpAfterAttempts: rng.chance(0.1) ? 1 : 1_000,
+      reloadMidPayment: transport === 'browser' && rng.chance(0.4),
+      // Drawn from a fork of its own: the draws above stay what they were for a seed.
+      ...moneyFlowOf(rng.fork('money'), profile, {
+        key: `chaos-${seed}-${index + 1}`,
+        http: transport !== 'browser',
+        charging: paymentMethod === 'pm_card_visa',
+        amount,
+        nextManualFlow,
+      }),
+    };
+  });
+  // 3-D Secure from a fork of its own too: which card charges changes, no other draw does.
+  for (const [index, intent] of intents.entries()) {
+    const challenge = challengeOf(intentRng.fork(`three-d-secure-${index}`), profile, intent);
+    if (challenge) intent.challenge = challenge;
+  }
+  // Rude operators from forks of their own too: no other draw changes.
+  for (const [index, intent] of intents.entries()) {
+    const rude = rudeOf(intentRng.fork(`rude-${index}`), profile, intent);
+    if (rude) intent.rude = rude;
+  }
+  // Keys are the client's to choose, so two merchants' clients may pick the same one (an
+  // order number, say). Keys are scoped by tenant: such pairs must never meet.
+  const tenantsOfKey = new Map<string, Set<string>>(
+    intents.map((i) => [i.key, new Set([i.tenantId])]),
+  );
+  for (let i = 1; i < intents.length; i++) {
+    const intent = intents[i]!;
+    const earlier = intents[intentRng.int(0, i - 1)]!;
+    const holders = tenantsOfKey.get(earlier.key)!;
+    if (
+      intentRng.chance(0.2) &&
+      intent.transport !== 'browser' &&
+      earlier.transport !== 'browser' &&
+      !holders.has(intent.tenantId)
+    ) {
+      intent.key = earlier.key;
+      holders.add(intent.tenantId);
+      // Soon after the other tenant's client, while its key record still lives (the key's
+      // TTL is seconds in chaos runs): a lookup that ignored the tenant would find it.
+      intent.startAtMs = Math.min(
+        earlier.startAtMs + intentRng.int(300, 4_000),
+        Math.floor(profile.durationMs * 0.85),
+      );
+    }
+  }
+  intents.sort((a, b) => a.startAtMs - b.startAtMs);
+
+  const kinds: string[] = [...profile.faults];
+  // A stall inside a job is the rarest interleaving to reach by chance (it must land between
+  // a claim and the processor call): pauses are drawn three times as often as other faults.
+  const pool: string[] = profile.faults.includes('pause_worker')
+    ? [...profile.faults, 'pause_worker', 'pause_worker']
+    : [...profile.faults];
+  while (kinds.length < profile.nemesisEvents) kinds.push(nemesisRng.pick(pool));
+  kinds.length = Math.min(kinds.length, profile.nemesisEvents);
+  for (let i = kinds.length - 1; i > 0; i--) {
+    const j = nemesisRng.int(0, i);
+    [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
+  }
+  const nemesis: NemesisPlan[] = kinds.map((kind, index) => {
+    const rng = nemesisRng.fork(`event-${index}`);
+    const isWorkerFault = kind === 'kill_worker' || kind === 'pause_worker';
+    // Evenly spread with jitter, so faults overlap with traffic from start to end.
+    const atMs = Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9);
+    const shortPause = options.leaseMs + rng.int(300, 2_000);
+    const longPause = shortPause + (options.processorKeyForgetMs ?? 0);
+    const pauseMs =
+      options.processorKeyForgetMs && rng.chance(0.67) && atMs + longPause <= profile.durationMs
+        ? longPause
+        : shortPause;
+    return {
+      id: `n${String(index + 1).padStart(3, '0')}`,
+      kind,
+      atMs,
+      downMs: kind === 'pause_worker' ? pauseMs : rng.int(200, 1_500),
+      target: isWorkerFault
+        ? rng.pick(options.workerNames)
+        : rng.pick(catalogues).processorAccountId,
+      count: kind === 'not_found' ? 1 : rng.int(1, 3),
+      delayMs:
+        kind === 'delay'
+          ? options.processorTimeoutMs + rng.int(500, 3_000)
+          : kind === 'not_found'
+            ? // The intent stays unreadable past the job's retry (seconds late when the
+              // workers are stalled) and the reconciler's first look (the reconcile-after
+              // window plus a pass), so both read a 404.
+              options.reconcileAfterMs + rng.int(15_000, 25_000)
+            : rng.int(1_000, 4_000),
+      rounds: rng.int(2, 5),
+    };
+  });
+  guaranteeLongPause(nemesis, profile, options.processorKeyForgetMs);
+  nemesis.push(...moneyFaults(root.fork('money-nemesis'), profile, catalogues, options));
+  nemesis.sort((a, b) => a.atMs - b.atMs);
+  return { seed, intents, nemesis };
+}
+
+/**
+ * Every run that pauses workers stalls one past the processor's key retention (a worker that
+ * wakes up after the processor forgot its key is the race lease fencing closes): when no draw
+ * made a pause long, the first that still fits in the fault phase is made long. Which draws
+ * of the seed are long is otherwise unchanged.
+ */
+function guaranteeLongPause(
+  nemesis: NemesisPlan[],
+  profile: ChaosProfile,
+  processorKeyForgetMs: number | undefined,
+): void {
+  if (!processorKeyForgetMs) return;
+  const pauses = nemesis.filter((n) => n.kind === 'pause_worker');
+  if (pauses.some((p) => p.downMs > processorKeyForgetMs)) return;
+  const fits = pauses.find((p) => p.atMs + p.downMs + processorKeyForgetMs <= profile.durationMs);
+  if (fits) fits.downMs += processorKeyForgetMs;
+}
+
+/**
+ * An HTTP customer's money flow: a share of the charging ones authorise for a manual
+ * capture (captured in full or in part, voided, or left past the window), and a share of
+ * those that receive money are refunded one to three times. Each operator request may be
+ * double-clicked or lose its first answer. Declined cards and browser customers only charge.
+ */
+function moneyFlowOf(
+  rng: Rng,
+  profile: ChaosProfile,
+  intent: {
+    key: string;
+    http: boolean;
+    charging: boolean;
+    amount: number;
+    nextManualFlow: () => Flow;
+  },
+): Pick<IntentPlan, 'flow' | 'operatorAction' | 'refunds'> {
+  if (!intent.http || !intent.charging) return { flow: 'charge', refunds: [] };
+  const request = (suffix: string, amount?: number): OperatorRequestPlan => ({
+    key: `${intent.key}-${suffix}-${rng.token(6)}`,
+    submits: rng.chance(0.3) ? 2 : 1,
+    loseFirstResponse: rng.chance(0.3),
+    ...(amount === undefined ? {} : { amount }),
+  });
+  const roll = rng.next();
+  const manual = roll < profile.moneyFlows.manualShare;
+  const flow: Flow = manual ? intent.nextManualFlow() : 'charge';
+  const captured =
+    flow === 'capture' && rng.chance(0.4)
+      ? Math.max(1, Math.floor((intent.amount * rng.int(50, 90)) / 100))
+      : undefined;
+  const window = Number(profile.env.PROCESSOR_AUTHORIZATION_WINDOW_MS ?? 0);
+  const operatorAction = manual
+    ? {
+        ...request(flow === 'void' ? 'void' : 'capture', captured),
+        afterMs: flow === 'expire' ? window + rng.int(2_000, 5_000) : rng.int(0, 2_000),
+      }
+    : undefined;
+  const received =
+    flow === 'charge' ? intent.amount : flow === 'capture' ? (captured ?? intent.amount) : 0;
+  const refunds: OperatorRequestPlan[] = [];
+  if (received > 0 && rng.chance(profile.moneyFlows.refundShare)) {
+    const count = rng.int(1, 3);
+    for (let i = 0; i < count; i++) {
+      const last = i === count - 1;
+      // Parts of a fifth to a third; the last one the rest, or now and then more than is left.
+      const amount = !last
+        ? Math.max(1, Math.floor((received * rng.int(20, 33)) / 100))
+        : rng.chance(0.2)
+          ? received + 1
+          : rng.chance(0.5)
+            ? undefined
+            : Math.max(1, Math.floor((received * rng.int(10, 30)) / 100));
+      refunds.push(request(`refund${i + 1}`, amount));
+    }
+  }
+  return { flow, ...(operatorAction ? { operatorAction } : {}), refunds };
+}
+
+/**
+ * A share of the automatic card checkouts (`pm_card_visa`, flow `charge`) meet 3-D Secure:
+ * half complete the challenge, a quarter fail it, a quarter leave it; a third of those who
+ * answer lose the redirect back.
+ */
+function challengeOf(
+  rng: Rng,
+  profile: ChaosProfile,
+  intent: Pick<IntentPlan, 'paymentMethod' | 'flow'>,
+): ChallengePlan | undefined {
+  const share = profile.moneyFlows.threeDSecureShare ?? 0;
+  if (intent.paymentMethod !== 'pm_card_visa' || intent.flow !== 'charge') return undefined;
+  if (!rng.chance(share)) return undefined;
+  const roll = rng.next();
+  const answer = roll < 0.5 ? 'complete' : roll < 0.75 ? 'fail' : 'leave';
+  return { answer, loseRedirect: answer !== 'leave' && rng.chance(0.35) };
+}
+
+/**
+ * A share of the operators' flows (`moneyFlows.rudeShare`) turn rude: each behaviour drawn on
+ * its own, where the flow has the request it needs (a rival only against a capture or void in
+ * the window, the capture key's reuse only where a capture is planned, transports and bursts
+ * only where there are refunds).
+ */
+function rudeOf(
+  rng: Rng,
+  profile: ChaosProfile,
+  intent: Pick<IntentPlan, 'key' | 'flow' | 'operatorAction' | 'refunds' | 'amount'>,
+): RudePlan | undefined {
+  const share = profile.moneyFlows.rudeShare ?? 0;
+  if (!intent.operatorAction && intent.refunds.length === 0) return undefined;
+  if (!rng.chance(share)) return undefined;
+  const racing = intent.flow === 'capture' || intent.flow === 'void';
+  const rivalF = intent.flow === 'void' || rng.chance(0.5) ? 'capture' : 'void';
+  const rival =
+    racing && rng.chance(0.6)
+      ? ({
+          f: rivalF,
+          key: `${intent.key}-rival-${rng.token(6)}`,
+          submits: 1 as const,
+          loseFirstResponse: false,
+          // A rival capture asks for less than all: another body, another key.
+          ...(rivalF === 'capture' ? { amount: Math.max(1, Math.floor(intent.amount / 2)) } : {}),
+        } satisfies RudePlan['rival'])
+      : undefined;
+  return {
+    ...(rival ? { rival } : {}),
+    refundsAtOnce: intent.refunds.length > 1 && rng.chance(0.6),
+    refundAcrossTransports: intent.refunds.length > 0 && rng.chance(0.5),
+    captureKeyForRefund: intent.flow === 'capture' && rng.chance(0.5),
+    revokedSession: rng.chance(0.3),
+  };
+}
+
+/**
+ * Processor request faults aimed at the operator's captures and refunds (the charge's faults
+ * stay on the confirm): each arms two to three requests of a tenant's account, spread over the
+ * first 70% of the fault phase, when money flows are under way.
+ */
+function moneyFaults(
+  rng: Rng,
+  profile: ChaosProfile,
+  catalogues: readonly TenantCatalogue[],
+  options: { processorTimeoutMs: number },
+): NemesisPlan[] {
+  const kinds = MONEY_FAULT_KINDS.filter((k) => profile.faults.includes(k));
+  if (kinds.length === 0) return [];
+  return Array.from({ length: profile.moneyFlows.faults }, (_, index) => {
+    const kind = rng.pick(kinds);
+    return {
+      id: `m${String(index + 1).padStart(3, '0')}`,
+      kind,
+      atMs: Math.floor(
+        ((index + rng.next()) / profile.moneyFlows.faults) * profile.durationMs * 0.7,
+      ),
+      downMs: 0,
+      target: rng.pick(catalogues).processorAccountId,
+      // Two or three requests: captures are few and late in a run, so a fault waits for them.
+      count: rng.int(2, 3),
+      delayMs: kind === 'delay' ? options.processorTimeoutMs + rng.int(500, 3_000) : 0,
+      rounds: 0,
+      // The refund one time in three, the capture the other two (captures are fewer), so both
+      // paths meet a fault in every run.
+      operation: index % 3 === 0 ? 'refunds.create' : 'payment_intents.capture',
+    };
+  });
+}

@@ -1,0 +1,245 @@
+import type { History } from './history.ts';
+import type { IntentPlan, NemesisPlan, TenantCatalogue } from './schedule.ts';
+
+/** Faults on a target's own parts: its processes and its database. */
+export const SYSTEM_FAULT_KINDS = [
+  'kill_web',
+  'kill_worker',
+  'kill_processor',
+  'pause_worker',
+  'pg_crash_restart',
+  'pg_terminate_storm',
+] as const;
+
+/**
+ * Faults on a replicated app database (`failDatabaseOver`): the primary killed -9 (then
+ * rewound and rejoined), partitioned then stopped (then resumed: it demotes and rewinds), a
+ * planned switchover, and COMMITs cancelled while they wait for the synchronous standby.
+ */
+export const FAILOVER_FAULT_KINDS = [
+  'pg_kill_primary',
+  'pg_stop_primary',
+  'pg_switchover',
+  'pg_sync_cancel',
+] as const;
+export type FailoverFaultKind = (typeof FAILOVER_FAULT_KINDS)[number];
+
+/**
+ * Whether the target arms `kind` at its processor (`armProcessorFault`: the Once mock
+ * processor's `fail_after_charge`, `delay`, ...), as any kind that is neither a system nor a
+ * failover fault.
+ */
+export const isArmedFault = (kind: string): boolean =>
+  !([...SYSTEM_FAULT_KINDS, ...FAILOVER_FAULT_KINDS] as readonly string[]).includes(kind);
+
+/** A row the old primary held and the new one does not, with when it was written. */
+export interface LostRow {
+  id: string;
+  /** Its `created_at` (epoch ms): a row back under its id with another one was made again. */
+  createdAt: number;
+}
+
+/** One failover as the nemesis saw it. */
+export interface FailoverRecord {
+  kind: FailoverFaultKind;
+  from: string;
+  to: string;
+  /** Per table: rows the old primary held, absent on the new primary. */
+  lost: Record<'payments' | 'refunds' | 'payment_actions', LostRow[]>;
+}
+
+/** A payment as the application's database holds it. */
+export interface AppPayment {
+  tenantId: string;
+  id: string;
+  status: string;
+  amount: number;
+  /** A captured payment's captured amount (its one charge is of it); absent otherwise. */
+  amountCaptured?: number | null;
+  /** What the app holds refunded (its refunds the processor took); absent: none. */
+  amountRefunded?: number;
+  /** `manual`: an authorisation the operator captures or voids; absent: `automatic`. */
+  captureMethod?: string;
+  idempotencyKey: string;
+  /** The key its charge is sent to the processor with (a payment re-created after a lost commit shares it). */
+  downstreamKey?: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One money movement in the processor's ledger, attributed through its metadata. */
+export interface LedgerEntry {
+  kind: 'charge' | 'refund';
+  accountId: string;
+  tenantId: string | null;
+  paymentId: string | null;
+  amount: number;
+  paymentIntentId: string;
+  createdAt: number;
+  /** The `Idempotency-Key` of the request that moved the money (a refund's downstream key). */
+  idempotencyKey?: string | null;
+  /** A refund row's processor refund id (`re_...`). */
+  refundId?: string | null;
+  /** The charge's payment intent's `downstream_key` metadata (absent for refunds). */
+  downstreamKey?: string | null;
+}
+
+/** A refund as the application's database holds it. */
+export interface AppRefund {
+  tenantId: string;
+  id: string;
+  paymentId: string;
+  amount: number;
+  /** requested | pending | succeeded | failed | unknown */
+  status: string;
+  /** The key the worker sends it with (the ledger row's `idempotencyKey`). */
+  downstreamKey: string;
+  /** The processor's refund, once an answer named it. */
+  processorRefundId: string | null;
+  /** Why a failed refund failed (the processor's refusal code), if it did. */
+  failureCode?: string | null;
+  /** When the row was written (epoch ms). */
+  createdAt?: number;
+}
+
+/** Something that happened to a payment behind the scenes, for violation timelines. */
+export interface BackstageEvent {
+  at: number;
+  paymentId: string;
+  what: string;
+}
+
+/** Both databases read after the run: the facts the checker decides from. */
+export interface Snapshot {
+  payments: AppPayment[];
+  ledger: LedgerEntry[];
+  /** The app's refunds (absent: a target whose schedule refunds nothing). */
+  refunds?: AppRefund[];
+  /**
+   * Which money action each operator key made (absent: a target that cannot tell): one per
+   * (tenant, key), whatever the transport.
+   */
+  moneyActionKeys?: { tenantId: string; key: string; kind: string; paymentId: string }[];
+  /** Outbox job attempts, webhook deliveries, ...: shown in timelines only. */
+  backstage: BackstageEvent[];
+  /** Counters only the system can tell (lease takeovers, replays served, ...). */
+  counters: Record<string, number>;
+  /**
+   * Processor fault effects: requests (or deliveries) each armed fault was applied to (its
+   * effect happened: a request that took it and was spared, such as a replay, is not one), by the id
+   * `armProcessorFault` returned, and summed per processor fault kind (faults the processor
+   * armed itself included, such as the 404 lag after a `lag_ms` charge). A fault armed but
+   * never matched bit 0 times: it did not fire.
+   */
+  faultUses?: { byId: Record<string, number>; byKind: Record<string, number> };
+  /** A replicated app database: its mode and every failover the nemesis made. */
+  failover?: { mode: string; failovers: FailoverRecord[] };
+}
+
+/** How the nemesis crashes PostgreSQL. */
+export type DatabaseCrash = 'immediate_shutdown' | 'kill_postmaster';
+
+/** What a target's clients share: the run's history and clock, the web, the catalogues. */
+export interface ClientContext {
+  history: History;
+  webUrl: () => string;
+  catalogue: (tenantId: string) => TenantCatalogue;
+  sleep: (ms: number) => Promise<void>;
+  /** Past this point (ms since run start) the client stops, whatever it holds. */
+  deadlineAt: () => number;
+}
+
+/**
+ * The clients that drive a target's checkout. The engine decides who starts when, and
+ * records nothing itself: each request goes into `ctx.history` as invoke + ok / fail / info.
+ */
+export interface ChaosClients {
+  /** One customer paying over HTTP, then its operator's capture, void or refunds. */
+  http(intent: IntentPlan, ctx: ClientContext): Promise<unknown>;
+  /** One customer in a browser page, and the payment it made (absent: no browser customers). */
+  browser?(intent: IntentPlan, ctx: ClientContext): Promise<{ paymentId?: string } | undefined>;
+  /** Closes the pages of customers still busy long after the heal: nothing may land later. */
+  abandon?(): Promise<void>;
+  /**
+   * After a failover run's clients: those who find an acknowledged write gone come back for
+   * it; resolves with what they did, as log lines.
+   */
+  returning?(intents: readonly IntentPlan[], ctx: ClientContext): Promise<string[]>;
+}
+
+/**
+ * What the engine needs from a system under test, a team's checkout or Once's own
+ * (`e2e/chaos/once-target.ts`): its clients, its parts to kill, pause and restart (process
+ * groups, `docker compose` services or systemd units, by name), the faults it can arm, and
+ * how to read its books and its processor's ledger. The schedule, nemesis, checker, floors
+ * and report then work unchanged. The caller starts the target and stops it (`stop`).
+ */
+export interface ChaosTarget {
+  clients: ChaosClients;
+  /** The tenants clients buy from. */
+  catalogues: readonly TenantCatalogue[];
+  /** Names of the worker processes the nemesis may kill or pause. */
+  workerNames: readonly string[];
+  /** The shortened windows in effect (the schedule sizes pauses and delays from them). */
+  leaseMs: number;
+  processorTimeoutMs: number;
+  /** How long an unsettled payment waits (with no live job) before the reconciler looks. */
+  reconcileAfterMs: number;
+  /** How long the app keeps a checkout key: late duplicates past it cross an expiry. */
+  keyTtlMs: number;
+  /** How long until the processor has forgotten an idempotency key (absent: never). */
+  processorKeyForgetMs?: number;
+  /** Base URL clients send to (changes never; restarts keep the port). */
+  webUrl: string;
+  /**
+   * Kill a part (`web`, `processor`, `worker-N`) as a crash does; `restart` starts it again
+   * and waits until healthy.
+   */
+  kill(name: string): Promise<void>;
+  restart(name: string): Promise<void>;
+  /**
+   * Stop / continue a part. With `atNextClaim`, the stop waits (10 s at most)
+   * for a worker to claim a job and lands inside the job, before its first call to the
+   * processor, where a stall matters (a worker stopped while idle proves little); it may
+   * stop whichever worker claims first. Resolves with the worker it stopped (resume that
+   * one) and the job, if the target can tell; undefined if nothing was stopped.
+   */
+  pause(
+    name: string,
+    options?: { atNextClaim?: boolean },
+  ): Promise<{ worker: string; job?: string } | undefined>;
+  resume(name: string): Promise<void>;
+  /**
+   * Crash the database and start it again; resolves once it accepts connections. `how`:
+   * an immediate shutdown (default), or SIGKILL of the postmaster alone, what the OOM killer
+   * does (its wrapper process must notice and exit by itself).
+   */
+  crashRestartDatabase(how?: DatabaseCrash): Promise<void>;
+  /**
+   * Terminate every client backend once; returns how many were terminated (backends
+   * `pg_terminate_backend` answered true for, not the ones it was asked about).
+   */
+  terminateBackends(): Promise<number>;
+  /**
+   * A failover fault on a replicated app database (absent: the target has none). Resolves
+   * once the cluster is healthy again, with what happened and how much it bit.
+   */
+  failDatabaseOver?(
+    kind: FailoverFaultKind,
+    downMs: number,
+  ): Promise<{ detail: string; bit: number }>;
+  /**
+   * Arm a fault at the processor for one account (fail/drop/delay a request, duplicate/slow
+   * webhooks); resolves with the fault's id, whose uses `snapshot()` reports.
+   */
+  armProcessorFault(plan: NemesisPlan): Promise<string | undefined>;
+  /** Every part that should be up, is up (restart the dead, resume the stopped), faults off. */
+  heal(): Promise<void>;
+  /** Payments that are not terminal yet (the system has not converged while > 0). */
+  pendingPayments(): Promise<number>;
+  /** The app's books and the processor's ledger, read after the run. */
+  snapshot(): Promise<Snapshot>;
+  /** Called by the target when a process exits without the nemesis asking. */
+  onUnexpectedExit(listener: (name: string, detail: string) => void): void;
+  stop(): Promise<void>;
+}
