@@ -1,12 +1,16 @@
 import { apiProblemResponse, isApiError } from '@once/api/errors';
-import { findIntentNamedBy, recordIntentEventOnce } from '@once/api/webhooks';
+import {
+  findIntentNamedBy,
+  type RecordedOnce,
+  recordIntentEventOnce,
+  recordRefundEventOnce,
+} from '@once/api/webhooks';
 import { isIdempotencyError } from '@once/idempotency';
 import { problemDetailsResponse } from '@once/idempotency/fetch';
 import { confirmedEventOf, handledProcessorEventTypes, isRefundEventType } from '@once/payments';
 import Stripe from 'stripe';
 import { readTextWithinLimit, WEBHOOK_MAX_BODY_BYTES } from './body-limit.ts';
 import { type ProcessorFor, processorClientsFrom } from './processor-clients.ts';
-import { applyRefundEvent } from './processor-webhook-refund.ts';
 import type { WebRuntime } from './runtime.ts';
 import {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
@@ -15,10 +19,17 @@ import {
   WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS,
 } from './webhook-clock-skew.ts';
 
-function problem(status: number, code: string, title: string): Response {
+/** A refusal as problem+json; `retry` adds Retry-After (the processor will deliver again). */
+function problem(status: number, code: string, title: string, retry = false): Response {
   return Response.json(
     { type: `https://once.dev/problems/${code}`, title, status, code },
-    { status, headers: { 'content-type': 'application/problem+json' } },
+    {
+      status,
+      headers: {
+        'content-type': 'application/problem+json',
+        ...(retry ? { 'retry-after': '5' } : {}),
+      },
+    },
   );
 }
 
@@ -31,7 +42,8 @@ function accepted(body: Record<string, unknown>): Response {
  * body, PROCESSOR_WEBHOOK_SECRET, `ONCE_WEBHOOK_TOLERANCE_SECONDS` measured on the runtime's
  * clock, default 300 s as Stripe), then applies
  * `payment_intent.succeeded` / `payment_intent.payment_failed` / `payment_intent.canceled` (an
- * authorisation the processor ended uncaptured: `voided`) exactly once per event id:
+ * authorisation the processor ended uncaptured: `voided`) and the refund events (each refund
+ * moved as its lifecycle allows, @once/payments `recordProcessorRefunds`) exactly once per event id:
  * the event id is an idempotency key (tenant-scoped, operation `webhooks.processor`), and
  * its stored answer commits in the same transaction as the payment update. A redelivery
  * gets the stored answer with `Idempotent-Replayed: true` and changes nothing.
@@ -111,79 +123,104 @@ export function createProcessorWebhookHandler(
         `web: webhook ${event.id} accepted with clock skew: ${describeSkew(skew)} (tolerance ${tolerance} s)`,
       );
     }
-    if (isRefundEventType(event.type)) {
-      processorFor ??= processorClientsFrom(process.env);
-      try {
-        return await applyRefundEvent(event, { deps, processorFor });
-      } catch (error) {
-        if (isIdempotencyError(error)) return problemDetailsResponse(error);
-        throw error;
-      }
-    }
-    if (!handledProcessorEventTypes.includes(event.type)) {
+    if (!isRefundEventType(event.type) && !handledProcessorEventTypes.includes(event.type)) {
       return accepted({ ignored: 'unhandled_type' });
     }
-    // Only an intent we recorded, and only as the processor says it is now.
-    const named = await findIntentNamedBy(
-      deps.db,
-      event as Parameters<typeof findIntentNamedBy>[1],
-    );
-    if (named.kind === 'unknown_tenant') {
-      console.log(`web: webhook ${event.id} ${event.type} ignored: no tenant`);
-      return accepted({ ignored: 'unknown_tenant' });
-    }
-    if (named.kind === 'not_the_recorded_intent') {
-      const { recorded } = named;
-      console.log(
-        `web: webhook ${event.id} ${event.type} ignored: intent ${named.intentId} is not the one recorded on payment ${named.paymentId ?? '(none named)'} (${recorded ? (recorded.intentId ?? 'none recorded yet') : 'no such payment'})`,
-      );
-      return accepted({ ignored: 'not_the_recorded_intent' });
-    }
-    const { tenantId, recorded } = named;
     processorFor ??= processorClientsFrom(process.env);
-    if (!processorFor) {
-      return problem(503, 'processor_unconfigured', 'PROCESSOR_URL is not configured');
-    }
-    let intent: Stripe.PaymentIntent;
     try {
-      intent = await processorFor(recorded.secretKey).paymentIntents.retrieve(recorded.intentId);
+      return await applyEvent(event, deps, processorFor);
     } catch (error) {
-      console.log(
-        `web: webhook ${event.id} ${event.type} not applied: retrieving ${recorded.intentId} failed (${error instanceof Error ? error.message : String(error)}); answered 503, the processor delivers again`,
-      );
-      const unavailable = problem(
-        503,
-        'processor_unavailable',
-        'The processor could not be asked about this intent; deliver again later',
-      );
-      unavailable.headers.set('retry-after', '5');
-      return unavailable;
+      if (error instanceof ProcessorUnavailable) {
+        return problem(503, 'processor_unavailable', PROCESSOR_UNAVAILABLE, true);
+      }
+      if (isIdempotencyError(error)) return problemDetailsResponse(error);
+      throw error;
     }
+  };
+}
+
+const PROCESSOR_UNAVAILABLE =
+  'The processor could not be asked about this intent; deliver again later';
+
+/**
+ * A verified event of a handled type, applied once: only if it names the intent recorded on
+ * its payment, and only as the processor answers now about that intent (its status; for a
+ * refund event, its refunds as `refunds.list` returns them), never as the body says.
+ */
+async function applyEvent(
+  event: Stripe.Event,
+  deps: WebRuntime['deps'],
+  processorFor: ProcessorFor | undefined,
+): Promise<Response> {
+  const said = (what: string) => console.log(`web: webhook ${event.id} ${event.type} ${what}`);
+  const named = await findIntentNamedBy(deps.db, event as Parameters<typeof findIntentNamedBy>[1]);
+  if (named.kind === 'unknown_tenant') {
+    said('ignored: no tenant');
+    return accepted({ ignored: 'unknown_tenant' });
+  }
+  if (named.kind === 'not_the_recorded_intent') {
+    const { recorded } = named;
+    said(
+      `ignored: intent ${named.intentId ?? '(none)'} is not the one recorded on payment ${named.paymentId ?? '(none named)'} (${recorded ? (recorded.intentId ?? 'none recorded yet') : 'no such payment'})`,
+    );
+    return accepted({ ignored: 'not_the_recorded_intent' });
+  }
+  const { tenantId, recorded } = named;
+  if (!processorFor) {
+    return problem(503, 'processor_unconfigured', 'PROCESSOR_URL is not configured', true);
+  }
+  const processor = processorFor(recorded.secretKey);
+  let once: RecordedOnce<unknown>;
+  if (isRefundEventType(event.type)) {
+    const listed = await askProcessor(event, `listing the refunds of ${recorded.intentId}`, () =>
+      processor.refunds.list({ payment_intent: recorded.intentId, limit: 100 }),
+    );
+    const moved = await recordRefundEventOnce(
+      deps,
+      tenantId,
+      event,
+      recorded.paymentId,
+      listed.data,
+    );
+    if (!moved.replayed) {
+      const words = moved.result.map((m) => `${m.refundId} ${m.from}->${m.to}`).join(', ');
+      said(`tenant=${tenantId} -> ${words || 'no refund moved'}`);
+    }
+    once = moved;
+  } else {
+    const intent = await askProcessor(event, `retrieving ${recorded.intentId}`, () =>
+      processor.paymentIntents.retrieve(recorded.intentId),
+    );
     const confirmed = confirmedEventOf(event.id, intent, {
       tenantId,
       paymentId: recorded.paymentId,
     });
     if (!confirmed) {
-      console.log(
-        `web: webhook ${event.id} ${event.type} ignored: the processor says ${intent.id} is ${intent.status}, nothing to settle`,
-      );
+      said(`ignored: the processor says ${intent.id} is ${intent.status}, nothing to settle`);
       return accepted({ ignored: 'intent_not_final' });
     }
-
-    try {
-      const once = await recordIntentEventOnce(deps, tenantId, event, confirmed);
-      if (!once.replayed) {
-        const applied = once.result;
-        console.log(
-          `web: webhook ${event.id} ${event.type} tenant=${tenantId} -> ${applied.kind}${'status' in applied ? ` ${applied.status}` : ''}`,
-        );
-      }
-      const headers = new Headers(once.response.headers);
-      if (once.replayed) headers.set('idempotent-replayed', 'true');
-      return new Response(once.response.body, { status: once.response.status, headers });
-    } catch (error) {
-      if (isIdempotencyError(error)) return problemDetailsResponse(error);
-      throw error;
+    const applied = await recordIntentEventOnce(deps, tenantId, event, confirmed);
+    if (!applied.replayed) {
+      const { result } = applied;
+      said(`tenant=${tenantId} -> ${result.kind}${'status' in result ? ` ${result.status}` : ''}`);
     }
-  };
+    once = applied;
+  }
+  const headers = new Headers(once.response.headers);
+  if (once.replayed) headers.set('idempotent-replayed', 'true');
+  return new Response(once.response.body, { status: once.response.status, headers });
+}
+
+/** The processor did not answer a webhook's question: 503, and it delivers again later. */
+class ProcessorUnavailable extends Error {}
+
+async function askProcessor<T>(event: Stripe.Event, asking: string, ask: () => Promise<T>) {
+  try {
+    return await ask();
+  } catch (error) {
+    console.log(
+      `web: webhook ${event.id} ${event.type} not applied: ${asking} failed (${error instanceof Error ? error.message : String(error)}); answered 503, the processor delivers again`,
+    );
+    throw new ProcessorUnavailable(asking);
+  }
 }
