@@ -1,19 +1,12 @@
 import type { ClaimedJob } from '@once/db/outbox';
 import type { OutboxJobKind } from '@once/db/schema';
 import { runAuthorizationAction } from './authorization/authorization-action.ts';
-import {
-  type ChargeJobResult,
-  type ChargePaymentDeps,
-  chargePayment,
-} from './charge/charge-payment.ts';
-import type { ActionJobResult } from './processor-action-job.ts';
+import { chargePayment } from './charge/charge-payment.ts';
+import type { JobDeps, JobResult } from './processor-action-job.ts';
 import { refundPaymentJob } from './refund/refund-payment.ts';
 
-/** What a job's run came to, as the dispatcher logs it. */
-type JobResult = ChargeJobResult | ActionJobResult;
-
 type JobHandlers = {
-  [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: ChargePaymentDeps) => Promise<JobResult>;
+  [K in OutboxJobKind]: (job: ClaimedJob<K>, deps: JobDeps) => Promise<JobResult>;
 };
 
 /**
@@ -39,7 +32,7 @@ export const handledJobKinds = Object.keys(jobHandlers) as OutboxJobKind[];
  */
 export function runJob<K extends OutboxJobKind>(
   job: ClaimedJob<K>,
-  deps: ChargePaymentDeps,
+  deps: JobDeps,
 ): Promise<JobResult> {
   return jobHandlers[job.kind](job, deps);
 }

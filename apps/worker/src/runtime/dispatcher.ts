@@ -3,12 +3,12 @@ import { schema } from '@once/db';
 import { type ClaimedJob, msUntilNextClaimable } from '@once/db/outbox';
 import { isTransientDatabaseError } from '@once/postgres';
 import type postgres from 'postgres';
-import type { ChargePaymentDeps } from '../jobs/charge/charge-payment.ts';
 import { runJob } from '../jobs/job-handlers.ts';
+import type { JobDeps } from '../jobs/processor-action-job.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
-export interface DispatcherOptions extends ChargePaymentDeps {
+export interface DispatcherOptions extends JobDeps {
   /** The dispatcher needs its own LISTEN connection; postgres.js reserves one from this pool. */
   sql: postgres.Sql;
   workerId: string;

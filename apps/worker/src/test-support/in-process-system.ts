@@ -9,8 +9,8 @@ import {
 } from '@once/processor/testing';
 import postgres from 'postgres';
 import { expect } from 'vitest';
-import type { ChargePaymentDeps } from '../jobs/charge/charge-payment.ts';
 import { handledJobKinds, runJob } from '../jobs/job-handlers.ts';
+import type { JobDeps } from '../jobs/processor-action-job.ts';
 import { createProcessorClients } from '../processor/processor-client.ts';
 import { seedTenants } from './seed-checkouts.ts';
 
@@ -20,7 +20,7 @@ export interface InProcessSystem {
   processor: RunningProcessor;
   /** A small pool on the processor's database, to read its ledger. */
   ledgerSql: postgres.Sql;
-  deps: ChargePaymentDeps;
+  deps: JobDeps;
   /** Claims and runs due jobs, as the dispatcher would, until none is left for the payment. */
   runJobsOf(paymentId: string): Promise<void>;
   /** The processor's ledger rows for one payment (by the metadata the worker sends). */
@@ -47,7 +47,7 @@ export async function startInProcessSystem(
   const processorDb = await createProcessorTestDatabase(label);
   const processor = await startTestProcessor({ databaseUrl: processorDb.url, ...processorOptions });
   const ledgerSql = postgres(processorDb.url, { max: 1, onnotice: () => {} });
-  const deps: ChargePaymentDeps = {
+  const deps: JobDeps = {
     sql: app.client.sql,
     processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
     leaseMs: 30_000,

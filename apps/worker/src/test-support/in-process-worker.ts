@@ -1,7 +1,7 @@
 import { claimDueJobs } from '@once/db/outbox';
 import type postgres from 'postgres';
-import type { ChargePaymentDeps } from '../jobs/charge/charge-payment.ts';
 import { handledJobKinds, runJob } from '../jobs/job-handlers.ts';
+import type { JobDeps } from '../jobs/processor-action-job.ts';
 import { createProcessorClients } from '../processor/processor-client.ts';
 
 /** The worker's job handlers in the caller's process, over a database another harness made. */
@@ -23,7 +23,7 @@ export function createInProcessWorker(options: {
   sql: postgres.Sql;
   processorUrl: string;
 }): InProcessWorker {
-  const deps: ChargePaymentDeps = {
+  const deps: JobDeps = {
     sql: options.sql,
     processorFor: createProcessorClients({ processorUrl: options.processorUrl, timeoutMs: 5_000 }),
     leaseMs: 30_000,

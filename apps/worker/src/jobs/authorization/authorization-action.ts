@@ -1,20 +1,51 @@
-import type { ClaimedJob } from '@once/db/outbox';
+import { type ClaimedJob, finishJob } from '@once/db/outbox';
+import type { PaymentActionKind } from '@once/db/schema';
+import { settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import { isUnexpectedIntentState, outcomeOfChargeError } from '../../processor/charge-outcome.ts';
+import {
+  isUnexpectedIntentState,
+  type PaymentIntentState,
+} from '../../processor/charge-outcome.ts';
 import { observedCall, type ProcessorCall } from '../../processor/processor-call-log.ts';
-import type { ChargePaymentDeps } from '../charge/charge-payment.ts';
-import { type ActionJobResult, runProcessorActionJob } from '../processor-action-job.ts';
 import {
-  type AuthorizationEnd,
-  type AuthorizationIntentState,
-  authorizationEndOf,
-} from './authorization-outcome.ts';
-import {
-  type ActionOutcome,
-  type AuthorizationAction,
-  recordActionOutcome,
-} from './record-action-outcome.ts';
+  type ActionDoubt,
+  actionOutcomeOfError,
+  type JobDeps,
+  type JobResult,
+  runProcessorActionJob,
+} from '../processor-action-job.ts';
+
+/** An operator's capture or void as its job reads it. */
+interface AuthorizationAction {
+  id: string;
+  kind: PaymentActionKind;
+  status: string;
+  /** A capture's `amount_to_capture`; null: all that is capturable. */
+  amount: number | null;
+  payment_status: string;
+  processor_payment_intent_id: string | null;
+  processor_secret_key: string;
+}
+
+/** What the processor's intent proves about an authorisation, whoever asked for what. */
+type AuthorizationEnd =
+  /** Captured once: `succeeded`, `amount_received` the captured amount. */
+  | { payment: 'captured'; amountCaptured: number }
+  /** Canceled: voided by an operator, or its window expired. Nothing was captured. */
+  | { payment: 'voided' };
+
+/** The fields of a captured or canceled PaymentIntent the worker reads. */
+interface AuthorizationIntentState extends PaymentIntentState {
+  amount_received?: number;
+}
+
+/**
+ * What one attempt at a capture or void tells us: `ended` (the intent was captured or
+ * canceled, by this action or, read afterwards, by whatever else ended it), or no answer of
+ * that kind (refused, in flight, ambiguous).
+ */
+type ActionOutcome = { kind: 'ended'; end: AuthorizationEnd } | ActionDoubt;
 
 /**
  * Runs one claimed capture or void job, top to bottom like the protocol:
@@ -26,33 +57,65 @@ import {
  * 3. otherwise send the capture or the cancel with the action's own downstream key (every
  *    attempt the same, so the processor replays a lost answer instead of acting twice); an
  *    intent that is no longer capturable (`payment_intent_unexpected_state`) is read again;
- * 4. record the outcome and finish the job in one transaction guarded by the lock token.
+ * 4. record the outcome and finish the job in one transaction guarded by the lock token:
+ *    ended -> job `done`, the payment `captured` (with the captured amount) or `voided`, the
+ *    action `succeeded` if that is what it asked for, else `failed` with the reason; refused
+ *    -> action `failed` with the processor's code, the payment stays `authorized`; out of
+ *    attempts -> action `unknown`.
  *
  * @example
  * await runAuthorizationAction(job, deps);
  */
 export function runAuthorizationAction(
   job: ClaimedJob<'capture_payment' | 'void_payment'>,
-  deps: ChargePaymentDeps,
-): Promise<ActionJobResult> {
+  deps: JobDeps,
+): Promise<JobResult> {
   const actionId = typeof job.payload.actionId === 'string' ? job.payload.actionId : null;
-  return runProcessorActionJob<AuthorizationAction, ActionOutcome>(job, deps, {
-    logName: 'action.attempted',
-    load: (claimed) => (actionId ? loadAction(deps.sql, claimed, actionId) : Promise.resolve(null)),
-    skipReason: (action) =>
-      !action
-        ? 'action_not_found'
-        : action.status !== 'pending' && action.status !== 'unknown'
-          ? `action_${action.status}`
-          : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
-            ? `payment_${action.payment_status}`
-            : null,
-    endOfSkipped: (action) => (action ? 'done' : 'dead'),
-    attempt: (processor, action, calls) => actOnce(processor, job, action, calls),
-    record: (action, outcome, events) =>
-      recordActionOutcome(deps.sql, job, action, outcome, deps.backoff, events),
-    describe: (action) => ({ action: action.id }),
-  });
+  return runProcessorActionJob<AuthorizationAction, { kind: 'ended'; end: AuthorizationEnd }>(
+    job,
+    deps,
+    {
+      logName: 'action.attempted',
+      load: (claimed) =>
+        actionId ? loadAction(deps.sql, claimed, actionId) : Promise.resolve(null),
+      skipReason: (action) =>
+        !action
+          ? 'action_not_found'
+          : action.status !== 'pending' && action.status !== 'unknown'
+            ? `action_${action.status}`
+            : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
+              ? `payment_${action.payment_status}`
+              : null,
+      endOfSkipped: (action) => (action ? 'done' : 'dead'),
+      attempt: (processor, action, calls) => actOnce(processor, job, action, calls),
+      describe: (action) => ({ action: action.id }),
+      describeOutcome: (outcome) => ({
+        kind: outcome.kind,
+        ...(outcome.kind === 'ended'
+          ? outcome.end
+          : outcome.kind === 'refused'
+            ? { code: outcome.code }
+            : { reason: outcome.reason }),
+      }),
+      setStatus: (tx, action, status, code, message) =>
+        setActionStatus(tx, job, action, status, code, message),
+      recordAnswer: async (tx, action, { end }) => {
+        const asked = action.kind === 'capture' ? 'captured' : 'voided';
+        const lastError = end.payment === asked ? null : `found_${end.payment}`;
+        if (!(await finishJob(tx, job, 'done', lastError))) return { job: 'lease_lost' };
+        if (end.payment === asked) await setActionStatus(tx, job, action, 'succeeded');
+        else await setActionStatus(tx, job, action, 'failed', `payment_already_${end.payment}`);
+        await settlePayment(
+          tx,
+          { tenantId: job.tenantId, paymentId: job.paymentId },
+          end.payment === 'captured'
+            ? { status: 'captured', amountCaptured: end.amountCaptured }
+            : { status: 'voided' },
+        );
+        return { job: 'done' };
+      },
+    },
+  );
 }
 
 async function loadAction(
@@ -116,22 +179,37 @@ async function actOnce(
         const end = await read();
         if (end) return { kind: 'ended', end };
       } catch (readError) {
-        return fromError(readError);
+        return actionOutcomeOfError(readError);
       }
     }
-    return fromError(error);
+    return actionOutcomeOfError(error);
   }
 }
 
-function fromError(error: unknown): ActionOutcome {
-  const outcome = outcomeOfChargeError(error);
-  switch (outcome.kind) {
-    case 'in_flight':
-    case 'ambiguous':
-      return outcome;
-    case 'rejected':
-      return { kind: 'refused', code: outcome.code, message: outcome.message };
-    default:
-      return { kind: 'refused', code: 'unexpected_answer', message: outcome.kind };
+/**
+ * Where an authorisation ended, or `null` while it still waits (`requires_capture`) or is in
+ * a state the worker cannot read as an end.
+ */
+function authorizationEndOf(intent: AuthorizationIntentState): AuthorizationEnd | null {
+  if (intent.status === 'succeeded') {
+    return { payment: 'captured', amountCaptured: intent.amount_received ?? 0 };
   }
+  if (intent.status === 'canceled') return { payment: 'voided' };
+  return null;
+}
+
+/** Moves a still unanswered action to its status; an answered one never moves again. */
+async function setActionStatus(
+  tx: postgres.TransactionSql,
+  job: ClaimedJob,
+  action: AuthorizationAction,
+  status: 'succeeded' | 'failed' | 'unknown',
+  code: string | null = null,
+  message: string | null = null,
+): Promise<void> {
+  await tx`
+    update payment_actions
+    set status = ${status}, failure_code = ${code}, failure_message = ${message ?? null},
+        updated_at = now()
+    where tenant_id = ${job.tenantId} and id = ${action.id} and status in ('pending', 'unknown')`;
 }

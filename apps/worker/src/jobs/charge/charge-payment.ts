@@ -1,4 +1,3 @@
-import type { BackoffPolicy } from '@once/backoff';
 import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
@@ -18,10 +17,9 @@ import {
   type ProcessorCall,
   takeCallEvents,
 } from '../../processor/processor-call-log.ts';
-import type { Log } from '../../runtime/logger.ts';
 import { whileRenewingLease } from '../../runtime/renew-lease.ts';
 import { withDatabaseRetry } from '../../runtime/transient-database-error.ts';
-import type { RecordResult } from '../outcome-recorded-event.ts';
+import type { JobDeps, JobResult } from '../processor-action-job.ts';
 import {
   type AdoptedIntentHistory,
   isEarlierPaymentsIntent,
@@ -34,25 +32,6 @@ import { recordPaymentIntentId } from './record-payment-intent.ts';
 
 /** The test payment method when the checkout did not name one (Stripe's test Visa). */
 const DEFAULT_PAYMENT_METHOD = 'pm_card_visa';
-
-export interface ChargePaymentDeps {
-  sql: postgres.Sql;
-  /** The SDK for a tenant's secret key. */
-  processorFor: (secretKey: string) => Stripe;
-  leaseMs: number;
-  backoff: BackoffPolicy;
-  log: Log;
-  /** What to do when a database call hangs past every server timeout (replace the pool). */
-  onDatabaseHang?: () => void;
-  /**
-   * Where the processor sends the shopper back after a 3-D Secure challenge (the confirm's
-   * `return_url`: the web app's return page). Unset: a card that needs the challenge gets no
-   * page to send the shopper to, and its payment waits until the reconciler cancels it.
-   */
-  returnUrl?: string;
-}
-
-export type ChargeJobResult = RecordResult | { job: 'skipped'; reason: string };
 
 interface ChargeTarget {
   status: string;
@@ -101,8 +80,8 @@ interface ChargeAttempt {
  */
 export async function chargePayment(
   job: ClaimedJob<'charge_payment'>,
-  deps: ChargePaymentDeps,
-): Promise<ChargeJobResult> {
+  deps: JobDeps,
+): Promise<JobResult> {
   const { sql, log } = deps;
   const retry = { log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
 

@@ -1,10 +1,10 @@
-import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
+import type { BackoffPolicy } from '@once/backoff';
+import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import { type ChargeOutcome, settlementOf } from '../../processor/charge-outcome.ts';
-import { outcomeRecordedEvent, type RecordResult } from '../outcome-recorded-event.ts';
+import { outcomeRecordedEvent, type RecordResult, retryOnDoubt } from '../processor-action-job.ts';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 
 /**
@@ -58,21 +58,10 @@ export async function recordChargeOutcome(
     return result;
   };
   return sql.begin(async (tx): Promise<RecordResult> => {
-    if (outcome.kind === 'in_flight') {
-      // The processor is still working on it: wait, without using up an attempt. Giving
-      // up here is what once settled a payment `failed` while its charge was committing.
-      // The cap, jittered ([cap/2, cap]) so held jobs do not poll the processor in lockstep.
-      const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, backoff);
-      if (!(await rescheduleJob(tx, job, delayMs, outcome.reason, { countAttempt: false }))) {
-        return { job: 'lease_lost' };
-      }
-      return recorded(tx, { job: 'retry_scheduled', delayMs });
-    }
-    if (outcome.kind === 'ambiguous' && job.attempts < job.maxAttempts) {
-      const delayMs = equalJitterDelayMs(job.attempts, backoff);
-      if (!(await rescheduleJob(tx, job, delayMs, outcome.reason))) return { job: 'lease_lost' };
-      return recorded(tx, { job: 'retry_scheduled', delayMs });
-    }
+    // In flight: wait without using up an attempt. Giving up here is what once settled a
+    // payment `failed` while its charge was committing.
+    const retried = await retryOnDoubt(tx, job, outcome, backoff);
+    if (retried) return retried.job === 'lease_lost' ? retried : recorded(tx, retried);
     const end = jobEndOf(outcome);
     if (!(await finishJob(tx, job, end.job, end.lastError))) return { job: 'lease_lost' };
     const payment = { tenantId: job.tenantId, paymentId: job.paymentId };
@@ -96,12 +85,13 @@ function describeOutcome(outcome: ChargeOutcome): Record<string, string> {
 }
 
 /** How a job ends on an outcome it will not be retried after, and where its payment goes. */
-function jobEndOf(outcome: Exclude<ChargeOutcome, { kind: 'in_flight' }>): {
+function jobEndOf(outcome: ChargeOutcome): {
   job: 'done' | 'dead';
   lastError: string | null;
   settlement: PaymentSettlement;
 } {
   switch (outcome.kind) {
+    case 'in_flight': // never: always retried
     case 'ambiguous':
       // Out of attempts.
       return {

@@ -1,15 +1,17 @@
-import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
+import { equalJitterDelayMs } from '@once/backoff';
 import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import type { RefundStatus } from '@once/db/schema';
 import { refundStatusesRecordableAs } from '@once/payments';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import { outcomeOfChargeError } from '../../processor/charge-outcome.ts';
 import { observedCall, type ProcessorCall } from '../../processor/processor-call-log.ts';
-import type { ChargePaymentDeps } from '../charge/charge-payment.ts';
-import { outcomeRecordedEvent, type RecordResult } from '../outcome-recorded-event.ts';
-import { type ActionJobResult, runProcessorActionJob } from '../processor-action-job.ts';
+import {
+  type ActionDoubt,
+  actionOutcomeOfError,
+  type JobDeps,
+  type JobResult,
+  runProcessorActionJob,
+} from '../processor-action-job.ts';
 
 interface RefundTarget {
   id: string;
@@ -30,15 +32,10 @@ interface ProcessorRefund {
 }
 
 /**
- * What one attempt tells us: the processor's refund (`pending`, `succeeded` or `failed`), a
- * definite refusal (`amount_too_large`, `charge_already_refunded`, ...: nothing moved), or, as
- * for a charge, `in_flight` / `ambiguous`.
+ * What one attempt tells us: the processor's refund (`pending`, `succeeded` or `failed`), or
+ * no refund (refused, e.g. `amount_too_large`, `charge_already_refunded`; in flight; ambiguous).
  */
-type RefundOutcome =
-  | { kind: 'answered'; refund: ProcessorRefund }
-  | { kind: 'refused'; code: string; message?: string }
-  | { kind: 'in_flight'; reason: string }
-  | { kind: 'ambiguous'; reason: string };
+type RefundOutcome = { kind: 'answered'; refund: ProcessorRefund } | ActionDoubt;
 
 /**
  * Runs one claimed refund job, top to bottom like the protocol:
@@ -52,33 +49,64 @@ type RefundOutcome =
  *    since (Stripe keeps keys at least 24 hours);
  * 4. else create it with the refund's own downstream key (every attempt the same, so the
  *    processor replays a lost answer instead of refunding twice);
- * 5. record it and finish or reschedule the job in one transaction guarded by the lock token.
+ * 5. record it and finish or reschedule the job in one transaction guarded by the lock token:
+ *    a final refund (`succeeded` / `failed`) or a refusal (`failed` with its code) ends the job;
+ *    a `pending` refund is kept with its processor id and looked at again later (without using
+ *    an attempt); an ambiguous answer is retried with the same key and, after `max_attempts`,
+ *    leaves the refund `unknown`.
  *
  * @example
  * await refundPaymentJob(job, deps);
  */
 export function refundPaymentJob(
   job: ClaimedJob<'refund_payment'>,
-  deps: ChargePaymentDeps,
-): Promise<ActionJobResult> {
+  deps: JobDeps,
+): Promise<JobResult> {
   const refundId = typeof job.payload.refundId === 'string' ? job.payload.refundId : null;
-  return runProcessorActionJob<RefundTarget, RefundOutcome>(job, deps, {
-    logName: 'refund.attempted',
-    load: (claimed) => (refundId ? loadRefund(deps.sql, claimed, refundId) : Promise.resolve(null)),
-    skipReason: (target) =>
-      !target
-        ? 'refund_not_found'
-        : !target.processor_payment_intent_id
-          ? 'payment_has_no_intent'
-          : ['requested', 'pending', 'unknown'].includes(target.status)
-            ? null
-            : `refund_${target.status}`,
-    endOfSkipped: (target, reason) => (target && reason.startsWith('refund_') ? 'done' : 'dead'),
-    attempt: (processor, target, calls) => refundOnce(processor, job, target, calls),
-    record: (target, outcome, events) =>
-      recordRefundOutcome(deps.sql, job, target, outcome, deps.backoff, events),
-    describe: (target) => ({ refund: target.id }),
-  });
+  return runProcessorActionJob<RefundTarget, { kind: 'answered'; refund: ProcessorRefund }>(
+    job,
+    deps,
+    {
+      logName: 'refund.attempted',
+      load: (claimed) =>
+        refundId ? loadRefund(deps.sql, claimed, refundId) : Promise.resolve(null),
+      skipReason: (target) =>
+        !target
+          ? 'refund_not_found'
+          : !target.processor_payment_intent_id
+            ? 'payment_has_no_intent'
+            : ['requested', 'pending', 'unknown'].includes(target.status)
+              ? null
+              : `refund_${target.status}`,
+      endOfSkipped: (target, reason) => (target && reason.startsWith('refund_') ? 'done' : 'dead'),
+      attempt: (processor, target, calls) => refundOnce(processor, job, target, calls),
+      describe: (target) => ({ refund: target.id }),
+      describeOutcome: (outcome) =>
+        outcome.kind === 'answered'
+          ? { kind: 'refund', status: outcome.refund.status, id: outcome.refund.id }
+          : outcome,
+      setStatus: (tx, target, status, code, message) =>
+        setRefund(tx, job, target, status, null, code, message),
+      recordAnswer: async (tx, target, { refund }) => {
+        if (refund.status === 'pending') {
+          const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, deps.backoff);
+          const rescheduled = await rescheduleJob(tx, job, delayMs, 'refund_pending', {
+            countAttempt: false,
+          });
+          if (!rescheduled) return { job: 'lease_lost' };
+          await setRefund(tx, job, target, 'pending', refund.id);
+          return { job: 'retry_scheduled', delayMs };
+        }
+        const status = refund.status === 'succeeded' ? 'succeeded' : 'failed';
+        if (!(await finishJob(tx, job, 'done', status === 'failed' ? 'refund_failed' : null))) {
+          return { job: 'lease_lost' };
+        }
+        const code = status === 'failed' ? (refund.failure_reason ?? 'refund_failed') : null;
+        await setRefund(tx, job, target, status, refund.id, code);
+        return { job: 'done' };
+      },
+    },
+  );
 }
 
 async function loadRefund(
@@ -132,103 +160,25 @@ async function refundOnce(
     );
     return { kind: 'answered', refund };
   } catch (error) {
-    const outcome = outcomeOfChargeError(error);
-    switch (outcome.kind) {
-      case 'in_flight':
-      case 'ambiguous':
-        return outcome;
-      case 'rejected':
-        return { kind: 'refused', code: outcome.code, message: outcome.message };
-      default:
-        return { kind: 'refused', code: 'unexpected_answer', message: outcome.kind };
-    }
+    return actionOutcomeOfError(error);
   }
 }
 
-/**
- * Records one attempt and finishes or reschedules the job in ONE transaction, guarded by the
- * lock token: a final refund (`succeeded` / `failed`) or a refusal (`failed` with its code)
- * ends the job; a `pending` refund is kept with its processor id and looked at again later
- * (without using an attempt); an ambiguous answer is retried with the same key and, after
- * `max_attempts`, leaves the refund `unknown`.
- */
-async function recordRefundOutcome(
-  sql: postgres.Sql,
+/** Moves the refund only as its lifecycle allows: a webhook may have recorded it first (a
+ * `failed` after `succeeded` stays `failed`). */
+function setRefund(
+  tx: postgres.TransactionSql,
   job: ClaimedJob,
   target: RefundTarget,
-  outcome: RefundOutcome,
-  backoff: BackoffPolicy,
-  callEvents: readonly PaymentEventInput[],
-): Promise<RecordResult> {
-  return sql.begin(async (tx): Promise<RecordResult> => {
-    const recorded = async (result: RecordResult): Promise<RecordResult> => {
-      await recordPaymentEvents(tx, [
-        ...callEvents,
-        outcomeRecordedEvent(job, result, {
-          refund: target.id,
-          outcome:
-            outcome.kind === 'answered'
-              ? { kind: 'refund', status: outcome.refund.status, id: outcome.refund.id }
-              : outcome,
-        }),
-      ]);
-      return result;
-    };
-    // Only a move the refund lifecycle allows: a webhook may have recorded it first (a
-    // `failed` after `succeeded` stays `failed`).
-    const setRefund = (
-      status: RefundStatus,
-      processorRefundId: string | null,
-      code: string | null = null,
-      message: string | null = null,
-    ) => tx`
-      update refunds
-      set status = ${status}, processor_refund_id = coalesce(${processorRefundId}, processor_refund_id),
-          failure_code = ${code}, failure_message = ${message}, updated_at = now()
-      where tenant_id = ${job.tenantId} and id = ${target.id}
-        and status in ${tx(refundStatusesRecordableAs(status))}`;
-
-    if (outcome.kind === 'answered' && outcome.refund.status === 'pending') {
-      const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, backoff);
-      if (!(await rescheduleJob(tx, job, delayMs, 'refund_pending', { countAttempt: false }))) {
-        return { job: 'lease_lost' };
-      }
-      await setRefund('pending', outcome.refund.id);
-      return recorded({ job: 'retry_scheduled', delayMs });
-    }
-    if (outcome.kind === 'answered') {
-      const status = outcome.refund.status === 'succeeded' ? 'succeeded' : 'failed';
-      if (!(await finishJob(tx, job, 'done', status === 'failed' ? 'refund_failed' : null))) {
-        return { job: 'lease_lost' };
-      }
-      await setRefund(
-        status,
-        outcome.refund.id,
-        status === 'failed' ? (outcome.refund.failure_reason ?? 'refund_failed') : null,
-      );
-      return recorded({ job: 'done' });
-    }
-    if (outcome.kind === 'refused') {
-      if (!(await finishJob(tx, job, 'done', `refused: ${outcome.code}`))) {
-        return { job: 'lease_lost' };
-      }
-      await setRefund('failed', null, outcome.code, outcome.message ?? null);
-      return recorded({ job: 'done' });
-    }
-    if (outcome.kind === 'in_flight' || job.attempts < job.maxAttempts) {
-      const inFlight = outcome.kind === 'in_flight';
-      const delayMs = equalJitterDelayMs(
-        inFlight ? Number.POSITIVE_INFINITY : job.attempts,
-        backoff,
-      );
-      const rescheduled = await rescheduleJob(tx, job, delayMs, outcome.reason, {
-        countAttempt: !inFlight,
-      });
-      if (!rescheduled) return { job: 'lease_lost' };
-      return recorded({ job: 'retry_scheduled', delayMs });
-    }
-    if (!(await finishJob(tx, job, 'dead', outcome.reason))) return { job: 'lease_lost' };
-    await setRefund('unknown', null, 'retries_exhausted', outcome.reason);
-    return recorded({ job: 'dead' });
-  });
+  status: RefundStatus,
+  processorRefundId: string | null,
+  code: string | null = null,
+  message: string | null = null,
+) {
+  return tx`
+    update refunds
+    set status = ${status}, processor_refund_id = coalesce(${processorRefundId}, processor_refund_id),
+        failure_code = ${code}, failure_message = ${message}, updated_at = now()
+    where tenant_id = ${job.tenantId} and id = ${target.id}
+      and status in ${tx(refundStatusesRecordableAs(status))}`;
 }
