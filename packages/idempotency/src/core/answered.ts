@@ -35,9 +35,6 @@ export interface IdempotencyAnswer {
 
 /**
  * The key's own refusal in a guard's error, if it is one (see {@link KEY_REFUSALS}).
- *
- * @example
- * keyRefusalOf(new IdempotencyError('idempotency_key_reused')); // 'idempotency_key_reused'
  */
 export function keyRefusalOf(error: unknown): KeyRefusal | undefined {
   if (!isIdempotencyError(error)) return undefined;

@@ -20,10 +20,6 @@ import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './
  * inserted completed inside the handler's transaction. The read only saves work for retries of
  * finished keys; the primary key inside the business transaction is what decides. No lease,
  * heartbeat, owner token or phases.
- *
- * @example
- * const runAtomic = createAtomicEngine(context);
- * const outcome = await runAtomic(request, policy, async (exec) => db.transaction(...));
  */
 export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emitKeyEvent, callStore } = context;

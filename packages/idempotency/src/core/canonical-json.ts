@@ -19,9 +19,6 @@ const MAX_DEPTH = 64;
  * made with before) byte for byte, including its spellings of what JSON has no form for (a hole
  * in an array, a `toJSON` returning undefined), so a key stored before keeps its fingerprint; a
  * property test holds the two equal.
- *
- * @example
- * canonicalJson({ b: [1.0, -0], a: 'é' }); // '{"a":"é","b":[1,0]}'
  */
 export function canonicalJson(value: unknown): string | undefined {
   return canonical(value, 0, []);

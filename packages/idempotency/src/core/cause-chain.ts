@@ -2,9 +2,6 @@
  * `error` and each `cause` it wraps, outermost first (at most five): drizzle wraps the driver's
  * error (postgres.js, node-postgres) in "Failed query: ...", so its SQLSTATE `code` is often
  * one level down.
- *
- * @example
- * causeChain(error).some((e) => e.code === '55P03'); // lock_timeout, wrapped or not
  */
 export function causeChain(error: unknown): { code?: unknown; message?: unknown }[] {
   const chain: { code?: unknown; message?: unknown; cause?: unknown }[] = [];

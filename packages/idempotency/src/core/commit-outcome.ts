@@ -14,9 +14,6 @@ const COMMIT_UNKNOWN_RETRY_AFTER_SECONDS = 1;
 /**
  * The refusal for a request whose completing COMMIT ended ambiguously: 409
  * `idempotency_outcome_unknown`, the retry re-checks the key.
- *
- * @example
- * throw commitOutcomeUnknown('lost connection', error);
  */
 export function commitOutcomeUnknown(why: string, cause?: unknown): IdempotencyError {
   return new IdempotencyError('idempotency_outcome_unknown', {
@@ -31,11 +28,6 @@ export function commitOutcomeUnknown(why: string, cause?: unknown): IdempotencyE
  * `assertReplicated` afterwards throws `commitOutcomeUnknown` when any COMMIT lost its
  * synchronous standby meanwhile (`createCommitNoticeWatch`): committed here, maybe not on the
  * standby a failover would promote, so the retry replays it.
- *
- * @example
- * const commits = watchCommits(watch.unreplicatedCommits);
- * await handler(exec);
- * commits.assertReplicated();
  */
 export function watchCommits(unreplicatedCommits: () => number): CommitWatch {
   const before = unreplicatedCommits();
@@ -70,9 +62,6 @@ const LOST_CONNECTION_CODES = new Set([
  * True when `error` (or a `cause` it wraps, as drizzle does) says the connection was lost
  * rather than that the server refused the statement: a transaction that ends this way after
  * writing its key may or may not have committed.
- *
- * @example
- * isLostConnection(Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' })); // true
  */
 export function isLostConnection(error: unknown): boolean {
   return causeChain(error).some(

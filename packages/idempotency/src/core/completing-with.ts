@@ -15,9 +15,6 @@ export interface CompletingWith<TTx, TResult> extends Omit<Execution<TTx>, 'comp
  * `exec` with `complete` replaced; everything else reads through to `exec` at call time (its
  * `active` and `signal` change while the attempt runs, so nothing is copied). Adapters build
  * their handler's execution with it: one delegation for all of them.
- *
- * @example
- * const json = completingWith(exec, (tx, result: unknown) => exec.complete(tx, jsonResponse(200, result)));
  */
 export function completingWith<TTx, TResult>(
   exec: Execution<TTx>,

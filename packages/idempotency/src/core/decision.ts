@@ -13,9 +13,6 @@ const MAX_IN_USE_RETRY_AFTER_SECONDS = 2;
 /**
  * What to answer when the reservation statement found a row this attempt does not own.
  * Pure: the state machine's read side, shared by the engine and the model-based test.
- *
- * @example
- * const decision: ExistingKeyDecision = decideForExistingKey(record, fingerprint);
  */
 export type ExistingKeyDecision =
   | { kind: 'replay' }
@@ -28,9 +25,6 @@ export type ExistingKeyDecision =
  *
  * The fingerprint check comes first: a different request under a used key is always 422, even
  * while the first one runs, so a client bug is reported instead of looking like a busy key.
- *
- * @example
- * decideForExistingKey(record, fingerprint); // { kind: 'replay' }
  */
 export function decideForExistingKey(record: KeyRecord, fingerprint: string): ExistingKeyDecision {
   if (record.fingerprint !== fingerprint) return { kind: 'reused' };

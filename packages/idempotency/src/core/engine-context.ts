@@ -38,9 +38,6 @@ export interface ExecuteRequest {
 
 /**
  * Either the handler ran now, or a stored response is being replayed.
- *
- * @example
- * if (outcome.kind === 'replayed') headers.set('Idempotent-Replayed', 'true');
  */
 export type ExecuteOutcome =
   | { kind: 'executed'; response: StoredResponse }
@@ -55,7 +52,7 @@ export interface EngineContext<TTx> {
   readonly maxResponseBytes: number;
   readonly rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
   emit(event: IdempotencyEvent): void;
-  /** `emit` of a key's event (`eventBase`, with `durationMs` when given); builds nothing without `onEvent`. */
+  /** `emit` of a key's event, with `durationMs` when given; builds nothing without `onEvent`. */
   emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void;
   /** Watch the COMMIT of the request about to run (`IdempotencyOptions.unreplicatedCommits`). */
   watchCommits(): CommitWatch;
@@ -124,7 +121,8 @@ export function createEngineContext<TTx>(init: {
 
   function emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void {
     if (!init.onEvent) return;
-    emit(durationMs === undefined ? eventBase(type, id) : eventWithDuration(type, id, durationMs));
+    const event: IdempotencyEvent = { type, tenantId: id.tenantId, operation: id.operation };
+    emit(durationMs === undefined ? event : { ...event, durationMs });
   }
 
   async function callStore<T>(
@@ -225,18 +223,4 @@ export function createEngineContext<TTx>(init: {
 /** The key's identity, without whatever else `value` carries. */
 export function identity(value: { tenantId: string; operation: string; key: string }): KeyIdentity {
   return { tenantId: value.tenantId, operation: value.operation, key: value.key };
-}
-
-/** The fields every event of a key carries. */
-function eventBase(type: IdempotencyEventType, id: KeyIdentity): IdempotencyEvent {
-  return { type, tenantId: id.tenantId, operation: id.operation };
-}
-
-/** `eventBase` and how long it took. */
-function eventWithDuration(
-  type: IdempotencyEventType,
-  id: KeyIdentity,
-  durationMs: number,
-): IdempotencyEvent {
-  return { type, tenantId: id.tenantId, operation: id.operation, durationMs };
 }

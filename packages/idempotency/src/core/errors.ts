@@ -4,44 +4,6 @@
  */
 
 /**
- * Stable, machine-readable error codes. Clients may switch on them; they never change meaning.
- *
- * @example
- * if (error.code === 'idempotency_key_in_use') await sleep(error.retryAfterSeconds * 1000);
- */
-export type IdempotencyErrorCode =
-  | 'idempotency_key_missing'
-  | 'idempotency_key_invalid'
-  | 'idempotency_key_in_use'
-  | 'idempotency_key_reused'
-  | 'idempotency_outcome_unknown'
-  | 'idempotency_store_unavailable'
-  | 'idempotency_rate_limited'
-  | 'idempotency_lease_lost'
-  | 'idempotency_response_too_large'
-  | 'idempotency_outcome_ambiguous'
-  | 'idempotency_key_conflict'
-  | 'idempotency_completion_missing'
-  | 'idempotency_result_unstorable'
-  | 'idempotency_already_completed'
-  | 'idempotency_complete_outside_transaction'
-  | 'idempotency_input_invalid';
-
-/**
- * tRPC error code names used by the mapping (kept as strings so core imports no framework).
- *
- * @example
- * const code: IdempotencyTrpcCode = IDEMPOTENCY_ERRORS.idempotency_key_in_use.trpcCode; // 'CONFLICT'
- */
-type IdempotencyTrpcCode =
-  | 'BAD_REQUEST'
-  | 'CONFLICT'
-  | 'UNPROCESSABLE_CONTENT'
-  | 'SERVICE_UNAVAILABLE'
-  | 'TOO_MANY_REQUESTS'
-  | 'INTERNAL_SERVER_ERROR';
-
-/**
  * Base of the RFC 9457 `type` URIs; each code's anchor is in docs/reference.md ("Answers").
  *
  * @example
@@ -49,20 +11,85 @@ type IdempotencyTrpcCode =
  */
 export const PROBLEM_TYPE_BASE = 'https://once.dev/problems/idempotency#';
 
+/** The tRPC code of each status the table uses (names only: core imports no framework). */
+const TRPC_CODE_OF_STATUS = {
+  400: 'BAD_REQUEST',
+  409: 'CONFLICT',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+} as const;
+
+/** Each code's HTTP status and problem title. */
+const ERROR_TABLE = {
+  idempotency_key_missing: [400, 'Idempotency-Key header is required'],
+  idempotency_key_invalid: [400, 'Idempotency-Key must be 1-255 printable ASCII characters'],
+  // Not "still being processed": after a crash nothing runs, the lease just has not ended.
+  idempotency_key_in_use: [
+    409,
+    'A request with this Idempotency-Key is running, or stopped without finishing (its key is free again when its lease ends); retry after Retry-After',
+  ],
+  idempotency_key_reused: [422, 'This Idempotency-Key was already used with a different request'],
+  idempotency_outcome_unknown: [
+    409,
+    'The outcome of the original request is unknown and is being reconciled',
+  ],
+  idempotency_store_unavailable: [
+    503,
+    'The idempotency store is unavailable; nothing was executed',
+  ],
+  idempotency_rate_limited: [429, 'Too many new idempotency keys for this tenant'],
+  idempotency_lease_lost: [
+    409,
+    'This request no longer holds the idempotency key (its lease was taken over)',
+  ],
+  idempotency_response_too_large: [
+    500,
+    'The response is larger than the idempotency store accepts',
+  ],
+  // The three below are signals inside a request, not refusals a client normally sees: the
+  // engine turns an ambiguous outcome into `idempotency_outcome_unknown` (leased mode) and a
+  // key conflict into a replay. They map to what a client gets if one ever escapes.
+  idempotency_outcome_ambiguous: [500, 'The outcome of a side effect is unknown'],
+  idempotency_key_conflict: [
+    409,
+    'A concurrent request with this Idempotency-Key committed first; roll back',
+  ],
+  idempotency_completion_missing: [500, 'The handler returned without storing its response'],
+  // The handler ran: the key is kept (`unknown`), so retries get 409 idempotency_outcome_unknown.
+  idempotency_result_unstorable: [
+    500,
+    'The operation ran but its result cannot be stored (not JSON); the key is kept as unknown',
+  ],
+  // Programmer errors of the handler: nothing was written by the call that raised them.
+  idempotency_already_completed: [
+    500,
+    'complete was called again for a key this request already completed',
+  ],
+  idempotency_complete_outside_transaction: [
+    500,
+    'complete was given the database instead of the transaction of the business writes',
+  ],
+  idempotency_input_invalid: [
+    400,
+    'The request input cannot be fingerprinted (too deeply nested, cyclic, or not plain data)',
+  ],
+} satisfies Record<string, [keyof typeof TRPC_CODE_OF_STATUS, string]>;
+
+/**
+ * Stable, machine-readable error codes. Clients may switch on them; they never change meaning.
+ *
+ * @example
+ * if (error.code === 'idempotency_key_in_use') await sleep(error.retryAfterSeconds * 1000);
+ */
+export type IdempotencyErrorCode = keyof typeof ERROR_TABLE;
+
 interface ErrorMapping {
   status: number;
-  trpcCode: IdempotencyTrpcCode;
+  trpcCode: (typeof TRPC_CODE_OF_STATUS)[keyof typeof TRPC_CODE_OF_STATUS];
   title: string;
   type: string;
-}
-
-function mapping(
-  status: number,
-  trpcCode: IdempotencyTrpcCode,
-  title: string,
-  code: string,
-): ErrorMapping {
-  return { status, trpcCode, title, type: `${PROBLEM_TYPE_BASE}${code}` };
 }
 
 /**
@@ -73,110 +100,12 @@ function mapping(
  * IDEMPOTENCY_ERRORS.idempotency_key_reused.status; // 422
  * IDEMPOTENCY_ERRORS.idempotency_key_reused.trpcCode; // 'UNPROCESSABLE_CONTENT'
  */
-export const IDEMPOTENCY_ERRORS: Readonly<Record<IdempotencyErrorCode, ErrorMapping>> = {
-  idempotency_key_missing: mapping(
-    400,
-    'BAD_REQUEST',
-    'Idempotency-Key header is required',
-    'idempotency_key_missing',
-  ),
-  idempotency_key_invalid: mapping(
-    400,
-    'BAD_REQUEST',
-    'Idempotency-Key must be 1-255 printable ASCII characters',
-    'idempotency_key_invalid',
-  ),
-  idempotency_key_in_use: mapping(
-    409,
-    'CONFLICT',
-    // Not "still being processed": after a crash nothing runs, the lease just has not ended.
-    'A request with this Idempotency-Key is running, or stopped without finishing (its key is free again when its lease ends); retry after Retry-After',
-    'idempotency_key_in_use',
-  ),
-  idempotency_key_reused: mapping(
-    422,
-    'UNPROCESSABLE_CONTENT',
-    'This Idempotency-Key was already used with a different request',
-    'idempotency_key_reused',
-  ),
-  idempotency_outcome_unknown: mapping(
-    409,
-    'CONFLICT',
-    'The outcome of the original request is unknown and is being reconciled',
-    'idempotency_outcome_unknown',
-  ),
-  idempotency_store_unavailable: mapping(
-    503,
-    'SERVICE_UNAVAILABLE',
-    'The idempotency store is unavailable; nothing was executed',
-    'idempotency_store_unavailable',
-  ),
-  idempotency_rate_limited: mapping(
-    429,
-    'TOO_MANY_REQUESTS',
-    'Too many new idempotency keys for this tenant',
-    'idempotency_rate_limited',
-  ),
-  idempotency_lease_lost: mapping(
-    409,
-    'CONFLICT',
-    'This request no longer holds the idempotency key (its lease was taken over)',
-    'idempotency_lease_lost',
-  ),
-  idempotency_response_too_large: mapping(
-    500,
-    'INTERNAL_SERVER_ERROR',
-    'The response is larger than the idempotency store accepts',
-    'idempotency_response_too_large',
-  ),
-  // The three below are signals inside a request, not refusals a client normally sees: the
-  // engine turns an ambiguous outcome into `idempotency_outcome_unknown` (leased mode) and a
-  // key conflict into a replay. They map to what a client gets if one ever escapes.
-  idempotency_outcome_ambiguous: mapping(
-    500,
-    'INTERNAL_SERVER_ERROR',
-    'The outcome of a side effect is unknown',
-    'idempotency_outcome_ambiguous',
-  ),
-  idempotency_key_conflict: mapping(
-    409,
-    'CONFLICT',
-    'A concurrent request with this Idempotency-Key committed first; roll back',
-    'idempotency_key_conflict',
-  ),
-  idempotency_completion_missing: mapping(
-    500,
-    'INTERNAL_SERVER_ERROR',
-    'The handler returned without storing its response',
-    'idempotency_completion_missing',
-  ),
-  // The handler ran: the key is kept (`unknown`), so retries get 409 idempotency_outcome_unknown.
-  idempotency_result_unstorable: mapping(
-    500,
-    'INTERNAL_SERVER_ERROR',
-    'The operation ran but its result cannot be stored (not JSON); the key is kept as unknown',
-    'idempotency_result_unstorable',
-  ),
-  // Programmer errors of the handler: nothing was written by the call that raised them.
-  idempotency_already_completed: mapping(
-    500,
-    'INTERNAL_SERVER_ERROR',
-    'complete was called again for a key this request already completed',
-    'idempotency_already_completed',
-  ),
-  idempotency_complete_outside_transaction: mapping(
-    500,
-    'INTERNAL_SERVER_ERROR',
-    'complete was given the database instead of the transaction of the business writes',
-    'idempotency_complete_outside_transaction',
-  ),
-  idempotency_input_invalid: mapping(
-    400,
-    'BAD_REQUEST',
-    'The request input cannot be fingerprinted (too deeply nested, cyclic, or not plain data)',
-    'idempotency_input_invalid',
-  ),
-};
+export const IDEMPOTENCY_ERRORS = Object.fromEntries(
+  Object.entries(ERROR_TABLE).map(([code, [status, title]]) => [
+    code,
+    { status, trpcCode: TRPC_CODE_OF_STATUS[status], title, type: `${PROBLEM_TYPE_BASE}${code}` },
+  ]),
+) as Readonly<Record<IdempotencyErrorCode, ErrorMapping>>;
 
 /**
  * A refusal with a stable `code`. `status` and `retryAfterSeconds` are what adapters send.
@@ -206,10 +135,6 @@ export class IdempotencyError extends Error {
  * Thrown by `complete` / `advance` / `renew` / release when the caller's owner token no longer
  * holds the key (its lease expired and another attempt took it over). Thrown inside the caller's
  * transaction, it makes that transaction roll back so a late holder never overwrites new work.
- *
- * @example
- * try { await db.transaction((tx) => exec.complete(tx, response)); }
- * catch (e) { if (isIdempotencyError(e, 'idempotency_lease_lost')) console.warn('taken over'); }
  */
 export class LeaseLostError extends IdempotencyError {
   constructor(message = IDEMPOTENCY_ERRORS.idempotency_lease_lost.title) {
@@ -264,9 +189,6 @@ export function isIdempotencyError(
  * Atomic mode: thrown by `exec.complete(tx, ...)` when a concurrent request with the same key
  * committed first. Let it propagate so YOUR transaction rolls back (none of its writes
  * survive); the engine then replays the winner's stored response (or answers 422/409).
- *
- * @example
- * await db.transaction(async (tx) => { await pay(tx); await exec.complete(tx, response); }); // may throw AtomicKeyConflictError
  */
 export class AtomicKeyConflictError extends IdempotencyError {
   constructor() {
@@ -279,9 +201,6 @@ export class AtomicKeyConflictError extends IdempotencyError {
  * Atomic mode: the handler returned a success without calling `exec.complete(tx, ...)` inside
  * its transaction. A programming error: nothing is stored (the engine cannot store the
  * response in the transaction that has already ended), and the request fails with it.
- *
- * @example
- * // wrong in atomic mode: return Response.json(ok) without exec.complete(tx, ...)
  */
 export class AtomicCompletionMissingError extends IdempotencyError {
   constructor(operation: string) {
@@ -298,9 +217,6 @@ export class AtomicCompletionMissingError extends IdempotencyError {
  * value into the stored response; the engine then keeps the key as `unknown` instead of
  * releasing it, so no retry runs the handler a second time. Complete inside the transaction
  * (`complete(tx, result)`) and the same value is refused before anything commits.
- *
- * @example
- * try { return jsonResponse(200, result); } catch (e) { throw new UnstorableResultError({ cause: e }); }
  */
 export class UnstorableResultError extends IdempotencyError {
   constructor(options: { cause?: unknown } = {}) {
@@ -313,9 +229,6 @@ export class UnstorableResultError extends IdempotencyError {
  * `complete` called again for a key this attempt already completed: a programmer error. Nothing
  * is written; the first completion stands (and, if this one was inside the same transaction
  * and the error rolls it back, the key is free again with it).
- *
- * @example
- * await exec.complete(tx, r); await exec.complete(tx, r); // throws AlreadyCompletedError
  */
 export class AlreadyCompletedError extends IdempotencyError {
   constructor(operation: string) {
@@ -330,9 +243,6 @@ export class AlreadyCompletedError extends IdempotencyError {
  * `complete` (or `advance`) was given something that is not a transaction (the database
  * itself): the write would autocommit on its own while the business transaction may still roll back,
  * and a retry would be told the operation succeeded when nothing of it exists. Nothing is written.
- *
- * @example
- * await db.transaction(async (tx) => { await pay(tx); await exec.complete(db, r); }); // throws
  */
 export class CompleteOutsideTransactionError extends IdempotencyError {
   constructor(operation: string, method: 'complete' | 'advance' = 'complete') {

@@ -24,9 +24,6 @@ export function computeFingerprint(operation: string, input: unknown): string {
 /**
  * Hex SHA-256 of a string's UTF-8 or of bytes. One-shot `crypto.hash` where Node has it
  * (20.12+, 21.7+), else `createHash().update().digest()`: the same bytes out.
- *
- * @example
- * sha256Hex(new Uint8Array([0xff])); // the bytes themselves, never decoded
  */
 export const sha256Hex: (data: string | Uint8Array) => string =
   typeof (crypto as { hash?: unknown }).hash === 'function'

@@ -17,11 +17,6 @@ interface Beat {
  *
  * Per lease: one renewal at a time; a lost lease stops it and calls `onLost`; a failing store
  * is tolerated (the next tick tries again: the lease still has time left).
- *
- * @example
- * const scheduler = createHeartbeatScheduler();
- * const beat = scheduler.start({ intervalMs: 10_000, renew, onLost });
- * try { await handler(); } finally { await beat.stop(); }
  */
 export function createHeartbeatScheduler() {
   const beats = new Set<Beat>();

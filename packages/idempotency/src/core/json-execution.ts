@@ -28,9 +28,6 @@ export interface JsonExecution<TTx> extends CompletingWith<TTx, unknown> {
 
 /**
  * Wraps `exec` so `complete(tx, result)` stores `result` as a 200 JSON response.
- *
- * @example
- * await jsonExecution(exec).complete(tx, { id: 'ord_1' });
  */
 export function jsonExecution<TTx>(exec: Execution<TTx>): JsonExecution<TTx> {
   return new JsonCompletingExecution(exec);
@@ -60,9 +57,6 @@ class JsonCompletingExecution<TTx>
  * request instead of two. Called once the handler has RETURNED: a value JSON cannot hold is an
  * `UnstorableResultError`, on which the engine keeps the key instead of releasing it (the
  * handler's commits stand; a retry must not run it again).
- *
- * @example
- * return storedResultOf(json, result.data);
  */
 export function storedResultOf<TTx>(json: JsonExecution<TTx>, result: unknown): StoredResponse {
   const completed = json.completed;

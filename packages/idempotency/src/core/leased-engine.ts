@@ -21,10 +21,6 @@ import type { KeyIdentity, OperationPolicy, ReserveResult, StoredResponse } from
  * with a lease and an owner token, renewed by one heartbeat; the handler may commit phase by
  * phase, call other systems, and complete inside its own transaction or after it. Its failure
  * is settled by policy: released, lease ended for a resume, or `unknown`.
- *
- * @example
- * const runLeased = createLeasedEngine(context);
- * const outcome = await runLeased(request, policy, async (exec) => exec.runPhases(phases));
  */
 export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
   const { store, emitKeyEvent, callStore, maxResponseBytes } = context;

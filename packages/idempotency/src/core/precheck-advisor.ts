@@ -3,16 +3,12 @@
  * decided from what recent requests of the same operation found.
  *
  * WHY: the read decides nothing (the key's primary key inside the handler's transaction does);
- * it only spares a request whose key is already taken the cost of a transaction that will roll
- * back. For a first request (almost every request in steady traffic) it is a round trip for
- * nothing. Without it, a retry of a finished key pays that rolled-back transaction instead: the
- * handler's whole transaction, its errors and the rollback, then the read anyway. Measured on
- * the bench's payment write, such a retry costs about ten times the read it skipped, so
- * skipping pays while fewer than about one request in ten finds its key taken. The advisor
- * reads once more than one in 32 recent requests did (a third of that: erring towards cheap,
- * predictable retries), and as soon as retries cluster: two in a row bring the read back, as
- * after a process starts (clients retrying what a crash cut off) or in a retry storm after an
- * outage.
+ * it spares a request whose key is already taken a transaction that will roll back, and costs
+ * a first request (almost every request in steady traffic) a round trip for nothing. The
+ * advisor reads once more than one in 32 recent requests found their key taken, erring
+ * towards cheap, predictable retries, and as soon as retries cluster: two in a row bring the
+ * read back, as after a process starts (clients retrying what a crash cut off) or in a retry
+ * storm after an outage.
  *
  * "Found its key taken" is observed the same way in both states, so the estimate never goes
  * blind: with the read, the read found the key; without it, the key insert conflicted (or
@@ -57,12 +53,7 @@ const INITIAL_SHARE = 2 * PRECHECK_READ_ABOVE;
 /** Operation names come from configuration, but a bound keeps a misuse from growing the map. */
 export const PRECHECK_MAX_OPERATIONS = 1_000;
 
-/**
- * @example
- * const advisor = createPrecheckAdvisor();
- * if (advisor.shouldRead('checkout.pay')) { ... }
- * advisor.record('checkout.pay', false);
- */
+/** One engine's advisor: a share of recent requests that found their key taken, per operation. */
 export function createPrecheckAdvisor(): PrecheckAdvisor {
   const shares = new Map<string, number>();
   // Operations past the bound share one estimate.

@@ -8,10 +8,6 @@ const FIRST_POLL_MS = 10;
 
 /**
  * Refuse a `waitForResult` that is not a bound (bad configuration fails before anything runs).
- *
- * @example
- * assertWaitForResult({ timeoutMs: 5_000 }, 'checkout.pay'); // ok
- * assertWaitForResult({ timeoutMs: 0 }, 'checkout.pay'); // throws RangeError
  */
 export function assertWaitForResult(
   wait: WaitForResultPolicy | false | undefined,

@@ -13,9 +13,6 @@ export class StoreTimeoutError extends Error {
  *
  * One promise and one timer per call (it runs for every store statement of every request, so
  * it avoids `Promise.race` + `finally` and their extra promises and microtask hops).
- *
- * @example
- * const row = await withTimeout(store.lookup(id), 2_000);
  */
 export function withTimeout<T>(
   promise: Promise<T>,

@@ -38,11 +38,6 @@ export function storedResponseFrom(
  * in its place: `clone()` tees the body's web stream, then both branches are read (one for
  * the store, one by the server), several times the work of reading the body once and sending
  * the text again. Internal.
- *
- * @example
- * const take = storedResponseTaker(['content-type']);
- * const stored = await take(response);
- * return resendable(response, stored);
  */
 export function storedResponseTaker(
   allowList: readonly string[] = DEFAULT_REPLAY_HEADERS,
@@ -114,10 +109,6 @@ async function readBody(response: Response, maxBytes: number): Promise<string> {
  * The response a guard sends for one whose body `storedResponseTaker` read: the same status,
  * status text and every header (not only the stored ones), with the body text read. A
  * response without a body was not consumed and is sent as it is.
- *
- * @example
- * const stored = await take(response);
- * return resendable(response, stored);
  */
 export function resendable(response: Response, stored: StoredResponse): Response {
   if (response.body === null) return response;

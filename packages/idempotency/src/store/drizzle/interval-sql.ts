@@ -2,9 +2,6 @@ import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 
 /**
  * `value` milliseconds as a Postgres interval; `value` is a number or a `sql.placeholder`.
- *
- * @example
- * sql`update idempotency_keys set locked_until = now() + ${msInterval(sql.placeholder('leaseMs'))}`
  */
 export function msInterval(value: number | SQLWrapper): SQL {
   return sql`(${value}::float8 * interval '1 millisecond')`;

@@ -18,10 +18,6 @@ const dialect = new PgDialect();
  * with `prepare: false` (PgBouncer in transaction mode) keeps unnamed statements.
  * node-postgres sends an unnamed statement in one round trip already, so there it stays
  * unnamed (named statements break behind a transaction-pooling PgBouncer).
- *
- * @example
- * const lookup = preparedStatement('once_idem_lookup', sql`select 1 from t where id = ${sql.placeholder('id')}`);
- * const rows = await lookup(db, { id: 'k1' });
  */
 export function preparedStatement<TRow = Record<string, unknown>>(
   name: string,

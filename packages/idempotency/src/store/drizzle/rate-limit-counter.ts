@@ -71,9 +71,6 @@ type NewKeyPeek = Awaited<ReturnType<IdempotencyStore<unknown>['peekNewKeys']>>;
  * mode runs it alone before the handler and gives it back (`giveBackNewKey`) when the request
  * stores no key, never inside the business transaction, where the counter row would stay
  * locked and serialize the principal.
- *
- * @example
- * const counted = await countNewKey(db, { tenantId: 't1', principal: 'session:abc' }, { maxNewKeys: 600, windowMs: 60_000 });
  */
 export async function countNewKey(
   executor: AnyPgDatabase,
@@ -96,9 +93,6 @@ export async function countNewKey(
  * Whether the scope's current window is already full, without counting anything. The engines
  * no longer decide on it (a read before the handler and a count after it let a concurrent
  * burst pass the cap together): it stays for callers that only want to know.
- *
- * @example
- * const peeked = await peekNewKeys(db, { tenantId: 't1', principal: 'session:abc' }, { maxNewKeys: 600, windowMs: 60_000 });
  */
 export async function peekNewKeys(
   executor: AnyPgDatabase,
@@ -119,10 +113,6 @@ export async function peekNewKeys(
 /**
  * Give back one count of the window that started at `windowStartMs` (never below zero): the
  * atomic-mode request it was counted for stored no key (it failed, or met a duplicate).
- *
- * @example
- * const counted = await countNewKey(db, scope, limit);
- * if (!counted.limited && !stored) await giveBackNewKey(db, scope, counted.windowStartMs);
  */
 export async function giveBackNewKey(
   executor: AnyPgDatabase,
