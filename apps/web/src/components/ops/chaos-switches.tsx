@@ -21,9 +21,6 @@ import {
 import { Badge } from './ops-table.tsx';
 import { processorFaultLine } from './processor-fault-line.ts';
 
-/** The parts' state is read this often, so a restart is seen as it happens. */
-const PARTS_REFRESH_MS = 1_000;
-
 /** What each switch is called on the button, and what it does, for the audience. */
 const SWITCH_TEXT: Record<ChaosSwitchName, { label: string; effect: string }> = {
   kill_worker: {
@@ -132,17 +129,22 @@ function groupsOffered(offered: readonly ChaosSwitchName[]) {
 }
 
 /**
+ * The switches and the parts' state (`ops.chaosStatus`), read every second so a restart is
+ * seen as it happens; the strip and the switches share the one query.
+ */
+export function useChaosStatus() {
+  const trpc = useTRPC();
+  return useQuery({ ...trpc.ops.chaosStatus.queryOptions(), refetchInterval: 1_000, retry: false });
+}
+
+/**
  * The demo's chaos switches and the parts' state, for an operator. Renders nothing unless the
  * launcher enabled the switches (`npm run demo`). Each press says what it did in a live
  * region; the parts list shows the system recovering (up, restarting, paused).
  */
 export function ChaosSwitches() {
   const trpc = useTRPC();
-  const status = useQuery({
-    ...trpc.ops.chaosStatus.queryOptions(),
-    refetchInterval: PARTS_REFRESH_MS,
-    retry: false,
-  });
+  const status = useChaosStatus();
   const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
   const press = useMutation(
     trpc.ops.chaosPress.mutationOptions({

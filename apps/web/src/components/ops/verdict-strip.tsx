@@ -2,17 +2,14 @@
 
 import type { RouterOutputs } from '@once/api';
 import type { LedgerVerdict, OpsLedgerResult, OpsLedgerRow } from '@once/api/ops';
-import { useMutationState, useQuery } from '@tanstack/react-query';
+import { useMutationState } from '@tanstack/react-query';
 import { answeredByServer, errorWords } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import type { ChaosPart, ChaosSwitchName } from '../../demo/chaos-switchboard.ts';
-import { switchLabel } from './chaos-switches.tsx';
+import { switchLabel, useChaosStatus } from './chaos-switches.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';
 import { Time } from './ops-table.tsx';
 import { useSceneMark } from './scene-mark.ts';
-
-/** Same key and pace as the chaos switches' own query: React Query asks the server once. */
-const PARTS_REFRESH_MS = 1_000;
 
 /** Each verdict in the words of the strip, counted: "1 charged twice". */
 const VERDICT_WORDS: Record<LedgerVerdict, string> = {
@@ -31,37 +28,32 @@ type Tone = 'ok' | 'pending' | 'alarm';
 const plural = (count: number, one: string, many = `${one}s`) =>
   `${count} ${count === 1 ? one : many}`;
 
-/** Payments counted, their charges, and how they compare, for one set of rows. */
-function countLine(
-  rows: readonly OpsLedgerRow[],
-  payments: string,
-): { tone: Tone; text: string; alarm: boolean } {
-  const charges = rows.reduce((sum, row) => sum + (row.processor?.chargeCount ?? 0), 0);
-  const counted = `${payments}, ${plural(charges, 'charge')}`;
-  if (rows.length === 0)
-    return { tone: 'ok', text: `${counted}, nothing to compare yet`, alarm: false };
-  const byVerdict = new Map<LedgerVerdict, number>();
-  for (const row of rows) byVerdict.set(row.verdict, (byVerdict.get(row.verdict) ?? 0) + 1);
-  if (byVerdict.get('agrees') === rows.length)
-    return { tone: 'ok', text: `${counted}, all agree`, alarm: false };
-  const order: Tone[] = ['alarm', 'pending', 'ok'];
-  const parts = [...byVerdict]
-    .sort(([a], [b]) => order.indexOf(verdictTone[a]) - order.indexOf(verdictTone[b]))
-    .map(([verdict, count]) =>
-      verdict === 'agrees' && count === 1 ? '1 agrees' : `${count} ${VERDICT_WORDS[verdict]}`,
-    );
-  const alarm = [...byVerdict.keys()].some((verdict) => verdictTone[verdict] === 'alarm');
-  return { tone: alarm ? 'alarm' : 'pending', text: `${counted}: ${parts.join(', ')}`, alarm };
+const TONE_ORDER: Tone[] = ['alarm', 'pending', 'ok'];
+
+/** How many rows have each verdict, the loudest first: `[['double_charge', 1], ...]`. */
+function verdictCounts(rows: readonly OpsLedgerRow[]): [LedgerVerdict, number][] {
+  const counts = new Map<LedgerVerdict, number>();
+  for (const row of rows) counts.set(row.verdict, (counts.get(row.verdict) ?? 0) + 1);
+  const rank = (verdict: LedgerVerdict) => TONE_ORDER.indexOf(verdictTone[verdict]);
+  return [...counts].sort(([a], [b]) => rank(a) - rank(b));
 }
 
-/** The alarms among rows, counted in words: "1 charged twice", or nothing. */
-function alarmsOf(rows: readonly OpsLedgerRow[]): string {
-  const byVerdict = new Map<LedgerVerdict, number>();
-  for (const row of rows) {
-    if (verdictTone[row.verdict] === 'alarm')
-      byVerdict.set(row.verdict, (byVerdict.get(row.verdict) ?? 0) + 1);
+const countWords = ([verdict, count]: [LedgerVerdict, number]) =>
+  verdict === 'agrees' && count === 1 ? '1 agrees' : `${count} ${VERDICT_WORDS[verdict]}`;
+
+const isAlarm = ([verdict]: [LedgerVerdict, number]) => verdictTone[verdict] === 'alarm';
+
+/** Payments counted, their charges, and how they compare, for one set of rows. */
+function countLine(rows: readonly OpsLedgerRow[], payments: string): { tone: Tone; text: string } {
+  const charges = rows.reduce((sum, row) => sum + (row.processor?.chargeCount ?? 0), 0);
+  const counted = `${payments}, ${plural(charges, 'charge')}`;
+  if (rows.length === 0) return { tone: 'ok', text: `${counted}, nothing to compare yet` };
+  const counts = verdictCounts(rows);
+  if (counts.length === 1 && counts[0]![0] === 'agrees') {
+    return { tone: 'ok', text: `${counted}, all agree` };
   }
-  return [...byVerdict].map(([verdict, count]) => `${count} ${VERDICT_WORDS[verdict]}`).join(', ');
+  const tone = counts.some(isAlarm) ? 'alarm' : 'pending';
+  return { tone, text: `${counted}: ${counts.map(countWords).join(', ')}` };
 }
 
 /**
@@ -90,8 +82,9 @@ export function ledgerLine(
     return { tone: 'pending', text: `${payments}; charges not checked (${why})` };
   }
   const line = countLine(rows, payments);
-  const earlier = alarmsOf(result.rows.filter((row) => !inScene(row)));
-  if (!earlier) return { tone: line.tone, text: line.text };
+  const earlierRows = result.rows.filter((row) => !inScene(row));
+  const earlier = verdictCounts(earlierRows).filter(isAlarm).map(countWords).join(', ');
+  if (!earlier) return line;
   return { tone: 'alarm', text: `${line.text}; before this scene: ${earlier}` };
 }
 
@@ -169,11 +162,7 @@ export function VerdictStrip({
   readLedger: () => Promise<OpsLedgerResult | undefined>;
 }) {
   const trpc = useTRPC();
-  const chaos = useQuery({
-    ...trpc.ops.chaosStatus.queryOptions(),
-    refetchInterval: PARTS_REFRESH_MS,
-    retry: false,
-  });
+  const chaos = useChaosStatus();
   const presses = useMutationState({
     filters: { mutationKey: trpc.ops.chaosPress.mutationKey() },
     select: (mutation) => ({
