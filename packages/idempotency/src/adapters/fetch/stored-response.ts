@@ -12,9 +12,6 @@ export const DEFAULT_REPLAY_HEADERS = ['content-type', 'location', 'content-lang
 // Cookies belong to the request that set them; replaying them would hand one client's session to another.
 const NEVER_STORED = new Set(['set-cookie', 'set-cookie2']);
 
-/** Decodes a whole body per call (no `stream` option, so no state carries over): shared. */
-const UTF8 = new TextDecoder();
-
 /**
  * Snapshot a `Response` for storage: status, UTF-8 body, and only allow-listed headers
  * (`Set-Cookie` is dropped even if allow-listed). Reads a clone; the original stays usable.
@@ -75,14 +72,14 @@ export class UnstorableBody extends Error {
 
 /** Read a body as UTF-8, refusing an event stream unread and stopping past `maxBytes`. */
 async function readBody(response: Response, maxBytes: number): Promise<string> {
-  const body = response.body as ReadableStream<Uint8Array>;
+  const body = response.body as ReadableStream<Uint8Array<ArrayBuffer>>;
   if (/^\s*text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
     body.cancel().catch(() => {});
     throw new UnstorableBody('event-stream');
   }
   if (maxBytes === Number.POSITIVE_INFINITY) return response.text();
   const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
@@ -95,14 +92,7 @@ async function readBody(response: Response, maxBytes: number): Promise<string> {
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return UTF8.decode(chunks[0]);
-  const whole = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return UTF8.decode(whole);
+  return new Blob(chunks).text();
 }
 
 /**

@@ -60,16 +60,13 @@ export interface IdempotencyKeyState<TIntent> {
 }
 
 /** Storage that refuses everything: the manager then keeps the intent in page memory. */
+const unavailable = (): never => {
+  throw new Error('storage unavailable');
+};
 const NO_STORAGE: KeyValueStorage = {
-  getItem: () => {
-    throw new Error('storage unavailable');
-  },
-  setItem: () => {
-    throw new Error('storage unavailable');
-  },
-  removeItem: () => {
-    throw new Error('storage unavailable');
-  },
+  getItem: unavailable,
+  setItem: unavailable,
+  removeItem: unavailable,
 };
 
 /** The slice of `window` the hook uses, without requiring the DOM library's types. */

@@ -145,6 +145,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     const requestHeaders = options.getRequestHeaders?.(ctx);
     const request = requestHeaders ?? ctx;
     countGuardedCall(request);
+    const fail = (error: unknown) => failWith(error, responseHeaders, request, opts.batchIndex);
 
     let key: string | undefined;
     try {
@@ -153,7 +154,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
         : requestHeaders?.get(IDEMPOTENCY_KEY_HEADER);
       key = parseIdempotencyKey(raw);
     } catch (error) {
-      throw failWith(error, responseHeaders, request, opts.batchIndex);
+      throw fail(error);
     }
     const tenant = options.getTenantId(ctx);
     const tenantId = typeof tenant === 'string' ? tenant : await tenant;
@@ -162,19 +163,14 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
         const exec = idempotency.passthrough({ tenantId, operation: config.operation });
         return next({ ctx: { idempotency: jsonExecution(exec) } });
       }
-      throw failWith(
-        new IdempotencyError('idempotency_key_missing'),
-        responseHeaders,
-        request,
-        opts.batchIndex,
-      );
+      throw fail(new IdempotencyError('idempotency_key_missing'));
     }
 
     let fingerprint: string;
     try {
       fingerprint = computeFingerprint(config.operation, await opts.getRawInput());
     } catch (error) {
-      throw failWith(error, responseHeaders, request, opts.batchIndex);
+      throw fail(error);
     }
     const answered =
       options.onAnswered &&
@@ -216,7 +212,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       const refusal = keyRefusalOf(error);
       if (refusal && answered) await answered('refused', undefined, refusal);
-      throw failWith(error, responseHeaders, request, opts.batchIndex);
+      throw fail(error);
     }
 
     if (outcome.kind === 'executed' && executedResult) {
