@@ -1,47 +1,6 @@
 import { hostname } from 'node:os';
 import { bindHost, integer, parseEnv, required, text } from '@once/env';
 
-/** Everything the worker reads from its environment, with the defaults applied. */
-export interface WorkerConfig {
-  databaseUrl: string;
-  processorUrl: string;
-  /**
-   * The web app's return page for 3-D Secure (`WEB_PUBLIC_URL` + `/checkout/return`): the
-   * confirm's `return_url`, where the processor sends the shopper's browser back.
-   */
-  checkoutReturnUrl: string;
-  /** A challenge unanswered this long is abandoned: its intent canceled, its payment `canceled`. */
-  challengeAbandonAfterMs: number;
-  /** 0 disables the health server. */
-  healthPort: number;
-  /** Address the health server listens on (WORKER_HEALTH_HOST, default 0.0.0.0). */
-  healthHost: string;
-  workerId: string;
-  concurrency: number;
-  leaseMs: number;
-  processorTimeoutMs: number;
-  pollIntervalMs: number;
-  /** NOTIFY/LISTEN wake-ups on (ONCE_OUTBOX_NOTIFY=1, default); 0: polling only. */
-  outboxNotify: boolean;
-  backoffBaseMs: number;
-  backoffMaxMs: number;
-  reconcileIntervalMs: number;
-  /** A payment must be `unknown`/`processing` this long (with no live job) to be reconciled. */
-  reconcileAfterMs: number;
-  /** Re-enqueues of a charge the processor has no trace of, before the payment is `failed`. */
-  reconcileMaxRequeues: number;
-  /** Next check of a payment the reconciler could not decide: backoff from base to cap. */
-  reconcileBackoffBaseMs: number;
-  reconcileBackoffMaxMs: number;
-  /** Undecided this many checks = stuck (counted in /healthz and logged). */
-  reconcileStuckAfterChecks: number;
-  /** How often the processor's undelivered events are listed and applied (webhook backfill). */
-  webhookBackfillIntervalMs: number;
-  reapIntervalMs: number;
-  sweepIntervalMs: number;
-  shutdownGraceMs: number;
-}
-
 /**
  * The worker's environment (see README for the table), validated at start: unset or empty
  * takes the default; an invalid number fails with the variable's name, not later as a NaN
@@ -79,18 +38,26 @@ const workerEnv = {
 };
 
 /**
- * Reads the worker's environment through `workerEnv` and checks its windows.
+ * Everything the worker reads from its environment, with the defaults applied, and the
+ * windows it can check itself (docs/decisions/0008-time-windows.md) checked: a broken one
+ * throws with the variables' names and values. The lease is deliberately not tied to the
+ * processor timeout: it is renewed every third of itself while a call runs, and the two-step
+ * charge keeps a job run twice at once to one charge, so a short lease costs work, never money.
  *
  * @example
  * const config = readWorkerConfig({ DATABASE_URL: 'postgres://...', WORKER_LEASE_MS: '2000' });
  */
-export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(workerEnv, env);
-  const config: WorkerConfig = {
+  mustNotExceed(e, 'WORKER_BACKOFF_BASE_MS', 'WORKER_BACKOFF_MAX_MS');
+  mustNotExceed(e, 'WORKER_RECONCILE_BACKOFF_BASE_MS', 'WORKER_RECONCILE_BACKOFF_MAX_MS');
+  return {
     databaseUrl: e.DATABASE_URL,
     processorUrl: e.PROCESSOR_URL,
+    /** The web app's return page for 3-D Secure: the confirm's `return_url`. */
     checkoutReturnUrl: checkoutReturnUrlOf(e.WEB_PUBLIC_URL),
     challengeAbandonAfterMs: e.WORKER_CHALLENGE_ABANDON_MS,
+    /** 0 disables the health server. */
     healthPort: e.WORKER_HEALTH_PORT,
     healthHost: e.WORKER_HEALTH_HOST,
     workerId: e.WORKER_ID ?? `worker-${hostname()}-${process.pid}`,
@@ -98,6 +65,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     leaseMs: e.WORKER_LEASE_MS,
     processorTimeoutMs: e.WORKER_PROCESSOR_TIMEOUT_MS,
     pollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
+    /** NOTIFY/LISTEN wake-ups on; false: polling only. */
     outboxNotify: e.ONCE_OUTBOX_NOTIFY === 1,
     backoffBaseMs: e.WORKER_BACKOFF_BASE_MS,
     backoffMaxMs: e.WORKER_BACKOFF_MAX_MS,
@@ -112,8 +80,13 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     sweepIntervalMs: e.WORKER_SWEEP_INTERVAL_MS,
     shutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
   };
-  checkWorkerWindows(config);
-  return config;
+}
+
+/** Refuses a backoff whose base exceeds its cap, naming both variables. */
+function mustNotExceed(e: Record<string, unknown>, base: string, max: string): void {
+  if (Number(e[base]) > Number(e[max])) {
+    throw new Error(`${base} (${e[base]}) must not exceed ${max} (${e[max]})`);
+  }
 }
 
 /**
@@ -137,29 +110,4 @@ function checkoutReturnUrlOf(webPublicUrl: string): string {
     );
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/checkout/return`;
-}
-
-/**
- * The inequalities between the worker's windows that it can check itself
- * (docs/decisions/0008-time-windows.md). Throws with the variables' names and values.
- * The lease is deliberately not tied to the processor timeout: it is renewed every third
- * of itself while a call runs, and the two-step charge keeps a job run twice at once to
- * one charge, so a short lease costs work, never money.
- *
- * @example
- * checkWorkerWindows({ ...config, backoffBaseMs: 60_000, backoffMaxMs: 1_000 }); // throws
- */
-function checkWorkerWindows(config: WorkerConfig): void {
-  const rules: [boolean, string][] = [
-    [
-      config.backoffBaseMs <= config.backoffMaxMs,
-      `WORKER_BACKOFF_BASE_MS (${config.backoffBaseMs}) must not exceed WORKER_BACKOFF_MAX_MS (${config.backoffMaxMs})`,
-    ],
-    [
-      config.reconcileBackoffBaseMs <= config.reconcileBackoffMaxMs,
-      `WORKER_RECONCILE_BACKOFF_BASE_MS (${config.reconcileBackoffBaseMs}) must not exceed WORKER_RECONCILE_BACKOFF_MAX_MS (${config.reconcileBackoffMaxMs})`,
-    ],
-  ];
-  const broken = rules.find(([holds]) => !holds);
-  if (broken) throw new Error(broken[1]);
 }
