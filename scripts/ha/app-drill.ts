@@ -1,9 +1,7 @@
-// The failover drill through the real apps: the web's REST API (in this process) and a worker
-// process on the cluster's multi-host URL, the processor (the third party) on its own embedded
-// PostgreSQL. Checkout clients retry their Idempotency-Key until a definite answer while the
-// primary is killed -9, switched over and stopped; after heal and convergence, every
-// acknowledged payment must be on the new primary and the processor's ledger must hold one
-// charge per checkout (packages/invariant's checker).
+// The failover drill through the real apps on the cluster's multi-host URL (the processor on
+// its own PostgreSQL): checkout clients retry their Idempotency-Key until a definite answer
+// while the primary fails; afterwards every acknowledged payment must be on the new primary
+// and the processor's ledger must hold one charge per checkout (packages/invariant).
 import { createDatabaseClient, runMigrations } from '@once/db';
 import { verifyInvariant } from '@once/invariant';
 import { spawnEmbeddedPostgres } from '@once/postgres/embedded';

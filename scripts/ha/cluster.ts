@@ -1,7 +1,6 @@
 // A real replicated PostgreSQL cluster on loopback: one etcd and three Patroni-managed
-// PostgreSQL 15 nodes, each on ports of its own, under a fresh directory. It starts, finds its
-// leader, and does to a node what a failure does: kill -9, stop (SIGSTOP: a partition as the
-// node sees it) and resume, a planned switchover, a restart that rejoins by pg_rewind.
+// PostgreSQL 15 nodes under a fresh directory, and what a failure does to a node: kill -9,
+// SIGSTOP and resume, a partition, a switchover, a restart that rejoins by pg_rewind.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
@@ -81,11 +80,9 @@ export class HaCluster {
   private etcd?: ChildProcess;
   private readonly patroni = new Map<HaNodeName, ChildProcess>();
   /**
-   * Stops every process of the cluster if its owner dies without `stop` (a SIGKILLed
-   * launcher): etcd's and each Patroni's process group, and each node's PostgreSQL by its data
-   * directory (Patroni starts the postmaster in a session of its own). Told in start order, so
-   * a node's Patroni goes first (SIGTERM: it stops its PostgreSQL, fast mode, and gives up its
-   * leader key while etcd still answers), then what is left of its PostgreSQL, etcd last.
+   * Stops every process of the cluster if its owner dies without `stop`: each node's Patroni
+   * first (it stops its PostgreSQL and gives up its leader key while etcd still answers), then
+   * what is left of its PostgreSQL (by data directory: it runs in a session of its own), etcd last.
    */
   private readonly tether = new ProcessGroupTether();
   private starting = false;
@@ -113,10 +110,7 @@ export class HaCluster {
     return this.basePort + 5 + NODE_NAMES.indexOf(name);
   }
 
-  /**
-   * The URL an app uses: every node, `target_session_attrs=primary` (postgres.js tries the
-   * hosts in order and keeps the one not in recovery).
-   */
+  /** The URL an app uses: every node, `target_session_attrs=primary`. */
   url(database = 'postgres'): string {
     const hosts = NODE_NAMES.map((n) => `127.0.0.1:${this.pgPort(n)}`).join(',');
     return `postgres://postgres:${HA_PASSWORDS.superuser}@${hosts}/${database}?target_session_attrs=primary`;
@@ -146,10 +140,7 @@ export class HaCluster {
     }
   }
 
-  /**
-   * etcd or a Patroni exited while the cluster starts (a bad config, a port taken): the start
-   * fails at once with its log's name, not after the waits' minutes.
-   */
+  /** etcd or a Patroni that exits while the cluster starts fails the start at once. */
   private watchStart(child: ChildProcess, logName: string): void {
     child.once('exit', (code, signal) => {
       if (!this.starting || this.startFailure) return;
@@ -164,8 +155,7 @@ export class HaCluster {
     const out = openSync(path.join(this.dir, `${logName}.log`), 'a');
     const argv = [...(this.user?.prefix ?? []), ...command];
     // Own process group: a kill reaches runuser, Patroni and etcd alike. Started in the
-    // cluster's folder: the `postgres` user cannot enter a clone under a 0700 home (Patroni's
-    // workers chdir to their parent's directory and die with EACCES).
+    // cluster's folder: the `postgres` user cannot enter a clone under a 0700 home.
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: this.dir,
       detached: true,
@@ -221,10 +211,8 @@ export class HaCluster {
   }
 
   /**
-   * The node's PostgreSQL processes: the postmaster, then its children. Each child makes
-   * itself a process group leader (PostgreSQL's InitPostmasterChild calls setsid), so a
-   * signal to the postmaster's group misses the backends: a stopped postmaster's backends go
-   * on serving their connections, and a killed one's finish what they are doing.
+   * The node's PostgreSQL processes: the postmaster, then its children, each of which leaves
+   * the postmaster's process group (setsid), so a signal to that group misses the backends.
    */
   private postgresProcesses(name: HaNodeName): number[] {
     let postmaster: number;
@@ -259,9 +247,8 @@ export class HaCluster {
   }
 
   /**
-   * Whether the node's Patroni, as this cluster started it, still runs. Patroni's `/cluster`
-   * lists members from the DCS, where a killed node keeps its last state (a killed primary:
-   * `running`, `leader`) until its member key expires, a ttl later.
+   * Whether the node's Patroni, as this cluster started it, still runs (the DCS keeps a killed
+   * node's last state until its member key expires, a ttl later).
    */
   isNodeRunning(name: HaNodeName): boolean {
     const patroni = this.patroni.get(name);
@@ -282,9 +269,7 @@ export class HaCluster {
 
   /**
    * The node cut off from its standbys and from etcd while its clients still reach it: its
-   * Patroni (which would renew the leader lock) and its WAL senders stop, its backends go on
-   * answering. What a partition does before a primary freezes: with asynchronous replication
-   * it acknowledges commits no standby will ever hold; a synchronous one waits instead.
+   * Patroni and its WAL senders stop, its backends go on answering.
    */
   partitionNode(name: HaNodeName): void {
     this.log(`partition ${name} (Patroni and WAL senders stopped)`);
@@ -378,10 +363,8 @@ export class HaCluster {
   }
 
   /**
-   * Steady state: two standbys streaming and, in a synchronous mode, one of them published as
-   * the synchronous standby. Until then a lost primary is not replaced in a synchronous mode
-   * (Patroni promotes only the published synchronous standby), so a failure is injected only
-   * from here.
+   * Steady state: two standbys streaming and, in a synchronous mode, one published as the
+   * synchronous standby (until then a lost primary is not replaced): inject failures from here.
    */
   async waitForHealthy(timeoutMs: number): Promise<void> {
     await this.waitForStreaming(2, timeoutMs);

@@ -1,9 +1,7 @@
-// Every failure the cluster must survive, under a steady stream of acknowledged inserts from
-// four clients on the multi-host URL: kill -9 of the primary then its rejoin (pg_rewind), a
-// planned switchover, a stopped primary (SIGSTOP) then resumed. Each round runs the three in
-// an order and after a delay drawn from the seed. After each: a new leader, both standbys
-// streaming again, and a count of the acknowledged rows that are gone (a synchronous mode
-// must lose none; `async` reports its loss).
+// Every failure the cluster must survive (kill -9 and rejoin, a switchover, SIGSTOP and resume),
+// in an order and after delays drawn from the seed, under acknowledged inserts from four
+// clients on the multi-host URL. After each: a new leader, both standbys streaming, and a
+// count of the acknowledged rows that are gone (a synchronous mode must lose none).
 import postgres from 'postgres';
 import type { HaCluster, HaNodeName } from './cluster.ts';
 

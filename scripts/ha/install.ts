@@ -29,23 +29,16 @@ export function haPackagesInstalled(): boolean {
   );
 }
 
-/**
- * apt-get installs what is missing (as root, else through sudo); Debian's post-install
- * scripts do not start the packaged etcd or PostgreSQL services in a container (policy-rc.d),
- * and the cluster never uses them: it runs its own processes on ports of its own.
- */
+/** apt-get installs what is missing (as root, else through sudo); their services stay unused. */
 export function ensureHaPackages(log: (line: string) => void = () => {}): void {
   if (haPackagesInstalled()) return;
   const root = os.userInfo().uid === 0;
   // `env` carries DEBIAN_FRONTEND through sudo, which resets the environment.
+  const env = [...(root ? [] : ['env']), 'DEBIAN_FRONTEND=noninteractive'];
   const run = (args: string[]) =>
-    execFileSync(
-      root ? 'env' : 'sudo',
-      [...(root ? [] : ['env']), 'DEBIAN_FRONTEND=noninteractive', ...args],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    );
+    execFileSync(root ? 'env' : 'sudo', [...env, ...args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   log(`installing ${PACKAGES.join(' ')} with apt-get`);
   run(['apt-get', 'update', '-qq']);
   run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...PACKAGES]);

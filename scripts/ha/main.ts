@@ -1,11 +1,9 @@
-// `npm run ha -- [--mode async|sync|strict] [--drill [--rounds N] [--seed N]]`:
+// `npm run ha -- [--mode async|sync|strict] [--drill | --app-drill] [--rounds N] [--seed N]`:
 // installs what is missing (apt-get), starts the 3-node Patroni cluster and prints the
-// multi-host DATABASE_URL; Ctrl-C stops it. `--drill` instead runs every failure `rounds` times
-// under acknowledged inserts (scripts/ha/drill.ts), prints one line per mode for the matrix in
-// docs/high-availability.md, and exits 1 when a synchronous mode lost an acknowledged row or
-// the cluster did not come back. `--app-drill` runs the failures under checkout traffic
-// through the real apps (scripts/ha/app-drill.ts) and exits 1 on a double charge or, in a
-// synchronous mode, on a lost acknowledged payment.
+// multi-host DATABASE_URL; Ctrl-C stops it. `--drill` runs every failure under acknowledged
+// inserts (drill.ts), `--app-drill` under checkout traffic through the real apps
+// (app-drill.ts); each prints one matrix line (docs/high-availability.md) and exits 1 when a
+// synchronous mode lost an acknowledged write, or on a double charge.
 import { parseArgs } from 'node:util';
 import { runAppDrill } from './app-drill.ts';
 import { startHaCluster } from './cluster.ts';
@@ -32,55 +30,55 @@ process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${String(
 const cluster = await startHaCluster({ mode, basePort: Number(values['base-port']), log });
 await cluster.createDatabase('once');
 
-if (values['app-drill']) {
-  let failed = false;
+/** Runs a drill, logs its lines and exits; the cluster's folder stays when it failed. */
+async function drill(
+  name: string,
+  run: () => Promise<{ lines: string[]; failed: boolean }>,
+): Promise<never> {
+  let failed = true;
   try {
-    const outcome = await runAppDrill(cluster, log, {
-      rounds: Number(values.rounds),
-      seed: Number(values.seed),
-    });
-    log(
-      `app matrix ${mode} seed ${values.seed}: ${outcome.acknowledged} payments acknowledged, ` +
-        `${outcome.lost} lost, ${outcome.recreated} re-created by the retry, ` +
-        `${outcome.unanswered} unanswered, ${outcome.terminatedWaits} COMMIT waits terminated, ` +
-        `${outcome.violations.length} invariant violations`,
-    );
-    for (const violation of outcome.violations) log(`violation: ${violation}`);
-    failed =
-      outcome.violations.some((v) => v.startsWith('double_charge')) ||
-      (mode !== 'async' && outcome.lost > 0);
+    const outcome = await run();
+    for (const line of outcome.lines) log(line);
+    failed = outcome.failed;
   } catch (error) {
-    failed = true;
-    log(`app drill failed: ${error instanceof Error ? error.stack : String(error)}`);
+    log(`${name} failed: ${error instanceof Error ? error.stack : String(error)}`);
   }
   await cluster.stop({ keep: failed });
   process.exit(failed ? 1 : 0);
+}
+
+const drillOptions = { rounds: Number(values.rounds), seed: Number(values.seed) };
+if (values['app-drill']) {
+  await drill('app drill', async () => {
+    const outcome = await runAppDrill(cluster, log, drillOptions);
+    return {
+      lines: [
+        `app matrix ${mode} seed ${values.seed}: ${outcome.acknowledged} payments acknowledged, ` +
+          `${outcome.lost} lost, ${outcome.recreated} re-created by the retry, ` +
+          `${outcome.unanswered} unanswered, ${outcome.terminatedWaits} COMMIT waits terminated, ` +
+          `${outcome.violations.length} invariant violations`,
+        ...outcome.violations.map((violation) => `violation: ${violation}`),
+      ],
+      failed:
+        outcome.violations.some((v) => v.startsWith('double_charge')) ||
+        (mode !== 'async' && outcome.lost > 0),
+    };
+  });
 } else if (values.drill) {
-  let failed = false;
-  try {
-    const outcomes = await runDrill(cluster, log, {
-      rounds: Number(values.rounds),
-      seed: Number(values.seed),
-    });
+  await drill('drill', async () => {
+    const outcomes = await runDrill(cluster, log, drillOptions);
     const lost = outcomes.reduce((n, o) => n + o.lost, 0);
     const gaps = outcomes.map((o) => o.writeGapMs).sort((a, b) => a - b);
-    log(
-      `matrix ${mode} seed ${values.seed}: ${outcomes.length} failovers, ${lost} acknowledged lost ` +
-        `(${
-          outcomes
-            .filter((o) => o.lost > 0)
-            .map((o) => `${o.fault} ${o.lost}`)
-            .join(', ') || 'none'
-        }), ` +
-        `no write acknowledged for median ${gaps[Math.floor(gaps.length / 2)]} ms, max ${gaps.at(-1)} ms`,
-    );
-    failed = mode !== 'async' && lost > 0;
-  } catch (error) {
-    failed = true;
-    log(`drill failed: ${error instanceof Error ? error.stack : String(error)}`);
-  }
-  await cluster.stop({ keep: failed });
-  process.exit(failed ? 1 : 0);
+    const lossByFault = outcomes.filter((o) => o.lost > 0).map((o) => `${o.fault} ${o.lost}`);
+    return {
+      lines: [
+        `matrix ${mode} seed ${values.seed}: ${outcomes.length} failovers, ${lost} acknowledged lost ` +
+          `(${lossByFault.join(', ') || 'none'}), ` +
+          `no write acknowledged for median ${gaps[Math.floor(gaps.length / 2)]} ms, max ${gaps.at(-1)} ms`,
+      ],
+      failed: mode !== 'async' && lost > 0,
+    };
+  });
 } else {
   log(`DATABASE_URL=${cluster.url('once')}`);
   log(`logs and data: ${cluster.dir}; Ctrl-C stops the cluster`);

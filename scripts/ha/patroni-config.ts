@@ -1,6 +1,4 @@
-// One Patroni node's configuration (Patroni 3.0.2, Debian's; every key checked against its
-// docs/SETTINGS.rst and docs/replication_modes.rst at v3.0.2). JSON is YAML, so it is written
-// as JSON.
+// One Patroni node's configuration (Debian's Patroni 3.0.2), written as JSON (which is YAML).
 import { POSTGRES_BIN_DIR } from './install.ts';
 
 /**
