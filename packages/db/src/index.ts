@@ -1,5 +1,4 @@
 export * from './api-key.ts';
 export * from './client.ts';
 export * from './migrate.ts';
-export * from './payment-events.ts';
 export * as schema from './schema/index.ts';

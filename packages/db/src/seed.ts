@@ -4,7 +4,7 @@ import type { Database } from './client.ts';
 import { operatorSessions, products, tenants } from './schema/index.ts';
 
 /** A demo product, priced in minor units (cents). */
-export interface DemoProduct {
+interface DemoProduct {
   id: string;
   name: string;
   unitAmount: number;
@@ -15,7 +15,7 @@ export interface DemoProduct {
  * A demo merchant. Its REST API key (stored only as SHA-256) is the public test key below
  * unless the deployment gave one (`demoTenantsWithApiKeys`).
  */
-export interface DemoTenant {
+interface DemoTenant {
   id: string;
   name: string;
   apiKey: string;
@@ -64,7 +64,7 @@ export const demoTenants: readonly DemoTenant[] = [
 ];
 
 /** A demo merchant's API key by tenant id, as a deployment was given it; unset or empty: none. */
-export type DemoApiKeys = Readonly<Record<string, string | undefined>>;
+type DemoApiKeys = Readonly<Record<string, string | undefined>>;
 
 /** The variable that gives each demo merchant its key (docs/process-contract.md). */
 const API_KEY_VARIABLES: Readonly<Record<string, string>> = {

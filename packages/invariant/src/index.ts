@@ -1,2 +1,6 @@
-export * from './demo-connection.ts';
-export * from './verify-invariant.ts';
+export {
+  demoConnectionFile,
+  removeDemoConnection,
+  writeDemoConnection,
+} from './demo-connection.ts';
+export { type ViolationKind, verifyInvariant } from './verify-invariant.ts';

@@ -30,7 +30,7 @@ export type ViolationKind =
   | 'money_not_conserved'
   | 'not_converged';
 
-export interface InvariantViolation {
+interface InvariantViolation {
   kind: ViolationKind;
   tenantId: string;
   paymentId?: string;

@@ -1,9 +1,9 @@
 import type { Database } from '@once/db';
-import { payments } from '@once/db/schema';
+import { type PaymentStatus, payments } from '@once/db/schema';
 import { and, eq } from 'drizzle-orm';
 import { chargeMatchesPayment } from './charge-amount.ts';
 import { declineCodeOf } from './decline-code.ts';
-import { isTerminalPayment, type PaymentStatus } from './payment-states.ts';
+import { isTerminalPayment } from './payment-states.ts';
 import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 import { isAuthenticationFailure } from './three-d-secure-failure.ts';
 

@@ -7,12 +7,8 @@ export {
   type ProcessorPaymentIntentEvent,
 } from './apply-processor-event.ts';
 export { chargeMatchesPayment, type Money } from './charge-amount.ts';
-export { confirmedEventOf, type ProcessorPaymentIntent } from './confirmed-intent-event.ts';
-export {
-  declineCodeOf,
-  FALLBACK_DECLINE_CODE,
-  type ProcessorDeclineError,
-} from './decline-code.ts';
+export { confirmedEventOf } from './confirmed-intent-event.ts';
+export { declineCodeOf } from './decline-code.ts';
 export { importProcessorRefunds, type ListedProcessorRefund } from './import-processor-refunds.ts';
 export {
   cancelKeyFor,
@@ -22,13 +18,7 @@ export {
   newPaymentId,
 } from './payment-ids.ts';
 export {
-  canMovePayment,
   isTerminalPayment,
-  type PaymentStatus,
-  paymentStatuses,
-  paymentTransitions,
-  statusesMovableTo,
-  terminalPaymentStatuses,
   unsettledPaymentStatuses,
 } from './payment-states.ts';
 export {
@@ -39,15 +29,6 @@ export {
   refundEventTypes,
 } from './record-processor-refunds.ts';
 export { refundDownstreamKeyFor, refundIdFor } from './refund-ids.ts';
-export {
-  canRecordRefund,
-  refundStatusesRecordableAs,
-  refundStatusOfProcessor,
-} from './refund-states.ts';
-export {
-  type PaymentRef,
-  type PaymentSettlement,
-  type SettleOptions,
-  settlePayment,
-} from './settle-payment.ts';
+export { refundStatusesRecordableAs } from './refund-states.ts';
+export { type PaymentRef, type PaymentSettlement, settlePayment } from './settle-payment.ts';
 export { isAuthenticationFailure } from './three-d-secure-failure.ts';

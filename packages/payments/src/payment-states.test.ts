@@ -1,10 +1,9 @@
+import { type PaymentStatus, paymentStatuses } from '@once/db/schema';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canMovePayment,
   isTerminalPayment,
-  type PaymentStatus,
-  paymentStatuses,
   paymentTransitions,
   statusesMovableTo,
   terminalPaymentStatuses,

@@ -1,6 +1,15 @@
 import { type PaymentStatus, paymentStatuses } from '@once/db/schema';
 
-export { type PaymentStatus, paymentStatuses };
+/** Where a charge still undecided (`processing`, `unknown`) may go. */
+const fromUndecided: readonly PaymentStatus[] = [
+  'processing',
+  'succeeded',
+  'declined',
+  'unknown',
+  'failed',
+  'authorized',
+  'requires_action',
+];
 
 /**
  * Where a payment may go from each state. `processing`: the charge job (or the reconciler's
@@ -19,24 +28,8 @@ export { type PaymentStatus, paymentStatuses };
  * and `unknown -> unknown` are allowed: a re-enqueued charge, a second ambiguous answer.
  */
 export const paymentTransitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  processing: [
-    'processing',
-    'succeeded',
-    'declined',
-    'unknown',
-    'failed',
-    'authorized',
-    'requires_action',
-  ],
-  unknown: [
-    'processing',
-    'succeeded',
-    'declined',
-    'unknown',
-    'failed',
-    'authorized',
-    'requires_action',
-  ],
+  processing: fromUndecided,
+  unknown: fromUndecided,
   authorized: ['captured', 'voided'],
   requires_action: ['succeeded', 'declined', 'failed', 'authorized', 'canceled'],
   succeeded: [],

@@ -1,8 +1,9 @@
+import { type PaymentStatus, paymentStatuses } from '@once/db/schema';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyProcessorEvent, type ProcessorPaymentIntentEvent } from './apply-processor-event.ts';
 import { FALLBACK_DECLINE_CODE } from './decline-code.ts';
-import { canMovePayment, type PaymentStatus, paymentStatuses } from './payment-states.ts';
+import { canMovePayment } from './payment-states.ts';
 import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 
 /**

@@ -1,7 +1,8 @@
 import { isLiveJob } from '@once/db/outbox';
+import type { PaymentStatus } from '@once/db/schema';
 import { runStatement, type SqlRunner, sqlLiteralList } from '@once/postgres/sql';
 import { type SQL, sql } from 'drizzle-orm';
-import { type PaymentStatus, statusesMovableTo } from './payment-states.ts';
+import { statusesMovableTo } from './payment-states.ts';
 
 /** Where a payment can be moved, with what the processor said about it. */
 export type PaymentSettlement =

@@ -33,7 +33,7 @@ export type PayOrigin = 'created' | 'existing';
  * GraphQL twin cannot (its plugin stores the executed document's result after this commits)
  * and only notes the origin; its key falls back on the payment's own uniqueness below.
  */
-export interface PayIdempotency {
+interface PayIdempotency {
   /** The client's Idempotency-Key (the checkout intent), recorded on the payment. */
   readonly key: string;
   complete(tx: Transaction, result: PayResult, origin: PayOrigin): Promise<void>;

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * Bounds of the checkout input. Every list and string a client sends is bounded here, so no
  * request can make the server price, fingerprint or store more than this.
  */
-export const PAY_INPUT_LIMITS = {
+const PAY_INPUT_LIMITS = {
   /** Lines of one cart (lines naming the same product are merged when priced). */
   maxLines: 50,
   /** Characters of a product id. */

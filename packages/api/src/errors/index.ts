@@ -3,7 +3,6 @@
 export {
   API_PROBLEM_TYPE_BASE,
   ApiError,
-  type ApiErrorCode,
   apiErrorCatalogue,
   isApiError,
 } from './api-error.ts';

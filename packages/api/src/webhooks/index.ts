@@ -10,4 +10,4 @@ export {
   WEBHOOK_EVENT_RECORD_TTL_MS,
   type WebhookEventStore,
 } from './record-event-once.ts';
-export { findIntentNamedBy, type NamedIntent } from './recorded-intent.ts';
+export { findIntentNamedBy } from './recorded-intent.ts';

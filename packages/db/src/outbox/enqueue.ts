@@ -19,7 +19,7 @@ export type NewOutboxJob = {
 }[OutboxJobKind];
 
 /** What every enqueue NOTIFYs on `OUTBOX_NOTIFY_CHANNEL`. A wake-up only: the claim decides. */
-export interface OutboxNotification {
+interface OutboxNotification {
   tenantId: string;
   jobId: string;
 }

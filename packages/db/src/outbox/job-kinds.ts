@@ -10,18 +10,18 @@ export interface ChargePaymentPayload {
 }
 
 /** What a capture job carries: its action, and a partial amount (absent: all authorised). */
-export interface CapturePaymentPayload {
+interface CapturePaymentPayload {
   actionId: string;
   amountToCapture?: number;
 }
 
 /** What a refund job carries: its refund (amount and reason are on the refund's row). */
-export interface RefundPaymentPayload {
+interface RefundPaymentPayload {
   refundId: string;
 }
 
 /** What a void job carries: its action. */
-export interface VoidPaymentPayload {
+interface VoidPaymentPayload {
   actionId: string;
 }
 

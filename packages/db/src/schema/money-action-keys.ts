@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { check, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { tenants } from './tenants.ts';
 
-export const moneyActionKinds = ['capture', 'void', 'refund'] as const;
+const moneyActionKinds = ['capture', 'void', 'refund'] as const;
 export type MoneyActionKind = (typeof moneyActionKinds)[number];
 
 /**

@@ -12,7 +12,7 @@ import {
 import { tenants } from './tenants.ts';
 
 /** What an operator asked of an authorised payment. */
-export const paymentActionKinds = ['capture', 'void'] as const;
+const paymentActionKinds = ['capture', 'void'] as const;
 export type PaymentActionKind = (typeof paymentActionKinds)[number];
 
 /**
@@ -20,7 +20,7 @@ export type PaymentActionKind = (typeof paymentActionKinds)[number];
  * `succeeded` / `failed`: the processor's definite answer (a refusal is `failed`, with its
  * code). `unknown`: retries exhausted on ambiguous answers; the payment stays `authorized`.
  */
-export const paymentActionStatuses = ['pending', 'succeeded', 'failed', 'unknown'] as const;
+const paymentActionStatuses = ['pending', 'succeeded', 'failed', 'unknown'] as const;
 export type PaymentActionStatus = (typeof paymentActionStatuses)[number];
 
 /**

@@ -17,7 +17,7 @@ import { tenants } from './tenants.ts';
  * code). `unknown`: retries exhausted on ambiguous answers. Every refund but a `failed` one
  * counts against what may still be refunded.
  */
-export const refundStatuses = ['requested', 'pending', 'succeeded', 'failed', 'unknown'] as const;
+const refundStatuses = ['requested', 'pending', 'succeeded', 'failed', 'unknown'] as const;
 export type RefundStatus = (typeof refundStatuses)[number];
 
 /**
