@@ -3,7 +3,7 @@
 import type { Server } from 'node:http';
 import { createReplaceableDatabaseClient, runMigrations } from '@once/db';
 import { createIdempotency } from '@once/idempotency';
-import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { createDrizzleStore, reapExpiredKeys, sweepExpiredLeases } from '@once/idempotency/drizzle';
 import { installDatabaseCrashPolicy } from '@once/postgres';
 import { createProcessorClients } from '../processor/processor-client.ts';
 import { reconcilePayments } from '../reconcile/reconcile-payments.ts';
@@ -11,10 +11,6 @@ import { requeueUnansweredMoneyMoves } from '../reconcile/requeue-unanswered.ts'
 import { backfillWebhookEvents } from '../webhooks/backfill-webhook-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
-import {
-  startIdempotencyKeyReaper,
-  startIdempotencyLeaseSweeper,
-} from './idempotency-key-upkeep.ts';
 import { createLogger } from './logger.ts';
 import { startPeriodicTask } from './periodic-task.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
@@ -128,17 +124,34 @@ const webhookBackfill = startPeriodicTask(
   log,
 );
 
-const keySweeper = startIdempotencyLeaseSweeper(
-  database.db,
+// Idempotency keys whose request died mid-flight are released (no phase committed: the
+// client's retry may run again) or marked `unknown`, so a retry is not answered 409 forever;
+// keys past their retention are deleted in small batches. Outbox jobs need no sweeper: the
+// claim query takes over expired job leases.
+const keyUpkeep = (what: string) => ({ log, what, attempts: 3, onHang: onDatabaseHang });
+const keySweeper = startPeriodicTask(
+  'key_sweeper',
   config.sweepIntervalMs,
+  async () => {
+    const swept = await withDatabaseRetry(
+      () => sweepExpiredLeases(database.db),
+      keyUpkeep('key_sweeper'),
+    );
+    if (swept.released + swept.markedUnknown > 0) log('key_sweeper.swept', { ...swept });
+  },
   log,
-  onDatabaseHang,
 );
-const keyReaper = startIdempotencyKeyReaper(
-  database.db,
+const keyReaper = startPeriodicTask(
+  'key_reaper',
   config.reapIntervalMs,
+  async () => {
+    const reaped = await withDatabaseRetry(
+      () => reapExpiredKeys(database.db),
+      keyUpkeep('key_reaper'),
+    );
+    if (reaped.deleted > 0) log('key_reaper.reaped', { ...reaped });
+  },
   log,
-  onDatabaseHang,
 );
 
 // From here on a stop signal drains the loops: they run as soon as they are created.
