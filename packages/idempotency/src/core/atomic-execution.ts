@@ -1,4 +1,4 @@
-import { AlreadyCompletedError, AtomicKeyConflictError, IdempotencyError } from './errors.ts';
+import { alreadyCompleted, IdempotencyError } from './errors.ts';
 import { assertInTransaction, type Execution, type Phase } from './execution.ts';
 import { assertStorable } from './response-size.ts';
 import {
@@ -59,7 +59,7 @@ export class AtomicKeyExecution<TTx> implements Execution<TTx> {
   async complete(tx: TTx, response: StoredResponse): Promise<void> {
     if (this.completion === 'inserted' && tx === this.#completedIn) {
       // A second insert would meet our own row and report a conflict, rolling back our own work.
-      throw new AlreadyCompletedError(this.operation);
+      throw alreadyCompleted(this.operation);
     }
     assertInTransaction(this.#init.store, tx, this.operation);
     // In ANOTHER transaction it is the caller running its transaction again after the server
@@ -82,7 +82,8 @@ export class AtomicKeyExecution<TTx> implements Execution<TTx> {
     // What the insert answered, for the engine (`completion`) and for the handler (a throw).
     this.completion = result;
     this.#completedIn = tx;
-    if (result === 'conflict') throw new AtomicKeyConflictError();
+    // Propagates so the caller's transaction rolls back; the engine then answers from the winner.
+    if (result === 'conflict') throw new IdempotencyError('idempotency_key_conflict');
     if (result === 'lock_timeout') {
       throw new IdempotencyError('idempotency_key_in_use', {
         retryAfterSeconds: ATOMIC_LOCK_TIMEOUT_RETRY_AFTER_SECONDS,

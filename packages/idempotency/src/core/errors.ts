@@ -186,18 +186,6 @@ export function isIdempotencyError(
 }
 
 /**
- * Atomic mode: thrown by `exec.complete(tx, ...)` when a concurrent request with the same key
- * committed first. Let it propagate so YOUR transaction rolls back (none of its writes
- * survive); the engine then replays the winner's stored response (or answers 422/409).
- */
-export class AtomicKeyConflictError extends IdempotencyError {
-  constructor() {
-    super('idempotency_key_conflict');
-    this.name = 'AtomicKeyConflictError';
-  }
-}
-
-/**
  * Atomic mode: the handler returned a success without calling `exec.complete(tx, ...)` inside
  * its transaction. A programming error: nothing is stored (the engine cannot store the
  * response in the transaction that has already ended), and the request fails with it.
@@ -212,43 +200,12 @@ export class AtomicCompletionMissingError extends IdempotencyError {
 }
 
 /**
- * The handler RETURNED (so whatever it committed stays committed) but what it returned cannot be
- * stored: not JSON-serialisable (a BigInt, a cycle). Adapters throw it when they turn a returned
- * value into the stored response; the engine then keeps the key as `unknown` instead of
- * releasing it, so no retry runs the handler a second time. Complete inside the transaction
- * (`complete(tx, result)`) and the same value is refused before anything commits.
- */
-export class UnstorableResultError extends IdempotencyError {
-  constructor(options: { cause?: unknown } = {}) {
-    super('idempotency_result_unstorable', { cause: options.cause });
-    this.name = 'UnstorableResultError';
-  }
-}
-
-/**
  * `complete` called again for a key this attempt already completed: a programmer error. Nothing
  * is written; the first completion stands (and, if this one was inside the same transaction
  * and the error rolls it back, the key is free again with it).
  */
-export class AlreadyCompletedError extends IdempotencyError {
-  constructor(operation: string) {
-    super('idempotency_already_completed', {
-      message: `exec.complete was called twice for one key of "${operation}"; the first completion stands`,
-    });
-    this.name = 'AlreadyCompletedError';
-  }
-}
-
-/**
- * `complete` (or `advance`) was given something that is not a transaction (the database
- * itself): the write would autocommit on its own while the business transaction may still roll back,
- * and a retry would be told the operation succeeded when nothing of it exists. Nothing is written.
- */
-export class CompleteOutsideTransactionError extends IdempotencyError {
-  constructor(operation: string, method: 'complete' | 'advance' = 'complete') {
-    super('idempotency_complete_outside_transaction', {
-      message: `exec.${method} for "${operation}" was given the database, not the transaction of the business writes: pass the tx your db.transaction callback received`,
-    });
-    this.name = 'CompleteOutsideTransactionError';
-  }
+export function alreadyCompleted(operation: string): IdempotencyError {
+  return new IdempotencyError('idempotency_already_completed', {
+    message: `exec.complete was called twice for one key of "${operation}"; the first completion stands`,
+  });
 }

@@ -1,8 +1,4 @@
-import {
-  AlreadyCompletedError,
-  CompleteOutsideTransactionError,
-  LeaseLostError,
-} from './errors.ts';
+import { alreadyCompleted, IdempotencyError, LeaseLostError } from './errors.ts';
 import type { PhaseResult } from './phases.ts';
 import { assertStorable } from './response-size.ts';
 import {
@@ -140,7 +136,7 @@ export class HeldExecution<TTx> implements Execution<TTx> {
     // Again in the same transaction: the statement would find the key completed and read as a
     // lost lease. Nothing is written; if the error rolls the transaction back, the key is free.
     if (this.completedInCallerTx && tx === this.#completedIn)
-      throw new AlreadyCompletedError(this.operation);
+      throw alreadyCompleted(this.operation);
     assertInTransaction(this.#init.store, tx, this.operation);
     assertStorable(response, this.#init.maxResponseBytes);
     const result = await this.#init.store.complete(
@@ -156,7 +152,7 @@ export class HeldExecution<TTx> implements Execution<TTx> {
         this.completedInCallerTx &&
         (await this.#init.store.isCompletedBy(this.#init.id, this.ownerToken))
       )
-        throw new AlreadyCompletedError(this.operation);
+        throw alreadyCompleted(this.operation);
       throw this.markLeaseLost();
     }
     this.completedInCallerTx = true;
@@ -265,5 +261,7 @@ export function assertInTransaction<TTx>(
   method: 'complete' | 'advance' = 'complete',
 ): void {
   if (store.isTransaction && !store.isTransaction(tx))
-    throw new CompleteOutsideTransactionError(operation, method);
+    throw new IdempotencyError('idempotency_complete_outside_transaction', {
+      message: `exec.${method} for "${operation}" was given the database, not the transaction of the business writes: pass the tx your db.transaction callback received`,
+    });
 }

@@ -1,5 +1,5 @@
 import { CompletingExecution, type CompletingWith } from './completing-with.ts';
-import { UnstorableResultError } from './errors.ts';
+import { IdempotencyError } from './errors.ts';
 import type { Execution } from './execution.ts';
 import type { StoredResponse } from './types.ts';
 
@@ -55,7 +55,7 @@ class JsonCompletingExecution<TTx>
  * The stored form of a handler's 200 result: the one `complete` already serialised when the
  * handler completed with this very value, else a fresh `jsonResponse`. One JSON.stringify per
  * request instead of two. Called once the handler has RETURNED: a value JSON cannot hold is an
- * `UnstorableResultError`, on which the engine keeps the key instead of releasing it (the
+ * `idempotency_result_unstorable`, on which the engine keeps the key instead of releasing it (the
  * handler's commits stand; a retry must not run it again).
  */
 export function storedResultOf<TTx>(json: JsonExecution<TTx>, result: unknown): StoredResponse {
@@ -64,6 +64,6 @@ export function storedResultOf<TTx>(json: JsonExecution<TTx>, result: unknown): 
   try {
     return jsonResponse(200, result);
   } catch (error) {
-    throw new UnstorableResultError({ cause: error });
+    throw new IdempotencyError('idempotency_result_unstorable', { cause: error });
   }
 }

@@ -1,7 +1,7 @@
 import { type IdempotencyAnswer, keyRefusalOf, tellAnswered } from '../../core/answered.ts';
 import { type CompletingWith, completingWith } from '../../core/completing-with.ts';
 import type { Idempotency } from '../../core/engine.ts';
-import { IdempotencyError, isIdempotencyError, UnstorableResultError } from '../../core/errors.ts';
+import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from '../../core/key.ts';
@@ -252,12 +252,13 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
             }
             // Not completed: the guard owns the returned response now; read it once and send
             // its text again, instead of teeing the body into a clone.
-            return snapshot(returned, (cause) => new UnstorableResultError({ cause })).then(
-              (stored) => {
-                executed = resendable(returned, stored);
-                return stored;
-              },
-            );
+            return snapshot(
+              returned,
+              (cause) => new IdempotencyError('idempotency_result_unstorable', { cause }),
+            ).then((stored) => {
+              executed = resendable(returned, stored);
+              return stored;
+            });
           });
         },
       );
