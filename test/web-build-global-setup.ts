@@ -8,10 +8,7 @@ const SERVING_FILES = [
   'scripts/system/restart.test.ts',
 ];
 
-/**
- * Vitest runs a file whose path contains one of the command line's filters (all files when
- * there is none): `npx vitest run apps/worker` builds nothing.
- */
+/** Whether a file that serves the build is selected (Vitest's filters match path parts). */
 function selectedFilesMayNeedIt(): boolean {
   const runAt = process.argv.indexOf('run');
   const filters = process.argv
@@ -23,11 +20,7 @@ function selectedFilesMayNeedIt(): boolean {
   );
 }
 
-/**
- * The production build those files serve, brought up to date ONCE before any test file runs:
- * two files building the same folder at the same time would break both. Playwright serves
- * the same folder, so `npm test` builds once.
- */
+/** The build those files serve, brought up to date ONCE before any test file runs. */
 export default function setup(): void {
   if (selectedFilesMayNeedIt()) ensureWebBuild(TEST_NEXT_DIST_DIR);
 }

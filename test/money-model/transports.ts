@@ -1,9 +1,8 @@
 import type { Answer, ModelRequest } from './money-model.ts';
 
 /**
- * One model request over its transport, as a merchant's server sends it (its API key, the
- * Idempotency-Key header) or the cockpit does (the operator's session cookie), reduced to an answer: accepted with the id it names (a payment's, a
- * refund's, a tRPC capture's or void's action), or refused with its stable code.
+ * One model request over its transport, as a merchant's server or the cockpit sends it,
+ * reduced to an answer: accepted with the id it names, or refused with its stable code.
  */
 export async function sendRequest(
   url: string,
@@ -88,43 +87,37 @@ function restBody(r: ModelRequest): unknown {
   return r.amount === undefined ? {} : { amount: r.amount };
 }
 
+/** Each operation's GraphQL mutation, its field, and the id it answers with (if any). */
+const GRAPHQL_MUTATIONS = {
+  pay: {
+    query: 'mutation ($input: PayInput!) { pay(input: $input) { paymentId } }',
+    field: 'pay',
+    id: 'paymentId',
+  },
+  capture: {
+    query:
+      'mutation ($paymentId: ID!, $amount: Int) { capturePayment(paymentId: $paymentId, amount: $amount) { paymentId } }',
+    field: 'capturePayment',
+  },
+  void: {
+    query: 'mutation ($paymentId: ID!) { cancelPayment(paymentId: $paymentId) { paymentId } }',
+    field: 'cancelPayment',
+  },
+  refund: {
+    query:
+      'mutation ($paymentId: ID!, $amount: Int) { refundPayment(paymentId: $paymentId, amount: $amount) { refundId } }',
+    field: 'refundPayment',
+    id: 'refundId',
+  },
+} satisfies Record<ModelRequest['op'], { query: string; field: string; id?: string }>;
+
 function graphqlMutation(r: ModelRequest, paymentId: string | undefined) {
-  const amount = r.amount === undefined ? {} : { amount: r.amount };
-  switch (r.op) {
-    case 'pay':
-      return {
-        query: 'mutation ($input: PayInput!) { pay(input: $input) { paymentId } }',
-        variables: {
-          input: {
-            lines: [{ productId: 'book_sre', quantity: r.amount }],
-            captureMethod: r.manual ? 'manual' : 'automatic',
-          },
-        },
-        field: 'pay',
-        id: 'paymentId',
-      };
-    case 'capture':
-      return {
-        query:
-          'mutation ($paymentId: ID!, $amount: Int) { capturePayment(paymentId: $paymentId, amount: $amount) { paymentId } }',
-        variables: { paymentId, ...amount },
-        field: 'capturePayment',
-        id: undefined,
-      };
-    case 'void':
-      return {
-        query: 'mutation ($paymentId: ID!) { cancelPayment(paymentId: $paymentId) { paymentId } }',
-        variables: { paymentId },
-        field: 'cancelPayment',
-        id: undefined,
-      };
-    case 'refund':
-      return {
-        query:
-          'mutation ($paymentId: ID!, $amount: Int) { refundPayment(paymentId: $paymentId, amount: $amount) { refundId } }',
-        variables: { paymentId, ...amount },
-        field: 'refundPayment',
-        id: 'refundId',
-      };
-  }
+  const mutation: { query: string; field: string; id?: string } = GRAPHQL_MUTATIONS[r.op];
+  const variables =
+    r.op === 'pay'
+      ? { input: restBody(r) }
+      : r.op === 'void'
+        ? { paymentId }
+        : { paymentId, ...(r.amount === undefined ? {} : { amount: r.amount }) };
+  return { ...mutation, variables };
 }

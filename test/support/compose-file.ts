@@ -51,13 +51,9 @@ function commandOf(raw: unknown): string[] {
 }
 
 /**
- * Compose's interpolation of one string from the project environment (`.env` and the shell):
- * `$$` is a `$`; `${NAME}` and `$NAME` its value ('' unset); `${NAME:-default}` /
- * `${NAME-default}` the default when unset-or-empty / unset; `${NAME:?message}` /
- * `${NAME?message}` refuses, as `docker compose up` does, when unset-or-empty / unset.
- *
- * @example
- * interpolate('${SESSION_SECRET:?set it}', {}); // throws "required variable SESSION_SECRET is missing a value: set it"
+ * Compose's interpolation of one string from the project environment: `$$` is a `$`; `${NAME}`
+ * and `$NAME` its value; `${NAME:-default}` / `${NAME-default}` the default when unset-or-empty
+ * / unset; `${NAME:?message}` / `${NAME?message}` refuses then, as `docker compose up` does.
  */
 function interpolate(value: string, env: Record<string, string | undefined>): string {
   return value.replace(
@@ -97,15 +93,8 @@ function interpolateAll(node: unknown, env: Record<string, string | undefined>):
 }
 
 /**
- * Reads a docker-compose file the way `docker compose config` would for the keys Once uses:
- * services with their command, environment (map or list), working_dir, depends_on
- * conditions, health check, replicas, published ports, volumes and restart policy, every
- * value interpolated from `projectEnv` (what compose reads from `.env` and the shell). A
- * `${NAME:?message}` whose variable is unset throws, as `docker compose up` refuses.
- *
- * @example
- * const services = readComposeFile('docker-compose.yml', { SESSION_SECRET: '...', ... });
- * services.find((s) => s.name === 'processor')!.environment.PORT; // '4100'
+ * Reads a docker-compose file the way `docker compose config` would for the keys Once uses,
+ * every value interpolated from `projectEnv` (what compose reads from `.env` and the shell).
  */
 export function readComposeFile(
   file: string,
@@ -134,13 +123,7 @@ export function readComposeFile(
   });
 }
 
-/**
- * The `ENV` lines of a Dockerfile (`ENV A=1` and `ENV A 1` forms): what every container of
- * the image starts with before compose's own `environment`.
- *
- * @example
- * readDockerfileEnv('Dockerfile').NODE_ENV; // 'production'
- */
+/** The `ENV` lines of a Dockerfile (`ENV A=1` and `ENV A 1` forms). */
 export function readDockerfileEnv(file: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -160,12 +143,7 @@ export function readDockerfileEnv(file: string): Record<string, string> {
   return env;
 }
 
-/**
- * The Dockerfile's `WORKDIR` (where the repository is copied: `/app`).
- *
- * @example
- * readDockerfileWorkdir('Dockerfile'); // '/app'
- */
+/** The Dockerfile's `WORKDIR` (where the repository is copied: `/app`). */
 export function readDockerfileWorkdir(file: string): string {
   const match = /^WORKDIR\s+(\S+)/m.exec(readFileSync(file, 'utf8'));
   return match?.[1] ?? '/';

@@ -5,11 +5,7 @@ import path from 'node:path';
 
 /**
  * The secrets a deployment's `.env` would hold, made by the documented one-liner itself
- * (`sh scripts/compose-secrets.sh`) into a throw-away file: fresh per call, never written
- * in the repository.
- *
- * @example
- * const projectEnv = composeSecretsEnv(repoRoot); // { SESSION_SECRET: '9f...', ... }
+ * (`sh scripts/compose-secrets.sh`) into a throw-away file: fresh per call.
  */
 export function composeSecretsEnv(repoRoot: string): Record<string, string> {
   const dir = mkdtempSync(path.join(tmpdir(), 'once-compose-env-'));

@@ -15,20 +15,13 @@ import {
 /**
  * docker-compose without Docker. Each app container becomes a process started with the
  * file's own command, working directory and environment (after the Dockerfile's `ENV`), on a
- * loopback address of its own (127.0.0.2, 127.0.0.3, ...) that stands for the container's
- * network namespace:
+ * loopback address of its own (127.0.0.2, ...) standing for its network namespace: service
+ * host names in URLs resolve to it, a wildcard bind value (`HOST: 0.0.0.0`) becomes it (a
+ * server that binds 127.0.0.1 instead is unreachable, as in a container), the health check
+ * runs against it, and a port already taken on it is moved to a free one everywhere.
  *
- * - a service's host name in a URL (`http://processor:4100`) resolves to that address;
- * - a wildcard bind value (`HOST: 0.0.0.0`) becomes that address, as a container's 0.0.0.0
- *   means its own interfaces; a server that ignores it and binds 127.0.0.1 is unreachable
- *   from every other service, exactly as in a container;
- * - the health check runs with the container's 127.0.0.1 replaced by that address;
- * - a port another program on this shared machine already holds on that address is moved to
- *   a free one, everywhere it appears (a URL, a `*PORT` variable, the health check).
- *
- * The `postgres` image is replaced by an embedded PostgreSQL on 127.0.0.1, set up the way the
- * image does: POSTGRES_USER (superuser, POSTGRES_PASSWORD) owning POSTGRES_DB, then the
- * `docker-entrypoint-initdb.d` scripts mounted into it, run as that user.
+ * The `postgres` image is replaced by an embedded PostgreSQL set up as the image does:
+ * POSTGRES_USER owning POSTGRES_DB, then the mounted `docker-entrypoint-initdb.d` scripts.
  */
 export interface ComposeTopologyOptions {
   repoRoot: string;
@@ -37,17 +30,9 @@ export interface ComposeTopologyOptions {
   log?: (line: string) => void;
   /** How long one service may take to pass its health check or finish (one-shot). */
   readyTimeoutMs?: number;
-  /**
-   * Set in every container after the image's and the service's own variables: what only a
-   * test on a developer's machine needs (e.g. which prebuilt web folder stands in for the
-   * image's build).
-   */
+  /** Set in every container after its own variables: what only a test needs. */
   hostEnv?: Record<string, string>;
-  /**
-   * What compose interpolates `${NAME}` from (its `.env` and the shell): the secrets the file
-   * requires (`${SESSION_SECRET:?...}`), e.g. from `composeSecretsEnv()`. Without them
-   * the start is refused, as `docker compose up` refuses.
-   */
+  /** What compose interpolates `${NAME}` from (its `.env` and the shell), e.g. the secrets. */
   projectEnv?: Record<string, string>;
 }
 
@@ -96,14 +81,7 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-/**
- * Whether this machine answers on 127.0.0.2 and up: Linux routes all of 127.0.0.0/8 to the
- * loopback interface; macOS has only 127.0.0.1 unless aliases are added
- * (`sudo ifconfig lo0 alias 127.0.0.2 up`, and so on).
- *
- * @example
- * describe.skipIf(!(await loopbackAliasesAvailable()))('compose', () => { ... });
- */
+/** Whether this machine answers on 127.0.0.2 and up (Linux does; macOS needs aliases). */
 export function loopbackAliasesAvailable(): Promise<boolean> {
   return freePort('127.0.0.2').then(
     () => true,
@@ -258,11 +236,6 @@ async function waitCompleted(instance: ComposeInstance, timeoutMs: number) {
 /**
  * Starts every service of the compose file in `depends_on` order, waiting for each condition
  * (`service_healthy`: its own health check; `service_completed_successfully`: exit 0).
- *
- * @example
- * const topology = await startComposeTopology({ repoRoot });
- * const web = topology.resolveUrl('http://web:3000');
- * await topology.stop();
  */
 export async function startComposeTopology(
   options: ComposeTopologyOptions,
@@ -292,16 +265,15 @@ export async function startComposeTopology(
         continue;
       }
       instance.child.kill('SIGTERM');
-      const timer = setTimeout(() => {
+      const killGroup = () => {
         try {
           process.kill(-instance.child.pid!, 'SIGKILL');
         } catch {}
-      }, STOP_GRACE_MS);
+      };
+      const timer = setTimeout(killGroup, STOP_GRACE_MS);
       const result = await instance.exited;
       clearTimeout(timer);
-      try {
-        process.kill(-instance.child.pid!, 'SIGKILL'); // anything it left behind in its group
-      } catch {}
+      killGroup(); // anything it left behind in its group
       results.push({ name: instance.name, ...result });
     }
     await pg?.stop();

@@ -1,10 +1,7 @@
 /**
- * postgres.js 3.4.9 runs an array-type query (`from pg_catalog.pg_type`, `typcategory = 'A'`)
- * first on every new connection and discards its promise (porsager/postgres#1192): when a
- * test kills that connection (a failover, a restart, a pool replaced) its rejection reaches
- * no one, and Vitest would fail the run with no failed test. The apps survive it with the
- * broader `isDiscardedDriverConnectionError`; vitest.config.ts lets only this query
- * through: our own code never reads pg_type, and any other unhandled rejection still fails.
+ * postgres.js runs an array-type query first on every new connection and discards its promise
+ * (porsager/postgres#1192): when a test kills that connection, its rejection reaches no one.
+ * vitest.config.ts lets only this query through: any other unhandled rejection still fails.
  */
 export function isDiscardedTypeQuery(error: unknown): boolean {
   const query = (error as { query?: unknown } | null)?.query;

@@ -1,8 +1,7 @@
 /**
  * A REST client for `POST /api/v1/payments` that behaves like a careful integrator during an
- * outage: one `Idempotency-Key` per checkout intent, retried with that same key until the
- * server gives a definite answer. What each attempt saw is kept, so a test can check that
- * the web process failed closed (503 problem+json) instead of hanging or crashing.
+ * outage: one `Idempotency-Key` per checkout, retried until a definite answer; each attempt is
+ * kept, so a test can check that the web failed closed (503 problem+json).
  */
 export interface AttemptRecord {
   status: number | 'network_error';
@@ -13,7 +12,7 @@ export interface AttemptRecord {
 
 export interface CheckoutOutcome {
   key: string;
-  /** The payment id of the 201 (first run or replay) or 200 (the key's existing payment); undefined if none came before the deadline. */
+  /** The payment id of a 201 or 200; undefined if none came before the deadline. */
   paymentId?: string;
   attempts: AttemptRecord[];
 }

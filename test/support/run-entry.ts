@@ -12,11 +12,8 @@ export interface EntryRun {
 
 /**
  * Runs an app's entry point (`node --import tsx <file>`, from the repository root) with only
- * `env` besides PATH and NODE_OPTIONS (which carries the export condition that resolves
- * workspace packages to their sources), until it exits: how an app refuses to start.
- *
- * @example
- * const { code, stderr } = await runEntry('apps/web/src/process/main.ts', { HOST: 'web' });
+ * `env` besides PATH and NODE_OPTIONS (its export condition), until it exits: how an app
+ * refuses to start.
  */
 export function runEntry(
   file: string,
@@ -34,12 +31,12 @@ export function runEntry(
   );
   let output = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
   });
-  child.stderr.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    stderr += chunk.toString('utf8');
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+    stderr += chunk;
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
   return new Promise((resolve) =>

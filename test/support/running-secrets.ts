@@ -7,13 +7,7 @@ import { expect } from 'vitest';
 const OTHER_SECRET_VARIABLES = ['ONCE_CHAOS_SECRET', 'POSTGRES_PASSWORD'] as const;
 const DATABASE_URL_VARIABLES = ['DATABASE_URL', 'PROCESSOR_DATABASE_URL'] as const;
 
-/**
- * The environment a running process really holds (`/proc/<pid>/environ` on Linux), else
- * `handed`, what its parent says it gave it.
- *
- * @example
- * const env = runningEnvironment(child.pid, spec.env);
- */
+/** The environment a running process really holds (`/proc/<pid>/environ`), else `handed`. */
 export function runningEnvironment(
   pid: number | undefined,
   handed: Record<string, string>,
@@ -42,13 +36,7 @@ export interface HeldSecret {
   value: string;
 }
 
-/**
- * Every secret in a process's environment: the secret variables, and the password of each
- * database URL.
- *
- * @example
- * secretsHeldBy('web', env); // [{ process: 'web', variable: 'SESSION_SECRET', value: '...' }, ...]
- */
+/** Every secret in a process's environment: the secret variables and database passwords. */
 export function secretsHeldBy(process: string, env: Record<string, string>): HeldSecret[] {
   const held: HeldSecret[] = [];
   for (const variable of [...SECRET_VARIABLES, ...OTHER_SECRET_VARIABLES]) {
@@ -63,14 +51,7 @@ export function secretsHeldBy(process: string, env: Record<string, string>): Hel
   return held;
 }
 
-/**
- * The files of the repository (tracked, and new ones not ignored) that contain any of
- * `values`, by one `git grep -F` over the working tree: a secret found here is written in
- * the repository, known to anyone who can read it.
- *
- * @example
- * expect(filesContaining(repoRoot, ['9f1c...'])).toEqual([]);
- */
+/** The files of the repository (tracked, and new ones not ignored) containing any of `values`. */
 function filesContaining(repoRoot: string, values: readonly string[]): string[] {
   if (values.length === 0) return [];
   const patterns = values.flatMap((value) => ['-e', value]);
@@ -87,11 +68,8 @@ function filesContaining(repoRoot: string, values: readonly string[]): string[] 
 
 /**
  * Asserts that every secret in `held` is fresh: each of `variables` is held by some process,
- * no value is a known demo value or short, none is in a file of the repository (one
- * `git grep -F` for all of them), and no line of `logs` prints one.
- *
- * @example
- * expectFreshSecrets(repoRoot, held, logs, [...SECRET_VARIABLES, 'DATABASE_URL password']);
+ * no value is a known demo value or short, none is in a file of the repository, and no line
+ * of `logs` prints one.
  */
 export function expectFreshSecrets(
   repoRoot: string,

@@ -18,13 +18,7 @@ export const TEST_RESTART_POLICY: RestartPolicy = {
 
 /**
  * The demo launcher (`npm run demo`'s `startSystem`) as system tests run it: free ports, one
- * worker, and the tests' web build (brought up to date once per run by
- * test/web-build-global-setup.ts) instead of a build of its own. `options` add to or replace
- * any of these.
- *
- * @example
- * const system = await startTestLauncher({ chaos: true, restart: TEST_RESTART_POLICY });
- * await system.stop();
+ * worker, and the tests' web build (test/web-build-global-setup.ts); `options` override.
  */
 export async function startTestLauncher(options: SystemOptions = {}): Promise<RunningSystem> {
   return startSystem({

@@ -48,16 +48,9 @@ export interface TestSystem {
 }
 
 /**
- * The whole payment system as the root's system tests run it, on the test run's shared
- * PostgreSQL (one database each for the web and the processor): the web's routes in this
- * process over real HTTP, the real processor in this process over real HTTP (its webhooks
- * signed with `webhookSecret`), and worker processes started on demand, each a real OS
- * process charging through that processor.
- *
- * @example
- * const system = await startTestSystem({ label: 'webhook_skew', webhookSecret: 'whsec_test' });
- * await system.startWorker('w-1');
- * await system.close();
+ * The whole payment system as the root's system tests run it: the web's routes and the real
+ * processor in this process over real HTTP (one database each), and real worker processes
+ * started on demand.
  */
 export async function startTestSystem(options: TestSystemOptions): Promise<TestSystem> {
   const closers: (() => Promise<unknown>)[] = [];
