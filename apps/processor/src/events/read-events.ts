@@ -5,7 +5,7 @@ import type { FormParams } from '../stripe/form-params.ts';
 import { readBoolean, readInteger, readObject, readString } from '../stripe/read-params.ts';
 import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
 import type { ReadOperation } from '../stripe/stripe-operation.ts';
-import { stripeListPage } from '../stripe/stripe-response.ts';
+import { olderThanCursor, readListLimit, stripeListPage } from '../stripe/stripe-response.ts';
 
 type EventRow = typeof webhookEvents.$inferSelect;
 
@@ -79,8 +79,7 @@ function createdConditions(params: FormParams): SQL[] {
  * Stripe keeps events 30 days; this processor keeps them as long as its database does.
  */
 export const listEvents: ReadOperation = async (db, { account, params }) => {
-  const limit = readInteger(params, 'limit') ?? 10;
-  if (limit < 1 || limit > 100) throw invalidParam('limit', 'Limit must be between 1 and 100.');
+  const limit = readListLimit(params);
   const conditions: (SQL | undefined)[] = [
     eq(webhookEvents.accountId, account.id),
     typeCondition(params),
@@ -95,11 +94,7 @@ export const listEvents: ReadOperation = async (db, { account, params }) => {
   const startingAfter = readString(params, 'starting_after');
   if (startingAfter) {
     const cursor = await loadEvent(db, account.id, startingAfter, 'starting_after');
-    // Compared in the database: a JS Date would drop the microseconds of `created_at`, and
-    // the events one transaction writes share it (only their ids tell them apart).
-    conditions.push(
-      sql`(${webhookEvents.createdAt}, ${webhookEvents.id}) < (select created_at, id from ${webhookEvents} where id = ${cursor.id})`,
-    );
+    conditions.push(olderThanCursor(webhookEvents, cursor.id));
   }
   const rows = await db
     .select()

@@ -1,9 +1,9 @@
 import { and, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import { paymentIntents } from '../db/schema/index.ts';
-import { readInteger, readString } from '../stripe/read-params.ts';
+import { readString } from '../stripe/read-params.ts';
 import { invalidParam } from '../stripe/stripe-error.ts';
 import type { ReadOperation } from '../stripe/stripe-operation.ts';
-import { stripeListPage } from '../stripe/stripe-response.ts';
+import { olderThanCursor, readListLimit, stripeListPage } from '../stripe/stripe-response.ts';
 import { loadPaymentIntent } from './load-payment-intent.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { parseSearchQuery, type SearchClause } from './search-query.ts';
@@ -14,17 +14,11 @@ export const retrievePaymentIntent: ReadOperation = async (db, { account, pathPa
   return { status: 200, body: renderPaymentIntent(intent) };
 };
 
-function readLimit(params: Parameters<ReadOperation>[1]['params']): number {
-  const limit = readInteger(params, 'limit') ?? 10;
-  if (limit < 1 || limit > 100) throw invalidParam('limit', 'Limit must be between 1 and 100.');
-  return limit;
-}
-
 const newestFirst = [desc(paymentIntents.createdAt), desc(paymentIntents.id)];
 
 /** `GET /v1/payment_intents` (newest first; `limit`, `starting_after`, `customer`). */
 export const listPaymentIntents: ReadOperation = async (db, { account, params }) => {
-  const limit = readLimit(params);
+  const limit = readListLimit(params);
   const conditions: SQL[] = [eq(paymentIntents.accountId, account.id)];
   const customer = readString(params, 'customer');
   if (customer) conditions.push(eq(paymentIntents.customer, customer));
@@ -33,11 +27,7 @@ export const listPaymentIntents: ReadOperation = async (db, { account, params })
     const cursor = await loadPaymentIntent(db, account.id, startingAfter, {
       param: 'starting_after',
     });
-    // Compared in the database: a JS Date drops the microseconds of `created_at`, so a row
-    // made in the cursor's millisecond but after it would sort above the cursor and be skipped.
-    conditions.push(
-      sql`(${paymentIntents.createdAt}, ${paymentIntents.id}) < (select created_at, id from ${paymentIntents} where id = ${cursor.id})`,
-    );
+    conditions.push(olderThanCursor(paymentIntents, cursor.id));
   }
   if (readString(params, 'ending_before')) {
     throw invalidParam('ending_before', 'ending_before is not supported by this processor.');
@@ -56,7 +46,7 @@ export const searchPaymentIntents: ReadOperation = async (db, { account, params 
   const query = readString(params, 'query');
   if (!query) throw invalidParam('query', 'Missing required param: query.', 'parameter_missing');
   const parsed = parseSearchQuery(query);
-  const limit = readLimit(params);
+  const limit = readListLimit(params);
   const page = readString(params, 'page');
   const offset = page ? decodePage(page) : 0;
   const matches = parsed.clauses.map(clauseCondition);

@@ -1,11 +1,11 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, type SQL } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { refunds } from '../db/schema/index.ts';
 import { renderRefund } from '../payments/render-objects.ts';
-import { readInteger, readString } from '../stripe/read-params.ts';
-import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
+import { readString } from '../stripe/read-params.ts';
+import { resourceMissing } from '../stripe/stripe-error.ts';
 import type { ReadOperation } from '../stripe/stripe-operation.ts';
-import { stripeListPage } from '../stripe/stripe-response.ts';
+import { olderThanCursor, readListLimit, stripeListPage } from '../stripe/stripe-response.ts';
 
 async function loadRefund(
   db: ProcessorDatabase | ProcessorTransaction,
@@ -29,8 +29,7 @@ export const retrieveRefund: ReadOperation = async (db, { account, pathParams })
 
 /** `GET /v1/refunds`: newest first; `payment_intent`, `charge`, `limit` (1-100), `starting_after`. */
 export const listRefunds: ReadOperation = async (db, { account, params }) => {
-  const limit = readInteger(params, 'limit') ?? 10;
-  if (limit < 1 || limit > 100) throw invalidParam('limit', 'Limit must be between 1 and 100.');
+  const limit = readListLimit(params);
   const conditions: SQL[] = [eq(refunds.accountId, account.id)];
   const paymentIntent = readString(params, 'payment_intent');
   if (paymentIntent) conditions.push(eq(refunds.paymentIntentId, paymentIntent));
@@ -39,11 +38,7 @@ export const listRefunds: ReadOperation = async (db, { account, params }) => {
   const startingAfter = readString(params, 'starting_after');
   if (startingAfter) {
     const cursor = await loadRefund(db, account.id, startingAfter, 'starting_after');
-    // Compared in the database: a JS Date drops the microseconds of `created_at`, so a row
-    // made in the cursor's millisecond but after it would sort above the cursor and be skipped.
-    conditions.push(
-      sql`(${refunds.createdAt}, ${refunds.id}) < (select created_at, id from ${refunds} where id = ${cursor.id})`,
-    );
+    conditions.push(olderThanCursor(refunds, cursor.id));
   }
   const rows = await db
     .select()
