@@ -48,33 +48,21 @@ export interface OperationPolicy {
    */
   mode?: 'leased' | 'atomic';
   /**
-   * Whether to read the key before anything else. The read decides nothing; it only makes a
-   * retry of a finished key cheap. Atomic mode: without it, such a retry runs the handler's
-   * transaction, meets the committed key at `exec.complete`, rolls back and is answered from the
-   * stored response then (so is a handler that fails or refuses before `complete` because it
-   * met its own earlier attempt's effects, when the key holds this same request's answer); the
-   * key's primary key inside the transaction decides either way. Leased mode: without it, the
-   * reservation answers the retry, but its INSERT ... ON CONFLICT locks the row, which makes the
-   * replay a write transaction that waits for a WAL flush; the read answers a finished key
-   * without one (anything else still goes to the reservation).
-   * - `'adaptive'` (default): read while more than one in 32 recent requests of the
-   *   operation (this process, about the last 32) found their key taken, and right after the
-   *   process starts; otherwise skip it. Steady traffic of new keys pays no read; a retry
-   *   storm gets cheap replays within two requests.
-   * - `true`: always read (retry latency that does not depend on recent traffic).
-   * - `false`: never read.
+   * Whether to read the key before anything else. The read decides nothing; it answers a retry
+   * of a finished key without running the handler's transaction (atomic mode) or a locking
+   * reservation (leased mode), and costs a first request a round trip.
+   * - `'adaptive'` (default): read while more than one in 32 recent requests of the operation
+   *   (this process) found their key taken, and right after the process starts.
+   * - `true`: always read; `false`: never.
    * See docs/decisions/0007-atomic-mode.md.
    */
   precheck?: boolean | 'adaptive';
   /**
    * What a concurrent duplicate of a request still in flight gets. `false` (default): 409
    * `idempotency_key_in_use` with `Retry-After` at once. `{ timeoutMs }`: it waits up to
-   * `timeoutMs` for the first request to finish and gets the replay of its stored result
-   * (`Idempotent-Replayed: true`), the better answer to a double click; past the bound, the
-   * usual 409. If the first request released the key (it failed before any side effect), ONE
-   * waiter takes the key over and runs, the others keep waiting for that run's result. An
-   * `unknown` outcome is never waited into a replay: the waiter gets its 409 at once. See
-   * docs/reference.md, "How it works".
+   * `timeoutMs` for the first request's stored result and replays it (past the bound, the 409);
+   * if the first released the key, ONE waiter takes it over. An `unknown` outcome is never
+   * waited for. See docs/reference.md, "How it works".
    */
   waitForResult?: WaitForResultPolicy | false;
   /**

@@ -304,21 +304,3 @@ function namedTypeOf(type: unknown): string | undefined {
     current = current.ofType as typeof current;
   return current?.name;
 }
-
-/**
- * The idempotent root fields a mutation executes (through fragments; each alias counts),
- * given the request's variables for `@skip` / `@include`.
- *
- * @example
- * idempotentFieldsOf(schema, parse('mutation { ...P } fragment P on Mutation { pay(cartId: "c") { id } }'), null)
- * // [{ operation: 'checkout.pay', required: true }]
- */
-export function idempotentFieldsOf(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  variableValues?: Record<string, unknown> | null,
-): IdempotentFieldConfig[] {
-  const selection = rootSelectionOf(schema, document, operationName, variableValues);
-  return selection?.guarded.map((field) => field.config) ?? [];
-}

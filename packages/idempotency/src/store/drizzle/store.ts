@@ -122,10 +122,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     async complete(executor, id, ownerToken, response: StoredResponse, ttlMs) {
       const rows = await completeStatement((executor as AnyPgDatabase | undefined) ?? db, {
-        tenantId: id.tenantId,
-        operation: id.operation,
-        key: id.key,
-        ownerToken,
+        ...heldValues(id, ownerToken),
         status: response.status,
         headers: JSON.stringify(response.headers),
         body: response.body,
@@ -136,10 +133,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     async advance(executor, id, ownerToken, recoveryPoint, data) {
       const rows = await advanceStatement((executor as AnyPgDatabase | undefined) ?? db, {
-        tenantId: id.tenantId,
-        operation: id.operation,
-        key: id.key,
-        ownerToken,
+        ...heldValues(id, ownerToken),
         recoveryPoint,
         data: JSON.stringify(data ?? null),
       });
@@ -148,10 +142,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     renew: (id, ownerToken, leaseMs) =>
       holderWriteOrFinished(renewStatement, id, ownerToken, {
-        tenantId: id.tenantId,
-        operation: id.operation,
-        key: id.key,
-        ownerToken,
+        ...heldValues(id, ownerToken),
         leaseMs,
       }),
 
