@@ -83,14 +83,12 @@ export function classifyPayError(
     return refused(`http_${status}`);
   }
 
+  const conflictWait = retryAfter ?? DEFAULT_CONFLICT_WAIT_SECONDS;
   switch (data.idempotency?.code ?? data.code) {
     case 'idempotency_key_in_use':
-      return { kind: 'in_use', retryAfterSeconds: retryAfter ?? DEFAULT_CONFLICT_WAIT_SECONDS };
+      return { kind: 'in_use', retryAfterSeconds: conflictWait };
     case 'idempotency_outcome_unknown':
-      return {
-        kind: 'outcome_unknown',
-        retryAfterSeconds: retryAfter ?? DEFAULT_CONFLICT_WAIT_SECONDS,
-      };
+      return { kind: 'outcome_unknown', retryAfterSeconds: conflictWait };
     case 'idempotency_key_reused':
       return { kind: 'key_reused' };
     case 'idempotency_store_unavailable':

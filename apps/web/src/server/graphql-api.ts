@@ -329,45 +329,37 @@ const resolvers = {
       (ctx: MoneyActionContext<RefundResult>, input) => refundPayment(ctx, input),
       async (_tx, result: RefundResult, input) => merchantRefundOf(result, input.reason ?? null),
     ),
-    pay: async (
-      _root: unknown,
-      args: { input: unknown },
-      context: GraphqlContext,
-    ): Promise<MerchantPayment> => {
-      try {
-        // GraphQL checked the shape; the API's own bounds (lines, lengths, pm_ ids) are zod's.
-        const parsed = parseInput(merchantPayInput, args.input);
-        const key = context.idempotency?.key;
-        // The plugin refuses a guarded mutation without a key before this runs.
-        if (!key) throw new IdempotencyError('idempotency_key_missing');
-        const result = await pay({
-          ctx: {
-            db: context.runtime.deps.db,
-            tenantId: context.tenant.tenantId,
-            placedBy: context.tenant.principal,
-            transport: 'graphql',
-            notifyOutbox: context.runtime.deps.outboxNotify,
-            idempotency: {
-              key,
-              // The plugin stores the executed result itself, after this transaction: here
-              // only the origin is noted (an existing payment is answered as a replay).
-              complete: async (_tx, _result, origin) => {
-                context.payOrigin = origin;
-              },
+    pay: mapped(async (args: { input: unknown }, context): Promise<MerchantPayment> => {
+      // GraphQL checked the shape; the API's own bounds (lines, lengths, pm_ ids) are zod's.
+      const parsed = parseInput(merchantPayInput, args.input);
+      const key = context.idempotency?.key;
+      // The plugin refuses a guarded mutation without a key before this runs.
+      if (!key) throw new IdempotencyError('idempotency_key_missing');
+      const result = await pay({
+        ctx: {
+          db: context.runtime.deps.db,
+          tenantId: context.tenant.tenantId,
+          placedBy: context.tenant.principal,
+          transport: 'graphql',
+          notifyOutbox: context.runtime.deps.outboxNotify,
+          idempotency: {
+            key,
+            // The plugin stores the executed result itself, after this transaction: here
+            // only the origin is noted (an existing payment is answered as a replay).
+            complete: async (_tx, _result, origin) => {
+              context.payOrigin = origin;
             },
           },
-          input: toPayInput(parsed),
-        });
-        // The payment as the merchant reads it (its status in Stripe's words, its amounts).
-        return await readMerchantPayment(
-          context.runtime.deps.db,
-          context.tenant.tenantId,
-          result.paymentId,
-        );
-      } catch (error) {
-        throw asGraphqlError(error);
-      }
-    },
+        },
+        input: toPayInput(parsed),
+      });
+      // The payment as the merchant reads it (its status in Stripe's words, its amounts).
+      return readMerchantPayment(
+        context.runtime.deps.db,
+        context.tenant.tenantId,
+        result.paymentId,
+      );
+    }),
   },
 };
 

@@ -34,6 +34,8 @@ function describe(
 ): { title: string; detail: string; tone: Tone } {
   const flow = checkout.flow;
   const payment = checkout.status.data;
+  // Set in the waiting states, the ones that ask again by themselves.
+  const secondsLeft = 'secondsLeft' in flow ? flow.secondsLeft : '?';
   switch (state) {
     case 'idle':
       return {
@@ -54,17 +56,13 @@ function describe(
     case 'conflict_waiting':
       return {
         title: 'This payment is already being processed',
-        detail: `The server is still working on this exact checkout. Asking again in ${
-          flow.phase === 'conflict_waiting' ? flow.secondsLeft : '?'
-        } s, with the same key.`,
+        detail: `The server is still working on this exact checkout. Asking again in ${secondsLeft} s, with the same key.`,
         tone: 'warn',
       };
     case 'unknown_waiting':
       return {
         title: 'Outcome being confirmed',
-        detail: `The result of this payment is being reconciled with the processor. Asking again in ${
-          flow.phase === 'unknown_waiting' ? flow.secondsLeft : '?'
-        } s. You will not be charged twice.`,
+        detail: `The result of this payment is being reconciled with the processor. Asking again in ${secondsLeft} s. You will not be charged twice.`,
         tone: 'warn',
       };
     case 'network_retrying':
@@ -72,9 +70,7 @@ function describe(
         title: 'Connection problem, retrying',
         detail: `No usable answer from the server${
           flow.phase === 'network_retrying' ? ` (${flow.detail})` : ''
-        }. Retrying in ${
-          flow.phase === 'network_retrying' ? flow.secondsLeft : '?'
-        } s with the same key, so the payment can happen at most once.`,
+        }. Retrying in ${secondsLeft} s with the same key, so the payment can happen at most once.`,
         tone: 'warn',
       };
     case 'outcome_unknown':

@@ -47,16 +47,9 @@ export function KeyActionsPanel() {
     setLooked({ operation: operation.trim(), key: key.trim() });
   }
 
-  function act(action: 'release' | 'evict', summary: KeySummary) {
+  function act(action: typeof release | typeof evict, { operation, key, revision }: KeySummary) {
     setOutcome(undefined);
-    const input = {
-      operation: summary.operation,
-      key: summary.key,
-      revision: summary.revision,
-      reason,
-    };
-    if (action === 'release') release.mutate(input);
-    else evict.mutate(input);
+    action.mutate({ operation, key, revision, reason });
   }
 
   const summary = found.data;
@@ -128,7 +121,7 @@ export function KeyActionsPanel() {
           <button
             type="button"
             disabled={!summary.releasable || !reasonOk || busy}
-            onClick={() => act('release', summary)}
+            onClick={() => act(release, summary)}
             title="An expired lease that committed nothing, or an unknown key reconciled as not charged"
           >
             Release
@@ -136,7 +129,7 @@ export function KeyActionsPanel() {
           <button
             type="button"
             disabled={!summary.evictable || !reasonOk || busy}
-            onClick={() => act('evict', summary)}
+            onClick={() => act(evict, summary)}
             title="A completed or released key: its next request runs again"
           >
             Evict

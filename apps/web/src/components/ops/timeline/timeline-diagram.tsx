@@ -179,6 +179,8 @@ export function TimelineDiagram({
           const end = to - direction * 8;
           const room = Math.abs(to - from) - 2 * ARROW_CLEARANCE;
           const lines = labelLines(step.label, Math.floor(room / CHAR_PX));
+          // A broken call has no arrowhead; nor has a held one: its answer never came back.
+          const broken = step.marker === 'fault' || step.marker === 'held';
           return (
             <g key={step.key} className={tone} data-kind={step.marker ?? 'call'}>
               <title>{step.description}</title>
@@ -187,17 +189,8 @@ export function TimelineDiagram({
                 x2={end}
                 y1={y + 8}
                 y2={y + 8}
-                className={
-                  step.marker === 'fault' || step.marker === 'held'
-                    ? styles.brokenArrow
-                    : styles.arrow
-                }
-                // A held call has no arrowhead either: its answer never came back.
-                markerEnd={
-                  step.marker === 'fault' || step.marker === 'held'
-                    ? undefined
-                    : `url(#${id}-arrow-${step.tone})`
-                }
+                className={broken ? styles.brokenArrow : styles.arrow}
+                markerEnd={broken ? undefined : `url(#${id}-arrow-${step.tone})`}
               />
               {step.marker === 'fault' ? (
                 <path d={`M${end - 5},${y + 3} l10,10 m0,-10 l-10,10`} className={styles.cross} />
