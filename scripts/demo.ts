@@ -1,15 +1,10 @@
 /**
- * `npm run demo`: the whole system on this machine, each part its own process.
- * PostgreSQL is embedded (data kept between runs; the path is printed) unless DATABASE_URL
- * is set, or `--ha`: a throw-away three-node Patroni cluster in synchronous mode
- * (scripts/ha), the apps on its multi-host URL, the processor on its own embedded PostgreSQL,
- * and a "Fail over the database" switch in the cockpit. A part that dies is restarted with backoff (see system/restart-policy.ts), the
- * launcher gives up only on a crash loop. Ctrl-C or SIGTERM stops everything, the database
- * last. The cockpit's chaos switches are on (operator only; `--no-chaos` turns them off).
- * Every server listens on 127.0.0.1 unless HOST says otherwise; the cockpit's demo sign-in
- * asks for the operator code printed in the banner, and the merchants' API keys are printed
- * there too, all new at each start: no key written in the repository opens this run.
- * A start-up failure is one line on stderr saying what to do, and exit code 1.
+ * `npm run demo`: the whole system on this machine, each part its own process, on embedded
+ * PostgreSQL (data kept between runs) unless DATABASE_URL is set, or with `--ha` on a
+ * throw-away three-node Patroni cluster in synchronous mode (scripts/ha). A part that dies is
+ * restarted with backoff until a crash loop; Ctrl-C stops everything, the database last. The
+ * chaos switches are on (`--no-chaos`); the banner prints the operator code and API keys,
+ * new at each start. A start-up failure is one line on stderr saying what to do, and exit 1.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -56,13 +51,6 @@ try {
   console.error(`demo: cannot start: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
 }
-const ports = {
-  web: demoEnv.ONCE_WEB_PORT,
-  processor: demoEnv.ONCE_PROCESSOR_PORT,
-  workerHealth: demoEnv.ONCE_WORKER_HEALTH_PORT,
-  pg: demoEnv.ONCE_PG_PORT,
-  ha: demoEnv.ONCE_HA_BASE_PORT,
-};
 const workerCount = Number(values.workers);
 const embedded = !process.env.DATABASE_URL && !values.ha;
 // Where `npm run verify` finds this run's databases (their passwords are per run or per cluster).
@@ -70,7 +58,10 @@ const connectionFile = demoConnectionFile(repoRoot);
 process.once('exit', () => removeDemoConnection(connectionFile));
 let system: Awaited<ReturnType<typeof startSystem>> | undefined;
 const cluster = values.ha
-  ? replicatedDatabase({ basePort: ports.ha, log: (line) => console.log(`database  | ${line}`) })
+  ? replicatedDatabase({
+      basePort: demoEnv.ONCE_HA_BASE_PORT,
+      log: (line) => console.log(`database  | ${line}`),
+    })
   : undefined;
 
 const shutdown = createLauncherShutdown({
@@ -86,10 +77,7 @@ const shutdown = createLauncherShutdown({
 process.on('SIGINT', () => void shutdown(0, 'Ctrl-C'));
 process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
 
-/**
- * The one line a start-up failure prints: what is wrong and what to do, never a stack. A
- * cluster already started is stopped.
- */
+/** The one line a start-up failure prints: what is wrong and what to do, never a stack. */
 async function failStart(error: unknown): Promise<never> {
   const message = error instanceof Error ? error.message : String(error);
   console.error(`Once failed to start: ${message.split('\n')[0]}`);
@@ -100,17 +88,17 @@ async function failStart(error: unknown): Promise<never> {
 /** Every port the demo needs, checked before anything starts. */
 async function checkPorts(): Promise<void> {
   const wanted: [number, string, string][] = [
-    [ports.web, 'web', 'ONCE_WEB_PORT'],
-    [ports.processor, 'processor', 'ONCE_PROCESSOR_PORT'],
+    [demoEnv.ONCE_WEB_PORT, 'web', 'ONCE_WEB_PORT'],
+    [demoEnv.ONCE_PROCESSOR_PORT, 'processor', 'ONCE_PROCESSOR_PORT'],
     ...Array.from({ length: workerCount }, (_, i): [number, string, string] => [
-      ports.workerHealth + i,
+      demoEnv.ONCE_WORKER_HEALTH_PORT + i,
       `worker-${i + 1} health`,
       'ONCE_WORKER_HEALTH_PORT',
     ]),
   ];
-  if (embedded) wanted.push([ports.pg, 'PostgreSQL', 'ONCE_PG_PORT']);
+  if (embedded) wanted.push([demoEnv.ONCE_PG_PORT, 'PostgreSQL', 'ONCE_PG_PORT']);
   for (let i = 0; values.ha && i < CLUSTER_PORT_COUNT; i++) {
-    wanted.push([ports.ha + i, 'the PostgreSQL cluster', 'ONCE_HA_BASE_PORT']);
+    wanted.push([demoEnv.ONCE_HA_BASE_PORT + i, 'the PostgreSQL cluster', 'ONCE_HA_BASE_PORT']);
   }
   for (const [port, part, variable] of wanted) {
     if (!(await isPortFree(port))) {
@@ -147,10 +135,10 @@ try {
     processorDatabaseUrl:
       replicated?.processorDatabaseUrl ?? (process.env.PROCESSOR_DATABASE_URL || undefined),
     pgDataDir,
-    pgPort: ports.pg,
-    webPort: ports.web,
-    processorPort: ports.processor,
-    workerHealthBasePort: ports.workerHealth,
+    pgPort: demoEnv.ONCE_PG_PORT,
+    webPort: demoEnv.ONCE_WEB_PORT,
+    processorPort: demoEnv.ONCE_PROCESSOR_PORT,
+    workerHealthBasePort: demoEnv.ONCE_WORKER_HEALTH_PORT,
     workerCount,
     webMode: values.dev ? 'dev' : 'start',
     skipBuild: values['skip-build'],

@@ -1,16 +1,9 @@
 /**
  * `npm run search`: the model-based search over the merchant API
- * (test/money-model/money-model-search.test.ts) for longer than `npm test` gives it, or against
- * the planted bugs that prove it finds each class.
- *
- *   npm run search -- --runs 500 --seed 42      one long search (a seed replays its sequences)
- *   npm run search -- --planted                 each planted bug, seeds 1..10, 25 runs each
- *   npm run search -- --planted refund-cap-before-lock --seeds 3
- *
- * A planted bug is a patch in test/money-model/planted/ applied to a throw-away copy of the
- * committed tree (production code here is never switched); it is caught when the search (or
- * the check its header names) fails in that copy. Prints one line per bug: the first seed that
- * caught it and the first line of what the checker said.
+ * (test/money-model/money-model-search.test.ts) for longer than `npm test` gives it
+ * (`-- --runs 500 --seed 42`), or against the planted bugs that prove it finds each class
+ * (`-- --planted [name...] [--seeds 3]`): each patch in test/money-model/planted/ is applied to
+ * a throw-away copy of the tree, and one line per bug tells the first seed that caught it.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

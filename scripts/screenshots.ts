@@ -1,16 +1,8 @@
 /**
- * Screenshots of a RUNNING demo for the README: the checkout after a payment, the operator
- * cockpit (with its chaos switches when the demo has them) and, when the web app has it,
- * the timeline of that payment (/ops/payments/<id>). Run by hand, not part of `npm test`:
- *
- *   npm run demo                              # in one terminal
- *   npx tsx scripts/screenshots.ts --operator-code <the code the demo printed>
- *                                             # in another; --url http://127.0.0.1:3000 --out docs/screenshots
- *
- * It pays once (a test card, tenant_a), so the pictures show a real payment, and where the
- * demo has chaos switches it presses "Kill a worker" and waits for the restart, so the
- * cockpit shows a switch's answer and the recovery. Debian's
- * Chromium is used when present (as in the e2e tests), Playwright's own browser otherwise.
+ * Screenshots of a RUNNING demo for the README (by hand: `npx tsx scripts/screenshots.ts
+ * --operator-code <the code the demo printed> [--url ...] [--out docs/screenshots]`): the
+ * checkout after a real payment, the cockpit after "Kill a worker" and its recovery, and that
+ * payment's timeline. Debian's Chromium when present, Playwright's own browser otherwise.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -13,12 +13,7 @@ export interface DemoBannerFacts {
 
 /**
  * The launcher's banner. Its URLs are the system's one public origin (`publicWebUrl`), the one
- * the processor sends a 3-D Secure shopper back to, so the session and the checkout's stored
- * intent are there when the shopper returns (the banner said `localhost` while the processor
- * was given `127.0.0.1`: two origins, and the shopper came back to an empty checkout).
- *
- * @example
- * console.log(demoBanner({ database, system, apiKeys, chaos: true, restart: DEFAULT_RESTART_POLICY }));
+ * the processor sends a 3-D Secure shopper back to, where the session and the checkout are.
  */
 export function demoBanner(facts: DemoBannerFacts): string {
   const { system } = facts;
@@ -44,13 +39,7 @@ export function demoBanner(facts: DemoBannerFacts): string {
 `;
 }
 
-/**
- * The checkout and cockpit URLs a banner prints, read back from its text: what a presenter
- * (or the stage's spec) opens.
- *
- * @example
- * bannerUrls(demoBanner(facts)).checkout; // 'http://127.0.0.1:3000/'
- */
+/** The checkout and cockpit URLs a banner prints, read back from its text. */
 export function bannerUrls(banner: string): { checkout: string; operator: string } {
   const url = (label: string) => {
     const found = new RegExp(`^\\s*${label}\\s+(http\\S+)`, 'm').exec(banner)?.[1];

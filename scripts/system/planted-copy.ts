@@ -4,14 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * A temporary copy of the committed tree with a planted bug's patch applied; production code
- * is never switched. `node_modules` is hard-linked (no disk, no install) and the workspace
- * links inside it are relative, so `@once/*` resolves to the copy's patched packages. The web
- * build is reused when `reuseWebBuild` (the patch touches nothing the web bundle contains).
- * Shared by the chaos suite's planted runner and the model search's (`npm run search`).
- *
- * @example
- * const copy = plantedCopy(repoRoot, patchFile, { reuseWebBuild: false }); try { ... } finally { removePlantedCopy(copy); }
+ * A temporary copy of the committed tree with a planted bug's patch applied. `node_modules` is
+ * hard-linked and its workspace links are relative, so `@once/*` resolves to the copy's
+ * patched packages; the web build is reused when `reuseWebBuild`.
  */
 export function plantedCopy(
   repoRoot: string,

@@ -7,15 +7,8 @@ const tetherScript = fileURLToPath(new URL('./process-group-tether.cjs', import.
 
 /**
  * What this process has started, stopped by a process of its own (process-group-tether.cjs)
- * if this process dies first, however it dies (SIGKILL included): newest first, SIGTERM then
- * SIGKILL. The tether starts with the first thing told; `release` after stopping everything
- * in order, or the tether stops it all again when this process exits.
- *
- * @example
- * const tether = new ProcessGroupTether();
- * tether.addGroup(child.pid!); // spawned with detached: true
- * // ... stop the child, then:
- * tether.release();
+ * if this process dies first, however it dies: newest first, SIGTERM then SIGKILL. `release`
+ * once everything was stopped in order.
  */
 export class ProcessGroupTether {
   private child: ChildProcess | undefined;

@@ -18,24 +18,16 @@ export interface ReplicatedDatabase {
 
 /**
  * `npm run demo -- --ha`'s database: the three-node Patroni cluster of scripts/ha in synchronous
- * mode (no acknowledged commit is lost in a failover), and the processor's ledger on an
- * embedded PostgreSQL of its own. `stop` may be called at any time, even while it starts: it
- * kills whatever has started (the nodes run in process groups of their own, so the launcher
- * must) and removes the cluster's directory.
- *
- * @example
- * const db = replicatedDatabase({ basePort: 24_000, log: console.log });
- * const { databaseUrl } = await db.start();
- * await db.stop();
+ * mode, and the processor's ledger on an embedded PostgreSQL of its own. `stop` may be called
+ * at any time, even while it starts: it kills whatever has started and removes its directory.
  */
 export function replicatedDatabase(options: { basePort: number; log: (line: string) => void }) {
   // Made by `start` only: it makes the cluster's directory, which a launcher that fails
   // before (a port taken) must not leave behind.
   let cluster: HaCluster | undefined;
   let processor: Awaited<ReturnType<typeof spawnEmbeddedPostgres>> | undefined;
-  // However the launcher ends short of SIGKILL (a crash included), the nodes end with it at
-  // once: the kills in `cluster.stop` run synchronously, before its first await. A SIGKILLed
-  // launcher's cluster is stopped by the cluster's tether (see HaCluster).
+  // However the launcher ends short of SIGKILL, the nodes end with it (`cluster.stop` kills
+  // before its first await); a SIGKILLed launcher's cluster is stopped by its tether.
   const stopOnExit = () => void cluster?.stop();
   return {
     async start(): Promise<ReplicatedDatabase> {

@@ -2,18 +2,10 @@ import { exponentialDelayMs } from '@once/backoff';
 
 /**
  * When a supervised part dies, the launcher starts it again after a delay that doubles with
- * each crash in a row (`initialDelayMs`, `2 *`, ... up to `maxDelayMs`), and resets once the
- * part stayed up for `resetAfterMs`. It gives up only on a crash loop: more than
- * `maxRestarts` restarts within `windowMs`. A part stopped on purpose (Ctrl-C, SIGTERM,
- * `Supervisor.stop`/`kill`) is never restarted.
- *
- * This is docker-compose's `restart: unless-stopped` (docker-compose.yml sets it on every
- * app service; Docker's own backoff also doubles from a short delay and resets after the
- * container ran for a while), with one deliberate difference: Docker retries a crash loop
- * forever, a presenter's terminal says so and stops instead.
- *
- * @example
- * const supervisor = new Supervisor(log, onExit, { restart: DEFAULT_RESTART_POLICY });
+ * each crash in a row (from `initialDelayMs` up to `maxDelayMs`) and resets once the part
+ * stayed up for `resetAfterMs`; it gives up on a crash loop: more than `maxRestarts` restarts
+ * within `windowMs`. docker-compose's `restart: unless-stopped`, except that Docker retries a
+ * crash loop forever, where a presenter's terminal says so and stops.
  */
 export interface RestartPolicy {
   initialDelayMs: number;
@@ -36,10 +28,7 @@ export type RestartDecision =
   | { restart: true; delayMs: number; restartsInWindow: number }
   | { restart: false; restartsInWindow: number };
 
-/**
- * Remembers one part's recent exits and decides, for each new one, whether to restart and
- * after how long. Pure but for the clock passed in, so tests need no real waiting.
- */
+/** One part's recent exits, and for each new one whether to restart and after how long. */
 export class RestartHistory {
   private exits: number[] = [];
   private inARow = 0;

@@ -25,16 +25,9 @@ export interface SystemOptions {
   processorDatabaseUrl?: string;
   /** Embedded only: keep data here between runs. Unset: a throw-away cluster. */
   pgDataDir?: string;
-  /**
-   * The code a demo operator sign-in needs (the web's ONCE_OPERATOR_CODE). Unset: a new random
-   * one for this run (`RunningSystem.operatorCode`; `npm run demo` prints it).
-   */
+  /** The code a demo operator sign-in needs (the web's ONCE_OPERATOR_CODE). Unset: a new one. */
   operatorCode?: string;
-  /**
-   * The demo merchants' API keys (ONCE_DEMO_API_KEY_TENANT_A / _B), given to the web only: its
-   * seed stores their hashes. `npm run demo` passes fresh ones (`demoApiKeysForRun`). Unset:
-   * the web's own default, the public test keys on loopback (the system tests).
-   */
+  /** The demo merchants' API keys, given to the web only. Unset: the web's test keys. */
   demoApiKeys?: Record<string, string>;
   pgPort?: number;
   pgDurability?: 'durable' | 'fast';
@@ -53,17 +46,9 @@ export interface SystemOptions {
   log?: (line: string) => void;
   /** A part exited and will not come back (no restart policy, or a crash loop). */
   onUnexpectedExit?: UnexpectedExitHandler;
-  /**
-   * Restart parts that die (PostgreSQL too, on the same data and port). `npm run demo`
-   * uses `DEFAULT_RESTART_POLICY`; unset, an exit is only reported (tests that kill parts
-   * on purpose and restart them themselves).
-   */
+  /** Restart parts that die (PostgreSQL too, on the same data and port); unset: only report. */
   restart?: RestartPolicy;
-  /**
-   * Demo chaos switches: opens the launcher's control channel (loopback, per-run secret) and
-   * tells only the web process where it is (ONCE_CHAOS_URL, ONCE_CHAOS_SECRET). Off: the web
-   * has no switches at all.
-   */
+  /** Demo chaos switches: the launcher's control channel, told to the web process only. */
   chaos?: boolean;
   /** A replicated database (`--ha`): its nodes show as parts and it can be failed over. */
   cluster?: ClusterControl;
@@ -77,9 +62,8 @@ export interface RunningSystem {
   /** The web's own address (loopback): health checks, webhooks, tests. */
   webUrl: string;
   /**
-   * The one origin a browser is given: the banner prints it and the processor sends a 3-D
-   * Secure shopper back to it (WEB_PUBLIC_URL). A browser on any other origin has no session
-   * and no stored checkout there. `WEB_PUBLIC_URL` from the shell, else `webUrl`.
+   * The one origin a browser is given (WEB_PUBLIC_URL from the shell, else `webUrl`): the banner
+   * prints it and the processor sends a 3-D Secure shopper back to it.
    */
   publicWebUrl: string;
   processorUrl: string;
@@ -112,8 +96,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const supervisor = new Supervisor(options.log, options.onUnexpectedExit, {
     restart: options.restart,
   });
-  // A throw-away cluster still gets a data directory and a port chosen here, not by the
-  // PostgreSQL process: a restarted one must come back on the same data and port.
+  // A throw-away cluster's directory and port are chosen here: a restart needs the same ones.
   const throwAway =
     !options.databaseUrl && !options.pgDataDir ? await throwAwayDataDir(serverUser()) : undefined;
   const removeThrowAway = async () => {
@@ -170,8 +153,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   const webUrl = `http://127.0.0.1:${webPort}`;
   const processorUrl = `http://127.0.0.1:${processorPort}`;
   const shared = {
-    // Fresh per run, handed to the children only by environment: nothing written in the
-    // repository opens this run's cookies, webhooks or processor admin API.
+    // Fresh per run, handed to the children only by environment.
     ...generateSecrets(),
     ...process.env,
     NODE_ENV: 'production',
@@ -184,13 +166,10 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     NO_COLOR: '1',
     ...options.env,
   } as Record<string, string>;
-  // This machine only, unless HOST says otherwise: the demo has an operator cockpit, chaos
-  // switches and the processor's admin API; nobody on the network needs them.
+  // This machine only, unless HOST says otherwise: nobody on the network needs the cockpit.
   const host = shared.HOST || '127.0.0.1';
   shared.HOST = host;
-  // Where the processor sends a 3-D Secure shopper back (the worker's return_url), and the
-  // origin the banner prints: one origin, or the shopper lands where the session and the
-  // checkout are not. A name other machines reach when the shell gives one, else loopback.
+  // One origin for the banner and the 3-D Secure return, or the shopper lands without a session.
   const publicWebUrl = (shared.WEB_PUBLIC_URL || webUrl).replace(/\/+$/, '');
   shared.WEB_PUBLIC_URL = publicWebUrl;
   shared.WORKER_HEALTH_HOST ||= host;
@@ -291,8 +270,7 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     await building;
     await startWeb();
   } catch (error) {
-    // A build still running is stopped with the rest and fails too: only the first failure
-    // is told (unhandled, it would end a launcher that is still stopping its database).
+    // A build still running fails too: only the first failure is told.
     building.catch(() => {});
     await chaos?.close();
     throw error;

@@ -4,13 +4,7 @@ import { createInterface } from 'node:readline';
 import { ProcessGroupTether } from './process-group-tether.ts';
 import { RestartHistory, type RestartPolicy } from './restart-policy.ts';
 
-/**
- * Runs each part of the system as its own OS process group, prefixes its output, and
- * stops them in reverse start order. Process groups matter: `npx`/`sh` wrappers would
- * otherwise leave the real server running when only the wrapper is killed. With a
- * {@link RestartPolicy}, a part that dies is started again (same spec, same place in the
- * stop order) with backoff, until a crash loop.
- */
+/** One part of the system, as the supervisor starts it. */
 export interface ProcessSpec {
   name: string;
   command: string;
@@ -21,10 +15,7 @@ export interface ProcessSpec {
   healthUrl?: string;
   /** Ready when a stdout line matches (instead of, or before, healthUrl). */
   readyLine?: RegExp;
-  /**
-   * A line saying the process cannot start; its first capture group becomes the error
-   * message (one line, what to do), instead of "exited with code 1 before it was ready".
-   */
+  /** A line saying the process cannot start; its first capture group is the error message. */
   failLine?: RegExp;
   /** Milliseconds to wait for readiness. */
   readyTimeoutMs?: number;
@@ -50,17 +41,10 @@ export interface SupervisorOptions {
   restart?: RestartPolicy;
 }
 
-/**
- * Called when a part exits and will not come back: no restart policy, or a crash loop.
- * `reason` is one line for a person.
- */
+/** Called when a part exits and will not come back; `reason` is one line for a person. */
 export type UnexpectedExitHandler = (name: string, code: number | null, reason: string) => void;
 
-/**
- * What a part is doing right now, for a person watching: `up` (running and was ready),
- * `restarting` (died; waiting for its backoff or starting again), `down` (gave up on a crash
- * loop, or died without a restart policy).
- */
+/** What a part is doing right now: `up`, `restarting` after a crash, or `down` for good. */
 export interface PartStatus {
   name: string;
   state: 'up' | 'restarting' | 'down';
@@ -71,6 +55,12 @@ export interface PartStatus {
 
 const COLOURS = [36, 35, 33, 32, 34, 31, 96, 95];
 
+/**
+ * Runs each part of the system as its own OS process group (so an `npx`/`sh` wrapper never
+ * leaves the real server running), prefixes its output, and stops them in reverse start
+ * order. With a {@link RestartPolicy}, a part that dies is started again with backoff, in
+ * its place in the stop order, until a crash loop.
+ */
 export class Supervisor {
   private readonly processes: ManagedProcess[] = [];
   private readonly histories = new Map<string, RestartHistory>();
@@ -97,13 +87,7 @@ export class Supervisor {
     return this.processes.map((p) => p.spec.name);
   }
 
-  /**
-   * Every long-running part and its state, in start order (a part between a crash and its
-   * restart is listed too). One-shot tasks (the build) are left out.
-   *
-   * @example
-   * supervisor.status(); // [{ name: 'postgres', state: 'up', pid: 4242, restarts: 0 }, ...]
-   */
+  /** Every long-running part and its state, in start order (one-shot tasks left out). */
   status(): PartStatus[] {
     return [...this.parts].flatMap(([name, part]) => {
       const running = this.processes.find((p) => p.spec.name === name);
@@ -240,9 +224,8 @@ export class Supervisor {
     }
     const window = `${Math.round(policy.windowMs / 1000)} s`;
     if (this.requestedKills.has(managed)) {
-      // Asked for (a presenter's chaos switch), not a crash: back after the first backoff
-      // step, and neither the crash-loop budget nor the backoff remembers it. Otherwise a
-      // few presses within the window would stop the whole demo as a "crash loop".
+      // Asked for (a chaos switch), not a crash: back after the first backoff step, and
+      // neither the crash-loop budget nor the backoff remembers it.
       this.scheduleRestart(spec, prefix, index, policy.initialDelayMs);
       this.log(
         `${prefix} killed on request (${how}); restarting in ` +
@@ -296,11 +279,7 @@ export class Supervisor {
     signalGroup(this.find(name).child.pid, signal);
   }
 
-  /**
-   * Kills a part's process group with SIGKILL because someone asked (a chaos switch): with a
-   * restart policy it comes back like a crashed part (and `restarts` counts it), but the exit
-   * never counts toward the crash-loop budget nor lengthens its backoff.
-   */
+  /** SIGKILLs a part's group on request (a chaos switch): it comes back, but is no crash. */
   killForRestart(name: string): void {
     const managed = this.find(name);
     this.requestedKills.add(managed);

@@ -14,11 +14,7 @@ const SKIPPED = new Set(['node_modules', 'dist', 'test-results', 'coverage', '.t
 const WRITTEN_BY_TOOLS = /(^|\/)next-env\.d\.ts$|\.tsbuildinfo$/;
 const FINGERPRINT_FILE = 'once-build-fingerprint';
 
-/**
- * The build every test suite serves (vitest's system tests and Playwright alike), apart from
- * the demo's `.next`: a test run never rebuilds the folder a running demo serves, and one
- * `npm test` builds once.
- */
+/** The build every test suite serves, apart from the running demo's `.next`. */
 export const TEST_NEXT_DIST_DIR = '.next-e2e';
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
@@ -81,11 +77,8 @@ function isFresh(distDir: string, fingerprint: string): boolean {
 
 /**
  * Makes sure `apps/web/<distDir>` holds a production build of the sources as they are now,
- * building it only when a source changed since (a stale build once made tests pass against
- * old code, or fail against new tests). A lock directory keeps two test runners from
+ * building it only when a source changed since. A lock directory keeps two test runners from
  * building the same folder at once; the second waits and then finds the build fresh.
- *
- * @example ensureWebBuild('.next'); // before starting `next start` on it
  */
 export function ensureWebBuild(distDir: string, log: (line: string) => void = console.log): void {
   const fingerprint = webBuildFingerprint(distDir);
