@@ -20,7 +20,7 @@ import {
   writeResultJson,
 } from './harness/report.ts';
 import type { ScenarioResult } from './harness/result-types.ts';
-import type { Scenario, ScenarioContext } from './harness/scenario.ts';
+import { type Scenario, type ScenarioContext, skippedResult } from './harness/scenario.ts';
 import { stopAllChildren } from './harness/server-process.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
@@ -33,9 +33,8 @@ import { retention } from './scenarios/retention.ts';
 import { storeThroughput } from './scenarios/store-throughput.ts';
 
 const scenarios: Scenario[] = [
-  // First, while the machine is quiet: it needs no database, and run after the others (after
-  // peers) it read every route 2.3x slower than alone (tRPC unguarded 276-281 µs a request in
-  // two full runs, 116-134 first), which no minimum of rounds removes.
+  // First, while the machine is quiet: after the others it reads every route slower
+  // (bench/analysis.md), which no minimum of rounds removes.
   guardCpu,
   overhead,
   replay,
@@ -110,15 +109,7 @@ try {
     } catch (error) {
       log(`${scenario.name} failed: ${(error as Error).stack ?? error}`);
       failed.push(scenario.name);
-      results.push({
-        name: scenario.name,
-        title: scenario.title,
-        skipped: `failed: ${(error as Error).message.split('\n')[0]}`,
-        settings: {},
-        rows: [],
-        goals: [],
-        notes: [],
-      });
+      results.push(skippedResult(scenario, `failed: ${(error as Error).message.split('\n')[0]}`));
     }
     const result = results.at(-1)!;
     // How busy the machine was around this scenario (other work shares the 2 cores).

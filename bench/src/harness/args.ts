@@ -8,12 +8,7 @@ export interface BenchArgs {
   render?: string;
 }
 
-/**
- * Parses `--quick`, `--only <name>` (also `--only=a,b`) and `--render <results.json>`.
- *
- * @example
- * parseArgs(['--quick', '--only', 'overhead']); // { quick: true, only: ['overhead'] }
- */
+/** Parses `--quick`, `--only <name>` (also `--only=a,b`) and `--render <results.json>`. */
 export function parseArgs(argv: readonly string[]): BenchArgs {
   const args: BenchArgs = { quick: false, only: [] };
   for (let i = 0; i < argv.length; i++) {

@@ -9,11 +9,6 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/**
- * @example
- * const server = await startBenchServer({ databaseUrl: pg.url });
- * await runLoad({ url: server.url, path: '/trpc/pay.guarded', ... });
- */
 export async function startBenchServer(options: {
   databaseUrl: string;
   redisUrl?: string;
@@ -43,14 +38,8 @@ export async function startBenchServer(options: {
 }
 
 /**
- * One bench server per variant, `servers[i]` for `variants[i]`, so that each variant's server
- * CPU is read from a process that served nothing else: in one shared process a collection
- * of every variant's garbage lands in whichever round it falls, and the JIT and the heap see
- * every route. Started one after another (two cores), stopped together.
- *
- * @example
- * const servers = await startBenchServerPerVariant(3, { databaseUrl: pg.url });
- * try { ... servers.each[0].url ... } finally { await servers.stop(); }
+ * One bench server per variant, `each[i]` for variant i, so that each variant's server CPU is
+ * read from a process that served nothing else (no other route's garbage, JIT or heap).
  */
 export async function startBenchServerPerVariant(
   count: number,

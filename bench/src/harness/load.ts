@@ -6,8 +6,8 @@ export interface LoadOptions {
   url: string;
   path: string;
   method?: 'POST' | 'GET';
+  /** A JSON body. */
   body?: string;
-  headers?: Record<string, string>;
   connections: number;
   durationSec: number;
   /** Unmeasured run first (JIT, pools, caches); 0 to skip. */
@@ -53,10 +53,6 @@ export function serverCpuPerRequest(result: LoadResult): number | undefined {
 /**
  * Runs autocannon in this process against a server in ANOTHER process (so client and server
  * never share an event loop), keeping every response time so rounds can be merged.
- *
- * @example
- * const r = await runLoad({ url, path: '/trpc/pay.guarded', method: 'POST', body, connections: 16,
- *   durationSec: 6, key: () => randomUUID() });
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSec)
@@ -75,7 +71,7 @@ function runAutocannon(options: LoadOptions): Promise<LoadResult> {
   const samples: number[] = [];
   const statuses: Record<string, number> = {};
   let replayed = 0;
-  const headers = { 'content-type': 'application/json', ...options.headers };
+  const headers = { 'content-type': 'application/json' };
   const keyOf = options.key;
   const request: autocannon.Request = {
     method: options.method ?? 'POST',
@@ -132,12 +128,9 @@ export interface Variant {
 }
 
 /**
- * Runs variants in interleaved rounds and merges each variant's rounds, so a burst of
- * background load on this shared machine hits every variant alike instead of skewing whichever
- * ran at that moment. Every other round runs in reverse order (A B C, C B A, A B C, ...): a
- * drift over the run (a growing table, WAL piling up toward a checkpoint) then favours each of
- * two variants in as many rounds as it costs them. The warm-up runs once per variant, before
- * round 1.
+ * Runs variants in interleaved rounds, every other one reversed (A B C, C B A, ...), and
+ * merges each variant's rounds: a burst of background load or a drift over the run then hits
+ * every variant alike. The warm-up runs once per variant, before round 1.
  */
 export async function runInterleaved(
   variants: readonly Variant[],
@@ -160,86 +153,69 @@ export async function runInterleaved(
 /** One result from several runs of the same load: all samples, summed time and counts. */
 export function mergeResults(results: readonly LoadResult[]): LoadResult {
   const samples = results.flatMap((r) => r.samples);
-  const durationSec = results.reduce((sum, r) => sum + r.durationSec, 0);
+  const sum = (of: (r: LoadResult) => number) => results.reduce((total, r) => total + of(r), 0);
   const statuses: Record<string, number> = {};
   for (const r of results)
     for (const [s, n] of Object.entries(r.statuses)) statuses[s] = (statuses[s] ?? 0) + n;
   return {
-    durationSec,
-    throughput: samples.length / durationSec,
+    durationSec: sum((r) => r.durationSec),
+    throughput: samples.length / sum((r) => r.durationSec),
     latency: summarize(samples),
     statuses,
-    errors: results.reduce((sum, r) => sum + r.errors, 0),
-    timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
-    replayed: results.reduce((sum, r) => sum + r.replayed, 0),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    replayed: sum((r) => r.replayed),
     samples,
     roundThroughputs: results.map((r) => r.throughput),
     ...(results.every((r) => r.serverCpuMs !== undefined)
       ? {
-          serverCpuMs: results.reduce((sum, r) => sum + r.serverCpuMs!, 0),
+          serverCpuMs: sum((r) => r.serverCpuMs!),
           roundServerCpuPerRequest: results.map((r) => serverCpuPerRequest(r)!),
         }
       : {}),
   };
 }
 
-/** A variant's throughput against its twin's, round by round: the median and the spread. */
-export interface PairedRatio {
+/** A paired comparison of a variant with its twin over the rounds: the median and the spread. */
+export interface Paired {
   median: number;
   min: number;
   max: number;
   rounds: number;
-  /** The ratio of whole-run throughputs, for comparison. */
+}
+
+/** `Paired` of throughputs, with the ratio of whole-run throughputs for comparison. */
+export interface PairedRatio extends Paired {
   whole: number;
 }
 
-/** How much more server CPU per response (µs) `variant` spent than `twin`, round by round. */
-export interface PairedDifference {
-  median: number;
-  min: number;
-  max: number;
-  rounds: number;
-}
-
-/**
- * Server CPU per response of `variant` minus `twin`'s, paired by round as `pairedRatio` pairs
- * throughputs; microseconds. Undefined when either side has no per-round CPU.
- */
-export function pairedCpuDifference(
-  variant: LoadResult,
-  twin: LoadResult,
-): PairedDifference | undefined {
-  const a = variant.roundServerCpuPerRequest;
-  const b = twin.roundServerCpuPerRequest;
+/** Round i of `a` against round i of `b` by `compare`; undefined when the rounds do not pair. */
+function paired(
+  a: readonly number[] | undefined,
+  b: readonly number[] | undefined,
+  compare: (x: number, y: number) => number,
+): Paired | undefined {
   if (!a || !b || a.length !== b.length || a.length === 0) return undefined;
-  const sorted = a.map((x, i) => (x - b[i]!) * 1000).sort((x, y) => x - y);
+  const sorted = a.map((x, i) => compare(x, b[i]!)).sort((x, y) => x - y);
   return { median: median(sorted), min: sorted[0]!, max: sorted.at(-1)!, rounds: sorted.length };
 }
 
 /**
- * Throughput ratio of `variant` to `twin` paired by round: round i of one against round i of
- * the other, which ran seconds apart, then the median over rounds. Drift over a run (a growing
- * table, a checkpoint, another process waking up) moves both sides of a pair alike, where the
- * ratio of whole-run totals lets it land on whichever variant it hit. Falls back to the totals
- * when the rounds are not known.
- *
- * @example
- * const r = pairedRatio(get('tRPC + plugin, atomic mode'), get('tRPC unguarded'));
- * `${r.median.toFixed(3)}x (rounds ${r.min.toFixed(2)}-${r.max.toFixed(2)})`;
+ * How much more server CPU per response (µs) `variant` spent than `twin`, paired by round as
+ * `pairedRatio` pairs throughputs. Undefined when either side has no per-round CPU.
+ */
+export function pairedCpuDifference(variant: LoadResult, twin: LoadResult): Paired | undefined {
+  const a = variant.roundServerCpuPerRequest;
+  return paired(a, twin.roundServerCpuPerRequest, (x, y) => (x - y) * 1000);
+}
+
+/**
+ * Throughput ratio of `variant` to `twin` paired by round, then the median over rounds: drift
+ * over a run moves both sides of a pair alike, where the ratio of whole-run totals lets it
+ * land on whichever variant it hit. Falls back to the totals when the rounds are not known.
  */
 export function pairedRatio(variant: LoadResult, twin: LoadResult): PairedRatio {
   const whole = variant.throughput / twin.throughput;
-  const a = variant.roundThroughputs;
-  const b = twin.roundThroughputs;
-  if (!a || !b || a.length !== b.length || a.length === 0) {
-    return { median: whole, min: whole, max: whole, rounds: 1, whole };
-  }
-  const ratios = a.map((x, i) => x / b[i]!).sort((x, y) => x - y);
-  return {
-    median: median(ratios),
-    min: ratios[0]!,
-    max: ratios.at(-1)!,
-    rounds: ratios.length,
-    whole,
-  };
+  const rounds = paired(variant.roundThroughputs, twin.roundThroughputs, (x, y) => x / y);
+  return { ...(rounds ?? { median: whole, min: whole, max: whole, rounds: 1 }), whole };
 }

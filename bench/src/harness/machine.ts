@@ -28,10 +28,8 @@ export function describeMachine(): MachineInfo {
 }
 
 /**
- * The folder `@once/idempotency` resolves to in this process. `npm run bench` runs without the
- * repository's `@once/source` condition, so it measures `dist/`, the package as installed (tsc
- * output), not `src/` through tsx, whose transform keeps function names by defining `name` on
- * every closure created, a cost per request the published package does not have.
+ * The folder `@once/idempotency` resolves to in this process: `npm run bench` measures `dist/`,
+ * the package as installed, not `src/` through tsx (see bench/README.md).
  */
 function libraryMeasured(): string {
   const entry = fileURLToPath(import.meta.resolve('@once/idempotency'));

@@ -30,10 +30,7 @@ function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | undefin
     .find((file) => existsSync(file));
 }
 
-/**
- * The one command that makes the peers scenario run, printed when redis-server is missing (at
- * the start of the run and again after the last table, where it is not scrolled away).
- */
+/** The one command that makes the peers scenario run, printed when redis-server is missing. */
 export const REDIS_INSTALL_HINT =
   'peers scenario skipped: redis-server not found. Install it with `sudo apt-get install -y redis-server` ' +
   '(Debian/Ubuntu; or set REDIS_SERVER=/path/to/redis-server), then run `npm run bench -- --only peers`.';
@@ -42,12 +39,7 @@ export function redisAvailable(): boolean {
   return findRedisServer() !== undefined;
 }
 
-/**
- * Starts `redis-server --save '' --appendonly no` on a free port.
- *
- * @example
- * const redis = await startBenchRedis(); // redis.url = 'redis://127.0.0.1:2xxxx'
- */
+/** Starts `redis-server --save '' --appendonly no` on a free port. */
 export async function startBenchRedis(): Promise<BenchRedis> {
   const port = await findFreePort();
   let child = await startServer(port);
@@ -66,22 +58,10 @@ export async function startBenchRedis(): Promise<BenchRedis> {
 async function startServer(port: number): Promise<{ process: ChildProcess; version: string }> {
   const binary = findRedisServer();
   if (!binary) throw new Error(REDIS_INSTALL_HINT);
-  const child = spawn(
-    binary,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--protected-mode',
-      'no',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', ''];
+  const child = spawn(binary, [...args, '--appendonly', 'no', '--protected-mode', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const version = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(

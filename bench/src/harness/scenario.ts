@@ -25,15 +25,18 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<ScenarioResult>;
 }
 
+/** A scenario that did not run, and why. */
+export function skippedResult(scenario: Scenario, why: string): ScenarioResult {
+  const { name, title } = scenario;
+  return { name, title, skipped: why, settings: {}, rows: [], goals: [], notes: [] };
+}
+
 /** The body every HTTP variant sends (the same cart line). */
 export const PAY_BODY = JSON.stringify({ productId: 'book_sre', quantity: 1 });
 
 /**
  * The measured load the HTTP scenarios run: `PAY_BODY` to one route of the bench server for the
  * run's measure and warm-up time, a new key per request, server CPU counted. `options` override.
- *
- * @example
- * await runInterleaved([{ name: 'plain', load: payLoad(server, ctx, '/fetch/plain', 16) }], 3);
  */
 export function payLoad(
   server: BenchServer,

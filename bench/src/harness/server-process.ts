@@ -22,11 +22,7 @@ export async function stopAllChildren(): Promise<void> {
 
 /**
  * Starts `node --import tsx <script>` in its own process group (so `npx`/`sh` wrappers
- * never outlive it) and resolves when a stdout line matches `ready`.
- *
- * @example
- * const server = await startNodeProcess({ name: 'bench-server', script: 'bench/src/servers/main.ts',
- *   env: { PORT: '21000', DATABASE_URL }, ready: /^listening /, });
+ * never outlive it) and resolves when it is `ready`.
  */
 export async function startNodeProcess(options: {
   name: string;

@@ -31,12 +31,7 @@ export function ratiosOf(result: ScenarioResult, row: ResultRow): Ratios {
 const show = (value: number | undefined, suffix = '') =>
   value === undefined || Number.isNaN(value) ? '' : `${round(value)}${suffix}`;
 
-/**
- * A Markdown table of a scenario: one row per variant, ratios against its baseline.
- *
- * @example
- * console.log(renderTable(result));
- */
+/** A Markdown table of a scenario: one row per variant, ratios against its baseline. */
 export function renderTable(result: ScenarioResult): string {
   if (result.skipped) return `_skipped: ${result.skipped}_`;
   const extraColumns = [...new Set(result.rows.flatMap((r) => Object.keys(r.extra ?? {})))];

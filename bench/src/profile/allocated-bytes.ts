@@ -5,13 +5,8 @@ export const SAMPLING_INTERVAL_BYTES = 256;
 
 /**
  * V8's sampling heap profile of `count` runs of `op`, one after another, keeping the samples of
- * objects that garbage collection already freed (what `--heap-prof` uses): every allocation is
- * estimated, not only what is still alive. Objects that escape analysis keeps off the heap are
- * not counted (they cost nothing); memory outside the V8 heap (ArrayBuffer backing stores) is
- * not either.
- *
- * @example
- * const profile = await sampleAllocations(() => handler(request()), 2_000);
+ * objects that garbage collection already freed: every allocation is estimated, not only what
+ * is still alive. Memory outside the V8 heap (ArrayBuffer backing stores) is not counted.
  */
 export async function sampleAllocations(
   op: () => Promise<void>,
@@ -34,13 +29,7 @@ export async function sampleAllocations(
   }
 }
 
-/**
- * Bytes of JavaScript heap `op` allocates per run, averaged over `count` runs
- * ({@link sampleAllocations}).
- *
- * @example
- * const bytes = await allocatedBytesPerRun(() => handler(request()), 2_000);
- */
+/** Bytes of JavaScript heap `op` allocates per run, averaged over `count` runs. */
 export async function allocatedBytesPerRun(
   op: () => Promise<void>,
   count: number,

@@ -1,13 +1,10 @@
 // `npx tsx bench/src/profile/guard-profile.ts [requests] [variant...]`: where the guard-cpu
-// scenario's requests spend their CPU and their heap, in this process (no database, no server).
-// For each variant (default all; one is picked by a part of its name): the top frames by self
-// CPU time and the top allocation sites per request, both also attributed to the innermost
-// library frame on their stack (what the library's own code causes, wherever it lands), and a
-// flame graph SVG in the temp directory. Not part of `npm run bench`: profilers slow what they
-// measure, so read shares and differences, not absolute times. Attribution is by stack, not by
-// cause: under tRPC the plugin is the first to call `getRawInput`, so reading and parsing the
-// body (which the unguarded route does in its input middleware) lands under the plugin's frame;
-// compare a guarded variant with 'tRPC + a no-op plugin', frame by frame.
+// scenario's requests spend their CPU and their heap, in this process. For each variant (default
+// all; picked by a part of its name): the top frames by self CPU time and the top allocation
+// sites per request, also by the innermost library frame on their stack, and a flame graph SVG
+// in the temp directory. Profilers slow what they measure: read shares and differences.
+// Attribution is by stack: under tRPC the plugin is the first to read the body, so compare a
+// guarded variant with 'tRPC + a no-op plugin', frame by frame.
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';

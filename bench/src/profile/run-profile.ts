@@ -1,7 +1,6 @@
-// `npx tsx bench/src/profile/run-profile.ts <label> [seconds]`: CPU profiles of the bench server
-// under load, one server process per route (so each profile holds one variant), written as
-// docs/profiles/<label>-<route>.svg flame graphs plus a self-time summary
-// docs/profiles/<label>-summary.md. Not part of `npm run bench`: profiling slows the server.
+// `npx tsx bench/src/profile/run-profile.ts <label> [seconds] [routes]`: CPU profiles of the
+// bench server under load, one process per route, written as docs/profiles/<label>-<route>.svg
+// flame graphs and a self-time summary docs/profiles/<label>-summary.md.
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';

@@ -50,10 +50,8 @@ async function payAtRate(url: string, perSecond: number, seconds: number): Promi
 }
 
 /**
- * 6. End to end: from `checkout.pay` (the app's real router) returning to the payment being
- * charged at the real processor and recorded by the real worker (woken by LISTEN/NOTIFY),
- * with 1 and then 2 workers. "Recorded" = the worker's recording transaction (its `updated_at`,
- * same clock as this process).
+ * 6. End to end: from `checkout.pay` returning to the payment charged at the real processor
+ * and recorded by the real worker (its `updated_at`), with 1 and then 2 workers.
  */
 export const endToEnd: Scenario = {
   name: 'e2e',
@@ -65,8 +63,7 @@ export const endToEnd: Scenario = {
     const sql = postgres(ctx.pg.url, { max: 1, onnotice: () => {} });
     const children: ChildHandle[] = [];
     try {
-      // Earlier scenarios left thousands of synthetic payments with pending outbox jobs that no
-      // processor account should see; retire them so the workers start with an empty queue.
+      // Retire earlier scenarios' synthetic payments: the workers start with an empty queue.
       await sql`update outbox_jobs set status = 'done', updated_at = now() where status in ('pending', 'running')`;
       await sql`update payments set status = 'failed', failure_code = 'bench_synthetic', updated_at = now()
                 where status in ('processing', 'unknown')`;

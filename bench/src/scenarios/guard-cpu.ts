@@ -40,11 +40,7 @@ const VARIANTS = [
   ],
 ] as const;
 
-/**
- * A store that answers every call at once, as for a brand-new key: no database, so what is
- * measured is the library's own JavaScript (adapter, fingerprint, engine, completion), not
- * statements. Not a store to run anything on: it remembers nothing.
- */
+/** A store that answers every call at once, as for a brand-new key, and remembers nothing. */
 const answeringStore = {
   lookup: async () => undefined,
   insertCompleted: async () => 'inserted' as const,
@@ -84,12 +80,10 @@ const RESULT: BenchPayResult = {
 
 /**
  * 8. The guard's own CPU per request, no database: the bench server's tRPC and fetch routes
- * in fresh processes of their own (no HTTP), unguarded and guarded (atomic, leased) over a
- * store that answers at once, each request sent and its response read one after another. The minimum over interleaved rounds
- * is the cost with the least interference; the difference to the unguarded twin is what the
- * library's JavaScript adds to every request, the part of the overhead that no database
- * setting or machine split changes. Statements are counted elsewhere (the statement tests).
- * Then the heap bytes each variant allocates per request, by V8's sampling heap profiler.
+ * in fresh processes (no HTTP), unguarded and guarded, over a store that answers at once, one
+ * request at a time. The minimum over interleaved rounds is the cost with the least
+ * interference; the difference to the unguarded twin is what the library's JavaScript adds.
+ * Then the heap bytes each variant allocates per request (V8's sampling heap profiler).
  */
 export const guardCpu: Scenario = {
   name: 'guard-cpu',

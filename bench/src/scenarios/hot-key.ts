@@ -8,11 +8,7 @@ import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 200;
 
-/**
- * 3. Hot key: 200 connections hammering ONE key. Exactly one execution (counted in the
- * payments table), every other answer a replay or 409, no errors. Baseline: the same
- * connections with a new key per request.
- */
+/** 3. Hot key: 200 connections on ONE key: one execution, every other answer a replay or 409. */
 export const hotKey: Scenario = {
   name: 'hot-key',
   title: '3. Hot key: 200 connections, one key',
@@ -26,8 +22,7 @@ export const hotKey: Scenario = {
         body: PAY_BODY,
         connections: CONNECTIONS,
       };
-      // A request count, not a duration: with 200 connections on 2 cores the first answers can
-      // take longer than a short smoke run, and autocannon drops requests still in flight.
+      // A request count, not a duration: autocannon drops requests still in flight at the end.
       const amount = ctx.args.quick ? 600 : 3000;
       await runLoad({ ...base, durationSec: 0, amount: CONNECTIONS, key: () => randomUUID() });
       const unique = await runLoad({

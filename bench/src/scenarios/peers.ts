@@ -4,7 +4,13 @@ import { startBenchServerPerVariant } from '../harness/bench-server.ts';
 import { type LoadResult, pairedRatio, runInterleaved } from '../harness/load.ts';
 import { REDIS_INSTALL_HINT } from '../harness/redis.ts';
 import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, payLoad, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import {
+  PAY_BODY,
+  payLoad,
+  rowFromLoad,
+  type Scenario,
+  skippedResult,
+} from '../harness/scenario.ts';
 import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
 
@@ -28,9 +34,8 @@ const GUARDS = {
 };
 
 /**
- * 7. Peers side by side: the same payment write guarded by us (Postgres, completion in the
- * payment's transaction) and by two Redis-backed peers, same load, same run. Then each guard's
- * store is restarted after a batch and the same keys are sent again: duplicates counted.
+ * 7. Peers side by side: the same write guarded by us and by two Redis-backed peers; then each
+ * guard's store is restarted after a batch and the same keys are sent again: duplicates counted.
  */
 export const peers: Scenario = {
   name: 'peers',
@@ -39,15 +44,7 @@ export const peers: Scenario = {
     const redis = ctx.redis;
     if (!redis) {
       ctx.log(REDIS_INSTALL_HINT);
-      return {
-        name: this.name,
-        title: this.title,
-        skipped: REDIS_INSTALL_HINT,
-        settings: {},
-        rows: [],
-        goals: [],
-        notes: [],
-      };
+      return skippedResult(this, REDIS_INSTALL_HINT);
     }
     const routes = [
       { name: 'unguarded', path: '/fetch/plain' },
@@ -193,10 +190,9 @@ const TRPC_ATOMIC_FLOOR = 'unguarded tRPC + 1 row in the transaction (atomic flo
 const ATOMIC_OF_FLOOR = 0.97;
 
 /**
- * Ours in atomic mode against the fastest peer, per adapter, round by round. Where an
- * adapter's floor (the same write plus one row in its transaction, no library) itself ran below
- * the peer in this run, no guard writing to this Postgres could reach the peer: that adapter is
- * read against its floor instead (>= 0.97x), and the detail says so.
+ * Ours in atomic mode against the fastest peer, per adapter, round by round; where the
+ * adapter's floor itself ran below the peer, no guard writing to this Postgres could reach it,
+ * so the adapter is read against its floor instead, and the detail says so.
  */
 function atomicAgainstPeer(
   ours: Record<'fetch' | 'tRPC', { label: string }>,

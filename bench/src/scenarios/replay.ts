@@ -10,6 +10,10 @@ const CONNECTIONS = 16;
 const FINISHED_KEYS = 500;
 /** Steady traffic: one request in this many is a retry of a finished key. */
 const MIXED_RETRY_EVERY = 100;
+const STORM = 'tRPC atomic, retry storm (adaptive)';
+const STORM_READ = 'tRPC atomic, retry storm (always read)';
+const STEADY = 'tRPC atomic, 1 in 100 a retry (adaptive)';
+const STEADY_READ = 'tRPC atomic, 1 in 100 a retry (always read)';
 
 /**
  * 2. Replay: retries of finished keys (same key, same body) versus first requests, for the tRPC
@@ -49,29 +53,19 @@ export const replay: Scenario = {
         let i = 0;
         return () => (++i % MIXED_RETRY_EVERY === 0 ? retry() : randomUUID());
       };
+      // Each variant: its name, its load, and the row it is compared with (none: the baseline).
+      const variants = [
+        ['tRPC first request', load(paths.tRPC, () => randomUUID())],
+        ['tRPC replay', load(paths.tRPC, cycle(finished.tRPC!)), 'tRPC first request'],
+        ['fetch first request', load(paths.fetch, () => randomUUID()), 'tRPC first request'],
+        ['fetch replay', load(paths.fetch, cycle(finished.fetch!)), 'fetch first request'],
+        [STORM, load(paths.atomic, cycle(finished.atomic!)), STORM_READ],
+        [STORM_READ, load(paths.alwaysRead, cycle(finished.alwaysRead!)), 'tRPC first request'],
+        [STEADY, load(paths.atomic, mixed(finished.atomic!)), STEADY_READ],
+        [STEADY_READ, load(paths.alwaysRead, mixed(finished.alwaysRead!)), 'tRPC first request'],
+      ] as const;
       const results = await runInterleaved(
-        [
-          { name: 'tRPC first request', load: load(paths.tRPC, () => randomUUID()) },
-          { name: 'tRPC replay', load: load(paths.tRPC, cycle(finished.tRPC!)) },
-          { name: 'fetch first request', load: load(paths.fetch, () => randomUUID()) },
-          { name: 'fetch replay', load: load(paths.fetch, cycle(finished.fetch!)) },
-          {
-            name: 'tRPC atomic, retry storm (adaptive)',
-            load: load(paths.atomic, cycle(finished.atomic!)),
-          },
-          {
-            name: 'tRPC atomic, retry storm (always read)',
-            load: load(paths.alwaysRead, cycle(finished.alwaysRead!)),
-          },
-          {
-            name: 'tRPC atomic, 1 in 100 a retry (adaptive)',
-            load: load(paths.atomic, mixed(finished.atomic!)),
-          },
-          {
-            name: 'tRPC atomic, 1 in 100 a retry (always read)',
-            load: load(paths.alwaysRead, mixed(finished.alwaysRead!)),
-          },
-        ],
+        variants.map(([name, load]) => ({ name, load })),
         2,
       );
       const get = (name: string) => results.get(name)!;
@@ -85,10 +79,10 @@ export const replay: Scenario = {
           detail: `Measured ${round(ratio)}x (${round(replays.latency.median)} ms vs ${round(get(`${name} first request`).latency.median)} ms); ${replays.replayed} of ${replays.latency.count} replays carried Idempotent-Replayed: true.`,
         };
       });
-      const storm = get('tRPC atomic, retry storm (adaptive)');
-      const stormRead = get('tRPC atomic, retry storm (always read)');
-      const steady = get('tRPC atomic, 1 in 100 a retry (adaptive)');
-      const steadyRead = get('tRPC atomic, 1 in 100 a retry (always read)');
+      const storm = get(STORM);
+      const stormRead = get(STORM_READ);
+      const steady = get(STEADY);
+      const steadyRead = get(STEADY_READ);
       const steadyNote =
         `Steady traffic with one retry in ${MIXED_RETRY_EVERY}: adaptive ${round(steady.throughput)} ops/s ` +
         `(${steady.replayed} replays), always read ${round(steadyRead.throughput)} ops/s (${steadyRead.replayed} replays), ` +
@@ -108,35 +102,16 @@ export const replay: Scenario = {
           finishedKeys: FINISHED_KEYS,
           measureSec: ctx.measureSec,
         },
-        rows: [
-          { ...rowFromLoad('tRPC first request', get('tRPC first request')), baseline: true },
-          rowFromLoad('tRPC replay', get('tRPC replay'), { replayed: get('tRPC replay').replayed }),
-          rowFromLoad('fetch first request', get('fetch first request')),
-          {
-            ...rowFromLoad('fetch replay', get('fetch replay'), {
-              replayed: get('fetch replay').replayed,
-            }),
-            comparedTo: 'fetch first request',
-          },
-          rowFromLoad('tRPC atomic, retry storm (always read)', stormRead, {
-            replayed: stormRead.replayed,
-          }),
-          {
-            ...rowFromLoad('tRPC atomic, retry storm (adaptive)', storm, {
-              replayed: storm.replayed,
-            }),
-            comparedTo: 'tRPC atomic, retry storm (always read)',
-          },
-          rowFromLoad('tRPC atomic, 1 in 100 a retry (always read)', steadyRead, {
-            replayed: steadyRead.replayed,
-          }),
-          {
-            ...rowFromLoad('tRPC atomic, 1 in 100 a retry (adaptive)', steady, {
-              replayed: steady.replayed,
-            }),
-            comparedTo: 'tRPC atomic, 1 in 100 a retry (always read)',
-          },
-        ],
+        rows: variants.map(([name, , comparedTo]) => {
+          const result = get(name);
+          const row = rowFromLoad(
+            name,
+            result,
+            name.endsWith(' first request') ? {} : { replayed: result.replayed },
+          );
+          if (!comparedTo) return { ...row, baseline: true };
+          return comparedTo === 'tRPC first request' ? row : { ...row, comparedTo };
+        }),
         goals,
         notes: [
           'A replay is the reservation statement finding a completed row and returning its stored response: ' +

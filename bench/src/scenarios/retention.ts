@@ -12,11 +12,7 @@ import { closedLoop } from './store-throughput.ts';
 const CONNECTIONS = 8;
 const RESPONSE: StoredResponse = { status: 200, headers: {}, body: '{"ok":true}' };
 
-/**
- * 5. Retention under load: a million expired keys (bulk-inserted with generate_series), then
- * reservations alone (baseline) and reservations while the reaper, in its own process,
- * deletes them all.
- */
+/** 5. Retention: a million expired keys, then reservations alone and while the reaper deletes them. */
 export const retention: Scenario = {
   name: 'retention',
   title: '5. Retention: reservations while the reaper deletes expired keys',
@@ -50,8 +46,7 @@ export const retention: Scenario = {
           },
         );
       await closedLoop(CONNECTIONS, ctx.warmupSec, reserve);
-      // Baseline in two halves, before and after the reaping, so drift in background load
-      // during the long reaping window does not land on one side only.
+      // Baseline in two halves, before and after the reaping, so drift lands on both sides.
       const before = await closedLoop(CONNECTIONS, ctx.measureSec / 2, reserve);
       let finish: (line: string) => void = () => {};
       const reaped = new Promise<string>((resolve) => {

@@ -8,17 +8,11 @@ import { median, round, summarize } from '../harness/stats.ts';
 import type { Transaction } from '../servers/payment-write.ts';
 
 const LEVELS = [1, 2, 4, 8, 16];
-/**
- * Paired rounds per level, every other one reversed (floor then execute, execute then floor):
- * the goal reads the median of the per-round ratios, as the overhead goals do.
- */
+/** Paired rounds per level, every other one reversed; the goal reads the median ratio. */
 const ROUNDS = 6;
 const RESPONSE: StoredResponse = { status: 200, headers: {}, body: '{"ok":true}' };
 
-/**
- * Runs `op` from `concurrency` loops for `seconds` (or until `stop` resolves), returning every
- * latency (ms) and ops/s. Shared with the retention scenario.
- */
+/** Runs `op` from `concurrency` loops for `seconds` (or until `stop` resolves). */
 export async function closedLoop(
   concurrency: number,
   seconds: number,
@@ -62,9 +56,8 @@ export async function closedLoop(
 }
 
 /**
- * 4. Store throughput: `execute` (reserve in its own commit, then a trivial handler whose
- * response the engine completes in one autocommit statement: 2 durable commits, 2 statements) straight against the store, no HTTP, at 1..16
- * connections. Baseline at each level: the physical floor, 2 plain autocommit writes of one row.
+ * 4. Store throughput: `execute` (reserve, then complete: 2 durable commits) straight against
+ * the store at 1..16 connections, against 2 plain autocommit writes of one row at each level.
  */
 export const storeThroughput: Scenario = {
   name: 'store',
@@ -83,9 +76,7 @@ export const storeThroughput: Scenario = {
       const execute = () =>
         idempotency.execute(
           { tenantId: 'tenant_a', operation: 'bench.store', key: randomUUID(), fingerprint },
-          // No business write, so no transaction of its own: the engine completes the key in
-          // one autocommit statement. (Wrapping `exec.complete` alone in a transaction added
-          // BEGIN and COMMIT round trips that the floor does not pay.)
+          // No business write, so no transaction: the engine completes the key in one statement.
           async () => RESPONSE,
         );
       const floor = async () => {
@@ -157,10 +148,7 @@ function merged(loops: readonly Loop[]): Omit<ResultRow, 'name'> {
   };
 }
 
-/**
- * Execute at the most connections measured against the two-write floor at the same count:
- * the median of the paired rounds' ratios, beside their spread and the whole-run ratio.
- */
+/** Execute against the two-write floor at the most connections: the median paired ratio. */
 function storeGoal(rows: readonly ResultRow[], ratios: readonly number[]): GoalResult {
   const connections = Math.max(...LEVELS);
   const floor = rows.find((r) => r.name === `floor: 2 autocommit writes, ${connections} conn`);

@@ -30,11 +30,9 @@ const FETCH_POLICIES = {
 } as const satisfies Record<string, OperationPolicy>;
 
 /**
- * `POST /fetch/guarded`: the same handler under `fetchIdempotency().handle` (built once, as the
- * apps use it: the validated input is the fingerprint, so the body is read once), completing in
- * its transaction with the stored form (`storedJson`, as the apps' routes do: the guard reads no
- * body and builds no second `Response`) (leased mode); `POST /fetch/guarded-atomic`: the same in atomic mode;
- * `POST /fetch/guarded-atomic-always-read`: atomic mode with `precheck: true`.
+ * `POST /fetch/guarded[-atomic[-always-read]]`: the same handler under
+ * `fetchIdempotency().handle` as the apps use it (the validated input is the fingerprint),
+ * completing in its transaction with the stored form (`storedJson`).
  */
 export function createGuardedFetchHandler(
   db: Database,
@@ -46,8 +44,6 @@ export function createGuardedFetchHandler(
   const policy = FETCH_POLICIES[variant];
   return async (request: Request): Promise<Response> => {
     const input = parsePayInput(await request.json());
-    // One literal per request, not `{ ...scope, fingerprintInput }`: Node 20's V8 builds a spread
-    // followed by a property on its slow path (about 2 µs here).
     const scope = { tenantId: BENCH_TENANT, operation, policy, fingerprintInput: input };
     return http.handle(request, scope, (exec) =>
       db.transaction(async (tx) => {

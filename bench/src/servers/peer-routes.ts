@@ -14,8 +14,7 @@ const DAY_SECONDS = 24 * 60 * 60;
 
 /**
  * `POST /peer/powertools`: the same write made idempotent by `@aws-lambda-powertools/idempotency`
- * (`makeIdempotent` over its Redis-compatible `CachePersistenceLayer`, formerly
- * `RedisPersistenceLayer`). Key = the Idempotency-Key header; payload validation on the input.
+ * (`makeIdempotent` over its Redis-compatible `CachePersistenceLayer`), keyed by the header.
  */
 export async function createPowertoolsHandler(db: Database, redisUrl: string) {
   const client = await createClient({ url: redisUrl })

@@ -24,9 +24,8 @@ interface Context {
 }
 
 /**
- * Procedures doing the same write: `pay.plain` without a guard (the baseline),
- * `pay.guarded` under the idempotency plugin (leased mode) and `pay.guardedAtomic` (atomic mode), completing the key inside the payment's own
- * transaction (one extra row in the same commit, plus the reservation's commit).
+ * Procedures doing the same write: `pay.plain` and its floors without a guard, `pay.guarded*`
+ * under the idempotency plugin, completing the key inside the payment's own transaction.
  */
 export function createTrpcHandler(db: Database, idempotency: Idempotency<Transaction>) {
   const { t, idempotent } = benchTrpc(idempotency);
@@ -56,9 +55,7 @@ export function createTrpcHandler(db: Database, idempotency: Idempotency<Transac
       floor: unguardedPay('durable'),
       floorInTransaction: unguardedPay('in-transaction'),
       guarded: guardedPay({ operation: 'bench.pay' }),
-      // The same handler in atomic mode as checkout.pay uses it (adaptive pre-check, the
-      // default): over new keys the guard's only statement is the key INSERT, sent in the same
-      // batch as the payment's writes; no reservation commit.
+      // Atomic mode as checkout.pay uses it (adaptive pre-check, the default).
       guardedAtomic: guardedPay({ operation: 'bench.pay.atomic', mode: 'atomic' }),
       // Atomic mode that always reads the key before the handler (`precheck: true`).
       guardedAtomicAlwaysRead: guardedPay({
