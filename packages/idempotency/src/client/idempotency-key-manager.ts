@@ -56,9 +56,6 @@ export interface IntentDescription<TIntent> {
 
 /**
  * Options of {@link IdempotencyKeyManager}.
- *
- * @example
- * const options: IdempotencyKeyManagerOptions<Cart> = { storage: localStorage, scope: tenantId, intents: cart };
  */
 export interface IdempotencyKeyManagerOptions<TIntent> {
   storage: KeyValueStorage;

@@ -2,9 +2,6 @@ import type { AttemptOutcome } from './attempt-outcome.ts';
 
 /**
  * Where one idempotent request stands; each phase has its own, testable UI.
- *
- * @example
- * const state: RetryFlowState<{ id: string }> = { phase: 'in_flight', attempt: 1 };
  */
 export type RetryFlowState<TResult> =
   | { phase: 'in_flight'; attempt: number }
@@ -33,9 +30,6 @@ export type RetryFlowState<TResult> =
 
 /**
  * Options of {@link runRetryFlow}.
- *
- * @example
- * const options: RetryFlowOptions<R> = { send: () => send(key), onState: setState };
  */
 export interface RetryFlowOptions<TResult> {
   /** Sends ONE request with the intent's key. Every call must send the same key. */

@@ -3,9 +3,6 @@ import type { Execution } from './execution.ts';
 /**
  * An `Execution` whose `complete` takes what the adapter's handlers produce (a JSON value, a
  * `Response`) instead of a `StoredResponse`.
- *
- * @example
- * const exec: CompletingWith<Tx, Response> = completingWith(held, async (tx, r) => held.complete(tx, await storedResponseFrom(r)));
  */
 export interface CompletingWith<TTx, TResult> extends Omit<Execution<TTx>, 'complete'> {
   complete(tx: TTx, result: TResult): Promise<void>;

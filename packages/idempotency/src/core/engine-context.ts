@@ -19,9 +19,6 @@ export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
 /**
  * One guarded request: who, which operation, which key, and the request's fingerprint.
- *
- * @example
- * const request: ExecuteRequest = { tenantId, operation: 'checkout.pay', key, fingerprint: computeFingerprint('checkout.pay', input) };
  */
 export interface ExecuteRequest {
   tenantId: string;

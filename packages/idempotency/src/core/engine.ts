@@ -15,9 +15,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Options of `createIdempotency`.
- *
- * @example
- * const options: IdempotencyOptions<Tx> = { store: createDrizzleStore(db), storeTimeoutMs: 1_000 };
  */
 export interface IdempotencyOptions<TTx> {
   store: IdempotencyStore<TTx>;
@@ -38,9 +35,6 @@ export interface IdempotencyOptions<TTx> {
 /**
  * A request that names atomic mode itself (`policy: { mode: 'atomic' }`): its handler gets an
  * `AtomicExecution`, which has no phases, so `exec.advance` / `exec.runPhases` do not compile.
- *
- * @example
- * const request: AtomicExecuteRequest = { ...request, policy: { mode: 'atomic' } };
  */
 type AtomicExecuteRequest = ExecuteRequest & {
   policy: OperationPolicy & { mode: 'atomic' };
@@ -48,9 +42,6 @@ type AtomicExecuteRequest = ExecuteRequest & {
 
 /**
  * The engine adapters call. See `createIdempotency`.
- *
- * @example
- * const idempotency: Idempotency<Tx> = createIdempotency({ store: createDrizzleStore(db) });
  */
 export interface Idempotency<TTx> {
   /** Atomic mode named in the request: the handler's execution has no phases. */

@@ -78,9 +78,6 @@ export interface OperationPolicy {
 
 /**
  * The bound of `OperationPolicy.waitForResult`.
- *
- * @example
- * const policy: OperationPolicy = { waitForResult: { timeoutMs: 5_000 } satisfies WaitForResultPolicy };
  */
 export interface WaitForResultPolicy {
   /** Longest time a duplicate waits for the first request's result (1..120000 ms). */
@@ -137,9 +134,6 @@ export interface KeyIdentity {
 /**
  * Whose new-key allowance a key is counted against: a principal (a session, an API key) within
  * a tenant. The empty principal is the tenant as a whole.
- *
- * @example
- * const scope: RateLimitScope = { tenantId: 'tenant_a', principal: 'session:3f2a' };
  */
 export interface RateLimitScope {
   tenantId: string;
@@ -205,9 +199,6 @@ export type HolderWriteResult = 'ok' | 'lost';
 /**
  * The persistence port the engine needs. `createDrizzleStore` implements it; every write that
  * changes a held key is guarded by the owner token.
- *
- * @example
- * const store: IdempotencyStore<Tx> = createDrizzleStore(db);
  */
 export interface IdempotencyStore<TTx> {
   reserve(input: ReserveInput): Promise<ReserveResult>;

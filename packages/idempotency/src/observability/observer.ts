@@ -4,10 +4,6 @@ import type { IdempotencyEvent } from '../core/types.ts';
  * What the observers return: an `onEvent` itself, to pass wherever one is taken (the engine,
  * `startKeyMaintenance`, the reaper, the sweeper, the key operator), and the same function as
  * `.onEvent` for code written against the older shape.
- *
- * @example
- * const observer: IdempotencyObserver = createPrometheusObserver({ registry });
- * createIdempotency({ store, onEvent: observer });
  */
 export type IdempotencyObserver = ((event: IdempotencyEvent) => void) & {
   onEvent: (event: IdempotencyEvent) => void;

@@ -17,9 +17,6 @@ const OTHER_OPERATION = 'other';
 
 /**
  * Options of `createOpenTelemetryObserver`.
- *
- * @example
- * const options: OpenTelemetryObserverOptions = { operations: ['checkout.pay'], recordTenantId: false };
  */
 export interface OpenTelemetryObserverOptions {
   /**

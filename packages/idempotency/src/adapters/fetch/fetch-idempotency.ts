@@ -20,9 +20,6 @@ import {
 /**
  * How a service speaks HTTP about keys, fixed once per service: whether a key is required,
  * how refusals look, which response headers are stored and replayed.
- *
- * @example
- * const options: FetchIdempotencyOptions = { required: false, replayHeaders: ['content-type'] };
  */
 export interface FetchIdempotencyOptions {
   /** Refuse requests without a key. Default true. False runs them unguarded (Stripe's behaviour). */

@@ -6,9 +6,6 @@ import { defaultFingerprintInput } from './fingerprint-input.ts';
 
 /**
  * Options of `withIdempotency`.
- *
- * @example
- * const options: WithIdempotencyOptions<Tx> = { idempotency, operation: 'payments.create', getTenantId: auth };
  */
 export interface WithIdempotencyOptions<TTx> {
   idempotency: Idempotency<TTx>;

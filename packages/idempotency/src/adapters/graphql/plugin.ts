@@ -24,9 +24,6 @@ import {
 
 /**
  * Options of {@link useIdempotency}. `TContext` is your GraphQL context (Yoga's has `request`).
- *
- * @example
- * useIdempotency({ idempotency, getTenantId: (ctx) => ctx.session.tenantId })
  */
 export interface GraphqlIdempotencyOptions<TContext, TTx> {
   idempotency: Idempotency<TTx>;

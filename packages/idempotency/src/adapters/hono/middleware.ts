@@ -11,9 +11,6 @@ import { defaultFingerprintInput } from '../fetch/fingerprint-input.ts';
 /**
  * Options of `idempotencyMiddleware`: the fetch adapter's (`required`, `renderError`,
  * `replayHeaders`) plus where a route finds its tenant, operation and fingerprint.
- *
- * @example
- * const options: IdempotencyMiddlewareOptions<Tx> = { idempotency, operation: 'payments.create', getTenantId: (c) => c.get('tenantId') };
  */
 export interface IdempotencyMiddlewareOptions<TTx, E extends Env = Env>
   extends FetchIdempotencyOptions {

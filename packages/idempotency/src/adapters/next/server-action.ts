@@ -20,9 +20,6 @@ export type ActionExecution<TTx> = JsonExecution<TTx>;
 
 /**
  * Options of {@link idempotentAction}.
- *
- * @example
- * { idempotency, operation: 'orders.place', getTenantId: async () => (await session()).tenantId }
  */
 export interface IdempotentActionOptions<TArgs extends unknown[], TTx> {
   idempotency: Idempotency<TTx>;

@@ -11,9 +11,6 @@ import {
 /**
  * Options of {@link useIdempotencyKey}: the manager's, with an optional scope (nothing is
  * kept until it is known) and a way to hear other tabs.
- *
- * @example
- * const options: UseIdempotencyKeyOptions<Cart> = { scope: tenantId, intents: cart, namespace: 'shop.checkout' };
  */
 export interface UseIdempotencyKeyOptions<TIntent>
   extends Omit<IdempotencyKeyManagerOptions<TIntent>, 'storage' | 'scope'> {

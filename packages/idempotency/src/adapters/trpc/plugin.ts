@@ -56,9 +56,6 @@ export type TrpcIdempotencyContext<TTx> = JsonExecution<TTx>;
 
 /**
  * Options of `createIdempotencyPlugin`.
- *
- * @example
- * createIdempotencyPlugin<Context>({ idempotency: (ctx) => ctx.idempotency, getTenantId: (ctx) => ctx.tenantId });
  */
 export interface IdempotencyPluginOptions<TContext, TTx> {
   /** The engine, or a function of the context when the engine is built per deployment/request. */

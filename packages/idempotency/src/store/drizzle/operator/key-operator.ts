@@ -26,10 +26,6 @@ const MAX_TEXT_CHARS = 1_000;
  * A key as an operator sees it. Never the stored response body (it may hold customer data;
  * `inspect` adds it on request), never the whole owner token (it is the holder's write
  * capability) nor the whole fingerprint.
- *
- * @example
- * const summary: KeySummary = (await operator.inspect(id))!;
- * if (summary.state === 'unknown') console.log(summary.attempts, summary.updatedAt);
  */
 export interface KeySummary {
   tenantId: string;
@@ -110,10 +106,6 @@ export interface OperatorActionInput {
 /**
  * The audit record of one operator action: written to `idempotency_key_audit` in the same
  * transaction as the action, and emitted through `onEvent`.
- *
- * @example
- * const entry: KeyAuditEntry = await operator.evict(id, input);
- * console.log(entry.action, entry.fromState, entry.actedAt);
  */
 export interface KeyAuditEntry extends KeyIdentity {
   action: 'release' | 'evict';
