@@ -1,14 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { check, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { tenantId } from './columns.ts';
 
 /** What a tenant sells. Prices come from here, never from the client. */
 export const products = pgTable(
   'products',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     id: text('id').notNull(),
     name: text('name').notNull(),
     /** Minor units (cents). */

@@ -1,6 +1,5 @@
-import { sql } from 'drizzle-orm';
-import { check, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { check, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { createdAt, isOneOf, tenantId } from './columns.ts';
 
 const moneyActionKinds = ['capture', 'void', 'refund'] as const;
 export type MoneyActionKind = (typeof moneyActionKinds)[number];
@@ -16,17 +15,15 @@ export type MoneyActionKind = (typeof moneyActionKinds)[number];
 export const moneyActionKeys = pgTable(
   'money_action_keys',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     /** The caller's Idempotency-Key as it sent it. */
     key: text('key').notNull(),
     kind: text('kind', { enum: moneyActionKinds }).notNull(),
     paymentId: text('payment_id').notNull(),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.key] }),
-    check('money_action_keys_kind_valid', sql`${t.kind} in ('capture', 'void', 'refund')`),
+    check('money_action_keys_kind_valid', isOneOf(t.kind, moneyActionKinds)),
   ],
 );

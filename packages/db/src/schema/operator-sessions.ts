@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { createdAt } from './columns.ts';
 import { tenants } from './tenants.ts';
 
 /** What proved an operator session: the deployment's operator code, or the merchant's API key. */
@@ -23,7 +24,7 @@ export const operatorSessions = pgTable(
     credential: text('credential', { enum: operatorSessionCredentials }).notNull(),
     /** SHA-256 (hex) of the API key that opened it; null when the operator code did. */
     apiKeySha256: text('api_key_sha256'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
+    createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
   },

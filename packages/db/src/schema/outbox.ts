@@ -9,7 +9,7 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { isOneOf, tenantId, timestamps } from './columns.ts';
 
 /**
  * `pending`: waiting for `run_after`. `running`: claimed by a worker until `locked_until`
@@ -39,9 +39,7 @@ export const OUTBOX_NOTIFY_CHANNEL = 'once_outbox';
 export const outboxJobs = pgTable(
   'outbox_jobs',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     id: text('id').notNull(),
     kind: text('kind', { enum: outboxJobKinds }).notNull(),
     /** The payment the job acts on. */
@@ -58,15 +56,14 @@ export const outboxJobs = pgTable(
     lockToken: text('lock_token'),
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
     lastError: text('last_error'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     index('outbox_jobs_claimable_idx').on(t.runAfter).where(sql`${t.status} = 'pending'`),
     index('outbox_jobs_running_lease_idx').on(t.lockedUntil).where(sql`${t.status} = 'running'`),
     index('outbox_jobs_payment_idx').on(t.tenantId, t.paymentId),
-    check('outbox_jobs_status_valid', sql`${t.status} in ('pending', 'running', 'done', 'dead')`),
+    check('outbox_jobs_status_valid', isOneOf(t.status, outboxJobStatuses)),
     check('outbox_jobs_attempts_nonnegative', sql`${t.attempts} >= 0`),
   ],
 );

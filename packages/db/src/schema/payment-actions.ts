@@ -1,15 +1,6 @@
 import { sql } from 'drizzle-orm';
-import {
-  check,
-  index,
-  integer,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { check, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { failure, isOneOf, tenantId, timestamps } from './columns.ts';
 
 /** What an operator asked of an authorised payment. */
 const paymentActionKinds = ['capture', 'void'] as const;
@@ -32,9 +23,7 @@ export type PaymentActionStatus = (typeof paymentActionStatuses)[number];
 export const paymentActions = pgTable(
   'payment_actions',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     id: text('id').notNull(),
     paymentId: text('payment_id').notNull(),
     kind: text('kind', { enum: paymentActionKinds }).notNull(),
@@ -45,10 +34,8 @@ export const paymentActions = pgTable(
     downstreamKey: text('downstream_key').notNull(),
     /** The operator's principal. */
     requestedBy: text('requested_by').notNull(),
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+    ...failure(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -57,11 +44,8 @@ export const paymentActions = pgTable(
       .on(t.tenantId, t.paymentId)
       .where(sql`${t.status} <> 'failed'`),
     index('payment_actions_payment_idx').on(t.tenantId, t.paymentId),
-    check('payment_actions_kind_valid', sql`${t.kind} in ('capture', 'void')`),
-    check(
-      'payment_actions_status_valid',
-      sql`${t.status} in ('pending', 'succeeded', 'failed', 'unknown')`,
-    ),
+    check('payment_actions_kind_valid', isOneOf(t.kind, paymentActionKinds)),
+    check('payment_actions_status_valid', isOneOf(t.status, paymentActionStatuses)),
     check('payment_actions_amount_positive', sql`${t.amount} is null or ${t.amount} > 0`),
   ],
 );

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { tenantId } from './columns.ts';
 
 /**
  * The life of a payment, as durable facts: each row is written in the SAME transaction that
@@ -17,9 +17,7 @@ import { tenants } from './tenants.ts';
 export const paymentEvents = pgTable(
   'payment_events',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     paymentId: text('payment_id').notNull(),
     seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
     at: timestamp('at', { withTimezone: true }).notNull().default(sql`clock_timestamp()`),

@@ -10,7 +10,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { failure, isOneOf, tenantId, timestamps } from './columns.ts';
 
 /**
  * Payment states. `processing`: accepted, the outbox job will charge it. `succeeded` /
@@ -49,9 +49,7 @@ export interface CartLine {
 export const payments = pgTable(
   'payments',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     id: text('id').notNull(),
     status: text('status', { enum: paymentStatuses }).notNull(),
     amount: integer('amount').notNull(),
@@ -87,8 +85,7 @@ export const payments = pgTable(
     /** What the processor captured (`captured` only; a partial capture releases the rest). */
     amountCaptured: integer('amount_captured'),
     /** Stripe decline code or error code when declined/failed. */
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
+    ...failure(),
     /**
      * The reconciler's next look at an undecided payment (null: as soon as it is due).
      * Each undecided check pushes it out with backoff, so payments nobody can decide yet
@@ -97,8 +94,7 @@ export const payments = pgTable(
     reconcileAfter: timestamp('reconcile_after', { withTimezone: true }),
     /** How many reconciler checks left this payment undecided; many means stuck (see /healthz). */
     reconcileChecks: integer('reconcile_checks').notNull().default(0),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -113,10 +109,7 @@ export const payments = pgTable(
       .on(t.updatedAt)
       .where(sql`${t.status} = 'requires_action'`),
     check('payments_amount_positive', sql`${t.amount} > 0`),
-    check(
-      'payments_status_valid',
-      sql`${t.status} in ('processing', 'succeeded', 'declined', 'unknown', 'failed', 'authorized', 'captured', 'voided', 'requires_action', 'canceled')`,
-    ),
-    check('payments_capture_method_valid', sql`${t.captureMethod} in ('automatic', 'manual')`),
+    check('payments_status_valid', isOneOf(t.status, paymentStatuses)),
+    check('payments_capture_method_valid', isOneOf(t.captureMethod, captureMethods)),
   ],
 );

@@ -1,15 +1,6 @@
 import { sql } from 'drizzle-orm';
-import {
-  check,
-  index,
-  integer,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-} from 'drizzle-orm/pg-core';
-import { tenants } from './tenants.ts';
+import { check, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { failure, isOneOf, tenantId, timestamps } from './columns.ts';
 
 /**
  * `requested`: written with its outbox job; the processor has not answered yet. `pending` /
@@ -28,9 +19,7 @@ export type RefundStatus = (typeof refundStatuses)[number];
 export const refunds = pgTable(
   'refunds',
   {
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: tenantId(),
     id: text('id').notNull(),
     paymentId: text('payment_id').notNull(),
     amount: integer('amount').notNull(),
@@ -46,20 +35,15 @@ export const refunds = pgTable(
     downstreamKey: text('downstream_key').notNull(),
     /** The operator's principal. */
     requestedBy: text('requested_by').notNull(),
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
-    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().default(sql`now()`),
+    ...failure(),
+    ...timestamps(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('refunds_downstream_key_unique').on(t.tenantId, t.downstreamKey),
     index('refunds_payment_idx').on(t.tenantId, t.paymentId),
     check('refunds_amount_positive', sql`${t.amount} > 0`),
-    check(
-      'refunds_status_valid',
-      sql`${t.status} in ('requested', 'pending', 'succeeded', 'failed', 'unknown')`,
-    ),
+    check('refunds_status_valid', isOneOf(t.status, refundStatuses)),
     check(
       'refunds_reason_valid',
       sql`${t.reason} is null or ${t.reason} in ('duplicate', 'fraudulent', 'requested_by_customer')`,
