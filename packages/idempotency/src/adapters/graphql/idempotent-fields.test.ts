@@ -35,9 +35,7 @@ describe('rootSelectionOf', () => {
       'mutation { ...P } fragment P on Mutation { ... { pay(amount: 1) } }',
       'mutation { ... on Root { pay(amount: 1) } }',
     ]) {
-      expect(guardedConfigsOf(query)).toEqual([
-        { operation: 'payments.create', required: true },
-      ]);
+      expect(guardedConfigsOf(query)).toEqual([{ operation: 'payments.create', required: true }]);
     }
   });
 
