@@ -5,7 +5,7 @@ import {
   SYSTEM_FAULT_KINDS,
 } from '@once/chaos';
 import { FAULT_KINDS as PROCESSOR_FAULT_KINDS } from '@once/processor/fault-kinds';
-import { REPLICATION_MODES, type ReplicationMode } from '../../scripts/ha/patroni-config.ts';
+import { REPLICATION_MODES, type ReplicationMode } from '@once/scripts/patroni-config';
 
 /**
  * Every fault the nemesis knows for Once: its processes' and database's, and those its

@@ -1,4 +1,4 @@
-import { ensureWebBuild, TEST_NEXT_DIST_DIR } from '../../scripts/system/web-build.ts';
+import { ensureWebBuild, TEST_NEXT_DIST_DIR } from '@once/scripts/web-build';
 
 /** The tests' own Next.js build folder, apart from the demo's `.next`, shared with vitest. */
 export const E2E_NEXT_DIST_DIR = TEST_NEXT_DIST_DIR;

@@ -1,14 +1,7 @@
 import { findFreePort } from '@once/postgres';
+import { CLUSTER_PORT_COUNT, replicatedDatabase } from '@once/scripts/replicated-database';
+import { type RunningSystem, type SystemOptions, startSystem } from '@once/scripts/start-system';
 import { test } from '@playwright/test';
-import {
-  CLUSTER_PORT_COUNT,
-  replicatedDatabase,
-} from '../../scripts/system/replicated-database.ts';
-import {
-  type RunningSystem,
-  type SystemOptions,
-  startSystem,
-} from '../../scripts/system/start-system.ts';
 import { E2E_NEXT_DIST_DIR } from './global-setup.ts';
 
 /** The cluster's start (30-45 s) and the system's, with room on a loaded machine. */

@@ -1,7 +1,7 @@
 import { verifyInvariant } from '@once/invariant';
+import type { RunningSystem } from '@once/scripts/start-system';
 import { expect } from '@playwright/test';
 import postgres from 'postgres';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import type { ShownCheckout } from './checkout-page.ts';
 
 /**

@@ -1,5 +1,5 @@
+import type { RunningSystem } from '@once/scripts/start-system';
 import type { Page } from '@playwright/test';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 
 /**
  * On the cockpit's sign-in, signs in as the demo operator of `tenantId` the way a presenter

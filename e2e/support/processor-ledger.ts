@@ -1,5 +1,5 @@
+import type { RunningSystem } from '@once/scripts/start-system';
 import postgres from 'postgres';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 
 /**
  * The processor's ledger rows of one payment, oldest first, as `kind amount`: the judge of

@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bannerUrls, demoBanner } from '@once/scripts/demo-banner';
+import { DEFAULT_RESTART_POLICY } from '@once/scripts/restart-policy';
+import type { RunningSystem } from '@once/scripts/start-system';
 import { type BrowserContext, expect, type Page } from '@playwright/test';
-import { bannerUrls, demoBanner } from '../../scripts/system/demo-banner.ts';
-import { DEFAULT_RESTART_POLICY } from '../../scripts/system/restart-policy.ts';
-import type { RunningSystem } from '../../scripts/system/start-system.ts';
 import { signInAsOperator } from './operator-sign-in.ts';
 
 /** The README's stage: checkout and cockpit side by side in one browser, 960 px each. */

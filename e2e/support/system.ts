@@ -1,10 +1,6 @@
 import { findFreePort } from '@once/postgres';
+import { type RunningSystem, type SystemOptions, startSystem } from '@once/scripts/start-system';
 import { test as base, expect } from '@playwright/test';
-import {
-  type RunningSystem,
-  type SystemOptions,
-  startSystem,
-} from '../../scripts/system/start-system.ts';
 import { E2E_NEXT_DIST_DIR } from './global-setup.ts';
 
 /**

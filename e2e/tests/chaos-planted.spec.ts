@@ -1,6 +1,6 @@
 import { integer, parseEnv } from '@once/env';
+import { repoRoot } from '@once/scripts/start-system';
 import { expect, test } from '@playwright/test';
-import { repoRoot } from '../../scripts/system/start-system.ts';
 import {
   patchApplies,
   plantedBugs,

@@ -1,5 +1,5 @@
+import { DEFAULT_RESTART_POLICY } from '@once/scripts/restart-policy';
 import { expect, type Locator, test } from '@playwright/test';
-import { DEFAULT_RESTART_POLICY } from '../../scripts/system/restart-policy.ts';
 import {
   fillCart,
   recordPayRequests,

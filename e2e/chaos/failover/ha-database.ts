@@ -5,8 +5,8 @@
 // healthy again: what a failover lost, per table, and what must never come back.
 import type { FailoverFaultKind, FailoverRecord, LostRow } from '@once/chaos';
 import { findFreePort } from '@once/postgres';
-import { type HaCluster, type HaNodeName, startHaCluster } from '../../../scripts/ha/cluster.ts';
-import type { ReplicationMode } from '../../../scripts/ha/patroni-config.ts';
+import { type HaCluster, type HaNodeName, startHaCluster } from '@once/scripts/ha-cluster';
+import type { ReplicationMode } from '@once/scripts/patroni-config';
 
 /** The tables whose rows a client was answered for: the ones a lost commit hurts. */
 const CENSUS_TABLES = ['payments', 'refunds', 'payment_actions'] as const;

@@ -11,7 +11,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from '../../../scripts/system/start-system.ts';
+import { repoRoot } from '@once/scripts/start-system';
 import {
   patchApplies,
   plantedBugs,

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ViolationKind } from '@once/chaos';
-import { plantedCopy, removePlantedCopy } from '../../../scripts/system/planted-copy.ts';
+import { plantedCopy, removePlantedCopy } from '@once/scripts/planted-copy';
 
 export { removePlantedCopy };
 
