@@ -12,20 +12,13 @@ import { type ClusterControl, ClusterNotReady } from './cluster-parts.ts';
 import type { PartStatus, Supervisor } from './supervisor.ts';
 
 /**
- * The launcher's side of the demo's chaos switches: a small HTTP control channel on loopback
- * only (127.0.0.1, a port the kernel picks) guarded by a per-run random secret. Only the web
- * process is told its URL and secret (ONCE_CHAOS_URL, ONCE_CHAOS_SECRET), and the web lets
- * only an operator use it. It acts on real processes: SIGKILL, SIGSTOP/SIGCONT, a PostgreSQL
- * crash; the supervisor's restart policy brings a killed part back. A kill asked for here is
- * no crash (`Supervisor.killForRestart`): presses never spend the crash-loop budget. On a
- * replicated cluster (`npm run demo -- --ha`) its nodes are parts too, each with its role, and
- * `db_failover` takes the place of `pg_crash_restart`.
- *
- * Presses are bounded here too, whatever the web process forgot in a restart: one press of a
- * switch per `CHAOS_PRESS_COOLDOWN_MS` (429 + `retryAfterSeconds` sooner), one paused worker at
- * a time, a pause ends by itself after `pauseMs`, and the next pause waits until that worker
- * has run for as long again; so a worker is never stopped more than half the time, and with
- * two or more workers one always runs.
+ * The launcher's side of the demo's chaos switches: an HTTP control channel on loopback only,
+ * guarded by a per-run secret that only the web process is told (ONCE_CHAOS_URL,
+ * ONCE_CHAOS_SECRET). It acts on real processes (SIGKILL, SIGSTOP/SIGCONT, a PostgreSQL
+ * crash, a cluster's failover); a kill asked for here never spends the crash-loop budget.
+ * Presses are bounded here too, whatever the web forgot in a restart: one press of a switch
+ * per cooldown (429 + `retryAfterSeconds`), one paused worker at a time, each pause ending by
+ * itself, and the next one waiting until that worker has run as long again.
  *
  *   GET  /parts                  -> { parts: PartStatus[] (+ paused, + the cluster's nodes) }
  *   GET  /switches               -> { switches: the launcher switches this launcher works }
@@ -64,14 +57,7 @@ export interface ChaosControl {
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-/**
- * Opens the control channel. Nothing listens beyond loopback, and the secret never leaves
- * the launcher except in the web process's environment.
- *
- * @example
- * const chaos = await startChaosControl({ supervisor, pauseMs: 13_000 });
- * // web env: { ONCE_CHAOS_URL: chaos.url, ONCE_CHAOS_SECRET: chaos.secret }
- */
+/** Opens the control channel on loopback; the secret leaves the launcher only for the web. */
 export async function startChaosControl(options: ChaosControlOptions): Promise<ChaosControl> {
   const { supervisor } = options;
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -156,9 +142,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
       case 'pg_crash_restart': {
         const pg = supervisor.status().find((p) => p.name === 'postgres' && p.state === 'up');
         if (!pg) throw new SwitchRefused('no embedded PostgreSQL is up (your own DATABASE_URL?)');
-        // The wrapper's group: the wrapper and the postmaster. The backends left the group
-        // (setsid); each exits when it notices, and the restart kills any still running, so
-        // it comes to a power cut (packages/postgres embedded-postgres.ts).
+        // The wrapper and the postmaster; the restart kills any backend left (a power cut).
         supervisor.killForRestart('postgres');
         return `PostgreSQL (pid ${pg.pid}) killed with SIGKILL; the launcher restarts it on the same data`;
       }
@@ -251,10 +235,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
   };
 }
 
-/**
- * A switch that cannot act now: nothing to kill (409 with the reason), or not yet (429 with
- * `retryAfterSeconds`).
- */
+/** A switch that cannot act now: nothing to act on (409), or not yet (429). */
 class SwitchRefused extends Error {
   constructor(
     message: string,

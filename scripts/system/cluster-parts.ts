@@ -2,17 +2,11 @@ import type { ChaosPart } from '@once/web/demo';
 import type { HaCluster, HaNodeName } from '../ha/cluster.ts';
 import { CHAOS_TIMINGS } from '../ha/patroni-config.ts';
 
-/**
- * What the launcher's control channel needs of a replicated database (`npm run demo -- --ha`):
- * its nodes as parts of the system, each with its role, and a failover to press.
- */
+/** What the control channel needs of a replicated database: its nodes, and a failover. */
 export interface ClusterControl {
   /** One part per node, with Patroni's view of its state and role (a killed node: `down`). */
   parts(): Promise<ChaosPart[]>;
-  /**
-   * Fails the primary; resolves with what was done, in words. Throws `ClusterNotReady` when
-   * the cluster has no synchronous standby to promote yet (a failover just happened).
-   */
+  /** Fails the primary; what was done, in words. `ClusterNotReady` without a sync standby. */
   failover(): Promise<string>;
 }
 
@@ -35,14 +29,8 @@ function partState(state: string | undefined): ChaosPart['state'] {
 
 /**
  * The launcher's side of a Patroni cluster. "Fail over the database" is a kill -9 of the
- * primary (Patroni, postmaster and backends, like a power cut), not a planned switchover: the
- * failure the synchronous mode is there for. Patroni promotes the synchronous standby once the
- * leader key expires (its ttl), the apps' multi-host URL finds it, and the killed node is
- * started again to rejoin as a standby (pg_rewind). The cluster runs on `CHAOS_TIMINGS` (its default).
- *
- * @example
- * const control = clusterControl(cluster, console.log);
- * await control.failover(); // 'pg1 (the primary) killed with SIGKILL; Patroni promotes pg2, ...'
+ * primary, the failure the synchronous mode is there for: Patroni promotes the synchronous
+ * standby once the leader key expires, and the killed node restarts to rejoin as a standby.
  */
 export function clusterControl(cluster: HaCluster, log: (line: string) => void): ClusterControl {
   const restarts = new Map<string, number>();
