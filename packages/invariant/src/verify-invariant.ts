@@ -149,23 +149,13 @@ function findViolations(
   charges: LedgerChargeRow[],
   options: VerifyInvariantOptions,
 ): InvariantViolation[] {
-  const violations: InvariantViolation[] = [];
-  const paymentKey = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
-
   // At most one charge per downstream key (per processor account).
-  for (const [key, group] of groupBy(
-    charges.filter((c) => c.idempotency_key !== null),
-    (c) => `${c.account_id}\u0000${c.idempotency_key}`,
-  )) {
-    if (group.length > 1) {
-      violations.push({
-        kind: 'double_charge',
-        tenantId: group[0]?.tenant_id ?? group[0]?.account_id ?? '?',
-        paymentId: group[0]?.payment_id ?? undefined,
-        detail: `${group.length} charges with downstream key ${key.split('\u0000')[1]}: ${group.map((c) => c.payment_intent_id).join(', ')}`,
-      });
-    }
-  }
+  const violations: InvariantViolation[] = sameKeyGroups(charges).map(([first, ...more]) => ({
+    kind: 'double_charge',
+    tenantId: first.tenant_id ?? first.account_id,
+    paymentId: first.payment_id ?? undefined,
+    detail: `${more.length + 1} charges with downstream key ${first.idempotency_key}: ${[first, ...more].map((c) => c.payment_intent_id).join(', ')}`,
+  }));
 
   // Exactly one payment per checkout intent.
   const byCheckout = groupBy(payments, (p) => `${p.tenant_id}\u0000${p.idempotency_key}`);
@@ -191,9 +181,9 @@ function findViolations(
   // Each payment against its charges in the ledger.
   const chargesByPayment = groupBy(
     charges.filter((c) => c.tenant_id !== null && c.payment_id !== null),
-    (c) => paymentKey(c.tenant_id!, c.payment_id!),
+    ledgerPaymentKey,
   );
-  const known = new Set(payments.map((p) => paymentKey(p.tenant_id, p.id)));
+  const known = new Set(payments.map(paymentKeyOf));
   // A charge that names no payment is money taken that nobody can account for.
   for (const c of charges.filter((c) => c.tenant_id === null || c.payment_id === null)) {
     violations.push({
@@ -215,7 +205,7 @@ function findViolations(
   }
   for (const payment of payments) {
     const base = { tenantId: payment.tenant_id, paymentId: payment.id };
-    const charged = chargesByPayment.get(paymentKey(payment.tenant_id, payment.id)) ?? [];
+    const charged = chargesByPayment.get(paymentKeyOf(payment)) ?? [];
     if (charged.length > 1) {
       // An authorisation's charge is booked by its capture: two are one payment captured twice.
       const manual = payment.capture_method === 'manual';
@@ -284,35 +274,19 @@ function findRefundViolations(
   refunds: LedgerRefundRow[],
   options: VerifyInvariantOptions,
 ): InvariantViolation[] {
-  const violations: InvariantViolation[] = [];
   // At most one refund per refund key (a negative row is a failed refund's return, not a refund).
-  for (const [key, group] of groupBy(
-    refunds.filter((r) => r.idempotency_key !== null && r.amount > 0),
-    (r) => `${r.account_id}\u0000${r.idempotency_key}`,
-  )) {
-    if (group.length > 1) {
-      violations.push({
-        kind: 'double_refund',
-        tenantId: group[0]?.tenant_id ?? group[0]?.account_id ?? '?',
-        paymentId: group[0]?.payment_id ?? undefined,
-        detail: `${group.length} refunds with downstream key ${key.split('\u0000')[1]}`,
-      });
-    }
-  }
-  const sumBy = <T extends { tenant_id: string | null; payment_id: string | null; amount: number }>(
-    rows: T[],
-  ) => {
-    const sums = new Map<string, number>();
-    for (const r of rows) {
-      const key = `${r.tenant_id}\u0000${r.payment_id}`;
-      sums.set(key, (sums.get(key) ?? 0) + r.amount);
-    }
-    return sums;
-  };
-  const charged = sumBy(charges);
-  const refunded = sumBy(refunds);
+  const violations: InvariantViolation[] = sameKeyGroups(refunds.filter((r) => r.amount > 0)).map(
+    ([first, ...more]) => ({
+      kind: 'double_refund',
+      tenantId: first.tenant_id ?? first.account_id,
+      paymentId: first.payment_id ?? undefined,
+      detail: `${more.length + 1} refunds with downstream key ${first.idempotency_key}`,
+    }),
+  );
+  const charged = totalsBy(charges, ledgerPaymentKey);
+  const refunded = totalsBy(refunds, ledgerPaymentKey);
   for (const payment of payments) {
-    const key = `${payment.tenant_id}\u0000${payment.id}`;
+    const key = paymentKeyOf(payment);
     const base = { tenantId: payment.tenant_id, paymentId: payment.id };
     const ledgerRefunded = refunded.get(key) ?? 0;
     if (ledgerRefunded > (charged.get(key) ?? 0)) {
@@ -366,26 +340,13 @@ function findMoneyViolations(
   reported: readonly InvariantViolation[],
 ): InvariantViolation[] {
   const violations: InvariantViolation[] = [];
-  const kept = new Map<string, number>();
-  const keyOf = (tenantId: string | null, paymentId: string | null) =>
-    `${tenantId}\u0000${paymentId}`;
-  for (const c of charges)
-    kept.set(
-      keyOf(c.tenant_id, c.payment_id),
-      (kept.get(keyOf(c.tenant_id, c.payment_id)) ?? 0) + c.amount,
-    );
-  for (const r of refunds)
-    kept.set(
-      keyOf(r.tenant_id, r.payment_id),
-      (kept.get(keyOf(r.tenant_id, r.payment_id)) ?? 0) - r.amount,
-    );
-  const flagged = new Set(reported.map((v) => keyOf(v.tenantId, v.paymentId ?? null)));
-  const owedByTenant = new Map<string, number>();
+  const charged = totalsBy(charges, ledgerPaymentKey);
+  const refunded = totalsBy(refunds, ledgerPaymentKey);
+  const flagged = new Set(reported.map((v) => `${v.tenantId}\u0000${v.paymentId ?? null}`));
   for (const payment of payments) {
     const owed = receivedOf(payment) - payment.refunded;
-    owedByTenant.set(payment.tenant_id, (owedByTenant.get(payment.tenant_id) ?? 0) + owed);
-    const key = keyOf(payment.tenant_id, payment.id);
-    const net = kept.get(key) ?? 0;
+    const key = paymentKeyOf(payment);
+    const net = (charged.get(key) ?? 0) - (refunded.get(key) ?? 0);
     if (net !== owed && !flagged.has(key)) {
       violations.push({
         kind: 'money_not_conserved',
@@ -395,18 +356,21 @@ function findMoneyViolations(
       });
     }
   }
-  const keptByTenant = new Map<string, number>();
-  for (const c of charges) {
-    const tenant = c.tenant_id ?? c.account_id;
-    keptByTenant.set(tenant, (keptByTenant.get(tenant) ?? 0) + c.amount);
-  }
-  for (const r of refunds) {
-    const tenant = r.tenant_id ?? r.account_id;
-    keptByTenant.set(tenant, (keptByTenant.get(tenant) ?? 0) - r.amount);
-  }
+  const tenantOf = (row: { tenant_id: string | null; account_id: string }) =>
+    row.tenant_id ?? row.account_id;
+  const chargedByTenant = totalsBy(charges, tenantOf);
+  const refundedByTenant = totalsBy(refunds, tenantOf);
+  const owedByTenant = totalsBy(
+    payments.map((p) => ({ tenant: p.tenant_id, amount: receivedOf(p) - p.refunded })),
+    (p) => p.tenant,
+  );
   const tenantsReported = new Set(reported.map((v) => v.tenantId));
-  for (const tenant of new Set([...keptByTenant.keys(), ...owedByTenant.keys()])) {
-    const net = keptByTenant.get(tenant) ?? 0;
+  for (const tenant of new Set([
+    ...chargedByTenant.keys(),
+    ...refundedByTenant.keys(),
+    ...owedByTenant.keys(),
+  ])) {
+    const net = (chargedByTenant.get(tenant) ?? 0) - (refundedByTenant.get(tenant) ?? 0);
     const owed = owedByTenant.get(tenant) ?? 0;
     if (
       net !== owed &&
@@ -421,6 +385,34 @@ function findMoneyViolations(
     }
   }
   return violations;
+}
+
+/** A payment's key: its tenant and id. */
+const paymentKeyOf = (payment: PaymentRow) => `${payment.tenant_id}\u0000${payment.id}`;
+
+/** The key of the payment a ledger row's metadata names (`null` halves when it names none). */
+const ledgerPaymentKey = (row: { tenant_id: string | null; payment_id: string | null }) =>
+  `${row.tenant_id}\u0000${row.payment_id}`;
+
+/** The ledger rows sharing one downstream key on one account, each group of two or more. */
+function sameKeyGroups<T extends { account_id: string; idempotency_key: string | null }>(
+  rows: T[],
+): [T, ...T[]][] {
+  const groups = groupBy(
+    rows.filter((row) => row.idempotency_key !== null),
+    (row) => `${row.account_id}\u0000${row.idempotency_key}`,
+  );
+  return [...groups.values()].filter((group): group is [T, ...T[]] => group.length > 1);
+}
+
+/** The sum of `amount` over `rows`, per `keyOf(row)`. */
+function totalsBy<T extends { amount: number }>(
+  rows: T[],
+  keyOf: (row: T) => string,
+): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const row of rows) totals.set(keyOf(row), (totals.get(keyOf(row)) ?? 0) + row.amount);
+  return totals;
 }
 
 function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
