@@ -1,6 +1,6 @@
 import { isDiscardedDriverConnectionError, isPostgresNullSocketWrite } from './replaceable-pool.ts';
 
-export interface DatabaseCrashPolicy {
+interface DatabaseCrashPolicy {
   /**
    * Swaps the database pool: the postgres.js 3.4.9 null-socket write (porsager/postgres#1154)
    * was thrown from a setImmediate, and the connection it hit may never flush again.

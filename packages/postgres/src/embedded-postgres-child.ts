@@ -8,7 +8,7 @@ import { findFreePort } from './postgres-admin.ts';
 
 const processScript = fileURLToPath(new URL('./embedded-postgres-process.ts', import.meta.url));
 
-export interface SpawnEmbeddedPostgresOptions {
+interface SpawnEmbeddedPostgresOptions {
   /** Omit for a throw-away cluster. */
   dataDir?: string;
   port?: number;

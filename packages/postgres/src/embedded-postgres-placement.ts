@@ -91,7 +91,7 @@ function canReach(user: OsUser, target: string): boolean {
   return result.status === 0;
 }
 
-export interface PostgresBinaries {
+interface PostgresBinaries {
   /** Folder holding `bin/`, `lib/` and `share/`. */
   readonly root: string;
   readonly initdb: string;

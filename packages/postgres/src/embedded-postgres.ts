@@ -59,7 +59,7 @@ export interface EmbeddedPostgresServer extends EmbeddedPostgresHandle {
   readonly serverExited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export interface StartEmbeddedPostgresOptions {
+interface StartEmbeddedPostgresOptions {
   /** Data directory, kept across runs. Omit for a throw-away cluster removed on stop. */
   dataDir?: string;
   /** TCP port; below 32768 so it never collides with the kernel's ephemeral ports. */
@@ -394,8 +394,9 @@ function readPostmasterPid(dataDir: string): number | undefined {
 async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   const pid = readPostmasterPid(dataDir);
   if (pid === undefined || !isProcessAlive(pid)) return;
-  const parent = parentPid(pid);
-  if (parent !== undefined && parent > 1 && commandOf(parent).includes('node')) {
+  // An orphan is re-parented to init or a subreaper; a live starter is a Node process (ours).
+  const parent = Number.parseInt(ps(pid, 'ppid='), 10);
+  if (parent > 1 && ps(parent, 'comm=').includes('node')) {
     // Its starter is alive: this is another running demo or test, not an orphan.
     throw new PostgresStartupError(
       `another Once demo or test is already running PostgreSQL (pid ${pid}, started by pid ` +
@@ -452,18 +453,8 @@ function serverProcessesIn(dataDir: string): number[] {
   });
 }
 
-/** The parent of `pid` (an orphan is re-parented to init or a subreaper), via `ps`: Linux and macOS. */
-function parentPid(pid: number): number | undefined {
-  const ppid = Number.parseInt(ps(pid, 'ppid='), 10);
-  return Number.isInteger(ppid) ? ppid : undefined;
-}
-
-/** A live starter is a Node process (ours); a subreaper that adopted an orphan is not. */
-function commandOf(pid: number): string {
-  return ps(pid, 'comm=');
-}
-
-function ps(pid: number, field: string): string {
+/** A field of `pid` as `ps` shows it (Linux and macOS); empty when it is gone. */
+function ps(pid: number, field: 'ppid=' | 'comm='): string {
   try {
     return execFileSync('ps', ['-o', field, '-p', String(pid)], { encoding: 'utf8' }).trim();
   } catch {

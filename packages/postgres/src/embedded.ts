@@ -9,7 +9,4 @@ export {
   serverUser,
   throwAwayDataDir,
 } from './embedded-postgres-placement.ts';
-export {
-  POSTGRES_FAILED_PREFIX,
-  PostgresStartupError,
-} from './embedded-postgres-startup-error.ts';
+export * from './embedded-postgres-startup-error.ts';

@@ -2,17 +2,12 @@
 // postgres.js defects it survives, which errors are worth retrying, the migration runner,
 // and cluster helpers. Embedded PostgreSQL is `@once/postgres/embedded`; throw-away test
 // databases are `@once/postgres/testing`.
-export { installDatabaseCrashPolicy } from './crash-policy.ts';
+export * from './crash-policy.ts';
 export { applyMigrations } from './migration-runner.ts';
 export { subscribePoolNotices } from './pool-notices.ts';
-export {
-  ensureDatabase,
-  findFreePort,
-  isPortFree,
-  processorDatabaseUrlFor,
-} from './postgres-admin.ts';
-export { type CreateDatabaseClientOptions, openPostgresPool } from './postgres-pool.ts';
-export { isProcessAlive } from './process-alive.ts';
+export * from './postgres-admin.ts';
+export * from './postgres-pool.ts';
+export * from './process-alive.ts';
 export {
   createReplaceableSql,
   isPostgresNullSocketWrite,

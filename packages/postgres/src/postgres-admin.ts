@@ -23,7 +23,7 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
 }
 
 /** Where {@link findFreePort} looks: below Linux's ephemeral range (32768+). */
-export interface FreePortOptions {
+interface FreePortOptions {
   /** How many consecutive ports must be free; the first is returned. Default 1. */
   count?: number;
   min?: number;

@@ -4,7 +4,7 @@ import { isTransientDatabaseError } from './transient-error.ts';
 /** `event`, plus fields to log; the worker's logger has this shape. */
 export type PoolLog = (event: string, fields?: Record<string, unknown>) => void;
 
-export interface ReplaceableSql {
+interface ReplaceableSql {
   /** Always forwards to the current pool; safe to capture once (also for `drizzle(sql)`). */
   sql: postgres.Sql;
   /** Ends the current pool (pending queries fail fast and are retried) and opens a new one. */

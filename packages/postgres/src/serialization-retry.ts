@@ -7,7 +7,7 @@ import { errorCodes, isSerializationFailure } from './transient-error.ts';
  * @example
  * const options: SerializationRetryOptions = { attempts: 5, onRetry: (n, code) => log('db.retry', { n, code }) };
  */
-export interface SerializationRetryOptions {
+interface SerializationRetryOptions {
   /** Runs of the transaction in all, the first included. Default 5. */
   attempts?: number;
   /** First pause; doubled each time with full jitter, at most 250 ms. Default 10 ms. */
