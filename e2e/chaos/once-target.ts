@@ -332,9 +332,16 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     throw error;
   }
 
-  const app = () => postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  const proc = () =>
-    postgres(processorDatabaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  /** A read on a connection of its own (the nemesis may have just restarted the server). */
+  const read = async <T>(url: string, query: (sql: postgres.Sql) => Promise<T>): Promise<T> => {
+    const options = { max: 1, onnotice: () => {}, connect_timeout: 5, transform: postgres.camel };
+    const sql = postgres(url, options);
+    try {
+      return await query(sql);
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+  };
 
   async function adminCall(method: string, pathName: string, body?: unknown): Promise<unknown> {
     // The processor may be down (killed by the nemesis a moment ago): try until it is back,
@@ -390,18 +397,6 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       starting.delete(name);
     }
   };
-
-  async function withDb<T>(
-    connect: () => postgres.Sql,
-    run: (sql: postgres.Sql) => Promise<T>,
-  ): Promise<T> {
-    const sql = connect();
-    try {
-      return await run(sql);
-    } finally {
-      await sql.end({ timeout: 2 });
-    }
-  }
 
   /**
    * SIGQUIT to the postmaster (immediate shutdown), or SIGKILL of the postmaster alone (the
@@ -520,19 +515,17 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       }
     },
     async terminateBackends() {
-      const sql = postgres(pg.adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-      try {
-        // Only backends pg_terminate_backend answered true for: it answers false (with a
-        // warning) for a pid that is already gone, and count() would count that too.
-        const [row] = await sql<{ n: number }[]>`
+      // Only backends pg_terminate_backend answered true for: it answers false (with a
+      // warning) for a pid that is already gone, and count() would count that too.
+      const [row] = await read(
+        pg.adminUrl,
+        (sql) => sql<{ n: number }[]>`
           select (count(*) filter (where pg_terminate_backend(pid)))::int as n from pg_stat_activity
           where pid <> pg_backend_pid() and backend_type = 'client backend'
             and datname in ('once', 'once_processor')
-            and application_name <> ${NEMESIS_APPLICATION_NAME}`;
-        return row?.n ?? 0;
-      } finally {
-        await sql.end({ timeout: 2 });
-      }
+            and application_name <> ${NEMESIS_APPLICATION_NAME}`,
+      );
+      return row?.n ?? 0;
     },
     async armProcessorFault(plan: NemesisPlan) {
       const webhook = plan.kind === 'duplicate_webhook' || plan.kind === 'slow_webhook';
@@ -576,134 +569,82 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     async pendingPayments() {
       // Work still owed: a charge unanswered, or a capture, void or refund not final yet (an
       // authorised payment waits for its operator, who is done by now).
-      return withDb(app, async (sql) => {
-        const [row] = await sql<{ n: number }[]>`
-          select (select count(*) from payments
+      const [row] = await read(
+        databaseUrl,
+        (sql) => sql<{ n: number }[]>`
+          select ((select count(*) from payments
                   where status in ('processing', 'unknown', 'requires_action'))
                + (select count(*) from payment_actions where status in ('pending', 'unknown'))
                + (select count(*) from refunds where status in ('requested', 'pending', 'unknown'))
-               as n`;
-        return Number(row?.n ?? 0);
-      });
+               )::int as n`,
+      );
+      return row?.n ?? 0;
     },
     async snapshot(): Promise<Snapshot> {
-      const payments = await withDb(
-        app,
-        (sql) => sql<AppPaymentRow[]>`
-        select tenant_id, id, status, amount, idempotency_key, downstream_key, created_at,
-          updated_at, capture_method, amount_captured,
+      // Rows as the checker reads them: camelCase columns, times in epoch ms.
+      const app = <T>(query: (sql: postgres.Sql) => Promise<T>) => read(databaseUrl, query);
+      const payments = await app(
+        (sql) => sql<AppPayment[]>`
+        select tenant_id, id, status, amount, idempotency_key, downstream_key, capture_method,
+          amount_captured, ${epochMs(sql, 'created_at')}, ${epochMs(sql, 'updated_at')},
           (select coalesce(sum(refund.amount), 0)::int from refunds as refund
             where refund.tenant_id = payment.tenant_id and refund.payment_id = payment.id
               and refund.status in ('pending', 'succeeded')) as amount_refunded
         from payments as payment`,
       );
-      const refunds = await withDb(
-        app,
-        (sql) => sql<RefundRow[]>`
+      const refunds = await app(
+        (sql) => sql<AppRefund[]>`
         select tenant_id, id, payment_id, amount, status, downstream_key, processor_refund_id,
-          failure_code, created_at
+          failure_code, ${epochMs(sql, 'created_at')}
         from refunds`,
       );
-      const moneyActionKeys = await withDb(
-        app,
-        (sql) => sql<{ tenant_id: string; key: string; kind: string; payment_id: string }[]>`
+      const moneyActionKeys = await app(
+        (sql) => sql<NonNullable<Snapshot['moneyActionKeys']>>`
         select tenant_id, key, kind, payment_id from money_action_keys`,
       );
-      const jobs = await withDb(
-        app,
-        (sql) => sql<JobRow[]>`
-        select payment_id, status, attempts, last_error, locked_by, created_at, updated_at from outbox_jobs`,
+      const jobs = await app(
+        (sql) => sql<BackstageEvent[]>`
+        select ${epochMs(sql, 'updated_at', 'at')}, payment_id,
+          format('outbox job %s after %s attempt(s)%s%s', status, attempts,
+            ', last by ' || locked_by, ' (' || last_error || ')') as what
+        from outbox_jobs`,
       );
-      const ledger = await withDb(
-        proc,
-        (sql) => sql<LedgerRow[]>`
-        select kind, account_id, amount, payment_intent_id, created_at, idempotency_key, refund_id,
-          metadata->>'tenant_id' as tenant_id, metadata->>'payment_id' as payment_id,
-          metadata->>'downstream_key' as downstream_key
+      const ledger = await read(
+        processorDatabaseUrl,
+        (sql) => sql<LedgerEntry[]>`
+        select case kind when 'refund' then 'refund' else 'charge' end as kind, account_id,
+          amount::float8 as amount, payment_intent_id, ${epochMs(sql, 'created_at')},
+          idempotency_key, refund_id, metadata->>'tenant_id' as tenant_id,
+          metadata->>'payment_id' as payment_id, metadata->>'downstream_key' as downstream_key
         from ledger_entries order by seq`,
       );
-      const webhooks = await withDb(
-        proc,
-        (sql) => sql<WebhookRow[]>`
-        select type, deliveries, attempts, delivered_at, created_at,
-          (payload::jsonb)->'data'->'object'->'metadata'->>'payment_id' as payment_id
-        from webhook_events`,
-      ).catch(() => [] as WebhookRow[]);
-      const backstage: BackstageEvent[] = [
-        ...jobs.map((j) => ({
-          at: j.updated_at.getTime(),
-          paymentId: j.payment_id,
-          what: `outbox job ${j.status} after ${j.attempts} attempt(s)${j.locked_by ? `, last by ${j.locked_by}` : ''}${j.last_error ? ` (${j.last_error})` : ''}`,
-        })),
-        ...webhooks
-          .filter((w) => w.payment_id)
-          .map((w) => ({
-            at: w.created_at.getTime(),
-            paymentId: w.payment_id!,
-            what: `webhook ${w.type}: ${w.deliveries} delivery(ies), ${w.attempts} attempt(s)${w.delivered_at ? '' : ', undelivered'}`,
-          })),
-      ];
+      const webhooks = await read(
+        processorDatabaseUrl,
+        (sql) => sql<BackstageEvent[]>`
+        select * from (
+          select ${epochMs(sql, 'created_at', 'at')},
+            (payload::jsonb)->'data'->'object'->'metadata'->>'payment_id' as payment_id,
+            format('webhook %s: %s delivery(ies), %s attempt(s)%s', type, deliveries, attempts,
+              case when delivered_at is null then ', undelivered' end) as what
+          from webhook_events) as webhook
+        where payment_id <> ''`,
+      ).catch(() => [] as BackstageEvent[]);
       // What each armed fault did (cleared faults stay on record at the processor): its uses
       // whose effect happened, not the requests that merely took it.
       const uses = (await adminCall('GET', '/admin/faults/uses')) as {
         data: { id: string; applied: number }[];
         applied_by_kind: Record<string, number>;
       };
-      const faultUses = {
-        byId: Object.fromEntries(uses.data.map((f) => [f.id, f.applied])),
-        byKind: uses.applied_by_kind,
-      };
       return {
-        faultUses,
-        payments: payments.map(
-          (p): AppPayment => ({
-            tenantId: p.tenant_id,
-            id: p.id,
-            status: p.status,
-            amount: Number(p.amount),
-            captureMethod: p.capture_method,
-            amountCaptured: p.amount_captured === null ? null : Number(p.amount_captured),
-            amountRefunded: Number(p.amount_refunded),
-            idempotencyKey: p.idempotency_key,
-            downstreamKey: p.downstream_key,
-            createdAt: p.created_at.getTime(),
-            updatedAt: p.updated_at.getTime(),
-          }),
-        ),
-        ledger: ledger.map(
-          (l): LedgerEntry => ({
-            kind: l.kind === 'refund' ? 'refund' : 'charge',
-            accountId: l.account_id,
-            tenantId: l.tenant_id,
-            paymentId: l.payment_id,
-            amount: Number(l.amount),
-            paymentIntentId: l.payment_intent_id,
-            createdAt: l.created_at.getTime(),
-            idempotencyKey: l.idempotency_key,
-            refundId: l.refund_id,
-            downstreamKey: l.downstream_key,
-          }),
-        ),
-        refunds: refunds.map(
-          (r): AppRefund => ({
-            tenantId: r.tenant_id,
-            id: r.id,
-            paymentId: r.payment_id,
-            amount: Number(r.amount),
-            status: r.status,
-            downstreamKey: r.downstream_key,
-            processorRefundId: r.processor_refund_id,
-            failureCode: r.failure_code,
-            createdAt: r.created_at.getTime(),
-          }),
-        ),
-        moneyActionKeys: moneyActionKeys.map((k) => ({
-          tenantId: k.tenant_id,
-          key: k.key,
-          kind: k.kind,
-          paymentId: k.payment_id,
-        })),
-        backstage,
+        faultUses: {
+          byId: Object.fromEntries(uses.data.map((f) => [f.id, f.applied])),
+          byKind: uses.applied_by_kind,
+        },
+        payments,
+        ledger,
+        refunds,
+        moneyActionKeys,
+        backstage: [...jobs, ...webhooks],
         counters: { ...counters },
         ...(ha ? { failover: { mode: ha.mode, failovers: [...ha.failovers] } } : {}),
       };
@@ -730,56 +671,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-interface AppPaymentRow {
-  tenant_id: string;
-  id: string;
-  status: string;
-  amount: number;
-  idempotency_key: string;
-  downstream_key: string;
-  created_at: Date;
-  updated_at: Date;
-  capture_method: string;
-  amount_captured: number | null;
-  amount_refunded: number;
-}
-interface RefundRow {
-  tenant_id: string;
-  id: string;
-  payment_id: string;
-  amount: number;
-  status: string;
-  downstream_key: string;
-  processor_refund_id: string | null;
-  failure_code: string | null;
-  created_at: Date;
-}
-interface JobRow {
-  payment_id: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  locked_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-interface LedgerRow {
-  kind: string;
-  account_id: string;
-  amount: number;
-  payment_intent_id: string;
-  created_at: Date;
-  tenant_id: string | null;
-  payment_id: string | null;
-  idempotency_key: string | null;
-  refund_id: string | null;
-  downstream_key: string | null;
-}
-interface WebhookRow {
-  type: string;
-  deliveries: number;
-  attempts: number;
-  delivered_at: Date | null;
-  created_at: Date;
-  payment_id: string | null;
+/** `column` as epoch milliseconds (what `Date.getTime()` gives), named `as` (default: itself). */
+function epochMs(sql: postgres.Sql, column: string, as = column) {
+  return sql`floor(extract(epoch from ${sql(column)}) * 1000)::float8 as ${sql(as)}`;
 }

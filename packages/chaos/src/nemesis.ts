@@ -23,7 +23,7 @@ const PROCESS_OF: Record<string, string> = {
  * with its error and does not count as fired.
  *
  * @example
- * await runNemesis(plan.nemesis, target, history, { sleep, startedAt: history.elapsed() });
+ * await runNemesis(plan.nemesis, target, history, { sleep, faultsStartAt: history.elapsed() });
  */
 export async function runNemesis(
   events: readonly NemesisPlan[],
@@ -53,12 +53,13 @@ export async function runNemesis(
       try {
         await inject(event, target, history, options.sleep, crashes);
       } catch (error) {
+        const detail = `not injected: ${(error as Error).message.split('\n')[0]}`;
         history.nemesis({
           phase: 'end',
           id: event.id,
           kind: event.kind,
           target: event.target,
-          detail: `not injected: ${(error as Error).message.split('\n')[0]}`,
+          detail,
         });
       }
     }
@@ -85,8 +86,21 @@ async function inject(
   sleep: (ms: number) => Promise<void>,
   crashes: { next(): DatabaseCrash },
 ): Promise<void> {
-  const record = (phase: 'start' | 'end', processName: string, detail?: string) =>
-    history.nemesis({ phase, id: event.id, kind: event.kind, target: processName, detail });
+  // `bit` and `faultId` on the end say how much a fault did; coverage reads them.
+  const record = (
+    phase: 'start' | 'end',
+    processName: string,
+    detail?: string,
+    effect?: { bit?: number; faultId?: string },
+  ) =>
+    history.nemesis({
+      phase,
+      id: event.id,
+      kind: event.kind,
+      target: processName,
+      detail,
+      ...effect,
+    });
 
   if (
     event.kind === 'kill_web' ||
@@ -117,14 +131,8 @@ async function inject(
     await target.resume(worker);
     history.lifecycle({ process: worker, event: 'resumed' });
     // Inside a job or not (a worker stopped while idle proves little): coverage counts them.
-    history.nemesis({
-      phase: 'end',
-      id: event.id,
-      kind: event.kind,
-      target: worker,
-      detail: `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`,
-      bit: stopped.job ? 1 : 0,
-    });
+    const detail = `SIGCONT after ${event.downMs} ms (past the ${target.leaseMs} ms lease)`;
+    record('end', worker, detail, { bit: stopped.job ? 1 : 0 });
     return;
   }
   if (event.kind === 'pg_crash_restart') {
@@ -148,15 +156,8 @@ async function inject(
       terminated += await target.terminateBackends();
       await sleep(150);
     }
-    // A storm that terminated nobody did not fire (coverage reads `bit`).
-    history.nemesis({
-      phase: 'end',
-      id: event.id,
-      kind: event.kind,
-      target: 'postgres',
-      detail: `${terminated} backends terminated`,
-      bit: terminated,
-    });
+    // A storm that terminated nobody did not fire.
+    record('end', 'postgres', `${terminated} backends terminated`, { bit: terminated });
     return;
   }
   if ((FAILOVER_FAULT_KINDS as readonly string[]).includes(event.kind)) {
@@ -167,29 +168,15 @@ async function inject(
       event.kind as FailoverFaultKind,
       event.downMs,
     );
-    // A cancel that found no COMMIT waiting did not fire (coverage reads `bit`).
-    history.nemesis({
-      phase: 'end',
-      id: event.id,
-      kind: event.kind,
-      target: 'postgres',
-      detail,
-      bit,
-    });
+    // A cancel that found no COMMIT waiting did not fire.
+    record('end', 'postgres', detail, { bit });
     return;
   }
   if (isArmedFault(event.kind)) {
     record('start', 'processor', `armed x${event.count} for ${event.target}`);
     const faultId = await target.armProcessorFault(event);
     // Armed is not fired: coverage counts it once the processor reports it bit (faultId).
-    history.nemesis({
-      phase: 'end',
-      id: event.id,
-      kind: event.kind,
-      target: 'processor',
-      detail: `armed ${faultId ?? ''}`.trim(),
-      faultId,
-    });
+    record('end', 'processor', `armed ${faultId ?? ''}`.trim(), { faultId });
     return;
   }
   throw new Error(`no injector for ${event.kind}`);
