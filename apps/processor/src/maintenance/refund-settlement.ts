@@ -1,7 +1,8 @@
 import { and, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { ProcessorDatabase } from '../db/client.ts';
-import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
+import { refunds } from '../db/schema/index.ts';
 import { renderRefund } from '../payments/render-objects.ts';
+import { bookRefund } from '../refunds/create-refund.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
 import { type PeriodicSweep, startPeriodicSweep } from './periodic-sweep.ts';
 
@@ -34,24 +35,7 @@ async function settleRefunds(db: ProcessorDatabase): Promise<number> {
         })
         .where(eq(refunds.id, refund.id))
         .returning();
-      if (failed) {
-        const [charge] = await tx
-          .update(charges)
-          .set({ amountRefunded: sql`${charges.amountRefunded} - ${refund.amount}` })
-          .where(eq(charges.id, refund.chargeId))
-          .returning();
-        await tx.insert(ledgerEntries).values({
-          accountId: refund.accountId,
-          kind: 'refund',
-          paymentIntentId: refund.paymentIntentId,
-          chargeId: refund.chargeId,
-          refundId: refund.id,
-          amount: -refund.amount,
-          currency: refund.currency,
-          idempotencyKey: null,
-          metadata: charge!.metadata,
-        });
-      }
+      if (failed) await bookRefund(tx, refund, -refund.amount, null);
       await enqueueEvent(tx, {
         accountId: refund.accountId,
         type: failed ? 'refund.failed' : 'refund.updated',

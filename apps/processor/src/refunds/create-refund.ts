@@ -1,5 +1,6 @@
 import { msInterval } from '@once/postgres/sql';
 import { and, eq, sql } from 'drizzle-orm';
+import type { ProcessorTransaction } from '../db/client.ts';
 import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
 import { loadPaymentIntent } from '../payments/load-payment-intent.ts';
 import { renderCharge, renderRefund } from '../payments/render-objects.ts';
@@ -95,22 +96,7 @@ export const createRefund: StripeOperation = async (tx, input) => {
           }),
     })
     .returning();
-  const [updatedCharge] = await tx
-    .update(charges)
-    .set({ amountRefunded: charge.amountRefunded + amount })
-    .where(eq(charges.id, charge.id))
-    .returning();
-  await tx.insert(ledgerEntries).values({
-    accountId: account.id,
-    kind: 'refund',
-    paymentIntentId: charge.paymentIntentId,
-    chargeId: charge.id,
-    refundId,
-    amount,
-    currency: charge.currency,
-    idempotencyKey,
-    metadata: charge.metadata,
-  });
+  const updatedCharge = await bookRefund(tx, refund!, amount, idempotencyKey);
   const rendered = renderRefund(refund!);
   await enqueueEvent(tx, {
     accountId: account.id,
@@ -121,8 +107,38 @@ export const createRefund: StripeOperation = async (tx, input) => {
   await enqueueEvent(tx, {
     accountId: account.id,
     type: 'charge.refunded',
-    object: renderCharge(updatedCharge!),
+    object: renderCharge(updatedCharge),
     idempotencyKey,
   });
   return { status: 200, body: rendered };
 };
+
+/**
+ * Moves `amount` of a refund's charge back to the customer (negative: the money of a failed
+ * refund returning): the charge's `amount_refunded` and a ledger `refund` row, so the refund
+ * rows of a charge always sum to what left it. Returns the charge as it is now.
+ */
+export async function bookRefund(
+  tx: ProcessorTransaction,
+  refund: typeof refunds.$inferSelect,
+  amount: number,
+  idempotencyKey: string | null,
+): Promise<typeof charges.$inferSelect> {
+  const [charge] = await tx
+    .update(charges)
+    .set({ amountRefunded: sql`${charges.amountRefunded} + ${amount}` })
+    .where(eq(charges.id, refund.chargeId))
+    .returning();
+  await tx.insert(ledgerEntries).values({
+    accountId: refund.accountId,
+    kind: 'refund',
+    paymentIntentId: refund.paymentIntentId,
+    chargeId: refund.chargeId,
+    refundId: refund.id,
+    amount,
+    currency: refund.currency,
+    idempotencyKey,
+    metadata: charge!.metadata,
+  });
+  return charge!;
+}
