@@ -2,6 +2,7 @@ import type { Transaction } from '@once/api';
 import { authenticateApiKey } from '@once/api/auth';
 import {
   capturePaymentInput,
+  listMerchantRefunds,
   type MoneyActionContext,
   merchantRefundOf,
   type PaymentActionResult,
@@ -168,4 +169,24 @@ export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>
     act: (ctx, paymentId, body) => refundPayment(ctx, { paymentId, ...body }),
     answer: async (_tx, _tenantId, result, body) => merchantRefundOf(result, body.reason ?? null),
   });
+}
+
+/**
+ * `GET /api/v1/payments/{id}/refunds`: every refund of a payment of the caller's tenant, oldest
+ * first, each as it stands now (`pending`, `succeeded`, `failed`); 404 problem+json for a
+ * payment that is not the tenant's.
+ *
+ * @example
+ * export const GET = (req, { params }) => listRefunds(req, (await params).id);
+ */
+export function createPaymentRefundsGetHandler(getRuntime: () => Promise<WebRuntime>) {
+  return async (request: Request, paymentId: string): Promise<Response> =>
+    answeringApiErrors(async () => {
+      const { deps } = await getRuntime();
+      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
+      // The payment first: an unknown (or another tenant's) payment is 404, not an empty list.
+      await readMerchantPayment(deps.db, tenant.tenantId, paymentId);
+      const refunds = await listMerchantRefunds(deps.db, tenant.tenantId, paymentId);
+      return Response.json({ paymentId, refunds }, { headers: { 'cache-control': 'no-store' } });
+    });
 }

@@ -5,8 +5,8 @@ import {
   createPaymentCancelHandler,
   createPaymentCaptureHandler,
   createPaymentRefundHandler,
+  createPaymentRefundsGetHandler,
 } from '../payment-actions-api.ts';
-import { createPaymentRefundsGetHandler } from '../payment-refunds-api.ts';
 import { createPaymentGetHandler, createPaymentsPostHandler } from '../payments-api.ts';
 import { createProcessorWebhookHandler } from '../processor-webhook.ts';
 import type { WebRuntime } from '../runtime.ts';

@@ -1,5 +1,7 @@
-import { createPaymentRefundHandler } from '@/server/payment-actions-api';
-import { createPaymentRefundsGetHandler } from '@/server/payment-refunds-api';
+import {
+  createPaymentRefundHandler,
+  createPaymentRefundsGetHandler,
+} from '@/server/payment-actions-api';
 import { getWebRuntime } from '@/server/runtime';
 
 export const runtime = 'nodejs';
