@@ -1,33 +1,6 @@
 import { parseEnv, text, wholeNumber } from '@once/env';
 import { MIN_OPERATOR_CODE_LENGTH } from './auth/operator-code.ts';
 
-/** Settings of the API that come from the process environment (see README "Environment"). */
-export interface ApiEnvSettings {
-  /** New idempotency keys per tenant per minute; 0 = no limit. */
-  maxNewKeysPerMinute: number;
-  /** The processor's base URL (PROCESSOR_URL), or undefined when not configured. */
-  processorUrl: string | undefined;
-  /** `X-Admin-Token` of the processor's admin API (PROCESSOR_ADMIN_TOKEN); '' without PROCESSOR_URL. */
-  processorAdminToken: string;
-  /** Retention of a checkout idempotency key, ms (ONCE_CHECKOUT_KEY_TTL_MS). */
-  checkoutKeyTtlMs: number;
-  /**
-   * Wake the workers with a NOTIFY when a payment's outbox job is written
-   * (ONCE_OUTBOX_NOTIFY, default 1). 0: polling only, for engines and poolers without
-   * LISTEN/NOTIFY (CockroachDB, PgBouncer in transaction mode).
-   */
-  outboxNotify: boolean;
-  /**
-   * The code a demo operator sign-in must give (ONCE_OPERATOR_CODE; `npm run demo` makes a new
-   * one at each start and prints it). Undefined: demo operator sign-in is refused.
-   */
-  operatorCode: string | undefined;
-  /** `session.start` attempts per client address per minute (0 = no limit). */
-  sessionStartsPerAddressPerMinute: number;
-  /** Sessions created per tenant per minute (0 = no limit). */
-  sessionStartsPerTenantPerMinute: number;
-}
-
 /** 24 h, as Stripe keeps keys. A payment stays unique per key beyond it (see `pay`). */
 export const DEFAULT_CHECKOUT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -56,6 +29,8 @@ const apiEnv = {
     max: Number.MAX_SAFE_INTEGER,
     describe: 'a whole number of milliseconds >= 1 (default 86400000)',
   }),
+  // 0: the workers poll only, for engines and poolers without LISTEN/NOTIFY (CockroachDB,
+  // PgBouncer in transaction mode).
   ONCE_OUTBOX_NOTIFY: wholeNumber({
     default: 1,
     min: 0,
@@ -76,19 +51,20 @@ const apiEnv = {
 };
 
 /**
- * Reads `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE` (default 600, 0 disables),
- * `PROCESSOR_URL`, `PROCESSOR_ADMIN_TOKEN` (required with `PROCESSOR_URL`: no built-in
- * token; the demo launcher and the test harness set one) and `ONCE_CHECKOUT_KEY_TTL_MS`
- * (default 24 h), `ONCE_OUTBOX_NOTIFY` (1 or 0, default 1), `ONCE_OPERATOR_CODE` (unset:
- * no demo operator sign-in; at least 12 characters) and the session-start limits
+ * The API's settings from the process environment (see README "Environment"):
+ * `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE` (new keys per tenant, default 600, 0 disables),
+ * `PROCESSOR_URL`, `PROCESSOR_ADMIN_TOKEN` (the admin API's `X-Admin-Token`, required with
+ * `PROCESSOR_URL`: no built-in token; the demo launcher and the test harness set one),
+ * `ONCE_CHECKOUT_KEY_TTL_MS` (default 24 h), `ONCE_OUTBOX_NOTIFY` (1 or 0, default 1),
+ * `ONCE_OPERATOR_CODE` (unset: no demo operator sign-in; at least 12 characters; `npm run demo`
+ * makes a new one at each start) and the session-start limits
  * `ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE` (60) / `_PER_TENANT_PER_MINUTE` (600).
- * A malformed value throws at start rather than silently running without
- * a limit.
+ * A malformed value throws at start rather than silently running without a limit.
  *
  * @example
  * readApiEnv({ ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0' }).maxNewKeysPerMinute; // 0
  */
-export function readApiEnv(env: Record<string, string | undefined>): ApiEnvSettings {
+export function readApiEnv(env: Record<string, string | undefined>) {
   const e = parseEnv(apiEnv, env);
   if (e.PROCESSOR_URL && !e.PROCESSOR_ADMIN_TOKEN) {
     throw new Error(

@@ -129,35 +129,21 @@ export function createApiDependencies(options: {
   }
   const fromEnv = options.env ? readApiEnv(options.env) : undefined;
   const clock = options.clock ?? systemClock;
-  const maxNewKeysPerMinute = options.maxNewKeysPerMinute ?? fromEnv?.maxNewKeysPerMinute ?? 0;
-  if (!Number.isInteger(maxNewKeysPerMinute) || maxNewKeysPerMinute < 0) {
-    throw new Error(`maxNewKeysPerMinute must be a whole number >= 0, got ${maxNewKeysPerMinute}`);
-  }
-  const newKeyWindowMs = options.newKeyWindowMs ?? 60_000;
-  if (!Number.isSafeInteger(newKeyWindowMs) || newKeyWindowMs < 1) {
-    throw new Error(`newKeyWindowMs must be a whole number >= 1, got ${newKeyWindowMs}`);
-  }
-  const checkoutKeyTtlMs =
-    options.checkoutKeyTtlMs ?? fromEnv?.checkoutKeyTtlMs ?? DEFAULT_CHECKOUT_KEY_TTL_MS;
-  if (!Number.isSafeInteger(checkoutKeyTtlMs) || checkoutKeyTtlMs < 1) {
-    throw new Error(`checkoutKeyTtlMs must be a whole number >= 1, got ${checkoutKeyTtlMs}`);
-  }
-  const processorLedger =
-    options.processorLedger ??
-    (fromEnv?.processorUrl
-      ? createHttpProcessorLedger({
-          url: fromEnv.processorUrl,
-          adminToken: fromEnv.processorAdminToken,
-        })
-      : unconfiguredProcessorLedger);
-  const processorWebhooks =
-    options.processorWebhooks ??
-    (fromEnv?.processorUrl
-      ? createHttpProcessorWebhookDeliveries({
-          url: fromEnv.processorUrl,
-          adminToken: fromEnv.processorAdminToken,
-        })
-      : unconfiguredProcessorWebhookDeliveries);
+  const maxNewKeysPerMinute = wholeNumberAtLeast(
+    'maxNewKeysPerMinute',
+    options.maxNewKeysPerMinute ?? fromEnv?.maxNewKeysPerMinute ?? 0,
+    0,
+  );
+  const newKeyWindowMs = wholeNumberAtLeast('newKeyWindowMs', options.newKeyWindowMs ?? 60_000, 1);
+  const checkoutKeyTtlMs = wholeNumberAtLeast(
+    'checkoutKeyTtlMs',
+    options.checkoutKeyTtlMs ?? fromEnv?.checkoutKeyTtlMs ?? DEFAULT_CHECKOUT_KEY_TTL_MS,
+    1,
+  );
+  const processorAdmin = fromEnv?.processorUrl
+    ? { url: fromEnv.processorUrl, adminToken: fromEnv.processorAdminToken }
+    : undefined;
+  const onEvent = options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {};
   return {
     db: options.db,
     idempotencyEngine: createIdempotency({
@@ -169,12 +155,9 @@ export function createApiDependencies(options: {
       ...(maxNewKeysPerMinute > 0
         ? { rateLimit: { maxNewKeys: maxNewKeysPerMinute, windowMs: newKeyWindowMs } }
         : {}),
-      ...(options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {}),
+      ...onEvent,
     }),
-    keyOperator: createKeyOperator(
-      options.db,
-      options.onIdempotencyEvent ? { onEvent: options.onIdempotencyEvent } : {},
-    ),
+    keyOperator: createKeyOperator(options.db, onEvent),
     sessionSecret: options.sessionSecret,
     sessionTenants: new SessionTenants(options.db, clock),
     operatorSessions: new OperatorSessions(options.db, clock),
@@ -190,11 +173,25 @@ export function createApiDependencies(options: {
           perTenant: fromEnv.sessionStartsPerTenantPerMinute,
         }),
     ),
-    processorLedger,
-    processorWebhooks,
+    processorLedger:
+      options.processorLedger ??
+      (processorAdmin ? createHttpProcessorLedger(processorAdmin) : unconfiguredProcessorLedger),
+    processorWebhooks:
+      options.processorWebhooks ??
+      (processorAdmin
+        ? createHttpProcessorWebhookDeliveries(processorAdmin)
+        : unconfiguredProcessorWebhookDeliveries),
     maxNewKeysPerMinute,
     outboxNotify: options.outboxNotify ?? fromEnv?.outboxNotify ?? true,
   };
+}
+
+/** `value`, refused at start unless it is a whole number >= `min`. */
+function wholeNumberAtLeast(name: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new Error(`${name} must be a whole number >= ${min}, got ${value}`);
+  }
+  return value;
 }
 
 function sessionStartLimiterFor(db: Database, limits: SessionStartLimits | undefined) {

@@ -92,14 +92,7 @@ export const publicProcedure = t.procedure.use(mapDomainErrors);
  * Adds `ctx.tenantId`, the caller's `role` and `principal`; never reads the tenant from the input.
  */
 export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const who = await authenticateRequest({
-    db: ctx.db,
-    headers: ctx.headers,
-    sessionSecret: ctx.sessionSecret,
-    sessionTenants: ctx.sessionTenants,
-    operatorSessions: ctx.operatorSessions,
-    now: ctx.clock.now(),
-  });
+  const who = await authenticateRequest(ctx);
   return next({
     ctx: {
       tenantId: who.tenantId,

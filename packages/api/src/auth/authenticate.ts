@@ -77,7 +77,7 @@ export async function authenticateApiKey(
  * `operatorSessions` (not signed out, its API key not rotated, within its 8 hours).
  *
  * @example
- * const who = await authenticateRequest({ db, headers: req.headers, sessionSecret, sessionTenants, operatorSessions, now: new Date() });
+ * const who = await authenticateRequest(ctx); // a tRPC context has every field
  */
 export async function authenticateRequest(input: {
   db: Database;
@@ -85,13 +85,13 @@ export async function authenticateRequest(input: {
   sessionSecret: string;
   sessionTenants: SessionTenants;
   operatorSessions: OperatorSessions;
-  now: Date;
+  clock: { now(): Date };
 }): Promise<AuthenticatedTenant> {
   const authorization = input.headers.get('authorization');
   if (authorization !== null) return authenticateApiKey(input.db, authorization);
   const cookie = readSessionCookie(input.headers)?.value;
   if (cookie !== undefined) {
-    const claims = verifySessionValue(cookie, input.sessionSecret, input.now);
+    const claims = verifySessionValue(cookie, input.sessionSecret, input.clock.now());
     if (claims === undefined) {
       throw new ApiError('invalid_credentials', 'Session expired or invalid');
     }

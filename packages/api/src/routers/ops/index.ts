@@ -6,7 +6,6 @@ import {
   voidPaymentInput,
 } from '../../money-actions/index.ts';
 import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
-import { evictIdempotencyKey } from './evict-idempotency-key.ts';
 import { inspectIdempotencyKey } from './idempotency-key.ts';
 import { idempotencyKeyActionInput, idempotencyKeyInput } from './idempotency-key.types.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
@@ -19,8 +18,8 @@ import { paymentMoney } from './payment-money.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
 import { listPayments } from './payments.ts';
-import { releaseIdempotencyKey } from './release-idempotency-key.ts';
 import { resendWebhook } from './resend-webhook.ts';
+import { runKeyAction } from './run-key-action.ts';
 import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
 import { webhookDeliveries } from './webhook-deliveries.ts';
 import { resendWebhookInput, webhookDeliveriesInput } from './webhook-deliveries.types.ts';
@@ -42,14 +41,17 @@ export const opsRouter = createTRPCRouter({
   idempotencyKey: operatorProcedure
     .input(idempotencyKeyInput)
     .query(({ ctx, input }) => inspectIdempotencyKey({ ctx, input })),
-  /** Release a dead or reconciled key at the revision the operator saw; audited. */
+  /**
+   * Release a key: an expired lease that committed nothing, or an `unknown` key the operator
+   * reconciled as "nothing happened" (it may run again). See `runKeyAction`.
+   */
   releaseIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
-    .mutation(({ ctx, input }) => releaseIdempotencyKey({ ctx, input })),
-  /** Evict a finished key early (its next request runs again); audited. */
+    .mutation(({ ctx, input }) => runKeyAction('release', { ctx, input })),
+  /** Evict a `completed` or `released` key before its retention ends (it runs again). */
   evictIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
-    .mutation(({ ctx, input }) => evictIdempotencyKey({ ctx, input })),
+    .mutation(({ ctx, input }) => runKeyAction('evict', { ctx, input })),
   /**
    * Capture an authorised payment (all, or `amount`). Requires an `Idempotency-Key`: a double
    * click or a retry replays the first answer, and the processor captures once. Atomic mode,

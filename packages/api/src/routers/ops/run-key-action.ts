@@ -6,15 +6,16 @@ import {
   toOpsKeyAuditEntry,
 } from './idempotency-key.types.ts';
 
-export interface KeyActionRequest {
+interface KeyActionRequest {
   ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
   input: IdempotencyKeyActionInput;
 }
 
 /**
- * The one path of an operator's key action: scoped to the caller's tenant, guarded by the
- * revision the operator saw, audited with the operator's principal and reason; a refusal
- * becomes its stable API code.
+ * The one path of an operator's key action (`ops.releaseIdempotencyKey`,
+ * `ops.evictIdempotencyKey`): scoped to the caller's tenant, refused unless the key is still
+ * at the `revision` the operator saw (`idempotency_key_changed`), audited with the operator's
+ * principal and reason in `idempotency_key_audit`; a refusal becomes its stable API code.
  *
  * @example
  * await runKeyAction('evict', { ctx: { keyOperator, tenantId, principal }, input });

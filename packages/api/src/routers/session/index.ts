@@ -28,14 +28,7 @@ export const sessionRouter = createTRPCRouter({
    */
   current: publicProcedure.query(async ({ ctx }): Promise<SessionView | null> => {
     try {
-      const who = await authenticateRequest({
-        db: ctx.db,
-        headers: ctx.headers,
-        sessionSecret: ctx.sessionSecret,
-        sessionTenants: ctx.sessionTenants,
-        operatorSessions: ctx.operatorSessions,
-        now: ctx.clock.now(),
-      });
+      const who = await authenticateRequest(ctx);
       return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
     } catch (error) {
       if (isApiError(error)) return null;
