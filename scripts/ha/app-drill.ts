@@ -9,7 +9,7 @@ import postgres from 'postgres';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { startTestSystem } from '../../test/support/test-system.ts';
 import type { HaCluster, HaNodeName } from './cluster.ts';
-import { retried, sleep } from './drill.ts';
+import { FAILURES, type Failure, retried, sleep } from './drill.ts';
 
 /** Until the worker has settled every payment (nothing processing/unknown). */
 async function waitConverged(sql: postgres.Sql): Promise<void> {
@@ -92,46 +92,37 @@ export async function runAppDrill(
     }
   });
 
-  const failover = async (fault: string, act: (leader: HaNodeName) => Promise<void>) => {
-    await cluster.waitForHealthy(180_000);
-    const from = await cluster.waitForLeader(30_000);
-    await sleep(1_000 + ((seed * 7919 + acknowledged.length) % 3_000));
-    await act(from);
-    const to = await cluster.waitForLeader(120_000, from);
-    log(`${fault}: ${from} -> ${to}, ${acknowledged.length} acknowledged so far`);
-    return from;
-  };
-  const steps: Record<AppDrillFault, () => Promise<unknown>> = {
-    'kill -9': async () => {
-      const old = await failover('kill -9', async (leader) => cluster.killNode(leader));
-      cluster.startNode(old);
-    },
-    switchover: () => failover('switchover', () => cluster.switchover()),
-    SIGSTOP: () =>
-      failover('SIGSTOP', async (leader) => {
-        cluster.pauseNode(leader);
-        await cluster.waitForLeader(120_000, leader).finally(() => cluster.resumeNode(leader));
-      }),
+  const failures: Record<AppDrillFault, Failure> = {
+    ...FAILURES,
     // The primary cut off from its standbys while its clients still reach it: their COMMITs
     // commit locally and wait for the synchronous standby. Their backends are terminated (what
     // a fast shutdown does to them), then the primary dies: the standby that takes over never
     // had those commits. An app that answered a terminated COMMIT as done lost a payment it
     // acknowledged; one that answered "outcome unknown" has clients that retry on the new
     // primary.
-    'terminated COMMIT waits': async () => {
-      const old = await failover('terminated COMMIT waits', async (leader) => {
+    'terminated COMMIT waits': {
+      act: async (_, leader) => {
         cluster.partitionNode(leader);
         const terminated = await terminateSyncWaits(cluster, leader);
         terminatedWaits += terminated;
         log(`terminated ${terminated} COMMIT waits on ${leader}`);
         cluster.killNode(leader);
-      });
-      cluster.startNode(old);
+      },
+      rejoins: true,
     },
+  };
+  const failover = async (fault: AppDrillFault) => {
+    await cluster.waitForHealthy(180_000);
+    const from = await cluster.waitForLeader(30_000);
+    await sleep(1_000 + ((seed * 7919 + acknowledged.length) % 3_000));
+    await failures[fault].act(cluster, from);
+    const to = await cluster.waitForLeader(120_000, from);
+    log(`${fault}: ${from} -> ${to}, ${acknowledged.length} acknowledged so far`);
+    if (failures[fault].rejoins) cluster.startNode(from);
   };
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const fault of faults) await steps[fault]();
+      for (const fault of faults) await failover(fault);
     }
     await cluster.waitForHealthy(180_000);
   } finally {

@@ -30,6 +30,23 @@ export async function retried<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What a failure does to the leader; `rejoins`: the old one restarts once another leads. */
+export interface Failure {
+  act(cluster: HaCluster, leader: HaNodeName): Promise<void>;
+  rejoins?: boolean;
+}
+
+export const FAILURES: Record<FailoverOutcome['fault'], Failure> = {
+  'kill -9': { act: async (cluster, leader) => cluster.killNode(leader), rejoins: true },
+  switchover: { act: (cluster) => cluster.switchover() },
+  SIGSTOP: {
+    act: async (cluster, leader) => {
+      cluster.pauseNode(leader);
+      await cluster.waitForLeader(120_000, leader).finally(() => cluster.resumeNode(leader));
+    },
+  },
+};
+
 interface FailoverOutcome {
   fault: 'kill -9' | 'switchover' | 'SIGSTOP';
   from: HaNodeName;
@@ -68,18 +85,14 @@ export async function runDrill(
   });
 
   const outcomes: FailoverOutcome[] = [];
-  const failover = async (
-    fault: FailoverOutcome['fault'],
-    act: (leader: HaNodeName) => Promise<void>,
-    rejoin?: (old: HaNodeName) => void,
-  ) => {
+  const failover = async (fault: FailoverOutcome['fault']) => {
     await cluster.waitForHealthy(180_000);
     const from = await cluster.waitForLeader(30_000);
     await sleep(500 + Math.floor(random() * 2_500));
     const started = Date.now();
-    await act(from);
+    await FAILURES[fault].act(cluster, from);
     const to = await cluster.waitForLeader(120_000, from);
-    rejoin?.(from);
+    if (FAILURES[fault].rejoins) cluster.startNode(from);
     await cluster.waitForHealthy(180_000);
     // The longest stretch without an acknowledged write, from the fault until healthy again
     // (a switchover's old primary still acknowledges until it shuts down).
@@ -105,30 +118,11 @@ export async function runDrill(
     );
   };
 
-  const steps: [FailoverOutcome['fault'], () => Promise<void>][] = [
-    [
-      'kill -9',
-      () =>
-        failover(
-          'kill -9',
-          async (old) => cluster.killNode(old),
-          (old) => cluster.startNode(old),
-        ),
-    ],
-    ['switchover', () => failover('switchover', () => cluster.switchover())],
-    [
-      'SIGSTOP',
-      () =>
-        failover('SIGSTOP', async (old) => {
-          cluster.pauseNode(old);
-          await cluster.waitForLeader(120_000, old).finally(() => cluster.resumeNode(old));
-        }),
-    ],
-  ];
   try {
     for (let round = 0; round < rounds; round++) {
-      const order = steps.map((s) => ({ s, k: random() })).sort((a, b) => a.k - b.k);
-      for (const { s } of order) await s[1]();
+      const faults = Object.keys(FAILURES) as FailoverOutcome['fault'][];
+      const order = faults.map((fault) => ({ fault, k: random() })).sort((a, b) => a.k - b.k);
+      for (const { fault } of order) await failover(fault);
     }
   } finally {
     writing = false;

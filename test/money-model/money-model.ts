@@ -1,15 +1,10 @@
 /**
  * The reference model of a merchant's money that the model-based search holds the real system
- * to: each payment's money (authorised, received, refunded, what a capture or refund may still
- * take) and each Idempotency-Key's binding (which operation, which payment, which body), as the
- * API documents them. Pure data and pure functions: the checker replays a batch of concurrent
- * requests in every order on copies of it.
+ * to: each payment's money and each Idempotency-Key's binding, as the API documents them. Pure
+ * data and functions: the checker replays a batch of concurrent requests in every order.
  */
 
-/**
- * How a request reaches the API: a merchant's server with its API key (REST, GraphQL, tRPC), or
- * the cockpit with an operator's session cookie (tRPC).
- */
+/** How a request reaches the API: with the merchant's API key, or the operator's session (cockpit). */
 export type Transport = 'rest' | 'graphql' | 'trpc' | 'cockpit';
 export type MoneyOp = 'capture' | 'void' | 'refund';
 type Op = 'pay' | MoneyOp;
@@ -52,9 +47,8 @@ interface Binding {
 
 /**
  * A row of the key store: one per (operation as its transport names it, key), written by the
- * first request that was answered under it. It compares a later request as sent, with its
- * principal folded in (the library's `keyScope: 'principal'`): the API key, or one operator
- * session (each sign-in is another principal).
+ * first request answered under it, compared with a later one with its principal folded in
+ * (`keyScope: 'principal'`: the API key, or one operator session).
  */
 interface KeyRow {
   principal: string;
@@ -63,10 +57,7 @@ interface KeyRow {
 }
 
 export interface Model {
-  /**
-   * The operator's session the cockpit requests carry: never started, signed in, or signed out
-   * on the server (its cookie is still sent: a copy must open nothing).
-   */
+  /** The cockpit's operator session: never started, signed in, or signed out (cookie still sent). */
   session: 'none' | 'active' | 'ended';
   payments: PaymentModel[];
   /** The system's id of each payment the model holds, by index. */
@@ -110,8 +101,7 @@ const bodyOf = (r: ModelRequest) =>
 
 /**
  * One request applied to the model, in the order the API checks: input, the key's binding
- * (the same request replays, any other use of the key is 422), then the operation's own rules.
- * A refusal changes nothing and binds nothing (the key is released).
+ * (the same request replays, another is 422), then the operation's rules. A refusal binds nothing.
  */
 function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
   // Authentication comes first: a cockpit request without a live session changes nothing.
@@ -149,12 +139,7 @@ function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
   const outcome = r.op === 'pay' ? pay(m, r, unitPrice) : moneyAction(m, r);
   if (!outcome.ok) return outcome;
   const ref = m.nextRef++;
-  m.bindings[r.key] = {
-    op: r.op,
-    payment: r.payment,
-    body: bodyOf(r),
-    ref,
-  };
+  m.bindings[r.key] = { op: r.op, payment: r.payment, body: bodyOf(r), ref };
   m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref };
   return { ok: true, ref };
 }
@@ -212,11 +197,7 @@ export function workerRan(m: Model): void {
 /** Two requests the key store serialises itself (one key row): one of them may hear 409. */
 const sameKeyRow = (a: ModelRequest, b: ModelRequest) => keyRowOf(a) === keyRowOf(b);
 
-/**
- * The model after a batch of requests sent at once, if some order of them explains every
- * answer; undefined if none does. A 409 `idempotency_key_in_use` is allowed only to a request
- * whose key row another request of the batch held, and changes nothing.
- */
+/** The model after a batch of requests sent at once, if some order of them explains every answer. */
 export function explainBatch(
   m: Model,
   requests: readonly ModelRequest[],

@@ -96,48 +96,42 @@ function colour(name: string): string {
   return 'rgb(200,190,120)';
 }
 
-/**
- * @example
- * writeFileSync('flame.svg', flameGraphSvg(JSON.parse(readFileSync('x.cpuprofile', 'utf8')), 'tRPC atomic'));
- */
+/** A self-contained SVG flame graph of a CPU profile. */
 export function flameGraphSvg(profile: CpuProfile, title: string, width = 1600): string {
   const root = buildTree(profile);
   const rowHeight = 16;
+  const widthOf = (frame: Frame) => (frame.total / root.total) * width;
+  const byName = (frame: Frame) =>
+    [...frame.children.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+  // The root sits at the bottom, as flame graphs do: the height first, then each row's y.
+  const depthOf = (frame: Frame): number =>
+    Math.max(
+      0,
+      ...byName(frame)
+        .filter((c) => widthOf(c) >= 0.3)
+        .map((c) => 1 + depthOf(c)),
+    );
+  const height = (depthOf(root) + 1) * rowHeight + 40;
   const rects: string[] = [];
-  let depthMax = 0;
   const draw = (frame: Frame, x: number, depth: number) => {
-    const w = (frame.total / root.total) * width;
+    const w = widthOf(frame);
     if (w < 0.3) return;
-    depthMax = Math.max(depthMax, depth);
+    const y = height - 20 - (depth + 1) * rowHeight;
     const share = ((frame.total / root.total) * 100).toFixed(2);
     const label = w > 40 ? escapeXml(frame.name).slice(0, Math.floor(w / 6.5)) : '';
     rects.push(
-      `<g><title>${escapeXml(frame.name)} (${share}%)</title><rect x="${x.toFixed(2)}" y="${depth}" width="${w.toFixed(2)}" height="${rowHeight - 1}" fill="${colour(frame.name)}"/>` +
-        (label ? `<text x="${(x + 3).toFixed(2)}" y="${depth}">${label}</text>` : '') +
+      `<g><title>${escapeXml(frame.name)} (${share}%)</title><rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${rowHeight - 1}" fill="${colour(frame.name)}"/>` +
+        (label ? `<text x="${(x + 3).toFixed(2)}" y="${y + rowHeight - 4}">${label}</text>` : '') +
         '</g>',
     );
     let childX = x;
-    for (const child of [...frame.children.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    for (const child of byName(frame)) {
       draw(child, childX, depth + 1);
-      childX += (child.total / root.total) * width;
+      childX += widthOf(child);
     }
   };
   draw(root, 0, 0);
-  const height = (depthMax + 1) * rowHeight + 40;
-  // Depth is stored in y and flipped here so the root sits at the bottom, as flame graphs do.
-  const body = rects
-    .map((rect) =>
-      rect
-        .replace(
-          /y="(\d+)" width/,
-          (_, d) => `y="${height - 20 - (Number(d) + 1) * rowHeight}" width`,
-        )
-        .replace(
-          /<text x="([\d.]+)" y="(\d+)"/,
-          (_, x, d) => `<text x="${x}" y="${height - 20 - Number(d) * rowHeight - 4}"`,
-        ),
-    )
-    .join('\n');
+  const body = rects.join('\n');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11" role="img" aria-label="${escapeXml(`CPU flame graph: ${title}`)}">
 <title>${escapeXml(`CPU flame graph: ${title}`)}</title>
 <rect width="100%" height="100%" fill="white"/>

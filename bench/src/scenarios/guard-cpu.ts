@@ -169,9 +169,7 @@ export const guardCpu: Scenario = {
       ],
       notes: [
         `One request at a time in ${PROCESSES} fresh processes one after another (no HTTP; each figure the median of theirs), over a store that answers every call at once as for a new key: ` +
-          '`ops/s` is 1 / CPU time per request, and `guard µs/request` the JavaScript the library adds ' +
-          `(tRPC: atomic ${guard('tRPC + plugin, atomic mode', 'tRPC unguarded')} µs, leased ${guard('tRPC + plugin, leased mode', 'tRPC unguarded')} µs; ` +
-          `fetch: atomic ${guard('fetch + handle, atomic mode', 'fetch unguarded')} µs, leased ${guard('fetch + handle, leased mode', 'fetch unguarded')} µs). ` +
+          '`ops/s` is 1 / CPU time per request, and `guard µs/request` the JavaScript the library adds. ' +
           'On top of it a guarded request pays its statements: the key INSERT in the batch (atomic), the reservation ' +
           'round trip and commit plus the completion UPDATE (leased).',
         'A tRPC plugin cannot cost less than `tRPC + a no-op plugin` (a `.concat()` middleware that only calls `next()`): ' +
@@ -187,10 +185,7 @@ export const guardCpu: Scenario = {
           "closest to the code's own cost. Useful to compare commits on one machine; not a throughput figure.",
         `Allocation: V8's sampling heap profiler (one sample per ${SAMPLING_INTERVAL_BYTES} B allocated, freed objects kept) over ` +
           `${perRound / 2} requests per variant after the timed rounds; \`guard bytes/request\` is the difference to the ` +
-          'unguarded twin (tRPC: atomic ' +
-          `${guardBytes('tRPC + plugin, atomic mode', 'tRPC unguarded')} B, leased ${guardBytes('tRPC + plugin, leased mode', 'tRPC unguarded')} B; ` +
-          `fetch: atomic ${guardBytes('fetch + handle, atomic mode', 'fetch unguarded')} B, leased ${guardBytes('fetch + handle, leased mode', 'fetch unguarded')} B). ` +
-          'JavaScript heap only: body bytes held outside it (ArrayBuffer backing stores) are not counted.',
+          'unguarded twin. JavaScript heap only: body bytes held outside it (ArrayBuffer backing stores) are not counted.',
       ],
     };
   },
