@@ -1,7 +1,3 @@
-import { createIdempotency, type Execution, isIdempotencyError } from '@once/idempotency';
-import { createDrizzleStore, idempotencySchemaSql } from '@once/idempotency/drizzle';
-import { storeContractCases } from '@once/idempotency/store/contract';
-import { createEmptyTestDatabase, type EmptyTestDatabase } from '@once/postgres/testing';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -9,7 +5,16 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PgBouncer, startPgBouncer } from './pgbouncer.ts';
+import { createIdempotency } from '../core/engine.ts';
+import { isIdempotencyError } from '../core/errors.ts';
+import type { Execution } from '../core/execution.ts';
+import { storeContractCases } from '../store/contract/store-contract.ts';
+import { createDrizzleStore } from '../store/drizzle/store.ts';
+import { type PgBouncer, startPgBouncer } from '../testing/pgbouncer.ts';
+import {
+  createIdempotencyTestDatabase,
+  type IdempotencyTestDatabase,
+} from '../testing/test-database.ts';
 
 /**
  * The library behind a real PgBouncer (Debian's 1.18) in transaction mode, the mode that saves
@@ -17,22 +22,21 @@ import { type PgBouncer, startPgBouncer } from './pgbouncer.ts';
  * session holds (named prepared statements, SET, LISTEN, session advisory locks) survives
  * from one transaction to the next. Four server connections serve every client here.
  *
- * What it takes (docs/scale-out.md): postgres.js created with `prepare: false` (the store's
+ * What it takes (the repository's docs/scale-out.md): postgres.js created with `prepare: false` (the store's
  * hot statements are otherwise named, and PgBouncer before 1.21 cannot carry them), or
  * node-postgres, which never names them.
  */
 const POOL_SIZE = 4;
 
-let database: EmptyTestDatabase;
+let database: IdempotencyTestDatabase;
 let bouncer: PgBouncer;
 let viaPooler: postgres.Sql;
 let db: PostgresJsDatabase;
 let direct: postgres.Sql;
 
 beforeAll(async () => {
-  database = await createEmptyTestDatabase('pooler');
-  direct = postgres(database.url, { max: 2, onnotice: () => {} });
-  await direct.unsafe(idempotencySchemaSql);
+  database = await createIdempotencyTestDatabase('pooler', 2);
+  direct = database.sql;
   await direct`create table side_effects (key text not null)`;
   bouncer = await startPgBouncer(database.adminUrl, { poolSize: POOL_SIZE });
   viaPooler = postgres(bouncer.url(databaseName()), {
@@ -44,7 +48,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await viaPooler?.end({ timeout: 1 });
-  await direct?.end({ timeout: 1 });
   await bouncer?.stop();
   await database?.drop();
 });

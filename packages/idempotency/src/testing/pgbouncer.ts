@@ -1,9 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort } from '@once/postgres';
 
 /** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18 on bookworm). */
 const PGBOUNCER = '/usr/sbin/pgbouncer';
@@ -41,12 +40,14 @@ export async function startPgBouncer(
   options: PgBouncerOptions = {},
 ): Promise<PgBouncer> {
   if (!existsSync(PGBOUNCER)) {
-    throw new Error(`${PGBOUNCER} is missing: apt-get install pgbouncer (as .ci/run does)`);
+    throw new Error(
+      `${PGBOUNCER} is missing: apt-get install pgbouncer (as the repository's .ci/run does)`,
+    );
   }
   const server = new URL(adminUrl);
   const user = decodeURIComponent(server.username);
   const password = decodeURIComponent(server.password);
-  const port = await findFreePort();
+  const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'once-pgbouncer-'));
   const ini = path.join(dir, 'pgbouncer.ini');
   const authFile = path.join(dir, 'users.txt');
@@ -139,6 +140,17 @@ function osUserForPgBouncer(): { name: string; uid: number; gid: number } {
     }
   }
   throw new Error('running as root, PgBouncer needs another OS user to run as: postgres or nobody');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 function accepts(port: number): Promise<boolean> {
