@@ -17,7 +17,7 @@ import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetc
 import { z } from 'zod';
 import { API_MAX_BODY_BYTES, refuseDeclaredBodyOver } from './body-limit.ts';
 import { readJsonBody } from './payment-json-body.ts';
-import { answeringApiErrors } from './payments-api.ts';
+import { answeringApiErrors, merchantGetHandler } from './payments-api.ts';
 import type { WebRuntime } from './runtime.ts';
 
 // The bodies: the business inputs' own rules, the payment id taken from the path.
@@ -180,13 +180,9 @@ export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>
  * export const GET = (req, { params }) => listRefunds(req, (await params).id);
  */
 export function createPaymentRefundsGetHandler(getRuntime: () => Promise<WebRuntime>) {
-  return async (request: Request, paymentId: string): Promise<Response> =>
-    answeringApiErrors(async () => {
-      const { deps } = await getRuntime();
-      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
-      // The payment first: an unknown (or another tenant's) payment is 404, not an empty list.
-      await readMerchantPayment(deps.db, tenant.tenantId, paymentId);
-      const refunds = await listMerchantRefunds(deps.db, tenant.tenantId, paymentId);
-      return Response.json({ paymentId, refunds }, { headers: { 'cache-control': 'no-store' } });
-    });
+  return merchantGetHandler(getRuntime, async (db, tenantId, paymentId) => {
+    // The payment first: an unknown (or another tenant's) payment is 404, not an empty list.
+    await readMerchantPayment(db, tenantId, paymentId);
+    return { paymentId, refunds: await listMerchantRefunds(db, tenantId, paymentId) };
+  });
 }

@@ -151,17 +151,28 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
 }
 
 /**
+ * A GET of the merchant API: Bearer API key only, `read` of the caller's tenant as JSON
+ * (`no-store`); refusals as {@link answeringApiErrors} renders them.
+ */
+export function merchantGetHandler(
+  getRuntime: () => Promise<WebRuntime>,
+  read: (db: WebRuntime['deps']['db'], tenantId: string, id: string) => Promise<unknown>,
+) {
+  return async (request: Request, id: string): Promise<Response> =>
+    answeringApiErrors(async () => {
+      const { deps } = await getRuntime();
+      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
+      const view = await read(deps.db, tenant.tenantId, id);
+      return Response.json(view, { headers: { 'cache-control': 'no-store' } });
+    });
+}
+
+/**
  * `GET /api/v1/payments/:id`: the payment of the caller's tenant, or 404 problem+json.
  *
  * @example
  * export const GET = (req, { params }) => getPayment(req, (await params).id);
  */
 export function createPaymentGetHandler(getRuntime: () => Promise<WebRuntime>) {
-  return async (request: Request, paymentId: string): Promise<Response> =>
-    answeringApiErrors(async () => {
-      const { deps } = await getRuntime();
-      const tenant = await authenticateApiKey(deps.db, request.headers.get('authorization'));
-      const view = await readMerchantPayment(deps.db, tenant.tenantId, paymentId);
-      return Response.json(view, { headers: { 'cache-control': 'no-store' } });
-    });
+  return merchantGetHandler(getRuntime, readMerchantPayment);
 }

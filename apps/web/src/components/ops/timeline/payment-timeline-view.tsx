@@ -53,18 +53,9 @@ function LiveTimeline({
   const trpc = useTRPC();
   const session = useQuery({ ...trpc.session.current.queryOptions(), retry: false });
   const isOperator = session.data?.role === 'operator';
-  const timeline = useQuery({
-    ...trpc.ops.paymentTimeline.queryOptions({ paymentId }),
-    enabled: isOperator,
-    refetchInterval: REFRESH_MS,
-    retry: false,
-  });
-  const money = useQuery({
-    ...trpc.ops.paymentMoney.queryOptions({ paymentId }),
-    enabled: isOperator,
-    refetchInterval: REFRESH_MS,
-    retry: false,
-  });
+  const live = { enabled: isOperator, refetchInterval: REFRESH_MS, retry: false } as const;
+  const timeline = useQuery({ ...trpc.ops.paymentTimeline.queryOptions({ paymentId }), ...live });
+  const money = useQuery({ ...trpc.ops.paymentMoney.queryOptions({ paymentId }), ...live });
 
   if (session.isPending) return <p className="muted">Checking your session…</p>;
   if (!session.data || !isOperator) {
