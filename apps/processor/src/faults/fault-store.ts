@@ -156,67 +156,51 @@ export function faultUses(
   by_kind: Record<string, number>;
   applied_by_kind: Record<string, number>;
 }> {
-  return db.transaction((tx) => readFaultUses(tx, filter), {
-    isolationLevel: 'repeatable read',
-    accessMode: 'read only',
-  });
-}
-
-async function readFaultUses(
-  db: ProcessorTransaction,
-  filter: { accountId?: string; id?: string; limit?: number },
-): Promise<{
-  data: FaultUse[];
-  by_kind: Record<string, number>;
-  applied_by_kind: Record<string, number>;
-}> {
-  const rows = await db
-    .select()
-    .from(faults)
-    .where(
-      and(
-        filter.accountId ? eq(faults.accountId, filter.accountId) : undefined,
-        filter.id ? eq(faults.id, filter.id) : undefined,
-      ),
-    )
-    .orderBy(asc(faults.createdAt));
-  const uses = await latestUses(db, filter.accountId, filter.id, filter.limit ?? FAULT_USES_LIMIT);
-  const applied = await appliedCounts(db, filter.accountId, filter.id);
-  const byKind: Record<string, number> = {};
-  const appliedByKind: Record<string, number> = {};
-  for (const r of rows) {
-    byKind[r.kind] = (byKind[r.kind] ?? 0) + r.taken;
-    appliedByKind[r.kind] = (appliedByKind[r.kind] ?? 0) + (applied.get(r.id) ?? 0);
-  }
-  return {
-    data: rows.map((r) => ({
-      id: r.id,
-      account: r.accountId,
-      kind: r.kind as FaultKind,
-      taken: r.taken,
-      applied: applied.get(r.id) ?? 0,
-      remaining: r.remaining,
-      created: r.createdAt.toISOString(),
-      uses: uses.get(r.id) ?? [],
-    })),
-    by_kind: byKind,
-    applied_by_kind: appliedByKind,
-  };
-}
-
-/** Uses whose effect happened, per fault. */
-async function appliedCounts(
-  db: ProcessorTransaction,
-  accountId: string | undefined,
-  faultId: string | undefined,
-): Promise<Map<string, number>> {
-  const rows = await db.execute<{ fault_id: string; n: number }>(sql`
-    select fault_id, count(*)::int as n from ${faultUseRecords}
-    where applied_at is not null
-      and (${accountId ?? null}::text is null or account_id = ${accountId ?? null})
-      and (${faultId ?? null}::text is null or fault_id = ${faultId ?? null})
-    group by fault_id`);
-  return new Map(rows.map((r) => [r.fault_id, Number(r.n)]));
+  return db.transaction(
+    async (tx) => {
+      const rows = await tx
+        .select({
+          fault: faults,
+          applied: sql<number>`(select count(*)::int from fault_uses as used
+            where used.fault_id = "faults"."id" and used.applied_at is not null)`,
+        })
+        .from(faults)
+        .where(
+          and(
+            filter.accountId ? eq(faults.accountId, filter.accountId) : undefined,
+            filter.id ? eq(faults.id, filter.id) : undefined,
+          ),
+        )
+        .orderBy(asc(faults.createdAt));
+      const uses = await latestUses(
+        tx,
+        filter.accountId,
+        filter.id,
+        filter.limit ?? FAULT_USES_LIMIT,
+      );
+      const byKind: Record<string, number> = {};
+      const appliedByKind: Record<string, number> = {};
+      for (const { fault, applied } of rows) {
+        byKind[fault.kind] = (byKind[fault.kind] ?? 0) + fault.taken;
+        appliedByKind[fault.kind] = (appliedByKind[fault.kind] ?? 0) + Number(applied);
+      }
+      return {
+        data: rows.map(({ fault, applied }) => ({
+          id: fault.id,
+          account: fault.accountId,
+          kind: fault.kind as FaultKind,
+          taken: fault.taken,
+          applied: Number(applied),
+          remaining: fault.remaining,
+          created: fault.createdAt.toISOString(),
+          uses: uses.get(fault.id) ?? [],
+        })),
+        by_kind: byKind,
+        applied_by_kind: appliedByKind,
+      };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
 }
 
 /** The newest `limit` uses of each fault (of one account or one fault), by fault id. */
