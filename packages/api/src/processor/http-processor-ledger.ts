@@ -1,18 +1,9 @@
+import { askProcessorAdmin, type ProcessorAdminApi } from './admin-api.ts';
 import {
   type LedgerCharge,
   type ProcessorLedger,
   ProcessorUnreachableError,
 } from './processor-ledger.ts';
-
-export interface HttpProcessorLedgerOptions {
-  /** Base URL of the processor, e.g. `http://127.0.0.1:4100` (PROCESSOR_URL). */
-  url: string;
-  /** `X-Admin-Token` of the processor's admin API (PROCESSOR_ADMIN_TOKEN). */
-  adminToken: string;
-  /** Whole-request bound (connect + answer + body); default 2 000 ms. */
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-}
 
 interface AdminLedgerEntry {
   seq: number;
@@ -27,42 +18,34 @@ interface AdminLedgerEntry {
 }
 
 /**
- * Reads the ledger over the processor's admin API (`GET /admin/ledger?account=&kind=charge`),
- * real HTTP with a timeout, so a hung processor costs the cockpit at most `timeoutMs`.
+ * Reads the ledger over the processor's admin API (`GET /admin/ledger?account=&kind=charge`).
  *
  * @example
  * const ledger = createHttpProcessorLedger({ url: 'http://127.0.0.1:4100', adminToken: 'once-admin' });
  * const charges = await ledger.chargesOf('acct_tenant_a');
  */
-export function createHttpProcessorLedger(options: HttpProcessorLedgerOptions): ProcessorLedger {
-  const timeoutMs = options.timeoutMs ?? 2_000;
-  const doFetch = options.fetch ?? fetch;
+export function createHttpProcessorLedger(
+  options: ProcessorAdminApi & {
+    /** Whole-request bound (connect + answer + body); default 2 000 ms. */
+    timeoutMs?: number;
+  },
+): ProcessorLedger {
   return {
     async chargesOf(account) {
-      const url = new URL('/admin/ledger', options.url);
-      url.searchParams.set('account', account);
-      url.searchParams.set('kind', 'charge');
-      let body: { data?: AdminLedgerEntry[] };
-      try {
-        const response = await doFetch(url, {
-          headers: { 'x-admin-token': options.adminToken, accept: 'application/json' },
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        if (!response.ok) {
-          throw new ProcessorUnreachableError(`processor ledger answered ${response.status}`);
-        }
-        body = (await response.json()) as { data?: AdminLedgerEntry[] };
-      } catch (error) {
-        if (error instanceof ProcessorUnreachableError) throw error;
-        const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        throw new ProcessorUnreachableError(`processor ledger not reachable (${reason})`, {
-          cause: error,
-        });
-      }
-      if (!Array.isArray(body.data)) {
+      const query = new URLSearchParams({ account, kind: 'charge' });
+      const { body } = await askProcessorAdmin(
+        options,
+        'processor ledger',
+        `/admin/ledger?${query}`,
+        {
+          timeoutMs: options.timeoutMs ?? 2_000,
+        },
+      );
+      const data = (body as { data?: AdminLedgerEntry[] }).data;
+      if (!Array.isArray(data)) {
         throw new ProcessorUnreachableError('processor ledger answered without a data array');
       }
-      return body.data
+      return data
         .filter((entry) => entry.kind === 'charge')
         .map(
           (entry): LedgerCharge => ({

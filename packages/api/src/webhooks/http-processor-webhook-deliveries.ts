@@ -1,3 +1,4 @@
+import { askProcessorAdmin, type ProcessorAdminApi } from '../processor/admin-api.ts';
 import { ProcessorUnreachableError } from '../processor/processor-ledger.ts';
 import type {
   ProcessorWebhookDeliveries,
@@ -51,54 +52,24 @@ function deliveryOf(row: AdminWebhookEvent): WebhookDelivery {
  * const outbox = createHttpProcessorWebhookDeliveries({ url: 'http://127.0.0.1:4100', adminToken: 'once-admin' });
  * const recent = await outbox.list('acct_tenant_a', { limit: 50 });
  */
-export function createHttpProcessorWebhookDeliveries(options: {
-  /** Base URL of the processor (PROCESSOR_URL). */
-  url: string;
-  /** `X-Admin-Token` of its admin API (PROCESSOR_ADMIN_TOKEN). */
-  adminToken: string;
-  /** Bound of a list; default 2 000 ms. A resend gets 15 000 ms. */
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-}): ProcessorWebhookDeliveries {
-  const doFetch = options.fetch ?? fetch;
-  const ask = async (
-    path: string,
-    init: { method: 'GET' | 'POST'; body?: unknown; timeoutMs: number },
-  ): Promise<{ status: number; body: unknown }> => {
-    let response: Response;
-    let body: unknown;
-    try {
-      response = await doFetch(new URL(path, options.url), {
-        method: init.method,
-        headers: {
-          'x-admin-token': options.adminToken,
-          accept: 'application/json',
-          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-        signal: AbortSignal.timeout(init.timeoutMs),
-      });
-      body = await response.json();
-    } catch (error) {
-      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      throw new ProcessorUnreachableError(`processor webhook outbox not reachable (${reason})`, {
-        cause: error,
-      });
-    }
-    if (!response.ok && response.status !== 404) {
-      throw new ProcessorUnreachableError(`processor webhook outbox answered ${response.status}`);
-    }
-    return { status: response.status, body };
-  };
-  const listTimeoutMs = options.timeoutMs ?? 2_000;
+export function createHttpProcessorWebhookDeliveries(
+  options: ProcessorAdminApi & {
+    /** Bound of a list; default 2 000 ms. A resend gets 15 000 ms. */
+    timeoutMs?: number;
+  },
+): ProcessorWebhookDeliveries {
+  const ask = (path: string, init: { method?: 'POST'; body?: unknown; timeoutMs: number }) =>
+    askProcessorAdmin(options, 'processor webhook outbox', path, {
+      ...init,
+      notFoundIsAnswer: true,
+    });
 
   return {
     async list(account, filter) {
       const query = new URLSearchParams({ account, limit: String(filter.limit) });
       if (filter.paymentIntentId) query.set('payment_intent', filter.paymentIntentId);
       const { status, body } = await ask(`/admin/webhook-events?${query}`, {
-        method: 'GET',
-        timeoutMs: listTimeoutMs,
+        timeoutMs: options.timeoutMs ?? 2_000,
       });
       const data = (body as { data?: AdminWebhookEvent[] }).data;
       if (status !== 200 || !Array.isArray(data)) {
