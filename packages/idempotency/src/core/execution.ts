@@ -89,8 +89,8 @@ export class HeldExecution<TTx> implements Execution<TTx> {
   completedInCallerTx = false;
   /** The transaction of that completion: a retried transaction is another one. */
   #completedIn: TTx | undefined;
-  // Created when someone first reads `signal`: most handlers never do.
-  #abort: AbortController | undefined;
+  readonly #abort = new AbortController();
+  readonly signal = this.#abort.signal;
   #lost: LeaseLostError | undefined;
   readonly #init: HeldExecutionInit<TTx>;
 
@@ -103,14 +103,6 @@ export class HeldExecution<TTx> implements Execution<TTx> {
     this.recoveryData = init.recoveryData;
     this.resumed = init.resumed;
     this.phaseCommitted = init.recoveryPoint !== INITIAL_RECOVERY_POINT;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.#abort) {
-      this.#abort = new AbortController();
-      if (this.#lost) this.#abort.abort(this.#lost);
-    }
-    return this.#abort.signal;
   }
 
   get ownerToken(): string {
@@ -126,7 +118,7 @@ export class HeldExecution<TTx> implements Execution<TTx> {
     const error = new LeaseLostError();
     if (!this.#lost) {
       this.#lost = error;
-      this.#abort?.abort(error);
+      this.#abort.abort(error);
       this.#init.onLeaseLost();
     }
     return error;

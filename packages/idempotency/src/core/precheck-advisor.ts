@@ -30,7 +30,7 @@ export interface PrecheckAdvisor {
   planFor(operation: string, precheck: boolean | 'adaptive'): PrecheckPlan;
 }
 
-/** Whether a request reads its key first, and where it reports what it found. Shared: read-only. */
+/** Whether a request reads its key first, and where it reports what it found. */
 export interface PrecheckPlan {
   readonly readFirst: boolean;
   readonly record: (keyWasTaken: boolean) => void;
@@ -63,19 +63,6 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
     return shares.has(operation) || shares.size < PRECHECK_MAX_OPERATIONS ? operation : OVERFLOW;
   }
 
-  // An adaptive operation's two plans, made once and shared by its requests.
-  const plans = new Map<string, { read: PrecheckPlan; skip: PrecheckPlan }>();
-
-  function plansOf(operation: string) {
-    let pair = plans.get(operation);
-    if (pair) return pair;
-    const record = (keyWasTaken: boolean) => advisor.record(operation, keyWasTaken);
-    pair = { read: { readFirst: true, record }, skip: { readFirst: false, record } };
-    // Past the bound, operations get fresh plans (still recording through `slot`).
-    if (plans.size < PRECHECK_MAX_OPERATIONS) plans.set(operation, pair);
-    return pair;
-  }
-
   const advisor: PrecheckAdvisor = {
     shouldRead(operation) {
       return (shares.get(slot(operation)) ?? INITIAL_SHARE) > PRECHECK_READ_ABOVE;
@@ -87,8 +74,10 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
     },
     planFor(operation, precheck) {
       if (precheck !== 'adaptive') return precheck ? ALWAYS_READ : NEVER_READ;
-      const pair = plansOf(operation);
-      return advisor.shouldRead(operation) ? pair.read : pair.skip;
+      return {
+        readFirst: advisor.shouldRead(operation),
+        record: (keyWasTaken) => advisor.record(operation, keyWasTaken),
+      };
     },
   };
   return advisor;
