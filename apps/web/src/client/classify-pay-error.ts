@@ -55,9 +55,6 @@ function refused(code: string): AttemptOutcome<never> {
  * Turns a failed `checkout.pay` call into what the checkout does next. No `data` and no
  * response means nothing came back (refused, reset, lost): the request may or may not have
  * run, which is exactly what the idempotency key makes safe to retry.
- *
- * @example
- * try { ... } catch (error) { return classifyPayError(error, recorder.take(attemptId)); }
  */
 export function classifyPayError(
   error: unknown,

@@ -31,9 +31,6 @@ export interface IntentStorage {
 
 /**
  * The stored intent of this button, if any tab left one unanswered.
- *
- * @example
- * const pending = readIntent(window.localStorage, intentStorageKey('pay_1', 'refund'));
  */
 export function readIntent<TInput>(
   storage: IntentStorage | undefined,
@@ -51,9 +48,6 @@ export function readIntent<TInput>(
  * What a press sends: the intent some tab stored and no final answer has cleared yet (its key
  * and ITS input: the action first meant), else `input` under a newly minted key, stored for the
  * other tabs before it is sent. Storage refused or disabled: a key for this press alone.
- *
- * @example
- * const intent = claimIntent(window.localStorage, where, { paymentId, amount: 500 }, newIdempotencyKey);
  */
 export function claimIntent<TInput>(
   storage: IntentStorage | undefined,
@@ -75,9 +69,6 @@ export function claimIntent<TInput>(
 /**
  * Forgets the stored intent once `answeredKey`'s answer is final, and only if it is still the
  * stored one: a tab hearing an old answer late never drops another tab's newer intent.
- *
- * @example
- * forgetIntent(window.localStorage, where, 'k1');
  */
 export function forgetIntent(
   storage: IntentStorage | undefined,

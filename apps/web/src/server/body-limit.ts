@@ -21,9 +21,6 @@ function payloadTooLarge(maxBytes: number): ApiError {
  * Refuses (413) a request whose `Content-Length` already says the body is over `maxBytes`,
  * without reading a byte. A missing header (chunked) passes: the counted read still stops at
  * the limit.
- *
- * @example
- * refuseDeclaredBodyOver(request, API_MAX_BODY_BYTES);
  */
 export function refuseDeclaredBodyOver(request: Request, maxBytes: number): void {
   const declared = request.headers.get('content-length');
@@ -38,9 +35,6 @@ export function refuseDeclaredBodyOver(request: Request, maxBytes: number): void
  * as the count passes `maxBytes` (the rest is never buffered: the stream is cancelled). Checks
  * `Content-Length` first. An absent body reads as zero bytes. A body that breaks off (the
  * client disconnected) is `request_body_incomplete` (400), never a 5xx.
- *
- * @example
- * const bytes = await readBodyWithinLimit(request, API_MAX_BODY_BYTES);
  */
 async function readBodyWithinLimit(
   request: Request,
@@ -83,9 +77,6 @@ async function readBodyWithinLimit(
 /**
  * `readBodyWithinLimit` decoded as UTF-8 text (invalid sequences become U+FFFD, and the JSON
  * parse that follows refuses them).
- *
- * @example
- * const payload = await readTextWithinLimit(request, WEBHOOK_MAX_BODY_BYTES);
  */
 export async function readTextWithinLimit(request: Request, maxBytes: number): Promise<string> {
   return new TextDecoder().decode(await readBodyWithinLimit(request, maxBytes));
@@ -95,9 +86,6 @@ export async function readTextWithinLimit(request: Request, maxBytes: number): P
  * The request a framework (tRPC, Yoga) gets: its body read once within
  * {@link API_MAX_BODY_BYTES} (by `Content-Length`, then counted, so a chunked body cannot pass
  * either). GET and HEAD carry their input in the URL, which the HTTP server bounds.
- *
- * @example
- * const bounded = await boundedRequest(request);
  */
 export async function boundedRequest(request: Request): Promise<Request> {
   if (request.method === 'GET' || request.method === 'HEAD' || request.body === null) {

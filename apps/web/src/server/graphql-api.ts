@@ -423,9 +423,6 @@ function refusalFor(error: unknown): Response | undefined {
  * anything is read without a valid API key; 413 over {@link API_MAX_BODY_BYTES}. The
  * document's limits (size, depth, aliases, fields, introspection off in production) refuse
  * before execution, see `graphql-limits.ts`. Errors are masked by {@link maskGraphqlError}.
- *
- * @example
- * export const POST = createGraphqlHandler(getWebRuntime);
  */
 export function createGraphqlHandler(
   getRuntime: () => Promise<WebRuntime>,

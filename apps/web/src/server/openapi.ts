@@ -3,9 +3,6 @@ import openApiDocument from '../../openapi/payments.json' with { type: 'json' };
 /**
  * `GET /api/openapi`: the OpenAPI 3.1 description of the REST API (`openapi/payments.json`),
  * public, cacheable for a minute. Tests check real responses against this same document.
- *
- * @example
- * export const GET = createOpenApiHandler();
  */
 export function createOpenApiHandler() {
   const body = JSON.stringify(openApiDocument);

@@ -115,9 +115,6 @@ const paymentAfterAction = (tx: Transaction, tenantId: string, result: PaymentAc
  * `POST /api/v1/payments/{id}/capture`: captures an authorised (`requires_capture`) payment,
  * all of it or `amount` (the rest is released). 202 with the payment (`processing` until the
  * worker records the processor's answer, then `succeeded` with `amountReceived`).
- *
- * @example
- * export const POST = (req, { params }) => capture(req, (await params).id);
  */
 export function createPaymentCaptureHandler(getRuntime: () => Promise<WebRuntime>) {
   return moneyActionHandler<CaptureBody, PaymentActionResult>(getRuntime, {
@@ -135,9 +132,6 @@ export function createPaymentCaptureHandler(getRuntime: () => Promise<WebRuntime
 /**
  * `POST /api/v1/payments/{id}/cancel`: voids an authorised payment (releases it all). 202 with
  * the payment (`processing`, then `canceled`).
- *
- * @example
- * export const POST = (req, { params }) => cancel(req, (await params).id);
  */
 export function createPaymentCancelHandler(getRuntime: () => Promise<WebRuntime>) {
   return moneyActionHandler<CancelBody, PaymentActionResult>(getRuntime, {
@@ -155,9 +149,6 @@ export function createPaymentCancelHandler(getRuntime: () => Promise<WebRuntime>
  * `POST /api/v1/payments/{id}/refunds`: refunds a succeeded payment, all that is left or
  * `amount`, with an optional Stripe `reason`; several may follow, never more than received.
  * 202 with the refund (`pending` until the processor's answer).
- *
- * @example
- * export const POST = (req, { params }) => refund(req, (await params).id);
  */
 export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>) {
   return moneyActionHandler<RefundBody, RefundResult>(getRuntime, {
@@ -175,9 +166,6 @@ export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>
  * `GET /api/v1/payments/{id}/refunds`: every refund of a payment of the caller's tenant, oldest
  * first, each as it stands now (`pending`, `succeeded`, `failed`); 404 problem+json for a
  * payment that is not the tenant's.
- *
- * @example
- * export const GET = (req, { params }) => listRefunds(req, (await params).id);
  */
 export function createPaymentRefundsGetHandler(getRuntime: () => Promise<WebRuntime>) {
   return merchantGetHandler(getRuntime, async (db, tenantId, paymentId) => {

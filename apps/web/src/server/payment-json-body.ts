@@ -22,9 +22,6 @@ function isJsonContentType(header: string | null): boolean {
 
 /**
  * Refuses (415 `unsupported_media_type`) a request whose body is not `application/json`.
- *
- * @example
- * requireJsonContentType(request, 'POST /api/v1/payments');
  */
 export function requireJsonContentType(request: Request, route: string): void {
   if (isJsonContentType(request.headers.get('content-type'))) return;
@@ -39,9 +36,6 @@ export function requireJsonContentType(request: Request, route: string): void {
  * The body, read ONCE within {@link API_MAX_BODY_BYTES}, parsed as JSON and validated by
  * `schema` (400 `invalid_input`, with zod's issues). With `optional`, an empty body is `{}`
  * (a capture of everything, a cancel) and only a body that is there must be JSON (415).
- *
- * @example
- * const input = await readJsonBody(request, captureBody, { route: 'POST .../capture', optional: true });
  */
 export async function readJsonBody<T>(
   request: Request,
@@ -63,9 +57,6 @@ export async function readJsonBody<T>(
 
 /**
  * `value` by the business input's own rules: 400 `invalid_input` with zod's issues.
- *
- * @example
- * const input = parseInput(capturePaymentInput, args);
  */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);

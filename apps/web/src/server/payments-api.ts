@@ -84,9 +84,6 @@ const PAYMENTS_ROUTE = 'POST /api/v1/payments';
  * Atomic idempotency mode: concurrent duplicates wait for the first transaction and replay it.
  * The payment itself is unique per (tenant, key) across tRPC and REST and beyond the key's TTL
  * (see `pay`): such a retry gets 200 with that payment, or 422 if the cart differs.
- *
- * @example
- * export const POST = createPaymentsPostHandler(getWebRuntime);
  */
 export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request): Promise<Response> =>
@@ -169,9 +166,6 @@ export function merchantGetHandler(
 
 /**
  * `GET /api/v1/payments/:id`: the payment of the caller's tenant, or 404 problem+json.
- *
- * @example
- * export const GET = (req, { params }) => getPayment(req, (await params).id);
  */
 export function createPaymentGetHandler(getRuntime: () => Promise<WebRuntime>) {
   return merchantGetHandler(getRuntime, readMerchantPayment);

@@ -10,9 +10,6 @@ const RETRIEVE_TIMEOUT_MS = 5_000;
 /**
  * SDK clients for the processor at PROCESSOR_URL (one per tenant key), or undefined when
  * it is not set: then no webhook can be confirmed and each is answered 503.
- *
- * @example
- * const processorFor = processorClientsFrom(process.env);
  */
 export function processorClientsFrom(
   env: Record<string, string | undefined>,

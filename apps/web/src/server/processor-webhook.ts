@@ -65,9 +65,6 @@ function accepted(body: Record<string, unknown>): Response {
  * not the recorded intent, not final, other types); 409 + Retry-After while the same event
  * is being applied; 503 when the store or the processor is down or PROCESSOR_URL is unset
  * (the processor retries all three).
- *
- * @example
- * export const POST = createProcessorWebhookHandler(getWebRuntime);
  */
 export function createProcessorWebhookHandler(
   getRuntime: () => Promise<WebRuntime>,

@@ -30,9 +30,6 @@ function refuseNonJsonMutation(req: Request): void {
  * `data.code = 'payload_too_large'`) in tRPC's own error shape before any input is parsed or
  * any procedure runs; so is a POST that is not `application/json` (415,
  * `unsupported_media_type`, see {@link refuseNonJsonMutation}).
- *
- * @example
- * export const POST = createTrpcHandler(getWebRuntime);
  */
 export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoint = '/api/trpc') {
   return async (req: Request): Promise<Response> => {

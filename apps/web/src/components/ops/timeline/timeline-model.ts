@@ -290,9 +290,6 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
  *   it under the same name): from then on it draws in a lane of its own, `worker-1 (run 2)`,
  *   so it never "takes over" from itself on one line;
  * - `GAP_MS` or more without an event (a lease wait, a backoff) is a `gap` step.
- *
- * @example
- * const { lanes, steps } = timelineOf(events);
  */
 export function timelineOf(events: readonly TimelineEventData[]): {
   lanes: string[];
