@@ -73,12 +73,21 @@ const processorEnv = {
 };
 
 /**
+ * The processor's settings, with the inequality between its own windows checked
+ * (docs/decisions/0008-time-windows.md): a key retained for less than its lease would be
+ * forgotten while its request still runs, so a retry arriving then would run it a second time.
+ *
  * @example
  * const config = readProcessorConfig(process.env);
  */
 export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
   const e = parseEnv(processorEnv, env);
-  const config: ProcessorConfig = {
+  if (e.PROCESSOR_IDEMPOTENCY_RETENTION_MS <= e.PROCESSOR_IDEMPOTENCY_LEASE_MS) {
+    throw new Error(
+      `PROCESSOR_IDEMPOTENCY_RETENTION_MS (${e.PROCESSOR_IDEMPOTENCY_RETENTION_MS}) must be greater than PROCESSOR_IDEMPOTENCY_LEASE_MS (${e.PROCESSOR_IDEMPOTENCY_LEASE_MS}): a key must outlive the request that holds it.`,
+    );
+  }
+  return {
     host: e.HOST,
     port: e.PORT,
     databaseUrl: e.PROCESSOR_DATABASE_URL,
@@ -93,20 +102,4 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     refundSettleMs: e.PROCESSOR_REFUND_SETTLE_MS,
     publicUrl: e.PROCESSOR_PUBLIC_URL,
   };
-  checkProcessorWindows(config);
-  return config;
-}
-
-/**
- * The inequalities between the processor's own windows (docs/decisions/0008-time-windows.md).
- * A key retained for less than its lease would be forgotten while its request still runs,
- * so a retry arriving then would run the request a second time.
- */
-function checkProcessorWindows(config: ProcessorConfig): void {
-  const retentionMs = config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS;
-  if (retentionMs <= config.idempotencyLeaseMs) {
-    throw new Error(
-      `PROCESSOR_IDEMPOTENCY_RETENTION_MS (${retentionMs}) must be greater than PROCESSOR_IDEMPOTENCY_LEASE_MS (${config.idempotencyLeaseMs}): a key must outlive the request that holds it.`,
-    );
-  }
 }
