@@ -20,7 +20,7 @@ import {
   writeResultJson,
 } from './harness/report.ts';
 import type { ScenarioResult } from './harness/result-types.ts';
-import { type Scenario, type ScenarioContext, skippedResult } from './harness/scenario.ts';
+import { type Scenario, type ScenarioContext, skipped } from './harness/scenario.ts';
 import { stopAllChildren } from './harness/server-process.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
@@ -105,11 +105,12 @@ try {
     const started = performance.now();
     const loadBefore = os.loadavg()[0]!;
     try {
-      results.push(await scenario.run(ctx));
+      results.push({ name: scenario.name, title: scenario.title, ...(await scenario.run(ctx)) });
     } catch (error) {
       log(`${scenario.name} failed: ${(error as Error).stack ?? error}`);
       failed.push(scenario.name);
-      results.push(skippedResult(scenario, `failed: ${(error as Error).message.split('\n')[0]}`));
+      const why = `failed: ${(error as Error).message.split('\n')[0]}`;
+      results.push({ name: scenario.name, title: scenario.title, ...skipped(why) });
     }
     const result = results.at(-1)!;
     // How busy the machine was around this scenario (other work shares the 2 cores).

@@ -8,7 +8,6 @@ import {
   type EmbeddedPostgresHandle,
   spawnEmbeddedPostgres as startEmbeddedPostgres,
 } from '@once/postgres/embedded';
-import postgres from 'postgres';
 
 /** The bench's own durable Postgres cluster with the migrated, seeded app database. */
 export interface BenchPostgres {
@@ -56,8 +55,12 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   await seedDemoData(client.db);
   // One small row per durable write: the floor the overhead and store scenarios compare with.
   await client.sql`create table if not exists bench_floor (id text primary key, done boolean not null default false)`;
+  const rows = await client.sql<{ name: string; setting: string; unit: string | null }[]>`
+    select name, setting, unit from pg_settings where name in ${client.sql(REPORTED_SETTINGS)}`;
+  const settings = Object.fromEntries(
+    rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting]),
+  );
   await client.close();
-  const settings = await readSettings(url);
   return {
     url,
     async createDatabase(database) {
@@ -74,17 +77,4 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function readSettings(url: string): Promise<Record<string, string>> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const rows = await sql<{ name: string; setting: string; unit: string | null }[]>`
-      select name, setting, unit from pg_settings where name in ${sql(REPORTED_SETTINGS)}`;
-    return Object.fromEntries(
-      rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting]),
-    );
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
 }

@@ -22,13 +22,15 @@ export interface ScenarioContext {
 export interface Scenario {
   name: string;
   title: string;
-  run(ctx: ScenarioContext): Promise<ScenarioResult>;
+  /** The result without the scenario's name and title (the runner adds them). */
+  run(ctx: ScenarioContext): Promise<ScenarioOutcome>;
 }
 
+export type ScenarioOutcome = Omit<ScenarioResult, 'name' | 'title'>;
+
 /** A scenario that did not run, and why. */
-export function skippedResult(scenario: Scenario, why: string): ScenarioResult {
-  const { name, title } = scenario;
-  return { name, title, skipped: why, settings: {}, rows: [], goals: [], notes: [] };
+export function skipped(why: string): ScenarioOutcome {
+  return { skipped: why, settings: {}, rows: [], goals: [], notes: [] };
 }
 
 /** The body every HTTP variant sends (the same cart line). */

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { findFreePort } from '@once/postgres';
 import postgres from 'postgres';
 import { startBenchServer } from '../harness/bench-server.ts';
-import type { ResultRow, ScenarioResult } from '../harness/result-types.ts';
-import type { Scenario } from '../harness/scenario.ts';
+import type { ResultRow } from '../harness/result-types.ts';
+import type { Scenario, ScenarioOutcome } from '../harness/scenario.ts';
 import { type ChildHandle, startNodeProcess } from '../harness/server-process.ts';
 import { round, summarize } from '../harness/stats.ts';
 
@@ -56,7 +56,7 @@ async function payAtRate(url: string, perSecond: number, seconds: number): Promi
 export const endToEnd: Scenario = {
   name: 'e2e',
   title: '6. End to end: checkout.pay returned -> charged and recorded by a worker',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const perSecond = ctx.args.quick ? 10 : 20;
     const processorDatabaseUrl = await ctx.pg.createDatabase('once_bench_processor');
     const server = await startBenchServer({ databaseUrl: ctx.pg.url });
@@ -140,8 +140,6 @@ export const endToEnd: Scenario = {
       await startWorker(2);
       const two = await measure(2);
       return {
-        name: this.name,
-        title: this.title,
         settings: {
           paymentsPerSecond: perSecond,
           measureSec: ctx.measureSec,

@@ -4,8 +4,8 @@ import { promisify } from 'node:util';
 import { createIdempotency, type IdempotencyOptions } from '@once/idempotency';
 import { fetchIdempotency, responseOf, storedJson } from '@once/idempotency/fetch';
 import { initTRPC } from '@trpc/server';
-import type { GoalResult, ResultRow, ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, type Scenario } from '../harness/scenario.ts';
+import type { GoalResult, ResultRow } from '../harness/result-types.ts';
+import { PAY_BODY, type Scenario, type ScenarioOutcome } from '../harness/scenario.ts';
 import { median, round } from '../harness/stats.ts';
 import { allocatedBytesPerRun, SAMPLING_INTERVAL_BYTES } from '../profile/allocated-bytes.ts';
 import { BENCH_TENANT, type BenchPayResult, parsePayInput } from '../servers/payment-write.ts';
@@ -88,7 +88,7 @@ const RESULT: BenchPayResult = {
 export const guardCpu: Scenario = {
   name: 'guard-cpu',
   title: "8. The guard's own CPU per request (no database)",
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const perRound = ctx.args.quick ? 1_000 : 5_000;
     const processes: Measured[] = [];
     for (let i = 0; i < PROCESSES; i++) processes.push(await measureInFreshProcess(perRound));
@@ -140,8 +140,6 @@ export const guardCpu: Scenario = {
       ];
     };
     return {
-      name: this.name,
-      title: this.title,
       settings: {
         processes: PROCESSES,
         rounds: ROUNDS,

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { startBenchServer } from '../harness/bench-server.ts';
 import { runLoad } from '../harness/load.ts';
-import type { ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+
+import { PAY_BODY, rowFromLoad, type Scenario, type ScenarioOutcome } from '../harness/scenario.ts';
 import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 200;
@@ -12,7 +12,7 @@ const CONNECTIONS = 200;
 export const hotKey: Scenario = {
   name: 'hot-key',
   title: '3. Hot key: 200 connections, one key',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const server = await startBenchServer({ databaseUrl: ctx.pg.url });
     const sql = postgres(ctx.pg.url, { max: 1, onnotice: () => {} });
     try {
@@ -49,8 +49,6 @@ export const hotKey: Scenario = {
       const failures = other + hot.errors + hot.timeouts;
       const answeredFirst = ok - hot.replayed;
       return {
-        name: this.name,
-        title: this.title,
         settings: {
           connections: CONNECTIONS,
           hotKeyRequests: amount,

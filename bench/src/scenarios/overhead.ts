@@ -6,8 +6,8 @@ import {
   pairedRatio,
   runInterleaved,
 } from '../harness/load.ts';
-import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
-import { payLoad, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import type { GoalResult } from '../harness/result-types.ts';
+import { payLoad, rowFromLoad, type Scenario, type ScenarioOutcome } from '../harness/scenario.ts';
 import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 16;
@@ -41,7 +41,7 @@ const VARIANTS = [
 export const overhead: Scenario = {
   name: 'overhead',
   title: '1. Overhead of the guard (new key per request)',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const servers = await startBenchServerPerVariant(VARIANTS.length, {
       databaseUrl: ctx.pg.url,
     });
@@ -71,8 +71,6 @@ export const overhead: Scenario = {
       const floorGoal = (goal: string, variant: string, floor: string, atLeast: number) =>
         floorGoalOf(goal, ratio(variant, floor), atLeast, ratio(floor, unguardedOf(floor)));
       return {
-        name: this.name,
-        title: this.title,
         settings: {
           connections: CONNECTIONS,
           rounds: ROUNDS,

@@ -3,13 +3,14 @@ import postgres from 'postgres';
 import { startBenchServerPerVariant } from '../harness/bench-server.ts';
 import { type LoadResult, pairedRatio, runInterleaved } from '../harness/load.ts';
 import { REDIS_INSTALL_HINT } from '../harness/redis.ts';
-import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
+import type { GoalResult } from '../harness/result-types.ts';
 import {
   PAY_BODY,
   payLoad,
   rowFromLoad,
   type Scenario,
-  skippedResult,
+  type ScenarioOutcome,
+  skipped,
 } from '../harness/scenario.ts';
 import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
@@ -40,11 +41,11 @@ const GUARDS = {
 export const peers: Scenario = {
   name: 'peers',
   title: '7. Peers side by side (same write, same load)',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const redis = ctx.redis;
     if (!redis) {
       ctx.log(REDIS_INSTALL_HINT);
-      return skippedResult(this, REDIS_INSTALL_HINT);
+      return skipped(REDIS_INSTALL_HINT);
     }
     const routes = [
       { name: 'unguarded', path: '/fetch/plain' },
@@ -156,8 +157,6 @@ export const peers: Scenario = {
         },
       ];
       return {
-        name: this.name,
-        title: this.title,
         settings: {
           connections: CONNECTIONS,
           rounds: ROUNDS,

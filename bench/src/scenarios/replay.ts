@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { startBenchServer } from '../harness/bench-server.ts';
 import { runInterleaved } from '../harness/load.ts';
-import type { GoalResult, ScenarioResult } from '../harness/result-types.ts';
-import { PAY_BODY, payLoad, rowFromLoad, type Scenario } from '../harness/scenario.ts';
+import type { GoalResult } from '../harness/result-types.ts';
+import {
+  PAY_BODY,
+  payLoad,
+  rowFromLoad,
+  type Scenario,
+  type ScenarioOutcome,
+} from '../harness/scenario.ts';
 import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
 
@@ -25,7 +31,7 @@ const STEADY_READ = 'tRPC atomic, 1 in 100 a retry (always read)';
 export const replay: Scenario = {
   name: 'replay',
   title: '2. Replay of finished keys vs first requests',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const server = await startBenchServer({ databaseUrl: ctx.pg.url });
     try {
       const paths = {
@@ -95,8 +101,6 @@ export const replay: Scenario = {
         detail: `Adaptive ${round(storm.latency.median)} ms, always read ${round(stormRead.latency.median)} ms; ${storm.replayed} of ${storm.latency.count} answers replayed.`,
       });
       return {
-        name: this.name,
-        title: this.title,
         settings: {
           connections: CONNECTIONS,
           finishedKeys: FINISHED_KEYS,

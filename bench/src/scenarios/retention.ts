@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createDatabaseClient } from '@once/db';
 import { computeFingerprint, createIdempotency, type StoredResponse } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
-import type { ScenarioResult } from '../harness/result-types.ts';
-import type { Scenario } from '../harness/scenario.ts';
+
+import type { Scenario, ScenarioOutcome } from '../harness/scenario.ts';
 import { startNodeProcess } from '../harness/server-process.ts';
 import { round, summarize } from '../harness/stats.ts';
 import type { Transaction } from '../servers/payment-write.ts';
@@ -16,7 +16,7 @@ const RESPONSE: StoredResponse = { status: 200, headers: {}, body: '{"ok":true}'
 export const retention: Scenario = {
   name: 'retention',
   title: '5. Retention: reservations while the reaper deletes expired keys',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const expiredKeys = ctx.args.quick ? 50_000 : 1_000_000;
     const client = createDatabaseClient(ctx.pg.url, {
       applicationName: 'once-bench-retention',
@@ -76,8 +76,6 @@ export const retention: Scenario = {
       const deletedPerSecond = summary.deleted / summary.seconds;
       const p99Ratio = during.latency.p99 / alone.latency.p99;
       return {
-        name: this.name,
-        title: this.title,
         settings: {
           expiredKeys,
           connections: CONNECTIONS,

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createDatabaseClient } from '@once/db';
 import { computeFingerprint, createIdempotency, type StoredResponse } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
-import type { GoalResult, ResultRow, ScenarioResult } from '../harness/result-types.ts';
-import type { Scenario } from '../harness/scenario.ts';
+import type { GoalResult, ResultRow } from '../harness/result-types.ts';
+import type { Scenario, ScenarioOutcome } from '../harness/scenario.ts';
 import { median, round, summarize } from '../harness/stats.ts';
 import type { Transaction } from '../servers/payment-write.ts';
 
@@ -62,7 +62,7 @@ export async function closedLoop(
 export const storeThroughput: Scenario = {
   name: 'store',
   title: '4. Store throughput (execute = reserve + complete), by connections',
-  async run(ctx): Promise<ScenarioResult> {
+  async run(ctx): Promise<ScenarioOutcome> {
     const roundSec = Math.max(0.5, ctx.measureSec / ROUNDS);
     const rows: ResultRow[] = [];
     let goalRatios: number[] = [];
@@ -111,8 +111,6 @@ export const storeThroughput: Scenario = {
       ...rows.filter((r) => r.name.startsWith('execute')).map((r) => r.throughput ?? 0),
     );
     return {
-      name: this.name,
-      title: this.title,
       settings: {
         secondsPerVariantPerLevel: roundSec * ROUNDS,
         rounds: ROUNDS,
