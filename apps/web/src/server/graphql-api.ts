@@ -4,11 +4,9 @@ import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardAnswer } from '@once/ap
 import { type ApiError, isApiError, refusalOf } from '@once/api/errors';
 import {
   capturePaymentInput,
-  listMerchantRefunds,
   type MerchantPayment,
   type MoneyActionContext,
   merchantRefundOf,
-  type PaymentActionResult,
   type RefundResult,
   readMerchantPayment,
   refundPayment,
@@ -36,6 +34,7 @@ import { createSchema, createYoga } from 'graphql-yoga';
 import type { z } from 'zod';
 import { API_MAX_BODY_BYTES, boundedRequest, refuseDeclaredBodyOver } from './body-limit.ts';
 import { graphqlLimits } from './graphql-limits.ts';
+import { paymentAfterAction, readMerchantRefunds } from './payment-actions-api.ts';
 import { parseInput } from './payment-json-body.ts';
 import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
@@ -266,7 +265,7 @@ function mapped<TArgs, TResult>(
 function moneyResolver<TInput, TResult>(
   schema: z.ZodType<TInput>,
   act: (ctx: MoneyActionContext<TResult>, input: TInput) => Promise<unknown>,
-  answer: (tx: Transaction, result: TResult, input: TInput, tenantId: string) => Promise<unknown>,
+  answer: (tx: Transaction, tenantId: string, result: TResult, input: TInput) => Promise<unknown>,
 ) {
   return mapped(async (args: unknown, context) => {
     const input = parseInput(schema, args);
@@ -283,7 +282,7 @@ function moneyResolver<TInput, TResult>(
         requestKey: requestKeyOf(exec),
         notifyOutbox: context.runtime.deps.outboxNotify,
         complete: async (tx, result) => {
-          answered = await answer(tx, result, input, context.tenant.tenantId);
+          answered = await answer(tx, context.tenant.tenantId, result, input);
           await exec.advance(tx, MONEY_ACTION_ACCEPTED, answered);
         },
       },
@@ -293,25 +292,14 @@ function moneyResolver<TInput, TResult>(
   });
 }
 
-/** The payment as it reads once its capture or cancel is accepted (`processing`). */
-const paymentAfterAction = (
-  tx: Transaction,
-  result: PaymentActionResult,
-  _input: unknown,
-  tenantId: string,
-) => readMerchantPayment(tx, tenantId, result.paymentId);
-
 const resolvers = {
   Query: {
     payment: mapped((args: { paymentId: string }, context) =>
       readMerchantPayment(context.runtime.deps.db, context.tenant.tenantId, args.paymentId),
     ),
-    refunds: mapped(async (args: { paymentId: string }, context) => {
-      const { db } = context.runtime.deps;
-      // The payment first: another tenant's (or no) payment is payment_not_found.
-      await readMerchantPayment(db, context.tenant.tenantId, args.paymentId);
-      return listMerchantRefunds(db, context.tenant.tenantId, args.paymentId);
-    }),
+    refunds: mapped((args: { paymentId: string }, context) =>
+      readMerchantRefunds(context.runtime.deps.db, context.tenant.tenantId, args.paymentId),
+    ),
   },
   Mutation: {
     capturePayment: moneyResolver(
@@ -327,7 +315,8 @@ const resolvers = {
     refundPayment: moneyResolver(
       refundPaymentInput,
       (ctx: MoneyActionContext<RefundResult>, input) => refundPayment(ctx, input),
-      async (_tx, result: RefundResult, input) => merchantRefundOf(result, input.reason ?? null),
+      async (_tx, _tenantId, result: RefundResult, input) =>
+        merchantRefundOf(result, input.reason ?? null),
     ),
     pay: mapped(async (args: { input: unknown }, context): Promise<MerchantPayment> => {
       // GraphQL checked the shape; the API's own bounds (lines, lengths, pm_ ids) are zod's.

@@ -108,8 +108,11 @@ function moneyActionHandler<TBody, TResult>(
 const paymentUrl = (paymentId: string) => `/api/v1/payments/${encodeURIComponent(paymentId)}`;
 
 /** The payment as it reads once its capture or cancel is accepted (`processing`). */
-const paymentAfterAction = (tx: Transaction, tenantId: string, result: PaymentActionResult) =>
-  readMerchantPayment(tx, tenantId, result.paymentId);
+export const paymentAfterAction = (
+  tx: Transaction,
+  tenantId: string,
+  result: PaymentActionResult,
+) => readMerchantPayment(tx, tenantId, result.paymentId);
 
 /**
  * `POST /api/v1/payments/{id}/capture`: captures an authorised (`requires_capture`) payment,
@@ -168,9 +171,18 @@ export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>
  * payment that is not the tenant's.
  */
 export function createPaymentRefundsGetHandler(getRuntime: () => Promise<WebRuntime>) {
-  return merchantGetHandler(getRuntime, async (db, tenantId, paymentId) => {
-    // The payment first: an unknown (or another tenant's) payment is 404, not an empty list.
-    await readMerchantPayment(db, tenantId, paymentId);
-    return { paymentId, refunds: await listMerchantRefunds(db, tenantId, paymentId) };
-  });
+  return merchantGetHandler(getRuntime, async (db, tenantId, paymentId) => ({
+    paymentId,
+    refunds: await readMerchantRefunds(db, tenantId, paymentId),
+  }));
+}
+
+/** A payment's refunds, oldest first; first the payment: another tenant's (or none) is 404. */
+export async function readMerchantRefunds(
+  db: WebRuntime['deps']['db'],
+  tenantId: string,
+  paymentId: string,
+) {
+  await readMerchantPayment(db, tenantId, paymentId);
+  return listMerchantRefunds(db, tenantId, paymentId);
 }
