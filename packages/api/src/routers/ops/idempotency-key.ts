@@ -1,9 +1,6 @@
 import type { KeyOperator } from '@once/idempotency/drizzle/operator';
-import {
-  type IdempotencyKeyInput,
-  type OpsKeySummary,
-  toOpsKeySummary,
-} from './idempotency-key.types.ts';
+import type { IdempotencyKeyInput, OpsKeySummary } from './idempotency-key.types.ts';
+import { isoTimes } from './iso-times.ts';
 
 /**
  * One idempotency key of the caller's tenant as the operator sees it (state, recovery point,
@@ -21,5 +18,5 @@ export async function inspectIdempotencyKey({
   input: IdempotencyKeyInput;
 }): Promise<OpsKeySummary | null> {
   const found = await ctx.keyOperator.inspect({ tenantId: ctx.tenantId, ...input });
-  return found ? toOpsKeySummary(found) : null;
+  return found ? isoTimes(found) : null;
 }

@@ -5,6 +5,7 @@ import {
 } from '@once/idempotency/drizzle/operator';
 import { z } from 'zod';
 import { ApiError } from '../../errors/api-error.ts';
+import type { IsoTimes } from './iso-times.ts';
 
 /** One key of the caller's tenant (the tenant never comes from the input). */
 export const idempotencyKeyInput = z.object({
@@ -21,41 +22,10 @@ export const idempotencyKeyActionInput = idempotencyKeyInput.extend({
 export type IdempotencyKeyActionInput = z.infer<typeof idempotencyKeyActionInput>;
 
 /** A key as the cockpit shows it: times as ISO strings, never the stored response body. */
-export type OpsKeySummary = Omit<
-  KeySummary,
-  'lockedUntil' | 'createdAt' | 'updatedAt' | 'completedAt' | 'expiresAt'
-> & {
-  lockedUntil: string | null;
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-  expiresAt: string;
-};
+export type OpsKeySummary = IsoTimes<KeySummary>;
 
 /** What an action did, as its audit row records it. */
-export type OpsKeyAuditEntry = Omit<KeyAuditEntry, 'keyCreatedAt' | 'actedAt'> & {
-  keyCreatedAt: string;
-  actedAt: string;
-};
-
-export function toOpsKeySummary(summary: KeySummary): OpsKeySummary {
-  return {
-    ...summary,
-    lockedUntil: summary.lockedUntil?.toISOString() ?? null,
-    createdAt: summary.createdAt.toISOString(),
-    updatedAt: summary.updatedAt.toISOString(),
-    completedAt: summary.completedAt?.toISOString() ?? null,
-    expiresAt: summary.expiresAt.toISOString(),
-  };
-}
-
-export function toOpsKeyAuditEntry(entry: KeyAuditEntry): OpsKeyAuditEntry {
-  return {
-    ...entry,
-    keyCreatedAt: entry.keyCreatedAt.toISOString(),
-    actedAt: entry.actedAt.toISOString(),
-  };
-}
+export type OpsKeyAuditEntry = IsoTimes<KeyAuditEntry>;
 
 /** The operator library's refusals as the API's own codes (one catalogue for every transport). */
 export function keyOperatorRefusalToApiError(error: unknown): unknown {

@@ -1,6 +1,7 @@
 import { idempotencyKeys } from '@once/db/schema';
 import { desc, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
+import { isoTimes } from './iso-times.ts';
 import type { OpsListInput } from './list.types.ts';
 
 export interface OpsIdempotencyKey {
@@ -47,11 +48,5 @@ export async function listIdempotencyKeys({
     .where(eq(idempotencyKeys.tenantId, ctx.tenantId))
     .orderBy(desc(idempotencyKeys.createdAt), desc(idempotencyKeys.key))
     .limit(input.limit);
-  return rows.map((row) => ({
-    ...row,
-    lockedUntil: row.lockedUntil?.toISOString() ?? null,
-    createdAt: row.createdAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
-    expiresAt: row.expiresAt.toISOString(),
-  }));
+  return rows.map(isoTimes);
 }

@@ -1,6 +1,7 @@
 import { type OutboxJobKind, type OutboxJobStatus, outboxJobs } from '@once/db/schema';
 import { desc, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
+import { isoTimes } from './iso-times.ts';
 import type { OpsListInput } from './list.types.ts';
 
 export interface OpsOutboxJob {
@@ -38,19 +39,9 @@ export async function listOutboxJobs({
     .where(eq(outboxJobs.tenantId, ctx.tenantId))
     .orderBy(desc(outboxJobs.createdAt), desc(outboxJobs.id))
     .limit(input.limit);
-  return rows.map((row) => ({
-    jobId: row.id,
-    kind: row.kind,
-    paymentId: row.paymentId,
-    downstreamKey: row.downstreamKey,
-    status: row.status,
-    attempts: row.attempts,
-    maxAttempts: row.maxAttempts,
-    runAfter: row.runAfter.toISOString(),
-    lockedBy: row.lockedBy,
-    lockedUntil: row.lockedUntil?.toISOString() ?? null,
-    lastError: row.lastError,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+  // The list leaves out the payload and the claim's `lock_token`.
+  return rows.map(({ id, tenantId, payload, lockToken, ...row }) => ({
+    jobId: id,
+    ...isoTimes(row),
   }));
 }

@@ -3,8 +3,8 @@ import {
   type IdempotencyKeyActionInput,
   keyOperatorRefusalToApiError,
   type OpsKeyAuditEntry,
-  toOpsKeyAuditEntry,
 } from './idempotency-key.types.ts';
+import { isoTimes } from './iso-times.ts';
 
 interface KeyActionRequest {
   ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
@@ -30,7 +30,7 @@ export async function runKeyAction(
       { tenantId: ctx.tenantId, ...key },
       { revision, reason, actor: ctx.principal },
     );
-    return toOpsKeyAuditEntry(entry);
+    return isoTimes(entry);
   } catch (error) {
     throw keyOperatorRefusalToApiError(error);
   }
