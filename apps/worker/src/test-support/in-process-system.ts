@@ -1,17 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimDueJobs } from '@once/db/outbox';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
-import { verifyInvariant } from '@once/invariant';
 import {
   createProcessorTestDatabase,
   type RunningProcessor,
   startTestProcessor,
 } from '@once/processor/testing';
 import postgres from 'postgres';
-import { expect } from 'vitest';
 import { handledJobKinds, runJob } from '../jobs/job-handlers.ts';
 import type { JobDeps } from '../jobs/processor-action-job.ts';
-import { createProcessorClients } from '../processor/processor-client.ts';
+import { expectConvergedInvariantHolds } from './convergence.ts';
+import { inProcessDeps } from './in-process-worker.ts';
 import { seedTenants } from './seed-checkouts.ts';
 
 /** The app's database, the real processor (in this process) and the worker's handlers over them. */
@@ -47,13 +46,7 @@ export async function startInProcessSystem(
   const processorDb = await createProcessorTestDatabase(label);
   const processor = await startTestProcessor({ databaseUrl: processorDb.url, ...processorOptions });
   const ledgerSql = postgres(processorDb.url, { max: 1, onnotice: () => {} });
-  const deps: JobDeps = {
-    sql: app.client.sql,
-    processorFor: createProcessorClients({ processorUrl: processor.url, timeoutMs: 5_000 }),
-    leaseMs: 30_000,
-    backoff: { baseMs: 10, maxMs: 20 },
-    log: () => {},
-  };
+  const deps = inProcessDeps(app.client.sql, processor.url);
   return {
     app,
     processor,
@@ -80,14 +73,7 @@ export async function startInProcessSystem(
       ledgerSql<{ kind: string; amount: number; idempotency_key: string | null }[]>`
         select kind, amount::int as amount, idempotency_key from ledger_entries
         where metadata->>'payment_id' = ${paymentId} order by seq`,
-    async expectInvariantHolds() {
-      const report = await verifyInvariant({
-        databaseUrl: app.url,
-        processorDatabaseUrl: processorDb.url,
-        converged: true,
-      });
-      expect(report.violations).toEqual([]);
-    },
+    expectInvariantHolds: () => expectConvergedInvariantHolds(app.url, processorDb.url),
     async close() {
       await ledgerSql.end();
       await processor.stop();

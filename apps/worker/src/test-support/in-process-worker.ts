@@ -23,13 +23,7 @@ export function createInProcessWorker(options: {
   sql: postgres.Sql;
   processorUrl: string;
 }): InProcessWorker {
-  const deps: JobDeps = {
-    sql: options.sql,
-    processorFor: createProcessorClients({ processorUrl: options.processorUrl, timeoutMs: 5_000 }),
-    leaseMs: 30_000,
-    backoff: { baseMs: 10, maxMs: 20 },
-    log: () => {},
-  };
+  const deps = inProcessDeps(options.sql, options.processorUrl);
   return {
     async runDueJobs() {
       for (let round = 0; round < 50; round++) {
@@ -44,5 +38,16 @@ export function createInProcessWorker(options: {
       }
       throw new Error('the in-process worker still finds due jobs after 50 rounds');
     },
+  };
+}
+
+/** What the handlers run with in a test's process: short backoffs, a silent log. */
+export function inProcessDeps(sql: postgres.Sql, processorUrl: string): JobDeps {
+  return {
+    sql,
+    processorFor: createProcessorClients({ processorUrl, timeoutMs: 5_000 }),
+    leaseMs: 30_000,
+    backoff: { baseMs: 10, maxMs: 20 },
+    log: () => {},
   };
 }
