@@ -25,7 +25,7 @@ export async function postEvent(target: WebhookTarget, payload: string): Promise
         'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
       },
       body: payload,
-      signal: AbortSignal.timeout(target.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
+      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
     });
     await response.arrayBuffer().catch(() => {});
     return { status: response.status, error: response.ok ? null : `HTTP ${response.status}` };

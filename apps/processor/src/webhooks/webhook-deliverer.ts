@@ -5,23 +5,17 @@ import type { ProcessorDatabase } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
 import { takeDeliveryFaults } from '../faults/apply-faults.ts';
 import { type PostResult, postEvent } from './post-event.ts';
-import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_TIMEOUT_MS } from './webhook-target.ts';
+import { WEBHOOK_MAX_ATTEMPTS } from './webhook-target.ts';
 
 export interface WebhookDelivererOptions {
   db: ProcessorDatabase;
   /** For LISTEN: a committed event wakes the deliverer at once; polling is the fallback. */
-  sql?: postgres.Sql;
+  sql: postgres.Sql;
   url: string;
   secret: string;
   log: (line: string) => void;
-  pollMs?: number;
-  /** First retry delay; doubles per attempt up to `maxBackoffMs`. */
-  backoffMs?: number;
-  maxBackoffMs?: number;
-  /** After this many failed attempts an event is left undelivered (visible in /admin). */
-  maxAttempts?: number;
-  /** Per-attempt HTTP timeout. */
-  timeoutMs?: number;
+  /** First retry delay; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
+  backoffMs: number;
 }
 
 export interface WebhookDeliverer {
@@ -37,6 +31,8 @@ type ClaimedEvent = {
 };
 
 const CLAIM_BATCH = 10;
+const POLL_MS = 500;
+const MAX_BACKOFF_MS = 300_000;
 
 /**
  * Delivers the webhook outbox: claims due events with a lease (`FOR UPDATE SKIP LOCKED`,
@@ -50,21 +46,13 @@ const CLAIM_BATCH = 10;
  * await deliverer.stop();
  */
 export function startWebhookDeliverer(options: WebhookDelivererOptions): WebhookDeliverer {
-  const pollMs = options.pollMs ?? 500;
-  const backoffMs = options.backoffMs ?? 1_000;
-  const maxBackoffMs = options.maxBackoffMs ?? 300_000;
-  const maxAttempts = options.maxAttempts ?? WEBHOOK_MAX_ATTEMPTS;
-  const target = {
-    url: options.url,
-    secret: options.secret,
-    timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
-  };
+  const target = { url: options.url, secret: options.secret };
   let stopped = false;
   let wake: () => void = () => {};
   let listener: { unlisten(): Promise<void> } | undefined;
 
   options.sql
-    ?.listen('processor_webhooks', () => wake())
+    .listen('processor_webhooks', () => wake())
     .then((l) => {
       listener = l;
     })
@@ -78,7 +66,7 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
       where id in (
         select id from ${webhookEvents}
         where delivered_at is null and next_attempt_at <= now()
-          and (locked_until is null or locked_until < now()) and attempts < ${maxAttempts}
+          and (locked_until is null or locked_until < now()) and attempts < ${WEBHOOK_MAX_ATTEMPTS}
         order by next_attempt_at
         limit ${CLAIM_BATCH}
         for update skip locked
@@ -113,7 +101,7 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
       );
       return;
     }
-    const retryIn = Math.min(maxBackoffMs, backoffMs * 2 ** (event.attempts - 1));
+    const retryIn = Math.min(MAX_BACKOFF_MS, options.backoffMs * 2 ** (event.attempts - 1));
     await options.db.execute(sql`
       update ${webhookEvents}
       set next_attempt_at = now() + ${msInterval(retryIn)}, locked_until = null,
@@ -135,7 +123,7 @@ export function startWebhookDeliverer(options: WebhookDelivererOptions): Webhook
       }
       if (claimed.length === CLAIM_BATCH || stopped) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
+        const timer = setTimeout(resolve, POLL_MS);
         wake = () => {
           clearTimeout(timer);
           resolve();

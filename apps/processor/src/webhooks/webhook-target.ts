@@ -2,10 +2,9 @@
 export interface WebhookTarget {
   url: string;
   secret: string;
-  /** Per-attempt HTTP timeout; default {@link WEBHOOK_TIMEOUT_MS}. */
-  timeoutMs?: number;
 }
 
+/** Per-attempt HTTP timeout. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** After this many failed attempts an event is left undelivered: `failed` in /admin. */
