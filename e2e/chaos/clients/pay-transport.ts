@@ -156,19 +156,6 @@ export const restPay: PayTransport = (request) =>
  */
 export const trpcPay: PayTransport = (request) => trpcMutation('checkout.pay', request);
 
-/**
- * The operator's capture, void or refund, as the cockpit sends it: a guarded `ops.*` tRPC
- * mutation with the action's own Idempotency-Key, authorised by the merchant's API key (an
- * operator credential).
- *
- * @example
- * const answer = await operatorAction('ops.refundPayment')({ webUrl, apiKey, key, body: { paymentId, amount: 500 }, timeoutMs: 5000 });
- */
-export const operatorAction =
-  (procedure: 'ops.capturePayment' | 'ops.voidPayment' | 'ops.refundPayment'): PayTransport =>
-  (request) =>
-    trpcMutation(procedure, request);
-
 /** The money action's operation, as each transport names it. */
 type MoneyAction = 'capture' | 'void' | 'refund';
 const TRPC_PROCEDURE_OF = {
@@ -178,8 +165,10 @@ const TRPC_PROCEDURE_OF = {
 } as const;
 
 /**
- * The same money action over REST (`POST /api/v1/payments/{id}/capture|cancel|refunds`) or
- * GraphQL (`capturePayment`, `cancelPayment`, `refundPayment`): one operation per (tenant, key)
+ * The operator's capture, void or refund: as the cockpit sends it (a guarded `ops.*` tRPC
+ * mutation with the action's own Idempotency-Key, authorised by the merchant's API key), or
+ * over REST (`POST /api/v1/payments/{id}/capture|cancel|refunds`) or GraphQL
+ * (`capturePayment`, `cancelPayment`, `refundPayment`): one operation per (tenant, key)
  * on every transport, so the same request under one key replays the same action, and the key
  * of another operation is 422.
  *
@@ -331,12 +320,34 @@ const trpcMutation = (procedure: string, request: PayRequest) =>
     },
   );
 
-/** A payment's state as `GET /api/v1/payments/:id` shows it, or undefined when unreachable. */
-export async function readPaymentState(
+/** `GET /api/v1/payments/:id<path>` with the API key: its status and JSON body, or why not. */
+async function readPayment<T>(
   webUrl: string,
   apiKey: string,
   paymentId: string,
   timeoutMs: number,
+  path = '',
+): Promise<{ status: number; body?: T; error?: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(
+      `${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}${path}`,
+      { headers: { authorization: `Bearer ${apiKey}` }, signal },
+    );
+    const body = (await beforeAbort(
+      response.json().catch(() => undefined),
+      signal,
+    )) as T;
+    if (!response.ok) return { status: response.status, error: `http_${response.status}` };
+    return { status: response.status, body };
+  } catch (error) {
+    return { status: 0, error: (error as Error).message };
+  }
+}
+
+/** A payment's state as `GET /api/v1/payments/:id` shows it, or why not. */
+export async function readPaymentState(
+  ...args: [webUrl: string, apiKey: string, paymentId: string, timeoutMs: number]
 ): Promise<{
   status: number;
   state?: string;
@@ -345,50 +356,27 @@ export async function readPaymentState(
   nextActionUrl?: string;
   error?: string;
 }> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const response = await fetch(`${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-      signal,
-    });
-    const body = (await beforeAbort(
-      response.json().catch(() => undefined),
-      signal,
-    )) as { status?: string; terminal?: boolean; nextAction?: { url?: string } | null } | undefined;
-    if (!response.ok) return { status: response.status, error: `http_${response.status}` };
-    return {
-      status: response.status,
-      state: body?.status,
-      terminal: body?.terminal,
-      nextActionUrl: body?.nextAction?.url,
-    };
-  } catch (error) {
-    return { status: 0, error: (error as Error).message };
-  }
+  const { status, body, error } = await readPayment<
+    { status?: string; terminal?: boolean; nextAction?: { url?: string } | null } | undefined
+  >(...args);
+  if (error) return { status, error };
+  return {
+    status,
+    state: body?.status,
+    terminal: body?.terminal,
+    nextActionUrl: body?.nextAction?.url,
+  };
 }
 
 /** A payment's refunds as `GET /api/v1/payments/:id/refunds` shows them, or why not. */
 export async function readRefundStates(
-  webUrl: string,
-  apiKey: string,
-  paymentId: string,
-  timeoutMs: number,
+  ...args: [webUrl: string, apiKey: string, paymentId: string, timeoutMs: number]
 ): Promise<{ status: number; refunds?: { refundId: string; status: string }[]; error?: string }> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const response = await fetch(
-      `${webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}/refunds`,
-      { headers: { authorization: `Bearer ${apiKey}` }, signal },
-    );
-    const body = (await beforeAbort(
-      response.json().catch(() => undefined),
-      signal,
-    )) as { refunds?: { refundId: string; status: string }[] } | undefined;
-    if (!response.ok || !body?.refunds) {
-      return { status: response.status, error: `http_${response.status}` };
-    }
-    return { status: response.status, refunds: body.refunds };
-  } catch (error) {
-    return { status: 0, error: (error as Error).message };
-  }
+  const read = await readPayment<{ refunds?: { refundId: string; status: string }[] } | undefined>(
+    ...args,
+    '/refunds',
+  );
+  if (read.error || !read.body?.refunds)
+    return { status: read.status, error: `http_${read.status}` };
+  return { status: read.status, refunds: read.body.refunds };
 }

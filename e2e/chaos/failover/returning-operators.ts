@@ -10,7 +10,7 @@ import {
   type IntentPlan,
   RETURNING_OPERATOR,
 } from '@once/chaos';
-import { operatorAction, readPaymentState, readRefundStates } from '../clients/pay-transport.ts';
+import { moneyActionOver, readPaymentState, readRefundStates } from '../clients/pay-transport.ts';
 
 const REQUEST_TIMEOUT_MS = 8_000;
 
@@ -53,7 +53,10 @@ export async function runReturningOperators(
           process: RETURNING_OPERATOR,
           f: 'refund',
         });
-        const { type, ...answer } = await operatorAction('ops.refundPayment')({
+        const { type, ...answer } = await moneyActionOver(
+          'trpc',
+          'refund',
+        )({
           webUrl: ctx.webUrl(),
           apiKey,
           key,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamAttempt } from './history.ts';
 import { seededRandom } from './random.ts';
 
@@ -41,13 +42,12 @@ export interface FaultProxyOptions {
   mix?: FaultMix;
   /** Port to listen on (0: any free one). */
   port?: number;
-  /** Longest `delay`, and latest `duplicate_late` copy, in ms. */
-  maxDelayMs?: number;
   /** Stripped from keys before drawing, so one seed draws the same faults in every run. */
   keyPrefix?: string;
-  /** Only requests with this method are faulted (reads pass through). */
-  faultMethods?: string[];
 }
+
+/** The longest `delay`, and the latest `duplicate_late` copy. */
+const MAX_DELAY_MS = 300;
 
 export interface FaultProxy {
   url: string;
@@ -73,8 +73,6 @@ export interface FaultProxy {
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(options.upstream);
   const mix = options.mix ?? DEFAULT_FAULT_MIX;
-  const maxDelayMs = options.maxDelayMs ?? 300;
-  const faultMethods = new Set(options.faultMethods ?? ['POST']);
   const attempts: UpstreamAttempt[] = [];
   const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<
     FaultKind,
@@ -149,19 +147,20 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const visit = (seen.get(name) ?? 0) + 1;
     seen.set(name, visit);
     const random = seededRandom(options.seed, `${name}#${visit}`);
-    const fault = faultMethods.has(request.method ?? '') ? drawFault(mix, random()) : null;
+    // Only writes are faulted: reads pass through.
+    const fault = request.method === 'POST' ? drawFault(mix, random()) : null;
     if (fault) faults[fault]++;
 
     if (fault === 'reset') {
       request.socket.destroy();
       return;
     }
-    if (fault === 'delay') await sleep(Math.round(random() * maxDelayMs));
+    if (fault === 'delay') await sleep(Math.round(random() * MAX_DELAY_MS));
 
     const original = track(forward(request, body, 'client'));
     if (fault === 'duplicate_at_once') void track(forward(request, body, 'duplicate_at_once'));
     if (fault === 'duplicate_late') {
-      const wait = Math.round(random() * maxDelayMs);
+      const wait = Math.round(random() * MAX_DELAY_MS);
       void track(sleep(wait).then(() => forward(request, body, 'duplicate_late')));
     }
     const { attempt, headers } = await original;
@@ -224,8 +223,4 @@ function readBody(request: http.IncomingMessage): Promise<Buffer> {
     request.on('end', () => resolve(Buffer.concat(chunks)));
     request.on('error', reject);
   });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

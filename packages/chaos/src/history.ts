@@ -135,11 +135,6 @@ export class History {
   mark(name: MarkEvent['name']): void {
     this.push({ type: 'mark', at: this.elapsed(), name });
   }
-
-  /** One JSON object per line, for tools and for reading by eye. */
-  toJsonLines(): string {
-    return `${this.events.map((e) => JSON.stringify(e)).join('\n')}\n`;
-  }
 }
 
 /**

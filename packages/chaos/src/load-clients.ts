@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { History } from './history.ts';
 import { seededRandom } from './random.ts';
 
@@ -11,12 +12,6 @@ export interface LoadOptions {
   durationMs: number;
   /** Clients running side by side. */
   concurrency?: number;
-  /** Attempts per operation before the client gives up (its last outcome stays `info`). */
-  maxAttempts?: number;
-  /** Per-attempt timeout, in ms. */
-  timeoutMs?: number;
-  /** Longest `Retry-After` honoured, in ms (a longer one is cut to this). */
-  maxRetryAfterMs?: number;
   /**
    * Keys are `<keyPrefix><n>`: unique per run, so a target's stored keys from an earlier run
    * never meet this one's; the fault proxy draws from what follows the prefix.
@@ -32,29 +27,27 @@ export interface LoadResult {
   /** Operations started, and how many ended without a definite answer. */
   operations: number;
   gaveUp: number;
-  /** Every key the clients used. */
-  keys: string[];
 }
 
 /** Statuses a real client retries with the same key: in flight, rate-limited, unavailable. */
 const RETRYABLE = new Set([409, 425, 429, 502, 503, 504]);
+/** Attempts per operation before a client gives up (its last outcome stays `info`). */
+const MAX_ATTEMPTS = 6;
+const TIMEOUT_MS = 5_000;
+/** The longest `Retry-After` honoured (a longer one is cut to this). */
+const MAX_RETRY_AFTER_MS = 2_000;
 
 /**
  * Clients that behave as careful real ones do: one fresh `Idempotency-Key` per operation, the
  * same key and body on every retry, retry after no answer or a retryable status, honour
- * `Retry-After` (else exponential backoff with jitter), give up after `maxAttempts`.
+ * `Retry-After` (else exponential backoff with jitter), give up after six attempts.
  *
  * @example
  * const { history } = await runLoad({ url: proxy.url, path: '/checkout', seed: 1, durationMs: 5000, keyPrefix: 'run1-' });
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const concurrency = options.concurrency ?? 4;
-  const maxAttempts = options.maxAttempts ?? 6;
-  const timeoutMs = options.timeoutMs ?? 5_000;
-  const maxRetryAfterMs = options.maxRetryAfterMs ?? 2_000;
   const body = options.body ?? defaultBody;
   const history = new History();
-  const keys: string[] = [];
   const deadline = Date.now() + options.durationMs;
   let next = 0;
   let gaveUp = 0;
@@ -64,10 +57,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const n = next++;
       const random = seededRandom(options.seed, `operation-${n}`);
       const key = `${options.keyPrefix}${n}`;
-      keys.push(key);
       const payload = JSON.stringify(body(n, random));
       let settled = false;
-      for (let attempt = 1; attempt <= maxAttempts && !settled; attempt++) {
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS && !settled; attempt++) {
         const complete = history.invoke({
           intent: `operation-${n}`,
           tenantId: '',
@@ -81,23 +73,25 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'idempotency-key': key },
             body: payload,
-            signal: AbortSignal.timeout(timeoutMs),
+            signal: AbortSignal.timeout(TIMEOUT_MS),
           });
           await response.arrayBuffer();
           complete(response.ok ? 'ok' : 'fail', { status: response.status });
           if (!RETRYABLE.has(response.status)) settled = true;
           const retryAfter = retryAfterMs(response.headers.get('retry-after'));
-          if (retryAfter !== null) wait = Math.min(retryAfter, maxRetryAfterMs);
+          if (retryAfter !== null) wait = Math.min(retryAfter, MAX_RETRY_AFTER_MS);
         } catch (error) {
           complete('info', { error: describe(error) });
         }
-        if (!settled && attempt < maxAttempts) await sleep(wait);
+        if (!settled && attempt < MAX_ATTEMPTS) await sleep(wait);
       }
       if (!settled) gaveUp++;
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, (_, i) => client(`client-${i}`)));
-  return { history, operations: next, gaveUp, keys };
+  await Promise.all(
+    Array.from({ length: options.concurrency ?? 4 }, (_, i) => client(`client-${i}`)),
+  );
+  return { history, operations: next, gaveUp };
 }
 
 /** A checkout-like body: an amount from the seed, a reference per operation. */
@@ -120,8 +114,4 @@ function retryAfterMs(value: string | null): number | null {
 function describe(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { History } from './history.ts';
 import type { IntentPlan, NemesisPlan, TenantCatalogue } from './schedule.ts';
 
@@ -134,6 +136,63 @@ export interface Snapshot {
   faultUses?: { byId: Record<string, number>; byKind: Record<string, number> };
   /** A replicated app database: its mode and every failover the nemesis made. */
   failover?: { mode: string; failovers: FailoverRecord[] };
+}
+
+/**
+ * A part of a team's system the nemesis may kill, pause and restart: a process group the
+ * target started (its leader's pid, and how to start it again), a `docker compose` service,
+ * or a systemd unit.
+ */
+export type Part =
+  | { pid: () => number; start: () => Promise<void> }
+  | { compose: string; file?: string }
+  | { systemd: string };
+
+/**
+ * How the nemesis acts on a part, the way its kind is told: signals to the process group,
+ * `docker compose kill|start|pause|unpause`, `systemctl kill --signal=...|restart`. A
+ * target's `kill`, `restart`, `pause` and `resume` call these by the part's name (`restart`
+ * then waits for the part's health check, which only the target knows).
+ *
+ * @example
+ * const parts = { web: controlPart({ compose: 'web' }), 'worker-1': controlPart({ systemd: 'shop-worker@1' }) };
+ * await parts.web.kill();
+ * await parts.web.restart();
+ */
+export function controlPart(
+  part: Part,
+): Record<'kill' | 'restart' | 'pause' | 'resume', () => Promise<void>> {
+  const run = async (command: string, args: string[]) => {
+    await promisify(execFile)(command, args);
+  };
+  if ('pid' in part) {
+    const signal = async (name: NodeJS.Signals) => {
+      process.kill(-part.pid(), name);
+    };
+    return {
+      kill: () => signal('SIGKILL'),
+      restart: part.start,
+      pause: () => signal('SIGSTOP'),
+      resume: () => signal('SIGCONT'),
+    };
+  }
+  if ('compose' in part) {
+    const file = part.file ? ['-f', part.file] : [];
+    const compose = (verb: string) => run('docker', ['compose', ...file, verb, part.compose]);
+    return {
+      kill: () => compose('kill'),
+      restart: () => compose('start'),
+      pause: () => compose('pause'),
+      resume: () => compose('unpause'),
+    };
+  }
+  const systemctl = (...args: string[]) => run('systemctl', [...args, part.systemd]);
+  return {
+    kill: () => systemctl('kill', '--signal=SIGKILL'),
+    restart: () => systemctl('restart'),
+    pause: () => systemctl('kill', '--signal=SIGSTOP'),
+    resume: () => systemctl('kill', '--signal=SIGCONT'),
+  };
 }
 
 /** How the nemesis crashes PostgreSQL. */
