@@ -19,16 +19,25 @@ export const PAY_OPERATIONS = {
 /** Which door a checkout attempt came through. */
 export type PayTransport = keyof typeof PAY_OPERATIONS;
 
-/** The lane of whoever sent the attempt: the shopper's browser, or a merchant's API client. */
-function attemptActor(transport: PayTransport): string {
-  return transport === 'trpc' ? 'browser' : 'api_client';
-}
-
 export interface PayAttempt {
   tenantId: string;
   paymentId: string;
   key: string;
   transport: PayTransport;
+}
+
+/**
+ * A `pay.attempt`: an arrow to the web lane from whoever sent it (the shopper's browser, or a
+ * merchant's API client).
+ */
+function payAttemptEvent(attempt: PayAttempt, detail: Record<string, unknown>): PaymentEventInput {
+  return {
+    tenantId: attempt.tenantId,
+    paymentId: attempt.paymentId,
+    actor: attempt.transport === 'trpc' ? 'browser' : 'api_client',
+    kind: 'pay.attempt',
+    detail: { to: 'web', key: attempt.key, transport: attempt.transport, ...detail },
+  };
 }
 
 /**
@@ -43,18 +52,11 @@ export function createdPaymentEvents(
   attempt: PayAttempt,
   commit: { job: string; downstreamKey: string; amount: number; currency: string },
 ): PaymentEventInput[] {
-  const { tenantId, paymentId } = attempt;
   return [
+    payAttemptEvent(attempt, { replayed: false }),
     {
-      tenantId,
-      paymentId,
-      actor: attemptActor(attempt.transport),
-      kind: 'pay.attempt',
-      detail: { to: 'web', key: attempt.key, transport: attempt.transport, replayed: false },
-    },
-    {
-      tenantId,
-      paymentId,
+      tenantId: attempt.tenantId,
+      paymentId: attempt.paymentId,
       actor: 'web',
       kind: 'payment.committed',
       detail: { ...commit, keyState: 'completed', status: 'processing' },
@@ -76,21 +78,7 @@ export async function recordReplayedAttempt(
   attempt: PayAttempt,
   source: 'payment' | 'stored_response',
 ): Promise<void> {
-  await recordPaymentEvents(db, [
-    {
-      tenantId: attempt.tenantId,
-      paymentId: attempt.paymentId,
-      actor: attemptActor(attempt.transport),
-      kind: 'pay.attempt',
-      detail: {
-        to: 'web',
-        key: attempt.key,
-        transport: attempt.transport,
-        replayed: true,
-        source,
-      },
-    },
-  ]);
+  await recordPaymentEvents(db, [payAttemptEvent(attempt, { replayed: true, source })]);
 }
 
 /**
@@ -131,14 +119,9 @@ export async function recordGuardAnswer(
   if (answer.outcome === 'refused') {
     const payment = await findPaymentByIdempotencyKey(db, tenantId, key);
     if (!payment) return;
+    const attempt = { tenantId, paymentId: payment.id, key, transport };
     await recordPaymentEvents(db, [
-      {
-        tenantId,
-        paymentId: payment.id,
-        actor: attemptActor(transport),
-        kind: 'pay.attempt',
-        detail: { to: 'web', key, transport, replayed: false, answer: answer.refusal ?? null },
-      },
+      payAttemptEvent(attempt, { replayed: false, answer: answer.refusal ?? null }),
     ]);
     return;
   }

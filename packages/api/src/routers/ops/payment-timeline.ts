@@ -7,6 +7,7 @@ import {
   type ProcessorLedger,
   ProcessorUnreachableError,
 } from '../../processor/processor-ledger.ts';
+import { isoTimes } from './iso-times.ts';
 import { chargesOfPayment, judgeLedgerVerdict, summariseCharges } from './ledger-verdict.ts';
 import type { PaymentTimeline, PaymentTimelineInput } from './payment-timeline.types.ts';
 
@@ -86,13 +87,7 @@ export async function paymentTimeline({
       createdAt: payment.createdAt.toISOString(),
       updatedAt: payment.updatedAt.toISOString(),
     },
-    events: events.map((event) => ({
-      seq: event.seq,
-      at: event.at.toISOString(),
-      actor: event.actor,
-      kind: event.kind,
-      detail: event.detail,
-    })),
+    events: events.map(({ tenantId, paymentId, ...event }) => isoTimes(event)),
     ledger,
   };
 }
