@@ -14,7 +14,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ProcessGroupTether } from '../system/process-group-tether.ts';
+import { ProcessGroupTether, signalGroup, signalProcess } from '../system/process-group-tether.ts';
 import { ensureHaPackages, POSTGRES_BIN_DIR } from './install.ts';
 import {
   CHAOS_TIMINGS,
@@ -55,18 +55,6 @@ function serviceUser(): { uid: number; gid: number; prefix: string[] } | undefin
   const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
   const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
   return { uid, gid, prefix: ['runuser', '-u', 'postgres', '--'] };
-}
-
-function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
-  if (pgid) signalProcess(-pgid, signal);
-}
-
-function signalProcess(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // Already gone.
-  }
 }
 
 export class HaCluster {

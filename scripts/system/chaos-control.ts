@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -206,23 +207,17 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
         return answer(res, 200, { switch: name, did });
       } catch (error) {
         cooldown.release(name, now);
-        if (error instanceof SwitchRefused && error.retryAfterSeconds !== undefined) {
-          return answer(res, 429, {
-            error: error.message,
-            retryAfterSeconds: error.retryAfterSeconds,
-          });
-        }
-        if (error instanceof SwitchRefused) return answer(res, 409, { error: error.message });
-        throw error;
+        if (!(error instanceof SwitchRefused)) throw error;
+        const { message, retryAfterSeconds } = error;
+        if (retryAfterSeconds === undefined) return answer(res, 409, { error: message });
+        return answer(res, 429, { error: message, retryAfterSeconds });
       }
     }
     return answer(res, 404, { error: 'not found' });
   };
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

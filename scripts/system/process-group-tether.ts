@@ -5,6 +5,20 @@ import { fileURLToPath } from 'node:url';
 
 const tetherScript = fileURLToPath(new URL('./process-group-tether.cjs', import.meta.url));
 
+/** Signals a process, if it still exists (a negative pid: its whole process group). */
+export function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Signals a process group (a child spawned with `detached: true`: its pid), if it exists. */
+export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
+  if (pgid) signalProcess(-pgid, signal);
+}
+
 /**
  * What this process has started, stopped by a process of its own (process-group-tether.cjs)
  * if this process dies first, however it dies: newest first, SIGTERM then SIGKILL. `release`

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
-import { ProcessGroupTether } from './process-group-tether.ts';
+import { ProcessGroupTether, signalGroup } from './process-group-tether.ts';
 import { RestartHistory, type RestartPolicy } from './restart-policy.ts';
 
 /** One part of the system, as the supervisor starts it. */
@@ -339,16 +339,6 @@ async function terminate(managed: ManagedProcess, graceMs: number): Promise<void
   clearTimeout(timer);
   // Anything the process spawned and left behind in its group goes too.
   signalGroup(pid, 'SIGKILL');
-}
-
-/** Signals a whole process group (the process and everything it spawned), if it still exists. */
-function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
 }
 
 async function waitForHealthy(url: string, timeoutMs: number): Promise<void> {

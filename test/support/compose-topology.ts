@@ -124,16 +124,13 @@ async function startPostgres(
   } finally {
     await admin.end({ timeout: 1 });
   }
-  const port = Number(new URL(pg.adminUrl).port);
-  const asUser = postgres({
-    host: '127.0.0.1',
-    port,
-    user,
-    password,
-    database,
-    max: 1,
-    onnotice: () => {},
+  const url = new URL(pg.adminUrl);
+  Object.assign(url, {
+    username: encodeURIComponent(user),
+    password: encodeURIComponent(password),
   });
+  url.pathname = `/${database}`;
+  const asUser = postgres(url.toString(), { max: 1, onnotice: () => {} });
   try {
     for (const volume of service.volumes) {
       const [source, target] = volume.split(':');
@@ -144,7 +141,7 @@ async function startPostgres(
   } finally {
     await asUser.end({ timeout: 1 });
   }
-  return { pg, port };
+  return { pg, port: Number(url.port) };
 }
 
 function spawnInstance(
@@ -185,18 +182,14 @@ function runHealthcheck(instance: ComposeInstance, cwd: string): Promise<boolean
   const [kind, ...rest] = test;
   const [program, ...args] =
     kind === 'CMD-SHELL' ? ['sh', '-c', rewrite(rest.join(' '))] : rest.map(rewrite);
-  return new Promise((resolve) => {
-    const check = spawn(program === 'node' ? process.execPath : program!, args, {
-      cwd,
-      env: instance.env,
-      stdio: 'ignore',
-    });
-    const timer = setTimeout(() => check.kill('SIGKILL'), 3_000);
-    check.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code === 0);
-    });
+  const check = spawn(program === 'node' ? process.execPath : program!, args, {
+    cwd,
+    env: instance.env,
+    stdio: 'ignore',
+    timeout: 3_000,
+    killSignal: 'SIGKILL',
   });
+  return new Promise((resolve) => check.once('exit', (code) => resolve(code === 0)));
 }
 
 function describeFailure(instance: ComposeInstance, what: string): Error {
@@ -207,12 +200,8 @@ function describeFailure(instance: ComposeInstance, what: string): Error {
 
 async function waitHealthy(instance: ComposeInstance, cwd: string, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  void instance.exited.then(() => {
-    exited = true;
-  });
   while (Date.now() < deadline) {
-    if (exited) {
+    if (instance.child.exitCode !== null || instance.child.signalCode !== null) {
       const { code, signal } = await instance.exited;
       throw describeFailure(instance, `exited (code ${code}, signal ${signal}) before healthy`);
     }
