@@ -110,14 +110,9 @@ export const overhead: Scenario = {
             'heartbeat or owner token. Its default adaptive pre-check reads the key before the handler only while recent ' +
             'requests found their keys taken (here every key is new: no read after the first few); `precheck: true` ' +
             '(always read first) adds one read-only primary-key SELECT per request.',
-          'Unguarded: 1 durable commit per request (payment + outbox job + NOTIFY). Guarded: 2 durable commits ' +
-            '(the reservation INSERT commits on its own so a concurrent retry sees it; the completion UPDATE rides ' +
-            'in the payment transaction via `ctx.idempotency.complete(tx, ...)`). So the physical floor is one extra ' +
-            'fsync-ed commit per request; with group commit under concurrency it costs less than a second full write.',
-          `Leased mode added ${round(extraMs)} ms to the median here. The floor row is the unguarded procedure plus one ` +
-            'prepared autocommit INSERT of a small row: what any durable reservation must pay at least. The gap between ' +
-            'the floor and the plugin is the library: the reservation is a wider row with two indexes, the completion ' +
-            'UPDATE rides in the payment batch, and their CPU (see `server CPU ms/req`).',
+          `Leased mode (2 durable commits: the reservation INSERT commits on its own so a concurrent retry sees it; ` +
+            `the completion UPDATE rides in the payment batch) added ${round(extraMs)} ms to the median here. The gap ` +
+            'between its floor and the plugin is the library: a wider row with two indexes, and their CPU (`server CPU ms/req`).',
           'Each goal is read against its floor in the same run, not against unguarded: no guard that writes its key to ' +
             'the same Postgres can cost less than the floor, so what a goal measures is the library above that write.',
         ],
