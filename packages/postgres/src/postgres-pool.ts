@@ -9,8 +9,6 @@ export interface CreateDatabaseClientOptions {
   /** Per-statement limit; a hung query must not hold a request forever. */
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
-  /** A transaction left open by a stalled process is ended by the server. */
-  idleInTransactionTimeoutMs?: number;
 }
 
 /**
@@ -36,7 +34,8 @@ export function openPostgresPool(url: string, options: CreateDatabaseClientOptio
       application_name: options.applicationName,
       statement_timeout: options.statementTimeoutMs ?? 15_000,
       lock_timeout: options.lockTimeoutMs ?? 5_000,
-      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 30_000,
+      // A transaction left open by a stalled process is ended by the server.
+      idle_in_transaction_session_timeout: 30_000,
     },
   });
 }

@@ -59,11 +59,6 @@ export interface ReconcileOptions {
    * back from the bank waits on it when the webhook is lost, so it starts short.
    */
   challengeRecheckBackoff?: BackoffPolicy;
-  /**
-   * Next look at an authorisation still held (default 1 min doubling to 1 h): the processor
-   * ends an uncaptured one by itself after its window, and the webhook saying so may be lost.
-   */
-  authorizationRecheckBackoff?: BackoffPolicy;
 }
 
 export interface ReconcileSummary {
@@ -95,10 +90,11 @@ const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_
 const DEFAULT_STUCK_AFTER_CHECKS = 5;
 const DEFAULT_CHALLENGE_ABANDON_AFTER_MS = 15 * 60_000;
 const DEFAULT_CHALLENGE_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 60_000 };
-const DEFAULT_AUTHORIZATION_RECHECK_BACKOFF: BackoffPolicy = {
-  baseMs: 60_000,
-  maxMs: 60 * 60_000,
-};
+/**
+ * Next look at an authorisation still held: the processor ends an uncaptured one by itself
+ * after its window, and the webhook saying so may be lost.
+ */
+const AUTHORIZATION_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 
 interface Candidate {
   tenant_id: string;
@@ -219,7 +215,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     processorFor: options.processorFor,
     log,
     olderThanMs: options.olderThanMs,
-    recheckBackoff: options.authorizationRecheckBackoff ?? DEFAULT_AUTHORIZATION_RECHECK_BACKOFF,
+    recheckBackoff: AUTHORIZATION_RECHECK_BACKOFF,
     batchSize: options.batchSize,
   });
   summary.examined += authorizations.examined;

@@ -12,17 +12,18 @@ export interface DatabaseRetryOptions {
   /** Checked between attempts so shutdown is not delayed by a database outage. */
   shouldStop?: () => boolean;
   /**
-   * Client-side limit of one attempt. Longer than the server's statement (15 s) and lock
-   * timeouts, so it only fires when the server never saw the query. Default 20 s.
-   */
-  hangTimeoutMs?: number;
-  /**
    * Called when an attempt hangs client-side past every server timeout (main.ts replaces
    * the pool: a postgres.js connection broken by a dropped backend can stop flushing
    * writes, and its queries would otherwise wait forever).
    */
   onHang?: () => void;
 }
+
+/**
+ * Client-side limit of one attempt. Longer than the server's statement (15 s) and lock
+ * timeouts, so it only fires when the server never saw the query.
+ */
+const HANG_TIMEOUT_MS = 20_000;
 
 /**
  * Runs `work` (one whole transaction) again after transient database errors, with
@@ -41,7 +42,7 @@ export async function withDatabaseRetry<T>(
   const baseDelayMs = options.baseDelayMs ?? 100;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withHangTimeout(work(), options.hangTimeoutMs ?? 20_000, options.onHang);
+      return await withHangTimeout(work(), HANG_TIMEOUT_MS, options.onHang);
     } catch (error) {
       if (!isTransientDatabaseError(error) || attempt >= attempts || options.shouldStop?.()) {
         throw error;

@@ -21,8 +21,6 @@ export interface WebhookBackfillOptions {
   store: WebhookEventStore;
   processorFor: (secretKey: string) => Stripe;
   log: Log;
-  /** Only events created this recently are listed (default: a day less than their record is kept). */
-  lookbackMs?: number;
 }
 
 export interface WebhookBackfillSummary {
@@ -42,10 +40,11 @@ export interface WebhookBackfillSummary {
 const BACKFILLED_TYPES = [...handledProcessorEventTypes, ...refundEventTypes];
 
 /**
- * Shorter than the event record's retention: an event listed again after it was applied is
- * always answered from its record, never applied anew. (Stripe lists events of 30 days.)
+ * How far back events are listed: a day less than the event record's retention, so an event
+ * listed again after it was applied is always answered from its record, never applied anew.
+ * (Stripe lists events of 30 days.)
  */
-const DEFAULT_LOOKBACK_MS = WEBHOOK_EVENT_RECORD_TTL_MS - 24 * 60 * 60 * 1000;
+const LOOKBACK_MS = WEBHOOK_EVENT_RECORD_TTL_MS - 24 * 60 * 60 * 1000;
 
 /** Events checked against their records at once. */
 const PAGE = 100;
@@ -77,9 +76,7 @@ export async function backfillWebhookEvents(
     ignored: 0,
     left: 0,
   };
-  const createdSince = Math.floor(
-    (Date.now() - (options.lookbackMs ?? DEFAULT_LOOKBACK_MS)) / 1000,
-  );
+  const createdSince = Math.floor((Date.now() - LOOKBACK_MS) / 1000);
   const accounts = await options.store.db
     .select({ id: tenants.id, secretKey: tenants.processorSecretKey })
     .from(tenants);
