@@ -142,28 +142,21 @@ export function isLocked(intent: StoredIntent<unknown> | undefined): boolean {
  *   belongs to another request; a validation refusal: every attempt of this input is refused);
  * - `not_run`: this attempt provably did not run (503 store unavailable, 429, 401), which
  *   says nothing about an EARLIER attempt of the same key: the status before it stands.
- *
- * @example
- * answerEffect('network'); // 'unconfirmed'
  */
-function answerEffect(
-  kind: Exclude<AttemptOutcomeKind, 'accepted'>,
-): 'unconfirmed' | 'definite' | 'not_run' {
-  switch (kind) {
-    case 'network':
-    case 'server_error':
-    case 'in_use':
-    case 'outcome_unknown':
-      return 'unconfirmed';
-    case 'key_reused':
-    case 'rejected':
-      return 'definite';
-    case 'store_unavailable':
-    case 'rate_limited':
-    case 'unauthenticated':
-      return 'not_run';
-  }
-}
+const ANSWER_EFFECT: Record<
+  Exclude<AttemptOutcomeKind, 'accepted'>,
+  'unconfirmed' | 'definite' | 'not_run'
+> = {
+  network: 'unconfirmed',
+  server_error: 'unconfirmed',
+  in_use: 'unconfirmed',
+  outcome_unknown: 'unconfirmed',
+  key_reused: 'definite',
+  rejected: 'definite',
+  store_unavailable: 'not_run',
+  rate_limited: 'not_run',
+  unauthenticated: 'not_run',
+};
 
 /**
  * Keeps ONE Idempotency-Key per intent of a scope, in storage that every tab of the origin
@@ -303,7 +296,7 @@ export class IdempotencyKeyManager<TIntent> {
   ): void {
     const stored = this.current();
     if (!stored || stored.key !== key || stored.status === 'accepted') return;
-    const effect = answerEffect(kind);
+    const effect = ANSWER_EFFECT[kind];
     const status: IntentStatus =
       effect === 'unconfirmed'
         ? 'unconfirmed'
