@@ -69,8 +69,6 @@ interface StartEmbeddedPostgresOptions {
    * and benchmarks); `fast` turns them off (tests: nothing survives an OS crash anyway).
    */
   durability?: 'durable' | 'fast';
-  /** Extra `-c name=value` server settings. */
-  settings?: Record<string, string | number>;
   /** A folder with `bin/initdb` and `bin/postgres` instead of the packaged binaries. */
   binariesDir?: string;
   log?: (line: string) => void;
@@ -145,7 +143,6 @@ async function startCluster(
     fsync: durable ? 'on' : 'off',
     synchronous_commit: durable ? 'on' : 'off',
     full_page_writes: durable ? 'on' : 'off',
-    ...options.settings,
   };
   const server = await startServer(binaries.postgres, dataDir, port, settings, user, log);
   const watchdog = startOrphanWatchdog(dataDir);

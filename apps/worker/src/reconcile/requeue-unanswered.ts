@@ -25,7 +25,7 @@ interface Unanswered {
  */
 export async function requeueUnansweredMoneyMoves(
   sql: postgres.Sql,
-  options: { olderThanMs: number; notify?: boolean; batchSize?: number },
+  options: { olderThanMs: number; notify?: boolean },
 ): Promise<number> {
   const idle = (table: string) => drizzleSql`
     ${drizzleSql.raw(table)}.status = 'unknown'
@@ -42,7 +42,7 @@ export async function requeueUnansweredMoneyMoves(
     union all
     select tenant_id, id, payment_id, 'refund', amount, downstream_key
     from refunds as refund where ${idle('refund')}
-    limit ${options.batchSize ?? 100}`,
+    limit 100`,
   );
   for (const row of rows) {
     await sql.begin(async (tx) => {
