@@ -1,16 +1,52 @@
-import type { PaymentStatus } from '@once/db/schema';
-import type { LedgerCharge } from '../../processor/processor-ledger.ts';
+import type { payments } from '@once/db/schema';
+import {
+  type LedgerCharge,
+  type ProcessorLedger,
+  ProcessorUnreachableError,
+} from '../../processor/processor-ledger.ts';
 import type { LedgerVerdict, ProcessorSide } from './ledger.types.ts';
 
-/** What the verdict needs of the app's payment. */
-export interface AppPaymentFacts {
-  tenantId: string;
-  paymentId: string;
-  status: PaymentStatus;
-  amount: number;
-  currency: string;
-  downstreamKey: string;
-  processorPaymentIntentId: string | null;
+/** What the verdict needs of the app's payment row. */
+export type AppPaymentFacts = Pick<
+  typeof payments.$inferSelect,
+  | 'tenantId'
+  | 'id'
+  | 'status'
+  | 'amount'
+  | 'currency'
+  | 'downstreamKey'
+  | 'processorPaymentIntentId'
+>;
+
+/**
+ * The charges on the tenant's processor account, or why there are none to compare with: the
+ * tenant has no account, or the processor could not be asked (its error). The cockpit still
+ * answers the app's side then: an operator needs it most when the processor is in trouble.
+ *
+ * @example
+ * const asked = await ledgerChargesOf(processorLedger, 'acct_tenant_a');
+ * if (asked.charges === null) asked.processorError; // 'processor ledger not reachable (...)'
+ */
+export async function ledgerChargesOf(
+  ledger: ProcessorLedger,
+  accountId: string | null,
+): Promise<
+  | { charges: LedgerCharge[] }
+  | { charges: null; processor: 'no_account' | 'unreachable'; processorError: string }
+> {
+  if (!accountId) {
+    return {
+      charges: null,
+      processor: 'no_account',
+      processorError: 'the tenant has no processor account',
+    };
+  }
+  try {
+    return { charges: await ledger.chargesOf(accountId) };
+  } catch (error) {
+    if (!(error instanceof ProcessorUnreachableError)) throw error;
+    return { charges: null, processor: 'unreachable', processorError: error.message };
+  }
 }
 
 /**
@@ -30,7 +66,7 @@ export function chargesOfPayment(
     .filter(
       (charge) =>
         charge.idempotencyKey === payment.downstreamKey ||
-        (charge.metadata.payment_id === payment.paymentId &&
+        (charge.metadata.payment_id === payment.id &&
           (charge.metadata.tenant_id === undefined ||
             charge.metadata.tenant_id === payment.tenantId)),
     )

@@ -36,7 +36,7 @@ const statuses: PaymentStatus[] = ['processing', 'succeeded', 'declined', 'unkno
 function facts(overrides: Partial<AppPaymentFacts> = {}): AppPaymentFacts {
   return {
     tenantId: 'tenant_a',
-    paymentId: 'pay_1',
+    id: 'pay_1',
     status: 'succeeded',
     amount: 2599,
     currency: 'usd',

@@ -2,22 +2,22 @@ import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
-import {
-  type LedgerCharge,
-  type ProcessorLedger,
-  ProcessorUnreachableError,
-} from '../../processor/processor-ledger.ts';
+import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
 import type { OpsLedgerResult, OpsLedgerRow } from './ledger.types.ts';
-import { chargesOfPayment, judgeLedgerVerdict, summariseCharges } from './ledger-verdict.ts';
+import {
+  chargesOfPayment,
+  judgeLedgerVerdict,
+  ledgerChargesOf,
+  summariseCharges,
+} from './ledger-verdict.ts';
 import type { OpsListInput } from './list.types.ts';
 import { latestPaymentsOf } from './payments.ts';
 
 /**
  * The tenant's latest payments next to the processor's ledger: how many successful charges
- * the processor holds for each, with which PaymentIntent and amount, and a verdict. The
- * ledger is read over the processor's admin API; if that fails, the app side is still
- * answered (`processor: 'unreachable'`, every verdict `unverified`) rather than an error,
- * because an operator needs the cockpit most when the processor is in trouble.
+ * the processor holds for each, with which PaymentIntent and amount, and a verdict. If the
+ * ledger cannot be read, the app side is still answered (`processor: 'unreachable'`, every
+ * verdict `unverified`) rather than an error (see `ledgerChargesOf`).
  *
  * @example
  * const result = await compareWithProcessorLedger({
@@ -43,35 +43,15 @@ export async function compareWithProcessorLedger({
   // (true at that instant). The other order would show a payment that succeeded in between
   // as `succeeded_without_charge`, a false alarm.
   const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
-
-  let charges: LedgerCharge[] | null = null;
-  let processorError: string | null = null;
-  if (accountId) {
-    try {
-      charges = await ctx.processorLedger.chargesOf(accountId);
-    } catch (error) {
-      if (!(error instanceof ProcessorUnreachableError)) throw error;
-      processorError = error.message;
-    }
-  } else {
-    processorError = 'the tenant has no processor account';
-  }
-
+  const asked = await ledgerChargesOf(ctx.processorLedger, accountId);
+  const { charges } = asked;
+  const processorError = asked.charges ? null : asked.processorError;
   return {
-    processor: charges ? 'reachable' : accountId ? 'unreachable' : 'no_account',
+    processor: asked.charges ? 'reachable' : asked.processor,
     processorAccountId: accountId,
     processorError,
     checkedAt: ctx.clock.now().toISOString(),
     rows: rows.map((row): OpsLedgerRow => {
-      const facts = {
-        tenantId: row.tenantId,
-        paymentId: row.id,
-        status: row.status,
-        amount: row.amount,
-        currency: row.currency,
-        downstreamKey: row.downstreamKey,
-        processorPaymentIntentId: row.processorPaymentIntentId,
-      };
       const base = {
         paymentId: row.id,
         appStatus: row.status,
@@ -89,8 +69,8 @@ export async function compareWithProcessorLedger({
           reason: processorError ?? 'processor not asked',
         };
       }
-      const side = summariseCharges(chargesOfPayment(facts, charges));
-      return { ...base, processor: side, ...judgeLedgerVerdict(facts, side) };
+      const side = summariseCharges(chargesOfPayment(row, charges));
+      return { ...base, processor: side, ...judgeLedgerVerdict(row, side) };
     }),
   };
 }

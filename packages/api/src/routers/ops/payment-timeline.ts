@@ -3,12 +3,14 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
-import {
-  type ProcessorLedger,
-  ProcessorUnreachableError,
-} from '../../processor/processor-ledger.ts';
+import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
 import { isoTimes } from './iso-times.ts';
-import { chargesOfPayment, judgeLedgerVerdict, summariseCharges } from './ledger-verdict.ts';
+import {
+  chargesOfPayment,
+  judgeLedgerVerdict,
+  ledgerChargesOf,
+  summariseCharges,
+} from './ledger-verdict.ts';
 import type { PaymentTimeline, PaymentTimelineInput } from './payment-timeline.types.ts';
 
 /**
@@ -43,35 +45,20 @@ export async function paymentTimeline({
     .where(and(eq(paymentEvents.tenantId, ctx.tenantId), eq(paymentEvents.paymentId, payment.id)))
     .orderBy(asc(paymentEvents.seq));
 
-  const facts = {
-    tenantId: payment.tenantId,
-    paymentId: payment.id,
-    status: payment.status,
-    amount: payment.amount,
-    currency: payment.currency,
-    downstreamKey: payment.downstreamKey,
-    processorPaymentIntentId: payment.processorPaymentIntentId,
-  };
   const checkedAt = ctx.clock.now().toISOString();
+  const asked = await ledgerChargesOf(ctx.processorLedger, processorAccountId);
   let ledger: PaymentTimeline['ledger'];
-  if (!processorAccountId) {
-    ledger = unverified('no_account', 'the tenant has no processor account', checkedAt);
+  if (asked.charges) {
+    const side = summariseCharges(chargesOfPayment(payment, asked.charges));
+    ledger = {
+      processor: 'reachable',
+      processorError: null,
+      side,
+      ...judgeLedgerVerdict(payment, side),
+      checkedAt,
+    };
   } else {
-    try {
-      const side = summariseCharges(
-        chargesOfPayment(facts, await ctx.processorLedger.chargesOf(processorAccountId)),
-      );
-      ledger = {
-        processor: 'reachable',
-        processorError: null,
-        side,
-        ...judgeLedgerVerdict(facts, side),
-        checkedAt,
-      };
-    } catch (error) {
-      if (!(error instanceof ProcessorUnreachableError)) throw error;
-      ledger = unverified('unreachable', error.message, checkedAt);
-    }
+    ledger = unverified(asked.processor, asked.processorError, checkedAt);
   }
 
   return {
