@@ -60,6 +60,40 @@ for (const level of LEVELS) {
       }
     });
 
+    it('a burst of 30 new keys from one principal against a cap of 3 acquires 3, refuses 27', async () => {
+      const store = createDrizzleStore(drizzle(client));
+      const run = globalThis.crypto.randomUUID().slice(0, 8);
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          store
+            .reserve({
+              tenantId: `burst-${run}`,
+              operation: 'burst.pay',
+              key: `burst-${run}-${i}`,
+              principal: 'session-1',
+              fingerprint: 'f',
+              ownerToken: globalThis.crypto.randomUUID(),
+              leaseMs: 60_000,
+              ttlMs: 60_000,
+              onExpiredLease: 'resume',
+              rateLimit: { maxNewKeys: 3, windowMs: 7 * 24 * 60 * 60_000 },
+            })
+            .then(
+              (r) => r.kind,
+              (error: Error) => `threw: ${error.message}`,
+            ),
+        ),
+      );
+      const count = (kind: string) => results.filter((r) => r === kind).length;
+      expect(
+        { acquired: count('acquired'), rate_limited: count('rate_limited') },
+        results.join(),
+      ).toEqual({
+        acquired: 3,
+        rate_limited: 27,
+      });
+    });
+
     // A limit, not a contract case: the holder's own heartbeat (renew) commits a newer version
     // of the key's row while its business transaction runs; under REPEATABLE READ and
     // SERIALIZABLE that transaction's `complete` then fails with 40001 and rolls back. The key
