@@ -119,8 +119,6 @@ export function createApiDependencies(options: {
   newKeyWindowMs?: number;
   processorLedger?: ProcessorLedger;
   processorWebhooks?: ProcessorWebhookDeliveries;
-  /** Checkout key retention, ms; default `ONCE_CHECKOUT_KEY_TTL_MS` from `env`, else 24 h. */
-  checkoutKeyTtlMs?: number;
   /** Default `ONCE_OUTBOX_NOTIFY` from `env`, else true. */
   outboxNotify?: boolean;
 }): ApiDependencies {
@@ -135,11 +133,7 @@ export function createApiDependencies(options: {
     0,
   );
   const newKeyWindowMs = wholeNumberAtLeast('newKeyWindowMs', options.newKeyWindowMs ?? 60_000, 1);
-  const checkoutKeyTtlMs = wholeNumberAtLeast(
-    'checkoutKeyTtlMs',
-    options.checkoutKeyTtlMs ?? fromEnv?.checkoutKeyTtlMs ?? DEFAULT_CHECKOUT_KEY_TTL_MS,
-    1,
-  );
+  const checkoutKeyTtlMs = fromEnv?.checkoutKeyTtlMs ?? DEFAULT_CHECKOUT_KEY_TTL_MS;
   const processorAdmin = fromEnv?.processorUrl
     ? { url: fromEnv.processorUrl, adminToken: fromEnv.processorAdminToken }
     : undefined;

@@ -3,45 +3,35 @@ import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
 import { findTenantByApiKey } from '../../auth/authenticate.ts';
 import { operatorCodeMatches } from '../../auth/operator-code.ts';
-import {
-  type OperatorCodeThrottle,
-  SIGN_IN_COOKIE_NAME,
-  signInCookie,
-} from '../../auth/operator-code-throttle.ts';
-import type { OperatorSessions } from '../../auth/operator-sessions.ts';
+import { SIGN_IN_COOKIE_NAME, signInCookie } from '../../auth/operator-code-throttle.ts';
 import {
   readCookie,
   type SessionRole,
   sessionSetCookie,
   signSessionValue,
 } from '../../auth/session-cookie.ts';
-import type { SessionStartLimiter, SessionStartRefusal } from '../../auth/session-start-limit.ts';
-import type { Database } from '../../database.ts';
+import type { SessionStartRefusal } from '../../auth/session-start-limit.ts';
+import type { Context } from '../../context.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import type { SessionView, StartSessionInput } from './start.types.ts';
 
-export interface StartSessionContext {
-  db: Database;
+type StartSessionContext = Pick<
+  Context,
+  | 'db'
+  | 'sessionSecret'
+  | 'allowDemoLogin'
+  | 'operatorCode'
+  | 'sessionStartLimiter'
+  | 'operatorCodeThrottle'
+  | 'operatorSessions'
+  | 'headers'
+  | 'secure'
+  | 'resHeaders'
+> & {
   now: Date;
-  sessionSecret: string;
-  /** Whether `{ demoTenantId }` is accepted (demo deployments only). */
-  allowDemoLogin: boolean;
-  /** What `{ demoTenantId, role: 'operator' }` must give as `operatorCode`; unset refuses it. */
-  operatorCode: string | undefined;
-  /** Per-address and per-tenant counters; unset: unlimited. */
-  sessionStartLimiter: SessionStartLimiter | undefined;
-  /** Wrong operator codes per browser. */
-  operatorCodeThrottle: OperatorCodeThrottle;
-  /** Where an operator session is recorded, so it can be ended. */
-  operatorSessions: OperatorSessions;
   /** The client's address key (`clientAddressKey`), what attempts are counted against. */
   clientAddress: string;
-  /** The request's headers (the browser's `once_signin` cookie). */
-  headers: Headers;
-  /** Whether the request came over https (sets the cookie's Secure flag). */
-  secure: boolean;
-  resHeaders: Headers;
-}
+};
 
 const REFUSED_AS: Record<SessionStartRefusal['limit'], string> = {
   address: 'Too many sign-ins from this address',
