@@ -3,6 +3,8 @@ import { sql as raw } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotency } from '../../core/engine.ts';
+import { isIdempotencyError } from '../../core/errors.ts';
 import { INITIAL_RECOVERY_POINT } from '../../core/types.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import {
@@ -93,6 +95,46 @@ for (const level of LEVELS) {
         rate_limited: 27,
       });
     });
+
+    for (const mode of ['leased', 'atomic'] as const) {
+      it(`the engine in ${mode} mode: 16 concurrent duplicates of a key run it once`, async () => {
+        const db = drizzle(client);
+        const idempotency = createIdempotency({
+          store: createDrizzleStore(db),
+          defaults: { mode },
+        });
+        const key = `dup-${mode}-${globalThis.crypto.randomUUID()}`;
+        let runs = 0;
+        const outcomes = await Promise.all(
+          Array.from({ length: 16 }, () =>
+            idempotency
+              .execute({ tenantId: 't', operation: 'pay', key, fingerprint: 'f' }, (exec) =>
+                db.transaction(async (tx) => {
+                  runs++;
+                  await tx.execute(raw`select pg_sleep(0.02)`);
+                  const response = { status: 201, headers: {}, body: '{}' };
+                  await exec.complete(tx, response);
+                  return response;
+                }),
+              )
+              .then(
+                (outcome) => outcome.kind,
+                (error) => (isIdempotencyError(error) ? error.code : `threw: ${error}`),
+              ),
+          ),
+        );
+        expect(
+          outcomes.filter((o) => o === 'executed'),
+          outcomes.join(),
+        ).toHaveLength(1);
+        expect(
+          outcomes.every((o) => ['executed', 'replayed', 'idempotency_key_in_use'].includes(o)),
+          outcomes.join(),
+        ).toBe(true);
+        // Atomic mode runs a handler per duplicate; only one transaction commits.
+        if (mode === 'leased') expect(runs).toBe(1);
+      });
+    }
 
     // A limit, not a contract case: the holder's own heartbeat (renew) commits a newer version
     // of the key's row while its business transaction runs; under REPEATABLE READ and
