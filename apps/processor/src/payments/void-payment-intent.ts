@@ -1,8 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { ProcessorTransaction } from '../db/client.ts';
-import { charges, paymentIntents } from '../db/schema/index.ts';
-import { enqueueEvent } from '../webhooks/enqueue-event.ts';
-import { renderPaymentIntent } from './render-objects.ts';
+import { charges, type paymentIntents } from '../db/schema/index.ts';
+import { updateAndAnnounce } from './charge-payment-intent.ts';
 
 type PaymentIntentRow = typeof paymentIntents.$inferSelect;
 
@@ -19,16 +18,17 @@ export async function voidPaymentIntent(
   tx: ProcessorTransaction,
   intent: PaymentIntentRow,
   cancellation: { reason: string | null; idempotencyKey: string | null },
-): Promise<Record<string, unknown>> {
+): Promise<ReturnType<typeof updateAndAnnounce>> {
   if (intent.status === 'requires_capture' && intent.latestCharge) {
     await tx
       .update(charges)
       .set({ amountRefunded: sql`${charges.amount}` })
       .where(eq(charges.id, intent.latestCharge));
   }
-  const [updated] = await tx
-    .update(paymentIntents)
-    .set({
+  return updateAndAnnounce(
+    tx,
+    intent,
+    {
       status: 'canceled',
       cancellationReason: cancellation.reason,
       canceledAt: sql`now()`,
@@ -36,15 +36,8 @@ export async function voidPaymentIntent(
       captureBefore: null,
       nextAction: null,
       actionIdempotencyKey: null,
-    })
-    .where(eq(paymentIntents.id, intent.id))
-    .returning();
-  const rendered = renderPaymentIntent(updated!);
-  await enqueueEvent(tx, {
-    accountId: intent.accountId,
-    type: 'payment_intent.canceled',
-    object: rendered,
-    idempotencyKey: cancellation.idempotencyKey,
-  });
-  return rendered;
+    },
+    'payment_intent.canceled',
+    cancellation.idempotencyKey,
+  );
 }
