@@ -38,8 +38,8 @@ export interface FetchIdempotencyOptions {
   /**
    * Told how each guarded request with a key was answered (executed, replayed from the key,
    * or refused by it: 409, 422) and what the key holds (a refusal: its status, no body), e.g.
-   * to record a replay or a refusal where the handler cannot see it. Runs
-   * once the answer is decided, before it is sent; what it throws is logged and dropped.
+   * to record a replay or a refusal where the handler cannot see it. Runs once the answer is
+   * decided, before it is sent; what it throws is logged and dropped.
    */
   onAnswered?: (answer: FetchAnswer, request: Request) => unknown;
 }

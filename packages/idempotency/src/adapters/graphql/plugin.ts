@@ -41,8 +41,8 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
   /**
    * Told how each guarded mutation with a key was answered (executed, replayed from the key,
    * or refused by it: 409, 422) with the result sent and the guarded field's response key in
-   * it, e.g. to record a replay or a refusal the resolver never sees. Runs once the answer is decided, before it is sent; what
-   * it throws is logged and dropped.
+   * it, e.g. to record a replay or a refusal the resolver never sees. Runs once the answer is
+   * decided, before it is sent; what it throws is logged and dropped.
    */
   onAnswered?: (answer: GraphqlAnswer, context: TContext) => unknown;
 }

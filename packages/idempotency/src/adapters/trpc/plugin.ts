@@ -79,8 +79,8 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
   /**
    * Told how each guarded call with a key was answered (executed, replayed from the key, or
    * refused by it: 409, 422) with the procedure's result (`data`; undefined when the answer
-   * is an error), e.g. to record a replay or a refusal the procedure never sees. Runs once the answer is decided, before it is
-   * returned; what it throws is logged and dropped.
+   * is an error), e.g. to record a replay or a refusal the procedure never sees. Runs once the
+   * answer is decided, before it is returned; what it throws is logged and dropped.
    */
   onAnswered?: (answer: TrpcAnswer, ctx: TContext) => unknown;
 }
