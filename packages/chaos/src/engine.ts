@@ -7,7 +7,7 @@ import { History } from './history.ts';
 import { runNemesis } from './nemesis.ts';
 import { type RunSummary, runJunit, runReport, timelineSvg } from './report.ts';
 import { type ChaosProfile, type IntentPlan, planRun } from './schedule.ts';
-import type { ChaosTarget, ClientContext } from './target.ts';
+import type { AppPayment, ChaosTarget, ClientContext } from './target.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -189,20 +189,17 @@ export async function runChaos(
     keyTtlMs: target.keyTtlMs,
     startedAt: history.startedAt,
   });
-  const usedKeys = new Set(
-    history.events.flatMap((e) =>
-      'op' in e && e.key ? [`${e.intent}\u0000${e.tenantId}\u0000${e.key}`] : [],
-    ),
-  );
+  // Each intent's payment: the one of the first key its clients sent that holds one.
   const paymentOfKey = new Map(
     snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.idempotencyKey}`, p]),
   );
-  const reached = plan.intents.map((i) =>
-    [...usedKeys]
-      .filter((k) => k.startsWith(`${i.id}\u0000`))
-      .map((k) => paymentOfKey.get(k.slice(i.id.length + 1)))
-      .find(Boolean),
-  );
+  const paymentOfIntent = new Map<string, AppPayment>();
+  for (const e of history.events) {
+    if (!('op' in e) || paymentOfIntent.has(e.intent)) continue;
+    const payment = paymentOfKey.get(`${e.tenantId}\u0000${e.key}`);
+    if (payment) paymentOfIntent.set(e.intent, payment);
+  }
+  const reached = plan.intents.map((i) => paymentOfIntent.get(i.id));
   const withPayment = reached.filter(Boolean).length;
   const browserWithPayment = reached.filter(
     (p, i) => p && plan.intents[i]!.transport === 'browser',
@@ -235,14 +232,16 @@ export async function runChaos(
     coverage,
   };
   const markdown = runReport(summary, history.events, snapshot, history.startedAt);
-  writeFileSync(path.join(options.outDir, 'plan.json'), JSON.stringify(plan, null, 2));
-  writeFileSync(path.join(options.outDir, 'snapshot.json'), JSON.stringify(snapshot, null, 2));
-  writeFileSync(
-    path.join(options.outDir, 'violations.json'),
-    JSON.stringify(check.violations, null, 2),
-  );
-  writeFileSync(path.join(options.outDir, 'report.md'), markdown);
-  writeFileSync(path.join(options.outDir, 'junit.xml'), runJunit(summary));
-  writeFileSync(path.join(options.outDir, 'timeline.svg'), timelineSvg(history.events));
+  const json = (value: unknown) => JSON.stringify(value, null, 2);
+  for (const [name, text] of Object.entries({
+    'plan.json': json(plan),
+    'snapshot.json': json(snapshot),
+    'violations.json': json(check.violations),
+    'report.md': markdown,
+    'junit.xml': runJunit(summary),
+    'timeline.svg': timelineSvg(history.events),
+  })) {
+    writeFileSync(path.join(options.outDir, name), text);
+  }
   return { ...summary, outDir: options.outDir, markdown };
 }

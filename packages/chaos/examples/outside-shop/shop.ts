@@ -17,6 +17,11 @@ export interface ShopBugs {
   noReplay?: boolean;
   /** The charge goes to the processor without an Idempotency-Key of the shop's own. */
   noDownstreamKey?: boolean;
+  /**
+   * The processor's Idempotency-Key hashes the order with when it was sent: every retry is a
+   * new key, and a second charge (adyen-commercetools #1305).
+   */
+  volatileKey?: boolean;
 }
 
 /** The switches from the environment: `SHOP_BUG_CHECK_THEN_ACT=1` and so on. */
@@ -26,6 +31,7 @@ export function bugsFromEnv(env: NodeJS.ProcessEnv = process.env): ShopBugs {
     keyOnSuccessOnly: env.SHOP_BUG_KEY_ON_SUCCESS_ONLY === '1',
     noReplay: env.SHOP_BUG_NO_REPLAY === '1',
     noDownstreamKey: env.SHOP_BUG_NO_DOWNSTREAM_KEY === '1',
+    volatileKey: env.SHOP_BUG_VOLATILE_KEY === '1',
   };
 }
 
@@ -81,7 +87,7 @@ export async function startShop(options: ShopOptions) {
         confirm: true,
         metadata: { checkout_key: key },
       },
-      bugs.noDownstreamKey ? {} : { idempotencyKey: `shop-checkout-${key}` },
+      bugs.noDownstreamKey ? {} : { idempotencyKey: downstreamKey(key, input) },
     );
     const [order] = await sql<{ id: number }[]>`
       insert into orders (checkout_key, payment_intent, amount)
@@ -91,6 +97,13 @@ export async function startShop(options: ShopOptions) {
       body: JSON.stringify({ order: order!.id, payment_intent: intent.id, status: intent.status }),
     };
   };
+
+  const downstreamKey = (key: string, input: { amount: number; currency: string }) =>
+    bugs.volatileKey
+      ? createHash('sha256')
+          .update(JSON.stringify({ ...input, sentAt: new Date().toISOString() }))
+          .digest('hex')
+      : `shop-checkout-${key}`;
 
   const checkout = async (key: string | null, raw: string) => {
     if (!key) return problem(400, 'idempotency-key-missing', 'Idempotency-Key is required');
