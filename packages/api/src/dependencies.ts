@@ -89,12 +89,10 @@ function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
 /**
  * Builds the API's dependencies over one database client.
  *
- * With `env` (the web app passes `process.env`), the new-key rate limit, the checkout key
- * retention and the processor's admin API come from `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE`
- * (default 600, 0 = off), `ONCE_CHECKOUT_KEY_TTL_MS` (default 24 h), `PROCESSOR_URL` and
- * `PROCESSOR_ADMIN_TOKEN` (see `readApiEnv`). Explicit options win over
- * `env`. Without either, there is no rate limit and `ops.ledger` reports the processor as
- * unreachable: library callers (tests, the benchmark server) opt in.
+ * With `env` (the web app passes `process.env`), what no option gives comes from the API's
+ * environment (`readApiEnv`): explicit options win. Without either, there is no rate limit and
+ * `ops.ledger` reports the processor as unreachable: library callers (tests, the benchmark
+ * server) opt in.
  *
  * @example
  * const deps = createApiDependencies({ db, sessionSecret: process.env.SESSION_SECRET!, env: process.env });

@@ -131,7 +131,6 @@ export async function seedDemoData(
   await db.transaction(async (tx) => {
     for (const tenant of data) {
       const row = {
-        id: tenant.id,
         name: tenant.name,
         apiKeySha256: hashApiKey(tenant.apiKey),
         processorSecretKey: tenant.processorSecretKey,
@@ -139,16 +138,8 @@ export async function seedDemoData(
       };
       await tx
         .insert(tenants)
-        .values(row)
-        .onConflictDoUpdate({
-          target: tenants.id,
-          set: {
-            name: row.name,
-            apiKeySha256: row.apiKeySha256,
-            processorSecretKey: row.processorSecretKey,
-            processorAccountId: row.processorAccountId,
-          },
-        });
+        .values({ id: tenant.id, ...row })
+        .onConflictDoUpdate({ target: tenants.id, set: row });
       // A rotated key ends the operator sessions the old one opened, in the same commit.
       await tx
         .update(operatorSessions)

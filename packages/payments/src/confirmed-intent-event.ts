@@ -1,18 +1,10 @@
 import type { ProcessorPaymentIntentEvent } from './apply-processor-event.ts';
 
 /** The fields of a processor (Stripe-shaped) PaymentIntent, as the processor answers when asked. */
-export interface ProcessorPaymentIntent {
-  id: string;
-  status: string;
-  amount: number;
-  currency: string;
-  cancellation_reason?: string | null;
-  last_payment_error?: {
-    code?: string | null;
-    decline_code?: string | null;
-    message?: string | null;
-  } | null;
-}
+export type ProcessorPaymentIntent = Omit<
+  ProcessorPaymentIntentEvent['data']['object'],
+  'metadata'
+> & { status: string };
 
 /**
  * The event to apply, built from the intent the processor returned when asked (its status,
