@@ -16,15 +16,10 @@ export interface BenchRedis {
  * The redis-server binary: `REDIS_SERVER` when set, else the first `redis-server` on PATH or in
  * the usual system directories; undefined when there is none.
  */
-function findRedisServer(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.REDIS_SERVER) return existsSync(env.REDIS_SERVER) ? env.REDIS_SERVER : undefined;
-  const dirs = [
-    ...(env.PATH ?? '').split(path.delimiter),
-    '/usr/bin',
-    '/usr/local/bin',
-    '/usr/sbin',
-  ];
-  return dirs
+function findRedisServer(): string | undefined {
+  const { REDIS_SERVER, PATH = '' } = process.env;
+  if (REDIS_SERVER) return existsSync(REDIS_SERVER) ? REDIS_SERVER : undefined;
+  return [...PATH.split(path.delimiter), '/usr/bin', '/usr/local/bin', '/usr/sbin']
     .filter(Boolean)
     .map((dir) => path.join(dir, 'redis-server'))
     .find((file) => existsSync(file));
@@ -43,10 +38,9 @@ export function redisAvailable(): boolean {
 export async function startBenchRedis(): Promise<BenchRedis> {
   const port = await findFreePort();
   let child = await startServer(port);
-  const version = child.version;
   return {
     url: `redis://127.0.0.1:${port}`,
-    version,
+    version: child.version,
     async restart() {
       await stopServer(child.process);
       child = await startServer(port);

@@ -55,16 +55,11 @@ export async function startNodeProcess(options: {
     if (output.length > 40) output.shift();
     options.onLine?.(line);
   };
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new Error(
-            `${options.name} not ready after ${options.timeoutMs ?? 60_000} ms:\n${output.join('\n')}`,
-          ),
-        ),
-      options.timeoutMs ?? 60_000,
-    );
+    const timer = setTimeout(() => {
+      reject(new Error(`${options.name} not ready after ${timeoutMs} ms:\n${output.join('\n')}`));
+    }, timeoutMs);
     const readyLine = options.ready instanceof RegExp ? options.ready : undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
       remember(line);
