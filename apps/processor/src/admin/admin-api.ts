@@ -5,7 +5,8 @@ import { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts, ledgerEntries } from '../db/schema/index.ts';
 import {
-  isLimitFaultKind,
+  FAULT_KINDS,
+  type FaultKind,
   isMutatingOperation,
   isReadFaultKind,
   isReadOperation,
@@ -106,18 +107,9 @@ export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: Admi
   app.post('/admin/faults', async (c) => {
     const body = (await c.req.json()) as Record<string, unknown>;
     const account = await requireAccount(db, body.account);
-    const kind = body.kind;
-    if (
-      typeof kind !== 'string' ||
-      !(
-        isRequestFaultKind(kind) ||
-        isLimitFaultKind(kind) ||
-        isReadFaultKind(kind) ||
-        isWebhookFaultKind(kind)
-      )
-    ) {
+    const kind = body.kind as FaultKind;
+    if (!FAULT_KINDS.includes(kind))
       throw new AdminError(400, `Unknown fault kind: ${String(kind)}.`);
-    }
     const count = body.count ?? 1;
     if (!Number.isInteger(count) || (count as number) < 1) {
       throw new AdminError(400, 'count must be a positive integer.');

@@ -48,14 +48,11 @@ export const FAULT_KINDS = [
 export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
 export type LimitFaultKind = (typeof LIMIT_FAULT_KINDS)[number];
 export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
-export type ReadFaultKind = (typeof READ_FAULT_KINDS)[number];
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export const isRequestFaultKind = (kind: string): kind is RequestFaultKind =>
   (REQUEST_FAULT_KINDS as readonly string[]).includes(kind);
-export const isLimitFaultKind = (kind: string): kind is LimitFaultKind =>
-  (LIMIT_FAULT_KINDS as readonly string[]).includes(kind);
-export const isReadFaultKind = (kind: string): kind is ReadFaultKind =>
+export const isReadFaultKind = (kind: string): kind is (typeof READ_FAULT_KINDS)[number] =>
   (READ_FAULT_KINDS as readonly string[]).includes(kind);
 export const isWebhookFaultKind = (kind: string): kind is WebhookFaultKind =>
   (WEBHOOK_FAULT_KINDS as readonly string[]).includes(kind);
