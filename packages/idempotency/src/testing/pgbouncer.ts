@@ -14,21 +14,12 @@ export interface PgBouncer {
   /** SIGKILL, then start again on the same port: every client connection is dropped. */
   restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
-  /** Everything PgBouncer logged, for a failing test's message. */
-  log(): string;
-}
-
-export interface PgBouncerOptions {
-  /** `pool_mode`: `transaction` is the one that saves connections, and the one that breaks sessions. */
-  poolMode?: 'session' | 'transaction' | 'statement';
-  /** Server connections per database and user (`default_pool_size`). */
-  poolSize?: number;
 }
 
 /**
- * A real PgBouncer in front of the cluster at `adminUrl` (the test run's embedded PostgreSQL):
- * its own ini and auth file in a private temporary directory, a free port on 127.0.0.1, no
- * Unix socket. It refuses to run as root ("PgBouncer should not run as root"), so as root it
+ * A real PgBouncer in transaction mode in front of the cluster at `adminUrl` (the test run's
+ * embedded PostgreSQL): its own ini and auth file in a private temporary directory, a free
+ * port on 127.0.0.1, no Unix socket. It refuses to run as root ("PgBouncer should not run as root"), so as root it
  * is started with `-u` as the `postgres` user (or `nobody`), which owns that directory.
  *
  * @example
@@ -37,7 +28,8 @@ export interface PgBouncerOptions {
  */
 export async function startPgBouncer(
   adminUrl: string,
-  options: PgBouncerOptions = {},
+  /** Server connections per database and user (`default_pool_size`). */
+  options: { poolSize?: number } = {},
 ): Promise<PgBouncer> {
   if (!existsSync(PGBOUNCER)) {
     throw new Error(
@@ -62,7 +54,7 @@ export async function startPgBouncer(
       'unix_socket_dir =',
       'auth_type = scram-sha-256',
       `auth_file = ${authFile}`,
-      `pool_mode = ${options.poolMode ?? 'transaction'}`,
+      'pool_mode = transaction',
       `default_pool_size = ${options.poolSize ?? 4}`,
       'max_client_conn = 500',
       // node-postgres and postgres.js send it at startup; PgBouncer would refuse the connection.
@@ -125,7 +117,6 @@ export async function startPgBouncer(
       await kill('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },
-    log: () => output,
   };
 }
 
