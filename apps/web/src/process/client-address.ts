@@ -13,9 +13,6 @@ import { CLIENT_ADDRESS_HEADER } from '@once/api/auth';
  * LAST entry of `X-Forwarded-For` is taken: the address the proxy itself saw (entries before it
  * are whatever the client claimed). Only set it when a proxy that appends to that header is the
  * one way in.
- *
- * @example
- * createServer((req, res) => { stampClientAddress(req, config.trustProxy); void handle(req, res); });
  */
 export function stampClientAddress(request: IncomingMessage, trustProxy: boolean): void {
   const forwarded = trustProxy ? lastForwardedFor(request.headers['x-forwarded-for']) : undefined;

@@ -7,9 +7,6 @@ import { HOST_NOT_ALLOWED, hostAllowed } from '@once/env';
  * (problem+json, as every REST refusal) and says so; the caller then passes it on no further.
  * This is what keeps a DNS-rebinding page the presenter opens from reaching the checkout, the
  * cockpit or the API through the presenter's own browser (see `hostAllowed` for the names).
- *
- * @example
- * createServer((req, res) => { if (refuseForeignHost(req, res, config.allowedHostNames)) return; ... });
  */
 export function refuseForeignHost(
   request: IncomingMessage,

@@ -1,7 +1,7 @@
 import type { Transaction } from '@once/api';
 import { type AuthenticatedTenant, authenticateApiKey } from '@once/api/auth';
 import { PAY_OPERATIONS, type PayOrigin, pay, recordGuardAnswer } from '@once/api/checkout';
-import { type ApiError, isApiError, refusalOf } from '@once/api/errors';
+import { isApiError, refusalOf } from '@once/api/errors';
 import {
   capturePaymentInput,
   type MerchantPayment,
@@ -41,13 +41,6 @@ import type { WebRuntime } from './runtime.ts';
 
 /** Where the GraphQL API is served. */
 export const GRAPHQL_ENDPOINT = '/api/graphql';
-
-/** The key-store operations of the mutations (their key rows are their own, like REST's). */
-const GRAPHQL_MONEY_OPERATIONS = {
-  capture: 'graphql.payments.capture',
-  cancel: 'graphql.payments.cancel',
-  refund: 'graphql.payments.refund',
-} as const;
 
 /** What the route hands every request's context: who is calling. */
 type GraphqlServerContext = { tenant: AuthenticatedTenant; runtime: WebRuntime };
@@ -156,27 +149,15 @@ const typeDefs = /* GraphQL */ `
     pay(input: PayInput!): Payment! @idempotent(operation: "${PAY_OPERATIONS.graphql}")
     "Capture an authorised payment, all or amount (POST /api/v1/payments/{id}/capture)."
     capturePayment(paymentId: ID!, amount: Int): Payment!
-      @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.capture}")
+      @idempotent(operation: "graphql.payments.capture")
     "Cancel (void) an authorised payment (POST /api/v1/payments/{id}/cancel)."
     cancelPayment(paymentId: ID!): Payment!
-      @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.cancel}")
+      @idempotent(operation: "graphql.payments.cancel")
     "Refund a payment, all that is left or amount (POST /api/v1/payments/{id}/refunds)."
     refundPayment(paymentId: ID!, amount: Int, reason: RefundReason): Refund!
-      @idempotent(operation: "${GRAPHQL_MONEY_OPERATIONS.refund}")
+      @idempotent(operation: "graphql.payments.refund")
   }
 `;
-
-/** An API refusal as a GraphQL error: the catalogue's code and HTTP status, as REST has them. */
-function apiGraphqlError(error: ApiError): GraphQLError {
-  return new GraphQLError(error.message, {
-    originalError: error,
-    extensions: {
-      code: error.code,
-      ...(error.details ? { details: error.details } : {}),
-      http: { status: error.status },
-    },
-  });
-}
 
 /** The one mapping's log line for a database that is away, answered 503 (nothing ran). */
 function logDatabaseAway(error: unknown): void {
@@ -192,7 +173,14 @@ function logDatabaseAway(error: unknown): void {
 function asGraphqlError(error: unknown): unknown {
   const refusal = refusalOf(error);
   if (!refusal) return error;
-  if (isApiError(refusal)) return apiGraphqlError(refusal);
+  if (isApiError(refusal)) {
+    // The catalogue's code and HTTP status, as REST has them.
+    const { code, details, status } = refusal;
+    return new GraphQLError(refusal.message, {
+      originalError: refusal,
+      extensions: { code, ...(details ? { details } : {}), http: { status } },
+    });
+  }
   if (refusal !== error) logDatabaseAway(error);
   return toGraphqlError(refusal);
 }

@@ -139,11 +139,7 @@ export function createProcessorWebhookHandler(
 const PROCESSOR_UNAVAILABLE =
   'The processor could not be asked about this intent; deliver again later';
 
-/**
- * A verified event of a handled type, applied once: only if it names the intent recorded on
- * its payment, and only as the processor answers now about that intent (its status; for a
- * refund event, its refunds as `refunds.list` returns them), never as the body says.
- */
+/** A verified event of a handled type, applied once as described above. */
 async function applyEvent(
   event: Stripe.Event,
   deps: WebRuntime['deps'],

@@ -26,9 +26,6 @@ const LIMIT = 50;
 /** How often the cockpit refreshes. */
 const REFRESH_MS = 2_000;
 
-/** The operation of the processor's webhook events (`webhooks.processor`) as keys. */
-const WEBHOOK_OPERATION_PREFIX = 'webhooks.';
-
 /** Lease left on an in-progress key, or how long ago it ran out. */
 function leaseLabel(lockedUntil: string | null, now: number): string {
   if (!lockedUntil) return '—';
@@ -60,8 +57,9 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: LIMIT }), ...live });
   const stuck = useQuery({ ...trpc.ops.stuckPayments.queryOptions(), ...live });
   const now = keys.dataUpdatedAt || Date.now();
-  // Webhook events are stored as keys too; apart, they do not double the clients' keys.
-  const isWebhookKey = (k: IdempotencyKeyRow) => k.operation.startsWith(WEBHOOK_OPERATION_PREFIX);
+  // Webhook events are stored as keys too (`webhooks.processor`); apart, they do not double
+  // the clients' keys.
+  const isWebhookKey = (k: IdempotencyKeyRow) => k.operation.startsWith('webhooks.');
   const requestKeys = keys.data?.filter((k) => !isWebhookKey(k));
   const webhookKeys = keys.data?.filter(isWebhookKey);
 
