@@ -204,65 +204,52 @@ function findViolations(
     }
   }
   for (const payment of payments) {
-    const base = { tenantId: payment.tenant_id, paymentId: payment.id };
+    const report = reporterFor(violations, payment);
     const charged = chargesByPayment.get(paymentKeyOf(payment)) ?? [];
     if (charged.length > 1) {
       // An authorisation's charge is booked by its capture: two are one payment captured twice.
       const manual = payment.capture_method === 'manual';
-      violations.push({
-        ...base,
-        kind: manual ? 'double_capture' : 'double_charge',
-        detail: `${charged.length} ${manual ? 'captures' : 'charges'}: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
-      });
+      report(
+        manual ? 'double_capture' : 'double_charge',
+        `${charged.length} ${manual ? 'captures' : 'charges'}: ${charged.map((c) => c.payment_intent_id).join(', ')}`,
+      );
     }
     const expected =
       payment.status === 'captured' ? (payment.amount_captured ?? payment.amount) : payment.amount;
     for (const c of charged.filter((c) => c.amount !== expected)) {
-      violations.push({
-        ...base,
-        kind: 'wrong_amount',
-        detail: `the ledger charged ${c.amount} (${c.payment_intent_id}), the payment is for ${expected}`,
-      });
+      report(
+        'wrong_amount',
+        `the ledger charged ${c.amount} (${c.payment_intent_id}), the payment is for ${expected}`,
+      );
     }
     if (charged.length > 0 && NEVER_CHARGED.includes(payment.status)) {
-      violations.push({
-        ...base,
-        kind: 'charged_but_not_succeeded',
-        detail: `payment is ${payment.status} but the ledger charged ${charged[0]!.payment_intent_id}`,
-      });
+      report(
+        'charged_but_not_succeeded',
+        `payment is ${payment.status} but the ledger charged ${charged[0]!.payment_intent_id}`,
+      );
     }
     const chargedStatus = payment.status === 'succeeded' || payment.status === 'captured';
     if (charged.length === 0 && chargedStatus) {
-      violations.push({
-        ...base,
-        kind: 'succeeded_without_charge',
-        detail: 'no charge in the ledger',
-      });
+      report('succeeded_without_charge', 'no charge in the ledger');
     }
     if (
       charged.length === 1 &&
       chargedStatus &&
       payment.processor_payment_intent_id !== charged[0]!.payment_intent_id
     ) {
-      violations.push({
-        ...base,
-        kind: 'intent_mismatch',
-        detail: `app says ${payment.processor_payment_intent_id}, ledger says ${charged[0]!.payment_intent_id}`,
-      });
+      report(
+        'intent_mismatch',
+        `app says ${payment.processor_payment_intent_id}, ledger says ${charged[0]!.payment_intent_id}`,
+      );
     }
     if (options.converged && (payment.status === 'processing' || payment.status === 'unknown')) {
-      violations.push({
-        ...base,
-        kind: 'not_converged',
-        detail: `still ${payment.status}; the ledger holds ${charged.length} charge(s)`,
-      });
+      report(
+        'not_converged',
+        `still ${payment.status}; the ledger holds ${charged.length} charge(s)`,
+      );
     }
     if (options.converged && payment.open_actions > 0) {
-      violations.push({
-        ...base,
-        kind: 'not_converged',
-        detail: `${payment.open_actions} capture or void still unanswered`,
-      });
+      report('not_converged', `${payment.open_actions} capture or void still unanswered`);
     }
   }
   return violations;
@@ -287,34 +274,27 @@ function findRefundViolations(
   const refunded = totalsBy(refunds, ledgerPaymentKey);
   for (const payment of payments) {
     const key = paymentKeyOf(payment);
-    const base = { tenantId: payment.tenant_id, paymentId: payment.id };
+    const report = reporterFor(violations, payment);
     const ledgerRefunded = refunded.get(key) ?? 0;
     if (ledgerRefunded > (charged.get(key) ?? 0)) {
-      violations.push({
-        ...base,
-        kind: 'over_refund',
-        detail: `the ledger refunded ${ledgerRefunded}, it charged ${charged.get(key) ?? 0}`,
-      });
+      report(
+        'over_refund',
+        `the ledger refunded ${ledgerRefunded}, it charged ${charged.get(key) ?? 0}`,
+      );
     }
     if (payment.refunded > receivedOf(payment)) {
-      violations.push({
-        ...base,
-        kind: 'over_refund',
-        detail: `the app holds ${payment.refunded} refunded of ${receivedOf(payment)} received`,
-      });
+      report(
+        'over_refund',
+        `the app holds ${payment.refunded} refunded of ${receivedOf(payment)} received`,
+      );
     }
     if (options.converged && payment.open_refunds > 0) {
-      violations.push({
-        ...base,
-        kind: 'not_converged',
-        detail: `${payment.open_refunds} refund(s) still unanswered`,
-      });
+      report('not_converged', `${payment.open_refunds} refund(s) still unanswered`);
     } else if (options.converged && payment.refunded !== ledgerRefunded) {
-      violations.push({
-        ...base,
-        kind: 'refund_mismatch',
-        detail: `the app holds ${payment.refunded} refunded, the ledger ${ledgerRefunded}`,
-      });
+      report(
+        'refund_mismatch',
+        `the app holds ${payment.refunded} refunded, the ledger ${ledgerRefunded}`,
+      );
     }
   }
   return violations;
@@ -385,6 +365,12 @@ function findMoneyViolations(
     }
   }
   return violations;
+}
+
+/** Reports a violation of `payment` into `violations`. */
+function reporterFor(violations: InvariantViolation[], payment: PaymentRow) {
+  return (kind: ViolationKind, detail: string) =>
+    violations.push({ kind, tenantId: payment.tenant_id, paymentId: payment.id, detail });
 }
 
 /** A payment's key: its tenant and id. */
