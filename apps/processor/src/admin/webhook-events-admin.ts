@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
@@ -75,22 +75,13 @@ export function registerWebhookEventRoutes(
       type ? eq(webhookEvents.type, type) : undefined,
       paymentIntent ? eq(eventIntent, paymentIntent) : undefined,
     );
-    const rows =
-      limit === undefined
-        ? await db
-            .select()
-            .from(webhookEvents)
-            .where(where)
-            .orderBy(asc(webhookEvents.createdAt), asc(webhookEvents.id))
-        : (
-            await db
-              .select()
-              .from(webhookEvents)
-              .where(where)
-              .orderBy(desc(webhookEvents.createdAt), desc(webhookEvents.id))
-              .limit(Number(limit))
-          ).reverse();
-    return c.json({ data: rows.map(renderWebhookEvent) });
+    const newestFirst = await db
+      .select()
+      .from(webhookEvents)
+      .where(where)
+      .orderBy(desc(webhookEvents.createdAt), desc(webhookEvents.id))
+      .limit(limit === undefined ? Number.MAX_SAFE_INTEGER : Number(limit));
+    return c.json({ data: newestFirst.reverse().map(renderWebhookEvent) });
   });
 
   app.post('/admin/webhook-events/:id/resend', async (c) => {
