@@ -223,9 +223,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         const claim = firstAttemptClaims.get(worker)?.findLast((c) => c.at >= lockedAt - 1_000);
         if (!claim || !workers.includes(worker) || down.has(worker)) continue;
         // A card the processor declines is never charged, so a stalled worker that wakes on it
-        // cannot charge twice: a pause there spends the fault on a job that proves nothing
-        // (seen: three runs in a row stopped a worker on a declined card). Let it go; the
-        // pause waits for the next job.
+        // cannot charge twice: let it go, the pause waits for a job that proves something.
         const [job] = await tx<{ method: string | null }[]>`
           select payload->>'paymentMethod' as method from outbox_jobs where id = ${claim.job}`;
         if (job && job.method !== CHARGING_PAYMENT_METHOD) return undefined;
@@ -345,9 +343,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
 
   async function adminCall(method: string, pathName: string, body?: unknown): Promise<unknown> {
     // The processor may be down (killed by the nemesis a moment ago): try until it is back,
-    // as long as a restart may take to become healthy. A fixed ten seconds of tries left a
-    // fault unarmed while a restart on a loaded machine took longer, and a `ci` run whose one
-    // `fail_before_charge` was never armed failed its coverage.
+    // as long as a restart may take to become healthy (a fault left unarmed fails coverage).
     const deadline = Date.now() + ADMIN_CALL_PATIENCE_MS;
     for (;;) {
       try {

@@ -81,11 +81,10 @@ export const PROFILES: Record<string, OnceProfile> = {
     nemesisEvents: 32,
     faults: FAULT_KINDS,
     workers: 2,
-    // Each customer can take 30-60 s on a loaded machine (it retries until terminal): with
-    // two pages at a time most of the 22 never started before the clients' deadline.
+    // Each customer can take 30-60 s on a loaded machine (it retries until terminal).
     browserConcurrency: 6,
-    // At loads of 17-27 only 13-18 of the browser customers had started by the clients'
-    // deadline: the rest start then, while the browser floors are short, for two minutes more.
+    // Customers not started by the clients' deadline start then, while the browser floors are
+    // short, for two minutes more.
     floorBoundMs: 120_000,
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,

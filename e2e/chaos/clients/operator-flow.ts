@@ -35,16 +35,10 @@ export async function runOperatorFlow(
   ctx: ClientContext,
 ): Promise<void> {
   const tenant = ctx.catalogue(plan.tenantId);
-  const process = 'client-operator';
+  const status = () => ctx.history.invoke({ ...operatorOf(plan), key: plan.key, f: 'status' });
   let shown = payment.shown;
   const readState = async () => {
-    const complete = ctx.history.invoke({
-      intent: plan.id,
-      tenantId: plan.tenantId,
-      key: plan.key,
-      process,
-      f: 'status',
-    });
+    const complete = status();
     const view = await readPaymentState(
       ctx.webUrl(),
       tenant.apiKey,
@@ -124,13 +118,7 @@ export async function runOperatorFlow(
   // The operator reads the refunds until each is final; each one shown goes into the history.
   if (refunded > 0) {
     await watch(ctx, async () => {
-      const complete = ctx.history.invoke({
-        intent: plan.id,
-        tenantId: plan.tenantId,
-        key: plan.key,
-        process,
-        f: 'status',
-      });
+      const complete = status();
       const read = await readRefundStates(
         ctx.webUrl(),
         tenant.apiKey,
@@ -143,13 +131,11 @@ export async function runOperatorFlow(
       }
       complete('ok', { status: read.status, paymentId: payment.paymentId });
       for (const r of read.refunds) {
-        ctx.history.invoke({
-          intent: plan.id,
-          tenantId: plan.tenantId,
-          key: plan.key,
-          process,
-          f: 'status',
-        })('ok', { paymentId: payment.paymentId, refundId: r.refundId, refundState: r.status });
+        status()('ok', {
+          paymentId: payment.paymentId,
+          refundId: r.refundId,
+          refundState: r.status,
+        });
       }
       return read.refunds.every((r) => r.status !== 'pending');
     });
@@ -179,43 +165,16 @@ async function sendUntilDefinite(
   ctx: ClientContext,
   options: { race?: boolean; acrossTransports?: boolean } = {},
 ): Promise<PayAnswer | undefined> {
-  const tenant = ctx.catalogue(plan.tenantId);
-  const body = { paymentId, ...(request.amount === undefined ? {} : { amount: request.amount }) };
-  const send = async (
-    loseResponse: boolean,
-    over: 'trpc' | 'rest' | 'graphql' = 'trpc',
-    race = false,
-  ) => {
-    const complete = ctx.history.invoke({
-      intent: plan.id,
-      tenantId: plan.tenantId,
-      key: request.key,
-      process: 'client-operator',
-      f,
-    });
-    const { type, ...answer } = await moneyActionOver(
-      over,
-      f,
-    )({
-      webUrl: ctx.webUrl(),
-      apiKey: tenant.apiKey,
-      key: request.key,
-      body,
-      timeoutMs: plan.clientTimeoutMs,
+  const send = (loseResponse: boolean, over: Transport = 'trpc', race = false) =>
+    sendOnce(plan, paymentId, f, request, ctx, {
       loseResponse,
-    });
-    complete(type, {
-      ...answer,
-      paymentId,
-      amount: request.amount,
+      over,
       ...(over === 'trpc' ? {} : { transport: over }),
       ...(race ? { race } : {}),
     });
-    return { type, ...answer };
-  };
   // A double-click sends the same request twice; across transports, once more over REST and
   // once over GraphQL, all at once.
-  const burst: ('trpc' | 'rest' | 'graphql')[] = [
+  const burst: Transport[] = [
     ...Array.from({ length: request.submits }, () => 'trpc' as const),
     ...(options.acrossTransports ? (['rest', 'graphql'] as const) : []),
   ];
@@ -250,30 +209,55 @@ async function sendFromRevokedSession(
   request: OperatorRequestPlan,
   ctx: ClientContext,
 ): Promise<void> {
-  const tenant = ctx.catalogue(plan.tenantId);
-  const cookie = await signInOperator(ctx.webUrl(), tenant.apiKey, plan.clientTimeoutMs);
+  const apiKey = ctx.catalogue(plan.tenantId).apiKey;
+  const cookie = await signInOperator(ctx.webUrl(), apiKey, plan.clientTimeoutMs);
   if (!cookie) return;
   if (!(await signOutOperator(ctx.webUrl(), cookie, plan.clientTimeoutMs))) return;
-  const key = `${request.key}-revoked`;
-  const complete = ctx.history.invoke({
-    intent: plan.id,
-    tenantId: plan.tenantId,
-    key,
-    process: 'client-operator',
-    f,
-  });
+  const revoked = { ...request, key: `${request.key}-revoked` };
+  await sendOnce(plan, paymentId, f, revoked, ctx, { sessionCookie: cookie, revokedSession: true });
+}
+
+type Transport = 'trpc' | 'rest' | 'graphql';
+
+/** Who the operator's requests on an intent's payment are recorded as. */
+const operatorOf = (plan: IntentPlan) => ({
+  intent: plan.id,
+  tenantId: plan.tenantId,
+  process: 'client-operator',
+});
+
+/**
+ * One operator request, recorded as invoke and its answer (with `mark`'s fields): over
+ * `over` (default tRPC), with the merchant's API key or an operator session's cookie.
+ */
+async function sendOnce(
+  plan: IntentPlan,
+  paymentId: string,
+  f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
+  request: OperatorRequestPlan,
+  ctx: ClientContext,
+  options: {
+    loseResponse?: boolean;
+    over?: Transport;
+    sessionCookie?: string;
+  } & Partial<ClientEvent>,
+): Promise<PayAnswer> {
+  const { loseResponse, over = 'trpc', sessionCookie, ...mark } = options;
+  const complete = ctx.history.invoke({ ...operatorOf(plan), key: request.key, f });
   const { type, ...answer } = await moneyActionOver(
-    'trpc',
+    over,
     f,
   )({
     webUrl: ctx.webUrl(),
-    apiKey: tenant.apiKey,
-    sessionCookie: cookie,
-    key,
+    apiKey: ctx.catalogue(plan.tenantId).apiKey,
+    ...(sessionCookie ? { sessionCookie } : {}),
+    key: request.key,
     body: { paymentId, ...(request.amount === undefined ? {} : { amount: request.amount }) },
     timeoutMs: plan.clientTimeoutMs,
+    ...(loseResponse ? { loseResponse } : {}),
   });
-  complete(type, { ...answer, paymentId, amount: request.amount, revokedSession: true });
+  complete(type, { ...answer, paymentId, amount: request.amount, ...mark });
+  return { type, ...answer };
 }
 
 /** Accepted, or refused for what it asked (not a key in use, a rate limit or an outage). */
