@@ -3,7 +3,7 @@ import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { fetchIdempotency } from '@once/idempotency/fetch';
 import type { ProcessorDatabase } from '../db/client.ts';
 import type { IdempotentMutation } from './idempotent-mutation.ts';
-import { StripeApiError, type StripeErrorFields, stripeErrorResponse } from './stripe-error.ts';
+import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
 
 /**
  * All POSTs of an account share one key space, as at Stripe: the same key on another
@@ -62,16 +62,15 @@ export function createStripeIdempotency(
 function toStripeError(error: IdempotencyError, request: Request): StripeApiError {
   const key = request.headers.get('idempotency-key') ?? '';
   const retryAfter = error.retryAfterSeconds;
-  const fields = (f: StripeErrorFields) => f;
   switch (error.code) {
     case 'idempotency_key_reused':
       return new StripeApiError(
         400,
-        fields({
+        {
           type: 'idempotency_error',
           code: 'idempotency_key_reused',
           message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
-        }),
+        },
         false,
       );
     case 'idempotency_key_in_use':
@@ -79,23 +78,23 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
     case 'idempotency_key_conflict':
       return new StripeApiError(
         409,
-        fields({
+        {
           type: 'idempotency_error',
           code: 'idempotency_key_in_use',
           message:
             'There is currently another in-progress request using this Stripe API key and idempotency key. Please try again later.',
-        }),
+        },
         true,
         retryAfter ?? 1,
       );
     case 'idempotency_outcome_unknown':
       return new StripeApiError(
         409,
-        fields({
+        {
           type: 'idempotency_error',
           code: 'idempotency_outcome_unknown',
           message: 'The outcome of the request with this idempotency key is being reconciled.',
-        }),
+        },
         true,
         retryAfter ?? 5,
       );
@@ -103,28 +102,28 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
     case 'idempotency_key_missing':
       return new StripeApiError(
         400,
-        fields({
+        {
           type: 'invalid_request_error',
           code: error.code,
           param: 'Idempotency-Key',
           message: 'Idempotency keys must be 1 to 255 printable ASCII characters.',
-        }),
+        },
         false,
       );
     case 'idempotency_input_invalid':
       return new StripeApiError(
         400,
-        fields({ type: 'invalid_request_error', code: error.code, message: error.message }),
+        { type: 'invalid_request_error', code: error.code, message: error.message },
         false,
       );
     case 'idempotency_rate_limited':
       return new StripeApiError(
         429,
-        fields({
+        {
           type: 'api_error',
           code: 'rate_limit',
           message: 'Too many new idempotency keys.',
-        }),
+        },
         true,
         retryAfter ?? 1,
       );
@@ -137,7 +136,7 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
     case 'idempotency_complete_outside_transaction':
       return new StripeApiError(
         error.code === 'idempotency_store_unavailable' ? 503 : 500,
-        fields({ type: 'api_error', code: error.code, message: error.message }),
+        { type: 'api_error', code: error.code, message: error.message },
         error.code === 'idempotency_store_unavailable',
         retryAfter,
       );
