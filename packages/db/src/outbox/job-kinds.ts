@@ -9,22 +9,6 @@ export interface ChargePaymentPayload {
   captureMethod?: 'manual';
 }
 
-/** What a capture job carries: its action, and a partial amount (absent: all authorised). */
-interface CapturePaymentPayload {
-  actionId: string;
-  amountToCapture?: number;
-}
-
-/** What a refund job carries: its refund (amount and reason are on the refund's row). */
-interface RefundPaymentPayload {
-  refundId: string;
-}
-
-/** What a void job carries: its action. */
-interface VoidPaymentPayload {
-  actionId: string;
-}
-
 /**
  * What each kind of job carries in `payload`, by kind. A new kind (capture, cancel, refund) is
  * a name in `outboxJobKinds` and its payload here (this type refuses a kind without one); the
@@ -32,9 +16,12 @@ interface VoidPaymentPayload {
  */
 export type OutboxJobPayloads = PayloadsOfEveryKind<{
   charge_payment: ChargePaymentPayload;
-  capture_payment: CapturePaymentPayload;
-  void_payment: VoidPaymentPayload;
-  refund_payment: RefundPaymentPayload;
+  /** Its action, and a partial amount (absent: all authorised). */
+  capture_payment: { actionId: string; amountToCapture?: number };
+  /** Its action. */
+  void_payment: { actionId: string };
+  /** Its refund (amount and reason are on the refund's row). */
+  refund_payment: { refundId: string };
 }>;
 
 type PayloadsOfEveryKind<T extends Record<OutboxJobKind, object>> = T;
