@@ -128,17 +128,7 @@ export class HaCluster {
     }
   }
 
-  /** etcd or a Patroni that exits while the cluster starts fails the start at once. */
-  private watchStart(child: ChildProcess, logName: string): void {
-    child.once('exit', (code, signal) => {
-      if (!this.starting || this.startFailure) return;
-      this.startFailure = new Error(
-        `HA cluster: ${logName} exited (${signal ?? `code ${code}`}) while the cluster started ` +
-          `(its log: ${path.join(this.dir, `${logName}.log`)})`,
-      );
-    });
-  }
-
+  /** Starts `command` as the cluster's OS user, in a process group the tether stops. */
   private spawnAs(command: string[], logName: string): ChildProcess {
     const out = openSync(path.join(this.dir, `${logName}.log`), 'a');
     const argv = [...(this.user?.prefix ?? []), ...command];
@@ -150,7 +140,15 @@ export class HaCluster {
       stdio: ['ignore', out, out],
     });
     child.unref();
-    this.watchStart(child, logName);
+    if (child.pid) this.tether.addGroup(child.pid);
+    // etcd or a Patroni that exits while the cluster starts fails the start at once.
+    child.once('exit', (code, signal) => {
+      if (!this.starting || this.startFailure) return;
+      this.startFailure = new Error(
+        `HA cluster: ${logName} exited (${signal ?? `code ${code}`}) while the cluster started ` +
+          `(its log: ${path.join(this.dir, `${logName}.log`)})`,
+      );
+    });
     return child;
   }
 
@@ -173,7 +171,6 @@ export class HaCluster {
       ],
       'etcd',
     );
-    if (this.etcd.pid) this.tether.addGroup(this.etcd.pid);
   }
 
   /** Starts (or restarts) a node's Patroni; an old primary rejoins as a standby by pg_rewind. */
@@ -192,10 +189,9 @@ export class HaCluster {
     });
     writeFileSync(configFile, JSON.stringify(config, null, 2));
     if (this.user) chownSync(configFile, this.user.uid, this.user.gid);
-    const patroni = this.spawnAs(['patroni', configFile], name);
-    this.patroni.set(name, patroni);
+    // Told before its Patroni: the tether stops newest first, so Patroni goes first.
     this.tether.addDirectory(path.join(this.dir, name));
-    if (patroni.pid) this.tether.addGroup(patroni.pid);
+    this.patroni.set(name, this.spawnAs(['patroni', configFile], name));
   }
 
   /**
