@@ -9,10 +9,9 @@ import {
   ChaosSwitchError,
   type ChaosSwitchName,
   ChaosSwitchRateLimited,
-  LAUNCHER_SWITCHES,
-  type LauncherSwitchName,
+  isLauncherSwitch,
   PROCESSOR_FAULT_SWITCHES,
-  PressCooldown,
+  type PressCooldown,
   type ProcessorFaultSwitchName,
 } from './chaos-switchboard.ts';
 import { processorAccountOf } from './processor-fault-status.ts';
@@ -27,21 +26,8 @@ export interface ChaosPressResult {
 /** A dropped-answer mark is good for an hour: long enough to walk to the checkout tab. */
 const DROP_COOKIE_MAX_AGE_SECONDS = 60 * 60;
 
-const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
-  (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 const isProcessorFault = (name: string): name is ProcessorFaultSwitchName =>
   (PROCESSOR_FAULT_SWITCHES as readonly string[]).includes(name);
-
-/** One press count per switchboard, i.e. per web process (tests get a fresh one each). */
-const cooldowns = new WeakMap<ChaosSwitchboard, PressCooldown>();
-function cooldownOf(chaos: ChaosSwitchboard): PressCooldown {
-  let cooldown = cooldowns.get(chaos);
-  if (!cooldown) {
-    cooldown = new PressCooldown();
-    cooldowns.set(chaos, cooldown);
-  }
-  return cooldown;
-}
 
 /**
  * The worker holding this tenant's most recently claimed running job, and that job's payment,
@@ -83,6 +69,7 @@ async function workerChargingNow(
 export async function chaosPress({
   ctx,
   input,
+  cooldown,
 }: {
   ctx: {
     chaos?: ChaosSwitchboard;
@@ -95,6 +82,8 @@ export async function chaosPress({
     secure: boolean;
   };
   input: { switch: ChaosSwitchName };
+  /** The web process's count of presses (one per router). */
+  cooldown: PressCooldown;
 }): Promise<ChaosPressResult> {
   const { chaos } = ctx;
   if (!chaos) throw new ApiError('chaos_switches_disabled');
@@ -102,7 +91,6 @@ export async function chaosPress({
   // processes. Only the code printed in the launcher's terminal does.
   if (!ctx.operatorCodeProven) throw new ApiError('operator_code_required');
   const name = input.switch;
-  const cooldown = cooldownOf(chaos);
   const nowMs = ctx.clock.now().getTime();
   const key = isLauncherSwitch(name) ? name : `${ctx.tenantId}:${name}`;
   const waitMs = cooldown.take(key, CHAOS_PRESS_COOLDOWN_MS[name], nowMs);

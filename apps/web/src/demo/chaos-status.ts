@@ -5,6 +5,7 @@ import {
   type ChaosPart,
   type ChaosSwitchboard,
   type ChaosSwitchName,
+  isLauncherSwitch,
   LAUNCHER_SWITCHES,
   type LauncherSwitchName,
 } from './chaos-switchboard.ts';
@@ -35,8 +36,6 @@ export type ChaosStatusResult =
     };
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
-  (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 // The database's errors are not shown as they come: Drizzle's message is the failed SQL.
 const faultsErrorOf = (error: unknown) =>
   isTransientDatabaseError(error) ? 'the database is not answering' : messageOf(error);

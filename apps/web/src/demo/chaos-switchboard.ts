@@ -26,6 +26,8 @@ export const LAUNCHER_SWITCHES = [
   'db_failover',
 ] as const;
 export type LauncherSwitchName = (typeof LAUNCHER_SWITCHES)[number];
+export const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
+  (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 
 /** Every switch: the launcher's, the lost response, the processor's. */
 export const CHAOS_SWITCHES = [

@@ -2,7 +2,7 @@ import { appRouter, createTRPCRouter, operatorProcedure } from '@once/api';
 import { z } from 'zod';
 import { chaosPress } from './chaos-press.ts';
 import { chaosStatus } from './chaos-status.ts';
-import { CHAOS_SWITCHES, type ChaosSwitchboard } from './chaos-switchboard.ts';
+import { CHAOS_SWITCHES, type ChaosSwitchboard, PressCooldown } from './chaos-switchboard.ts';
 
 /**
  * The web app's tRPC router: `@once/api`'s, plus the demo's chaos switches as
@@ -14,6 +14,7 @@ import { CHAOS_SWITCHES, type ChaosSwitchboard } from './chaos-switchboard.ts';
  * const router = createWebRouter(createHttpChaosSwitchboard({ ... }));
  */
 export function createWebRouter(chaos: ChaosSwitchboard | undefined) {
+  const cooldown = new PressCooldown();
   return createTRPCRouter({
     ...appRouter._def.record,
     ops: {
@@ -23,7 +24,7 @@ export function createWebRouter(chaos: ChaosSwitchboard | undefined) {
       /** Presses one demo chaos switch; the operator code's session only. */
       chaosPress: operatorProcedure
         .input(z.object({ switch: z.enum(CHAOS_SWITCHES) }))
-        .mutation(({ ctx, input }) => chaosPress({ ctx: { ...ctx, chaos }, input })),
+        .mutation(({ ctx, input }) => chaosPress({ ctx: { ...ctx, chaos }, input, cooldown })),
     },
   });
 }
