@@ -8,9 +8,6 @@ import type { IdempotencyKeyManager } from './idempotency-key-manager.ts';
  * definite refusal, or "this attempt did not run", which restores the status before it).
  * `resultId` names the accepted result (a payment id, an order id) so any tab or a reload
  * can follow it.
- *
- * @example
- * const attempt = await attemptForIntent(keys, intent.key, () => send(intent.key), (r) => r.paymentId);
  */
 export async function attemptForIntent<TIntent, TResult>(
   keys: IdempotencyKeyManager<TIntent>,

@@ -3,9 +3,6 @@
  * Transport details (tRPC error shapes, problem+json, GraphQL `extensions.code`, headers)
  * are turned into this by the caller's own classifier, so the retry policy
  * ({@link runRetryFlow}) and the key manager can be tested without a network.
- *
- * @example
- * const outcome: AttemptOutcome<{ id: string }> = { kind: 'in_use', retryAfterSeconds: 2 };
  */
 export type AttemptOutcome<TResult> =
   | { kind: 'accepted'; result: TResult; replayed: boolean }

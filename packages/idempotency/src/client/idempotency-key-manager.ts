@@ -34,12 +34,7 @@ export interface StoredIntent<TIntent> {
   createdAt: string;
 }
 
-/**
- * What the manager must know about the intents it keeps, beyond storing them as JSON.
- *
- * @example
- * const cart: IntentDescription<Cart> = { fingerprint: (c) => JSON.stringify(c), parse: (v) => (isCart(v) ? v : undefined) };
- */
+/** What the manager must know about the intents it keeps, beyond storing them as JSON. */
 export interface IntentDescription<TIntent> {
   /**
    * Equal for two requests that must share one key (the same cart in another line order,
@@ -98,9 +93,6 @@ const STORAGE_ERROR_MESSAGES: Record<IntentStorageErrorCode, string> = {
 /**
  * Thrown instead of handing out a key (see {@link IntentStorageErrorCode}); `message` is
  * written for the person at the page. {@link IdempotencyKeyManager.problem} reports it too.
- *
- * @example
- * try { keys.keyFor(cart); } catch (e) { if (e instanceof IntentStorageError) show(e.message); }
  */
 export class IntentStorageError extends Error {
   readonly code: IntentStorageErrorCode;
@@ -114,22 +106,12 @@ export class IntentStorageError extends Error {
 /** A stored record that cannot be read and may be locked (see `intent_unreadable`). */
 const UNREADABLE = Symbol('unreadable');
 
-/**
- * The storage key of a scope's current intent (shared by all tabs of the origin).
- *
- * @example
- * intentStorageKey('once.checkout.intent', 'tenant_a'); // 'once.checkout.intent.tenant_a'
- */
+/** The storage key of a scope's current intent (shared by all tabs of the origin). */
 export function intentStorageKey(namespace: string, scope: string): string {
   return `${namespace}.${scope}`;
 }
 
-/**
- * Whether nothing about the intent may change until the server answers for its key.
- *
- * @example
- * if (isLocked(keys.current())) showLockedForm();
- */
+/** Whether nothing about the intent may change until the server answers for its key. */
 export function isLocked(intent: StoredIntent<unknown> | undefined): boolean {
   return intent !== undefined && intent.status !== 'open';
 }

@@ -2,9 +2,6 @@
  * A fresh UUID v4 for an Idempotency-Key. `crypto.randomUUID` exists only in secure
  * contexts (https, localhost); `getRandomValues` exists everywhere, so a demo served over
  * plain http on a LAN address still gets 122 random bits.
- *
- * @example
- * const key = newIdempotencyKey(); // 'c0a8f2d4-...'
  */
 export function newIdempotencyKey(): string {
   if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();

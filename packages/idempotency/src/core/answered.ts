@@ -18,9 +18,6 @@ export type KeyRefusal = (typeof KEY_REFUSALS)[number];
  * `executed` (this request ran the handler), `replayed` (the stored answer of an earlier
  * request, the handler did not run) or `refused` (a 409 or 422 of the key: `refusal` says
  * which; nothing ran). The refusal still reaches the caller as its error.
- *
- * @example
- * onAnswered: (answer) => { if (answer.outcome === 'replayed') metrics.replays.inc(); }
  */
 export interface IdempotencyAnswer {
   outcome: 'executed' | 'replayed' | 'refused';

@@ -3,12 +3,7 @@
  * Adapters never invent a status of their own: they read `IDEMPOTENCY_ERRORS`.
  */
 
-/**
- * Base of the RFC 9457 `type` URIs; each code's anchor is in docs/reference.md ("Answers").
- *
- * @example
- * `${PROBLEM_TYPE_BASE}idempotency_key_reused` === IDEMPOTENCY_ERRORS.idempotency_key_reused.type; // true
- */
+/** Base of the RFC 9457 `type` URIs; each code's anchor is in docs/reference.md ("Answers"). */
 export const PROBLEM_TYPE_BASE = 'https://once.dev/problems/idempotency#';
 
 /** The tRPC code of each status the table uses (names only: core imports no framework). */
@@ -77,12 +72,7 @@ const ERROR_TABLE = {
   ],
 } satisfies Record<string, [keyof typeof TRPC_CODE_OF_STATUS, string]>;
 
-/**
- * Stable, machine-readable error codes. Clients may switch on them; they never change meaning.
- *
- * @example
- * if (error.code === 'idempotency_key_in_use') await sleep(error.retryAfterSeconds * 1000);
- */
+/** Stable, machine-readable error codes. Clients may switch on them; they never change meaning. */
 export type IdempotencyErrorCode = keyof typeof ERROR_TABLE;
 
 interface ErrorMapping {
@@ -95,10 +85,6 @@ interface ErrorMapping {
 /**
  * The single mapping from error code to HTTP status, tRPC code, problem title and `type` URI.
  * Status codes follow draft-ietf-httpapi-idempotency-key-header.
- *
- * @example
- * IDEMPOTENCY_ERRORS.idempotency_key_reused.status; // 422
- * IDEMPOTENCY_ERRORS.idempotency_key_reused.trpcCode; // 'UNPROCESSABLE_CONTENT'
  */
 export const IDEMPOTENCY_ERRORS = Object.fromEntries(
   Object.entries(ERROR_TABLE).map(([code, [status, title]]) => [
@@ -107,12 +93,7 @@ export const IDEMPOTENCY_ERRORS = Object.fromEntries(
   ]),
 ) as Readonly<Record<IdempotencyErrorCode, ErrorMapping>>;
 
-/**
- * A refusal with a stable `code`. `status` and `retryAfterSeconds` are what adapters send.
- *
- * @example
- * throw new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 2 });
- */
+/** A refusal with a stable `code`. `status` and `retryAfterSeconds` are what adapters send. */
 export class IdempotencyError extends Error {
   readonly _tag: 'IdempotencyError' = 'IdempotencyError';
   readonly code: IdempotencyErrorCode;
@@ -147,10 +128,6 @@ export class LeaseLostError extends IdempotencyError {
  * Throw from a handler when a side effect MAY have happened (timeout, connection reset, a 5xx
  * after the request left). The key is marked `unknown` instead of being released, so no retry
  * can run the operation again until reconciliation resolves it.
- *
- * @example
- * try { await processor.charge(...); }
- * catch (e) { if (isTimeout(e)) throw new AmbiguousOutcomeError('charge timed out', { cause: e }); throw e; }
  */
 export class AmbiguousOutcomeError extends IdempotencyError {
   constructor(
@@ -167,10 +144,6 @@ export class AmbiguousOutcomeError extends IdempotencyError {
  * optionally with one `code`. Every error class here is an `IdempotencyError` with a stable
  * code, so this and `instanceof IdempotencyError` agree; this also works across duplicated
  * module copies (it checks a tag).
- *
- * @example
- * if (isIdempotencyError(e)) return problemDetailsResponse(e);
- * if (isIdempotencyError(e, 'idempotency_lease_lost')) console.warn('taken over');
  */
 export function isIdempotencyError(
   value: unknown,

@@ -12,9 +12,6 @@ import {
  * One phase of a multi-step operation (Brandur Leach's "atomic phase"; leased mode only):
  * runs inside its own transaction with at most one external side effect, and returns
  * `advanceTo(...)` or `respond(...)`.
- *
- * @example
- * const created: Phase<Tx> = async (tx, exec) => advanceTo('charged', exec.recoveryData);
  */
 export type Phase<TTx> = (tx: TTx, exec: Execution<TTx>) => Promise<PhaseResult>;
 
@@ -23,12 +20,6 @@ export type Phase<TTx> = (tx: TTx, exec: Execution<TTx>) => Promise<PhaseResult>
  * recovery point to advance; `complete(tx, response)` inserts the key already completed
  * inside the handler's ONE transaction. Calling `advance` or `runPhases` on it does not
  * compile.
- *
- * @example
- * await db.transaction(async (tx) => {
- *   await tx.insert(payments).values(payment);
- *   await exec.complete(tx, { status: 201, headers: {}, body: JSON.stringify(payment) });
- * });
  */
 export interface AtomicExecution<TTx> {
   readonly active: boolean;
@@ -44,12 +35,6 @@ export interface AtomicExecution<TTx> {
  * What a handler gets while it holds a key in leased mode (or a passthrough when no key was
  * sent and none is required): everything of `AtomicExecution` plus recovery points and the
  * lease. All writes are guarded by this attempt's owner token.
- *
- * @example
- * await db.transaction(async (tx) => {
- *   await tx.insert(payments).values(payment);
- *   await exec.complete(tx, { status: 201, headers: {}, body: JSON.stringify(payment) });
- * });
  */
 export interface Execution<TTx> extends AtomicExecution<TTx> {
   readonly recoveryPoint: string;

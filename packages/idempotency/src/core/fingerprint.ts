@@ -11,9 +11,6 @@ import { canonicalJson } from './canonical-json.ts';
  * `idempotency_input_invalid` (400) rather than fingerprinted as something it is not (see
  * `canonicalJson`: BigInt, functions, NaN, cycles, Map, Set, class instances, ...). Objects
  * with `toJSON` (Date) are taken as what it returns.
- *
- * @example
- * computeFingerprint('checkout.pay', { b: 1, a: 2 }) === computeFingerprint('checkout.pay', { a: 2, b: 1.0 }); // true
  */
 export function computeFingerprint(operation: string, input: unknown): string {
   const value = canonicalJson(input === undefined ? null : input);

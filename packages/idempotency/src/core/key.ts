@@ -1,19 +1,9 @@
 import { parseItem } from 'structured-headers';
 import { IdempotencyError } from './errors.ts';
 
-/**
- * Header that carries the key (draft-ietf-httpapi-idempotency-key-header).
- *
- * @example
- * const raw = request.headers.get(IDEMPOTENCY_KEY_HEADER);
- */
+/** Header that carries the key (draft-ietf-httpapi-idempotency-key-header). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/**
- * Response header set on replays (Stripe's flavour).
- *
- * @example
- * const wasReplayed = response.headers.get(IDEMPOTENT_REPLAYED_HEADER) === 'true';
- */
+/** Response header set on replays (Stripe's flavour). */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const MAX_KEY_LENGTH = 255;
@@ -26,10 +16,6 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
  *
  * @returns the key, or `undefined` if the header is absent or blank.
  * @throws IdempotencyError `idempotency_key_invalid` for anything else.
- * @example
- * parseIdempotencyKey('"8e03978e-40d5-43e8-bc93-6894a57f9324"'); // '8e03978e-40d5-43e8-bc93-6894a57f9324'
- * parseIdempotencyKey('order-42'); // 'order-42'
- * parseIdempotencyKey(null); // undefined
  */
 export function parseIdempotencyKey(value: string | null | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;

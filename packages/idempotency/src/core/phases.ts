@@ -3,9 +3,6 @@ import type { StoredResponse } from './types.ts';
 /**
  * What a phase returns (leased mode): either "commit and continue at this recovery point" or
  * "commit and finish with this response" (Brandur Leach's atomic phases).
- *
- * @example
- * const phase = async (tx: Tx): Promise<PhaseResult> => advanceTo('charged');
  */
 export type PhaseResult =
   | { kind: 'advance'; recoveryPoint: string; data: unknown }
@@ -14,20 +11,12 @@ export type PhaseResult =
 /**
  * Phase result: commit this phase's writes and continue at `recoveryPoint`. `data` (JSON) is
  * stored with the key and handed to the next phase as `exec.recoveryData`, also after a crash.
- *
- * @example
- * created: async (tx) => { await tx.insert(rides).values(...); return advanceTo('ride_created'); }
  */
 export function advanceTo(recoveryPoint: string, data: unknown = null): PhaseResult {
   return { kind: 'advance', recoveryPoint, data };
 }
 
-/**
- * Phase result: commit this phase's writes together with the final response.
- *
- * @example
- * charged: async () => respond({ status: 201, headers: {}, body: JSON.stringify({ ok: true }) })
- */
+/** Phase result: commit this phase's writes together with the final response. */
 export function respond(response: StoredResponse): PhaseResult {
   return { kind: 'respond', response };
 }

@@ -1,9 +1,4 @@
-/**
- * What is stored for a completed key and sent back on replay.
- *
- * @example
- * const response: StoredResponse = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"id":1}' };
- */
+/** What is stored for a completed key and sent back on replay. */
 export interface StoredResponse {
   status: number;
   /** Lower-case header names; only allow-listed headers are ever stored. */
@@ -12,12 +7,7 @@ export interface StoredResponse {
   body: string | null;
 }
 
-/**
- * Per-operation behaviour. Every field has a default; see docs/reference.md.
- *
- * @example
- * const policy: OperationPolicy = { ttlMs: 7 * 24 * 3600_000, leaseMs: 10_000, onExpiredLease: 'unknown' };
- */
+/** Per-operation behaviour. Every field has a default; see docs/reference.md. */
 export interface OperationPolicy {
   /** How long a finished key is kept and replayed. Default 24 h. */
   ttlMs?: number;
@@ -90,28 +80,13 @@ export interface WaitForResultPolicy {
   pollMs?: number;
 }
 
-/**
- * The states a key row can be in (`released` rows may run again).
- *
- * @example
- * const terminal: KeyState[] = ['completed', 'released'];
- */
+/** The states a key row can be in (`released` rows may run again). */
 export type KeyState = 'in_progress' | 'completed' | 'released' | 'unknown';
 
-/**
- * The recovery point of a key nothing has committed for yet.
- *
- * @example
- * if (exec.recoveryPoint === INITIAL_RECOVERY_POINT) console.log('fresh attempt');
- */
+/** The recovery point of a key nothing has committed for yet. */
 export const INITIAL_RECOVERY_POINT = 'started';
 
-/**
- * A key row as the store reports it. Times are the database's clock.
- *
- * @example
- * const replayable = (r: KeyRecord) => r.state === 'completed' && r.response !== null;
- */
+/** A key row as the store reports it. Times are the database's clock. */
 export interface KeyRecord {
   state: KeyState;
   fingerprint: string;
@@ -267,12 +242,7 @@ export interface IdempotencyStore<TTx> {
   ): Promise<{ limited: false } | { limited: true; retryAfterSeconds: number }>;
 }
 
-/**
- * Observability event names.
- *
- * @example
- * const alertOn: IdempotencyEventType[] = ['store_error', 'lease_lost', 'unknown'];
- */
+/** Observability event names. */
 export type IdempotencyEventType =
   | 'created'
   | 'replayed'
@@ -295,9 +265,6 @@ export type IdempotencyEventType =
  * One observable thing that happened. `durationMs` is set on `store_error`, on events that
  * end a reservation or a handler, and on `waited` (how long a duplicate waited, whatever it
  * got then); `count` on `reaped`/`swept`.
- *
- * @example
- * createIdempotency({ store, onEvent: (e) => console.log(e.type, e.operation) });
  */
 export interface IdempotencyEvent {
   type: IdempotencyEventType;

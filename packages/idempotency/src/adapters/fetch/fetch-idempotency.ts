@@ -47,20 +47,12 @@ export interface FetchIdempotencyOptions {
 /**
  * What `onAnswered` hears: the answer, and the response the key holds (status, replayed
  * headers, body text) as it is sent or replayed.
- *
- * @example
- * onAnswered: ({ outcome, response }) => outcome === 'replayed' && log(JSON.parse(response.body ?? 'null'))
  */
 export interface FetchAnswer extends IdempotencyAnswer {
   response: StoredResponse;
 }
 
-/**
- * What one request is, as its route knows it after authentication and parsing.
- *
- * @example
- * const scope: IdempotentRequest = { tenantId: account.id, operation: 'payments.create', fingerprintInput: params };
- */
+/** What one request is, as its route knows it after authentication and parsing. */
 export interface IdempotentRequest {
   /** Tenant from authentication (an account, a merchant), never from the body. */
   tenantId: string;
@@ -85,24 +77,10 @@ export interface IdempotentRequest {
  * Given a `StoredResponse` instead (status, replayed headers, body text), `complete` stores it
  * as it is and the guard sends whatever `Response` the handler returns without reading it: one
  * `Response` and no stream read per request, for hot routes.
- *
- * @example
- * const response = Response.json(payment, { status: 201 });
- * await exec.complete(tx, response);
- * return response;
- * // or, reading nothing (`storedJson`, `responseOf`):
- * const stored = storedJson(payment, { status: 201 });
- * await exec.complete(tx, stored);
- * return responseOf(stored);
  */
 export type FetchExecution<TTx> = CompletingWith<TTx, Response | StoredResponse>;
 
-/**
- * The engine bound to web-standard `Request` / `Response`. See `fetchIdempotency`.
- *
- * @example
- * const response = await http.handle(request, { tenantId, operation: 'payments.create' }, run);
- */
+/** The engine bound to web-standard `Request` / `Response`. See `fetchIdempotency`. */
 export interface FetchIdempotency<TTx> {
   /**
    * Guard one request: the first with a key runs `run`; retries get the stored response with

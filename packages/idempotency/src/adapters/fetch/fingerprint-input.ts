@@ -11,9 +11,6 @@ import { sha256Hex } from '../../core/fingerprint.ts';
  *   two requests);
  * - a body that is not UTF-8 is hashed as bytes, never decoded (distinct invalid bytes would
  *   decode to the same replacement characters).
- *
- * @example
- * withIdempotency(handler, { ..., getFingerprintInput: async (req) => ({ ...(await defaultFingerprintInput(req)), path: undefined }) });
  */
 export async function defaultFingerprintInput(request: Request): Promise<unknown> {
   return fingerprintInputOf(request, new Uint8Array(await request.clone().arrayBuffer()));

@@ -3,10 +3,6 @@ import { IDEMPOTENCY_ERRORS, type IdempotencyError } from '../../core/errors.ts'
 /**
  * Render an `IdempotencyError` as RFC 9457 `application/problem+json`, with `Retry-After`
  * when the error has one. `type` is the documented URI of the code (see docs/reference.md, "Answers").
- *
- * @example
- * return problemDetailsResponse(new IdempotencyError('idempotency_key_in_use', { retryAfterSeconds: 3 }));
- * // 409 {"type":"https://once.dev/problems/idempotency#idempotency_key_in_use","title":...,"status":409,"code":"idempotency_key_in_use"}
  */
 export function problemDetailsResponse(error: IdempotencyError): Response {
   const mapping = IDEMPOTENCY_ERRORS[error.code];

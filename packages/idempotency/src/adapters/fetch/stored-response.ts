@@ -1,12 +1,7 @@
 import { IDEMPOTENT_REPLAYED_HEADER } from '../../core/key.ts';
 import type { StoredResponse } from '../../core/types.ts';
 
-/**
- * Headers replayed by default: describe the body, never the session.
- *
- * @example
- * withIdempotency(handler, { ...options, replayHeaders: [...DEFAULT_REPLAY_HEADERS, 'x-request-cost'] });
- */
+/** Headers replayed by default: describe the body, never the session. */
 export const DEFAULT_REPLAY_HEADERS = ['content-type', 'location', 'content-language'];
 
 // Cookies belong to the request that set them; replaying them would hand one client's session to another.
@@ -16,11 +11,6 @@ const NEVER_STORED = new Set(['set-cookie', 'set-cookie2']);
  * Snapshot a `Response` for storage: status, UTF-8 body, and only allow-listed headers
  * (`Set-Cookie` is dropped even if allow-listed). Reads a clone; the original stays usable.
  * A `text/event-stream` response is refused (throws) instead of being read until it ends.
- *
- * @example
- * const response = Response.json(payment, { status: 201 });
- * await exec.complete(tx, await storedResponseFrom(response));
- * return response;
  */
 export function storedResponseFrom(
   response: Response,
@@ -114,11 +104,6 @@ export function resendable(response: Response, stored: StoredResponse): Response
  * text), built once by the route. Completing with it instead of a `Response` spares the guard
  * reading a body stream and building a second `Response`; send `responseOf(stored)`. Put only
  * headers to replay in `headers`; others go to `responseOf`.
- *
- * @example
- * const stored = storedJson(payment, { status: 201, headers: { location: `/payments/${payment.id}` } });
- * await exec.complete(tx, stored);
- * return responseOf(stored);
  */
 export function storedJson(
   value: unknown,
@@ -134,9 +119,6 @@ export function storedJson(
 /**
  * The `Response` of a stored form as the first request gets it (no `Idempotent-Replayed`),
  * with `headers` that are sent but not stored.
- *
- * @example
- * return responseOf(stored, { 'cache-control': 'no-store' });
  */
 export function responseOf(stored: StoredResponse, headers?: Record<string, string>): Response {
   return new Response(withoutBodyIfForbidden(stored), {
@@ -145,12 +127,7 @@ export function responseOf(stored: StoredResponse, headers?: Record<string, stri
   });
 }
 
-/**
- * Rebuild a stored response with `Idempotent-Replayed: true`.
- *
- * @example
- * if (outcome.kind === 'replayed') return replayedResponse(outcome.response);
- */
+/** Rebuild a stored response with `Idempotent-Replayed: true`. */
 export function replayedResponse(stored: StoredResponse): Response {
   const headers = new Headers(stored.headers);
   headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');

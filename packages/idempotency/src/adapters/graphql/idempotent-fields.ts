@@ -25,10 +25,6 @@ import type { OperationPolicy } from '../../core/types.ts';
 /**
  * How a schema marks a mutation as idempotent: the `@idempotent(operation: "...")` directive
  * in SDL, or `extensions: { idempotency: { operation } }` on a code-first field.
- *
- * @example
- * // SDL: type Mutation { pay(cartId: ID!): Payment! @idempotent(operation: "checkout.pay") }
- * // code-first: { type: Payment, extensions: { idempotency: { operation: 'checkout.pay' } } }
  */
 export interface IdempotentFieldConfig extends OperationPolicy {
   operation: string;
@@ -114,10 +110,6 @@ function guardedNamesOf(
  * The root fields a mutation operation executes, or `undefined` when the operation is not a
  * mutation of a schema with guarded fields. Throws {@link UndecidableDirectiveError} when an
  * `@skip` / `@include` cannot be decided from the variables (execution would refuse it too).
- *
- * @example
- * rootSelectionOf(schema, parse('mutation { ... on Mutation { pay(cartId: "c") { id } } }'), null, {})
- * // { guarded: [{ responseKey: 'pay', name: 'pay', arguments: { cartId: 'c' }, config }], others: [], unseen: [] }
  */
 export function rootSelectionOf(
   schema: GraphQLSchema,

@@ -52,9 +52,6 @@ export interface GraphqlIdempotencyOptions<TContext, TTx> {
  * guarded field sits in it (`result.data?.[responseKey]`: the request's alias, if any). An
  * executed or replayed `result` is the object then sent: the hook may add to its `extensions`
  * (what the key stores is already written and stays as it was).
- *
- * @example
- * onAnswered: ({ outcome, result, responseKey }) => outcome === 'replayed' && log(result.data?.[responseKey])
  */
 export interface GraphqlAnswer extends IdempotencyAnswer {
   result: ExecutionResult;
@@ -81,9 +78,6 @@ export const UNEXPECTED_ERROR_MESSAGE = 'Unexpected error.';
  * resolver's deliberate refusal) is kept, an idempotency refusal keeps its stable code, and
  * anything else (a database error with SQL and host names, a bug) becomes
  * "Unexpected error." with `extensions.code: 'INTERNAL_SERVER_ERROR'` and its path.
- *
- * @example
- * maskUnexpectedError(locatedError(new Error('connect ECONNREFUSED 10.0.0.5:5432'), [], ['pay'])).message; // 'Unexpected error.'
  */
 export function maskUnexpectedError(error: GraphQLError): GraphQLError {
   let cause: unknown = error;
@@ -115,9 +109,6 @@ export interface GraphqlIdempotencyContext<TTx> {
  * The GraphQL error a refusal becomes: `extensions.code` is the stable idempotency code
  * (`idempotency_key_in_use`, ...), and `extensions.http` carries the HTTP status and
  * `Retry-After`, which GraphQL Yoga applies to the response (other servers may ignore it).
- *
- * @example
- * toGraphqlError(new IdempotencyError('idempotency_key_reused')).extensions.code; // 'idempotency_key_reused'
  */
 export function toGraphqlError(error: IdempotencyError): GraphQLError {
   const headers: Record<string, string> = {};

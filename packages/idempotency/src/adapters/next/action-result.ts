@@ -4,10 +4,6 @@ import type { IdempotencyErrorCode } from '../../core/errors.ts';
  * What an idempotent Server Action returns. A Server Action has no HTTP status of its own and
  * Next.js hides thrown errors' messages in production, so refusals come back as values with
  * the same stable code and status the REST and tRPC adapters use.
- *
- * @example
- * const answer = await pay(formData);
- * if (!answer.ok && answer.code === 'idempotency_key_in_use') retryAfter(answer.retryAfterSeconds);
  */
 export type IdempotentActionResult<TResult> =
   | {

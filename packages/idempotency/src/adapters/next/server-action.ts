@@ -12,9 +12,6 @@ export const IDEMPOTENCY_KEY_FIELD = 'idempotency-key';
 /**
  * `exec` inside an idempotent Server Action: the execution, with `complete` taking the action's
  * result, so the stored result commits in the same transaction as your writes.
- *
- * @example
- * await db.transaction(async (tx) => { const r = await insertOrder(tx); await exec.complete(tx, r); return r; });
  */
 export type ActionExecution<TTx> = JsonExecution<TTx>;
 

@@ -25,12 +25,7 @@ export interface UseIdempotencyKeyOptions<TIntent>
   onExternalChange?: (intent: StoredIntent<TIntent> | undefined) => void;
 }
 
-/**
- * What {@link useIdempotencyKey} gives a component.
- *
- * @example
- * const { keys, intent, locked, refresh } = useIdempotencyKey({ scope, intents });
- */
+/** What {@link useIdempotencyKey} gives a component. */
 export interface IdempotencyKeyState<TIntent> {
   /** The framework-free manager for the scope; every send goes through it. */
   keys: IdempotencyKeyManager<TIntent> | undefined;

@@ -6,23 +6,13 @@ import {
   isIdempotencyError,
 } from '../../core/errors.ts';
 
-/**
- * What `data.idempotency` carries in a tRPC error shape.
- *
- * @example
- * const data: IdempotencyErrorData | null = idempotencyErrorData(error); // { code: 'idempotency_key_in_use', retryAfterSeconds: 2 }
- */
+/** What `data.idempotency` carries in a tRPC error shape. */
 export interface IdempotencyErrorData {
   code: IdempotencyErrorCode;
   retryAfterSeconds: number | null;
 }
 
-/**
- * Extract the idempotency details from a tRPC error (its `cause`), or null for other errors.
- *
- * @example
- * errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, idempotency: idempotencyErrorData(error) } })
- */
+/** Extract the idempotency details from a tRPC error (its `cause`), or null for other errors. */
 export function idempotencyErrorData(error: unknown): IdempotencyErrorData | null {
   const cause = error instanceof TRPCError ? error.cause : error;
   if (!isIdempotencyError(cause)) return null;
@@ -32,9 +22,6 @@ export function idempotencyErrorData(error: unknown): IdempotencyErrorData | nul
 /**
  * A ready `errorFormatter` for `initTRPC.create()`: adds `data.idempotency = { code, retryAfterSeconds }`
  * (null for errors that are not about idempotency). Compose it with your own formatter if you have one.
- *
- * @example
- * const t = initTRPC.context<Context>().meta<IdempotencyMeta>().create({ errorFormatter: idempotencyErrorFormatter });
  */
 export function idempotencyErrorFormatter<TShape extends { data: object }>(opts: {
   shape: TShape;

@@ -25,12 +25,7 @@ import { idempotencyErrorToTRPC } from './error-formatter.ts';
 import { replayMiddlewareResult } from './replay-result.ts';
 import { countGuardedCall, expectSent, explainBatched, warnHeadersLost } from './response-meta.ts';
 
-/**
- * `meta({ idempotency: {...} })` of a guarded procedure.
- *
- * @example
- * t.procedure.meta({ idempotency: { operation: 'checkout.pay', ttlMs: 86_400_000 } satisfies IdempotencyProcedureMeta })
- */
+/** `meta({ idempotency: {...} })` of a guarded procedure. */
 export interface IdempotencyProcedureMeta extends OperationPolicy {
   /** Stable name of the operation; part of the key's scope and of the fingerprint. */
   operation: string;
@@ -38,19 +33,11 @@ export interface IdempotencyProcedureMeta extends OperationPolicy {
   required?: boolean;
 }
 
-/**
- * Meta type to merge into your `initTRPC.meta<...>()` so `.concat(plugin)` type-checks.
- *
- * @example
- * const t = initTRPC.context<Context>().meta<IdempotencyMeta & { auth?: boolean }>().create();
- */
+/** Meta type to merge into your `initTRPC.meta<...>()` so `.concat(plugin)` type-checks. */
 export type IdempotencyMeta = { idempotency?: IdempotencyProcedureMeta };
 
 /**
  * `ctx.idempotency` inside a procedure: the execution, with `complete` taking the procedure's result.
- *
- * @example
- * .mutation(({ ctx }) => db.transaction(async (tx) => { const r = await pay(tx); await ctx.idempotency.complete(tx, r); return r; }))
  */
 export type TrpcIdempotencyContext<TTx> = JsonExecution<TTx>;
 
@@ -85,12 +72,7 @@ export interface IdempotencyPluginOptions<TContext, TTx> {
   onAnswered?: (answer: TrpcAnswer, ctx: TContext) => unknown;
 }
 
-/**
- * What `onAnswered` hears: the answer, and the procedure's result as the caller gets it.
- *
- * @example
- * onAnswered: ({ outcome, data }, ctx) => outcome === 'replayed' && audit(ctx, data)
- */
+/** What `onAnswered` hears: the answer, and the procedure's result as the caller gets it. */
 export interface TrpcAnswer extends IdempotencyAnswer {
   data: unknown;
 }

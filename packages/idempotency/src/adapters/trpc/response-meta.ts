@@ -5,10 +5,6 @@ import type { IDEMPOTENT_REPLAYED_HEADER } from '../../core/key.ts';
  * The `responseMeta` of tRPC's standalone (Node) adapter: sends `ctx.resHeaders`, where the
  * plugin writes `Idempotent-Replayed` and `Retry-After`. The fetch adapter sends its
  * `resHeaders` by itself; the standalone adapter has none, so the context makes one.
- *
- * @example
- * createHTTPServer({ router, responseMeta: idempotencyResponseMeta,
- *   createContext: ({ req }) => ({ ..., resHeaders: new Headers() }) });
  */
 export function idempotencyResponseMeta(opts: { ctx?: { resHeaders?: Headers } | undefined }): {
   headers?: Headers;

@@ -11,9 +11,6 @@ import {
 /**
  * One promise of the `IdempotencyStore` port, checked against a store: `run` resolves when the
  * store keeps it and throws (an `AssertionError`) when it does not.
- *
- * @example
- * for (const c of storeContractCases(() => createMyStore(db))) it(c.name, c.run);
  */
 export interface StoreContractCase {
   /** `<method>: <promise>`, stable across releases so a runner can skip one by name. */

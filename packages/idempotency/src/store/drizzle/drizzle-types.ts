@@ -3,19 +3,11 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 /**
  * Any drizzle Postgres database: postgres.js, node-postgres, or a transaction of either
  * (`PgTransaction` extends `PgDatabase`). `any` schema generics so every app schema fits.
- *
- * @example
- * function countKeys(db: AnyPgDatabase) { return db.$count(idempotencyKeys); }
  */
 // biome-ignore lint/suspicious/noExplicitAny: drizzle's schema generics must accept any app schema.
 export type AnyPgDatabase = PgDatabase<PgQueryResultHKT, any, any>;
 
-/**
- * The transaction type `db.transaction(cb)` hands to `cb` for a given database type.
- *
- * @example
- * type Tx = TransactionOf<typeof db>; // what db.transaction((tx) => ...) passes
- */
+/** The transaction type `db.transaction(cb)` hands to `cb` for a given database type. */
 export type TransactionOf<TDb extends AnyPgDatabase> = Parameters<
   Parameters<TDb['transaction']>[0]
 >[0];

@@ -4,12 +4,7 @@ import { explained } from './missing-tables.ts';
 import { reapExpiredKeys } from './reaper.ts';
 import { sweepExpiredLeases } from './sweeper.ts';
 
-/**
- * Options of `startKeyMaintenance`.
- *
- * @example
- * startKeyMaintenance(db, { sweepEveryMs: 5_000, onError: (e) => log.warn(e) } satisfies KeyMaintenanceOptions);
- */
+/** Options of `startKeyMaintenance`. */
 export interface KeyMaintenanceOptions {
   /** How often dead holders' keys are settled (`sweepExpiredLeases`). Default 10 s. */
   sweepEveryMs?: number;

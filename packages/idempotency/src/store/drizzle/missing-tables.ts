@@ -20,9 +20,6 @@ export function explained(error: unknown): unknown {
 /**
  * Fails at start, in one line, when the tables are missing (instead of every request answering
  * 503 "store unavailable").
- *
- * @example
- * await checkIdempotencyTables(db); // before the server listens
  */
 export async function checkIdempotencyTables(db: AnyPgDatabase): Promise<void> {
   try {

@@ -3,12 +3,7 @@ import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 import { reapable } from './key-state-machine.ts';
 
-/**
- * Options of `reapExpiredKeys`.
- *
- * @example
- * await reapExpiredKeys(db, { batchSize: 500, maxBatches: 20 } satisfies ReapOptions);
- */
+/** Options of `reapExpiredKeys`. */
 export interface ReapOptions {
   /** Rows deleted per statement (each its own short transaction). Default 500. */
   batchSize?: number;
@@ -23,9 +18,6 @@ export interface ReapOptions {
  * a key a request is reserving right now is skipped, never waited on. `unknown` keys are never
  * reaped: only reconciliation (`resolveUnknownKey`) moves them on. Also drops ended rate-limit
  * windows. Safe to run from several workers at once.
- *
- * @example
- * setInterval(() => reapExpiredKeys(db, { batchSize: 500 }).catch(console.error), 60_000);
  */
 export async function reapExpiredKeys(
   db: AnyPgDatabase,

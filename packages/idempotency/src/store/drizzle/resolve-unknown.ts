@@ -28,10 +28,6 @@ const resolveReleasedStatement = preparedStatement(
  * Reconciliation's exit from `unknown`: once the real outcome is known (for example from the
  * processor's ledger), either store the response to replay (`completed`) or let the key run
  * again (`released`). Returns false if the key was not `unknown`.
- *
- * @example
- * await resolveUnknownKey(db, { tenantId, operation: 'checkout.pay', key },
- *   { outcome: 'completed', response: { status: 200, headers: {}, body: JSON.stringify(payment) } });
  */
 export async function resolveUnknownKey(
   db: AnyPgDatabase,

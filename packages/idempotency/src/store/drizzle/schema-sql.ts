@@ -3,9 +3,6 @@
  * from `schema.ts` (a test regenerates it and fails on any drift). For applications that do not
  * run drizzle-kit: execute it once (it is one multi-statement string; the breakpoints are SQL
  * comments).
- *
- * @example
- * await sql.unsafe(idempotencySchemaSql); // postgres.js
  */
 export const idempotencySchemaSql = `CREATE TABLE "idempotency_key_audit" (
 	"id" bigint GENERATED ALWAYS AS IDENTITY (sequence name "idempotency_key_audit_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),

@@ -17,10 +17,6 @@ import { INITIAL_RECOVERY_POINT } from '../../core/types.ts';
  * Postgres (Citus and the like) keeps every statement of a key on one shard.
  *
  * Add it to your drizzle schema (and so to your migrations):
- *
- * @example
- * // src/schema/index.ts
- * export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
  */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
@@ -77,9 +73,6 @@ export const idempotencyKeys = pgTable(
 /**
  * Fixed-window counters of new keys per tenant and principal (a session, an API key; '' is the
  * tenant as a whole), only used when `rateLimit` is configured.
- *
- * @example
- * export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
  */
 export const idempotencyRateLimits = pgTable(
   'idempotency_rate_limits',
@@ -104,9 +97,6 @@ export const idempotencyRateLimits = pgTable(
  * who released or evicted which key, why, what it was then, and when. Written in the same
  * transaction as the action, so an action without its audit row never commits. Never reaped by
  * this package: keep or prune it by your own retention rules.
- *
- * @example
- * export { idempotencyKeyAudit, idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
  */
 export const idempotencyKeyAudit = pgTable(
   'idempotency_key_audit',

@@ -9,12 +9,7 @@ import {
   sweepable,
 } from './key-state-machine.ts';
 
-/**
- * Options of `sweepExpiredLeases`.
- *
- * @example
- * await sweepExpiredLeases(db, { batchSize: 200, graceMs: 5_000 } satisfies SweepOptions);
- */
+/** Options of `sweepExpiredLeases`. */
 export interface SweepOptions {
   batchSize?: number;
   /** Only sweep leases expired for at least this long (give slow holders a margin). Default 0. */
@@ -30,9 +25,6 @@ export interface SweepOptions {
  * - a phase committed, policy `unknown` -> `unknown` (reconciliation decides);
  * - a phase committed, policy `resume` -> left alone: the next retry resumes it.
  * The old holder's token no longer matches, so its late writes are refused.
- *
- * @example
- * const { released, markedUnknown } = await sweepExpiredLeases(db, { graceMs: 5_000 });
  */
 export async function sweepExpiredLeases(
   db: AnyPgDatabase,

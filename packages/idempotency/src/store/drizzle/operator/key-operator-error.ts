@@ -6,9 +6,6 @@
  * - `key_not_releasable` / `key_not_evictable`: the key's state forbids the action (see the
  *   rules on `KeyOperator`);
  * - `invalid_input`: a missing reason or actor, a limit out of range; nothing was read or written.
- *
- * @example
- * if (isKeyOperatorError(error, 'key_changed')) await showKeyAgain();
  */
 export type KeyOperatorErrorCode =
   | 'key_not_found'
@@ -17,12 +14,7 @@ export type KeyOperatorErrorCode =
   | 'key_not_evictable'
   | 'invalid_input';
 
-/**
- * A refused operator action; nothing was changed and nothing was audited.
- *
- * @example
- * throw new KeyOperatorError('key_changed', 'The key changed since it was read');
- */
+/** A refused operator action; nothing was changed and nothing was audited. */
 export class KeyOperatorError extends Error {
   readonly _tag = 'KeyOperatorError';
   constructor(
@@ -34,12 +26,7 @@ export class KeyOperatorError extends Error {
   }
 }
 
-/**
- * Whether `value` is a `KeyOperatorError` (optionally with `code`), also across module copies.
- *
- * @example
- * if (isKeyOperatorError(error, 'key_not_releasable')) return { refused: error.message };
- */
+/** Whether `value` is a `KeyOperatorError` (optionally with `code`), also across module copies. */
 export function isKeyOperatorError(
   value: unknown,
   code?: KeyOperatorErrorCode,

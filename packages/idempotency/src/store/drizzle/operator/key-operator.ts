@@ -61,13 +61,7 @@ export interface KeySummary {
   evictable: boolean;
 }
 
-/**
- * A key with its stored response, for `inspect(id, { includeResponse: true })`.
- *
- * @example
- * const details = await operator.inspect(id, { includeResponse: true });
- * console.log(details?.response?.status);
- */
+/** A key with its stored response, for `inspect(id, { includeResponse: true })`. */
 export interface KeyDetails extends KeySummary {
   response?: StoredResponse | null;
 }
@@ -75,9 +69,6 @@ export interface KeyDetails extends KeySummary {
 /**
  * Which keys `list` returns: always ONE tenant (every statement is tenant-first), newest
  * change first.
- *
- * @example
- * await operator.list({ tenantId, state: 'unknown', limit: 20 } satisfies ListKeysFilter);
  */
 export interface ListKeysFilter {
   tenantId: string;
@@ -89,12 +80,7 @@ export interface ListKeysFilter {
   limit?: number;
 }
 
-/**
- * Who acts, why, and on which version of the key (the `revision` the operator saw).
- *
- * @example
- * await operator.release(id, { revision: seen.revision, actor: 'ops:alice', reason: 'INC-42: worker died before charging' });
- */
+/** Who acts, why, and on which version of the key (the `revision` the operator saw). */
 export interface OperatorActionInput {
   revision: string;
   /** Who (an operator's id as your authentication knows it). 1..1000 characters. */
@@ -130,10 +116,6 @@ export interface KeyAuditEntry extends KeyIdentity {
  * request with the key RUNS AGAIN; for a stored decline after the card was fixed, or a
  * response a bug stored). Every action needs an actor and a reason, is guarded by the
  * revision the operator saw, and is audited.
- *
- * @example
- * const operator = createKeyOperator(db, { onEvent: observer.onEvent });
- * const seen = await operator.inspect({ tenantId, operation: 'checkout.pay', key });
  */
 export interface KeyOperator {
   list(filter: ListKeysFilter): Promise<KeySummary[]>;
