@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '@once/idempotency/client';
+import type { AttemptOutcome, KeyValueStorage } from '@once/idempotency/client';
 
 /** The cockpit's idempotent buttons: money, and a webhook event's resend. */
 export type OperatorActionKind = 'capture' | 'void' | 'refund' | 'resend';
@@ -23,11 +23,7 @@ export function intentStorageKey(paymentId: string, kind: OperatorActionKind): s
 }
 
 /** The part of Web Storage the intents use (the origin's `localStorage`; tests pass a map). */
-export interface IntentStorage {
-  getItem(key: string): string | null;
-  setItem(key: string, value: string): void;
-  removeItem(key: string): void;
-}
+export type IntentStorage = KeyValueStorage;
 
 /**
  * The stored intent of this button, if any tab left one unanswered.

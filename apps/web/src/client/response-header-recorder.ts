@@ -52,8 +52,8 @@ export class ResponseHeaderRecorder {
  * parseRetryAfter('2') // 2
  */
 export function parseRetryAfter(value: string | null, now: Date = new Date()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const trimmed = value.trim();
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;

@@ -27,23 +27,55 @@ function notRunPrefix(checkout: CheckoutController): string {
     : 'Nothing was charged.';
 }
 
+type Words = { title: string; detail: string; tone: Tone };
+
+/** The states whose words depend on nothing but the state. */
+const FIXED_WORDS = {
+  idle: {
+    title: 'Ready to pay',
+    detail:
+      'Nothing has been sent yet. Your payment will carry one idempotency key, so it can happen at most once.',
+    tone: 'idle',
+  },
+  key_reused: {
+    title: 'This payment key was already used for a different cart',
+    detail:
+      'The cart changed under the same idempotency key, so the server refused it rather than guess. Nothing new was charged. Start a new payment to pay for this cart.',
+    tone: 'bad',
+  },
+  unknown: {
+    title: 'Outcome unknown, being reconciled',
+    detail:
+      'We could not confirm the charge with the processor yet. It is being reconciled against the processor’s ledger; you will be charged at most once.',
+    tone: 'warn',
+  },
+  requires_action: {
+    title: 'Waiting for your bank',
+    detail:
+      'Your bank asks you to confirm this payment (3-D Secure) on its own page. Nothing is charged until you do; you come back here afterwards, to this same payment.',
+    tone: 'info',
+  },
+  bank_answered: {
+    title: 'Back from your bank, confirming with the processor…',
+    detail:
+      'You answered your bank. This page asks the payment processor what happened (never the link you came back with) and updates by itself. You will be charged at most once.',
+    tone: 'info',
+  },
+  canceled: {
+    title: 'Payment abandoned',
+    detail:
+      'Your bank’s check was not completed in time, so the payment was canceled at the processor. Nothing was charged.',
+    tone: 'bad',
+  },
+} satisfies Partial<Record<CheckoutDisplayState, Words>>;
+
 /** Headline and explanation per state: every state says honestly what happened to the money. */
-function describe(
-  state: CheckoutDisplayState,
-  checkout: CheckoutController,
-): { title: string; detail: string; tone: Tone } {
+function describe(state: CheckoutDisplayState, checkout: CheckoutController): Words {
   const flow = checkout.flow;
   const payment = checkout.status.data;
   // Set in the waiting states, the ones that ask again by themselves.
   const secondsLeft = 'secondsLeft' in flow ? flow.secondsLeft : '?';
   switch (state) {
-    case 'idle':
-      return {
-        title: 'Ready to pay',
-        detail:
-          'Nothing has been sent yet. Your payment will carry one idempotency key, so it can happen at most once.',
-        tone: 'idle',
-      };
     case 'in_flight':
       return {
         title: 'Sending payment…',
@@ -81,13 +113,6 @@ function describe(
             ? `No definite answer after ${flow.attempts} attempt${flow.attempts === 1 ? '' : 's'} (${flow.detail}). The server may have received it and may still be charging. Retrying sends the same key, so it can only confirm this payment, never make a second one.`
             : 'This checkout was sent (before a reload, or from another tab) and no answer has reached this page. It may have gone through. Retrying sends the same key, so it can only confirm this payment, never make a second one.',
         tone: 'warn',
-      };
-    case 'key_reused':
-      return {
-        title: 'This payment key was already used for a different cart',
-        detail:
-          'The cart changed under the same idempotency key, so the server refused it rather than guess. Nothing new was charged. Start a new payment to pay for this cart.',
-        tone: 'bad',
       };
     case 'store_unavailable':
     case 'rate_limited': {
@@ -145,27 +170,6 @@ function describe(
         } Nothing was charged.`,
         tone: 'bad',
       };
-    case 'unknown':
-      return {
-        title: 'Outcome unknown, being reconciled',
-        detail:
-          'We could not confirm the charge with the processor yet. It is being reconciled against the processor’s ledger; you will be charged at most once.',
-        tone: 'warn',
-      };
-    case 'requires_action':
-      return {
-        title: 'Waiting for your bank',
-        detail:
-          'Your bank asks you to confirm this payment (3-D Secure) on its own page. Nothing is charged until you do; you come back here afterwards, to this same payment.',
-        tone: 'info',
-      };
-    case 'bank_answered':
-      return {
-        title: 'Back from your bank, confirming with the processor…',
-        detail:
-          'You answered your bank. This page asks the payment processor what happened (never the link you came back with) and updates by itself. You will be charged at most once.',
-        tone: 'info',
-      };
     case 'failed':
       if (payment?.failureCode === AUTHENTICATION_FAILURE_CODE) {
         return {
@@ -179,13 +183,8 @@ function describe(
         detail: `${payment?.failureMessage ?? 'The processor holds no charge.'} Nothing was charged.`,
         tone: 'bad',
       };
-    case 'canceled':
-      return {
-        title: 'Payment abandoned',
-        detail:
-          'Your bank’s check was not completed in time, so the payment was canceled at the processor. Nothing was charged.',
-        tone: 'bad',
-      };
+    default:
+      return FIXED_WORDS[state];
   }
 }
 

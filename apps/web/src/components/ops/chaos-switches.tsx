@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import { answeredByServer } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import type { ChaosPressResult } from '../../demo/chaos-press.ts';
@@ -272,22 +272,22 @@ function FaultLine({
       aria-live="polite"
       data-testid={`fault-use-${name}`}
     >
-      {parts.map((part, i) =>
-        'href' in part ? (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
-          <Link key={i} href={part.href}>
-            <code>{part.id}</code>
-          </Link>
-        ) : 'iso' in part ? (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
-          <time key={i} dateTime={part.iso} title={part.iso}>
-            {part.time}
-          </time>
-        ) : (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
-          <span key={i}>{part.text}</span>
-        ),
-      )}
+      {parts.map((part, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the parts never reorder
+        <Fragment key={i}>
+          {'href' in part ? (
+            <Link href={part.href}>
+              <code>{part.id}</code>
+            </Link>
+          ) : 'iso' in part ? (
+            <time dateTime={part.iso} title={part.iso}>
+              {part.time}
+            </time>
+          ) : (
+            <span>{part.text}</span>
+          )}
+        </Fragment>
+      ))}
     </span>
   );
 }
