@@ -215,11 +215,14 @@ export class Supervisor {
     // Whatever it spawned in its group (Next.js's workers, the postmaster under its wrapper)
     // would hold the port or the data directory the restarted part needs.
     signalGroup(managed.child.pid, 'SIGKILL');
+    const giveUp = (reason: string, line = reason) => {
+      this.setState(spec.name, 'down');
+      this.log(`${prefix} ${line}`);
+      this.onUnexpectedExit?.(spec.name, code, reason);
+    };
     const policy = this.options.restart;
     if (!policy) {
-      this.setState(spec.name, 'down');
-      this.log(`${prefix} exited with ${how}`);
-      this.onUnexpectedExit?.(spec.name, code, `${spec.name} exited with ${how}`);
+      giveUp(`${spec.name} exited with ${how}`, `exited with ${how}`);
       return;
     }
     const window = `${Math.round(policy.windowMs / 1000)} s`;
@@ -233,19 +236,14 @@ export class Supervisor {
       );
       return;
     }
-    let history = this.histories.get(spec.name);
-    if (!history) {
-      history = new RestartHistory(policy);
-      this.histories.set(spec.name, history);
-    }
+    const history = this.histories.get(spec.name) ?? new RestartHistory(policy);
+    this.histories.set(spec.name, history);
     const decision = history.decide(Date.now(), upForMs);
     if (!decision.restart) {
-      const reason =
+      giveUp(
         `${spec.name} exited ${decision.restartsInWindow} times within ${window} (last: ${how}): ` +
-        'a crash loop, so it is not restarted again; its last lines are above, fix the cause and start again';
-      this.log(`${prefix} ${reason}`);
-      this.setState(spec.name, 'down');
-      this.onUnexpectedExit?.(spec.name, code, reason);
+          'a crash loop, so it is not restarted again; its last lines are above, fix the cause and start again',
+      );
       return;
     }
     this.scheduleRestart(spec, prefix, index, decision.delayMs);
