@@ -8,11 +8,11 @@ import type {
   BackstageEvent,
   ChaosTarget,
   DatabaseCrash,
+  IntentPlan,
   LedgerEntry,
   NemesisPlan,
   Snapshot,
   TenantCatalogue,
-  TestPaymentMethod,
 } from '@once/chaos';
 import { OUTBOX_NOTIFY_CHANNEL } from '@once/db/schema';
 import { demoTenants } from '@once/db/seed';
@@ -30,7 +30,7 @@ import { runReturningShoppers } from './failover/returning-shoppers.ts';
 import type { OnceProfile } from './profiles.ts';
 
 /** The one test card the processor charges (the others are declined). */
-const CHARGING_PAYMENT_METHOD: TestPaymentMethod = 'pm_card_visa';
+const CHARGING_PAYMENT_METHOD: IntentPlan['paymentMethod'] = 'pm_card_visa';
 
 /** After a failover run's clients: those who find a write gone come back within this. */
 const RETURNING_MS = 90_000;

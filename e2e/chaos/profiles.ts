@@ -1,9 +1,4 @@
-import {
-  type ChaosProfile,
-  FAILOVER_FAULT_KINDS,
-  randomSeed,
-  SYSTEM_FAULT_KINDS,
-} from '@once/chaos';
+import { type ChaosProfile, FAILOVER_FAULT_KINDS, SYSTEM_FAULT_KINDS } from '@once/chaos';
 import { FAULT_KINDS as PROCESSOR_FAULT_KINDS } from '@once/processor/fault-kinds';
 import { REPLICATION_MODES, type ReplicationMode } from '@once/scripts/patroni-config';
 
@@ -253,7 +248,9 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
     // Sized for the profile as planned: a smaller run cannot be held to them.
     profile.floors = undefined;
   }
-  return { seed: int('seed') ?? randomSeed(), profileName, profile, outDir: values.get('out') };
+  // A run not given a seed draws one (and prints it: the replay command names it).
+  const seed = int('seed') ?? Math.floor(Math.random() * 2 ** 31);
+  return { seed, profileName, profile, outDir: values.get('out') };
 }
 
 /** The command that replays a run exactly. */

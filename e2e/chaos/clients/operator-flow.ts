@@ -1,4 +1,7 @@
-import type { ClientContext, ClientEvent, IntentPlan, OperatorRequestPlan } from '@once/chaos';
+import type { ClientContext, ClientEvent, IntentPlan } from '@once/chaos';
+
+type OperatorRequestPlan = IntentPlan['refunds'][number];
+
 import {
   moneyActionOver,
   type PayAnswer,

@@ -1,4 +1,4 @@
-import type { ChallengePlan, ClientContext, IntentPlan } from '@once/chaos';
+import type { ClientContext, IntentPlan } from '@once/chaos';
 
 /** How long one request to the bank's page or the return page may take. */
 const PAGE_TIMEOUT_MS = 8_000;
@@ -17,7 +17,7 @@ const PAGE_TIMEOUT_MS = 8_000;
  * await meetChallengeOverHttp(plan, { paymentId, url: view.nextActionUrl }, ctx);
  */
 export async function meetChallengeOverHttp(
-  plan: IntentPlan & { challenge: ChallengePlan },
+  plan: IntentPlan & { challenge: NonNullable<IntentPlan['challenge']> },
   at: { paymentId: string; url: string | undefined },
   ctx: ClientContext,
 ): Promise<void> {

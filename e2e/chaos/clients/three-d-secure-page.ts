@@ -1,4 +1,4 @@
-import type { ChallengePlan, History } from '@once/chaos';
+import type { History, IntentPlan } from '@once/chaos';
 import type { Page } from '@playwright/test';
 
 /**
@@ -16,7 +16,7 @@ import type { Page } from '@playwright/test';
  */
 export async function meetChallengeInPage(
   page: Page,
-  challenge: ChallengePlan,
+  challenge: NonNullable<IntentPlan['challenge']>,
   ctx: {
     history: History;
     webUrl: string;

@@ -10,20 +10,16 @@ export { RETURNING_OPERATOR } from './failover-checks.ts';
 export { startFaultProxy } from './fault-proxy.ts';
 export { type ClientEvent, History } from './history.ts';
 export { type LedgerReader, onceProcessorLedger, sqlLedger } from './ledger.ts';
-export { randomSeed } from './random.ts';
 export { junitReport, markdownReport } from './report.ts';
 export {
   CARD_NUMBER_OF,
-  type ChallengePlan,
   type ChaosProfile,
   type CoverageFloors,
   type IntentPlan,
   type NemesisPlan,
-  type OperatorRequestPlan,
   paymentMethodOf,
   planRun,
   type TenantCatalogue,
-  type TestPaymentMethod,
 } from './schedule.ts';
 export {
   type AppPayment,

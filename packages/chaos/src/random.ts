@@ -67,8 +67,3 @@ function fnv1a(text: string, basis: number): number {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }
-
-/** A fresh seed for a run that was not given one. */
-export function randomSeed(): number {
-  return Math.floor(Math.random() * 2 ** 31);
-}

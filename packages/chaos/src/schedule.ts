@@ -120,7 +120,7 @@ export const CARD_NUMBER_OF: Record<TestPaymentMethod | typeof THREE_D_SECURE_CA
  * How a 3-D Secure shopper meets the processor's hosted challenge: `complete` or `fail` it,
  * or `leave` it unanswered (the reconciler cancels the payment past its abandon window).
  */
-export interface ChallengePlan {
+interface ChallengePlan {
   answer: 'complete' | 'fail' | 'leave';
   /**
    * The redirect back after the answer is lost (the processor took it, the shopper never
@@ -147,7 +147,7 @@ type Flow = 'charge' | 'capture' | 'void' | 'expire';
 const MANUAL_FLOWS: readonly Flow[] = ['capture', 'void', 'capture', 'expire', 'capture'];
 
 /** One operator request on a payment (a capture, a void, a refund) and how it is sent. */
-export interface OperatorRequestPlan {
+interface OperatorRequestPlan {
   /** The request's own Idempotency-Key. */
   key: string;
   /** Sent this many times at once: 2 is a double-click (one key, two requests). */
