@@ -10,57 +10,42 @@ export type CardOutcome =
       param?: string;
     };
 
-const DECLINED = 'Your card was declined.';
+/** A decline as Stripe answers it: `code` is `card_declined` unless the card names another. */
+function declined(
+  declineCode: string,
+  message = 'Your card was declined.',
+  code = 'card_declined',
+  param?: string,
+): CardOutcome {
+  return { kind: 'declined', code, declineCode, message, ...(param ? { param } : {}) };
+}
 
 /** Stripe's documented test card numbers and what they do. Unknown numbers are approved. */
 const OUTCOME_BY_NUMBER: Record<string, CardOutcome> = {
   '4242424242424242': { kind: 'approved' },
   '5555555555554444': { kind: 'approved' },
-  '4000000000000002': {
-    kind: 'declined',
-    code: 'card_declined',
-    declineCode: 'generic_decline',
-    message: DECLINED,
-  },
-  '4000000000009995': {
-    kind: 'declined',
-    code: 'card_declined',
-    declineCode: 'insufficient_funds',
-    message: 'Your card has insufficient funds.',
-  },
-  '4000000000009987': {
-    kind: 'declined',
-    code: 'card_declined',
-    declineCode: 'lost_card',
-    message: DECLINED,
-  },
-  '4000000000000069': {
-    kind: 'declined',
-    code: 'expired_card',
-    declineCode: 'expired_card',
-    message: 'Your card has expired.',
-    param: 'exp_month',
-  },
-  '4000000000000127': {
-    kind: 'declined',
-    code: 'incorrect_cvc',
-    declineCode: 'incorrect_cvc',
-    message: "Your card's security code is incorrect.",
-    param: 'cvc',
-  },
-  '4000000000000119': {
-    kind: 'declined',
-    code: 'processing_error',
-    declineCode: 'processing_error',
-    message: 'An error occurred while processing your card. Try again in a little bit.',
-  },
+  '4000000000000002': declined('generic_decline'),
+  '4000000000009995': declined('insufficient_funds', 'Your card has insufficient funds.'),
+  '4000000000009987': declined('lost_card'),
+  '4000000000000069': declined(
+    'expired_card',
+    'Your card has expired.',
+    'expired_card',
+    'exp_month',
+  ),
+  '4000000000000127': declined(
+    'incorrect_cvc',
+    "Your card's security code is incorrect.",
+    'incorrect_cvc',
+    'cvc',
+  ),
+  '4000000000000119': declined(
+    'processing_error',
+    'An error occurred while processing your card. Try again in a little bit.',
+    'processing_error',
+  ),
   // 3-D Secure is required, and the payment is declined after a completed challenge.
-  '4000008400001629': {
-    kind: 'declined',
-    code: 'card_declined',
-    declineCode: 'generic_decline',
-    message: DECLINED,
-  },
+  '4000008400001629': declined('generic_decline'),
 };
 
 /** Stripe's test cards that require 3-D Secure authentication on every payment. */
