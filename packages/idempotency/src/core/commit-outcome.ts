@@ -29,19 +29,14 @@ export function commitOutcomeUnknown(why: string, cause?: unknown): IdempotencyE
  * synchronous standby meanwhile (`createCommitNoticeWatch`): committed here, maybe not on the
  * standby a failover would promote, so the retry replays it.
  */
-export function watchCommits(unreplicatedCommits: () => number): CommitWatch {
+export function watchCommits(unreplicatedCommits: () => number) {
   const before = unreplicatedCommits();
   return {
-    assertReplicated() {
+    assertReplicated(): void {
       if (unreplicatedCommits() !== before)
         throw commitOutcomeUnknown('a COMMIT stopped waiting for its synchronous standby');
     },
   };
-}
-
-/** What `watchCommits` returns. */
-export interface CommitWatch {
-  assertReplicated(): void;
 }
 
 // Codes of a connection that broke (postgres.js, Node sockets) or a server that ended it

@@ -1,4 +1,4 @@
-import { type CommitWatch, watchCommits } from './commit-outcome.ts';
+import { watchCommits } from './commit-outcome.ts';
 import { decideForExistingKey } from './decision.ts';
 import { IdempotencyError } from './errors.ts';
 import type {
@@ -11,7 +11,7 @@ import type {
   StoredResponse,
   WaitForResultPolicy,
 } from './types.ts';
-import { createKeyWakeups, type KeyWakeups, waitWhileHeld } from './wait-for-result.ts';
+import { createKeyWakeups, waitWhileHeld } from './wait-for-result.ts';
 import { withTimeout } from './with-timeout.ts';
 
 /** Retry-After of a 503 when the store failed or timed out (fail closed). */
@@ -44,45 +44,7 @@ export type ExecuteOutcome =
  * What the leased and the atomic engine share: the store, the one store-call wrapper, the
  * event hook and the answers for a key this attempt may not run. Internal.
  */
-export interface EngineContext<TTx> {
-  readonly store: IdempotencyStore<TTx>;
-  readonly maxResponseBytes: number;
-  readonly rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
-  emit(event: IdempotencyEvent): void;
-  /** `emit` of a key's event, with `durationMs` when given; builds nothing without `onEvent`. */
-  emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void;
-  /** Watch the COMMIT of the request about to run (`IdempotencyOptions.unreplicatedCommits`). */
-  watchCommits(): CommitWatch;
-  /**
-   * Every store call goes through here: bounded by the store timeout, a failure reported as a
-   * `store_error` event. `failClosed` turns the failure into 503 (nothing executed);
-   * `onLateSuccess` undoes a call that succeeded after the timeout already answered.
-   */
-  callStore<T>(
-    label: string,
-    id: KeyIdentity,
-    call: () => Promise<T>,
-    options?: { failClosed?: boolean; onLateSuccess?: (value: T) => void },
-  ): Promise<T>;
-  /** A row this attempt may not run on: replay it, or throw the refusal it calls for. */
-  answerExisting(id: KeyIdentity, record: KeyRecord, fingerprint: string): ExecuteOutcome;
-  /**
-   * `answerExisting`, but a key another attempt still holds is first waited for while
-   * `waiting` allows (`waitForResult`): then the answer is what the key settled to, or `'free'`
-   * when nobody holds it any more and the caller should try again (as a retry would).
-   */
-  answerExistingOrWait(
-    id: KeyIdentity,
-    record: KeyRecord,
-    fingerprint: string,
-    waiting: Waiting | undefined,
-    takesOverExpiredLeases: boolean,
-  ): Promise<ExecuteOutcome | 'free'>;
-  /** Duplicates waiting in this process for keys to settle; engines wake them when they finish. */
-  readonly wakeups: KeyWakeups;
-  /** The principal is over its new-key allowance: report it and return the refusal to throw. */
-  refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError;
-}
+export type EngineContext<TTx> = ReturnType<typeof createEngineContext<TTx>>;
 
 /**
  * The wait of one request under `waitForResult`: its bound (a `performance.now()` time), set
@@ -99,7 +61,6 @@ export function waitingFor(policy: Required<OperationPolicy>): Waiting | undefin
   return wait ? { policy: wait, deadline: performance.now() + wait.timeoutMs } : undefined;
 }
 
-/** Build the shared part of an engine. */
 export function createEngineContext<TTx>(init: {
   store: IdempotencyStore<TTx>;
   storeTimeoutMs: number;
@@ -107,7 +68,7 @@ export function createEngineContext<TTx>(init: {
   rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
   onEvent: ((event: IdempotencyEvent) => void) | undefined;
   unreplicatedCommits: () => number;
-}): EngineContext<TTx> {
+}) {
   function emit(event: IdempotencyEvent): void {
     try {
       init.onEvent?.(event);
@@ -116,12 +77,18 @@ export function createEngineContext<TTx>(init: {
     }
   }
 
+  /** `emit` of a key's event, with `durationMs` when given; builds nothing without `onEvent`. */
   function emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void {
     if (!init.onEvent) return;
     const event: IdempotencyEvent = { type, tenantId: id.tenantId, operation: id.operation };
     emit(durationMs === undefined ? event : { ...event, durationMs });
   }
 
+  /**
+   * Every store call goes through here: bounded by the store timeout, a failure reported as a
+   * `store_error` event. `failClosed` turns the failure into 503 (nothing executed);
+   * `onLateSuccess` undoes a call that succeeded after the timeout already answered.
+   */
   async function callStore<T>(
     label: string,
     id: KeyIdentity,
@@ -147,6 +114,7 @@ export function createEngineContext<TTx>(init: {
     }
   }
 
+  /** A row this attempt may not run on: replay it, or throw the refusal it calls for. */
   function answerExisting(id: KeyIdentity, record: KeyRecord, fingerprint: string): ExecuteOutcome {
     const decision = decideForExistingKey(record, fingerprint);
     switch (decision.kind) {
@@ -170,8 +138,14 @@ export function createEngineContext<TTx>(init: {
     }
   }
 
+  /** Duplicates waiting in this process for keys to settle; engines wake them when they finish. */
   const wakeups = createKeyWakeups();
 
+  /**
+   * `answerExisting`, but a key another attempt still holds is first waited for while
+   * `waiting` allows (`waitForResult`): then the answer is what the key settled to, or `'free'`
+   * when nobody holds it any more and the caller should try again (as a retry would).
+   */
   async function answerExistingOrWait(
     id: KeyIdentity,
     record: KeyRecord,
@@ -197,6 +171,7 @@ export function createEngineContext<TTx>(init: {
     return answerExisting(id, end.record, fingerprint);
   }
 
+  /** The principal is over its new-key allowance: report it and return the refusal to throw. */
   function refuseRateLimited(id: KeyIdentity, retryAfterSeconds: number): IdempotencyError {
     emitKeyEvent('rate_limited', id);
     return new IdempotencyError('idempotency_rate_limited', { retryAfterSeconds });
@@ -208,6 +183,7 @@ export function createEngineContext<TTx>(init: {
     rateLimit: init.rateLimit,
     emit,
     emitKeyEvent,
+    /** Watch the COMMIT of the request about to run (`IdempotencyOptions.unreplicatedCommits`). */
     watchCommits: () => watchCommits(init.unreplicatedCommits),
     callStore,
     answerExisting,

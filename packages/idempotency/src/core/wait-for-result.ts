@@ -28,33 +28,20 @@ export function assertWaitForResult(
 }
 
 /**
- * In-process wake-ups: an engine that finishes a key (completed, released, unknown, lease ended)
- * wakes the duplicates of that key waiting in the same process at once, so a double click on
- * one server is answered without a polling delay. Waiters in other processes read the key
- * again after their pause; the store needs no LISTEN/NOTIFY connection.
+ * In-process wake-ups, one registry per engine: an engine that finishes a key (completed,
+ * released, unknown, lease ended) wakes the duplicates of that key waiting in the same process
+ * at once, so a double click on one server is answered without a polling delay. Waiters in
+ * other processes read the key again after their pause; the store needs no LISTEN/NOTIFY.
  */
-export interface KeyWakeups {
-  /** Start watching a key for the length of one wait; `close()` it when the wait ends. */
-  watch(id: KeyIdentity): KeyWatch;
-  wake(id: KeyIdentity): void;
-}
-
-/**
- * One waiter's watch of a key. A wake that comes while the waiter is reading the key (not
- * sleeping) is kept, so the next `sleep` returns at once instead of missing it.
- */
-interface KeyWatch {
-  /** Resolve after `ms`, or at once / earlier when the key was finished since the last sleep. */
-  sleep(ms: number): Promise<void>;
-  close(): void;
-}
-
-/** One registry per engine. */
-export function createKeyWakeups(): KeyWakeups {
+export function createKeyWakeups() {
   const watchers = new Map<string, Set<{ woken: boolean; resolve?: () => void }>>();
   const name = (id: KeyIdentity) => `${id.tenantId}\u0000${id.operation}\u0000${id.key}`;
   return {
-    watch(id) {
+    /**
+     * Watch a key for the length of one wait; `close()` it when the wait ends. A wake that comes
+     * while the waiter is reading the key (not sleeping) is kept: the next `sleep` returns at once.
+     */
+    watch(id: KeyIdentity) {
       const slot = name(id);
       const watcher: { woken: boolean; resolve?: () => void } = { woken: false };
       let set = watchers.get(slot);
@@ -64,7 +51,7 @@ export function createKeyWakeups(): KeyWakeups {
       }
       set.add(watcher);
       return {
-        sleep(ms) {
+        sleep(ms: number): Promise<void> {
           if (watcher.woken) {
             watcher.woken = false;
             return Promise.resolve();
@@ -80,7 +67,7 @@ export function createKeyWakeups(): KeyWakeups {
             watcher.resolve = done;
           });
         },
-        close() {
+        close(): void {
           const current = watchers.get(slot);
           current?.delete(watcher);
           if (current?.size === 0) watchers.delete(slot);
@@ -88,7 +75,7 @@ export function createKeyWakeups(): KeyWakeups {
         },
       };
     },
-    wake(id) {
+    wake(id: KeyIdentity): void {
       // Every finished request wakes its key; almost always nobody waits, and no name is built.
       if (watchers.size === 0) return;
       const set = watchers.get(name(id));
@@ -129,46 +116,39 @@ export async function waitWhileHeld(init: {
   takesOverExpiredLeases: boolean;
   last: KeyRecord;
   lookup: () => Promise<KeyLookup | undefined>;
-  wakeups: KeyWakeups;
+  wakeups: ReturnType<typeof createKeyWakeups>;
 }): Promise<WaitEnd> {
   const watch = init.wakeups.watch(init.id);
   try {
-    return await pollUntilSettled(init, watch);
+    const maxPause = init.wait.pollMs ?? DEFAULT_POLL_MS;
+    let pause = Math.min(FIRST_POLL_MS, maxPause);
+    let last = init.last;
+    for (;;) {
+      const left = init.deadline - performance.now();
+      if (left <= 0) return { kind: 'timed_out', record: last };
+      await watch.sleep(Math.min(pause, left));
+      pause = Math.min(pause * 2, maxPause);
+      const found = await init.lookup();
+      if (!found) return { kind: 'free' };
+      last = found.record;
+      if (last.fingerprint !== init.fingerprint && last.state !== 'released' && !found.writable)
+        return { kind: 'settled', record: last };
+      if (last.state === 'in_progress') {
+        if (isHeldNow(last)) continue;
+        // An expired lease: the leased reservation takes it over (resuming); atomic mode only
+        // when nothing committed (`writable`), else it keeps waiting for a leased retry.
+        if (init.takesOverExpiredLeases || found.writable) return { kind: 'free' };
+        continue;
+      }
+      if (last.state === 'completed' || last.state === 'unknown') {
+        // A completed row past its retention is free again (the next attempt starts it over).
+        if (found.writable) return { kind: 'free' };
+        return { kind: 'settled', record: last };
+      }
+      return { kind: 'free' };
+    }
   } finally {
     watch.close();
-  }
-}
-
-async function pollUntilSettled(
-  init: Parameters<typeof waitWhileHeld>[0],
-  watch: KeyWatch,
-): Promise<WaitEnd> {
-  const maxPause = init.wait.pollMs ?? DEFAULT_POLL_MS;
-  let pause = Math.min(FIRST_POLL_MS, maxPause);
-  let last = init.last;
-  for (;;) {
-    const left = init.deadline - performance.now();
-    if (left <= 0) return { kind: 'timed_out', record: last };
-    await watch.sleep(Math.min(pause, left));
-    pause = Math.min(pause * 2, maxPause);
-    const found = await init.lookup();
-    if (!found) return { kind: 'free' };
-    last = found.record;
-    if (last.fingerprint !== init.fingerprint && last.state !== 'released' && !found.writable)
-      return { kind: 'settled', record: last };
-    if (last.state === 'in_progress') {
-      if (isHeldNow(last)) continue;
-      // An expired lease: the leased reservation takes it over (resuming); atomic mode only
-      // when nothing committed (`writable`), else it keeps waiting for a leased retry.
-      if (init.takesOverExpiredLeases || found.writable) return { kind: 'free' };
-      continue;
-    }
-    if (last.state === 'completed' || last.state === 'unknown') {
-      // A completed row past its retention is free again (the next attempt starts it over).
-      if (found.writable) return { kind: 'free' };
-      return { kind: 'settled', record: last };
-    }
-    return { kind: 'free' };
   }
 }
 
