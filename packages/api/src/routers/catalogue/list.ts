@@ -1,28 +1,23 @@
 import { products } from '@once/db/schema';
 import { asc, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
-import type { CatalogueProduct } from './list.types.ts';
 
 /**
- * The calling tenant's products, the only prices `checkout.pay` will charge.
+ * The calling tenant's products (`unitAmount` in minor units), the only prices `checkout.pay`
+ * will charge.
  *
  * @example
  * const items = await listCatalogue({ ctx: { db, tenantId: 'tenant_a' } });
  */
-export async function listCatalogue({
-  ctx,
-}: {
-  ctx: { db: Database; tenantId: string };
-}): Promise<CatalogueProduct[]> {
-  const rows = await ctx.db
-    .select()
+export async function listCatalogue({ ctx }: { ctx: { db: Database; tenantId: string } }) {
+  return ctx.db
+    .select({
+      productId: products.id,
+      name: products.name,
+      unitAmount: products.unitAmount,
+      currency: products.currency,
+    })
     .from(products)
     .where(eq(products.tenantId, ctx.tenantId))
     .orderBy(asc(products.name));
-  return rows.map((row) => ({
-    productId: row.id,
-    name: row.name,
-    unitAmount: row.unitAmount,
-    currency: row.currency,
-  }));
 }

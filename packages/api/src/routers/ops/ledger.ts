@@ -1,5 +1,3 @@
-import { tenants } from '@once/db/schema';
-import { eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
@@ -12,6 +10,7 @@ import {
 } from './ledger-verdict.ts';
 import type { OpsListInput } from './list.types.ts';
 import { latestPaymentsOf } from './payments.ts';
+import { processorAccountOf } from './webhook-deliveries.ts';
 
 /**
  * The tenant's latest payments next to the processor's ledger: how many successful charges
@@ -33,12 +32,7 @@ export async function compareWithProcessorLedger({
   ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock };
   input: OpsListInput;
 }): Promise<OpsLedgerResult> {
-  const [tenant] = await ctx.db
-    .select({ processorAccountId: tenants.processorAccountId })
-    .from(tenants)
-    .where(eq(tenants.id, ctx.tenantId))
-    .limit(1);
-  const accountId = tenant?.processorAccountId ?? null;
+  const accountId = await processorAccountOf(ctx.db, ctx.tenantId);
   // App first, ledger second: a charge that lands in between then shows as `app_behind`
   // (true at that instant). The other order would show a payment that succeeded in between
   // as `succeeded_without_charge`, a false alarm.
