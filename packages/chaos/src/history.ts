@@ -90,10 +90,9 @@ export class History {
    *   killed still leaves its history behind).
    */
   constructor(
-    now: () => number = Date.now,
+    private readonly now: () => number = Date.now,
     private readonly sink?: (event: HistoryEvent) => void,
   ) {
-    this.now = now;
     this.startedAt = now();
   }
 
@@ -101,8 +100,6 @@ export class History {
     this.events.push(event);
     this.sink?.(event);
   }
-
-  private readonly now: () => number;
 
   elapsed(): number {
     return this.now() - this.startedAt;
