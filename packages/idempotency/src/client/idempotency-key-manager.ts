@@ -49,9 +49,7 @@ export interface IntentDescription<TIntent> {
   parse(value: unknown): TIntent | undefined;
 }
 
-/**
- * Options of {@link IdempotencyKeyManager}.
- */
+/** Options of {@link IdempotencyKeyManager}. */
 export interface IdempotencyKeyManagerOptions<TIntent> {
   storage: KeyValueStorage;
   /** Whose intent this is (a merchant, a form): one current intent per scope. */

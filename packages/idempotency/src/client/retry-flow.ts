@@ -1,8 +1,6 @@
 import type { AttemptOutcome } from './attempt-outcome.ts';
 
-/**
- * Where one idempotent request stands; each phase has its own, testable UI.
- */
+/** Where one idempotent request stands; each phase has its own, testable UI. */
 export type RetryFlowState<TResult> =
   | { phase: 'in_flight'; attempt: number }
   | { phase: 'conflict_waiting'; secondsLeft: number; attempt: number }
@@ -28,9 +26,7 @@ export type RetryFlowState<TResult> =
   | { phase: 'rejected'; code: string; message: string }
   | { phase: 'cancelled' };
 
-/**
- * Options of {@link runRetryFlow}.
- */
+/** Options of {@link runRetryFlow}. */
 export interface RetryFlowOptions<TResult> {
   /** Sends ONE request with the intent's key. Every call must send the same key. */
   send: () => Promise<AttemptOutcome<TResult>>;

@@ -30,9 +30,7 @@ export interface IdempotencyAnswer {
   refusal?: KeyRefusal;
 }
 
-/**
- * The key's own refusal in a guard's error, if it is one (see {@link KEY_REFUSALS}).
- */
+/** The key's own refusal in a guard's error, if it is one (see {@link KEY_REFUSALS}). */
 export function keyRefusalOf(error: unknown): KeyRefusal | undefined {
   if (!isIdempotencyError(error)) return undefined;
   return (KEY_REFUSALS as readonly string[]).includes(error.code)

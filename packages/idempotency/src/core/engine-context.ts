@@ -17,9 +17,7 @@ import { withTimeout } from './with-timeout.ts';
 /** Retry-After of a 503 when the store failed or timed out (fail closed). */
 export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
-/**
- * One guarded request: who, which operation, which key, and the request's fingerprint.
- */
+/** One guarded request: who, which operation, which key, and the request's fingerprint. */
 export interface ExecuteRequest {
   tenantId: string;
   operation: string;
@@ -33,9 +31,7 @@ export interface ExecuteRequest {
   principal?: string;
 }
 
-/**
- * Either the handler ran now, or a stored response is being replayed.
- */
+/** Either the handler ran now, or a stored response is being replayed. */
 export type ExecuteOutcome =
   | { kind: 'executed'; response: StoredResponse }
   | { kind: 'replayed'; response: StoredResponse };

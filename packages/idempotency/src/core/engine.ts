@@ -13,9 +13,7 @@ import { assertWaitForResult } from './wait-for-result.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Options of `createIdempotency`.
- */
+/** Options of `createIdempotency`. */
 export interface IdempotencyOptions<TTx> {
   store: IdempotencyStore<TTx>;
   defaults?: OperationPolicy;
@@ -40,9 +38,7 @@ type AtomicExecuteRequest = ExecuteRequest & {
   policy: OperationPolicy & { mode: 'atomic' };
 };
 
-/**
- * The engine adapters call. See `createIdempotency`.
- */
+/** The engine adapters call. See `createIdempotency`. */
 export interface Idempotency<TTx> {
   /** Atomic mode named in the request: the handler's execution has no phases. */
   execute(

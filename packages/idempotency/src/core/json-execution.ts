@@ -26,9 +26,7 @@ export interface JsonExecution<TTx> extends CompletingWith<TTx, unknown> {
   readonly completed: { readonly result: unknown; readonly response: StoredResponse } | undefined;
 }
 
-/**
- * Wraps `exec` so `complete(tx, result)` stores `result` as a 200 JSON response.
- */
+/** Wraps `exec` so `complete(tx, result)` stores `result` as a 200 JSON response. */
 export function jsonExecution<TTx>(exec: Execution<TTx>): JsonExecution<TTx> {
   return new JsonCompletingExecution(exec);
 }

@@ -1,34 +1,15 @@
 /**
- * `precheck: 'adaptive'` (atomic and leased mode): whether to read the key before running the handler,
- * decided from what recent requests of the same operation found.
+ * `precheck: 'adaptive'` (atomic and leased mode): whether to read the key before running the
+ * handler, decided from what recent requests of the same operation found.
  *
- * WHY: the read decides nothing (the key's primary key inside the handler's transaction does);
- * it spares a request whose key is already taken a transaction that will roll back, and costs
- * a first request (almost every request in steady traffic) a round trip for nothing. The
- * advisor reads once more than one in 32 recent requests found their key taken, erring
- * towards cheap, predictable retries, and as soon as retries cluster: two in a row bring the
- * read back, as after a process starts (clients retrying what a crash cut off) or in a retry
- * storm after an outage.
- *
- * "Found its key taken" is observed the same way in both states, so the estimate never goes
- * blind: with the read, the read found the key; without it, the key insert conflicted (or
- * waited for a duplicate's transaction and gave up).
- *
- * The estimate is per process and per operation, an exponentially weighted share over roughly
- * the last 32 requests. It only chooses between two correct paths: a wrong guess costs time,
- * never a second effect.
+ * The read decides nothing (the key's primary key inside the handler's transaction does): it
+ * spares a request whose key is taken a transaction that will roll back, and costs a first
+ * request a round trip. The advisor reads while more than one in 32 recent requests (per
+ * process and operation, exponentially weighted) found their key taken: two retries in a row
+ * bring the read back, as after a process starts or in a retry storm. "Taken" is observed in
+ * both states (the read found the key, or the insert conflicted or gave up waiting), so the
+ * estimate never goes blind. A wrong guess costs time, never a second effect.
  */
-export interface PrecheckAdvisor {
-  /** Read the key before the handler for the next request of `operation`? */
-  shouldRead(operation: string): boolean;
-  /** What a finished request of `operation` found: its key already taken, or not. */
-  record(operation: string, keyWasTaken: boolean): void;
-  /**
-   * One request's plan under its policy's `precheck`: whether it reads first, and where it
-   * reports what it found (a no-op unless the policy is adaptive).
-   */
-  planFor(operation: string, precheck: boolean | 'adaptive'): PrecheckPlan;
-}
 
 /** Whether a request reads its key first, and where it reports what it found. */
 export interface PrecheckPlan {
@@ -54,7 +35,7 @@ const INITIAL_SHARE = 2 * PRECHECK_READ_ABOVE;
 export const PRECHECK_MAX_OPERATIONS = 1_000;
 
 /** One engine's advisor: a share of recent requests that found their key taken, per operation. */
-export function createPrecheckAdvisor(): PrecheckAdvisor {
+export function createPrecheckAdvisor() {
   const shares = new Map<string, number>();
   // Operations past the bound share one estimate.
   const OVERFLOW = '\u0000overflow';
@@ -63,20 +44,23 @@ export function createPrecheckAdvisor(): PrecheckAdvisor {
     return shares.has(operation) || shares.size < PRECHECK_MAX_OPERATIONS ? operation : OVERFLOW;
   }
 
-  const advisor: PrecheckAdvisor = {
-    shouldRead(operation) {
+  const advisor = {
+    /** Read the key before the handler for the next request of `operation`? */
+    shouldRead(operation: string): boolean {
       return (shares.get(slot(operation)) ?? INITIAL_SHARE) > PRECHECK_READ_ABOVE;
     },
-    record(operation, keyWasTaken) {
+    /** What a finished request of `operation` found: its key already taken, or not. */
+    record(operation: string, keyWasTaken: boolean): void {
       const name = slot(operation);
       const share = shares.get(name) ?? INITIAL_SHARE;
       shares.set(name, share + ((keyWasTaken ? 1 : 0) - share) * PRECHECK_SMOOTHING);
     },
-    planFor(operation, precheck) {
+    /** One request's plan under its policy's `precheck` (`record` is a no-op unless adaptive). */
+    planFor(operation: string, precheck: boolean | 'adaptive'): PrecheckPlan {
       if (precheck !== 'adaptive') return precheck ? ALWAYS_READ : NEVER_READ;
       return {
         readFirst: advisor.shouldRead(operation),
-        record: (keyWasTaken) => advisor.record(operation, keyWasTaken),
+        record: (keyWasTaken: boolean) => advisor.record(operation, keyWasTaken),
       };
     },
   };

@@ -66,9 +66,7 @@ export interface OperationPolicy {
   keyScope?: 'principal' | 'tenant';
 }
 
-/**
- * The bound of `OperationPolicy.waitForResult`.
- */
+/** The bound of `OperationPolicy.waitForResult`. */
 export interface WaitForResultPolicy {
   /** Longest time a duplicate waits for the first request's result (1..120000 ms). */
   timeoutMs: number;

@@ -6,9 +6,7 @@ const MAX_WAIT_FOR_RESULT_MS = 120_000;
 const DEFAULT_POLL_MS = 200;
 const FIRST_POLL_MS = 10;
 
-/**
- * Refuse a `waitForResult` that is not a bound (bad configuration fails before anything runs).
- */
+/** Refuse a `waitForResult` that is not a bound (bad configuration fails before anything runs). */
 export function assertWaitForResult(
   wait: WaitForResultPolicy | false | undefined,
   operation: string,

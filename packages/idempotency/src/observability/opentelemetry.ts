@@ -15,9 +15,7 @@ const OPENTELEMETRY_SCOPE = '@once/idempotency';
 /** The value of `idempotency.operation` for an operation outside the configured set. */
 const OTHER_OPERATION = 'other';
 
-/**
- * Options of `createOpenTelemetryObserver`.
- */
+/** Options of `createOpenTelemetryObserver`. */
 export interface OpenTelemetryObserverOptions {
   /**
    * The operations whose names may appear as `idempotency.operation`; any other is reported as

@@ -4,9 +4,7 @@ import type { OperationPolicy } from '../../core/types.ts';
 import { type FetchExecution, requestGuard } from './fetch-idempotency.ts';
 import { defaultFingerprintInput } from './fingerprint-input.ts';
 
-/**
- * Options of `withIdempotency`.
- */
+/** Options of `withIdempotency`. */
 export interface WithIdempotencyOptions<TTx> {
   idempotency: Idempotency<TTx>;
   /** Operation name (scope + fingerprint), fixed or derived from the request (e.g. method + route). */

@@ -22,9 +22,7 @@ import {
   UndecidableDirectiveError,
 } from './idempotent-fields.ts';
 
-/**
- * Options of {@link useIdempotency}. `TContext` is your GraphQL context (Yoga's has `request`).
- */
+/** Options of {@link useIdempotency}. `TContext` is your GraphQL context (Yoga's has `request`). */
 export interface GraphqlIdempotencyOptions<TContext, TTx> {
   idempotency: Idempotency<TTx>;
   /** From authentication, never from the variables. */

@@ -15,9 +15,7 @@ export const IDEMPOTENCY_KEY_FIELD = 'idempotency-key';
  */
 export type ActionExecution<TTx> = JsonExecution<TTx>;
 
-/**
- * Options of {@link idempotentAction}.
- */
+/** Options of {@link idempotentAction}. */
 export interface IdempotentActionOptions<TArgs extends unknown[], TTx> {
   idempotency: Idempotency<TTx>;
   operation: string;

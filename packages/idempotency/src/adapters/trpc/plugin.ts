@@ -41,9 +41,7 @@ export type IdempotencyMeta = { idempotency?: IdempotencyProcedureMeta };
  */
 export type TrpcIdempotencyContext<TTx> = JsonExecution<TTx>;
 
-/**
- * Options of `createIdempotencyPlugin`.
- */
+/** Options of `createIdempotencyPlugin`. */
 export interface IdempotencyPluginOptions<TContext, TTx> {
   /** The engine, or a function of the context when the engine is built per deployment/request. */
   idempotency: Idempotency<TTx> | ((ctx: TContext) => Idempotency<TTx>);
