@@ -80,20 +80,15 @@ export async function takeRequestFaults(
   let workDone = false;
   return {
     async beforeKeyLayer() {
-      if (
-        fault?.kind === 'fail_before_charge' ||
-        fault?.kind === 'rate_limit' ||
-        fault?.kind === 'lock_timeout'
-      ) {
-        await applied();
-      }
       if (fault?.kind === 'fail_before_charge') {
+        await applied();
         throw new StripeApiError(500, {
           type: 'api_error',
           message: 'Injected fault: fail_before_charge (nothing was charged).',
         });
       }
       if (fault?.kind === 'rate_limit' || fault?.kind === 'lock_timeout') {
+        await applied();
         throw limitRefusal(fault.kind);
       }
     },
