@@ -5,14 +5,19 @@ import {
   type EngineContext,
   type ExecuteOutcome,
   type ExecuteRequest,
-  identity,
   type Waiting,
   waitingFor,
 } from './engine-context.ts';
 import type { Execution } from './execution.ts';
 import { createNewKeyGate } from './new-key-gate.ts';
 import { createPrecheckAdvisor, type PrecheckPlan } from './precheck-advisor.ts';
-import type { KeyIdentity, KeyLookup, OperationPolicy, StoredResponse } from './types.ts';
+import {
+  identity,
+  type KeyIdentity,
+  type KeyLookup,
+  type OperationPolicy,
+  type StoredResponse,
+} from './types.ts';
 
 /**
  * Atomic mode (docs/decisions/0007-atomic-mode.md): at most one read before the handler (the

@@ -188,8 +188,3 @@ export function createEngineContext<TTx>(init: {
     refuseRateLimited,
   };
 }
-
-/** The key's identity, without whatever else `value` carries. */
-export function identity(value: { tenantId: string; operation: string; key: string }): KeyIdentity {
-  return { tenantId: value.tenantId, operation: value.operation, key: value.key };
-}

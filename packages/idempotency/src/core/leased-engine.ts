@@ -5,7 +5,6 @@ import {
   type EngineContext,
   type ExecuteOutcome,
   type ExecuteRequest,
-  identity,
   STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   waitingFor,
 } from './engine-context.ts';
@@ -14,7 +13,13 @@ import { type Execution, HeldExecution } from './execution.ts';
 import { createHeartbeatScheduler } from './heartbeat.ts';
 import { createPrecheckAdvisor } from './precheck-advisor.ts';
 import { assertStorable } from './response-size.ts';
-import type { KeyIdentity, OperationPolicy, ReserveResult, StoredResponse } from './types.ts';
+import {
+  identity,
+  type KeyIdentity,
+  type OperationPolicy,
+  type ReserveResult,
+  type StoredResponse,
+} from './types.ts';
 
 /**
  * Leased mode, the default: the key is reserved (committed) before the handler runs and held

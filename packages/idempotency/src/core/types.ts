@@ -105,6 +105,14 @@ export interface KeyIdentity {
 }
 
 /**
+ * The key's identity, without whatever else `value` carries (an input, a request). A type
+ * literal, not `KeyIdentity`: drizzle's placeholder values must be indexable.
+ */
+export function identity(value: KeyIdentity): { tenantId: string; operation: string; key: string } {
+  return { tenantId: value.tenantId, operation: value.operation, key: value.key };
+}
+
+/**
  * Whose new-key allowance a key is counted against: a principal (a session, an API key) within
  * a tenant. The empty principal is the tenant as a whole.
  */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import {
   type IdempotencyStore,
   INITIAL_RECOVERY_POINT,
+  identity,
   type KeyIdentity,
   type ReserveInput,
   type ReserveResult,
@@ -92,12 +93,6 @@ function scopeOfOneCase(): CaseScope {
   };
 }
 
-const idOf = (input: KeyIdentity): KeyIdentity => ({
-  tenantId: input.tenantId,
-  operation: input.operation,
-  key: input.key,
-});
-
 function acquired(result: ReserveResult, what: string) {
   assert.equal(result.kind, 'acquired', `${what}: expected the key to be acquired`);
   return result as Extract<ReserveResult, { kind: 'acquired' }>;
@@ -121,7 +116,7 @@ function completeAs(
   ttlMs = KEEP_MS,
   tx: unknown = undefined,
 ) {
-  return store.complete(tx, idOf(input), input.ownerToken, RESPONSE, ttlMs);
+  return store.complete(tx, identity(input), input.ownerToken, RESPONSE, ttlMs);
 }
 
 type Case = {
@@ -245,8 +240,8 @@ const CASES: Case[] = [
         assert.equal(later.record.fingerprint, 'fingerprint-a');
         assert.deepEqual(later.record.response, RESPONSE);
       }
-      assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), true);
-      assert.equal(await store.isCompletedBy(idOf(first), s.token()), false);
+      assert.equal(await store.isCompletedBy(identity(first), first.ownerToken), true);
+      assert.equal(await store.isCompletedBy(identity(first), s.token()), false);
     },
   },
   {
@@ -261,7 +256,7 @@ const CASES: Case[] = [
         }),
         (error) => error === rollback,
       );
-      assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), false);
+      assert.equal(await store.isCompletedBy(identity(first), first.ownerToken), false);
       assert.equal(
         existing(await store.reserve(s.input()), 'after rollback').record.state,
         'in_progress',
@@ -269,14 +264,14 @@ const CASES: Case[] = [
       await store.transaction(async (tx) => {
         assert.equal(await completeAs(store, first, KEEP_MS, tx), 'ok');
       });
-      assert.equal(await store.isCompletedBy(idOf(first), first.ownerToken), true);
+      assert.equal(await store.isCompletedBy(identity(first), first.ownerToken), true);
     },
   },
   {
     name: 'holder writes: another owner token changes nothing and gets lost',
     async run(store, s) {
       const holder = await held(store, s.input(), 'holder');
-      for (const [write, result] of await holderWrites(store, idOf(holder), s.token())) {
+      for (const [write, result] of await holderWrites(store, identity(holder), s.token())) {
         assert.equal(result, 'lost', `${write} with a foreign owner token`);
       }
       const row = existing(await store.reserve(s.input()), 'after the foreign writes').record;
@@ -295,7 +290,7 @@ const CASES: Case[] = [
       assert.equal(taken.takenOver, true, 'takenOver');
       assert.equal(taken.created, false, 'created');
       assert.equal(taken.record.ownerToken, next.ownerToken);
-      for (const [write, result] of await holderWrites(store, idOf(old), old.ownerToken)) {
+      for (const [write, result] of await holderWrites(store, identity(old), old.ownerToken)) {
         assert.equal(result, 'lost', `${write} by the holder whose lease was taken over`);
       }
       assert.equal(await completeAs(store, next), 'ok');
@@ -319,10 +314,10 @@ const CASES: Case[] = [
       const old = await held(store, s.input(), 'old');
       const data = { chargeId: 'ch_1', amount: 100 };
       assert.equal(
-        await store.advance(undefined, idOf(old), old.ownerToken, 'charged', data),
+        await store.advance(undefined, identity(old), old.ownerToken, 'charged', data),
         'ok',
       );
-      assert.equal(await store.endLease(idOf(old), old.ownerToken), 'ok');
+      assert.equal(await store.endLease(identity(old), old.ownerToken), 'ok');
       const resumed = acquired(await store.reserve(s.input()), 'retry after endLease');
       assert.equal(resumed.takenOver, true);
       assert.equal(resumed.record.recoveryPoint, 'charged');
@@ -334,10 +329,10 @@ const CASES: Case[] = [
     async run(store, s) {
       const old = await held(store, s.input({ onExpiredLease: 'unknown' }), 'old');
       assert.equal(
-        await store.advance(undefined, idOf(old), old.ownerToken, 'charged', null),
+        await store.advance(undefined, identity(old), old.ownerToken, 'charged', null),
         'ok',
       );
-      assert.equal(await store.endLease(idOf(old), old.ownerToken), 'ok');
+      assert.equal(await store.endLease(identity(old), old.ownerToken), 'ok');
       const parked = existing(await store.reserve(s.input({ onExpiredLease: 'unknown' })), 'retry');
       assert.equal(parked.record.state, 'unknown');
       assert.equal(await completeAs(store, old), 'lost');
@@ -347,7 +342,7 @@ const CASES: Case[] = [
     name: 'release: a key with nothing committed may run again, any request',
     async run(store, s) {
       const old = await held(store, s.input(), 'old');
-      assert.equal(await store.release(idOf(old), old.ownerToken), 'ok');
+      assert.equal(await store.release(identity(old), old.ownerToken), 'ok');
       const again = acquired(
         await store.reserve(s.input({ fingerprint: 'fingerprint-b' })),
         'after release',
@@ -363,10 +358,10 @@ const CASES: Case[] = [
     async run(store, s) {
       const holder = await held(store, s.input(), 'holder');
       assert.equal(
-        await store.advance(undefined, idOf(holder), holder.ownerToken, 'charged', null),
+        await store.advance(undefined, identity(holder), holder.ownerToken, 'charged', null),
         'ok',
       );
-      assert.notEqual(await store.release(idOf(holder), holder.ownerToken), 'ok');
+      assert.notEqual(await store.release(identity(holder), holder.ownerToken), 'ok');
       const row = existing(await store.reserve(s.input()), 'after the refused release').record;
       assert.equal(row.state, 'in_progress');
       assert.equal(row.recoveryPoint, 'charged');
@@ -376,7 +371,7 @@ const CASES: Case[] = [
     name: 'markUnknown: the key answers unknown until reconciliation; its holder is fenced off',
     async run(store, s) {
       const holder = await held(store, s.input(), 'holder');
-      assert.equal(await store.markUnknown(idOf(holder), holder.ownerToken), 'ok');
+      assert.equal(await store.markUnknown(identity(holder), holder.ownerToken), 'ok');
       for (const fingerprint of ['fingerprint-a', 'fingerprint-b']) {
         const row = existing(await store.reserve(s.input({ fingerprint, leaseMs: 0 })), 'retry');
         assert.equal(row.record.state, 'unknown');
@@ -388,7 +383,7 @@ const CASES: Case[] = [
     name: "holder writes: after the holder's own completion, renew/release/endLease/markUnknown answer finished",
     async run(store, s) {
       const holder = await held(store, s.input(), 'holder');
-      const id = idOf(holder);
+      const id = identity(holder);
       assert.equal(await store.complete(undefined, id, holder.ownerToken, RESPONSE, KEEP_MS), 'ok');
       assert.equal(await store.renew(id, holder.ownerToken, LIVE_LEASE_MS), 'finished');
       assert.equal(await store.release(id, holder.ownerToken), 'finished');
@@ -414,7 +409,7 @@ const CASES: Case[] = [
   {
     name: 'unknown keys: lookup finds nothing, and no holder write succeeds',
     async run(store, s) {
-      const id = idOf(s.input());
+      const id = identity(s.input());
       assert.equal(await store.lookup(id), undefined);
       assert.equal(await store.isCompletedBy(id, s.token()), false);
       for (const [write, result] of await holderWrites(store, id, s.token())) {
@@ -427,26 +422,30 @@ const CASES: Case[] = [
     name: 'lookup: writable for released keys, expired responses and expired leases with nothing committed; not for live ones',
     async run(store, s) {
       const live = await held(store, s.input({ key: s.key('live') }), 'live');
-      assert.equal((await store.lookup(idOf(live)))?.writable, false, 'a live lease');
+      assert.equal((await store.lookup(identity(live)))?.writable, false, 'a live lease');
       const expiredLease = await held(
         store,
         s.input({ key: s.key('expired-lease'), leaseMs: 0 }),
         'expired lease',
       );
-      assert.equal((await store.lookup(idOf(expiredLease)))?.writable, true, 'an expired lease');
+      assert.equal(
+        (await store.lookup(identity(expiredLease)))?.writable,
+        true,
+        'an expired lease',
+      );
       const released = await held(store, s.input({ key: s.key('released') }), 'released');
-      await store.release(idOf(released), released.ownerToken);
-      assert.equal((await store.lookup(idOf(released)))?.writable, true, 'a released key');
+      await store.release(identity(released), released.ownerToken);
+      assert.equal((await store.lookup(identity(released)))?.writable, true, 'a released key');
       const expired = await held(
         store,
         s.input({ key: s.key('expired-response') }),
         'expired response',
       );
       await completeAs(store, expired, 0);
-      assert.equal((await store.lookup(idOf(expired)))?.writable, true, 'an expired response');
+      assert.equal((await store.lookup(identity(expired)))?.writable, true, 'an expired response');
       const kept = await held(store, s.input({ key: s.key('kept-response') }), 'kept response');
       await completeAs(store, kept);
-      const found = await store.lookup(idOf(kept));
+      const found = await store.lookup(identity(kept));
       assert.equal(found?.writable, false, 'a response within its retention');
       assert.deepEqual(found?.record.response, RESPONSE);
     },
@@ -455,7 +454,7 @@ const CASES: Case[] = [
     name: "insertCompleted: the key is stored completed in the caller's transaction, or not at all",
     async run(store, s) {
       const input = {
-        ...idOf(s.input()),
+        ...identity(s.input()),
         fingerprint: 'fingerprint-a',
         response: RESPONSE,
         ttlMs: KEEP_MS,
@@ -484,7 +483,7 @@ const CASES: Case[] = [
     name: 'insertCompleted: concurrent transactions for one key insert it once; the rest conflict',
     async run(store, s) {
       const input = {
-        ...idOf(s.input()),
+        ...identity(s.input()),
         fingerprint: 'fingerprint-a',
         response: RESPONSE,
         ttlMs: KEEP_MS,
@@ -529,7 +528,11 @@ const CASES: Case[] = [
         (refused as { retryAfterSeconds: number }).retryAfterSeconds > 0,
         'retryAfterSeconds',
       );
-      assert.equal(await store.lookup(idOf(mine('3'))), undefined, 'a refused key is not written');
+      assert.equal(
+        await store.lookup(identity(mine('3'))),
+        undefined,
+        'a refused key is not written',
+      );
       existing(await store.reserve(mine('1')), 'a known key is answered, not counted');
       acquired(
         await store.reserve(mine('4', 'shopper-2')),

@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { causeChain } from '../../core/cause-chain.ts';
-import type {
-  InsertCompletedInput,
-  InsertCompletedResult,
-  KeyIdentity,
-  KeyLookup,
+import {
+  type InsertCompletedInput,
+  type InsertCompletedResult,
+  identity,
+  type KeyIdentity,
+  type KeyLookup,
 } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
@@ -14,7 +15,6 @@ import {
   atomicMayTakeOver,
   EXPIRED_LEASE_POLICY,
   isKey,
-  keyValues,
   NO_HOLDER,
   NOTHING_COMMITTED,
   START_OVER,
@@ -34,7 +34,7 @@ export async function lookupKey(
   db: AnyPgDatabase,
   id: KeyIdentity,
 ): Promise<KeyLookup | undefined> {
-  const [row] = await lookupStatement(db, keyValues(id));
+  const [row] = await lookupStatement(db, identity(id));
   return row ? { record: toKeyRecord(row), writable: row.writable === true } : undefined;
 }
 

@@ -1,5 +1,10 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { INITIAL_RECOVERY_POINT, type KeyIdentity, type KeyState } from '../../core/types.ts';
+import {
+  INITIAL_RECOVERY_POINT,
+  identity,
+  type KeyIdentity,
+  type KeyState,
+} from '../../core/types.ts';
 import { msInterval } from './interval-sql.ts';
 
 /**
@@ -69,17 +74,9 @@ export function isUnknown(k: string): SQL {
   return sql`${col(k, 'state')} = ${STATE.unknown}`;
 }
 
-/** The placeholder values `isKey` reads: exactly the identity, nothing else of `id`. */
-export function keyValues(id: KeyIdentity): { tenantId: string; operation: string; key: string } {
-  return { tenantId: id.tenantId, operation: id.operation, key: id.key };
-}
-
-/** The placeholder values `isHeldBy` reads. */
-export function heldValues(
-  id: KeyIdentity,
-  ownerToken: string,
-): { tenantId: string; operation: string; key: string; ownerToken: string } {
-  return { tenantId: id.tenantId, operation: id.operation, key: id.key, ownerToken };
+/** The placeholder values `isHeldBy` reads (`isKey` reads `identity(id)`). */
+export function heldValues(id: KeyIdentity, ownerToken: string) {
+  return { ...identity(id), ownerToken };
 }
 
 /** The key's identity: tenant first (sharding), then operation, then the client's key. */

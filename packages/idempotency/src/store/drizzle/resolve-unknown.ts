@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { KeyIdentity, StoredResponse } from '../../core/types.ts';
+import { identity, type KeyIdentity, type StoredResponse } from '../../core/types.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
-import { isKey, isUnknown, keyValues, START_OVER, STATE } from './key-state-machine.ts';
+import { isKey, isUnknown, START_OVER, STATE } from './key-state-machine.ts';
 import { preparedStatement } from './prepared-statement.ts';
 
 const DAY_MS = 86_400_000;
@@ -36,7 +36,7 @@ export async function resolveUnknownKey(
     | { outcome: 'completed'; response: StoredResponse; ttlMs?: number }
     | { outcome: 'released' },
 ): Promise<boolean> {
-  const key = keyValues(id);
+  const key = identity(id);
   const rows =
     resolution.outcome === 'completed'
       ? await resolveCompletedStatement(db, {

@@ -1,14 +1,14 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type {
-  IdempotencyEvent,
-  KeyIdentity,
-  KeyState,
-  StoredResponse,
+import {
+  type IdempotencyEvent,
+  identity,
+  type KeyIdentity,
+  type KeyState,
+  type StoredResponse,
 } from '../../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from '../drizzle-types.ts';
 import {
   isExpiredLease,
-  keyValues,
   NO_HOLDER,
   operatorMayEvict,
   operatorMayRelease,
@@ -295,7 +295,7 @@ export function createKeyOperator(
         ),
       );
       return {
-        ...keyValues(id),
+        ...identity(id),
         action,
         actor,
         reason,
