@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it } from 'vitest';
 import { MISSING_TABLES_MESSAGE } from '../src/store/drizzle/missing-tables.ts';
 import { idempotencySchemaSql } from '../src/store/drizzle/schema-sql.ts';
+import { accepts, freePort } from '../src/testing/ports.ts';
 import { testAdminUrl, withDatabase } from '../src/testing/test-database.ts';
 import { bin, run } from './build-and-pack.ts';
 import { consumerEnv } from './consumer-project.ts';
@@ -234,14 +234,6 @@ async function createDatabases() {
   };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /**
  * The page's server.ts on a free port (or `node <args> <port>`), once it accepts connections.
  * Its own process group: `next start` serves from a child process the group's kill reaches.
@@ -268,12 +260,7 @@ async function startServer(cwd: string, databaseUrl: string, nodeArgs?: string[]
     });
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server.ts exited:\n${output}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, 'localhost', () => resolve(true));
-      socket.once('error', () => resolve(false));
-      socket.once('connect', () => socket.end());
-    });
-    if (open) return { port, stop };
+    if (await accepts(port, 'localhost')) return { port, stop };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await stop();

@@ -1,8 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { accepts, freePort } from './ports.ts';
 
 /** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18 on bookworm). */
 const PGBOUNCER = '/usr/sbin/pgbouncer';
@@ -131,28 +131,6 @@ function osUserForPgBouncer(): { name: string; uid: number; gid: number } {
     }
   }
   throw new Error('running as root, PgBouncer needs another OS user to run as: postgres or nobody');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
