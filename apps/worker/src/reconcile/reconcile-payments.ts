@@ -8,8 +8,7 @@ import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import {
   type AdoptedIntentHistory,
-  isEarlierPaymentsIntent,
-  mayHaveHistory,
+  mayHaveAdoptedHistory,
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
@@ -164,8 +163,8 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     try {
       intent = await findIntent(processor, payment);
       const kind = intent && settledOutcomeOf(intent)?.kind;
-      if (kind && mayHaveHistory(kind) && isEarlierPaymentsIntent(intent!, payment.id)) {
-        adopted = await readAdoptedIntentHistory(processor, intent!.id, []);
+      if (intent && kind && mayHaveAdoptedHistory(intent, kind, payment.id)) {
+        adopted = await readAdoptedIntentHistory(processor, intent.id, []);
       }
     } catch (error) {
       log('reconcile.lookup_failed', {

@@ -24,30 +24,26 @@ export interface AdoptedIntentHistory {
 }
 
 /**
- * Whether the intent was made for another payment than this one (its `payment_id` metadata):
- * an earlier payment of the same checkout, whose downstream key this payment shares.
+ * Whether a charge that ended `found` on `intent` may have gone on at the processor under an
+ * earlier payment (a capture, a void, refunds), so its history is worth reading: the intent was
+ * made for another payment (its `payment_id` metadata), an earlier one of the same checkout
+ * whose downstream key this payment shares, and it charged, was authorised, or was canceled
+ * (perhaps authorised, then voided).
  *
  * @example
- * if (isEarlierPaymentsIntent(intent, job.paymentId)) history = await readAdoptedIntentHistory(...);
+ * if (mayHaveAdoptedHistory(intent, outcome.kind, job.paymentId)) history = await readAdoptedIntentHistory(...);
  */
-export function isEarlierPaymentsIntent(
+export function mayHaveAdoptedHistory(
   intent: { metadata?: Record<string, string> | null },
+  found: string,
   paymentId: string,
 ): boolean {
   const madeFor = intent.metadata?.payment_id;
-  return madeFor !== undefined && madeFor !== paymentId;
-}
-
-/**
- * Whether a charge that ended `found` may have gone on at the processor after it (a capture,
- * a void, refunds), so a taken-over intent's history is worth reading: charged or authorised,
- * or canceled (perhaps authorised, then voided).
- *
- * @example
- * if (mayHaveHistory(outcome.kind) && isEarlierPaymentsIntent(intent, paymentId)) ...
- */
-export function mayHaveHistory(found: string): boolean {
-  return found === 'succeeded' || found === 'authorized' || found === 'canceled';
+  return (
+    madeFor !== undefined &&
+    madeFor !== paymentId &&
+    ['succeeded', 'authorized', 'canceled'].includes(found)
+  );
 }
 
 /**

@@ -22,8 +22,7 @@ import { withDatabaseRetry } from '../../runtime/transient-database-error.ts';
 import type { JobDeps, JobResult } from '../processor-action-job.ts';
 import {
   type AdoptedIntentHistory,
-  isEarlierPaymentsIntent,
-  mayHaveHistory,
+  mayHaveAdoptedHistory,
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
 } from './adopted-intent-history.ts';
@@ -226,8 +225,7 @@ async function chargeInTwoSteps(
         payment_method: paymentMethod,
         ...(returnUrl ? { return_url: returnUrl } : {}),
       }));
-    if (!mayHaveHistory(outcome.kind) || !isEarlierPaymentsIntent(intent, job.paymentId))
-      return { outcome };
+    if (!mayHaveAdoptedHistory(intent, outcome.kind, job.paymentId)) return { outcome };
     const adopted = await readAdoptedIntentHistory(processor, intent.id, calls);
     return { outcome: outcomeOfAdoptedIntent(outcome, adopted), adopted };
   } catch (error) {
