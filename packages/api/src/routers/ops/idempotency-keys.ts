@@ -4,19 +4,6 @@ import type { Database } from '../../database.ts';
 import { isoTimes } from './iso-times.ts';
 import type { OpsListInput } from './list.types.ts';
 
-export interface OpsIdempotencyKey {
-  operation: string;
-  key: string;
-  state: string;
-  recoveryPoint: string;
-  attempts: number;
-  responseStatus: number | null;
-  lockedUntil: string | null;
-  createdAt: string;
-  completedAt: string | null;
-  expiresAt: string;
-}
-
 /**
  * The tenant's latest idempotency keys and their states (in_progress, completed, released,
  * unknown). Stored response bodies are left out: they may hold customer data.
@@ -30,7 +17,7 @@ export async function listIdempotencyKeys({
 }: {
   ctx: { db: Database; tenantId: string };
   input: OpsListInput;
-}): Promise<OpsIdempotencyKey[]> {
+}) {
   const rows = await ctx.db
     .select({
       operation: idempotencyKeys.operation,

@@ -1,24 +1,8 @@
-import { type OutboxJobKind, type OutboxJobStatus, outboxJobs } from '@once/db/schema';
+import { outboxJobs } from '@once/db/schema';
 import { desc, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
 import { isoTimes } from './iso-times.ts';
 import type { OpsListInput } from './list.types.ts';
-
-export interface OpsOutboxJob {
-  jobId: string;
-  kind: OutboxJobKind;
-  paymentId: string;
-  downstreamKey: string;
-  status: OutboxJobStatus;
-  attempts: number;
-  maxAttempts: number;
-  runAfter: string;
-  lockedBy: string | null;
-  lockedUntil: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
 
 /**
  * The tenant's latest outbox jobs: what the workers have claimed, retried or given up on.
@@ -32,7 +16,7 @@ export async function listOutboxJobs({
 }: {
   ctx: { db: Database; tenantId: string };
   input: OpsListInput;
-}): Promise<OpsOutboxJob[]> {
+}) {
   const rows = await ctx.db
     .select()
     .from(outboxJobs)
