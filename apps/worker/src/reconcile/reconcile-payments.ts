@@ -34,52 +34,36 @@ export interface ReconcileOptions {
   log: Log;
   /** Only payments unsettled for at least this long (and with no live job) are looked at. */
   olderThanMs: number;
-  /**
-   * Re-enqueues of a charge that was never confirmed, before the reconciler stops trying:
-   * it then cancels the intent (proof of no charge) or, with no intent recorded, settles
-   * `failed` (no confirm was ever sent).
-   */
+  /** Re-enqueues of a never-confirmed charge before it is canceled (or settled `failed`). */
   maxRequeues: number;
   /** Payments looked at per pass, shared fairly between tenants. */
   batchSize?: number;
-  /** Next check of an undecided payment: backoff by its number of checks (default 1 min .. 1 h). */
+  /** Backoff of an undecided payment's next check, by its number of checks. */
   recheckBackoff?: BackoffPolicy;
   /** Undecided after this many checks = stuck: counted in the summary and logged. */
   stuckAfterChecks?: number;
   /** NOTIFY the dispatchers of a re-enqueued charge (default true); false: they poll. */
   notify?: boolean;
-  /**
-   * A payment left `requires_action` (its 3-D Secure challenge unanswered) this long is
-   * abandoned: its intent is canceled and the payment `canceled` (default 15 min).
-   */
+  /** A 3-D Secure challenge unanswered this long is abandoned: intent and payment canceled. */
   challengeAbandonAfterMs?: number;
-  /**
-   * Next look at a challenge still unanswered (default 5 s doubling to 1 min): a shopper
-   * back from the bank waits on it when the webhook is lost, so it starts short.
-   */
+  /** Starts short: a shopper back from the bank waits on it when the webhook is lost. */
   challengeRecheckBackoff?: BackoffPolicy;
 }
 
 export interface ReconcileSummary {
   examined: number;
   succeeded: number;
-  /**
-   * Manual-capture payments found authorised (`requires_capture`), or found canceled after an
-   * authorisation (an earlier payment's intent, taken over: settled `voided`).
-   */
+  /** Found authorised, or voided after an authorisation (an adopted intent). */
   authorized: number;
   declined: number;
   requeued: number;
   failed: number;
-  /** Still undecided (lookup refused, intent in flight): checked again later, with backoff. */
+  /** Still undecided (lookup refused, intent in flight): checked again later. */
   left: number;
   /** Unsettled payments (all tenants) that stayed undecided `stuckAfterChecks` times or more. */
   stuck: number;
-  /** Payments waiting for a 3-D Secure answer moved on by the processor's state of their intent. */
   challengesSettled: number;
-  /** Challenges abandoned: intent canceled, payment `canceled`. */
   challengesCanceled: number;
-  /** Challenges still waiting for the shopper (or not looked up): looked at again later. */
   challengesWaiting: number;
   /** Authorisations the processor ended uncaptured (expired): settled `voided`. */
   authorizationsEnded: number;
@@ -89,10 +73,7 @@ const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_
 const DEFAULT_STUCK_AFTER_CHECKS = 5;
 const DEFAULT_CHALLENGE_ABANDON_AFTER_MS = 15 * 60_000;
 const DEFAULT_CHALLENGE_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 60_000 };
-/**
- * Next look at an authorisation still held: the processor ends an uncaptured one by itself
- * after its window, and the webhook saying so may be lost.
- */
+/** The processor ends an uncaptured authorisation by itself, and that webhook may be lost. */
 const AUTHORIZATION_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 
 interface Candidate {
@@ -112,32 +93,14 @@ interface Candidate {
 type Counted = 'succeeded' | 'authorized' | 'declined' | 'requeued' | 'failed' | 'left';
 
 /**
- * One pass of the reconciler. For each payment stuck in `unknown` (retries exhausted) or
- * `processing` (no live job left) it asks the processor and acts only on proof:
- * - an intent recorded by id is RETRIEVED (strongly consistent): succeeded -> `succeeded`,
- *   authorised (manual capture) -> `authorized`, declined -> `declined`, canceled -> `failed`,
- *   waiting for 3-D Secure -> `requires_action` with its challenge URL, authentication
- *   failed -> `failed`, processing -> check again later;
- * - an intent still waiting for its confirm -> enqueue the charge again (the job confirms
- *   it with its own key), at most `maxRequeues` times; then CANCEL it: only a cancel the
- *   processor accepted settles `failed` (a refused cancel means it charged: read again);
- * - no intent recorded: the two-step charge confirms only recorded intents, so no confirm
- *   was ever sent and nobody was charged. A search adopts an intent a lost create made;
- *   finding nothing re-enqueues (same keys), and after `maxRequeues` settles `failed`;
- * - an intent made for an earlier payment of the checkout (its row lost) that charged brings
- *   its capture or void and its refunds, recorded with the settlement
- *   (`recordAdoptedIntentHistory`): one authorised, then voided, settles `voided`, not `failed`.
- * Undecided payments get a next-check time with backoff, and each tenant gets a fair
- * share of a pass (round robin by age), so one tenant whose lookups fail (a rotated
- * processor key) cannot stall everybody. Every settle is guarded (terminal states never
- * move) and re-enqueues re-check under a row lock, so several workers can reconcile at once.
- * The same pass then looks at payments waiting for a 3-D Secure answer
- * (`reconcileChallenges`): settled from the processor, or canceled once abandoned; and at
- * authorised payments (`reconcileAuthorizations`): one the processor ended uncaptured (its
- * window passed) is settled `voided`.
- *
- * @example
- * const summary = await reconcilePayments({ sql, processorFor, log, olderThanMs: 60_000, maxRequeues: 3 });
+ * One pass of the reconciler over payments stuck in `unknown` or `processing` (no live job):
+ * it asks the processor and acts only on proof. A recorded intent is retrieved (strongly
+ * consistent) and a final state settles; a missing one is searched for and adopted. An
+ * intent never confirmed, or none at all (only recorded intents are confirmed, so nobody was
+ * charged), is re-enqueued up to `maxRequeues` times, then canceled (only an accepted cancel
+ * settles `failed`) or settled `failed`. Each tenant gets a fair share of a pass, so one whose
+ * lookups fail cannot stall everybody; every settle is guarded and re-enqueues re-check under
+ * a row lock, so several workers can reconcile at once. Challenges and authorisations follow.
  */
 export async function reconcilePayments(options: ReconcileOptions): Promise<ReconcileSummary> {
   const { sql, log } = options;
@@ -230,10 +193,7 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
   return summary;
 }
 
-/**
- * Due payments, a fair share per tenant: each tenant's due payments are numbered oldest
- * first, and the pass takes every tenant's first, then every tenant's second, and so on.
- */
+/** Due payments, round robin by age across tenants. */
 async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Promise<Candidate[]> {
   return runStatement<Candidate>(
     sql,
@@ -281,12 +241,6 @@ async function findIntent(
       );
 }
 
-/**
- * Acts on what the processor proves: a final state settles the payment (an intent taken over
- * brings its history); one still in flight is checked again later; an intent never confirmed
- * (or none at all) is re-enqueued up to `maxRequeues` times, then canceled (or, with no
- * intent, settled `failed`).
- */
 async function decide(
   processor: Stripe,
   payment: Candidate,
@@ -331,10 +285,7 @@ function asked(payment: Candidate): Record<string, unknown> {
   };
 }
 
-/**
- * Settles on the processor's proof (a final intent state); terminal payments never move. An
- * intent taken over from an earlier payment brings its history in the same transaction.
- */
+/** An intent taken over from an earlier payment brings its history in the same transaction. */
 function settleWithProof(
   sql: postgres.Sql,
   payment: Candidate,
@@ -381,10 +332,8 @@ async function adoptIntent(
 }
 
 /**
- * Gives up on an intent that was never confirmed, with proof: the processor cancels it
- * (serialised with any confirm still on its way, by the intent's row lock), and only then
- * is the payment `failed`. A refused cancel (it succeeded or is processing) settles
- * nothing here; the next check reads the intent again.
+ * Only a cancel the processor accepted (serialised with any confirm on its way) settles
+ * `failed`; a refused one settles nothing and the next check reads the intent again.
  */
 async function cancelAndSettle(
   processor: Stripe,
@@ -448,7 +397,6 @@ function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean
   );
 }
 
-/** Moves an undecided payment back: its next check comes later with every check. */
 function recheckLater(
   sql: postgres.Sql,
   payment: Candidate,
@@ -474,13 +422,11 @@ async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<numbe
   );
   return row?.n ?? 0;
 }
+
 /**
- * Enqueues the charge again, with the payment's own downstream key, and puts the payment
- * back to `processing`, in one transaction that first locks the payment row and only then
- * re-checks that it is still unsettled and still has no live job. The counts are read by a
- * statement issued after the lock is held: under READ COMMITTED a sub-select of the locking
- * statement itself keeps the snapshot taken before its wait, so it would miss the job another
- * reconciler enqueued (and committed) while this one waited, and enqueue a second.
+ * Re-checks after locking the payment row, in a second statement: under READ COMMITTED a
+ * sub-select of the locking statement keeps its pre-wait snapshot and would miss a job
+ * another reconciler enqueued meanwhile.
  */
 async function requeueCharge(
   sql: postgres.Sql,
