@@ -40,7 +40,6 @@ export async function lookupKey(
 
 const p = sql.placeholder;
 
-/** Built once; see `preparedStatement` for why (one round trip, no per-call query building). */
 const lookupStatement = preparedStatement<KeyRecordRow & { writable: boolean }>(
   'once_idempotency_lookup',
   sql`select ${keyRecordColumns('k')}, ${atomicMayTakeOver('k')} as writable

@@ -10,8 +10,8 @@ const dialect = new PgDialect();
  * A hot statement of the store, built ONCE (text + placeholder slots) instead of on every call,
  * and run as a named prepared statement on postgres.js.
  *
- * WHY: `db.execute(sql...)` rebuilds the query from its template on every call, and drizzle runs it on postgres.js as an UNNAMED statement. For an
- * unnamed statement with parameters postgres.js first sends Parse + Describe, waits for the
+ * WHY: `db.execute(sql...)` rebuilds the query from its template on every call, and drizzle
+ * runs it on postgres.js as an UNNAMED statement. For an unnamed statement with parameters postgres.js first sends Parse + Describe, waits for the
  * server's parameter types, and only then sends Bind + Execute: two round trips (two socket
  * writes, two backend wake-ups) per statement. A named statement is described once per pooled
  * connection and then costs one Bind + Execute. postgres.js still decides: a client created

@@ -7,7 +7,6 @@ import { preparedStatement } from './prepared-statement.ts';
 const p = sql.placeholder;
 
 /**
- * Built once and prepared per connection (see `preparedStatement`): it runs for every new key.
  * The increment only happens below the cap (`where new_keys < maxNewKeys`), so refusals never
  * push the counter up. `new_keys` is null when the window is full.
  */

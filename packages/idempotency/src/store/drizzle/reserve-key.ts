@@ -35,8 +35,7 @@ const insertNewKey = sql`
  * response, or an expired lease of the same request). An expired lease whose phases committed
  * under the `unknown` policy is turned `unknown` instead of taken over
  * (`expiredLeaseParksUnknown`). When the conditional update does not fire, the second branch
- * returns the existing row so the engine can tell replay / 409 / 422 apart. Built once and
- * prepared per connection (see `preparedStatement`).
+ * returns the existing row so the engine can tell replay / 409 / 422 apart.
  */
 const reservationStatement = preparedStatement<ReservationRow>(
   'once_idempotency_reserve',
@@ -73,11 +72,9 @@ const reservationStatement = preparedStatement<ReservationRow>(
 );
 
 /**
- * A brand-new key, the common case, first: the row `reservationStatement` inserts, without its
- * takeover and existing-row branches, which cost PostgreSQL more CPU per new key (the store
- * scenario's figures: bench/analysis.md). It inserts or does nothing; a key that exists (or whose concurrent insert committed
- * first) goes on to `reservationStatement`, which decides as it always did: one more round trip
- * for a retry that was not read first (the adaptive pre-check reads first in a retry storm).
+ * A brand-new key, the common case, first: `reservationStatement`'s insert without its costlier
+ * takeover and existing-row branches. It inserts or does nothing; a key that exists (or whose
+ * concurrent insert committed first) goes on to `reservationStatement`, which decides.
  */
 const newKeyStatement = preparedStatement<KeyRecordRow>(
   'once_idempotency_reserve_new',

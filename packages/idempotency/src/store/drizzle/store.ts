@@ -25,10 +25,6 @@ import { reserveKey } from './reserve-key.ts';
 
 const p = sql.placeholder;
 
-// Every statement below is built once and prepared per connection (see `preparedStatement`):
-// complete and isCompletedBy run on every leased request, advance on every phase, renew on
-// every heartbeat, and release/endLease/markUnknown on every failure.
-
 const heldBy = isHeldBy('k');
 
 const completeStatement = preparedStatement(
