@@ -2,12 +2,11 @@
 // store, the store author's types and the store contract live in their own entry points.
 
 export { createCommitNoticeWatch } from './core/commit-outcome.ts';
+export { createIdempotency, type Idempotency } from './core/engine.ts';
 export {
-  createIdempotency,
-  type Idempotency,
   type IdempotencyOptions,
-} from './core/engine.ts';
-export { STORE_UNAVAILABLE_RETRY_AFTER_SECONDS } from './core/engine-context.ts';
+  STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+} from './core/engine-context.ts';
 export {
   AmbiguousOutcomeError,
   IdempotencyError,

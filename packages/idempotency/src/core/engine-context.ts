@@ -17,6 +17,23 @@ import { withTimeout } from './with-timeout.ts';
 /** Retry-After of a 503 when the store failed or timed out (fail closed). */
 export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
+/** Options of `createIdempotency`. */
+export interface IdempotencyOptions<TTx> {
+  store: IdempotencyStore<TTx>;
+  defaults?: OperationPolicy;
+  operations?: Record<string, OperationPolicy>;
+  storeTimeoutMs?: number;
+  maxResponseBytes?: number;
+  rateLimit?: { maxNewKeys: number; windowMs: number };
+  onEvent?: (event: IdempotencyEvent) => void;
+  /**
+   * How many COMMITs the database acknowledged without their synchronous standby so far
+   * (`createCommitNoticeWatch().unreplicatedCommits`). A request that completed its key while
+   * it moved is answered `idempotency_outcome_unknown` (409), never its 2xx.
+   */
+  unreplicatedCommits?: () => number;
+}
+
 /** One guarded request: who, which operation, which key, and the request's fingerprint. */
 export interface ExecuteRequest {
   tenantId: string;
@@ -57,17 +74,13 @@ export function waitingFor(policy: Required<OperationPolicy>): Waiting | undefin
   return wait ? { policy: wait, deadline: performance.now() + wait.timeoutMs } : undefined;
 }
 
-export function createEngineContext<TTx>(init: {
-  store: IdempotencyStore<TTx>;
-  storeTimeoutMs: number;
-  maxResponseBytes: number;
-  rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
-  onEvent: ((event: IdempotencyEvent) => void) | undefined;
-  unreplicatedCommits: () => number;
-}) {
+export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
+  const { store, onEvent } = options;
+  const storeTimeoutMs = options.storeTimeoutMs ?? 2_000;
+  const unreplicatedCommits = options.unreplicatedCommits ?? (() => 0);
   function emit(event: IdempotencyEvent): void {
     try {
-      init.onEvent?.(event);
+      onEvent?.(event);
     } catch {
       // Observability must never change the outcome of a request.
     }
@@ -75,7 +88,7 @@ export function createEngineContext<TTx>(init: {
 
   /** `emit` of a key's event, with `durationMs` when given; builds nothing without `onEvent`. */
   function emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void {
-    if (!init.onEvent) return;
+    if (!onEvent) return;
     const event: IdempotencyEvent = { type, tenantId: id.tenantId, operation: id.operation };
     emit(durationMs === undefined ? event : { ...event, durationMs });
   }
@@ -93,7 +106,7 @@ export function createEngineContext<TTx>(init: {
   ): Promise<T> {
     const started = performance.now();
     try {
-      return await withTimeout(call(), init.storeTimeoutMs, options.onLateSuccess);
+      return await withTimeout(call(), storeTimeoutMs, options.onLateSuccess);
     } catch (error) {
       emit({
         type: 'store_error',
@@ -159,7 +172,7 @@ export function createEngineContext<TTx>(init: {
       wait: waiting.policy,
       takesOverExpiredLeases,
       last: record,
-      lookup: () => callStore('lookup', id, () => init.store.lookup(id), { failClosed: true }),
+      lookup: () => callStore('lookup', id, () => store.lookup(id), { failClosed: true }),
       wakeups,
     });
     emitKeyEvent('waited', id, performance.now() - started);
@@ -174,13 +187,13 @@ export function createEngineContext<TTx>(init: {
   }
 
   return {
-    store: init.store,
-    maxResponseBytes: init.maxResponseBytes,
-    rateLimit: init.rateLimit,
+    store,
+    maxResponseBytes: options.maxResponseBytes ?? 256 * 1024,
+    rateLimit: options.rateLimit,
     emit,
     emitKeyEvent,
     /** Watch the COMMIT of the request about to run (`IdempotencyOptions.unreplicatedCommits`). */
-    watchCommits: () => watchCommits(init.unreplicatedCommits),
+    watchCommits: () => watchCommits(unreplicatedCommits),
     callStore,
     answerExisting,
     answerExistingOrWait,

@@ -1,34 +1,17 @@
 import { createAtomicEngine } from './atomic-engine.ts';
-import { createEngineContext, type ExecuteOutcome, type ExecuteRequest } from './engine-context.ts';
+import {
+  createEngineContext,
+  type ExecuteOutcome,
+  type ExecuteRequest,
+  type IdempotencyOptions,
+} from './engine-context.ts';
 import { type AtomicExecution, type Execution, PassthroughExecution } from './execution.ts';
 import { sha256Hex } from './fingerprint.ts';
 import { createLeasedEngine } from './leased-engine.ts';
-import type {
-  IdempotencyEvent,
-  IdempotencyStore,
-  OperationPolicy,
-  StoredResponse,
-} from './types.ts';
+import type { OperationPolicy, StoredResponse } from './types.ts';
 import { assertWaitForResult } from './wait-for-result.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** Options of `createIdempotency`. */
-export interface IdempotencyOptions<TTx> {
-  store: IdempotencyStore<TTx>;
-  defaults?: OperationPolicy;
-  operations?: Record<string, OperationPolicy>;
-  storeTimeoutMs?: number;
-  maxResponseBytes?: number;
-  rateLimit?: { maxNewKeys: number; windowMs: number };
-  onEvent?: (event: IdempotencyEvent) => void;
-  /**
-   * How many COMMITs the database acknowledged without their synchronous standby so far
-   * (`createCommitNoticeWatch().unreplicatedCommits`). A request that completed its key while
-   * it moved is answered `idempotency_outcome_unknown` (409), never its 2xx.
-   */
-  unreplicatedCommits?: () => number;
-}
 
 /**
  * A request that names atomic mode itself (`policy: { mode: 'atomic' }`): its handler gets an
@@ -83,14 +66,7 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
   assertWaitForResult(options.defaults?.waitForResult, 'defaults');
   for (const [name, policy] of Object.entries(options.operations ?? {}))
     assertWaitForResult(policy.waitForResult, name);
-  const context = createEngineContext({
-    store,
-    storeTimeoutMs: options.storeTimeoutMs ?? 2_000,
-    maxResponseBytes: options.maxResponseBytes ?? 256 * 1024,
-    rateLimit: options.rateLimit,
-    onEvent: options.onEvent,
-    unreplicatedCommits: options.unreplicatedCommits ?? (() => 0),
-  });
+  const context = createEngineContext(options);
   const executeLeased = createLeasedEngine(context);
   const executeAtomic = createAtomicEngine(context);
 
@@ -144,12 +120,6 @@ function scopedToPrincipal(
   policy: Required<OperationPolicy>,
 ): ExecuteRequest {
   if (policy.keyScope !== 'principal' || !request.principal) return request;
-  return {
-    tenantId: request.tenantId,
-    operation: request.operation,
-    key: request.key,
-    fingerprint: sha256Hex(`${request.fingerprint}\u0000principal\u0000${request.principal}`),
-    policy: request.policy,
-    principal: request.principal,
-  };
+  const fingerprint = sha256Hex(`${request.fingerprint}\u0000principal\u0000${request.principal}`);
+  return { ...request, fingerprint };
 }

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotency, type IdempotencyOptions } from '../../core/engine.ts';
+import { createIdempotency } from '../../core/engine.ts';
+import type { IdempotencyOptions } from '../../core/engine-context.ts';
 import { AmbiguousOutcomeError, LeaseLostError } from '../../core/errors.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import { advanceTo, respond } from '../../core/phases.ts';
