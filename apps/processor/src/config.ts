@@ -76,9 +76,6 @@ const processorEnv = {
  * The processor's settings, with the inequality between its own windows checked
  * (docs/decisions/0008-time-windows.md): a key retained for less than its lease would be
  * forgotten while its request still runs, so a retry arriving then would run it a second time.
- *
- * @example
- * const config = readProcessorConfig(process.env);
  */
 export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
   const e = parseEnv(processorEnv, env);

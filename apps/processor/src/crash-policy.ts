@@ -14,9 +14,6 @@ export interface CrashPolicyOptions {
  * null-socket write); anything else, an uncaught exception or an unhandled rejection of its
  * own, is a bug in this program: log it with its stack and exit 1 (every money movement is
  * one transaction; a client retries with its Idempotency-Key).
- *
- * @example
- * installCrashPolicy({ log, replaceDatabasePool: (reason) => running?.replaceDatabasePool(reason) });
  */
 export function installCrashPolicy(options: CrashPolicyOptions): void {
   const { log } = options;

@@ -32,9 +32,6 @@ export interface RunningProcessor {
  * is starting up), and serves the processor on
  * `host` (from `HOST` via readProcessorConfig; 127.0.0.1 when a caller such as a test leaves
  * it out). Port 0 picks a free port (tests).
- *
- * @example
- * const processor = await startProcessor({ ...readProcessorConfig(process.env), log: console.log });
  */
 export async function startProcessor(
   config: Omit<ProcessorConfig, 'host'> & { host?: string; log: (line: string) => void },

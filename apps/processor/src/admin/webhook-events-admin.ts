@@ -50,9 +50,6 @@ const eventIntent = sql<string>`coalesce(
  * `POST /admin/webhook-events/:id/resend` (body `{ account }` optional: an event of another
  * account is not found), which sends the same event again now and answers what the endpoint
  * answered; an unknown id is 404 and sends nothing.
- *
- * @example
- * registerWebhookEventRoutes(app, { db, webhook: { url, secret } });
  */
 export function registerWebhookEventRoutes(
   app: Hono,

@@ -22,9 +22,6 @@ export interface ProcessorDatabaseClient {
  * Connects to the processor's own database. Each pool is opened by @once/db's
  * `openPostgresPool` (its connection timeouts: a stuck lock or a dead peer fails a
  * request instead of hanging it); Drizzle runs on top with the processor's schema.
- *
- * @example
- * const { db, close } = createProcessorDatabase(process.env.PROCESSOR_DATABASE_URL!, console.log);
  */
 export function createProcessorDatabase(url: string, log: PoolLog): ProcessorDatabaseClient {
   const pool = createReplaceableSql(

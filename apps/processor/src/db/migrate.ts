@@ -10,9 +10,6 @@ const PROCESSOR_MIGRATION_LOCK_ID = 0x0_0c_e0_02;
 /**
  * Applies pending migrations under a transaction-scoped advisory lock, so several processor
  * instances starting at once wait for each other instead of racing.
- *
- * @example
- * await runProcessorMigrations(process.env.PROCESSOR_DATABASE_URL!);
  */
 export async function runProcessorMigrations(
   url: string,

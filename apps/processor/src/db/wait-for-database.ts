@@ -17,9 +17,6 @@ export interface DatabaseWaitOptions {
  * PostgreSQL restarted by its supervisor answers 57P03 for a while, and the processor's own
  * supervisor should not have to restart it for that. Anything else (an unknown database, a
  * wrong password: a configuration error) is thrown at once, and so is the last transient one.
- *
- * @example
- * await untilDatabaseAnswers(() => runProcessorMigrations(url), { log, what: 'migrations' });
  */
 export async function untilDatabaseAnswers<T>(
   work: () => Promise<T>,

@@ -50,9 +50,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Takes the fault (if any) armed for this mutation, once, before it runs: a replay is hit
  * like a first request (a `charge_then_drop` on a retry drops the replay). The use is
  * recorded with the request's key and the object of its path (`pi_...` of a confirm).
- *
- * @example
- * const faults = await takeRequestFaults(db, { accountId, method: 'POST', path, operation: 'payment_intents.confirm', idempotencyKey, objectId: 'pi_...', label }, log);
  */
 export async function takeRequestFaults(
   db: ProcessorDatabase,
@@ -247,10 +244,6 @@ interface DeliveryFaults {
 
 /**
  * Takes the webhook faults (at most one of each kind) armed for this event's delivery.
- *
- * @example
- * const faults = await takeDeliveryFaults(db, { accountId, eventId, eventType }, log);
- * await faults.beforeSend();
  */
 export async function takeDeliveryFaults(
   db: ProcessorDatabase,

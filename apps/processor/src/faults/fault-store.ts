@@ -358,9 +358,6 @@ export async function takeRequestFault(
  * transaction (so no deliverer or reader sees it before the lag starts): for `lagMs`, reads
  * of the object by id answer 404 (a `not_found` fault on its path that expires) and its
  * pending webhooks wait. "Not found" then means "not visible yet", never "not charged".
- *
- * @example
- * await lagObject(tx, { accountId, path: `/v1/payment_intents/${id}`, objectId: id, lagMs: 12_000 });
  */
 export async function lagObject(
   tx: ProcessorTransaction,

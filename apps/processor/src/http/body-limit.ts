@@ -12,9 +12,6 @@ export const PROCESSOR_MAX_BODY_BYTES = 256 * 1024;
  * by `Content-Length` when the client sent one, else by counting a chunked body as it is read
  * (Hono's `bodyLimit`, which stops reading at the limit). `Stripe-Should-Retry: false`: the
  * same request will never fit.
- *
- * @example
- * app.use('*', processorBodyLimit());
  */
 export function processorBodyLimit(maxBytes = PROCESSOR_MAX_BODY_BYTES) {
   return bodyLimit({

@@ -21,9 +21,6 @@ export interface ProcessorAppOptions {
 
 /**
  * The whole HTTP surface: `/healthz`, the Stripe-compatible `/v1` API and `/admin`.
- *
- * @example
- * serve({ fetch: createProcessorApp(options).fetch, port: 4100 });
  */
 export function createProcessorApp(options: ProcessorAppOptions) {
   const app = new Hono();

@@ -41,9 +41,6 @@ type Env = { Bindings: Partial<HttpBindings> };
  * The Stripe-compatible REST surface (`/v1/...`): each route authenticates, decodes the
  * form, lets its faults act at their points (faults/apply-faults.ts) and runs its operation,
  * a mutation under its Idempotency-Key in one transaction.
- *
- * @example
- * app.route('/', createStripeApi({ db, idempotentMutation, log: console.log }));
  */
 export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   const { db, log } = options;

@@ -38,9 +38,6 @@ const notFound = () =>
  * redirected (303) to the intent's `return_url` with `payment_intent`,
  * `payment_intent_client_secret` and `redirect_status`. The client secret in the link is the
  * only credential, as on Stripe's hosted pages.
- *
- * @example
- * app.route('/', createThreeDSecurePages({ db, timing, log }));
  */
 export function createThreeDSecurePages(options: ThreeDSecureOptions): Hono {
   const { db, log } = options;

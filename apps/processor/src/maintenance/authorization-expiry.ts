@@ -36,9 +36,6 @@ async function expireAuthorizations(db: ProcessorDatabase): Promise<number> {
 /**
  * Runs {@link expireAuthorizations} every `intervalMs` (a quarter of the window, between
  * 100 ms and a minute: an expired authorisation shows as `requires_capture` at most that long).
- *
- * @example
- * const expiry = startAuthorizationExpiry(db, console.log, 7 * 24 * 3_600_000); // later: expiry.stop()
  */
 export function startAuthorizationExpiry(
   db: ProcessorDatabase,

@@ -7,9 +7,6 @@ import { type PeriodicSweep, startPeriodicSweep } from './periodic-sweep.ts';
  * 24 h by default) every `intervalMs` (`PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS`). Retention itself
  * does not depend on this (an expired key is treated as new when reused); reaping only
  * keeps the table small.
- *
- * @example
- * const reaper = startIdempotencyReaper(db, console.log); // later: reaper.stop()
  */
 export function startIdempotencyReaper(
   db: ProcessorDatabase,

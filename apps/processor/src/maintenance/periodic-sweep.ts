@@ -8,12 +8,6 @@ export interface PeriodicSweep {
  * ended, so a slow pass never overlaps itself), and logs what a pass did or why it failed. A
  * failed pass is only logged: the next one tries again. The timer does not keep the process
  * alive.
- *
- * @example
- * const sweep = startPeriodicSweep({
- *   name: 'refunds', intervalMs: 2_500, log: console.log,
- *   pass: () => settleRefunds(db), describe: (n) => (n > 0 ? `${n} settled` : undefined),
- * });
  */
 export function startPeriodicSweep<T>(options: {
   name: string;

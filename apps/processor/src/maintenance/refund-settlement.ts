@@ -50,9 +50,6 @@ async function settleRefunds(db: ProcessorDatabase): Promise<number> {
 /**
  * Runs {@link settleRefunds} every `intervalMs` (a quarter of the settle delay, between 100 ms
  * and 10 s).
- *
- * @example
- * const settlement = startRefundSettlement(db, console.log, 10_000); // later: settlement.stop()
  */
 export function startRefundSettlement(
   db: ProcessorDatabase,

@@ -18,9 +18,6 @@ export type ChallengeAnswer = 'complete' | 'fail';
  * `payment_intent_authentication_failure`, its payment method detached. An intent no longer
  * `requires_action` (answered already, canceled) is returned as it is: a second answer, a
  * reload or a back button changes nothing. Undefined when the id and client secret do not match.
- *
- * @example
- * const intent = await answerChallenge(tx, { id, clientSecret, answer: 'complete' }, settings);
  */
 export async function answerChallenge(
   tx: ProcessorTransaction,
@@ -75,9 +72,6 @@ async function loadByClientSecret(
 /**
  * The intent whose client secret this is, as it reads now (no lock): what the challenge page
  * shows. Undefined for an unknown id and for a wrong secret alike.
- *
- * @example
- * const intent = await findByClientSecret(db, 'pi_1', 'pi_1_secret_abc');
  */
 export async function findByClientSecret(
   db: ProcessorTransaction | ProcessorDatabase,

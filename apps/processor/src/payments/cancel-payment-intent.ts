@@ -19,9 +19,6 @@ const CANCELLATION_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'
  * waits before the transaction) and arrives after a cancel finds `canceled` and charges
  * nothing; a cancel that arrives after the charge committed finds `succeeded` and is
  * refused. "Canceled" is therefore proof that this intent never charged and never will.
- *
- * @example
- * await stripe.paymentIntents.cancel('pi_123', { cancellation_reason: 'abandoned' });
  */
 export const cancelPaymentIntent: StripeOperation = async (tx, input) => {
   const id = input.pathParams.id!;

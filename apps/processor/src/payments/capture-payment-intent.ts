@@ -18,9 +18,6 @@ import { renderCharge } from './render-objects.ts';
  *
  * Takes the intent's row lock like confirm and cancel: a capture racing a cancel or another
  * capture finds the state the first one left.
- *
- * @example
- * await stripe.paymentIntents.capture('pi_123', { amount_to_capture: 1500 });
  */
 export const capturePaymentIntent: StripeOperation = async (tx, input) => {
   const id = input.pathParams.id!;

@@ -19,9 +19,6 @@ const CLAUSE =
  * Parses the subset of Stripe's search query language that PaymentIntents need:
  * `metadata['k']:'v'`, `status:'succeeded'`, `currency:'usd'`, `customer:'cus_1'`,
  * `amount>1000`, `created>=1700000000`, joined by AND or by OR.
- *
- * @example
- * parseSearchQuery("metadata['order']:'42' AND status:'succeeded'")
  */
 export function parseSearchQuery(query: string): SearchQuery {
   const clauses: SearchClause[] = [];

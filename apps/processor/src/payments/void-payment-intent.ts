@@ -10,9 +10,6 @@ type PaymentIntentRow = typeof paymentIntents.$inferSelect;
  * its row lock): it becomes `canceled` with `reason`, and an authorisation it held
  * (`requires_capture`) is released, shown as Stripe does: the charge's whole amount
  * refunded, nothing capturable. Sends `payment_intent.canceled`.
- *
- * @example
- * await voidPaymentIntent(tx, intent, { reason: 'automatic', idempotencyKey: null });
  */
 export async function voidPaymentIntent(
   tx: ProcessorTransaction,

@@ -14,9 +14,6 @@ export interface StripeErrorFields {
 /**
  * The one domain error of the HTTP surface: thrown anywhere below a route, rendered once
  * by {@link stripeErrorResponse} in Stripe's `{ error: { type, code, ... } }` shape.
- *
- * @example
- * throw new StripeApiError(400, { type: 'invalid_request_error', code: 'parameter_missing', param: 'amount', message: 'Missing required param: amount.' });
  */
 export class StripeApiError extends Error {
   constructor(

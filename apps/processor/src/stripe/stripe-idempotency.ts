@@ -22,9 +22,6 @@ const REPLAY_HEADERS = ['content-type'];
  * refusals rendered as Stripe's `idempotency_error`, 24 h retention unless `ttlMs` says
  * otherwise (`PROCESSOR_IDEMPOTENCY_RETENTION_MS`). A request without a
  * key runs unguarded, as at Stripe.
- *
- * @example
- * const idempotentMutation = createStripeIdempotency(db);
  */
 export function createStripeIdempotency(
   db: ProcessorDatabase,

@@ -20,10 +20,6 @@ export function stripeResponse(result: StripeResult, requestId = newRequestId())
 /**
  * A page of a Stripe list (`object: 'list'`) from rows read one past `limit`: the extra row
  * only says there is more (`has_more`), it is not shown.
- *
- * @example
- * const rows = await db.select().from(refunds).limit(limit + 1);
- * return stripeListPage(rows, limit, renderRefund, '/v1/refunds');
  */
 export function stripeListPage<TRow>(
   rows: readonly TRow[],

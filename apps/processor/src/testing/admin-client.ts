@@ -1,12 +1,6 @@
 /**
  * A tiny client for the processor's /admin API (apps/processor README), as chaos tests and
  * e2e specs use it: fault injection, ledger and webhook reads. Throws on a non-2xx answer.
- *
- * @example
- * await adminClient(processorUrl).armFault({
- *   account: 'acct_tenant_a', kind: 'charge_then_drop',
- *   method: 'POST', path_prefix: '/v1/payment_intents', count: 1,
- * });
  */
 export function adminClient(baseUrl: string, token = 'once-admin') {
   const call = async (method: string, path: string, body?: unknown) => {

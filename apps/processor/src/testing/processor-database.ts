@@ -10,11 +10,6 @@ export interface ProcessorTestDatabase {
  * A throw-away database for one test file, in the cluster the vitest global setup started:
  * empty (the processor migrates it at start), or with `migrated` the processor's own schema
  * applied from its migrations, for tests that read or write its tables without running it.
- *
- * @example
- * const database = await createProcessorTestDatabase('faults');
- * const ledger = await createProcessorTestDatabase('invariant', { migrated: true });
- * await database.drop();
  */
 export async function createProcessorTestDatabase(
   label: string,

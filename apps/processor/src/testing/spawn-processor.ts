@@ -30,11 +30,6 @@ export interface SpawnedProcessor {
  * SIGKILLs it and exits 143 when the server's IPC acknowledgement takes over 30 ms, which it
  * does on a loaded machine (a graceful stop then looked like a failed one).
  * `ONCE_TEST_VERBOSE=1` echoes its lines.
- *
- * @example
- * const processor = await spawnProcessor({ PROCESSOR_DATABASE_URL: url });
- * await fetch(`${processor.url}/healthz`);
- * expect(await processor.stop()).toBe(0);
  */
 export async function spawnProcessor(env: Record<string, string>): Promise<SpawnedProcessor> {
   const port = await findFreePort();

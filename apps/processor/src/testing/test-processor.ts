@@ -6,9 +6,6 @@ type TestProcessorConfig = Parameters<typeof startProcessor>[0];
  * The processor in this test's process, on a free port, over `databaseUrl`, with the
  * processor tests' shared defaults: webhooks go nowhere (a closed port) and retry only after a
  * minute, 30 s idempotency lease, admin token `once-admin`, silent log. `overrides` replace any.
- *
- * @example
- * const processor = await startTestProcessor({ databaseUrl: database.url });
  */
 export function startTestProcessor(
   overrides: Partial<TestProcessorConfig> & { databaseUrl: string },

@@ -23,9 +23,6 @@ const EVENT_API_VERSION = '2026-10-28.endive';
  * every event it writes carries `request.id`. Events written by no API request (an async
  * refund settling, an authorisation expiring) carry `request: { id: null, idempotency_key:
  * null }`, which Stripe documents as "the event was automatic".
- *
- * @example
- * await markEventRequest(tx, 'req_0123abcd');
  */
 export async function markEventRequest(tx: ProcessorTransaction, requestId: string): Promise<void> {
   await tx.execute(sql`select set_config('once.request_id', ${requestId}, true)`);
@@ -43,9 +40,6 @@ async function eventRequestId(tx: ProcessorTransaction): Promise<string | null> 
  * Writes a Stripe `event` into the outbox inside the caller's transaction: the event
  * exists exactly when the change it describes committed. The payload text is frozen
  * here, so redeliveries send identical bytes under the same `evt_` id.
- *
- * @example
- * await enqueueEvent(tx, { accountId, type: 'payment_intent.succeeded', object: renderPaymentIntent(pi), idempotencyKey });
  */
 export async function enqueueEvent(
   tx: ProcessorTransaction,

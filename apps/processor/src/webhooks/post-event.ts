@@ -11,9 +11,6 @@ export interface PostResult {
 /**
  * POSTs one event's frozen payload to the endpoint, signed now, as Stripe sends it. Never
  * throws: a refused connection or a timeout is a failed attempt like a 500.
- *
- * @example
- * const { status, error } = await postEvent({ url, secret: 'whsec_once_demo' }, payload);
  */
 export async function postEvent(target: WebhookTarget, payload: string): Promise<PostResult> {
   try {

@@ -11,9 +11,6 @@ import type { WebhookTarget } from './webhook-target.ts';
  * a 2xx marks an undelivered event delivered, a failure leaves its scheduled retries as they
  * were. Injected webhook faults do not apply: an operator's resend is not the network's.
  * Undefined (and nothing sent or changed) when no event has that id in `accountId` (when given).
- *
- * @example
- * const attempt = await resendEvent(db, { url, secret }, { id: 'evt_1', accountId: 'acct_tenant_a' });
  */
 export async function resendEvent(
   db: ProcessorDatabase,

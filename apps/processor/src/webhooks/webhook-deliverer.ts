@@ -40,10 +40,6 @@ const MAX_BACKOFF_MS = 300_000;
  * delivered on a 2xx and otherwise schedules a retry with exponential backoff. A crash
  * mid-delivery only means the lease expires and the event is sent again: delivery is
  * at-least-once with a stable `evt_` id, which is what receivers deduplicate on.
- *
- * @example
- * const deliverer = startWebhookDeliverer({ db, url, secret: 'whsec_once_demo', log: console.log });
- * await deliverer.stop();
  */
 export function startWebhookDeliverer(options: WebhookDelivererOptions): WebhookDeliverer {
   const target = { url: options.url, secret: options.secret };

@@ -26,9 +26,6 @@ export const handledJobKinds = Object.keys(jobHandlers) as OutboxJobKind[];
 
 /**
  * Runs a claimed job with the handler of its kind.
- *
- * @example
- * const result = await runJob(job, { sql, processorFor, leaseMs, backoff, log });
  */
 export function runJob<K extends OutboxJobKind>(
   job: ClaimedJob<K>,

@@ -39,9 +39,6 @@ export type RecordResult =
  * The `outcome.recorded` event of one attempt, written with the outcome in the transaction whose
  * guarded job update matched (a worker whose lease was taken over records neither). `about`
  * names what was decided: the outcome, and the action or refund it was for.
- *
- * @example
- * await recordPaymentEvents(tx, [...callEvents, outcomeRecordedEvent(job, result, { refund: id, outcome })]);
  */
 export function outcomeRecordedEvent(
   job: ClaimedJob,
@@ -84,9 +81,6 @@ export type ActionDoubt =
 
 /**
  * A failed processor call as a money action reads it.
- *
- * @example
- * } catch (error) { return actionOutcomeOfError(error); }
  */
 export function actionOutcomeOfError(error: unknown): ActionDoubt {
   const outcome = outcomeOfChargeError(error);
@@ -174,9 +168,6 @@ function isDoubt(outcome: { kind: string }): outcome is ActionDoubt {
  * transaction guarded by the job's lock token (a worker whose lease was taken over writes
  * nothing): a doubt is retried (`retryOnDoubt`), and after `max_attempts` leaves the target
  * `unknown` (job `dead`); a refusal ends the job and the target `failed`.
- *
- * @example
- * return runProcessorActionJob(job, deps, refundAction(deps.sql, job));
  */
 export async function runProcessorActionJob<
   TTarget extends { processor_secret_key: string },

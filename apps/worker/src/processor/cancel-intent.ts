@@ -16,9 +16,6 @@ export interface CancelAnswer {
  * key, so a retried cancel whose first answer was lost replays it. Only the processor's
  * `canceled` is proof; a refusal (it charged, is processing, or the shopper answered the
  * challenge meanwhile) or no answer settles nothing: the next look reads the intent again.
- *
- * @example
- * const { canceled, cancelKey } = await cancelIntent(processor, 'pi_1', payment.downstream_key);
  */
 export async function cancelIntent(
   processor: Stripe,

@@ -18,9 +18,6 @@ export interface PaymentIntentRef {
  * Only an intent for the payment's own amount and currency counts: metadata is the
  * merchant's to set, and an intent for another amount is not this payment's charge (the
  * webhook receiver refuses it too), so it is never adopted, confirmed or settled on.
- *
- * @example
- * const intent = await findPaymentIntentByMetadata(stripe, 'tenant_a', { paymentId: 'pay_1', downstreamKey: 'once_ck_3a...' }, { amount: 3999, currency: 'usd' }); // or null
  */
 export async function findPaymentIntentByMetadata(
   processor: Stripe,

@@ -33,9 +33,6 @@ export interface ProcessorCall {
  * Runs one processor call and appends what it answered to `calls`; rethrows its error. The
  * calls are recorded as `processor.call` events in the transaction that records what the
  * worker made of them (the intent, the outcome), never on their own.
- *
- * @example
- * const intent = await observedCall(calls, { call: 'create', key }, () => stripe.paymentIntents.create(...));
  */
 export async function observedCall<T>(
   calls: ProcessorCall[],
@@ -76,9 +73,6 @@ export async function observedCall<T>(
 /**
  * Takes the calls observed so far (emptying the list) as `processor.call` events of the job's
  * worker, each an arrow to the processor's lane.
- *
- * @example
- * await recordPaymentEvents(tx, takeCallEvents(job, calls));
  */
 export function takeCallEvents(job: ClaimedJob, calls: ProcessorCall[]): PaymentEventInput[] {
   return calls.splice(0).map((call) => ({

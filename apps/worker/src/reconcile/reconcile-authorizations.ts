@@ -44,9 +44,6 @@ interface HeldAuthorization {
  * capturable) under the state machine's guard, so a webhook or another worker settling it
  * first changes nothing. One still held (or not answerable) is looked at again later, with
  * backoff; a capture or void an operator sends meanwhile is recorded by its own job.
- *
- * @example
- * const summary = await reconcileAuthorizations({ sql, processorFor, log, olderThanMs: 60_000, recheckBackoff: { baseMs: 60_000, maxMs: 3_600_000 } });
  */
 export async function reconcileAuthorizations(
   options: AuthorizationReconcileOptions,

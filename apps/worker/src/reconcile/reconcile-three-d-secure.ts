@@ -64,9 +64,6 @@ interface WaitingPayment {
  *   abandon time.
  * Every settle is guarded by the state machine, so a webhook or another worker settling the
  * same payment first wins and this changes nothing.
- *
- * @example
- * await reconcileChallenges({ sql, processorFor, log, abandonAfterMs: 15 * 60_000, recheckBackoff });
  */
 export async function reconcileChallenges(
   options: ChallengeReconcileOptions,

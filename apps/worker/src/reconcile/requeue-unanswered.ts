@@ -19,9 +19,6 @@ interface Unanswered {
  * job with its SAME downstream key. Its handler asks the processor first (the intent's state,
  * the intent's refunds by the refund's id), so an operation that did happen is recorded, never
  * sent a second time, even after the processor forgot the key. Returns how many were requeued.
- *
- * @example
- * await requeueUnansweredMoneyMoves(sql, { olderThanMs: 60_000 });
  */
 export async function requeueUnansweredMoneyMoves(
   sql: postgres.Sql,

@@ -7,9 +7,6 @@ import { type SQL, sql } from 'drizzle-orm';
  * work), spelled once from the state machine. Literals, not bind parameters: the planner can
  * match a partial index only against a predicate it can see, and `payments_status_updated_idx`
  * is defined with exactly this list.
- *
- * @example
- * sql`select id from payments as payment where ${isUnsettled('payment.status')}`
  */
 export function isUnsettled(column: string): SQL {
   return sql`${sql.raw(column)} in ${sqlLiteralList(unsettledPaymentStatuses)}`;

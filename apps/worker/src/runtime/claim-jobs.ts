@@ -14,9 +14,6 @@ type ClaimOptions = Omit<OutboxClaimOptions, 'kinds'>;
  * Claims up to `limit` due jobs of the kinds this worker runs (`claimDueJobs` of
  * `@once/db/outbox`: pending jobs whose `run_after` has come, and running jobs whose lease
  * expired, each with a fresh `lock_token`), and records a `job.claimed` event for each.
- *
- * @example
- * const jobs = await claimJobs(sql, { workerId: 'w1', leaseMs: 30_000, limit: 4 });
  */
 export async function claimJobs(
   sql: postgres.Sql | postgres.TransactionSql,

@@ -36,11 +36,6 @@ export interface Dispatcher {
  * on the outbox channel, a finished job frees a slot, the next `run_after` or lease end
  * comes due, or the fallback poll fires, whichever is first. Database errors never end
  * the loop: it logs, backs off and claims again (postgres.js reconnects by itself).
- *
- * @example
- * const dispatcher = startDispatcher({ sql, workerId: 'w1', concurrency: 4, pollIntervalMs: 2_000,
- *   leaseMs: 30_000, backoff: { baseMs: 500, maxMs: 30_000 }, processorFor, log });
- * process.on('SIGTERM', () => dispatcher.stop(5_000));
  */
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const { sql, log } = options;

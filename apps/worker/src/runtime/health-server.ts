@@ -6,9 +6,6 @@ import { DEFAULT_BIND_HOST } from '@once/env';
  * docker-compose wait on it). Liveness only: a database outage is something the worker
  * rides out, not a reason to be restarted. Listens on `host` (WORKER_HEALTH_HOST, default
  * 0.0.0.0 so a container's health check and its orchestrator can both reach it).
- *
- * @example
- * const server = await startHealthServer(4200, () => ({ workerId: 'w1', inFlight: 0 }), '127.0.0.1');
  */
 export async function startHealthServer(
   port: number,

@@ -9,10 +9,6 @@ export interface PeriodicTask {
  * Runs `run` now and then every `intervalMs` after each run ends (never two at once). A
  * failed run is logged and the next one happens on schedule: a database outage must not
  * end the reaper or the reconciler.
- *
- * @example
- * const reaper = startPeriodicTask('reaper', 60_000, () => reapExpiredKeys(db), log);
- * await reaper.stop();
  */
 export function startPeriodicTask(
   name: string,

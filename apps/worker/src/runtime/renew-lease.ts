@@ -11,9 +11,6 @@ import type { Log } from './logger.ts';
  * the library (not exported) and batches the many short leases of one engine's requests on
  * one timer; here one charge job holds one lease (at most the dispatcher's concurrency per
  * process), renewed with `renewLease` against `outbox_jobs`.
- *
- * @example
- * const outcome = await whileRenewingLease(job, { sql, leaseMs: 30_000, log }, () => charge(job));
  */
 export async function whileRenewingLease<T>(
   job: ClaimedJob,

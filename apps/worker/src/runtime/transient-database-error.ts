@@ -30,9 +30,6 @@ const HANG_TIMEOUT_MS = 20_000;
  * exponential backoff. Every caller's work is safe to repeat: claims and finishes are
  * guarded by lock tokens and settles by status, so a commit whose acknowledgement was
  * lost is a no-op the second time.
- *
- * @example
- * await withDatabaseRetry(() => sql.begin((tx) => finishJob(tx, job)), { log, what: 'finish' });
  */
 export async function withDatabaseRetry<T>(
   work: () => Promise<T>,

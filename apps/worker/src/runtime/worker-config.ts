@@ -43,9 +43,6 @@ const workerEnv = {
  * throws with the variables' names and values. The lease is deliberately not tied to the
  * processor timeout: it is renewed every third of itself while a call runs, and the two-step
  * charge keeps a job run twice at once to one charge, so a short lease costs work, never money.
- *
- * @example
- * const config = readWorkerConfig({ DATABASE_URL: 'postgres://...', WORKER_LEASE_MS: '2000' });
  */
 export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(workerEnv, env);

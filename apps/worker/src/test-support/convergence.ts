@@ -40,9 +40,6 @@ export async function ledgerChargesFor(
 
 /**
  * Asserts that `verifyInvariant` finds no violations once everything has converged.
- *
- * @example
- * await expectConvergedInvariantHolds(app.url, processor.database.url);
  */
 export async function expectConvergedInvariantHolds(
   databaseUrl: string,

@@ -33,9 +33,6 @@ export interface InProcessSystem {
 /**
  * One system per test file: the worker's job handlers run in the test's process (no worker
  * process to start), against a real database and the real processor.
- *
- * @example
- * const system = await startInProcessSystem('worker_refunds');
  */
 export async function startInProcessSystem(
   label: string,

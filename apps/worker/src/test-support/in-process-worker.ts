@@ -14,10 +14,6 @@ export interface InProcessWorker {
  * The worker without its process: the same claim and the same handlers, against the real
  * processor at `processorUrl`, for tests that drive the web's routes in-process and want the
  * money moved between their steps, in an order they choose.
- *
- * @example
- * const worker = createInProcessWorker({ sql: web.database.client.sql, processorUrl: processor.url });
- * await worker.runDueJobs();
  */
 export function createInProcessWorker(options: {
   sql: postgres.Sql;

@@ -21,11 +21,6 @@ export interface ProcessorUnderTest extends SpawnedProcessor {
  * The mock processor as the worker's chaos tests run it: a real OS process over a fresh
  * database, webhooks pointed nowhere (they are not what these tests are about). `env`
  * overrides its settings, e.g. a short `PROCESSOR_IDEMPOTENCY_RETENTION_MS`.
- *
- * @example
- * const processor = await startProcessorUnderTest('worker_faults');
- * await processor.armFault({ kind: 'delay', delay_ms: 3000, when: 'before_charge' });
- * await processor.close();
  */
 export async function startProcessorUnderTest(
   label: string,

@@ -62,9 +62,6 @@ const PAGE = 100;
  * The processor keeps counting a backfilled event as undelivered (as Stripe does), so every
  * pass lists it again until it leaves the window; the record check makes that a single query
  * per page of events.
- *
- * @example
- * const summary = await backfillWebhookEvents({ store: { db, idempotencyEngine }, processorFor, log });
  */
 export async function backfillWebhookEvents(
   options: WebhookBackfillOptions,

@@ -62,9 +62,6 @@ type ActionOutcome = { kind: 'ended'; end: AuthorizationEnd } | ActionDoubt;
  *    action `succeeded` if that is what it asked for, else `failed` with the reason; refused
  *    -> action `failed` with the processor's code, the payment stays `authorized`; out of
  *    attempts -> action `unknown`.
- *
- * @example
- * await runAuthorizationAction(job, deps);
  */
 export function runAuthorizationAction(
   job: ClaimedJob<'capture_payment' | 'void_payment'>,

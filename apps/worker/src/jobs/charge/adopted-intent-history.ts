@@ -29,9 +29,6 @@ export interface AdoptedIntentHistory {
  * made for another payment (its `payment_id` metadata), an earlier one of the same checkout
  * whose downstream key this payment shares, and it charged, was authorised, or was canceled
  * (perhaps authorised, then voided).
- *
- * @example
- * if (mayHaveAdoptedHistory(intent, outcome.kind, job.paymentId)) history = await readAdoptedIntentHistory(...);
  */
 export function mayHaveAdoptedHistory(
   intent: { metadata?: Record<string, string> | null },
@@ -49,9 +46,6 @@ export function mayHaveAdoptedHistory(
 /**
  * The intent as it is now (a replayed create or confirm answers as it was then) and every
  * refund on it, read after its charge settled.
- *
- * @example
- * const history = await readAdoptedIntentHistory(processor, 'pi_1', calls);
  */
 export async function readAdoptedIntentHistory(
   processor: Stripe,
@@ -109,9 +103,6 @@ function wasVoidedAfterAuthorisation(intent: Stripe.PaymentIntent): boolean {
  * manual-capture intent was first authorised (the payment is settled `authorized`, then
  * `captured` with what was captured or `voided`, by {@link recordAdoptedIntentHistory}), never
  * a plain `succeeded` for its whole amount, nor `canceled` before any charge.
- *
- * @example
- * outcome = outcomeOfAdoptedIntent(outcome, history);
  */
 export function outcomeOfAdoptedIntent<T extends ChargeOutcome>(
   outcome: T,
@@ -131,9 +122,6 @@ export function outcomeOfAdoptedIntent<T extends ChargeOutcome>(
  * charge (`authorized`, for an intent captured or voided): its capture or void, as an
  * operator's would settle it, then the refunds it does not hold. Returns what it recorded,
  * for the payment's timeline.
- *
- * @example
- * const adopted = await recordAdoptedIntentHistory(tx, { tenantId, paymentId }, history);
  */
 export async function recordAdoptedIntentHistory(
   tx: postgres.TransactionSql,

@@ -73,9 +73,6 @@ interface ChargeAttempt {
  * 5. record the outcome (and that history) and finish the job in one transaction guarded by
  *    the lock token.
  * The lease is renewed while the processor is being called.
- *
- * @example
- * await chargePayment(job, { sql, processorFor, leaseMs: 30_000, backoff, log });
  */
 export async function chargePayment(
   job: ClaimedJob<'charge_payment'>,

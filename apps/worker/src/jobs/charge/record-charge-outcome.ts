@@ -28,9 +28,6 @@ import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted
  * An intent taken over from an earlier payment of the checkout (`adopted`) also brings what
  * happened to it after its charge: its capture or void and its refunds, recorded with the
  * settlement (an intent authorised, then voided, comes as `authorized` and ends `voided`).
- *
- * @example
- * await recordChargeOutcome(sql, job, { kind: 'succeeded', paymentIntentId: 'pi_1' }, backoff);
  */
 export async function recordChargeOutcome(
   sql: postgres.Sql,

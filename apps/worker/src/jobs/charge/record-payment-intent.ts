@@ -11,9 +11,6 @@ import type postgres from 'postgres';
  * Never replaces a different recorded id: returns `false` then (and when the lease was
  * lost), and the caller confirms nothing. Writing the same id again is a no-op success,
  * so a retried commit whose answer was lost is harmless.
- *
- * @example
- * if (!(await recordPaymentIntentId(sql, job, intent.id))) return 'lease_lost';
  */
 export async function recordPaymentIntentId(
   sql: postgres.Sql,

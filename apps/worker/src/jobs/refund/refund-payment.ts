@@ -54,9 +54,6 @@ type RefundOutcome = { kind: 'answered'; refund: ProcessorRefund } | ActionDoubt
  *    a `pending` refund is kept with its processor id and looked at again later (without using
  *    an attempt); an ambiguous answer is retried with the same key and, after `max_attempts`,
  *    leaves the refund `unknown`.
- *
- * @example
- * await refundPaymentJob(job, deps);
  */
 export function refundPaymentJob(
   job: ClaimedJob<'refund_payment'>,
