@@ -1,11 +1,17 @@
 import type { Idempotency } from '../../core/engine.ts';
-import type { IdempotencyError } from '../../core/errors.ts';
 import type { OperationPolicy } from '../../core/types.ts';
-import { type FetchExecution, requestGuard } from './fetch-idempotency.ts';
+import {
+  type FetchExecution,
+  type FetchIdempotencyOptions,
+  requestGuard,
+} from './fetch-idempotency.ts';
 import { defaultFingerprintInput } from './fingerprint-input.ts';
 
-/** Options of `withIdempotency`. */
-export interface WithIdempotencyOptions<TTx> {
+/**
+ * Options of `withIdempotency`: the fetch adapter's (`required`, `renderError`, `replayHeaders`,
+ * ...) plus where a request's tenant, operation and fingerprint come from.
+ */
+export interface WithIdempotencyOptions<TTx> extends FetchIdempotencyOptions {
   idempotency: Idempotency<TTx>;
   /** Operation name (scope + fingerprint), fixed or derived from the request (e.g. method + route). */
   operation: string | ((request: Request) => string);
@@ -13,14 +19,8 @@ export interface WithIdempotencyOptions<TTx> {
   getTenantId: (request: Request) => string | Promise<string>;
   /** Who within the tenant spends the new-key allowance (an API key, a session). Default: the tenant. */
   getPrincipal?: (request: Request) => string | undefined;
-  /** Refuse requests without a key. Default true. False runs them unguarded (Stripe's behaviour). */
-  required?: boolean | ((request: Request) => boolean);
   /** What identifies "the same request". Default `defaultFingerprintInput`. */
   getFingerprintInput?: (request: Request) => unknown | Promise<unknown>;
-  /** Render refusals. Default RFC 9457 problem+json (`problemDetailsResponse`). */
-  renderError?: (error: IdempotencyError, request: Request) => Response | Promise<Response>;
-  /** Response headers stored and replayed. Default content-type, location, content-language. */
-  replayHeaders?: string[];
   policy?: OperationPolicy;
 }
 
