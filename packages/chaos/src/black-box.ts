@@ -81,6 +81,7 @@ export async function runBlackBox(options: BlackBoxOptions): Promise<BlackBoxRes
     ? await startFaultProxy({
         upstream: options.downstream.upstream,
         port: options.downstream.port,
+        keyPrefix,
         seed: options.seed,
         mix: options.downstream.mix ?? DOWNSTREAM_MIX,
       })
@@ -98,6 +99,8 @@ export async function runBlackBox(options: BlackBoxOptions): Promise<BlackBoxRes
     });
     await proxy.drain();
     await downstream?.drain();
+    // The probes ask the target itself, with no fault on either side.
+    downstream?.calm();
     const probes =
       options.preset === 'ietf'
         ? await probeIetf({

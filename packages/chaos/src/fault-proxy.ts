@@ -42,7 +42,10 @@ export interface FaultProxyOptions {
   mix?: FaultMix;
   /** Port to listen on (0: any free one). */
   port?: number;
-  /** Stripped from keys before drawing, so one seed draws the same faults in every run. */
+  /**
+   * Stripped from keys (and from the bodies of requests without one) before drawing, so one
+   * seed draws the same faults in every run.
+   */
   keyPrefix?: string;
 }
 
@@ -57,13 +60,16 @@ export interface FaultProxy {
   faults: Record<FaultKind, number>;
   /** Waits for late copies still to be sent and answered. */
   drain(): Promise<void>;
+  /** Injects nothing more: requests pass through. */
+  calm(): void;
   close(): Promise<void>;
 }
 
 /**
  * An HTTP proxy that injects seeded faults between a client and an API taking
- * `Idempotency-Key`. The fault for a request is drawn from the seed, the key and how many
- * times that key has been seen, so a seed replays the same faults for the same keys.
+ * `Idempotency-Key`. The fault for a request is drawn from the seed, the key (or, without
+ * one, the body: a processor call the target sends unkeyed) and how many times it has been
+ * seen, so a seed replays the same faults for the same keys, whatever order they come in.
  *
  * @example
  * const proxy = await startFaultProxy({ upstream: 'http://127.0.0.1:3000', seed: 1 });
@@ -72,7 +78,7 @@ export interface FaultProxy {
  */
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(options.upstream);
-  const mix = options.mix ?? DEFAULT_FAULT_MIX;
+  let mix = options.mix ?? DEFAULT_FAULT_MIX;
   const attempts: UpstreamAttempt[] = [];
   const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<
     FaultKind,
@@ -80,7 +86,6 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   >;
   const seen = new Map<string, number>();
   const pending = new Set<Promise<unknown>>();
-  let unkeyed = 0;
   const agent = new http.Agent({ keepAlive: true });
 
   const track = <T>(promise: Promise<T>): Promise<T> => {
@@ -143,7 +148,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const server = http.createServer(async (request, response) => {
     const body = await readBody(request);
     const key = headerOf(request.headers, 'idempotency-key');
-    const name = key === null ? `unkeyed-${unkeyed++}` : key.replace(options.keyPrefix ?? '', '');
+    const prefix = options.keyPrefix ?? '';
+    const name =
+      key === null
+        ? `unkeyed-${createHash('sha256').update(body.toString().replaceAll(prefix, '')).digest('hex')}`
+        : key.replace(prefix, '');
     const visit = (seen.get(name) ?? 0) + 1;
     seen.set(name, visit);
     const random = seededRandom(options.seed, `${name}#${visit}`);
@@ -179,6 +188,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     url: `http://127.0.0.1:${port}`,
     attempts,
     faults,
+    calm() {
+      mix = {};
+    },
     async drain() {
       while (pending.size > 0) await Promise.allSettled([...pending]);
     },
