@@ -68,9 +68,7 @@ export class AtomicKeyExecution<TTx> implements Execution<TTx> {
     assertStorable(response, this.#init.maxResponseBytes);
     const { id, waitDeadline } = this.#init;
     const result = await this.#init.store.insertCompleted(tx, {
-      tenantId: id.tenantId,
-      operation: id.operation,
-      key: id.key,
+      ...id,
       fingerprint: this.#init.fingerprint,
       response,
       ttlMs: this.#init.ttlMs,
