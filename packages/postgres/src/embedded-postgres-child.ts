@@ -24,16 +24,8 @@ export interface EmbeddedPostgresChild extends EmbeddedPostgresHandle {
 }
 
 /**
- * Starts an embedded PostgreSQL in a child process (`embedded-postgres-process.ts`) and
- * resolves once it accepts connections. Test runners and launchers use this instead of
- * `startEmbeddedPostgres` so the `embedded-postgres` package never runs in their process
- * (it would reset their exit code to 0). The child stops the server when it receives
- * SIGTERM or when this process dies.
- *
- * @example
- * const pg = await spawnEmbeddedPostgres({ durability: 'fast', databases: ['app'] });
- * const url = pg.databaseUrl('app');
- * await pg.stop();
+ * Starts an embedded PostgreSQL in a child process, so a SIGKILLed launcher never leaves a
+ * server behind; the child stops it on SIGTERM or when this process dies.
  */
 export async function spawnEmbeddedPostgres(
   options: SpawnEmbeddedPostgresOptions = {},

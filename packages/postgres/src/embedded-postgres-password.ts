@@ -6,33 +6,20 @@ import postgres from 'postgres';
 import type { OsUser } from './embedded-postgres-placement.ts';
 import { PostgresStartupError } from './embedded-postgres-startup-error.ts';
 
-// The embedded cluster's password: one per data directory, random, kept in the data directory
-// (mode 0600 inside PostgreSQL's own 0700 directory: readable by the server user, and by
-// root, who may start it), and never printed. The server listens on 127.0.0.1 only, so the
-// password keeps out other local users, not a network; still, a value written in this
-// repository would let any local user in, and a printed one would end up in logs.
+// The embedded cluster's password: random per data directory, kept there (0600) and never
+// printed. It keeps out other local users (the server listens on 127.0.0.1 only).
 
-/** The file in the data directory that holds the cluster's password. */
 export const PASSWORD_FILE = 'once-password';
 
 /** What every cluster made before passwords were per cluster was created with. */
 export const LEGACY_PASSWORD = 'password';
 
-/** What a printed URL shows instead of the password. */
-const MASKED_PASSWORD = '***';
-
-/** A fresh password for a new cluster: 256 bits, hex (safe in a URL as it is). */
+/** 256 bits, hex (safe in a URL as it is). */
 export function newClusterPassword(): string {
   return randomBytes(32).toString('hex');
 }
 
-/**
- * The cluster's password from its data directory, or undefined when the cluster has no
- * password file (made before passwords were per cluster: it uses {@link LEGACY_PASSWORD}).
- *
- * @example
- * readClusterPassword('.data/postgres'); // '9f1c...'
- */
+/** Undefined for a cluster made before passwords were per cluster ({@link LEGACY_PASSWORD}). */
 export function readClusterPassword(dataDir: string): string | undefined {
   return readFileIfPresent(path.join(dataDir, PASSWORD_FILE))?.trim() || undefined;
 }
@@ -46,7 +33,6 @@ function readFileIfPresent(file: string): string | undefined {
   }
 }
 
-/** Writes the cluster's password into its data directory, readable by the server user only. */
 export async function writeClusterPassword(
   dataDir: string,
   user: OsUser,
@@ -57,42 +43,23 @@ export async function writeClusterPassword(
   if (user.uid !== process.getuid?.()) await chown(file, user.uid, user.gid);
 }
 
-/**
- * `url` with its password replaced by `***`: what may be printed.
- *
- * @example
- * maskPassword('postgres://postgres:secret@127.0.0.1:5432/postgres'); // 'postgres://postgres:***@127.0.0.1:5432/postgres'
- */
+/** `url` with its password replaced by `***`: what may be printed. */
 export function maskPassword(url: string): string {
   const parsed = new URL(url);
-  if (parsed.password) parsed.password = MASKED_PASSWORD;
+  if (parsed.password) parsed.password = '***';
   return parsed.toString();
 }
 
-/**
- * The URL an embedded PostgreSQL process printed (its password masked), with the cluster's
- * password read from its data directory: what a launcher connects with.
- *
- * @example
- * const adminUrl = embeddedAdminUrl(readyLineUrl, '/path/to/data'); // postgres://postgres:<password>@...
- */
+/** The URL an embedded PostgreSQL process printed (masked), with the cluster's password. */
 export function embeddedAdminUrl(printedUrl: string, dataDir: string): string {
   const url = new URL(printedUrl);
   url.password = readClusterPassword(dataDir) ?? LEGACY_PASSWORD;
   return url.toString();
 }
 
-/** Where a rotation keeps the new password until the server has taken it. */
-const NEXT_PASSWORD_FILE = `${PASSWORD_FILE}.next`;
-
 /**
- * Gives a cluster made with {@link LEGACY_PASSWORD} a random one, on a running server:
- * the new password is written aside first, set on the role, then moved into place, so a
- * crash at any point leaves a password on disk that the server accepts (the old one, or
- * the one aside, which the next start tries and finishes moving).
- *
- * @example
- * const password = await retireLegacyPassword({ port, role: 'postgres', dataDir, osUser });
+ * Gives a running cluster made with {@link LEGACY_PASSWORD} a random one: written aside, set
+ * on the role, then moved into place, so a crash at any point leaves one the server accepts.
  */
 export async function retireLegacyPassword(cluster: {
   port: number;
@@ -100,7 +67,7 @@ export async function retireLegacyPassword(cluster: {
   dataDir: string;
   osUser: OsUser;
 }): Promise<string> {
-  const next = path.join(cluster.dataDir, NEXT_PASSWORD_FILE);
+  const next = path.join(cluster.dataDir, `${PASSWORD_FILE}.next`);
   const pending = readFileIfPresent(next);
   const connect = (password: string) =>
     postgres({

