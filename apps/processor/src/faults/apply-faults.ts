@@ -12,44 +12,17 @@ import {
   takeWebhookFaults,
 } from './fault-store.ts';
 
-/**
- * Where every armed fault acts: each point of a request or a delivery at which a fault
- * applies, in the order they run. The routes and the webhook deliverer call these points and
- * know no fault by name.
- *
- * A mutation (`POST /v1/...`):
- * 1. `beforeKeyLayer`: `fail_before_charge` answers 500, `rate_limit` and `lock_timeout` answer
- *    429 as Stripe's limiters do ({@link limitRefusal}); nothing runs, the key stays untouched.
- * 2. `beforeWork`, inside the key's lease: `delay` with `when: before_charge` sleeps (a retry
- *    now sees the key in progress).
- * 3. `afterWork`, inside the work's transaction: `lag_ms` makes the changed object lag; the
- *    fault's recorded use names the object a create made.
- * 4. `answer`, after the commit: `charge_then_drop` resets the connection, `fail_after_charge`
- *    answers 500, `delay` with `when: after_charge` sleeps before the answer.
- *
- * A read (`GET /v1/...`): `not_found` answers 404 before it runs ({@link applyReadFault}).
- * A webhook delivery: `slow_webhook` waits before it, `duplicate_webhook` sends it twice
- * ({@link takeDeliveryFaults}).
- *
- * A fault is taken when a request matches it, and applied (`fault_uses.applied_at`) when its
- * effect happened: a refusal answered, a delay begun (a client may give up during it), a 404
- * answered, a delivery held or sent twice, and for the faults that act on the answer, only
- * when this request's own work succeeded and committed (the charge made, then the answer withheld): a replay, a 409 or a
- * decline that takes `fail_after_charge` is answered 500 like any, but charged nothing.
- */
-interface RequestFaults {
-  beforeKeyLayer(): Promise<void>;
-  beforeWork(): Promise<void>;
-  afterWork(tx: ProcessorTransaction, accountId: string, result: StripeResult): Promise<void>;
-  answer(response: Response, socket: { destroy(): void } | undefined): Promise<Response>;
-}
+// Where every armed fault acts; the routes and the webhook deliverer call these points and
+// know no fault by name. A fault is taken when a request matches it, and applied
+// (`fault_uses.applied_at`) when its effect happened; a fault acting on the answer only when
+// this request's own work committed (a replay answered 500 by `fail_after_charge` charged nothing).
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Takes the fault (if any) armed for this mutation, once, before it runs: a replay is hit
- * like a first request (a `charge_then_drop` on a retry drops the replay). The use is
- * recorded with the request's key and the object of its path (`pi_...` of a confirm).
+ * Takes the fault armed for this mutation, once, before it runs (a replay is hit like a first
+ * request). Its points run in order: before the key layer (refusals: the key stays untouched),
+ * inside the key's lease, inside the work's transaction, and on the committed answer.
  */
 export async function takeRequestFaults(
   db: ProcessorDatabase,
@@ -59,13 +32,12 @@ export async function takeRequestFaults(
     path: string;
     operation: MutatingOperation;
     idempotencyKey: string | null;
-    /** The object the path names (`pi_...` of `/v1/payment_intents/pi_.../confirm`); null: a create. */
+    /** The object the path names; null: a create. */
     objectId: string | null;
-    /** How the log names the request (`POST /v1/... acct_... key=...`). */
     label: string;
   },
   log: (line: string) => void,
-): Promise<RequestFaults> {
+) {
   const { accountId, method, path, operation } = request;
   const fault = await takeRequestFault(db, accountId, method, path, operation, {
     idempotencyKey: request.idempotencyKey,
@@ -97,14 +69,14 @@ export async function takeRequestFaults(
         await sleep(fault.delayMs);
       }
     },
-    async afterWork(tx, account, result) {
+    async afterWork(tx: ProcessorTransaction, account: string, result: StripeResult) {
       if (!fault) return;
       workDone = result.status === 200;
       const made = createdObjectId(result);
       if (request.objectId === null && made) await recordUseObject(tx, fault.useId, made);
       if (fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
     },
-    async answer(response, socket) {
+    async answer(response: Response, socket: { destroy(): void } | undefined) {
       // A held answer counts when the hold begins (the client may give up during it); a
       // dropped or failed answer once it is sent. Either only when the work was done.
       const holdsAnswer = fault?.kind === 'delay' && fault.when === 'after_charge';
@@ -119,20 +91,10 @@ export async function takeRequestFaults(
 }
 
 /**
- * A 429 as Stripe's limiters send it. Stripe's limiters run before its idempotency layer, so
- * a 429 leaves the key unused and a retry with the same key runs (docs.stripe.com,
- * error-low-level: "rate limiters run before the API's idempotency layer").
- * - `lock_timeout`: 429, code `lock_timeout`, Stripe's documented message (rate-limits,
- *   "Object lock timeouts"), with `Stripe-Should-Retry: true`: the docs say Stripe's SDKs
- *   retry lock timeouts and not rate limits, and stripe-node retries a 429 only when that
- *   header says `true` (RequestSender._shouldRetry).
- * - `rate_limit`: 429, code `rate_limit` (the error-codes page lists it; the 2015-09-08
- *   changelog says 429s stopped carrying it: the code is kept so a client can tell the two
- *   429s apart). No `Stripe-Should-Retry`: the docs say nothing of it on rate limits, and
- *   its absence ("the API can't determine") is what keeps the SDKs from retrying them.
- * The error `type` is `invalid_request_error` in both, as Stripe's rate-limit bodies carry
- * it (the documented types have none of their own); the SDK maps any 429 to
- * `StripeRateLimitError` by its status.
+ * A 429 as Stripe's limiters send it: they run before its idempotency layer, so the key stays
+ * unused. Only `lock_timeout` carries `Stripe-Should-Retry: true` (stripe-node retries a 429
+ * only then: Stripe's SDKs retry lock timeouts, not rate limits); `rate_limit` keeps its code
+ * so a client can tell the two apart.
  */
 function limitRefusal(kind: 'rate_limit' | 'lock_timeout'): StripeApiError {
   if (kind === 'lock_timeout') {
@@ -232,24 +194,19 @@ export async function applyReadFault(
   });
 }
 
-/** What the faults armed for one webhook delivery make of it. */
-interface DeliveryFaults {
-  /** `slow_webhook`: waits its `delay_ms` before the first POST. */
-  beforeSend(): Promise<void>;
-  /** `duplicate_webhook`: 2 (the same `evt_` id and bytes POSTed twice); otherwise 1. */
-  copies: number;
-  /** After the POSTs: a duplicate applied once its second copy was sent. */
-  afterSend(sent: number): Promise<void>;
-}
-
 /**
- * Takes the webhook faults (at most one of each kind) armed for this event's delivery.
+ * Takes the webhook faults armed for this event's delivery: `slow_webhook` waits before the
+ * first POST, `duplicate_webhook` POSTs the same bytes twice (applied once both were sent).
  */
 export async function takeDeliveryFaults(
   db: ProcessorDatabase,
   event: { accountId: string; eventId: string; eventType: string },
   log: (line: string) => void,
-): Promise<DeliveryFaults> {
+): Promise<{
+  beforeSend(): Promise<void>;
+  copies: number;
+  afterSend(sent: number): Promise<void>;
+}> {
   const taken = await takeWebhookFaults(db, event.accountId, {
     type: event.eventType,
     id: event.eventId,

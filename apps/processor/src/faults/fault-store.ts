@@ -84,11 +84,7 @@ export async function listFaults(db: ProcessorDatabase, accountId?: string): Pro
   return rows.map(toFaultView);
 }
 
-/**
- * Disarms faults: one by id, all of an account, or all. Returns how many. A fault that never
- * bit is deleted; one that bit is kept, disarmed (`remaining` 0), so its consumption
- * (`taken`) can still be read after the clear.
- */
+/** Disarms faults and returns how many; one that bit is kept (`remaining` 0) so its uses stay readable. */
 export async function clearFaults(
   db: ProcessorDatabase,
   filter: { accountId?: string; id?: string },
@@ -109,14 +105,11 @@ export async function clearFaults(
   return deleted.length + disarmed.length;
 }
 
-/** One time a fault bit: when, on which call and which object. */
 interface FaultUseRecord {
-  /** The database's clock at the take (ISO). */
   used_at: string;
-  /** `payment_intents.confirm`, ..., or `webhooks.deliver`. */
   operation: string;
   idempotency_key: string | null;
-  /** The payment intent (`pi_`), refund (`re_`) or event (`evt_`) it hit; null if none yet. */
+  /** The payment intent, refund or event it hit; null if none yet. */
   object: string | null;
 }
 
@@ -125,29 +118,16 @@ export interface FaultUse {
   id: string;
   account: string;
   kind: FaultKind;
-  /** Requests (or webhook deliveries) that took the fault. */
   taken: number;
-  /**
-   * Of those, the ones its effect happened to (a replay that took an after-charge fault
-   * charged nothing: taken, not applied). What "the fault bit" means.
-   */
+  /** Of those taken, the ones its effect happened to (what "the fault bit" means). */
   applied: number;
-  /** Uses left (0 once used up or cleared). */
   remaining: number;
   created: string;
-  /** Its latest uses, newest first (at most the `limit` asked for). */
+  /** Its latest uses, newest first. */
   uses: FaultUseRecord[];
 }
 
-/** How many uses per fault `GET /admin/faults/uses` lists unless asked (`limit`). */
-const FAULT_USES_LIMIT = 20;
-
-/**
- * Consumption per fault: every fault that bit, and every one still armed, with how many
- * requests it was applied to and its latest `limit` uses; `by_kind` sums them. A fault armed
- * and never matched shows `taken: 0` and no uses while armed and disappears when cleared.
- * Counts and uses are read in one snapshot, so they agree while faults keep biting.
- */
+/** Consumption per fault, counts and latest uses read in one snapshot so they agree. */
 export function faultUses(
   db: ProcessorDatabase,
   filter: { accountId?: string; id?: string; limit?: number } = {},
@@ -172,12 +152,7 @@ export function faultUses(
           ),
         )
         .orderBy(asc(faults.createdAt));
-      const uses = await latestUses(
-        tx,
-        filter.accountId,
-        filter.id,
-        filter.limit ?? FAULT_USES_LIMIT,
-      );
+      const uses = await latestUses(tx, filter.accountId, filter.id, filter.limit ?? 20);
       const byKind: Record<string, number> = {};
       const appliedByKind: Record<string, number> = {};
       for (const { fault, applied } of rows) {
@@ -239,20 +214,10 @@ async function latestUses(
   return byFault;
 }
 
-/** What one use of a fault hit: recorded with the use (see `fault_uses`). */
-interface FaultUseTarget {
-  /** The call (`payment_intents.confirm`), or `webhooks.deliver` for a webhook delivery. */
-  operation: string;
-  idempotencyKey: string | null;
-  /** The payment intent, refund or event acted on; null until a create made it. */
-  objectId: string | null;
-}
-
 /**
- * Takes one use of the oldest armed fault that matches, atomically: under concurrency
- * each use goes to exactly one request (`FOR UPDATE SKIP LOCKED` picks distinct rows or
- * waits on none), so "fail the next 3 requests" fails exactly 3. The same statement records
- * the use (`fault_uses`), so a use is on record if and only if it was counted.
+ * Takes one use of the oldest matching armed fault: `FOR UPDATE SKIP LOCKED` gives each use to
+ * exactly one request, so "fail the next 3" fails exactly 3, and the same statement records
+ * the use, so a use is on record if and only if it was counted.
  */
 async function takeFault(
   db: ProcessorDatabase,
@@ -261,7 +226,7 @@ async function takeFault(
   method: string | null,
   subject: string,
   operation: StripeOperationName | null,
-  target: FaultUseTarget,
+  target: { operation: string; idempotencyKey: string | null; objectId: string | null },
 ): Promise<(FaultRow & { useId: number }) | undefined> {
   const rows = await db.execute<{ id: string; use_id: string }>(sql`
     with taken as (
@@ -301,10 +266,7 @@ export async function markFaultApplied(db: ProcessorDatabase, useId: number): Pr
     .where(and(eq(faultUseRecords.id, useId), isNull(faultUseRecords.appliedAt)));
 }
 
-/**
- * Names the object a create made on its fault's use, inside the create's transaction: a use
- * names the object the faulted request changed only if that change committed.
- */
+/** Inside the create's transaction: a use names the object only if its creation committed. */
 export async function recordUseObject(
   tx: ProcessorTransaction,
   useId: number,
@@ -320,16 +282,12 @@ export interface TakenRequestFault {
   kind: RequestFaultKind | LimitFaultKind;
   delayMs: number;
   when: 'before_charge' | 'after_charge';
-  /** How long the touched object's reads and webhooks lag behind (0: they do not). */
   lagMs: number;
-  /** The recorded use (`fault_uses.id`). */
   useId: number;
 }
 
-/** Every fault an API request can take: one at most, the oldest armed that matches. */
 const MUTATION_FAULT_KINDS = [...REQUEST_FAULT_KINDS, ...LIMIT_FAULT_KINDS];
 
-/** The request or limit fault (if any) that applies to this API request. */
 export async function takeRequestFault(
   db: ProcessorDatabase,
   accountId: string,
@@ -354,10 +312,8 @@ export async function takeRequestFault(
 }
 
 /**
- * Makes one object lag behind the write that just changed it, inside that write's
- * transaction (so no deliverer or reader sees it before the lag starts): for `lagMs`, reads
- * of the object by id answer 404 (a `not_found` fault on its path that expires) and its
- * pending webhooks wait. "Not found" then means "not visible yet", never "not charged".
+ * Inside the write's transaction, so nobody sees the object before its lag starts: for
+ * `lagMs` its reads by id answer 404 and its webhooks wait ("not visible yet", never "not charged").
  */
 export async function lagObject(
   tx: ProcessorTransaction,
@@ -380,7 +336,6 @@ export async function lagObject(
       and (payload::jsonb)->'data'->'object'->>'id' = ${target.objectId}`);
 }
 
-/** The use of the read fault (`not_found`) that applies to this `GET`, if any (used up if so). */
 export async function takeReadFault(
   db: ProcessorDatabase,
   accountId: string,
@@ -392,7 +347,6 @@ export async function takeReadFault(
   return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation, use))?.useId;
 }
 
-/** The webhook faults (at most one of each kind) that apply to this delivery. */
 export async function takeWebhookFaults(
   db: ProcessorDatabase,
   accountId: string,
