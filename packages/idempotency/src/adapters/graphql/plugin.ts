@@ -10,6 +10,7 @@ import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
+import { jsonResponse } from '../../core/json-execution.ts';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -257,11 +258,7 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
               ...(executed.errors?.length ? { errors: executed.errors } : {}),
               responseKey: field.responseKey,
             };
-            return {
-              status: 200,
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify(stored),
-            };
+            return jsonResponse(200, stored);
           },
         );
         if (outcome.kind === 'executed' && executed) {
