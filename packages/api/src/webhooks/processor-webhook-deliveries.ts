@@ -24,7 +24,7 @@ export interface WebhookDelivery {
 }
 
 /** What the endpoint answered a resend, and the event after it. */
-export interface WebhookResend {
+interface WebhookResend {
   delivered: boolean;
   status: number | null;
   error: string | null;

@@ -1,19 +1,8 @@
 import { payments } from '@once/db/schema';
 import { desc, eq } from 'drizzle-orm';
 import { toPaymentView } from '../../checkout/status.ts';
-import type { PaymentView } from '../../checkout/status.types.ts';
 import type { Database } from '../../database.ts';
 import type { OpsListInput } from './list.types.ts';
-
-export interface OpsPayment extends PaymentView {
-  idempotencyKey: string;
-  downstreamKey: string;
-  processorPaymentIntentId: string | null;
-  /** Reconciler checks that left this payment undecided (many while unsettled = stuck). */
-  reconcileChecks: number;
-  /** When the reconciler looks at it next (ISO time), if it was ever left undecided. */
-  nextReconcileAt: string | null;
-}
 
 /**
  * The tenant's newest `limit` payment rows (newest first; id breaks ties), as stored. The one
@@ -44,13 +33,14 @@ export async function listPayments({
 }: {
   ctx: { db: Database; tenantId: string };
   input: OpsListInput;
-}): Promise<OpsPayment[]> {
+}) {
   const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
   return rows.map((row) => ({
     ...toPaymentView(row),
     idempotencyKey: row.idempotencyKey,
     downstreamKey: row.downstreamKey,
     processorPaymentIntentId: row.processorPaymentIntentId,
+    // Reconciler checks that left it undecided (many while unsettled: stuck), and its next one.
     reconcileChecks: row.reconcileChecks,
     nextReconcileAt: row.reconcileAfter?.toISOString() ?? null,
   }));

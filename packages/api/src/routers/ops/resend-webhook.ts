@@ -4,7 +4,7 @@ import { ApiError } from '../../errors/api-error.ts';
 import { ProcessorUnreachableError } from '../../processor/processor-ledger.ts';
 import type { ProcessorWebhookDeliveries } from '../../webhooks/processor-webhook-deliveries.ts';
 import { processorAccountOf } from './webhook-deliveries.ts';
-import type { OpsWebhookResend, ResendWebhookInput } from './webhook-deliveries.types.ts';
+import type { ResendWebhookInput } from './webhook-deliveries.types.ts';
 
 /**
  * Sends one webhook event of the caller's tenant again: the same event id, so the webhook
@@ -22,7 +22,7 @@ export async function resendWebhook({
 }: {
   ctx: { db: Database; tenantId: string; processorWebhooks: ProcessorWebhookDeliveries };
   input: ResendWebhookInput;
-}): Promise<OpsWebhookResend> {
+}) {
   const notFound = new ApiError('webhook_event_not_found', undefined, { eventId: input.eventId });
   const account = await processorAccountOf(ctx.db, ctx.tenantId);
   if (!account) throw notFound;

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import type {
-  WebhookDelivery,
-  WebhookResend,
-} from '../../webhooks/processor-webhook-deliveries.ts';
+import type { WebhookDelivery } from '../../webhooks/processor-webhook-deliveries.ts';
 
 /** One payment's events (`paymentId`), or the tenant's newest `limit` events. */
 export const webhookDeliveriesInput = z
@@ -27,9 +24,4 @@ export interface OpsWebhookDeliveries {
   processor: 'reachable' | 'unreachable' | 'no_account' | 'no_intent';
   processorError: string | null;
   deliveries: WebhookDelivery[];
-}
-
-/** What a resend got: the endpoint's answer to the same event, sent again now. */
-export interface OpsWebhookResend extends WebhookResend {
-  eventId: string;
 }
