@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { findFreePort } from '@once/postgres';
@@ -11,46 +11,29 @@ export const TEST_PROCESSOR_SECRETS = {
   PROCESSOR_ADMIN_TOKEN: 'once-admin',
 } as const;
 
-export interface SpawnedProcessor {
-  url: string;
-  /** Every stdout/stderr line so far. */
-  output: string[];
-  /** Resolves with the first line matching `pattern` (rejects after `timeoutMs`). */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  /** SIGTERM, then SIGKILL if still alive after 6 s; resolves with the exit code. */
-  stop(): Promise<number | null>;
-  /** SIGKILL the whole process group: a crash, nothing gets to clean up. */
-  kill(): Promise<void>;
-}
-
 /**
- * Starts the processor (`node --import tsx src/main.ts`) as a real OS process in its own
- * process group and waits for GET /healthz. Callers talk to it only over HTTP, as to a third
- * party. Not the `tsx` CLI: it runs the server in a second node process and, on SIGTERM,
- * SIGKILLs it and exits 143 when the server's IPC acknowledgement takes over 30 ms, which it
- * does on a loaded machine (a graceful stop then looked like a failed one).
- * `ONCE_TEST_VERBOSE=1` echoes its lines.
+ * Starts `node --import tsx <script>` as a real OS process in its own process group (the
+ * processor's and the worker's tests). Not the `tsx` CLI: it runs the script in a second node
+ * process and, on SIGTERM, SIGKILLs it and exits 143 when its IPC acknowledgement takes over
+ * 30 ms, as it does on a loaded machine. `ONCE_TEST_VERBOSE=1` echoes its lines.
  */
-export async function spawnProcessor(env: Record<string, string>): Promise<SpawnedProcessor> {
-  const port = await findFreePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: processorDir,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      FORCE_COLOR: '0',
-      ...TEST_PROCESSOR_SECRETS,
-      ...env,
-    },
+export function spawnTestProcess(
+  script: string,
+  options: { cwd: string; env: Record<string, string>; name: string },
+) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: options.cwd,
+    env: { ...process.env, FORCE_COLOR: '0', ...options.env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const output: string[] = [];
+  /** Every stdout/stderr line so far. */
+  const lines: string[] = [];
   const collect = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-      output.push(line);
+      lines.push(line);
       if (process.env.ONCE_TEST_VERBOSE)
-        console.log(`${new Date().toISOString()} [processor] ${line}`);
+        console.log(`${new Date().toISOString()} [${options.name}] ${line}`);
     }
   };
   child.stdout?.on('data', collect);
@@ -60,42 +43,31 @@ export async function spawnProcessor(env: Record<string, string>): Promise<Spawn
   );
   const signal = (sig: NodeJS.Signals) => {
     try {
-      process.kill(-child.pid!, sig);
+      if (child.pid) process.kill(-child.pid, sig);
     } catch {
       // Already gone.
     }
   };
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`processor exited early:\n${output.join('\n')}`);
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > deadline) {
-      signal('SIGKILL');
-      throw new Error(`processor did not start:\n${output.join('\n')}`);
-    }
-    await sleep(100);
-  }
   return {
-    url,
-    output,
-    async waitForLine(pattern, timeoutMs = 30_000) {
+    child,
+    lines,
+    exited,
+    signal,
+    /** Resolves with the first line matching `pattern` (rejects after `timeoutMs`). */
+    async waitForLine(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
       const until = Date.now() + timeoutMs;
       for (;;) {
-        const seen = output.find((line) => pattern.test(line));
+        const seen = lines.find((line) => pattern.test(line));
         if (seen) return seen;
         if (Date.now() > until)
           throw new Error(
-            `processor: no line matching ${pattern} within ${timeoutMs} ms:\n${output.slice(-20).join('\n')}`,
+            `${options.name}: no line matching ${pattern} within ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`,
           );
         await sleep(50);
       }
     },
-    async stop() {
+    /** SIGTERM, then SIGKILL if still alive after 6 s; resolves with the exit code. */
+    async stop(): Promise<number | null> {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       signal('SIGTERM');
       const code = await Promise.race([exited, sleep(6_000).then(() => 'timeout' as const)]);
@@ -103,9 +75,43 @@ export async function spawnProcessor(env: Record<string, string>): Promise<Spawn
       signal('SIGKILL');
       return exited;
     },
-    async kill() {
+    /** SIGKILL the whole process group: a crash, nothing gets to clean up. */
+    async kill(): Promise<void> {
       signal('SIGKILL');
       await exited;
     },
   };
+}
+
+export type SpawnedProcessor = Awaited<ReturnType<typeof spawnProcessor>>;
+
+/**
+ * Starts the processor as a real OS process and waits for GET /healthz. Callers talk to it
+ * only over HTTP, as to a third party.
+ */
+export async function spawnProcessor(env: Record<string, string>) {
+  const port = await findFreePort();
+  const processor = spawnTestProcess('src/main.ts', {
+    cwd: processorDir,
+    env: { PORT: String(port), ...TEST_PROCESSOR_SECRETS, ...env },
+    name: 'processor',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (processor.child.exitCode !== null) {
+      throw new Error(`processor exited early:\n${processor.lines.join('\n')}`);
+    }
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      processor.signal('SIGKILL');
+      throw new Error(`processor did not start:\n${processor.lines.join('\n')}`);
+    }
+    await sleep(100);
+  }
+  return { ...processor, url, output: processor.lines };
 }
