@@ -9,38 +9,9 @@ export const DEFAULT_AUTHORIZATION_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 export const DEFAULT_REFUND_SETTLE_MS = 10_000;
 
 /** The processor's settings, read once from the environment (docs/process-contract.md). */
-export interface ProcessorConfig {
-  /** Address to listen on (`HOST`, default 0.0.0.0: reachable from other containers). */
-  host: string;
-  port: number;
-  databaseUrl: string;
-  webhookUrl: string;
-  webhookSecret: string;
-  adminToken: string;
-  /** First webhook retry delay (doubles per attempt). */
-  webhookBackoffMs: number;
-  /** Idempotency-key lease (renewed while a request runs); after a crash, retries wait this long. */
-  idempotencyLeaseMs: number;
-  /** How long an Idempotency-Key is remembered (Stripe: 24 h); after it, a reuse runs anew. */
-  idempotencyRetentionMs?: number;
-  /** How often keys past their retention are deleted. */
-  idempotencyReapIntervalMs?: number;
-  /** How long a manual-capture authorisation may be captured before it expires (canceled). */
-  authorizationWindowMs?: number;
-  /** When an asynchronous test-card refund changes status (pending to succeeded, succeeded to failed). */
-  refundSettleMs?: number;
-  /**
-   * Where shoppers' browsers reach this processor (its 3-D Secure challenge page); unset: the
-   * origin the confirming client used, right when both run on one machine.
-   */
-  publicUrl?: string;
-}
+export type ProcessorConfig = ReturnType<typeof readProcessorConfig>;
 
-/**
- * The processor's environment, validated at start (unset or empty takes the default). Its
- * two secrets have no default here: the demo launcher and the test harness set them, and a
- * production start without them is refused.
- */
+/** Validated at start; the two secrets have no default (a start without them is refused). */
 const processorEnv = {
   HOST: bindHost(),
   PORT: integer({ default: 4100, min: 0, max: 65_535 }),
@@ -77,7 +48,7 @@ const processorEnv = {
  * (docs/decisions/0008-time-windows.md): a key retained for less than its lease would be
  * forgotten while its request still runs, so a retry arriving then would run it a second time.
  */
-export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
+export function readProcessorConfig(env: NodeJS.ProcessEnv) {
   const e = parseEnv(processorEnv, env);
   if (e.PROCESSOR_IDEMPOTENCY_RETENTION_MS <= e.PROCESSOR_IDEMPOTENCY_LEASE_MS) {
     throw new Error(
@@ -91,12 +62,16 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv): ProcessorConfig {
     webhookUrl: e.PROCESSOR_WEBHOOK_URL,
     webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
     adminToken: e.PROCESSOR_ADMIN_TOKEN,
+    /** First webhook retry delay (doubles per attempt). */
     webhookBackoffMs: e.PROCESSOR_WEBHOOK_BACKOFF_MS,
+    /** Renewed while a request runs; after a crash, retries wait this long. */
     idempotencyLeaseMs: e.PROCESSOR_IDEMPOTENCY_LEASE_MS,
     idempotencyRetentionMs: e.PROCESSOR_IDEMPOTENCY_RETENTION_MS,
     idempotencyReapIntervalMs: e.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS,
     authorizationWindowMs: e.PROCESSOR_AUTHORIZATION_WINDOW_MS,
+    /** When an asynchronous test-card refund changes status. */
     refundSettleMs: e.PROCESSOR_REFUND_SETTLE_MS,
+    /** Where shoppers' browsers reach the challenge page; unset: the confirming client's origin. */
     publicUrl: e.PROCESSOR_PUBLIC_URL,
   };
 }

@@ -1,11 +1,5 @@
 import { type ServerType, serve } from '@hono/node-server';
-import {
-  DEFAULT_AUTHORIZATION_WINDOW_MS,
-  DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
-  DEFAULT_IDEMPOTENCY_RETENTION_MS,
-  DEFAULT_REFUND_SETTLE_MS,
-  type ProcessorConfig,
-} from './config.ts';
+import type { ProcessorConfig } from './config.ts';
 import { createProcessorDatabase } from './db/client.ts';
 import { runProcessorMigrations } from './db/migrate.ts';
 import { seedAccounts } from './db/seed-accounts.ts';
@@ -28,10 +22,8 @@ export interface RunningProcessor {
 }
 
 /**
- * Migrates (advisory-locked), seeds the two demo accounts (both waiting out a database that
- * is starting up), and serves the processor on
- * `host` (from `HOST` via readProcessorConfig; 127.0.0.1 when a caller such as a test leaves
- * it out). Port 0 picks a free port (tests).
+ * Migrates and seeds the demo accounts (waiting out a database that is starting up), then
+ * serves on `host` (127.0.0.1 when a test leaves it out; port 0 picks a free port).
  */
 export async function startProcessor(
   config: Omit<ProcessorConfig, 'host'> & { host?: string; log: (line: string) => void },
@@ -54,20 +46,20 @@ export async function startProcessor(
     },
   );
   const timing = {
-    authorizationWindowMs: config.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS,
-    refundSettleMs: config.refundSettleMs ?? DEFAULT_REFUND_SETTLE_MS,
+    authorizationWindowMs: config.authorizationWindowMs,
+    refundSettleMs: config.refundSettleMs,
   };
 
   const app = createProcessorApp({
     db: client.db,
     idempotentMutation: createStripeIdempotency(client.db, {
       leaseMs: config.idempotencyLeaseMs,
-      ttlMs: config.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS,
+      ttlMs: config.idempotencyRetentionMs,
     }),
     adminToken: config.adminToken,
     webhook: { url: config.webhookUrl, secret: config.webhookSecret },
     timing,
-    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    publicUrl: config.publicUrl,
     log,
   });
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -87,11 +79,7 @@ export async function startProcessor(
     backoffMs: config.webhookBackoffMs,
     log,
   });
-  const reaper = startIdempotencyReaper(
-    client.db,
-    log,
-    config.idempotencyReapIntervalMs ?? DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
-  );
+  const reaper = startIdempotencyReaper(client.db, log, config.idempotencyReapIntervalMs);
   const expiry = startAuthorizationExpiry(client.db, log, timing.authorizationWindowMs);
   const settlement = startRefundSettlement(client.db, log, timing.refundSettleMs);
   log(`processor listening on ${listeningOn(host, port)} (webhooks -> ${config.webhookUrl})`);

@@ -16,15 +16,9 @@ type PaymentIntentRow = typeof paymentIntents.$inferSelect;
 const ACTION_DONE = { nextAction: null, actionIdempotencyKey: null };
 
 /**
- * Charges a PaymentIntent that has a payment method, inside the caller's transaction:
- * the charge row, the ledger row (on success), the new PaymentIntent state and the
- * webhook event all commit together or not at all. The caller holds the row lock.
- *
- * With `capture_method: manual` an approved card is only authorised: the charge is not
- * captured, nothing is booked in the ledger (no money moved yet), and the intent waits in
- * `requires_capture` until a capture, a cancel, or the end of its authorisation window.
- *
- * Returns the PaymentIntent (200) or Stripe's 402 card error carrying it.
+ * Charges a PaymentIntent inside the caller's transaction (the caller holds the row lock):
+ * charge, ledger row, intent state and webhook event commit together or not at all. With
+ * `capture_method: manual` an approved card is only authorised: nothing is booked yet.
  */
 export async function chargePaymentIntent(
   tx: ProcessorTransaction,

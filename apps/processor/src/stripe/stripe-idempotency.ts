@@ -6,46 +6,34 @@ import type { IdempotentMutation } from './idempotent-mutation.ts';
 import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
 
 /**
- * All POSTs of an account share one key space, as at Stripe: the same key on another
- * endpoint is a different request (method and path are in the fingerprint), so it is
- * refused instead of running a second time.
- */
-const STRIPE_OPERATION = 'stripe.v1';
-
-/** Replayed with the stored body; `Request-Id` is per attempt, as at Stripe. */
-const REPLAY_HEADERS = ['content-type'];
-
-/**
- * Stripe's `Idempotency-Key` semantics on top of @once/idempotency's web-standard wrapper
- * and its Postgres store (tables in this app's schema): tenant = account, the
- * fingerprint = method + path + decoded form params (so parameter order never matters),
- * refusals rendered as Stripe's `idempotency_error`, 24 h retention unless `ttlMs` says
- * otherwise (`PROCESSOR_IDEMPOTENCY_RETENTION_MS`). A request without a
- * key runs unguarded, as at Stripe.
+ * Stripe's `Idempotency-Key` semantics on @once/idempotency: tenant = account, fingerprint =
+ * method + path + decoded form params (parameter order never matters), refusals rendered as
+ * Stripe's `idempotency_error`. A request without a key runs unguarded, as at Stripe.
  */
 export function createStripeIdempotency(
   db: ProcessorDatabase,
-  options: { leaseMs?: number; ttlMs?: number } = {},
+  options: { leaseMs: number; ttlMs: number },
 ): IdempotentMutation {
   const http = fetchIdempotency(
     createIdempotency({
       store: createDrizzleStore(db),
-      defaults: { ttlMs: options.ttlMs ?? 24 * 60 * 60 * 1000, leaseMs: options.leaseMs ?? 30_000 },
+      defaults: { ttlMs: options.ttlMs, leaseMs: options.leaseMs },
     }),
     {
       required: false,
-      replayHeaders: REPLAY_HEADERS,
+      // Replayed with the stored body; `Request-Id` is per attempt, as at Stripe.
+      replayHeaders: ['content-type'],
       renderError: (error, request) => stripeErrorResponse(toStripeError(error, request)),
     },
   );
-  // The route has read the body into `scope.params` already: they are the fingerprint, with
-  // the method and path (so the same key on another endpoint is another request).
   return (request, scope, run) =>
     http.handle(
       request,
       {
         tenantId: scope.accountId,
-        operation: STRIPE_OPERATION,
+        // One key space per account, as at Stripe: the same key on another endpoint is a
+        // different request (method and path are in the fingerprint), refused, never run twice.
+        operation: 'stripe.v1',
         fingerprintInput: {
           method: request.method,
           path: new URL(request.url).pathname,

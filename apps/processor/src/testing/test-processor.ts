@@ -1,3 +1,9 @@
+import {
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
+  DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
+  DEFAULT_IDEMPOTENCY_RETENTION_MS,
+  DEFAULT_REFUND_SETTLE_MS,
+} from '../config.ts';
 import { type RunningProcessor, startProcessor } from '../start-processor.ts';
 
 type TestProcessorConfig = Parameters<typeof startProcessor>[0];
@@ -17,6 +23,11 @@ export function startTestProcessor(
     adminToken: 'once-admin',
     webhookBackoffMs: 60_000,
     idempotencyLeaseMs: 30_000,
+    idempotencyRetentionMs: DEFAULT_IDEMPOTENCY_RETENTION_MS,
+    idempotencyReapIntervalMs: DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
+    authorizationWindowMs: DEFAULT_AUTHORIZATION_WINDOW_MS,
+    refundSettleMs: DEFAULT_REFUND_SETTLE_MS,
+    publicUrl: undefined,
     log: () => {},
     ...overrides,
   });

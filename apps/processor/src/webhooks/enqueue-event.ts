@@ -19,16 +19,13 @@ export type WebhookEventType =
 const EVENT_API_VERSION = '2026-10-28.endive';
 
 /**
- * Marks `tx` as the work of the API request `requestId` (a transaction-local setting), so
- * every event it writes carries `request.id`. Events written by no API request (an async
- * refund settling, an authorisation expiring) carry `request: { id: null, idempotency_key:
- * null }`, which Stripe documents as "the event was automatic".
+ * Every event `tx` writes carries `request.id`; events of no API request carry a null one,
+ * which Stripe documents as "the event was automatic".
  */
 export async function markEventRequest(tx: ProcessorTransaction, requestId: string): Promise<void> {
   await tx.execute(sql`select set_config('once.request_id', ${requestId}, true)`);
 }
 
-/** The API request whose transaction this is (see {@link markEventRequest}); null: none. */
 async function eventRequestId(tx: ProcessorTransaction): Promise<string | null> {
   const [row] = await tx.execute<{ id: string | null }>(
     sql`select nullif(current_setting('once.request_id', true), '') as id`,
@@ -37,9 +34,8 @@ async function eventRequestId(tx: ProcessorTransaction): Promise<string | null> 
 }
 
 /**
- * Writes a Stripe `event` into the outbox inside the caller's transaction: the event
- * exists exactly when the change it describes committed. The payload text is frozen
- * here, so redeliveries send identical bytes under the same `evt_` id.
+ * Inside the caller's transaction: the event exists exactly when its change committed. The
+ * payload is frozen here, so redeliveries send identical bytes under the same `evt_` id.
  */
 export async function enqueueEvent(
   tx: ProcessorTransaction,
@@ -71,7 +67,6 @@ export async function enqueueEvent(
     type: input.type,
     payload: JSON.stringify(event, null, 2),
   });
-  // Wake the deliverer now instead of at its next poll.
   await tx.execute(sql`select pg_notify('processor_webhooks', '')`);
   return id;
 }

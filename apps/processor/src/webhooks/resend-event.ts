@@ -5,12 +5,9 @@ import { type PostResult, postEvent } from './post-event.ts';
 import type { WebhookTarget } from './webhook-target.ts';
 
 /**
- * Sends one event again now, as the Stripe Dashboard's "Resend" does: the SAME event (its
- * `evt_` id and frozen payload, freshly signed), so a receiver that applies each event id once
- * applies nothing twice. The attempt is recorded like the deliverer's (attempts, last status);
- * a 2xx marks an undelivered event delivered, a failure leaves its scheduled retries as they
- * were. Injected webhook faults do not apply: an operator's resend is not the network's.
- * Undefined (and nothing sent or changed) when no event has that id in `accountId` (when given).
+ * Sends the SAME event again now (its `evt_` id and frozen payload, freshly signed), as the
+ * Dashboard's "Resend" does, recorded like a delivery; injected webhook faults do not apply.
+ * Undefined when no event has that id (in `accountId`, when given).
  */
 export async function resendEvent(
   db: ProcessorDatabase,

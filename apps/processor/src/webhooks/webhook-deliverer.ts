@@ -7,21 +7,6 @@ import { takeDeliveryFaults } from '../faults/apply-faults.ts';
 import { type PostResult, postEvent } from './post-event.ts';
 import { WEBHOOK_MAX_ATTEMPTS } from './webhook-target.ts';
 
-export interface WebhookDelivererOptions {
-  db: ProcessorDatabase;
-  /** For LISTEN: a committed event wakes the deliverer at once; polling is the fallback. */
-  sql: postgres.Sql;
-  url: string;
-  secret: string;
-  log: (line: string) => void;
-  /** First retry delay; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
-  backoffMs: number;
-}
-
-export interface WebhookDeliverer {
-  stop(): Promise<void>;
-}
-
 type ClaimedEvent = {
   id: string;
   account_id: string;
@@ -35,13 +20,19 @@ const POLL_MS = 500;
 const MAX_BACKOFF_MS = 300_000;
 
 /**
- * Delivers the webhook outbox: claims due events with a lease (`FOR UPDATE SKIP LOCKED`,
- * so several processor instances share the work), POSTs each signed payload, marks it
- * delivered on a 2xx and otherwise schedules a retry with exponential backoff. A crash
- * mid-delivery only means the lease expires and the event is sent again: delivery is
- * at-least-once with a stable `evt_` id, which is what receivers deduplicate on.
+ * Delivers the webhook outbox under leases (`FOR UPDATE SKIP LOCKED`, so instances share the
+ * work), retrying with backoff: at-least-once with a stable `evt_` id receivers deduplicate on.
  */
-export function startWebhookDeliverer(options: WebhookDelivererOptions): WebhookDeliverer {
+export function startWebhookDeliverer(options: {
+  db: ProcessorDatabase;
+  /** For LISTEN: a committed event wakes the deliverer at once; polling is the fallback. */
+  sql: postgres.Sql;
+  url: string;
+  secret: string;
+  log: (line: string) => void;
+  /** First retry delay; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
+  backoffMs: number;
+}) {
   const target = { url: options.url, secret: options.secret };
   let stopped = false;
   let wake: () => void = () => {};
