@@ -39,7 +39,6 @@ import { parseInput } from './payment-json-body.ts';
 import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
 
-/** Where the GraphQL API is served. */
 export const GRAPHQL_ENDPOINT = '/api/graphql';
 
 /** What the route hands every request's context: who is calling. */
@@ -159,22 +158,18 @@ const typeDefs = /* GraphQL */ `
   }
 `;
 
-/** The one mapping's log line for a database that is away, answered 503 (nothing ran). */
 function logDatabaseAway(error: unknown): void {
   console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
 }
 
 /**
- * What a resolver throws, as the client should see it, through the API's one mapping
- * (`refusalOf`): API and idempotency refusals keep their stable codes and statuses; a database
- * that is away is the store's fail-closed 503 (nothing ran, retry with the same key). Anything
- * else stays an unexpected error (masked by Yoga).
+ * A resolver's error through the API's one mapping (`refusalOf`): refusals keep their codes and
+ * statuses, a database that is away is the fail-closed 503, anything else is masked by Yoga.
  */
 function asGraphqlError(error: unknown): unknown {
   const refusal = refusalOf(error);
   if (!refusal) return error;
   if (isApiError(refusal)) {
-    // The catalogue's code and HTTP status, as REST has them.
     const { code, details, status } = refusal;
     return new GraphQLError(refusal.message, {
       originalError: refusal,
@@ -191,11 +186,8 @@ function isGraphqlError(value: unknown): value is GraphQLError {
 }
 
 /**
- * What the client may see of an error, for Yoga's masking and the idempotency guard's alike:
- * GraphQL's own errors (validation, variables, these limits) and the API's and the key's
- * refusals keep their message and stable `extensions.code`; anything else (a database error
- * with SQL and host names, a bug) is "Unexpected error." with `INTERNAL_SERVER_ERROR`. Yoga
- * logs what it masks; {@link maskGuardedError} logs what the guard masks.
+ * What the client may see of an error, for Yoga and the guard alike: GraphQL's own errors and
+ * the refusals keep their message and code; anything else (SQL, host names, a bug) is masked.
  */
 function maskGraphqlError(error: unknown): GraphQLError {
   let cause: unknown = error;
@@ -244,11 +236,9 @@ function mapped<TArgs, TResult>(
 }
 
 /**
- * A money mutation (capture, cancel, refund): its arguments checked by the business input's
- * own rules, then the same business function as REST and the cockpit. The plugin stores the
- * answer after the business transaction; in between, that transaction records the answer as
- * the key's recovery point, so a retry that finds the key abandoned there (its request died
- * after the commit) answers it instead of acting again.
+ * A money mutation (capture, cancel, refund) on the business function REST uses. Its transaction
+ * records the answer as the key's recovery point, so a retry that finds the key abandoned after
+ * the commit answers it instead of acting again.
  */
 function moneyResolver<TInput, TResult>(
   schema: z.ZodType<TInput>,
@@ -341,11 +331,9 @@ const resolvers = {
 };
 
 /**
- * The guard's `onAnswered`, as REST's and tRPC's: a `pay` replayed from its stored result (when
- * the first document selected `paymentId`), or refused by its key, still shows on the payment's
- * timeline. A `pay` that ran and found the payment this key already made (a retry over another
- * transport, or after the key's own row expired) charged nothing: its result is marked the way
- * the guard's own replays are before it is sent (the guard's stored copy stays plain).
+ * The guard's `onAnswered`, as REST's and tRPC's: every answer shows on the payment's timeline. A
+ * `pay` that found the payment this key already made (another transport, an expired key row)
+ * charged nothing, so its result is marked as a replay (the guard's stored copy stays plain).
  */
 async function onPayAnswered(answer: GraphqlAnswer, context: GraphqlContext): Promise<void> {
   if (answer.outcome === 'executed' && context.payOrigin === 'existing') {
@@ -363,10 +351,7 @@ async function onPayAnswered(answer: GraphqlAnswer, context: GraphqlContext): Pr
   );
 }
 
-/**
- * A refusal before GraphQL runs ({@link asGraphqlError}'s mapping), in GraphQL's response
- * shape with the REST route's status; undefined for a bug.
- */
+/** A refusal before GraphQL runs, in GraphQL's shape with REST's status; undefined for a bug. */
 function refusalFor(error: unknown): Response | undefined {
   const refusal = refusalOf(error);
   if (!refusal) return undefined;
@@ -385,21 +370,11 @@ function refusalFor(error: unknown): Response | undefined {
 }
 
 /**
- * `POST /api/graphql`: GraphQL Yoga with the `checkout.pay` twin (`mutation pay`), guarded by
- * `@once/idempotency/graphql`: the key from the `Idempotency-Key` header, the merchant from a
- * Bearer API key (as REST: cookies are ignored, so a browser session cannot be ridden into it
- * from another site), never from the document or the variables. The resolver calls the same
- * `pay` as tRPC and REST, so one payment per (tenant, key) holds across all three: a GraphQL
- * retry of a REST payment answers that payment (`extensions.idempotency.replayed` and
- * `Idempotent-Replayed: true`), another cart under that key is 422 `idempotency_key_reused`.
- *
- * Statuses are the adapter's: 200 with `data`; refusals as `errors[0].extensions.code` with the
- * REST status (400 missing key, 409 + Retry-After in flight, 422 reused, 503 store down; 400
- * `idempotency_guarded_fields_multiple` / `idempotency_guarded_field_undecidable` for a
- * document with a second `pay` or one the guard cannot see, before anything runs); 401 before
- * anything is read without a valid API key; 413 over {@link API_MAX_BODY_BYTES}. The
- * document's limits (size, depth, aliases, fields, introspection off in production) refuse
- * before execution, see `graphql-limits.ts`. Errors are masked by {@link maskGraphqlError}.
+ * `POST /api/graphql`, guarded by `@once/idempotency/graphql`: the key from the `Idempotency-Key`
+ * header, the merchant from a Bearer API key (cookies are ignored, so a browser session cannot
+ * be ridden into it from another site), never from the document. `pay` is the same as tRPC's
+ * and REST's, so one payment per (tenant, key) holds across all three. Refusals carry REST's
+ * status and `errors[0].extensions.code`; the document's limits are in `graphql-limits.ts`.
  */
 export function createGraphqlHandler(
   getRuntime: () => Promise<WebRuntime>,
