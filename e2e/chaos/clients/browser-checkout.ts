@@ -1,12 +1,14 @@
-import {
-  CARD_NUMBER_OF,
-  type ClientContext,
-  type History,
-  type IntentPlan,
-  paymentMethodOf,
-} from '@once/chaos';
+import { type ClientContext, type History, type IntentPlan, paymentMethodOf } from '@once/chaos';
 import type { Browser, BrowserContext, Request } from '@playwright/test';
 import { meetChallengeInPage } from './three-d-secure-page.ts';
+
+/** The card numbers the checkout page lists for Stripe's test PaymentMethods. */
+const CARD_NUMBER_OF: Record<ReturnType<typeof paymentMethodOf>, string> = {
+  pm_card_visa: '4242424242424242',
+  pm_card_chargeDeclined: '4000000000000002',
+  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_threeDSecure2Required: '4000000000003220',
+};
 
 /** States after which the page shows a definite end. */
 const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'canceled']);

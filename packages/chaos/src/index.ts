@@ -12,7 +12,6 @@ export { type ClientEvent, History } from './history.ts';
 export { type LedgerReader, onceProcessorLedger, sqlLedger } from './ledger.ts';
 export { junitReport, markdownReport } from './report.ts';
 export {
-  CARD_NUMBER_OF,
   type ChaosProfile,
   type CoverageFloors,
   type IntentPlan,

@@ -98,23 +98,13 @@ export interface TenantCatalogue {
 type Transport = 'rest' | 'trpc' | 'browser';
 
 /** Stripe's test PaymentMethods: one succeeds, two are declined. */
-const TEST_PAYMENT_METHODS = [
-  'pm_card_visa',
-  'pm_card_chargeDeclined',
-  'pm_card_chargeDeclinedInsufficientFunds',
-] as const;
-export type TestPaymentMethod = (typeof TEST_PAYMENT_METHODS)[number];
+type TestPaymentMethod =
+  | 'pm_card_visa'
+  | 'pm_card_chargeDeclined'
+  | 'pm_card_chargeDeclinedInsufficientFunds';
 
 /** Stripe's test card that always asks for 3-D Secure, then charges like `pm_card_visa`. */
 const THREE_D_SECURE_CARD = 'pm_card_threeDSecure2Required';
-
-/** The card numbers the checkout page lists for the same PaymentMethods. */
-export const CARD_NUMBER_OF: Record<TestPaymentMethod | typeof THREE_D_SECURE_CARD, string> = {
-  pm_card_visa: '4242424242424242',
-  pm_card_chargeDeclined: '4000000000000002',
-  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
-  pm_card_threeDSecure2Required: '4000000000003220',
-};
 
 /**
  * How a 3-D Secure shopper meets the processor's hosted challenge: `complete` or `fail` it,
