@@ -9,15 +9,10 @@ export interface PaymentIntentRef {
 }
 
 /**
- * Looks for the PaymentIntent of a payment by the metadata the worker sets on it
- * (`payment_id`, `downstream_key`, `tenant_id`), for when its id was never recorded (the
- * create's answer was lost, or the payment was re-created after its row was lost and the
- * processor no longer remembers the create's key): by payment id OR downstream key. Search is eventually consistent: "nothing found" is a hint, never a proof that
- * nothing exists. If several exist (a create re-sent after the processor forgot its key),
- * the one that went furthest wins: succeeded, then declined or in flight, then waiting.
- * Only an intent for the payment's own amount and currency counts: metadata is the
- * merchant's to set, and an intent for another amount is not this payment's charge (the
- * webhook receiver refuses it too), so it is never adopted, confirmed or settled on.
+ * Finds a payment's intent by its metadata (payment id OR downstream key) when its id was never
+ * recorded. Search is eventually consistent: "nothing found" is a hint, never a proof. Of
+ * several, the one that went furthest wins; only one for the payment's own amount and currency
+ * counts (metadata is the merchant's to set), so no other is ever adopted or settled on.
  */
 export async function findPaymentIntentByMetadata(
   processor: Stripe,

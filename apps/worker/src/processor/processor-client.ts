@@ -9,19 +9,14 @@ interface LimitRetryPolicy {
   maxDelayMs: number;
 }
 
-/**
- * Three retries, waiting 0.25-0.5 s, 0.5-1 s, then 1-2 s: at most 3.5 s of waiting inside one
- * job attempt, well inside its lease. A limiter still refusing after that is the outbox's
- * to retry later (an ambiguous 429, same key).
- */
+/** At most 3.5 s of waiting, well inside a lease; then the 429 is the outbox's to retry. */
 const DEFAULT_LIMIT_RETRY: LimitRetryPolicy = { retries: 3, baseDelayMs: 250, maxDelayMs: 2_000 };
 
-export interface ProcessorClientOptions {
-  /** e.g. http://127.0.0.1:4100, the mock processor (or https://api.stripe.com). */
+interface ProcessorClientOptions {
+  /** The mock processor, or https://api.stripe.com. */
   processorUrl: string;
   /** Client-side timeout of one request; past it the attempt is ambiguous. */
   timeoutMs: number;
-  /** How a 429 is retried in place (default {@link DEFAULT_LIMIT_RETRY}). */
   limitRetry?: LimitRetryPolicy;
 }
 
@@ -29,12 +24,8 @@ type MakeRequest = Stripe.HttpClient['makeRequest'];
 type HttpResponse = Awaited<ReturnType<MakeRequest>>;
 
 /**
- * A 429 the processor may be asked again: Stripe's limiters (rate limits, lock timeouts) run
- * before its idempotency layer, so a 429 left the request's key unused and nothing ran
- * (docs.stripe.com/error-low-level). Stripe's docs advise retrying 429s with exponential
- * backoff (rate-limits, "Handling limiting gracefully"; lock timeouts carry
- * `Stripe-Should-Retry: true`). `Stripe-Should-Retry: false` is obeyed: the API says a retry
- * would have no effect.
+ * Stripe's limiters run before its idempotency layer, so a 429 left the key unused and nothing
+ * ran; Stripe advises retrying with backoff. `Stripe-Should-Retry: false` is obeyed.
  */
 function isRetryableLimit(response: HttpResponse): boolean {
   return (
@@ -48,12 +39,7 @@ function limitBackoffMs(policy: LimitRetryPolicy, n: number): number {
   return ceiling * (0.5 + Math.random() / 2);
 }
 
-/**
- * The SDK's HTTP client with one addition: a 429 is sent again, the very same request (its
- * headers, so its `Idempotency-Key`, unchanged: never a new key), after a backoff. The SDK's
- * own retries stay off, because they would also retry timeouts, resets, 409s and 5xx, which
- * are the outbox's (see {@link createProcessorClient}).
- */
+/** The SDK's HTTP client, sending a 429'd request again unchanged (the same `Idempotency-Key`). */
 class LimitRetryingHttpClient extends Stripe.HttpClient {
   constructor(
     private readonly inner: Stripe.HttpClient,
@@ -78,14 +64,9 @@ class LimitRetryingHttpClient extends Stripe.HttpClient {
 }
 
 /**
- * The official `stripe` SDK pointed at the processor. `maxNetworkRetries: 0` because the
- * outbox owns retries of doubtful answers: it spaces them with backoff, survives restarts,
- * and counts them towards the dead letter, none of which the SDK's in-process retries would
- * do. A 429 is no doubt (nothing ran), so it alone is retried in place, with the same key
- * ({@link LimitRetryingHttpClient}).
- *
- * @example
- * const stripe = createProcessorClient('sk_test_tenant_a', { processorUrl: 'http://127.0.0.1:4100', timeoutMs: 10_000 });
+ * The official `stripe` SDK pointed at the processor, with `maxNetworkRetries: 0`: the outbox
+ * owns retries of doubtful answers (backoff, restarts, dead letter). A 429 is no doubt
+ * (nothing ran), so it alone is retried in place, with the same key.
  */
 export function createProcessorClient(secretKey: string, options: ProcessorClientOptions): Stripe {
   const url = new URL(options.processorUrl);

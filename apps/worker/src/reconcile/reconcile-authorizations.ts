@@ -36,14 +36,9 @@ interface HeldAuthorization {
 }
 
 /**
- * The reconciler's pass over `authorized` payments: an authorisation nobody captured is
- * canceled by the processor when its window passes (Stripe: 7 days, `cancellation_reason:
- * automatic`), and its `payment_intent.canceled` webhook may never arrive. Each authorised
- * payment with no capture or void under way is asked about by its recorded intent, by id;
- * one the processor ended by itself is settled `voided` (`authorization_expired`, nothing
- * capturable) under the state machine's guard, so a webhook or another worker settling it
- * first changes nothing. One still held (or not answerable) is looked at again later, with
- * backoff; a capture or void an operator sends meanwhile is recorded by its own job.
+ * The processor cancels an uncaptured authorisation when its window passes (Stripe: 7 days)
+ * and that webhook may never arrive: each authorised payment with no capture or void under way
+ * is asked about by id, and one ended is settled `voided` under the state machine's guard.
  */
 export async function reconcileAuthorizations(
   options: AuthorizationReconcileOptions,

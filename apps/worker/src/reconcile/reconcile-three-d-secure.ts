@@ -51,19 +51,11 @@ interface WaitingPayment {
 }
 
 /**
- * The reconciler's pass over payments waiting for a 3-D Secure answer (`requires_action`).
- * The return page and the webhook only make the page learn sooner; this pass is what
- * guarantees the payment ends, from the processor's state of the recorded intent, asked by
- * id (never from the return URL's query string, which the shopper's browser carries):
- * - charged, authorised, declined after the challenge, or authentication failed: settled so;
- * - canceled: `canceled` (an earlier cancel of ours whose answer was lost, or the merchant's);
- * - still `requires_action` past `abandonAfterMs`: CANCELED at the processor (the payment's
- *   cancel key, so a lost answer replays), and only a cancel the processor accepted settles
- *   `canceled`. A refused cancel means the shopper answered meanwhile: the next look reads it;
- * - otherwise (not answered yet, lookup failed): looked at again later, never past the
- *   abandon time.
- * Every settle is guarded by the state machine, so a webhook or another worker settling the
- * same payment first wins and this changes nothing.
+ * The pass that guarantees a payment waiting for a 3-D Secure answer ends (the return page and
+ * the webhook only learn sooner), from the recorded intent asked by id, never from the return
+ * URL the browser carries. One still waiting past `abandonAfterMs` is canceled at the processor
+ * with the payment's cancel key; only an accepted cancel settles `canceled` (a refused one means
+ * the shopper answered meanwhile). Every settle is guarded, so whoever settles first wins.
  */
 export async function reconcileChallenges(
   options: ChallengeReconcileOptions,

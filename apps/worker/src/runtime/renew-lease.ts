@@ -3,14 +3,9 @@ import type postgres from 'postgres';
 import type { Log } from './logger.ts';
 
 /**
- * Keeps the lease alive while `work` runs, renewing at a third of the lease so one missed
- * renewal (a slow query, a reconnect) does not lose it. A lost lease is only logged: the
- * guarded finish will write nothing, which is exactly what must happen.
- *
- * The worker's own heartbeat, not the idempotency library's scheduler: that one is internal to
- * the library (not exported) and batches the many short leases of one engine's requests on
- * one timer; here one charge job holds one lease (at most the dispatcher's concurrency per
- * process), renewed with `renewLease` against `outbox_jobs`.
+ * Keeps the lease alive while `work` runs, renewing at a third of it so one missed renewal
+ * does not lose it. A lost lease is only logged: the guarded finish will write nothing,
+ * which is exactly what must happen.
  */
 export async function whileRenewingLease<T>(
   job: ClaimedJob,

@@ -50,18 +50,11 @@ const LOOKBACK_MS = WEBHOOK_EVENT_RECORD_TTL_MS - 24 * 60 * 60 * 1000;
 const PAGE = 100;
 
 /**
- * One pass of the webhook backfill: for each tenant, the processor's events not delivered
- * to the app (`stripe.events.list({ delivery_success: false })`: still being retried, or given
- * up on) of the types the receiver applies, created within the look-back window, applied
- * exactly as the webhook receiver applies them (@once/api/webhooks): the event must name the
- * intent its payment recorded, the processor is asked for that intent's state (or its
- * refunds), and the outcome is recorded once per event id under the same key as a delivery,
- * with the same state guards. An event already applied (its record is found) is skipped; a
- * delivery arriving after the backfill is answered from the record and changes nothing.
- *
- * The processor keeps counting a backfilled event as undelivered (as Stripe does), so every
- * pass lists it again until it leaves the window; the record check makes that a single query
- * per page of events.
+ * One pass of the webhook backfill: each tenant's events the app never got
+ * (`delivery_success: false`) within the look-back window, applied exactly as the webhook
+ * receiver applies them, recorded once per event id under the same key as a delivery, so a
+ * late delivery changes nothing. The processor keeps listing a backfilled event as undelivered
+ * (as Stripe does); the record check skips it with one query per page.
  */
 export async function backfillWebhookEvents(
   options: WebhookBackfillOptions,

@@ -24,11 +24,8 @@ export interface AdoptedIntentHistory {
 }
 
 /**
- * Whether a charge that ended `found` on `intent` may have gone on at the processor under an
- * earlier payment (a capture, a void, refunds), so its history is worth reading: the intent was
- * made for another payment (its `payment_id` metadata), an earlier one of the same checkout
- * whose downstream key this payment shares, and it charged, was authorised, or was canceled
- * (perhaps authorised, then voided).
+ * Whether the intent was made for an earlier payment of the checkout (its `payment_id`
+ * metadata) and charged, was authorised or canceled, so its history is worth reading.
  */
 export function mayHaveAdoptedHistory(
   intent: { metadata?: Record<string, string> | null },
@@ -81,13 +78,9 @@ export async function readAdoptedIntentHistory(
 }
 
 /**
- * Whether a canceled intent had been authorised first: the processor releases a
- * manual-capture authorisation when it cancels it (Stripe refunds the `amount_capturable`),
- * and the intent keeps the charge it made (`latest_charge`). A charge that failed leaves its
- * `last_payment_error` on the intent (a decline, a failed challenge), and the worker confirms
- * an intent once, with one payment method: a canceled intent with a charge and no error was
- * authorised. An intent canceled before any charge (a challenge abandoned, a confirm never
- * sent) has no `latest_charge`.
+ * A canceled manual-capture intent keeps the charge it made (`latest_charge`), and a failed
+ * charge leaves its `last_payment_error`; the worker confirms an intent once, so a canceled
+ * intent with a charge and no error was authorised, then voided.
  */
 function wasVoidedAfterAuthorisation(intent: Stripe.PaymentIntent): boolean {
   return (
@@ -99,10 +92,8 @@ function wasVoidedAfterAuthorisation(intent: Stripe.PaymentIntent): boolean {
 }
 
 /**
- * The charge's outcome for the payment that took the intent over: a captured or voided
- * manual-capture intent was first authorised (the payment is settled `authorized`, then
- * `captured` with what was captured or `voided`, by {@link recordAdoptedIntentHistory}), never
- * a plain `succeeded` for its whole amount, nor `canceled` before any charge.
+ * A captured or voided manual-capture intent was first `authorized` (then captured or voided
+ * by {@link recordAdoptedIntentHistory}), never a plain `succeeded` nor `canceled` uncharged.
  */
 export function outcomeOfAdoptedIntent<T extends ChargeOutcome>(
   outcome: T,
@@ -118,10 +109,8 @@ export function outcomeOfAdoptedIntent<T extends ChargeOutcome>(
 }
 
 /**
- * Records the taken-over intent's history on the payment, in the transaction that settles its
- * charge (`authorized`, for an intent captured or voided): its capture or void, as an
- * operator's would settle it, then the refunds it does not hold. Returns what it recorded,
- * for the payment's timeline.
+ * In the transaction that settles the charge: the capture or void as an operator's would
+ * settle it, then the refunds it does not hold. Returns what it recorded, for the timeline.
  */
 export async function recordAdoptedIntentHistory(
   tx: postgres.TransactionSql,
