@@ -40,9 +40,8 @@ export type CheckoutCart = CheckoutIntentInput & {
 const STATUS_POLL_MS = 1_000;
 
 /**
- * Where this tab keeps the payment it shows (sessionStorage, beside its cart): a finished
- * payment ends the shared intent, so without it a reloaded or reopened tab would show the paid
- * cart as "nothing sent yet", one click from paying again.
+ * Where this tab keeps the payment it shows: a finished payment ends the shared intent, so a
+ * reloaded tab would otherwise show the paid cart as "nothing sent yet", one click from paying.
  */
 const shownPaymentKey = (tenantId: string) => `once.checkout.shown.${tenantId}`;
 
@@ -72,22 +71,12 @@ function keepShownPayment(tenantId: string, watched: WatchedPayment | undefined)
 }
 
 /**
- * The checkout's behaviour, separate from its looks: one Idempotency-Key per intent (from
- * `@once/idempotency/client`'s key manager, shared by every tab of the origin), its retry
- * policy (`runRetryFlow`), and watching the accepted payment until it is terminal.
- *
- * The lock: from the moment a request leaves until a definite answer, the intent is
- * `unconfirmed` in shared storage. `locked` is then true in this tab, in a reloaded tab and
- * in every other tab of the merchant (they hear `storage` events), the page shows the
- * intent's own cart, and Pay (or Retry) sends the same key with the same cart. A tab that
- * learns of an accepted payment from another tab watches it too.
- *
- * The Pay button is disabled while `busy`, but nothing relies on that: every click asks the
- * key manager, which answers the same key for the same (or a locked) intent, so a click that
- * gets through is answered with a conflict or a replay, never a second payment.
- *
- * @example
- * const checkout = useCheckout(cart); <button onClick={checkout.pay} disabled={checkout.busy}>Pay</button>
+ * The checkout's behaviour: one Idempotency-Key per intent (the key manager, shared by every tab
+ * of the origin), its retry policy, and watching the accepted payment until it is terminal.
+ * From the moment a request leaves until a definite answer the intent is `unconfirmed` in shared
+ * storage, so every tab is `locked` to its cart and key. Nothing relies on Pay being disabled:
+ * the key manager answers the same key for the same (or a locked) intent, so a stray click gets
+ * a conflict or a replay, never a second payment.
  */
 export function useCheckout(cart: CheckoutCart | undefined) {
   const trpc = useTRPC();
@@ -99,7 +88,6 @@ export function useCheckout(cart: CheckoutCart | undefined) {
   const [flow, setFlow] = useState<CheckoutFlowState>({ phase: 'idle' });
   const [running, setRunning] = useState(0);
   const [watched, setWatched] = useState<WatchedPayment | undefined>();
-  /** The merchant's intent as stored (this tab's view of the shared record), and its manager. */
   const {
     keys,
     intent,
@@ -124,10 +112,8 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     },
   });
 
-  // The watched payment's checkout key, proven: a renewed session (another tab's "Switch
-  // merchant", a sign-in again) did not place the payment, but holds its key.
-  // Null where Web Crypto is missing (a page served over plain http from another host): the
-  // status is then asked as before, by the session alone.
+  // The watched payment's key, proven: a renewed session did not place the payment but holds
+  // its key. Null without Web Crypto (plain http from another host): the session alone asks.
   const [proof, setProof] = useState<{ key: string; proof: string | null } | undefined>();
   useEffect(() => {
     const key = watched?.key;
@@ -143,8 +129,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
   }, [watched?.key]);
   const watchedProof = proof && proof.key === watched?.key ? proof : undefined;
 
-  // The payment this tab showed before a reload (or before the tab was reopened) comes back;
-  // from then on the tab keeps what it shows.
+  // The payment this tab showed before a reload comes back; from then on the tab keeps it.
   const restored = useRef<string | undefined>(undefined);
   useEffect(() => {
     if (!tenantId || restored.current === tenantId) return;
@@ -239,10 +224,7 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     }
   }, [cart, client, recorder, keys, refreshIntent]);
 
-  /**
-   * Leaves a finished intent behind: a fresh page for a new purchase, or (after a 422) a
-   * new key for the same cart. Does nothing to an intent whose outcome is unknown.
-   */
+  /** A fresh page, or (after a 422) a new key for the same cart; never for an unknown outcome. */
   const startOver = useCallback(
     (options: { newKeyForSameCart?: boolean } = {}) => {
       abortRef.current.abort();
@@ -275,12 +257,8 @@ export function useCheckout(cart: CheckoutCart | undefined) {
     terminal,
     busy,
     locked,
-    /**
-     * Why no payment can be sent (its `message` is for the shopper): the stored checkout cannot
-     * be read (until `resetIntent`), or the browser refused to save it.
-     */
+    /** Why no payment can be sent: unreadable (until `resetIntent`) or unsaveable storage. */
     intentProblem,
-    /** Explicitly clears an unreadable stored checkout (after the shopper or support confirmed). */
     resetIntent,
     /** The locked intent's cart: what the page must show while it is locked. */
     lockedCart: locked ? intent?.intent : undefined,

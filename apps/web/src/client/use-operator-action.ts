@@ -33,18 +33,10 @@ function sharedStorage(): IntentStorage | undefined {
 }
 
 /**
- * A money button that is itself idempotent. The first press mints ONE Idempotency-Key for the
- * intended action and keeps it, with its input, in `localStorage` until the answer is final
- * (accepted or refused): a second press, a lost answer's retry, a reload, or the same button in
- * another tab of the cockpit sends the same key with the same input, so the server acts once
- * and replays the rest. A reload finding an
- * unfinished intent sends it again at once; a 409 (the first request still running) is asked
- * again after its Retry-After.
- *
- * @example
- * const refund = useOperatorAction(paymentId, 'refund', (input, context) =>
- *   client.ops.refundPayment.mutate(input, { context }));
- * refund.press({ paymentId, amount: 500 });
+ * A money button that is itself idempotent: the first press mints ONE Idempotency-Key and keeps
+ * it, with its input, in `localStorage` until the answer is final, so a second press, a retry, a
+ * reload or another tab sends the same key and input, and the server acts once. A reload resends
+ * an unfinished intent at once; a 409 is asked again after its Retry-After.
  */
 export function useOperatorAction<TInput, TResult>(
   paymentId: string,

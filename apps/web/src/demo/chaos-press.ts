@@ -46,25 +46,13 @@ async function workerChargingNow(
 }
 
 /**
- * Presses one demo chaos switch and says what it did. Refused with `chaos_switches_disabled`
- * unless the launcher enabled the switches, with `operator_code_required` unless the operator
- * code signed this session in (an API key, or a session it opened, is refused); a switch that cannot act now (no worker up, the
- * processor not answering) is refused with `chaos_switch_failed` and the reason.
- *
- * `kill_worker` and `pause_worker` act on the worker charging one of this tenant's payments
- * right now, if one is (and mark the press on that payment's timeline, `chaos.pressed`);
- * otherwise on the first worker that is up.
- *
- * `drop_next_response` marks THIS browser with a cookie: its next `checkout.pay` runs and
- * commits, then the web process closes the connection instead of answering.
- *
- * One switch is pressed at most once per `CHAOS_PRESS_COOLDOWN_MS` (process switches for the
- * whole system, the others per merchant); sooner is refused with `chaos_switch_rate_limited`
- * (429 + Retry-After) before anything is touched. A press that could not act costs no wait.
- *
- * @example
- * await chaosPress({ ctx, input: { switch: 'kill_worker' } });
- * // { switch: 'kill_worker', did: 'worker-1 (pid 4242) killed with SIGKILL; ...', at: '...' }
+ * Presses one demo chaos switch and says what it did. Only when the launcher enabled the
+ * switches and only for a session the operator code signed in (an API key, or a session it
+ * opened, is refused). A worker switch acts on the worker charging one of this tenant's payments
+ * (marked on its timeline), else the first one up; `drop_next_response` marks THIS browser by a
+ * cookie. One press per switch per `CHAOS_PRESS_COOLDOWN_MS` (process switches system-wide, the
+ * others per merchant), refused before anything is touched; a press that could not act costs no
+ * wait.
  */
 export async function chaosPress({
   ctx,

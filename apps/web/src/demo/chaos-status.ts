@@ -57,17 +57,9 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /**
- * Whether the demo's chaos switches are on, which there are (of the launcher's, those it works:
- * a failover only on a replicated cluster), every part's state (up,
- * restarting, paused, down) from the launcher, so the audience sees the system recover, and
- * each processor fault switch's state for the tenant: armed, and which payment it last hit.
- * The launcher and the processor are asked at once; one not answering blanks only its part,
- * and the database not answering within `CHAOS_STATUS_DATABASE_DEADLINE_MS` blanks only the
- * faults.
- *
- * @example
- * const status = await chaosStatus({ ctx: { chaos, clock: systemClock, db, tenantId, operatorCodeProven: true } });
- * if (status.enabled) status.parts.find((p) => p.name === 'worker-1')?.state; // 'restarting'
+ * Whether the demo's chaos switches are on, which ones work here, every part's state from the
+ * launcher and each processor fault switch's state for the tenant. The launcher and the
+ * processor are asked at once; one not answering (or a slow database) blanks only its part.
  */
 export async function chaosStatus({
   ctx,

@@ -12,16 +12,9 @@ export interface ProcessorFaultStatus extends Omit<ProcessorFaultState, 'lastUse
 }
 
 /**
- * Each processor fault switch's state for the tenant's processor account, each last use named
- * by the payment it hit: a charge or capture fault's payment intent is looked up by the intent
- * id the payment recorded, a refund fault's refund by the refund id the refund recorded, a
- * webhook fault's event by the webhook the payment recorded applying.
- * Looked up by what the processor saw, not derived from its Idempotency-Key, whose shape is
- * the worker's to change.
- *
- * @example
- * const faults = await processorFaultStatus(db, chaos, 'tenant_a');
- * faults[0]; // { switch: 'processor_fail_before_charge', armed: false, lastUse: { at, operation, processorObject: 'pi_…', paymentId: 'pay_…' } }
+ * Each processor fault switch's state for the tenant, each last use named by the payment it hit,
+ * looked up by the processor object it saw (intent, refund, event), not derived from its
+ * Idempotency-Key, whose shape is the worker's to change.
  */
 export async function processorFaultStatus(
   db: Database,

@@ -18,17 +18,13 @@ import { merchantPayInput, toPayInput } from './payment-merchant-input.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /**
- * Renders ApiErrors as problem+json, and a database that is unreachable (down, restarting,
- * our connection terminated) as the same fail-closed 503 the key store gives: authentication
- * reads the same database before the key is looked at, nothing ran, and a retry with the same
- * key is safe. Anything else stays a 500 for Next to log.
+ * Refusals as problem+json, and a database that is away as the key store's fail-closed 503
+ * (nothing ran, a retry with the same key is safe); anything else stays a 500 for Next to log.
  */
 export async function answeringApiErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
-    // The one mapping of @once/api (`toProblemResponse`): refusals as problem+json, a
-    // database that is away as 503 idempotency_store_unavailable with Retry-After.
     const problem = toProblemResponse(error);
     if (!problem) throw error;
     if (problem.status === 503)
@@ -73,17 +69,10 @@ async function payAnswer(
 const PAYMENTS_ROUTE = 'POST /api/v1/payments';
 
 /**
- * `POST /api/v1/payments`: the REST face of `checkout.pay` (same business function), guarded
- * by `Idempotency-Key` through `fetchIdempotency().handle`. Bearer API key only. 201 with the payment,
- * its replay with `Idempotent-Replayed: true`; refusals are `application/problem+json`.
- *
- * Before anything is stored or counted: a Content-Type other than `application/json` is 415
- * `unsupported_media_type`; a body over {@link API_MAX_BODY_BYTES} is 413 `payload_too_large`
- * (by `Content-Length`, then by a counted read); the body is read ONCE and validated (400).
- * The key's fingerprint is the validated, normalised input: exactly what the handler uses.
- * Atomic idempotency mode: concurrent duplicates wait for the first transaction and replay it.
- * The payment itself is unique per (tenant, key) across tRPC and REST and beyond the key's TTL
- * (see `pay`): such a retry gets 200 with that payment, or 422 if the cart differs.
+ * `POST /api/v1/payments`: the REST face of `checkout.pay`, guarded by `Idempotency-Key`. Bearer
+ * API key only. The body is bounded and read ONCE before anything is stored; the key's
+ * fingerprint is the validated, normalised input, exactly what the handler uses. The payment is
+ * unique per (tenant, key) across transports and beyond the key's TTL (see `pay`).
  */
 export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>) {
   return async (request: Request): Promise<Response> =>
@@ -147,10 +136,7 @@ export function createPaymentsPostHandler(getRuntime: () => Promise<WebRuntime>)
     });
 }
 
-/**
- * A GET of the merchant API: Bearer API key only, `read` of the caller's tenant as JSON
- * (`no-store`); refusals as {@link answeringApiErrors} renders them.
- */
+/** A GET of the merchant API: Bearer API key only, `read` of the caller's tenant (`no-store`). */
 export function merchantGetHandler(
   getRuntime: () => Promise<WebRuntime>,
   read: (db: WebRuntime['deps']['db'], tenantId: string, id: string) => Promise<unknown>,
@@ -164,9 +150,7 @@ export function merchantGetHandler(
     });
 }
 
-/**
- * `GET /api/v1/payments/:id`: the payment of the caller's tenant, or 404 problem+json.
- */
+/** `GET /api/v1/payments/:id`: the payment of the caller's tenant, or 404. */
 export function createPaymentGetHandler(getRuntime: () => Promise<WebRuntime>) {
   return merchantGetHandler(getRuntime, readMerchantPayment);
 }

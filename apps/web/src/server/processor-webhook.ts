@@ -38,33 +38,15 @@ function accepted(body: Record<string, unknown>): Response {
 }
 
 /**
- * `POST /api/webhooks/processor`: verifies `Stripe-Signature` with the official SDK (raw
- * body, PROCESSOR_WEBHOOK_SECRET, `ONCE_WEBHOOK_TOLERANCE_SECONDS` measured on the runtime's
- * clock, default 300 s as Stripe), then applies
- * `payment_intent.succeeded` / `payment_intent.payment_failed` / `payment_intent.canceled` (an
- * authorisation the processor ended uncaptured: `voided`) and the refund events (each refund
- * moved as its lifecycle allows, @once/payments `recordProcessorRefunds`) exactly once per event id:
- * the event id is an idempotency key (tenant-scoped, operation `webhooks.processor`), and
- * its stored answer commits in the same transaction as the payment update. A redelivery
- * gets the stored answer with `Idempotent-Replayed: true` and changes nothing.
+ * `POST /api/webhooks/processor`: verifies `Stripe-Signature` with the official SDK, then applies
+ * the payment-intent and refund events exactly once per event id: the event id is an idempotency
+ * key whose stored answer commits in the same transaction as the payment update, so a redelivery
+ * is replayed and changes nothing.
  *
- * A signature proves only that someone holding PROCESSOR_WEBHOOK_SECRET sent the body, so
- * the body is a hint, never the outcome (docs/threat-model.md): the event must name the
- * intent recorded on the payment it names (else 200, ignored, logged: nothing changes), and
- * the payment is settled from that intent as the processor returns it when asked
- * (`paymentIntents.retrieve`): its status, amount, currency and error. Not final yet: 200,
- * nothing changes. The processor unreachable: 503, and it delivers again later.
- *
- * Every refusal logs the skew between the signature's timestamp and this host's clock, and
- * so does an accepted delivery skewed by more than a minute. Refused deliveries cost no
- * payment: the worker settles every payment from the processor's answers and the
- * reconciler, never from webhooks (they only make the page update sooner).
- *
- * Answers: 400 bad signature (`invalid_signature`) or a timestamp older than the tolerance
- * (`webhook_timestamp_outside_tolerance`); 200 applied / duplicate / ignored (not ours,
- * not the recorded intent, not final, other types); 409 + Retry-After while the same event
- * is being applied; 503 when the store or the processor is down or PROCESSOR_URL is unset
- * (the processor retries all three).
+ * A signature proves only who sent the body, so the body is a hint, never the outcome
+ * (docs/threat-model.md): the event must name the intent recorded on its payment (else 200,
+ * ignored), and the payment is settled from that intent as the processor returns it when asked.
+ * Webhooks only make the page update sooner: the worker and the reconciler settle every payment.
  */
 export function createProcessorWebhookHandler(
   getRuntime: () => Promise<WebRuntime>,
