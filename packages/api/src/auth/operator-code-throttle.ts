@@ -4,24 +4,18 @@ import { randomBytes } from 'node:crypto';
 export const SIGN_IN_COOKIE_NAME = 'once_signin';
 const SIGN_IN_COOKIE_MAX_AGE_SECONDS = 30 * 24 * 60 * 60;
 
-/** How wrong operator codes are counted; the defaults are the deployed ones. */
-export interface OperatorCodeThrottleOptions {
+/** How wrong operator codes are counted, as deployed. */
+const DEFAULTS = {
   /** Wrong codes a browser may give before each further one doubles its wait (from 1 s). */
-  freeFailures: number;
-  /** The longest wait one browser is given, ms. */
-  maxDelayMs: number;
-  /** New sign-in records this process hands one client address per minute. */
-  newBrowsersPerAddressPerMinute: number;
-  /** Records kept in memory; the oldest go first. */
-  maxRecords: number;
-}
-
-const DEFAULTS: OperatorCodeThrottleOptions = {
   freeFailures: 5,
+  /** The longest wait one browser is given, ms. */
   maxDelayMs: 15 * 60_000,
+  /** New sign-in records this process hands one client address per minute. */
   newBrowsersPerAddressPerMinute: 10,
+  /** Records kept in memory; the oldest go first. */
   maxRecords: 10_000,
 };
+type OperatorCodeThrottleOptions = typeof DEFAULTS;
 
 interface FailureRecord {
   failures: number;

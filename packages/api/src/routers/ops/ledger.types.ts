@@ -13,17 +13,15 @@ import type { PaymentStatus } from '@once/db/schema';
  * - `mismatch`: one charge, but another PaymentIntent or amount/currency than the app's.
  * - `unverified`: the processor could not be asked (see `processor` on the result).
  */
-const ledgerVerdicts = [
-  'agrees',
-  'not_charged',
-  'app_behind',
-  'double_charge',
-  'charged_but_app_declined_or_failed',
-  'succeeded_without_charge',
-  'mismatch',
-  'unverified',
-] as const;
-export type LedgerVerdict = (typeof ledgerVerdicts)[number];
+export type LedgerVerdict =
+  | 'agrees'
+  | 'not_charged'
+  | 'app_behind'
+  | 'double_charge'
+  | 'charged_but_app_declined_or_failed'
+  | 'succeeded_without_charge'
+  | 'mismatch'
+  | 'unverified';
 
 /** `ok`: fine; `pending`: in flight, should converge; `alarm`: an operator must look. */
 export type LedgerVerdictSeverity = 'ok' | 'pending' | 'alarm';
