@@ -1,14 +1,8 @@
 import { TRPCClientError } from '@trpc/client';
 
 /**
- * What a page says when a call other than the payment itself fails (the session, the
- * catalogue, signing in): worded here from the error's stable code or status, never its text,
- * which may be the server's SQL ("Failed query: select ... from "tenants" ...") or the
- * browser's ("Failed to fetch", "Unexpected end of JSON input"). The payment's own outcomes
- * are worded by `classify-pay-error.ts`.
- *
- * @example
- * errorWords(session.error); // 'The service is briefly unavailable (its database is restarting). Try again in a moment.'
+ * What a page says when a call other than the payment fails: worded from the error's stable
+ * code or status, never its text, which may be the server's SQL or the browser's own words.
  */
 export function errorWords(error: unknown): string {
   const answer = answerOf(error);
@@ -20,21 +14,14 @@ export function errorWords(error: unknown): string {
   return SOMETHING_WENT_WRONG;
 }
 
-/**
- * Whether the server answered at all (any status): a refusal is not an outage, and a page must
- * not say "the server did not answer" for a 403.
- *
- * @example
- * answeredByServer(ledger.error); // false: the web server is restarting
- */
+/** Whether the server answered at all: a 403 is not "the server did not answer". */
 export function answeredByServer(error: unknown): boolean {
   return answerOf(error) !== undefined;
 }
 
 /**
- * The status and stable code of the server's answer: tRPC's envelope, or for an answer in
- * another shape (the web's host guard answers problem+json before tRPC runs) the HTTP response
- * itself. Undefined: no answer came (the server is down, the connection was cut).
+ * The status and code of the server's answer: tRPC's envelope, or the HTTP response itself (the
+ * host guard answers problem+json before tRPC runs). Undefined: no answer came.
  */
 function answerOf(error: unknown): { status?: number; code?: string } | undefined {
   if (!(error instanceof TRPCClientError)) return undefined;

@@ -1,7 +1,4 @@
-/**
- * Internal request header naming one attempt. Stripped before the request leaves the
- * browser: it exists only so the recording `fetch` knows whose response headers it saw.
- */
+/** Names one attempt for the recording `fetch`; stripped before the request leaves. */
 export const ATTEMPT_HEADER = 'x-once-attempt';
 
 /** Response headers the checkout needs per request; tRPC's result does not carry them. */
@@ -12,14 +9,8 @@ export interface RecordedHeaders {
 }
 
 /**
- * Keeps the response headers of tagged requests until the caller takes them. Keyed by an
- * attempt id rather than the Idempotency-Key: a double click sends two requests with the
- * same key, and each must read its own answer.
- *
- * @example
- * const recorder = new ResponseHeaderRecorder();
- * const fetch = recordingFetch(recorder); // give it to httpLink({ fetch })
- * // after the call: recorder.take(attemptId)?.replayed
+ * Keeps the response headers of tagged requests until the caller takes them, keyed by attempt
+ * rather than Idempotency-Key: a double click sends one key twice, and each reads its own answer.
  */
 export class ResponseHeaderRecorder {
   private readonly byAttempt = new Map<string, RecordedHeaders>();
@@ -37,7 +28,6 @@ export class ResponseHeaderRecorder {
     }
   }
 
-  /** The headers recorded for an attempt, removed from the recorder. */
   take(attemptId: string): RecordedHeaders | undefined {
     const recorded = this.byAttempt.get(attemptId);
     this.byAttempt.delete(attemptId);
@@ -45,12 +35,7 @@ export class ResponseHeaderRecorder {
   }
 }
 
-/**
- * Seconds from a `Retry-After` header: delta-seconds or an HTTP date (RFC 9110 10.2.3).
- *
- * @example
- * parseRetryAfter('2') // 2
- */
+/** Seconds from a `Retry-After` header: delta-seconds or an HTTP date (RFC 9110 10.2.3). */
 export function parseRetryAfter(value: string | null, now: Date = new Date()): number | undefined {
   const trimmed = value?.trim();
   if (!trimmed) return undefined;
@@ -60,13 +45,7 @@ export function parseRetryAfter(value: string | null, now: Date = new Date()): n
   return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
 }
 
-/**
- * A `fetch` for tRPC links that records the response headers of requests tagged with
- * {@link ATTEMPT_HEADER}, and removes the tag before sending.
- *
- * @example
- * httpLink({ url: '/api/trpc', fetch: recordingFetch(recorder) })
- */
+/** A `fetch` for tRPC links that records the headers of requests tagged {@link ATTEMPT_HEADER}. */
 export function recordingFetch(
   recorder: ResponseHeaderRecorder,
   baseFetch: typeof fetch = (input, init) => globalThis.fetch(input, init),

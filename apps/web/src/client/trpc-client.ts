@@ -23,22 +23,17 @@ interface IdempotentCallContext {
 export type OnceClient = TRPCClient<WebRouter>;
 
 /**
- * Which of the browser's sessions speaks for this page: the cockpit (`/ops`) asks for the
- * operator's, so a shopper signing in on the checkout of the same browser (its own cookie)
- * never turns the cockpit into a shopper's page. Read at each request: the header belongs to
- * the page that sends it.
- *
- * @example
- * sessionHeadersFor('/ops/payments/pay_1'); // { 'X-Once-Session': 'operator' }
+ * Which of the browser's sessions speaks for this page, read at each request: the cockpit
+ * (`/ops`) asks for the operator's, so a shopper signed in on the same browser's checkout never
+ * turns the cockpit into a shopper's page.
  */
-function sessionHeadersFor(pathname: string): Record<string, string> {
+function pageSessionHeaders(): Record<string, string> {
+  if (typeof window === 'undefined') return {};
+  const { pathname } = window.location;
   return pathname === '/ops' || pathname.startsWith('/ops/')
     ? { 'X-Once-Session': 'operator' }
     : {};
 }
-
-const pageSessionHeaders = () =>
-  typeof window === 'undefined' ? {} : sessionHeadersFor(window.location.pathname);
 
 function headersFor(context: Record<string, unknown>): Record<string, string> {
   const { idempotencyKey, attemptId } = context as IdempotentCallContext;
@@ -49,14 +44,8 @@ function headersFor(context: Record<string, unknown>): Record<string, string> {
 }
 
 /**
- * The browser's tRPC client. Mutations go over a NON-batched `httpLink`: one HTTP request
- * per mutation, so the Idempotency-Key header, the status code and the response headers
- * (`Idempotent-Replayed`, `Retry-After`) belong to that one call. A batch shares one header
- * set and one status among several calls. Queries are batched.
- *
- * @example
- * const client = createOnceClient({ recorder: new ResponseHeaderRecorder() });
- * await client.checkout.pay.mutate(input, { context: { idempotencyKey, attemptId } });
+ * The browser's tRPC client. Mutations go over a NON-batched `httpLink`, so the Idempotency-Key
+ * header, the status and the response headers belong to that one call; queries are batched.
  */
 export function createOnceClient(options: {
   recorder: ResponseHeaderRecorder;

@@ -1,6 +1,5 @@
 import type { CheckoutFlowState } from '../../client/use-checkout.ts';
 
-/** Payment statuses as the checkout's status query reports them. */
 export type PaymentStatusName =
   | 'processing'
   | 'succeeded'
@@ -21,15 +20,9 @@ export type CheckoutDisplayState =
   | 'bank_answered';
 
 /**
- * Which state to show: the watched payment's status if there is one, else the pay flow's.
- * A page with no request of its own running but an intent sent without a definite answer
- * (a reload, or another tab's attempt) shows `outcome_unknown`: the payment may exist.
- * Back from the bank (the return page), a payment still `requires_action` is
- * `bank_answered`: the shopper answered, the processor's word is not in yet. What the
- * return URL's query says is never read: a browser can carry any query.
- *
- * @example
- * displayState({ phase: 'accepted', ... }, 'succeeded', { watching: true, unconfirmed: false }) // 'succeeded'
+ * The watched payment's status if there is one, else the pay flow's; an intent sent without a
+ * definite answer is `outcome_unknown` (the payment may exist). The bank's return URL query is
+ * never read: a browser can carry any query.
  */
 export function displayState(
   flow: CheckoutFlowState,
@@ -47,16 +40,9 @@ export function displayState(
   return flow.phase;
 }
 
-/** The three steps of a payment the checkout draws as a progress line. */
 export type PaymentStep = 'sent' | 'accepted' | 'settled';
 
-/**
- * How far a display state got: which steps are done, and whether the last one is a
- * problem. Steps not reached are drawn pending.
- *
- * @example
- * stepsOf('processing') // { done: ['sent', 'accepted'], current: 'settled' }
- */
+/** How far a display state got; steps not reached are drawn pending. */
 export function stepsOf(state: CheckoutDisplayState): {
   done: PaymentStep[];
   current: PaymentStep | undefined;

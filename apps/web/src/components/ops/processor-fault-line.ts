@@ -9,14 +9,8 @@ type FaultLinePart =
   | { time: string; iso: string };
 
 /**
- * What a processor fault switch says under its button, as parts to render: "Armed: waiting
- * for the next charge." until it bites, then "Used 12:04:05 by pay_…" linking to the
- * payment's timeline, so the presenter can follow the very payment the fault broke. Nothing
- * for a switch that was never pressed. A refund switch waits for the next refund, and so on.
- *
- * @example
- * processorFaultLine({ switch: 'processor_delay', armed: false, lastUse: { at, operation, processorObject: 'pi_1', paymentId: 'pay_1' } });
- * // [{ text: 'Used ' }, { time: '12:04:05', iso: at }, { text: ' by ' }, { id: 'pay_1', href: '/ops/payments/pay_1' }, { text: '.' }]
+ * What a processor fault switch says under its button: "Armed: waiting for the next charge."
+ * until it bites, then "Used 12:04:05 by pay_…" linking to the payment the fault broke.
  */
 export function processorFaultLine(
   status: ProcessorFaultStatus | undefined,

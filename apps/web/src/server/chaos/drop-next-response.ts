@@ -2,15 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CHAOS_DROP_COOKIE_NAME } from '../../demo/chaos-switchboard.ts';
 
 /**
- * The demo's "drop the next response to this browser": `ops.chaosPress` arms a one-shot
- * token (also set as the browser's `once_chaos_drop` cookie); the web's HTTP server sees that
- * cookie on the browser's next `checkout.pay`, lets the request run and commit, and closes
- * the connection at the moment the answer would be written. The browser sees a broken
- * connection, like a response lost in the network.
- *
- * The tokens live on `globalThis` because the server (`src/process/main.ts`) and the route
- * handlers (Next's bundle) load this module separately in one process. The server installs
- * the hook only when the launcher enabled the switches; otherwise nothing here runs.
+ * The demo's "drop the next response to this browser": a one-shot token, also the browser's
+ * cookie, lets its next `checkout.pay` run and commit, then closes the connection instead of
+ * answering. The tokens live on `globalThis` because the server and Next's bundle load this
+ * module separately in one process.
  */
 const REGISTRY = Symbol.for('once.chaos.dropNextResponse');
 
@@ -20,17 +15,11 @@ function armedTokens(): Set<string> {
   return holder[REGISTRY];
 }
 
-/**
- * Arms one drop for the browser that carries `token`.
- *
- * @example
- * armDropNextResponse('3f9c...'); // and Set-Cookie: once_chaos_drop=3f9c...
- */
+/** Arms one drop for the browser that carries `token`. */
 export function armDropNextResponse(token: string): void {
   armedTokens().add(token);
 }
 
-/** The `once_chaos_drop` token of a Cookie header, if any. */
 function dropTokenOf(cookieHeader: string | undefined): string | undefined {
   for (const part of (cookieHeader ?? '').split(';')) {
     const [name, ...rest] = part.trim().split('=');
@@ -40,13 +29,8 @@ function dropTokenOf(cookieHeader: string | undefined): string | undefined {
 }
 
 /**
- * Called by the HTTP server for every request before Next handles it. If this is a
- * `checkout.pay` from an armed browser, disarms it and closes the connection when the answer
- * would be written (a truncated status line, then FIN): the procedure has run and committed
- * by then, and the client sees a broken response, never the answer.
- *
- * @example
- * createServer((req, res) => { dropArmedPayResponse(req, res); void handle(req, res); });
+ * For every request before Next: a `checkout.pay` from an armed browser is disarmed and its
+ * connection closed when the answer would be written (it ran and committed by then).
  */
 export function dropArmedPayResponse(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== 'POST' || !req.url?.startsWith('/api/trpc/checkout.pay')) return false;
