@@ -41,14 +41,13 @@ function merchantRefundStatus(status: RefundStatus): MerchantRefundStatus {
  * const shown = merchantRefundOf(await refundPayment(ctx, input), input.reason);
  */
 export function merchantRefundOf(result: RefundResult, reason: string | null): MerchantRefund {
+  const { createdAt, ...written } = result;
   return {
-    refundId: result.refundId,
-    paymentId: result.paymentId,
-    amount: result.amount,
+    ...written,
     status: merchantRefundStatus(result.status),
     reason,
     failureCode: null,
-    createdAt: result.createdAt,
+    createdAt,
   };
 }
 

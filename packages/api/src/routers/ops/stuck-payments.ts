@@ -9,7 +9,6 @@ const DEFAULT_STUCK_AFTER_CHECKS = 5;
 export const stuckPaymentsInput = z
   .object({ afterChecks: z.number().int().min(1).max(1000).default(DEFAULT_STUCK_AFTER_CHECKS) })
   .default({ afterChecks: DEFAULT_STUCK_AFTER_CHECKS });
-export type StuckPaymentsInput = z.infer<typeof stuckPaymentsInput>;
 
 /**
  * How many of the tenant's payments are stuck undecided: still `processing`/`unknown` after
@@ -24,7 +23,7 @@ export async function countStuckPayments({
   input,
 }: {
   ctx: { db: Database; tenantId: string };
-  input: StuckPaymentsInput;
+  input: z.infer<typeof stuckPaymentsInput>;
 }): Promise<{ stuck: number; afterChecks: number }> {
   const [row] = await ctx.db
     .select({ n: count() })
