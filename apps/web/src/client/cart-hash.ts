@@ -6,13 +6,8 @@ export interface CheckoutIntentInput {
 }
 
 /**
- * A stable hash of a checkout intent. Lines are merged per product and sorted first, so
- * "2 + 1 of X" and "3 of X", or a different order of lines, hash the same (the server
- * prices carts the same way). Synchronous on purpose: `crypto.subtle` exists only in
- * secure contexts, and the demo may be served over plain http on a LAN address.
- *
- * @example
- * cartHash({ tenantId: 'tenant_a', lines: [{ productId: 'book_sre', quantity: 1 }], paymentMethod: 'pm_card_visa' })
+ * A stable hash of a checkout intent, lines merged per product and sorted as the server prices
+ * them. Synchronous: `crypto.subtle` needs a secure context, and the demo may be plain http.
  */
 export function cartHash(intent: CheckoutIntentInput): string {
   const merged = new Map<string, number>();

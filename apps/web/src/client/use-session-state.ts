@@ -3,13 +3,8 @@
 import { type Dispatch, type SetStateAction, useEffect, useState } from 'react';
 
 /**
- * `useState` kept in `sessionStorage`, so a reload mid-checkout shows the same cart (and
- * so the same intent key). Loaded after mount: the server render cannot see the tab's
- * storage, and reading it during render would break hydration. `loaded` tells when the
- * stored value is in.
- *
- * @example
- * const [cart, setCart, loaded] = useSessionState('once.checkout.cart', {});
+ * `useState` kept in `sessionStorage`, so a reload mid-checkout keeps its cart (and key). Loaded
+ * after mount: reading storage during render would break hydration; `loaded` tells when it is in.
  */
 export function useSessionState<T>(
   storageKey: string,

@@ -4,19 +4,9 @@ import {
 } from './processor-fault-switches.ts';
 
 /**
- * The demo's chaos switches, shared by the web process (which presses them through the
- * switchboard) and the launcher (which works them). A switchboard exists only when the launcher
- * enabled the switches (`npm run demo`); without one, `ops.chaosStatus` answers
- * `{ enabled: false }` and `ops.chaosPress` refuses with `chaos_switches_disabled`.
- */
-
-/**
- * Switches the launcher works on real processes. One name per action across the demo and the
- * chaos nemesis (e2e/chaos): `pg_crash_restart` is a crash (SIGKILL) and a restart on the same data.
- * `db_failover` kills a replicated cluster's primary (`npm run demo -- --ha`).
- * The cockpit shows them in this order; a new one needs its cooldown below, its words in the
- * cockpit and its action in the launcher (scripts/system/chaos-control.ts), each asked for by
- * the compiler.
+ * The demo's chaos switches, shared by the web process (which presses them) and the launcher
+ * (which works them on real processes). One name per action across the demo and the chaos
+ * nemesis; the cockpit shows them in this order.
  */
 export const LAUNCHER_SWITCHES = [
   'kill_worker',
@@ -29,7 +19,6 @@ export type LauncherSwitchName = (typeof LAUNCHER_SWITCHES)[number];
 export const isLauncherSwitch = (name: string): name is LauncherSwitchName =>
   (LAUNCHER_SWITCHES as readonly string[]).includes(name);
 
-/** Every switch: the launcher's, the lost response, the processor's. */
 export const CHAOS_SWITCHES = [
   ...LAUNCHER_SWITCHES,
   'drop_next_response',
@@ -38,12 +27,9 @@ export const CHAOS_SWITCHES = [
 export type ChaosSwitchName = (typeof CHAOS_SWITCHES)[number];
 
 /**
- * The least time between two presses of one switch. A presenter presses each switch once per
- * scene; a script pressing "kill a worker" in a loop would keep the system down (and before
- * presses were told apart from crashes, stopped the whole demo as a crash loop). Process
- * switches are counted for the whole system, the others per merchant. The launcher keeps its
- * own count of its switches (a restarted web process forgets its own), and a pause there also
- * waits until the paused worker has run as long as it was stopped.
+ * The least time between two presses of one switch: a script pressing "kill a worker" in a loop
+ * would keep the system down. Process switches count system-wide, the others per merchant; the
+ * launcher keeps its own count too (a restarted web process forgets its own).
  */
 export const CHAOS_PRESS_COOLDOWN_MS: Record<ChaosSwitchName, number> = {
   kill_worker: 10_000,
@@ -63,7 +49,6 @@ export const CHAOS_PRESS_COOLDOWN_MS: Record<ChaosSwitchName, number> = {
 export { PressCooldown } from './press-cooldown.ts';
 export { PROCESSOR_FAULT_SWITCHES, type ProcessorFaultSwitchName };
 
-/** One part of the running system, as the launcher sees it. */
 export interface ChaosPart {
   name: string;
   state: 'up' | 'restarting' | 'paused' | 'down';
@@ -96,10 +81,7 @@ export class ChaosSwitchError extends Error {
   override readonly name = 'ChaosSwitchError';
 }
 
-/**
- * The launcher refused a press as too soon (its own count, which outlives a web restart):
- * nothing was done; try again after `retryAfterSeconds`.
- */
+/** The launcher refused a press as too soon (its count outlives a web restart); nothing was done. */
 export class ChaosSwitchRateLimited extends ChaosSwitchError {
   constructor(
     message: string,
@@ -109,22 +91,12 @@ export class ChaosSwitchRateLimited extends ChaosSwitchError {
   }
 }
 
-/**
- * What the web process can do to the system. Implemented over HTTP by
- * `createHttpChaosSwitchboard`; tests may pass a fake.
- */
+/** What the web process can do to the system (over HTTP, or a test's fake). */
 export interface ChaosSwitchboard {
-  /** Every part and its state, from the launcher. */
   parts(): Promise<ChaosPart[]>;
-  /**
-   * The launcher switches this launcher works: `db_failover` on a replicated cluster
-   * (`npm run demo -- --ha`) in place of `pg_crash_restart`. Unset: every launcher switch.
-   */
+  /** The launcher switches it works (`db_failover` only on a replicated cluster); unset: all. */
   launcherSwitches?(): Promise<readonly LauncherSwitchName[]>;
-  /**
-   * Presses a launcher switch; resolves with what it did, in words. `target` names the
-   * worker to act on (kill, pause) when one is known to be charging; else the launcher picks.
-   */
+  /** Resolves with what it did, in words; `target` is the worker known to be charging, if any. */
   pressLauncherSwitch(name: LauncherSwitchName, target?: string): Promise<string>;
   /** Arms one processor fault for `account`; resolves with what it armed, in words. */
   armProcessorFault(account: string, name: ProcessorFaultSwitchName): Promise<string>;

@@ -36,19 +36,12 @@ export interface HttpChaosSwitchboardOptions {
 const PROCESSOR_DELAY_FAULT_MS = 12_000;
 
 /**
- * How late `processor_delay`'s charge webhook arrives: past the held answer. The processor
- * sends `payment_intent.succeeded` as it charges, so without this the webhook settled the
- * payment about a second after Pay and the scene (kill the worker while the payment is
- * processing) could not be played: the payment now waits for the worker, its takeover or this.
+ * How late `processor_delay`'s charge webhook arrives: past the held answer, so the webhook does
+ * not settle the payment before the scene (kill the worker while it is processing) can play.
  */
 const PROCESSOR_DELAY_WEBHOOK_MS = 15_000;
 
-/**
- * The admin API parameters a fault kind needs besides its target. The target is the switch's
- * own (`PROCESSOR_FAULT_SWITCH_FAULTS`): the call that moves the money it is about, named by
- * the processor's operation, so a confirm fault never bites the reconciler's cancel and a
- * refund fault never bites the charge.
- */
+/** The admin API parameters a fault kind needs besides its target (the switch's own call). */
 const FAULT_PARAMETERS: Partial<Record<string, Record<string, unknown>>> = {
   delay: { delay_ms: PROCESSOR_DELAY_FAULT_MS, when: 'after_charge' },
   slow_webhook: { delay_ms: 5_000 },
@@ -104,15 +97,7 @@ function faultBodies(account: string, name: ProcessorFaultSwitchName): Record<st
   ];
 }
 
-/**
- * The switchboard over HTTP: the launcher's control channel for processes, the processor's
- * admin API (`POST /admin/faults`; `GET /admin/faults` and `/admin/faults/uses`) for its faults.
- *
- * @example
- * const chaos = createHttpChaosSwitchboard({ controlUrl: env.ONCE_CHAOS_URL, secret: env.ONCE_CHAOS_SECRET,
- *   processorUrl: env.PROCESSOR_URL, processorAdminToken: 'once-admin', armDropNextResponse });
- * await chaos.pressLauncherSwitch('kill_worker'); // 'worker-1 (pid 4242) killed with SIGKILL; ...'
- */
+/** The switchboard over HTTP: the launcher's control channel, and the processor's admin API. */
 export function createHttpChaosSwitchboard(options: HttpChaosSwitchboardOptions): ChaosSwitchboard {
   const timeoutMs = options.timeoutMs ?? 3_000;
   const call = async (path: string, init: RequestInit = {}) => {

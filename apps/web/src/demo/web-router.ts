@@ -5,13 +5,8 @@ import { chaosStatus } from './chaos-status.ts';
 import { CHAOS_SWITCHES, type ChaosSwitchboard, PressCooldown } from './chaos-switchboard.ts';
 
 /**
- * The web app's tRPC router: `@once/api`'s, plus the demo's chaos switches as
- * `ops.chaosStatus` and `ops.chaosPress`. `chaos` is there only when the launcher enabled the
- * switches (`npm run demo`); without it the status answers `{ enabled: false }` and a press is
- * refused with `chaos_switches_disabled`.
- *
- * @example
- * const router = createWebRouter(createHttpChaosSwitchboard({ ... }));
+ * `@once/api`'s router plus the demo's chaos switches; `chaos` is there only when the launcher
+ * enabled them, else the status answers `{ enabled: false }` and a press is refused.
  */
 export function createWebRouter(chaos: ChaosSwitchboard | undefined) {
   const cooldown = new PressCooldown();
@@ -19,9 +14,7 @@ export function createWebRouter(chaos: ChaosSwitchboard | undefined) {
     ...appRouter._def.record,
     ops: {
       ...appRouter._def.record.ops,
-      /** The demo's parts and switches; `{ enabled: false }` unless the launcher enabled them. */
       chaosStatus: operatorProcedure.query(({ ctx }) => chaosStatus({ ctx: { ...ctx, chaos } })),
-      /** Presses one demo chaos switch; the operator code's session only. */
       chaosPress: operatorProcedure
         .input(z.object({ switch: z.enum(CHAOS_SWITCHES) }))
         .mutation(({ ctx, input }) => chaosPress({ ctx: { ...ctx, chaos }, input, cooldown })),

@@ -9,15 +9,11 @@ import {
 import type { Plugin } from 'graphql-yoga';
 
 /**
- * What one GraphQL document may ask of the server. The schema's deepest real selection is 3
- * (`payment { lines { productId } }`): the depth limit is for types that nest (none yet).
- * Introspection's own depth is graphql-js's `MaxIntrospectionDepthRule` (a specified rule in
- * graphql 16.9+), so `__schema` / `__type` subtrees do not count here; their fields do (the
- * standard introspection query is 220 once fragments are expanded, 1.9 KB). No legitimate
- * request needs many aliases: each one is another lookup or another execution.
+ * What one GraphQL document may ask of the server. Introspection's depth is graphql-js's own
+ * `MaxIntrospectionDepthRule`, so `__schema` / `__type` subtrees count their fields, not depth.
  */
 export const GRAPHQL_LIMITS = {
-  /** UTF-8 bytes of the document text, checked before it is parsed (a cart of 50 lines is ~2 KB). */
+  /** UTF-8 bytes of the document text, checked before it is parsed. */
   maxDocumentBytes: 16 * 1024,
   maxDepth: 6,
   maxAliases: 15,
@@ -25,11 +21,6 @@ export const GRAPHQL_LIMITS = {
   maxFields: 250,
 } as const;
 
-/**
- * Stable codes of these refusals (`errors[0].extensions.code`), all before execution:
- * `graphql_document_too_large` (413), `graphql_query_too_deep`, `graphql_query_too_complex`
- * (aliases or fields), `graphql_introspection_disabled` (400).
- */
 type GraphqlLimitCode =
   | 'graphql_document_too_large'
   | 'graphql_query_too_deep'
@@ -58,9 +49,9 @@ interface Measure {
 }
 
 /**
- * Depth, fields and aliases of an operation with its fragments expanded where they are spread.
- * Each fragment is measured once (relative to where it starts), so nesting fragments that
- * spread each other twice costs its exponential total in the count, not in the time to count.
+ * Depth, fields and aliases of an operation, fragments counted where spread. Each fragment is
+ * measured once, so fragments spreading each other cost their exponential total in the count,
+ * not in the time to count.
  */
 function measure(
   selectionSet: SelectionSetNode,
@@ -106,33 +97,23 @@ export function GraphqlOperationLimits(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(node) {
       const { depth, fields, aliases } = measure(node.selectionSet, context, fragments);
-      const refuseOver = (
-        code: 'graphql_query_too_deep' | 'graphql_query_too_complex',
-        measured: 'depth' | 'aliases' | 'fields',
-        value: number,
-        limit: number,
-        says: string,
-      ) => {
-        if (value <= limit) return;
+      const { maxDepth, maxAliases, maxFields } = GRAPHQL_LIMITS;
+      const checks = [
+        ['graphql_query_too_deep', 'depth', depth, maxDepth, `is ${depth} levels deep`],
+        ['graphql_query_too_complex', 'aliases', aliases, maxAliases, `has ${aliases} aliases`],
+        [
+          'graphql_query_too_complex',
+          'fields',
+          fields,
+          maxFields,
+          `selects ${fields} fields (fragments counted where spread)`,
+        ],
+      ] as const;
+      for (const [code, measured, value, limit, says] of checks) {
+        if (value <= limit) continue;
         const message = `The query ${says}; the limit is ${limit}.`;
         context.reportError(limitError(code, message, 400, { [measured]: value, limit }));
-      };
-      const { maxDepth, maxAliases, maxFields } = GRAPHQL_LIMITS;
-      refuseOver('graphql_query_too_deep', 'depth', depth, maxDepth, `is ${depth} levels deep`);
-      refuseOver(
-        'graphql_query_too_complex',
-        'aliases',
-        aliases,
-        maxAliases,
-        `has ${aliases} aliases`,
-      );
-      refuseOver(
-        'graphql_query_too_complex',
-        'fields',
-        fields,
-        maxFields,
-        `selects ${fields} fields (fragments counted where spread)`,
-      );
+      }
       // Measured whole: nothing below needs visiting by this rule.
       return false;
     },
@@ -159,13 +140,8 @@ function GraphqlIntrospectionDisabled(context: ValidationContext): ASTVisitor {
 }
 
 /**
- * The limits as a Yoga plugin: the document's size before it is parsed, then depth, aliases,
- * fields and (when `introspection` is false) introspection as validation rules, so a refused
- * document never reaches execution. Written with graphql-js's own `ValidationContext` rather
- * than a dependency: four small checks, no package to keep pinned for Node 20.
- *
- * @example
- * createYoga({ schema, plugins: [graphqlLimits({ introspection: process.env.NODE_ENV !== 'production' })] })
+ * The limits as a Yoga plugin: the size before parsing, the rest as validation rules, so a
+ * refused document never reaches execution. Four small checks: no dependency to keep pinned.
  */
 export function graphqlLimits(options: { introspection: boolean }): Plugin {
   const rules: ValidationRule[] = [GraphqlOperationLimits];

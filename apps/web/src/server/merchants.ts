@@ -7,20 +7,11 @@ export interface MerchantChoice {
   name: string;
 }
 
-// The last list this process read. Merchants change rarely, and a page that cannot reach the
-// database for a moment (a restart, a failover) still renders the picker from it; the payment
-// requests the page sends then meet the outage themselves and say so in plain words.
+// Merchants change rarely: during a database outage the picker still renders from the last
+// list read, and the page's payment requests meet the outage themselves.
 let lastRead: MerchantChoice[] | undefined;
 
-/**
- * The merchants this deployment's database holds, by id, for the pages' merchant pickers: the
- * demo merchants when the demo seed ran, whichever a deployment created otherwise. During a
- * database outage it answers the last list this process read; with none, it throws (the page's
- * error boundary says the store is unavailable).
- *
- * @example
- * const merchants = await listMerchants(); // [{ id: 'tenant_a', name: 'Acme Books' }, ...]
- */
+/** The merchants this deployment's database holds, by id, for the pages' pickers. */
 export async function listMerchants(): Promise<MerchantChoice[]> {
   try {
     const { deps } = await getWebRuntime();

@@ -6,21 +6,12 @@ import { webApiRoutes } from './web-routes.ts';
 export interface WebTestServer {
   database: TestDatabase;
   runtime: WebRuntime;
-  /** The web's API routes (`webApiRoutes`) on a real HTTP server. */
   server: ServedHandler;
   /** Closes the server and the runtime's pool, then drops the database. */
   close(): Promise<void>;
 }
 
-/**
- * The web app's API as a test talks to it: a fresh migrated database named after `label`, the
- * web runtime over it (`env` besides DATABASE_URL), and its routes served over real HTTP.
- *
- * @example
- * const web = await startWebTestServer('web_http', { SESSION_SECRET: 'test-session-secret-0123' });
- * await fetch(`${web.server.url}/api/health`);
- * await web.close();
- */
+/** A fresh migrated database, the web runtime over it, and its API routes over real HTTP. */
 export async function startWebTestServer(
   label: string,
   env: Record<string, string>,
