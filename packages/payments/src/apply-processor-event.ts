@@ -8,7 +8,7 @@ import { type PaymentSettlement, settlePayment } from './settle-payment.ts';
 import { isAuthenticationFailure } from './three-d-secure-failure.ts';
 
 /** A transaction of the application database, as drizzle hands it to `db.transaction`. */
-type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 
 /** The part of a processor (Stripe-shaped) PaymentIntent event the webhook receiver reads. */
 export interface ProcessorPaymentIntentEvent {

@@ -1,10 +1,7 @@
-import type { Database } from '@once/db';
 import { refunds } from '@once/db/schema';
 import { and, eq } from 'drizzle-orm';
+import type { Transaction } from './apply-processor-event.ts';
 import { canRecordRefund, refundStatusOfProcessor } from './refund-states.ts';
-
-/** A transaction of the application database, as drizzle hands it to `db.transaction`. */
-type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 
 /**
  * The events of a refund's life as Stripe sends them: `refund.created` (a refund was made,
