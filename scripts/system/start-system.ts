@@ -122,12 +122,48 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
 }
 
 async function startParts(supervisor: Supervisor, options: SystemOptions): Promise<RunningSystem> {
-  const webPort = options.webPort ?? 3000;
-  const processorPort = options.processorPort ?? 4100;
-  const workerBase = options.workerHealthBasePort ?? 4200;
+  const { databaseUrl, processorDatabaseUrl } = await startDatabase(supervisor, options);
+  const env = appEnvironment(options, databaseUrl, processorDatabaseUrl);
+  const chaos = await startChaos(supervisor, options, env);
+  const parts = appStarters(supervisor, options, env);
+  const building = buildWeb(supervisor, options, env.web);
+  try {
+    await parts.startProcessor();
+    for (let i = 0; i < (options.workerCount ?? 1); i++) await parts.startWorker(i);
+    await building;
+    await parts.startWeb();
+  } catch (error) {
+    // A build still running fails too: only the first failure is told.
+    building.catch(() => {});
+    await chaos?.close();
+    throw error;
+  }
+  return {
+    supervisor,
+    webUrl: env.webUrl,
+    publicWebUrl: env.publicWebUrl,
+    processorUrl: env.processorUrl,
+    databaseUrl,
+    processorDatabaseUrl,
+    pgDataDir: options.databaseUrl ? undefined : options.pgDataDir,
+    chaos: chaos ? { url: chaos.url, secret: chaos.secret } : undefined,
+    operatorCode: env.web.ONCE_OPERATOR_CODE!,
+    host: env.host,
+    envFor: (name) =>
+      name.startsWith('worker-')
+        ? env.worker(Number(name.slice(7)) - 1)
+        : env[name as 'web' | 'processor'],
+    ...parts,
+    stop: async () => {
+      await chaos?.close();
+      await supervisor.stopAll();
+    },
+  };
+}
 
+/** The embedded PostgreSQL unless a database is given, and the processor's database on it. */
+async function startDatabase(supervisor: Supervisor, options: SystemOptions) {
   let databaseUrl = options.databaseUrl;
-  let processorDatabaseUrl = options.processorDatabaseUrl;
   if (!databaseUrl) {
     const args = ['--durability', options.pgDurability ?? 'durable'];
     if (options.pgDataDir) args.push('--data-dir', options.pgDataDir);
@@ -145,11 +181,21 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     adminUrl.pathname = '/once';
     databaseUrl = adminUrl.toString();
   }
+  let processorDatabaseUrl = options.processorDatabaseUrl;
   if (!processorDatabaseUrl) {
     processorDatabaseUrl = processorDatabaseUrlFor(databaseUrl);
     await ensureDatabase(databaseUrl, new URL(processorDatabaseUrl).pathname.slice(1));
   }
+  return { databaseUrl, processorDatabaseUrl };
+}
 
+type AppEnvironment = ReturnType<typeof appEnvironment>;
+
+/** Each app process's environment: what all share, then the processor's, the web's and a worker's. */
+function appEnvironment(options: SystemOptions, databaseUrl: string, processorDatabaseUrl: string) {
+  const webPort = options.webPort ?? 3000;
+  const processorPort = options.processorPort ?? 4100;
+  const workerBase = options.workerHealthBasePort ?? 4200;
   const webUrl = `http://127.0.0.1:${webPort}`;
   const processorUrl = `http://127.0.0.1:${processorPort}`;
   const shared = {
@@ -173,18 +219,14 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
   const publicWebUrl = (shared.WEB_PUBLIC_URL || webUrl).replace(/\/+$/, '');
   shared.WEB_PUBLIC_URL = publicWebUrl;
   shared.WORKER_HEALTH_HOST ||= host;
-  const operatorCode = options.operatorCode ?? newOperatorCode();
-  let chaos: ChaosControl | undefined;
-  if (options.chaos) {
-    const leaseMs = Number(shared.WORKER_LEASE_MS || 30_000);
-    chaos = await startChaosControl({
-      supervisor,
-      pauseMs: leaseMs + PAUSE_MARGIN_MS,
-      cluster: options.cluster,
-      log: options.log,
-    });
-  }
-  const envs: Record<string, Record<string, string>> = {
+  return {
+    shared,
+    host,
+    webPort,
+    webUrl,
+    publicWebUrl,
+    processorUrl,
+    workerHealthUrl: (i: number) => `http://127.0.0.1:${workerBase + i}/healthz`,
     processor: {
       ...shared,
       PORT: String(processorPort),
@@ -195,103 +237,86 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       ...shared,
       PORT: String(webPort),
       ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next',
-      ONCE_OPERATOR_CODE: operatorCode,
+      ONCE_OPERATOR_CODE: options.operatorCode ?? newOperatorCode(),
       ...options.demoApiKeys,
-      ...(chaos ? { ONCE_CHAOS_URL: chaos.url, ONCE_CHAOS_SECRET: chaos.secret } : {}),
-    },
+    } as Record<string, string>,
+    worker: (i: number) => ({
+      ...shared,
+      PROCESSOR_DATABASE_URL: processorDatabaseUrl,
+      WORKER_ID: `worker-${i + 1}`,
+      WORKER_HEALTH_PORT: String(workerBase + i),
+    }),
   };
-  const workerEnv = (i: number) => ({
-    ...shared,
-    PROCESSOR_DATABASE_URL: processorDatabaseUrl!,
-    WORKER_ID: `worker-${i + 1}`,
-    WORKER_HEALTH_PORT: String(workerBase + i),
-  });
+}
 
-  const startProcessor = () =>
-    supervisor.start({
-      name: 'processor',
-      ...tsxEntry('apps/processor/src/main.ts'),
-      env: envs.processor,
-      healthUrl: `${processorUrl}/healthz`,
-    });
-  const startWorker = (i: number) =>
-    supervisor.start({
-      name: `worker-${i + 1}`,
-      ...tsxEntry('apps/worker/src/runtime/main.ts'),
-      env: workerEnv(i),
-      healthUrl: `http://127.0.0.1:${workerBase + i}/healthz`,
-    });
-  const webDir = path.join(repoRoot, 'apps/web');
-  const nextBin = path.join(repoRoot, 'node_modules/next/dist/bin/next');
-  // Production mode runs the web's own server (exit 0 on SIGTERM; `next start` exits 143).
-  const startWeb = () =>
-    supervisor.start({
-      name: 'web',
-      command: process.execPath,
-      args:
-        options.webMode === 'dev'
-          ? [nextBin, 'dev', '--port', String(webPort), '--hostname', host]
-          : ['--import', 'tsx', path.join(webDir, 'src/process/main.ts')],
-      cwd: webDir,
-      env: { ...envs.web, ...(options.webMode === 'dev' ? { NODE_ENV: 'development' } : {}) },
-      healthUrl: `${webUrl}/api/health`,
-      readyTimeoutMs: 180_000,
-    });
-
-  const build =
-    options.webMode !== 'dev' &&
-    !(
-      options.skipBuild && existsSync(path.join(webDir, options.nextDistDir ?? '.next', 'BUILD_ID'))
-    );
-  const building = build
-    ? supervisor
-        .start({
-          name: 'build',
-          command: process.execPath,
-          args: [nextBin, 'build'],
-          cwd: webDir,
-          env: { ...envs.web, NODE_ENV: 'production' },
-          oneShot: true,
-        })
-        .then((p) => p.exited)
-        .then((code) => {
-          if (code !== 0) throw new Error(`next build failed with code ${code}`);
-        })
-    : Promise.resolve();
-
-  const stop = async () => {
-    await chaos?.close();
-    await supervisor.stopAll();
-  };
-  try {
-    await startProcessor();
-    const workerCount = options.workerCount ?? 1;
-    for (let i = 0; i < workerCount; i++) await startWorker(i);
-    await building;
-    await startWeb();
-  } catch (error) {
-    // A build still running fails too: only the first failure is told.
-    building.catch(() => {});
-    await chaos?.close();
-    throw error;
-  }
-
-  return {
+/** The demo's chaos switches, when asked for: a control channel only the web is told of. */
+async function startChaos(supervisor: Supervisor, options: SystemOptions, env: AppEnvironment) {
+  if (!options.chaos) return undefined;
+  const chaos = await startChaosControl({
     supervisor,
-    webUrl,
-    publicWebUrl,
-    processorUrl,
-    databaseUrl,
-    processorDatabaseUrl,
-    pgDataDir: options.databaseUrl ? undefined : options.pgDataDir,
-    chaos: chaos ? { url: chaos.url, secret: chaos.secret } : undefined,
-    operatorCode,
-    host,
-    envFor: (name) =>
-      name.startsWith('worker-') ? workerEnv(Number(name.slice(7)) - 1) : envs[name]!,
-    startWorker,
-    startWeb,
-    startProcessor,
-    stop,
+    pauseMs: Number(env.shared.WORKER_LEASE_MS || 30_000) + PAUSE_MARGIN_MS,
+    cluster: options.cluster,
+    log: options.log,
+  });
+  env.web.ONCE_CHAOS_URL = chaos.url;
+  env.web.ONCE_CHAOS_SECRET = chaos.secret;
+  return chaos;
+}
+
+const webDir = path.join(repoRoot, 'apps/web');
+const nextBin = path.join(repoRoot, 'node_modules/next/dist/bin/next');
+
+/** Start (or restart) the processor, worker i, or the web under the supervisor. */
+function appStarters(supervisor: Supervisor, options: SystemOptions, env: AppEnvironment) {
+  const dev = options.webMode === 'dev';
+  return {
+    startProcessor: () =>
+      supervisor.start({
+        name: 'processor',
+        ...tsxEntry('apps/processor/src/main.ts'),
+        env: env.processor,
+        healthUrl: `${env.processorUrl}/healthz`,
+      }),
+    startWorker: (i: number) =>
+      supervisor.start({
+        name: `worker-${i + 1}`,
+        ...tsxEntry('apps/worker/src/runtime/main.ts'),
+        env: env.worker(i),
+        healthUrl: env.workerHealthUrl(i),
+      }),
+    // Production mode runs the web's own server (exit 0 on SIGTERM; `next start` exits 143).
+    startWeb: () =>
+      supervisor.start({
+        name: 'web',
+        command: process.execPath,
+        args: dev
+          ? [nextBin, 'dev', '--port', String(env.webPort), '--hostname', env.host]
+          : ['--import', 'tsx', path.join(webDir, 'src/process/main.ts')],
+        cwd: webDir,
+        env: { ...env.web, ...(dev ? { NODE_ENV: 'development' } : {}) },
+        healthUrl: `${env.webUrl}/api/health`,
+        readyTimeoutMs: 180_000,
+      }),
   };
+}
+
+/** `next build` for production mode, unless skipped and a build is already there. */
+async function buildWeb(
+  supervisor: Supervisor,
+  options: SystemOptions,
+  webEnv: Record<string, string>,
+) {
+  const distDir = options.nextDistDir ?? '.next';
+  if (options.webMode === 'dev') return;
+  if (options.skipBuild && existsSync(path.join(webDir, distDir, 'BUILD_ID'))) return;
+  const build = await supervisor.start({
+    name: 'build',
+    command: process.execPath,
+    args: [nextBin, 'build'],
+    cwd: webDir,
+    env: { ...webEnv, NODE_ENV: 'production' },
+    oneShot: true,
+  });
+  const code = await build.exited;
+  if (code !== 0) throw new Error(`next build failed with code ${code}`);
 }
