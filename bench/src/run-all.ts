@@ -5,7 +5,6 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from './harness/args.ts';
-import { describeMachine } from './harness/machine.ts';
 import { startBenchPostgres } from './harness/postgres.ts';
 import {
   type BenchRedis,
@@ -14,6 +13,7 @@ import {
   startBenchRedis,
 } from './harness/redis.ts';
 import {
+  describeMachine,
   type RunReport,
   renderMarkdown,
   writeMarkdown,

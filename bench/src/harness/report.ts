@@ -1,17 +1,35 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { BenchArgs } from './args.ts';
-import type { MachineInfo } from './machine.ts';
 import type { ScenarioResult } from './result-types.ts';
 import { repoRoot } from './server-process.ts';
 import { renderGoals, renderTable } from './table.ts';
+
+/** The machine a run happened on, for the report. */
+export function describeMachine() {
+  return {
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    ramGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    // `npm run bench` measures `dist/`, the package as installed, not `src/` through tsx.
+    library: path.relative(
+      repoRoot,
+      path.dirname(fileURLToPath(import.meta.resolve('@once/idempotency'))),
+    ) as string | undefined,
+  };
+}
 
 /** Everything one run produced, as written to bench/results/<timestamp>.json. */
 export interface RunReport {
   startedAt: string;
   finishedAt: string;
   args: BenchArgs;
-  machine: MachineInfo;
+  machine: ReturnType<typeof describeMachine>;
   loadAverageAfter: number[];
   postgres: Record<string, string>;
   redis: string;
