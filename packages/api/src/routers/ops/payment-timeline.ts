@@ -58,7 +58,15 @@ export async function paymentTimeline({
       checkedAt,
     };
   } else {
-    ledger = unverified(asked.processor, asked.processorError, checkedAt);
+    const reason = asked.processorError;
+    ledger = {
+      processor: asked.processor,
+      processorError: reason,
+      side: null,
+      verdict: 'unverified',
+      reason,
+      checkedAt,
+    };
   }
 
   return {
@@ -76,20 +84,5 @@ export async function paymentTimeline({
     },
     events: events.map(({ tenantId, paymentId, ...event }) => isoTimes(event)),
     ledger,
-  };
-}
-
-function unverified(
-  processor: 'unreachable' | 'no_account',
-  reason: string,
-  checkedAt: string,
-): PaymentTimeline['ledger'] {
-  return {
-    processor,
-    processorError: reason,
-    side: null,
-    verdict: 'unverified',
-    reason,
-    checkedAt,
   };
 }
