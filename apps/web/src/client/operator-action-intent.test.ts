@@ -1,13 +1,9 @@
+import type { KeyValueStorage } from '@once/idempotency/client';
 import { describe, expect, it } from 'vitest';
-import {
-  claimIntent,
-  forgetIntent,
-  type IntentStorage,
-  intentStorageKey,
-} from './operator-action-intent.ts';
+import { claimIntent, forgetIntent, intentStorageKey } from './operator-action-intent.ts';
 
 /** One origin's localStorage, as every tab of the cockpit sees it. */
-function sharedStorage(): IntentStorage {
+function sharedStorage(): KeyValueStorage {
   const items = new Map<string, string>();
   return {
     getItem: (key) => items.get(key) ?? null,

@@ -10,26 +10,16 @@ export interface OperatorActionIntent<TInput> {
 }
 
 /**
- * Where a payment's intended action waits in `localStorage` until its answer is final: one per
- * payment and button, shared by every tab of the cockpit, so a reload, a second click or the
- * same button in another tab sends the SAME key, never a new one (as the checkout shares its
- * intent between tabs).
- *
- * @example
- * intentStorageKey('pay_1', 'refund'); // 'once.ops.action.pay_1.refund'
+ * Where a payment's intended action waits until its answer is final: one per payment and button,
+ * shared by every tab, so a reload, a second click or another tab sends the SAME key.
  */
 export function intentStorageKey(paymentId: string, kind: OperatorActionKind): string {
   return `once.ops.action.${paymentId}.${kind}`;
 }
 
-/** The part of Web Storage the intents use (the origin's `localStorage`; tests pass a map). */
-export type IntentStorage = KeyValueStorage;
-
-/**
- * The stored intent of this button, if any tab left one unanswered.
- */
+/** The stored intent of this button, if any tab left one unanswered. */
 export function readIntent<TInput>(
-  storage: IntentStorage | undefined,
+  storage: KeyValueStorage | undefined,
   storageKey: string,
 ): OperatorActionIntent<TInput> | undefined {
   try {
@@ -41,12 +31,11 @@ export function readIntent<TInput>(
 }
 
 /**
- * What a press sends: the intent some tab stored and no final answer has cleared yet (its key
- * and ITS input: the action first meant), else `input` under a newly minted key, stored for the
- * other tabs before it is sent. Storage refused or disabled: a key for this press alone.
+ * What a press sends: the intent some tab stored and no final answer cleared (its key and ITS
+ * input), else `input` under a new key, stored for the other tabs before it is sent.
  */
 export function claimIntent<TInput>(
-  storage: IntentStorage | undefined,
+  storage: KeyValueStorage | undefined,
   storageKey: string,
   input: TInput,
   mintKey: () => string,
@@ -67,7 +56,7 @@ export function claimIntent<TInput>(
  * stored one: a tab hearing an old answer late never drops another tab's newer intent.
  */
 export function forgetIntent(
-  storage: IntentStorage | undefined,
+  storage: KeyValueStorage | undefined,
   storageKey: string,
   answeredKey: string,
 ): void {
@@ -103,13 +92,7 @@ const REFUSALS: Record<string, string> = {
   unauthenticated: 'you are not signed in as an operator',
 };
 
-/**
- * The state an answer leaves a button in. Only `accepted` and `refused` are final (the intent
- * can be forgotten); anything else keeps the key for the retry.
- *
- * @example
- * stateOfAnswer('k1', { kind: 'in_use', retryAfterSeconds: 1 }); // { phase: 'no_answer', ... }
- */
+/** The state an answer leaves a button in; only `accepted` and `refused` are final. */
 export function stateOfAnswer<TResult>(
   key: string,
   answer: AttemptOutcome<TResult>,

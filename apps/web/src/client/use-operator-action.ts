@@ -1,12 +1,11 @@
 'use client';
 
-import { newIdempotencyKey } from '@once/idempotency/client';
+import { type KeyValueStorage, newIdempotencyKey } from '@once/idempotency/client';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { classifyPayError } from './classify-pay-error.ts';
 import {
   claimIntent,
   forgetIntent,
-  type IntentStorage,
   intentStorageKey,
   isFinal,
   type OperatorActionIntent,
@@ -24,7 +23,7 @@ type SendOperatorAction<TInput, TResult> = (
 ) => Promise<TResult>;
 
 /** The origin's localStorage, shared by every tab; undefined where storage is disabled. */
-function sharedStorage(): IntentStorage | undefined {
+function sharedStorage(): KeyValueStorage | undefined {
   try {
     return window.localStorage;
   } catch {

@@ -1,16 +1,13 @@
 import { appRouter, createContext } from '@once/api';
 import { ApiError, apiErrorToTRPC, isApiError } from '@once/api/errors';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { API_MAX_BODY_BYTES, boundedRequest } from './body-limit.ts';
+import { boundedRequest } from './body-limit.ts';
 import type { WebRuntime } from './runtime.ts';
 
 /**
- * A POST (every mutation: `session.start`, `session.end`, `checkout.pay`, the chaos switches)
- * must say `Content-Type: application/json`. tRPC would also take `multipart/form-data` and
- * `application/octet-stream`, and those a plain HTML form on another origin can send with the
- * victim's cookies (SameSite=Lax lets a same-site sibling's form POST through); a JSON body
- * from another origin needs a CORS preflight this server never grants. So the refusal comes
- * before the body is read and before any procedure runs.
+ * Every mutation must say `Content-Type: application/json`, refused before the body is read:
+ * tRPC would also take form and octet-stream bodies, which an HTML form on another (same-site)
+ * origin can send with the victim's cookies, while JSON needs a preflight this server never grants.
  */
 function refuseNonJsonMutation(req: Request): void {
   if (req.method === 'GET' || req.method === 'HEAD') return;
@@ -24,12 +21,8 @@ function refuseNonJsonMutation(req: Request): void {
 }
 
 /**
- * The tRPC endpoint as a web-standard handler. `resHeaders` goes into the context so the
- * idempotency plugin can set `Retry-After` and `Idempotent-Replayed`, and `session.start`
- * its cookie. A body over {@link API_MAX_BODY_BYTES} is answered 413 (`PAYLOAD_TOO_LARGE`,
- * `data.code = 'payload_too_large'`) in tRPC's own error shape before any input is parsed or
- * any procedure runs; so is a POST that is not `application/json` (415,
- * `unsupported_media_type`, see {@link refuseNonJsonMutation}).
+ * The tRPC endpoint; `resHeaders` is in the context so the guard and `session.start` can set
+ * headers. Too large or non-JSON bodies are refused in tRPC's own error shape before anything runs.
  */
 export function createTrpcHandler(getRuntime: () => Promise<WebRuntime>, endpoint = '/api/trpc') {
   return async (req: Request): Promise<Response> => {

@@ -10,14 +10,7 @@ const MAX_WEBHOOK_TOLERANCE_SECONDS = 86_400;
  */
 export const WEBHOOK_SKEW_LOG_THRESHOLD_SECONDS = 60;
 
-/**
- * `ONCE_WEBHOOK_TOLERANCE_SECONDS`: how old (by this host's clock) a `Stripe-Signature`
- * timestamp may be. Default 300 (Stripe's). A whole number from 1 to 86400; anything else
- * refuses to start with one line saying what to set.
- *
- * @example
- * readWebhookToleranceSeconds({ ONCE_WEBHOOK_TOLERANCE_SECONDS: '600' }); // 600
- */
+/** `ONCE_WEBHOOK_TOLERANCE_SECONDS`: how old (by this host's clock) a signature may be. */
 export function readWebhookToleranceSeconds(env: Record<string, string | undefined>): number {
   return parseEnv(webhookToleranceEnv, env).ONCE_WEBHOOK_TOLERANCE_SECONDS;
 }
@@ -31,25 +24,13 @@ export const webhookToleranceEnv = {
   }),
 };
 
-/**
- * How far the signature's `t=` lies behind this host's clock, in whole seconds (negative:
- * ahead of it). Undefined when the header carries no timestamp.
- *
- * @example
- * signatureSkewSeconds('t=1700000000,v1=ab', 1_700_000_042_000); // 42
- */
+/** How far the signature's `t=` lies behind this host's clock, in seconds (negative: ahead). */
 export function signatureSkewSeconds(header: string, nowMs: number): number | undefined {
   const match = /(?:^|,)\s*t=(\d{1,12})(?:,|$)/.exec(header);
   if (!match) return undefined;
   return Math.floor(nowMs / 1000) - Number(match[1]);
 }
 
-/**
- * One log phrase for a measured skew, e.g. "signed 612 s before this host's clock".
- *
- * @example
- * describeSkew(-5); // "signed 5 s after this host's clock"
- */
 export function describeSkew(skewSeconds: number | undefined): string {
   if (skewSeconds === undefined) return 'no signature timestamp';
   return skewSeconds >= 0

@@ -26,13 +26,8 @@ function read(tenantId: string): string | null {
 }
 
 /**
- * Where the current scene of the demo started: the strip counts payments created since then,
- * so each scene starts at "0 payments" without deleting anything (the ledger table and its
- * alarms still cover every payment). Kept in this browser only; `null`: count everything.
- *
- * @example
- * const [since, setSince] = useSceneMark(tenantId);
- * setSince(ledger.checkedAt); // "New scene"
+ * Where the demo's current scene started (this browser only; `null`: count everything): each
+ * scene starts at "0 payments" without deleting anything.
  */
 export function useSceneMark(
   tenantId: string,

@@ -58,12 +58,8 @@ function countLine(rows: readonly OpsLedgerRow[], payments: string): { tone: Ton
 
 /**
  * The ledger comparison as one line: "10 payments, 10 charges, all agree", or what does not.
- * `limit`: how many payments the cockpit asked for; a full page is "the latest 50 payments".
- * `since`: the scene's start; only payments created since are counted, but an alarm on an
- * earlier payment still turns the line red and is named ("before this scene: 1 charged twice").
- *
- * @example
- * ledgerLine(result, 50, '2026-11-25T12:04:05Z').text; // "2 payments, 2 charges, all agree"
+ * Only payments since the scene's start count, but an earlier payment's alarm still turns the
+ * line red and is named.
  */
 export function ledgerLine(
   result: OpsLedgerResult,
@@ -89,13 +85,8 @@ export function ledgerLine(
 }
 
 /**
- * The parts as the strip shows them: each state with its restarts ("restarting, restarted 2
- * times"), in the launcher's order (a part keeps its place while it restarts). The web server
- * is the one part that cannot report itself: while it does not answer, its last known `up` is
- * stale, and the launcher is bringing it back, so it shows `restarting`.
- *
- * @example
- * stripParts(parts, { webAnswering: false }).find((p) => p.name === 'web')?.text; // 'restarting'
+ * The parts with their restarts, in the launcher's order. The web server cannot report itself:
+ * while it does not answer, its last known `up` is stale, so it shows `restarting`.
  */
 export function stripParts(
   parts: readonly ChaosPart[],
