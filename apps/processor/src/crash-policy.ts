@@ -9,11 +9,8 @@ export interface CrashPolicyOptions {
 }
 
 /**
- * The processor's answers to `@once/postgres`'s crash policy: the two survivable
- * postgres.js 3.4.9 defects are logged and survived (the pool is swapped after the
- * null-socket write); anything else, an uncaught exception or an unhandled rejection of its
- * own, is a bug in this program: log it with its stack and exit 1 (every money movement is
- * one transaction; a client retries with its Idempotency-Key).
+ * The two survivable postgres.js defects are survived; anything else is a bug: log it and
+ * exit 1 (every money movement is one transaction; a client retries with its key).
  */
 export function installCrashPolicy(options: CrashPolicyOptions): void {
   const { log } = options;

@@ -44,13 +44,7 @@ const eventIntent = sql<string>`coalesce(
   ${webhookEvents.payload}::jsonb #>> '{data,object,payment_intent}',
   ${webhookEvents.payload}::jsonb #>> '{data,object,id}')`;
 
-/**
- * The webhook outbox under `/admin`: `GET /admin/webhook-events` (filters `account`, `type`,
- * `payment_intent`; `limit`: only the newest that many, still oldest first) and
- * `POST /admin/webhook-events/:id/resend` (body `{ account }` optional: an event of another
- * account is not found), which sends the same event again now and answers what the endpoint
- * answered; an unknown id is 404 and sends nothing.
- */
+/** The webhook outbox under `/admin`: list (`limit` keeps the newest, shown oldest first) and resend. */
 export function registerWebhookEventRoutes(
   app: Hono,
   {

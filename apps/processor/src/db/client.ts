@@ -18,11 +18,7 @@ export interface ProcessorDatabaseClient {
   close(): Promise<void>;
 }
 
-/**
- * Connects to the processor's own database. Each pool is opened by @once/db's
- * `openPostgresPool` (its connection timeouts: a stuck lock or a dead peer fails a
- * request instead of hanging it); Drizzle runs on top with the processor's schema.
- */
+/** The processor's own database, on pools whose timeouts fail a stuck request instead of hanging it. */
 export function createProcessorDatabase(url: string, log: PoolLog): ProcessorDatabaseClient {
   const pool = createReplaceableSql(
     () => openPostgresPool(url, { applicationName: 'once-processor' }),

@@ -12,11 +12,8 @@ export interface DatabaseWaitOptions {
 }
 
 /**
- * Runs `work` again after a transient database error (PostgreSQL starting up or shutting down,
- * a refused or reset connection), with capped exponential backoff, one log line per wait. A
- * PostgreSQL restarted by its supervisor answers 57P03 for a while, and the processor's own
- * supervisor should not have to restart it for that. Anything else (an unknown database, a
- * wrong password: a configuration error) is thrown at once, and so is the last transient one.
+ * Runs `work` again after a transient database error (a restarting PostgreSQL answers 57P03
+ * for a while), with capped backoff; a configuration error is thrown at once.
  */
 export async function untilDatabaseAnswers<T>(
   work: () => Promise<T>,

@@ -70,13 +70,9 @@ function createdConditions(params: FormParams): SQL[] {
 }
 
 /**
- * `GET /v1/events`: the account's events, newest first; `type` / `types[]`, `created`,
- * `delivery_success`, `limit` (1-100), `starting_after`. `delivery_success=false` lists the
- * events not delivered yet: still being retried, or given up on (Stripe: "still pending or
- * have failed all delivery attempts"); `true`, those delivered. This processor has one
- * webhook endpoint, so "all webhooks delivered" is that one delivery.
- *
- * Stripe keeps events 30 days; this processor keeps them as long as its database does.
+ * `GET /v1/events`, newest first. `delivery_success=false` lists the events still being
+ * retried or given up on (Stripe: "still pending or have failed all delivery attempts"); with
+ * one webhook endpoint here, "all webhooks delivered" is that one delivery.
  */
 export const listEvents: ReadOperation = async (db, { account, params }) => {
   const limit = readListLimit(params);

@@ -32,12 +32,9 @@ const notFound = () =>
   });
 
 /**
- * The hosted 3-D Secure challenge Stripe's `next_action` sends a shopper to, as Stripe's test
- * page offers it: "Complete" or "Fail" (or leave, and the intent stays `requires_action` until
- * it is confirmed again or canceled). The answer is a form POST; afterwards the shopper is
- * redirected (303) to the intent's `return_url` with `payment_intent`,
- * `payment_intent_client_secret` and `redirect_status`. The client secret in the link is the
- * only credential, as on Stripe's hosted pages.
+ * The hosted 3-D Secure challenge `next_action` sends a shopper to, "Complete" or "Fail" as on
+ * Stripe's test page, then a 303 to the intent's `return_url`. The client secret in the link
+ * is the only credential, as on Stripe's hosted pages.
  */
 export function createThreeDSecurePages(options: ThreeDSecureOptions): Hono {
   const { db, log } = options;

@@ -2,12 +2,7 @@ import { reapExpiredKeys } from '@once/idempotency/drizzle';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { type PeriodicSweep, startPeriodicSweep } from './periodic-sweep.ts';
 
-/**
- * Deletes idempotency keys past their retention (`PROCESSOR_IDEMPOTENCY_RETENTION_MS`,
- * 24 h by default) every `intervalMs` (`PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS`). Retention itself
- * does not depend on this (an expired key is treated as new when reused); reaping only
- * keeps the table small.
- */
+/** Deletes keys past their retention; only keeps the table small (an expired key is new anyway). */
 export function startIdempotencyReaper(
   db: ProcessorDatabase,
   log: (line: string) => void,

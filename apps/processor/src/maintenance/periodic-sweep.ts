@@ -3,12 +3,7 @@ export interface PeriodicSweep {
   stop(): void;
 }
 
-/**
- * Runs `pass` every `intervalMs`, one pass at a time (the next is scheduled when the last has
- * ended, so a slow pass never overlaps itself), and logs what a pass did or why it failed. A
- * failed pass is only logged: the next one tries again. The timer does not keep the process
- * alive.
- */
+/** Runs `pass` every `intervalMs`, never overlapping itself; a failed pass is only logged. */
 export function startPeriodicSweep<T>(options: {
   name: string;
   intervalMs: number;

@@ -13,32 +13,20 @@ export const faults = pgTable(
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.id),
-    /** One of `FAULT_KINDS` (faults/fault-kinds.ts). */
     kind: text('kind').notNull(),
     /** HTTP method to match (null: any). Webhook faults ignore it. */
     method: text('method'),
     /** Request path prefix (or, for webhook faults, event type prefix) to match; null: any. */
     pathPrefix: text('path_prefix'),
-    /**
-     * The one API call to match (`payment_intents.confirm`, see `MUTATING_OPERATIONS`); null:
-     * any. Webhook faults never have one.
-     */
+    /** The one API call to match; null: any. */
     operation: text('operation'),
-    /** How many more matching requests (or deliveries) this fault applies to. */
     remaining: integer('remaining').notNull(),
-    /**
-     * How many requests (or deliveries) this fault was applied to: "fired" means it bit, not
-     * that it was armed. Kept when the fault is cleared (a cleared fault that bit stays, disarmed).
-     */
+    /** Kept when the fault is cleared (a cleared fault that bit stays, disarmed). */
     taken: integer('taken').notNull().default(0),
     delayMs: integer('delay_ms'),
     /** For `delay`: before_charge | after_charge. */
     delayWhen: text('delay_when'),
-    /**
-     * Request faults that answer after the work committed: for this long afterwards the
-     * object's reads by id answer 404 and its webhooks wait (the processor's read side and
-     * event pipeline lagging behind its write side).
-     */
+    /** For this long after the work committed, the object's reads answer 404 and its webhooks wait. */
     lagMs: integer('lag_ms'),
     /** The fault stops applying then (null: only `remaining` ends it). */
     expiresAt: timestamp('expires_at', { withTimezone: true }),
