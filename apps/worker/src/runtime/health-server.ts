@@ -2,10 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { DEFAULT_BIND_HOST } from '@once/env';
 
 /**
- * GET /healthz -> 200 `{"ok":true,...}` while the worker runs (the orchestrator and
- * docker-compose wait on it). Liveness only: a database outage is something the worker
- * rides out, not a reason to be restarted. Listens on `host` (WORKER_HEALTH_HOST, default
- * 0.0.0.0 so a container's health check and its orchestrator can both reach it).
+ * GET /healthz -> 200 while the worker runs. Liveness only: a database outage is something the
+ * worker rides out, not a reason to be restarted.
  */
 export async function startHealthServer(
   port: number,

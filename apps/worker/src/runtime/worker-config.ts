@@ -1,11 +1,7 @@
 import { hostname } from 'node:os';
 import { bindHost, integer, parseEnv, required, text } from '@once/env';
 
-/**
- * The worker's environment (see README for the table), validated at start: unset or empty
- * takes the default; an invalid number fails with the variable's name, not later as a NaN
- * timeout.
- */
+/** Validated at start: an invalid number fails with the variable's name, not later as a NaN timeout. */
 const workerEnv = {
   DATABASE_URL: required(
     'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
