@@ -2,6 +2,8 @@
 // its own PostgreSQL): checkout clients retry their Idempotency-Key until a definite answer
 // while the primary fails; afterwards every acknowledged payment must be on the new primary
 // and the processor's ledger must hold one charge per checkout (packages/invariant).
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabaseClient, runMigrations } from '@once/db';
 import { verifyInvariant } from '@once/invariant';
 import { spawnEmbeddedPostgres } from '@once/postgres/embedded';
@@ -9,7 +11,7 @@ import postgres from 'postgres';
 import { checkoutUntilAccepted } from '../../test/support/payments-client.ts';
 import { startTestSystem } from '../../test/support/test-system.ts';
 import type { HaCluster, HaNodeName } from './cluster.ts';
-import { FAILURES, type Failure, retried, sleep } from './drill.ts';
+import { FAILURES, type Failure, retried } from './drill.ts';
 
 /** Until the worker has settled every payment (nothing processing/unknown). */
 async function waitConverged(sql: postgres.Sql): Promise<void> {

@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { ProcessGroupTether, signalGroup, signalProcess } from '../system/process-group-tether.ts';
 import { ensureHaPackages, POSTGRES_BIN_DIR } from './install.ts';
@@ -46,7 +47,6 @@ interface HaClusterOptions {
 const NODE_NAMES = ['pg1', 'pg2', 'pg3'] as const;
 export type HaNodeName = (typeof NODE_NAMES)[number];
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const execFileAsync = promisify(execFile);
 
 /** PostgreSQL refuses to run as root: as root, the cluster runs as Debian's `postgres` user. */

@@ -2,10 +2,10 @@
 // in an order and after delays drawn from the seed, under acknowledged inserts from four
 // clients on the multi-host URL. After each: a new leader, both standbys streaming, and a
 // count of the acknowledged rows that are gone (a synchronous mode must lose none).
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import postgres from 'postgres';
 import type { HaCluster, HaNodeName } from './cluster.ts';
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** mulberry32: the drill's order and delays are a function of its seed. */
 function seeded(seed: number): () => number {

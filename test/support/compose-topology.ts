@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
 import {
@@ -60,7 +61,6 @@ export interface RunningComposeTopology {
 const WILDCARDS = new Set(['0.0.0.0', '::']);
 /** docker compose stop's default grace before SIGKILL. */
 const STOP_GRACE_MS = 10_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function portFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
