@@ -1,10 +1,6 @@
 /**
- * The web process in production: serves the Next.js build (`next build` first) on `HOST`:`PORT`
- * and exits 0 on SIGTERM/SIGINT after in-flight requests finish, like the worker and the
- * processor. `next start` instead exits 143 on SIGTERM, which orchestrators report as a
- * failure even for a requested stop.
- *
- *   node --import tsx apps/web/src/process/main.ts
+ * The web process in production: serves the Next.js build and exits 0 on SIGTERM/SIGINT after
+ * in-flight requests finish (`next start` exits 143, which orchestrators report as a failure).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

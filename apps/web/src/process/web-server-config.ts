@@ -16,38 +16,19 @@ const webServerEnv = {
   ONCE_ALLOWED_HOSTS: text({ default: undefined, trim: true }),
 };
 
-/** Where the web server listens. */
-export interface WebServerConfig {
-  /** `HOST`, default 0.0.0.0: reachable as localhost on a laptop and from other containers. */
-  host: string;
-  /** `PORT`, default 3000. */
-  port: number;
-  /**
-   * `ONCE_TRUST_PROXY=1`: the client's address is the last `X-Forwarded-For` entry (see
-   * `stampClientAddress`); default 0, the socket's peer.
-   */
-  trustProxy: boolean;
-  /**
-   * Names besides IP literals, `localhost` and dotless private names that a request's `Host`
-   * may carry (`hostAllowed`): WEB_PUBLIC_URL's host and ONCE_ALLOWED_HOSTS.
-   */
-  allowedHostNames: string[];
-}
-
 /**
- * Reads and checks `HOST` and `PORT` once at start. Only IP literals are taken for `HOST`
- * (a name would be resolved once and could bind somewhere unexpected); `HOSTNAME` is not
- * read on purpose: Docker sets it to the container's id.
- *
- * @example
- * readWebServerConfig({ HOST: '127.0.0.1', PORT: '3000' }); // { host: '127.0.0.1', port: 3000, trustProxy: false, allowedHostNames: [] }
+ * Reads and checks the listening address once at start: `HOST` only as an IP literal (a name
+ * could bind somewhere unexpected); `HOSTNAME` is not read: Docker sets it to the container's id.
  */
-export function readWebServerConfig(env: Record<string, string | undefined>): WebServerConfig {
+export function readWebServerConfig(env: Record<string, string | undefined>) {
   const e = parseEnv(webServerEnv, env);
   return {
     host: e.HOST,
     port: e.PORT,
     trustProxy: e.ONCE_TRUST_PROXY === 1,
+    // Names besides IP literals, `localhost` and dotless private names a `Host` may carry.
     allowedHostNames: configuredHostNames([e.WEB_PUBLIC_URL], e.ONCE_ALLOWED_HOSTS),
   };
 }
+
+export type WebServerConfig = ReturnType<typeof readWebServerConfig>;

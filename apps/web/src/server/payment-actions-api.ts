@@ -45,12 +45,9 @@ interface MoneyActionRoute<TBody, TResult> {
 }
 
 /**
- * A REST money route: Bearer API key only (the merchant's tenant, never the body's), the body
- * read once (optional: `{}` when empty), guarded by `Idempotency-Key` in atomic mode like
- * `POST /api/v1/payments`: the business function writes the action, its outbox job and the
- * stored answer in ONE transaction, so the answer is 202 (accepted; the worker moves the
- * money) and a retry with the key replays it with `Idempotent-Replayed: true`. A refusal of
- * the business function (problem+json 4xx) rolls everything back and releases the key.
+ * A REST money route: Bearer API key only (the tenant is never the body's), guarded by
+ * `Idempotency-Key`: the action, its outbox job and the stored 202 commit in ONE transaction, so
+ * a retry replays it; a refusal rolls everything back and releases the key.
  */
 function moneyActionHandler<TBody, TResult>(
   getRuntime: () => Promise<WebRuntime>,
@@ -114,11 +111,7 @@ export const paymentAfterAction = (
   result: PaymentActionResult,
 ) => readMerchantPayment(tx, tenantId, result.paymentId);
 
-/**
- * `POST /api/v1/payments/{id}/capture`: captures an authorised (`requires_capture`) payment,
- * all of it or `amount` (the rest is released). 202 with the payment (`processing` until the
- * worker records the processor's answer, then `succeeded` with `amountReceived`).
- */
+/** `POST /api/v1/payments/{id}/capture`: all of an authorised payment, or `amount`. */
 export function createPaymentCaptureHandler(getRuntime: () => Promise<WebRuntime>) {
   return moneyActionHandler<CaptureBody, PaymentActionResult>(getRuntime, {
     route: 'POST /api/v1/payments/{id}/capture',
@@ -132,10 +125,7 @@ export function createPaymentCaptureHandler(getRuntime: () => Promise<WebRuntime
   });
 }
 
-/**
- * `POST /api/v1/payments/{id}/cancel`: voids an authorised payment (releases it all). 202 with
- * the payment (`processing`, then `canceled`).
- */
+/** `POST /api/v1/payments/{id}/cancel`: voids an authorised payment. */
 export function createPaymentCancelHandler(getRuntime: () => Promise<WebRuntime>) {
   return moneyActionHandler<CancelBody, PaymentActionResult>(getRuntime, {
     route: 'POST /api/v1/payments/{id}/cancel',
@@ -148,11 +138,7 @@ export function createPaymentCancelHandler(getRuntime: () => Promise<WebRuntime>
   });
 }
 
-/**
- * `POST /api/v1/payments/{id}/refunds`: refunds a succeeded payment, all that is left or
- * `amount`, with an optional Stripe `reason`; several may follow, never more than received.
- * 202 with the refund (`pending` until the processor's answer).
- */
+/** `POST /api/v1/payments/{id}/refunds`: all that is left or `amount`, never more than received. */
 export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>) {
   return moneyActionHandler<RefundBody, RefundResult>(getRuntime, {
     route: 'POST /api/v1/payments/{id}/refunds',
@@ -165,11 +151,7 @@ export function createPaymentRefundHandler(getRuntime: () => Promise<WebRuntime>
   });
 }
 
-/**
- * `GET /api/v1/payments/{id}/refunds`: every refund of a payment of the caller's tenant, oldest
- * first, each as it stands now (`pending`, `succeeded`, `failed`); 404 problem+json for a
- * payment that is not the tenant's.
- */
+/** `GET /api/v1/payments/{id}/refunds`: see {@link readMerchantRefunds}. */
 export function createPaymentRefundsGetHandler(getRuntime: () => Promise<WebRuntime>) {
   return merchantGetHandler(getRuntime, async (db, tenantId, paymentId) => ({
     paymentId,

@@ -2,7 +2,6 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from '../openapi.ts';
 
-/** A response as a client saw it: status, headers and the body text. */
 export interface ObservedResponse {
   status: number;
   headers: Headers;
@@ -81,14 +80,7 @@ function operationFor(method: string, path: string): { template: string; op: Ope
   throw new Error(`${method} ${path} is not in the OpenAPI description`);
 }
 
-/**
- * Every way `response` breaks the OpenAPI description of `method path`: an undocumented status
- * or content type, a missing required header, a header or body that fails its schema. Empty
- * when it conforms.
- *
- * @example
- * expect(openApiViolations('POST', '/api/v1/payments', observed)).toEqual([]);
- */
+/** Every way `response` breaks the OpenAPI description of `method path`; empty when it conforms. */
 export function openApiViolations(
   method: string,
   path: string,
@@ -138,22 +130,12 @@ export function openApiViolations(
   return violations;
 }
 
-/**
- * Reads a fetch Response (consuming its body) into an {@link ObservedResponse}.
- *
- * @example
- * const observed = await observe(await fetch(url));
- */
+/** Reads a fetch Response (consuming its body) into an {@link ObservedResponse}. */
 export async function observe(response: Response): Promise<ObservedResponse> {
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
-/**
- * Every problem type the description documents: code -> { type URI, HTTP status }.
- *
- * @example
- * documentedProblems().get('idempotency_key_reused'); // { type: '...#idempotency_key_reused', status: 422 }
- */
+/** Every problem type the description documents: code -> { type URI, HTTP status }. */
 export function documentedProblems(): Map<string, { type: string; status: number }> {
   const problems = new Map<string, { type: string; status: number }>();
   for (const item of Object.values(document.paths)) {
