@@ -1,19 +1,10 @@
 import type { IntentDescription } from '@once/idempotency/client';
 import { type CheckoutIntentInput, cartHash } from './cart-hash.ts';
 
-/**
- * The storage namespace of the checkout's intents: a merchant's current intent lives in
- * `localStorage` under `once.checkout.intent.<tenantId>`, shared by every tab of the origin.
- */
+/** A merchant's current intent lives under `<namespace>.<tenantId>`, shared by every tab. */
 export const CHECKOUT_INTENT_NAMESPACE = 'once.checkout.intent';
 
-/**
- * A checkout intent read back from shared storage, or `undefined` if it is not one (another
- * version of the page, a hand-edited record): the key manager then treats it as absent.
- *
- * @example
- * parseCheckoutIntent({ tenantId: 'tenant_a', lines: [], paymentMethod: 'pm_card_visa' }); // the intent
- */
+/** A checkout intent read back from shared storage, or `undefined` (then treated as absent). */
 export function parseCheckoutIntent(value: unknown): CheckoutIntentInput | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const cart = value as Partial<Record<keyof CheckoutIntentInput, unknown>>;
@@ -39,12 +30,8 @@ export function parseCheckoutIntent(value: unknown): CheckoutIntentInput | undef
 }
 
 /**
- * A record the checkout stored before the key manager moved into `@once/idempotency`
- * (`{ key, cartHash, cart, status, paymentId? }`), in today's shape: an intent that was sent
- * and never answered stays locked to its key across that deploy instead of being dropped.
- *
- * @example
- * upgradeCheckoutRecord({ key: 'k', cartHash: 'h', cart, status: 'unconfirmed' }); // { key: 'k', fingerprint: 'h', intent: cart, ... }
+ * An older record (`{ key, cartHash, cart, status, paymentId? }`) in today's shape, so an intent
+ * sent and never answered stays locked to its key across that deploy instead of being dropped.
  */
 export function upgradeCheckoutRecord(stored: Record<string, unknown>): Record<string, unknown> {
   if ('fingerprint' in stored || !('cartHash' in stored)) return stored;
@@ -52,13 +39,7 @@ export function upgradeCheckoutRecord(stored: Record<string, unknown>): Record<s
   return { ...rest, fingerprint, intent, ...(resultId === undefined ? {} : { resultId }) };
 }
 
-/**
- * What the package's key manager must know about a checkout intent: one key per cart (lines
- * merged and sorted, so the same cart in another order keeps its key) and test card.
- *
- * @example
- * new IdempotencyKeyManager({ storage: localStorage, scope: tenantId, intents: checkoutIntents, namespace: CHECKOUT_INTENT_NAMESPACE });
- */
+/** One key per cart (in any order of its lines) and test card. */
 export const checkoutIntents: IntentDescription<CheckoutIntentInput> = {
   fingerprint: cartHash,
   parse: parseCheckoutIntent,

@@ -7,14 +7,7 @@ import type { OnceClient } from './trpc-client.ts';
 export type PayInput = RouterInputs['checkout']['pay'];
 export type PayResult = RouterOutputs['checkout']['pay'];
 
-/**
- * Sends ONE `checkout.pay` request with the intent's Idempotency-Key and reads back
- * whether the server replayed a stored answer.
- *
- * @example
- * const attempt = await sendPay({ client, recorder, key, input });
- * if (attempt.kind === 'accepted' && attempt.replayed) show('You were not charged twice');
- */
+/** Sends ONE `checkout.pay` with the intent's key and reads back whether it was a replay. */
 export async function sendPay(options: {
   client: OnceClient;
   recorder: ResponseHeaderRecorder;

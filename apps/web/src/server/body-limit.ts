@@ -1,16 +1,11 @@
 import { ApiError } from '@once/api/errors';
 
-/**
- * Largest request body of the JSON APIs (`POST /api/v1/payments`, `/api/trpc`): 64 KiB. The
- * largest valid checkout (50 lines of 100-character ids, an email, a payment method) is under
- * 8 KiB; every other procedure takes less.
- */
+/** Largest request body of the JSON APIs; the largest valid checkout is under 8 KiB. */
 export const API_MAX_BODY_BYTES = 64 * 1024;
 
 /** Largest processor webhook body: 256 KiB (one event with its object; Stripe's are a few KiB). */
 export const WEBHOOK_MAX_BODY_BYTES = 256 * 1024;
 
-/** The refusal of a body over `maxBytes`: `payload_too_large` (413), with the limit. */
 function payloadTooLarge(maxBytes: number): ApiError {
   return new ApiError('payload_too_large', `The request body may be at most ${maxBytes} bytes`, {
     maxBytes,
@@ -31,10 +26,8 @@ export function refuseDeclaredBodyOver(request: Request, maxBytes: number): void
 }
 
 /**
- * Reads the whole body, counting bytes as they arrive, and throws `payload_too_large` as soon
- * as the count passes `maxBytes` (the rest is never buffered: the stream is cancelled). Checks
- * `Content-Length` first. An absent body reads as zero bytes. A body that breaks off (the
- * client disconnected) is `request_body_incomplete` (400), never a 5xx.
+ * Reads the whole body, counting bytes, and refuses as soon as the count passes `maxBytes` (the
+ * rest is never buffered). A body that breaks off is `request_body_incomplete` (400), not a 5xx.
  */
 async function readBodyWithinLimit(
   request: Request,
@@ -74,18 +67,14 @@ async function readBodyWithinLimit(
   return body;
 }
 
-/**
- * `readBodyWithinLimit` decoded as UTF-8 text (invalid sequences become U+FFFD, and the JSON
- * parse that follows refuses them).
- */
+/** As UTF-8 text (invalid sequences become U+FFFD, which the JSON parse then refuses). */
 export async function readTextWithinLimit(request: Request, maxBytes: number): Promise<string> {
   return new TextDecoder().decode(await readBodyWithinLimit(request, maxBytes));
 }
 
 /**
  * The request a framework (tRPC, Yoga) gets: its body read once within
- * {@link API_MAX_BODY_BYTES} (by `Content-Length`, then counted, so a chunked body cannot pass
- * either). GET and HEAD carry their input in the URL, which the HTTP server bounds.
+ * {@link API_MAX_BODY_BYTES}; GET and HEAD carry their input in the URL, which the server bounds.
  */
 export async function boundedRequest(request: Request): Promise<Request> {
   if (request.method === 'GET' || request.method === 'HEAD' || request.body === null) {

@@ -79,11 +79,7 @@ export async function startWebRuntime(
   };
 }
 
-/**
- * The demo's chaos switches, only when the launcher enabled them: it alone sets
- * ONCE_CHAOS_URL (its loopback control channel) and ONCE_CHAOS_SECRET (a per-run secret).
- * Unset, there is no switchboard and `ops.chaosPress` refuses.
- */
+/** The demo's chaos switches, only when the launcher set its control channel and secret. */
 function chaosSwitchboardFrom(
   env: Record<string, string | undefined>,
 ): ChaosSwitchboard | undefined {
@@ -101,10 +97,9 @@ function chaosSwitchboardFrom(
 }
 
 /**
- * postgres.js 3.4.9 throws from a setImmediate when a backend dies with a write buffered
- * (pg_terminate_backend, a PostgreSQL restart; porsager/postgres#1154). Next logs uncaught
- * exceptions and keeps running, but the connection it happened on may never flush again, so
- * requests on it would hang: swap the pool. One listener per process (dev reloads modules).
+ * postgres.js throws from a setImmediate when a backend dies with a write buffered
+ * (porsager/postgres#1154); Next keeps running, but that connection may never flush again, so
+ * swap the pool. One listener per process (dev reloads modules).
  */
 function replacePoolOnDriverCrash(client: ReplaceableDatabaseClient): void {
   const flag = globalThis as typeof globalThis & { __onceWebPool?: ReplaceableDatabaseClient };
@@ -126,13 +121,7 @@ function replacePoolOnDriverCrash(client: ReplaceableDatabaseClient): void {
 // On globalThis, so Next's dev-mode module reloading does not open a pool per reload.
 const holder = globalThis as typeof globalThis & { __onceWebRuntime?: Promise<WebRuntime> };
 
-/**
- * The process's runtime, started on first use. A failed start (database down) is not
- * cached: the next request tries again.
- *
- * @example
- * const { deps } = await getWebRuntime();
- */
+/** The process's runtime, started on first use; a failed start is not cached. */
 export function getWebRuntime(): Promise<WebRuntime> {
   if (!holder.__onceWebRuntime) {
     holder.__onceWebRuntime = startWebRuntime().catch((error: unknown) => {

@@ -1,10 +1,6 @@
 /**
- * The one way the web app writes a moment: local 24-hour time to the second, with the day
- * in front when it is not today, e.g. "16:49:46", "26 Nov 16:49:46" or "3 Jan 2027 09:00:00". English month names
- * whatever the browser's locale, so every table of the cockpit reads the same.
- *
- * @example
- * formatTimestamp('2026-11-25T16:49:46Z', Date.parse('2026-11-25T17:00:00Z')) // '16:49:46' (UTC)
+ * The one way the web app writes a moment: "16:49:46", "26 Nov 16:49:46" or "3 Jan 2027
+ * 09:00:00", in English whatever the browser's locale, so every table reads the same.
  */
 export function formatTimestamp(iso: string, now: number = Date.now()): string {
   const at = new Date(iso);
