@@ -17,12 +17,8 @@ export interface KeyStory {
 }
 
 /**
- * The story of each idempotency key of a payment, read from the same timeline events: the
- * checkout's `pay.attempt`s and the operator's `operator.attempt`s grouped by key, so a key's
- * first execution, its replays and its 409s and 422s read together.
- *
- * @example
- * keyStoriesOf(events); // [{ key: 'k1', action: 'refund', requests: [{ answer: 'executed' }, { answer: 'replayed' }] }]
+ * The timeline's attempts grouped by idempotency key, so a key's first execution, its replays
+ * and its 409s and 422s read together.
  */
 export function keyStoriesOf(events: readonly TimelineEventData[]): KeyStory[] {
   const stories = new Map<string, KeyStory>();
@@ -51,11 +47,9 @@ export function keyStoriesOf(events: readonly TimelineEventData[]): KeyStory[] {
 }
 
 /**
- * A replay answers with what an execution stored, so it is told after that execution. Entries
- * are written once each request is answered, and the two race: a duplicate that read the
- * committed key may be answered (and written) before the executing request has handled its
- * own COMMIT's reply. Replays written before the first execution move to right after it;
- * everything else keeps the order it was written in.
+ * A replay is told after the execution it answers with: a duplicate that read the committed key
+ * may be written before the executing request handled its own COMMIT's reply. Everything else
+ * keeps the order it was written in.
  */
 function executionBeforeItsReplays(requests: KeyRequest[]): KeyRequest[] {
   const first = requests.findIndex((r) => r.answer === 'executed');

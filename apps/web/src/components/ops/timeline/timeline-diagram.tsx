@@ -63,12 +63,9 @@ function Label({
 }
 
 /**
- * The payment's life as a sequence diagram: one vertical lane per process run, time going
- * down, an arrow per call (from the caller's lane to the callee's), a dot for what happened
- * within one process, a cross where a fault broke a call or a process stopped answering, and
- * a dashed band where time passed with nothing recorded. Drawn at a fixed width per lane: on
- * a phone its container scrolls sideways. The picture is one `img` with a summary; the table
- * beside it carries every step as text for screen readers.
+ * The payment's life as a sequence diagram, one lane per process run, time going down. The
+ * picture is one `img` with a summary; the table beside it carries every step as text for screen
+ * readers.
  */
 export function TimelineDiagram({
   lanes,

@@ -56,12 +56,8 @@ export function laneTitle(lane: string): string {
 }
 
 /**
- * The lanes of a timeline: every process that did something or was called, in the order a
- * payment travels (client, web, workers, processor, webhook, reconciler). The browser and the
- * web are always there, so an empty timeline still reads as the start of a story.
- *
- * @example
- * lanesOf(steps); // ['browser', 'web', 'worker:w1', 'processor']
+ * Every process that did something or was called, in the order a payment travels; the browser
+ * and the web are always there, so an empty timeline still reads as the start of a story.
  */
 export function lanesOf(steps: readonly TimelineStep[]): string[] {
   const seen = new Set<string>(['web']);
@@ -137,12 +133,8 @@ export function operationWords(operation: unknown): string {
 }
 
 /**
- * Turns a recorded event into a step of the picture. Unknown kinds still show (as a mark on
- * their actor's lane), so a newer writer never makes an older cockpit hide an event.
- *
- * @example
- * stepOf({ seq: 1, at, actor: 'browser', kind: 'pay.attempt', detail: { to: 'web', key: 'k', replayed: false } });
- * // { from: 'browser', to: 'web', label: 'pay, key …', ... }
+ * A recorded event as a step of the picture. Unknown kinds still show (a mark on their actor's
+ * lane), so a newer writer never makes an older cockpit hide an event.
  */
 export function stepOf(event: TimelineEventData): TimelineStep {
   const d = event.detail;
