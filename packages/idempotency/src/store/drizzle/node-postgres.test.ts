@@ -9,6 +9,7 @@ import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
 } from '../../testing/test-database.ts';
+import { createKeyOperator } from './operator/key-operator.ts';
 import { reapExpiredKeys } from './reaper.ts';
 import { createDrizzleStore } from './store.ts';
 import { sweepExpiredLeases } from './sweeper.ts';
@@ -76,5 +77,38 @@ describe('drizzle node-postgres', () => {
       markedUnknown: 0,
       leftForResume: 0,
     });
+  });
+
+  it('the key operator reads the same field types as with postgres.js, and evicts', async () => {
+    const db = drizzle(pool);
+    const request = { tenantId: 'ops', operation: 'op', key: 'k', fingerprint: 'ab'.repeat(32) };
+    await createIdempotency({ store: createDrizzleStore(db) }).execute(request, async () => ({
+      status: 201,
+      headers: { 'x-a': '1' },
+      body: 'done',
+    }));
+    const operator = createKeyOperator(db);
+    const [seen] = await operator.list({ tenantId: 'ops' });
+    expect(seen).toMatchObject({
+      state: 'completed',
+      attempts: 1,
+      responseStatus: 201,
+      leaseExpired: false,
+      lockedUntil: null,
+      fingerprintPrefix: 'ab'.repeat(6),
+      evictable: true,
+      releasable: false,
+    });
+    expect(seen?.createdAt).toBeInstanceOf(Date);
+    expect(seen?.completedAt).toBeInstanceOf(Date);
+    const details = await operator.inspect(request, { includeResponse: true });
+    expect(details?.response).toEqual({ status: 201, headers: { 'x-a': '1' }, body: 'done' });
+    const audit = await operator.evict(request, {
+      revision: seen?.revision ?? '',
+      actor: 'ops:alice',
+      reason: 'test',
+    });
+    expect(audit).toMatchObject({ fromState: 'completed', attempts: 1, responseStatus: 201 });
+    expect(audit.keyCreatedAt.getTime()).toBe(seen?.createdAt.getTime());
   });
 });

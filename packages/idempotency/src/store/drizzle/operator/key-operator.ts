@@ -134,71 +134,34 @@ function revisionOf(k: string): SQL {
     ${c('attempts')}::text, (extract(epoch from ${c('updated_at')}) * 1000000)::bigint::text)), 16)`;
 }
 
+/** Every `KeySummary` field under its own name; times as epoch milliseconds, the one form both drivers return alike. */
 function summaryColumns(k: string): SQL {
   const c = (column: string) => sql.raw(`${k}.${column}`);
   const ms = (column: string) => sql`(extract(epoch from ${c(column)}) * 1000)::float8`;
-  return sql`${c('tenant_id')} as tenant_id, ${c('operation')} as operation, ${c('key')} as key,
-    ${c('state')} as state, ${c('recovery_point')} as recovery_point, ${c('attempts')} as attempts,
-    left(${c('owner_token')}, ${LEASE_OWNER_PREFIX_CHARS}) as lease_owner,
-    ${ms('locked_until')} as locked_until_ms, ${isExpiredLease(k)} as lease_expired,
-    ${c('on_expired_lease')} as on_expired_lease, ${c('acquired_via')} as acquired_via,
-    ${c('response_status')} as response_status,
-    left(${c('fingerprint')}, ${FINGERPRINT_PREFIX_CHARS}) as fingerprint_prefix,
-    ${ms('created_at')} as created_at_ms, ${ms('updated_at')} as updated_at_ms,
-    ${ms('completed_at')} as completed_at_ms, ${ms('expires_at')} as expires_at_ms,
-    ${revisionOf(k)} as revision, ${operatorMayRelease(k)} as releasable,
-    ${operatorMayEvict(k)} as evictable`;
+  return sql`${c('tenant_id')} as "tenantId", ${c('operation')} as "operation", ${c('key')} as "key",
+    ${c('state')} as "state", ${c('recovery_point')} as "recoveryPoint", ${c('attempts')} as "attempts",
+    left(${c('owner_token')}, ${LEASE_OWNER_PREFIX_CHARS}) as "leaseOwner",
+    ${ms('locked_until')} as "lockedUntil", coalesce(${isExpiredLease(k)}, false) as "leaseExpired",
+    ${c('on_expired_lease')} as "onExpiredLease", ${c('acquired_via')} as "acquiredVia",
+    ${c('response_status')} as "responseStatus",
+    left(${c('fingerprint')}, ${FINGERPRINT_PREFIX_CHARS}) as "fingerprintPrefix",
+    ${ms('created_at')} as "createdAt", ${ms('updated_at')} as "updatedAt",
+    ${ms('completed_at')} as "completedAt", ${ms('expires_at')} as "expiresAt",
+    ${revisionOf(k)} as "revision", ${operatorMayRelease(k)} as "releasable",
+    ${operatorMayEvict(k)} as "evictable"`;
 }
 
-interface SummaryRow {
-  tenant_id: string;
-  operation: string;
-  key: string;
-  state: KeyState;
-  recovery_point: string;
-  attempts: number | string;
-  lease_owner: string | null;
-  locked_until_ms: number | string | null;
-  lease_expired: boolean;
-  on_expired_lease: 'resume' | 'unknown';
-  acquired_via: string;
-  response_status: number | null;
-  fingerprint_prefix: string;
-  created_at_ms: number | string;
-  updated_at_ms: number | string;
-  completed_at_ms: number | string | null;
-  expires_at_ms: number | string;
-  revision: string;
-  releasable: boolean;
-  evictable: boolean;
-}
+const DATE_FIELDS = ['lockedUntil', 'createdAt', 'updatedAt', 'completedAt', 'expiresAt'] as const;
+type SummaryRow = Omit<KeySummary, (typeof DATE_FIELDS)[number]> &
+  Record<(typeof DATE_FIELDS)[number], number | string | null>;
 
-const dateOf = (ms: number | string) => new Date(Number(ms));
-const dateOrNull = (ms: number | string | null) => (ms === null ? null : dateOf(ms));
-
-function toSummary(row: SummaryRow): KeySummary {
-  return {
-    tenantId: row.tenant_id,
-    operation: row.operation,
-    key: row.key,
-    state: row.state,
-    recoveryPoint: row.recovery_point,
-    attempts: Number(row.attempts),
-    leaseOwner: row.lease_owner,
-    lockedUntil: dateOrNull(row.locked_until_ms),
-    leaseExpired: row.lease_expired === true,
-    onExpiredLease: row.on_expired_lease,
-    acquiredVia: row.acquired_via,
-    responseStatus: row.response_status === null ? null : Number(row.response_status),
-    fingerprintPrefix: row.fingerprint_prefix,
-    createdAt: dateOf(row.created_at_ms),
-    updatedAt: dateOf(row.updated_at_ms),
-    completedAt: dateOrNull(row.completed_at_ms),
-    expiresAt: dateOf(row.expires_at_ms),
-    revision: row.revision,
-    releasable: row.releasable === true,
-    evictable: row.evictable === true,
-  };
+function toSummary<Row extends SummaryRow>(row: Row): Omit<Row, keyof KeySummary> & KeySummary {
+  const summary = { ...row } as Record<string, unknown>;
+  for (const field of DATE_FIELDS) {
+    const ms = row[field];
+    summary[field] = ms === null ? null : new Date(Number(ms));
+  }
+  return summary as Omit<Row, keyof KeySummary> & KeySummary;
 }
 
 function requireText(name: string, value: unknown): string {
@@ -229,17 +192,14 @@ export function createKeyOperator(
   db: AnyPgDatabase,
   options: { onEvent?: (event: IdempotencyEvent) => void } = {},
 ): KeyOperator {
-  async function readForUpdate(
-    executor: AnyPgDatabase,
-    id: KeyIdentity,
-  ): Promise<(SummaryRow & { fingerprint: string }) | undefined> {
+  async function readForUpdate(executor: AnyPgDatabase, id: KeyIdentity) {
     const [row] = rowsOf<SummaryRow & { fingerprint: string }>(
       await executor.execute(
         sql`select ${summaryColumns('k')}, k.fingerprint from idempotency_keys k
           where ${thisKey(id)} for update`,
       ),
     );
-    return row;
+    return row && toSummary(row);
   }
 
   async function act(
@@ -288,9 +248,9 @@ export function createKeyOperator(
           sql`insert into idempotency_key_audit (tenant_id, operation, key, action, actor, reason,
               from_state, to_state, recovery_point, attempts, fingerprint, response_status, key_created_at)
             values (${id.tenantId}, ${id.operation}, ${id.key}, ${action}, ${actor}, ${reason},
-              ${row.state}, ${action === 'release' ? 'released' : 'deleted'}, ${row.recovery_point},
-              ${Number(row.attempts)}, ${row.fingerprint}, ${row.response_status},
-              to_timestamp(${Number(row.created_at_ms)}::float8 / 1000))
+              ${row.state}, ${action === 'release' ? 'released' : 'deleted'}, ${row.recoveryPoint},
+              ${row.attempts}, ${row.fingerprint}, ${row.responseStatus},
+              to_timestamp(${row.createdAt.getTime()}::float8 / 1000))
             returning (extract(epoch from acted_at) * 1000)::float8 as acted_at_ms`,
         ),
       );
@@ -301,12 +261,12 @@ export function createKeyOperator(
         reason,
         fromState: row.state,
         toState: action === 'release' ? 'released' : 'deleted',
-        recoveryPoint: row.recovery_point,
-        attempts: Number(row.attempts),
-        fingerprintPrefix: row.fingerprint_prefix,
-        responseStatus: row.response_status === null ? null : Number(row.response_status),
-        keyCreatedAt: dateOf(row.created_at_ms),
-        actedAt: dateOf(audit?.acted_at_ms ?? Date.now()),
+        recoveryPoint: row.recoveryPoint,
+        attempts: row.attempts,
+        fingerprintPrefix: row.fingerprintPrefix,
+        responseStatus: row.responseStatus,
+        keyCreatedAt: row.createdAt,
+        actedAt: new Date(Number(audit?.acted_at_ms ?? Date.now())),
       } satisfies KeyAuditEntry;
     });
     try {
@@ -339,35 +299,33 @@ export function createKeyOperator(
             order by k.updated_at desc, k.operation, k.key limit ${limit}`,
         ),
       );
-      return rows.map(toSummary);
+      return rows.map((row) => toSummary(row));
     },
 
     async inspect(id, inspectOptions = {}) {
       requireIdentity(id);
       const [row] = rowsOf<
-        SummaryRow & {
-          response_headers: string | null;
-          response_body: string | null;
-        }
+        SummaryRow & { responseHeaders: string | null; responseBody: string | null }
       >(
         await db.execute(
-          sql`select ${summaryColumns('k')}, k.response_headers::text as response_headers,
-              k.response_body from idempotency_keys k where ${thisKey(id)}`,
+          sql`select ${summaryColumns('k')}, k.response_headers::text as "responseHeaders",
+              k.response_body as "responseBody" from idempotency_keys k where ${thisKey(id)}`,
         ),
       );
       if (!row) return undefined;
-      const summary: KeyDetails = toSummary(row);
+      const { responseHeaders, responseBody, ...summary } = toSummary(row);
+      const details: KeyDetails = summary;
       if (inspectOptions.includeResponse) {
-        summary.response =
-          row.response_status === null
+        details.response =
+          summary.responseStatus === null
             ? null
             : {
-                status: Number(row.response_status),
-                headers: row.response_headers ? JSON.parse(row.response_headers) : {},
-                body: row.response_body,
+                status: summary.responseStatus,
+                headers: responseHeaders ? JSON.parse(responseHeaders) : {},
+                body: responseBody,
               };
       }
-      return summary;
+      return details;
     },
 
     release: (id, input) => act('release', id, input),
@@ -384,11 +342,11 @@ function describe(id: KeyIdentity): string {
   return `${id.operation}/${id.key}`;
 }
 
-function notReleasableBecause(row: SummaryRow): string {
+function notReleasableBecause(row: KeySummary): string {
   const key = `${row.operation}/${row.key}`;
-  if (row.state === 'in_progress' && !row.lease_expired)
+  if (row.state === 'in_progress' && !row.leaseExpired)
     return `Key ${key} is running (its lease is live): it cannot be released`;
   if (row.state === 'in_progress')
-    return `Key ${key} committed phase ${row.recovery_point}: releasing would run it again; the next retry resumes it`;
+    return `Key ${key} committed phase ${row.recoveryPoint}: releasing would run it again; the next retry resumes it`;
   return `Key ${key} is ${row.state}: only an expired lease that committed nothing, or an unknown key, may be released`;
 }
