@@ -14,6 +14,8 @@ export interface CpuProfile {
   endTime: number;
 }
 
+export type CallFrame = CpuProfile['nodes'][number]['callFrame'];
+
 interface Frame {
   name: string;
   self: number;
@@ -22,7 +24,7 @@ interface Frame {
 }
 
 /** A short, stable label for a frame: function and the file it lives in (repo-relative). */
-export function frameLabel(frame: CpuProfile['nodes'][number]['callFrame']): string {
+export function frameLabel(frame: CallFrame): string {
   const fn = frame.functionName || '(anonymous)';
   if (!frame.url) return fn;
   const url = frame.url.replace(/^file:\/\//, '');
@@ -59,19 +61,39 @@ function buildTree(profile: CpuProfile): Frame {
   return root;
 }
 
-/** Self samples per label, largest first, as fractions of all samples. */
-export function selfTimes(profile: CpuProfile): { label: string; share: number }[] {
-  const totals = new Map<string, number>();
-  let all = 0;
-  for (const node of profile.nodes) {
-    const hits = node.hitCount ?? 0;
-    all += hits;
-    const label = frameLabel(node.callFrame);
-    totals.set(label, (totals.get(label) ?? 0) + hits);
+/**
+ * Amounts per frame label of a call tree given as `[frame, own amount, children]`: by the
+ * frame itself, and by the innermost frame on its stack whose label matches `owner`.
+ */
+export function tally<N>(root: N, read: (node: N) => [CallFrame, number, N[]], owner?: RegExp) {
+  const self = new Map<string, number>();
+  const byOwner = new Map<string, number>();
+  let total = 0;
+  const stack: [N, string][] = [[root, '(no library frame on the stack)']];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [frame, amount, children] = read(item[0]);
+    const label = frameLabel(frame);
+    const ownedBy = owner?.test(label) ? label : item[1];
+    self.set(label, (self.get(label) ?? 0) + amount);
+    byOwner.set(ownedBy, (byOwner.get(ownedBy) ?? 0) + amount);
+    total += amount;
+    for (const child of children) stack.push([child, ownedBy]);
   }
-  return [...totals]
-    .map(([label, hits]) => ({ label, share: hits / all }))
-    .sort((a, b) => b.share - a.share);
+  return { self, byOwner, total };
+}
+
+/** `tally` of a CPU profile's samples. */
+export function tallyCpu(profile: CpuProfile, owner?: RegExp) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  return tally(
+    profile.nodes[0]!,
+    (node) => [
+      node.callFrame,
+      node.hitCount ?? 0,
+      (node.children ?? []).map((id) => byId.get(id)!),
+    ],
+    owner,
+  );
 }
 
 /** Total (inclusive) samples of every frame whose label matches, counted once per stack. */

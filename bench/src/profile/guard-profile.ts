@@ -11,37 +11,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { guardCpuVariants } from '../scenarios/guard-cpu.ts';
 import { sampleAllocations } from './allocated-bytes.ts';
-import { type CpuProfile, flameGraphSvg, frameLabel } from './flamegraph.ts';
-
-type CallFrame = CpuProfile['nodes'][number]['callFrame'];
+import {
+  type CallFrame,
+  type CpuProfile,
+  flameGraphSvg,
+  frameLabel,
+  tally,
+  tallyCpu,
+} from './flamegraph.ts';
 
 const requests = Number(process.argv[2] ?? 5_000);
 const picked = process.argv.slice(3);
 const TOP = Number(process.env.TOP ?? 25);
 /** The library's frames: what runs below one is attributed to it in the second tables. */
 const LIBRARY = /packages\/idempotency\/|canonicalize\//;
-const OUTSIDE = '(no library frame on the stack)';
-
-/**
- * Amounts per frame label of a call tree given as `[frame, own amount, children]`: by the
- * frame itself, and by the innermost library frame on its stack.
- */
-function tally<N>(root: N, read: (node: N) => [CallFrame, number, N[]]) {
-  const self = new Map<string, number>();
-  const byLibrary = new Map<string, number>();
-  let total = 0;
-  const stack: [N, string][] = [[root, OUTSIDE]];
-  for (let item = stack.pop(); item; item = stack.pop()) {
-    const [frame, amount, children] = read(item[0]);
-    const label = frameLabel(frame);
-    const owner = LIBRARY.test(label) ? label : item[1];
-    self.set(label, (self.get(label) ?? 0) + amount);
-    byLibrary.set(owner, (byLibrary.get(owner) ?? 0) + amount);
-    total += amount;
-    for (const child of children) stack.push([child, owner]);
-  }
-  return { self, byLibrary, total };
-}
 
 function printTop(title: string, totals: Map<string, number>, scale: number) {
   console.log(`\n${title}`);
@@ -87,28 +70,23 @@ for (const [name, send] of guardCpuVariants()) {
 
   const perRequestUs = (used.user + used.system) / requests;
   console.log(`\n## ${name}: ${perRequestUs.toFixed(1)} µs CPU/request while profiled`);
-  const byId = new Map(cpu.nodes.map((node) => [node.id, node]));
-  const time = tally(cpu.nodes[0]!, (node) => [
-    node.callFrame,
-    node.hitCount ?? 0,
-    (node.children ?? []).map((id) => byId.get(id)!),
-  ]);
+  const time = tallyCpu(cpu, LIBRARY);
   const usPerSample = perRequestUs / time.total;
   printTop('self CPU µs/request | frame', time.self, usPerSample);
-  printTop('CPU µs/request | innermost library frame', time.byLibrary, usPerSample);
+  printTop('CPU µs/request | innermost library frame', time.byOwner, usPerSample);
 
   type HeapNode = { callFrame: CallFrame; selfSize: number; children: HeapNode[] };
-  const bytes = tally(heap.head as HeapNode, (node) => [
-    node.callFrame,
-    node.selfSize,
-    node.children,
-  ]);
+  const bytes = tally(
+    heap.head as HeapNode,
+    (node) => [node.callFrame, node.selfSize, node.children],
+    LIBRARY,
+  );
   printTop(
     `allocated B/request | site (all: ${Math.round(bytes.total / requests)} B)`,
     bytes.self,
     1 / requests,
   );
-  printTop('allocated B/request | innermost library frame', bytes.byLibrary, 1 / requests);
+  printTop('allocated B/request | innermost library frame', bytes.byOwner, 1 / requests);
   if (process.env.STACKS) printStacks(heap.head as HeapNode, new RegExp(process.env.STACKS));
 
   const file = path.join(os.tmpdir(), `guard-cpu-${name.replace(/\W+/g, '-')}.svg`);

@@ -10,7 +10,7 @@ import { runLoad } from '../harness/load.ts';
 import { startBenchPostgres } from '../harness/postgres.ts';
 import { PAY_BODY } from '../harness/scenario.ts';
 import { repoRoot } from '../harness/server-process.ts';
-import { type CpuProfile, flameGraphSvg, inclusiveShare, selfTimes } from './flamegraph.ts';
+import { type CpuProfile, flameGraphSvg, inclusiveShare, tallyCpu } from './flamegraph.ts';
 
 const ROUTES = [
   ['trpc-plain', '/trpc/pay.plain'],
@@ -83,7 +83,8 @@ try {
       flameGraphSvg(profile, `${label}: ${name} (${route})`),
     );
     const totalMs = (profile.endTime - profile.startTime) / 1000;
-    const idle = selfTimes(profile).find((s) => s.label === '(idle)')?.share ?? 0;
+    const samples = tallyCpu(profile);
+    const idle = (samples.self.get('(idle)') ?? 0) / samples.total;
     summary.push(`## ${name} (\`${route}\`)`, '');
     summary.push(
       `- ${responses} responses measured (+ warm-up); busy CPU ${(((1 - idle) * totalMs) / Math.max(1, responses)).toFixed(3)} ms per measured response (includes warm-up work, so an upper bound)`,
@@ -91,8 +92,8 @@ try {
     for (const [bucket, match] of BUCKETS)
       summary.push(`- ${bucket}: ${(inclusiveShare(profile, match) * 100).toFixed(1)}% of samples`);
     summary.push('', 'Top self time:', '', '| share | frame |', '|---:|---|');
-    for (const { label: frame, share } of selfTimes(profile).slice(0, 25))
-      summary.push(`| ${(share * 100).toFixed(1)}% | \`${frame}\` |`);
+    for (const [frame, hits] of [...samples.self].sort((a, b) => b[1] - a[1]).slice(0, 25))
+      summary.push(`| ${((hits / samples.total) * 100).toFixed(1)}% | \`${frame}\` |`);
     summary.push('');
   }
 } finally {
