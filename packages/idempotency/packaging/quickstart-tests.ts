@@ -3,9 +3,12 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it } from 'vitest';
 import { MISSING_TABLES_MESSAGE } from '../src/store/drizzle/missing-tables.ts';
-import { idempotencySchemaSql } from '../src/store/drizzle/schema-sql.ts';
 import { accepts, freePort } from '../src/testing/ports.ts';
-import { testAdminUrl, withDatabase } from '../src/testing/test-database.ts';
+import {
+  createIdempotencyTestDatabase,
+  testAdminUrl,
+  withDatabase,
+} from '../src/testing/test-database.ts';
 import { bin, run } from './build-and-pack.ts';
 import { consumerEnv } from './consumer-project.ts';
 import {
@@ -57,7 +60,7 @@ export function describeQuickstarts(projectDir: () => string) {
       },
     ];
     let dir: string;
-    let database: { url: string; emptyUrl: string; drop(): Promise<void> };
+    let database: Awaited<ReturnType<typeof createDatabases>>;
     let started: number;
 
     beforeAll(async () => {
@@ -212,22 +215,17 @@ function tsx(cwd: string, file: string, env: Record<string, string>) {
 }
 
 async function createDatabases() {
-  const admin = postgres(testAdminUrl(), { max: 1, onnotice: () => {} });
-  const suffix = Date.now().toString(36);
-  const [name, empty] = [`quickstarts_${suffix}`, `quickstarts_empty_${suffix}`];
-  await admin.unsafe(`create database ${name}`);
-  await admin.unsafe(`create database ${empty}`);
-  const url = withDatabase(testAdminUrl(), name);
   // What the pages' migration step leaves: the library's tables, and the app's `orders`.
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  await sql.unsafe(idempotencySchemaSql);
-  await sql.unsafe('create table orders (id serial primary key, sku text not null)');
-  await sql.end();
+  const migrated = await createIdempotencyTestDatabase('quickstarts', 1);
+  await migrated.sql.unsafe('create table orders (id serial primary key, sku text not null)');
+  const admin = postgres(testAdminUrl(), { max: 1, onnotice: () => {} });
+  const empty = `quickstarts_empty_${Date.now().toString(36)}`;
+  await admin.unsafe(`create database ${empty}`);
   return {
-    url,
+    url: migrated.url,
     emptyUrl: withDatabase(testAdminUrl(), empty),
     async drop() {
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await migrated.drop();
       await admin.unsafe(`drop database if exists ${empty} with (force)`);
       await admin.end();
     },
