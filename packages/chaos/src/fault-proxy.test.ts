@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,7 +60,7 @@ describe('startFaultProxy', () => {
   });
 
   it('draws the same faults for the same seed and keys', async () => {
-    const draw = async () => {
+    const draw = async (headers: (n: number) => Record<string, string>, body?: string) => {
       const proxy = await startFaultProxy({ upstream: upstreamUrl, seed: 7, keyPrefix: 'run-' });
       const faults: string[] = [];
       try {
@@ -67,7 +68,8 @@ describe('startFaultProxy', () => {
           const before = { ...proxy.faults };
           await fetch(`${proxy.url}/`, {
             method: 'POST',
-            headers: { 'idempotency-key': `run-${n}` },
+            headers: headers(n),
+            body: body?.replace('N', String(n)),
           }).catch(() => {});
           faults.push(
             Object.keys(before).find(
@@ -81,8 +83,14 @@ describe('startFaultProxy', () => {
       }
       return faults;
     };
-    const first = await draw();
+    const byKey = (n: number) => ({ 'idempotency-key': `run-${n}` });
+    const first = await draw(byKey);
     expect(new Set(first).size).toBeGreaterThan(1);
-    expect(await draw()).toEqual(first);
+    expect(await draw(byKey)).toEqual(first);
+    // A key of no run's (an SDK's random one) is drawn by the body, the run's prefix stripped.
+    const randomKey = () => ({ 'idempotency-key': `stripe-node-retry-${randomUUID()}` });
+    const byBody = await draw(randomKey, 'metadata[checkout_key]=run-N');
+    expect(new Set(byBody).size).toBeGreaterThan(1);
+    expect(await draw(randomKey, 'metadata[checkout_key]=run-N')).toEqual(byBody);
   });
 });

@@ -43,8 +43,8 @@ export interface FaultProxyOptions {
   /** Port to listen on (0: any free one). */
   port?: number;
   /**
-   * Stripped from keys (and from the bodies of requests without one) before drawing, so one
-   * seed draws the same faults in every run.
+   * Stripped from keys (and from the bodies of requests without a key that holds it) before
+   * drawing, so one seed draws the same faults in every run.
    */
   keyPrefix?: string;
 }
@@ -67,9 +67,10 @@ export interface FaultProxy {
 
 /**
  * An HTTP proxy that injects seeded faults between a client and an API taking
- * `Idempotency-Key`. The fault for a request is drawn from the seed, the key (or, without
- * one, the body: a processor call the target sends unkeyed) and how many times it has been
- * seen, so a seed replays the same faults for the same keys, whatever order they come in.
+ * `Idempotency-Key`. The fault for a request is drawn from the seed, the key (or, when the key
+ * holds nothing of the run's, the body: a processor call the target sends without a key of its
+ * own) and how many times it has been seen, so a seed replays the same faults for the same
+ * keys, whatever order they come in.
  *
  * @example
  * const proxy = await startFaultProxy({ upstream: 'http://127.0.0.1:3000', seed: 1 });
@@ -149,10 +150,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const body = await readBody(request);
     const key = headerOf(request.headers, 'idempotency-key');
     const prefix = options.keyPrefix ?? '';
-    const name =
-      key === null
-        ? `unkeyed-${createHash('sha256').update(body.toString().replaceAll(prefix, '')).digest('hex')}`
-        : key.replace(prefix, '');
+    // A key made from the run's (a target's own downstream key) names the request; any other
+    // is drawn by its body: none, or one no seed replays (the Stripe SDK keys every POST with
+    // a random uuid of its own when the target passes none).
+    const name = key?.includes(prefix)
+      ? key.replace(prefix, '')
+      : `body-${createHash('sha256').update(body.toString().replaceAll(prefix, '')).digest('hex')}`;
     const visit = (seen.get(name) ?? 0) + 1;
     seen.set(name, visit);
     const random = seededRandom(options.seed, `${name}#${visit}`);

@@ -3,6 +3,12 @@
 // Stripe SDK. The kit's second fault proxy sits between the shop and the processor (the
 // shop's SDK points at its port, as a team would set STRIPE_URL in CI), so processor answers
 // get lost too. Each run is one seed of 3 s.
+//
+// Seed 5 is chosen for what it draws, whatever the timing: the proxy draws a processor call's
+// fault from its body (the order's key, the run's prefix stripped) and how often that body was
+// sent, so operation 0 (which every run starts at once) loses the answers to its first charge
+// and to the Stripe SDK's own retry of it: the SDK gives up, the shop answers 503, and the
+// client's retry charges again unless the shop passes a key of its own downstream.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -22,7 +28,7 @@ import { runBlackBox } from './black-box.ts';
 import { onceProcessorLedger } from './ledger.ts';
 
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cli.ts');
-const SEED = 1;
+const SEED = 5;
 
 let processorDatabase: ProcessorTestDatabase;
 let processor: RunningProcessor;
@@ -90,17 +96,16 @@ function runCli(shopUrl: string, downstreamPort: number) {
 describe('once-chaos in black-box mode against the outside shop', () => {
   it('exits 1 naming double_charge when the shop sends no downstream key to the processor', async () => {
     const { code, report, junit } = await withShop({ noDownstreamKey: true }, runCli);
-    expect(code).toBe(1);
-    expect(report).toMatch(/\| drop_answer \(processor side\) \| [1-9]/);
-    expect(report).toContain('### double_charge');
+    expect(report, report).toMatch(/- key `once-chaos-5-[0-9a-f]{8}-0`: [2-9] charges/);
     expect(junit).toMatch(/name="double_charge">\s*<failure/);
+    expect(code).toBe(1);
   });
 
   it('exits 0 with every bug switched off, under the same seed and faults', async () => {
     const { code, report, junit } = await withShop({}, runCli);
     expect(report).toMatch(/\| drop_answer \(processor side\) \| [1-9]/);
     expect(report).toMatch(/\| ledger charges read \| [1-9]/);
-    expect(report).toContain('## Violations\n\nNone.');
+    expect(report, report).toContain('## Violations\n\nNone.');
     expect(junit).not.toContain('<failure');
     expect(code).toBe(0);
   });
