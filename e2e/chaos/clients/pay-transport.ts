@@ -72,21 +72,28 @@ function beforeAbort<T>(body: Promise<T>, signal: AbortSignal): Promise<T> {
   ]);
 }
 
+/** What a transport's answer body says: the payment (or refund) it names, or its error code. */
+interface BodyReading {
+  data?: { paymentId?: string; refundId?: string; status?: string } | null;
+  code?: string;
+}
+
+/** POSTs `body` to `path` with the request's credential and key, and classifies the answer. */
 async function send(
-  url: string,
-  init: RequestInit,
   request: PayRequest,
-  read: (json: unknown) => {
-    paymentId?: string;
-    code?: string;
-    refundId?: string;
-    refundState?: string;
-  },
+  path: string,
+  body: unknown,
+  read: (json: unknown) => BodyReading,
 ): Promise<PayAnswer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error('client timeout')), request.timeoutMs);
   try {
-    const response = await fetch(url, { ...init, signal: controller.signal });
+    const response = await fetch(`${request.webUrl}${path}`, {
+      method: 'POST',
+      headers: headersOf(request),
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
     if (request.loseResponse) {
       // The server has answered, so it processed the request; the client never sees it.
       controller.abort(new Error('response dropped'));
@@ -99,14 +106,14 @@ async function send(
     } catch {
       json = undefined;
     }
-    const { paymentId, code, refundId, refundState } = read(json);
+    const { data, code } = read(json);
     const base = {
-      ...(refundId ? { refundId, refundState } : {}),
+      ...(data?.refundId ? { refundId: data.refundId, refundState: data.status } : {}),
       status: response.status,
       retryAfterSeconds: retryAfterOf(response),
       replayed: response.headers.get('idempotent-replayed') === 'true',
     };
-    if (response.ok && paymentId) return { type: 'ok', paymentId, ...base };
+    if (response.ok && data?.paymentId) return { type: 'ok', paymentId: data.paymentId, ...base };
     if (DEFINITELY_NOT_EXECUTED.has(response.status))
       return { type: 'fail', error: code ?? `http_${response.status}`, ...base };
     return { type: 'info', error: code ?? `http_${response.status}`, ...base };
@@ -121,37 +128,16 @@ async function send(
   }
 }
 
-/**
- * `POST /api/v1/payments` with `Idempotency-Key` and a Bearer API key.
- *
- * @example
- * const answer = await restPay({ webUrl, apiKey, key, body, timeoutMs: 5000 });
- */
+/** `POST /api/v1/payments` with `Idempotency-Key` and a Bearer API key. */
 export const restPay: PayTransport = (request) =>
-  send(
-    `${request.webUrl}/api/v1/payments`,
-    {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${request.apiKey}`,
-        'idempotency-key': request.key,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify(request.body),
-    },
-    request,
-    (json) => {
-      const body = json as { paymentId?: string; code?: string; type?: string } | undefined;
-      return { paymentId: body?.paymentId, code: body?.code ?? body?.type?.split('/').pop() };
-    },
-  );
+  send(request, '/api/v1/payments', request.body, (json) => {
+    const body = json as { paymentId?: string; code?: string; type?: string } | undefined;
+    return { data: body, code: body?.code ?? body?.type?.split('/').pop() };
+  });
 
 /**
  * `checkout.pay` exactly as the web client's non-batched `httpLink` sends it: one POST to
  * `/api/trpc/checkout.pay`, the input as the JSON body, the key as a header.
- *
- * @example
- * const answer = await trpcPay({ webUrl, apiKey, key, body, timeoutMs: 5000 });
  */
 export const trpcPay: PayTransport = (request) => trpcMutation('checkout.pay', request);
 
@@ -170,9 +156,6 @@ const TRPC_PROCEDURE_OF = {
  * (`capturePayment`, `cancelPayment`, `refundPayment`): one operation per (tenant, key)
  * on every transport, so the same request under one key replays the same action, and the key
  * of another operation is 422.
- *
- * @example
- * const answer = await moneyActionOver('graphql', 'refund')({ webUrl, apiKey, key, body: { paymentId, amount: 500 }, timeoutMs: 5000 });
  */
 export const moneyActionOver =
   (transport: 'trpc' | 'rest' | 'graphql', action: MoneyAction): PayTransport =>
@@ -182,22 +165,12 @@ export const moneyActionOver =
     if (transport === 'rest') {
       const path = { capture: 'capture', void: 'cancel', refund: 'refunds' }[action];
       return send(
-        `${request.webUrl}/api/v1/payments/${encodeURIComponent(paymentId)}/${path}`,
-        {
-          method: 'POST',
-          headers: headersOf(request),
-          body: JSON.stringify(amount === undefined ? {} : { amount }),
-        },
         request,
+        `/api/v1/payments/${encodeURIComponent(paymentId)}/${path}`,
+        amount === undefined ? {} : { amount },
         (json) => {
-          const body = json as
-            | { paymentId?: string; refundId?: string; status?: string; code?: string }
-            | undefined;
-          return {
-            paymentId: body?.paymentId,
-            ...(body?.refundId ? { refundId: body.refundId, refundState: body.status } : {}),
-            code: body?.code,
-          };
+          const body = json as BodyReading['data'] & { code?: string };
+          return { data: body, code: body?.code };
         },
       );
     }
@@ -208,38 +181,24 @@ export const moneyActionOver =
     const call =
       action === 'void' ? 'paymentId: $paymentId' : 'paymentId: $paymentId, amount: $amount';
     const selection = action === 'refund' ? 'refundId paymentId status' : 'paymentId';
-    return send(
-      `${request.webUrl}/api/graphql`,
-      {
-        method: 'POST',
-        headers: headersOf(request),
-        body: JSON.stringify({
-          query: `mutation (${args}) { ${field}(${call}) { ${selection} } }`,
-          variables: {
-            paymentId,
-            ...(amount === undefined || action === 'void' ? {} : { amount }),
-          },
-        }),
-      },
-      request,
-      (json) => {
-        const body = json as
-          | {
-              data?: Record<
-                string,
-                { paymentId?: string; refundId?: string; status?: string } | null
-              >;
-              errors?: { extensions?: { code?: string } }[];
-            }
-          | undefined;
-        const data = body?.data?.[field] ?? undefined;
-        return {
-          paymentId: body?.errors?.length ? undefined : data?.paymentId,
-          ...(data?.refundId ? { refundId: data.refundId, refundState: data.status } : {}),
-          code: body?.errors?.[0]?.extensions?.code,
-        };
-      },
-    );
+    const query = `mutation (${args}) { ${field}(${call}) { ${selection} } }`;
+    const variables = {
+      paymentId,
+      ...(amount === undefined || action === 'void' ? {} : { amount }),
+    };
+    return send(request, '/api/graphql', { query, variables }, (json) => {
+      const body = json as
+        | {
+            data?: Record<string, BodyReading['data']>;
+            errors?: { extensions?: { code?: string } }[];
+          }
+        | undefined;
+      const data = body?.data?.[field] ?? undefined;
+      return {
+        data: body?.errors?.length ? { ...data, paymentId: undefined } : data,
+        code: body?.errors?.[0]?.extensions?.code,
+      };
+    });
   };
 
 /** The credential a request carries: the operator's session cookie, or the merchant's API key. */
@@ -295,29 +254,19 @@ export async function signOutOperator(
 }
 
 const trpcMutation = (procedure: string, request: PayRequest) =>
-  send(
-    `${request.webUrl}/api/trpc/${procedure}`,
-    {
-      method: 'POST',
-      headers: headersOf(request),
-      body: JSON.stringify(request.body),
-    },
-    request,
-    (json) => {
-      const body = json as
-        | {
-            result?: { data?: { paymentId?: string; refundId?: string; status?: string } };
-            error?: { message?: string; data?: { code?: string; idempotencyCode?: string } };
-          }
-        | undefined;
-      const data = body?.result?.data;
-      return {
-        paymentId: data?.paymentId,
-        ...(data?.refundId ? { refundId: data.refundId, refundState: data.status } : {}),
-        code: body?.error?.data?.idempotencyCode ?? body?.error?.data?.code ?? body?.error?.message,
-      };
-    },
-  );
+  send(request, `/api/trpc/${procedure}`, request.body, (json) => {
+    const body = json as
+      | {
+          result?: { data?: BodyReading['data'] };
+          error?: { message?: string; data?: { code?: string; idempotencyCode?: string } };
+        }
+      | undefined;
+    const error = body?.error;
+    return {
+      data: body?.result?.data,
+      code: error?.data?.idempotencyCode ?? error?.data?.code ?? error?.message,
+    };
+  });
 
 /** `GET /api/v1/payments/:id<path>` with the API key: its status and JSON body, or why not. */
 async function readPayment<T>(
