@@ -63,11 +63,6 @@ export interface OnceTargetOptions {
  * crash it), or with `replication` a Patroni cluster for the app's database (so the nemesis
  * can fail it over), then processor, workers and web as real OS processes through the
  * launcher, with the profile's short windows in their environment.
- *
- * @example
- * const target = await startOnceTarget({ profile: PROFILES.ci! });
- * await target.kill('worker-1'); await target.restart('worker-1');
- * await target.stop();
  */
 export async function startOnceTarget(options: OnceTargetOptions): Promise<ChaosTarget> {
   const log = options.log ?? (() => {});

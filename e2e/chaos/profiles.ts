@@ -175,9 +175,6 @@ export interface ChaosArgs {
 /**
  * Reads `--seed N --profile ci|soak|dev --intents N --browser N --duration SECONDS
  * --events N --faults kill_web,delay --out DIR`. Bad input throws one clear message.
- *
- * @example
- * parseChaosArgs(['--seed', '7', '--profile', 'ci', '--intents', '40']);
  */
 export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
   const values = new Map<string, string>();

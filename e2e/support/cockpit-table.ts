@@ -3,9 +3,6 @@ import type { Page } from '@playwright/test';
 /**
  * Unfolds one of the cockpit's tables the way an operator does, by its summary: a table with
  * more than a few rows starts folded, and a folded table's rows are not on screen.
- *
- * @example
- * await showCockpitTable(page, 'ops-payments');
  */
 export async function showCockpitTable(page: Page, testId: string): Promise<void> {
   const details = page.locator('details', { has: page.getByTestId(testId) });

@@ -13,10 +13,6 @@ const START_TIMEOUT_MS = 300_000;
  * the cockpit's chaos switches on with "Fail over the database". Started before the spec's first
  * test, stopped after its last (the apps first, the cluster last). `ONCE_E2E_LOGS=1` prints
  * every line of the cluster and the parts.
- *
- * @example
- * const system = useHaTestSystem({ restart: DEFAULT_RESTART_POLICY });
- * test('...', async ({ context }) => { const stage = await openStage(context, system()); });
  */
 export function useHaTestSystem(options: Partial<SystemOptions> = {}): () => RunningSystem {
   const log = (line: string) => {

@@ -5,10 +5,6 @@ import type { Page } from '@playwright/test';
  * On the cockpit's sign-in, signs in as the demo operator of `tenantId` the way a presenter
  * does: types the run's operator code (the launcher made it and gave it to the web process as
  * ONCE_OPERATOR_CODE) and picks the merchant.
- *
- * @example
- * await page.goto(`${system().webUrl}/ops`);
- * await signInAsOperator(page, system());
  */
 export async function signInAsOperator(
   page: Page,

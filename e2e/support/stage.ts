@@ -44,9 +44,6 @@ function bannerUrlsOf(system: RunningSystem): Stage['urls'] {
  * Opens the stage the way the README's script does: the cockpit signed in as Acme Books'
  * operator and the checkout signed in as Acme Books, two pages of ONE browser context (the
  * lost-response switch marks that browser).
- *
- * @example
- * const stage = await openStage(context, system());
  */
 export async function openStage(context: BrowserContext, system: RunningSystem): Promise<Stage> {
   const urls = bannerUrlsOf(system);

@@ -44,9 +44,6 @@ const recentLines = new WeakMap<RunningSystem, string[]>();
 /**
  * A part's last lines as the launcher printed them (`postgres  | ...`), joined on one line
  * for an assertion's message: CI keeps the message and little else of a failing run.
- *
- * @example
- * expect(restarts, `postgres restarts; ${partLog(system(), 'postgres')}`).toBe(1);
  */
 export function partLog(system: RunningSystem, part: string, count = 8): string {
   const said = (recentLines.get(system) ?? []).filter((line) => line.startsWith(`${part} `));
@@ -56,10 +53,6 @@ export function partLog(system: RunningSystem, part: string, count = 8): string 
 /**
  * One system for the whole spec file: started in `beforeAll`, stopped in `afterAll`. Call it
  * at the top level of a spec; the getter it returns gives the running system inside tests.
- *
- * @example
- * const system = useTestSystem({ env: { WORKER_LEASE_MS: '2000' } });
- * test('...', async ({ page }) => { await signIn(page, system().webUrl); });
  */
 export function useTestSystem(options: Partial<SystemOptions> = {}): () => RunningSystem {
   let system: RunningSystem | undefined;
@@ -102,11 +95,6 @@ export { expect };
  * its own. A spec may kill and restart parts, and must leave every part up again: checked
  * after its last test, so the next spec gets the system as the first one did. A spec that
  * needs other options (env, chaos, workers) takes its own with {@link useTestSystem}.
- *
- * @example
- * import { expect, test, useSharedSystem } from '../support/system.ts';
- * const system = useSharedSystem();
- * test('...', async ({ page }) => { await signIn(page, system().webUrl); });
  */
 export function useSharedSystem(): () => RunningSystem {
   let system: RunningSystem | undefined;

@@ -8,10 +8,6 @@ export const THREE_D_SECURE_CARD = '4000000000003220';
  * the web app is lost. The processor takes the answer and charges; its answer (the redirect)
  * never reaches the browser, whose own error page loads instead. Resolves with the return URL
  * the redirect carried, for the shopper to ask for again.
- *
- * @example
- * const returnUrl = await loseRedirectAfterChallenge(page, system().processorUrl);
- * await page.goto(returnUrl);
  */
 export async function loseRedirectAfterChallenge(
   page: Page,

@@ -34,9 +34,6 @@ export interface BrowserClientContext extends ClientContext {
  * presses Retry when the page asks, gives up when the plan
  * says so. Each `checkout.pay` request the page sends is recorded from the network, and the
  * state the page showed last is recorded as a `status` op.
- *
- * @example
- * await runBrowserIntent(browser, plan, ctx);
  */
 export async function runBrowserIntent(
   browser: Browser,

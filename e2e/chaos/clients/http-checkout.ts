@@ -18,9 +18,6 @@ export interface IntentResult {
  * leaving) the bank's 3-D Secure challenge on the way if it meets one; then the
  * operator's capture, void or refunds of it, if the plan has any. Every request goes into
  * the history as invoke + ok / fail / info.
- *
- * @example
- * await runHttpIntent(plan, ctx);
  */
 export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promise<IntentResult> {
   const tenant = ctx.catalogue(plan.tenantId);

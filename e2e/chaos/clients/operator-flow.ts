@@ -28,9 +28,6 @@ const WATCH_MS = 30_000;
  * turn, while the payment holds money, and the refunds read until each is final. Every
  * request is recorded like a checkout's (invoke, then ok / fail / info), with the payment
  * and refund states the operator reads in between.
- *
- * @example
- * await runOperatorFlow(plan, { paymentId, shown: 'requires_capture' }, ctx);
  */
 export async function runOperatorFlow(
   plan: IntentPlan,

@@ -12,9 +12,6 @@ const PAGE_TIMEOUT_MS = 8_000;
  * errors and 5xx are retried until the clients' deadline (a second answer changes nothing
  * at the processor). Recorded as one `challenge` op: `ok` once the processor took the answer
  * (or the shopper left), `info` when it never answered.
- *
- * @example
- * await meetChallengeOverHttp(plan, { paymentId, url: view.nextActionUrl }, ctx);
  */
 export async function meetChallengeOverHttp(
   plan: IntentPlan & { challenge: NonNullable<IntentPlan['challenge']> },

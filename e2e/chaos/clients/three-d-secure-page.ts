@@ -10,9 +10,6 @@ import type { Page } from '@playwright/test';
  * used (the processor down), the shopper goes back to the shop's return page, which shows
  * the payment until the reconciler ends it. Recorded as one `challenge` op: `ok` once the
  * answer was taken (or the shopper left), `info` otherwise.
- *
- * @example
- * await meetChallengeInPage(page, plan.challenge, { history, webUrl, base: { intent, tenantId, key, process } });
  */
 export async function meetChallengeInPage(
   page: Page,

@@ -39,10 +39,6 @@ export interface HaDatabase {
 
 /**
  * Starts the cluster in `mode` on free loopback ports, with the `once` database on every node.
- *
- * @example
- * const db = await startHaDatabase('sync', log);
- * await db.inject('pg_kill_primary', 800);
  */
 export async function startHaDatabase(
   mode: ReplicationMode,

@@ -17,9 +17,6 @@ const REQUEST_TIMEOUT_MS = 8_000;
 /**
  * Every acknowledged refund missing from its intent's current payment is asked for again,
  * until a definite answer or `deadlineAt` (history time); resolves with how many were.
- *
- * @example
- * const retried = await runReturningOperators(plan.intents, { history, webUrl, catalogue, sleep, deadlineAt });
  */
 export async function runReturningOperators(
   intents: readonly IntentPlan[],

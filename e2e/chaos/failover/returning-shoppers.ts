@@ -11,9 +11,6 @@ const REQUEST_TIMEOUT_MS = 8_000;
 /**
  * Every intent answered with a payment the app no longer shows (404) pays again and watches;
  * resolves with how many came back. Stops at `deadlineAt` (history time).
- *
- * @example
- * const returned = await runReturningShoppers(plan.intents, { history, webUrl, catalogue, sleep, deadlineAt });
  */
 export async function runReturningShoppers(
   intents: readonly IntentPlan[],

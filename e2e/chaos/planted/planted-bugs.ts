@@ -145,9 +145,6 @@ export function patchApplies(bug: PlantedBug, repoRoot: string): { ok: boolean; 
 /**
  * A temporary copy of the committed tree with the bug applied (`plantedCopy`); the web build is
  * reused unless the patch touches code the web bundle contains.
- *
- * @example
- * const copy = preparePlantedCopy(bug, repoRoot); try { ... } finally { removePlantedCopy(copy); }
  */
 export function preparePlantedCopy(bug: PlantedBug, repoRoot: string): string {
   return plantedCopy(repoRoot, bug.patchFile, { reuseWebBuild: !bug.needsWebBuild });
