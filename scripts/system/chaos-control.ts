@@ -27,8 +27,6 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
  *
  * Every request needs `Authorization: Bearer <secret>`; anything else is 401.
  */
-type LauncherSwitch = LauncherSwitchName;
-
 /** A part's state as the cockpit shows it: the supervisor's, with `paused` on top. */
 interface ChaosPartStatus extends Omit<PartStatus, 'state'> {
   state: PartStatus['state'] | 'paused';
@@ -43,7 +41,7 @@ export interface ChaosControlOptions {
   /** Delay between answering and killing the web process, so the answer gets out first. */
   killWebDelayMs?: number;
   /** Least ms between two presses of a switch; default `CHAOS_PRESS_COOLDOWN_MS` (tests: less). */
-  cooldownMs?: Partial<Record<LauncherSwitch, number>>;
+  cooldownMs?: Partial<Record<LauncherSwitchName, number>>;
   /** The replicated database (`--ha`); unset: embedded PostgreSQL or your own. */
   cluster?: ClusterControl;
   log?: (line: string) => void;
@@ -64,14 +62,93 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const secret = randomBytes(32).toString('hex');
   const expected = digest(`Bearer ${secret}`);
-  const paused = new Map<string, { until: number; timer: NodeJS.Timeout }>();
   const cooldown = new PressCooldown();
-  const cooldownMs = (name: LauncherSwitch) => {
+  const cooldownMs = (name: LauncherSwitchName) => {
     const base = options.cooldownMs?.[name] ?? CHAOS_PRESS_COOLDOWN_MS[name];
     // The next pause waits until the last paused worker has run as long as it was stopped.
     return name === 'pause_worker' ? Math.max(base, 2 * options.pauseMs) : base;
   };
 
+  // A cluster's database is failed over, never crash-restarted in place (it is no single part).
+  const switches = LAUNCHER_SWITCHES.filter((name) =>
+    options.cluster ? name !== 'pg_crash_restart' : name !== 'db_failover',
+  );
+
+  const { paused, resume, press } = switchActions(options, log);
+
+  const processParts = (): ChaosPartStatus[] =>
+    supervisor.status().map((p) => {
+      const pause = paused.get(p.name);
+      return pause && p.state === 'up'
+        ? { ...p, state: 'paused', resumesAt: new Date(pause.until).toISOString() }
+        : p;
+    });
+  const parts = async (): Promise<ChaosPart[]> => [
+    ...(options.cluster ? await options.cluster.parts() : []),
+    ...processParts(),
+  ];
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      answer(res, 500, { error: error instanceof Error ? error.message : String(error) });
+    });
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const given = digest(req.headers.authorization ?? '');
+    if (!timingSafeEqual(given, expected)) return answer(res, 401, { error: 'unauthorized' });
+    req.resume();
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/parts')
+      return answer(res, 200, { parts: await parts() });
+    if (req.method === 'GET' && url.pathname === '/switches') return answer(res, 200, { switches });
+    const match = /^\/switches\/([a-z_]+)$/.exec(url.pathname);
+    if (req.method === 'POST' && match) {
+      const name = match[1] as LauncherSwitchName;
+      if (!LAUNCHER_SWITCHES.includes(name)) {
+        return answer(res, 404, { error: `no switch named ${name}` });
+      }
+      const now = Date.now();
+      const waitMs = cooldown.take(name, cooldownMs(name), now);
+      if (waitMs !== undefined) {
+        const retryAfterSeconds = Math.ceil(waitMs / 1000);
+        return answer(res, 429, {
+          error: `${name} was pressed moments ago; press it again in ${retryAfterSeconds} s`,
+          retryAfterSeconds,
+        });
+      }
+      try {
+        const did = await press(name, url.searchParams.get('target'));
+        log(`chaos     | ${name}: ${did}`);
+        return answer(res, 200, { switch: name, did });
+      } catch (error) {
+        cooldown.release(name, now);
+        if (!(error instanceof SwitchRefused)) throw error;
+        const { message, retryAfterSeconds } = error;
+        if (retryAfterSeconds === undefined) return answer(res, 409, { error: message });
+        return answer(res, 429, { error: message, retryAfterSeconds });
+      }
+    }
+    return answer(res, 404, { error: 'not found' });
+  };
+
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    secret,
+    close: async () => {
+      for (const name of [...paused.keys()]) resume(name);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** What each switch does to the parts, and the workers it keeps paused meanwhile. */
+function switchActions(options: ChaosControlOptions, log: (line: string) => void) {
+  const { supervisor } = options;
+  const paused = new Map<string, { until: number; timer: NodeJS.Timeout }>();
   const upWorkers = () =>
     supervisor
       .status()
@@ -96,12 +173,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
     return up.find((p) => p.name === target) ?? up[0];
   };
 
-  // A cluster's database is failed over, never crash-restarted in place (it is no single part).
-  const switches = LAUNCHER_SWITCHES.filter((name) =>
-    options.cluster ? name !== 'pg_crash_restart' : name !== 'db_failover',
-  );
-
-  const press = async (name: LauncherSwitch, target: string | null): Promise<string> => {
+  const press = async (name: LauncherSwitchName, target: string | null): Promise<string> => {
     switch (name) {
       case 'kill_worker': {
         const worker = pickWorker(target);
@@ -160,74 +232,7 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
       }
     }
   };
-
-  const processParts = (): ChaosPartStatus[] =>
-    supervisor.status().map((p) => {
-      const pause = paused.get(p.name);
-      return pause && p.state === 'up'
-        ? { ...p, state: 'paused', resumesAt: new Date(pause.until).toISOString() }
-        : p;
-    });
-  const parts = async (): Promise<ChaosPart[]> => [
-    ...(options.cluster ? await options.cluster.parts() : []),
-    ...processParts(),
-  ];
-
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      answer(res, 500, { error: error instanceof Error ? error.message : String(error) });
-    });
-  });
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const given = digest(req.headers.authorization ?? '');
-    if (!timingSafeEqual(given, expected)) return answer(res, 401, { error: 'unauthorized' });
-    req.resume();
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method === 'GET' && url.pathname === '/parts')
-      return answer(res, 200, { parts: await parts() });
-    if (req.method === 'GET' && url.pathname === '/switches') return answer(res, 200, { switches });
-    const match = /^\/switches\/([a-z_]+)$/.exec(url.pathname);
-    if (req.method === 'POST' && match) {
-      const name = match[1] as LauncherSwitch;
-      if (!LAUNCHER_SWITCHES.includes(name)) {
-        return answer(res, 404, { error: `no switch named ${name}` });
-      }
-      const now = Date.now();
-      const waitMs = cooldown.take(name, cooldownMs(name), now);
-      if (waitMs !== undefined) {
-        const retryAfterSeconds = Math.ceil(waitMs / 1000);
-        return answer(res, 429, {
-          error: `${name} was pressed moments ago; press it again in ${retryAfterSeconds} s`,
-          retryAfterSeconds,
-        });
-      }
-      try {
-        const did = await press(name, url.searchParams.get('target'));
-        log(`chaos     | ${name}: ${did}`);
-        return answer(res, 200, { switch: name, did });
-      } catch (error) {
-        cooldown.release(name, now);
-        if (!(error instanceof SwitchRefused)) throw error;
-        const { message, retryAfterSeconds } = error;
-        if (retryAfterSeconds === undefined) return answer(res, 409, { error: message });
-        return answer(res, 429, { error: message, retryAfterSeconds });
-      }
-    }
-    return answer(res, 404, { error: 'not found' });
-  };
-
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    secret,
-    close: async () => {
-      for (const name of [...paused.keys()]) resume(name);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { paused, resume, press };
 }
 
 /** A switch that cannot act now: nothing to act on (409), or not yet (429). */
