@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   AppPayment,
   AppRefund,
@@ -38,7 +39,6 @@ const RETURNING_MS = 90_000;
 const ADMIN_CALL_PATIENCE_MS = 180_000;
 /** The nemesis' own connections: a storm of pg_terminate_backend spares them. */
 const NEMESIS_APPLICATION_NAME = 'once-chaos-nemesis';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** This repository's tenants as the chaos clients see them. */
 export const onceCatalogues: TenantCatalogue[] = demoTenants.map((t) => ({
@@ -178,25 +178,17 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
   let databaseRestarting = false;
 
   /**
-   * Stops a worker between its claim of a job and its first call to the processor, the
-   * window where a stall matters (its lease runs out, another worker takes the job, and the
-   * processor forgets the keys). That window is one database read wide, shorter than the
-   * trip of the claim's log line to this handler, so the nemesis holds it open. It listens
-   * on the outbox channel like the workers; when a job is enqueued it locks `tenants`
-   * (which the charge's first read joins and claiming does not) at once, waits until a
-   * worker's read of a first attempt is blocked on it, stops that worker, and commits. The stopped worker's read then
-   * runs and waits in its socket: when it wakes, it acts on what it read before the
-   * takeover. Requests that read `tenants` (the web's authentication) wait too, at most a
-   * second. If the worker claims nothing that way within 10 s (it is busy, or the database
-   * is restarting), it is stopped at its next claim as logged, or idle.
-   */
-  /**
    * With `tenants` locked by `tx`: waits (1 s at most) until a worker's charge read is
    * blocked on that lock after the worker claimed a job's first attempt, and stops that
    * worker there. Blocked is read from the server (`pg_locks`: the worker's connection
    * waits for this lock, in the charge's read), so the stop is known to land before the
    * processor call; the claim comes from the worker's log.
    */
+  const resumeWorker = (name: string) => {
+    system.supervisor.signal(name, 'SIGCONT');
+    paused.delete(name);
+  };
+
   const stopBlockedWorker = async (
     tx: postgres.TransactionSql,
     lockedAt: number,
@@ -231,6 +223,14 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     return undefined;
   };
 
+  /**
+   * Stops a worker between its claim of a job and its first call to the processor, where a
+   * stall matters (its lease runs out, another worker takes the job, the processor forgets
+   * the keys). That window is one database read wide, too short for the claim's log line,
+   * so the nemesis holds it open: when a job is enqueued it locks `tenants` (which the
+   * charge's first read joins and claiming does not) until a worker's read blocks on it.
+   * Failing that within 10 s, the worker is stopped at its next logged claim, or idle.
+   */
   const stopAtNextClaim = async (
     name: string,
   ): Promise<{ job: string; worker: string } | undefined> => {
@@ -370,19 +370,15 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     starting.add(name);
     try {
       // A start can fail while PostgreSQL is itself restarting: try again, like a supervisor.
-      for (let attempt = 1; ; attempt++) {
-        try {
+      await startWithRetries(
+        async () => {
           await killPart(name);
           if (name === 'web') await system.startWeb();
           else if (name === 'processor') await system.startProcessor();
           else await system.startWorker(Number(name.replace('worker-', '')) - 1);
-          break;
-        } catch (error) {
-          if (attempt >= 5) throw error;
-          log(`chaos     | ${name} did not start (${(error as Error).message}); retrying`);
-          await sleep(1_000);
-        }
-      }
+        },
+        (error) => log(`chaos     | ${name} did not start (${error.message}); retrying`),
+      );
       down.delete(name);
     } finally {
       starting.delete(name);
@@ -408,17 +404,10 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
     pg.child.kill('SIGKILL');
     await sleep(200);
-    // A start can be refused while the dead server's backends are still exiting: try again,
-    // as the launcher's restart policy would.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        pg = await startPg();
-        return;
-      } catch (error) {
-        if (attempt >= 5) throw error;
-        await sleep(1_000);
-      }
-    }
+    // A start can be refused while the dead server's backends are still exiting.
+    await startWithRetries(async () => {
+      pg = await startPg();
+    });
   };
 
   const env = options.profile.env;
@@ -462,10 +451,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     webUrl: system.webUrl,
     async kill(name) {
       if (down.has(name)) return;
-      if (paused.has(name)) {
-        system.supervisor.signal(name, 'SIGCONT');
-        paused.delete(name);
-      }
+      if (paused.has(name)) resumeWorker(name);
       down.add(name);
       await killPart(name);
     },
@@ -482,9 +468,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       return { worker: name };
     },
     async resume(name) {
-      if (!paused.has(name)) return;
-      system.supervisor.signal(name, 'SIGCONT');
-      paused.delete(name);
+      if (paused.has(name)) resumeWorker(name);
     },
     async crashRestartDatabase(how = 'immediate_shutdown') {
       databaseRestarting = true;
@@ -533,11 +517,8 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
           ? { delay_ms: plan.delayMs }
           : {}),
         ...(plan.kind === 'not_found'
-          ? // The worst "not found": a confirm charges, its answer fails, and for a while
-            // the intent's reads by id answer 404 and its webhooks wait. The worker's retries
-            // read a 404 ("not visible yet": retried with backoff, `unknown` only once its
-            // attempts are used up), and so may the reconciler, seconds later. Only proof
-            // settles a payment; a 404 is no proof of "not charged".
+          ? // A confirm charges, its answer fails, and for a while reads by id answer 404:
+            // a 404 is no proof of "not charged", so only proof may settle the payment.
             {
               kind: 'fail_after_charge',
               lag_ms: plan.delayMs,
@@ -548,10 +529,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     },
     async heal() {
       await ha?.heal();
-      for (const name of [...paused]) {
-        system.supervisor.signal(name, 'SIGCONT');
-        paused.delete(name);
-      }
+      for (const name of [...paused]) resumeWorker(name);
       for (const name of ['processor', ...workerNames, 'web']) {
         if (down.has(name) || !system.supervisor.names.includes(name)) await restart(name);
       }
@@ -651,6 +629,19 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       await rm(dataDir, { recursive: true, force: true }).catch(() => {});
     },
   };
+}
+
+/** Five attempts, a second apart, as the launcher's restart policy makes them. */
+async function startWithRetries(start: () => Promise<void>, onRetry?: (error: Error) => void) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      onRetry?.(error as Error);
+      await sleep(1_000);
+    }
+  }
 }
 
 function isAlive(pid: number): boolean {
