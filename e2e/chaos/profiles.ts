@@ -18,10 +18,7 @@ export interface OnceProfile extends ChaosProfile {
 /** Faults the embedded server alone can take: the failover profile's database is a cluster. */
 const SINGLE_SERVER_ONLY: readonly FaultKind[] = ['pg_crash_restart', 'pg_terminate_storm'];
 
-/**
- * Short windows for chaos runs. Variables the code does not read yet are harmless; they
- * take effect as soon as the code reads them.
- */
+/** Short windows for chaos runs, so leases, retention and reconciliation all happen within one. */
 const SHORT_WINDOWS: Record<string, string> = {
   WORKER_LEASE_MS: '3000',
   WORKER_POLL_INTERVAL_MS: '300',
@@ -43,12 +40,11 @@ const SHORT_WINDOWS: Record<string, string> = {
   PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: '2000',
   PROCESSOR_IDEMPOTENCY_LEASE_MS: '5000',
   PROCESSOR_WEBHOOK_BACKOFF_MS: '300',
-  // An authorisation nobody captures expires within the run (the `expire` flow waits past it).
-  // Not shorter: under load a capture job waits tens of seconds, and 15 s let most expire.
+  // An authorisation nobody captures expires within the run (the `expire` flow waits past it);
+  // not shorter, as under load a capture job waits tens of seconds.
   PROCESSOR_AUTHORIZATION_WINDOW_MS: '30000',
-  // A 3-D Secure challenge left unanswered is canceled within the run, by convergence at
-  // most. Not shorter: on a loaded machine (load 20) a shopper's reads took so long that at
-  // 20 s all but one challenge was canceled before its shopper saw it.
+  // A 3-D Secure challenge left unanswered is canceled within the run; not shorter, as on a
+  // loaded machine a shopper's reads are slow enough to find most challenges canceled.
   WORKER_CHALLENGE_ABANDON_MS: '40000',
 };
 
@@ -84,10 +80,8 @@ export const PROFILES: Record<string, OnceProfile> = {
     convergeTimeoutMs: 60_000,
     env: SHORT_WINDOWS,
     moneyFlows: MONEY_FLOWS,
-    // The least a ci run must do. Below any of these the run proves too little and fails,
-    // whatever the checker says. Each sits well under what ci runs reach (docs/chaos.md,
-    // "Results" gives seed 1's reach beside each floor), except browserStarted, the suite's
-    // promise of >= 20 browser customers.
+    // The least a ci run must do: below any of these it proves too little and fails, whatever
+    // the checker says (docs/chaos.md, "Results", gives what runs reach beside each floor).
     floors: {
       intentsWithPayment: 60,
       browserStarted: 20,
@@ -113,8 +107,7 @@ export const PROFILES: Record<string, OnceProfile> = {
     nemesisEvents: 300,
     faults: FAULT_KINDS,
     workers: 3,
-    // A browser customer takes 30-60 s under faults: with two pages at a time, 45 of the 100
-    // started within the 15 minutes and the rest never ran. Six fit all of them.
+    // A browser customer takes 30-60 s under faults: six at a time fit all 100 in the run.
     browserConcurrency: 6,
     convergeTimeoutMs: 180_000,
     env: SHORT_WINDOWS,
@@ -207,11 +200,10 @@ export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
     return n;
   };
   const faults = values.get('faults')?.split(',').filter(Boolean);
+  const knownFaults: readonly string[] = [...FAULT_KINDS, ...FAILOVER_FAULT_KINDS];
   for (const f of faults ?? []) {
-    if (![...FAULT_KINDS, ...FAILOVER_FAULT_KINDS].includes(f as FaultKind))
-      throw new Error(
-        `unknown fault ${f} (known: ${[...FAULT_KINDS, ...FAILOVER_FAULT_KINDS].join(', ')})`,
-      );
+    if (!knownFaults.includes(f))
+      throw new Error(`unknown fault ${f} (known: ${knownFaults.join(', ')})`);
   }
   const mode = values.get('mode');
   if (mode !== undefined && !base.replication)
