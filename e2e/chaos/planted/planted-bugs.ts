@@ -111,9 +111,7 @@ export function plantedBugs(): PlantedBug[] {
     .sort((a, b) => path.basename(a).localeCompare(path.basename(b)))
     .map((patchFile) => {
       const f = path.basename(patchFile);
-      // From the repository's root: run in a subdirectory (`npm run -w e2e`), `git apply`
-      // ignores every path outside it, the list came out empty and patched web code ran
-      // with the unpatched web build.
+      // From the repository's root: in a subdirectory `git apply` ignores every path outside it.
       const touched = execFileSync('git', ['apply', '--numstat', patchFile], {
         encoding: 'utf8',
         cwd: REPO_ROOT,
