@@ -19,10 +19,8 @@ export interface ProcessorFaultUses {
 }
 
 /**
- * Each switch's state from the processor's faults: armed while a fault of its kind waits on its
- * call; its last use the newest use of its kind on its call. So two switches of one kind (a
- * dropped connection on the confirm, another on the refund) never show each other's faults;
- * faults of other kinds (a lag's `not_found`) belong to no switch.
+ * Each switch's state from the processor's faults, matched by kind AND call, so two switches of
+ * one kind (a drop on the confirm, another on the refund) never show each other's faults.
  */
 export function processorFaultStates(
   armed: ArmedProcessorFault[],

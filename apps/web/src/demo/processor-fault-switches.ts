@@ -1,8 +1,7 @@
 /**
- * The processor calls a fault switch can break, by the word the cockpit uses for each: a
- * request's Stripe operation (`resource.action`, the processor's `operation`), or the webhook
- * delivery of a payment intent event. A switch breaks exactly that call: a confirm fault never
- * bites the reconciler's cancel, a refund fault never bites the charge.
+ * The processor calls a fault switch can break, by the cockpit's word for each. A switch breaks
+ * exactly that call: a confirm fault never bites the reconciler's cancel, nor a refund fault the
+ * charge.
  */
 export const PROCESSOR_FAULT_TARGETS = {
   charge: { operation: 'payment_intents.confirm' },

@@ -11,12 +11,7 @@ export const merchantPayInput = payInput
   .extend({ captureMethod: z.enum(['automatic', 'manual']).optional() });
 export type MerchantPayInput = z.infer<typeof merchantPayInput>;
 
-/**
- * The merchant's input as `pay` takes it.
- *
- * @example
- * toPayInput({ lines, captureMethod: 'manual' }); // { lines, capture: 'manual' }
- */
+/** The merchant's input as `pay` takes it (`captureMethod` is `capture` there). */
 export function toPayInput({ captureMethod, ...input }: MerchantPayInput): PayInput {
   return captureMethod === undefined ? input : { ...input, capture: captureMethod };
 }

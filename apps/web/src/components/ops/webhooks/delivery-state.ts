@@ -13,10 +13,6 @@ export type DeliveryState =
   | { kind: 'queued' }
   | { kind: 'failed' };
 
-/**
- * @example
- * deliveryStateOf({ status: 'pending', attempts: 2, nextAttemptAt: '…', ... }); // { kind: 'retrying', nextAt: '…' }
- */
 export function deliveryStateOf(delivery: WebhookDelivery): DeliveryState {
   if (delivery.status === 'delivered') return { kind: 'delivered', at: delivery.deliveredAt };
   if (delivery.status === 'failed') return { kind: 'failed' };
@@ -24,12 +20,7 @@ export function deliveryStateOf(delivery: WebhookDelivery): DeliveryState {
   return { kind: 'retrying', nextAt: delivery.nextAttemptAt };
 }
 
-/**
- * The endpoint's last answer in a few words: its HTTP status, or why none came.
- *
- * @example
- * lastAnswerOf({ lastStatus: null, lastError: 'TimeoutError: …', ... }); // 'no answer (TimeoutError: …)'
- */
+/** The endpoint's last answer in a few words: its HTTP status, or why none came. */
 export function lastAnswerOf(delivery: Pick<WebhookDelivery, 'lastStatus' | 'lastError'>): string {
   if (delivery.lastStatus !== null) return `HTTP ${delivery.lastStatus}`;
   if (delivery.lastError !== null) return `no answer (${delivery.lastError})`;

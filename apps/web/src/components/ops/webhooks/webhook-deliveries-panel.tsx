@@ -14,12 +14,7 @@ const REFRESH_MS = 3_000;
 /** How many of the merchant's newest events the cockpit shows. */
 const RECENT = 20;
 
-/**
- * The processor's webhook deliveries, live: of one payment (its PaymentIntent's events) on its
- * page, else the merchant's newest with a link to each payment. Each event's state
- * (delivered, retrying with the next retry's time, queued, failed), attempts, the endpoint's
- * last answer, and a Resend button.
- */
+/** The processor's webhook deliveries, live: of one payment on its page, else the newest. */
 export function WebhookDeliveriesPanel({ paymentId }: { paymentId?: string }) {
   const trpc = useTRPC();
   const outbox = useQuery({
