@@ -12,10 +12,7 @@ const CARD_NUMBER_OF: Record<ReturnType<typeof paymentMethodOf>, string> = {
 
 /** States after which the page shows a definite end. */
 const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'canceled']);
-/**
- * States in which the page offers Retry (`checkout-state-panel.tsx`, `retryable`). A lost
- * answer is `outcome_unknown`: without it here the client never retried after one.
- */
+/** States in which the page offers Retry (`checkout-state-panel.tsx`, `retryable`). */
 const NEEDS_RETRY = new Set(['outcome_unknown', 'store_unavailable', 'rate_limited']);
 
 export interface BrowserClientContext extends ClientContext {
@@ -56,10 +53,15 @@ export async function runBrowserIntent(
     keySeen = request.headers()['idempotency-key'] ?? keySeen;
     open.set(request, ctx.history.invoke({ ...base, key: keySeen, f: 'pay' }));
   });
-  page.on('requestfinished', async (request) => {
+  /** The request's open history entry, taken so that it is completed once. */
+  const take = (request: Request) => {
     const complete = open.get(request);
-    if (!complete) return;
     open.delete(request);
+    return complete;
+  };
+  page.on('requestfinished', async (request) => {
+    const complete = take(request);
+    if (!complete) return;
     const response = await request.response().catch(() => null);
     const status = response?.status() ?? 0;
     const headers = response ? await response.allHeaders().catch(() => ({})) : {};
@@ -79,10 +81,7 @@ export async function runBrowserIntent(
     });
   });
   page.on('requestfailed', (request) => {
-    const complete = open.get(request);
-    if (!complete) return;
-    open.delete(request);
-    complete('info', {
+    take(request)?.('info', {
       error: request.failure()?.errorText ?? 'failed',
       lostResponse: lostOnce.used && lostOnce.request === request,
     });
@@ -128,16 +127,15 @@ export async function runBrowserIntent(
     let retries = 0;
     let challenged = false;
     const state = page.getByTestId('checkout-state');
+    const shownAs = (attribute: string) =>
+      state.getAttribute(attribute, { timeout: 5_000 }).catch(() => null);
     while (ctx.history.elapsed() < ctx.deadlineAt()) {
-      const current =
-        (await state.getAttribute('data-state', { timeout: 5_000 }).catch(() => null)) ?? '';
+      const current = (await shownAs('data-state')) ?? '';
       if (TERMINAL.has(current)) break;
       // The bank's challenge, once; a shopper who leaves it closes the tab there.
       if (current === 'requires_action' && plan.challenge && !challenged) {
         challenged = true;
-        const paymentId =
-          (await state.getAttribute('data-payment-id', { timeout: 5_000 }).catch(() => null)) ||
-          undefined;
+        const paymentId = (await shownAs('data-payment-id')) || undefined;
         await meetChallengeInPage(page, plan.challenge, {
           history: ctx.history,
           webUrl: ctx.webUrl(),
@@ -159,14 +157,9 @@ export async function runBrowserIntent(
       }
       await ctx.sleep(500);
     }
-    const shown =
-      (await state.getAttribute('data-state', { timeout: 5_000 }).catch(() => null)) ?? undefined;
-    const key =
-      (await state.getAttribute('data-idempotency-key', { timeout: 5_000 }).catch(() => null)) ||
-      keySeen;
-    const paymentId =
-      (await state.getAttribute('data-payment-id', { timeout: 5_000 }).catch(() => null)) ||
-      undefined;
+    const shown = (await shownAs('data-state')) ?? undefined;
+    const key = (await shownAs('data-idempotency-key')) || keySeen;
+    const paymentId = (await shownAs('data-payment-id')) || undefined;
     const complete = ctx.history.invoke({ ...base, key, f: 'status' });
     if (shown && paymentId) complete('ok', { state: shown, paymentId });
     else complete('info', { state: shown, error: 'page showed no payment' });

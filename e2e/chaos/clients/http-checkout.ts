@@ -1,14 +1,13 @@
 import { type ClientContext, type IntentPlan, paymentMethodOf } from '@once/chaos';
 import { runOperatorFlow } from './operator-flow.ts';
-import { type PayAnswer, readPaymentState, restPay, trpcPay } from './pay-transport.ts';
+import {
+  type PayAnswer,
+  readPaymentState,
+  restPay,
+  retryDelayMs,
+  trpcPay,
+} from './pay-transport.ts';
 import { meetChallengeOverHttp } from './three-d-secure-http.ts';
-
-/** What one HTTP customer ended up with. */
-export interface IntentResult {
-  paymentId?: string;
-  /** The last state this client was shown. */
-  shown?: string;
-}
 
 /**
  * One customer paying over REST or tRPC: double / triple submit, a lost first answer,
@@ -19,7 +18,10 @@ export interface IntentResult {
  * operator's capture, void or refunds of it, if the plan has any. Every request goes into
  * the history as invoke + ok / fail / info.
  */
-export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promise<IntentResult> {
+export async function runHttpIntent(
+  plan: IntentPlan,
+  ctx: ClientContext,
+): Promise<{ paymentId?: string; shown?: string }> {
   const tenant = ctx.catalogue(plan.tenantId);
   const transport = plan.transport === 'rest' ? restPay : trpcPay;
   const process = `client-${plan.transport}`;
@@ -45,7 +47,8 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
       timeoutMs: plan.clientTimeoutMs,
       loseResponse,
     });
-    complete(answer.type, stripType(answer));
+    const { type, ...rest } = answer;
+    complete(type, rest);
     return answer;
   };
 
@@ -65,11 +68,7 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
   let attempts = 1;
   while (!accepted && !refused && attempts < plan.giveUpAfterAttempts) {
     if (ctx.history.elapsed() > ctx.deadlineAt()) break;
-    const waitMs =
-      last.retryAfterSeconds !== undefined
-        ? last.retryAfterSeconds * 1000
-        : Math.min(4_000, 300 * 2 ** Math.min(attempts, 4));
-    await ctx.sleep(waitMs);
+    await ctx.sleep(retryDelayMs(last, attempts));
     last = await pay('pay', false);
     attempts++;
     if (last.type === 'ok') accepted = last;
@@ -130,9 +129,4 @@ export async function runHttpIntent(plan: IntentPlan, ctx: ClientContext): Promi
 /** 409 (in use, outcome unknown), 429 and 503 ask the client to come back later. */
 function isRetryable(answer: PayAnswer): boolean {
   return answer.status === 409 || answer.status === 429 || answer.status === 503;
-}
-
-function stripType(answer: PayAnswer): Omit<PayAnswer, 'type'> {
-  const { type: _type, ...rest } = answer;
-  return rest;
 }

@@ -7,6 +7,7 @@ import {
   type PayAnswer,
   readPaymentState,
   readRefundStates,
+  retryDelayMs,
   signInOperator,
   signOutOperator,
 } from './pay-transport.ts';
@@ -186,11 +187,7 @@ async function sendUntilDefinite(
   let last = first.find((a) => isDefinite(a)) ?? first.at(-1)!;
   for (let attempt = 1; !isDefinite(last); attempt++) {
     if (ctx.history.elapsed() > ctx.deadlineAt()) return undefined;
-    await ctx.sleep(
-      last.retryAfterSeconds !== undefined
-        ? last.retryAfterSeconds * 1000
-        : Math.min(4_000, 300 * 2 ** Math.min(attempt, 4)),
-    );
+    await ctx.sleep(retryDelayMs(last, attempt));
     last = await send(false);
   }
   return last;

@@ -47,6 +47,12 @@ interface OperatorInput {
 
 export type PayTransport = (request: PayRequest) => Promise<PayAnswer>;
 
+/** How long a client waits before sending again: the server's `Retry-After`, else capped backoff. */
+export function retryDelayMs(last: PayAnswer, attempt: number): number {
+  if (last.retryAfterSeconds !== undefined) return last.retryAfterSeconds * 1000;
+  return Math.min(4_000, 300 * 2 ** Math.min(attempt, 4));
+}
+
 /** Statuses after which this request provably executed nothing (fail closed, refusals). */
 const DEFINITELY_NOT_EXECUTED = new Set([400, 401, 403, 404, 409, 422, 429, 503]);
 

@@ -64,15 +64,10 @@ export async function meetChallengeOverHttp(
   });
 }
 
-interface PageAnswer {
-  ok: boolean;
-  status: number;
-  location?: string;
-  body?: string;
-}
+type PageAnswer = Awaited<ReturnType<typeof request>>;
 
 /** One request of the shopper's browser, redirects not followed; status 0: no answer. */
-async function request(url: string, init: RequestInit = {}): Promise<PageAnswer> {
+async function request(url: string, init: RequestInit = {}) {
   try {
     const response = await fetch(url, {
       ...init,
