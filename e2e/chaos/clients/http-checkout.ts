@@ -2,7 +2,7 @@ import { type ClientContext, type IntentPlan, paymentMethodOf } from '@once/chao
 import { runOperatorFlow } from './operator-flow.ts';
 import {
   type PayAnswer,
-  readPaymentState,
+  recordPaymentState,
   restPay,
   retryDelayMs,
   trpcPay,
@@ -87,15 +87,13 @@ export async function runHttpIntent(
       await pay('late', false);
       lateAt = null;
     }
-    const complete = ctx.history.invoke({ ...base, f: 'status' });
-    const view = await readPaymentState(
-      ctx.webUrl(),
-      tenant.apiKey,
-      paymentId,
-      plan.clientTimeoutMs,
+    const view = await recordPaymentState(
+      ctx,
+      base,
+      { apiKey: tenant.apiKey, paymentId, timeoutMs: plan.clientTimeoutMs },
+      (status) => status >= 400 && status < 500,
     );
     if (view.state) {
-      complete('ok', { status: view.status, paymentId, state: view.state });
       shown = view.state;
       // The bank's challenge, once: then the payment is watched until it ends.
       if (view.state === 'requires_action' && plan.challenge && !challenged) {
@@ -110,12 +108,6 @@ export async function runHttpIntent(
       }
       // Authorised is as far as the customer's checkout goes: the operator takes it from there.
       if ((view.terminal || view.state === 'requires_capture') && lateAt === null) break;
-    } else {
-      complete(view.status >= 400 && view.status < 500 ? 'fail' : 'info', {
-        status: view.status,
-        paymentId,
-        error: view.error,
-      });
     }
     await ctx.sleep(pollMs);
     pollMs = Math.min(4_000, Math.round(pollMs * 1.5));

@@ -5,8 +5,8 @@ type OperatorRequestPlan = IntentPlan['refunds'][number];
 import {
   moneyActionOver,
   type PayAnswer,
-  readPaymentState,
   readRefundStates,
+  recordPaymentState,
   retryDelayMs,
   signInOperator,
   signOutOperator,
@@ -39,18 +39,12 @@ export async function runOperatorFlow(
   const status = () => ctx.history.invoke({ ...operatorOf(plan), key: plan.key, f: 'status' });
   let shown = payment.shown;
   const readState = async () => {
-    const complete = status();
-    const view = await readPaymentState(
-      ctx.webUrl(),
-      tenant.apiKey,
-      payment.paymentId,
-      plan.clientTimeoutMs,
+    const view = await recordPaymentState(
+      ctx,
+      { ...operatorOf(plan), key: plan.key },
+      { apiKey: tenant.apiKey, paymentId: payment.paymentId, timeoutMs: plan.clientTimeoutMs },
     );
-    if (view.state) {
-      complete('ok', { status: view.status, paymentId: payment.paymentId, state: view.state });
-      shown = view.state;
-    } else
-      complete('info', { status: view.status, paymentId: payment.paymentId, error: view.error });
+    shown = view.state ?? shown;
   };
 
   const rude = plan.rude;

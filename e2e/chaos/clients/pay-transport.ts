@@ -1,3 +1,5 @@
+import type { ClientContext, ClientEvent } from '@once/chaos';
+
 /**
  * One checkout request over HTTP, the way real clients send it, classified the Jepsen way:
  * `ok` (accepted: a payment id), `fail` (definitely not executed by this request, or a
@@ -320,6 +322,29 @@ export async function readPaymentState(
     terminal: body?.terminal,
     nextActionUrl: body?.nextAction?.url,
   };
+}
+
+/**
+ * Reads the payment's state and records the read as a `status` op: `ok` with the state, else
+ * `fail` when `refused(status)` (an answer that will not change), `info` otherwise.
+ */
+export async function recordPaymentState(
+  ctx: ClientContext,
+  base: Pick<ClientEvent, 'intent' | 'tenantId' | 'key' | 'process'>,
+  read: { apiKey: string; paymentId: string; timeoutMs: number },
+  refused: (status: number) => boolean = () => false,
+) {
+  const { paymentId } = read;
+  const complete = ctx.history.invoke({ ...base, f: 'status' });
+  const view = await readPaymentState(ctx.webUrl(), read.apiKey, paymentId, read.timeoutMs);
+  if (view.state) complete('ok', { status: view.status, paymentId, state: view.state });
+  else
+    complete(refused(view.status) ? 'fail' : 'info', {
+      status: view.status,
+      paymentId,
+      error: view.error,
+    });
+  return view;
 }
 
 /** A payment's refunds as `GET /api/v1/payments/:id/refunds` shows them, or why not. */

@@ -4,7 +4,7 @@
 // made again; its downstream key, derived from (tenant, checkout key), must make the processor
 // replay the first charge, so the shopper still ends with exactly one.
 import type { ClientContext, ClientEvent, IntentPlan } from '@once/chaos';
-import { readPaymentState, restPay } from '../clients/pay-transport.ts';
+import { recordPaymentState, restPay } from '../clients/pay-transport.ts';
 
 const REQUEST_TIMEOUT_MS = 8_000;
 
@@ -30,23 +30,13 @@ export async function runReturningShoppers(
       key: last.key,
       process: 'returning-shopper',
     };
-    const watch = async (paymentId: string) => {
-      const complete = ctx.history.invoke({ ...base, f: 'status' });
-      const view = await readPaymentState(
-        ctx.webUrl(),
-        tenant.apiKey,
-        paymentId,
-        REQUEST_TIMEOUT_MS,
+    const watch = (paymentId: string) =>
+      recordPaymentState(
+        ctx,
+        base,
+        { apiKey: tenant.apiKey, paymentId, timeoutMs: REQUEST_TIMEOUT_MS },
+        (status) => status === 404,
       );
-      if (view.state) complete('ok', { status: view.status, paymentId, state: view.state });
-      else
-        complete(view.status === 404 ? 'fail' : 'info', {
-          status: view.status,
-          paymentId,
-          error: view.error,
-        });
-      return view;
-    };
     if ((await watch(last.paymentId!)).status !== 404) return false;
 
     let paymentId: string | undefined;
