@@ -3,6 +3,7 @@
 // the rows the old primary held (right before the fault, and once more before it freezes when a
 // partition lets it go on committing) and the rows the new primary holds once the cluster is
 // healthy again: what a failover lost, per table, and what must never come back.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FailoverFaultKind, FailoverRecord, LostRow } from '@once/chaos';
 import { findFreePort } from '@once/postgres';
 import { type HaCluster, type HaNodeName, startHaCluster } from '@once/scripts/ha-cluster';
@@ -17,33 +18,12 @@ const CLUSTER_PORTS = 8;
 /** How long the synchronous standby is stopped while COMMITs wait for it. */
 const SYNC_STANDBY_STOP_MS = 4_000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export interface HaDatabase {
-  mode: ReplicationMode;
-  /** The multi-host URL of the app's database (`target_session_attrs=primary`). */
-  url: string;
-  /** Every failover so far, in order. */
-  readonly failovers: readonly FailoverRecord[];
-  /**
-   * Injects one fault and waits until the cluster is healthy again (a new leader, both
-   * standbys streaming). `downMs` sizes it: how long a killed primary stays down before it
-   * rejoins, how long a stopped one stays stopped once replaced. Resolves with what
-   * happened and how much it bit (COMMITs cancelled, or 1 for a failover).
-   */
-  inject(kind: FailoverFaultKind, downMs: number): Promise<{ detail: string; bit: number }>;
-  /** Every node up and replicating. */
-  heal(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type HaDatabase = Awaited<ReturnType<typeof startHaDatabase>>;
 
 /**
  * Starts the cluster in `mode` on free loopback ports, with the `once` database on every node.
  */
-export async function startHaDatabase(
-  mode: ReplicationMode,
-  log: (line: string) => void,
-): Promise<HaDatabase> {
+export async function startHaDatabase(mode: ReplicationMode, log: (line: string) => void) {
   const cluster = await startHaCluster({
     mode,
     basePort: await findFreePort({ count: CLUSTER_PORTS }),
@@ -95,9 +75,18 @@ export async function startHaDatabase(
 
   return {
     mode,
+    /** The multi-host URL of the app's database (`target_session_attrs=primary`). */
     url: cluster.url('once'),
-    failovers,
-    async inject(kind, downMs) {
+    failovers: failovers as readonly FailoverRecord[],
+    /**
+     * Injects one fault and waits until the cluster is healthy again (a new leader, both
+     * standbys streaming). `downMs`: how long a killed primary stays down before it rejoins,
+     * or a stopped one stays stopped once replaced. `bit`: COMMITs cancelled, or 1 for a failover.
+     */
+    async inject(
+      kind: FailoverFaultKind,
+      downMs: number,
+    ): Promise<{ detail: string; bit: number }> {
       if (kind === 'pg_kill_primary') {
         return failover(kind, async (leader) => {
           cluster.killNode(leader);
@@ -128,6 +117,7 @@ export async function startHaDatabase(
       if (kind === 'pg_switchover') return failover(kind, () => cluster.switchover());
       return cancelSyncWaits(cluster);
     },
+    /** Every node up and replicating. */
     heal: () => cluster.waitForHealthy(180_000),
     stop: async () => {
       process.off('exit', stopOnExit);
