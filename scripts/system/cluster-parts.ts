@@ -2,13 +2,8 @@ import type { ChaosPart } from '@once/web/demo';
 import type { HaCluster, HaNodeName } from '../ha/cluster.ts';
 import { CHAOS_TIMINGS } from '../ha/patroni-config.ts';
 
-/** What the control channel needs of a replicated database: its nodes, and a failover. */
-export interface ClusterControl {
-  /** One part per node, with Patroni's view of its state and role (a killed node: `down`). */
-  parts(): Promise<ChaosPart[]>;
-  /** Fails the primary; what was done, in words. `ClusterNotReady` without a sync standby. */
-  failover(): Promise<string>;
-}
+/** What the control channel acts on of a replicated database: its nodes, and a failover. */
+export type ClusterControl = ReturnType<typeof clusterControl>;
 
 /** The cluster cannot take a failover now: no leader, or no synchronous standby yet. */
 export class ClusterNotReady extends Error {}
@@ -32,10 +27,11 @@ function partState(state: string | undefined): ChaosPart['state'] {
  * primary, the failure the synchronous mode is there for: Patroni promotes the synchronous
  * standby once the leader key expires, and the killed node restarts to rejoin as a standby.
  */
-export function clusterControl(cluster: HaCluster, log: (line: string) => void): ClusterControl {
+export function clusterControl(cluster: HaCluster, log: (line: string) => void) {
   const restarts = new Map<string, number>();
   return {
-    async parts() {
+    /** One part per node, with Patroni's view of its state and role (a killed node: `down`). */
+    async parts(): Promise<ChaosPart[]> {
       const members = await cluster.members();
       return cluster.nodes.map((name) => {
         // A node the launcher knows is dead is `down`, with no role, whatever the DCS says.
@@ -50,7 +46,8 @@ export function clusterControl(cluster: HaCluster, log: (line: string) => void):
         };
       });
     },
-    async failover() {
+    /** Fails the primary; what was done, in words. */
+    async failover(): Promise<string> {
       const members = await cluster.members();
       const primary = members.find((m) => m.role === 'leader' && m.state === 'running');
       const standby = members.find((m) => m.role === 'sync_standby' && m.state === 'running');
