@@ -1,6 +1,7 @@
 import type { ClientContext, ClientEvent, IntentPlan } from '@once/chaos';
 
 type OperatorRequestPlan = IntentPlan['refunds'][number];
+type MoneyActionOp = Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>;
 
 import {
   moneyActionOver,
@@ -49,14 +50,22 @@ export async function runOperatorFlow(
 
   const rude = plan.rude;
   let revoked = rude?.revokedSession ?? false;
-  /** Once, before the first action: the same request from a session already signed out. */
-  const fromRevokedSession = async (
-    f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
-    request: OperatorRequestPlan,
-  ) => {
+  /**
+   * The rude operator's first move, once: opens an operator session with the API key, signs
+   * it out on the server, then sends the action with that session's cookie under a key of its
+   * own. It must be refused 401 and do nothing (the checker looks for any action under its
+   * key). A session the server would not open (its rate limit) is no test: nothing is sent.
+   */
+  const fromRevokedSession = async (f: MoneyActionOp, request: OperatorRequestPlan) => {
     if (!revoked) return;
     revoked = false;
-    await sendFromRevokedSession(plan, payment.paymentId, f, request, ctx);
+    const cookie = await signInOperator(ctx.webUrl(), tenant.apiKey, plan.clientTimeoutMs);
+    if (!cookie || !(await signOutOperator(ctx.webUrl(), cookie, plan.clientTimeoutMs))) return;
+    const again = { ...request, key: `${request.key}-revoked` };
+    await sendOnce(plan, payment.paymentId, f, again, ctx, {
+      sessionCookie: cookie,
+      revokedSession: true,
+    });
   };
 
   if (plan.operatorAction && shown === 'requires_capture') {
@@ -155,7 +164,7 @@ async function watch(ctx: ClientContext, done: () => Promise<boolean>): Promise<
 async function sendUntilDefinite(
   plan: IntentPlan,
   paymentId: string,
-  f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
+  f: MoneyActionOp,
   request: OperatorRequestPlan,
   ctx: ClientContext,
   options: { race?: boolean; acrossTransports?: boolean } = {},
@@ -187,27 +196,6 @@ async function sendUntilDefinite(
   return last;
 }
 
-/**
- * The rude operator's first move: opens an operator session with the API key, signs it out
- * on the server, then sends the action with that session's cookie, once, under a key of its
- * own. It must be refused 401 and do nothing (the checker looks for any action under its key).
- * A session the server would not open (its rate limit) is no test: nothing is sent.
- */
-async function sendFromRevokedSession(
-  plan: IntentPlan,
-  paymentId: string,
-  f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
-  request: OperatorRequestPlan,
-  ctx: ClientContext,
-): Promise<void> {
-  const apiKey = ctx.catalogue(plan.tenantId).apiKey;
-  const cookie = await signInOperator(ctx.webUrl(), apiKey, plan.clientTimeoutMs);
-  if (!cookie) return;
-  if (!(await signOutOperator(ctx.webUrl(), cookie, plan.clientTimeoutMs))) return;
-  const revoked = { ...request, key: `${request.key}-revoked` };
-  await sendOnce(plan, paymentId, f, revoked, ctx, { sessionCookie: cookie, revokedSession: true });
-}
-
 type Transport = 'trpc' | 'rest' | 'graphql';
 
 /** Who the operator's requests on an intent's payment are recorded as. */
@@ -224,7 +212,7 @@ const operatorOf = (plan: IntentPlan) => ({
 async function sendOnce(
   plan: IntentPlan,
   paymentId: string,
-  f: Extract<ClientEvent['f'], 'capture' | 'void' | 'refund'>,
+  f: MoneyActionOp,
   request: OperatorRequestPlan,
   ctx: ClientContext,
   options: {
