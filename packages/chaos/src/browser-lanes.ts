@@ -5,9 +5,6 @@
  * customer still starts while the run is short of the work its floors ask (`short`), with a
  * deadline of its own (`lateCustomerMs` from its start), until `boundAt`; past the bound
  * nobody starts and no late customer goes on, floors met or not.
- *
- * @example
- * await runBrowserLanes(customers, { concurrency: 6, startWhenDue, now, deadlineAt, boundAt, short, lateCustomerMs: 60_000, run });
  */
 export async function runBrowserLanes<T>(
   customers: readonly T[],

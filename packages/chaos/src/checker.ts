@@ -61,9 +61,6 @@ const receivedOf = (p: AppPayment): number =>
  *   synchronous mode (counted in async mode), no row resurrected, no checkout charged twice
  *   across a payment a failover lost and its re-creation; the lost payment's charge counts
  *   for the re-created one (same downstream key).
- *
- * @example
- * const { violations } = checkHistory({ intents, events: history.events, snapshot, healAt });
  */
 export function checkHistory(input: {
   intents: readonly IntentFacts[];

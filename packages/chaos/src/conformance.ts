@@ -22,12 +22,7 @@ export interface ConformanceInput {
   charges?: LedgerCharge[];
 }
 
-/**
- * Checks a run's observations against a preset; every violation names its rule.
- *
- * @example
- * const violations = checkConformance({ preset: 'stripe', attempts: proxy.attempts, probes: [] });
- */
+/** Checks a run's observations against a preset; every violation names its rule. */
 export function checkConformance(input: ConformanceInput): Violation[] {
   const violations: Violation[] = [
     ...checkReplays(input.attempts, input.preset),

@@ -85,12 +85,7 @@ export interface Coverage {
   };
 }
 
-/**
- * Counts how hard the nemesis bit: a run whose faults never met a checkout proves nothing.
- *
- * @example
- * const coverage = measureCoverage(history.events, snapshot, profile.faults, { keyTtlMs: 20_000, startedAt });
- */
+/** Counts how hard the nemesis bit: a run whose faults never met a checkout proves nothing. */
 export function measureCoverage(
   events: readonly HistoryEvent[],
   snapshot: Snapshot,
@@ -268,9 +263,6 @@ export function achieved(
 /**
  * Why a run proves too little: each floor it fell short of ("requestsOk 0 < 100"), and each
  * client that crashed (a crashing client sends nothing, and nothing is then checked).
- *
- * @example
- * shortfalls(achieved(coverage, summary), PROFILES.ci!.floors, clientCrashes); // [] when the run did its work
  */
 export function shortfalls(
   actual: Achieved,

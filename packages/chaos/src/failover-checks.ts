@@ -37,9 +37,6 @@ const idOf = (tenantId: string | null | undefined, id: string | null | undefined
  * shares its downstream key and adopted its processor intent: its charge by that key, the
  * refunds of that lost payment with it. An entry whose downstream key no present payment has
  * stays where it was (a charge without a payment).
- *
- * @example
- * const owned = attributeToRecreatedPayments(snapshot);
  */
 export function attributeToRecreatedPayments(snapshot: Snapshot): Snapshot {
   const present = new Set(snapshot.payments.map((p) => idOf(p.tenantId, p.id)));
@@ -66,9 +63,6 @@ export function attributeToRecreatedPayments(snapshot: Snapshot): Snapshot {
  * The failover checks. In `async` mode a lost acknowledged commit is counted, not a
  * violation (the standby never had it); in a synchronous mode it is one. A resurrected row
  * and a checkout charged twice are violations in every mode.
- *
- * @example
- * const { violations, findings } = checkFailover({ completions, snapshot, intents, netCharges });
  */
 export function checkFailover(input: {
   completions: readonly ClientEvent[];

@@ -71,11 +71,6 @@ export interface FaultProxy {
  * holds nothing of the run's, the body: a processor call the target sends without a key of its
  * own) and how many times it has been seen, so a seed replays the same faults for the same
  * keys, whatever order they come in.
- *
- * @example
- * const proxy = await startFaultProxy({ upstream: 'http://127.0.0.1:3000', seed: 1 });
- * await fetch(`${proxy.url}/checkout`, { method: 'POST', headers: { 'idempotency-key': 'k1' } });
- * await proxy.close();
  */
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(options.upstream);

@@ -12,12 +12,6 @@ export type LedgerReader = () => Promise<LedgerCharge[]>;
 /**
  * Charges from the Once mock processor's `/admin/ledger`, keyed by a metadata field the
  * service under test writes on each charge (e.g. `metadata: { checkout_key }`).
- *
- * @example
- * const ledger = onceProcessorLedger({
- *   url: 'http://127.0.0.1:4100/admin/ledger?account=acct_tenant_a',
- *   token: process.env.PROCESSOR_ADMIN_TOKEN!, keyField: 'metadata.checkout_key',
- * });
  */
 export function onceProcessorLedger(options: {
   url: string;
@@ -42,9 +36,6 @@ export function onceProcessorLedger(options: {
 /**
  * Charges from SQL on the team's database: `query` returns one row per charge with a `key`
  * column (and optionally `amount`).
- *
- * @example
- * const ledger = sqlLedger({ url: process.env.LEDGER_URL!, query: 'select order_key as key from charges' });
  */
 export function sqlLedger(options: { url: string; query: string }): LedgerReader {
   return async () => {

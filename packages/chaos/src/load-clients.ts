@@ -41,9 +41,6 @@ const MAX_RETRY_AFTER_MS = 2_000;
  * Clients that behave as careful real ones do: one fresh `Idempotency-Key` per operation, the
  * same key and body on every retry, retry after no answer or a retryable status, honour
  * `Retry-After` (else exponential backoff with jitter), give up after six attempts.
- *
- * @example
- * const { history } = await runLoad({ url: proxy.url, path: '/checkout', seed: 1, durationMs: 5000, keyPrefix: 'run1-' });
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const body = options.body ?? defaultBody;

@@ -31,9 +31,6 @@ const paymentKey = (tenantId: string | null, paymentId: string | null) =>
  *   negative) = what it received - what the app holds refunded; then per tenant, for money
  *   no payment names;
  * - a 3-D Secure challenge failed or left charges nothing (`checkChallenges`).
- *
- * @example
- * violations.push(...checkMoney({ snapshot, completions, receivedOf, intentOf }));
  */
 export function checkMoney(input: {
   snapshot: Snapshot;

@@ -21,9 +21,6 @@ const PROCESS_OF: Record<string, string> = {
  * hits (a kill lasts until its process is healthy again, a pause until SIGCONT), and records each
  * fault's start and end in the history. A fault that could not be injected is recorded
  * with its error and does not count as fired.
- *
- * @example
- * await runNemesis(plan.nemesis, target, history, { sleep, faultsStartAt: history.elapsed() });
  */
 export async function runNemesis(
   events: readonly NemesisPlan[],

@@ -15,9 +15,6 @@ const IN_FLIGHT_PAIRS = 3;
  * Asks the target the three IETF questions: a request without a key; a key sent again with
  * another body after its first request was answered; two requests with one new key at the
  * same moment (three times, each with a new key).
- *
- * @example
- * const answers = await probeIetf({ url: 'http://127.0.0.1:3000', path: '/checkout', keyPrefix: 'run1-', body: (n) => ({ amount: 500 + n }) });
  */
 export async function probeIetf(options: {
   url: string;

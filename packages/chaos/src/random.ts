@@ -1,10 +1,6 @@
 /**
  * The one seeded PRNG (mulberry32): a schedule is a pure function of one seed, so `--seed N`
  * replays the same intents, behaviours and faults at the same offsets.
- *
- * @example
- * const rng = new Rng(42);
- * rng.int(1, 3); rng.chance(0.2); rng.pick(['rest', 'trpc']);
  */
 export class Rng {
   private state: number;
@@ -52,10 +48,6 @@ export class Rng {
 /**
  * Draws from the seed and a name: the same seed and name give the same draws, whatever order
  * concurrent requests arrive in.
- *
- * @example
- * const random = seededRandom(7, 'checkout-3/attempt-1');
- * if (random() < 0.2) dropAnswer();
  */
 export function seededRandom(seed: number, name = ''): () => number {
   const rng = new Rng((seed ^ fnv1a(name, 0x811c9dc5)) >>> 0);

@@ -12,12 +12,7 @@ import type { CoverageFloors } from './schedule.ts';
 import type { Snapshot } from './target.ts';
 import { VIOLATIONS, type Violation, type ViolationKind } from './violations.ts';
 
-/**
- * A black-box run as Markdown for a CI summary: what was sent, the faults, violations by name.
- *
- * @example
- * writeFileSync('report.md', markdownReport(result));
- */
+/** A black-box run as Markdown for a CI summary: what was sent, the faults, violations by name. */
 export function markdownReport(result: BlackBoxResult): string {
   const lines = [
     `# once-chaos: ${result.violations.length === 0 ? 'passed' : `${result.violations.length} violation(s)`}`,
@@ -72,12 +67,7 @@ function violationsSection(
   return lines;
 }
 
-/**
- * A black-box run as JUnit XML: one test case per rule checked, failed when it was violated.
- *
- * @example
- * writeFileSync('junit.xml', junitReport(result));
- */
+/** A black-box run as JUnit XML: one test case per rule checked, failed when it was violated. */
 export function junitReport(result: BlackBoxResult): string {
   return junit({
     suite: `once-chaos seed ${result.seed}`,

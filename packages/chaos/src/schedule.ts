@@ -284,11 +284,6 @@ function randomCart(rng: Rng, tenant: TenantCatalogue): IntentPlan['lines'] {
  * same plan. Intents start spread over the first 85% of the fault phase (browser ones over
  * the first 60%); each fault kind the profile names is scheduled at least once (if there is
  * room), the rest drawn at random (pauses weighted up).
- *
- * @example
- * const plan = planRun(42, PROFILES.ci!, catalogues, {
- *   workerNames: ['worker-1', 'worker-2'], leaseMs: 3_000, processorTimeoutMs: 4_000, reconcileAfterMs: 4_000,
- * });
  */
 export function planRun(
   seed: number,

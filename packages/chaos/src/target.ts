@@ -153,11 +153,6 @@ export type Part =
  * `docker compose kill|start|pause|unpause`, `systemctl kill --signal=...|restart`. A
  * target's `kill`, `restart`, `pause` and `resume` call these by the part's name (`restart`
  * then waits for the part's health check, which only the target knows).
- *
- * @example
- * const parts = { web: controlPart({ compose: 'web' }), 'worker-1': controlPart({ systemd: 'shop-worker@1' }) };
- * await parts.web.kill();
- * await parts.web.restart();
  */
 export function controlPart(
   part: Part,
