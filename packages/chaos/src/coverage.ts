@@ -2,88 +2,7 @@ import type { ClientEvent, HistoryEvent, NemesisEvent } from './history.ts';
 import type { CoverageFloors } from './schedule.ts';
 import { isArmedFault, type Snapshot } from './target.ts';
 
-export interface Coverage {
-  /**
-   * Faults that bit, per kind: a kill, crash or pause that was injected (how many pauses
-   * landed inside a job is `pausesInsideJob`); a storm that terminated at least one backend; a processor fault the processor reports it applied to
-   * at least one request or delivery (for `not_found`, the charge that starts the lag).
-   * Armed is not fired.
-   */
-  fired: Record<string, number>;
-  /** Faults injected (armed, started) per kind, whether or not they bit. */
-  injected: Record<string, number>;
-  /**
-   * Reads of a lagging object the processor answered 404 (the `not_found` lag taken). A
-   * lag still running at the heal is cleared with the other faults, so a late `not_found`
-   * may bite its charge and never a read.
-   */
-  laggedReadsAnswered404: number;
-  /**
-   * Pauses that stopped a worker inside a job, before its processor call (the rest stopped
-   * an idle worker). Reported, not required: 1 to 4 of 5 in seed-1 runs.
-   */
-  pausesInsideJob: number;
-  /** Kill / crash / pause faults that landed while a charge was made but not yet recorded. */
-  killsInAmbiguityWindow: number;
-  /** Lost answers whose request had committed (its key has a payment). */
-  lostResponsesCommitted: number;
-  lostResponses: number;
-  leaseTakeovers: number;
-  /** Workers that woke after their job was taken over and were refused at their first write. */
-  staleWorkersFenced: number;
-  /** Reconciler reads of a recorded intent that answered 404 (and settled nothing). */
-  unreadableIntentsReconciled: number;
-  /** Late duplicates sent after the checkout key's retention had passed. */
-  expiriesCrossed: number;
-  replaysServed: number;
-  requests: Record<'ok' | 'fail' | 'info', number>;
-  /**
-   * Browser customers who did something: whose page sent a checkout (`checkout.pay`). One let
-   * in who crashed, found the shop down or gave up before paying did nothing and is not counted.
-   */
-  browserCustomersPaying: number;
-  /** Fault kinds the profile names that never fired (a ci run with any fails). */
-  neverFired: string[];
-  /** What the operator's money flows did (from the app's database and the history). */
-  money: {
-    /** Payments in each state a manual capture reaches: authorized, captured, voided. */
-    authorized: number;
-    captured: number;
-    voided: number;
-    /** Refunds the processor took (app `succeeded`), and those the app refused up front. */
-    refundsSucceeded: number;
-    refundsRefused: number;
-    /** Operator requests sent twice at once with one key, and answers dropped on purpose. */
-    doubleClicks: number;
-    lostAnswers: number;
-    /** Faults aimed at a capture or a refund that bit. */
-    faultsBit: number;
-    /**
-     * Rude operators (`RudePlan`): races run (two keys on one payment at once) and lost by
-     * one of the two; keys of another operation refused 422; requests from a signed-out
-     * session refused 401; requests sent over REST or GraphQL under a tRPC request's key.
-     */
-    rude: {
-      races: number;
-      racesLost: number;
-      keyReuseRefused: number;
-      revokedRefused: number;
-      acrossTransports: number;
-    };
-  };
-  /** What 3-D Secure shoppers did at the bank's challenge, and how their payments ended. */
-  threeDSecure: {
-    /** Challenges answered (complete / fail, the processor took it) or left. */
-    met: number;
-    completed: number;
-    failed: number;
-    left: number;
-    /** Answers whose redirect back was lost: the shopper asked the return page again. */
-    redirectsLost: number;
-    /** Payments the reconciler canceled because nobody answered. */
-    canceled: number;
-  };
-}
+export type Coverage = ReturnType<typeof measureCoverage>;
 
 /** Counts how hard the nemesis bit: a run whose faults never met a checkout proves nothing. */
 export function measureCoverage(
@@ -91,8 +10,9 @@ export function measureCoverage(
   snapshot: Snapshot,
   faults: readonly string[],
   options: { keyTtlMs: number; startedAt: number },
-): Coverage {
+) {
   const nemesis = events.filter((e): e is NemesisEvent => e.type === 'nemesis');
+  // Faults that bit per kind (armed is not fired), and faults injected whether or not they bit.
   const fired: Record<string, number> = {};
   const injected: Record<string, number> = {};
   const failedIds = new Set(
@@ -158,7 +78,8 @@ export function measureCoverage(
   const moneyFaults = new Set(
     nemesis.filter((e) => e.phase === 'start' && e.id.startsWith('m')).map((e) => e.id),
   );
-  const money: Coverage['money'] = {
+  // The operator's money flows, from the app's database and the history.
+  const money = {
     authorized: statusCount('authorized'),
     captured: statusCount('captured'),
     voided: statusCount('voided'),
@@ -171,7 +92,10 @@ export function measureCoverage(
       (ats) => ats.length > 1 && ats[1]! - ats[0]! < 50,
     ).length,
     lostAnswers: operator.filter((e) => e.lostResponse).length,
+    // Faults aimed at a capture or a refund that bit.
     faultsBit: nemesis.filter((e) => e.phase === 'start' && moneyFaults.has(e.id) && bit(e)).length,
+    // Rude operators (`RudePlan`): races run and lost, keys of another operation refused 422,
+    // signed-out sessions refused 401, requests over REST or GraphQL under a tRPC key.
     rude: {
       races: new Set(operator.filter((e) => e.race).map((e) => `${e.tenantId}\u0000${e.paymentId}`))
         .size,
@@ -187,7 +111,8 @@ export function measureCoverage(
   };
 
   const challenges = client.filter((e) => e.f === 'challenge' && e.type === 'ok');
-  const threeDSecure: Coverage['threeDSecure'] = {
+  const threeDSecure = {
+    // Challenges answered (the processor took it) or left.
     met: challenges.length,
     completed: challenges.filter((e) => e.answer === 'complete').length,
     failed: challenges.filter((e) => e.answer === 'fail').length,
@@ -201,14 +126,20 @@ export function measureCoverage(
   return {
     fired,
     injected,
+    // Reads of a lagging object answered 404: a lag still running at the heal is cleared with
+    // the other faults, so a late `not_found` may bite its charge and never a read.
     laggedReadsAnswered404: uses.byKind.not_found ?? 0,
+    // Pauses that stopped a worker inside a job, before its processor call: reported, not required.
     pausesInsideJob: nemesis.filter(
       (e) => e.phase === 'end' && e.kind === 'pause_worker' && (e.bit ?? 0) > 0,
     ).length,
     killsInAmbiguityWindow,
+    // Lost answers, and those whose request had committed (its key has a payment).
     lostResponses: lost.length,
     lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(`${e.tenantId}\u0000${e.key}`))
       .length,
+    // Counters only the system can tell: takeovers, stalled workers refused at their first
+    // write, reconciler reads of a recorded intent answered 404.
     leaseTakeovers: snapshot.counters.lease_takeovers ?? 0,
     staleWorkersFenced: snapshot.counters.stale_workers_fenced ?? 0,
     unreadableIntentsReconciled: snapshot.counters.unreadable_intents_reconciled ?? 0,
@@ -216,6 +147,7 @@ export function measureCoverage(
     replaysServed: completions.filter((e) => e.replayed).length,
     requests,
     browserCustomersPaying: browserCustomersPaying(events),
+    // Fault kinds the profile names that never fired (a ci run with any fails).
     neverFired: faults.filter((k) => !fired[k]),
     money,
     threeDSecure,
