@@ -66,36 +66,23 @@ export interface ApiDependencies {
  * retention is `ONCE_CHECKOUT_KEY_TTL_MS`; a payment stays unique per key beyond it.
  */
 function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
-  // A payment is unique per (tenant, checkout key) whoever sends the key, so its key is the
-  // tenant's too: a retry after the shopper's session was renewed is answered with the same
-  // payment. Scoped per session, it would get 422 "key reused", which invites a new key and a
-  // second payment for an intent that may have been paid. The session still has its own
-  // new-key allowance (the rate limit counts per principal).
+  // A payment is unique per (tenant, checkout key), so the key is the tenant's too: a retry
+  // after a session renewal gets the same payment, not 422 "key reused" and a second payment.
   const checkoutKey = { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000, keyScope: 'tenant' } as const;
   return {
-    // DB-only handlers in one transaction: both run in atomic mode (set by the tRPC meta and the
-    // REST route's policy), so the lease below only applies if one is switched back to leased.
+    // Both run in atomic mode (tRPC meta, REST route policy); the lease applies only to leased.
     [PAY_OPERATIONS.trpc]: checkoutKey,
     [PAY_OPERATIONS.rest]: checkoutKey,
-    // The GraphQL twin stores the selected result after `pay` committed (leased mode: the
-    // Envelop plugin knows the response only once the document executed). A crash in between
-    // leaves the key held until the lease ends; the retry then finds the payment by its key.
+    // GraphQL is leased (the response is known only after the document ran): a crash after
+    // `pay` committed holds the key until the lease ends; the retry finds the payment by key.
     [PAY_OPERATIONS.graphql]: checkoutKey,
-    // Processor event ids (`webhooks.processor`) carry their policy in each request:
-    // @once/api/webhooks, shared with the worker's backfill.
+    // Processor event ids carry their policy per request (@once/api/webhooks).
   };
 }
 
 /**
- * Builds the API's dependencies over one database client.
- *
- * With `env` (the web app passes `process.env`), what no option gives comes from the API's
- * environment (`readApiEnv`): explicit options win. Without either, there is no rate limit and
- * `ops.ledger` reports the processor as unreachable: library callers (tests, the benchmark
- * server) opt in.
- *
- * @example
- * const deps = createApiDependencies({ db, sessionSecret: process.env.SESSION_SECRET!, env: process.env });
+ * Explicit options win over `env` (`readApiEnv`); without either there is no rate limit and
+ * `ops.ledger` reports the processor unreachable, so library callers opt in.
  */
 export function createApiDependencies(options: {
   db: Database;
@@ -109,11 +96,7 @@ export function createApiDependencies(options: {
   onIdempotencyEvent?: (event: IdempotencyEvent) => void;
   env?: Record<string, string | undefined>;
   maxNewKeysPerMinute?: number;
-  /**
-   * Length of the new-key allowance's fixed window, ms; default one minute (the deployed
-   * meaning of `maxNewKeysPerMinute`). A test that bursts hundreds of requests widens it, so the
-   * burst cannot straddle two windows and get a fresh allowance half-way through.
-   */
+  /** The new-key allowance's window, ms (default one minute); burst tests widen it. */
   newKeyWindowMs?: number;
   processorLedger?: ProcessorLedger;
   processorWebhooks?: ProcessorWebhookDeliveries;

@@ -59,24 +59,20 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * Maps an ApiError thrown anywhere below it to its TRPCError (the one mapping lives in
- * `errors/api-error.ts`), and a failed input parse to `invalid_input`. Whether such a refusal
- * is stored under an idempotency key is NOT decided here: the guard's `errorOutcome` says so
- * (refused input releases the key; see `idempotencyGuard`).
+ * ApiErrors to their TRPCError, a failed input parse to `invalid_input`. Whether a refusal is
+ * stored under an idempotency key is the guard's `errorOutcome`, not decided here.
  */
 const mapDomainErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (result.ok) return result;
   const cause = result.error.cause;
   if (isApiError(cause)) {
-    // A refusal that says when to come back (429 session_rate_limited, ...) says it the
-    // standard way too, as the idempotency refusals do.
+    // A refusal that says when to come back also says it the standard way.
     const retryAfter = cause.details?.retryAfterSeconds;
     if (typeof retryAfter === 'number') ctx.resHeaders.set('retry-after', String(retryAfter));
     throw apiErrorToTRPC(cause);
   }
-  // A database that is away (tenant lookup, authentication, the guard): 503
-  // idempotency_store_unavailable with Retry-After, through the one mapping.
+  // A database that is away: 503 idempotency_store_unavailable with Retry-After.
   const unavailable = toTRPCError(result.error, ctx.resHeaders);
   if (unavailable !== result.error) throw unavailable;
   const issues = result.error.code === 'BAD_REQUEST' ? inputIssues(result.error.cause) : undefined;
@@ -121,32 +117,21 @@ const idempotencyPlugin = createIdempotencyPlugin<
   // The engine is per deployment (it owns the db), so it comes from the context.
   idempotency: (ctx) => ctx.idempotencyEngine,
   getTenantId: (ctx) => ctx.tenantId,
-  // Each session and API key has its own new-key allowance: one caller cannot spend the
-  // merchant's.
+  // Each session and API key has its own new-key allowance: one cannot spend the merchant's.
   getPrincipal: (ctx) => ctx.principal,
   getRequestHeaders: (ctx) => ctx.headers,
   getResponseHeaders: (ctx) => ctx.resHeaders,
-  // A refusal of the API (unknown product, empty cart, ...) says the request was wrong and
-  // nothing happened: release the key so the client may fix the cart and resend it. Any other
-  // 4xx a procedure throws is a deliberate outcome, stored and replayed.
+  // An API refusal means nothing happened: release the key so the client may fix and resend.
+  // Any other 4xx a procedure throws is a deliberate outcome, stored and replayed.
   errorOutcome: (error) => (isApiError(error.cause) ? 'release' : 'store'),
-  // A `pay` replayed from its stored result, or refused by its key, still shows on the
-  // payment's timeline.
+  // A replayed or refused `pay` still shows on the payment's timeline.
   onAnswered: (answer, ctx) => recordGuardAnswer(ctx.db, answer, () => answer.data),
 });
 
 /**
- * The `Idempotency-Key` guard of a mutation. Concat it AFTER `.input()`, so only a request
- * whose input parsed reaches the key store (malformed input is refused with `invalid_input`
- * and spends no new-key allowance); the handler gets `ctx.idempotency` and should
- * `complete(tx, ...)` inside its own transaction.
- *
- * @example
- * authedProcedure
- *   .meta({ idempotency: { operation: 'checkout.pay', mode: 'atomic' } })
- *   .input(payInput)
- *   .concat(idempotencyGuard)
- *   .mutation(({ ctx, input }) => pay({ ctx, input }));
+ * The `Idempotency-Key` guard of a mutation. Concat it AFTER `.input()`, so malformed input
+ * never reaches the key store nor spends new-key allowance; the handler should
+ * `ctx.idempotency.complete(tx, ...)` inside its own transaction.
  */
 export const idempotencyGuard = idempotencyPlugin.use(async ({ next }) => {
   // Inside the guard, so the plugin sees the refusal's own 4xx and applies `errorOutcome`.

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Name of the browser's shopper session cookie (the checkout's). */
 export const SESSION_COOKIE_NAME = 'once_session';
 /**
  * Name of the browser's operator session cookie (the cockpit's). Apart from the shopper's, so
@@ -29,12 +28,7 @@ export const SESSION_TTL_SECONDS = { shopper: 24 * 60 * 60, operator: 8 * 60 * 6
  */
 export type SessionRole = 'shopper' | 'operator';
 
-/**
- * What a valid session cookie proves.
- *
- * @example
- * const claims: SessionClaims = { tenantId: 'tenant_a', role: 'shopper', sessionId: 'k3J9...' };
- */
+/** What a valid session cookie proves. */
 export interface SessionClaims {
   tenantId: string;
   role: SessionRole;
@@ -43,7 +37,6 @@ export interface SessionClaims {
 }
 
 interface SessionPayload {
-  /** Tenant id. */
   t: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
@@ -68,9 +61,6 @@ export function newSessionId(): string {
  * session is that alone; an operator session also needs its `operator_sessions` row, named by
  * `sessionId` (default: a new one). The role defaults to `shopper` (least privilege); the
  * expiry is the role's {@link SESSION_TTL_SECONDS}.
- *
- * @example
- * const value = signSessionValue('tenant_a', process.env.SESSION_SECRET!, new Date(), { role: 'operator', sessionId });
  */
 export function signSessionValue(
   tenantId: string,
@@ -135,11 +125,7 @@ export function readCookie(headers: Headers, name: string): string | undefined {
 
 /**
  * The session cookie that speaks for this request, by {@link SESSION_SURFACE_HEADER}: the
- * cockpit's operator session first on the cockpit, the shopper's first elsewhere, each falling
- * back to the other.
- *
- * @example
- * readSessionCookie(headers); // { name: 'once_session', value: 'eyJ0Ijoi...' }
+ * operator's first on the cockpit, the shopper's first elsewhere, each falling back to the other.
  */
 export function readSessionCookie(headers: Headers): { name: string; value: string } | undefined {
   const names =
@@ -154,8 +140,8 @@ export function readSessionCookie(headers: Headers): { name: string; value: stri
 }
 
 /**
- * The `Set-Cookie` value for a session, under its role's cookie name. HttpOnly so page scripts never see it; SameSite=Lax
- * so a cross-site form cannot ride it into a POST; Secure when served over https.
+ * The `Set-Cookie` value for a session: HttpOnly so page scripts never see it; SameSite=Lax so a
+ * cross-site form cannot ride it into a POST; Secure when served over https.
  */
 export function sessionSetCookie(
   value: string,
