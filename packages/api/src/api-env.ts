@@ -60,9 +60,6 @@ const apiEnv = {
  * makes a new one at each start) and the session-start limits
  * `ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE` (60) / `_PER_TENANT_PER_MINUTE` (600).
  * A malformed value throws at start rather than silently running without a limit.
- *
- * @example
- * readApiEnv({ ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0' }).maxNewKeysPerMinute; // 0
  */
 export function readApiEnv(env: Record<string, string | undefined>) {
   const e = parseEnv(apiEnv, env);

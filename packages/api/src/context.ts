@@ -16,11 +16,6 @@ export interface Context extends ApiDependencies {
 /**
  * Creates the context from the fetch adapter's `{ req, resHeaders }` plus the process's
  * dependencies. One context per HTTP request, so send idempotent mutations unbatched.
- *
- * @example
- * fetchRequestHandler({ endpoint: '/api/trpc', req, router: appRouter,
- *   createContext: ({ req, resHeaders }) => createContext({ req, resHeaders, ...deps }) });
- * // tests: appRouter.createCaller(createContext({ req: new Request(url, { headers }), resHeaders: new Headers(), ...deps }))
  */
 export function createContext(
   options: { req: Request; resHeaders: Headers } & ApiDependencies,

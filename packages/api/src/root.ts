@@ -16,11 +16,5 @@ export type AppRouter = typeof appRouter;
 export type RouterInputs = inferRouterInputs<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
 
-/**
- * Calls procedures in-process (tests, server components).
- *
- * @example
- * const caller = createCaller(createContext({ req, resHeaders: new Headers(), ...deps }));
- * await caller.catalogue.list();
- */
+/** Calls procedures in-process (tests, server components). */
 export const createCaller = createCallerFactory(appRouter);

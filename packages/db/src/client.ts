@@ -36,10 +36,6 @@ export interface ReplaceableDatabaseClient extends DatabaseClient {
 /**
  * `createDatabaseClient` (same timeouts) behind a pool that can be replaced after the
  * postgres.js 3.4.9 null-socket crash; long-lived servers (web, worker) use this.
- *
- * @example
- * const client = createReplaceableDatabaseClient(url, { applicationName: 'once-web' }, log);
- * process.on('uncaughtException', (e) => isPostgresNullSocketWrite(e) && client.replace('bug'));
  */
 export function createReplaceableDatabaseClient(
   url: string,

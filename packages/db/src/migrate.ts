@@ -19,9 +19,6 @@ const MIGRATION_LOCK_ID = 0x0_0c_e0_01;
 /**
  * Applies the app's pending migrations. Every process calls this at start; the runner's
  * advisory lock makes concurrent starts wait for each other instead of racing.
- *
- * @example
- * await runMigrations(requireDatabaseUrl());
  */
 export async function runMigrations(url: string, folder = migrationsFolder): Promise<void> {
   await applyMigrations(url, {

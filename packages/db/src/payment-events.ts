@@ -50,12 +50,6 @@ export type PaymentEventWriter = SqlRunner;
  * that makes the facts true: if that transaction rolls back, no event remains, so the
  * timeline never tells of something that did not happen. The single writer of
  * `payment_events`, used by the web, the worker, the webhook receiver and the reconciler.
- *
- * @example
- * await db.transaction(async (tx) => {
- *   await tx.insert(payments).values(row);
- *   await recordPaymentEvents(tx, [{ tenantId, paymentId, actor: 'web', kind: 'payment.committed' }]);
- * });
  */
 export async function recordPaymentEvents(
   db: PaymentEventWriter,

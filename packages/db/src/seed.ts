@@ -76,9 +76,6 @@ const API_KEY_VARIABLES: Readonly<Record<string, string>> = {
  * The demo merchants with the API keys a deployment was given (its callers read them from
  * ONCE_DEMO_API_KEY_TENANT_A / _B); a merchant given none keeps its public test key, as
  * `npm run demo` on loopback and the tests use it.
- *
- * @example
- * await seedDemoData(db, demoTenantsWithApiKeys({ tenant_a: env.ONCE_DEMO_API_KEY_TENANT_A }));
  */
 export function demoTenantsWithApiKeys(keys: DemoApiKeys): DemoTenant[] {
   return demoTenants.map((tenant) => {
@@ -91,10 +88,6 @@ export function demoTenantsWithApiKeys(keys: DemoApiKeys): DemoTenant[] {
  * Why `tenants` may not be seeded where nothing written in the repository may open anything
  * (`NODE_ENV=production`; the callers decide where that applies), as one line saying what to
  * do, or undefined. Refused: a merchant whose key is any demo merchant's public test key.
- *
- * @example
- * publicDemoKeyProblem(demoTenantsWithApiKeys({}), 'ONCE_SEED_DEMO=0');
- * // 'ONCE_DEMO_API_KEY_TENANT_A is unset or a public test key: ...'
  */
 export function publicDemoKeyProblem(
   tenants: readonly DemoTenant[],
@@ -118,11 +111,6 @@ export function publicDemoKeyProblem(
  * exactly the same rows, and a demo whose prices were edited by hand is restored. A run
  * with a new API key replaces the stored hash: the old key stops working, and so does every
  * operator session it opened.
- *
- * @example
- * const { db } = createDatabaseClient(url, { applicationName: 'once-web' });
- * await runMigrations(url);
- * await seedDemoData(db, demoTenantsWithApiKeys({ tenant_a: keyA, tenant_b: keyB }));
  */
 export async function seedDemoData(
   db: Database,

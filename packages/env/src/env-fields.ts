@@ -12,9 +12,6 @@ function refuse(ctx: z.RefinementCtx, message: string): never {
 /**
  * An integer variable: unset or empty takes `default`; anything else must be an integer
  * `>= min` (and `<= max` when given), or start is refused with `must be an integer >= min`.
- *
- * @example
- * integer({ default: 30_000, min: 100 }) // WORKER_LEASE_MS
  */
 export function integer(options: { default: number; min?: number; max?: number }) {
   const min = options.min ?? 0;
@@ -39,9 +36,6 @@ export function integer(options: { default: number; min?: number; max?: number }
 /**
  * A whole number written as digits only (surrounding spaces ignored): `600`, not `6e2` or
  * `600.0`. `describe` says what it is in the refusal, e.g. `whole number of seconds`.
- *
- * @example
- * wholeNumber({ default: 300, min: 1, max: 86_400, describe: 'a whole number of seconds from 1 to 86400 (default 300)' })
  */
 export function wholeNumber(options: {
   default: number;
@@ -64,12 +58,7 @@ export function wholeNumber(options: {
     });
 }
 
-/**
- * A text variable; unset or empty (after trimming, with `trim`) takes `default`.
- *
- * @example
- * text({ default: 'http://127.0.0.1:4100' }) // PROCESSOR_URL
- */
+/** A text variable; unset or empty (after trimming, with `trim`) takes `default`. */
 export function text<Default extends string | undefined>(options: {
   default: Default;
   trim?: boolean;
@@ -87,9 +76,6 @@ export function text<Default extends string | undefined>(options: {
  * A variable the process cannot run without (a database URL, a secret). Unset or empty is
  * refused with `message`, which should say what to set; production code gives no default
  * for secrets: the demo launcher and the test harness set them.
- *
- * @example
- * required('SESSION_SECRET is not set: set a long random string (the demo launcher sets one)')
  */
 export function required(message: string) {
   return z
@@ -106,9 +92,6 @@ export const DEFAULT_BIND_HOST = '0.0.0.0';
  * once at start and could silently bind somewhere unexpected. The default, 0.0.0.0, works
  * both on a laptop (reach it as 127.0.0.1) and in a container, where 127.0.0.1 is the
  * container's own loopback and nobody else could connect.
- *
- * @example
- * bindHost() // HOST: '0.0.0.0' unless set
  */
 export function bindHost() {
   return z

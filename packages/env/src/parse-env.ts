@@ -16,10 +16,6 @@ export type ParsedEnv<Shape extends EnvShape> = { [Name in keyof Shape]: z.outpu
  * the repository or shorter than 32 characters, whether or not this shape reads it: the
  * process's first parse (the web server's HOST/PORT, before Next starts) then refuses the
  * start in one line that never repeats the value.
- *
- * @example
- * const env = parseEnv({ PORT: integer({ default: 3000, min: 1 }) }, process.env);
- * env.PORT; // 3000 unless PORT is set
  */
 export function parseEnv<Shape extends EnvShape>(
   shape: Shape,

@@ -55,10 +55,6 @@ const HOW_TO_GENERATE =
 /**
  * Why `value` cannot be `name` in production, as one line that never repeats the value,
  * or undefined when it may. Unset is for the variable's own schema to refuse or allow.
- *
- * @example
- * productionSecretProblem('SESSION_SECRET', 'once-demo-session-secret');
- * // 'SESSION_SECRET is a demo value written in the repository: ...'
  */
 export function productionSecretProblem(name: string, value: string): string | undefined {
   if (KNOWN_DEMO_SECRETS.includes(value.trim())) {
@@ -74,9 +70,6 @@ export function productionSecretProblem(name: string, value: string): string | u
  * A fresh random value for every secret the processes share (256 bits each, hex; the webhook
  * secret with Stripe's `whsec_` prefix). `npm run demo` makes a new set per run. Not the
  * demo merchants' API keys: the demo keeps their public test keys, on loopback only.
- *
- * @example
- * const secrets = generateSecrets(); // { SESSION_SECRET: '9f1c...', ... }
  */
 export function generateSecrets(): Record<ProcessSecretVariable, string> {
   const fresh = () => randomBytes(32).toString('hex');

@@ -20,20 +20,12 @@ export interface DemoConnection {
 /**
  * Where the running demo's connection is kept: `.data/demo-connection.json` under the
  * checkout (next to the embedded PostgreSQL's data), or `ONCE_DEMO_CONNECTION_FILE`.
- *
- * @example
- * demoConnectionFile('/home/me/once'); // '/home/me/once/.data/demo-connection.json'
  */
 export function demoConnectionFile(repoRoot: string): string {
   return process.env.ONCE_DEMO_CONNECTION_FILE || path.join(repoRoot, '.data/demo-connection.json');
 }
 
-/**
- * Writes the connection (mode 0600, replaced in one rename: a reader never sees half a file).
- *
- * @example
- * await writeDemoConnection(file, { pid: process.pid, databaseUrl, processorDatabaseUrl });
- */
+/** Writes the connection (mode 0600, replaced in one rename: a reader never sees half a file). */
 export async function writeDemoConnection(file: string, connection: DemoConnection): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const next = `${file}.${process.pid}.tmp`;
@@ -44,9 +36,6 @@ export async function writeDemoConnection(file: string, connection: DemoConnecti
 /**
  * Removes the file if it is this process's (another demo may have started since and written
  * its own). Synchronous, so it also runs from an `exit` handler.
- *
- * @example
- * removeDemoConnection(file);
  */
 export function removeDemoConnection(file: string, pid = process.pid): void {
   if (readConnectionFile(file)?.pid === pid) rmSync(file, { force: true });
@@ -55,9 +44,6 @@ export function removeDemoConnection(file: string, pid = process.pid): void {
 /**
  * The running demo's connection, or undefined when no demo runs (no file, or the launcher
  * that wrote it is gone).
- *
- * @example
- * const demo = readDemoConnection(demoConnectionFile(repoRoot));
  */
 export function readDemoConnection(file: string): DemoConnection | undefined {
   const connection = readConnectionFile(file);

@@ -98,10 +98,6 @@ interface LedgerChargeRow {
  * - with `converged`: no payment is `processing`/`unknown` and no capture, void or refund is
  *   still unanswered, so states equal the ledger's, what the app holds refunded equals
  *   what the ledger refunded, and money is conserved per payment and per tenant.
- *
- * @example
- * const report = await verifyInvariant({ databaseUrl, processorDatabaseUrl, converged: true });
- * if (report.violations.length > 0) process.exitCode = 1;
  */
 export async function verifyInvariant(options: VerifyInvariantOptions): Promise<InvariantReport> {
   const app = postgres(options.databaseUrl, { max: 1, onnotice: () => {} });

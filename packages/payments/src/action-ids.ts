@@ -11,9 +11,6 @@ const DOWNSTREAM_PREFIX: Record<PaymentActionKind, string> = {
  * A capture's or void's id: `act_` and 32 hex digits derived from (tenant, the caller's
  * Idempotency-Key), whatever the transport, so the action requested again after its row was
  * lost, or on another transport, is the same action (see `refundIdFor`).
- *
- * @example
- * paymentActionIdFor('capture', 'tenant_a', 'k1'); // 'act_' + 32 hex digits
  */
 export function paymentActionIdFor(kind: PaymentActionKind, tenantId: string, key: string): string {
   return `act_${keyDigest([`${kind}_id`, tenantId, key]).slice(0, 32)}`;
@@ -25,9 +22,6 @@ export function paymentActionIdFor(kind: PaymentActionKind, tenantId: string, ke
  * and the action requested again after its row was lost send the same, and a second action
  * (another key) could never replay the first one's answer. Actions keep the key recorded on
  * their row and job, so keys issued before are unchanged.
- *
- * @example
- * actionDownstreamKeyFor('capture', 'tenant_a', 'k1'); // 'once_cp_' + 64 hex digits
  */
 export function actionDownstreamKeyFor(
   kind: PaymentActionKind,

@@ -58,9 +58,6 @@ export type ApplyOutcome =
  * reordered `payment_failed` cannot undo a `succeeded`), so applying the same event twice,
  * or events in any order, leaves the first definite answer. A charge for another amount or
  * currency is not this payment's charge: nothing moves, the reconciler decides.
- *
- * @example
- * await db.transaction((tx) => applyProcessorEvent(tx, 'tenant_a', event));
  */
 export async function applyProcessorEvent(
   tx: Transaction,
@@ -102,9 +99,6 @@ export async function applyProcessorEvent(
  * The settlement of an authorisation the processor canceled when its window passed
  * (`cancellation_reason: automatic`): `voided`, nothing captured, the hold released. The one
  * description of it, for the webhook path and the reconciler's pass alike.
- *
- * @example
- * await settlePayment(tx, ref, authorizationExpired('pi_1'));
  */
 export function authorizationExpired(intentId: string): PaymentSettlement {
   return {

@@ -8,10 +8,6 @@ export interface Money {
  * Whether a processor charge (a PaymentIntent) is for the payment's amount and currency. A
  * charge for another amount is not this payment's charge, even if its metadata names the
  * payment (metadata is the merchant's to set): nothing settles a payment on it.
- *
- * @example
- * chargeMatchesPayment({ amount: 3999, currency: 'USD' }, { amount: 3999, currency: 'usd' }); // true
- * chargeMatchesPayment({ amount: 100, currency: 'usd' }, { amount: 3999, currency: 'usd' }); // false
  */
 export function chargeMatchesPayment(charge: Money, payment: Money): boolean {
   return (

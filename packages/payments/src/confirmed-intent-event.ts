@@ -13,9 +13,6 @@ export type ProcessorPaymentIntent = Omit<
  * the worker and the reconciler finish it). A failed charge leaves the intent waiting for
  * another payment method with the error that declined it, as the worker reads it. An event's
  * own object is the state "at the time of the change" (Stripe), a hint only.
- *
- * @example
- * confirmedEventOf('evt_1', retrieved, { tenantId: 'tenant_a', paymentId: 'pay_1' });
  */
 export function confirmedEventOf(
   eventId: string,

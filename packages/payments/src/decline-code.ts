@@ -14,10 +14,6 @@ export interface ProcessorDeclineError {
  * The decline code to record: the processor's `decline_code`, else its `code`, else
  * {@link FALLBACK_DECLINE_CODE}. The worker, the webhook receiver and the reconciler all read
  * declines through this, so the same decline is recorded the same way whoever sees it first.
- *
- * @example
- * declineCodeOf({ decline_code: 'insufficient_funds', code: 'card_declined' }); // 'insufficient_funds'
- * declineCodeOf({}); // 'card_declined'
  */
 export function declineCodeOf(error: ProcessorDeclineError | null | undefined): string {
   return error?.decline_code ?? error?.code ?? FALLBACK_DECLINE_CODE;

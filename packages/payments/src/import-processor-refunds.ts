@@ -24,9 +24,6 @@ const REFUND_ID = /^rf_[0-9a-f]{32}$/;
  * its metadata, so the operator's retry of that refund under its key finds it (`refundIdFor`)
  * instead of asking the processor again; its downstream key says it was imported (no job sends
  * it). Under the payment's row lock, as refund requests are. Returns the imported ids.
- *
- * @example
- * const imported = await importProcessorRefunds(tx, { tenantId, paymentId }, listed.data);
  */
 export async function importProcessorRefunds(
   tx: SqlRunner,

@@ -6,12 +6,7 @@ function newId(prefix: string): string {
   return `${prefix}_${randomUUID().replaceAll('-', '')}`;
 }
 
-/**
- * A new payment id: `pay_` and 32 hex digits.
- *
- * @example
- * newPaymentId(); // 'pay_3f2b...'
- */
+/** A new payment id: `pay_` and 32 hex digits. */
 export function newPaymentId(): string {
   return newId('pay');
 }
@@ -19,9 +14,6 @@ export function newPaymentId(): string {
 /**
  * A new outbox job id: `job_` and 32 hex digits, the same for the job `checkout.pay` writes
  * and every job the reconciler enqueues again.
- *
- * @example
- * newJobId(); // 'job_9c1d...'
  */
 export function newJobId(): string {
   return newId('job');
@@ -36,9 +28,6 @@ export function newJobId(): string {
  * the client's key, and two tenants' equal keys never meet. Payments keep the key recorded on
  * their row (`payments.downstream_key`, the job's `downstream_key`), so keys issued before are
  * unchanged.
- *
- * @example
- * downstreamKeyFor('tenant_a', 'checkout-1'); // 'once_ck_' + 64 hex digits
  */
 export function downstreamKeyFor(tenantId: string, checkoutKey: string): string {
   return `once_ck_${keyDigest([tenantId, checkoutKey])}`;
@@ -48,9 +37,6 @@ export function downstreamKeyFor(tenantId: string, checkoutKey: string): string 
  * The Idempotency-Key of the confirm of a payment's intent (step B of the two-step charge):
  * derived from the payment's downstream key, so every attempt of every job, and a payment
  * re-created for the same checkout, sends the same.
- *
- * @example
- * confirmKeyFor('once_ck_3a...'); // 'once_ck_3a...:confirm'
  */
 export function confirmKeyFor(downstreamKey: string): string {
   return `${downstreamKey}:confirm`;
@@ -59,9 +45,6 @@ export function confirmKeyFor(downstreamKey: string): string {
 /**
  * The Idempotency-Key of the reconciler's cancel of a payment's intent: one per payment, so
  * a cancel re-sent after a lost answer is the same cancel.
- *
- * @example
- * cancelKeyFor('once_ck_3a...'); // 'once_ck_3a...:cancel'
  */
 export function cancelKeyFor(downstreamKey: string): string {
   return `${downstreamKey}:cancel`;

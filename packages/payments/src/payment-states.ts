@@ -55,23 +55,12 @@ export const unsettledPaymentStatuses: readonly PaymentStatus[] = paymentStatuse
   canMovePayment(status, status),
 );
 
-/**
- * Whether a payment in `from` may be moved to `to`.
- *
- * @example
- * canMovePayment('unknown', 'succeeded'); // true
- * canMovePayment('succeeded', 'declined'); // false: terminal payments never move
- */
+/** Whether a payment in `from` may be moved to `to`. */
 export function canMovePayment(from: PaymentStatus, to: PaymentStatus): boolean {
   return paymentTransitions[from].includes(to);
 }
 
-/**
- * Whether `status` is terminal (it never moves again).
- *
- * @example
- * isTerminalPayment('declined'); // true
- */
+/** Whether `status` is terminal (it never moves again). */
 export function isTerminalPayment(status: PaymentStatus): boolean {
   return terminalPaymentStatuses.includes(status);
 }
@@ -79,9 +68,6 @@ export function isTerminalPayment(status: PaymentStatus): boolean {
 /**
  * The states a payment may be moved to `to` from: what a guarded update's `where status in
  * (...)` lists.
- *
- * @example
- * statusesMovableTo('failed'); // ['processing', 'unknown']
  */
 export function statusesMovableTo(to: PaymentStatus): PaymentStatus[] {
   return paymentStatuses.filter((from) => canMovePayment(from, to));

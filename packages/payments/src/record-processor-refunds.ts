@@ -39,9 +39,6 @@ export interface RefundMove {
  * the refund id the worker put in its metadata, or the processor's id once recorded), under
  * the refunds' row locks, where the refund lifecycle allows (`canRecordRefund`: a late
  * `succeeded` never undoes a `failed`); the same rule guards the worker's refund job writes.
- *
- * @example
- * const moved = await db.transaction((tx) => recordProcessorRefunds(tx, 'tenant_a', 'pay_1', listed));
  */
 export async function recordProcessorRefunds(
   tx: Transaction,

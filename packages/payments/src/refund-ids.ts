@@ -9,9 +9,6 @@ import { keyDigest } from './request-key.ts';
  * again after its row was lost (a failover dropped the acknowledged commit, the operator
  * retries with the same key) gets the same id, sends the same request and is answered with
  * the first refund instead of being refused as a reused key.
- *
- * @example
- * refundIdFor('tenant_a', 'k1'); // 'rf_' + 32 hex digits
  */
 export function refundIdFor(tenantId: string, key: string): string {
   return `rf_${keyDigest(['refund_id', tenantId, key]).slice(0, 32)}`;
@@ -23,9 +20,6 @@ export function refundIdFor(tenantId: string, key: string): string {
  * again after its row was lost send the same, and the processor replays the first refund
  * instead of giving the money back twice. Two keys never share one. Refunds keep the key
  * recorded on their row and job, so keys issued before are unchanged.
- *
- * @example
- * refundDownstreamKeyFor('tenant_a', 'k1'); // 'once_rf_' + 64 hex digits
  */
 export function refundDownstreamKeyFor(tenantId: string, key: string): string {
   return `once_rf_${keyDigest(['refund', tenantId, key])}`;

@@ -26,10 +26,6 @@ const UNANSWERED: readonly RefundStatus[] = ['requested', 'pending', 'unknown'];
  * Whether a refund `from` may be recorded as `to`. Recording the same status again is allowed
  * only while the processor has given no final answer (a `pending` refund re-recorded with
  * its processor id); a `succeeded` or `failed` refund is not written again.
- *
- * @example
- * canRecordRefund('succeeded', 'failed'); // true
- * canRecordRefund('failed', 'succeeded'); // false
  */
 export function canRecordRefund(from: RefundStatus, to: RefundStatus): boolean {
   return REFUND_MOVES[from].includes(to) || (from === to && UNANSWERED.includes(from));
@@ -38,9 +34,6 @@ export function canRecordRefund(from: RefundStatus, to: RefundStatus): boolean {
 /**
  * Every status a refund may be in to be recorded as `to`: the guard of an
  * `update refunds ... where status in (...)`, so a concurrent writer never moves it illegally.
- *
- * @example
- * refundStatusesRecordableAs('succeeded'); // ['requested', 'unknown', 'pending']
  */
 export function refundStatusesRecordableAs(to: RefundStatus): RefundStatus[] {
   return (Object.keys(REFUND_MOVES) as RefundStatus[]).filter((from) => canRecordRefund(from, to));
@@ -50,9 +43,6 @@ export function refundStatusesRecordableAs(to: RefundStatus): RefundStatus[] {
  * The app's status for a processor Refund's `status` (Stripe: `pending`, `requires_action`,
  * `succeeded`, `failed`, `canceled`); null when there is nothing final or pending to record.
  * A canceled refund moved no money: `failed` (it no longer counts against the payment).
- *
- * @example
- * refundStatusOfProcessor('canceled'); // 'failed'
  */
 export function refundStatusOfProcessor(status: string | null | undefined): RefundStatus | null {
   switch (status) {

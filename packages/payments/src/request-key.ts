@@ -5,9 +5,6 @@ import { createHash } from 'node:crypto';
  * JSON array (so no two part lists meet: `['a', 'b:c']` and `['a:b', 'c']` differ), in hex.
  * The processor never sees the client's text (up to our key limit; Stripe's is 255), and
  * the length is fixed.
- *
- * @example
- * keyDigest(['tenant_a', 'checkout-1']); // 64 hex digits
  */
 export function keyDigest(parts: readonly string[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');

@@ -52,9 +52,6 @@ function movableFrom(to: PaymentStatus): SQL {
  * concurrent settlers need no lock: the first wins, the others change nothing. Returns
  * whether the row changed. Run it in the transaction that must commit with it (the job's
  * end, the webhook's stored answer, the reconciler's decision).
- *
- * @example
- * await settlePayment(tx, { tenantId, paymentId }, { status: 'succeeded', processorPaymentIntentId: 'pi_1' });
  */
 export async function settlePayment(
   db: SqlRunner,

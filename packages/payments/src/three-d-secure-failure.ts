@@ -8,10 +8,6 @@ const AUTHENTICATION_FAILURE_CODE = 'payment_intent_authentication_failure';
  * challenge: the bank refused the shopper, not the card. The payment is `failed` with this
  * code, never `declined`; the worker, the webhook receiver and the reconciler all read it
  * through this, so whoever sees it first records it the same way.
- *
- * @example
- * isAuthenticationFailure({ code: 'payment_intent_authentication_failure' }); // true
- * isAuthenticationFailure({ code: 'card_declined', decline_code: 'generic_decline' }); // false
  */
 export function isAuthenticationFailure(error: ProcessorDeclineError | null | undefined): boolean {
   return error?.code === AUTHENTICATION_FAILURE_CODE;

@@ -75,9 +75,6 @@ export async function authenticateApiKey(
  * favour of the other one. A session's tenant comes from `sessionTenants` (see there why a
  * known one needs no database read); an operator session must also be open in
  * `operatorSessions` (not signed out, its API key not rotated, within its 8 hours).
- *
- * @example
- * const who = await authenticateRequest(ctx); // a tRPC context has every field
  */
 export async function authenticateRequest(input: {
   db: Database;

@@ -13,9 +13,6 @@ export const CLIENT_ADDRESS_HEADER = 'x-once-client-address';
  * address as its IPv4, any other IPv6 address by its /64 (one host usually holds a whole /64,
  * so counting single addresses would give it 2^64 allowances). `unknown` without the header
  * (an in-process caller, `next dev`): those share one allowance.
- *
- * @example
- * clientAddressKey(new Headers({ 'x-once-client-address': '2001:db8:1:2:3:4:5:6' })); // '2001:db8:1:2::/64'
  */
 export function clientAddressKey(headers: Headers): string {
   const address = headers.get(CLIENT_ADDRESS_HEADER)?.trim();

@@ -46,11 +46,6 @@ export interface OperatorCodeAttempt {
  * it has tried (or signed in) it is never held up by anyone else's wrong codes.
  *
  * Per process, in memory, as the other sign-in limits are.
- *
- * @example
- * const attempt = throttle.begin({ browserId: readCookie(headers, SIGN_IN_COOKIE_NAME), address, nowMs });
- * if (attempt.retryAfterSeconds) refuse(attempt.retryAfterSeconds);
- * else if (codeMatches) throttle.succeeded(attempt); else throttle.failed(attempt, nowMs);
  */
 export class OperatorCodeThrottle {
   private readonly options: OperatorCodeThrottleOptions;

@@ -13,9 +13,6 @@ const digest = (value: string) => createHash('sha256').update(value, 'utf8').dig
  * (a code copied from a terminal may carry some); nothing else is. Compared as SHA-256 digests
  * with `timingSafeEqual`, so neither the length nor a matching prefix shows in the time taken.
  * No code configured matches nothing.
- *
- * @example
- * operatorCodeMatches(' k7pq-4mzt-9xwa ', 'k7pq-4mzt-9xwa'); // true
  */
 export function operatorCodeMatches(given: string | undefined, expected: string | undefined) {
   if (!expected || given === undefined) return false;

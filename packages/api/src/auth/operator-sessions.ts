@@ -39,11 +39,6 @@ class ReadDeadline extends Error {}
  * open within the last `outageGraceMs` is answered from that confirmation. A sign-out on this
  * process forgets it at once; an ending written elsewhere just before the database went away
  * is seen when it answers again.
- *
- * @example
- * const sessions = new OperatorSessions(db, systemClock);
- * const { id } = await sessions.open({ tenantId: 'tenant_a', credential: 'operator_code' });
- * await sessions.find('tenant_a', id); // { tenantId, id, credential, expiresAt } or undefined
  */
 export class OperatorSessions {
   readonly #confirmed = new Map<string, Confirmed>();

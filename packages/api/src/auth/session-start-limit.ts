@@ -33,10 +33,6 @@ const IDLE_WINDOWS = 2;
  * a request that would put it more than a window ahead of now is refused and moves nothing.
  * A burst of `limit` fits at once, then one per interval: never twice the limit across a
  * minute's boundary, as fixed windows allowed. Time is the caller's clock (`nowMs`).
- *
- * @example
- * const limiter = new SessionStartLimiter(db, { perAddress: 60, perTenant: 600 });
- * await limiter.admitAttempt('203.0.113.7', Date.now()); // undefined, or { limit: 'address', retryAfterSeconds }
  */
 export class SessionStartLimiter {
   private readonly windowMs: number;

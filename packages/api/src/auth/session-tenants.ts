@@ -26,10 +26,6 @@ interface Known {
  * reading its state must not need the database.
  *
  * API keys are not cached: a revoked key must stop working at once.
- *
- * @example
- * const sessionTenants = new SessionTenants(db, systemClock);
- * const tenant = await sessionTenants.find(claims.tenantId); // undefined: no such tenant
  */
 export class SessionTenants {
   readonly #known = new Map<string, Known>();

@@ -14,9 +14,6 @@ interface Payer {
  * whether to take the money now is the merchant's decision, not the buyer's. Any value is
  * refused, `automatic` too, so a later merchant default cannot be overridden from the page.
  * Thrown inside the guard: the key is released and the shopper may resend without it.
- *
- * @example
- * requireMerchantForCaptureMethod({ auth: 'session', role: 'shopper' }, { lines, capture: 'manual' }); // throws operator_required
  */
 export function requireMerchantForCaptureMethod(payer: Payer, input: PayInput): void {
   if (input.capture === undefined) return;

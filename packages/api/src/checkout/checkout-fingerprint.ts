@@ -11,10 +11,6 @@ const CHECKOUT_FINGERPRINT_OPERATION = 'checkout.pay';
  * `null`, lines in the order sent. Key order, whitespace and number spelling (`1` / `1.0`) of
  * the request never change it; any difference in product, quantity, line order, email,
  * payment method or capture method does (`automatic` and an absent one are the same).
- *
- * @example
- * checkoutFingerprint({ lines: [{ productId: 'book_sre', quantity: 1 }] }) ===
- *   checkoutFingerprint({ lines: [{ quantity: 1, productId: 'book_sre' }], customerEmail: undefined }); // true
  */
 export function checkoutFingerprint(input: PayInput): string {
   return computeFingerprint(CHECKOUT_FINGERPRINT_OPERATION, normalisePayInput(input));
@@ -23,10 +19,6 @@ export function checkoutFingerprint(input: PayInput): string {
 /**
  * Exactly the fields of a validated `PayInput` that `pay` uses, absent optionals as `null`:
  * what a fingerprint of a checkout covers (the REST route fingerprints its key with it too).
- *
- * @example
- * normalisePayInput({ lines: [{ productId: 'mug', quantity: 1 }] });
- * // { lines: [{ productId: 'mug', quantity: 1 }], customerEmail: null, paymentMethod: null }
  */
 export function normalisePayInput(input: PayInput) {
   return {

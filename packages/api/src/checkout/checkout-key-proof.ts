@@ -4,9 +4,6 @@
  * now has (a renewed cookie, another tab's sign-in); the proof travels instead of the key, so
  * the key never sits in a query's URL (logs, proxies). Web Crypto only: the browser computes
  * the same value with this function.
- *
- * @example
- * await checkoutKeyProof('abc'); // 'ba7816bf...f20015ad'
  */
 export async function checkoutKeyProof(key: string): Promise<string> {
   const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));

@@ -15,9 +15,6 @@ const LOCK_WAIT_RETRY_AFTER_SECONDS = 1;
 /**
  * The payment a (tenant, checkout idempotency key) already made, if any. At most one exists:
  * `payments_idempotency_key_unique`.
- *
- * @example
- * const existing = await findPaymentByIdempotencyKey(tx, 'tenant_a', key);
  */
 export async function findPaymentByIdempotencyKey(
   db: Queryable,
@@ -37,9 +34,6 @@ export async function findPaymentByIdempotencyKey(
  * payment as it is now (it may have settled since); another input, or a payment written before
  * fingerprints were stored (nothing to compare with, so nothing proves it is the same cart),
  * is refused with `idempotency_key_reused` (REST 422, tRPC UNPROCESSABLE_CONTENT).
- *
- * @example
- * const result = answerForExistingPayment(row, checkoutFingerprint(input));
  */
 export function answerForExistingPayment(row: PaymentRow, fingerprint: string): PayResult {
   if (row.requestFingerprint !== fingerprint) throw new IdempotencyError('idempotency_key_reused');
@@ -58,9 +52,6 @@ export function answerForExistingPayment(row: PaymentRow, fingerprint: string): 
  * Runs an insert that may wait on a concurrent transaction holding the same unique key; a wait
  * past `lock_timeout` becomes `idempotency_key_in_use` (409 + Retry-After: come back), never a
  * 500: that transaction is still deciding and a retry will see its outcome.
- *
- * @example
- * const rows = await inUseIfLockWaitTimesOut(() => tx.insert(payments).values(row).onConflictDoNothing().returning());
  */
 export async function inUseIfLockWaitTimesOut<T>(run: () => Promise<T>): Promise<T> {
   try {

@@ -44,9 +44,6 @@ function payAttemptEvent(attempt: PayAttempt, detail: Record<string, unknown>): 
  * The events of an attempt that made a new payment: the attempt (an arrow to the web lane) and
  * the commit of payment, outbox job and stored response. Recorded with ONE insert inside the
  * pay transaction, the only write the timeline adds to a first request.
- *
- * @example
- * await recordPaymentEvents(tx, createdPaymentEvents(attempt, { job: jobId, downstreamKey }));
  */
 export function createdPaymentEvents(
   attempt: PayAttempt,
@@ -69,9 +66,6 @@ export function createdPaymentEvents(
  * of this key (written in its transaction), `stored_response` when the idempotency guard
  * answered from the key's stored response without running `pay` (written where that answer is
  * given, on its own: a replay changes nothing else).
- *
- * @example
- * await recordReplayedAttempt(db, { tenantId, paymentId, key, transport: 'trpc' }, 'stored_response');
  */
 export async function recordReplayedAttempt(
   db: PaymentEventWriter,
@@ -104,9 +98,6 @@ export interface GuardAnswer {
  * while the first request is still uncommitted has none to show on). Answers of other
  * operations are ignored. The guard contains what this throws: a lost timeline entry never
  * turns an answer into an error.
- *
- * @example
- * onAnswered: (answer, ctx) => recordGuardAnswer(ctx.db, answer, () => answer.data)
  */
 export async function recordGuardAnswer(
   db: Queryable,

@@ -70,9 +70,6 @@ export interface PayContext {
  * completes the caller's key with it; another input is refused with `idempotency_key_reused` and nothing
  * is written. This holds whatever happened to the key's own row (expired, reaped) and across
  * tRPC, REST and GraphQL, whose key rows are separate.
- *
- * @example
- * const result = await pay({ ctx: { db, tenantId: 'tenant_a', idempotency }, input: { lines: [{ productId: 'book_sre', quantity: 1 }] } });
  */
 export async function pay({
   ctx,

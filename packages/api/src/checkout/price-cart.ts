@@ -24,9 +24,6 @@ export interface PricedCart {
  * Prices a cart from the tenant's catalogue. The client sends only product ids and
  * quantities; every price, name and the total come from the server. Lines naming the same
  * product are merged first, so "2 + 1" and "3" are the same order.
- *
- * @example
- * const { amount, currency, lines } = await priceCart(tx, 'tenant_a', [{ productId: 'book_sre', quantity: 2 }]);
  */
 export async function priceCart(
   db: Queryable,

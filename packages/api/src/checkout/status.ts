@@ -34,9 +34,6 @@ export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
  * whose checkout key the caller proves (`input.checkoutKeyProof`): a renewed session still
  * follows the payment its key made (and reaches its 3-D Secure challenge), and a shopper
  * without the key learns nothing more than from an unknown id.
- *
- * @example
- * const view = await status({ ctx: { db, tenantId }, input: { paymentId } });
  */
 export async function status({
   ctx,

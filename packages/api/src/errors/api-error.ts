@@ -148,9 +148,6 @@ export const API_PROBLEM_TYPE_BASE = 'https://once.dev/problems/';
  * `invalid_credentials`, ...) as much as checkout ones (`unknown_product`, ...). Business code
  * throws it; transports map it through {@link apiErrorCatalogue} and never invent their own
  * codes.
- *
- * @example
- * throw new ApiError('unknown_product', 'No product "book_x"', { productId: 'book_x' });
  */
 export class ApiError extends Error {
   readonly _tag = 'ApiError' as const;
@@ -176,9 +173,6 @@ export class ApiError extends Error {
 /**
  * THE way to test for an `ApiError` (a tag check, so it also works across duplicated module
  * copies, like `isIdempotencyError`).
- *
- * @example
- * if (isApiError(error)) return apiProblemResponse(error);
  */
 export function isApiError(value: unknown): value is ApiError {
   return (

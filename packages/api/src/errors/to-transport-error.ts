@@ -15,9 +15,6 @@ import { API_PROBLEM_TYPE_BASE, type ApiError, isApiError } from './api-error.ts
  * anywhere in the request, tenant lookup, authentication or the key store, is the key store's
  * fail-closed 503 `idempotency_store_unavailable`: nothing was recorded, retry with the same key.
  * Anything else is no refusal (undefined): a bug, answered 500 without its text.
- *
- * @example
- * refusalOf({ code: '57P01' }); // IdempotencyError idempotency_store_unavailable, retryAfterSeconds 2
  */
 export function refusalOf(error: unknown): ApiError | IdempotencyError | undefined {
   if (isApiError(error) || isIdempotencyError(error)) return error;
@@ -46,9 +43,6 @@ export function apiErrorToTRPC(error: unknown): unknown {
  * idempotency refusal as `cause` (so the formatter's `data.code` and `data.idempotency` carry
  * `idempotency_store_unavailable`). Anything else, including the guard's own refusals (its
  * plugin already made them TRPCErrors and set their headers), is returned as it is.
- *
- * @example
- * throw toTRPCError(result.error, ctx.resHeaders);
  */
 export function toTRPCError(error: unknown, resHeaders?: Headers): unknown {
   const cause = error instanceof TRPCError ? error.cause : error;
@@ -59,12 +53,7 @@ export function toTRPCError(error: unknown, resHeaders?: Headers): unknown {
   return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: refusal.message, cause: refusal });
 }
 
-/**
- * ApiError -> RFC 9457 `application/problem+json` response for the REST routes.
- *
- * @example
- * catch (e) { if (isApiError(e)) return apiProblemResponse(e); throw e; }
- */
+/** ApiError -> RFC 9457 `application/problem+json` response for the REST routes. */
 export function apiProblemResponse(error: ApiError): Response {
   return new Response(
     JSON.stringify({
@@ -81,9 +70,6 @@ export function apiProblemResponse(error: ApiError): Response {
 /**
  * Any error -> its problem+json response for the REST routes ({@link refusalOf}; an
  * idempotency refusal with `Retry-After`), or undefined for a bug (the route answers 500).
- *
- * @example
- * catch (e) { const problem = toProblemResponse(e); if (problem) return problem; throw e; }
  */
 export function toProblemResponse(error: unknown): Response | undefined {
   const refusal = refusalOf(error);

@@ -14,9 +14,6 @@ import type { Transaction } from '../database.ts';
  * as Stripe refuses a key reused on another endpoint; the same action under its key goes on
  * (the caller then finds its action and answers it as it is now). A checkout refuses a key a
  * money action holds (`refuseMoneyActionKey`).
- *
- * @example
- * await bindMoneyActionKey(tx, { tenantId, key, kind: 'refund', paymentId });
  */
 export async function bindMoneyActionKey(
   tx: Transaction,
@@ -53,9 +50,6 @@ export async function bindMoneyActionKey(
  * (`idempotency_key_reused`): a key is one operation per tenant, payments included. A pay and a
  * money action racing under one key are not serialised here (each may miss the other's
  * uncommitted row); each still moves only its own money.
- *
- * @example
- * await refuseMoneyActionKey(tx, tenantId, key);
  */
 export async function refuseMoneyActionKey(
   tx: Transaction,

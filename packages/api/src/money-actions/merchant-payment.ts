@@ -35,13 +35,7 @@ const MERCHANT_STATUS: Record<Exclude<PaymentStatus, 'authorized'>, MerchantPaym
   canceled: 'canceled',
 };
 
-/**
- * The one mapping of a payment's internal state to the merchant's status.
- *
- * @example
- * merchantPaymentStatus('authorized', { actionUnderWay: false }); // 'requires_capture'
- * merchantPaymentStatus('voided', { actionUnderWay: false }); // 'canceled'
- */
+/** The one mapping of a payment's internal state to the merchant's status. */
 function merchantPaymentStatus(
   status: PaymentStatus,
   { actionUnderWay }: { actionUnderWay: boolean },
@@ -70,9 +64,6 @@ export interface MerchantPayment extends Omit<PaymentView, 'status'> {
  * One payment of the tenant as its merchant reads it, from the database or from inside the
  * transaction that just acted on it (so an accepted capture already reads `processing`).
  * Another tenant's id answers `payment_not_found`, like one that does not exist.
- *
- * @example
- * const payment = await readMerchantPayment(db, 'tenant_a', 'pay_1');
  */
 export async function readMerchantPayment(
   db: Queryable,

@@ -24,22 +24,12 @@ export interface MerchantRefund {
   createdAt: string;
 }
 
-/**
- * The one mapping of a refund's internal state to the merchant's.
- *
- * @example
- * merchantRefundStatus('requested'); // 'pending'
- */
+/** The one mapping of a refund's internal state to the merchant's. */
 function merchantRefundStatus(status: RefundStatus): MerchantRefundStatus {
   return status === 'succeeded' || status === 'failed' ? status : 'pending';
 }
 
-/**
- * The answer to a refund request as the merchant sees it (what `refundPayment` wrote).
- *
- * @example
- * const shown = merchantRefundOf(await refundPayment(ctx, input), input.reason);
- */
+/** The answer to a refund request as the merchant sees it (what `refundPayment` wrote). */
 export function merchantRefundOf(result: RefundResult, reason: string | null): MerchantRefund {
   const { createdAt, ...written } = result;
   return {
@@ -54,9 +44,6 @@ export function merchantRefundOf(result: RefundResult, reason: string | null): M
 /**
  * Every refund of one payment of the tenant, oldest first (the payment itself is not looked
  * up: read it first to tell an unknown payment from one without refunds).
- *
- * @example
- * const list = await listMerchantRefunds(db, 'tenant_a', 'pay_1');
  */
 export async function listMerchantRefunds(
   db: Queryable,

@@ -27,9 +27,6 @@ export interface MoneyActionContext<TResult> {
 /**
  * The caller's key of a guarded execution (any adapter's). Money actions always require a key;
  * one missing here is refused like at the guard.
- *
- * @example
- * const requestKey = requestKeyOf(exec); // 'k1'
  */
 export function requestKeyOf(exec: { key: string | undefined }): string {
   if (!exec.key) throw new IdempotencyError('idempotency_key_missing');

@@ -27,9 +27,6 @@ import type { RefundResult } from './refund-payment.types.ts';
  * Refused with nothing written (the key is released): an unknown payment
  * (`payment_not_found`), one that received nothing (`payment_not_refundable`), more than is
  * left (`refund_amount_too_large`, with what is left).
- *
- * @example
- * await refundPayment(ctx, { paymentId: 'pay_1', amount: 500 });
  */
 export function refundPayment(
   ctx: MoneyActionContext<RefundResult>,

@@ -25,9 +25,6 @@ import type { MoneyActionContext } from './money-action-context.ts';
  * way or done (`payment_not_authorized`: a second capture under another key cannot happen),
  * a capture over the authorised amount (`capture_amount_too_large`). A payment re-created after
  * a lost row that took over this very end (see `tookOverThisEnd`) answers it as done.
- *
- * @example
- * await requestAuthorizationAction(ctx, 'capture', { paymentId: 'pay_1', amount: 1500 });
  */
 export function requestAuthorizationAction(
   ctx: MoneyActionContext<PaymentActionResult>,

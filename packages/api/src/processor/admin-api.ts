@@ -12,9 +12,6 @@ export interface ProcessorAdminApi {
  * status and JSON body. Not reached, too slow, not JSON, or a status other than 2xx (and 404
  * when `notFoundIsAnswer`) is a `ProcessorUnreachableError` naming `what`, so a hung or
  * refusing processor costs the cockpit at most `timeoutMs` and degrades it instead of failing.
- *
- * @example
- * const { body } = await askProcessorAdmin(api, 'processor ledger', '/admin/ledger?account=acct_1', { timeoutMs: 2_000 });
  */
 export async function askProcessorAdmin(
   api: ProcessorAdminApi,

@@ -17,13 +17,7 @@ interface AdminLedgerEntry {
   created: string;
 }
 
-/**
- * Reads the ledger over the processor's admin API (`GET /admin/ledger?account=&kind=charge`).
- *
- * @example
- * const ledger = createHttpProcessorLedger({ url: 'http://127.0.0.1:4100', adminToken: 'once-admin' });
- * const charges = await ledger.chargesOf('acct_tenant_a');
- */
+/** Reads the ledger over the processor's admin API (`GET /admin/ledger?account=&kind=charge`). */
 export function createHttpProcessorLedger(
   options: ProcessorAdminApi & {
     /** Whole-request bound (connect + answer + body); default 2 000 ms. */

@@ -47,10 +47,6 @@ function deliveryOf(row: AdminWebhookEvent): WebhookDelivery {
  * The webhook outbox over the processor's admin API (`GET /admin/webhook-events`, `POST
  * /admin/webhook-events/:id/resend`), with the same URL and token as the ledger. A resend
  * waits for the endpoint's answer (the processor gives it 10 s), so its bound is longer.
- *
- * @example
- * const outbox = createHttpProcessorWebhookDeliveries({ url: 'http://127.0.0.1:4100', adminToken: 'once-admin' });
- * const recent = await outbox.list('acct_tenant_a', { limit: 50 });
  */
 export function createHttpProcessorWebhookDeliveries(
   options: ProcessorAdminApi & {

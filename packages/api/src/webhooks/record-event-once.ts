@@ -82,9 +82,6 @@ async function recordOnce<T>(
  * once per event id (@once/payments `applyProcessorEvent`: terminal payments never move),
  * with its `webhook.*` timeline event (`via: 'backfill'` when the worker's backfill applied
  * it); applied again, the stored answer, shown in the timeline as a duplicate.
- *
- * @example
- * const once = await recordIntentEventOnce(deps, 'tenant_a', event, confirmed);
  */
 export async function recordIntentEventOnce(
   store: WebhookEventStore,
@@ -105,9 +102,6 @@ export async function recordIntentEventOnce(
 /**
  * Moves the payment's refunds to the statuses the processor lists for its intent
  * (@once/payments `recordProcessorRefunds`), once per event id.
- *
- * @example
- * const once = await recordRefundEventOnce(deps, 'tenant_a', event, 'pay_1', listed);
  */
 export function recordRefundEventOnce(
   store: WebhookEventStore,
@@ -125,9 +119,6 @@ export function recordRefundEventOnce(
 /**
  * The ids among `eventIds` whose answer is stored for the tenant: applied already (a
  * delivery the processor still counts as undelivered, as Stripe does after a backfill).
- *
- * @example
- * const done = await eventsAppliedOnce(db, 'tenant_a', ['evt_1', 'evt_2']);
  */
 export async function eventsAppliedOnce(
   db: Database,

@@ -20,9 +20,6 @@ interface RecordedIntent {
 /**
  * The payment an event names (by its `payment_id` metadata, a hint) with its recorded
  * intent, or undefined when the tenant has no such payment.
- *
- * @example
- * const recorded = await findRecordedIntent(deps.db, 'tenant_a', 'pay_1');
  */
 async function findRecordedIntent(
   db: Database,
@@ -77,10 +74,6 @@ export type NamedIntent =
 /**
  * The tenant (`resolveEventTenant`) and the payment an event names, and whether the intent it
  * names is the one that payment recorded: only then may the processor be asked about it.
- *
- * @example
- * const named = await findIntentNamedBy(db, event);
- * if (named.kind !== 'ours') return ignored(named.kind);
  */
 export async function findIntentNamedBy(
   db: Database,

@@ -7,9 +7,6 @@ import type { Database } from '../database.ts';
  * (authoritative: it signed the event), else the `tenant_id` our worker put in the
  * PaymentIntent's metadata. Both present and disagreeing means the event is not ours to
  * apply: undefined.
- *
- * @example
- * const tenantId = await resolveEventTenant(db, { account: event.account, metadata });
  */
 export async function resolveEventTenant(
   db: Database,

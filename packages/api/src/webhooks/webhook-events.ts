@@ -8,9 +8,6 @@ import type { ApplyOutcome } from '@once/payments';
  * answered from the stored answer). Called in the transaction that applied it; a duplicate is
  * recorded where its stored answer is given. No payment, no event. `via: 'backfill'`: the
  * worker applied it from the processor's list of undelivered events, not from a delivery.
- *
- * @example
- * await recordWebhookEvent(tx, 'tenant_a', { id: 'evt_1', type: 'payment_intent.succeeded' }, outcome, false);
  */
 export async function recordWebhookEvent(
   db: PaymentEventWriter,

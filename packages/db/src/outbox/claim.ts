@@ -30,9 +30,6 @@ export interface Claim {
  * `FOR UPDATE SKIP LOCKED` lets many workers claim at once without waiting on each other,
  * and the row re-check after the lock (READ COMMITTED's EvalPlanQual) means two claimers
  * never both get a row. Run it in the transaction that records the claim's events.
- *
- * @example
- * const claims = await claimDueJobs(tx, { workerId: 'w1', leaseMs: 30_000, limit: 4, kinds: ['charge_payment'] });
  */
 export async function claimDueJobs(db: SqlRunner, options: ClaimOptions): Promise<Claim[]> {
   const rows = await runStatement<
@@ -71,9 +68,6 @@ export async function claimDueJobs(db: SqlRunner, options: ClaimOptions): Promis
  * Milliseconds until the next job becomes claimable (a pending job's `run_after` or a
  * running job's lease end), or `null` when nothing is waiting. A dispatcher sleeps this long
  * at most, so backoffs and expired leases are picked up without waiting for a poll.
- *
- * @example
- * const ms = await msUntilNextClaimable(sql); // 0 when something is due now
  */
 export async function msUntilNextClaimable(db: SqlRunner): Promise<number | null> {
   // Clamped here, not with SQL's greatest(): that ignores a NULL and would answer 0 (claim

@@ -36,10 +36,6 @@ export interface EnqueueOptions {
  * Inserts a `pending` job and NOTIFYs the dispatchers, on either driver. Call it in the
  * transaction that makes the job's reason true (the payment, the reconciler's decision):
  * NOTIFY is transactional, so listeners hear it only if that commits.
- *
- * @example
- * await enqueueOutboxJob(tx, { tenantId, id: newJobId(), kind: 'charge_payment', paymentId,
- *   downstreamKey, payload: { amount: 1999, currency: 'usd' } });
  */
 export async function enqueueOutboxJob(
   db: SqlRunner,

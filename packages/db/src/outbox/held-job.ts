@@ -9,12 +9,7 @@ import { isHeldBy, type JobHolder, NO_HOLDER } from './job-sql.ts';
  * recorded intent), so a refused move leaves nothing else behind either.
  */
 
-/**
- * `running -> running`: extends the lease of a job this worker still holds.
- *
- * @example
- * if (!(await renewLease(sql, job, 30_000))) log('lease.lost', { job: job.id });
- */
+/** `running -> running`: extends the lease of a job this worker still holds. */
 export async function renewLease(db: SqlRunner, job: JobHolder, leaseMs: number): Promise<boolean> {
   const rows = await runStatement(
     db,
@@ -29,9 +24,6 @@ export async function renewLease(db: SqlRunner, job: JobHolder, leaseMs: number)
 /**
  * `running -> done | dead`: ends the job. `dead` gives it up; whoever settles its payment
  * (`unknown`, for the reconciler) does so in the same transaction.
- *
- * @example
- * if (!(await finishJob(tx, job, 'done', null))) return { job: 'lease_lost' };
  */
 export async function finishJob(
   db: SqlRunner,
@@ -60,9 +52,6 @@ export interface RescheduleOptions {
 /**
  * `running -> pending`: the job runs again after `delayMs` (the database clock's), with the
  * same downstream key.
- *
- * @example
- * if (!(await rescheduleJob(tx, job, 2_000, 'timeout'))) return { job: 'lease_lost' };
  */
 export async function rescheduleJob(
   db: SqlRunner,
@@ -87,9 +76,6 @@ export async function rescheduleJob(
 /**
  * Locks the job row if this worker still holds it, for a write elsewhere (the payment's
  * recovery point) that must commit only under the claim: held until the transaction ends.
- *
- * @example
- * await sql.begin(async (tx) => { if (!(await lockHeldJob(tx, job))) return false; ... });
  */
 export async function lockHeldJob(db: SqlRunner, job: JobHolder): Promise<boolean> {
   const rows = await runStatement(

@@ -23,13 +23,7 @@ export const liveJobStatuses: readonly OutboxJobStatus[] = outboxJobStatuses.fil
   (status) => outboxJobTransitions[status].length > 0,
 );
 
-/**
- * Whether a job in `from` may be moved to `to`.
- *
- * @example
- * canMoveJob('running', 'pending'); // true: a retry after backoff
- * canMoveJob('done', 'running'); // false: a finished job is never claimed again
- */
+/** Whether a job in `from` may be moved to `to`. */
 export function canMoveJob(from: OutboxJobStatus, to: OutboxJobStatus): boolean {
   return outboxJobTransitions[from].includes(to);
 }

@@ -3,12 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../testing/test-database.
 /** The tenant the outbox tests' jobs belong to (jobs reference a tenant, nothing else). */
 export const OUTBOX_TEST_TENANT = 'tenant_outbox';
 
-/**
- * A fresh migrated database with the one tenant outbox jobs need, for this folder's tests.
- *
- * @example
- * const database = await createOutboxTestDatabase('outbox_claim');
- */
+/** A fresh migrated database with the one tenant outbox jobs need, for this folder's tests. */
 export async function createOutboxTestDatabase(label: string): Promise<TestDatabase> {
   const database = await createTestDatabase(label);
   await database.client.sql`

@@ -44,11 +44,6 @@ function ensureMigratedTemplate(): Promise<string> {
 /**
  * A fresh database with every app migration applied, dropped again by `drop()`: a copy of a
  * template the app's migrations were applied to once per test run.
- *
- * @example
- * const database = await createTestDatabase('checkout');
- * await database.client.db.select().from(schema.payments);
- * await database.drop();
  */
 export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
   const empty = await createEmptyTestDatabase(label, { template: await ensureMigratedTemplate() });

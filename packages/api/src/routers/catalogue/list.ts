@@ -5,9 +5,6 @@ import type { Database } from '../../database.ts';
 /**
  * The calling tenant's products (`unitAmount` in minor units), the only prices `checkout.pay`
  * will charge.
- *
- * @example
- * const items = await listCatalogue({ ctx: { db, tenantId: 'tenant_a' } });
  */
 export async function listCatalogue({ ctx }: { ctx: { db: Database; tenantId: string } }) {
   return ctx.db

@@ -6,9 +6,6 @@ import { isoTimes } from './iso-times.ts';
  * One idempotency key of the caller's tenant as the operator sees it (state, recovery point,
  * attempts, lease, times, fingerprint prefix, the `revision` to act on, and whether release
  * or evict would be accepted), or null. Never the stored response body.
- *
- * @example
- * const key = await inspectIdempotencyKey({ ctx: { keyOperator, tenantId }, input: { operation: 'checkout.pay', key } });
  */
 export async function inspectIdempotencyKey({
   ctx,

@@ -7,9 +7,6 @@ import type { OpsListInput } from './list.types.ts';
 /**
  * The tenant's latest idempotency keys and their states (in_progress, completed, released,
  * unknown). Stored response bodies are left out: they may hold customer data.
- *
- * @example
- * const keys = await listIdempotencyKeys({ ctx: { db, tenantId }, input: { limit: 20 } });
  */
 export async function listIdempotencyKeys({
   ctx,

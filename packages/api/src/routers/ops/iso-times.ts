@@ -6,9 +6,6 @@ export type IsoTimes<T> = {
 /**
  * `row` with each `Date` field written as its ISO string, so an answer's type says what the
  * client receives (no tRPC transformer revives dates).
- *
- * @example
- * isoTimes({ key: 'k1', createdAt: new Date(0) }); // { key: 'k1', createdAt: '1970-01-01T00:00:00.000Z' }
  */
 export function isoTimes<T extends object>(row: T): IsoTimes<T> {
   return Object.fromEntries(

@@ -22,10 +22,6 @@ export type AppPaymentFacts = Pick<
  * The charges on the tenant's processor account, or why there are none to compare with: the
  * tenant has no account, or the processor could not be asked (its error). The cockpit still
  * answers the app's side then: an operator needs it most when the processor is in trouble.
- *
- * @example
- * const asked = await ledgerChargesOf(processorLedger, 'acct_tenant_a');
- * if (asked.charges === null) asked.processorError; // 'processor ledger not reachable (...)'
  */
 export async function ledgerChargesOf(
   ledger: ProcessorLedger,
@@ -54,9 +50,6 @@ export async function ledgerChargesOf(
  * its `metadata.payment_id` (and this tenant, when the charge names one). Both, because a
  * charge made under a different key (a bug, a manual retry) is exactly what must show up
  * as a double charge, and a charge whose metadata was lost still carries the key.
- *
- * @example
- * const mine = chargesOfPayment(payment, await ledger.chargesOf('acct_tenant_a'));
  */
 export function chargesOfPayment(
   payment: AppPaymentFacts,
@@ -87,10 +80,6 @@ export function summariseCharges(charges: readonly LedgerCharge[]): ProcessorSid
 /**
  * Compares one payment with the processor's charges for it. Pure: the same facts always give
  * the same verdict, so the table below is the whole policy.
- *
- * @example
- * judgeLedgerVerdict(payment, summariseCharges(chargesOfPayment(payment, charges)));
- * // { verdict: 'agrees', reason: 'succeeded, charged once' }
  */
 export function judgeLedgerVerdict(
   payment: AppPaymentFacts,

@@ -17,13 +17,6 @@ import { processorAccountOf } from './webhook-deliveries.ts';
  * the processor holds for each, with which PaymentIntent and amount, and a verdict. If the
  * ledger cannot be read, the app side is still answered (`processor: 'unreachable'`, every
  * verdict `unverified`) rather than an error (see `ledgerChargesOf`).
- *
- * @example
- * const result = await compareWithProcessorLedger({
- *   ctx: { db, tenantId: 'tenant_a', processorLedger, clock: systemClock },
- *   input: { limit: 50 },
- * });
- * result.rows.filter((row) => row.verdict === 'double_charge');
  */
 export async function compareWithProcessorLedger({
   ctx,

@@ -23,9 +23,6 @@ function answerOf(result: { ok: true } | { ok: false; error: TRPCError }, replay
  * `.input()` and the idempotency guard, so it hears the guard's own answer and refusals.
  * Written after the answer, on its own: a story entry lost to a crash never changes an answer,
  * and a failing write is logged, never turned into the request's error.
- *
- * @example
- * operatorProcedure.meta(...).input(refundPaymentInput).concat(operatorAttemptStory).concat(idempotencyGuard)
  */
 export const operatorAttemptStory = initTRPC
   .context<{ db: Database; tenantId: string; headers: Headers; resHeaders: Headers }>()

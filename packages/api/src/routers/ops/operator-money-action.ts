@@ -17,9 +17,6 @@ interface GuardedOpsContext<TResult> {
 /**
  * The money action's context from a guarded ops procedure's `ctx`, built in one place for every
  * such procedure.
- *
- * @example
- * .mutation(({ ctx, input }) => refundPayment(moneyActionContext(ctx), input))
  */
 export function moneyActionContext<TResult>(
   ctx: GuardedOpsContext<TResult>,

@@ -4,12 +4,7 @@ import type { Database } from '../../database.ts';
 import { isoTimes } from './iso-times.ts';
 import type { OpsListInput } from './list.types.ts';
 
-/**
- * The tenant's latest outbox jobs: what the workers have claimed, retried or given up on.
- *
- * @example
- * const jobs = await listOutboxJobs({ ctx: { db, tenantId }, input: { limit: 20 } });
- */
+/** The tenant's latest outbox jobs: what the workers have claimed, retried or given up on. */
 export async function listOutboxJobs({
   ctx,
   input,

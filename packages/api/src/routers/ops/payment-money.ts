@@ -5,9 +5,6 @@ import type { PaymentTimelineInput } from './payment-timeline.types.ts';
 /**
  * One payment of the caller's tenant with its refunds: what may still be captured, what was
  * received and refunded. The same reads as `GET /api/v1/payments/{id}` and its refunds.
- *
- * @example
- * const { payment, refunds } = await paymentMoney({ ctx: { db, tenantId }, input: { paymentId } });
  */
 export async function paymentMoney({
   ctx,

@@ -19,10 +19,6 @@ import type { PaymentTimeline, PaymentTimelineInput } from './payment-timeline.t
  * processor ledger's verdict on it, judged by the same rules as `ops.ledger`. The events
  * are read before the ledger, so a charge landing in between shows as `app_behind`, never
  * as a false alarm. An unknown id (or another tenant's) is `payment_not_found`.
- *
- * @example
- * const timeline = await paymentTimeline({ ctx: { db, tenantId, processorLedger, clock }, input: { paymentId } });
- * timeline.events.map((event) => event.kind); // ['pay.attempt', 'payment.committed', 'job.claimed', ...]
  */
 export async function paymentTimeline({
   ctx,

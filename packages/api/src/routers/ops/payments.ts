@@ -7,9 +7,6 @@ import type { OpsListInput } from './list.types.ts';
 /**
  * The tenant's newest `limit` payment rows (newest first; id breaks ties), as stored. The one
  * query behind both the payments list and the ledger comparison.
- *
- * @example
- * const rows = await latestPaymentsOf(db, tenantId, 50);
  */
 export function latestPaymentsOf(db: Database, tenantId: string, limit: number) {
   return db
@@ -23,9 +20,6 @@ export function latestPaymentsOf(db: Database, tenantId: string, limit: number) 
 /**
  * The tenant's latest payments with the keys that tie them to the checkout intent and to
  * the processor, for the operator cockpit.
- *
- * @example
- * const rows = await listPayments({ ctx: { db, tenantId }, input: { limit: 20 } });
  */
 export async function listPayments({
   ctx,

@@ -12,9 +12,6 @@ import type { ResendWebhookInput } from './webhook-deliveries.types.ts';
  * is searched: another tenant's event is `webhook_event_not_found`, like an unknown one. A
  * processor that cannot be asked is 503 (the guard releases the key; pressing again resends,
  * which is harmless for the same reason).
- *
- * @example
- * const answer = await resendWebhook({ ctx: { db, tenantId, processorWebhooks }, input: { eventId: 'evt_1' } });
  */
 export async function resendWebhook({
   ctx,

@@ -16,9 +16,6 @@ interface KeyActionRequest {
  * `ops.evictIdempotencyKey`): scoped to the caller's tenant, refused unless the key is still
  * at the `revision` the operator saw (`idempotency_key_changed`), audited with the operator's
  * principal and reason in `idempotency_key_audit`; a refusal becomes its stable API code.
- *
- * @example
- * await runKeyAction('evict', { ctx: { keyOperator, tenantId, principal }, input });
  */
 export async function runKeyAction(
   action: 'release' | 'evict',

@@ -14,9 +14,6 @@ export const stuckPaymentsInput = z
  * How many of the tenant's payments are stuck undecided: still `processing`/`unknown` after
  * the reconciler looked at them `afterChecks` times or more (the worker's
  * `WORKER_RECONCILE_STUCK_AFTER_CHECKS`, default 5). Should be 0; anything else needs an operator.
- *
- * @example
- * const { stuck } = await countStuckPayments({ ctx: { db, tenantId }, input: { afterChecks: 5 } });
  */
 export async function countStuckPayments({
   ctx,

@@ -6,12 +6,7 @@ import { ProcessorUnreachableError } from '../../processor/processor-ledger.ts';
 import type { ProcessorWebhookDeliveries } from '../../webhooks/processor-webhook-deliveries.ts';
 import type { OpsWebhookDeliveries, WebhookDeliveriesInput } from './webhook-deliveries.types.ts';
 
-/**
- * The processor's merchant account of a tenant (the events are filed under it), or null.
- *
- * @example
- * await processorAccountOf(db, 'tenant_a'); // 'acct_tenant_a'
- */
+/** The processor's merchant account of a tenant (the events are filed under it), or null. */
 export async function processorAccountOf(db: Database, tenantId: string): Promise<string | null> {
   const [tenant] = await db
     .select({ processorAccountId: tenants.processorAccountId })
@@ -28,9 +23,6 @@ export async function processorAccountOf(db: Database, tenantId: string): Promis
  * listed. A processor that cannot be asked is an answer (`unreachable`), not an error: the
  * cockpit is needed most when the processor is in trouble. Another tenant's payment id is
  * `payment_not_found`.
- *
- * @example
- * const { deliveries } = await webhookDeliveries({ ctx: { db, tenantId, processorWebhooks }, input: { paymentId } });
  */
 export async function webhookDeliveries({
   ctx,

@@ -100,9 +100,6 @@ function checkOperatorCode(
  * browser's own record of wrong codes (`OperatorCodeThrottle`), so nobody else's guesses lock
  * the presenter out. Each session created counts against the tenant's ceiling; a refused start
  * sets no session cookie.
- *
- * @example
- * await startSession({ ctx, input: { demoTenantId: 'tenant_a', role: 'operator', operatorCode } });
  */
 export async function startSession({
   ctx,
