@@ -1,17 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { checkConformance, type Preset } from './conformance.ts';
-import {
-  DEFAULT_FAULT_MIX,
-  type FaultKind,
-  type FaultMix,
-  startFaultProxy,
-} from './fault-proxy.ts';
-import type { HistoryEvent } from './history.ts';
+import { DEFAULT_FAULT_MIX, type FaultMix, startFaultProxy } from './fault-proxy.ts';
 import type { LedgerReader } from './ledger.ts';
 import { defaultBody, runLoad } from './load-clients.ts';
 import { probeIetf } from './probes.ts';
 import { seededRandom } from './random.ts';
-import type { Violation } from './violations.ts';
 
 export interface BlackBoxOptions {
   /** Base URL of the API under test. */
@@ -40,24 +33,7 @@ export interface BlackBoxOptions {
 /** What the downstream proxy injects unless told otherwise. */
 const DOWNSTREAM_MIX: FaultMix = { drop_answer: 0.2, delay: 0.1 };
 
-export interface BlackBoxResult {
-  seed: number;
-  preset: Preset;
-  target: string;
-  durationMs: number;
-  operations: number;
-  /** Requests the clients sent, and requests that reached the target (with the proxy's copies). */
-  clientRequests: number;
-  upstreamRequests: number;
-  outcomes: Record<'ok' | 'fail' | 'info', number>;
-  gaveUp: number;
-  faults: Record<FaultKind, number>;
-  /** The downstream proxy's faults, when there was one. */
-  downstreamFaults: Record<FaultKind, number> | null;
-  charges: number | null;
-  violations: Violation[];
-  history: HistoryEvent[];
-}
+export type BlackBoxResult = Awaited<ReturnType<typeof runBlackBox>>;
 
 /**
  * One black-box run: a seeded fault proxy in front of `target`, retrying clients through it
@@ -67,7 +43,7 @@ export interface BlackBoxResult {
  * const result = await runBlackBox({ target: 'http://127.0.0.1:3000', seed: 1, durationMs: 30_000, preset: 'ietf' });
  * process.exitCode = result.violations.length === 0 ? 0 : 1;
  */
-export async function runBlackBox(options: BlackBoxOptions): Promise<BlackBoxResult> {
+export async function runBlackBox(options: BlackBoxOptions) {
   const path = options.path ?? '/checkout';
   const keyPrefix = `once-chaos-${options.seed}-${randomBytes(4).toString('hex')}-`;
   const proxy = await startFaultProxy({
@@ -130,6 +106,7 @@ export async function runBlackBox(options: BlackBoxOptions): Promise<BlackBoxRes
       target: options.target,
       durationMs: options.durationMs,
       operations: load.operations,
+      // Requests the clients sent, and those that reached the target (with the proxy's copies).
       clientRequests: load.history.events.filter((event) => event.type === 'invoke').length,
       upstreamRequests: proxy.attempts.length,
       outcomes,
