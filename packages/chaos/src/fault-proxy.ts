@@ -52,19 +52,6 @@ export interface FaultProxyOptions {
 /** The longest `delay`, and the latest `duplicate_late` copy. */
 const MAX_DELAY_MS = 300;
 
-export interface FaultProxy {
-  url: string;
-  /** Every request sent upstream, in the order they ended. */
-  attempts: UpstreamAttempt[];
-  /** How many times each fault was injected. */
-  faults: Record<FaultKind, number>;
-  /** Waits for late copies still to be sent and answered. */
-  drain(): Promise<void>;
-  /** Injects nothing more: requests pass through. */
-  calm(): void;
-  close(): Promise<void>;
-}
-
 /**
  * An HTTP proxy that injects seeded faults between a client and an API taking
  * `Idempotency-Key`. The fault for a request is drawn from the seed, the key (or, when the key
@@ -72,7 +59,7 @@ export interface FaultProxy {
  * own) and how many times it has been seen, so a seed replays the same faults for the same
  * keys, whatever order they come in.
  */
-export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+export async function startFaultProxy(options: FaultProxyOptions) {
   const upstream = new URL(options.upstream);
   let mix = options.mix ?? DEFAULT_FAULT_MIX;
   const attempts: UpstreamAttempt[] = [];
@@ -184,11 +171,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    // Every request sent upstream, in the order they ended, and each fault's count.
     attempts,
     faults,
+    // Injects nothing more: requests pass through.
     calm() {
       mix = {};
     },
+    // Waits for late copies still to be sent and answered.
     async drain() {
       while (pending.size > 0) await Promise.allSettled([...pending]);
     },

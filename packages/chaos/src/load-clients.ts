@@ -21,14 +21,6 @@ export interface LoadOptions {
   body?: (n: number, random: () => number) => unknown;
 }
 
-export interface LoadResult {
-  /** Each operation is one intent (`operation-<n>`), each request an invoke and its completion. */
-  history: History;
-  /** Operations started, and how many ended without a definite answer. */
-  operations: number;
-  gaveUp: number;
-}
-
 /** Statuses a real client retries with the same key: in flight, rate-limited, unavailable. */
 const RETRYABLE = new Set([409, 425, 429, 502, 503, 504]);
 /** Attempts per operation before a client gives up (its last outcome stays `info`). */
@@ -42,7 +34,7 @@ const MAX_RETRY_AFTER_MS = 2_000;
  * same key and body on every retry, retry after no answer or a retryable status, honour
  * `Retry-After` (else exponential backoff with jitter), give up after six attempts.
  */
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+export async function runLoad(options: LoadOptions) {
   const body = options.body ?? defaultBody;
   const history = new History();
   const deadline = Date.now() + options.durationMs;
@@ -88,6 +80,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   await Promise.all(
     Array.from({ length: options.concurrency ?? 4 }, (_, i) => client(`client-${i}`)),
   );
+  // Each operation is one intent (`operation-<n>`); `gaveUp`: those with no definite answer.
   return { history, operations: next, gaveUp };
 }
 
