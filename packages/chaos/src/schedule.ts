@@ -15,16 +15,11 @@ export interface ChaosProfile {
   faults: readonly string[];
   /** Worker processes (several, so leases are taken over). */
   workers: number;
-  /**
-   * Browser pages open at once. HTTP intents have no cap: each starts at its planned time,
-   * so how many overlap follows from the plan (and from how slow the faults make them).
-   */
+  /** Browser pages open at once (HTTP intents have no cap: each starts at its planned time). */
   browserConcurrency: number;
   /**
-   * After heal: how long browser customers the lanes had not reached by the clients' deadline
-   * may still start while the run is short of its browser floors (`runBrowserLanes`). A floor
-   * measures the work, not the machine: a loaded machine takes longer to do it, up to this
-   * bound, and fails only past it. Absent: none start late.
+   * After heal: how long customers not yet reached may still start while the run is short of
+   * its browser floors, so a loaded machine fails only past this bound (absent: none start late).
    */
   floorBoundMs?: number;
   /** After heal: how long the system gets to converge before it counts as stuck. */
@@ -32,10 +27,9 @@ export interface ChaosProfile {
   /** Configuration that shortens the windows so expiry races happen within one run. */
   env: Record<string, string>;
   /**
-   * The operator's money flows (`planRun`): the share of charging HTTP checkouts that
-   * authorise for a manual capture, the share of those receiving money that are refunded,
-   * and processor faults aimed at captures and refunds, on top of `nemesisEvents`; and the
-   * share of automatic card checkouts that meet 3-D Secure (absent: none).
+   * The operator's money flows: shares of charging HTTP checkouts authorised for a manual
+   * capture, of paid ones refunded, of card checkouts meeting 3-D Secure; and processor faults
+   * aimed at captures and refunds, on top of `nemesisEvents`.
    */
   moneyFlows: {
     manualShare: number;
@@ -45,23 +39,15 @@ export interface ChaosProfile {
     /** The share of operator flows whose operators are rude (`RudePlan`; absent: none). */
     rudeShare?: number;
   };
-  /**
-   * The work a run of this profile must show (a run short of any fails, like a fault kind
-   * that never fired): the checker passes vacuously on a run that did nothing. Dropped when
-   * the command line changes the profile's size.
-   */
+  /** The work a run must show, or it fails (dropped when the command line resizes the run). */
   floors?: Partial<CoverageFloors>;
-  /**
-   * The app's database is replicated in this mode, and the nemesis fails it over (absent:
-   * one server, which it crashes).
-   */
+  /** The app database's replication mode, which the nemesis fails over (absent: one server). */
   replication?: string;
 }
 
 /**
- * The least work a run must show to prove anything: a run whose clients crashed, whose web
- * answered nothing, or whose faults met no checkout passes the checker vacuously. Each
- * profile that asserts coverage names its floors (`ChaosProfile.floors`, one home).
+ * The least work a run must show to prove anything: a run whose clients crashed, or whose
+ * faults met no checkout, passes the checker vacuously.
  */
 export interface CoverageFloors {
   /** Intents whose key has a payment in the app. */
@@ -106,16 +92,10 @@ type TestPaymentMethod =
 /** Stripe's test card that always asks for 3-D Secure, then charges like `pm_card_visa`. */
 const THREE_D_SECURE_CARD = 'pm_card_threeDSecure2Required';
 
-/**
- * How a 3-D Secure shopper meets the processor's hosted challenge: `complete` or `fail` it,
- * or `leave` it unanswered (the reconciler cancels the payment past its abandon window).
- */
+/** How a 3-D Secure shopper answers the challenge (`leave`: the reconciler cancels later). */
 interface ChallengePlan {
   answer: 'complete' | 'fail' | 'leave';
-  /**
-   * The redirect back after the answer is lost (the processor took it, the shopper never
-   * arrives): the shopper asks the return page (`/checkout/return`) again.
-   */
+  /** The redirect back is lost after the answer: the shopper asks the return page again. */
   loseRedirect: boolean;
 }
 
@@ -178,20 +158,11 @@ export interface IntentPlan {
   /** Browser only: reload the page while the payment is in flight. */
   reloadMidPayment: boolean;
   flow: Flow;
-  /**
-   * A 3-D Secure shopper: pays with the card that asks for the challenge (instead of
-   * `paymentMethod`, a `pm_card_visa` whose other draws stay the seed's) and answers it so.
-   */
+  /** A 3-D Secure shopper: pays with the challenge card instead of `paymentMethod`. */
   challenge?: ChallengePlan;
-  /**
-   * Manual flows: the operator's capture or void, sent this long after the payment shows
-   * authorised (`expire`: past the authorisation window).
-   */
+  /** Manual flows: the operator's capture or void, this long after the payment is authorised. */
   operatorAction?: OperatorRequestPlan & { afterMs: number };
-  /**
-   * Refunds the operator sends one after another once the payment received money: partial
-   * ones, the rest, and now and then more than is left (which must be refused, moving nothing).
-   */
+  /** Refunds sent one after another: parts, the rest, now and then more than is left. */
   refunds: OperatorRequestPlan[];
   /** How the merchant's operators stop being polite on this payment (absent: they behave). */
   rude?: RudePlan;
@@ -204,28 +175,15 @@ export interface IntentPlan {
  * that changed nothing.
  */
 interface RudePlan {
-  /**
-   * Manual flows: a second operator acts on the payment at the same moment as the first, under
-   * a key of its own: a void against a capture, a capture against a void or against a capture
-   * of another amount. One of the two may act.
-   */
+  /** A second operator acts on the payment at once under its own key: one of the two may act. */
   rival?: OperatorRequestPlan & { f: 'capture' | 'void' };
-  /**
-   * The refunds are sent all at once, each under its own key and each for all that is left,
-   * not one after another.
-   */
+  /** The refunds are sent all at once, each under its own key for all that is left. */
   refundsAtOnce: boolean;
-  /**
-   * The first refund's request goes out over tRPC, REST and GraphQL at once, one key and one
-   * body: every answer names one refund.
-   */
+  /** The first refund goes out over tRPC, REST and GraphQL at once: all name one refund. */
   refundAcrossTransports: boolean;
   /** Once the capture is accepted, its key is sent for a refund: 422, nothing refunded. */
   captureKeyForRefund: boolean;
-  /**
-   * The first action is sent first from an operator session signed out on the server: 401,
-   * nothing done (under a key of its own, which must hold no action), then with the API key.
-   */
+  /** The first action is sent first from a signed-out session (401, nothing done), then again. */
   revokedSession: boolean;
 }
 
@@ -235,9 +193,8 @@ export interface NemesisPlan {
   kind: string;
   atMs: number;
   /**
-   * How long a killed process stays down, or a paused worker stays stopped. A pause lasts
-   * past the lease, and two thirds of them also past the processor's key retention (a worker
-   * stopped right after claiming a job wakes up to a processor that forgot its keys).
+   * How long a killed process stays down or a paused worker stopped: past the lease, and two
+   * pauses in three past the processor's key retention too.
    */
   downMs: number;
   /** Process faults: which worker; processor faults: which tenant's account. */
