@@ -26,11 +26,7 @@ export const FAILOVER_FAULT_KINDS = [
 ] as const;
 export type FailoverFaultKind = (typeof FAILOVER_FAULT_KINDS)[number];
 
-/**
- * Whether the target arms `kind` at its processor (`armProcessorFault`: the Once mock
- * processor's `fail_after_charge`, `delay`, ...), as any kind that is neither a system nor a
- * failover fault.
- */
+/** Whether the target arms `kind` at its processor: neither a system nor a failover fault. */
 export const isArmedFault = (kind: string): boolean =>
   !([...SYSTEM_FAULT_KINDS, ...FAILOVER_FAULT_KINDS] as readonly string[]).includes(kind);
 
@@ -127,11 +123,8 @@ export interface Snapshot {
   /** Counters only the system can tell (lease takeovers, replays served, ...). */
   counters: Record<string, number>;
   /**
-   * Processor fault effects: requests (or deliveries) each armed fault was applied to (its
-   * effect happened: a request that took it and was spared, such as a replay, is not one), by the id
-   * `armProcessorFault` returned, and summed per processor fault kind (faults the processor
-   * armed itself included, such as the 404 lag after a `lag_ms` charge). A fault armed but
-   * never matched bit 0 times: it did not fire.
+   * Requests (or deliveries) each armed fault took effect on, by the id `armProcessorFault`
+   * returned and per kind (a fault armed but never matched did not fire).
    */
   faultUses?: { byId: Record<string, number>; byKind: Record<string, number> };
   /** A replicated app database: its mode and every failover the nemesis made. */
@@ -149,10 +142,8 @@ export type Part =
   | { systemd: string };
 
 /**
- * How the nemesis acts on a part, the way its kind is told: signals to the process group,
- * `docker compose kill|start|pause|unpause`, `systemctl kill --signal=...|restart`. A
- * target's `kill`, `restart`, `pause` and `resume` call these by the part's name (`restart`
- * then waits for the part's health check, which only the target knows).
+ * How the nemesis kills, restarts, pauses and resumes a part: signals to the process group,
+ * `docker compose`, or `systemctl` (a target's `restart` then waits for the part's health).
  */
 export function controlPart(
   part: Part,
@@ -203,10 +194,7 @@ export interface ClientContext {
   deadlineAt: () => number;
 }
 
-/**
- * The clients that drive a target's checkout. The engine decides who starts when, and
- * records nothing itself: each request goes into `ctx.history` as invoke + ok / fail / info.
- */
+/** The clients that drive a target's checkout, each request recorded in `ctx.history`. */
 export interface ChaosClients {
   /** One customer paying over HTTP, then its operator's capture, void or refunds. */
   http(intent: IntentPlan, ctx: ClientContext): Promise<unknown>;
@@ -214,19 +202,13 @@ export interface ChaosClients {
   browser?(intent: IntentPlan, ctx: ClientContext): Promise<{ paymentId?: string } | undefined>;
   /** Closes the pages of customers still busy long after the heal: nothing may land later. */
   abandon?(): Promise<void>;
-  /**
-   * After a failover run's clients: those who find an acknowledged write gone come back for
-   * it; resolves with what they did, as log lines.
-   */
+  /** After a failover run: clients who find an acknowledged write gone come back for it. */
   returning?(intents: readonly IntentPlan[], ctx: ClientContext): Promise<string[]>;
 }
 
 /**
- * What the engine needs from a system under test, a team's checkout or Once's own
- * (`e2e/chaos/once-target.ts`): its clients, its parts to kill, pause and restart (process
- * groups, `docker compose` services or systemd units, by name), the faults it can arm, and
- * how to read its books and its processor's ledger. The schedule, nemesis, checker, floors
- * and report then work unchanged. The caller starts the target and stops it (`stop`).
+ * What the engine needs from a system under test: its clients, its parts to kill, pause and
+ * restart, the faults it can arm, and how to read its books and its processor's ledger.
  */
 export interface ChaosTarget {
   clients: ChaosClients;
@@ -245,47 +227,29 @@ export interface ChaosTarget {
   processorKeyForgetMs?: number;
   /** Base URL clients send to (changes never; restarts keep the port). */
   webUrl: string;
-  /**
-   * Kill a part (`web`, `processor`, `worker-N`) as a crash does; `restart` starts it again
-   * and waits until healthy.
-   */
+  /** Kill a part (`web`, `processor`, `worker-N`) as a crash does; `restart` waits for health. */
   kill(name: string): Promise<void>;
   restart(name: string): Promise<void>;
   /**
-   * Stop / continue a part. With `atNextClaim`, the stop waits (10 s at most)
-   * for a worker to claim a job and lands inside the job, before its first call to the
-   * processor, where a stall matters (a worker stopped while idle proves little); it may
-   * stop whichever worker claims first. Resolves with the worker it stopped (resume that
-   * one) and the job, if the target can tell; undefined if nothing was stopped.
+   * Stop / continue a part. With `atNextClaim`, the stop waits (10 s at most) for any worker
+   * to claim a job and lands before its processor call, where a stall matters; resolves with
+   * the worker stopped (resume that one) and its job, undefined if nothing was stopped.
    */
   pause(
     name: string,
     options?: { atNextClaim?: boolean },
   ): Promise<{ worker: string; job?: string } | undefined>;
   resume(name: string): Promise<void>;
-  /**
-   * Crash the database and start it again; resolves once it accepts connections. `how`:
-   * an immediate shutdown (default), or SIGKILL of the postmaster alone, what the OOM killer
-   * does (its wrapper process must notice and exit by itself).
-   */
+  /** Crash the database (immediate shutdown, or the postmaster killed as the OOM killer does). */
   crashRestartDatabase(how?: DatabaseCrash): Promise<void>;
-  /**
-   * Terminate every client backend once; returns how many were terminated (backends
-   * `pg_terminate_backend` answered true for, not the ones it was asked about).
-   */
+  /** Terminate every client backend once; returns how many `pg_terminate_backend` ended. */
   terminateBackends(): Promise<number>;
-  /**
-   * A failover fault on a replicated app database (absent: the target has none). Resolves
-   * once the cluster is healthy again, with what happened and how much it bit.
-   */
+  /** A failover on a replicated app database; resolves once healthy, with how much it bit. */
   failDatabaseOver?(
     kind: FailoverFaultKind,
     downMs: number,
   ): Promise<{ detail: string; bit: number }>;
-  /**
-   * Arm a fault at the processor for one account (fail/drop/delay a request, duplicate/slow
-   * webhooks); resolves with the fault's id, whose uses `snapshot()` reports.
-   */
+  /** Arm a processor fault for one account; resolves with its id (`snapshot()` counts its uses). */
   armProcessorFault(plan: NemesisPlan): Promise<string | undefined>;
   /** Every part that should be up, is up (restart the dead, resume the stopped), faults off. */
   heal(): Promise<void>;
