@@ -31,7 +31,14 @@ export interface CheckResult {
   failover?: FailoverFindings;
 }
 
-const TERMINAL = new Set(['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled']);
+export const TERMINAL = new Set([
+  'succeeded',
+  'declined',
+  'failed',
+  'captured',
+  'voided',
+  'canceled',
+]);
 /** The terminal states in which the processor holds the payment's one charge. */
 const CHARGED = new Set(['succeeded', 'captured']);
 /**

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runBrowserLanes } from './browser-lanes.ts';
-import { checkHistory, type IntentFacts } from './checker.ts';
+import { checkHistory, type IntentFacts, TERMINAL } from './checker.ts';
 import { achieved, browserCustomersPaying, measureCoverage, shortfalls } from './coverage.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis.ts';
@@ -215,11 +215,7 @@ export async function runChaos(
     browserSucceeded: reached.filter(
       (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
     ).length,
-    terminal: reached.filter(
-      (p) =>
-        p &&
-        ['succeeded', 'declined', 'failed', 'captured', 'voided', 'canceled'].includes(p.status),
-    ).length,
+    terminal: reached.filter((p) => p && TERMINAL.has(p.status)).length,
     seed,
     profile: profile.name,
     replay: options.replay ?? `seed ${seed}`,

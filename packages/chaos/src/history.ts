@@ -18,9 +18,8 @@ export interface ClientEvent {
   key: string;
   process: string;
   /**
-   * pay | status | reuse (same key, other cart) | late (duplicate after success); the
-   * operator's money actions on the payment: capture | void | refund (`key` is then the
-   * action's own Idempotency-Key); challenge: a 3-D Secure shopper's answer to the bank.
+   * reuse: same key, other cart; late: a duplicate after success; capture | void | refund:
+   * operator actions under their own key; challenge: a 3-D Secure shopper's answer.
    */
   f: 'pay' | 'status' | 'reuse' | 'late' | 'capture' | 'void' | 'refund' | 'challenge';
   /** Completion details: HTTP status, payment id, state shown, replay flag, error. */
@@ -85,10 +84,7 @@ export class History {
   private nextOp = 1;
   readonly startedAt: number;
 
-  /**
-   * @param sink receives each event as it is recorded (a file, so a run that hangs or is
-   *   killed still leaves its history behind).
-   */
+  /** `sink` gets each event as it is recorded, so a run that hangs still leaves its history. */
   constructor(
     private readonly now: () => number = Date.now,
     private readonly sink?: (event: HistoryEvent) => void,
