@@ -62,10 +62,8 @@ export function createdPaymentEvents(
 }
 
 /**
- * Records an attempt answered as a replay. `source`: `payment` when `pay` found the payment
- * of this key (written in its transaction), `stored_response` when the idempotency guard
- * answered from the key's stored response without running `pay` (written where that answer is
- * given, on its own: a replay changes nothing else).
+ * Records an attempt answered as a replay: `payment` when `pay` found the key's payment,
+ * `stored_response` when the guard answered from the stored response without running `pay`.
  */
 export async function recordReplayedAttempt(
   db: PaymentEventWriter,
@@ -89,15 +87,10 @@ export interface GuardAnswer {
 }
 
 /**
- * The guards' `onAnswered` for `pay`, one for tRPC, REST and GraphQL: what the guard answered
- * without running `pay` (so `pay` could not record it) still shows on the payment's timeline,
- * as a `pay.attempt` of the key: a replay from the key's stored response, and a 409 or 422 of
- * the key (`answer`: its code). `paymentOf` reads a replay's payment as its transport carries
- * it; without a `paymentId` (a stored refusal, a GraphQL document that did not select it)
- * nothing is recorded. A refusal names the payment its key made, if one exists yet (a 409
- * while the first request is still uncommitted has none to show on). Answers of other
- * operations are ignored. The guard contains what this throws: a lost timeline entry never
- * turns an answer into an error.
+ * The guards' `onAnswered` for `pay` (every transport): a replay or a 409/422 of the key that
+ * `pay` never saw still shows on the payment's timeline as a `pay.attempt`. Without a payment
+ * to name (a stored refusal, a 409 before the first commit) nothing is recorded. The guard
+ * contains what this throws: a lost timeline entry never turns an answer into an error.
  */
 export async function recordGuardAnswer(
   db: Queryable,

@@ -9,12 +9,10 @@ import { TRPCError } from '@trpc/server';
 import { API_PROBLEM_TYPE_BASE, type ApiError, isApiError } from './api-error.ts';
 
 /**
- * What an error means to a client, whatever the transport: an API refusal or an idempotency
- * refusal as it is; a database that is away (stopped, restarting, our connection terminated:
- * `isTransientDatabaseError` of `@once/postgres`, the one classifier the worker retries on too)
- * anywhere in the request, tenant lookup, authentication or the key store, is the key store's
- * fail-closed 503 `idempotency_store_unavailable`: nothing was recorded, retry with the same key.
- * Anything else is no refusal (undefined): a bug, answered 500 without its text.
+ * What an error means to a client, whatever the transport: API and idempotency refusals as
+ * they are; a database that is away (`isTransientDatabaseError`, as the worker retries on)
+ * anywhere in the request is the fail-closed 503 `idempotency_store_unavailable`: nothing was
+ * recorded, retry with the same key. Anything else is a bug (undefined), answered 500 bare.
  */
 export function refusalOf(error: unknown): ApiError | IdempotencyError | undefined {
   if (isApiError(error) || isIdempotencyError(error)) return error;
@@ -38,11 +36,9 @@ export function apiErrorToTRPC(error: unknown): unknown {
 }
 
 /**
- * Any error -> what tRPC answers ({@link refusalOf}): an ApiError its catalogue code; a
- * database that is away SERVICE_UNAVAILABLE with `Retry-After` on `resHeaders` and the
- * idempotency refusal as `cause` (so the formatter's `data.code` and `data.idempotency` carry
- * `idempotency_store_unavailable`). Anything else, including the guard's own refusals (its
- * plugin already made them TRPCErrors and set their headers), is returned as it is.
+ * Any error -> what tRPC answers ({@link refusalOf}), `Retry-After` set on `resHeaders` and
+ * the refusal kept as `cause` for the formatter. Anything else, including the guard's own
+ * refusals (already TRPCErrors with their headers), is returned as it is.
  */
 export function toTRPCError(error: unknown, resHeaders?: Headers): unknown {
   const cause = error instanceof TRPCError ? error.cause : error;
