@@ -20,14 +20,10 @@ export function newJobId(): string {
 }
 
 /**
- * The downstream Idempotency-Key the worker sends to the processor for a checkout: derived
- * from (tenant, the client's Idempotency-Key), not from the payment, so every attempt, every
- * re-enqueued job AND a payment re-created after its row was lost (a failover that dropped an
- * acknowledged commit, the client retrying) send the same key, and the processor replays the
- * first charge instead of making a second one. A hash (`keyDigest`): the processor never sees
- * the client's key, and two tenants' equal keys never meet. Payments keep the key recorded on
- * their row (`payments.downstream_key`, the job's `downstream_key`), so keys issued before are
- * unchanged.
+ * The downstream Idempotency-Key for a checkout, from (tenant, client key) and not the payment:
+ * every attempt, re-enqueued job AND a payment re-created after a failover lost its row send
+ * the same key, so the processor replays the first charge. Hashed, so the processor never sees
+ * the client's key and two tenants' equal keys never meet. Rows keep the key they recorded.
  */
 export function downstreamKeyFor(tenantId: string, checkoutKey: string): string {
   return `once_ck_${keyDigest([tenantId, checkoutKey])}`;
