@@ -8,14 +8,11 @@ export type EnvShape = Record<string, z.ZodType<unknown, string | undefined>>;
 export type ParsedEnv<Shape extends EnvShape> = { [Name in keyof Shape]: z.output<Shape[Name]> };
 
 /**
- * Validates a process's environment against its schema, all at once, at start. The first
- * problem is thrown as ONE line naming the variable and what is wrong with it, so a
- * process can print it (`web: cannot start: <line>`) and exit 1 instead of running with a
- * NaN timeout or an empty secret. With `NODE_ENV=production` in `env`, every secret
- * variable (`SECRET_VARIABLES`) set in `env` is also refused when it is a value written in
- * the repository or shorter than 32 characters, whether or not this shape reads it: the
- * process's first parse (the web server's HOST/PORT, before Next starts) then refuses the
- * start in one line that never repeats the value.
+ * Validates a process's environment at start; the first problem is thrown as ONE line naming
+ * the variable, so the process exits instead of running with a NaN timeout or an empty secret.
+ * With `NODE_ENV=production`, every secret variable set in `env` (`SECRET_VARIABLES`), read by
+ * this shape or not, is also refused when written in the repository or shorter than 32
+ * characters, in a line that never repeats the value.
  */
 export function parseEnv<Shape extends EnvShape>(
   shape: Shape,
