@@ -354,8 +354,8 @@ const isBusinessRefusal = (e: ClientEvent) =>
   );
 
 /** Items by a key, in their order. */
-export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const map = new Map<string, T[]>();
+export function groupBy<T, K = string>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const map = new Map<K, T[]>();
   for (const item of items) {
     const key = keyOf(item);
     const list = map.get(key);

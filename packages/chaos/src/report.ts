@@ -8,6 +8,7 @@ import type {
   MarkEvent,
   NemesisEvent,
 } from './history.ts';
+import { groupBy } from './money-checks.ts';
 import type { CoverageFloors } from './schedule.ts';
 import type { Snapshot } from './target.ts';
 import { VIOLATIONS, type Violation, type ViolationKind } from './violations.ts';
@@ -56,7 +57,7 @@ function violationsSection(
   entry: (violation: Violation) => string[],
 ): string[] {
   const lines = ['## Violations', ''];
-  const byKind = groupByKind(violations);
+  const byKind = groupBy(violations, (v) => v.kind);
   if (byKind.size === 0) lines.push('None.');
   for (const [kind, found] of byKind) {
     lines.push(`### ${kind} (${found.length})`, '', VIOLATIONS[kind], '');
@@ -86,7 +87,7 @@ function junit(run: {
   violations: readonly Violation[];
   seconds: number;
 }): string {
-  const byKind = groupByKind(run.violations);
+  const byKind = groupBy(run.violations, (v) => v.kind);
   const cases = run.rules.map((kind) => {
     const found = byKind.get(kind) ?? [];
     const failure =
@@ -125,12 +126,6 @@ function checkedRules(result: BlackBoxResult): ViolationKind[] {
   if (result.preset === 'ietf') rules.push(...ANSWER_RULES.slice(0, 4));
   if (result.charges !== null) rules.push('double_charge');
   return rules;
-}
-
-function groupByKind(violations: readonly Violation[]): Map<ViolationKind, Violation[]> {
-  const byKind = new Map<ViolationKind, Violation[]>();
-  for (const v of violations) byKind.set(v.kind, [...(byKind.get(v.kind) ?? []), v]);
-  return byKind;
 }
 
 function escapeXml(text: string): string {
