@@ -17,10 +17,10 @@ const PROCESS_OF: Record<string, string> = {
 };
 
 /**
- * Runs the nemesis' schedule against a target in time order, one lane per thing a fault
- * hits (a kill lasts until its process is healthy again, a pause until SIGCONT), and records each
- * fault's start and end in the history. A fault that could not be injected is recorded
- * with its error and does not count as fired.
+ * Runs the nemesis' schedule in time order and records each fault's start and end; a fault
+ * that could not be injected is recorded with its error and does not count as fired. One lane
+ * per thing a fault hits (web, processor, each worker, postgres, the processor's fault table):
+ * a slow restart must not hold back faults aimed elsewhere, and faults on one part stay in order.
  */
 export async function runNemesis(
   events: readonly NemesisPlan[],
@@ -28,11 +28,6 @@ export async function runNemesis(
   history: History,
   options: { sleep: (ms: number) => Promise<void>; faultsStartAt: number },
 ): Promise<void> {
-  // One lane per thing a fault hits (web, processor, each worker, postgres, the processor's
-  // fault table): a restart waits until its process is healthy, which may take seconds on a
-  // busy machine, and must not hold back faults aimed elsewhere; faults on one process stay
-  // in order.
-  // Database crashes alternate: immediate shutdown first, then the postmaster killed alone.
   let crashCount = 0;
   const crashes = {
     next: (): DatabaseCrash => (crashCount++ % 2 === 0 ? 'immediate_shutdown' : 'kill_postmaster'),
