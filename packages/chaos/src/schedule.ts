@@ -411,10 +411,8 @@ export function planRun(
 }
 
 /**
- * Every run that pauses workers stalls one past the processor's key retention (a worker that
- * wakes up after the processor forgot its key is the race lease fencing closes): when no draw
- * made a pause long, the first that still fits in the fault phase is made long. Which draws
- * of the seed are long is otherwise unchanged.
+ * Every run that pauses workers stalls one past the processor's key retention, the race lease
+ * fencing closes: when no draw made a pause long, the first that fits is made long.
  */
 function guaranteeLongPause(
   nemesis: NemesisPlan[],
@@ -429,10 +427,8 @@ function guaranteeLongPause(
 }
 
 /**
- * An HTTP customer's money flow: a share of the charging ones authorise for a manual
- * capture (captured in full or in part, voided, or left past the window), and a share of
- * those that receive money are refunded one to three times. Each operator request may be
- * double-clicked or lose its first answer. Declined cards and browser customers only charge.
+ * An HTTP customer's money flow: a manual capture's end, refunds, and for each operator
+ * request a double-click or a lost first answer. Declined cards and browser customers only charge.
  */
 function moneyFlowOf(
   rng: Rng,
@@ -487,11 +483,7 @@ function moneyFlowOf(
   return { flow, ...(operatorAction ? { operatorAction } : {}), refunds };
 }
 
-/**
- * A share of the automatic card checkouts (`pm_card_visa`, flow `charge`) meet 3-D Secure:
- * half complete the challenge, a quarter fail it, a quarter leave it; a third of those who
- * answer lose the redirect back.
- */
+/** A share of the automatic card checkouts (`pm_card_visa`, flow `charge`) meet 3-D Secure. */
 function challengeOf(
   rng: Rng,
   profile: ChaosProfile,
@@ -506,10 +498,8 @@ function challengeOf(
 }
 
 /**
- * A share of the operators' flows (`moneyFlows.rudeShare`) turn rude: each behaviour drawn on
- * its own, where the flow has the request it needs (a rival only against a capture or void in
- * the window, the capture key's reuse only where a capture is planned, transports and bursts
- * only where there are refunds).
+ * A share of the operators' flows turn rude, each behaviour drawn on its own where the flow
+ * has the request it needs.
  */
 function rudeOf(
   rng: Rng,
@@ -541,11 +531,7 @@ function rudeOf(
   };
 }
 
-/**
- * Processor request faults aimed at the operator's captures and refunds (the charge's faults
- * stay on the confirm): each arms two to three requests of a tenant's account, spread over the
- * first 70% of the fault phase, when money flows are under way.
- */
+/** Processor request faults aimed at the operator's captures and refunds, not the charge. */
 function moneyFaults(
   rng: Rng,
   profile: ChaosProfile,
