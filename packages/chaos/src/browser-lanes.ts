@@ -1,10 +1,7 @@
 /**
  * Browser customers, `concurrency` pages at a time, each started no earlier than its planned
- * time, until the clients' deadline. A floor measures the work, not the machine: on a loaded
- * machine each customer is slow and the lanes fall behind the plan, so past the deadline a
- * customer still starts while the run is short of the work its floors ask (`short`), with a
- * deadline of its own (`lateCustomerMs` from its start), until `boundAt`; past the bound
- * nobody starts and no late customer goes on, floors met or not.
+ * time, until the clients' deadline. A floor measures the work, not the machine: past the
+ * deadline a customer still starts while the run is `short` of its floors, until `boundAt`.
  */
 export async function runBrowserLanes<T>(
   customers: readonly T[],
