@@ -1,8 +1,4 @@
-import {
-  attributeToRecreatedPayments,
-  checkFailover,
-  type FailoverFindings,
-} from './failover-checks.ts';
+import { attributeToRecreatedPayments, checkFailover } from './failover-checks.ts';
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
 import { checkMoney, groupBy } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
@@ -23,13 +19,7 @@ export interface IntentFacts {
   declinedCard: boolean;
 }
 
-export interface CheckResult {
-  violations: Violation[];
-  /** Milliseconds from the heal to each payment's last change, for payments that changed after it. */
-  convergence: { p50: number; p99: number; max: number; samples: number };
-  /** A replicated app database: what its failovers lost (`failover-checks.ts`). */
-  failover?: FailoverFindings;
-}
+export type CheckResult = ReturnType<typeof checkHistory>;
 
 export const TERMINAL = new Set([
   'succeeded',
@@ -76,7 +66,7 @@ export function checkHistory(input: {
   /** History time of the heal; with `startedAt` (epoch ms of time 0) for database timestamps. */
   healAt: number;
   startedAt: number;
-}): CheckResult {
+}) {
   const snapshot = input.snapshot.failover
     ? attributeToRecreatedPayments(input.snapshot)
     : input.snapshot;
@@ -319,6 +309,7 @@ export function checkHistory(input: {
     .sort((a, b) => a - b);
   return {
     violations,
+    // Milliseconds from the heal to each payment's last change, for those changed after it.
     convergence: {
       p50: percentile(samples, 0.5),
       p99: percentile(samples, 0.99),

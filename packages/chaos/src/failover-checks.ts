@@ -9,7 +9,7 @@ import type { AppPayment, LedgerEntry, LostRow, Snapshot } from './target.ts';
 export const RETURNING_OPERATOR = 'returning-operator';
 
 /** What the failovers of a run did, for the report (async mode counts, the others must be 0). */
-export interface FailoverFindings {
+interface FailoverFindings {
   mode: string;
   failovers: number;
   /** Per table: ids a client was answered ok for, absent after the run. */
