@@ -37,27 +37,16 @@ const CHARGED = new Set(['succeeded', 'captured']);
  */
 const SETTLED = new Set([...TERMINAL, 'authorized']);
 
+const pair = (tenantId: string | null, id?: string | null) => `${tenantId}\u0000${id}`;
+
 /** What the processor should hold for a payment: its amount, or the part a capture took. */
 const receivedOf = (p: AppPayment): number =>
   p.status === 'succeeded' ? p.amount : p.status === 'captured' ? (p.amountCaptured ?? 0) : 0;
 
 /**
- * Decides from the history and both databases whether the run kept the promise:
- * - per (tenant, key) at most one payment; per payment at most one charge, of its amount;
- * - a payment's cart was priced right (the amount charged is the intent's cart);
- * - every intent with an `ok` answer has a payment, terminal after the heal;
- * - an intent whose answers were all `fail` has no charge;
- * - what each client was last shown agrees with the ledger (succeeded = exactly one charge,
- *   declined/failed = none) and so does the payment's state (captured = one charge, of the
- *   captured amount; voided = none);
- * - money is conserved per tenant (charges - refunds = what the payments received - what the
- *   app refunded);
- * - no process exited except by the nemesis;
- * - a client that only ever sent one cart with its key is never refused as "key reused";
- * - on a replicated database (`failover-checks.ts`): no acknowledged commit lost in a
- *   synchronous mode (counted in async mode), no row resurrected, no checkout charged twice
- *   across a payment a failover lost and its re-creation; the lost payment's charge counts
- *   for the re-created one (same downstream key).
+ * Decides from the history and both databases whether the run kept the promise, one check
+ * family after another (the order of the findings); on a replicated database
+ * `failover-checks.ts` adds its own, and a lost payment's charge counts for its re-creation.
  */
 export function checkHistory(input: {
   intents: readonly IntentFacts[];
@@ -70,59 +59,88 @@ export function checkHistory(input: {
   const snapshot = input.snapshot.failover
     ? attributeToRecreatedPayments(input.snapshot)
     : input.snapshot;
-  const violations: Violation[] = [];
   const completions = input.events.filter(
     (e): e is ClientEvent => 'op' in e && e.type !== 'invoke',
   );
+  const index = indexSnapshot(snapshot, completions);
   const byIntent = groupBy(completions, (e) => e.intent);
-  const paymentsByKey = groupBy(snapshot.payments, (p) => `${p.tenantId}\u0000${p.idempotencyKey}`);
-  const paymentsById = new Map(snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.id}`, p]));
-  const chargesOf = groupBy(
-    snapshot.ledger.filter((l) => l.kind === 'charge'),
-    (l) => `${l.tenantId}\u0000${l.paymentId}`,
-  );
-  const refundsOf = groupBy(
-    snapshot.ledger.filter((l) => l.kind === 'refund'),
-    (l) => `${l.tenantId}\u0000${l.paymentId}`,
-  );
-  const appRefundsOf = groupBy(snapshot.refunds ?? [], (r) => `${r.tenantId}\u0000${r.paymentId}`);
+  const failover = snapshot.failover
+    ? checkFailover({
+        completions,
+        snapshot: { ...snapshot, failover: snapshot.failover },
+        intents: input.intents,
+        netCharges: index.netCharges,
+      })
+    : undefined;
+  const violations: Violation[] = [
+    ...checkOnePaymentPerKey(index),
+    ...checkEachPayment(index),
+    ...checkChargesHavePayments(index),
+    ...input.intents.flatMap((intent) => checkIntent(intent, byIntent.get(intent.id) ?? [], index)),
+    // Money: refunds and captures against both databases, conserved per payment and tenant.
+    ...checkMoney({ snapshot, completions, receivedOf, intentOf: index.intentOf }),
+    ...(failover?.violations ?? []),
+    ...checkNoProcessDied(input.events),
+  ];
+  return {
+    violations,
+    convergence: convergenceAfter(snapshot, input.startedAt + input.healAt),
+    ...(failover ? { failover: failover.findings } : {}),
+  };
+}
+
+/** The snapshot's payments and ledger looked up by (tenant, key) and (tenant, payment). */
+function indexSnapshot(snapshot: Snapshot, completions: readonly ClientEvent[]) {
+  const paymentsByKey = groupBy(snapshot.payments, (p) => pair(p.tenantId, p.idempotencyKey));
+  const paymentsById = new Map(snapshot.payments.map((p) => [pair(p.tenantId, p.id), p]));
+  const ledgerOf = (kind: LedgerEntry['kind']) =>
+    groupBy(
+      snapshot.ledger.filter((l) => l.kind === kind),
+      (l) => pair(l.tenantId, l.paymentId),
+    );
+  const chargesOf = ledgerOf('charge');
+  const refundsOf = ledgerOf('refund');
+  const appRefundsOf = groupBy(snapshot.refunds ?? [], (r) => pair(r.tenantId, r.paymentId));
   // A charge is netted out only by money that came back in full: the payment's refunds
   // (signed: a failed refund's return is negative) cancel whole charges, oldest first, and a
-  // partial refund cancels none (the payment still holds its one charge). A payment the app
-  // refunded itself has only the app's refunds to expect: money back beyond them is a
-  // refund sent twice (`checkRefunds`), never a charge undone.
+  // partial refund cancels none. A payment the app refunded itself has only the app's refunds
+  // to expect: money back beyond them is a refund sent twice (`checkRefunds`).
   const netCharges = (p: AppPayment): LedgerEntry[] => {
-    const charges = chargesOf.get(`${p.tenantId}\u0000${p.id}`) ?? [];
-    if (appRefundsOf.has(`${p.tenantId}\u0000${p.id}`)) return charges;
-    let refunded = (refundsOf.get(`${p.tenantId}\u0000${p.id}`) ?? []).reduce(
-      (sum, r) => sum + r.amount,
-      0,
-    );
+    const own = chargesOf.get(pair(p.tenantId, p.id)) ?? [];
+    if (appRefundsOf.has(pair(p.tenantId, p.id))) return own;
+    let refunded = (refundsOf.get(pair(p.tenantId, p.id)) ?? []).reduce((s, r) => s + r.amount, 0);
     // The app's own refunds are not a charge undone.
     refunded -= p.amountRefunded ?? 0;
-    const left = [...charges];
+    const left = [...own];
     while (left.length > 0 && refunded >= left[0]!.amount) refunded -= left.shift()!.amount;
     return left;
   };
+  const intentOf = (p: AppPayment) => intentOfKey(completions, p.tenantId, p.idempotencyKey);
+  return { snapshot, completions, paymentsByKey, paymentsById, netCharges, intentOf };
+}
 
-  // Per (tenant, key): one payment.
-  for (const [key, payments] of paymentsByKey) {
-    if (payments.length > 1) {
+type SnapshotIndex = ReturnType<typeof indexSnapshot>;
+
+function checkOnePaymentPerKey({ paymentsByKey, completions }: SnapshotIndex): Violation[] {
+  return [...paymentsByKey]
+    .filter(([, payments]) => payments.length > 1)
+    .map(([key, payments]) => {
       const [tenantId, idempotencyKey] = key.split('\u0000');
-      violations.push({
+      return {
         kind: 'duplicate_payment',
         intent: intentOfKey(completions, tenantId!, idempotencyKey!),
         tenantId,
         detail: `${payments.length} payments for key ${idempotencyKey}: ${payments.map((p) => `${p.id} (${p.status}, ${p.amount})`).join(', ')}`,
-      });
-    }
-  }
+      };
+    });
+}
 
-  // Per payment: at most one charge, of its amount; the state agrees with the ledger.
+/** Per payment: at most one charge, of its amount; the state agrees with the ledger. */
+function checkEachPayment({ snapshot, netCharges, intentOf }: SnapshotIndex): Violation[] {
+  const violations: Violation[] = [];
   for (const payment of snapshot.payments) {
     const charges = netCharges(payment);
-    const intent = intentOfKey(completions, payment.tenantId, payment.idempotencyKey);
-    const where = { intent, tenantId: payment.tenantId, paymentId: payment.id };
+    const where = { intent: intentOf(payment), tenantId: payment.tenantId, paymentId: payment.id };
     if (charges.length > 1) {
       // An authorisation's charge is its capture: two are the same payment captured twice.
       const manual = payment.captureMethod === 'manual';
@@ -159,164 +177,144 @@ export function checkHistory(input: {
       });
     }
   }
+  return violations;
+}
 
-  // Every charge belongs to a payment the app knows.
-  for (const charge of snapshot.ledger.filter((l) => l.kind === 'charge')) {
-    if (!paymentsById.has(`${charge.tenantId}\u0000${charge.paymentId}`)) {
-      violations.push({
-        kind: 'charge_without_payment',
-        tenantId: charge.tenantId ?? undefined,
-        paymentId: charge.paymentId ?? undefined,
-        detail: `ledger charge ${charge.paymentIntentId} of ${charge.amount} on ${charge.accountId} names no payment of the app`,
-      });
-    }
-  }
+/** Every charge belongs to a payment the app knows. */
+function checkChargesHavePayments({ snapshot, paymentsById }: SnapshotIndex): Violation[] {
+  return snapshot.ledger
+    .filter((l) => l.kind === 'charge')
+    .filter((charge) => !paymentsById.has(pair(charge.tenantId, charge.paymentId)))
+    .map((charge) => ({
+      kind: 'charge_without_payment',
+      tenantId: charge.tenantId ?? undefined,
+      paymentId: charge.paymentId ?? undefined,
+      detail: `ledger charge ${charge.paymentIntentId} of ${charge.amount} on ${charge.accountId} names no payment of the app`,
+    }));
+}
 
-  // Per intent, from what its client saw.
-  for (const intent of input.intents) {
-    const seen = byIntent.get(intent.id) ?? [];
-    const pays = seen.filter((e) => e.f === 'pay' || e.f === 'late');
-    const keys = new Set(seen.map((e) => e.key).filter(Boolean));
-    const payments = [...keys].flatMap(
-      (k) => paymentsByKey.get(`${intent.tenantId}\u0000${k}`) ?? [],
-    );
-    const charges = payments.flatMap(netCharges);
-    const okPays = pays.filter((e) => e.type === 'ok');
-    const where = { intent: intent.id, tenantId: intent.tenantId };
+/** Per intent, from what its client saw. */
+function checkIntent(
+  intent: IntentFacts,
+  seen: readonly ClientEvent[],
+  { snapshot, paymentsByKey, paymentsById, netCharges }: SnapshotIndex,
+): Violation[] {
+  const violations: Violation[] = [];
+  const pays = seen.filter((e) => e.f === 'pay' || e.f === 'late');
+  const keys = new Set(seen.map((e) => e.key).filter(Boolean));
+  const payments = [...keys].flatMap((k) => paymentsByKey.get(pair(intent.tenantId, k)) ?? []);
+  const charges = payments.flatMap(netCharges);
+  const okPays = pays.filter((e) => e.type === 'ok');
+  const where = { intent: intent.id, tenantId: intent.tenantId };
 
-    if (okPays.length > 0 && payments.length === 0) {
-      violations.push({
-        ...where,
-        kind: 'missing_payment',
-        detail: `answered ok (${okPays[0]!.paymentId}) but the app holds no payment for its key`,
-      });
-    }
-    // Every request that could create a payment, the other cart's included.
-    const attempts = seen.filter((e) => e.f !== 'status');
-    if (attempts.length > 0 && attempts.every((e) => e.type === 'fail') && charges.length > 0) {
-      violations.push({
-        ...where,
-        kind: 'charged_after_refusals',
-        detail: `every answer was a refusal, yet ${charges.length} charge(s) exist`,
-      });
-    }
-    // 422 "key reused" is right only if another cart with this key may have run first.
-    const reuseRan = seen.some((e) => e.f === 'reuse' && e.type !== 'fail');
-    const refusedAsReused = pays.filter((e) => e.type === 'fail' && e.status === 422);
-    if (!reuseRan && refusedAsReused.length > 0) {
-      violations.push({
-        ...where,
-        kind: 'wrongly_refused',
-        detail: `the client only ever sent one cart with its key, yet was refused ${refusedAsReused.length} time(s) with 422 (${refusedAsReused[0]!.error ?? ''}): did another tenant's key answer?`,
-      });
-    }
-    // A payment a failover lost is counted there (`failover-checks.ts`), not as a second one.
-    const okIds = new Set(
-      okPays
-        .map((e) => e.paymentId)
-        .filter((id) => !snapshot.failover || paymentsById.has(`${intent.tenantId}\u0000${id}`)),
-    );
-    if (okIds.size > 1) {
-      violations.push({
-        ...where,
-        kind: 'duplicate_payment',
-        detail: `one intent was answered with ${okIds.size} different payments: ${[...okIds].join(', ')}`,
-      });
-    }
-    if (charges.length > 1 && payments.length > 1) {
-      violations.push({
-        ...where,
-        kind: 'double_charge',
-        detail: `${charges.length} charges across ${payments.length} payments of one intent`,
-      });
-    }
-    const reuseMayHaveRun = seen.some((e) => e.f === 'reuse' && e.type !== 'fail');
-    const allowed = new Set([
-      intent.amount,
-      ...(reuseMayHaveRun && intent.reuseAmount ? [intent.reuseAmount] : []),
-    ]);
-    for (const p of payments) {
-      if (!allowed.has(p.amount)) {
-        violations.push({
-          ...where,
-          paymentId: p.id,
-          kind: 'wrong_amount',
-          detail: `payment of ${p.amount} for a cart of ${intent.amount} (a reused key took another cart?)`,
-        });
-      }
-      if (intent.declinedCard && p.status === 'succeeded') {
-        violations.push({
-          ...where,
-          paymentId: p.id,
-          kind: 'declined_card_charged',
-          detail: 'a declined test card ended succeeded',
-        });
-      }
-    }
-    const lastShown = [...seen]
-      .reverse()
-      .find((e) => e.type === 'ok' && e.state && TERMINAL.has(e.state));
-    if (lastShown) {
-      const paymentCharges = payments
-        .filter((p) => p.id === lastShown.paymentId)
-        .flatMap(netCharges);
-      const chargedOnce = paymentCharges.length === 1;
-      const agrees = CHARGED.has(lastShown.state!) ? chargedOnce : paymentCharges.length === 0;
-      if (!agrees) {
-        violations.push({
-          ...where,
-          paymentId: lastShown.paymentId,
-          kind: 'shown_disagrees_with_ledger',
-          detail: `the client was shown ${lastShown.state}; the ledger holds ${paymentCharges.length} charge(s) for ${lastShown.paymentId}`,
-        });
-      }
-    }
-  }
-
-  // Money: refunds and captures against both databases, conserved per payment and tenant.
-  violations.push(
-    ...checkMoney({
-      snapshot,
-      completions,
-      receivedOf,
-      intentOf: (p) => intentOfKey(completions, p.tenantId, p.idempotencyKey),
-    }),
-  );
-
-  const failover = snapshot.failover
-    ? checkFailover({
-        completions,
-        snapshot: { ...snapshot, failover: snapshot.failover },
-        intents: input.intents,
-        netCharges,
-      })
-    : undefined;
-  if (failover) violations.push(...failover.violations);
-
-  for (const exit of input.events.filter(
-    (e): e is LifecycleEvent => e.type === 'process' && e.event === 'exited',
-  )) {
+  if (okPays.length > 0 && payments.length === 0) {
     violations.push({
-      kind: 'process_died',
-      detail: `${exit.process} exited without the nemesis at ${exit.at} ms: ${exit.detail ?? ''}`,
+      ...where,
+      kind: 'missing_payment',
+      detail: `answered ok (${okPays[0]!.paymentId}) but the app holds no payment for its key`,
     });
   }
+  // Every request that could create a payment, the other cart's included.
+  const attempts = seen.filter((e) => e.f !== 'status');
+  if (attempts.length > 0 && attempts.every((e) => e.type === 'fail') && charges.length > 0) {
+    violations.push({
+      ...where,
+      kind: 'charged_after_refusals',
+      detail: `every answer was a refusal, yet ${charges.length} charge(s) exist`,
+    });
+  }
+  // 422 "key reused" is right only if another cart with this key may have run first.
+  const reuseMayHaveRun = seen.some((e) => e.f === 'reuse' && e.type !== 'fail');
+  const refusedAsReused = pays.filter((e) => e.type === 'fail' && e.status === 422);
+  if (!reuseMayHaveRun && refusedAsReused.length > 0) {
+    violations.push({
+      ...where,
+      kind: 'wrongly_refused',
+      detail: `the client only ever sent one cart with its key, yet was refused ${refusedAsReused.length} time(s) with 422 (${refusedAsReused[0]!.error ?? ''}): did another tenant's key answer?`,
+    });
+  }
+  // A payment a failover lost is counted there (`failover-checks.ts`), not as a second one.
+  const okIds = new Set(
+    okPays
+      .map((e) => e.paymentId)
+      .filter((id) => !snapshot.failover || paymentsById.has(pair(intent.tenantId, id))),
+  );
+  if (okIds.size > 1) {
+    violations.push({
+      ...where,
+      kind: 'duplicate_payment',
+      detail: `one intent was answered with ${okIds.size} different payments: ${[...okIds].join(', ')}`,
+    });
+  }
+  if (charges.length > 1 && payments.length > 1) {
+    violations.push({
+      ...where,
+      kind: 'double_charge',
+      detail: `${charges.length} charges across ${payments.length} payments of one intent`,
+    });
+  }
+  const allowed = new Set([
+    intent.amount,
+    ...(reuseMayHaveRun && intent.reuseAmount ? [intent.reuseAmount] : []),
+  ]);
+  for (const p of payments) {
+    if (!allowed.has(p.amount)) {
+      violations.push({
+        ...where,
+        paymentId: p.id,
+        kind: 'wrong_amount',
+        detail: `payment of ${p.amount} for a cart of ${intent.amount} (a reused key took another cart?)`,
+      });
+    }
+    if (intent.declinedCard && p.status === 'succeeded') {
+      violations.push({
+        ...where,
+        paymentId: p.id,
+        kind: 'declined_card_charged',
+        detail: 'a declined test card ended succeeded',
+      });
+    }
+  }
+  const lastShown = [...seen]
+    .reverse()
+    .find((e) => e.type === 'ok' && e.state && TERMINAL.has(e.state));
+  if (lastShown) {
+    const paymentCharges = payments.filter((p) => p.id === lastShown.paymentId).flatMap(netCharges);
+    const agrees = CHARGED.has(lastShown.state!)
+      ? paymentCharges.length === 1
+      : paymentCharges.length === 0;
+    if (!agrees) {
+      violations.push({
+        ...where,
+        paymentId: lastShown.paymentId,
+        kind: 'shown_disagrees_with_ledger',
+        detail: `the client was shown ${lastShown.state}; the ledger holds ${paymentCharges.length} charge(s) for ${lastShown.paymentId}`,
+      });
+    }
+  }
+  return violations;
+}
 
-  const healEpoch = input.startedAt + input.healAt;
+function checkNoProcessDied(events: readonly HistoryEvent[]): Violation[] {
+  return events
+    .filter((e): e is LifecycleEvent => e.type === 'process' && e.event === 'exited')
+    .map((exit) => ({
+      kind: 'process_died',
+      detail: `${exit.process} exited without the nemesis at ${exit.at} ms: ${exit.detail ?? ''}`,
+    }));
+}
+
+/** Milliseconds from the heal to each payment's last change, for those changed after it. */
+function convergenceAfter(snapshot: Snapshot, healEpoch: number) {
   const samples = snapshot.payments
     .map((p) => p.updatedAt - healEpoch)
     .filter((ms) => ms > 0)
     .sort((a, b) => a - b);
   return {
-    violations,
-    // Milliseconds from the heal to each payment's last change, for those changed after it.
-    convergence: {
-      p50: percentile(samples, 0.5),
-      p99: percentile(samples, 0.99),
-      max: samples.at(-1) ?? 0,
-      samples: samples.length,
-    },
-    ...(failover ? { failover: failover.findings } : {}),
+    p50: percentile(samples, 0.5),
+    p99: percentile(samples, 0.99),
+    max: samples.at(-1) ?? 0,
+    samples: samples.length,
   };
 }
 
