@@ -16,21 +16,7 @@ const paymentKey = (tenantId: string | null, paymentId: string | null) =>
 
 /**
  * The money rules of captures and refunds, from both databases and what the operator's
- * clients were shown:
- * - at most one refund per refund key: the processor booked each downstream key once, and
- *   every answer to one operator key named one refund (`double_refund`);
- * - an operator key once accepted is never refused afterwards (`wrongly_refused`);
- * - a payment's money back is the app's refunds and nothing more: the ledger refunding it
- *   beyond what its refunds hold is a refund sent twice (`double_refund`);
- * - refunds never exceed what was received, at the processor or in the app, nor does the app
- *   accept one the processor then refuses for more than was left (`over_refund`);
- * - each refund's state agrees with the ledger (succeeded / pending: its amount booked once,
- *   failed: nothing kept), and none is left unanswered after the heal;
- * - a refund the client was shown succeeded (or failed) is so in the ledger;
- * - money is conserved per payment: charges - refunds (signed: a failed refund's return is
- *   negative) = what it received - what the app holds refunded; then per tenant, for money
- *   no payment names;
- * - a 3-D Secure challenge failed or left charges nothing (`checkChallenges`).
+ * clients were shown, one family of checks after another (the order of the findings).
  */
 export function checkMoney(input: {
   snapshot: Snapshot;
@@ -39,18 +25,53 @@ export function checkMoney(input: {
   receivedOf: (p: AppPayment) => number;
   intentOf: (p: AppPayment) => string | undefined;
 }): Violation[] {
-  const { snapshot, receivedOf } = input;
-  const violations: Violation[] = [];
+  const books = moneyBooks(input.snapshot);
+  const perPayment = input.snapshot.payments.flatMap((p) => checkPaymentMoney(p, input, books));
+  return [
+    ...checkMoneyKeys(input.completions, books.ledgerRefunds),
+    ...checkRudeOperators(input),
+    ...perPayment,
+    ...checkShownRefunds(input.completions, books),
+    ...checkChallenges(input, books.chargesOf),
+    ...checkTenantMoneyConserved(input, perPayment),
+  ];
+}
+
+type MoneyInput = Parameters<typeof checkMoney>[0];
+type MoneyBooks = ReturnType<typeof moneyBooks>;
+
+/** Both databases' money, looked up per payment and per refund. */
+function moneyBooks(snapshot: Snapshot) {
   const appRefunds = snapshot.refunds ?? [];
   const ledgerRefunds = snapshot.ledger.filter((l) => l.kind === 'refund');
-  const refundsOfPayment = groupBy(ledgerRefunds, (l) => paymentKey(l.tenantId, l.paymentId));
-  const chargesOfPayment = groupBy(
+  const refundsOf = groupBy(ledgerRefunds, (l) => paymentKey(l.tenantId, l.paymentId));
+  const chargesOf = groupBy(
     snapshot.ledger.filter((l) => l.kind === 'charge'),
     (l) => paymentKey(l.tenantId, l.paymentId),
   );
-  const appRefundsOfPayment = groupBy(appRefunds, (r) => paymentKey(r.tenantId, r.paymentId));
+  const appRefundsOf = groupBy(appRefunds, (r) => paymentKey(r.tenantId, r.paymentId));
+  const refundById = new Map(appRefunds.map((r) => [paymentKey(r.tenantId, r.id), r]));
+  /** The ledger rows an app's refund booked. */
+  const rowsOf = (refund: AppRefund) =>
+    (refundsOf.get(paymentKey(refund.tenantId, refund.paymentId)) ?? []).filter(
+      (l) =>
+        l.idempotencyKey === refund.downstreamKey ||
+        (refund.processorRefundId !== null && l.refundId === refund.processorRefundId),
+    );
+  return { ledgerRefunds, refundsOf, chargesOf, appRefundsOf, refundById, rowsOf };
+}
 
-  // One refund per downstream key at the processor (a failed refund's return row aside).
+/**
+ * At most one refund per refund key: the processor booked each downstream key once, and every
+ * answer to one operator key named one refund (`double_refund`). An operator key once
+ * accepted is never refused afterwards (`wrongly_refused`).
+ */
+function checkMoneyKeys(
+  completions: readonly ClientEvent[],
+  ledgerRefunds: readonly LedgerEntry[],
+): Violation[] {
+  const violations: Violation[] = [];
+  // A failed refund's return row aside.
   for (const [key, rows] of groupBy(
     ledgerRefunds.filter((l) => l.idempotencyKey && l.amount > 0),
     (l) => `${l.accountId}\u0000${l.idempotencyKey}`,
@@ -64,9 +85,8 @@ export function checkMoney(input: {
       });
     }
   }
-  // One refund per operator key: every answer to it named the same refund.
   for (const [key, answers] of groupBy(
-    input.completions.filter((e) => e.f === 'refund' && e.type === 'ok' && e.refundId),
+    completions.filter((e) => e.f === 'refund' && e.type === 'ok' && e.refundId),
     (e) => `${e.tenantId}\u0000${e.key}`,
   )) {
     const ids = new Set(answers.map((e) => e.refundId));
@@ -80,12 +100,10 @@ export function checkMoney(input: {
       });
     }
   }
-
-  // An operator key that was answered is replayed: a refusal of the same key completed after
-  // its acceptance is the request refused for its own effect (a double-click's second press
-  // that read no key, then found the first's capture) instead of replayed.
+  // A refusal of a key completed after its acceptance is the request refused for its own
+  // effect (a double-click's second press that read no key, then found the first's capture).
   for (const answers of groupBy(
-    input.completions.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund'),
+    completions.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund'),
     (e) => `${e.tenantId}\u0000${e.f}\u0000${e.key}`,
   ).values()) {
     const accepted = answers.find((e) => e.type === 'ok');
@@ -102,95 +120,85 @@ export function checkMoney(input: {
       });
     }
   }
+  return violations;
+}
 
-  violations.push(...checkRudeOperators(input));
+/**
+ * One payment's refunds: each one's state agrees with the ledger (succeeded / pending: its
+ * amount booked once, failed: nothing kept) and none is unanswered after the heal; its money
+ * back is the app's refunds and no more (`double_refund`), never beyond what it received
+ * (`over_refund`); and its money is conserved: charges - refunds (signed: a failed refund's
+ * return is negative) = what it received - what the app holds refunded.
+ */
+function checkPaymentMoney(
+  payment: AppPayment,
+  { receivedOf, intentOf }: MoneyInput,
+  books: MoneyBooks,
+): Violation[] {
+  const violations: Violation[] = [];
+  const key = paymentKey(payment.tenantId, payment.id);
+  const where = { intent: intentOf(payment), tenantId: payment.tenantId, paymentId: payment.id };
+  const found = (kind: Violation['kind'], detail: string) =>
+    violations.push({ ...where, kind, detail });
+  const refunds = books.appRefundsOf.get(key) ?? [];
+  const ledgerBack = sum(books.refundsOf.get(key) ?? []);
+  const charged = sum(books.chargesOf.get(key) ?? []);
+  const held = sum(refunds.filter((r) => HELD_REFUND.has(r.status)));
+  const open = refunds.filter((r) => !FINAL_REFUND.has(r.status) && r.status !== 'pending');
 
-  const refundById = new Map(appRefunds.map((r) => [`${r.tenantId}\u0000${r.id}`, r]));
-  const rowsOf = (refund: AppRefund) =>
-    (refundsOfPayment.get(paymentKey(refund.tenantId, refund.paymentId)) ?? []).filter(
-      (l) =>
-        l.idempotencyKey === refund.downstreamKey ||
-        (refund.processorRefundId !== null && l.refundId === refund.processorRefundId),
-    );
-  for (const payment of snapshot.payments) {
-    const key = paymentKey(payment.tenantId, payment.id);
-    const where = {
-      intent: input.intentOf(payment),
-      tenantId: payment.tenantId,
-      paymentId: payment.id,
-    };
-    const refunds = appRefundsOfPayment.get(key) ?? [];
-    const ledgerBack = sum(refundsOfPayment.get(key) ?? []);
-    const charged = sum(chargesOfPayment.get(key) ?? []);
-    const held = sum(refunds.filter((r) => HELD_REFUND.has(r.status)));
-    const open = refunds.filter((r) => !FINAL_REFUND.has(r.status) && r.status !== 'pending');
-
-    for (const refund of open) {
-      violations.push({
-        ...where,
-        kind: 'not_terminal',
-        detail: `refund ${refund.id} still ${refund.status} after the heal`,
-      });
-    }
-    for (const refund of refunds.filter(
-      (r) => FINAL_REFUND.has(r.status) || r.status === 'pending',
-    )) {
-      const kept = sum(rowsOf(refund));
-      const expected = refund.status === 'failed' ? 0 : refund.amount;
-      if (kept !== expected) {
-        violations.push({
-          ...where,
-          kind: 'state_disagrees_with_ledger',
-          detail: `refund ${refund.id} is ${refund.status} (${refund.amount}), the ledger keeps ${kept} refunded for it`,
-        });
-      }
-    }
-    if (refunds.length > 0 && open.length === 0 && ledgerBack > held) {
-      violations.push({
-        ...where,
-        kind: 'double_refund',
-        detail: `the processor refunded ${ledgerBack}, the app's ${refunds.length} refund(s) hold ${held}`,
-      });
-    }
-    if (ledgerBack > charged) {
-      violations.push({
-        ...where,
-        kind: 'over_refund',
-        detail: `the processor refunded ${ledgerBack} of ${charged} it charged`,
-      });
-    }
-    // The app accepted more than was left and only the processor's own cap refused it: the
-    // books said more refunded than received until the worker heard the refusal. (On an
-    // asynchronously replicated cluster a failover may lose a refund's row, and the app then
-    // accepts what the processor refuses: the lost row is the violation there.)
-    for (const refund of refunds.filter((r) => OVER_CAP_REFUSALS.has(r.failureCode ?? ''))) {
-      violations.push({
-        ...where,
-        kind: 'over_refund',
-        detail: `the app accepted refund ${refund.id} of ${refund.amount}; the processor refused it (${refund.failureCode}): more than was left`,
-      });
-    }
-    if (held > receivedOf(payment)) {
-      violations.push({
-        ...where,
-        kind: 'over_refund',
-        detail: `the app holds ${held} refunded of ${receivedOf(payment)} received`,
-      });
-    }
-    const net = charged - ledgerBack;
-    const owed = receivedOf(payment) - (payment.amountRefunded ?? 0);
-    if (net !== owed) {
-      violations.push({
-        ...where,
-        kind: 'money_not_conserved',
-        detail: `the processor kept ${net} (charged ${charged}, refunded ${ledgerBack}), the payment is owed ${owed}`,
-      });
+  for (const refund of open) {
+    found('not_terminal', `refund ${refund.id} still ${refund.status} after the heal`);
+  }
+  for (const refund of refunds.filter((r) => !open.includes(r))) {
+    const kept = sum(books.rowsOf(refund));
+    const expected = refund.status === 'failed' ? 0 : refund.amount;
+    if (kept !== expected) {
+      found(
+        'state_disagrees_with_ledger',
+        `refund ${refund.id} is ${refund.status} (${refund.amount}), the ledger keeps ${kept} refunded for it`,
+      );
     }
   }
+  if (refunds.length > 0 && open.length === 0 && ledgerBack > held) {
+    found(
+      'double_refund',
+      `the processor refunded ${ledgerBack}, the app's ${refunds.length} refund(s) hold ${held}`,
+    );
+  }
+  if (ledgerBack > charged) {
+    found('over_refund', `the processor refunded ${ledgerBack} of ${charged} it charged`);
+  }
+  // The app accepted more than was left and only the processor's own cap refused it. (On an
+  // asynchronously replicated cluster a failover may lose a refund's row, and the app then
+  // accepts what the processor refuses: the lost row is the violation there.)
+  for (const refund of refunds.filter((r) => OVER_CAP_REFUSALS.has(r.failureCode ?? ''))) {
+    found(
+      'over_refund',
+      `the app accepted refund ${refund.id} of ${refund.amount}; the processor refused it (${refund.failureCode}): more than was left`,
+    );
+  }
+  if (held > receivedOf(payment)) {
+    found('over_refund', `the app holds ${held} refunded of ${receivedOf(payment)} received`);
+  }
+  const net = charged - ledgerBack;
+  const owed = receivedOf(payment) - (payment.amountRefunded ?? 0);
+  if (net !== owed) {
+    found(
+      'money_not_conserved',
+      `the processor kept ${net} (charged ${charged}, refunded ${ledgerBack}), the payment is owed ${owed}`,
+    );
+  }
+  return violations;
+}
 
-  // What each refund's client was last shown, against the ledger.
+/** What each refund's client was last shown, against the ledger. */
+function checkShownRefunds(
+  completions: readonly ClientEvent[],
+  { refundById, rowsOf }: MoneyBooks,
+): Violation[] {
+  const violations: Violation[] = [];
   for (const [id, answers] of groupBy(
-    input.completions.filter(
+    completions.filter(
       (e) =>
         (e.f === 'refund' || e.f === 'status') &&
         e.type === 'ok' &&
@@ -216,17 +224,22 @@ export function checkMoney(input: {
       });
     }
   }
+  return violations;
+}
 
-  violations.push(...checkChallenges(input, chargesOfPayment));
-
-  // Per tenant: money no payment names (a payment's own difference is reported above).
+/** Per tenant: money no payment names (a payment's own difference is reported with it). */
+function checkTenantMoneyConserved(
+  { snapshot, receivedOf }: MoneyInput,
+  perPayment: readonly Violation[],
+): Violation[] {
   const explained = new Set(
-    violations.filter((v) => v.kind === 'money_not_conserved').map((v) => v.tenantId),
+    perPayment.filter((v) => v.kind === 'money_not_conserved').map((v) => v.tenantId),
   );
   const tenants = new Set([
     ...snapshot.payments.map((p) => p.tenantId),
     ...snapshot.ledger.map((l) => l.tenantId ?? '?'),
   ]);
+  const violations: Violation[] = [];
   for (const tenantId of tenants) {
     if (explained.has(tenantId)) continue;
     const kept = snapshot.ledger
@@ -253,7 +266,7 @@ export function checkMoney(input: {
  * A failed one may end `canceled` too: its answer lost before the processor took it.
  */
 function checkChallenges(
-  input: Pick<Parameters<typeof checkMoney>[0], 'snapshot' | 'completions' | 'intentOf'>,
+  input: Pick<MoneyInput, 'snapshot' | 'completions' | 'intentOf'>,
   chargesOfPayment: Map<string, LedgerEntry[]>,
 ): Violation[] {
   const violations: Violation[] = [];
@@ -291,9 +304,7 @@ function checkChallenges(
  * - two operators acting on one payment at the same moment under two keys: one may act
  *   (`racing_actions_both_accepted`, both answered ok).
  */
-function checkRudeOperators(
-  input: Pick<Parameters<typeof checkMoney>[0], 'snapshot' | 'completions'>,
-): Violation[] {
+function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>): Violation[] {
   const violations: Violation[] = [];
   const operator = input.completions.filter(
     (e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund',
