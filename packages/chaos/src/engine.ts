@@ -7,7 +7,7 @@ import { History } from './history.ts';
 import { runNemesis } from './nemesis.ts';
 import { type RunSummary, runJunit, runReport, timelineSvg } from './report.ts';
 import { type ChaosProfile, type IntentPlan, planRun } from './schedule.ts';
-import type { AppPayment, ChaosTarget, ClientContext } from './target.ts';
+import type { AppPayment, ChaosTarget, ClientContext, Snapshot } from './target.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -43,16 +43,36 @@ export async function runChaos(
     log?: (line: string) => void;
   },
 ): Promise<ChaosRunResult> {
+  const run = setUpRun(args, target, options);
+  const { plan, history } = run;
+  const lanes = startClientsAndNemesis(run);
+  const settled = await healAndConverge(run, lanes);
+  const snapshot = await target.snapshot();
+  const summary = summarizeRun(run, lanes, snapshot, settled);
+  const markdown = runReport(summary, history.events, snapshot, history.startedAt);
+  const json = (value: unknown) => JSON.stringify(value, null, 2);
+  for (const [name, text] of Object.entries({
+    'plan.json': json(plan),
+    'snapshot.json': json(snapshot),
+    'violations.json': json(summary.check.violations),
+    'report.md': markdown,
+    'junit.xml': runJunit(summary),
+    'timeline.svg': timelineSvg(history.events),
+  })) {
+    writeFileSync(path.join(options.outDir, name), text);
+  }
+  return { ...summary, outDir: options.outDir, markdown };
+}
+
+/** The plan, and the history appended to `history.jsonl` as it happens (exits included). */
+function setUpRun(
+  { seed, profile }: { seed: number; profile: ChaosProfile },
+  target: ChaosTarget,
+  options: { outDir: string; replay?: string; log?: (line: string) => void },
+) {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const { profile, seed } = args;
   mkdirSync(options.outDir, { recursive: true });
-  const plan = planRun(seed, profile, target.catalogues, {
-    workerNames: target.workerNames,
-    leaseMs: target.leaseMs,
-    processorTimeoutMs: target.processorTimeoutMs,
-    reconcileAfterMs: target.reconcileAfterMs,
-    processorKeyForgetMs: target.processorKeyForgetMs,
-  });
+  const plan = planRun(seed, profile, target.catalogues, target);
   const historyFile = path.join(options.outDir, 'history.jsonl');
   writeFileSync(historyFile, '');
   const history = new History(Date.now, (event) =>
@@ -61,13 +81,33 @@ export async function runChaos(
   target.onUnexpectedExit((name, detail) =>
     history.lifecycle({ process: name, event: 'exited', detail }),
   );
-  const catalogue = (tenantId: string) => target.catalogues.find((c) => c.tenantId === tenantId)!;
+  const replay = options.replay ?? `seed ${seed}`;
+  return { plan, profile, target, history, log, replay };
+}
 
+type Run = ReturnType<typeof setUpRun>;
+
+/** The fault phase: the nemesis, and every client starting when its intent is due. */
+function startClientsAndNemesis({ plan, profile, target, history, log }: Run) {
+  const catalogue = (tenantId: string) => target.catalogues.find((c) => c.tenantId === tenantId)!;
   history.mark('faults_start');
   const faultsStartAt = history.elapsed();
-  // Clients stop retrying this long after the heal (unknown until the nemesis is done).
-  let clientDeadline = Number.MAX_SAFE_INTEGER;
-  const deadlineAt = () => clientDeadline;
+  const lanes = {
+    faultsStartAt,
+    // Clients stop retrying this long after the heal (unknown until the nemesis is done).
+    clientDeadline: Number.MAX_SAFE_INTEGER,
+    // Past the clients' deadline, customers who have not started still do while the run is
+    // short of its browser floors, until this bound (unknown until the heal).
+    workBoundAt: Number.MAX_SAFE_INTEGER,
+    browserIntentsRun: 0,
+    // What the browser customers did so far, for the floors they serve (`browserShort`).
+    browserPaid: 0,
+    lateCustomers: 0,
+    // A crashed client sends nothing more and is checked on what it sent: counted, reported,
+    // and a run with any fails (`shortfalls`).
+    clientCrashes: [] as string[],
+  };
+  const deadlineAt = () => lanes.clientDeadline;
   const ctx: ClientContext = { history, webUrl: () => target.webUrl, catalogue, sleep, deadlineAt };
   const { clients: drive } = target;
   const nemesis = runNemesis(plan.nemesis, target, history, { sleep, faultsStartAt });
@@ -76,23 +116,13 @@ export async function runChaos(
     sleep(faultsStartAt + intent.startAtMs - history.elapsed());
   const http = plan.intents.filter((i) => i.transport !== 'browser');
   const browserIntents = plan.intents.filter((i) => i.transport === 'browser');
-  let browserIntentsRun = 0;
-  // What the browser customers did so far, for the floors they serve (`browserShort`).
-  let browserPaid = 0;
-  let lateCustomers = 0;
-  // Past the clients' deadline, customers who have not started still do while the run is
-  // short of its browser floors, until this bound (unknown until the heal).
-  let workBoundAt = Number.MAX_SAFE_INTEGER;
   const floors = profile.floors ?? {};
   const browserShort = () =>
     browserCustomersPaying(history.events) < (floors.browserStarted ?? 0) ||
-    browserPaid < (floors.browserWithPayment ?? 0);
-  // A crashed client sends nothing more and is checked on what it sent: counted, reported,
-  // and a run with any fails (`shortfalls`).
-  const clientCrashes: string[] = [];
+    lanes.browserPaid < (floors.browserWithPayment ?? 0);
   const crashed = (who: string) => (error: unknown) => {
     const line = `${who} crashed: ${String(error).split('\n')[0]}`;
-    clientCrashes.push(line);
+    lanes.clientCrashes.push(line);
     log(line);
   };
   const clients = Promise.all([
@@ -108,43 +138,49 @@ export async function runChaos(
           startWhenDue,
           now: () => history.elapsed(),
           deadlineAt,
-          boundAt: () => workBoundAt,
+          boundAt: () => lanes.workBoundAt,
           short: browserShort,
           lateCustomerMs: LATE_CUSTOMER_MS,
           run: async (intent, customerDeadlineAt) => {
-            browserIntentsRun++;
-            const late = history.elapsed() > clientDeadline;
-            if (late) lateCustomers++;
+            lanes.browserIntentsRun++;
+            const late = history.elapsed() > lanes.clientDeadline;
+            if (late) lanes.lateCustomers++;
             const result = await drive.browser!(intent, {
               ...ctx,
               deadlineAt: customerDeadlineAt,
             }).catch(crashed(`browser ${intent.id}`));
-            if (result?.paymentId) browserPaid++;
-            if (late) lateCustomers--;
+            if (result?.paymentId) lanes.browserPaid++;
+            if (late) lanes.lateCustomers--;
           },
         })
       : Promise.resolve(),
   ]);
+  return Object.assign(lanes, { ctx, nemesis, clients, browserIntents: browserIntents.length });
+}
 
+type Lanes = ReturnType<typeof startClientsAndNemesis>;
+
+/** The end of the fault phase, the heal, the clients' last retries, and convergence. */
+async function healAndConverge({ plan, profile, target, history, log }: Run, lanes: Lanes) {
   // Every planned fault fires, even when restarts made the nemesis run late.
-  await sleep(faultsStartAt + profile.durationMs - history.elapsed());
-  await nemesis;
+  await sleep(lanes.faultsStartAt + profile.durationMs - history.elapsed());
+  await lanes.nemesis;
   history.mark('heal_start');
   log(`chaos: heal at ${(history.elapsed() / 1000).toFixed(1)} s`);
   await target.heal();
   log(`chaos: healed at ${(history.elapsed() / 1000).toFixed(1)} s; clients finish their retries`);
   const healAt = history.elapsed();
   history.mark('healed');
-  clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
-  workBoundAt = healAt + (profile.floorBoundMs ?? 0);
+  lanes.clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
+  lanes.workBoundAt = healAt + (profile.floorBoundMs ?? 0);
   // A client still busy well past its deadline (a late customer: past the bound) is abandoned
   // (and said so), never waited on forever.
   const abandonAt = () =>
-    lateCustomers > 0
-      ? workBoundAt + CLIENT_GRACE_AFTER_HEAL_MS
-      : clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
+    lanes.lateCustomers > 0
+      ? lanes.workBoundAt + CLIENT_GRACE_AFTER_HEAL_MS
+      : lanes.clientDeadline + CLIENT_GRACE_AFTER_HEAL_MS;
   const abandoned = await Promise.race([
-    clients.then(() => false),
+    lanes.clients.then(() => false),
     (async () => {
       while (history.elapsed() < abandonAt()) await sleep(500);
       return true;
@@ -154,11 +190,12 @@ export async function runChaos(
     log('chaos: some clients were still busy long after the heal; abandoned them');
     // Their pages are closed (a request still open completes as `info`) and the run waits
     // for them to return: nothing a client does may land after the databases are read.
-    await drive.abandon?.();
-    await Promise.race([clients, sleep(15_000)]);
+    await target.clients.abandon?.();
+    await Promise.race([lanes.clients, sleep(15_000)]);
   }
+  const { clients: drive } = target;
   if (profile.replication && drive.returning) {
-    for (const line of await drive.returning(plan.intents, ctx)) log(`chaos: ${line}`);
+    for (const line of await drive.returning(plan.intents, lanes.ctx)) log(`chaos: ${line}`);
   }
   log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
@@ -168,9 +205,16 @@ export async function runChaos(
   )
     await sleep(500);
   history.mark('converged');
-  const convergedAfterHealMs = history.elapsed() - healAt;
+  return { healAt, convergedAfterHealMs: history.elapsed() - healAt };
+}
 
-  const snapshot = await target.snapshot();
+/** The check, the coverage and what the intents reached, against the run's floors. */
+function summarizeRun(
+  { plan, profile, target, history, replay }: Run,
+  lanes: Lanes,
+  snapshot: Snapshot,
+  { healAt, convergedAfterHealMs }: { healAt: number; convergedAfterHealMs: number },
+): RunSummary {
   const intents: IntentFacts[] = plan.intents.map((i) => ({
     id: i.id,
     tenantId: i.tenantId,
@@ -205,7 +249,8 @@ export async function runChaos(
     (p, i) => p && plan.intents[i]!.transport === 'browser',
   ).length;
   const work = achieved(coverage, { withPayment, browserWithPayment });
-  const summary: RunSummary = {
+  const { clientCrashes } = lanes;
+  return {
     withPayment,
     browserWithPayment,
     achieved: work,
@@ -216,28 +261,15 @@ export async function runChaos(
       (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
     ).length,
     terminal: reached.filter((p) => p && TERMINAL.has(p.status)).length,
-    seed,
+    seed: plan.seed,
     profile: profile.name,
-    replay: options.replay ?? `seed ${seed}`,
+    replay,
     intents: plan.intents.length,
-    browserIntents: browserIntents.length,
-    browserIntentsRun,
+    browserIntents: lanes.browserIntents,
+    browserIntentsRun: lanes.browserIntentsRun,
     durationMs: history.elapsed(),
     convergedAfterHealMs,
     check,
     coverage,
   };
-  const markdown = runReport(summary, history.events, snapshot, history.startedAt);
-  const json = (value: unknown) => JSON.stringify(value, null, 2);
-  for (const [name, text] of Object.entries({
-    'plan.json': json(plan),
-    'snapshot.json': json(snapshot),
-    'violations.json': json(check.violations),
-    'report.md': markdown,
-    'junit.xml': runJunit(summary),
-    'timeline.svg': timelineSvg(history.events),
-  })) {
-    writeFileSync(path.join(options.outDir, name), text);
-  }
-  return { ...summary, outDir: options.outDir, markdown };
 }
