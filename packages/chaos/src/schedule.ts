@@ -259,7 +259,23 @@ export function planRun(
   const root = new Rng(seed);
   const intentRng = root.fork('intents');
   const nemesisRng = root.fork('nemesis');
+  const intents = planIntents(seed, profile, catalogues, intentRng);
+  shareKeysAcrossTenants(intents, profile, intentRng);
+  intents.sort((a, b) => a.startAtMs - b.startAtMs);
+  const nemesis = planNemesis(profile, catalogues, options, nemesisRng);
+  guaranteeLongPause(nemesis, profile, options.processorKeyForgetMs);
+  nemesis.push(...moneyFaults(root.fork('money-nemesis'), profile, catalogues, options));
+  nemesis.sort((a, b) => a.atMs - b.atMs);
+  return { seed, intents, nemesis };
+}
 
+/** The customers: transports, carts, cards, retries, money flows, challenges and rude operators. */
+function planIntents(
+  seed: number,
+  profile: ChaosProfile,
+  catalogues: readonly TenantCatalogue[],
+  intentRng: Rng,
+): IntentPlan[] {
   const transports: Transport[] = [];
   for (let i = 0; i < profile.intents; i++) {
     transports.push(
@@ -333,8 +349,14 @@ export function planRun(
     const rude = rudeOf(intentRng.fork(`rude-${index}`), profile, intent);
     if (rude) intent.rude = rude;
   }
-  // Keys are the client's to choose, so two merchants' clients may pick the same one (an
-  // order number, say). Keys are scoped by tenant: such pairs must never meet.
+  return intents;
+}
+
+/**
+ * Keys are the client's to choose, so two merchants' clients may pick the same one (an order
+ * number, say). Keys are scoped by tenant: such pairs must never meet.
+ */
+function shareKeysAcrossTenants(intents: IntentPlan[], profile: ChaosProfile, intentRng: Rng) {
   const tenantsOfKey = new Map<string, Set<string>>(
     intents.map((i) => [i.key, new Set([i.tenantId])]),
   );
@@ -358,8 +380,15 @@ export function planRun(
       );
     }
   }
-  intents.sort((a, b) => a.startAtMs - b.startAtMs);
+}
 
+/** The faults of the nemesis, spread over the fault phase (pauses weighted up). */
+function planNemesis(
+  profile: ChaosProfile,
+  catalogues: readonly TenantCatalogue[],
+  options: Parameters<typeof planRun>[3],
+  nemesisRng: Rng,
+): NemesisPlan[] {
   const kinds: string[] = [...profile.faults];
   // A stall inside a job is the rarest interleaving to reach by chance (it must land between
   // a claim and the processor call): pauses are drawn three times as often as other faults.
@@ -372,7 +401,7 @@ export function planRun(
     const j = nemesisRng.int(0, i);
     [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
   }
-  const nemesis: NemesisPlan[] = kinds.map((kind, index) => {
+  return kinds.map((kind, index) => {
     const rng = nemesisRng.fork(`event-${index}`);
     const isWorkerFault = kind === 'kill_worker' || kind === 'pause_worker';
     // Evenly spread with jitter, so faults overlap with traffic from start to end.
@@ -404,10 +433,6 @@ export function planRun(
       rounds: rng.int(2, 5),
     };
   });
-  guaranteeLongPause(nemesis, profile, options.processorKeyForgetMs);
-  nemesis.push(...moneyFaults(root.fork('money-nemesis'), profile, catalogues, options));
-  nemesis.sort((a, b) => a.atMs - b.atMs);
-  return { seed, intents, nemesis };
 }
 
 /**
