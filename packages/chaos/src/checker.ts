@@ -1,6 +1,6 @@
 import { attributeToRecreatedPayments, checkFailover } from './failover-checks.ts';
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
-import { checkMoney, groupBy } from './money-checks.ts';
+import { checkMoney, groupBy, moneyBooks, paymentKey as pair } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
 import type { Violation } from './violations.ts';
 
@@ -36,8 +36,6 @@ const CHARGED = new Set(['succeeded', 'captured']);
  * authorisation nobody captured waits for its operator; the ledger holds nothing for it).
  */
 const SETTLED = new Set([...TERMINAL, 'authorized']);
-
-const pair = (tenantId: string | null, id?: string | null) => `${tenantId}\u0000${id}`;
 
 /** What the processor should hold for a payment: its amount, or the part a capture took. */
 const receivedOf = (p: AppPayment): number =>
@@ -93,14 +91,7 @@ export function checkHistory(input: {
 function indexSnapshot(snapshot: Snapshot, completions: readonly ClientEvent[]) {
   const paymentsByKey = groupBy(snapshot.payments, (p) => pair(p.tenantId, p.idempotencyKey));
   const paymentsById = new Map(snapshot.payments.map((p) => [pair(p.tenantId, p.id), p]));
-  const ledgerOf = (kind: LedgerEntry['kind']) =>
-    groupBy(
-      snapshot.ledger.filter((l) => l.kind === kind),
-      (l) => pair(l.tenantId, l.paymentId),
-    );
-  const chargesOf = ledgerOf('charge');
-  const refundsOf = ledgerOf('refund');
-  const appRefundsOf = groupBy(snapshot.refunds ?? [], (r) => pair(r.tenantId, r.paymentId));
+  const { chargesOf, refundsOf, appRefundsOf } = moneyBooks(snapshot);
   // A charge is netted out only by money that came back in full: the payment's refunds
   // (signed: a failed refund's return is negative) cancel whole charges, oldest first, and a
   // partial refund cancels none. A payment the app refunded itself has only the app's refunds

@@ -3,6 +3,7 @@
 // commits, per table), rows a failover dropped that came back later (resurrected from a
 // forked timeline), and a checkout charged twice across a lost payment and its re-creation.
 import type { ClientEvent } from './history.ts';
+import { paymentKey as idOf } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, LostRow, Snapshot } from './target.ts';
 
 /** The history's `process` of operators asking again for a refund a failover lost. */
@@ -27,9 +28,6 @@ type FailoverViolation = {
   paymentId?: string;
   detail: string;
 };
-
-const idOf = (tenantId: string | null | undefined, id: string | null | undefined) =>
-  `${tenantId}\u0000${id}`;
 
 /**
  * The ledger as the app's payments own it: an entry naming a payment the app no longer holds

@@ -11,8 +11,8 @@ const HELD_REFUND = new Set(['pending', 'succeeded']);
 const OVER_CAP_REFUSALS = new Set(['amount_too_large', 'charge_already_refunded']);
 
 const sum = (rows: readonly { amount: number }[]) => rows.reduce((n, r) => n + r.amount, 0);
-const paymentKey = (tenantId: string | null, paymentId: string | null) =>
-  `${tenantId}\u0000${paymentId}`;
+export const paymentKey = (tenantId?: string | null, id?: string | null) =>
+  `${tenantId}\u0000${id}`;
 
 /**
  * The money rules of captures and refunds, from both databases and what the operator's
@@ -41,7 +41,7 @@ type MoneyInput = Parameters<typeof checkMoney>[0];
 type MoneyBooks = ReturnType<typeof moneyBooks>;
 
 /** Both databases' money, looked up per payment and per refund. */
-function moneyBooks(snapshot: Snapshot) {
+export function moneyBooks(snapshot: Snapshot) {
   const appRefunds = snapshot.refunds ?? [];
   const ledgerRefunds = snapshot.ledger.filter((l) => l.kind === 'refund');
   const refundsOf = groupBy(ledgerRefunds, (l) => paymentKey(l.tenantId, l.paymentId));
