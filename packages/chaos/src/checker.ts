@@ -132,40 +132,35 @@ function checkEachPayment({ snapshot, netCharges, intentOf }: SnapshotIndex): Vi
   for (const payment of snapshot.payments) {
     const charges = netCharges(payment);
     const where = { intent: intentOf(payment), tenantId: payment.tenantId, paymentId: payment.id };
+    const found = (kind: Violation['kind'], detail: string) =>
+      violations.push({ ...where, kind, detail });
     if (charges.length > 1) {
       // An authorisation's charge is its capture: two are the same payment captured twice.
       const manual = payment.captureMethod === 'manual';
-      violations.push({
-        ...where,
-        kind: manual ? 'double_capture' : 'double_charge',
-        detail: `${charges.length} ${manual ? 'captures' : 'charges'} at the processor: ${charges.map((c) => `${c.paymentIntentId} ${c.amount}`).join(', ')}`,
-      });
+      found(
+        manual ? 'double_capture' : 'double_charge',
+        `${charges.length} ${manual ? 'captures' : 'charges'} at the processor: ${charges.map((c) => `${c.paymentIntentId} ${c.amount}`).join(', ')}`,
+      );
     }
     const chargeAmount = payment.status === 'captured' ? receivedOf(payment) : payment.amount;
     for (const charge of charges) {
       if (charge.amount !== chargeAmount) {
-        violations.push({
-          ...where,
-          kind: 'wrong_amount',
-          detail: `charged ${charge.amount}, the payment is for ${chargeAmount}`,
-        });
+        found('wrong_amount', `charged ${charge.amount}, the payment is for ${chargeAmount}`);
       }
     }
     if (SETTLED.has(payment.status)) {
       const expected = CHARGED.has(payment.status) ? 1 : 0;
       if (charges.length !== expected && !(charges.length > 1 && expected === 1)) {
-        violations.push({
-          ...where,
-          kind: 'state_disagrees_with_ledger',
-          detail: `payment ${payment.status}, the ledger holds ${charges.length} charge(s)`,
-        });
+        found(
+          'state_disagrees_with_ledger',
+          `payment ${payment.status}, the ledger holds ${charges.length} charge(s)`,
+        );
       }
     } else {
-      violations.push({
-        ...where,
-        kind: 'not_terminal',
-        detail: `payment still ${payment.status} after the heal (${charges.length} charge(s) in the ledger)`,
-      });
+      found(
+        'not_terminal',
+        `payment still ${payment.status} after the heal (${charges.length} charge(s) in the ledger)`,
+      );
     }
   }
   return violations;
@@ -190,39 +185,38 @@ function checkIntent(
   seen: readonly ClientEvent[],
   { snapshot, paymentsByKey, paymentsById, netCharges }: SnapshotIndex,
 ): Violation[] {
-  const violations: Violation[] = [];
   const pays = seen.filter((e) => e.f === 'pay' || e.f === 'late');
   const keys = new Set(seen.map((e) => e.key).filter(Boolean));
   const payments = [...keys].flatMap((k) => paymentsByKey.get(pair(intent.tenantId, k)) ?? []);
   const charges = payments.flatMap(netCharges);
   const okPays = pays.filter((e) => e.type === 'ok');
   const where = { intent: intent.id, tenantId: intent.tenantId };
+  const violations: Violation[] = [];
+  const found = (kind: Violation['kind'], detail: string) =>
+    violations.push({ ...where, kind, detail });
 
   if (okPays.length > 0 && payments.length === 0) {
-    violations.push({
-      ...where,
-      kind: 'missing_payment',
-      detail: `answered ok (${okPays[0]!.paymentId}) but the app holds no payment for its key`,
-    });
+    found(
+      'missing_payment',
+      `answered ok (${okPays[0]!.paymentId}) but the app holds no payment for its key`,
+    );
   }
   // Every request that could create a payment, the other cart's included.
   const attempts = seen.filter((e) => e.f !== 'status');
   if (attempts.length > 0 && attempts.every((e) => e.type === 'fail') && charges.length > 0) {
-    violations.push({
-      ...where,
-      kind: 'charged_after_refusals',
-      detail: `every answer was a refusal, yet ${charges.length} charge(s) exist`,
-    });
+    found(
+      'charged_after_refusals',
+      `every answer was a refusal, yet ${charges.length} charge(s) exist`,
+    );
   }
   // 422 "key reused" is right only if another cart with this key may have run first.
   const reuseMayHaveRun = seen.some((e) => e.f === 'reuse' && e.type !== 'fail');
   const refusedAsReused = pays.filter((e) => e.type === 'fail' && e.status === 422);
   if (!reuseMayHaveRun && refusedAsReused.length > 0) {
-    violations.push({
-      ...where,
-      kind: 'wrongly_refused',
-      detail: `the client only ever sent one cart with its key, yet was refused ${refusedAsReused.length} time(s) with 422 (${refusedAsReused[0]!.error ?? ''}): did another tenant's key answer?`,
-    });
+    found(
+      'wrongly_refused',
+      `the client only ever sent one cart with its key, yet was refused ${refusedAsReused.length} time(s) with 422 (${refusedAsReused[0]!.error ?? ''}): did another tenant's key answer?`,
+    );
   }
   // A payment a failover lost is counted there (`failover-checks.ts`), not as a second one.
   const okIds = new Set(
@@ -231,18 +225,16 @@ function checkIntent(
       .filter((id) => !snapshot.failover || paymentsById.has(pair(intent.tenantId, id))),
   );
   if (okIds.size > 1) {
-    violations.push({
-      ...where,
-      kind: 'duplicate_payment',
-      detail: `one intent was answered with ${okIds.size} different payments: ${[...okIds].join(', ')}`,
-    });
+    found(
+      'duplicate_payment',
+      `one intent was answered with ${okIds.size} different payments: ${[...okIds].join(', ')}`,
+    );
   }
   if (charges.length > 1 && payments.length > 1) {
-    violations.push({
-      ...where,
-      kind: 'double_charge',
-      detail: `${charges.length} charges across ${payments.length} payments of one intent`,
-    });
+    found(
+      'double_charge',
+      `${charges.length} charges across ${payments.length} payments of one intent`,
+    );
   }
   const allowed = new Set([
     intent.amount,

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runBrowserLanes } from './browser-lanes.ts';
-import { checkHistory, type IntentFacts, TERMINAL } from './checker.ts';
+import { checkHistory, TERMINAL } from './checker.ts';
 import { achieved, browserCustomersPaying, measureCoverage, shortfalls } from './coverage.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis.ts';
@@ -96,15 +96,13 @@ function startClientsAndNemesis({ plan, profile, target, history, log }: Run) {
     faultsStartAt,
     // Clients stop retrying this long after the heal (unknown until the nemesis is done).
     clientDeadline: Number.MAX_SAFE_INTEGER,
-    // Past the clients' deadline, customers who have not started still do while the run is
-    // short of its browser floors, until this bound (unknown until the heal).
+    // Until this bound (set at the heal), customers start late while browser floors are short.
     workBoundAt: Number.MAX_SAFE_INTEGER,
     browserIntentsRun: 0,
     // What the browser customers did so far, for the floors they serve (`browserShort`).
     browserPaid: 0,
     lateCustomers: 0,
-    // A crashed client sends nothing more and is checked on what it sent: counted, reported,
-    // and a run with any fails (`shortfalls`).
+    // A crashed client is checked on what it sent, reported, and fails the run (`shortfalls`).
     clientCrashes: [] as string[],
   };
   const deadlineAt = () => lanes.clientDeadline;
@@ -215,15 +213,14 @@ function summarizeRun(
   snapshot: Snapshot,
   { healAt, convergedAfterHealMs }: { healAt: number; convergedAfterHealMs: number },
 ): RunSummary {
-  const intents: IntentFacts[] = plan.intents.map((i) => ({
-    id: i.id,
-    tenantId: i.tenantId,
-    amount: i.amount,
-    reuseAmount: i.reuseKeyWithOtherCart ? i.reuseAmount : undefined,
-    declinedCard: i.paymentMethod !== 'pm_card_visa',
-  }));
   const check = checkHistory({
-    intents,
+    intents: plan.intents.map((i) => ({
+      id: i.id,
+      tenantId: i.tenantId,
+      amount: i.amount,
+      reuseAmount: i.reuseKeyWithOtherCart ? i.reuseAmount : undefined,
+      declinedCard: i.paymentMethod !== 'pm_card_visa',
+    })),
     events: history.events,
     snapshot,
     healAt,

@@ -3,7 +3,7 @@
 // commits, per table), rows a failover dropped that came back later (resurrected from a
 // forked timeline), and a checkout charged twice across a lost payment and its re-creation.
 import type { ClientEvent } from './history.ts';
-import { paymentKey as idOf } from './money-checks.ts';
+import { paymentKey as idOf, whereOf } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, LostRow, Snapshot } from './target.ts';
 
 /** The history's `process` of operators asking again for a refund a failover lost. */
@@ -111,9 +111,7 @@ export function checkFailover(input: {
       for (const e of lost.values()) {
         violations.push({
           kind: 'lost_acknowledged_commit',
-          intent: e.intent,
-          tenantId: e.tenantId,
-          paymentId: e.paymentId,
+          ...whereOf(e),
           detail: `${table}: answered ${e.status} at ${e.at} ms (${table === 'refunds' ? e.refundId : e.paymentId}); the ${mode} cluster's primary no longer holds it`,
         });
       }

@@ -11,6 +11,12 @@ const HELD_REFUND = new Set(['pending', 'succeeded']);
 const OVER_CAP_REFUSALS = new Set(['amount_too_large', 'charge_already_refunded']);
 
 const sum = (rows: readonly { amount: number }[]) => rows.reduce((n, r) => n + r.amount, 0);
+/** Where a client's answer puts a violation. */
+export const whereOf = (e: ClientEvent) => ({
+  intent: e.intent,
+  tenantId: e.tenantId,
+  paymentId: e.paymentId,
+});
 export const paymentKey = (tenantId?: string | null, id?: string | null) =>
   `${tenantId}\u0000${id}`;
 
@@ -93,9 +99,7 @@ function checkMoneyKeys(
     if (ids.size > 1) {
       violations.push({
         kind: 'double_refund',
-        intent: answers[0]!.intent,
-        tenantId: answers[0]!.tenantId,
-        paymentId: answers[0]!.paymentId,
+        ...whereOf(answers[0]!),
         detail: `refund key ${key.split('\u0000')[1]} was answered with ${ids.size} refunds: ${[...ids].join(', ')}`,
       });
     }
@@ -113,9 +117,7 @@ function checkMoneyKeys(
     if (accepted && refused) {
       violations.push({
         kind: 'wrongly_refused',
-        intent: refused.intent,
-        tenantId: refused.tenantId,
-        paymentId: refused.paymentId,
+        ...whereOf(refused),
         detail: `${refused.f} key ${refused.key} was accepted at ${accepted.at} ms, then refused at ${refused.at} ms with ${refused.status} ${refused.error ?? ''} instead of replayed`,
       });
     }
@@ -217,9 +219,7 @@ function checkShownRefunds(
     if (!agrees) {
       violations.push({
         kind: 'shown_disagrees_with_ledger',
-        intent: shown.intent,
-        tenantId: shown.tenantId,
-        paymentId: shown.paymentId,
+        ...whereOf(shown),
         detail: `the client was shown refund ${shown.refundId} ${shown.refundState}; the ledger keeps ${kept} refunded for it`,
       });
     }
@@ -285,9 +285,7 @@ function checkChallenges(
     if (charged === 0 && (allowed.includes(ended) || ended === 'requires_action')) continue;
     violations.push({
       kind: 'challenge_not_honoured',
-      intent: answered.intent,
-      tenantId: answered.tenantId,
-      paymentId: answered.paymentId,
+      ...whereOf(answered),
       detail: `the shopper ${answered.answer === 'fail' ? 'failed' : 'left'} the 3-D Secure challenge; the payment is ${ended} and the processor charged ${charged}`,
     });
   }
@@ -321,9 +319,7 @@ function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>)
     if (ops.size > 1 || (held && !ops.has(held.kind as ClientEvent['f']))) {
       violations.push({
         kind: 'key_reuse_accepted',
-        intent: answers[0]!.intent,
-        tenantId: answers[0]!.tenantId,
-        paymentId: answers[0]!.paymentId,
+        ...whereOf(answers[0]!),
         detail: `key ${answers[0]!.key} was accepted for ${[...ops].join(' and ')}${held ? `; it holds a ${held.kind}` : ''}`,
       });
     }
@@ -333,9 +329,7 @@ function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>)
     if (sent.type !== 'ok' && !held) continue;
     violations.push({
       kind: 'revoked_session_acted',
-      intent: sent.intent,
-      tenantId: sent.tenantId,
-      paymentId: sent.paymentId,
+      ...whereOf(sent),
       detail: `a ${sent.f} from a signed-out operator session was answered ${sent.type} ${sent.status ?? ''}${held ? `, and its key holds a ${held.kind} of ${held.paymentId}` : ''}`,
     });
   }
@@ -347,9 +341,7 @@ function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>)
     if (keys.size < 2) continue;
     violations.push({
       kind: 'racing_actions_both_accepted',
-      intent: answers[0]!.intent,
-      tenantId: answers[0]!.tenantId,
-      paymentId: answers[0]!.paymentId,
+      ...whereOf(answers[0]!),
       detail: `operators racing on one payment were both accepted: ${answers.map((e) => `${e.f} ${e.key}`).join(', ')}`,
     });
   }
