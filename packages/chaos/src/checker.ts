@@ -194,6 +194,8 @@ function checkIntent(
   const violations: Violation[] = [];
   const found = (kind: Violation['kind'], detail: string) =>
     violations.push({ ...where, kind, detail });
+  const foundOn = (paymentId: string | undefined, kind: Violation['kind'], detail: string) =>
+    violations.push({ ...where, paymentId, kind, detail });
 
   if (okPays.length > 0 && payments.length === 0) {
     found(
@@ -242,20 +244,14 @@ function checkIntent(
   ]);
   for (const p of payments) {
     if (!allowed.has(p.amount)) {
-      violations.push({
-        ...where,
-        paymentId: p.id,
-        kind: 'wrong_amount',
-        detail: `payment of ${p.amount} for a cart of ${intent.amount} (a reused key took another cart?)`,
-      });
+      foundOn(
+        p.id,
+        'wrong_amount',
+        `payment of ${p.amount} for a cart of ${intent.amount} (a reused key took another cart?)`,
+      );
     }
     if (intent.declinedCard && p.status === 'succeeded') {
-      violations.push({
-        ...where,
-        paymentId: p.id,
-        kind: 'declined_card_charged',
-        detail: 'a declined test card ended succeeded',
-      });
+      foundOn(p.id, 'declined_card_charged', 'a declined test card ended succeeded');
     }
   }
   const lastShown = [...seen]
@@ -267,12 +263,11 @@ function checkIntent(
       ? paymentCharges.length === 1
       : paymentCharges.length === 0;
     if (!agrees) {
-      violations.push({
-        ...where,
-        paymentId: lastShown.paymentId,
-        kind: 'shown_disagrees_with_ledger',
-        detail: `the client was shown ${lastShown.state}; the ledger holds ${paymentCharges.length} charge(s) for ${lastShown.paymentId}`,
-      });
+      foundOn(
+        lastShown.paymentId,
+        'shown_disagrees_with_ledger',
+        `the client was shown ${lastShown.state}; the ledger holds ${paymentCharges.length} charge(s) for ${lastShown.paymentId}`,
+      );
     }
   }
   return violations;

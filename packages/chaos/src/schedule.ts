@@ -220,6 +220,18 @@ const MONEY_FAULT_KINDS = [
   'delay',
 ] as const;
 
+/** The target's shortened windows in effect: the schedule sizes pauses and delays from them. */
+export interface PlanTimings {
+  /** Names of the worker processes the nemesis may kill or pause. */
+  workerNames: readonly string[];
+  leaseMs: number;
+  processorTimeoutMs: number;
+  /** How long an unsettled payment waits (with no live job) before the reconciler looks. */
+  reconcileAfterMs: number;
+  /** How long until the processor has forgotten an idempotency key (absent: never). */
+  processorKeyForgetMs?: number;
+}
+
 export interface RunPlan {
   seed: number;
   intents: IntentPlan[];
@@ -246,15 +258,7 @@ export function planRun(
   seed: number,
   profile: ChaosProfile,
   catalogues: readonly TenantCatalogue[],
-  options: {
-    workerNames: readonly string[];
-    leaseMs: number;
-    processorTimeoutMs: number;
-    /** How long an unsettled payment waits before the reconciler looks at it. */
-    reconcileAfterMs: number;
-    /** How long until the processor has forgotten an idempotency key (retention + reaping). */
-    processorKeyForgetMs?: number;
-  },
+  options: PlanTimings,
 ): RunPlan {
   const root = new Rng(seed);
   const intentRng = root.fork('intents');
@@ -386,7 +390,7 @@ function shareKeysAcrossTenants(intents: IntentPlan[], profile: ChaosProfile, in
 function planNemesis(
   profile: ChaosProfile,
   catalogues: readonly TenantCatalogue[],
-  options: Parameters<typeof planRun>[3],
+  options: PlanTimings,
   nemesisRng: Rng,
 ): NemesisPlan[] {
   const kinds: string[] = [...profile.faults];

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { History } from './history.ts';
-import type { IntentPlan, NemesisPlan, TenantCatalogue } from './schedule.ts';
+import type { IntentPlan, NemesisPlan, PlanTimings, TenantCatalogue } from './schedule.ts';
 
 /** Faults on a target's own parts: its processes and its database. */
 export const SYSTEM_FAULT_KINDS = [
@@ -210,21 +210,12 @@ export interface ChaosClients {
  * What the engine needs from a system under test: its clients, its parts to kill, pause and
  * restart, the faults it can arm, and how to read its books and its processor's ledger.
  */
-export interface ChaosTarget {
+export interface ChaosTarget extends PlanTimings {
   clients: ChaosClients;
   /** The tenants clients buy from. */
   catalogues: readonly TenantCatalogue[];
-  /** Names of the worker processes the nemesis may kill or pause. */
-  workerNames: readonly string[];
-  /** The shortened windows in effect (the schedule sizes pauses and delays from them). */
-  leaseMs: number;
-  processorTimeoutMs: number;
-  /** How long an unsettled payment waits (with no live job) before the reconciler looks. */
-  reconcileAfterMs: number;
   /** How long the app keeps a checkout key: late duplicates past it cross an expiry. */
   keyTtlMs: number;
-  /** How long until the processor has forgotten an idempotency key (absent: never). */
-  processorKeyForgetMs?: number;
   /** Base URL clients send to (changes never; restarts keep the port). */
   webUrl: string;
   /** Kill a part (`web`, `processor`, `worker-N`) as a crash does; `restart` waits for health. */
