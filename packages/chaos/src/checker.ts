@@ -169,8 +169,7 @@ function checkEachPayment({ snapshot, netCharges, intentOf }: SnapshotIndex): Vi
 /** Every charge belongs to a payment the app knows. */
 function checkChargesHavePayments({ snapshot, paymentsById }: SnapshotIndex): Violation[] {
   return snapshot.ledger
-    .filter((l) => l.kind === 'charge')
-    .filter((charge) => !paymentsById.has(pair(charge.tenantId, charge.paymentId)))
+    .filter((l) => l.kind === 'charge' && !paymentsById.has(pair(l.tenantId, l.paymentId)))
     .map((charge) => ({
       kind: 'charge_without_payment',
       tenantId: charge.tenantId ?? undefined,
@@ -301,10 +300,6 @@ function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
-function intentOfKey(
-  events: readonly ClientEvent[],
-  tenantId: string,
-  key: string,
-): string | undefined {
+function intentOfKey(events: readonly ClientEvent[], tenantId: string, key: string) {
   return events.find((e) => e.tenantId === tenantId && e.key === key)?.intent;
 }

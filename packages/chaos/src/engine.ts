@@ -242,9 +242,8 @@ function summarizeRun(
   }
   const reached = plan.intents.map((i) => paymentOfIntent.get(i.id));
   const withPayment = reached.filter(Boolean).length;
-  const browserWithPayment = reached.filter(
-    (p, i) => p && plan.intents[i]!.transport === 'browser',
-  ).length;
+  const isBrowser = (i: number) => plan.intents[i]!.transport === 'browser';
+  const browserWithPayment = reached.filter((p, i) => p && isBrowser(i)).length;
   const work = achieved(coverage, { withPayment, browserWithPayment });
   const { clientCrashes } = lanes;
   return {
@@ -254,9 +253,7 @@ function summarizeRun(
     floors: profile.floors,
     clientCrashes,
     shortfalls: shortfalls(work, profile.floors, clientCrashes),
-    browserSucceeded: reached.filter(
-      (p, i) => p?.status === 'succeeded' && plan.intents[i]!.transport === 'browser',
-    ).length,
+    browserSucceeded: reached.filter((p, i) => p?.status === 'succeeded' && isBrowser(i)).length,
     terminal: reached.filter((p) => p && TERMINAL.has(p.status)).length,
     seed: plan.seed,
     profile: profile.name,
