@@ -39,6 +39,7 @@ CREATE TABLE "idempotency_keys" (
 	"response_status" integer,
 	"response_headers" jsonb,
 	"response_body" text,
+	"response_key_id" text,
 	"attempts" integer DEFAULT 1 NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,

@@ -40,6 +40,8 @@ export const idempotencyKeys = pgTable(
     responseStatus: integer('response_status'),
     responseHeaders: jsonb('response_headers'),
     responseBody: text('response_body'),
+    /** Id of the key `response_body` is encrypted with (`createDrizzleStore`'s `encryption`); null: in clear. */
+    responseKeyId: text('response_key_id'),
     attempts: integer('attempts').notNull().default(1),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
