@@ -9,8 +9,11 @@ import type { AppPayment, LedgerEntry, LostRow, Snapshot } from './target.ts';
 /** The history's `process` of operators asking again for a refund a failover lost. */
 export const RETURNING_OPERATOR = 'returning-operator';
 
-/** What the failovers of a run did, for the report (async mode counts, the others must be 0). */
-interface FailoverFindings {
+/**
+ * What the failovers of a run did, for the report (async mode counts, the others must be 0).
+ * A type, not an interface: the declarations of `checkHistory`'s inferred return inline it.
+ */
+type FailoverFindings = {
   mode: string;
   failovers: number;
   /** Per table: ids a client was answered ok for, absent after the run. */
@@ -19,7 +22,7 @@ interface FailoverFindings {
   goneInFailovers: Record<string, number>;
   /** Ids a failover dropped that are back after the run. */
   resurrected: string[];
-}
+};
 
 type FailoverViolation = {
   kind: 'lost_acknowledged_commit' | 'resurrected_row' | 'double_charge';
