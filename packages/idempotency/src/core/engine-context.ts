@@ -1,6 +1,6 @@
 import { watchCommits } from './commit-outcome.ts';
 import { decideForExistingKey } from './decision.ts';
-import { IdempotencyError } from './errors.ts';
+import { IdempotencyError, isIdempotencyError } from './errors.ts';
 import type {
   IdempotencyEvent,
   IdempotencyEventType,
@@ -95,7 +95,8 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
 
   /**
    * Every store call goes through here: bounded by the store timeout, a failure reported as a
-   * `store_error` event. `failClosed` turns the failure into 503 (nothing executed);
+   * `store_error` event. `failClosed` turns the failure into 503 (nothing executed), unless it
+   * is already an `IdempotencyError`;
    * `onLateSuccess` undoes a call that succeeded after the timeout already answered.
    */
   async function callStore<T>(
@@ -115,7 +116,8 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
         durationMs: performance.now() - started,
         error: { label, error },
       });
-      if (!options.failClosed) throw error;
+      // A store's own refusal (an answer it cannot decrypt) keeps its code: it is no outage.
+      if (!options.failClosed || isIdempotencyError(error)) throw error;
       throw new IdempotencyError('idempotency_store_unavailable', {
         retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,
         cause: error,

@@ -66,6 +66,11 @@ const ERROR_TABLE = {
     500,
     'complete was given the database instead of the transaction of the business writes',
   ],
+  // Encryption at rest: the row's key is not configured, or its value was not sealed for it.
+  idempotency_answer_unreadable: [
+    500,
+    'The stored answer of this key cannot be decrypted (its encryption key is not configured); nothing was run',
+  ],
   idempotency_input_invalid: [
     400,
     'The request input cannot be fingerprinted (too deeply nested, cyclic, or not plain data)',

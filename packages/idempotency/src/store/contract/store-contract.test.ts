@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import { BROKEN_STORES } from '../../testing/broken-stores.ts';
@@ -19,6 +20,12 @@ afterAll(async () => {
 
 describe('the Drizzle store keeps the store contract (real PostgreSQL)', () => {
   for (const c of storeContractCases(() => createDrizzleStore(t.db))) it(c.name, c.run);
+});
+
+describe('the Drizzle store keeps the store contract with its answers encrypted', () => {
+  const encryption = { currentKeyId: 'k1', keys: { k1: randomBytes(32) } };
+  for (const c of storeContractCases(() => createDrizzleStore(t.db, { encryption })))
+    it(c.name, c.run);
 });
 
 /** The names of the contract cases a store fails. */

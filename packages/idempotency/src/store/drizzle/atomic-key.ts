@@ -7,9 +7,15 @@ import {
   type KeyIdentity,
   type KeyLookup,
 } from '../../core/types.ts';
+import type { AnswerCodec } from './answer-codec.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
-import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
+import {
+  type KeyRecordRow,
+  keyRecordColumns,
+  RESPONSE_BODY,
+  toKeyRecord,
+} from './key-record-sql.ts';
 import {
   ACQUIRED_VIA,
   atomicMayTakeOver,
@@ -33,9 +39,13 @@ const LOCK_NOT_AVAILABLE = '55P03';
 export async function lookupKey(
   db: AnyPgDatabase,
   id: KeyIdentity,
+  codec: AnswerCodec,
 ): Promise<KeyLookup | undefined> {
   const [row] = await lookupStatement(db, identity(id));
-  return row ? { record: toKeyRecord(row), writable: row.writable === true } : undefined;
+  if (!row) return undefined;
+  // A writable row's answer is never replayed (it is overwritten): it is left sealed.
+  const writable = row.writable === true;
+  return { record: toKeyRecord(row, id, codec, !writable), writable };
 }
 
 const p = sql.placeholder;
@@ -59,8 +69,10 @@ const lookupStatement = preparedStatement<KeyRecordRow & { writable: boolean }>(
 export async function insertCompletedKey(
   executor: AnyPgDatabase,
   input: InsertCompletedInput,
+  codec: AnswerCodec,
 ): Promise<InsertCompletedResult> {
   const { response } = input;
+  const body = codec.seal(identity(input), RESPONSE_BODY, response.body);
   try {
     // `set_config(..., true)` is SET LOCAL: it lasts until the caller's transaction ends, so the
     // previous value is put back right after the insert for the caller's later statements.
@@ -80,7 +92,8 @@ export async function insertCompletedKey(
       fingerprint: input.fingerprint,
       status: response.status,
       headers: JSON.stringify(response.headers),
-      body: response.body,
+      body: body.text,
+      bodyKeyId: body.keyId,
       ttlMs: input.ttlMs,
     });
     if (previousLockTimeout !== undefined)
@@ -101,14 +114,15 @@ const insertCompletedStatement = preparedStatement(
         insert into idempotency_keys as k
           (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
            recovery_point, on_expired_lease, acquired_via, response_status, response_headers,
-           response_body, completed_at, expires_at)
+           response_body, response_key_id, completed_at, expires_at)
         values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.completed},
           null, null, ${NOTHING_COMMITTED}, ${EXPIRED_LEASE_POLICY.resume}, ${ACQUIRED_VIA.atomic}, ${p('status')},
-          ${p('headers')}::jsonb, ${p('body')}, now(), now() + ${msInterval(p('ttlMs'))})
+          ${p('headers')}::jsonb, ${p('body')}, ${p('bodyKeyId')}, now(), now() + ${msInterval(p('ttlMs'))})
         on conflict (tenant_id, operation, key) do update set
           fingerprint = excluded.fingerprint, state = ${STATE.completed}, ${NO_HOLDER}, ${START_OVER},
           acquired_via = ${ACQUIRED_VIA.atomic}, response_status = excluded.response_status,
           response_headers = excluded.response_headers, response_body = excluded.response_body,
+          response_key_id = excluded.response_key_id,
           completed_at = now(), attempts = k.attempts + 1, expires_at = excluded.expires_at,
           updated_at = now()
         where ${atomicMayTakeOver('k')}

@@ -1,5 +1,6 @@
 // Public face of the Postgres store: DDL, store factory, and the worker's maintenance jobs (the
 // tables are `./drizzle/schema`).
+export type { AnswerEncryption } from './answer-codec.ts';
 export type { TransactionOf } from './drizzle-types.ts';
 export { type KeyMaintenanceOptions, startKeyMaintenance } from './maintenance.ts';
 export { checkIdempotencyTables } from './missing-tables.ts';

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import type { KeyRecord, KeyState, StoredResponse } from '../../core/types.ts';
+import type { KeyIdentity, KeyRecord, KeyState, StoredResponse } from '../../core/types.ts';
+import type { AnswerCodec } from './answer-codec.ts';
 
 /**
  * Columns every statement returns for a key, in driver-neutral shapes (times as epoch ms
@@ -11,7 +12,7 @@ export function keyRecordColumns(alias: string): SQL {
     (extract(epoch from ${a}.locked_until) * 1000)::float8 as locked_until_ms,
     ${a}.recovery_point, ${a}.recovery_data::text as recovery_data,
     ${a}.response_status, ${a}.response_headers::text as response_headers, ${a}.response_body,
-    ${a}.acquired_via, (extract(epoch from now()) * 1000)::float8 as now_ms`;
+    ${a}.response_key_id, ${a}.acquired_via, (extract(epoch from now()) * 1000)::float8 as now_ms`;
 }
 
 /** A row as `keyRecordColumns` returns it. */
@@ -25,21 +26,36 @@ export interface KeyRecordRow {
   response_status: number | null;
   response_headers: string | null;
   response_body: string | null;
+  response_key_id: string | null;
   acquired_via: string;
   now_ms: number | string;
 }
 
-/** Map a raw row to the engine's `KeyRecord`. */
-export function toKeyRecord(row: KeyRecordRow): KeyRecord {
+/** The purpose a stored answer's body is sealed for (`AnswerCodec`). */
+export const RESPONSE_BODY = 'response_body';
+
+/**
+ * Map a raw row of key `id` to the engine's `KeyRecord`, its answer opened by `codec`;
+ * `withAnswer: false` leaves a row the caller will overwrite unopened (no answer).
+ */
+export function toKeyRecord(
+  row: KeyRecordRow,
+  id: KeyIdentity,
+  codec: AnswerCodec,
+  withAnswer = true,
+): KeyRecord {
   const response: StoredResponse | null =
-    row.response_status === null
+    row.response_status === null || !withAnswer
       ? null
       : {
           status: Number(row.response_status),
           headers: row.response_headers
             ? (JSON.parse(row.response_headers) as Record<string, string>)
             : {},
-          body: row.response_body,
+          body: codec.open(id, RESPONSE_BODY, {
+            text: row.response_body,
+            keyId: row.response_key_id,
+          }),
         };
   return {
     state: row.state,

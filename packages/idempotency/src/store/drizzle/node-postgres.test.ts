@@ -102,7 +102,12 @@ describe('drizzle node-postgres', () => {
     expect(seen?.createdAt).toBeInstanceOf(Date);
     expect(seen?.completedAt).toBeInstanceOf(Date);
     const details = await operator.inspect(request, { includeResponse: true });
-    expect(details?.response).toEqual({ status: 201, headers: { 'x-a': '1' }, body: 'done' });
+    expect(details?.response).toEqual({
+      status: 201,
+      headers: { 'x-a': '1' },
+      body: 'done',
+      keyId: null,
+    });
     const audit = await operator.evict(request, {
       revision: seen?.revision ?? '',
       actor: 'ops:alice',

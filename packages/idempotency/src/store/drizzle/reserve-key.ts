@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { ReserveInput, ReserveResult } from '../../core/types.ts';
+import { identity, type ReserveInput, type ReserveResult } from '../../core/types.ts';
+import type { AnswerCodec } from './answer-codec.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import { type KeyRecordRow, keyRecordColumns, toKeyRecord } from './key-record-sql.ts';
@@ -56,7 +57,8 @@ const reservationStatement = preparedStatement<ReservationRow>(
         recovery_point = case when k.state = ${STATE.inProgress} then k.recovery_point else ${NOTHING_COMMITTED} end,
         recovery_data = case when k.state = ${STATE.inProgress} then k.recovery_data else null end,
         on_expired_lease = case when k.state = ${STATE.inProgress} then k.on_expired_lease else excluded.on_expired_lease end,
-        response_status = null, response_headers = null, response_body = null, completed_at = null,
+        response_status = null, response_headers = null, response_body = null, response_key_id = null,
+        completed_at = null,
         attempts = k.attempts + 1,
         expires_at = excluded.expires_at,
         updated_at = now()
@@ -91,13 +93,17 @@ class RateLimited extends Error {
 }
 
 /** Run the reservation (plus, for brand-new keys, the tenant's rate-limit counter in the same tx). */
-export async function reserveKey(db: AnyPgDatabase, input: ReserveInput): Promise<ReserveResult> {
+export async function reserveKey(
+  db: AnyPgDatabase,
+  input: ReserveInput,
+  codec: AnswerCodec,
+): Promise<ReserveResult> {
   // The statement sees one snapshot: a row committed by a racing request after that snapshot
   // blocks our insert but is invisible to the second branch. Re-running sees it.
   for (let attempt = 0; attempt < 5; attempt++) {
     const result = input.rateLimit
-      ? await reserveWithRateLimit(db, input)
-      : await reserveOnce(db, input);
+      ? await reserveWithRateLimit(db, input, codec)
+      : await reserveOnce(db, input, codec);
     if (result) return result;
   }
   throw new Error('Idempotency reservation found neither a row nor a conflict-free insert');
@@ -106,6 +112,7 @@ export async function reserveKey(db: AnyPgDatabase, input: ReserveInput): Promis
 async function reserveOnce(
   db: AnyPgDatabase,
   input: ReserveInput,
+  codec: AnswerCodec,
 ): Promise<ReserveResult | undefined> {
   const values = {
     tenantId: input.tenantId,
@@ -118,11 +125,17 @@ async function reserveOnce(
     onExpiredLease: input.onExpiredLease,
   };
   const [inserted] = await newKeyStatement(db, values);
+  const id = identity(input);
   if (inserted)
-    return { kind: 'acquired', record: toKeyRecord(inserted), created: true, takenOver: false };
+    return {
+      kind: 'acquired',
+      record: toKeyRecord(inserted, id, codec),
+      created: true,
+      takenOver: false,
+    };
   const [row] = await reservationStatement(db, values);
   if (!row) return undefined;
-  const record = toKeyRecord(row);
+  const record = toKeyRecord(row, id, codec);
   // The existing branch reads the statement's snapshot, the conflict the row's latest
   // version: a row that branch still shows `released` (which the update would have taken)
   // was taken over by a request that committed while this one waited. Read again.
@@ -143,12 +156,13 @@ async function reserveOnce(
 async function reserveWithRateLimit(
   db: AnyPgDatabase,
   input: ReserveInput,
+  codec: AnswerCodec,
 ): Promise<ReserveResult | undefined> {
   const limit = input.rateLimit;
-  if (!limit) return reserveOnce(db, input);
+  if (!limit) return reserveOnce(db, input, codec);
   try {
     return await db.transaction(async (tx) => {
-      const result = await reserveOnce(tx, input);
+      const result = await reserveOnce(tx, input, codec);
       if (result?.kind !== 'acquired' || !result.created) return result;
       const scope = { tenantId: input.tenantId, principal: input.principal ?? '' };
       const counted = await countNewKey(tx, scope, limit);

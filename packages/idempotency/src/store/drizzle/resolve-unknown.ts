@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { identity, type KeyIdentity, type StoredResponse } from '../../core/types.ts';
+import { type AnswerEncryption, answerCodec } from './answer-codec.ts';
 import type { AnyPgDatabase } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
+import { RESPONSE_BODY } from './key-record-sql.ts';
 import { isKey, isUnknown, START_OVER, STATE } from './key-state-machine.ts';
 import { preparedStatement } from './prepared-statement.ts';
 
@@ -13,7 +15,7 @@ const resolveCompletedStatement = preparedStatement(
   'once_idempotency_resolve_completed',
   sql`update idempotency_keys k set state = ${STATE.completed}, response_status = ${p('status')},
       response_headers = ${p('headers')}::jsonb, response_body = ${p('body')},
-      completed_at = now(), updated_at = now(), expires_at = now() + ${msInterval(p('ttlMs'))}
+      response_key_id = ${p('bodyKeyId')}, completed_at = now(), updated_at = now(), expires_at = now() + ${msInterval(p('ttlMs'))}
     where ${isKey('k')} and ${isUnknown('k')} returning 1`,
 );
 
@@ -27,7 +29,8 @@ const resolveReleasedStatement = preparedStatement(
 /**
  * Reconciliation's exit from `unknown`: once the real outcome is known (for example from the
  * processor's ledger), either store the response to replay (`completed`) or let the key run
- * again (`released`). Returns false if the key was not `unknown`.
+ * again (`released`). Returns false if the key was not `unknown`. Pass the store's
+ * `encryption` so the response is stored as the store stores answers.
  */
 export async function resolveUnknownKey(
   db: AnyPgDatabase,
@@ -35,17 +38,19 @@ export async function resolveUnknownKey(
   resolution:
     | { outcome: 'completed'; response: StoredResponse; ttlMs?: number }
     | { outcome: 'released' },
+  options: { encryption?: AnswerEncryption } = {},
 ): Promise<boolean> {
   const key = identity(id);
-  const rows =
-    resolution.outcome === 'completed'
-      ? await resolveCompletedStatement(db, {
-          ...key,
-          status: resolution.response.status,
-          headers: JSON.stringify(resolution.response.headers),
-          body: resolution.response.body,
-          ttlMs: resolution.ttlMs ?? DAY_MS,
-        })
-      : await resolveReleasedStatement(db, key);
+  if (resolution.outcome === 'released')
+    return (await resolveReleasedStatement(db, key)).length > 0;
+  const body = answerCodec(options.encryption).seal(key, RESPONSE_BODY, resolution.response.body);
+  const rows = await resolveCompletedStatement(db, {
+    ...key,
+    status: resolution.response.status,
+    headers: JSON.stringify(resolution.response.headers),
+    body: body.text,
+    bodyKeyId: body.keyId,
+    ttlMs: resolution.ttlMs ?? DAY_MS,
+  });
   return rows.length > 0;
 }

@@ -6,9 +6,11 @@ import type {
   KeyIdentity,
   StoredResponse,
 } from '../../core/types.ts';
+import { type AnswerEncryption, answerCodec } from './answer-codec.ts';
 import { insertCompletedKey, lookupKey } from './atomic-key.ts';
 import type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
+import { RESPONSE_BODY } from './key-record-sql.ts';
 import {
   heldValues,
   isHeldBy,
@@ -31,8 +33,8 @@ const completeStatement = preparedStatement(
   'once_idempotency_complete',
   sql`update idempotency_keys k set state = ${STATE.completed}, locked_until = null,
       response_status = ${p('status')}, response_headers = ${p('headers')}::jsonb,
-      response_body = ${p('body')}, completed_at = now(), updated_at = now(),
-      expires_at = now() + ${msInterval(p('ttlMs'))}
+      response_body = ${p('body')}, response_key_id = ${p('bodyKeyId')},
+      completed_at = now(), updated_at = now(), expires_at = now() + ${msInterval(p('ttlMs'))}
     where ${heldBy} returning 1`,
 );
 
@@ -82,6 +84,9 @@ type HolderStatement = ReturnType<typeof preparedStatement>;
  *
  * The transaction type handed to `exec.complete(tx, ...)` is the one your `db.transaction`
  * gives you, so the stored response commits (or rolls back) with your business writes.
+ * With `encryption`, stored response bodies are sealed with its current key (AES-256-GCM) and
+ * opened with the key whose id the row names; a row whose key is missing is refused
+ * (`idempotency_answer_unreadable`), never replayed or run again.
  *
  * @example
  * import { drizzle } from 'drizzle-orm/postgres-js';
@@ -90,7 +95,9 @@ type HolderStatement = ReturnType<typeof preparedStatement>;
  */
 export function createDrizzleStore<TDb extends AnyPgDatabase>(
   db: TDb,
+  options: { encryption?: AnswerEncryption } = {},
 ): IdempotencyStore<TransactionOf<TDb>> {
+  const codec = answerCodec(options.encryption);
   async function isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean> {
     const rows = await isCompletedByStatement(db, heldValues(id, ownerToken));
     return rows.length > 0;
@@ -112,16 +119,18 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
   }
 
   return explainMissingTables({
-    reserve: (input) => reserveKey(db, input),
+    reserve: (input) => reserveKey(db, input, codec),
 
     transaction: (fn) => db.transaction((tx) => fn(tx as TransactionOf<TDb>)) as Promise<never>,
 
     async complete(executor, id, ownerToken, response: StoredResponse, ttlMs) {
+      const body = codec.seal(id, RESPONSE_BODY, response.body);
       const rows = await completeStatement((executor as AnyPgDatabase | undefined) ?? db, {
         ...heldValues(id, ownerToken),
         status: response.status,
         headers: JSON.stringify(response.headers),
-        body: response.body,
+        body: body.text,
+        bodyKeyId: body.keyId,
         ttlMs,
       });
       return rows.length > 0 ? 'ok' : 'lost';
@@ -150,10 +159,10 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     isCompletedBy,
 
-    lookup: (id) => lookupKey(db, id),
+    lookup: (id) => lookupKey(db, id, codec),
 
     insertCompleted: (executor, input) =>
-      insertCompletedKey(executor as unknown as AnyPgDatabase, input),
+      insertCompletedKey(executor as unknown as AnyPgDatabase, input, codec),
 
     // `is` checks drizzle's entity kind, so a second copy of drizzle-orm still answers right.
     isTransaction: (executor) => is(executor, PgTransaction),

@@ -100,7 +100,12 @@ describe('createKeyOperator: inspection', () => {
     expect(await operator.list({ tenantId: 'tenant_b', keyPrefix: id.key })).toHaveLength(0);
 
     const details = await operator.inspect(id, { includeResponse: true });
-    expect(details?.response).toEqual({ status: 201, headers: {}, body: '{"card":"4242"}' });
+    expect(details?.response).toEqual({
+      status: 201,
+      headers: {},
+      body: '{"card":"4242"}',
+      keyId: null,
+    });
     expect(await operator.inspect({ ...id, key: 'nope' })).toBeUndefined();
 
     const held = await expiredLease();

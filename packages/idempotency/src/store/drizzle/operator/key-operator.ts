@@ -6,7 +6,9 @@ import {
   type KeyState,
   type StoredResponse,
 } from '../../../core/types.ts';
+import { type AnswerEncryption, answerCodec } from '../answer-codec.ts';
 import { type AnyPgDatabase, rowsOf } from '../drizzle-types.ts';
+import { RESPONSE_BODY } from '../key-record-sql.ts';
 import {
   isExpiredLease,
   NO_HOLDER,
@@ -61,9 +63,13 @@ export interface KeySummary {
   evictable: boolean;
 }
 
-/** A key with its stored response, for `inspect(id, { includeResponse: true })`. */
+/**
+ * A key with its stored response, for `inspect(id, { includeResponse })`. `keyId` names the
+ * key an encrypted body is sealed with (its `body` is then ciphertext unless `'decrypted'`
+ * was asked for); null when the body is stored in clear.
+ */
 export interface KeyDetails extends KeySummary {
-  response?: StoredResponse | null;
+  response?: (StoredResponse & { keyId: string | null }) | null;
 }
 
 /**
@@ -119,9 +125,14 @@ export interface KeyAuditEntry extends KeyIdentity {
  */
 export interface KeyOperator {
   list(filter: ListKeysFilter): Promise<KeySummary[]>;
+  /**
+   * `includeResponse: true` adds the response as stored (an encrypted body stays ciphertext);
+   * `'decrypted'` opens it with the operator's `encryption` (`idempotency_answer_unreadable`
+   * when its key is not there).
+   */
   inspect(
     id: KeyIdentity,
-    options?: { includeResponse?: boolean },
+    options?: { includeResponse?: boolean | 'decrypted' },
   ): Promise<KeyDetails | undefined>;
   release(id: KeyIdentity, input: OperatorActionInput): Promise<KeyAuditEntry>;
   evict(id: KeyIdentity, input: OperatorActionInput): Promise<KeyAuditEntry>;
@@ -190,8 +201,13 @@ function requireIdentity(id: KeyIdentity): void {
  */
 export function createKeyOperator(
   db: AnyPgDatabase,
-  options: { onEvent?: (event: IdempotencyEvent) => void } = {},
+  options: {
+    onEvent?: (event: IdempotencyEvent) => void;
+    /** The store's `encryption`: only `inspect(id, { includeResponse: 'decrypted' })` uses it. */
+    encryption?: AnswerEncryption;
+  } = {},
 ): KeyOperator {
+  const codec = answerCodec(options.encryption);
   async function readForUpdate(executor: AnyPgDatabase, id: KeyIdentity) {
     const [row] = rowsOf<SummaryRow & { fingerprint: string }>(
       await executor.execute(
@@ -305,24 +321,35 @@ export function createKeyOperator(
     async inspect(id, inspectOptions = {}) {
       requireIdentity(id);
       const [row] = rowsOf<
-        SummaryRow & { responseHeaders: string | null; responseBody: string | null }
+        SummaryRow & {
+          responseHeaders: string | null;
+          responseBody: string | null;
+          responseKeyId: string | null;
+        }
       >(
         await db.execute(
           sql`select ${summaryColumns('k')}, k.response_headers::text as "responseHeaders",
-              k.response_body as "responseBody" from idempotency_keys k where ${thisKey(id)}`,
+              k.response_body as "responseBody", k.response_key_id as "responseKeyId"
+              from idempotency_keys k where ${thisKey(id)}`,
         ),
       );
       if (!row) return undefined;
-      const { responseHeaders, responseBody, ...summary } = toSummary(row);
+      const { responseHeaders, responseBody, responseKeyId, ...summary } = toSummary(row);
       const details: KeyDetails = summary;
-      if (inspectOptions.includeResponse) {
+      const { includeResponse } = inspectOptions;
+      if (includeResponse) {
+        const sealed = { text: responseBody, keyId: responseKeyId };
         details.response =
           summary.responseStatus === null
             ? null
             : {
                 status: summary.responseStatus,
                 headers: responseHeaders ? JSON.parse(responseHeaders) : {},
-                body: responseBody,
+                body:
+                  includeResponse === 'decrypted'
+                    ? codec.open(id, RESPONSE_BODY, sealed)
+                    : responseBody,
+                keyId: responseKeyId,
               };
       }
       return details;
