@@ -42,7 +42,7 @@ export interface ApiDependencies {
   sessionTenants: SessionTenants;
   /** The server's record of operator sessions: what sign-out and a key rotation end. */
   operatorSessions: OperatorSessions;
-  /** Wrong operator codes, counted per browser: each one's wait doubles past a few. */
+  /** Operator-code attempts, counted per browser in PostgreSQL: 5 in any 15 minutes. */
   operatorCodeThrottle: OperatorCodeThrottle;
   clock: Clock;
   /** Accept `session.start({ demoTenantId })` (demo deployments only). */
@@ -136,7 +136,7 @@ export function createApiDependencies(options: {
     sessionSecret: options.sessionSecret,
     sessionTenants: new SessionTenants(options.db, clock),
     operatorSessions: new OperatorSessions(options.db, clock),
-    operatorCodeThrottle: new OperatorCodeThrottle(),
+    operatorCodeThrottle: new OperatorCodeThrottle(options.db, options.sessionSecret),
     clock,
     allowDemoLogin: options.allowDemoLogin ?? false,
     operatorCode: options.operatorCode ?? fromEnv?.operatorCode,

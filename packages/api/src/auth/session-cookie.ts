@@ -50,6 +50,22 @@ function sign(payload: string, secret: string): string {
   return createHmac('sha256', secret).update(payload).digest('base64url');
 }
 
+/** `<value>.<base64url(HMAC-SHA256)>`: any web process with the same SESSION_SECRET knows it. */
+export function signValue(value: string, secret: string): string {
+  return `${value}.${sign(value, secret)}`;
+}
+
+/** The value a {@link signValue} result carries when its signature is right; else undefined. */
+export function verifySignedValue(signed: string, secret: string): string | undefined {
+  const dot = signed.lastIndexOf('.');
+  if (dot <= 0) return undefined;
+  const value = signed.slice(0, dot);
+  const given = Buffer.from(signed.slice(dot + 1), 'base64url');
+  const expected = Buffer.from(sign(value, secret), 'base64url');
+  // Constant-time compare: a timing oracle would let an attacker forge signatures byte by byte.
+  return given.length === expected.length && timingSafeEqual(given, expected) ? value : undefined;
+}
+
 /** A fresh random session id (96 bits). */
 export function newSessionId(): string {
   return randomBytes(12).toString('base64url');
@@ -75,8 +91,7 @@ export function signSessionValue(
     r: role,
     s: options.sessionId ?? newSessionId(),
   };
-  const encoded = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-  return `${encoded}.${sign(encoded, secret)}`;
+  return signValue(Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url'), secret);
 }
 
 /** The claims of a valid, unexpired session value; undefined for anything else. */
@@ -85,14 +100,8 @@ export function verifySessionValue(
   secret: string,
   now: Date,
 ): SessionClaims | undefined {
-  const dot = value.indexOf('.');
-  if (dot <= 0) return undefined;
-  const encoded = value.slice(0, dot);
-  const signature = value.slice(dot + 1);
-  const given = Buffer.from(signature, 'base64url');
-  const expected = Buffer.from(sign(encoded, secret), 'base64url');
-  // Constant-time compare: a timing oracle would let an attacker forge signatures byte by byte.
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  const encoded = verifySignedValue(value, secret);
+  if (encoded === undefined) return undefined;
   let payload: unknown;
   try {
     payload = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
@@ -107,7 +116,12 @@ export function verifySessionValue(
   return {
     tenantId: t,
     role: r ?? 'shopper',
-    sessionId: typeof s === 'string' ? s : expected.subarray(0, 12).toString('base64url'),
+    sessionId:
+      typeof s === 'string'
+        ? s
+        : Buffer.from(value.slice(encoded.length + 1), 'base64url')
+            .subarray(0, 12)
+            .toString('base64url'),
   };
 }
 

@@ -18,30 +18,87 @@ export interface SessionStartLimits {
 
 /** What a refused start is told: wait this long (until one more fits). */
 export interface SessionStartRefusal {
-  /** `browser` / `address`: wrong operator codes (`OperatorCodeThrottle`); else these counters. */
+  /** `browser` / `address`: operator-code attempts (`OperatorCodeThrottle`); else these. */
   limit: 'address' | 'tenant' | 'browser';
   retryAfterSeconds: number;
 }
 
-/** Rows idle for longer than this many windows are deleted now and then. */
-const IDLE_WINDOWS = 2;
+/** Rows this far behind now are deleted now and then (a margin for webs' clocks apart). */
+const IDLE_MS = 60_000;
+
+/** At most `max` requests in any `windowMs`: a burst of `max`, then one per `windowMs / max`. */
+export interface Allowance {
+  max: number;
+  windowMs: number;
+}
 
 /**
- * The limits in PostgreSQL (`rate_limits`), so every web process counts against the same
+ * Limits in PostgreSQL (`rate_limits`), so every web process counts against the same
  * allowance: a generic cell rate algorithm per (scope, key), one statement per request. Each
- * admitted request moves the key's theoretical arrival time one interval (window / limit) on;
+ * admitted request moves the key's theoretical arrival time one interval (window / max) on;
  * a request that would put it more than a window ahead of now is refused and moves nothing.
- * A burst of `limit` fits at once, then one per interval: never twice the limit across a
- * minute's boundary, as fixed windows allowed. Time is the caller's clock (`nowMs`).
+ * No fixed windows, so no boundary where twice the limit fits. Time is the caller's clock
+ * (`nowMs`). A database that cannot be reached throws: the caller refuses (fails closed).
  */
-export class SessionStartLimiter {
-  private readonly windowMs: number;
+export class RateLimits {
   private admitted = 0;
 
+  constructor(private readonly db: Database) {}
+
+  /** Counts one request of (scope, key): undefined when admitted, else seconds until one fits. */
+  async admit(
+    scope: string,
+    key: string,
+    { max, windowMs }: Allowance,
+    nowMs: number,
+  ): Promise<number | undefined> {
+    const interval = windowMs / max;
+    const [row] = await runStatement<{ admitted: boolean; tat_ms: number | string | null }>(
+      this.db,
+      sql`
+      with attempt as (
+        insert into rate_limits as r (scope, key, tat_ms)
+        values (${scope}, ${key}, ${nowMs} + ${interval}::float8)
+        on conflict (scope, key) do update
+          set tat_ms = greatest(r.tat_ms, ${nowMs}) + ${interval}::float8
+          where greatest(r.tat_ms, ${nowMs}) + ${interval}::float8 - ${nowMs} <= ${windowMs}
+        returning tat_ms)
+      select exists (select 1 from attempt) as admitted,
+             (select tat_ms from rate_limits where scope = ${scope} and key = ${key}) as tat_ms`,
+    );
+    if (row?.admitted) {
+      if (++this.admitted % 100 === 0) await this.forgetIdle(nowMs);
+      return undefined;
+    }
+    // The row as this statement's snapshot saw it: enough to say roughly when one more fits.
+    const waitMs = Number(row?.tat_ms ?? nowMs) + interval - windowMs - nowMs;
+    return Math.max(1, Math.ceil(waitMs / 1000));
+  }
+
+  /** Forgets (scope, key): its next request has the whole allowance again. */
+  async reset(scope: string, key: string): Promise<void> {
+    await runStatement(
+      this.db,
+      sql`delete from rate_limits where scope = ${scope} and key = ${key}`,
+    );
+  }
+
+  /** A row whose arrival time is past holds nothing back: its key starts afresh without it. */
+  private async forgetIdle(nowMs: number): Promise<void> {
+    await runStatement(this.db, sql`delete from rate_limits where tat_ms < ${nowMs - IDLE_MS}`);
+  }
+}
+
+/** The session-start limits over {@link RateLimits}. */
+export class SessionStartLimiter {
+  private readonly rateLimits: RateLimits;
+  private readonly windowMs: number;
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly limits: SessionStartLimits,
   ) {
+    this.rateLimits = new RateLimits(db);
     this.windowMs = limits.windowMs ?? 60_000;
     for (const [name, value] of Object.entries({ ...limits, windowMs: this.windowMs })) {
       if (!Number.isSafeInteger(value) || value < 0 || (name === 'windowMs' && value < 1)) {
@@ -68,36 +125,7 @@ export class SessionStartLimiter {
     nowMs: number,
   ): Promise<SessionStartRefusal | undefined> {
     if (max === 0) return undefined;
-    const interval = this.windowMs / max;
-    const [row] = await runStatement<{ admitted: boolean; tat_ms: number | string | null }>(
-      this.db,
-      sql`
-      with attempt as (
-        insert into rate_limits as r (scope, key, tat_ms)
-        values (${scope}, ${key}, ${nowMs} + ${interval}::float8)
-        on conflict (scope, key) do update
-          set tat_ms = greatest(r.tat_ms, ${nowMs}) + ${interval}::float8
-          where greatest(r.tat_ms, ${nowMs}) + ${interval}::float8 - ${nowMs} <= ${this.windowMs}
-        returning tat_ms)
-      select exists (select 1 from attempt) as admitted,
-             (select tat_ms from rate_limits where scope = ${scope} and key = ${key}) as tat_ms`,
-    );
-    if (row?.admitted) {
-      if (++this.admitted % 100 === 0) await this.forgetIdle(nowMs);
-      return undefined;
-    }
-    // The row as this statement's snapshot saw it: enough to say roughly when one more fits.
-    const tatMs = Number(row?.tat_ms ?? nowMs);
-    const waitMs = tatMs + interval - this.windowMs - nowMs;
-    return { limit, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
-  }
-
-  /** Rows whose arrival time is long past hold nothing back: their keys start afresh. */
-  private async forgetIdle(nowMs: number): Promise<void> {
-    await runStatement(
-      this.db,
-      sql`delete from rate_limits
-          where scope like 'session_start_%' and tat_ms < ${nowMs - IDLE_WINDOWS * this.windowMs}`,
-    );
+    const wait = await this.rateLimits.admit(scope, key, { max, windowMs: this.windowMs }, nowMs);
+    return wait === undefined ? undefined : { limit, retryAfterSeconds: wait };
   }
 }

@@ -1,6 +1,17 @@
+import { createDatabaseClient } from '@once/db';
+import { findFreePort } from '@once/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_ADDRESS_HEADER } from '../../auth/client-address.ts';
-import { type ApiTestHarness, createApiTestHarness } from '../../testing/api-test-harness.ts';
+import { OperatorCodeThrottle } from '../../auth/operator-code-throttle.ts';
+import { SessionStartLimiter } from '../../auth/session-start-limit.ts';
+import { createContext } from '../../context.ts';
+import type { ApiDependencies } from '../../dependencies.ts';
+import { createCaller } from '../../root.ts';
+import {
+  type ApiTestHarness,
+  createApiTestHarness,
+  TEST_SESSION_SECRET,
+} from '../../testing/api-test-harness.ts';
 import { detailedRefusal } from '../../testing/refusal.ts';
 
 const CODE = 'guessing-test-operator-code';
@@ -8,7 +19,8 @@ const LOOPBACK = '127.0.0.1';
 
 /**
  * Every demo client is 127.0.0.1: the presenter's browser and a guesser on the same machine
- * share one address. The limits are the deployed ones (60 sign-ins a minute per address).
+ * share one address. The limits are the deployed ones (60 sign-ins a minute per address;
+ * 5 operator-code attempts per record in any 15 minutes; 10 new records per address a minute).
  */
 describe('guessing the operator code is slow for the guesser, not for the presenter', () => {
   let h: ApiTestHarness;
@@ -24,84 +36,151 @@ describe('guessing the operator code is slow for the guesser, not for the presen
     await h.drop();
   });
 
+  /** A web process of its own over the same database (its own throttle and limiter). */
+  const anotherWeb = (): ApiDependencies => ({
+    ...h.deps,
+    operatorCodeThrottle: new OperatorCodeThrottle(h.database.client.db, TEST_SESSION_SECRET),
+    sessionStartLimiter: new SessionStartLimiter(h.database.client.db, {
+      perAddress: 60,
+      perTenant: 600,
+    }),
+  });
+
   /** One sign-in attempt from 127.0.0.1 with this browser's cookies; the cookies it was given. */
-  async function attempt(operatorCode: string, cookies: string[] = []) {
-    const call = h.caller({
-      [CLIENT_ADDRESS_HEADER]: LOOPBACK,
-      ...(cookies.length ? { cookie: cookies.join('; ') } : {}),
+  async function attempt(operatorCode: string, cookies: string[] = [], deps = h.deps) {
+    const resHeaders = new Headers();
+    const req = new Request('http://localhost/api/trpc', {
+      headers: {
+        [CLIENT_ADDRESS_HEADER]: LOOPBACK,
+        ...(cookies.length ? { cookie: cookies.join('; ') } : {}),
+      },
     });
-    const given = () => call.resHeaders.getSetCookie().map((line) => line.split(';')[0]!);
+    const api = createCaller(createContext({ req, resHeaders, ...deps }));
+    const given = () => resHeaders.getSetCookie().map((line) => line.split(';')[0]!);
     try {
-      await call.api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode });
+      await api.session.start({ demoTenantId: 'tenant_a', role: 'operator', operatorCode });
       return { ok: true as const, given: given() };
     } catch (error) {
       const refused = await detailedRefusal(Promise.reject(error));
-      return { ok: false as const, refused, given: given() };
+      return {
+        ok: false as const,
+        refused,
+        given: given(),
+        retryAfter: resHeaders.get('retry-after'),
+      };
     }
   }
   const browserCookie = (given: string[]) => given.find((c) => c.startsWith('once_signin='));
+  const compared = (results: Awaited<ReturnType<typeof attempt>>[]) =>
+    results.filter((r) => !r.ok && r.refused.code === 'operator_code_invalid').length;
 
   it('a browser of its own keeps the presenter in while others guess from the same address', async () => {
-    // The presenter signs in once: the browser gets its own sign-in identity.
+    // The presenter signs in once: the browser gets its own signed sign-in record.
     const first = await attempt(CODE);
     expect(first.ok).toBe(true);
     const presenter = [browserCookie(first.given)!];
-    expect(presenter[0]).toMatch(/^once_signin=[\w-]{20,}$/);
+    expect(presenter[0]).toMatch(/^once_signin=[\w-]{20,}\.[\w-]{40,}$/);
 
     // A guesser that drops its cookies: 300 wrong codes within the minute.
-    let checked = 0;
-    for (let i = 0; i < 300; i++) {
-      const guess = await attempt(`wrong-guess-${i}`);
-      expect(guess.ok).toBe(false);
-      if (!guess.ok && guess.refused.code === 'operator_code_invalid') checked += 1;
-      else if (!guess.ok) expect(guess.refused.code).toBe('session_rate_limited');
+    const guesses = [];
+    for (let i = 0; i < 300; i++) guesses.push(await attempt(`wrong-guess-${i}`));
+    expect(guesses.every((g) => g.ok === false)).toBe(true);
+    for (const g of guesses) {
+      if (!g.ok && g.refused.code !== 'operator_code_invalid') {
+        expect(g.refused).toMatchObject({
+          code: 'session_rate_limited',
+          details: { limit: 'address' },
+        });
+      }
     }
-    // Only a handful of those guesses were even compared with the code.
-    expect(checked).toBeLessThanOrEqual(20);
+    // 9 new records left this minute (the presenter took one), one attempt each, then the
+    // address's shared record's 5: nothing else was even compared with the code.
+    expect(compared(guesses)).toBe(9 + 5);
 
-    // A guesser that keeps its cookie: five free tries, then each failure doubles its wait.
-    const kept = await attempt('wrong-kept-0');
-    const guesser = kept.given.filter((c) => c.startsWith('once_signin='));
-    const guesserCookies = guesser.length ? guesser : [];
-    for (let i = 1; i < 6 && guesserCookies.length; i++) {
-      expect((await attempt(`wrong-kept-${i}`, guesserCookies)).ok).toBe(false);
-    }
+    // A forged record (right shape, wrong signature) is no record: it shares the address's.
+    const forged = await attempt('wrong-forged', [
+      `once_signin=${'a'.repeat(24)}.${'b'.repeat(43)}`,
+    ]);
+    expect(!forged.ok && forged.refused.details).toMatchObject({ limit: 'address' });
 
     // The presenter types the right code: in at once, as often as needed.
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 8; i++) {
       const again = await attempt(` ${CODE} `, presenter);
       expect(again.ok, JSON.stringify(again)).toBe(true);
     }
-    now += 1000;
   });
 
-  it("a browser's own wrong codes slow it down exponentially; the right code resets it", async () => {
-    now = Date.parse('2031-04-01T11:00:00Z');
+  it("a browser's 5 attempts slide over 15 minutes, with no boundary to double them", async () => {
+    // A second before a quarter hour turns: a fixed window would start afresh in a second.
+    now = Date.parse('2031-04-01T11:14:59Z');
     const first = await attempt('typo-0');
-    expect(first.ok).toBe(false);
     const me = [browserCookie(first.given)!];
-    for (let i = 1; i < 5; i++) {
-      const typo = await attempt(`typo-${i}`, me);
-      expect(!typo.ok && typo.refused.code).toBe('operator_code_invalid');
-    }
-    // The sixth failure is still answered, and from then on each one doubles the wait.
-    const sixth = await attempt('typo-5', me);
-    expect(!sixth.ok && sixth.refused.code).toBe('operator_code_invalid');
+    const typos = [first];
+    for (let i = 1; i < 5; i++) typos.push(await attempt(`typo-${i}`, me));
+    expect(compared(typos)).toBe(5);
     const waiting = await attempt(CODE, me);
     expect(!waiting.ok && waiting.refused).toMatchObject({
       code: 'session_rate_limited',
-      details: { limit: 'browser', retryAfterSeconds: 1 },
+      details: { limit: 'browser', retryAfterSeconds: 180 },
     });
+    expect(!waiting.ok && waiting.retryAfter).toBe('180');
     now += 1000;
-    expect((await attempt('typo-6', me)).ok).toBe(false);
-    const longer = await attempt(CODE, me);
-    expect(!longer.ok && longer.refused.details).toMatchObject({ retryAfterSeconds: 2 });
-    now += 2000;
+    expect(await attempt(CODE, me)).toMatchObject({
+      ok: false,
+      refused: { code: 'session_rate_limited' },
+    });
+    // One attempt every 3 minutes from then on, wrong or right.
+    now += 179_000;
+    expect(compared([await attempt('typo-5', me)])).toBe(1);
+    expect((await attempt(CODE, me)).ok).toBe(false);
+    now += 180_000;
     expect((await attempt(CODE, me)).ok).toBe(true);
-    // Reset: five free tries again.
-    for (let i = 0; i < 5; i++) {
-      const typo = await attempt(`typo-again-${i}`, me);
-      expect(!typo.ok && typo.refused.code).toBe('operator_code_invalid');
+    // The right code gave the record its whole allowance back.
+    const again = [];
+    for (let i = 0; i < 6; i++) again.push(await attempt(`typo-again-${i}`, me));
+    expect(compared(again)).toBe(5);
+  });
+
+  it('three webs at once count against one allowance per browser and per address', async () => {
+    now = Date.parse('2031-04-01T12:00:00Z');
+    const webs = [h.deps, anotherWeb(), anotherWeb()];
+    // One browser's record, given by the first web, is known to the others.
+    const first = await attempt('wrong-spread-0', [], webs[0]);
+    const browser = [browserCookie(first.given)!];
+    const spread = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => attempt(`wrong-spread-${i + 1}`, browser, webs[i % 3])),
+    );
+    expect(compared([first, ...spread])).toBe(5);
+    // Cookieless, all at once: 10 new records a minute for the address, then its one shared record.
+    now += 60_000;
+    const cookieless = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => attempt(`wrong-burst-${i}`, [], webs[i % 3])),
+    );
+    expect(compared(cookieless)).toBe(10 + 5);
+  });
+
+  it('a database that cannot be reached refuses the sign-in (fails closed), right code or not', async () => {
+    now = Date.parse('2031-04-01T13:00:00Z');
+    const down = createDatabaseClient(`postgres://once@127.0.0.1:${await findFreePort()}/once`, {
+      applicationName: 'a web whose database is down',
+    });
+    try {
+      // Only the throttle's database is away: a throttle that let attempts through would sign in.
+      const web = {
+        ...h.deps,
+        operatorCodeThrottle: new OperatorCodeThrottle(down.db, TEST_SESSION_SECRET),
+      };
+      const presenter = [browserCookie((await attempt(CODE)).given)!];
+      for (const code of [CODE, 'wrong-while-down']) {
+        const refused = await attempt(code, presenter, web);
+        expect(refused).toMatchObject({
+          ok: false,
+          refused: { code: 'idempotency_store_unavailable' },
+        });
+        expect(refused.given).toEqual([]);
+      }
+    } finally {
+      await down.close();
     }
   });
 });

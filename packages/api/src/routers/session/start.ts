@@ -48,27 +48,26 @@ function rateLimited(refusal: SessionStartRefusal): ApiError {
 }
 
 /**
- * Checks a demo operator's code against the browser's record of wrong ones: a browser waiting
- * out its wrong codes is refused before the code is compared (so waiting is not skipped by
- * guessing faster), a wrong code is counted, the right one clears the record. A browser given
- * a new record is told its cookie whatever the answer; `setRecordCookie` is for the caller to
- * send after the session cookie on success.
+ * Checks a demo operator's code against the browser's record: each attempt is counted before
+ * the code is compared, one with no attempt left is refused uncompared (so waiting is not
+ * skipped by guessing faster, on any web), and the right code clears the record. A browser
+ * given a new record is told its cookie whatever the answer; `setRecordCookie` is for the
+ * caller to send after the session cookie on success.
  */
-function checkOperatorCode(
+async function checkOperatorCode(
   ctx: StartSessionContext,
   given: string | undefined,
-): { setRecordCookie: () => void } {
-  const nowMs = ctx.now.getTime();
-  const attempt = ctx.operatorCodeThrottle.begin({
-    browserId: readCookie(ctx.headers, SIGN_IN_COOKIE_NAME),
+): Promise<{ setRecordCookie: () => void }> {
+  const attempt = await ctx.operatorCodeThrottle.begin({
+    cookie: readCookie(ctx.headers, SIGN_IN_COOKIE_NAME),
     address: ctx.clientAddress,
-    nowMs,
+    nowMs: ctx.now.getTime(),
   });
   const setRecordCookie = () => {
-    if (!attempt.mintedBrowserId) return;
+    if (!attempt.newRecordCookie) return;
     ctx.resHeaders.append(
       'set-cookie',
-      signInCookie(attempt.mintedBrowserId, { secure: ctx.secure }),
+      signInCookie(attempt.newRecordCookie, { secure: ctx.secure }),
     );
   };
   if (attempt.retryAfterSeconds !== undefined) {
@@ -76,11 +75,10 @@ function checkOperatorCode(
     throw rateLimited({ limit: attempt.limit, retryAfterSeconds: attempt.retryAfterSeconds });
   }
   if (!operatorCodeMatches(given, ctx.operatorCode)) {
-    ctx.operatorCodeThrottle.failed(attempt, nowMs);
     setRecordCookie();
     throw new ApiError('operator_code_invalid');
   }
-  ctx.operatorCodeThrottle.succeeded(attempt);
+  await ctx.operatorCodeThrottle.succeeded(attempt);
   return { setRecordCookie };
 }
 
@@ -97,7 +95,7 @@ function checkOperatorCode(
  *
  * Shopper and API-key attempts count against the client address's allowance first (so
  * guessing a key is as slow as minting sessions); operator-code attempts against the
- * browser's own record of wrong codes (`OperatorCodeThrottle`), so nobody else's guesses lock
+ * browser's own record (`OperatorCodeThrottle`), so nobody else's guesses lock
  * the presenter out. Each session created counts against the tenant's ceiling; a refused start
  * sets no session cookie.
  */
@@ -129,7 +127,7 @@ export async function startSession({
     role = input.role ?? 'shopper';
     if (role === 'operator') {
       if (!ctx.operatorCode) throw new ApiError('demo_operator_login_disabled');
-      codeChecked = checkOperatorCode(ctx, input.operatorCode);
+      codeChecked = await checkOperatorCode(ctx, input.operatorCode);
     }
     [tenant] = await ctx.db
       .select({ id: tenants.id, name: tenants.name })
