@@ -7,12 +7,9 @@ import { integer, parseEnv } from '@once/env';
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { createGuardedFetchHandler, createPlainFetchHandler } from './fetch-routes.ts';
 import type { Transaction } from './payment-write.ts';
 import { createNodeIdempotencyHandler, createPowertoolsHandler } from './peer-routes.ts';
-import { createTrpcHandler } from './trpc-routes.ts';
-
-type FetchHandler = (request: Request) => Promise<Response>;
+import { createPaymentRoutes, type FetchHandler } from './routes.ts';
 
 const env = readEnv();
 const port = env.PORT;
@@ -21,18 +18,8 @@ const client = createDatabaseClient(requireDatabaseUrl(), {
   max: env.DB_POOL_MAX,
 });
 const idempotency = createIdempotency<Transaction>({ store: createDrizzleStore(client.db) });
-const routes = new Map<string, FetchHandler>([
-  ['/fetch/plain', createPlainFetchHandler(client.db)],
-  ['/fetch/floor', createPlainFetchHandler(client.db, 'durable')],
-  ['/fetch/floor-in-transaction', createPlainFetchHandler(client.db, 'in-transaction')],
-  ['/fetch/guarded', createGuardedFetchHandler(client.db, idempotency)],
-  ['/fetch/guarded-atomic', createGuardedFetchHandler(client.db, idempotency, 'atomic')],
-  [
-    '/fetch/guarded-atomic-always-read',
-    createGuardedFetchHandler(client.db, idempotency, 'atomic-always-read'),
-  ],
-]);
-const trpc = createTrpcHandler(client.db, idempotency);
+const paymentRoutes = createPaymentRoutes(client.db, idempotency);
+const routes = new Map<string, FetchHandler>();
 // The application's real router (checkout.pay and friends), for the end-to-end scenario.
 const api = createApiDependencies({ db: client.db, sessionSecret: 'once-bench-session-secret' });
 const appTrpc = (req: Request) =>
@@ -74,11 +61,9 @@ const server = http.createServer(async (req, res) => {
       ...(hasBody ? { body: Buffer.concat(chunks) } : {}),
     });
     const pathname = new URL(url).pathname;
-    const handler = pathname.startsWith('/trpc/')
-      ? trpc
-      : pathname.startsWith('/api/trpc/')
-        ? appTrpc
-        : routes.get(pathname);
+    const handler = pathname.startsWith('/api/trpc/')
+      ? appTrpc
+      : (paymentRoutes(pathname) ?? routes.get(pathname));
     const response = handler ? await handler(request) : new Response('not found', { status: 404 });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
