@@ -1,4 +1,12 @@
-import { bindHost, integer, parseEnv, required, text } from '@once/env';
+import {
+  bindHost,
+  directDatabaseUrl,
+  integer,
+  parseEnv,
+  poolMode,
+  required,
+  text,
+} from '@once/env';
 
 /** Stripe keeps an Idempotency-Key for 24 hours. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -18,6 +26,8 @@ const processorEnv = {
   PROCESSOR_DATABASE_URL: required(
     "PROCESSOR_DATABASE_URL is not set: point it at the processor's own database (`once_processor` in the demo cluster).",
   ),
+  PROCESSOR_DATABASE_POOL_MODE: poolMode(),
+  PROCESSOR_DATABASE_DIRECT_URL: text({ default: undefined }),
   PROCESSOR_WEBHOOK_URL: text({ default: 'http://127.0.0.1:3000/api/webhooks/processor' }),
   PROCESSOR_WEBHOOK_SECRET: required(
     "PROCESSOR_WEBHOOK_SECRET is not set: set the secret webhooks are signed with (the same value as the web app's; `npm run demo` sets one).",
@@ -59,6 +69,17 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv) {
     host: e.HOST,
     port: e.PORT,
     databaseUrl: e.PROCESSOR_DATABASE_URL,
+    databasePoolMode: e.PROCESSOR_DATABASE_POOL_MODE,
+    /** Migrations and the webhook deliverer's LISTEN. */
+    databaseDirectUrl: directDatabaseUrl(
+      {
+        url: e.PROCESSOR_DATABASE_URL,
+        poolMode: e.PROCESSOR_DATABASE_POOL_MODE,
+        directUrl: e.PROCESSOR_DATABASE_DIRECT_URL,
+      },
+      'PROCESSOR_',
+      "migrations and the webhook deliverer's LISTEN",
+    ),
     webhookUrl: e.PROCESSOR_WEBHOOK_URL,
     webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
     adminToken: e.PROCESSOR_ADMIN_TOKEN,

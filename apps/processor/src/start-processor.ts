@@ -26,18 +26,25 @@ export interface RunningProcessor {
  * serves on `host` (127.0.0.1 when a test leaves it out; port 0 picks a free port).
  */
 export async function startProcessor(
-  config: Omit<ProcessorConfig, 'host'> & { host?: string; log: (line: string) => void },
+  config: Omit<ProcessorConfig, 'host' | 'databasePoolMode' | 'databaseDirectUrl'> &
+    Partial<Pick<ProcessorConfig, 'host' | 'databasePoolMode' | 'databaseDirectUrl'>> & {
+      log: (line: string) => void;
+    },
 ): Promise<RunningProcessor> {
   const { log } = config;
   const host = config.host ?? '127.0.0.1';
   // A PostgreSQL restarting as the processor starts (57P03, a refused connection) is waited
   // out here; only a configuration error reaches the caller at once.
-  await untilDatabaseAnswers(() => runProcessorMigrations(config.databaseUrl), {
+  const { databasePoolMode: poolMode, databaseDirectUrl: directUrl = config.databaseUrl } = config;
+  await untilDatabaseAnswers(() => runProcessorMigrations(directUrl, poolMode), {
     log,
     what: 'migrations',
   });
-  const client = createProcessorDatabase(config.databaseUrl, (event, fields) =>
-    log(`${event} ${JSON.stringify(fields ?? {})}`),
+  const client = createProcessorDatabase(
+    config.databaseUrl,
+    (event, fields) => log(`${event} ${JSON.stringify(fields ?? {})}`),
+    // Through a transaction pooler a LISTEN would hear nothing: it goes to PostgreSQL itself.
+    { poolMode, listenUrl: poolMode === 'transaction' ? directUrl : undefined },
   );
   await untilDatabaseAnswers(() => seedAccounts(client.db), { log, what: 'seed' }).catch(
     async (error: unknown) => {

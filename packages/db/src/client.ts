@@ -1,7 +1,7 @@
 import {
   type CreateDatabaseClientOptions,
-  createReplaceableSql,
   openPostgresPool,
+  openReplaceablePool,
   type PoolLog,
 } from '@once/postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
@@ -29,20 +29,21 @@ export function createDatabaseClient(
 }
 
 export interface ReplaceableDatabaseClient extends DatabaseClient {
-  /** Swaps the pool for a fresh one; `db` and `sql` forward to it (see `createReplaceableSql`). */
+  /** Swaps the pool for a fresh one; `db` and `sql` forward to it (see `openReplaceablePool`). */
   replace(reason: string): void;
 }
 
 /**
  * `createDatabaseClient` (same timeouts) behind a pool that can be replaced after the
- * postgres.js 3.4.9 null-socket crash; long-lived servers (web, worker) use this.
+ * postgres.js 3.4.9 null-socket crash; long-lived servers (web, worker) use this. `listenUrl`:
+ * where LISTEN goes when `url` is a transaction pooler (see `openReplaceablePool`).
  */
 export function createReplaceableDatabaseClient(
   url: string,
-  options: CreateDatabaseClientOptions,
+  options: CreateDatabaseClientOptions & { listenUrl?: string },
   log: PoolLog,
 ): ReplaceableDatabaseClient {
-  const pool = createReplaceableSql(() => openPostgresPool(url, options), log);
+  const pool = openReplaceablePool(url, options, log);
   return {
     db: drizzle(pool.sql, { schema }),
     sql: pool.sql,

@@ -108,3 +108,21 @@ export function bindHost() {
       return raw;
     });
 }
+
+/**
+ * A database's pool mode (`DATABASE_POOL_MODE`): unset or `session`, each client connection
+ * is a server session; `transaction`, the URL is a transaction-mode pooler (PgBouncer).
+ */
+export function poolMode() {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx): 'session' | 'transaction' => {
+      if (!raw || raw === 'session') return 'session';
+      if (raw === 'transaction') return raw;
+      return refuse(
+        ctx,
+        `must be transaction (the URL is a transaction-mode pooler such as PgBouncer) or session, got ${JSON.stringify(raw)}`,
+      );
+    });
+}

@@ -1,5 +1,14 @@
 export { configuredHostNames, HOST_NOT_ALLOWED, hostAllowed } from './allowed-host.ts';
-export { bindHost, DEFAULT_BIND_HOST, integer, required, text, wholeNumber } from './env-fields.ts';
+export { directDatabaseUrl } from './direct-database-url.ts';
+export {
+  bindHost,
+  DEFAULT_BIND_HOST,
+  integer,
+  poolMode,
+  required,
+  text,
+  wholeNumber,
+} from './env-fields.ts';
 export { parseEnv } from './parse-env.ts';
 export {
   DEMO_API_KEY_VARIABLES,

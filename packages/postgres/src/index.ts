@@ -9,8 +9,8 @@ export * from './postgres-admin.ts';
 export * from './postgres-pool.ts';
 export * from './process-alive.ts';
 export {
-  createReplaceableSql,
   isPostgresNullSocketWrite,
+  openReplaceablePool,
   type PoolLog,
 } from './replaceable-pool.ts';
 export { retrySerializationFailures } from './serialization-retry.ts';

@@ -1,14 +1,33 @@
 import postgres from 'postgres';
 import { publishPoolNotice } from './pool-notices.ts';
 
+/**
+ * `session`: each client connection is a server session of its own (PostgreSQL itself, or a
+ * pooler in session mode). `transaction`: a transaction-mode pooler (PgBouncer), where nothing
+ * a session holds survives its transaction.
+ */
+export type PoolMode = 'session' | 'transaction';
+
+/** What every pool's connections run with: a hung query, a stuck lock or a transaction left open fails instead of holding a row. */
+export const SESSION_TIMEOUTS_MS = {
+  statement_timeout: 15_000,
+  lock_timeout: 5_000,
+  idle_in_transaction_session_timeout: 30_000,
+} as const;
+
 export interface CreateDatabaseClientOptions {
   /** Shown in pg_stat_activity, so an operator can tell web, worker and tests apart. */
   applicationName: string;
   /** Pool size. */
   max?: number;
-  /** Per-statement limit; a hung query must not hold a request forever. */
+  /** Overrides the per-statement limit (session mode only: see `poolMode`). */
   statementTimeoutMs?: number;
   lockTimeoutMs?: number;
+  /**
+   * `transaction`: no named prepared statements and no settings at connect (PgBouncer refuses
+   * them: 08P01); the timeouts come from the role (`applyMigrations` with `poolMode`).
+   */
+  poolMode?: PoolMode;
 }
 
 /**
@@ -25,17 +44,25 @@ export interface CreateDatabaseClientOptions {
  * const sql = openPostgresPool(url, { applicationName: 'once-processor' });
  */
 export function openPostgresPool(url: string, options: CreateDatabaseClientOptions): postgres.Sql {
+  const pooled = options.poolMode === 'transaction';
+  if (pooled && (options.statementTimeoutMs ?? options.lockTimeoutMs) !== undefined) {
+    throw new Error('a transaction-mode pool takes its timeouts from the role, not per pool');
+  }
   return postgres(url, {
     max: options.max ?? 10,
     onnotice: publishPoolNotice,
     connect_timeout: 10,
     idle_timeout: 60,
+    prepare: !pooled,
     connection: {
       application_name: options.applicationName,
-      statement_timeout: options.statementTimeoutMs ?? 15_000,
-      lock_timeout: options.lockTimeoutMs ?? 5_000,
-      // A transaction left open by a stalled process is ended by the server.
-      idle_in_transaction_session_timeout: 30_000,
+      ...(pooled
+        ? {}
+        : {
+            ...SESSION_TIMEOUTS_MS,
+            statement_timeout: options.statementTimeoutMs ?? SESSION_TIMEOUTS_MS.statement_timeout,
+            lock_timeout: options.lockTimeoutMs ?? SESSION_TIMEOUTS_MS.lock_timeout,
+          }),
     },
   });
 }

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { type CreateDatabaseClientOptions, openPostgresPool } from './postgres-pool.ts';
 import { isTransientDatabaseError } from './transient-error.ts';
 
 /** `event`, plus fields to log; the worker's logger has this shape. */
@@ -16,10 +17,17 @@ interface ReplaceableSql {
  * A postgres.js pool that can be swapped for a fresh one unnoticed by its holders: postgres.js
  * 3.4.9 can throw from a `setImmediate` when a backend dies mid-write (porsager/postgres#1154),
  * and that connection may never flush again. `replace()` destroys the old pool (its queries
- * reject with a transient error) and re-issues LISTENs on the new one.
+ * reject with a transient error) and re-issues LISTENs on the new one. `openListener`, when
+ * given, is where LISTEN goes instead (a direct connection when `open` is a transaction
+ * pooler, which would not deliver the notifications); it is replaced with the pool.
  */
-export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): ReplaceableSql {
+export function createReplaceableSql(
+  open: () => postgres.Sql,
+  log: PoolLog,
+  openListener?: () => postgres.Sql,
+): ReplaceableSql {
   let current = open();
+  let listening = openListener?.();
   let closed = false;
   const listeners: {
     channel: string;
@@ -34,7 +42,7 @@ export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): Re
     onListen?: () => void,
   ) => {
     const entry: (typeof listeners)[number] = { channel, onNotify, onListen };
-    entry.meta = await current.listen(channel, onNotify, onListen);
+    entry.meta = await (listening ?? current).listen(channel, onNotify, onListen);
     listeners.push(entry);
     return {
       state: entry.meta.state,
@@ -61,7 +69,9 @@ export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): Re
       if (closed) return;
       log('db.pool_replaced', { reason });
       const old = current;
+      const oldListening = listening;
       current = open();
+      listening = openListener?.();
       // Drizzle patches the parsers/serializers of its client: without them the new pool would
       // JSON-encode jsonb values a second time.
       Object.assign(current.options.parsers, old.options.parsers);
@@ -69,11 +79,12 @@ export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): Re
       try {
         // Destroys its sockets now: queries in flight reject and their callers retry.
         void old.end({ timeout: 0 }).catch(() => {});
+        void oldListening?.end({ timeout: 0 }).catch(() => {});
       } catch (error) {
         log('db.pool_end_failed', { error: String(error) });
       }
       for (const entry of listeners) {
-        current.listen(entry.channel, entry.onNotify, entry.onListen).then(
+        (listening ?? current).listen(entry.channel, entry.onNotify, entry.onListen).then(
           (meta) => {
             entry.meta = meta;
           },
@@ -85,7 +96,7 @@ export function createReplaceableSql(open: () => postgres.Sql, log: PoolLog): Re
     async close() {
       closed = true;
       // Short: a connection broken by the driver bug never answers, and exit must stay < 5 s.
-      await current.end({ timeout: 1 });
+      await Promise.all([current.end({ timeout: 1 }), listening?.end({ timeout: 1 })]);
     },
   };
 }
@@ -110,5 +121,24 @@ export function isDiscardedDriverConnectionError(reason: unknown): boolean {
     reason instanceof Error &&
     (reason as { cause?: unknown }).cause === undefined &&
     isTransientDatabaseError(reason)
+  );
+}
+
+/**
+ * `createReplaceableSql` over `openPostgresPool`: what web, worker and processor hold. With
+ * `listenUrl` (a direct server connection), LISTEN opens its session there.
+ */
+export function openReplaceablePool(
+  url: string,
+  options: CreateDatabaseClientOptions & { listenUrl?: string },
+  log: PoolLog,
+): ReplaceableSql {
+  const { listenUrl, ...poolOptions } = options;
+  return createReplaceableSql(
+    () => openPostgresPool(url, poolOptions),
+    log,
+    listenUrl
+      ? () => openPostgresPool(listenUrl, { applicationName: options.applicationName, max: 1 })
+      : undefined,
   );
 }

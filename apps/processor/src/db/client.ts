@@ -1,4 +1,4 @@
-import { createReplaceableSql, openPostgresPool, type PoolLog } from '@once/postgres';
+import { openReplaceablePool, type PoolLog, type PoolMode } from '@once/postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import * as schema from './schema/index.ts';
@@ -11,19 +11,23 @@ export interface ProcessorDatabaseClient {
   db: ProcessorDatabase;
   sql: postgres.Sql;
   /**
-   * Swaps in a fresh pool (after the postgres.js null-socket crash, see `createReplaceableSql`);
+   * Swaps in a fresh pool (after the postgres.js null-socket crash, see `openReplaceablePool`);
    * `db` and `sql` keep working, they forward to the new one.
    */
   replace(reason: string): void;
   close(): Promise<void>;
 }
 
-/** The processor's own database, on pools whose timeouts fail a stuck request instead of hanging it. */
-export function createProcessorDatabase(url: string, log: PoolLog): ProcessorDatabaseClient {
-  const pool = createReplaceableSql(
-    () => openPostgresPool(url, { applicationName: 'once-processor' }),
-    log,
-  );
+/**
+ * The processor's own database, on pools whose timeouts fail a stuck request instead of
+ * hanging it; `listenUrl` when `url` is a transaction pooler (see `openReplaceablePool`).
+ */
+export function createProcessorDatabase(
+  url: string,
+  log: PoolLog,
+  pooler: { poolMode?: PoolMode; listenUrl?: string } = {},
+): ProcessorDatabaseClient {
+  const pool = openReplaceablePool(url, { applicationName: 'once-processor', ...pooler }, log);
   const db = drizzle(pool.sql, { schema });
   return { db, sql: pool.sql, replace: pool.replace, close: pool.close };
 }

@@ -53,10 +53,13 @@ export async function startWebRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<WebRuntime> {
   const config = readWebEnvOrSay(env);
-  await runMigrations(config.databaseUrl, findMigrationsFolder(env));
+  await runMigrations(config.databaseDirectUrl, {
+    folder: findMigrationsFolder(env),
+    poolMode: config.databasePoolMode,
+  });
   const client = createReplaceableDatabaseClient(
     config.databaseUrl,
-    { applicationName: 'once-web', max: 20 },
+    { applicationName: 'once-web', max: 20, poolMode: config.databasePoolMode },
     (event, fields) => console.log(`web: ${event} ${JSON.stringify(fields ?? {})}`),
   );
   replacePoolOnDriverCrash(client);

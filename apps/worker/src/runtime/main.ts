@@ -44,17 +44,26 @@ process.on('SIGTERM', () => onStopSignal('SIGTERM'));
 process.on('SIGINT', () => onStopSignal('SIGINT'));
 
 // Retried: in the demo the worker may start before PostgreSQL accepts connections.
-await withDatabaseRetry(() => runMigrations(config.databaseUrl), {
-  log,
-  what: 'migrations',
-  attempts: 20,
-  baseDelayMs: 250,
-});
+await withDatabaseRetry(
+  () => runMigrations(config.databaseDirectUrl, { poolMode: config.databasePoolMode }),
+  {
+    log,
+    what: 'migrations',
+    attempts: 20,
+    baseDelayMs: 250,
+  },
+);
 
 // Replaceable: swapped after the postgres.js 3.4.9 null-socket crash (see installDatabaseCrashPolicy below).
 const database = createReplaceableDatabaseClient(
   config.databaseUrl,
-  { applicationName: `once-worker ${config.workerId}`, max: config.concurrency + 4 },
+  {
+    applicationName: `once-worker ${config.workerId}`,
+    max: config.concurrency + 4,
+    poolMode: config.databasePoolMode,
+    // Through a transaction pooler a LISTEN would hear nothing: it goes to PostgreSQL itself.
+    listenUrl: config.databasePoolMode === 'transaction' ? config.databaseDirectUrl : undefined,
+  },
   log,
 );
 const onDatabaseHang = () => database.replace('a transaction hung client-side');
