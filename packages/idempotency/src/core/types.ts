@@ -174,6 +174,16 @@ export interface InsertCompletedInput extends KeyIdentity {
  */
 export type InsertCompletedResult = 'inserted' | 'conflict' | 'lock_timeout';
 
+/** Input of the completer's takeover (`IdempotencyStore.claimResumable`). */
+export interface ClaimResumableInput {
+  operation: string;
+  /** The completer attempt's new owner token. */
+  ownerToken: string;
+  leaseMs: number;
+  /** Only leases ended at least this long ago. */
+  graceMs: number;
+}
+
 /** Result of a holder-only write: done, or the owner token no longer matches. */
 export type HolderWriteResult = 'ok' | 'lost';
 
@@ -212,6 +222,17 @@ export interface IdempotencyStore<TTx> {
   markUnknown(id: KeyIdentity, ownerToken: string): Promise<HolderWriteResult | 'finished'>;
   /** Whether this holder's completion is committed (after a completion inside the caller's tx). */
   isCompletedBy(id: KeyIdentity, ownerToken: string): Promise<boolean>;
+  /**
+   * The completer's takeover: ONE key of `operation` left at a recovery point past its lease
+   * (`in_progress`, a phase committed, policy `resume`, lease ended `graceMs` ago or more), now
+   * held by `ownerToken` for `leaseMs` as a retry's takeover would hold it (recovery point,
+   * data and fingerprint kept); undefined when there is none. Two concurrent claims never get
+   * the same key, and the old holder's writes are refused from then on. Optional: a store
+   * without it cannot run a completer.
+   */
+  claimResumable?(
+    input: ClaimResumableInput,
+  ): Promise<{ id: KeyIdentity; record: KeyRecord } | undefined>;
   /** Atomic mode: one read-only primary-key lookup (no write, no commit). */
   lookup(id: KeyIdentity): Promise<KeyLookup | undefined>;
   /** Atomic mode: insert the key already completed, inside the caller's transaction. */
@@ -263,6 +284,7 @@ export type IdempotencyEventType =
   | 'reaped'
   | 'rate_limited'
   | 'swept'
+  | 'resumed'
   | 'waited'
   | 'operator_released'
   | 'operator_evicted';
@@ -270,7 +292,7 @@ export type IdempotencyEventType =
 /**
  * One observable thing that happened. `durationMs` is set on `store_error`, on events that
  * end a reservation or a handler, and on `waited` (how long a duplicate waited, whatever it
- * got then); `count` on `reaped`/`swept`.
+ * got then); `count` on `reaped`/`swept`/`resumed` (keys a completer's pass completed).
  */
 export interface IdempotencyEvent {
   type: IdempotencyEventType;

@@ -2,6 +2,7 @@
 // passes, and the recovery point a fresh key starts at. Types only, plus that one constant;
 // the contract tests that check a store keeps the port's promises are in `./store/contract`.
 export {
+  type ClaimResumableInput,
   type HolderWriteResult,
   type IdempotencyStore,
   INITIAL_RECOVERY_POINT,

@@ -590,6 +590,81 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'claimResumable (optional): only an expired lease with a committed phase under resume is claimed, as a takeover; its old holder is fenced off',
+    async run(store, s) {
+      if (!store.claimResumable) return;
+      const operation = s.tenant('completer');
+      const committed = async (name: string, overrides: Partial<ReserveInput>) => {
+        const input = await held(
+          store,
+          s.input({ operation, key: s.key(name), ...overrides }),
+          name,
+        );
+        const data = { rideId: name };
+        assert.equal(
+          await store.advance(undefined, identity(input), input.ownerToken, 'charged', data),
+          'ok',
+        );
+        return input;
+      };
+      await committed('live', {});
+      await committed('parks-unknown', { leaseMs: 0, onExpiredLease: 'unknown' });
+      await held(
+        store,
+        s.input({ operation, key: s.key('nothing-committed'), leaseMs: 0 }),
+        'fresh',
+      );
+      const old = await committed('left', { leaseMs: 0 });
+      const claim = (ownerToken: string, graceMs = 0) =>
+        store.claimResumable?.({ operation, ownerToken, leaseMs: LIVE_LEASE_MS, graceMs });
+      assert.equal(await claim(s.token(), KEEP_MS), undefined, 'a lease not ended graceMs ago');
+      const token = s.token();
+      const claimed = await claim(token);
+      assert.deepEqual(claimed?.id, identity(old), 'the one key left for resumption');
+      assert.equal(claimed?.record.ownerToken, token);
+      assert.equal(claimed?.record.recoveryPoint, 'charged');
+      assert.deepEqual(claimed?.record.recoveryData, { rideId: 'left' });
+      assert.equal(claimed?.record.fingerprint, old.fingerprint);
+      assert.ok(claimed && (claimed.record.lockedUntil ?? 0) > claimed.record.now, 'a live lease');
+      assert.equal(await claim(s.token()), undefined, 'nothing else is left for resumption');
+      for (const [write, result] of await holderWrites(store, identity(old), old.ownerToken))
+        assert.equal(result, 'lost', `${write} by the holder the completer took the key from`);
+      assert.equal(existing(await store.reserve(old), 'a retry').record.ownerToken, token);
+      assert.equal(await completeAs(store, { ...old, ownerToken: token }), 'ok');
+      assert.deepEqual(existing(await store.reserve(old), 'after').record.response, RESPONSE);
+    },
+  },
+  {
+    name: 'claimResumable (optional): concurrent claims take each key once',
+    async run(store, s) {
+      if (!store.claimResumable) return;
+      const operation = s.tenant('completers');
+      for (const name of ['a', 'b', 'c']) {
+        const input = await held(store, s.input({ operation, key: s.key(name), leaseMs: 0 }), name);
+        assert.equal(
+          await store.advance(undefined, identity(input), input.ownerToken, 'charged', null),
+          'ok',
+        );
+      }
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          store.claimResumable?.({
+            operation,
+            ownerToken: s.token(),
+            leaseMs: LIVE_LEASE_MS,
+            graceMs: 0,
+          }),
+        ),
+      );
+      const keys = claims.flatMap((c) => (c ? [c.id.key] : [])).sort();
+      assert.deepEqual(
+        keys,
+        ['a', 'b', 'c'].map((name) => s.key(name)),
+        'each key claimed once',
+      );
+    },
+  },
+  {
     name: 'giveBackNewKey (optional): a count given back frees its place, never below zero',
     async run(store, s) {
       if (!store.giveBackNewKey) return;

@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import {
   INITIAL_RECOVERY_POINT,
   identity,
@@ -146,9 +146,13 @@ export function sweepable(k: string, graceMs: number): SQL {
     and (${nothingCommitted(k)} or ${col(k, 'on_expired_lease')} = ${EXPIRED_LEASE_POLICY.unknown})`;
 }
 
-/** Expired leases the sweeper leaves alone: committed phases under the `resume` policy. */
-export function leftForResume(k: string, graceMs: number): SQL {
-  return sql`${isExpiredLease(k, sql`now() - ${msInterval(graceMs)}`)} and not ${nothingCommitted(k)}`;
+/**
+ * Expired leases the sweeper leaves alone, which the completer takes over: committed phases
+ * under the `resume` policy. `graceMs` is a number or a `sql.placeholder`.
+ */
+export function leftForResume(k: string, graceMs: number | SQLWrapper): SQL {
+  return sql`${isExpiredLease(k, sql`now() - ${msInterval(graceMs)}`)} and not ${nothingCommitted(k)}
+    and ${col(k, 'on_expired_lease')} = ${EXPIRED_LEASE_POLICY.resume}`;
 }
 
 /** What the reaper deletes: terminal rows (`completed`, `released`) past their retention. */

@@ -8,6 +8,7 @@ import type {
 } from '../../core/types.ts';
 import { type AnswerEncryption, answerCodec } from './answer-codec.ts';
 import { insertCompletedKey, lookupKey } from './atomic-key.ts';
+import { claimResumable } from './claim-resumable.ts';
 import type { AnyPgDatabase, TransactionOf } from './drizzle-types.ts';
 import { msInterval } from './interval-sql.ts';
 import { RESPONSE_BODY } from './key-record-sql.ts';
@@ -158,6 +159,8 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
     markUnknown: (id, ownerToken) => holderWriteOrFinished(markUnknownStatement, id, ownerToken),
 
     isCompletedBy,
+
+    claimResumable: (input) => claimResumable(db, input, codec),
 
     lookup: (id) => lookupKey(db, id, codec),
 
