@@ -1,3 +1,4 @@
+import { type PgBouncer, startPgBouncer } from '@once/postgres/testing';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -10,7 +11,6 @@ import { isIdempotencyError } from '../core/errors.ts';
 import type { Execution } from '../core/execution.ts';
 import { storeContractCases } from '../store/contract/store-contract.ts';
 import { createDrizzleStore } from '../store/drizzle/store.ts';
-import { type PgBouncer, startPgBouncer } from '../testing/pgbouncer.ts';
 import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,

@@ -1,1 +1,2 @@
+export * from './pgbouncer.ts';
 export * from './test-database.ts';

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { accepts, freePort } from './ports.ts';
+import { findFreePort, isPortFree } from '../postgres-admin.ts';
 
 /** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18 on bookworm). */
 const PGBOUNCER = '/usr/sbin/pgbouncer';
@@ -39,7 +39,7 @@ export async function startPgBouncer(
   const server = new URL(adminUrl);
   const user = decodeURIComponent(server.username);
   const password = decodeURIComponent(server.password);
-  const port = await freePort();
+  const port = await findFreePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'once-pgbouncer-'));
   const ini = path.join(dir, 'pgbouncer.ini');
   const authFile = path.join(dir, 'users.txt');
@@ -83,7 +83,7 @@ export async function startPgBouncer(
       output += chunk;
     });
     const deadline = Date.now() + 10_000;
-    while (!(await accepts(port))) {
+    while (await isPortFree(port)) {
       if (started.exitCode !== null || Date.now() > deadline) {
         started.kill('SIGKILL');
         throw new Error(`pgbouncer did not start (exit ${started.exitCode}):\n${output}`);
