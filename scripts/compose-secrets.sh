@@ -26,7 +26,7 @@ random_hex() {
 
 umask 077
 touch "$env_file"
-for name in SESSION_SECRET PROCESSOR_WEBHOOK_SECRET PROCESSOR_ADMIN_TOKEN \
+for name in SESSION_SECRET PROCESSOR_WEBHOOK_SECRET PROCESSOR_ADMIN_TOKEN ONCE_ANSWER_KEY \
   ONCE_DEMO_API_KEY_TENANT_A ONCE_DEMO_API_KEY_TENANT_B POSTGRES_PASSWORD; do
   if grep -q "^${name}=." "$env_file"; then
     echo "compose-secrets: kept ${name} (already in ${env_file})"

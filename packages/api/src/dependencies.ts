@@ -5,7 +5,7 @@ import {
   type Idempotency,
   type IdempotencyEvent,
 } from '@once/idempotency';
-import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { type AnswerEncryption, createDrizzleStore } from '@once/idempotency/drizzle';
 import { createKeyOperator, type KeyOperator } from '@once/idempotency/drizzle/operator';
 import { subscribePoolNotices } from '@once/postgres';
 import { DEFAULT_CHECKOUT_KEY_TTL_MS, readApiEnv } from './api-env.ts';
@@ -94,6 +94,8 @@ export function createApiDependencies(options: {
   /** Default the `ONCE_SESSION_STARTS_*` limits from `env`; neither: no limit. */
   sessionStartLimits?: SessionStartLimits;
   onIdempotencyEvent?: (event: IdempotencyEvent) => void;
+  /** Stored idempotent answers are encrypted with it (the web's ONCE_ANSWER_KEY); unset: in clear. */
+  answerEncryption?: AnswerEncryption;
   env?: Record<string, string | undefined>;
   maxNewKeysPerMinute?: number;
   /** The new-key allowance's window, ms (default one minute); burst tests widen it. */
@@ -122,7 +124,7 @@ export function createApiDependencies(options: {
   return {
     db: options.db,
     idempotencyEngine: createIdempotency({
-      store: createDrizzleStore(options.db),
+      store: createDrizzleStore(options.db, { encryption: options.answerEncryption }),
       operations: apiIdempotencyPoliciesFor(checkoutKeyTtlMs),
       unreplicatedCommits: commitNotices.unreplicatedCommits,
       // Counts NEW keys only (replays and retries of a known key are never limited), per
@@ -132,7 +134,10 @@ export function createApiDependencies(options: {
         : {}),
       ...onEvent,
     }),
-    keyOperator: createKeyOperator(options.db, onEvent),
+    keyOperator: createKeyOperator(options.db, {
+      ...onEvent,
+      encryption: options.answerEncryption,
+    }),
     sessionSecret: options.sessionSecret,
     sessionTenants: new SessionTenants(options.db, clock),
     operatorSessions: new OperatorSessions(options.db, clock),

@@ -12,6 +12,8 @@ const PROCESS_SECRET_VARIABLES = [
   'PROCESSOR_WEBHOOK_SECRET',
   /** Opens the processor's admin API: its ledger and its fault switches (web, processor). */
   'PROCESSOR_ADMIN_TOKEN',
+  /** AES-256 key of the stored idempotent answers (web): 64 hex characters, 256 bits. */
+  'ONCE_ANSWER_KEY',
 ] as const;
 
 /**
@@ -77,5 +79,6 @@ export function generateSecrets(): Record<ProcessSecretVariable, string> {
     SESSION_SECRET: fresh(),
     PROCESSOR_WEBHOOK_SECRET: `whsec_${fresh()}`,
     PROCESSOR_ADMIN_TOKEN: fresh(),
+    ONCE_ANSWER_KEY: fresh(),
   };
 }

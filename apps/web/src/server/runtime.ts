@@ -73,6 +73,7 @@ export async function startWebRuntime(
       db: client.db,
       sessionSecret: config.sessionSecret,
       allowDemoLogin: config.allowDemoLogin,
+      answerEncryption: config.answerEncryption,
       // ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE, PROCESSOR_URL, PROCESSOR_ADMIN_TOKEN.
       env,
     }),
