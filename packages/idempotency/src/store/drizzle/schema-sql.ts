@@ -35,6 +35,7 @@ CREATE TABLE "idempotency_keys" (
 	"recovery_point" text DEFAULT 'started' NOT NULL,
 	"recovery_data" jsonb,
 	"on_expired_lease" text DEFAULT 'resume' NOT NULL,
+	"tombstone_ms" integer DEFAULT 0 NOT NULL,
 	"acquired_via" text DEFAULT 'insert' NOT NULL,
 	"response_status" integer,
 	"response_headers" jsonb,
@@ -46,8 +47,9 @@ CREATE TABLE "idempotency_keys" (
 	"completed_at" timestamp with time zone,
 	"expires_at" timestamp with time zone NOT NULL,
 	CONSTRAINT "idempotency_keys_pkey" PRIMARY KEY("tenant_id","operation","key"),
-	CONSTRAINT "idempotency_keys_state_check" CHECK ("idempotency_keys"."state" in ('in_progress', 'completed', 'released', 'unknown')),
+	CONSTRAINT "idempotency_keys_state_check" CHECK ("idempotency_keys"."state" in ('in_progress', 'completed', 'released', 'unknown', 'expired')),
 	CONSTRAINT "idempotency_keys_policy_check" CHECK ("idempotency_keys"."on_expired_lease" in ('resume', 'unknown')),
+	CONSTRAINT "idempotency_keys_tombstone_check" CHECK ("idempotency_keys"."tombstone_ms" >= 0),
 	CONSTRAINT "idempotency_keys_lease_check" CHECK ("idempotency_keys"."state" <> 'in_progress' or ("idempotency_keys"."owner_token" is not null and "idempotency_keys"."locked_until" is not null)),
 	CONSTRAINT "idempotency_keys_response_check" CHECK ("idempotency_keys"."state" <> 'completed' or "idempotency_keys"."response_status" is not null)
 );
@@ -62,7 +64,7 @@ CREATE TABLE "idempotency_rate_limits" (
 );
 --> statement-breakpoint
 CREATE INDEX "idempotency_key_audit_key_idx" ON "idempotency_key_audit" USING btree ("tenant_id","operation","key");--> statement-breakpoint
-CREATE INDEX "idempotency_keys_reapable_idx" ON "idempotency_keys" USING btree ("expires_at") WHERE "idempotency_keys"."state" in ('completed', 'released');--> statement-breakpoint
+CREATE INDEX "idempotency_keys_reapable_idx" ON "idempotency_keys" USING btree ("expires_at") WHERE "idempotency_keys"."state" in ('completed', 'released', 'expired');--> statement-breakpoint
 CREATE INDEX "idempotency_keys_leases_idx" ON "idempotency_keys" USING btree ("locked_until") WHERE "idempotency_keys"."state" = 'in_progress';--> statement-breakpoint
 CREATE INDEX "idempotency_rate_limits_window_end_idx" ON "idempotency_rate_limits" USING btree ("window_end");
 `;

@@ -35,6 +35,11 @@ export const idempotencyKeys = pgTable(
     recoveryData: jsonb('recovery_data'),
     /** Policy captured at reservation, so the sweeper needs no per-operation configuration. */
     onExpiredLease: text('on_expired_lease').notNull().default('resume'),
+    /**
+     * Policy captured at reservation (`tombstoneMs`): how long past `expires_at` a completed key
+     * is kept as a tombstone (`expired`: fingerprint and status, no answer) that refuses retries.
+     */
+    tombstoneMs: integer('tombstone_ms').notNull().default(0),
     /** How the current holder got the key: insert, released, expired_lease, expired_response. */
     acquiredVia: text('acquired_via').notNull().default('insert'),
     responseStatus: integer('response_status'),
@@ -53,14 +58,15 @@ export const idempotencyKeys = pgTable(
     // The reaper scans only terminal rows by expiry; the partial index keeps that scan tiny.
     index('idempotency_keys_reapable_idx')
       .on(t.expiresAt)
-      .where(sql`${t.state} in ('completed', 'released')`),
+      .where(sql`${t.state} in ('completed', 'released', 'expired')`),
     // The sweeper scans only live leases by expiry.
     index('idempotency_keys_leases_idx').on(t.lockedUntil).where(sql`${t.state} = 'in_progress'`),
     check(
       'idempotency_keys_state_check',
-      sql`${t.state} in ('in_progress', 'completed', 'released', 'unknown')`,
+      sql`${t.state} in ('in_progress', 'completed', 'released', 'unknown', 'expired')`,
     ),
     check('idempotency_keys_policy_check', sql`${t.onExpiredLease} in ('resume', 'unknown')`),
+    check('idempotency_keys_tombstone_check', sql`${t.tombstoneMs} >= 0`),
     check(
       'idempotency_keys_lease_check',
       sql`${t.state} <> 'in_progress' or (${t.ownerToken} is not null and ${t.lockedUntil} is not null)`,
