@@ -1,6 +1,11 @@
 // The root entry: what an application needs to guard an operation. Adapters, the Postgres
 // store, the store author's types and the store contract live in their own entry points.
 
+export {
+  type CompleterOptions,
+  type CompleterPass,
+  createCompleter,
+} from './completer/completer.ts';
 export { createCommitNoticeWatch } from './core/commit-outcome.ts';
 export { createIdempotency, type Idempotency } from './core/engine.ts';
 export {
@@ -13,7 +18,7 @@ export {
   type IdempotencyErrorCode,
   isIdempotencyError,
 } from './core/errors.ts';
-export type { Execution } from './core/execution.ts';
+export type { Execution, Phase } from './core/execution.ts';
 export { computeFingerprint } from './core/fingerprint.ts';
 export {
   IDEMPOTENCY_KEY_HEADER,

@@ -5,9 +5,14 @@ import {
   type ExecuteRequest,
   type IdempotencyOptions,
 } from './engine-context.ts';
-import { type AtomicExecution, type Execution, PassthroughExecution } from './execution.ts';
+import {
+  type AtomicExecution,
+  type Execution,
+  PassthroughExecution,
+  type Phase,
+} from './execution.ts';
 import { sha256Hex } from './fingerprint.ts';
-import { createLeasedEngine } from './leased-engine.ts';
+import { createLeasedEngine, type ResumedKey } from './leased-engine.ts';
 import type { OperationPolicy, StoredResponse } from './types.ts';
 import { assertWaitForResult } from './wait-for-result.ts';
 
@@ -38,6 +43,16 @@ export interface Idempotency<TTx> {
   ): Promise<ExecuteOutcome>;
   /** An inactive execution for a request without a key that may run unguarded. */
   passthrough(request: { tenantId: string; operation: string }): Execution<TTx>;
+  /**
+   * The completer's step (`createCompleter` runs it): take over one key of `operation` left
+   * at a recovery point at least `graceMs` past its lease, as a retry would, and run `phases`
+   * from there to the response. Undefined when no such key is left.
+   */
+  resumeOne(
+    operation: string,
+    phases: Record<string, Phase<TTx>>,
+    graceMs: number,
+  ): Promise<ResumedKey | undefined>;
 }
 
 /**
@@ -67,13 +82,14 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
   for (const [name, policy] of Object.entries(options.operations ?? {}))
     assertWaitForResult(policy.waitForResult, name);
   const context = createEngineContext(options);
-  const executeLeased = createLeasedEngine(context);
+  const leased = createLeasedEngine(context);
   const executeAtomic = createAtomicEngine(context);
 
   function policyFor(operation: string, override?: OperationPolicy): Required<OperationPolicy> {
     const merged = { ...options.defaults, ...options.operations?.[operation], ...override };
     return {
       ttlMs: merged.ttlMs ?? DAY_MS,
+      tombstoneMs: merged.tombstoneMs ?? 0,
       leaseMs: merged.leaseMs ?? 30_000,
       onExpiredLease: merged.onExpiredLease ?? 'resume',
       heartbeat: merged.heartbeat ?? true,
@@ -98,13 +114,21 @@ export function createIdempotency<TTx>(options: IdempotencyOptions<TTx>): Idempo
     const scoped = scopedToPrincipal(request, policy);
     // The atomic execution is an `Execution` whose phase methods refuse (`AtomicKeyExecution`).
     if (policy.mode === 'atomic') return executeAtomic(scoped, policy, handler);
-    return executeLeased(scoped, policy, handler);
+    return leased.execute(scoped, policy, handler);
   }
 
   return {
     execute,
     passthrough: ({ tenantId, operation }) =>
       new PassthroughExecution<TTx>(store, tenantId, operation),
+    resumeOne(operation, phases, graceMs) {
+      const policy = policyFor(operation);
+      if (policy.mode === 'atomic')
+        return Promise.reject(
+          new Error(`${operation} runs in atomic mode: it has no phases to resume`),
+        );
+      return leased.resume(operation, policy, phases, graceMs);
+    },
   };
 }
 

@@ -9,7 +9,7 @@ import {
   waitingFor,
 } from './engine-context.ts';
 import { IdempotencyError, isIdempotencyError, LeaseLostError } from './errors.ts';
-import { type Execution, HeldExecution } from './execution.ts';
+import { type Execution, HeldExecution, type Phase } from './execution.ts';
 import { createHeartbeatScheduler } from './heartbeat.ts';
 import { createPrecheckAdvisor } from './precheck-advisor.ts';
 import { assertStorable } from './response-size.ts';
@@ -20,6 +20,11 @@ import {
   type ReserveResult,
   type StoredResponse,
 } from './types.ts';
+
+/** What the completer did with one key it took over: completed it, or why not. */
+export type ResumedKey =
+  | { id: KeyIdentity; response: StoredResponse; error?: undefined }
+  | { id: KeyIdentity; error: unknown };
 
 /**
  * Leased mode, the default: the key is reserved (committed) before the handler runs and held
@@ -51,6 +56,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
           ownerToken,
           leaseMs: policy.leaseMs,
           ttlMs: policy.ttlMs,
+          tombstoneMs: policy.tombstoneMs,
           onExpiredLease: policy.onExpiredLease,
           principal: request.principal ?? '',
           rateLimit: policy.rateLimited ? context.rateLimit : undefined,
@@ -65,7 +71,7 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     );
   }
 
-  return async function executeLeased(
+  async function executeLeased(
     request: ExecuteRequest,
     policy: Required<OperationPolicy>,
     handler: (exec: Execution<TTx>) => Promise<StoredResponse>,
@@ -108,7 +114,53 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       // Whatever the key settled to, duplicates waiting in this process read it now.
       context.wakeups.wake(id);
     }
-  };
+  }
+
+  /**
+   * The completer's attempt (`createCompleter`): take over ONE key of `operation` left at a
+   * recovery point past its lease (`store.claimResumable`) and run its remaining `phases` as
+   * the retry resuming it would (same heartbeat, fencing, failure policy and events).
+   * Undefined when no key is left; otherwise the key and its response, or why it stopped.
+   */
+  async function resumeOne(
+    operation: string,
+    policy: Required<OperationPolicy>,
+    phases: Record<string, Phase<TTx>>,
+    graceMs: number,
+  ): Promise<ResumedKey | undefined> {
+    const claimResumable = store.claimResumable?.bind(store);
+    if (!claimResumable) throw new Error('This store cannot claim keys for a completer');
+    const ownerToken = randomUUID();
+    const { leaseMs } = policy;
+    const claimed = await callStore(
+      'claimResumable',
+      { tenantId: '', operation, key: '' },
+      () => claimResumable({ operation, ownerToken, leaseMs, graceMs }),
+      // Claimed after we gave up on it: hand it back at once rather than at the end of its lease.
+      { onLateSuccess: (late) => late && store.endLease(late.id, ownerToken).catch(() => {}) },
+    );
+    if (!claimed) return undefined;
+    const { id, record } = claimed;
+    const reservation = { kind: 'acquired', record, created: false, takenOver: true } as const;
+    try {
+      const outcome = await runHeld(
+        id,
+        policy,
+        (exec) => exec.runPhases(phases),
+        reservation,
+        ownerToken,
+      );
+      if (outcome.kind === 'executed' && outcome.response.status < 500)
+        return { id, response: outcome.response };
+      return { id, error: new Error(`The phases of ${operation} answered a server error`) };
+    } catch (error) {
+      return { id, error };
+    } finally {
+      context.wakeups.wake(id);
+    }
+  }
+
+  return { execute: executeLeased, resume: resumeOne };
 
   async function runHeld(
     id: KeyIdentity,

@@ -46,7 +46,7 @@ const TIMED_SPANS: Partial<Record<IdempotencyEventType, string>> = {
  * - metrics: `idempotency.events` (counter; `idempotency.event`, `idempotency.operation`),
  *   `idempotency.handler.duration`, `idempotency.wait.duration`,
  *   `idempotency.store_error.duration` (histograms, seconds; `idempotency.operation`),
- *   `idempotency.maintenance.rows` (counter; `idempotency.job`: reaped, swept);
+ *   `idempotency.maintenance.rows` (counter; `idempotency.job`: reaped, swept, resumed);
  * - spans: `idempotency.handler` (a completed handler), `idempotency.wait` (a duplicate
  *   waiting for the first request's result) and `idempotency.store_error` (status ERROR,
  *   `error.type` and `idempotency.store.call`), each started `durationMs` before the event, as
@@ -100,7 +100,7 @@ export function createOpenTelemetryObserver(
     const metricAttributes: Attributes = { 'idempotency.event': event.type };
     if (operation !== undefined) metricAttributes['idempotency.operation'] = operation;
     events.add(1, metricAttributes);
-    if (event.type === 'reaped' || event.type === 'swept') {
+    if (event.type === 'reaped' || event.type === 'swept' || event.type === 'resumed') {
       maintenanceRows.add(event.count ?? 0, { 'idempotency.job': event.type });
     }
 

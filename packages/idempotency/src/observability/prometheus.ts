@@ -8,7 +8,7 @@ import { type IdempotencyObserver, observerOf } from './observer.ts';
  * - `<prefix>handler_duration_seconds{operation}`: handler time of completed executions;
  * - `<prefix>store_error_duration_seconds{operation}`: how long failing store calls took;
  * - `<prefix>wait_duration_seconds{operation}`: how long duplicates waited (`waitForResult`);
- * - `<prefix>maintenance_rows_total{job}`: rows reaped / swept.
+ * - `<prefix>maintenance_rows_total{job}`: rows reaped / swept / resumed (completed by a completer).
  *
  * @example
  * const registry = new Registry();
@@ -51,7 +51,7 @@ export function createPrometheusObserver(options: {
   });
   const maintenanceRows = new Counter({
     name: `${prefix}maintenance_rows_total`,
-    help: 'Rows deleted by the reaper or settled by the lease sweeper',
+    help: 'Rows deleted by the reaper, settled by the lease sweeper or completed by a completer',
     labelNames: ['job'] as const,
     registers,
   });
@@ -65,7 +65,7 @@ export function createPrometheusObserver(options: {
       storeErrorDuration.observe({ operation }, event.durationMs / 1000);
     } else if (event.type === 'waited' && event.durationMs !== undefined) {
       waitDuration.observe({ operation }, event.durationMs / 1000);
-    } else if (event.type === 'reaped' || event.type === 'swept') {
+    } else if (event.type === 'reaped' || event.type === 'swept' || event.type === 'resumed') {
       maintenanceRows.inc({ job: event.type }, event.count ?? 0);
     }
   });

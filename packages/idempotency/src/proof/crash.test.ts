@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency } from '../core/engine.ts';
 import { isIdempotencyError } from '../core/errors.ts';
@@ -9,54 +7,21 @@ import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
 } from '../testing/test-database.ts';
+import { fixtureProcesses } from './fixtures/processes.ts';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures/phase-holder.ts');
 let t: IdempotencyTestDatabase;
-const children = new Set<ChildProcess>();
+const processes = fixtureProcesses(() => t.url);
+const startHolder = (env: Record<string, string>) => processes.start(FIXTURE, env);
 
 beforeAll(async () => {
   t = await createIdempotencyTestDatabase('crash');
   await t.sql`create table side_effects (key text, phase text, pid int)`;
 });
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  processes.killAll();
   await t?.drop();
 });
-
-/** Start the fixture as a real OS process; resolves lines of its stdout through `waitFor`. */
-function startHolder(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
-    env: { ...process.env, DATABASE_URL: t.url, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const lines: string[] = [];
-  const waiters: Array<{ prefix: string; resolve: (line: string) => void }> = [];
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-    lines.push(line);
-    for (const w of waiters.filter((w) => line.startsWith(w.prefix))) w.resolve(line);
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    stderr: () => stderr,
-    waitFor(prefix: string): Promise<string> {
-      const seen = lines.find((l) => l.startsWith(prefix));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        waiters.push({ prefix, resolve });
-        exited.then(() =>
-          setTimeout(() => reject(new Error(`exited before "${prefix}": ${stderr}`)), 100),
-        );
-      });
-    },
-  };
-}
 
 async function effects(key: string): Promise<string[]> {
   const rows = await t.sql`select phase from side_effects where key = ${key} order by phase`;
