@@ -104,7 +104,7 @@ export function createCompleter<TTx>(options: CompleterOptions<TTx>) {
           failures++;
           onError(error);
         }
-        if (full && failures === 0) continue;
+        if (stopping || (full && failures === 0)) continue;
         const pauseMs = Math.min(maxBackoffMs, everyMs * 2 ** failures);
         await new Promise<void>((resolve) => {
           wake = resolve;
