@@ -101,6 +101,7 @@ export function createAtomicEngine<TTx>(context: EngineContext<TTx>) {
         id,
         fingerprint: request.fingerprint,
         ttlMs: policy.ttlMs,
+        tombstoneMs: policy.tombstoneMs,
         maxResponseBytes: context.maxResponseBytes,
         waitDeadline: start.waiting?.deadline,
       });

@@ -16,6 +16,7 @@ interface AtomicExecutionInit<TTx> {
   id: KeyIdentity;
   fingerprint: string;
   ttlMs: number;
+  tombstoneMs: number;
   maxResponseBytes: number;
   /**
    * Under `waitForResult`, the wait's bound (a `performance.now()` time): the insert waits for a
@@ -72,6 +73,7 @@ export class AtomicKeyExecution<TTx> implements Execution<TTx> {
       fingerprint: this.#init.fingerprint,
       response,
       ttlMs: this.#init.ttlMs,
+      tombstoneMs: this.#init.tombstoneMs,
       lockWaitMs:
         waitDeadline === undefined
           ? undefined

@@ -18,7 +18,8 @@ export type ExistingKeyDecision =
   | { kind: 'replay' }
   | { kind: 'reused' }
   | { kind: 'in_use'; retryAfterSeconds: number }
-  | { kind: 'unknown'; retryAfterSeconds: number };
+  | { kind: 'unknown'; retryAfterSeconds: number }
+  | { kind: 'expired' };
 
 /**
  * Decide the answer for a key held by someone else (or finished).
@@ -41,6 +42,8 @@ export function decideForExistingKey(record: KeyRecord, fingerprint: string): Ex
           secondsUntil(record.lockedUntil, record.now),
         ),
       };
+    case 'expired':
+      return { kind: 'expired' };
     case 'released':
       // The reservation takes released keys; seeing one means a concurrent change. Retry soon.
       return { kind: 'in_use', retryAfterSeconds: 1 };

@@ -146,6 +146,9 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
         throw new IdempotencyError('idempotency_outcome_unknown', {
           retryAfterSeconds: decision.retryAfterSeconds,
         });
+      case 'expired':
+        emitKeyEvent('expired', id);
+        throw new IdempotencyError('idempotency_key_expired');
     }
   }
 

@@ -26,6 +26,11 @@ const ERROR_TABLE = {
     'A request with this Idempotency-Key is running, or stopped without finishing (its key is free again when its lease ends); retry after Retry-After',
   ],
   idempotency_key_reused: [422, 'This Idempotency-Key was already used with a different request'],
+  // A tombstone (`tombstoneMs`): the key ran, its answer is no longer kept, and it must not run again.
+  idempotency_key_expired: [
+    409,
+    'This Idempotency-Key was already used and its answer is no longer kept; send a new key to run the operation again',
+  ],
   idempotency_outcome_unknown: [
     409,
     'The outcome of the original request is unknown and is being reconciled',

@@ -11,6 +11,13 @@ export interface StoredResponse {
 export interface OperationPolicy {
   /** How long a finished key is kept and replayed. Default 24 h. */
   ttlMs?: number;
+  /**
+   * How long after `ttlMs` a completed key is kept as a tombstone (its fingerprint and status,
+   * no answer): a retry with the key is then refused (409 `idempotency_key_expired`) instead of
+   * running again; after the window the key runs as new. Default 0 (no tombstone: a late retry
+   * runs again). For callers that retry days later (agents, redelivered queue messages).
+   */
+  tombstoneMs?: number;
   /** How long an attempt owns the key before another retry may take it over. Default 30 s. */
   leaseMs?: number;
   /**
@@ -78,8 +85,11 @@ export interface WaitForResultPolicy {
   pollMs?: number;
 }
 
-/** The states a key row can be in (`released` rows may run again). */
-export type KeyState = 'in_progress' | 'completed' | 'released' | 'unknown';
+/**
+ * The states a key row can be in (`released` rows may run again; `expired` is a tombstone: a
+ * completed key past its retention, within its `tombstoneMs`, answered with a refusal).
+ */
+export type KeyState = 'in_progress' | 'completed' | 'released' | 'unknown' | 'expired';
 
 /** The recovery point of a key nothing has committed for yet. */
 export const INITIAL_RECOVERY_POINT = 'started';
@@ -129,6 +139,8 @@ export interface ReserveInput extends KeyIdentity {
   ownerToken: string;
   leaseMs: number;
   ttlMs: number;
+  /** `OperationPolicy.tombstoneMs`; default 0. */
+  tombstoneMs?: number;
   onExpiredLease: 'resume' | 'unknown';
   rateLimit: { maxNewKeys: number; windowMs: number } | undefined;
 }
@@ -159,6 +171,8 @@ export interface InsertCompletedInput extends KeyIdentity {
   fingerprint: string;
   response: StoredResponse;
   ttlMs: number;
+  /** `OperationPolicy.tombstoneMs`; default 0. */
+  tombstoneMs?: number;
   /**
    * Bound, in ms, of this insert's wait for a concurrent duplicate's uncommitted key (the
    * statement's `lock_timeout`). Undefined: the connection's own `lock_timeout` applies.
@@ -275,6 +289,7 @@ export type IdempotencyEventType =
   | 'replayed'
   | 'in_use'
   | 'reused'
+  | 'expired'
   | 'unknown'
   | 'released'
   | 'completed'

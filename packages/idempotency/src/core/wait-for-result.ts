@@ -138,7 +138,7 @@ export async function waitWhileHeld(init: {
         if (init.takesOverExpiredLeases || found.writable) return { kind: 'free' };
         continue;
       }
-      if (last.state === 'completed' || last.state === 'unknown') {
+      if (last.state === 'completed' || last.state === 'unknown' || last.state === 'expired') {
         // A completed row past its retention is free again (the next attempt starts it over).
         if (found.writable) return { kind: 'free' };
         return { kind: 'settled', record: last };

@@ -95,6 +95,7 @@ export async function insertCompletedKey(
       body: body.text,
       bodyKeyId: body.keyId,
       ttlMs: input.ttlMs,
+      tombstoneMs: input.tombstoneMs ?? 0,
     });
     if (previousLockTimeout !== undefined)
       await executor.execute(sql`select set_config('lock_timeout', ${previousLockTimeout}, true)`);
@@ -113,16 +114,16 @@ const insertCompletedStatement = preparedStatement(
   sql`
         insert into idempotency_keys as k
           (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
-           recovery_point, on_expired_lease, acquired_via, response_status, response_headers,
-           response_body, response_key_id, completed_at, expires_at)
+           recovery_point, on_expired_lease, tombstone_ms, acquired_via, response_status,
+           response_headers, response_body, response_key_id, completed_at, expires_at)
         values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.completed},
-          null, null, ${NOTHING_COMMITTED}, ${EXPIRED_LEASE_POLICY.resume}, ${ACQUIRED_VIA.atomic}, ${p('status')},
+          null, null, ${NOTHING_COMMITTED}, ${EXPIRED_LEASE_POLICY.resume}, ${p('tombstoneMs')}, ${ACQUIRED_VIA.atomic}, ${p('status')},
           ${p('headers')}::jsonb, ${p('body')}, ${p('bodyKeyId')}, now(), now() + ${msInterval(p('ttlMs'))})
         on conflict (tenant_id, operation, key) do update set
           fingerprint = excluded.fingerprint, state = ${STATE.completed}, ${NO_HOLDER}, ${START_OVER},
           acquired_via = ${ACQUIRED_VIA.atomic}, response_status = excluded.response_status,
           response_headers = excluded.response_headers, response_body = excluded.response_body,
-          response_key_id = excluded.response_key_id,
+          response_key_id = excluded.response_key_id, tombstone_ms = excluded.tombstone_ms,
           completed_at = now(), attempts = k.attempts + 1, expires_at = excluded.expires_at,
           updated_at = now()
         where ${atomicMayTakeOver('k')}

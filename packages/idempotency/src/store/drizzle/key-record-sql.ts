@@ -1,14 +1,17 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { KeyIdentity, KeyRecord, KeyState, StoredResponse } from '../../core/types.ts';
 import type { AnswerCodec } from './answer-codec.ts';
+import { isTombstone, STATE } from './key-state-machine.ts';
 
 /**
  * Columns every statement returns for a key, in driver-neutral shapes (times as epoch ms
- * float8, JSON as text): postgres.js and node-postgres parse these identically.
+ * float8, JSON as text): postgres.js and node-postgres parse these identically. A tombstone
+ * the reaper has not turned `expired` yet is reported `expired` all the same.
  */
 export function keyRecordColumns(alias: string): SQL {
   const a = sql.raw(alias);
-  return sql`${a}.state, ${a}.fingerprint, ${a}.owner_token,
+  return sql`case when ${isTombstone(alias)} then ${STATE.expired} else ${a}.state end as state,
+    ${a}.fingerprint, ${a}.owner_token,
     (extract(epoch from ${a}.locked_until) * 1000)::float8 as locked_until_ms,
     ${a}.recovery_point, ${a}.recovery_data::text as recovery_data,
     ${a}.response_status, ${a}.response_headers::text as response_headers, ${a}.response_body,
@@ -45,7 +48,7 @@ export function toKeyRecord(
   withAnswer = true,
 ): KeyRecord {
   const response: StoredResponse | null =
-    row.response_status === null || !withAnswer
+    row.response_status === null || row.state === 'expired' || !withAnswer
       ? null
       : {
           status: Number(row.response_status),

@@ -27,6 +27,7 @@ export const STATE = {
   completed: literal('completed' satisfies KeyState),
   released: literal('released' satisfies KeyState),
   unknown: literal('unknown' satisfies KeyState),
+  expired: literal('expired' satisfies KeyState),
 } as const;
 
 /** The recovery point of a key no phase has committed for, as an SQL literal. */
@@ -54,9 +55,25 @@ export function isReleased(k: string): SQL {
   return sql`${col(k, 'state')} = ${STATE.released}`;
 }
 
-/** `completed` whose retention ended: its stored response is no longer replayed. */
+/** When a completed row's tombstone window ends: its retention plus its `tombstone_ms`. */
+function tombstoneEnd(k: string): SQL {
+  return sql`(${col(k, 'expires_at')} + ${col(k, 'tombstone_ms')} * interval '1 millisecond')`;
+}
+
+/**
+ * A tombstone: `completed` past its retention but within its tombstone window (the reaper
+ * turns it into `expired`, its answer dropped, or has not yet), or `expired` within it. A
+ * retry is refused; neither leased nor atomic attempts take it over.
+ */
+export function isTombstone(k: string): SQL {
+  return sql`((${col(k, 'state')} = ${STATE.expired} and ${col(k, 'expires_at')} > now())
+    or (${col(k, 'state')} = ${STATE.completed} and ${col(k, 'expires_at')} <= now() and ${tombstoneEnd(k)} > now()))`;
+}
+
+/** A completed key whose retention (and tombstone window) ended: it is no longer answered, the key runs again. */
 function isExpiredResponse(k: string): SQL {
-  return sql`(${col(k, 'state')} = ${STATE.completed} and ${col(k, 'expires_at')} <= now())`;
+  return sql`((${col(k, 'state')} = ${STATE.completed} and ${tombstoneEnd(k)} <= now())
+    or (${col(k, 'state')} = ${STATE.expired} and ${col(k, 'expires_at')} <= now()))`;
 }
 
 /** `in_progress` whose holder stopped renewing its lease (crashed, hung, or partitioned away). */
@@ -155,9 +172,26 @@ export function leftForResume(k: string, graceMs: number | SQLWrapper): SQL {
     and ${col(k, 'on_expired_lease')} = ${EXPIRED_LEASE_POLICY.resume}`;
 }
 
-/** What the reaper deletes: terminal rows (`completed`, `released`) past their retention. */
+/**
+ * What the reaper deletes: terminal rows (`completed`, `released`, `expired`) past their
+ * retention, a completed one past its tombstone window too (`expires_at` first: the index).
+ */
 export function reapable(k: string): SQL {
-  return sql`${col(k, 'state')} in (${STATE.completed}, ${STATE.released}) and ${col(k, 'expires_at')} <= now()`;
+  return sql`${col(k, 'state')} in (${STATE.completed}, ${STATE.released}, ${STATE.expired})
+    and ${col(k, 'expires_at')} <= now()
+    and (${col(k, 'state')} <> ${STATE.completed} or ${tombstoneEnd(k)} <= now())`;
+}
+
+/** What the reaper turns into a tombstone (`expired`): a completed key within its tombstone window. */
+export function tombstoneDue(k: string): SQL {
+  return sql`${col(k, 'state')} = ${STATE.completed} and ${col(k, 'expires_at')} <= now()
+    and ${tombstoneEnd(k)} > now()`;
+}
+
+/** Turning a completed key into its tombstone: kept until its window ends, its answer dropped. */
+export function toTombstone(k: string): SQL {
+  return sql`state = ${STATE.expired}, expires_at = ${tombstoneEnd(k)},
+    response_headers = null, response_body = null, response_key_id = null, updated_at = now()`;
 }
 
 /**
@@ -173,11 +207,11 @@ export function operatorMayRelease(k: string): SQL {
 
 /**
  * What an operator may evict (delete before its retention ends, so the key's next request
- * runs again): only finished keys, `completed` or `released`. An `unknown` key is released
+ * runs again): only finished keys, `completed`, `released` or a tombstone (`expired`). An `unknown` key is released
  * with a reason instead; a running one is never touched.
  */
 export function operatorMayEvict(k: string): SQL {
-  return sql`${col(k, 'state')} in (${STATE.completed}, ${STATE.released})`;
+  return sql`${col(k, 'state')} in (${STATE.completed}, ${STATE.released}, ${STATE.expired})`;
 }
 
 /** Columns reset when a key starts over from nothing (release, resolve-released, new request). */

@@ -71,7 +71,7 @@ describe('drizzle node-postgres', () => {
       }),
     );
     expect(phased.response.body).toBe('{"n":1}');
-    expect(await reapExpiredKeys(db)).toEqual({ deleted: 0, batches: 1 });
+    expect(await reapExpiredKeys(db)).toEqual({ deleted: 0, tombstoned: 0, batches: 2 });
     expect(await sweepExpiredLeases(db)).toEqual({
       released: 0,
       markedUnknown: 0,

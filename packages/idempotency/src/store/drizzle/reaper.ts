@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
-import { reapable } from './key-state-machine.ts';
+import { reapable, tombstoneDue, toTombstone } from './key-state-machine.ts';
 
 /** Options of `reapExpiredKeys`. */
 export interface ReapOptions {
@@ -13,7 +13,9 @@ export interface ReapOptions {
 }
 
 /**
- * Delete expired terminal keys (`completed`, `released`) in small batches. Each batch picks rows
+ * Delete expired terminal keys (`completed`, `released`, tombstones) in small batches, and turn
+ * completed keys of operations with a `tombstoneMs` into their tombstone (`expired`: the answer
+ * dropped, fingerprint and status kept until the window ends) instead. Each batch picks rows
  * through the partial index `idempotency_keys_reapable_idx` with `FOR UPDATE SKIP LOCKED`, so
  * a key a request is reserving right now is skipped, never waited on. `unknown` keys are never
  * reaped: only reconciliation (`resolveUnknownKey`) moves them on. Also drops ended rate-limit
@@ -22,29 +24,39 @@ export interface ReapOptions {
 export async function reapExpiredKeys(
   db: AnyPgDatabase,
   options: ReapOptions = {},
-): Promise<{ deleted: number; batches: number }> {
+): Promise<{ deleted: number; tombstoned: number; batches: number }> {
   const batchSize = options.batchSize ?? 500;
   const maxBatches = options.maxBatches ?? 100;
-  let deleted = 0;
-  let batches = 0;
-  while (batches < maxBatches) {
-    const rows = rowsOf(
-      await db.execute(sql`
-        with doomed as (
-          select k.tenant_id, k.operation, k.key from idempotency_keys k
-          where ${reapable('k')}
-          order by k.expires_at
-          limit ${batchSize}
-          for update skip locked)
-        delete from idempotency_keys k using doomed d
-        where k.tenant_id = d.tenant_id and k.operation = d.operation and k.key = d.key
-        returning 1`),
-    );
-    batches++;
-    deleted += rows.length;
-    if (rows.length < batchSize) break;
+  const counts = { deleted: 0, tombstoned: 0, batches: 0 };
+  // A tombstone is a statement of its own: what a retry is answered does not depend on it (the
+  // store reads a completed key past its retention as `expired` already), only the row's size.
+  for (const [count, due, change] of [
+    [
+      'tombstoned',
+      tombstoneDue('k'),
+      (d: SQL) => sql`update idempotency_keys k set ${toTombstone('k')} from ${d}`,
+    ],
+    ['deleted', reapable('k'), (d: SQL) => sql`delete from idempotency_keys k using ${d}`],
+  ] as const) {
+    while (counts.batches < maxBatches) {
+      const rows = rowsOf(
+        await db.execute(sql`
+          with due as (
+            select k.tenant_id, k.operation, k.key from idempotency_keys k
+            where ${due}
+            order by k.expires_at
+            limit ${batchSize}
+            for update skip locked)
+          ${change(sql`due d`)}
+          where k.tenant_id = d.tenant_id and k.operation = d.operation and k.key = d.key
+          returning 1`),
+      );
+      counts.batches++;
+      counts[count] += rows.length;
+      if (rows.length < batchSize) break;
+    }
   }
   await db.execute(sql`delete from idempotency_rate_limits where window_end < now()`);
-  if (deleted > 0) options.onEvent?.({ type: 'reaped', count: deleted });
-  return { deleted, batches };
+  if (counts.deleted > 0) options.onEvent?.({ type: 'reaped', count: counts.deleted });
+  return counts;
 }

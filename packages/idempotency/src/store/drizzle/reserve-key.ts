@@ -25,10 +25,10 @@ type ReservationRow = KeyRecordRow & { source: 'attempt' | 'existing' };
 const insertNewKey = sql`
   insert into idempotency_keys as k
     (tenant_id, operation, key, fingerprint, state, owner_token, locked_until,
-     recovery_point, on_expired_lease, acquired_via, expires_at)
+     recovery_point, on_expired_lease, tombstone_ms, acquired_via, expires_at)
   values (${p('tenantId')}, ${p('operation')}, ${p('key')}, ${p('fingerprint')}, ${STATE.inProgress},
     ${p('ownerToken')}, now() + ${msInterval(p('leaseMs'))}, ${NOTHING_COMMITTED}, ${p('onExpiredLease')},
-    ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})`;
+    ${p('tombstoneMs')}, ${ACQUIRED_VIA.insert}, now() + ${msInterval(p('ttlMs'))})`;
 
 /**
  * The reservation when `newKeyStatement` found the key taken: ONE atomic statement. It inserts
@@ -60,6 +60,7 @@ const reservationStatement = preparedStatement<ReservationRow>(
         response_status = null, response_headers = null, response_body = null, response_key_id = null,
         completed_at = null,
         attempts = k.attempts + 1,
+        tombstone_ms = excluded.tombstone_ms,
         expires_at = excluded.expires_at,
         updated_at = now()
       where ${leasedMayTakeOver('k')}
@@ -123,6 +124,7 @@ async function reserveOnce(
     leaseMs: input.leaseMs,
     ttlMs: input.ttlMs,
     onExpiredLease: input.onExpiredLease,
+    tombstoneMs: input.tombstoneMs ?? 0,
   };
   const [inserted] = await newKeyStatement(db, values);
   const id = identity(input);
