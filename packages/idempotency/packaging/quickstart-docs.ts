@@ -41,12 +41,15 @@ export function readQuickstarts(): Quickstart[] {
     }));
 }
 
-/** The README's smallest example (its block marked `file=example.ts`). */
-export function readReadmeExample(): string {
-  const readme = readFileSync(path.join(packageDir, 'README.md'), 'utf8');
-  const example = shownIn(readme).files.find((f) => f.file === 'example.ts');
-  if (!example) throw new Error('README.md shows no ```ts file=example.ts block');
-  return example.code;
+/** What the README shows: its smallest example (`file=example.ts`), the completer's file and output. */
+export function readReadme(): { example: string; completer: string; output: string | undefined } {
+  const { files, output } = shownIn(readFileSync(path.join(packageDir, 'README.md'), 'utf8'));
+  const code = (file: string) => {
+    const found = files.find((f) => f.file === file);
+    if (!found) throw new Error(`README.md shows no \`\`\`ts file=${file} block`);
+    return found.code;
+  };
+  return { example: code('example.ts'), completer: code('completer.ts'), output };
 }
 
 /** The compiler settings of a fresh app (bundler resolution, as Next.js and tsx read imports). */

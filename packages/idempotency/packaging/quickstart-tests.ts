@@ -14,7 +14,7 @@ import { consumerEnv } from './consumer-project.ts';
 import {
   type Quickstart,
   readQuickstarts,
-  readReadmeExample,
+  readReadme,
   writeApp,
   writeQuickstarts,
 } from './quickstart-docs.ts';
@@ -29,6 +29,7 @@ import {
 export function describeQuickstarts(projectDir: () => string) {
   describe('quickstarts (docs/quickstart-*.md), as written', () => {
     const pages = new Map(readQuickstarts().map((q) => [q.name, q]));
+    const readme = readReadme();
     const page = (name: string): Quickstart => {
       const found = pages.get(name);
       if (!found) throw new Error(`docs/quickstart-${name}.md is missing`);
@@ -54,10 +55,9 @@ export function describeQuickstarts(projectDir: () => string) {
       { name: 'hono', files: [...page('hono').files, fileOf('fetch', 'client.ts')] },
       { name: 'next', files: [...page('next').files, { file: 'check.ts', code: NEXT_CHECK }] },
       // Type-checked only: the README's example, after declarations of what it leaves out.
-      {
-        name: 'readme',
-        files: [{ file: 'example.ts', code: README_PRELUDE + readReadmeExample() }],
-      },
+      { name: 'readme', files: [{ file: 'example.ts', code: README_PRELUDE + readme.example }] },
+      // The README's completer: its phases complete the key, not a complete(tx, ...) of its own.
+      { name: 'readme-completer', files: [{ file: 'completer.ts', code: readme.completer }] },
     ];
     let dir: string;
     let database: Awaited<ReturnType<typeof createDatabases>>;
@@ -83,11 +83,13 @@ export function describeQuickstarts(projectDir: () => string) {
     });
 
     it('every page is covered; its code type-checks, and with complete(db, ...) it does not', async () => {
-      expect([...pages.keys(), 'readme'].sort()).toEqual(apps.map((a) => a.name).sort());
+      expect([...pages.keys(), 'readme', 'readme-completer'].sort()).toEqual(
+        apps.map((a) => a.name).sort(),
+      );
       // One line per error (its explanation follows indented).
       const errors = (await typeCheck(dir)).split('\n').filter((line) => /^\S/.test(line));
       expect(errors.filter((line) => !line.startsWith('wrong-tx/'))).toEqual([]);
-      for (const { name, files } of apps) {
+      for (const { name, files } of apps.filter((a) => a.name !== 'readme-completer')) {
         const completing = files.filter((f) => f.code.includes('complete(tx,'));
         expect(completing.length, `${name} completes in its transaction`).toBeGreaterThan(0);
         for (const { file } of completing)
@@ -158,6 +160,13 @@ export function describeQuickstarts(projectDir: () => string) {
         await server.stop();
       }
     }, 300_000);
+
+    it.concurrent("the README's completer prints what the README shows", async ({ expect }) => {
+      const { stdout } = await tsx(path.join(dir, 'readme-completer'), 'completer.ts', {
+        DATABASE_URL: database.url,
+      });
+      expect(stdout).toBe(readme.output);
+    }, 60_000);
 
     it.concurrent('a server started without the tables stops with the one line naming the migration', async ({
       expect,
