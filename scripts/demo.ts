@@ -5,6 +5,12 @@
  * restarted with backoff until a crash loop; Ctrl-C stops everything, the database last. The
  * chaos switches are on (`--no-chaos`); the banner prints the operator code and API keys,
  * new at each start. A start-up failure is one line on stderr saying what to do, and exit 1.
+ *
+ * `--webs N` runs N web processes (web-1..web-N, on free loopback ports) behind HAProxy (the
+ * part `proxy`, on ONCE_WEB_PORT: the URL the banner prints), and PgBouncer in transaction mode
+ * (the part `pooler`) between the apps and PostgreSQL; `--no-pooler` leaves PgBouncer out (with
+ * `--ha` it is always left out: it would pin one node). `--proxy-resend` lets the proxy send a
+ * request a web received and died on to another web, a POST included (docs/scale-out.md).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +37,9 @@ const { values } = parseArgs({
     // The cockpit's chaos switches (operator only, loopback control channel); on by default.
     'no-chaos': { type: 'boolean', default: false },
     ha: { type: 'boolean', default: false },
+    webs: { type: 'string' },
+    'no-pooler': { type: 'boolean', default: false },
+    'proxy-resend': { type: 'boolean', default: false },
   },
 });
 const chaos = !values['no-chaos'];
@@ -52,6 +61,7 @@ try {
   process.exit(1);
 }
 const workerCount = Number(values.workers);
+const webCount = values.webs === undefined ? undefined : Number(values.webs);
 const embedded = !process.env.DATABASE_URL && !values.ha;
 // Where `npm run verify` finds this run's databases (their passwords are per run or per cluster).
 const connectionFile = demoConnectionFile(repoRoot);
@@ -119,6 +129,9 @@ try {
   if (!Number.isInteger(workerCount) || workerCount < 1) {
     throw new Error(`--workers must be a whole number of at least 1 (got ${values.workers})`);
   }
+  if (webCount !== undefined && (!Number.isInteger(webCount) || webCount < 1)) {
+    throw new Error(`--webs must be a whole number of at least 1 (got ${values.webs})`);
+  }
   if (values.ha && process.env.DATABASE_URL) {
     throw new Error('--ha starts its own PostgreSQL cluster: unset DATABASE_URL, or drop --ha');
   }
@@ -140,6 +153,9 @@ try {
     processorPort: demoEnv.ONCE_PROCESSOR_PORT,
     workerHealthBasePort: demoEnv.ONCE_WORKER_HEALTH_PORT,
     workerCount,
+    webs: webCount,
+    pooler: webCount !== undefined && !values['no-pooler'] && !values.ha,
+    proxyRetry: values['proxy-resend'] ? 'resend' : 'connect',
     webMode: values.dev ? 'dev' : 'start',
     skipBuild: values['skip-build'],
     restart: DEFAULT_RESTART_POLICY,

@@ -1,12 +1,15 @@
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEMO_API_KEY_VARIABLES, SECRET_VARIABLES } from '@once/env';
 import { verifyInvariant } from '@once/invariant';
 import { openApiViolations } from '@once/web/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
 import { repoRoot } from '../scripts/system/start-system.ts';
 import { TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.ts';
+import { readComposeFile } from './support/compose-file.ts';
 import { composeSecretsEnv } from './support/compose-secrets.ts';
 import {
   loopbackAliasesAvailable,
@@ -188,3 +191,81 @@ describe.skipIf(!aliases)(
     }, 90_000);
   },
 );
+
+/**
+ * docker-compose.webs.yml on top of docker-compose.yml, read as compose merges them (a
+ * service's environment merged by name, `ports: !reset []` dropped): three webs reached only
+ * through HAProxy, the web and the workers on PgBouncer in transaction mode with a direct URL
+ * for their sessions, and the proxy's and the pooler's own files as the real binaries read them.
+ */
+describe('docker-compose.webs.yml: several webs behind HAProxy, PgBouncer in front', () => {
+  const overlayFile = path.join(repoRoot, 'docker-compose.webs.yml');
+  // Any value for the variables both files require: this is about their shape, not secrets.
+  const anyEnv = new Proxy({} as Record<string, string>, {
+    get: (_, name) => (name === 'POSTGRES_PASSWORD' ? 'pw' : `value-of-${String(name)}`),
+  });
+  const base = Object.fromEntries(
+    readComposeFile(path.join(repoRoot, 'docker-compose.yml'), anyEnv).map((s) => [s.name, s]),
+  );
+  const overlay = Object.fromEntries(readComposeFile(overlayFile, anyEnv).map((s) => [s.name, s]));
+  const environment = (name: string) => ({
+    ...base[name]?.environment,
+    ...overlay[name]?.environment,
+  });
+  const hostOf = (url: string | undefined) => (url ? new URL(url).host : undefined);
+
+  it('publishes the proxy only; three webs, the webs and workers pooled, the processor direct', () => {
+    const document = parseDocument(readFileSync(overlayFile, 'utf8'));
+    expect((document.getIn(['services', 'web', 'ports'], true) as { tag?: string }).tag).toBe(
+      '!reset',
+    );
+    expect(overlay.proxy!.publishedPorts).toEqual(base.web!.publishedPorts);
+    expect(overlay.web!.replicas).toBe(3);
+    for (const app of ['web', 'worker']) {
+      const env = environment(app);
+      expect(hostOf(env.DATABASE_URL), app).toBe('pooler:6432');
+      expect(env.DATABASE_POOL_MODE, app).toBe('transaction');
+      expect(env.DATABASE_DIRECT_URL, app).toBe(base[app]!.environment.DATABASE_URL);
+    }
+    // The web still holds what the base gives it, and reads the client from the proxy.
+    expect(environment('web')).toMatchObject({
+      SESSION_SECRET: base.web!.environment.SESSION_SECRET,
+      ONCE_TRUST_PROXY: '1',
+    });
+    const processor = environment('processor');
+    expect(processor.PROCESSOR_DATABASE_URL).toBe(
+      base.processor!.environment.PROCESSOR_DATABASE_URL,
+    );
+    expect(hostOf(processor.PROCESSOR_WEBHOOK_URL)).toBe('proxy:3000');
+    expect(environment('migrate').DATABASE_URL).toBe(base.migrate!.environment.DATABASE_URL);
+  });
+
+  it("the proxy's configuration is valid HAProxy, aimed at the webs' port and health URL", () => {
+    const proxy = overlay.proxy!;
+    const mounted = proxy.volumes.find((v) => v.endsWith(`:${proxy.command.at(-1)}:ro`));
+    expect(mounted, 'the config the command names is mounted').toBeDefined();
+    const cfgFile = path.join(repoRoot, mounted!.split(':')[0]!);
+    const check = spawnSync('/usr/sbin/haproxy', ['-c', '-f', cfgFile], { encoding: 'utf8' });
+    expect(check.status, check.stderr).toBe(0);
+    const cfg = readFileSync(cfgFile, 'utf8');
+    expect(cfg).toMatch(new RegExp(`server-template web- \\d+ web:${base.web!.environment.PORT}`));
+    const healthPath = /fetch\('http:\/\/127\.0\.0\.1:\d+(\/[^']+)'/.exec(
+      base.web!.healthcheck!.join(' '),
+    )?.[1];
+    expect(cfg).toContain(`uri ${healthPath} `);
+  });
+
+  it("the pooler's configuration is transaction mode on the port the apps use", () => {
+    const pooler = overlay.pooler!;
+    const mounted = pooler.volumes.find((v) => v.includes('pgbouncer.ini'))!;
+    const ini = readFileSync(path.join(repoRoot, mounted.split(':')[0]!), 'utf8');
+    const setting = (name: string) => new RegExp(`^${name} = (.*)$`, 'm').exec(ini)?.[1];
+    expect(setting('pool_mode')).toBe('transaction');
+    expect(setting('listen_port')).toBe(new URL(environment('web').DATABASE_URL!).port);
+    expect(ini).toMatch(/^\* = host=postgres port=5432$/m);
+    // The container's command writes the auth file the ini names, from POSTGRES_PASSWORD.
+    const script = pooler.command.at(-1)!;
+    expect(script).toContain(`> ${setting('auth_file')} &&`);
+    expect(script).toContain(`exec pgbouncer ${mounted.split(':')[1]}`);
+  });
+});

@@ -200,17 +200,21 @@ function switchActions(options: ChaosControlOptions, log: (line: string) => void
         );
       }
       case 'kill_web': {
-        const web = supervisor.status().find((p) => p.name === 'web' && p.state === 'up');
+        // `web`, or behind the proxy the asked one of web-1..N if it is up, else the first up.
+        const webs = supervisor
+          .status()
+          .filter((p) => /^web(-\d+)?$/.test(p.name) && p.state === 'up');
+        const web = webs.find((p) => p.name === target) ?? webs[0];
         if (!web) throw new SwitchRefused('the web server is not up');
-        // Answer first: this very request comes from the web process.
+        // Answer first: this very request may come from that web process.
         setTimeout(() => {
           try {
-            supervisor.killForRestart('web');
+            supervisor.killForRestart(web.name);
           } catch {
             // Already gone.
           }
         }, options.killWebDelayMs ?? 300).unref();
-        return `web (pid ${web.pid}) is killed with SIGKILL now; the launcher restarts it`;
+        return `${web.name} (pid ${web.pid}) is killed with SIGKILL now; the launcher restarts it`;
       }
       case 'pg_crash_restart': {
         const pg = supervisor.status().find((p) => p.name === 'postgres' && p.state === 'up');

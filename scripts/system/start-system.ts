@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,13 @@ import { type ChaosControl, startChaosControl } from './chaos-control.ts';
 import type { ClusterControl } from './cluster-parts.ts';
 import { newOperatorCode } from './operator-code.ts';
 import type { RestartPolicy } from './restart-policy.ts';
-import { type ManagedProcess, Supervisor, type UnexpectedExitHandler } from './supervisor.ts';
+import {
+  type ManagedProcess,
+  type ProcessSpec,
+  Supervisor,
+  type UnexpectedExitHandler,
+} from './supervisor.ts';
+import { type ProxyRetry, poolerSpec, proxySpec, topologyDir } from './web-topology.ts';
 
 export const repoRoot = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -52,6 +58,15 @@ export interface SystemOptions {
   chaos?: boolean;
   /** A replicated database (`--ha`): its nodes show as parts and it can be failed over. */
   cluster?: ClusterControl;
+  /**
+   * Several webs (`web-1`..`web-N`, each on a free loopback port) behind HAProxy (`proxy`),
+   * which listens on `webPort`. Unset: one web (`web`) on `webPort`, no proxy.
+   */
+  webs?: number;
+  /** With `webs`: what the proxy sends again to another web (default `connect`). */
+  proxyRetry?: ProxyRetry;
+  /** PgBouncer in transaction mode (`pooler`) between the apps (web, workers) and PostgreSQL. */
+  pooler?: boolean;
 }
 
 /** How long `pause_worker` keeps a worker stopped beyond its lease. */
@@ -80,8 +95,15 @@ export interface RunningSystem {
   /** Environment each app process was started with (for restarting one). */
   envFor(name: string): Record<string, string>;
   startWorker(index: number): Promise<ManagedProcess>;
-  startWeb(): Promise<ManagedProcess>;
+  /** The web processes' names: `web`, or `web-1`..`web-N` behind the proxy. */
+  webNames: string[];
+  /** Start (or restart) web `index` (0 unless `webs`). */
+  startWeb(index?: number): Promise<ManagedProcess>;
   startProcessor(): Promise<ManagedProcess>;
+  /** With `webs`: the proxy's generated configuration and admin socket (`proxyCommand`). */
+  topologyDir?: string;
+  startProxy(): Promise<ManagedProcess>;
+  startPooler(): Promise<ManagedProcess>;
   stop(): Promise<void>;
 }
 
@@ -123,19 +145,37 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
 
 async function startParts(supervisor: Supervisor, options: SystemOptions): Promise<RunningSystem> {
   const { databaseUrl, processorDatabaseUrl } = await startDatabase(supervisor, options);
-  const env = appEnvironment(options, databaseUrl, processorDatabaseUrl);
-  const chaos = await startChaos(supervisor, options, env);
-  const parts = appStarters(supervisor, options, env);
-  const building = buildWeb(supervisor, options, env.web);
+  const dir = options.webs || options.pooler ? topologyDir() : undefined;
+  const removeDir = () => dir && rmSync(dir, { recursive: true, force: true });
+  let chaos: Awaited<ReturnType<typeof startChaos>>;
+  let parts: ReturnType<typeof appStarters>;
+  let env: AppEnvironment;
+  let building: Promise<void> = Promise.resolve();
   try {
+    const pooler = options.pooler
+      ? poolerSpec({ dir: dir!, databaseUrl, port: await findFreePort() })
+      : undefined;
+    if (pooler) await supervisor.start(pooler.spec);
+    const webPorts = options.webs
+      ? range(options.webs).map(async () => findFreePort())
+      : [Promise.resolve(options.webPort ?? 3000)];
+    env = appEnvironment(options, databaseUrl, processorDatabaseUrl, {
+      webPorts: await Promise.all(webPorts),
+      pooledUrl: pooler?.url(databaseUrl),
+    });
+    chaos = await startChaos(supervisor, options, env);
+    parts = appStarters(supervisor, options, env, dir, pooler?.spec);
+    building = buildWeb(supervisor, options, env.web);
     await parts.startProcessor();
     for (let i = 0; i < (options.workerCount ?? 1); i++) await parts.startWorker(i);
     await building;
-    await parts.startWeb();
+    await Promise.all(env.webPorts.map((_, i) => parts.startWeb(i)));
+    if (options.webs) await parts.startProxy();
   } catch (error) {
     // A build still running fails too: only the first failure is told.
     building.catch(() => {});
     await chaos?.close();
+    removeDir();
     throw error;
   }
   return {
@@ -152,14 +192,24 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
     envFor: (name) =>
       name.startsWith('worker-')
         ? env.worker(Number(name.slice(7)) - 1)
-        : env[name as 'web' | 'processor'],
+        : name.startsWith('web')
+          ? env.webAt(Math.max(0, Number(name.slice(4)) - 1))
+          : env.processor,
+    webNames: env.webPorts.map((_, i) => webName(options, i)),
+    topologyDir: dir,
     ...parts,
     stop: async () => {
       await chaos?.close();
       await supervisor.stopAll();
+      removeDir();
     },
   };
 }
+
+const LOOPBACK = ['127.0.0.1', '::1', 'localhost'];
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const webName = (options: SystemOptions, index: number) =>
+  options.webs ? `web-${index + 1}` : 'web';
 
 /** The embedded PostgreSQL unless a database is given, and the processor's database on it. */
 async function startDatabase(supervisor: Supervisor, options: SystemOptions) {
@@ -192,7 +242,13 @@ async function startDatabase(supervisor: Supervisor, options: SystemOptions) {
 type AppEnvironment = ReturnType<typeof appEnvironment>;
 
 /** Each app process's environment: what all share, then the processor's, the web's and a worker's. */
-function appEnvironment(options: SystemOptions, databaseUrl: string, processorDatabaseUrl: string) {
+function appEnvironment(
+  options: SystemOptions,
+  databaseUrl: string,
+  processorDatabaseUrl: string,
+  topology: { webPorts: number[]; pooledUrl?: string },
+) {
+  // With `webs`, the proxy's: the one URL clients, the banner and the processor's webhooks use.
   const webPort = options.webPort ?? 3000;
   const processorPort = options.processorPort ?? 4100;
   const workerBase = options.workerHealthBasePort ?? 4200;
@@ -205,6 +261,12 @@ function appEnvironment(options: SystemOptions, databaseUrl: string, processorDa
     NODE_ENV: 'production',
     NEXT_TELEMETRY_DISABLED: '1',
     DATABASE_URL: databaseUrl,
+    // Behind the pooler, the queries go through it; a session (LISTEN, migrations) goes direct.
+    ...(topology.pooledUrl && {
+      DATABASE_URL: topology.pooledUrl,
+      DATABASE_POOL_MODE: 'transaction',
+      DATABASE_DIRECT_URL: databaseUrl,
+    }),
     PROCESSOR_URL: processorUrl,
     // A demo should show an `unknown` payment being resolved within seconds, not a minute.
     WORKER_RECONCILE_AFTER_MS: process.env.WORKER_RECONCILE_AFTER_MS ?? '15000',
@@ -219,10 +281,17 @@ function appEnvironment(options: SystemOptions, databaseUrl: string, processorDa
   const publicWebUrl = (shared.WEB_PUBLIC_URL || webUrl).replace(/\/+$/, '');
   shared.WEB_PUBLIC_URL = publicWebUrl;
   shared.WORKER_HEALTH_HOST ||= host;
+  const web = {
+    ...shared,
+    PORT: String(webPort),
+    ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next',
+    ONCE_OPERATOR_CODE: options.operatorCode ?? newOperatorCode(),
+    ...options.demoApiKeys,
+  } as Record<string, string>;
   return {
     shared,
     host,
-    webPort,
+    webPorts: topology.webPorts,
     webUrl,
     publicWebUrl,
     processorUrl,
@@ -233,13 +302,20 @@ function appEnvironment(options: SystemOptions, databaseUrl: string, processorDa
       PROCESSOR_DATABASE_URL: processorDatabaseUrl,
       PROCESSOR_WEBHOOK_URL: `${webUrl}/api/webhooks/processor`,
     },
-    web: {
-      ...shared,
-      PORT: String(webPort),
-      ONCE_NEXT_DIST_DIR: options.nextDistDir ?? '.next',
-      ONCE_OPERATOR_CODE: options.operatorCode ?? newOperatorCode(),
-      ...options.demoApiKeys,
-    } as Record<string, string>,
+    web,
+    /**
+     * Web `i`'s own: behind the proxy, on loopback. A proxy others reach forwards their address
+     * (X-Forwarded-For); on loopback every client is this machine anyway.
+     */
+    webAt: (i: number): Record<string, string> =>
+      options.webs
+        ? {
+            ...web,
+            PORT: String(topology.webPorts[i]),
+            HOST: '127.0.0.1',
+            ...(LOOPBACK.includes(host) ? {} : { ONCE_TRUST_PROXY: '1' }),
+          }
+        : web,
     worker: (i: number) => ({
       ...shared,
       PROCESSOR_DATABASE_URL: processorDatabaseUrl,
@@ -266,9 +342,21 @@ async function startChaos(supervisor: Supervisor, options: SystemOptions, env: A
 const webDir = path.join(repoRoot, 'apps/web');
 const nextBin = path.join(repoRoot, 'node_modules/next/dist/bin/next');
 
-/** Start (or restart) the processor, worker i, or the web under the supervisor. */
-function appStarters(supervisor: Supervisor, options: SystemOptions, env: AppEnvironment) {
+/** Start (or restart) the processor, worker i, a web, the proxy or the pooler under the supervisor. */
+function appStarters(
+  supervisor: Supervisor,
+  options: SystemOptions,
+  env: AppEnvironment,
+  dir: string | undefined,
+  pooler: ProcessSpec | undefined,
+) {
   const dev = options.webMode === 'dev';
+  const missing = (part: string) => () =>
+    Promise.reject(
+      new Error(
+        `this system has no ${part} (started without ${part === 'proxy' ? 'webs' : 'pooler'})`,
+      ),
+    );
   return {
     startProcessor: () =>
       supervisor.start({
@@ -285,18 +373,34 @@ function appStarters(supervisor: Supervisor, options: SystemOptions, env: AppEnv
         healthUrl: env.workerHealthUrl(i),
       }),
     // Production mode runs the web's own server (exit 0 on SIGTERM; `next start` exits 143).
-    startWeb: () =>
-      supervisor.start({
-        name: 'web',
+    startWeb: (index = 0) => {
+      const webEnv = env.webAt(index);
+      return supervisor.start({
+        name: webName(options, index),
         command: process.execPath,
         args: dev
-          ? [nextBin, 'dev', '--port', String(env.webPort), '--hostname', env.host]
+          ? [nextBin, 'dev', '--port', webEnv.PORT!, '--hostname', webEnv.HOST!]
           : ['--import', 'tsx', path.join(webDir, 'src/process/main.ts')],
         cwd: webDir,
-        env: { ...env.web, ...(dev ? { NODE_ENV: 'development' } : {}) },
-        healthUrl: `${env.webUrl}/api/health`,
+        env: { ...webEnv, ...(dev ? { NODE_ENV: 'development' } : {}) },
+        healthUrl: `http://127.0.0.1:${webEnv.PORT}/api/health`,
         readyTimeoutMs: 180_000,
-      }),
+      });
+    },
+    startProxy:
+      dir && options.webs
+        ? () =>
+            supervisor.start(
+              proxySpec({
+                dir,
+                host: env.host,
+                port: options.webPort ?? 3000,
+                webs: env.webPorts.map((port, i) => ({ name: webName(options, i), port })),
+                retry: options.proxyRetry ?? 'connect',
+              }),
+            )
+        : missing('proxy'),
+    startPooler: pooler ? () => supervisor.start(pooler) : missing('pooler'),
   };
 }
 
