@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { packageDir, repoRoot, run } from './build-and-pack.ts';
@@ -86,47 +85,4 @@ export async function createConsumerProject(dir: string, tarball: string): Promi
     ],
     { cwd: dir, env: consumerEnv(), maxBuffer: 16 * 1024 * 1024 },
   );
-}
-
-/** A consumer server started with `node`, and the port it printed (`listening <port>`). */
-export interface ConsumerServer {
-  baseUrl: string;
-  output: () => string;
-  stop(): Promise<void>;
-}
-
-export function startConsumerServer(
-  cwd: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<ConsumerServer> {
-  const child: ChildProcess = spawn(process.execPath, args, {
-    cwd,
-    env: consumerEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening (\d+)/.exec(output);
-      if (match) {
-        resolve({
-          baseUrl: `http://127.0.0.1:${match[1]}`,
-          output: () => output,
-          stop: () =>
-            new Promise((done) => {
-              if (child.exitCode !== null) return done();
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${output}`)));
-  });
 }

@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type PackedPackage, packPackage, startConsumerServer } from '@once/scripts/pack';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeContractCases } from '../src/store/contract/store-contract.ts';
 import { testAdminUrl, withDatabase } from '../src/testing/test-database.ts';
-import { bin, buildAndPack, type PackedPackage, packageDir, run } from './build-and-pack.ts';
-import { consumerEnv, createConsumerProject, startConsumerServer } from './consumer-project.ts';
+import { bin, packageDir, run } from './build-and-pack.ts';
+import { consumerEnv, createConsumerProject } from './consumer-project.ts';
 import { type ConsumerAnswer, proveIdempotency } from './idempotency-protocol.ts';
 import { describeQuickstarts } from './quickstart-tests.ts';
 
@@ -46,7 +47,7 @@ const NEVER_SHIPPED = [
 
 let packed: PackedPackage;
 beforeAll(async () => {
-  packed = await buildAndPack();
+  packed = await packPackage(packageDir);
 }, 180_000);
 afterAll(async () => {
   await packed?.dispose();
@@ -184,9 +185,13 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
     expect(migration).toContain('"principal" text DEFAULT \'\' NOT NULL');
 
     const database = await createEmptyDatabase('trpc');
-    const server = await startConsumerServer(trpcDir, ['server.js'], {
-      DATABASE_URL: database.url,
-    });
+    const server = await startConsumerServer(
+      trpcDir,
+      ['server.js'],
+      consumerEnv({
+        DATABASE_URL: database.url,
+      }),
+    );
     try {
       await proveIdempotency(
         server.baseUrl,
@@ -205,9 +210,13 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
 
   it("Next.js: an app-router route handler and a Server Action, with next/server's NextRequest", async () => {
     const database = await createEmptyDatabase('next');
-    const server = await startConsumerServer(path.join(projectDir, 'next'), ['server.js'], {
-      DATABASE_URL: database.url,
-    });
+    const server = await startConsumerServer(
+      path.join(projectDir, 'next'),
+      ['server.js'],
+      consumerEnv({
+        DATABASE_URL: database.url,
+      }),
+    );
     try {
       await proveIdempotency(
         server.baseUrl,
@@ -227,9 +236,13 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
 
   it('a Hono app with the idempotency middleware, on @hono/node-server', async () => {
     const database = await createEmptyDatabase('hono');
-    const server = await startConsumerServer(path.join(projectDir, 'hono'), ['server.js'], {
-      DATABASE_URL: database.url,
-    });
+    const server = await startConsumerServer(
+      path.join(projectDir, 'hono'),
+      ['server.js'],
+      consumerEnv({
+        DATABASE_URL: database.url,
+      }),
+    );
     try {
       await proveIdempotency(
         server.baseUrl,
@@ -264,9 +277,13 @@ describe.skipIf(skipConsumers)('consumers installing the tarball', () => {
 
   it('a GraphQL Yoga server with the Envelop plugin', async () => {
     const database = await createEmptyDatabase('yoga');
-    const server = await startConsumerServer(path.join(projectDir, 'yoga'), ['server.js'], {
-      DATABASE_URL: database.url,
-    });
+    const server = await startConsumerServer(
+      path.join(projectDir, 'yoga'),
+      ['server.js'],
+      consumerEnv({
+        DATABASE_URL: database.url,
+      }),
+    );
     try {
       await proveIdempotency(
         server.baseUrl,
