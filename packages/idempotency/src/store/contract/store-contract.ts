@@ -407,6 +407,29 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'tombstones: past its ttl, a key reserved with tombstoneMs is expired (no response) and taken by nobody',
+    async run(store, s) {
+      const old = await held(store, s.input({ tombstoneMs: KEEP_MS }), 'old');
+      assert.equal(await completeAs(store, old, 0), 'ok');
+      for (const fingerprint of [old.fingerprint, 'fingerprint-b']) {
+        const tombstone = existing(await store.reserve(s.input({ fingerprint })), 'tombstone');
+        assert.equal(tombstone.record.state, 'expired');
+        assert.equal(tombstone.record.response, null);
+        assert.equal(tombstone.record.fingerprint, old.fingerprint);
+      }
+      const found = await store.lookup(identity(old));
+      assert.equal(found?.record.state, 'expired');
+      assert.equal(found?.writable, false);
+      const insert = {
+        ...identity(old),
+        fingerprint: old.fingerprint,
+        response: RESPONSE,
+        ttlMs: KEEP_MS,
+      };
+      assert.equal(await store.transaction((tx) => store.insertCompleted(tx, insert)), 'conflict');
+    },
+  },
+  {
     name: 'unknown keys: lookup finds nothing, and no holder write succeeds',
     async run(store, s) {
       const id = identity(s.input());
