@@ -11,13 +11,22 @@ const SIGN_IN_COOKIE_MAX_AGE_SECONDS = 30 * 24 * 60 * 60;
 const ATTEMPTS: Allowance = { max: 5, windowMs: 15 * 60_000 };
 /** New sign-in records one client address is given: 10 at once, then one every 6 seconds. */
 const NEW_RECORDS: Allowance = { max: 10, windowMs: 60_000 };
+/**
+ * How long a record is honoured: one that never gave the right code only as long as its
+ * allowance's window (so a guesser who keeps every record it is given holds about 160);
+ * one that did, as long as its cookie.
+ */
+const RECORD_LIFETIME_MS = {
+  new: ATTEMPTS.windowMs,
+  proven: SIGN_IN_COOKIE_MAX_AGE_SECONDS * 1000,
+};
 
 /** One attempt's place in the throttle: which record it counted against. */
 export interface OperatorCodeAttempt {
   /** `browser`: its own record (the cookie); `address`: shared by cookieless attempts. */
   limit: 'browser' | 'address';
   key: string;
-  /** The signed record of a browser given one now: set it as its cookie (`signInCookie`). */
+  /** A record given to this browser now: set it as its cookie (`signInCookie`). */
   newRecordCookie?: string;
   /** Set when the record has no attempt left: refuse without comparing the code. */
   retryAfterSeconds?: number;
@@ -27,13 +36,13 @@ export interface OperatorCodeAttempt {
  * Slows guessing of the operator code down for the guesser only. Every demo client is
  * 127.0.0.1, so a per-address count would let anyone on the machine lock the presenter out;
  * attempts are counted per browser instead, a record named in the `once_signin` cookie (a
- * random id signed with SESSION_SECRET, so every web knows the records any web gave). Each
- * record has 5 attempts in any 15 minutes (`rate_limits`, shared by all webs like the session
- * starts); an attempt past them is refused before the code is compared; the right code gives
- * the record its allowance back. A guesser who drops the cookie gets a new record only while
- * its address has new ones left (10 a minute), then shares the address's one record. The
- * presenter's browser keeps its own record whatever others send: once it has tried (or signed
- * in) it is never held up by anyone else's wrong codes.
+ * random id and its expiry signed with SESSION_SECRET, so every web knows the records any web
+ * gave). Each record has 5 attempts in any 15 minutes (`rate_limits`, shared by all webs like
+ * the session starts); an attempt past them is refused before the code is compared; the right
+ * code gives the record its allowance back and makes it last 30 days. A guesser who drops the
+ * cookie gets a new record only while its address has new ones left (10 a minute), then
+ * shares the address's one record. The presenter's browser keeps its own record whatever
+ * others send: once it has tried (or signed in) it is never held up by anyone else's codes.
  */
 export class OperatorCodeThrottle {
   private readonly rateLimits: RateLimits;
@@ -51,7 +60,7 @@ export class OperatorCodeThrottle {
     address: string;
     nowMs: number;
   }): Promise<OperatorCodeAttempt> {
-    let browserId = input.cookie && verifySignedValue(input.cookie, this.secret);
+    let browserId = this.recordOf(input.cookie, input.nowMs);
     let newRecordCookie: string | undefined;
     if (!browserId) {
       const noneLeft = await this.rateLimits.admit(
@@ -62,7 +71,7 @@ export class OperatorCodeThrottle {
       );
       if (noneLeft === undefined) {
         browserId = randomBytes(18).toString('base64url');
-        newRecordCookie = signValue(browserId, this.secret);
+        newRecordCookie = this.recordCookie(browserId, input.nowMs + RECORD_LIFETIME_MS.new);
       }
     }
     const attempt: OperatorCodeAttempt = browserId
@@ -77,9 +86,22 @@ export class OperatorCodeThrottle {
     return wait === undefined ? attempt : { ...attempt, retryAfterSeconds: wait };
   }
 
-  /** The right code: the record starts afresh. */
-  succeeded(attempt: OperatorCodeAttempt): Promise<void> {
-    return this.rateLimits.reset(`operator_code_${attempt.limit}`, attempt.key);
+  /** The right code: the record starts afresh; the browser's proven record (a cookie value). */
+  async succeeded(attempt: OperatorCodeAttempt, nowMs: number): Promise<string> {
+    await this.rateLimits.reset(`operator_code_${attempt.limit}`, attempt.key);
+    const browserId =
+      attempt.limit === 'browser' ? attempt.key : randomBytes(18).toString('base64url');
+    return this.recordCookie(browserId, nowMs + RECORD_LIFETIME_MS.proven);
+  }
+
+  private recordCookie(browserId: string, expiresMs: number): string {
+    return signValue(`${browserId}.${Math.ceil(expiresMs / 1000)}`, this.secret);
+  }
+
+  /** The browser id of a record cookie this deployment signed and that has not expired. */
+  private recordOf(cookie: string | undefined, nowMs: number): string | undefined {
+    const [id, expires] = (cookie && verifySignedValue(cookie, this.secret))?.split('.') ?? [];
+    return id && Number(expires) * 1000 > nowMs ? id : undefined;
   }
 }
 

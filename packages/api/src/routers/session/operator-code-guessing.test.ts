@@ -79,7 +79,7 @@ describe('guessing the operator code is slow for the guesser, not for the presen
     const first = await attempt(CODE);
     expect(first.ok).toBe(true);
     const presenter = [browserCookie(first.given)!];
-    expect(presenter[0]).toMatch(/^once_signin=[\w-]{20,}\.[\w-]{40,}$/);
+    expect(presenter[0]).toMatch(/^once_signin=[\w-]{20,}\.\d+\.[\w-]{40,}$/);
 
     // A guesser that drops its cookies: 300 wrong codes within the minute.
     const guesses = [];
@@ -182,5 +182,21 @@ describe('guessing the operator code is slow for the guesser, not for the presen
     } finally {
       await down.close();
     }
+  });
+
+  it('a record that never gave the right code lapses with its window; a proven one lasts', async () => {
+    now = Date.parse('2031-04-01T14:00:00Z');
+    const unproven = [browserCookie((await attempt('typo-lapse-0')).given)!];
+    const proven = [browserCookie((await attempt(CODE)).given)!];
+    now += 15 * 60_000 + 1000;
+    // A guesser keeping every record it is given holds only the last 15 minutes' worth.
+    const lapsed = await attempt('typo-lapse-1', unproven);
+    expect(browserCookie(lapsed.given)).toMatch(/^once_signin=/);
+    expect(browserCookie(lapsed.given)).not.toBe(unproven[0]);
+    now += 20 * 24 * 60 * 60_000;
+    const typo = await attempt('typo-lapse-2', proven);
+    expect(!typo.ok && typo.refused.code).toBe('operator_code_invalid');
+    expect(typo.given).toEqual([]);
+    expect((await attempt(CODE, proven)).ok).toBe(true);
   });
 });

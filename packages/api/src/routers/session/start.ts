@@ -51,35 +51,32 @@ function rateLimited(refusal: SessionStartRefusal): ApiError {
  * Checks a demo operator's code against the browser's record: each attempt is counted before
  * the code is compared, one with no attempt left is refused uncompared (so waiting is not
  * skipped by guessing faster, on any web), and the right code clears the record. A browser
- * given a new record is told its cookie whatever the answer; `setRecordCookie` is for the
- * caller to send after the session cookie on success.
+ * given a new record is told its cookie whatever the answer; on success `setRecordCookie`
+ * (for the caller, after the session cookie) gives it its proven record.
  */
 async function checkOperatorCode(
   ctx: StartSessionContext,
   given: string | undefined,
 ): Promise<{ setRecordCookie: () => void }> {
+  const nowMs = ctx.now.getTime();
   const attempt = await ctx.operatorCodeThrottle.begin({
     cookie: readCookie(ctx.headers, SIGN_IN_COOKIE_NAME),
     address: ctx.clientAddress,
-    nowMs: ctx.now.getTime(),
+    nowMs,
   });
-  const setRecordCookie = () => {
-    if (!attempt.newRecordCookie) return;
-    ctx.resHeaders.append(
-      'set-cookie',
-      signInCookie(attempt.newRecordCookie, { secure: ctx.secure }),
-    );
+  const setRecordCookie = (value: string | undefined) => {
+    if (value) ctx.resHeaders.append('set-cookie', signInCookie(value, { secure: ctx.secure }));
   };
   if (attempt.retryAfterSeconds !== undefined) {
-    setRecordCookie();
+    setRecordCookie(attempt.newRecordCookie);
     throw rateLimited({ limit: attempt.limit, retryAfterSeconds: attempt.retryAfterSeconds });
   }
   if (!operatorCodeMatches(given, ctx.operatorCode)) {
-    setRecordCookie();
+    setRecordCookie(attempt.newRecordCookie);
     throw new ApiError('operator_code_invalid');
   }
-  await ctx.operatorCodeThrottle.succeeded(attempt);
-  return { setRecordCookie };
+  const proven = await ctx.operatorCodeThrottle.succeeded(attempt, nowMs);
+  return { setRecordCookie: () => setRecordCookie(proven) };
 }
 
 /**
