@@ -316,6 +316,32 @@ const commands = [
     }),
   ),
   fc.constant(
+    cmd('claimResumable', async (m, r) => {
+      const token = `tok-${++tokens}`;
+      const claimed = await r.store.claimResumable?.({
+        operation: 'op',
+        ownerToken: token,
+        leaseMs: 60_000,
+        graceMs: 0,
+      });
+      const resumable = [...m.keys].filter(
+        ([, k]) =>
+          k.state === 'in_progress' &&
+          k.leaseExpired &&
+          k.recoveryPoint !== 'started' &&
+          k.policy === 'resume',
+      );
+      const key = claimed?.id.key ?? '';
+      const k = m.keys.get(key);
+      // Which of them is the store's to pick (the oldest lease); that it is one is the model's.
+      if (resumable.length === 0) expect(claimed).toBeUndefined();
+      else expect(key).toBeOneOf(resumable.map(([name]) => name));
+      if (!k) return;
+      m.keys.set(key, { ...k, owner: token, leaseExpired: false });
+      m.holders.push({ key, token });
+    }),
+  ),
+  fc.constant(
     cmd('sweep', async (m, r) => {
       const result = await sweepExpiredLeases(r.t.db, { batchSize: 2 });
       let released = 0;
@@ -347,7 +373,7 @@ afterAll(async () => {
 });
 
 describe('model-based: the Postgres store never disagrees with the reference model', () => {
-  it('random interleavings of reserve/atomic complete/complete/advance/release/endLease/unknown/renew/lease expiry/TTL expiry/reap/sweep', async () => {
+  it('random interleavings of reserve/atomic complete/complete/advance/release/endLease/unknown/renew/lease expiry/TTL expiry/reap/sweep/completer claim', async () => {
     const store = createDrizzleStore(t.db) as IdempotencyStore<unknown>;
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
