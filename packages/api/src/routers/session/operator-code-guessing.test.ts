@@ -159,7 +159,7 @@ describe('guessing the operator code is slow for the guesser, not for the presen
     expect(compared(cookieless)).toBe(10 + 5);
   });
 
-  it('a database that cannot be reached refuses the sign-in (fails closed), right code or not', async () => {
+  it('a database that cannot be reached refuses every sign-in (fails closed), right code or not', async () => {
     now = Date.parse('2031-04-01T13:00:00Z');
     const down = createDatabaseClient(`postgres://once@127.0.0.1:${await findFreePort()}/once`, {
       applicationName: 'a web whose database is down',
@@ -179,6 +179,19 @@ describe('guessing the operator code is slow for the guesser, not for the presen
         });
         expect(refused.given).toEqual([]);
       }
+      // The session starts' limiter likewise: a shopper is not let in uncounted either.
+      const limiterDown = {
+        ...h.deps,
+        sessionStartLimiter: new SessionStartLimiter(down.db, { perAddress: 60, perTenant: 600 }),
+      };
+      const resHeaders = new Headers();
+      const req = new Request('http://localhost/api/trpc');
+      const api = createCaller(createContext({ req, resHeaders, ...limiterDown }));
+      expect(await detailedRefusal(api.session.start({ demoTenantId: 'tenant_a' }))).toMatchObject({
+        code: 'idempotency_store_unavailable',
+      });
+      expect(resHeaders.getSetCookie()).toEqual([]);
+      expect(resHeaders.get('retry-after')).not.toBeNull();
     } finally {
       await down.close();
     }
