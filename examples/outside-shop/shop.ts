@@ -156,6 +156,7 @@ export async function startShop(options: ShopOptions) {
       // processor replays the charge if it happened (the downstream key is the same).
       if (!bugs.keyOnSuccessOnly) await sql`delete from idempotency_keys where key = ${key}`;
       const message = error instanceof Error ? error.message : String(error);
+      console.error(`checkout ${key}: processor: ${message}`);
       return problem(503, 'processor-unavailable', `Payment processor: ${message}`, {
         'retry-after': '1',
       });

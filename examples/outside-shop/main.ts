@@ -1,4 +1,4 @@
-// node --import tsx examples/outside-shop/main.ts: the shop from the environment.
+// `npm start`: the shop from the environment (see README.md); prints `listening <port>`.
 import { bugsFromEnv, startShop } from './shop.ts';
 
 const shop = await startShop({
@@ -8,5 +8,5 @@ const shop = await startShop({
   bugs: bugsFromEnv(),
   port: Number(process.env.PORT ?? 3000),
 });
-console.log(`outside-shop on ${shop.url}`);
+console.log(`outside-shop listening ${new URL(shop.url).port}`);
 process.on('SIGTERM', () => void shop.stop());
