@@ -79,7 +79,8 @@ for (const patch of patches) {
   try {
     for (let seed = 1; seed <= Number(values.seeds); seed++) {
       const run = runVitest(copy, catcher, { ONCE_MODEL_RUNS: '25', ONCE_MODEL_SEED: `${seed}` });
-      if (!run.passed) {
+      // A run that only missed a rule's coverage caught nothing.
+      if (!run.passed && !/never answered /.test(run.output)) {
         verdict = `caught at seed ${seed} (${run.seconds.toFixed(0)} s) by ${catcher}: ${firstViolation(run.output)}`;
         break;
       }

@@ -4,15 +4,17 @@ import {
   emptyModel,
   explainBatch,
   type ModelRequest,
+  shopperMayRead,
   workerRan,
 } from './money-model.ts';
 
 // The checker of the model-based search must refuse what the money rules forbid, whatever the
 // order: a search whose checker accepts everything proves nothing.
 const PRICE = 1000;
+const PRICES = { a: PRICE, b: PRICE };
 const paid = () => {
   const pay: ModelRequest = { op: 'pay', transport: 'rest', key: 'p', payment: 0, amount: 1 };
-  const m = explainBatch(emptyModel(), [pay], [{ ok: true, id: 'pay_1' }], PRICE)!;
+  const m = explainBatch(emptyModel(), [pay], [{ ok: true, id: 'pay_1' }], PRICES)!;
   workerRan(m);
   return m;
 };
@@ -33,28 +35,28 @@ const no = (code: string): Answer => ({ ok: false, code });
 describe('the money model checker', () => {
   it('two whole refunds sent at once under two keys: one may be accepted, never both', () => {
     const batch = [refund('a', 'rest', PRICE), refund('b', 'graphql', PRICE)];
-    expect(explainBatch(paid(), batch, [ok('rf_a'), ok('rf_b')], PRICE)).toBeUndefined();
-    const after = explainBatch(paid(), batch, [no('refund_amount_too_large'), ok('rf_b')], PRICE);
+    expect(explainBatch(paid(), batch, [ok('rf_a'), ok('rf_b')], PRICES)).toBeUndefined();
+    const after = explainBatch(paid(), batch, [no('refund_amount_too_large'), ok('rf_b')], PRICES);
     expect(after?.payments[0]).toMatchObject({ received: PRICE, refunded: PRICE });
   });
 
   it('one key on two transports is one refund: the same id, or 422 for another amount', () => {
-    const m = explainBatch(paid(), [refund('k', 'rest', 10)], [ok('rf_k')], PRICE)!;
-    expect(explainBatch(m, [refund('k', 'trpc', 10)], [ok('rf_other')], PRICE)).toBeUndefined();
-    expect(explainBatch(m, [refund('k', 'trpc', 10)], [ok('rf_k')], PRICE)).toBeDefined();
-    expect(explainBatch(m, [refund('k', 'graphql', 11)], [ok('rf_k2')], PRICE)).toBeUndefined();
+    const m = explainBatch(paid(), [refund('k', 'rest', 10)], [ok('rf_k')], PRICES)!;
+    expect(explainBatch(m, [refund('k', 'trpc', 10)], [ok('rf_other')], PRICES)).toBeUndefined();
+    expect(explainBatch(m, [refund('k', 'trpc', 10)], [ok('rf_k')], PRICES)).toBeDefined();
+    expect(explainBatch(m, [refund('k', 'graphql', 11)], [ok('rf_k2')], PRICES)).toBeUndefined();
     expect(
-      explainBatch(m, [refund('k', 'graphql', 11)], [no('idempotency_key_reused')], PRICE),
+      explainBatch(m, [refund('k', 'graphql', 11)], [no('idempotency_key_reused')], PRICES),
     ).toBeDefined();
   });
 
   it('a 409 in use only for a request whose key row another request of the batch held', () => {
     const alone = [refund('k', 'rest', 10), refund('j', 'rest', 10)];
     expect(
-      explainBatch(paid(), alone, [ok(), no('idempotency_key_in_use')], PRICE),
+      explainBatch(paid(), alone, [ok(), no('idempotency_key_in_use')], PRICES),
     ).toBeUndefined();
     const twice = [refund('k', 'rest', 10), refund('k', 'rest', 10)];
-    expect(explainBatch(paid(), twice, [ok(), no('idempotency_key_in_use')], PRICE)).toBeDefined();
+    expect(explainBatch(paid(), twice, [ok(), no('idempotency_key_in_use')], PRICES)).toBeDefined();
   });
 
   it('a key that captured refunds nothing', () => {
@@ -66,12 +68,34 @@ describe('the money model checker', () => {
       amount: 1,
       manual: true,
     };
-    const m = explainBatch(emptyModel(), [pay], [ok('pay_1')], PRICE)!;
+    const m = explainBatch(emptyModel(), [pay], [ok('pay_1')], PRICES)!;
     workerRan(m);
     const capture: ModelRequest = { op: 'capture', transport: 'rest', key: 'c', payment: 0 };
-    const captured = explainBatch(m, [capture], [ok()], PRICE)!;
+    const captured = explainBatch(m, [capture], [ok()], PRICES)!;
     workerRan(captured);
-    expect(explainBatch(captured, [refund('c', 'trpc', 1)], [ok('rf_c')], PRICE)).toBeUndefined();
-    expect(explainBatch(captured, [refund('d', 'trpc', 1)], [ok('rf_d')], PRICE)).toBeDefined();
+    expect(explainBatch(captured, [refund('c', 'trpc', 1)], [ok('rf_c')], PRICES)).toBeUndefined();
+    expect(explainBatch(captured, [refund('d', 'trpc', 1)], [ok('rf_d')], PRICES)).toBeDefined();
+  });
+
+  it('a merchant acts on its own payments only, and a rotated key opens nothing after the rotation', () => {
+    const theirs = { ...refund('k', 'rest', 10), tenant: 'b' as const };
+    expect(explainBatch(paid(), [theirs], [ok('rf_b')], PRICES)).toBeUndefined();
+    expect(explainBatch(paid(), [theirs], [no('payment_not_found')], PRICES)).toBeDefined();
+    const rotate: ModelRequest = { op: 'rotate', transport: 'cockpit', key: '', payment: -1 };
+    const old = refund('k', 'graphql', 10);
+    // Sent beside the rotation: before it (accepted) or after it (refused), never both ways wrong.
+    expect(explainBatch(paid(), [old, rotate], [ok('rf_k'), ok()], PRICES)).toBeDefined();
+    const after = explainBatch(paid(), [rotate], [ok()], PRICES)!;
+    expect(explainBatch(after, [old], [ok('rf_k')], PRICES)).toBeUndefined();
+    expect(explainBatch(after, [{ ...old, keyGen: 1 }], [ok('rf_k')], PRICES)).toBeDefined();
+  });
+
+  it('a shopper moves no money and reads only what it placed or proves the key of', () => {
+    const m = paid();
+    const shopperRefund = { ...refund('k', 'shopper', 10), shopper: 0 };
+    expect(explainBatch(m, [shopperRefund], [ok('rf_k')], PRICES)).toBeUndefined();
+    expect(explainBatch(m, [shopperRefund], [no('operator_required')], PRICES)).toBeDefined();
+    expect(shopperMayRead(m, 0, 0)).toBe(false);
+    expect(shopperMayRead(m, 0, 0, 'p')).toBe(true);
   });
 });

@@ -4,10 +4,18 @@
  * data and functions: the checker replays a batch of concurrent requests in every order.
  */
 
-/** How a request reaches the API: with the merchant's API key, or the operator's session (cockpit). */
-export type Transport = 'rest' | 'graphql' | 'trpc' | 'cockpit';
+/**
+ * How a request reaches the API: with the merchant's API key (REST, GraphQL, tRPC), the
+ * operator's session (cockpit), or a shopper's session (the checkout's tRPC).
+ */
+export type Transport = 'rest' | 'graphql' | 'trpc' | 'cockpit' | 'shopper';
 export type MoneyOp = 'capture' | 'void' | 'refund';
-type Op = 'pay' | MoneyOp;
+/** What a request asks the API for. */
+export type RequestOp = 'pay' | MoneyOp;
+/** `rotate` (tenant a's API key replaced) and `signout` are events a batch races with. */
+type Op = RequestOp | 'rotate' | 'signout';
+/** The merchants: `a` (the cockpit's and the shoppers'), `b` (its API key only). */
+export type Tenant = 'a' | 'b';
 
 /** One request as the search sends it; `payment` is the model's index of its payment. */
 export interface ModelRequest {
@@ -20,12 +28,22 @@ export interface ModelRequest {
   amount?: number;
   /** A pay with manual capture. */
   manual?: boolean;
+  /** Whose API key (default `a`); the cockpit and the shoppers are `a`'s. */
+  tenant?: Tenant;
+  /** Which shopper session (transport `shopper`). */
+  shopper?: number;
+  /** The generation of tenant a's API key it was sent with (a stale one is refused). */
+  keyGen?: number;
 }
 
 /** What the system answered, reduced to what the model decides. */
 export type Answer = { ok: true; id?: string } | { ok: false; code: string };
 
 interface PaymentModel {
+  tenant: Tenant;
+  /** The checkout key that made it, and who placed it (a shopper reads only its own). */
+  key: string;
+  placedBy: string;
   amount: number;
   manual: boolean;
   status: 'processing' | 'authorized' | 'succeeded' | 'captured' | 'voided';
@@ -57,8 +75,12 @@ interface KeyRow {
 }
 
 export interface Model {
-  /** The cockpit's operator session: never started, signed in, or signed out (cookie still sent). */
+  /** The cockpit's operator session: never started, signed in, or ended (cookie still sent). */
   session: 'none' | 'active' | 'ended';
+  /** The session was opened with tenant a's API key: a rotation of that key ends it. */
+  sessionByKey: boolean;
+  /** How many times tenant a's API key was rotated in this run. */
+  keyGen: number;
   payments: PaymentModel[];
   /** The system's id of each payment the model holds, by index. */
   paymentIds: string[];
@@ -73,6 +95,8 @@ export interface Model {
 
 export const emptyModel = (): Model => ({
   session: 'none',
+  sessionByKey: false,
+  keyGen: 0,
   payments: [],
   paymentIds: [],
   bindings: {},
@@ -87,27 +111,69 @@ type Expected = { ok: true; ref: number } | { ok: false; code: string; or?: stri
 
 const refused = (code: string): Expected => ({ ok: false, code });
 
-/** The key store's row of a request: the cockpit's tRPC and the API key's share one. */
-const keyRowOf = (r: ModelRequest) =>
-  `${r.transport === 'cockpit' ? 'trpc' : r.transport}:${r.op}:${r.key}`;
+/** Each merchant's price of the one product the search buys. */
+type Prices = Record<Tenant, number>;
 
-/** Whose request it is, as the key store folds it into the fingerprint. */
-const principalOf = (m: Model, r: ModelRequest) =>
-  r.transport === 'cockpit' ? `session:${m.sessions}` : 'api_key';
+const tenantOf = (r: ModelRequest): Tenant => r.tenant ?? 'a';
+const byApiKey = (r: ModelRequest) => r.transport !== 'cockpit' && r.transport !== 'shopper';
+
+/** The key store's row of a request: the cockpit's, the shoppers' and the API key's tRPC share one. */
+const keyRowOf = (r: ModelRequest) =>
+  `${tenantOf(r)}:${byApiKey(r) ? r.transport : 'trpc'}:${r.op}:${r.key}`;
+
+/** Who placed a payment, as a shopper's read compares it. */
+const placerOf = (m: Model, r: ModelRequest) => {
+  if (r.transport === 'cockpit') return `session:${m.sessions}`;
+  return r.transport === 'shopper' ? `shopper:${r.shopper}` : 'api_key';
+};
+
+/**
+ * Whose request it is, as the key store folds it into the fingerprint: a checkout key is the
+ * tenant's (`keyScope: 'tenant'`), a money action's the principal's (an API key, a session).
+ */
+function principalOf(m: Model, r: ModelRequest): string {
+  if (r.op === 'pay') return 'tenant';
+  if (!byApiKey(r)) return placerOf(m, r);
+  return `${tenantOf(r)}:api_key:${tenantOf(r) === 'a' ? m.keyGen : 0}`;
+}
 
 /** The request's body as its key's fingerprint sees it (same body, same request). */
 const bodyOf = (r: ModelRequest) =>
   JSON.stringify([r.op, r.op === 'pay' ? null : r.payment, r.amount ?? null, r.manual ?? false]);
 
+/** Who may not send it at all: a refusal before the key store, changing nothing. */
+function credentialRefusal(m: Model, r: ModelRequest): string | undefined {
+  if (r.transport === 'cockpit') {
+    if (m.session === 'none') return 'unauthenticated';
+    if (m.session === 'ended') return 'invalid_credentials';
+  }
+  // An API key replaced by a rotation opens nothing from then on.
+  if (byApiKey(r) && tenantOf(r) === 'a' && (r.keyGen ?? 0) !== m.keyGen) {
+    return 'invalid_credentials';
+  }
+  if (r.transport === 'shopper' && r.op !== 'pay') return 'operator_required';
+  return undefined;
+}
+
 /**
- * One request applied to the model, in the order the API checks: input, the key's binding
- * (the same request replays, another is 422), then the operation's rules. A refusal binds nothing.
+ * One request applied to the model, in the order the API checks: credential, input, the key's
+ * binding (the same request replays, another is 422), then the operation's rules. A refusal
+ * binds nothing.
  */
-function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
-  // Authentication comes first: a cockpit request without a live session changes nothing.
-  if (r.transport === 'cockpit' && m.session === 'none') return refused('unauthenticated');
-  if (r.transport === 'cockpit' && m.session === 'ended') return refused('invalid_credentials');
-  const bound = m.bindings[r.key];
+function step(m: Model, r: ModelRequest, prices: Prices): Expected {
+  if (r.op === 'rotate') {
+    m.keyGen++;
+    if (m.sessionByKey && m.session === 'active') m.session = 'ended';
+    return { ok: true, ref: -1 };
+  }
+  if (r.op === 'signout') {
+    if (m.session === 'active') m.session = 'ended';
+    return { ok: true, ref: -1 };
+  }
+  const noCredential = credentialRefusal(m, r);
+  if (noCredential) return refused(noCredential);
+  const bindingKey = `${tenantOf(r)}:${r.key}`;
+  const bound = m.bindings[bindingKey];
   if (r.op !== 'pay' && r.amount !== undefined && r.amount < 1) {
     // Bad input under a key bound to another request: either refusal is right (REST and tRPC
     // check the input first, GraphQL's guard compares the request first); neither binds.
@@ -123,6 +189,11 @@ function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
     }
     return { ok: true, ref: row.ref };
   }
+  // The handler's first checks: the capture method is the merchant's, a payment the tenant's.
+  if (r.transport === 'shopper' && r.manual) return refused('operator_required');
+  if (r.op !== 'pay' && m.payments[r.payment]?.tenant !== tenantOf(r)) {
+    return refused('payment_not_found');
+  }
   if (bound) {
     // A pay names no payment: its replay answers the one its key made.
     const samePayment = r.op === 'pay' || bound.payment === r.payment;
@@ -136,17 +207,20 @@ function step(m: Model, r: ModelRequest, unitPrice: number): Expected {
     m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref: bound.ref };
     return { ok: true, ref: bound.ref };
   }
-  const outcome = r.op === 'pay' ? pay(m, r, unitPrice) : moneyAction(m, r);
+  const outcome = r.op === 'pay' ? pay(m, r, prices) : moneyAction(m, r);
   if (!outcome.ok) return outcome;
   const ref = m.nextRef++;
-  m.bindings[r.key] = { op: r.op, payment: r.payment, body: bodyOf(r), ref };
+  m.bindings[bindingKey] = { op: r.op, payment: r.payment, body: bodyOf(r), ref };
   m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref };
   return { ok: true, ref };
 }
 
-function pay(m: Model, r: ModelRequest, unitPrice: number): Expected {
+function pay(m: Model, r: ModelRequest, prices: Prices): Expected {
   m.payments[r.payment] = {
-    amount: unitPrice * (r.amount ?? 1),
+    tenant: tenantOf(r),
+    key: r.key,
+    placedBy: placerOf(m, r),
+    amount: prices[tenantOf(r)] * (r.amount ?? 1),
     manual: r.manual ?? false,
     status: 'processing',
     acted: false,
@@ -176,6 +250,21 @@ function moneyAction(m: Model, r: ModelRequest): Expected {
   return { ok: true, ref: -1 };
 }
 
+/**
+ * Whether a shopper's read of payment `index` finds it: the tenant's payment it placed, or one
+ * whose checkout key it proves (`proof`: the key it sends the proof of).
+ */
+export function shopperMayRead(m: Model, index: number, shopper: number, proof?: string): boolean {
+  const p = m.payments[index];
+  if (p?.tenant !== 'a') return false;
+  return p.placedBy === `shopper:${shopper}` || proof === p.key;
+}
+
+/** The key rows of a run expired (retention over): only the bindings the app keeps remain. */
+export function keysExpired(m: Model): void {
+  m.keyRows = {};
+}
+
 /** The worker has run every due job: charges, captures and voids are done. */
 export function workerRan(m: Model): void {
   for (const p of m.payments) {
@@ -202,11 +291,11 @@ export function explainBatch(
   m: Model,
   requests: readonly ModelRequest[],
   answers: readonly Answer[],
-  unitPrice: number,
+  prices: Prices,
 ): Model | undefined {
   for (const order of permutations(requests.length)) {
     const copy = structuredClone(m);
-    if (order.every((i) => explains(copy, requests, answers, i, unitPrice))) return copy;
+    if (order.every((i) => explains(copy, requests, answers, i, prices))) return copy;
   }
   return undefined;
 }
@@ -216,7 +305,7 @@ function explains(
   requests: readonly ModelRequest[],
   answers: readonly Answer[],
   i: number,
-  unitPrice: number,
+  prices: Prices,
 ): boolean {
   const r = requests[i]!;
   const a = answers[i]!;
@@ -235,7 +324,7 @@ function explains(
     );
     if (sawAnother) return true;
   }
-  const expected = step(m, r, unitPrice);
+  const expected = step(m, r, prices);
   if (!expected.ok || !a.ok) {
     return !expected.ok && !a.ok && (expected.code === a.code || expected.or === a.code);
   }

@@ -12,13 +12,18 @@ const root = path.resolve(import.meta.dirname, '../..');
 describe('the model search’s planted bugs', () => {
   it('are there, one per class the search must find', () => {
     expect(patches.map((p) => p.replace(/\.patch$/, '')).sort()).toEqual([
+      'api-key-remembered',
       'capture-skips-state-check',
       'lost-commit-read-back',
       'money-keys-by-transport',
+      'operator-session-remembered',
+      'ops-open-to-shoppers',
       'pay-ignores-money-action-key',
+      'refund-any-tenants-payment',
       'refund-cap-before-lock',
       'released-key-from-snapshot',
       'session-survives-key-rotation',
+      'shopper-reads-any-payment',
       'void-and-capture-both-act',
     ]);
   });

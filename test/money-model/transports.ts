@@ -1,21 +1,29 @@
-import type { Answer, ModelRequest } from './money-model.ts';
+import type { Answer, ModelRequest, RequestOp } from './money-model.ts';
+
+/** A request the API is sent (not an event of the run). */
+type Sent = ModelRequest & { op: RequestOp };
 
 /**
- * One model request over its transport, as a merchant's server or the cockpit sends it,
- * reduced to an answer: accepted with the id it names, or refused with its stable code.
+ * One model request over its transport, as a merchant's server, the cockpit or a shopper's
+ * checkout sends it with `credential` (the API key for REST, GraphQL and tRPC; the session's
+ * cookie, `name=value`, for the others), reduced to an answer: accepted with the id it names,
+ * or refused with its stable code.
  */
 export async function sendRequest(
   url: string,
-  r: ModelRequest,
+  r: Sent,
   paymentId: string | undefined,
-  sessionCookie?: string,
+  credential: string | undefined,
 ): Promise<Answer> {
-  const credential: Record<string, string> =
-    r.transport === 'cockpit'
-      ? { ...(sessionCookie ? { cookie: sessionCookie } : {}), 'x-once-session': 'operator' }
-      : { authorization: 'Bearer once_test_tenant_a' };
+  const credentials: Record<string, string> =
+    r.transport === 'cockpit' || r.transport === 'shopper'
+      ? {
+          ...(credential ? { cookie: credential } : {}),
+          ...(r.transport === 'cockpit' ? { 'x-once-session': 'operator' } : {}),
+        }
+      : { authorization: `Bearer ${credential}` };
   const headers: Record<string, string> = {
-    ...credential,
+    ...credentials,
     'idempotency-key': r.key,
     'content-type': 'application/json',
   };
@@ -54,12 +62,11 @@ export async function sendRequest(
     void: 'ops.voidPayment',
     refund: 'ops.refundPayment',
   }[r.op];
+  // A capture method only when manual: a shopper may name none (and the key's fingerprint
+  // covers what was sent).
   const input =
     r.op === 'pay'
-      ? {
-          lines: [{ productId: 'book_sre', quantity: r.amount }],
-          capture: r.manual ? 'manual' : 'automatic',
-        }
+      ? { lines: linesOf(r), ...(r.manual ? { capture: 'manual' } : {}) }
       : { paymentId, ...(r.amount === undefined ? {} : { amount: r.amount }) };
   const { status, body } = await send(`/api/trpc/${procedure}`, input);
   if (!body) return undocumented(status);
@@ -71,18 +78,19 @@ export async function sendRequest(
   };
 }
 
-function restPath(r: ModelRequest, paymentId: string | undefined): string {
+/** The cart of a pay: the one product the search buys from the request's merchant. */
+const PRODUCTS = { a: 'book_sre', b: 'mug' } as const;
+const linesOf = (r: ModelRequest) => [{ productId: PRODUCTS[r.tenant ?? 'a'], quantity: r.amount }];
+
+function restPath(r: Sent, paymentId: string | undefined): string {
   if (r.op === 'pay') return '/api/v1/payments';
   const action = { capture: 'capture', void: 'cancel', refund: 'refunds' }[r.op];
   return `/api/v1/payments/${paymentId}/${action}`;
 }
 
-function restBody(r: ModelRequest): unknown {
+function restBody(r: Sent): unknown {
   if (r.op === 'pay') {
-    return {
-      lines: [{ productId: 'book_sre', quantity: r.amount }],
-      captureMethod: r.manual ? 'manual' : 'automatic',
-    };
+    return { lines: linesOf(r), captureMethod: r.manual ? 'manual' : 'automatic' };
   }
   return r.amount === undefined ? {} : { amount: r.amount };
 }
@@ -109,9 +117,9 @@ const GRAPHQL_MUTATIONS = {
     field: 'refundPayment',
     id: 'refundId',
   },
-} satisfies Record<ModelRequest['op'], { query: string; field: string; id?: string }>;
+} satisfies Record<RequestOp, { query: string; field: string; id?: string }>;
 
-function graphqlMutation(r: ModelRequest, paymentId: string | undefined) {
+function graphqlMutation(r: Sent, paymentId: string | undefined) {
   const mutation: { query: string; field: string; id?: string } = GRAPHQL_MUTATIONS[r.op];
   const variables =
     r.op === 'pay'
