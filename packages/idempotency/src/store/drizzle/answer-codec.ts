@@ -17,7 +17,7 @@ export interface AnswerEncryption {
 }
 
 /** A value as stored: the text (ciphertext in base64 when `keyId` is set) and its key's id. */
-export interface Sealed {
+interface Sealed {
   text: string | null;
   keyId: string | null;
 }
