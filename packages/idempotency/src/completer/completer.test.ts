@@ -79,4 +79,26 @@ describe('createCompleter', () => {
     await stopped;
     expect(passes).toBe(1);
   });
+
+  it('a pass the store fails is reported, and start() goes on with the next pass', async () => {
+    let calls = 0;
+    const storeDown = new Error('connection refused');
+    const idempotency = {
+      resumeOne: async () => {
+        calls++;
+        if (calls === 1) throw storeDown;
+        return undefined;
+      },
+    } as unknown as Idempotency<unknown>;
+    const errors: unknown[] = [];
+    const running = createCompleter({
+      idempotency,
+      operations: { a: {} },
+      everyMs: 1,
+      onError: (error) => errors.push(error),
+    }).start();
+    await expect.poll(() => calls).toBeGreaterThanOrEqual(3);
+    await running.stop();
+    expect(errors).toEqual([storeDown]);
+  });
 });
