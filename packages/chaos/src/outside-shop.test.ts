@@ -162,15 +162,16 @@ const SWITCHES: [string, ViolationKind][] = [
 ];
 
 describe.runIf(process.env.ONCE_CHAOS_SEARCH === '1')('the long run: 10 seeds a switch', () => {
-  /** A table row of what one run's report counted. */
-  const counted = (report: string, kind: string) => {
+  /** A table row of what one run's report counted: violations, operations, requests, faults. */
+  const counted = (report: string) => {
     const row = (label: string) => new RegExp(`\\| ${label}[^|]*\\| (\\d+)`).exec(report)?.[1];
     const faults = (side: string) =>
       [...report.matchAll(new RegExp(`\\| \\w+${side} \\| (\\d+) \\|`, 'g'))]
         .map((m) => Number(m[1]))
         .reduce((a, b) => a + b, 0);
     return [
-      `\`${kind}\` (${new RegExp(`### ${kind} \\((\\d+)\\)`).exec(report)?.[1] ?? 0})`,
+      [...report.matchAll(/### (\w+) \((\d+)\)/g)].map((m) => `\`${m[1]}\` (${m[2]})`).join(', ') ||
+        'none',
       row('operations'),
       `${row('client requests')} / ${row('requests that reached')}`,
       `${faults('')} + ${faults(' \\(processor side\\)')}`,
@@ -178,26 +179,25 @@ describe.runIf(process.env.ONCE_CHAOS_SEARCH === '1')('the long run: 10 seeds a 
   };
 
   for (const [bug, kind] of SWITCHES) {
-    it(`finds ${bug} by ${kind} within 10 seeds`, async () => {
+    it(`finds ${bug} by ${kind} within 10 seeds (and says in how many)`, async () => {
+      const found: number[] = [];
       for (let seed = 1; seed <= 10; seed++) {
         const { code, report } = await withShop([bug], (url, port) => runCli(url, port, seed));
-        if (report.includes(`### ${kind} (`)) {
-          console.log(`| \`${bug}\` | ${seed} | ${counted(report, kind)} |`);
-          expect(code).toBe(1);
-          return;
-        }
+        console.log(`| \`${bug}\` | ${seed}: exit ${code} | ${counted(report)} |`);
+        if (report.includes(`### ${kind} (`)) found.push(seed);
       }
-      expect.fail(`${bug}: no ${kind} in 10 seeds`);
-    }, 600_000);
+      console.log(`${bug}: ${kind} at seeds ${found.join(', ') || 'none'}`);
+      expect(found.length).toBeGreaterThan(0);
+    }, 900_000);
   }
 
   it('passes every seed with every switch off', async () => {
     for (let seed = 1; seed <= 10; seed++) {
       const { code, report } = await withShop([], (url, port) => runCli(url, port, seed));
-      console.log(`| none | seed ${seed}: ${code} | ${counted(report, 'none')} |`);
+      console.log(`| none | ${seed}: exit ${code} | ${counted(report)} |`);
       expect(report, report).toContain('## Violations\n\nNone.');
     }
-  }, 600_000);
+  }, 900_000);
 });
 
 function freePort(): Promise<number> {
