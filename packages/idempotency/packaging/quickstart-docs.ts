@@ -14,20 +14,26 @@ export interface Quickstart {
   name: string;
   files: QuickstartFile[];
   output: string | undefined;
+  /** Each output block, by the file shown last before it. */
+  outputs: Record<string, string>;
 }
 
 const FENCE = /^```(\S+)([^\n]*)\n([\s\S]*?)^```$/gm;
 
 /** The files a Markdown page shows, and the output it says its client prints. */
-function shownIn(markdown: string): { files: QuickstartFile[]; output: string | undefined } {
+function shownIn(markdown: string): Omit<Quickstart, 'name'> {
   const files: QuickstartFile[] = [];
   let output: string | undefined;
+  const outputs: Record<string, string> = {};
   for (const [, , info = '', code = ''] of markdown.matchAll(FENCE)) {
     const file = /\bfile=(\S+)/.exec(info)?.[1];
     if (file) files.push({ file, code });
-    if (/\boutput\b/.test(info)) output = code;
+    if (!/\boutput\b/.test(info)) continue;
+    output = code;
+    const last = files.at(-1);
+    if (last) outputs[last.file] = code;
   }
-  return { files, output };
+  return { files, output, outputs };
 }
 
 /** Reads every quickstart page; the code run by the tests is the code the pages show. */
@@ -41,15 +47,20 @@ export function readQuickstarts(): Quickstart[] {
     }));
 }
 
-/** What the README shows: its smallest example (`file=example.ts`), the completer's file and output. */
-export function readReadme(): { example: string; completer: string; output: string | undefined } {
-  const { files, output } = shownIn(readFileSync(path.join(packageDir, 'README.md'), 'utf8'));
+/** What the README shows: its smallest example (`file=example.ts`), and the files it runs with their outputs. */
+export function readReadme() {
+  const { files, outputs } = shownIn(readFileSync(path.join(packageDir, 'README.md'), 'utf8'));
   const code = (file: string) => {
     const found = files.find((f) => f.file === file);
     if (!found) throw new Error(`README.md shows no \`\`\`ts file=${file} block`);
     return found.code;
   };
-  return { example: code('example.ts'), completer: code('completer.ts'), output };
+  return {
+    example: code('example.ts'),
+    completer: code('completer.ts'),
+    atRest: code('at-rest.ts'),
+    outputs,
+  };
 }
 
 /** The compiler settings of a fresh app (bundler resolution, as Next.js and tsx read imports). */

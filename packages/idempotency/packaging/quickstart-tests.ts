@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, type ExpectStatic, expect, it } from 'vitest';
@@ -58,7 +59,10 @@ export function describeQuickstarts(projectDir: () => string) {
       { name: 'readme', files: [{ file: 'example.ts', code: README_PRELUDE + readme.example }] },
       // The README's completer: its phases complete the key, not a complete(tx, ...) of its own.
       { name: 'readme-completer', files: [{ file: 'completer.ts', code: readme.completer }] },
+      // The README's encrypted answers and tombstones: the engine stores what its handler returns.
+      { name: 'readme-at-rest', files: [{ file: 'at-rest.ts', code: readme.atRest }] },
     ];
+    const runsWithoutServer = new Set(['readme-completer', 'readme-at-rest']);
     let dir: string;
     let database: Awaited<ReturnType<typeof createDatabases>>;
     let started: number;
@@ -83,13 +87,13 @@ export function describeQuickstarts(projectDir: () => string) {
     });
 
     it('every page is covered; its code type-checks, and with complete(db, ...) it does not', async () => {
-      expect([...pages.keys(), 'readme', 'readme-completer'].sort()).toEqual(
+      expect([...pages.keys(), 'readme', ...runsWithoutServer].sort()).toEqual(
         apps.map((a) => a.name).sort(),
       );
       // One line per error (its explanation follows indented).
       const errors = (await typeCheck(dir)).split('\n').filter((line) => /^\S/.test(line));
       expect(errors.filter((line) => !line.startsWith('wrong-tx/'))).toEqual([]);
-      for (const { name, files } of apps.filter((a) => a.name !== 'readme-completer')) {
+      for (const { name, files } of apps.filter((a) => !runsWithoutServer.has(a.name))) {
         const completing = files.filter((f) => f.code.includes('complete(tx,'));
         expect(completing.length, `${name} completes in its transaction`).toBeGreaterThan(0);
         for (const { file } of completing)
@@ -165,7 +169,17 @@ export function describeQuickstarts(projectDir: () => string) {
       const { stdout } = await tsx(path.join(dir, 'readme-completer'), 'completer.ts', {
         DATABASE_URL: database.url,
       });
-      expect(stdout).toBe(readme.output);
+      expect(stdout).toBe(readme.outputs['completer.ts']);
+    }, 60_000);
+
+    it.concurrent("the README's encrypted answers and tombstones print what the README shows", async ({
+      expect,
+    }) => {
+      const { stdout } = await tsx(path.join(dir, 'readme-at-rest'), 'at-rest.ts', {
+        DATABASE_URL: database.url,
+        ANSWER_KEY: randomBytes(32).toString('hex'),
+      });
+      expect(stdout).toBe(readme.outputs['at-rest.ts']);
     }, 60_000);
 
     it.concurrent('a server started without the tables stops with the one line naming the migration', async ({
