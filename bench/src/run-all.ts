@@ -14,6 +14,7 @@ import {
 } from './harness/redis.ts';
 import {
   describeMachine,
+  mergeRuns,
   type RunReport,
   renderMarkdown,
   writeMarkdown,
@@ -23,6 +24,7 @@ import type { ScenarioResult } from './harness/result-types.ts';
 import { type Scenario, type ScenarioContext, skipped } from './harness/scenario.ts';
 import { stopAllChildren } from './harness/server-process.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
+import { databaseWork } from './scenarios/database-work.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
 import { guardCpu } from './scenarios/guard-cpu.ts';
 import { hotKey } from './scenarios/hot-key.ts';
@@ -42,6 +44,7 @@ const scenarios: Scenario[] = [
   storeThroughput,
   endToEnd,
   peers,
+  databaseWork,
   // Last: a million inserted and reaped rows leave WAL, dead tuples and autovacuum work behind.
   retention,
 ];
@@ -54,11 +57,17 @@ if (unknown.length) {
   );
   process.exit(2);
 }
-if (args.render) {
-  // Re-publish a finished run (e.g. after editing bench/analysis.md) without measuring again.
-  const report = JSON.parse(await readFile(args.render, 'utf8')) as RunReport;
-  const file = await writeMarkdown(renderMarkdown(report, path.resolve(args.render)));
-  console.log(`[bench] wrote ${file} from ${args.render}`);
+if (args.render.length) {
+  // Re-publish finished runs (e.g. after editing bench/analysis.md) without measuring again.
+  const [base, ...partials] = await Promise.all(
+    args.render.map(async (file) => ({
+      file,
+      report: JSON.parse(await readFile(file, 'utf8')) as RunReport,
+    })),
+  );
+  const report = mergeRuns(base!.report, partials);
+  const file = await writeMarkdown(renderMarkdown(report, path.resolve(base!.file)));
+  console.log(`[bench] wrote ${file} from ${args.render.join(', ')}`);
   process.exit(0);
 }
 const selected = args.only.length ? scenarios.filter((s) => args.only.includes(s.name)) : scenarios;

@@ -6,14 +6,15 @@ describe('parseArgs', () => {
     expect(parseArgs(['--', '--quick', '--only', 'overhead', '--only=peers,e2e'])).toEqual({
       quick: true,
       only: ['overhead', 'peers', 'e2e'],
+      render: [],
     });
   });
 
-  it('reads --render <file>', () => {
-    expect(parseArgs(['--render', 'bench/results/x.json'])).toEqual({
+  it('reads repeated --render <file>', () => {
+    expect(parseArgs(['--render', 'bench/results/x.json', '--render', 'y.json'])).toEqual({
       quick: false,
       only: [],
-      render: 'bench/results/x.json',
+      render: ['bench/results/x.json', 'y.json'],
     });
   });
 

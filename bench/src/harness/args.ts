@@ -4,19 +4,22 @@ export interface BenchArgs {
   quick: boolean;
   /** Run only the scenarios with these names (repeatable, or comma-separated). */
   only: string[];
-  /** Re-render docs/benchmarks.md from this results file (with the current analysis); no run. */
-  render?: string;
+  /**
+   * Re-render docs/benchmarks.md from these results files (with the current analysis); no run.
+   * The first is the full run; a later one's scenarios replace or join it, each marked with its run.
+   */
+  render: string[];
 }
 
-/** Parses `--quick`, `--only <name>` (also `--only=a,b`) and `--render <results.json>`. */
+/** Parses `--quick`, `--only <name>` (also `--only=a,b`) and `--render <results.json>` (repeatable). */
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { quick: false, only: [] };
+  const args: BenchArgs = { quick: false, only: [], render: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--quick') args.quick = true;
     else if (arg === '--only') args.only.push(...splitNames(argv[++i]));
     else if (arg.startsWith('--only=')) args.only.push(...splitNames(arg.slice('--only='.length)));
-    else if (arg === '--render') args.render = argv[++i];
+    else if (arg === '--render' && argv[i + 1]) args.render.push(argv[++i]!);
     else if (arg === '--') continue;
     else throw new Error(`unknown argument ${arg}; use --quick and/or --only <scenario>`);
   }

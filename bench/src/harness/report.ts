@@ -51,6 +51,27 @@ export async function writeResultJson(report: RunReport): Promise<string> {
   return file;
 }
 
+/**
+ * The full run `base` with the scenarios of later partial runs in place of its own (or after
+ * them), each marked with the run it comes from.
+ */
+export function mergeRuns(
+  base: RunReport,
+  partials: { report: RunReport; file: string }[],
+): RunReport {
+  let scenarios = base.scenarios;
+  for (const { report, file } of partials) {
+    for (const scenario of report.scenarios) {
+      const ranIn = `From a separate run (\`--only ${report.args.only.join(',')}\`), ${report.startedAt} to ${report.finishedAt}, library from \`${report.machine.library}\`, load average before ${report.machine.loadAverage.join(' / ')}: \`${path.relative(repoRoot, path.resolve(file))}\`.`;
+      const merged = { ...scenario, ranIn };
+      scenarios = scenarios.some((s) => s.name === scenario.name)
+        ? scenarios.map((s) => (s.name === scenario.name ? merged : s))
+        : [...scenarios, merged];
+    }
+  }
+  return { ...base, scenarios };
+}
+
 /** The Markdown of one run: machine, settings, goals, tables, notes, how to reproduce. */
 export function renderMarkdown(report: RunReport, resultFile: string): string {
   const m = report.machine;
@@ -80,7 +101,7 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     `- Each variant: ${report.warmupSec} s warm-up (not measured), then ${report.measureSec} s measured unless the scenario says otherwise. ` +
       'Load generator: autocannon 8 (programmatic API) in the bench process; every server under test runs in its own process.',
     '',
-    'Reproduce: `npm run bench` (`--quick`, `--only <scenario>`, `--render <results.json>`: [bench/README.md](../bench/README.md)).',
+    'Reproduce: `npm run bench` (`--quick`, `--only <scenario>`, `--render <results.json>...`: [bench/README.md](../bench/README.md)).',
     '',
     // The hand-written reading lives in one place and names the run it reads; linked, not copied.
     'How to read this run, and where each goal stands: [bench/analysis.md](../bench/analysis.md).',
@@ -99,7 +120,7 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     '',
   ];
   for (const s of report.scenarios) {
-    out.push(`### ${s.title}`, '', renderTable(s), '');
+    out.push(`### ${s.title}`, '', ...(s.ranIn ? [`_${s.ranIn}_`, ''] : []), renderTable(s), '');
     const settings = Object.entries(s.settings).map(([k, v]) => `${k}=${v}`);
     // The settings as the first item of the notes' list: one block under the table.
     const items = [...(settings.length ? [`Settings: ${settings.join(', ')}.`] : []), ...s.notes];

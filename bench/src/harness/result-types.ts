@@ -34,4 +34,6 @@ export interface ScenarioResult {
   goals: GoalResult[];
   /** Plain-language findings: where we fall short and why. */
   notes: string[];
+  /** Set when the scenario comes from another run than the report's (a `--only` run merged in). */
+  ranIn?: string;
 }
