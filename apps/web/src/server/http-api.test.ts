@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { AppRouter } from '@once/api';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
@@ -20,6 +20,7 @@ describe('web API over real HTTP', () => {
     web = await startWebTestServer('web_http', {
       SESSION_SECRET: 'http-test-session-secret-0123',
       PROCESSOR_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      ONCE_ANSWER_KEY: randomBytes(32).toString('hex'),
     });
     ({ database, server } = web);
   });
@@ -66,6 +67,11 @@ describe('web API over real HTTP', () => {
       expect(first.seen[0]!.headers.get('idempotent-replayed')).toBeNull();
       expect(second.seen[0]!.headers.get('idempotent-replayed')).toBe('true');
       expect(await countPayments(key)).toBe(1);
+      // ONCE_ANSWER_KEY: the stored answer is sealed (its key's id, no JSON), replayed in clear.
+      const [stored] = await database.client.sql<{ keyId: string; body: string }[]>`
+        select response_key_id as "keyId", response_body as body from idempotency_keys where key = ${key}`;
+      expect(stored!.keyId).toMatch(/^[0-9a-f]{8}$/);
+      expect(stored!.body).not.toContain(String(a.paymentId));
     });
 
     it('same key, other cart: 422 UNPROCESSABLE_CONTENT, idempotency_key_reused', async () => {
