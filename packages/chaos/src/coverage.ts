@@ -145,6 +145,7 @@ export function measureCoverage(
     unreadableIntentsReconciled: snapshot.counters.unreadable_intents_reconciled ?? 0,
     expiriesCrossed,
     replaysServed: completions.filter((e) => e.replayed).length,
+    charges: snapshot.ledger.filter((l) => l.kind === 'charge').length,
     requests,
     browserCustomersPaying: browserCustomersPaying(events),
     // Fault kinds the profile names that never fired (a ci run with any fails).
@@ -189,6 +190,7 @@ export function achieved(
     captures: coverage.money.captured,
     refunds: coverage.money.refundsSucceeded,
     threeDSecure: coverage.threeDSecure.met,
+    charges: coverage.charges,
   };
 }
 

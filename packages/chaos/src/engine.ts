@@ -246,13 +246,16 @@ function summarizeRun(
   const browserWithPayment = reached.filter((p, i) => p && isBrowser(i)).length;
   const work = achieved(coverage, { withPayment, browserWithPayment });
   const { clientCrashes } = lanes;
+  // Whatever the profile's floors (resizing a run drops them): a run that charged nothing,
+  // such as one whose processor refused every charge, proved nothing about charges.
+  const floors = { charges: 1, ...profile.floors };
   return {
     withPayment,
     browserWithPayment,
     achieved: work,
-    floors: profile.floors,
+    floors,
     clientCrashes,
-    shortfalls: shortfalls(work, profile.floors, clientCrashes),
+    shortfalls: shortfalls(work, floors, clientCrashes),
     browserSucceeded: reached.filter((p, i) => p?.status === 'succeeded' && isBrowser(i)).length,
     terminal: reached.filter((p) => p && TERMINAL.has(p.status)).length,
     seed: plan.seed,

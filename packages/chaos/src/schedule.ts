@@ -69,6 +69,11 @@ export interface CoverageFloors {
   refunds: number;
   /** 3-D Secure challenges a shopper answered or left. */
   threeDSecure: number;
+  /**
+   * Charges in the processor's ledger: at least 1 in every run unless the profile says
+   * otherwise (a target that cannot read its processor's ledger sets 0).
+   */
+  charges: number;
 }
 
 /** What a client may buy from: one merchant, its credentials and its price list. */
