@@ -56,16 +56,20 @@ describe('a production start refuses secrets written in the repository', () => {
     60_000,
   );
 
-  it('web without ONCE_ANSWER_KEY: exit 1, one line (stored answers are encrypted in production)', async () => {
-    const { ONCE_ANSWER_KEY: _, ...secrets } = generateSecrets();
-    const { code, lines } = await start('web', secrets);
-    expect(code).toBe(1);
-    expect(lines).toEqual([
-      expect.stringMatching(
-        /^web: cannot start: ONCE_ANSWER_KEY is not set: .*`openssl rand -hex 32`$/,
-      ),
-    ]);
-  }, 60_000);
+  it.each(['web', 'worker'] as const)(
+    '%s without ONCE_ANSWER_KEY: exit 1, one line (stored answers are encrypted in production)',
+    async (app) => {
+      const { ONCE_ANSWER_KEY: _, ...secrets } = generateSecrets();
+      const { code, lines } = await start(app, secrets);
+      expect(code).toBe(1);
+      expect(lines).toEqual([
+        expect.stringMatching(
+          new RegExp(`^${app}: [a-z -]+: ONCE_ANSWER_KEY is not set: .*\`openssl rand -hex 32\`$`),
+        ),
+      ]);
+    },
+    60_000,
+  );
 
   it('refuses a short secret, and names how long it must be', async () => {
     const { code, lines } = await start('web', {

@@ -3,6 +3,7 @@
 // switches). Checkout, webhooks, errors, authentication, the operators' views and the ledger
 // client are entry points of their own (see package.json "exports").
 
+export { readAnswerEncryption } from './answer-keys.ts';
 export { readApiEnv } from './api-env.ts';
 export { type Context, createContext } from './context.ts';
 export type { Database, Transaction } from './database.ts';

@@ -12,7 +12,7 @@ const PROCESS_SECRET_VARIABLES = [
   'PROCESSOR_WEBHOOK_SECRET',
   /** Opens the processor's admin API: its ledger and its fault switches (web, processor). */
   'PROCESSOR_ADMIN_TOKEN',
-  /** AES-256 key of the stored idempotent answers (web): 64 hex characters, 256 bits. */
+  /** AES-256 key of the stored idempotent answers (web, worker): 64 hex characters, 256 bits. */
   'ONCE_ANSWER_KEY',
 ] as const;
 

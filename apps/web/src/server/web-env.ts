@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { readApiEnv } from '@once/api';
+import { readAnswerEncryption, readApiEnv } from '@once/api';
 import { demoTenantsWithApiKeys, publicDemoKeyProblem } from '@once/db/seed';
 import { bindHost, directDatabaseUrl, parseEnv, poolMode, required, text } from '@once/env';
 import { webhookToleranceEnv } from './webhook-clock-skew.ts';
@@ -29,10 +28,6 @@ const webEnv = {
   /** Read here only to know who can reach the server (web-server-config.ts binds it). */
   HOST: bindHost(),
   ONCE_TRUST_PROXY: text({ default: '0' }),
-  /** Encrypts stored idempotent answers (64 hex characters); unset: in clear, refused in production. */
-  ONCE_ANSWER_KEY: text({ default: undefined }),
-  /** Keys of earlier answers after a rotation, comma-separated: readable while listed. */
-  ONCE_ANSWER_KEYS_RETIRED: text({ default: undefined }),
   ...webhookToleranceEnv,
 };
 
@@ -63,10 +58,6 @@ export function readWebEnv(env: Record<string, string | undefined> = process.env
     const problem = publicDemoKeyProblem(demoTenants, 'ONCE_SEED_DEMO=0 (no demo merchants)');
     if (problem) throw new Error(problem);
   }
-  if (!e.ONCE_ANSWER_KEY && env.NODE_ENV === 'production')
-    throw new Error(
-      'ONCE_ANSWER_KEY is not set: stored answers hold customer data and are encrypted in production; generate one with `openssl rand -hex 32`',
-    );
   return {
     databaseUrl: e.DATABASE_URL,
     databasePoolMode: e.DATABASE_POOL_MODE,
@@ -78,30 +69,11 @@ export function readWebEnv(env: Record<string, string | undefined> = process.env
     ),
     sessionSecret: e.SESSION_SECRET,
     webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
-    answerEncryption: answerEncryptionOf(e.ONCE_ANSWER_KEY, e.ONCE_ANSWER_KEYS_RETIRED),
+    answerEncryption: readAnswerEncryption(env),
     webhookToleranceSeconds: e.ONCE_WEBHOOK_TOLERANCE_SECONDS,
     seedDemo,
     demoTenants,
     // Picking a demo tenant without a credential only makes sense where demo data exists.
     allowDemoLogin: seedDemo && e.ONCE_DEMO_LOGIN !== '0',
-  };
-}
-
-/**
- * The store's `encryption` from the answer keys; each key's id is a prefix of its SHA-256, so
- * a rotation is moving the old key to ONCE_ANSWER_KEYS_RETIRED and setting a new one.
- */
-function answerEncryptionOf(current: string | undefined, retired: string | undefined) {
-  if (!current) return undefined;
-  const keys = [current, ...(retired ?? '').split(',')].map((k) => k.trim()).filter(Boolean);
-  if (!keys.every((key) => /^[0-9a-f]{64}$/i.test(key)))
-    throw new Error(
-      'ONCE_ANSWER_KEY and ONCE_ANSWER_KEYS_RETIRED hold 64 hex characters per key (`openssl rand -hex 32`)',
-    );
-  const idOf = (key: string) =>
-    createHash('sha256').update(key.toLowerCase()).digest('hex').slice(0, 8);
-  return {
-    currentKeyId: idOf(current.trim()),
-    keys: Object.fromEntries(keys.map((key) => [idOf(key), key])),
   };
 }

@@ -121,7 +121,9 @@ const reconciler = startPeriodicTask(
 // recorded once per event id in the same key store as the web's deliveries.
 const webhookEvents = {
   db: database.db,
-  idempotencyEngine: createIdempotency({ store: createDrizzleStore(database.db) }),
+  idempotencyEngine: createIdempotency({
+    store: createDrizzleStore(database.db, { encryption: config.answerEncryption }),
+  }),
 };
 const webhookBackfill = startPeriodicTask(
   'webhook_backfill',

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { readAnswerEncryption } from '@once/api';
 import {
   bindHost,
   directDatabaseUrl,
@@ -66,6 +67,8 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Migrations and LISTEN (`ONCE_OUTBOX_NOTIFY=0` turns LISTEN off). */
     databaseDirectUrl: directDatabaseUrl(database, '', needs),
     processorUrl: e.PROCESSOR_URL,
+    /** The web's answer keys: the webhook backfill replays what the web's deliveries stored. */
+    answerEncryption: readAnswerEncryption(env),
     /** The web app's return page for 3-D Secure: the confirm's `return_url`. */
     checkoutReturnUrl: checkoutReturnUrlOf(e.WEB_PUBLIC_URL),
     challengeAbandonAfterMs: e.WORKER_CHALLENGE_ABANDON_MS,
