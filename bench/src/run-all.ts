@@ -26,6 +26,7 @@ import { stopAllChildren } from './harness/server-process.ts';
 import { renderGoals, renderTable } from './harness/table.ts';
 import { databaseWork } from './scenarios/database-work.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
+import { growth } from './scenarios/growth.ts';
 import { guardCpu } from './scenarios/guard-cpu.ts';
 import { hotKey } from './scenarios/hot-key.ts';
 import { overhead } from './scenarios/overhead.ts';
@@ -47,6 +48,8 @@ const scenarios: Scenario[] = [
   databaseWork,
   // Last: a million inserted and reaped rows leave WAL, dead tuples and autovacuum work behind.
   retention,
+  // After the last: it leaves millions of rows in the app database.
+  growth,
 ];
 
 const args = parseArgs(process.argv.slice(2));
