@@ -82,6 +82,7 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     '',
     `Run ${report.startedAt} to ${report.finishedAt}${report.args.quick ? ' (**--quick smoke run: numbers are not meaningful**)' : ''}. ` +
       `Raw results: \`${path.relative(repoRoot, resultFile)}\`.`,
+    ...partialRunsLine(report),
     '',
     '## Machine and settings',
     '',
@@ -128,6 +129,17 @@ export function renderMarkdown(report: RunReport, resultFile: string): string {
     if (items.length) out.push('');
   }
   return `${out.join('\n')}\n`;
+}
+
+/** Which scenarios a merged report took from later runs, and so which were not run again. */
+function partialRunsLine(report: RunReport): string[] {
+  const later = report.scenarios.filter((s) => s.ranIn);
+  if (!later.length) return [];
+  const kept = report.scenarios.filter((s) => !s.ranIn);
+  return [
+    `From later \`--only\` runs (each says which): scenario ${later.map((s) => s.title.split('.')[0]).join(', ')}; ` +
+      `not run again since this run: ${kept.map((s) => s.title.split('.')[0]).join(', ')}.`,
+  ];
 }
 
 export async function writeMarkdown(markdown: string): Promise<string> {
