@@ -42,7 +42,8 @@ export interface OperatorCodeAttempt {
  * code gives the record its allowance back and makes it last 30 days. A guesser who drops the
  * cookie gets a new record only while its address has new ones left (10 a minute), then
  * shares the address's one record. The presenter's browser keeps its own record whatever
- * others send: once it has tried (or signed in) it is never held up by anyone else's codes.
+ * others send: once it has signed in (or tried, in the last 15 minutes) it is never held up by
+ * anyone else's codes.
  */
 export class OperatorCodeThrottle {
   private readonly rateLimits: RateLimits;
