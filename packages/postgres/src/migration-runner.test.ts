@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -135,6 +136,68 @@ describe('applyMigrations', () => {
     const fixed = { ...broken, sql: 'create table t3 (id int);' };
     await applyMigrations(database.url, { ...target, folder: folder([first, second, fixed]) });
     expect(await tableExists('t3')).toBe(true);
+  });
+
+  it("behind a transaction pooler: sets the pools' timeouts on its own role in this database only, not on itself", async () => {
+    // An ordinary role, as on a managed server: a role may set its own session defaults.
+    const role = `migrator_${randomBytes(4).toString('hex')}`;
+    const own = await createEmptyTestDatabase('migration_runner_role');
+    const database_ = new URL(own.url).pathname.slice(1);
+    const admin = postgres(own.url, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create role ${role} login password 'migrator'`);
+    await admin.unsafe(`grant all on database ${database_} to ${role}`);
+    await admin.unsafe(`grant create on schema public to ${role}`);
+    const asRole = (db: string) => {
+      const url = new URL(own.url);
+      url.username = role;
+      url.password = 'migrator';
+      url.pathname = `/${db}`;
+      return url.toString();
+    };
+    const timeoutsIn = async (db: string) => {
+      const session = postgres(asRole(db), { max: 1, onnotice: () => {} });
+      try {
+        const [row] = await session`
+          select current_setting('statement_timeout') as statement,
+            current_setting('lock_timeout') as lock,
+            current_setting('idle_in_transaction_session_timeout') as idle`;
+        return row;
+      } finally {
+        await session.end();
+      }
+    };
+    const target: MigrationTarget = {
+      folder: folder([first]),
+      lockId: LOCK_ID + 1,
+      applicationName: 'test-migrate-pooled',
+    };
+    try {
+      await applyMigrations(asRole(database_), target);
+      expect(await timeoutsIn(database_)).toEqual({ statement: '0', lock: '0', idle: '0' });
+
+      await applyMigrations(asRole(database_), { ...target, poolMode: 'transaction' });
+      expect(await timeoutsIn(database_)).toEqual({ statement: '15s', lock: '5s', idle: '30s' });
+      expect(await timeoutsIn('postgres')).toEqual({ statement: '0', lock: '0', idle: '0' });
+
+      // Its own session starts with them now, and runs its migrations without them.
+      const checks = {
+        tag: '0001_runs_without_timeouts',
+        when: 1_700_000_200_000,
+        sql: `do $$ begin
+          if current_setting('statement_timeout') <> '0' or current_setting('lock_timeout') <> '0'
+          then raise exception 'the migration runs with timeouts'; end if; end $$;`,
+      };
+      await applyMigrations(asRole(database_), {
+        ...target,
+        folder: folder([first, checks]),
+        poolMode: 'transaction',
+      });
+    } finally {
+      await admin.unsafe(`drop owned by ${role}`);
+      await admin.end();
+      await own.drop();
+      await sql.unsafe(`drop role ${role}`);
+    }
   });
 
   async function tableExists(name: string): Promise<boolean> {
