@@ -39,6 +39,18 @@ describe('ratios and tables', () => {
     expect(lines[5]).toContain('other (vs twin)');
   });
 
+  it('leaves out the columns no row fills (a scenario that counts, not times)', () => {
+    const counts = {
+      ...result,
+      rows: [{ name: 'a', baseline: true, extra: { 'round trips': 4 } }],
+    };
+    expect(renderTable(counts).split('\n')).toEqual([
+      '| variant | round trips |',
+      '|---|---|',
+      '| a (baseline) | 4 |',
+    ]);
+  });
+
   it('says why a scenario was skipped', () => {
     expect(renderTable({ ...result, skipped: 'no redis' })).toBe('_skipped: no redis_');
   });

@@ -35,6 +35,25 @@ const show = (value: number | undefined, suffix = '') =>
 export function renderTable(result: ScenarioResult): string {
   if (result.skipped) return `_skipped: ${result.skipped}_`;
   const extraColumns = [...new Set(result.rows.flatMap((r) => Object.keys(r.extra ?? {})))];
+  const rows = result.rows.map((row) => {
+    const r = ratiosOf(result, row);
+    const base = baselineOf(result, row);
+    const name = row.baseline
+      ? `${row.name} (baseline)`
+      : base && row.comparedTo
+        ? `${row.name} (vs ${base.name})`
+        : row.name;
+    return [
+      name,
+      show(row.throughput),
+      show(row.latency?.median),
+      show(row.latency?.p99),
+      show(r.throughput, 'x'),
+      show(r.median, 'x'),
+      show(r.p99, 'x'),
+      ...extraColumns.map((c) => String(row.extra?.[c] ?? '')),
+    ];
+  });
   const header = [
     'variant',
     'ops/s',
@@ -45,27 +64,16 @@ export function renderTable(result: ScenarioResult): string {
     'p99 vs base',
     ...extraColumns,
   ];
-  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const row of result.rows) {
-    const r = ratiosOf(result, row);
-    const base = baselineOf(result, row);
-    const name = row.baseline
-      ? `${row.name} (baseline)`
-      : base && row.comparedTo
-        ? `${row.name} (vs ${base.name})`
-        : row.name;
-    const cells = [
-      name,
-      show(row.throughput),
-      show(row.latency?.median),
-      show(row.latency?.p99),
-      show(r.throughput, 'x'),
-      show(r.median, 'x'),
-      show(r.p99, 'x'),
-      ...extraColumns.map((c) => String(row.extra?.[c] ?? '')),
-    ];
-    lines.push(`| ${cells.join(' | ')} |`);
-  }
+  // A column no row fills (a scenario that counts instead of timing) is left out.
+  const shown = header.map((_, i) => i === 0 || rows.some((cells) => cells[i] !== ''));
+  const pick = (cells: string[]) => cells.filter((_, i) => shown[i]);
+  const lines = [
+    `| ${pick(header).join(' | ')} |`,
+    `|${pick(header)
+      .map(() => '---')
+      .join('|')}|`,
+  ];
+  for (const cells of rows) lines.push(`| ${pick(cells).join(' | ')} |`);
   return lines.join('\n');
 }
 
