@@ -2,6 +2,7 @@ import { ensureWebBuild, TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.
 
 /** The test files that serve the production build of the web app. */
 const SERVING_FILES = [
+  'test/apps-behind-pgbouncer.test.ts',
   'test/compose-topology.test.ts',
   'test/postgres-restart.test.ts',
   'scripts/system/chaos-switches.test.ts',
