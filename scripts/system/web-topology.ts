@@ -102,12 +102,8 @@ export function proxyCommand(dir: string, command: string): Promise<string> {
   });
 }
 
-/** Each web's counters from `show stat`: requests answered (by status class) and retries. */
-export async function proxyWebStats(
-  dir: string,
-): Promise<
-  { web: string; answered: number; http5xx: number; retries: number; redispatches: number }[]
-> {
+/** Each web's counters from `show stat`: answers, requests in progress, retries, redispatches. */
+export async function proxyWebStats(dir: string) {
   const [header, ...rows] = (await proxyCommand(dir, 'show stat')).trim().split('\n');
   const columns = header!.replace(/^# /, '').split(',');
   const at = (row: string[], name: string) => Number(row[columns.indexOf(name)] || 0);
@@ -120,7 +116,7 @@ export async function proxyWebStats(
         (sum, name) => sum + at(row, name),
         0,
       ),
-      http5xx: at(row, 'hrsp_5xx'),
+      current: at(row, 'scur'),
       retries: at(row, 'wretr'),
       redispatches: at(row, 'wredis'),
     }));
