@@ -75,6 +75,9 @@ try {
   const result = await runChaos(args, target, { outDir, replay: replayCommand(args) });
   console.log(result.markdown);
   const neverFired = args.profileName === 'ci' ? result.coverage.neverFired : [];
+  const topology = target.topologyFloors();
+  if (topology.line) console.log(`chaos: ${topology.line}`);
+  result.shortfalls.push(...topology.shortfalls);
   failed =
     result.check.violations.length > 0 || neverFired.length > 0 || result.shortfalls.length > 0;
   if (neverFired.length > 0)

@@ -20,6 +20,7 @@ import { demoTenants } from '@once/db/seed';
 import { ensureDatabase, findFreePort } from '@once/postgres';
 import { type EmbeddedPostgresChild, spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import { type RunningSystem, startSystem } from '@once/scripts/start-system';
+import { proxyWebStats } from '@once/scripts/web-topology';
 import type { Browser, BrowserContext } from '@playwright/test';
 import postgres from 'postgres';
 import { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
@@ -48,6 +49,11 @@ export const onceCatalogues: TenantCatalogue[] = demoTenants.map((t) => ({
   products: t.products.map((p) => ({ id: p.id, unitAmount: p.unitAmount })),
 }));
 
+/** The target, and with a topology each web's share of the requests against its floor. */
+interface OnceTarget extends ChaosTarget {
+  topologyFloors(): { line: string | undefined; shortfalls: string[] };
+}
+
 export interface OnceTargetOptions {
   profile: OnceProfile;
   /** Drives the browser customers (absent: the run has none). */
@@ -64,7 +70,7 @@ export interface OnceTargetOptions {
  * can fail it over), then processor, workers and web as real OS processes through the
  * launcher, with the profile's short windows in their environment.
  */
-export async function startOnceTarget(options: OnceTargetOptions): Promise<ChaosTarget> {
+export async function startOnceTarget(options: OnceTargetOptions): Promise<OnceTarget> {
   const log = options.log ?? (() => {});
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'once-chaos-pg-'));
   const pgPort = await findFreePort();
@@ -296,6 +302,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     return down.has(name) || paused.has(name) ? undefined : claimedBy([name], 3_000);
   };
 
+  const { topology } = options.profile;
   let system: RunningSystem;
   try {
     system = await startSystem({
@@ -305,6 +312,12 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       processorPort,
       workerHealthBasePort,
       workerCount: options.profile.workers,
+      ...(topology && {
+        webs: topology.webs,
+        proxyRetry: 'resend' as const,
+        // PgBouncer would pin one node of a replicated cluster.
+        pooler: !ha,
+      }),
       skipBuild: true,
       nextDistDir: E2E_NEXT_DIST_DIR,
       env: options.profile.env,
@@ -362,6 +375,40 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     }
   }
 
+  /**
+   * With a topology, `web` is the web tier: each kill takes the next of its parts in turn (a
+   * web, the proxy, the pooler), a web once it is answering a request; its restart the same.
+   */
+  // The webs first and between the others: each part is hit before any is hit twice.
+  const tierOrder = topology
+    ? interleave(system.webNames, ['proxy', ...(ha ? [] : ['pooler'])])
+    : [];
+  let tierKills = 0;
+  let standIn = 'web';
+  const answered = new Map<string, number>();
+  const lastSeen = new Map<string, { answered: number; retries: number }>();
+  /** The proxy's counters, added up across its restarts (each restart starts them from 0). */
+  const readProxyStats = async () => {
+    const stats = await proxyWebStats(system.topologyDir!).catch(() => []);
+    for (const web of stats) {
+      const before = lastSeen.get(web.web) ?? { answered: 0, retries: 0 };
+      const delta = (now: number, then: number) => (now >= then ? now - then : now);
+      answered.set(web.web, (answered.get(web.web) ?? 0) + delta(web.answered, before.answered));
+      counters.proxy_retries = (counters.proxy_retries ?? 0) + delta(web.retries, before.retries);
+      lastSeen.set(web.web, { answered: web.answered, retries: web.retries });
+    }
+  };
+  const statsTimer = topology ? setInterval(() => void readProxyStats(), 1_000) : undefined;
+  /** A web answering a request right now (the proxy's current sessions to it), 2 s at most. */
+  const untilBusy = async (web: string) => {
+    for (let i = 0; i < 40; i++) {
+      const stat = await proxyWebStats(system.topologyDir!).catch(() => []);
+      if (stat.find((s) => s.web === web)?.current) return true;
+      await sleep(50);
+    }
+    return false;
+  };
+
   // A killed, crashed or failed start leaves no supervisor entry: one kill stops the live part.
   const killPart = async (name: string) => {
     if (system.supervisor.names.includes(name)) await system.supervisor.kill(name);
@@ -373,7 +420,9 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       await startWithRetries(
         async () => {
           await killPart(name);
-          if (name === 'web') await system.startWeb();
+          if (name === 'proxy') await system.startProxy();
+          else if (name === 'pooler') await system.startPooler();
+          else if (name.startsWith('web')) await system.startWeb(webIndex(name));
           else if (name === 'processor') await system.startProcessor();
           else await system.startWorker(Number(name.replace('worker-', '')) - 1);
         },
@@ -449,13 +498,21 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         retention + 2 * Number(env.PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS ?? 0) + 1_000,
     }),
     webUrl: system.webUrl,
-    async kill(name) {
+    async kill(asked) {
+      let name = asked;
+      if (topology && asked === 'web') {
+        name = standIn = tierOrder[tierKills++ % tierOrder.length]!;
+        const busy = name.startsWith('web-') && (await untilBusy(name));
+        counters[`killed_${name}${busy ? '_mid_request' : ''}`] =
+          (counters[`killed_${name}${busy ? '_mid_request' : ''}`] ?? 0) + 1;
+        log(`chaos     | kill_web: ${name}${busy ? ' while it answers a request' : ''}`);
+      }
       if (down.has(name)) return;
       if (paused.has(name)) resumeWorker(name);
       down.add(name);
       await killPart(name);
     },
-    restart,
+    restart: (name) => restart(topology && name === 'web' ? standIn : name),
     async pause(name, pauseOptions) {
       if (down.has(name) || paused.has(name)) return undefined;
       if (pauseOptions?.atNextClaim) {
@@ -530,7 +587,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
     async heal() {
       await ha?.heal();
       for (const name of [...paused]) resumeWorker(name);
-      for (const name of ['processor', ...workerNames, 'web']) {
+      for (const name of new Set(['processor', ...workerNames, ...system.webNames, ...tierOrder])) {
         if (down.has(name) || !system.supervisor.names.includes(name)) await restart(name);
       }
       await adminCall('DELETE', '/admin/faults');
@@ -550,6 +607,7 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
       return row?.n ?? 0;
     },
     async snapshot(): Promise<Snapshot> {
+      if (topology) await readProxyStats();
       // Rows as the checker reads them: camelCase columns, times in epoch ms.
       const app = <T>(query: (sql: postgres.Sql) => Promise<T>) => read(databaseUrl, query);
       const payments = await app(
@@ -614,14 +672,29 @@ export async function startOnceTarget(options: OnceTargetOptions): Promise<Chaos
         refunds,
         moneyActionKeys,
         backstage: [...jobs, ...webhooks],
-        counters: { ...counters },
+        counters: {
+          ...counters,
+          ...Object.fromEntries([...answered].map(([web, n]) => [`answered_by_${web}`, n])),
+        },
         ...(ha ? { failover: { mode: ha.mode, failovers: [...ha.failovers] } } : {}),
       };
     },
     onUnexpectedExit(listener) {
       exitListeners.push(listener);
     },
+    /** Each web's requests answered through the proxy against the profile's floor. */
+    topologyFloors() {
+      if (!topology) return { line: undefined, shortfalls: [] };
+      const counts = system.webNames.map((web) => [web, answered.get(web) ?? 0] as const);
+      return {
+        line: `answered through the proxy: ${counts.map(([w, n]) => `${w} ${n}`).join(', ')}; resent by it: ${counters.proxy_retries ?? 0}`,
+        shortfalls: counts
+          .filter(([, n]) => n < topology.answeredByEachWeb)
+          .map(([web, n]) => `answered by ${web} ${n} < ${topology.answeredByEachWeb}`),
+      };
+    },
     async stop() {
+      clearInterval(statsTimer);
       for (const name of [...paused]) system.supervisor.signal(name, 'SIGCONT');
       await system.stop();
       await ha?.stop();
@@ -656,4 +729,12 @@ function isAlive(pid: number): boolean {
 /** `column` as epoch milliseconds (what `Date.getTime()` gives), named `as` (default: itself). */
 function epochMs(sql: postgres.Sql, column: string, as = column) {
   return sql`floor(extract(epoch from ${sql(column)}) * 1000)::float8 as ${sql(as)}`;
+}
+
+/** The index of `web` or `web-N` (its `startWeb` argument). */
+const webIndex = (name: string) => Math.max(0, Number(name.slice(4) || 1) - 1);
+
+/** `first` with one of `others` after each of its items, until both run out. */
+function interleave(first: readonly string[], others: readonly string[]): string[] {
+  return first.flatMap((item, i) => (others[i] ? [item, others[i]!] : [item]));
 }

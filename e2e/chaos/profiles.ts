@@ -13,6 +13,15 @@ type FaultKind = (typeof FAULT_KINDS)[number] | (typeof FAILOVER_FAULT_KINDS)[nu
 /** Once's profiles: the app's database is a Patroni cluster in this mode (`failover`). */
 export interface OnceProfile extends ChaosProfile {
   replication?: ReplicationMode;
+  /**
+   * Several webs behind HAProxy with its resend on, PgBouncer in transaction mode in front of
+   * PostgreSQL: `kill_web` then kills one of the webs mid-request, or the proxy, or the pooler.
+   */
+  topology?: {
+    webs: number;
+    /** The least each web must have answered through the proxy (a floor, as `floors`). */
+    answeredByEachWeb: number;
+  };
 }
 
 /** Faults the embedded server alone can take: the failover profile's database is a cluster. */
@@ -139,6 +148,32 @@ export const PROFILES: Record<string, OnceProfile> = {
     env: SHORT_WINDOWS,
     moneyFlows: { ...MONEY_FLOWS, faults: 2 },
     replication: 'sync',
+  },
+  /**
+   * Three webs behind HAProxy, which resends a request a web died on to another web (a POST
+   * included), and PgBouncer in transaction mode: the nemesis kills a web while it answers a
+   * request, or the proxy, or the pooler, and restarts it; with the processor's faults.
+   */
+  topology: {
+    name: 'topology',
+    intents: 60,
+    browserIntents: 0,
+    durationMs: 60_000,
+    nemesisEvents: 20,
+    // Each part of the web tier (web-1..3, the proxy, the pooler: in turn) at least once.
+    faults: [
+      ...Array<'kill_web'>(5).fill('kill_web'),
+      'kill_worker',
+      'kill_processor',
+      ...PROCESSOR_FAULT_KINDS,
+    ],
+    workers: 2,
+    browserConcurrency: 1,
+    convergeTimeoutMs: 90_000,
+    env: SHORT_WINDOWS,
+    moneyFlows: { ...MONEY_FLOWS, faults: 2 },
+    topology: { webs: 3, answeredByEachWeb: 20 },
+    floors: { intentsWithPayment: 30, requestsOk: 40 },
   },
   /** While developing the suite itself: small and quick. */
   dev: {
