@@ -1,4 +1,4 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { IdempotencyEvent } from '../../core/types.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
 import { reapable, tombstoneDue, toTombstone } from './key-state-machine.ts';
@@ -34,9 +34,9 @@ export async function reapExpiredKeys(
     [
       'tombstoned',
       tombstoneDue('k'),
-      (d: SQL) => sql`update idempotency_keys k set ${toTombstone('k')} from ${d}`,
+      sql`update idempotency_keys k set ${toTombstone('k')} from due d`,
     ],
-    ['deleted', reapable('k'), (d: SQL) => sql`delete from idempotency_keys k using ${d}`],
+    ['deleted', reapable('k'), sql`delete from idempotency_keys k using due d`],
   ] as const) {
     while (counts.batches < maxBatches) {
       const rows = rowsOf(
@@ -47,7 +47,7 @@ export async function reapExpiredKeys(
             order by k.expires_at
             limit ${batchSize}
             for update skip locked)
-          ${change(sql`due d`)}
+          ${change}
           where k.tenant_id = d.tenant_id and k.operation = d.operation and k.key = d.key
           returning 1`),
       );
