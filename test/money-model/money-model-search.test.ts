@@ -15,6 +15,7 @@ import {
   type Answer,
   emptyModel,
   explainBatch,
+  explainBatchAll,
   keysExpired,
   type Model,
   type ModelRequest,
@@ -23,6 +24,7 @@ import {
   shopperMayRead,
   type Tenant,
   type Transport,
+  unsure,
   workerRan,
 } from './money-model.ts';
 import { sendRequest } from './transports.ts';
@@ -171,8 +173,11 @@ interface Draw {
   foreign: boolean;
 }
 
-/** What runs beside a batch's requests: the API key rotated, the operator signed out. */
-type Alongside = 'rotate' | 'signout';
+/**
+ * What runs beside a batch's requests: the API key rotated, the operator signed out, or the
+ * web's database sessions terminated (`cut`) while the requests are in flight.
+ */
+type Alongside = 'rotate' | 'signout' | 'cut';
 
 class BatchCommand implements fc.AsyncCommand<Model, Real> {
   constructor(
@@ -186,13 +191,24 @@ class BatchCommand implements fc.AsyncCommand<Model, Real> {
     const [answers] = await Promise.all([
       Promise.all(requests.map((r) => send(real, m, r))),
       event === 'rotate' ? rotateKey(real) : event === 'signout' ? signOut(real) : undefined,
+      event === 'cut' ? cutWebSessions(real, this.draws.length) : undefined,
     ]);
     if (event) real.log.push(`${event} (beside the batch)`);
-    // The event as a request of the batch: any order of it among the others may explain them.
-    const all: ModelRequest[] = event
+    // A rotation or sign-out as a request of the batch: any order of it may explain the others.
+    const changes = event === 'rotate' || event === 'signout';
+    const all: ModelRequest[] = changes
       ? [...requests, { op: event, transport: 'cockpit', key: '', payment: -1 }]
       : requests;
-    const next = explainBatch(m, all, event ? [...answers, { ok: true }] : answers, PRICES);
+    let models = explainBatchAll(m, all, changes ? [...answers, { ok: true }] : answers, PRICES);
+    // What a cut left unsure is retried under its key, as a client must, until it is answered;
+    // a lease its failed cleanup left has run out by then (leased GraphQL money actions).
+    if (event === 'cut') await leasesRunOut(real);
+    for (const [i, r] of requests.entries()) {
+      if (models.length === 0 || !unsure(answers[i]!)) continue;
+      const retried = await retryUntilSure(real, m, r);
+      models = models.flatMap((c) => explainBatchAll(c, [r], [retried], PRICES));
+    }
+    const next = models[0];
     if (!next) {
       throw new Error(
         `no order of the last batch explains its answers:\n${real.log.join('\n')}\nmodel before it: ${JSON.stringify(m.payments)}`,
@@ -212,6 +228,53 @@ class WorkerCommand implements fc.AsyncCommand<Model, Real> {
     real.log.push('worker ran');
   }
   toString = () => 'worker';
+}
+
+/**
+ * Terminates the web's database sessions that are in a query or a transaction, after the
+ * batch's requests left (a few ms in, by its size): a COMMIT or a statement cut mid-flight.
+ */
+async function cutWebSessions(real: Real, size: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 2 * size));
+  const [cut] = await web.database.client.sql<{ n: number }[]>`
+    select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+    where datname = current_database() and application_name = 'once-web' and pid <> pg_backend_pid()
+      and state in ('active', 'idle in transaction')`;
+  real.log.push(`cut ${cut?.n ?? 0} web database sessions`);
+}
+
+/**
+ * A fetch that sends again on 503 (a database session was cut a moment ago and the web's pool
+ * still meets it), as a client told to retry does.
+ */
+async function fetchPast503(url: string, init?: RequestInit): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const answer = await fetch(url, init);
+    if (answer.status !== 503 || attempt === 20) return answer;
+    await answer.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The leases of the run's keys run out, as if their time had passed (nothing holds them now). */
+async function leasesRunOut(real: Real): Promise<void> {
+  await web.database.client.sql`
+    update idempotency_keys set locked_until = now() - interval '1 second'
+    where key like ${`${real.run}-%`} and state = 'in_progress'`;
+}
+
+/**
+ * The request sent again under its key until its answer is sure (the database is back, and a
+ * lease left behind has run out: 409 in use is no answer to a request that is alone).
+ */
+async function retryUntilSure(real: Real, m: Model, r: ModelRequest & { op: RequestOp }) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const answer = await send(real, m, r);
+    if (!unsure(answer) && (answer.ok || answer.code !== 'idempotency_key_in_use')) return answer;
+    await leasesRunOut(real);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`a request stayed unsure after 20 retries\n${real.log.join('\n')}`);
 }
 
 /** An operator signs in to the cockpit with the operator code, or the API key: a new session. */
@@ -239,7 +302,7 @@ class SignInCommand implements fc.AsyncCommand<Model, Real> {
 
 /** A session's cookie (`name=value`) from `session.start`, or undefined when it was refused. */
 async function startSession(input: unknown, cookieName: string): Promise<string | undefined> {
-  const answer = await fetch(`${web.server.url}/api/trpc/session.start`, {
+  const answer = await fetchPast503(`${web.server.url}/api/trpc/session.start`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(input),
@@ -263,7 +326,7 @@ class SignOutCommand implements fc.AsyncCommand<Model, Real> {
 /** The cockpit's session is open exactly when the model says so (`session.current`). */
 async function expectCockpitAsModelled(m: Model, real: Real): Promise<void> {
   if (!real.session) return;
-  const answer = await fetch(`${real.url}/api/trpc/session.current`, {
+  const answer = await fetchPast503(`${real.url}/api/trpc/session.current`, {
     headers: { cookie: real.session, 'x-once-session': 'operator' },
   });
   const open = (await answer.json()).result?.data?.role === 'operator';
@@ -276,7 +339,7 @@ async function expectCockpitAsModelled(m: Model, real: Real): Promise<void> {
 }
 
 async function signOut(real: Real): Promise<void> {
-  const answer = await fetch(`${real.url}/api/trpc/session.end`, {
+  const answer = await fetchPast503(`${real.url}/api/trpc/session.end`, {
     method: 'POST',
     headers: {
       ...(real.session ? { cookie: real.session } : {}),
@@ -337,7 +400,7 @@ class ReadCommand implements fc.AsyncCommand<Model, Real> {
     const index = this.paymentSlot % m.paymentIds.length;
     const p = m.payments[index]!;
     const get = (apiKey: string) =>
-      fetch(`${real.url}/api/v1/payments/${m.paymentIds[index]}`, {
+      fetchPast503(`${real.url}/api/v1/payments/${m.paymentIds[index]}`, {
         headers: { authorization: `Bearer ${apiKey}` },
       });
     const own = p.tenant === 'a' ? real.apiKeys[m.keyGen]! : API_KEY_B;
@@ -384,7 +447,7 @@ class ShopperReadCommand implements fc.AsyncCommand<Model, Real> {
       paymentId: m.paymentIds[index],
       ...(key ? { checkoutKeyProof: createHash('sha256').update(key).digest('hex') } : {}),
     };
-    const answer = await fetch(
+    const answer = await fetchPast503(
       `${real.url}/api/trpc/checkout.status?input=${encodeURIComponent(JSON.stringify(input))}`,
       { headers: { cookie: real.shoppers[this.shopper]! } },
     );
@@ -461,7 +524,7 @@ const draw = fc.record<Draw>({
   stale: fc.boolean(),
   foreign: fc.constantFrom(false, false, false, true),
 });
-const alongside = fc.option(fc.constantFrom<Alongside>('rotate', 'signout'), { freq: 3 });
+const alongside = fc.option(fc.constantFrom<Alongside>('rotate', 'signout', 'cut'), { freq: 2 });
 /** A batch of one to four money requests at once (drawn twice as often as other commands). */
 const batch = fc
   .tuple(fc.array(draw, { minLength: 1, maxLength: 4 }), alongside)

@@ -3,6 +3,7 @@ import {
   type Answer,
   emptyModel,
   explainBatch,
+  explainBatchAll,
   type ModelRequest,
   shopperMayRead,
   workerRan,
@@ -97,5 +98,18 @@ describe('the money model checker', () => {
     expect(explainBatch(m, [shopperRefund], [no('operator_required')], PRICES)).toBeDefined();
     expect(shopperMayRead(m, 0, 0)).toBe(false);
     expect(shopperMayRead(m, 0, 0, 'p')).toBe(true);
+  });
+
+  it('a cut request: a 503 changed nothing, a 409 outcome unknown may have acted', () => {
+    const whole = refund('k', 'rest', PRICE);
+    const unavailable = explainBatchAll(
+      paid(),
+      [whole],
+      [no('idempotency_store_unavailable')],
+      PRICES,
+    );
+    expect(unavailable.map((m) => m.payments[0]!.refunded)).toEqual([0]);
+    const unknown = explainBatchAll(paid(), [whole], [no('idempotency_outcome_unknown')], PRICES);
+    expect(unknown.map((m) => m.payments[0]!.refunded).sort()).toEqual([0, PRICE]);
   });
 });

@@ -286,6 +286,14 @@ export function workerRan(m: Model): void {
 /** Two requests the key store serialises itself (one key row): one of them may hear 409. */
 const sameKeyRow = (a: ModelRequest, b: ModelRequest) => keyRowOf(a) === keyRowOf(b);
 
+/**
+ * What a request whose database session was cut may answer: 503 `idempotency_store_unavailable`
+ * (nothing was recorded), or 409 `idempotency_outcome_unknown` (the commit may have happened).
+ * Either way the client retries it under its key to learn its outcome.
+ */
+export const unsure = (a: Answer) =>
+  !a.ok && (a.code === 'idempotency_store_unavailable' || a.code === 'idempotency_outcome_unknown');
+
 /** The model after a batch of requests sent at once, if some order of them explains every answer. */
 export function explainBatch(
   m: Model,
@@ -293,11 +301,36 @@ export function explainBatch(
   answers: readonly Answer[],
   prices: Prices,
 ): Model | undefined {
+  return explainBatchAll(m, requests, answers, prices)[0];
+}
+
+/**
+ * Every model after the batch that some order explains; an outcome unknown branches (its
+ * request took effect, or did not), so the retries that follow decide between them.
+ */
+export function explainBatchAll(
+  m: Model,
+  requests: readonly ModelRequest[],
+  answers: readonly Answer[],
+  prices: Prices,
+): Model[] {
+  const found: Model[] = [];
   for (const order of permutations(requests.length)) {
-    const copy = structuredClone(m);
-    if (order.every((i) => explains(copy, requests, answers, i, prices))) return copy;
+    let models = [structuredClone(m)];
+    for (const i of order) {
+      models = models.flatMap((c) => {
+        const a = answers[i]!;
+        if (!unsure(a)) return explains(c, requests, answers, i, prices) ? [c] : [];
+        if (!a.ok && a.code === 'idempotency_store_unavailable') return [c];
+        const applied = structuredClone(c);
+        return step(applied, requests[i]!, prices).ok ? [c, applied] : [c];
+      });
+    }
+    found.push(...models);
+    // One model is the answer; with unsure answers, enough to go on (the retries prune them).
+    if (found.length >= (answers.some(unsure) ? 8 : 1)) break;
   }
-  return undefined;
+  return found;
 }
 
 function explains(

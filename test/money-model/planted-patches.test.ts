@@ -18,6 +18,7 @@ describe('the model search’s planted bugs', () => {
       'money-keys-by-transport',
       'operator-session-remembered',
       'ops-open-to-shoppers',
+      'outage-answered-500',
       'pay-ignores-money-action-key',
       'refund-any-tenants-payment',
       'refund-cap-before-lock',
