@@ -24,6 +24,8 @@ async function startParts(options: {
   cooldownMs?: Parameters<typeof startChaosControl>[0]['cooldownMs'];
   workers?: number;
   cluster?: ClusterControl;
+  /** More parts by name (`web-1`, `proxy`, ...), each a process that idles. */
+  others?: string[];
 }) {
   gaveUp.length = 0;
   supervisor = new Supervisor(
@@ -48,9 +50,18 @@ async function startParts(options: {
       readyLine: /^ready$/,
     });
   }
+  for (const name of options.others ?? []) {
+    await supervisor.start({
+      name,
+      command: process.execPath,
+      args: ['-e', 'console.log("ready"); setInterval(() => {}, 1000)'],
+      readyLine: /^ready$/,
+    });
+  }
   control = await startChaosControl({
     supervisor,
     pauseMs: options.pauseMs ?? 10_000,
+    killWebDelayMs: 0,
     log: () => {},
     ...(options.cooldownMs ? { cooldownMs: options.cooldownMs } : {}),
     ...(options.cluster ? { cluster: options.cluster } : {}),
@@ -189,6 +200,29 @@ describe('the launcher control channel', () => {
     });
     expect(failovers).toEqual(['pg1']);
   }, 30_000);
+
+  it('behind the proxy: kill_web kills one of the webs (the first up), never the proxy or the pooler; they show what they are', async () => {
+    await startParts({ others: ['pooler', 'web-1', 'web-2', 'proxy'] });
+    const pid = part('web-1')!.pid;
+    const pressed = await press('kill_web');
+    expect(pressed.status).toBe(200);
+    expect(pressed.body.did).toMatch(/^web-1 \(pid \d+\) is killed/);
+    expect(await waitUntil(() => part('web-1')?.pid !== pid && part('web-1')?.state === 'up')).toBe(
+      true,
+    );
+    expect(part('web-2')!.restarts + part('proxy')!.restarts + part('pooler')!.restarts).toBe(0);
+    const response = await fetch(`${control.url}/parts`, {
+      headers: { authorization: `Bearer ${control.secret}` },
+    });
+    const { parts } = (await response.json()) as { parts: { name: string; role?: string }[] };
+    expect(parts.map((p) => [p.name, p.role])).toEqual([
+      ['worker-1', undefined],
+      ['pooler', 'PgBouncer, transaction mode'],
+      ['web-1', undefined],
+      ['web-2', undefined],
+      ['proxy', 'HAProxy, the public URL'],
+    ]);
+  });
 
   it('without a cluster, no failover is offered, and a press of it is refused', async () => {
     await startParts({});

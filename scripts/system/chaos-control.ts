@@ -30,6 +30,8 @@ import type { PartStatus, Supervisor } from './supervisor.ts';
 /** A part's state as the cockpit shows it: the supervisor's, with `paused` on top. */
 interface ChaosPartStatus extends Omit<PartStatus, 'state'> {
   state: PartStatus['state'] | 'paused';
+  /** What the part is, for those the name does not say (`--webs`: the proxy, the pooler). */
+  role?: string;
   /** While paused: when it is resumed (ISO). */
   resumesAt?: string;
 }
@@ -54,6 +56,12 @@ export interface ChaosControl {
   close(): Promise<void>;
 }
 
+/** The web tier's parts besides the webs (`npm run demo -- --webs N`), in the cockpit's words. */
+const PART_ROLES: Record<string, string> = {
+  proxy: 'HAProxy, the public URL',
+  pooler: 'PgBouncer, transaction mode',
+};
+
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** Opens the control channel on loopback; the secret leaves the launcher only for the web. */
@@ -77,8 +85,9 @@ export async function startChaosControl(options: ChaosControlOptions): Promise<C
   const { paused, resume, press } = switchActions(options, log);
 
   const processParts = (): ChaosPartStatus[] =>
-    supervisor.status().map((p) => {
-      const pause = paused.get(p.name);
+    supervisor.status().map((part) => {
+      const pause = paused.get(part.name);
+      const p = PART_ROLES[part.name] ? { ...part, role: PART_ROLES[part.name] } : part;
       return pause && p.state === 'up'
         ? { ...p, state: 'paused', resumesAt: new Date(pause.until).toISOString() }
         : p;
