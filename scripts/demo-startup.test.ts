@@ -117,4 +117,12 @@ describe('npm run demo: a start-up failure is one line saying what to do', () =>
       holder.close();
     }
   }, 60_000);
+
+  it('--webs not a whole number of at least 1', async () => {
+    const run = await runDemo(await freePorts(), ['--webs', '0']);
+    expectOneLine(
+      run,
+      /^Once failed to start: --webs must be a whole number of at least 1 \(got 0\)$/,
+    );
+  }, 60_000);
 });
