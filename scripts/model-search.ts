@@ -47,11 +47,12 @@ function runVitest(cwd: string, file: string, env: Record<string, string>) {
 
 /** The checker's first words about a failure: the search's own message, or vitest's. */
 function firstViolation(output: string): string {
-  const line =
-    /(no (?:order of the last batch|model) explains[^\n]*|payment \d+ \([^)]*\): the app holds[^\n]*|AssertionError[^\n]*|Error: [^\n]*)/.exec(
-      output,
-    );
-  return line?.[1] ?? 'failed (see the run)';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its output
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const said = [/Caused by: Error: ([^\n]*)/, /(AssertionError: [^\n]*)/, /(Error: [^\n]*)/]
+    .map((pattern) => pattern.exec(plain)?.[1])
+    .find((words) => words !== undefined);
+  return said ?? 'failed (see the run)';
 }
 
 if (!values.planted) {
