@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--seed N] [--profile ci|soak|failover|dev] [--mode sync|async|strict]
+ * `npm run chaos -- [--seed N] [--profile ci|soak|failover|topology|dev] [--mode sync|async|strict]
  * [--intents N] [--browser N] [--duration SECONDS] [--events N] [--faults kind,kind] [--out DIR]`
  *
  * Starts the whole system (its own PostgreSQL, processor, workers, web) as real processes,

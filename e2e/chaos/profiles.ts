@@ -201,7 +201,7 @@ export interface ChaosArgs {
 }
 
 /**
- * Reads `--seed N --profile ci|soak|dev --intents N --browser N --duration SECONDS
+ * Reads `--seed N --profile ci|soak|failover|topology|dev --intents N --browser N --duration SECONDS
  * --events N --faults kill_web,delay --out DIR`. Bad input throws one clear message.
  */
 export function parseChaosArgs(argv: readonly string[]): ChaosArgs {
