@@ -1,3 +1,4 @@
+import { readAnswerEncryption } from '@once/api';
 import { describe, expect, it } from 'vitest';
 import { readWorkerConfig } from './worker-config.ts';
 
@@ -28,6 +29,14 @@ describe('readWorkerConfig', () => {
     for (const bad of ['shop.example', 'javascript:alert(1)', 'https://shop.example/?a=1']) {
       expect(() => readWorkerConfig({ ...base, WEB_PUBLIC_URL: bad })).toThrow(/WEB_PUBLIC_URL/);
     }
+  });
+
+  it("reads the web's answer keys, the same ids as the web's (its webhook records share their rows)", () => {
+    const key = 'ab'.repeat(32);
+    expect(readWorkerConfig({ ...base, ONCE_ANSWER_KEY: key }).answerEncryption).toEqual(
+      readAnswerEncryption({ ONCE_ANSWER_KEY: key }),
+    );
+    expect(readWorkerConfig(base).answerEncryption).toBeUndefined();
   });
 
   it('refuses a backoff whose base exceeds its cap, naming both variables', () => {
