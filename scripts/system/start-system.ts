@@ -156,11 +156,11 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
       ? poolerSpec({ dir: dir!, databaseUrl, port: await findFreePort() })
       : undefined;
     if (pooler) await supervisor.start(pooler.spec);
-    const webPorts = options.webs
-      ? range(options.webs).map(async () => findFreePort())
-      : [Promise.resolve(options.webPort ?? 3000)];
+    // One at a time: two probes at once could be handed the same free port.
+    const webPorts = options.webs ? [] : [options.webPort ?? 3000];
+    while (webPorts.length < (options.webs ?? 0)) webPorts.push(await findFreePort());
     env = appEnvironment(options, databaseUrl, processorDatabaseUrl, {
-      webPorts: await Promise.all(webPorts),
+      webPorts,
       pooledUrl: pooler?.url(databaseUrl),
     });
     chaos = await startChaos(supervisor, options, env);
@@ -207,7 +207,6 @@ async function startParts(supervisor: Supervisor, options: SystemOptions): Promi
 }
 
 const LOOPBACK = ['127.0.0.1', '::1', 'localhost'];
-const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const webName = (options: SystemOptions, index: number) =>
   options.webs ? `web-${index + 1}` : 'web';
 
