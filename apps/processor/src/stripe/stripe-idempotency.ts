@@ -95,6 +95,12 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
         },
         false,
       );
+    case 'idempotency_key_expired':
+      return new StripeApiError(
+        409,
+        { type: 'idempotency_error', code: error.code, message: error.message },
+        false,
+      );
     case 'idempotency_input_invalid':
       return new StripeApiError(
         400,
@@ -119,6 +125,7 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
     case 'idempotency_result_unstorable':
     case 'idempotency_already_completed':
     case 'idempotency_complete_outside_transaction':
+    case 'idempotency_answer_unreadable':
       return new StripeApiError(
         error.code === 'idempotency_store_unavailable' ? 503 : 500,
         { type: 'api_error', code: error.code, message: error.message },
