@@ -4,6 +4,7 @@ import { ensureWebBuild, TEST_NEXT_DIST_DIR } from '../scripts/system/web-build.
 const SERVING_FILES = [
   'test/apps-behind-pgbouncer.test.ts',
   'test/compose-topology.test.ts',
+  'test/limits-across-webs.test.ts',
   'test/postgres-restart.test.ts',
   'scripts/system/chaos-switches.test.ts',
   'scripts/system/restart.test.ts',
