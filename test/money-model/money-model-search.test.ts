@@ -650,18 +650,11 @@ async function expectBooksAgree(model: Model, real: Real): Promise<void> {
       from payments as payment where payment.id = ${paymentId}`;
     const expected = { status: p.status, received: p.received, refunded: p.refunded };
     if (JSON.stringify(books) !== JSON.stringify(expected)) {
-      console.log(
-        'DEBUG',
-        JSON.stringify(
-          await web.database.client.sql`select * from outbox_jobs where payment_id = ${paymentId}`,
-        ),
-        JSON.stringify(
-          await web.database.client
-            .sql`select * from payment_events where payment_id = ${paymentId}`,
-        ),
-      );
+      // Its timeline says why (a processor call that failed, a job that died).
+      const timeline = await web.database.client.sql`
+        select kind, detail from payment_events where payment_id = ${paymentId} order by seq`;
       throw new Error(
-        `payment ${index} (${paymentId}): the app holds ${JSON.stringify(books)}, the model ${JSON.stringify(expected)}\n${real.log.join('\n')}`,
+        `payment ${index} (${paymentId}): the app holds ${JSON.stringify(books)}, the model ${JSON.stringify(expected)}\n${real.log.join('\n')}\nits timeline: ${JSON.stringify(timeline)}`,
       );
     }
   }
