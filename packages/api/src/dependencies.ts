@@ -128,7 +128,7 @@ export function createApiDependencies(options: {
       operations: apiIdempotencyPoliciesFor(checkoutKeyTtlMs),
       unreplicatedCommits: commitNotices.unreplicatedCommits,
       // Counts NEW keys only (replays and retries of a known key are never limited), per
-      // principal, over a fixed window (one minute when deployed); see packages/idempotency "Limits".
+      // principal, on a sliding window (one minute when deployed); see packages/idempotency "Limits".
       ...(maxNewKeysPerMinute > 0
         ? { rateLimit: { maxNewKeys: maxNewKeysPerMinute, windowMs: newKeyWindowMs } }
         : {}),

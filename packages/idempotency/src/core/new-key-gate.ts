@@ -27,11 +27,11 @@ export function createNewKeyGate<TTx>(context: EngineContext<TTx>) {
   const { store, callStore, emitKeyEvent } = context;
   const running = createRunningKeys();
 
-  /** A new key counted against its principal's allowance, in the window it was counted in. */
+  /** A new key counted against its principal's allowance. */
   interface Counted {
     kind: 'counted';
     scope: RateLimitScope;
-    windowStartMs?: number;
+    limit: { maxNewKeys: number; windowMs: number };
   }
 
   async function countNewKey(
@@ -44,7 +44,7 @@ export function createNewKeyGate<TTx>(context: EngineContext<TTx>) {
     const count = await callStore('countNewKey', id, () => store.countNewKey(scope, limit), {
       failClosed: true,
     });
-    if (!count.limited) return { kind: 'counted', scope, windowStartMs: count.windowStartMs };
+    if (!count.limited) return { kind: 'counted', scope, limit };
     // Without the pre-check this may be a retry of a finished key, which is answered, never
     // refused: read the key before refusing (only when the principal is limited).
     if (!plan.readFirst) {
@@ -67,11 +67,11 @@ export function createNewKeyGate<TTx>(context: EngineContext<TTx>) {
   }
 
   /** Give back the count of a request that stored no key; a store hiccup keeps it (the strict side). */
-  async function giveBack(id: KeyIdentity, { scope, windowStartMs }: Counted) {
-    if (!store.giveBackNewKey || windowStartMs === undefined) return;
-    await callStore('giveBackNewKey', id, async () =>
-      store.giveBackNewKey?.(scope, windowStartMs),
-    ).catch(() => {});
+  async function giveBack(id: KeyIdentity, { scope, limit }: Counted) {
+    if (!store.giveBackNewKey) return;
+    await callStore('giveBackNewKey', id, async () => store.giveBackNewKey?.(scope, limit)).catch(
+      () => {},
+    );
   }
 
   return {

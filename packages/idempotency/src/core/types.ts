@@ -259,24 +259,25 @@ export interface IdempotencyStore<TTx> {
    */
   isTransaction?(executor: TTx): boolean;
   /**
-   * Count one new key against the scope's fixed window in its own autocommit statement, only
-   * while below the cap, atomically (concurrent counts never pass the cap together);
-   * `retryAfterSeconds` when the window is full (nothing counted). `windowStartMs` names the
-   * window counted in, for `giveBackNewKey`.
+   * Count one new key of the scope in its own autocommit statement, only while the scope has
+   * had fewer than `maxNewKeys` in the sliding `windowMs` (a burst of the cap, then one more per
+   * `windowMs / maxNewKeys`), atomically (concurrent counts never pass the cap together);
+   * `retryAfterSeconds` until one more fits when refused (nothing counted).
    */
   countNewKey(
     scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },
-  ): Promise<
-    { limited: false; windowStartMs?: number } | { limited: true; retryAfterSeconds: number }
-  >;
+  ): Promise<{ limited: false } | { limited: true; retryAfterSeconds: number }>;
   /**
-   * Undo one `countNewKey` of the window starting at `windowStartMs` (never below zero): the
-   * request it counted stored no key. Optional: a store without it keeps the count (the cap
-   * then errs on the strict side).
+   * Undo one `countNewKey` of the scope (never freeing more than was counted): the request it
+   * counted stored no key. Optional: a store without it keeps the count (the cap then errs on
+   * the strict side).
    */
-  giveBackNewKey?(scope: RateLimitScope, windowStartMs: number): Promise<void>;
-  /** Read-only: whether the scope's current window is full, and when it ends (the engines do not use it). */
+  giveBackNewKey?(
+    scope: RateLimitScope,
+    limit: { maxNewKeys: number; windowMs: number },
+  ): Promise<void>;
+  /** Read-only: whether one more new key would be refused now, and for how long (the engines do not use it). */
   peekNewKeys(
     scope: RateLimitScope,
     limit: { maxNewKeys: number; windowMs: number },

@@ -14,7 +14,8 @@ import {
 /**
  * The per-principal new-key cap holds under concurrency in both modes: a burst of BURST new
  * keys from one session, released at once, runs at most CAP handlers; the refused requests
- * write nothing (no key, no effect, no count).
+ * write nothing (no key, no effect, no count: `counted` is how many intervals of the allowance
+ * the principal's theoretical arrival time runs ahead of now).
  */
 const BURST = 30;
 const CAP = 3;
@@ -77,8 +78,9 @@ async function burst(
   const [row] = await t.sql`
     select (select count(*)::int from effects where tenant_id = ${tenantId}) as effects,
            (select count(*)::int from idempotency_keys where tenant_id = ${tenantId}) as keys,
-           (select coalesce(sum(new_keys), 0)::int from idempotency_rate_limits
-              where tenant_id = ${tenantId}) as counted`;
+           (select greatest(ceil(extract(epoch from max(theoretical_arrival) - now())
+                                 * 1000 / ${60_000 / CAP}), 0)::int
+              from idempotency_rate_limits where tenant_id = ${tenantId}) as counted`;
   const tally = (outcome: string) => outcomes.filter((o) => o === outcome).length;
   return { row, executed: tally('executed'), limited: tally('idempotency_rate_limited') };
 }

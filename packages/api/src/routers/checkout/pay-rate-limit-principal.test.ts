@@ -15,10 +15,10 @@ async function shopperCookie(h: ApiTestHarness, tenant: string): Promise<string>
 }
 
 /**
- * The allowance is a fixed window aligned on the epoch. With the deployed one-minute window a
- * burst that starts late in a minute straddles two windows and gets a fresh allowance half-way
- * through (the duplicates test then sees its over-the-limit key paid). A week-long window
- * makes the outcome independent of when the test runs, with no waiting for a new minute.
+ * The allowance slides: a burst of it, then one more key per window / allowance. With the
+ * deployed one-minute window and an allowance of 3, one more key fits every 20 s, so a slow run
+ * would see its over-the-limit key paid. A week-long window makes the outcome independent of
+ * how long the test takes.
  */
 const WEEK_MS = 7 * 24 * 60 * 60_000;
 

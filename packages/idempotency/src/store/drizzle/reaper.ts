@@ -18,8 +18,9 @@ export interface ReapOptions {
  * dropped, fingerprint and status kept until the window ends) instead. Each batch picks rows
  * through the partial index `idempotency_keys_reapable_idx` with `FOR UPDATE SKIP LOCKED`, so
  * a key a request is reserving right now is skipped, never waited on. `unknown` keys are never
- * reaped: only reconciliation (`resolveUnknownKey`) moves them on. Also drops ended rate-limit
- * windows. Safe to run from several workers at once.
+ * reaped: only reconciliation (`resolveUnknownKey`) moves them on. Also drops rate-limit rows
+ * whose theoretical arrival time is past (they limit nothing). Safe to run from several workers
+ * at once.
  */
 export async function reapExpiredKeys(
   db: AnyPgDatabase,
@@ -56,7 +57,7 @@ export async function reapExpiredKeys(
       if (rows.length < batchSize) break;
     }
   }
-  await db.execute(sql`delete from idempotency_rate_limits where window_end < now()`);
+  await db.execute(sql`delete from idempotency_rate_limits where theoretical_arrival < now()`);
   if (counts.deleted > 0) options.onEvent?.({ type: 'reaped', count: counts.deleted });
   return counts;
 }

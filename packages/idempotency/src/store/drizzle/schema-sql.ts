@@ -57,14 +57,12 @@ CREATE TABLE "idempotency_keys" (
 CREATE TABLE "idempotency_rate_limits" (
 	"tenant_id" text NOT NULL,
 	"principal" text DEFAULT '' NOT NULL,
-	"window_start" timestamp with time zone NOT NULL,
-	"window_end" timestamp with time zone NOT NULL,
-	"new_keys" integer DEFAULT 0 NOT NULL,
-	CONSTRAINT "idempotency_rate_limits_pkey" PRIMARY KEY("tenant_id","principal","window_start")
+	"theoretical_arrival" timestamp with time zone NOT NULL,
+	CONSTRAINT "idempotency_rate_limits_pkey" PRIMARY KEY("tenant_id","principal")
 );
 --> statement-breakpoint
 CREATE INDEX "idempotency_key_audit_key_idx" ON "idempotency_key_audit" USING btree ("tenant_id","operation","key");--> statement-breakpoint
 CREATE INDEX "idempotency_keys_reapable_idx" ON "idempotency_keys" USING btree ("expires_at") WHERE "idempotency_keys"."state" in ('completed', 'released', 'expired');--> statement-breakpoint
 CREATE INDEX "idempotency_keys_leases_idx" ON "idempotency_keys" USING btree ("locked_until") WHERE "idempotency_keys"."state" = 'in_progress';--> statement-breakpoint
-CREATE INDEX "idempotency_rate_limits_window_end_idx" ON "idempotency_rate_limits" USING btree ("window_end");
+CREATE INDEX "idempotency_rate_limits_arrival_idx" ON "idempotency_rate_limits" USING btree ("theoretical_arrival");
 `;

@@ -79,24 +79,20 @@ export const idempotencyKeys = pgTable(
 );
 
 /**
- * Fixed-window counters of new keys per tenant and principal (a session, an API key; '' is the
- * tenant as a whole), only used when `rateLimit` is configured.
+ * The new-key allowance per tenant and principal (a session, an API key; '' is the tenant as a
+ * whole), only used when `rateLimit` is configured: one row each, holding its theoretical
+ * arrival time (a generic cell rate algorithm). A row whose time is past limits nothing.
  */
 export const idempotencyRateLimits = pgTable(
   'idempotency_rate_limits',
   {
     tenantId: text('tenant_id').notNull(),
     principal: text('principal').notNull().default(''),
-    windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
-    windowEnd: timestamp('window_end', { withTimezone: true }).notNull(),
-    newKeys: integer('new_keys').notNull().default(0),
+    theoreticalArrival: timestamp('theoretical_arrival', { withTimezone: true }).notNull(),
   },
   (t) => [
-    primaryKey({
-      name: 'idempotency_rate_limits_pkey',
-      columns: [t.tenantId, t.principal, t.windowStart],
-    }),
-    index('idempotency_rate_limits_window_end_idx').on(t.windowEnd),
+    primaryKey({ name: 'idempotency_rate_limits_pkey', columns: [t.tenantId, t.principal] }),
+    index('idempotency_rate_limits_arrival_idx').on(t.theoreticalArrival),
   ],
 );
 

@@ -172,7 +172,7 @@ export function createDrizzleStore<TDb extends AnyPgDatabase>(
 
     countNewKey: (scope, limit) => countNewKey(db, scope, limit),
 
-    giveBackNewKey: (scope, windowStartMs) => giveBackNewKey(db, scope, windowStartMs),
+    giveBackNewKey: (scope, limit) => giveBackNewKey(db, scope, limit),
 
     peekNewKeys: (scope, limit) => peekNewKeys(db, scope, limit),
   });
