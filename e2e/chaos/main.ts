@@ -13,7 +13,7 @@ import path from 'node:path';
 import { runChaos } from '@once/chaos';
 import { repoRoot } from '@once/scripts/start-system';
 import { chromium } from '@playwright/test';
-import globalSetup, { E2E_NEXT_DIST_DIR } from '../support/global-setup.ts';
+import globalSetup from '../support/global-setup.ts';
 import { startOnceTarget } from './once-target.ts';
 import { parseChaosArgs, replayCommand } from './profiles.ts';
 
@@ -31,7 +31,9 @@ console.log(
 );
 console.log(`chaos: replay with: ${replayCommand(args)}`);
 
-if (!existsSync(path.join(repoRoot, 'apps/web', E2E_NEXT_DIST_DIR, 'BUILD_ID'))) globalSetup();
+// Rebuilds the web when its or a package's sources changed since the last build: a stale build
+// on a database the new migrations changed answered every checkout 503.
+globalSetup();
 // The browser first: without one there is nothing to start the system for.
 const executablePath = existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined;
 const browser =
