@@ -53,7 +53,7 @@ const giveBackNewKeyStatement = preparedStatement(
          and theoretical_arrival > now()`,
 );
 
-/** Read-only: whether one more new key would be refused now (atomic mode asks before the handler). */
+/** Read-only: how long one more new key would be refused for now (0 or less: it fits). */
 const peekNewKeysStatement = preparedStatement<{ retry_after_ms: number | string | null }>(
   'once_idempotency_peek_new_keys_v2',
   sql`
