@@ -37,8 +37,8 @@ export interface OperatorCodeAttempt {
  * 127.0.0.1, so a per-address count would let anyone on the machine lock the presenter out;
  * attempts are counted per browser instead, a record named in the `once_signin` cookie (a
  * random id and its expiry signed with SESSION_SECRET, so every web knows the records any web
- * gave). Each record has 5 attempts in any 15 minutes (`rate_limits`, shared by all webs like
- * the session starts); an attempt past them is refused before the code is compared; the right
+ * gave). Each record has 5 attempts at once, then one every 3 minutes (`rate_limits`, shared by
+ * all webs like the session starts); an attempt past them is refused before the code is compared; the right
  * code gives the record its allowance back and makes it last 30 days. A guesser who drops the
  * cookie gets a new record only while its address has new ones left (10 a minute), then
  * shares the address's one record. The presenter's browser keeps its own record whatever

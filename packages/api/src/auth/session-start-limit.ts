@@ -26,7 +26,10 @@ export interface SessionStartRefusal {
 /** Rows this far behind now are deleted now and then (a margin for webs' clocks apart). */
 const IDLE_MS = 60_000;
 
-/** At most `max` requests in any `windowMs`: a burst of `max`, then one per `windowMs / max`. */
+/**
+ * A burst of `max`, then one per `windowMs / max` (a cell rate algorithm: over one `windowMs`
+ * after a full burst, up to `2 * max - 1`; never more than `max` at once).
+ */
 export interface Allowance {
   max: number;
   windowMs: number;
