@@ -185,7 +185,12 @@ function step(m: Model, r: ModelRequest, prices: Prices): Expected {
   const row = m.keyRows[keyRowOf(r)];
   if (row) {
     if (row.principal !== principalOf(m, r) || row.body !== bodyOf(r)) {
-      return refused('idempotency_key_reused');
+      // Atomic mode may run the handler before it reads the key (its pre-check is skipped
+      // while keys are seldom found taken): the handler's own refusal is as right as 422.
+      const handler = step({ ...structuredClone(m), keyRows: {} }, r, prices);
+      return handler.ok
+        ? refused('idempotency_key_reused')
+        : { ...handler, or: 'idempotency_key_reused' };
     }
     return { ok: true, ref: row.ref };
   }
