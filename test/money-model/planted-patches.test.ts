@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 const planted = path.join(import.meta.dirname, 'planted');
 const patches = readdirSync(planted).filter((f) => f.endsWith('.patch'));
 const root = path.resolve(import.meta.dirname, '../..');
+// The chaos suite's planted bugs (`npm run chaos:planted -w e2e`) are held to the same rule.
+const chaosPlanted = path.join(root, 'e2e/chaos/planted');
+const chaosPatches = readdirSync(chaosPlanted).filter((f) => f.endsWith('.patch'));
 
 describe('the model search’s planted bugs', () => {
   it('are there, one per class the search must find', () => {
@@ -29,9 +32,12 @@ describe('the model search’s planted bugs', () => {
     ]);
   });
 
-  it.each(patches)('%s applies to this tree', (patch) => {
+  it.each([
+    ...patches.map((p) => path.join(planted, p)),
+    ...chaosPatches.map((p) => path.join(chaosPlanted, p)),
+  ])('%s applies to this tree', (patch) => {
     expect(() =>
-      execFileSync('git', ['apply', '--check', path.join(planted, patch)], {
+      execFileSync('git', ['apply', '--check', patch], {
         cwd: root,
         stdio: 'pipe',
       }),
