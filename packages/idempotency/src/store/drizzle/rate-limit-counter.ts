@@ -14,7 +14,10 @@ const window = msInterval(p('windowMs'));
 
 /**
  * The update only fires while the theoretical arrival time stays within a window of now, so a
- * refusal moves nothing. A refusal reads the row it met under its lock (`for share` follows a
+ * refusal moves nothing. The update reads the time with `clock_timestamp()`, evaluated once the
+ * row lock is held, so concurrent counts see times in the order they take the lock: `now()` is
+ * its transaction's start, which can be older than the time a count that locked the row first
+ * used, and that count's arrival time would then cost a burst's last key its place. A refusal reads the row it met under its lock (`for share` follows a
  * concurrent update to its newest version). Its wait is at most one interval: no admission puts
  * the time more than a window past its own `now()`, and a statement that waited for the lock
  * has an older `now()` (a row created after it began is not readable at all: one interval).
@@ -23,14 +26,15 @@ const countNewKeyStatement = preparedStatement<{
   admitted: boolean;
   retry_after_ms: number | string | null;
 }>(
-  'once_idempotency_count_new_key_v4',
+  'once_idempotency_count_new_key_v5',
   sql`
       with attempt as (
         insert into idempotency_rate_limits as r (tenant_id, principal, theoretical_arrival)
         values (${p('tenantId')}, ${p('principal')}, now() + ${interval})
         on conflict (tenant_id, principal) do update
-          set theoretical_arrival = greatest(r.theoretical_arrival, now()) + ${interval}
-          where greatest(r.theoretical_arrival, now()) + ${interval} <= now() + ${window}
+          set theoretical_arrival = greatest(r.theoretical_arrival, clock_timestamp()) + ${interval}
+          where greatest(r.theoretical_arrival, clock_timestamp()) + ${interval}
+                  <= clock_timestamp() + ${window}
         returning 1)
       select exists (select from attempt) as admitted,
              case when not exists (select from attempt) then
