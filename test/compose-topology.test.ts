@@ -80,10 +80,11 @@ describe.skipIf(!aliases)(
         secretsHeldBy(i.name, runningEnvironment(i.child.pid, i.env)),
       );
       expectFreshSecrets(repoRoot, held, logLines, [...SECRET_VARIABLES, 'DATABASE_URL password']);
-      // Least privilege: the workers hold no secret but their database password.
+      // Least privilege: the workers hold no secret but their database password and the key
+      // that seals stored answers (their webhook backfill writes the web's key rows).
       const workerSecrets = held.filter((h) => h.process.startsWith('worker'));
       expect(new Set(workerSecrets.map((h) => h.variable))).toEqual(
-        new Set(['DATABASE_URL password', 'PROCESSOR_DATABASE_URL password']),
+        new Set(['DATABASE_URL password', 'PROCESSOR_DATABASE_URL password', 'ONCE_ANSWER_KEY']),
       );
       // The merchants' API keys: the seed's (migrate, done by now, and web) only.
       const isDemoApiKey = (name: string) =>
