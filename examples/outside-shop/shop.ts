@@ -134,6 +134,8 @@ export async function startShop(options: ShopOptions) {
       }
       // The bug: the key is "known", and the checkout simply runs again.
     } else if (!bugs.keyOnSuccessOnly) {
+      // The bug's window, as wide as real code makes it (a lookup, a log line between check and act).
+      if (bugs.checkThenAct) await new Promise((resolve) => setTimeout(resolve, 50));
       const claimed = bugs.checkThenAct
         ? await sql`insert into idempotency_keys (key, request_hash, status)
             values (${key}, ${hash}, 'started')
