@@ -95,7 +95,7 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
 
   /**
    * Every store call goes through here: bounded by the store timeout, a failure reported as a
-   * `store_error` event. `failClosed` turns the failure into 503 (nothing executed), unless it
+   * `store_error` event (an unreadable stored answer as `answer_unreadable`). `failClosed` turns the failure into 503 (nothing executed), unless it
    * is already an `IdempotencyError`;
    * `onLateSuccess` undoes a call that succeeded after the timeout already answered.
    */
@@ -109,6 +109,12 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
     try {
       return await withTimeout(call(), storeTimeoutMs, options.onLateSuccess);
     } catch (error) {
+      // A store's own refusal (an answer it cannot decrypt) keeps its code: it is no outage,
+      // so it is reported as what it is and no store-outage alert pages for it.
+      if (isIdempotencyError(error, 'idempotency_answer_unreadable')) {
+        emitKeyEvent('answer_unreadable', id);
+        throw error;
+      }
       emit({
         type: 'store_error',
         tenantId: id.tenantId,
@@ -116,7 +122,6 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
         durationMs: performance.now() - started,
         error: { label, error },
       });
-      // A store's own refusal (an answer it cannot decrypt) keeps its code: it is no outage.
       if (!options.failClosed || isIdempotencyError(error)) throw error;
       throw new IdempotencyError('idempotency_store_unavailable', {
         retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_SECONDS,

@@ -297,6 +297,7 @@ export type IdempotencyEventType =
   | 'lease_taken_over'
   | 'lease_lost'
   | 'store_error'
+  | 'answer_unreadable'
   | 'reaped'
   | 'rate_limited'
   | 'swept'
