@@ -18,6 +18,8 @@ COPY packages/idempotency/package.json packages/idempotency/
 COPY packages/payments/package.json packages/payments/
 COPY e2e/package.json e2e/
 COPY bench/package.json bench/
+# npm ci applies them (postinstall): a fix to postgres.js that upstream has not released.
+COPY patches patches/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN cd apps/web && node ../../node_modules/next/dist/bin/next build

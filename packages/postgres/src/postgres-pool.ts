@@ -54,6 +54,10 @@ export function openPostgresPool(url: string, options: CreateDatabaseClientOptio
     connect_timeout: 10,
     idle_timeout: 60,
     prepare: !pooled,
+    // A query pipelined behind another is answered after PgBouncer may have given the server
+    // back (at a ReadyForQuery outside a transaction): the answer is dropped and the connection
+    // waits for ever. Through a transaction pooler each connection sends one query at a time.
+    ...(pooled ? { max_pipeline: 0 } : {}),
     connection: {
       application_name: options.applicationName,
       ...(pooled

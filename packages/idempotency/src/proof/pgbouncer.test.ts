@@ -23,8 +23,9 @@ import {
  * from one transaction to the next. Four server connections serve every client here.
  *
  * What it takes (the repository's docs/scale-out.md): postgres.js created with `prepare: false` (the store's
- * hot statements are otherwise named, and PgBouncer before 1.21 cannot carry them), or
- * node-postgres, which never names them.
+ * hot statements are otherwise named, and PgBouncer before 1.21 cannot carry them) and
+ * `max_pipeline: 0` (a query pipelined behind another can be answered after PgBouncer gave the
+ * server away), or node-postgres, which does neither.
  */
 const POOL_SIZE = 4;
 
@@ -42,6 +43,7 @@ beforeAll(async () => {
   viaPooler = postgres(bouncer.url(databaseName()), {
     max: 20,
     prepare: false,
+    max_pipeline: 0,
     onnotice: () => {},
   });
   db = drizzle(viaPooler);
