@@ -103,6 +103,8 @@ interface Real {
   shoppers: string[];
   /** Merchant a's API keys of this run by generation (`keyGen`): the first, then each rotation's. */
   apiKeys: string[];
+  /** The last money request merchant a sent with its API key: a rotation retries it. */
+  lastMoney?: ModelRequest & { op: MoneyOp };
 }
 
 const keyOf = (real: Real, slot: number) =>
@@ -119,6 +121,14 @@ function credentialOf(real: Real, r: ModelRequest): string | undefined {
 async function send(real: Real, m: Model, r: ModelRequest & { op: RequestOp }): Promise<Answer> {
   const answer = await sendRequest(real.url, r, m.paymentIds[r.payment], credentialOf(real, r));
   count([answer]);
+  if (
+    r.op !== 'pay' &&
+    r.tenant !== 'b' &&
+    r.transport !== 'cockpit' &&
+    r.transport !== 'shopper'
+  ) {
+    real.lastMoney = { ...r, op: r.op };
+  }
   real.log.push(`${describeRequest(r)} -> ${JSON.stringify(answer)}`);
   return answer;
 }
@@ -352,7 +362,10 @@ async function signOut(real: Real): Promise<void> {
 
 /**
  * Merchant a's API key is replaced (the seed run with a new key, as a deployment rotates it):
- * the old key opens nothing from then on, nor does an operator session it opened.
+ * the old key opens nothing from then on, nor does an operator session it opened. The last
+ * money request sent with the old key is then retried as a client would, under its key with
+ * the new API key (the key is the merchant's: the first answer), the old one, and the other
+ * merchant's (which never sees it).
  */
 class RotateKeyCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
@@ -362,6 +375,19 @@ class RotateKeyCommand implements fc.AsyncCommand<Model, Real> {
     m.keyGen++;
     if (m.sessionByKey && m.session === 'active') m.session = 'ended';
     await expectCockpitAsModelled(m, real);
+    const last = real.lastMoney;
+    if (!last) return;
+    for (const retry of [
+      { ...last, keyGen: m.keyGen },
+      { ...last, keyGen: m.keyGen - 1 },
+      { ...last, tenant: 'b' as const },
+    ]) {
+      const answer = await send(real, m, retry);
+      const next = explainBatch(m, [retry], [answer], PRICES);
+      if (!next)
+        throw new Error(`no model explains a retry after the rotation:\n${real.log.join('\n')}`);
+      Object.assign(m, next);
+    }
   }
   toString = () => 'rotate the API key';
 }

@@ -91,6 +91,22 @@ describe('the money model checker', () => {
     expect(explainBatch(after, [{ ...old, keyGen: 1 }], [ok('rf_k')], PRICES)).toBeDefined();
   });
 
+  it('a key is the merchant’s: a retry with its rotated API key or from the cockpit replays', () => {
+    const first = refund('k', 'trpc', 10);
+    const m = explainBatch(paid(), [first], [ok('rf_k')], PRICES)!;
+    const rotate: ModelRequest = { op: 'rotate', transport: 'cockpit', key: '', payment: -1 };
+    const after = explainBatch(m, [rotate], [ok()], PRICES)!;
+    const retry = { ...first, keyGen: 1 };
+    expect(explainBatch(after, [retry], [no('idempotency_key_reused')], PRICES)).toBeUndefined();
+    expect(explainBatch(after, [retry], [ok('rf_k')], PRICES)).toBeDefined();
+    const signedIn = { ...after, session: 'active' as const, sessions: 1 };
+    expect(
+      explainBatch(signedIn, [refund('k', 'cockpit', 10)], [ok('rf_k')], PRICES),
+    ).toBeDefined();
+    const theirs = { ...first, tenant: 'b' as const };
+    expect(explainBatch(after, [theirs], [ok('rf_k')], PRICES)).toBeUndefined();
+  });
+
   it('a shopper moves no money and reads only what it placed or proves the key of', () => {
     const m = paid();
     const shopperRefund = { ...refund('k', 'shopper', 10), shopper: 0 };

@@ -64,12 +64,11 @@ interface Binding {
 }
 
 /**
- * A row of the key store: one per (operation as its transport names it, key), written by the
- * first request answered under it, compared with a later one with its principal folded in
- * (`keyScope: 'principal'`: the API key, or one operator session).
+ * A row of the key store: one per (tenant, operation as its transport names it, key), written
+ * by the first request answered under it, compared with a later one by its body alone: the key
+ * is the merchant's (`keyScope: 'tenant'`), whichever of its API keys or sessions sends it.
  */
 interface KeyRow {
-  principal: string;
   body: string;
   ref: number;
 }
@@ -127,16 +126,6 @@ const placerOf = (m: Model, r: ModelRequest) => {
   return r.transport === 'shopper' ? `shopper:${r.shopper}` : 'api_key';
 };
 
-/**
- * Whose request it is, as the key store folds it into the fingerprint: a checkout key is the
- * tenant's (`keyScope: 'tenant'`), a money action's the principal's (an API key, a session).
- */
-function principalOf(m: Model, r: ModelRequest): string {
-  if (r.op === 'pay') return 'tenant';
-  if (!byApiKey(r)) return placerOf(m, r);
-  return `${tenantOf(r)}:api_key:${tenantOf(r) === 'a' ? m.keyGen : 0}`;
-}
-
 /** The request's body as its key's fingerprint sees it (same body, same request). */
 const bodyOf = (r: ModelRequest) =>
   JSON.stringify([r.op, r.op === 'pay' ? null : r.payment, r.amount ?? null, r.manual ?? false]);
@@ -184,7 +173,7 @@ function step(m: Model, r: ModelRequest, prices: Prices): Expected {
   // The transport's own key row first: the guard answers from it before the handler runs.
   const row = m.keyRows[keyRowOf(r)];
   if (row) {
-    if (row.principal !== principalOf(m, r) || row.body !== bodyOf(r)) {
+    if (row.body !== bodyOf(r)) {
       // Atomic mode may run the handler before it reads the key (its pre-check is skipped
       // while keys are seldom found taken): the handler's own refusal is as right as 422.
       const handler = step({ ...structuredClone(m), keyRows: {} }, r, prices);
@@ -209,14 +198,14 @@ function step(m: Model, r: ModelRequest, prices: Prices): Expected {
     if (bound.op !== r.op || !samePayment || (bound.body !== bodyOf(r) && !allThatWasLeft)) {
       return refused('idempotency_key_reused');
     }
-    m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref: bound.ref };
+    m.keyRows[keyRowOf(r)] = { body: bodyOf(r), ref: bound.ref };
     return { ok: true, ref: bound.ref };
   }
   const outcome = r.op === 'pay' ? pay(m, r, prices) : moneyAction(m, r);
   if (!outcome.ok) return outcome;
   const ref = m.nextRef++;
   m.bindings[bindingKey] = { op: r.op, payment: r.payment, body: bodyOf(r), ref };
-  m.keyRows[keyRowOf(r)] = { principal: principalOf(m, r), body: bodyOf(r), ref };
+  m.keyRows[keyRowOf(r)] = { body: bodyOf(r), ref };
   return { ok: true, ref };
 }
 
@@ -355,10 +344,7 @@ function explains(
   }
   if (!a.ok && a.code === 'idempotency_key_reused') {
     const sawAnother = requests.some(
-      (o, j) =>
-        j !== i &&
-        sameKeyRow(o, r) &&
-        (bodyOf(o) !== bodyOf(r) || principalOf(m, o) !== principalOf(m, r)),
+      (o, j) => j !== i && sameKeyRow(o, r) && bodyOf(o) !== bodyOf(r),
     );
     if (sawAnother) return true;
   }

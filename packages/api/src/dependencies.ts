@@ -66,9 +66,7 @@ export interface ApiDependencies {
  * retention is `ONCE_CHECKOUT_KEY_TTL_MS`; a payment stays unique per key beyond it.
  */
 function apiIdempotencyPoliciesFor(checkoutKeyTtlMs: number) {
-  // A payment is unique per (tenant, checkout key), so the key is the tenant's too: a retry
-  // after a session renewal gets the same payment, not 422 "key reused" and a second payment.
-  const checkoutKey = { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000, keyScope: 'tenant' } as const;
+  const checkoutKey = { ttlMs: checkoutKeyTtlMs, leaseMs: 30_000 } as const;
   return {
     // Both run in atomic mode (tRPC meta, REST route policy); the lease applies only to leased.
     [PAY_OPERATIONS.trpc]: checkoutKey,
@@ -125,6 +123,9 @@ export function createApiDependencies(options: {
     db: options.db,
     idempotencyEngine: createIdempotency({
       store: createDrizzleStore(options.db, { encryption: options.answerEncryption }),
+      // A key is the merchant's, as a payment is unique per (tenant, key): a retry sent with
+      // the merchant's rotated API key or a renewed session replays, not 422 "key reused".
+      defaults: { keyScope: 'tenant' },
       operations: apiIdempotencyPoliciesFor(checkoutKeyTtlMs),
       unreplicatedCommits: commitNotices.unreplicatedCommits,
       // Counts NEW keys only (replays and retries of a known key are never limited), per
