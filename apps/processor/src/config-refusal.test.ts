@@ -58,3 +58,18 @@ describe('processor start-up with windows that do not fit', () => {
     ]);
   }, 60_000);
 });
+
+describe('processor start-up with its database behind a pooler', () => {
+  it('refuses an unknown pool mode, and transaction mode without the direct URL, in one line, exit 1', async () => {
+    const unknown = await startWith({ PROCESSOR_DATABASE_POOL_MODE: 'statement' });
+    expect(unknown.code).toBe(1);
+    expect(unknown.lines).toEqual([
+      'processor: cannot start: PROCESSOR_DATABASE_POOL_MODE must be transaction (the URL is a transaction-mode pooler such as PgBouncer) or session, got "statement"',
+    ]);
+    const noDirect = await startWith({ PROCESSOR_DATABASE_POOL_MODE: 'transaction' });
+    expect(noDirect.code).toBe(1);
+    expect(noDirect.lines).toEqual([
+      "processor: cannot start: PROCESSOR_DATABASE_DIRECT_URL is not set: with PROCESSOR_DATABASE_POOL_MODE=transaction, migrations and the webhook deliverer's LISTEN need a direct connection to PostgreSQL; set PROCESSOR_DATABASE_DIRECT_URL to PostgreSQL itself, not the pooler",
+    ]);
+  }, 60_000);
+});

@@ -28,6 +28,25 @@ describe('readProcessorConfig', () => {
     );
   });
 
+  it("reads its own database's pool mode and direct URL (PROCESSOR_), not the app's", () => {
+    expect(readProcessorConfig({ ...base, DATABASE_POOL_MODE: 'transaction' })).toMatchObject({
+      databasePoolMode: 'session',
+      databaseDirectUrl: base.PROCESSOR_DATABASE_URL,
+    });
+    const direct = 'postgres://x@127.0.0.1:5432/p';
+    expect(
+      readProcessorConfig({
+        ...base,
+        PROCESSOR_DATABASE_POOL_MODE: 'transaction',
+        PROCESSOR_DATABASE_DIRECT_URL: direct,
+      }),
+    ).toMatchObject({
+      databaseUrl: base.PROCESSOR_DATABASE_URL,
+      databasePoolMode: 'transaction',
+      databaseDirectUrl: direct,
+    });
+  });
+
   it('refuses a number that is not one', () => {
     expect(() =>
       readProcessorConfig({ ...base, PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: 'soon' }),

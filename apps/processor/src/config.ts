@@ -1,9 +1,9 @@
 import {
   bindHost,
-  directDatabaseUrl,
+  databaseFields,
+  databaseSettings,
   integer,
   parseEnv,
-  poolMode,
   required,
   text,
 } from '@once/env';
@@ -23,11 +23,10 @@ export type ProcessorConfig = ReturnType<typeof readProcessorConfig>;
 const processorEnv = {
   HOST: bindHost(),
   PORT: integer({ default: 4100, min: 0, max: 65_535 }),
-  PROCESSOR_DATABASE_URL: required(
+  ...databaseFields(
+    'PROCESSOR_',
     "PROCESSOR_DATABASE_URL is not set: point it at the processor's own database (`once_processor` in the demo cluster).",
   ),
-  PROCESSOR_DATABASE_POOL_MODE: poolMode(),
-  PROCESSOR_DATABASE_DIRECT_URL: text({ default: undefined }),
   PROCESSOR_WEBHOOK_URL: text({ default: 'http://127.0.0.1:3000/api/webhooks/processor' }),
   PROCESSOR_WEBHOOK_SECRET: required(
     "PROCESSOR_WEBHOOK_SECRET is not set: set the secret webhooks are signed with (the same value as the web app's; `npm run demo` sets one).",
@@ -68,18 +67,7 @@ export function readProcessorConfig(env: NodeJS.ProcessEnv) {
   return {
     host: e.HOST,
     port: e.PORT,
-    databaseUrl: e.PROCESSOR_DATABASE_URL,
-    databasePoolMode: e.PROCESSOR_DATABASE_POOL_MODE,
-    /** Migrations and the webhook deliverer's LISTEN. */
-    databaseDirectUrl: directDatabaseUrl(
-      {
-        url: e.PROCESSOR_DATABASE_URL,
-        poolMode: e.PROCESSOR_DATABASE_POOL_MODE,
-        directUrl: e.PROCESSOR_DATABASE_DIRECT_URL,
-      },
-      'PROCESSOR_',
-      "migrations and the webhook deliverer's LISTEN",
-    ),
+    ...databaseSettings(e, 'PROCESSOR_', "migrations and the webhook deliverer's LISTEN"),
     webhookUrl: e.PROCESSOR_WEBHOOK_URL,
     webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
     adminToken: e.PROCESSOR_ADMIN_TOKEN,

@@ -1,10 +1,9 @@
 export { configuredHostNames, HOST_NOT_ALLOWED, hostAllowed } from './allowed-host.ts';
-export { directDatabaseUrl } from './direct-database-url.ts';
+export { databaseFields, databaseSettings } from './database-env.ts';
 export {
   bindHost,
   DEFAULT_BIND_HOST,
   integer,
-  poolMode,
   required,
   text,
   wholeNumber,

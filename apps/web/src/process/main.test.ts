@@ -46,4 +46,17 @@ describe('the web process (main.ts)', () => {
       expect.stringMatching(/^web: cannot start: SESSION_SECRET is not set/),
     ]);
   }, 30_000);
+
+  it('refuses an unknown DATABASE_POOL_MODE in one line, exit 1', async () => {
+    const { code, stderr } = await startWeb({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: 'postgres://once@127.0.0.1:9/once',
+      DATABASE_POOL_MODE: 'Transaction',
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      'web: cannot start: DATABASE_POOL_MODE must be transaction (the URL is a transaction-mode pooler such as PgBouncer) or session, got "Transaction"',
+    ]);
+  }, 30_000);
 });

@@ -1,6 +1,6 @@
 import { readAnswerEncryption, readApiEnv } from '@once/api';
 import { demoTenantsWithApiKeys, publicDemoKeyProblem } from '@once/db/seed';
-import { bindHost, directDatabaseUrl, parseEnv, poolMode, required, text } from '@once/env';
+import { bindHost, databaseFields, databaseSettings, parseEnv, required, text } from '@once/env';
 import { webhookToleranceEnv } from './webhook-clock-skew.ts';
 
 /**
@@ -9,12 +9,11 @@ import { webhookToleranceEnv } from './webhook-clock-skew.ts';
  * SESSION_SECRET is refused.
  */
 const webEnv = {
-  DATABASE_URL: required(
+  ...databaseFields(
+    '',
     'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
       'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
   ),
-  DATABASE_POOL_MODE: poolMode(),
-  DATABASE_DIRECT_URL: text({ default: undefined }),
   SESSION_SECRET: required(
     'SESSION_SECRET is not set: set a random string of at least 16 characters (`npm run demo` sets one)',
   ),
@@ -59,14 +58,8 @@ export function readWebEnv(env: Record<string, string | undefined> = process.env
     if (problem) throw new Error(problem);
   }
   return {
-    databaseUrl: e.DATABASE_URL,
-    databasePoolMode: e.DATABASE_POOL_MODE,
-    /** Migrations (the web LISTENs to nothing). */
-    databaseDirectUrl: directDatabaseUrl(
-      { url: e.DATABASE_URL, poolMode: e.DATABASE_POOL_MODE, directUrl: e.DATABASE_DIRECT_URL },
-      '',
-      'migrations',
-    ),
+    // The direct URL carries migrations only: the web LISTENs to nothing.
+    ...databaseSettings(e, '', 'migrations'),
     sessionSecret: e.SESSION_SECRET,
     webhookSecret: e.PROCESSOR_WEBHOOK_SECRET,
     answerEncryption: readAnswerEncryption(env),

@@ -39,6 +39,22 @@ describe('readWorkerConfig', () => {
     expect(readWorkerConfig(base).answerEncryption).toBeUndefined();
   });
 
+  it('behind a transaction pooler, takes migrations and LISTEN to the direct URL, refused without one', () => {
+    const pooled = { ...base, DATABASE_POOL_MODE: 'transaction' };
+    const direct = 'postgres://x@127.0.0.1:5432/app';
+    expect(readWorkerConfig({ ...pooled, DATABASE_DIRECT_URL: direct })).toMatchObject({
+      databaseUrl: base.DATABASE_URL,
+      databasePoolMode: 'transaction',
+      databaseDirectUrl: direct,
+    });
+    expect(() => readWorkerConfig(pooled)).toThrow(
+      /^DATABASE_DIRECT_URL is not set: with DATABASE_POOL_MODE=transaction, migrations and the outbox LISTEN need/,
+    );
+    expect(() => readWorkerConfig({ ...pooled, ONCE_OUTBOX_NOTIFY: '0' })).toThrow(
+      /^DATABASE_DIRECT_URL is not set: with DATABASE_POOL_MODE=transaction, migrations need/,
+    );
+  });
+
   it('refuses a backoff whose base exceeds its cap, naming both variables', () => {
     expect(() =>
       readWorkerConfig({ ...base, WORKER_BACKOFF_BASE_MS: '60000', WORKER_BACKOFF_MAX_MS: '1000' }),

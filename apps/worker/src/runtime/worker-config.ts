@@ -1,23 +1,14 @@
 import { hostname } from 'node:os';
 import { readAnswerEncryption } from '@once/api';
-import {
-  bindHost,
-  directDatabaseUrl,
-  integer,
-  parseEnv,
-  poolMode,
-  required,
-  text,
-} from '@once/env';
+import { bindHost, databaseFields, databaseSettings, integer, parseEnv, text } from '@once/env';
 
 /** Validated at start: an invalid number fails with the variable's name, not later as a NaN timeout. */
 const workerEnv = {
-  DATABASE_URL: required(
+  ...databaseFields(
+    '',
     'DATABASE_URL is not set. Start the system with `npm run demo` (it starts an embedded ' +
       'PostgreSQL) or set DATABASE_URL to your own PostgreSQL.',
   ),
-  DATABASE_POOL_MODE: poolMode(),
-  DATABASE_DIRECT_URL: text({ default: undefined }),
   PROCESSOR_URL: text({ default: 'http://127.0.0.1:4100' }),
   // Where shoppers' browsers reach the web app (the default port of `next start`).
   WEB_PUBLIC_URL: text({ default: 'http://127.0.0.1:3000', trim: true }),
@@ -55,17 +46,9 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(workerEnv, env);
   mustNotExceed(e, 'WORKER_BACKOFF_BASE_MS', 'WORKER_BACKOFF_MAX_MS');
   mustNotExceed(e, 'WORKER_RECONCILE_BACKOFF_BASE_MS', 'WORKER_RECONCILE_BACKOFF_MAX_MS');
-  const database = {
-    url: e.DATABASE_URL,
-    poolMode: e.DATABASE_POOL_MODE,
-    directUrl: e.DATABASE_DIRECT_URL,
-  };
   const needs = e.ONCE_OUTBOX_NOTIFY === 1 ? 'migrations and the outbox LISTEN' : 'migrations';
   return {
-    databaseUrl: e.DATABASE_URL,
-    databasePoolMode: e.DATABASE_POOL_MODE,
-    /** Migrations and LISTEN (`ONCE_OUTBOX_NOTIFY=0` turns LISTEN off). */
-    databaseDirectUrl: directDatabaseUrl(database, '', needs),
+    ...databaseSettings(e, '', needs),
     processorUrl: e.PROCESSOR_URL,
     /** The web's answer keys: the webhook backfill replays what the web's deliveries stored. */
     answerEncryption: readAnswerEncryption(env),
