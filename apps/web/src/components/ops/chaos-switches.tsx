@@ -229,13 +229,8 @@ export function ChaosSwitches() {
       {data.launcherError ? <p className="error">{data.launcherError}</p> : null}
       <ul className="chaos-parts" data-testid="chaos-parts">
         {data.parts.map((part: ChaosPart) => (
-          <li
-            key={part.name}
-            data-part={part.name}
-            data-state={part.name === 'web' && webDown ? 'restarting' : part.state}
-          >
-            <strong>{part.name}</strong>{' '}
-            <Badge value={part.name === 'web' && webDown ? 'restarting' : part.state} />{' '}
+          <li key={part.name} data-part={part.name} data-state={shownPartState(part, !webDown)}>
+            <strong>{part.name}</strong> <Badge value={shownPartState(part, !webDown)} />{' '}
             {part.role ? <span data-role={part.role}>{part.role} </span> : null}
             <span className="small muted">
               {part.pid ? `pid ${part.pid}` : ''}
@@ -248,6 +243,14 @@ export function ChaosSwitches() {
       </ul>
     </section>
   );
+}
+
+/**
+ * A part's state as shown: a web process (`web`, or `web-1`..`web-N` behind the proxy) cannot
+ * report itself, so while no web answers its last known state is stale and it shows `restarting`.
+ */
+export function shownPartState(part: ChaosPart, webAnswering: boolean): ChaosPart['state'] {
+  return !webAnswering && /^web(-\d+)?$/.test(part.name) ? 'restarting' : part.state;
 }
 
 const isProcessorFaultSwitch = (name: ChaosSwitchName): name is ProcessorFaultSwitchName =>

@@ -105,6 +105,22 @@ describe('the strip’s parts', () => {
     });
     expect(shown.map((p) => p.name)).toEqual(['postgres', 'processor', 'worker-1', 'web']);
   });
+
+  it('several webs behind the proxy (`--webs 3`) are each treated as the web', () => {
+    const webs = [
+      ...parts.filter((p) => p.name !== 'web'),
+      { name: 'proxy', state: 'up' as const, restarts: 0 },
+      ...[1, 2, 3].map((n) => ({ name: `web-${n}`, state: 'up' as const, restarts: 0 })),
+    ];
+    const shown = stripParts(webs, { webAnswering: false });
+    expect(shown.filter((p) => p.state === 'restarting').map((p) => p.name)).toEqual([
+      'worker-1',
+      'web-1',
+      'web-2',
+      'web-3',
+    ]);
+    expect(shown.find((p) => p.name === 'proxy')?.state).toBe('up');
+  });
 });
 
 describe('the strip’s last switch', () => {

@@ -6,7 +6,7 @@ import { useMutationState } from '@tanstack/react-query';
 import { answeredByServer, errorWords } from '../../client/error-words.ts';
 import { useTRPC } from '../../client/trpc-react.tsx';
 import type { ChaosPart, ChaosSwitchName } from '../../demo/chaos-switchboard.ts';
-import { switchLabel, useChaosStatus } from './chaos-switches.tsx';
+import { shownPartState, switchLabel, useChaosStatus } from './chaos-switches.tsx';
 import { verdictTone } from './ledger-comparison-table.tsx';
 import { Time } from './ops-table.tsx';
 import { useSceneMark } from './scene-mark.ts';
@@ -84,16 +84,13 @@ export function ledgerLine(
   return { tone: 'alarm', text: `${line.text}; before this scene: ${earlier}` };
 }
 
-/**
- * The parts with their restarts, in the launcher's order. The web server cannot report itself:
- * while it does not answer, its last known `up` is stale, so it shows `restarting`.
- */
+/** The parts with their restarts, in the launcher's order, each web as `shownPartState` shows it. */
 export function stripParts(
   parts: readonly ChaosPart[],
   options: { webAnswering: boolean },
 ): { name: string; state: ChaosPart['state']; text: string; role?: string }[] {
   return parts.map((part) => {
-    const state = part.name === 'web' && !options.webAnswering ? 'restarting' : part.state;
+    const state = shownPartState(part, options.webAnswering);
     const restarts = part.restarts > 0 ? `, restarted ${plural(part.restarts, 'time')}` : '';
     return {
       name: part.name,
