@@ -18,6 +18,7 @@ describe('the model search’s planted bugs', () => {
       'api-key-remembered',
       'capture-skips-state-check',
       'lost-commit-read-back',
+      'money-keys-by-credential',
       'money-keys-by-transport',
       'operator-session-remembered',
       'ops-open-to-shoppers',
