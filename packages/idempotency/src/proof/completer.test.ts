@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { installDatabaseClock } from '@once/postgres/testing';
 import { sql as sqlOf } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -13,7 +14,6 @@ import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
 } from '../testing/test-database.ts';
-import { installDatabaseClock } from './fixtures/database-clock.ts';
 import { fixtureProcesses } from './fixtures/processes.ts';
 import { ridePhases } from './fixtures/ride-phases.ts';
 

@@ -1,2 +1,3 @@
+export * from './database-clock.ts';
 export * from './pgbouncer.ts';
 export * from './test-database.ts';

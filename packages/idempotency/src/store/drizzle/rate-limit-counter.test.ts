@@ -1,8 +1,8 @@
+import { installDatabaseClock } from '@once/postgres/testing';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdempotencyStore } from '../../core/types.ts';
-import { installDatabaseClock } from '../../proof/fixtures/database-clock.ts';
 import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,

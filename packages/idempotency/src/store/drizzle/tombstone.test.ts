@@ -1,3 +1,4 @@
+import { installDatabaseClock } from '@once/postgres/testing';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -9,7 +10,6 @@ import { createIdempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import { computeFingerprint } from '../../core/fingerprint.ts';
 import type { OperationPolicy } from '../../core/types.ts';
-import { installDatabaseClock } from '../../proof/fixtures/database-clock.ts';
 import { refusal } from '../../testing/refusal.ts';
 import {
   createIdempotencyTestDatabase,
