@@ -37,7 +37,7 @@ export interface OperatorCodeAttempt {
  * 127.0.0.1, so a per-address count would let anyone on the machine lock the presenter out;
  * attempts are counted per browser instead, a record named in the `once_signin` cookie (a
  * random id and its expiry signed with SESSION_SECRET, so every web knows the records any web
- * gave). Each record has 5 attempts at once, then one every 3 minutes (`rate_limits`, shared by
+ * gave). Each record has 5 attempts at once, then one every 3 minutes (`RateLimits`, shared by
  * all webs like the session starts); an attempt past them is refused before the code is compared; the right
  * code gives the record its allowance back and makes it last 30 days. A guesser who drops the
  * cookie gets a new record only while its address has new ones left (10 a minute), then
@@ -68,7 +68,6 @@ export class OperatorCodeThrottle {
         'operator_code_new_record',
         input.address,
         NEW_RECORDS,
-        input.nowMs,
       );
       if (noneLeft === undefined) {
         browserId = randomBytes(18).toString('base64url');
@@ -82,7 +81,6 @@ export class OperatorCodeThrottle {
       `operator_code_${attempt.limit}`,
       attempt.key,
       ATTEMPTS,
-      input.nowMs,
     );
     return wait === undefined ? attempt : { ...attempt, retryAfterSeconds: wait };
   }

@@ -1,6 +1,7 @@
-import { runStatement } from '@once/postgres/sql';
-import { sql } from 'drizzle-orm';
-import type { Database } from '../database.ts';
+import { idempotencyRateLimits } from '@once/db/schema';
+import { createDrizzleStore } from '@once/idempotency/drizzle';
+import { and, eq } from 'drizzle-orm';
+import type { Queryable } from '../database.ts';
 
 /**
  * How many sessions `session.start` may create per window (one minute when deployed): per
@@ -23,9 +24,6 @@ export interface SessionStartRefusal {
   retryAfterSeconds: number;
 }
 
-/** Rows this far behind now are deleted now and then (a margin for webs' clocks apart). */
-const IDLE_MS = 60_000;
-
 /**
  * A burst of `max`, then one per `windowMs / max` (a cell rate algorithm: over one `windowMs`
  * after a full burst, up to `2 * max - 1`; never more than `max` at once).
@@ -36,59 +34,34 @@ export interface Allowance {
 }
 
 /**
- * Limits in PostgreSQL (`rate_limits`), so every web process counts against the same
- * allowance: a generic cell rate algorithm per (scope, key), one statement per request. Each
- * admitted request moves the key's theoretical arrival time one interval (window / max) on;
- * a request that would put it more than a window ahead of now is refused and moves nothing.
- * No fixed windows, so no boundary where twice the limit fits. Time is the caller's clock
- * (`nowMs`). A database that cannot be reached throws: the caller refuses (fails closed).
+ * Limits every web process shares, kept by the idempotency library's sliding allowance (its
+ * `countNewKey`: one conditional UPSERT per request on a row of `idempotency_rate_limits`,
+ * timed by the database's clock once the row is locked, so attempts racing in one burst are
+ * judged in the order they hold the row, whatever their process's clock). A limit's row is
+ * (its scope, the thing limited) in the library's (tenant, principal): no tenant is named
+ * after a scope. The worker's key reaper deletes the rows whose time is past. A database that
+ * cannot be reached throws: the caller refuses (fails closed).
  */
 export class RateLimits {
-  private admitted = 0;
+  private readonly store: ReturnType<typeof createDrizzleStore>;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Queryable) {
+    this.store = createDrizzleStore(db);
+  }
 
   /** Counts one request of (scope, key): undefined when admitted, else seconds until one fits. */
-  async admit(
-    scope: string,
-    key: string,
-    { max, windowMs }: Allowance,
-    nowMs: number,
-  ): Promise<number | undefined> {
-    const interval = windowMs / max;
-    const [row] = await runStatement<{ admitted: boolean; tat_ms: number | string | null }>(
-      this.db,
-      sql`
-      with attempt as (
-        insert into rate_limits as r (scope, key, tat_ms)
-        values (${scope}, ${key}, ${nowMs} + ${interval}::float8)
-        on conflict (scope, key) do update
-          set tat_ms = greatest(r.tat_ms, ${nowMs}) + ${interval}::float8
-          where greatest(r.tat_ms, ${nowMs}) + ${interval}::float8 - ${nowMs} <= ${windowMs}
-        returning tat_ms)
-      select exists (select 1 from attempt) as admitted,
-             (select tat_ms from rate_limits where scope = ${scope} and key = ${key}) as tat_ms`,
+  async admit(scope: string, key: string, { max, windowMs }: Allowance) {
+    const count = await this.store.countNewKey(
+      { tenantId: scope, principal: key },
+      { maxNewKeys: max, windowMs },
     );
-    if (row?.admitted) {
-      if (++this.admitted % 100 === 0) await this.forgetIdle(nowMs);
-      return undefined;
-    }
-    // The row as this statement's snapshot saw it: enough to say roughly when one more fits.
-    const waitMs = Number(row?.tat_ms ?? nowMs) + interval - windowMs - nowMs;
-    return Math.max(1, Math.ceil(waitMs / 1000));
+    return count.limited ? count.retryAfterSeconds : undefined;
   }
 
   /** Forgets (scope, key): its next request has the whole allowance again. */
   async reset(scope: string, key: string): Promise<void> {
-    await runStatement(
-      this.db,
-      sql`delete from rate_limits where scope = ${scope} and key = ${key}`,
-    );
-  }
-
-  /** A row whose arrival time is past holds nothing back: its key starts afresh without it. */
-  private async forgetIdle(nowMs: number): Promise<void> {
-    await runStatement(this.db, sql`delete from rate_limits where tat_ms < ${nowMs - IDLE_MS}`);
+    const row = idempotencyRateLimits;
+    await this.db.delete(row).where(and(eq(row.tenantId, scope), eq(row.principal, key)));
   }
 }
 
@@ -98,7 +71,7 @@ export class SessionStartLimiter {
   private readonly windowMs: number;
 
   constructor(
-    db: Database,
+    db: Queryable,
     private readonly limits: SessionStartLimits,
   ) {
     this.rateLimits = new RateLimits(db);
@@ -111,13 +84,13 @@ export class SessionStartLimiter {
   }
 
   /** Counts one attempt from `address`; a refusal when the address is over its limit. */
-  admitAttempt(address: string, nowMs: number): Promise<SessionStartRefusal | undefined> {
-    return this.admit('session_start_address', address, this.limits.perAddress, 'address', nowMs);
+  admitAttempt(address: string): Promise<SessionStartRefusal | undefined> {
+    return this.admit('session_start_address', address, this.limits.perAddress, 'address');
   }
 
   /** Counts one session about to be created for `tenantId`; a refusal over the ceiling. */
-  admitSession(tenantId: string, nowMs: number): Promise<SessionStartRefusal | undefined> {
-    return this.admit('session_start_tenant', tenantId, this.limits.perTenant, 'tenant', nowMs);
+  admitSession(tenantId: string): Promise<SessionStartRefusal | undefined> {
+    return this.admit('session_start_tenant', tenantId, this.limits.perTenant, 'tenant');
   }
 
   private async admit(
@@ -125,10 +98,9 @@ export class SessionStartLimiter {
     key: string,
     max: number,
     limit: SessionStartRefusal['limit'],
-    nowMs: number,
   ): Promise<SessionStartRefusal | undefined> {
     if (max === 0) return undefined;
-    const wait = await this.rateLimits.admit(scope, key, { max, windowMs: this.windowMs }, nowMs);
+    const wait = await this.rateLimits.admit(scope, key, { max, windowMs: this.windowMs });
     return wait === undefined ? undefined : { limit, retryAfterSeconds: wait };
   }
 }

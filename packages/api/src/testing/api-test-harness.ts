@@ -1,5 +1,8 @@
 import { seedDemoData } from '@once/db/seed';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
+import { installDatabaseClock } from '@once/postgres/testing';
+import postgres from 'postgres';
+import type { Clock } from '../clock.ts';
 import { createContext } from '../context.ts';
 import { type ApiDependencies, createApiDependencies } from '../dependencies.ts';
 import { createCaller } from '../root.ts';
@@ -14,6 +17,11 @@ export interface ApiTestHarness {
     api: ReturnType<typeof createCaller>;
     resHeaders: Headers;
   };
+  /**
+   * The API's clock and the database's: the real time until `set` jumps both to `ms` (the API's
+   * then stands there, the database's runs on from there, as a lease's time must).
+   */
+  clock: Clock & { set(ms: number): Promise<void>; pass(ms: number): Promise<void> };
   drop(): Promise<void>;
 }
 
@@ -26,22 +34,39 @@ export async function createApiTestHarness(
   options: Omit<Parameters<typeof createApiDependencies>[0], 'db' | 'sessionSecret'> = {},
 ): Promise<ApiTestHarness> {
   const database = await createTestDatabase(label);
+  // Installed before the client opens a connection: only later connections see it.
+  const clockSql = postgres(database.url, { max: 1, onnotice: () => {} });
+  const databaseClock = await installDatabaseClock(clockSql);
+  let setMs: number | undefined;
+  const clock = {
+    now: () => new Date(setMs ?? Date.now()),
+    async set(ms: number) {
+      await databaseClock.pass(ms - clock.now().getTime());
+      setMs = ms;
+    },
+    pass: (ms: number) => clock.set(clock.now().getTime() + ms),
+  };
   await seedDemoData(database.client.db);
   const deps = createApiDependencies({
     db: database.client.db,
     sessionSecret: TEST_SESSION_SECRET,
     allowDemoLogin: true,
+    clock,
     ...options,
   });
   return {
     database,
     deps,
+    clock,
     caller(headers = {}) {
       const resHeaders = new Headers();
       const req = new Request('http://localhost/api/trpc', { headers });
       return { api: createCaller(createContext({ req, resHeaders, ...deps })), resHeaders };
     },
-    drop: () => database.drop(),
+    async drop() {
+      await clockSql.end();
+      await database.drop();
+    },
   };
 }
 

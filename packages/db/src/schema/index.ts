@@ -13,6 +13,5 @@ export * from './outbox.ts';
 export * from './payment-actions.ts';
 export * from './payment-events.ts';
 export * from './payments.ts';
-export * from './rate-limits.ts';
 export * from './refunds.ts';
 export * from './tenants.ts';

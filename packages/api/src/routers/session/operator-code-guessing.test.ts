@@ -24,13 +24,12 @@ const LOOPBACK = '127.0.0.1';
  */
 describe('guessing the operator code is slow for the guesser, not for the presenter', () => {
   let h: ApiTestHarness;
-  let now = Date.parse('2031-04-01T10:00:00Z');
   beforeAll(async () => {
     h = await createApiTestHarness('api_operator_code_guessing', {
       operatorCode: CODE,
-      clock: { now: () => new Date(now) },
       sessionStartLimits: { perAddress: 60, perTenant: 600 },
     });
+    await h.clock.set(Date.parse('2031-04-01T10:00:00Z'));
   });
   afterAll(async () => {
     await h.drop();
@@ -112,7 +111,7 @@ describe('guessing the operator code is slow for the guesser, not for the presen
 
   it("a browser's 5 attempts slide over 15 minutes, with no boundary to double them", async () => {
     // A second before a quarter hour turns: a fixed window would start afresh in a second.
-    now = Date.parse('2031-04-01T11:14:59Z');
+    await h.clock.set(Date.parse('2031-04-01T11:14:59Z'));
     const first = await attempt('typo-0');
     const me = [browserCookie(first.given)!];
     const typos = [first];
@@ -124,16 +123,16 @@ describe('guessing the operator code is slow for the guesser, not for the presen
       details: { limit: 'browser', retryAfterSeconds: 180 },
     });
     expect(!waiting.ok && waiting.retryAfter).toBe('180');
-    now += 1000;
+    await h.clock.pass(1000);
     expect(await attempt(CODE, me)).toMatchObject({
       ok: false,
       refused: { code: 'session_rate_limited' },
     });
     // One attempt every 3 minutes from then on, wrong or right.
-    now += 179_000;
+    await h.clock.pass(179_000);
     expect(compared([await attempt('typo-5', me)])).toBe(1);
     expect((await attempt(CODE, me)).ok).toBe(false);
-    now += 180_000;
+    await h.clock.pass(180_000);
     expect((await attempt(CODE, me)).ok).toBe(true);
     // The right code gave the record its whole allowance back.
     const again = [];
@@ -142,7 +141,7 @@ describe('guessing the operator code is slow for the guesser, not for the presen
   });
 
   it('three webs at once count against one allowance per browser and per address', async () => {
-    now = Date.parse('2031-04-01T12:00:00Z');
+    await h.clock.set(Date.parse('2031-04-01T12:00:00Z'));
     const webs = [h.deps, anotherWeb(), anotherWeb()];
     // One browser's record, given by the first web, is known to the others.
     const first = await attempt('wrong-spread-0', [], webs[0]);
@@ -152,7 +151,7 @@ describe('guessing the operator code is slow for the guesser, not for the presen
     );
     expect(compared([first, ...spread])).toBe(5);
     // Cookieless, all at once: 10 new records a minute for the address, then its one shared record.
-    now += 60_000;
+    await h.clock.pass(60_000);
     const cookieless = await Promise.all(
       Array.from({ length: 60 }, (_, i) => attempt(`wrong-burst-${i}`, [], webs[i % 3])),
     );
@@ -160,7 +159,7 @@ describe('guessing the operator code is slow for the guesser, not for the presen
   });
 
   it('a database that cannot be reached refuses every sign-in (fails closed), right code or not', async () => {
-    now = Date.parse('2031-04-01T13:00:00Z');
+    await h.clock.set(Date.parse('2031-04-01T13:00:00Z'));
     const down = createDatabaseClient(`postgres://once@127.0.0.1:${await findFreePort()}/once`, {
       applicationName: 'a web whose database is down',
     });
@@ -198,15 +197,15 @@ describe('guessing the operator code is slow for the guesser, not for the presen
   });
 
   it('a record that never gave the right code lapses with its window; a proven one lasts', async () => {
-    now = Date.parse('2031-04-01T14:00:00Z');
+    await h.clock.set(Date.parse('2031-04-01T14:00:00Z'));
     const unproven = [browserCookie((await attempt('typo-lapse-0')).given)!];
     const proven = [browserCookie((await attempt(CODE)).given)!];
-    now += 15 * 60_000 + 1000;
+    await h.clock.pass(15 * 60_000 + 1000);
     // A guesser keeping every record it is given holds only the last 15 minutes' worth.
     const lapsed = await attempt('typo-lapse-1', unproven);
     expect(browserCookie(lapsed.given)).toMatch(/^once_signin=/);
     expect(browserCookie(lapsed.given)).not.toBe(unproven[0]);
-    now += 20 * 24 * 60 * 60_000;
+    await h.clock.pass(20 * 24 * 60 * 60_000);
     const typo = await attempt('typo-lapse-2', proven);
     expect(!typo.ok && typo.refused.code).toBe('operator_code_invalid');
     expect(typo.given).toEqual([]);

@@ -103,10 +103,9 @@ export async function startSession({
   ctx: StartSessionContext;
   input: StartSessionInput;
 }): Promise<SessionView> {
-  const nowMs = ctx.now.getTime();
   const byOperatorCode = !('apiKey' in input) && input.role === 'operator';
   if (!byOperatorCode) {
-    const overAddress = await ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress, nowMs);
+    const overAddress = await ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress);
     if (overAddress) throw rateLimited(overAddress);
   }
   let tenant: { id: string; name: string } | undefined;
@@ -133,7 +132,7 @@ export async function startSession({
       .limit(1);
     if (!tenant) throw new ApiError('invalid_credentials', 'Unknown demo tenant');
   }
-  const overTenant = await ctx.sessionStartLimiter?.admitSession(tenant.id, nowMs);
+  const overTenant = await ctx.sessionStartLimiter?.admitSession(tenant.id);
   if (overTenant) throw rateLimited(overTenant);
   const sessionId =
     role === 'operator'
