@@ -1,6 +1,6 @@
 'use client';
 
-import type { RouterOutputs } from '@once/api';
+import type { RouterInputs, RouterOutputs } from '@once/api';
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useEffect, useState } from 'react';
@@ -19,6 +19,19 @@ import { WebhookDeliveriesPanel } from './webhooks/webhook-deliveries-panel.tsx'
 type Payment = RouterOutputs['ops']['payments'][number];
 type IdempotencyKeyRow = RouterOutputs['ops']['idempotencyKeys'][number];
 type OutboxJob = RouterOutputs['ops']['outbox'][number];
+type KeyState = NonNullable<Exclude<RouterInputs['ops']['idempotencyKeys'], void>['state']>;
+
+/**
+ * The key filter's choices: every state the API accepts (a record, so a state added there must
+ * be named here), tombstones included.
+ */
+export const KEY_STATE_WORDS: Record<KeyState, string> = {
+  in_progress: 'in progress',
+  completed: 'completed',
+  released: 'released',
+  unknown: 'outcome unknown',
+  expired: 'expired (tombstone)',
+};
 
 /** How many rows each table asks for. */
 const LIMIT = 50;
@@ -52,7 +65,14 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
   const isOperator = session.data?.role === 'operator';
   const live = { enabled: isOperator, refetchInterval: REFRESH_MS } as const;
   const payments = useQuery({ ...trpc.ops.payments.queryOptions({ limit: LIMIT }), ...live });
-  const keys = useQuery({ ...trpc.ops.idempotencyKeys.queryOptions({ limit: LIMIT }), ...live });
+  const [keyState, setKeyState] = useState<KeyState | ''>('');
+  const keys = useQuery({
+    ...trpc.ops.idempotencyKeys.queryOptions({
+      limit: LIMIT,
+      ...(keyState ? { state: keyState } : {}),
+    }),
+    ...live,
+  });
   const outbox = useQuery({ ...trpc.ops.outbox.queryOptions({ limit: LIMIT }), ...live });
   const ledger = useQuery({ ...trpc.ops.ledger.queryOptions({ limit: LIMIT }), ...live });
   const stuck = useQuery({ ...trpc.ops.stuckPayments.queryOptions(), ...live });
@@ -126,6 +146,23 @@ function Cockpit({ merchants }: { merchants: readonly DemoMerchant[] }) {
         rows={requestKeys}
         rowKey={(k) => `${k.operation}/${k.key}`}
         error={keys.error?.message}
+        note={
+          <label className="small">
+            State{' '}
+            <select
+              data-testid="ops-keys-state"
+              value={keyState}
+              onChange={(event) => setKeyState(event.currentTarget.value as KeyState | '')}
+            >
+              <option value="">all (keys and webhook events)</option>
+              {Object.entries(KEY_STATE_WORDS).map(([state, words]) => (
+                <option key={state} value={state}>
+                  {words}
+                </option>
+              ))}
+            </select>
+          </label>
+        }
         columns={[
           { header: 'Operation', cell: (k) => k.operation },
           { header: 'Key', cell: (k) => <code className="small">{k.key}</code> },

@@ -6,6 +6,30 @@ import {
 import { z } from 'zod';
 import { ApiError } from '../../errors/api-error.ts';
 import type { IsoTimes } from './iso-times.ts';
+import { opsListInput } from './list.types.ts';
+
+/**
+ * Every state of the library's key rows, tombstones (`expired`) too: a record, so a state the
+ * library adds does not compile here until the cockpit can filter by it.
+ */
+const KEY_STATES: Record<KeySummary['state'], true> = {
+  in_progress: true,
+  completed: true,
+  released: true,
+  unknown: true,
+  expired: true,
+};
+
+/** The cockpit's key list: newest first, at most `limit`, only keys in `state` if given. */
+export const idempotencyKeysInput = opsListInput
+  .unwrap()
+  .extend({
+    state: z
+      .enum(Object.keys(KEY_STATES) as [KeySummary['state'], ...KeySummary['state'][]])
+      .optional(),
+  })
+  .default({ limit: 50 });
+export type IdempotencyKeysInput = z.infer<typeof idempotencyKeysInput>;
 
 /** One key of the caller's tenant (the tenant never comes from the input). */
 export const idempotencyKeyInput = z.object({

@@ -1,19 +1,20 @@
 import { idempotencyKeys } from '@once/db/schema';
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Database } from '../../database.ts';
+import type { IdempotencyKeysInput } from './idempotency-key.types.ts';
 import { isoTimes } from './iso-times.ts';
-import type { OpsListInput } from './list.types.ts';
 
 /**
  * The tenant's latest idempotency keys and their states (in_progress, completed, released,
- * unknown). Stored response bodies are left out: they may hold customer data.
+ * unknown, expired), all or those of `input.state`. Stored response bodies are left out: they
+ * may hold customer data.
  */
 export async function listIdempotencyKeys({
   ctx,
   input,
 }: {
   ctx: { db: Database; tenantId: string };
-  input: OpsListInput;
+  input: IdempotencyKeysInput;
 }) {
   const rows = await ctx.db
     .select({
@@ -29,7 +30,12 @@ export async function listIdempotencyKeys({
       expiresAt: idempotencyKeys.expiresAt,
     })
     .from(idempotencyKeys)
-    .where(eq(idempotencyKeys.tenantId, ctx.tenantId))
+    .where(
+      and(
+        eq(idempotencyKeys.tenantId, ctx.tenantId),
+        input.state ? eq(idempotencyKeys.state, input.state) : undefined,
+      ),
+    )
     .orderBy(desc(idempotencyKeys.createdAt), desc(idempotencyKeys.key))
     .limit(input.limit);
   return rows.map(isoTimes);

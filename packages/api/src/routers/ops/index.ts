@@ -7,7 +7,11 @@ import {
 } from '../../money-actions/index.ts';
 import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
 import { inspectIdempotencyKey } from './idempotency-key.ts';
-import { idempotencyKeyActionInput, idempotencyKeyInput } from './idempotency-key.types.ts';
+import {
+  idempotencyKeyActionInput,
+  idempotencyKeyInput,
+  idempotencyKeysInput,
+} from './idempotency-key.types.ts';
 import { listIdempotencyKeys } from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
 import { opsListInput } from './list.types.ts';
@@ -35,7 +39,7 @@ export const opsRouter = createTRPCRouter({
     .input(opsListInput)
     .query(({ ctx, input }) => listPayments({ ctx, input })),
   idempotencyKeys: operatorProcedure
-    .input(opsListInput)
+    .input(idempotencyKeysInput)
     .query(({ ctx, input }) => listIdempotencyKeys({ ctx, input })),
   /** One key, to look at before acting on it (no response body). */
   idempotencyKey: operatorProcedure
