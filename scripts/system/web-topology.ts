@@ -1,13 +1,12 @@
-import { chownSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { serverUser } from '@once/postgres/embedded';
+import { writePgBouncerConfig } from '@once/postgres/testing';
 import type { ProcessSpec } from './supervisor.ts';
 
-/** Debian's HAProxy (2.6 on bookworm) and PgBouncer (1.18): `apt-get install haproxy pgbouncer`. */
+/** Debian's HAProxy (2.6 on bookworm): `apt-get install haproxy`. */
 const HAPROXY = '/usr/sbin/haproxy';
-const PGBOUNCER = '/usr/sbin/pgbouncer';
 
 /**
  * What the proxy sends again to another web. `connect`: only a request no web received
@@ -19,11 +18,7 @@ export type ProxyRetry = 'connect' | 'resend';
 
 /** Where the generated configurations live (and the proxy's admin socket); removed at stop. */
 export function topologyDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'once-topology-'));
-  // PgBouncer refuses to run as root: it runs as PostgreSQL's OS user, who must read its files.
-  const user = serverUser();
-  chownSync(dir, user.uid, user.gid);
-  return dir;
+  return mkdtempSync(path.join(os.tmpdir(), 'once-topology-'));
 }
 
 export interface ProxyOptions {
@@ -123,53 +118,19 @@ export async function proxyWebStats(dir: string) {
 }
 
 /**
- * PgBouncer in transaction mode in front of the server `databaseUrl` names: any database on
- * it, as the URL's user (its password in an auth file only this part reads). Returns the part
- * and the URL the apps use instead of `databaseUrl`.
+ * PgBouncer in transaction mode in front of the server `databaseUrl` names, 20 server
+ * connections per database (`writePgBouncerConfig`). Returns the part and the URL the apps use
+ * instead of `databaseUrl`.
  */
-export function poolerSpec(options: {
-  dir: string;
-  databaseUrl: string;
-  port: number;
-  /** Server connections per database and user. */
-  poolSize?: number;
-}): { spec: ProcessSpec; url: (databaseUrl: string) => string } {
-  const server = new URL(options.databaseUrl);
-  const ini = path.join(options.dir, 'pgbouncer.ini');
-  const authFile = path.join(options.dir, 'pgbouncer-users.txt');
-  const user = serverUser();
-  writeFileSync(
-    ini,
-    [
-      '[databases]',
-      `* = host=${server.hostname} port=${server.port || 5432}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${options.port}`,
-      'unix_socket_dir =',
-      'auth_type = scram-sha-256',
-      `auth_file = ${authFile}`,
-      'pool_mode = transaction',
-      `default_pool_size = ${options.poolSize ?? 20}`,
-      'max_client_conn = 1000',
-      // Both drivers send it at startup; PgBouncer would refuse the connection.
-      'ignore_startup_parameters = extra_float_digits',
-      // A line per login and logout drowns the launcher's output; errors are still logged.
-      'log_connections = 0',
-      'log_disconnections = 0',
-      '',
-    ].join('\n'),
-  );
-  // The plain password: PgBouncer checks clients with SCRAM and logs in to PostgreSQL with it.
-  const name = decodeURIComponent(server.username);
-  writeFileSync(authFile, `"${name}" "${decodeURIComponent(server.password)}"\n`, { mode: 0o600 });
-  for (const file of [ini, authFile]) chownSync(file, user.uid, user.gid);
-  const root = process.getuid?.() === 0;
+export function poolerSpec(options: { dir: string; databaseUrl: string; port: number }): {
+  spec: ProcessSpec;
+  url: (databaseUrl: string) => string;
+} {
+  const { dir, databaseUrl: serverUrl, port } = options;
   return {
     spec: {
       name: 'pooler',
-      command: PGBOUNCER,
-      args: root ? ['-u', user.name, ini] : [ini],
+      ...writePgBouncerConfig({ dir, serverUrl, port, poolSize: 20 }),
       readyLine: /LOG listening on 127\.0\.0\.1:\d+$/,
       failLine: /FATAL (.*)$/,
       readyTimeoutMs: 15_000,

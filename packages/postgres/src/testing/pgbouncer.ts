@@ -1,7 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { serverUser } from '../embedded-postgres-placement.ts';
 import { findFreePort, isPortFree } from '../postgres-admin.ts';
 
 /** Debian's PgBouncer (`apt-get install pgbouncer`, 1.18 on bookworm). */
@@ -17,10 +18,59 @@ export interface PgBouncer {
 }
 
 /**
+ * PgBouncer's configuration, written into `dir`: transaction mode on 127.0.0.1:`port` (no Unix
+ * socket) in front of the server `serverUrl` names, any database on it, as the URL's user (its
+ * password in an auth file only PgBouncer reads). Returns the command that runs it: PgBouncer
+ * refuses to run as root, so as root it runs with `-u` as PostgreSQL's OS user, who then owns
+ * `dir` and the files.
+ */
+export function writePgBouncerConfig(options: {
+  dir: string;
+  serverUrl: string;
+  port: number;
+  /** Server connections per database and user (`default_pool_size`). */
+  poolSize: number;
+}): { command: string; args: string[] } {
+  const server = new URL(options.serverUrl);
+  const ini = path.join(options.dir, 'pgbouncer.ini');
+  const authFile = path.join(options.dir, 'pgbouncer-users.txt');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `* = host=${server.hostname} port=${server.port || 5432}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${options.port}`,
+      'unix_socket_dir =',
+      'auth_type = scram-sha-256',
+      `auth_file = ${authFile}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${options.poolSize}`,
+      'max_client_conn = 1000',
+      // node-postgres and postgres.js send it at startup; PgBouncer would refuse the connection.
+      'ignore_startup_parameters = extra_float_digits',
+      // A line per login and logout drowns the launcher's output; errors are still logged.
+      'log_connections = 0',
+      'log_disconnections = 0',
+      '',
+    ].join('\n'),
+  );
+  // The plain password: PgBouncer checks clients with SCRAM and logs in to PostgreSQL with it.
+  const [user, password] = [server.username, server.password].map(decodeURIComponent);
+  writeFileSync(authFile, `"${user}" "${password}"\n`);
+  const runAs = process.getuid?.() === 0 ? serverUser() : undefined;
+  for (const file of [options.dir, ini, authFile]) {
+    if (runAs) chownSync(file, runAs.uid, runAs.gid);
+    chmodSync(file, file === options.dir ? 0o700 : 0o600);
+  }
+  return { command: PGBOUNCER, args: runAs ? ['-u', runAs.name, ini] : [ini] };
+}
+
+/**
  * A real PgBouncer in transaction mode in front of the cluster at `adminUrl` (the test run's
- * embedded PostgreSQL): its own ini and auth file in a private temporary directory, a free
- * port on 127.0.0.1, no Unix socket. It refuses to run as root ("PgBouncer should not run as root"), so as root it
- * is started with `-u` as the `postgres` user (or `nobody`), which owns that directory.
+ * embedded PostgreSQL): its configuration (`writePgBouncerConfig`) in a private temporary
+ * directory, a free port.
  *
  * @example
  * const bouncer = await startPgBouncer(process.env.ONCE_TEST_ADMIN_URL!, { poolSize: 4 });
@@ -36,40 +86,14 @@ export async function startPgBouncer(
       `${PGBOUNCER} is missing: apt-get install pgbouncer (as the repository's .ci/run does)`,
     );
   }
-  const server = new URL(adminUrl);
-  const user = decodeURIComponent(server.username);
-  const password = decodeURIComponent(server.password);
   const port = await findFreePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'once-pgbouncer-'));
-  const ini = path.join(dir, 'pgbouncer.ini');
-  const authFile = path.join(dir, 'users.txt');
-  writeFileSync(
-    ini,
-    [
-      '[databases]',
-      `* = host=${server.hostname} port=${server.port}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = scram-sha-256',
-      `auth_file = ${authFile}`,
-      'pool_mode = transaction',
-      `default_pool_size = ${options.poolSize ?? 4}`,
-      'max_client_conn = 500',
-      // node-postgres and postgres.js send it at startup; PgBouncer would refuse the connection.
-      'ignore_startup_parameters = extra_float_digits',
-      '',
-    ].join('\n'),
-  );
-  // The plain password: PgBouncer checks clients with SCRAM and logs in to PostgreSQL with it.
-  writeFileSync(authFile, `"${user}" "${password}"\n`);
-  const runAs = process.getuid?.() === 0 ? osUserForPgBouncer() : undefined;
-  for (const file of [dir, ini, authFile]) {
-    if (runAs) chownSync(file, runAs.uid, runAs.gid);
-    chmodSync(file, file === dir ? 0o700 : 0o600);
-  }
-  const args = runAs ? ['-u', runAs.name, ini] : [ini];
+  const { args } = writePgBouncerConfig({
+    dir,
+    serverUrl: adminUrl,
+    port,
+    poolSize: options.poolSize ?? 4,
+  });
 
   let child: ChildProcess | undefined;
   let output = '';
@@ -118,19 +142,6 @@ export async function startPgBouncer(
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function osUserForPgBouncer(): { name: string; uid: number; gid: number } {
-  for (const name of ['postgres', 'nobody']) {
-    try {
-      const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }));
-      const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }));
-      return { name, uid, gid };
-    } catch {
-      // No such user: try the next.
-    }
-  }
-  throw new Error('running as root, PgBouncer needs another OS user to run as: postgres or nobody');
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
