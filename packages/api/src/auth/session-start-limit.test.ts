@@ -25,13 +25,17 @@ describe('session starts racing inside one burst', () => {
       { length: 3 },
       () => new SessionStartLimiter(database.client.db, LIMITS),
     );
+    let begun = () => {};
+    const lateBegun = new Promise<void>((resolve) => (begun = resolve));
     const late = database.client.db.transaction(async (tx) => {
       await tx.execute(sql`select 1`);
       const waiting = tx.execute(sql`select pg_sleep(0.3)`);
       const admitted = new SessionStartLimiter(tx, LIMITS).admitAttempt('198.51.100.7');
+      begun();
       await waiting;
       return admitted;
     });
+    await lateBegun;
     const [burst, other] = await Promise.all([
       Promise.all(
         Array.from({ length: LIMITS.perAddress - 1 }, (_, i) =>
@@ -49,5 +53,17 @@ describe('session starts racing inside one burst', () => {
       limit: 'address',
       retryAfterSeconds: LIMITS.windowMs / LIMITS.perAddress / 1000,
     });
+  });
+
+  it('a first attempt whose transaction began over an interval earlier is timed as it counts', async () => {
+    // One every second: an arrival time from the transaction's start would lie in the past.
+    const limits = { perAddress: 2, perTenant: 0, windowMs: 2_000 };
+    const first = await database.client.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_sleep(1.2)`);
+      return new SessionStartLimiter(tx, limits).admitAttempt('198.51.100.9');
+    });
+    const web = new SessionStartLimiter(database.client.db, limits);
+    const then = [await web.admitAttempt('198.51.100.9'), await web.admitAttempt('198.51.100.9')];
+    expect([first, ...then].filter((r) => r === undefined)).toHaveLength(limits.perAddress);
   });
 });

@@ -14,10 +14,11 @@ const window = msInterval(p('windowMs'));
 
 /**
  * The update only fires while the theoretical arrival time stays within a window of now, so a
- * refusal moves nothing. The update reads the time with `clock_timestamp()`, evaluated once the
- * row lock is held, so concurrent counts see times in the order they take the lock: `now()` is
- * its transaction's start, which can be older than the time a count that locked the row first
- * used, and that count's arrival time would then cost a burst's last key its place. A refusal reads the row it met under its lock (`for share` follows a
+ * refusal moves nothing. The time is `clock_timestamp()`, read as the row is inserted or once
+ * its lock is held, so concurrent counts see times in the order they take the row: `now()` is
+ * the transaction's start, older than the time a count that locked the row first used (a
+ * burst's last key would lose its place) and, inserting, an arrival time already past (a burst
+ * one key longer). A refusal reads the row it met under its lock (`for share` follows a
  * concurrent update to its newest version). Its wait is at most one interval: no admission puts
  * the time more than a window past its own `now()`, and a statement that waited for the lock
  * has an older `now()` (a row created after it began is not readable at all: one interval).
@@ -26,11 +27,11 @@ const countNewKeyStatement = preparedStatement<{
   admitted: boolean;
   retry_after_ms: number | string | null;
 }>(
-  'once_idempotency_count_new_key_v5',
+  'once_idempotency_count_new_key_v6',
   sql`
       with attempt as (
         insert into idempotency_rate_limits as r (tenant_id, principal, theoretical_arrival)
-        values (${p('tenantId')}, ${p('principal')}, now() + ${interval})
+        values (${p('tenantId')}, ${p('principal')}, clock_timestamp() + ${interval})
         on conflict (tenant_id, principal) do update
           set theoretical_arrival = greatest(r.theoretical_arrival, clock_timestamp()) + ${interval}
           where greatest(r.theoretical_arrival, clock_timestamp()) + ${interval}
