@@ -36,8 +36,8 @@ export interface Allowance {
 /**
  * Limits every web process shares, kept by the idempotency library's sliding allowance (its
  * `countNewKey`: one conditional UPSERT per request on a row of `idempotency_rate_limits`,
- * timed by the database's clock once the row is locked, so attempts racing in one burst are
- * judged in the order they hold the row, whatever their process's clock). A limit's row is
+ * timed by the database's clock as the statement takes the row, so attempts racing in one burst
+ * are judged in the order they hold the row, whatever their process's clock). A limit's row is
  * (its scope, the thing limited) in the library's (tenant, principal): no tenant is named
  * after a scope. The worker's key reaper deletes the rows whose time is past. A database that
  * cannot be reached throws: the caller refuses (fails closed).
