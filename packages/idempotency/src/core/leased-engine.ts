@@ -300,12 +300,19 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
     const ambiguous = isIdempotencyError(error, 'idempotency_outcome_ambiguous');
     const toUnknown =
       ambiguous || handlerReturned || (exec.phaseCommitted && policy.onExpiredLease === 'unknown');
-    try {
-      const result = toUnknown
-        ? await callStore('markUnknown', id, () => store.markUnknown(id, exec.ownerToken))
+    const settle = () =>
+      toUnknown
+        ? callStore('markUnknown', id, () => store.markUnknown(id, exec.ownerToken))
         : exec.phaseCommitted
-          ? await callStore('endLease', id, () => store.endLease(id, exec.ownerToken))
-          : await callStore('release', id, () => store.release(id, exec.ownerToken));
+          ? callStore('endLease', id, () => store.endLease(id, exec.ownerToken))
+          : callStore('release', id, () => store.release(id, exec.ownerToken));
+    try {
+      // A pool may hand out once more the connection the failure just lost: one retry takes
+      // another, or the key stays held until its lease ends (atomic mode holds none).
+      const result = await settle().catch((cleanupError: unknown) => {
+        if (!isLostConnection(cleanupError)) throw cleanupError;
+        return settle();
+      });
       if (result === 'lost') return exec.markLeaseLost();
       if (result === 'ok') emitKeyEvent(toUnknown ? 'unknown' : 'released', id);
     } catch {

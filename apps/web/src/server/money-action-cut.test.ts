@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
+
+// A money action whose database session is terminated while it runs (a failover, a pooler's
+// restart) is answered 503 on every transport, and its retry right away runs or replays it:
+// leased mode (GraphQL) must free its key as atomic mode (REST, tRPC) never holds one, not
+// leave it held until its lease ends because its cleanup met the connection just cut.
+describe('a money action whose database session is cut mid-request', () => {
+  let web: WebTestServer;
+  const auth = { authorization: 'Bearer once_test_tenant_a' };
+
+  beforeAll(async () => {
+    web = await startWebTestServer('web_money_action_cut', {
+      SESSION_SECRET: 'money-action-cut-secret-0123456',
+      ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0',
+    });
+  });
+  afterAll(async () => {
+    await web?.close();
+  });
+  const sql = () => web.database.client.sql;
+
+  const post = (path: string, key: string, body: unknown) =>
+    fetch(`${web.server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth, 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
+
+  async function succeededPayment(): Promise<string> {
+    const created = await post('/api/v1/payments', randomUUID(), {
+      lines: [{ productId: 'book_sre', quantity: 1 }],
+    });
+    const { paymentId } = await created.json();
+    await sql()`update payments set status = 'succeeded', processor_payment_intent_id = 'pi_test'
+      where id = ${paymentId}`;
+    return paymentId;
+  }
+
+  /** A refund of one cent: its HTTP status and its refund id, else its code. */
+  const refundBy = {
+    rest: async (paymentId: string, key: string) => {
+      const answer = await post(`/api/v1/payments/${paymentId}/refunds`, key, { amount: 1 });
+      const body = await answer.json();
+      return { status: answer.status, seen: body.refundId ?? body.code };
+    },
+    graphql: async (paymentId: string, key: string) => {
+      const answer = await post('/api/graphql', key, {
+        query:
+          'mutation ($paymentId: ID!) { refundPayment(paymentId: $paymentId, amount: 1) { refundId } }',
+        variables: { paymentId },
+      });
+      const body = await answer.json();
+      return {
+        status: answer.status,
+        seen: body.data?.refundPayment?.refundId ?? body.errors?.[0]?.extensions?.code,
+      };
+    },
+    trpc: async (paymentId: string, key: string) => {
+      const answer = await post('/api/trpc/ops.refundPayment', key, { paymentId, amount: 1 });
+      const body = await answer.json();
+      return { status: answer.status, seen: body.result?.data?.refundId ?? body.error?.data?.code };
+    },
+  };
+
+  /** Terminates the web's session once it waits for the payment's lock, which this test holds. */
+  async function cutWhileWaiting(paymentId: string, request: () => Promise<unknown>) {
+    let answer: Promise<unknown> | undefined;
+    await sql().begin(async (tx) => {
+      await tx`select id from payments where id = ${paymentId} for update`;
+      answer = request();
+      // Read outside the transaction: pg_stat_activity is a snapshot within one.
+      for (let waited = 0; ; waited++) {
+        const [cut] = await sql()<{ n: number }[]>`
+          select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+          where application_name = 'once-web' and wait_event_type = 'Lock'`;
+        if (cut!.n > 0) break;
+        if (waited === 200) throw new Error('the request never waited for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    return answer!;
+  }
+
+  it.each(['rest', 'graphql', 'trpc'] as const)(
+    '%s: 503, and the retry right away refunds once',
+    async (transport) => {
+      const paymentId = await succeededPayment();
+      const key = randomUUID();
+      const refund = () => refundBy[transport](paymentId, key);
+      expect(await cutWhileWaiting(paymentId, refund)).toMatchObject({
+        status: 503,
+        seen: 'idempotency_store_unavailable',
+      });
+      const retried = await refund();
+      expect(retried.seen).toMatch(/^rf_/);
+      expect(await refund()).toEqual(retried);
+      const [refunds] = await sql()<{ n: number }[]>`
+        select count(*)::int as n from refunds where payment_id = ${paymentId}`;
+      expect(refunds?.n).toBe(1);
+    },
+  );
+});
