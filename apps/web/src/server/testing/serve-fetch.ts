@@ -8,7 +8,8 @@ export interface ServedHandler {
 
 /**
  * Serves a web-standard `(Request) => Response` handler on a real `node:http` server on
- * 127.0.0.1 (random port), so tests go through real sockets, headers and status lines.
+ * 127.0.0.1 (random port), so tests go through real sockets, headers, status lines and a
+ * client's hang-up (`request.signal`).
  */
 export async function serveFetch(
   handler: (request: Request) => Promise<Response>,
@@ -24,9 +25,15 @@ export async function serveFetch(
       }
       const { port } = server.address() as AddressInfo;
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+      // A client that goes away before its answer aborts the request, as Next.js route handlers see it.
+      const gone = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
       const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
         method: req.method,
         headers,
+        signal: gone.signal,
         ...(hasBody ? { body: Buffer.concat(chunks) } : {}),
       });
       const response = await handler(request);
