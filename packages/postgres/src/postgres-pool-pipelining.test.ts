@@ -8,14 +8,16 @@ import { createEmptyTestDatabase, type EmptyTestDatabase } from './testing/test-
 // milliseconds, so 8 s is a wedged connection, never a slow one.
 const STUCK_MS = 8_000;
 
-async function answeredWithin<T>(query: Promise<T>): Promise<'answered' | 'failed' | 'stuck'> {
+async function answeredWithin(
+  query: PromiseLike<unknown>,
+): Promise<'answered' | 'failed' | 'stuck'> {
   let timer: NodeJS.Timeout | undefined;
   const stuck = new Promise<'stuck'>((resolve) => {
     timer = setTimeout(() => resolve('stuck'), STUCK_MS);
   });
   try {
     return await Promise.race([
-      query.then(
+      Promise.resolve(query).then(
         () => 'answered' as const,
         () => 'failed' as const,
       ),
@@ -25,6 +27,9 @@ async function answeredWithin<T>(query: Promise<T>): Promise<'answered' | 'faile
     clearTimeout(timer);
   }
 }
+
+// Spread into each pool's options: postgres.js reads `max_pipeline`, which its types do not declare.
+const quiet = { onnotice: () => {} };
 
 let database: EmptyTestDatabase;
 beforeAll(async () => {
@@ -86,7 +91,7 @@ describe('sql.begin', () => {
   // postgres.js reserves a transaction's connection in a hook its pipelining check could skip
   // (porsager/postgres#1189): BEGIN then ran on a connection the pool still handed out.
   it('reserves its connection when BEGIN is written behind another query at the pipeline limit', async () => {
-    const sql = postgres(database.url, { max: 1, max_pipeline: 1, onnotice: () => {} });
+    const sql = postgres(database.url, { ...quiet, max: 1, max_pipeline: 1 });
     try {
       await sql`select 1`;
       // postgres.js runs a query when it is awaited: sent now, so BEGIN goes behind it.
@@ -105,7 +110,7 @@ describe('sql.begin', () => {
   });
 
   it('works without pipelining (max_pipeline: 0), as the transaction-mode pool runs', async () => {
-    const sql = postgres(database.url, { max: 2, max_pipeline: 0, onnotice: () => {} });
+    const sql = postgres(database.url, { ...quiet, max: 2, max_pipeline: 0 });
     try {
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>

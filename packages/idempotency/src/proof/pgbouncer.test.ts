@@ -40,12 +40,9 @@ beforeAll(async () => {
   direct = database.sql;
   await direct`create table side_effects (key text not null)`;
   bouncer = await startPgBouncer(database.adminUrl, { poolSize: POOL_SIZE });
-  viaPooler = postgres(bouncer.url(databaseName()), {
-    max: 20,
-    prepare: false,
-    max_pipeline: 0,
-    onnotice: () => {},
-  });
+  // `max_pipeline` is read by postgres.js but not declared in its types.
+  const options = { max: 20, prepare: false, max_pipeline: 0, onnotice: () => {} };
+  viaPooler = postgres(bouncer.url(databaseName()), options);
   db = drizzle(viaPooler);
 });
 afterAll(async () => {
