@@ -37,9 +37,9 @@ export function databaseSettings<P extends Prefix>(
   prefix: P,
   needs: string,
 ): { databaseUrl: string; databasePoolMode: 'session' | 'transaction'; databaseDirectUrl: string } {
-  const databaseUrl: string = e[`${prefix}DATABASE_URL`];
-  const databasePoolMode: 'session' | 'transaction' = e[`${prefix}DATABASE_POOL_MODE`];
-  const directUrl: string | undefined = e[`${prefix}DATABASE_DIRECT_URL`];
+  const databaseUrl = e[`${prefix}DATABASE_URL`];
+  const databasePoolMode = e[`${prefix}DATABASE_POOL_MODE`];
+  const directUrl = e[`${prefix}DATABASE_DIRECT_URL`];
   if (!directUrl && databasePoolMode === 'transaction') {
     throw new Error(
       `${prefix}DATABASE_DIRECT_URL is not set: with ${prefix}DATABASE_POOL_MODE=transaction, ${needs} need a direct connection to PostgreSQL; set ${prefix}DATABASE_DIRECT_URL to PostgreSQL itself, not the pooler`,
