@@ -263,7 +263,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
 }
 
 /** Process CPU time of `op` run `count` times one after another; microseconds per run. */
-async function cpuEach(op: () => Promise<void>, count: number): Promise<number> {
+export async function cpuEach(op: () => Promise<void>, count: number): Promise<number> {
   const started = process.cpuUsage();
   for (let i = 0; i < count; i++) await op();
   const used = process.cpuUsage(started);

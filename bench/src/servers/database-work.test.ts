@@ -7,8 +7,9 @@ import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_BODY } from '../harness/scenario.ts';
 import { startWireCounter, type WireCounter } from '../harness/wire-count.ts';
+import type { FetchHandler } from './fetch-routes.ts';
 import type { Transaction } from './payment-write.ts';
-import { createPaymentRoutes, type FetchHandler } from './routes.ts';
+import { createPaymentRoutes } from './routes.ts';
 
 /**
  * The database work of one payment on each route the bench serves, counted on the wire:
@@ -85,10 +86,38 @@ describe('database work per request on the bench routes (new key per request)', 
     // Atomic, always reading first: one read-only round trip more, no commit.
     ['/trpc/pay.guardedAtomicAlwaysRead', 5, 8, 1],
     ['/fetch/guarded-atomic-always-read', 5, 8, 1],
+    // Answers sealed (AES-256-GCM): CPU only, the wire is the clear store's.
+    ['/fetch/guarded-encrypted', 5, 8, 2],
+    ['/fetch/guarded-atomic-encrypted', 4, 7, 1],
+    // The other adapters complete in the payment's transaction as fetch does: its counts.
+    ['/next/route/leased', 5, 8, 2],
+    ['/next/route/atomic', 4, 7, 1],
+    ['/next/action/leased', 5, 8, 2],
+    ['/next/action/atomic', 4, 7, 1],
+    ['/hono/leased', 5, 8, 2],
+    ['/hono/atomic', 4, 7, 1],
+    // GraphQL stores the execution result after the resolver's transaction: its completion
+    // UPDATE is an autocommit of its own, one round trip and one commit above leased fetch.
+    ['/graphql/leased', 6, 8, 3],
   ])(
     '%s: %d round trips, %d statements, %d commits',
     async (path, roundTrips, statements, commits) => {
       expect(await workOf(path)).toEqual({ roundTrips, statements, commits, connections: 0 });
     },
   );
+});
+
+it('the encrypted routes store their answers sealed, the others in clear', async () => {
+  const stored = async (path: string) => {
+    const key = randomUUID();
+    await pay(path, key);
+    const [row] = await database.client.sql<
+      { response_key_id: string | null; response_body: string }[]
+    >`
+      select response_key_id, response_body from idempotency_keys where key = ${key}`;
+    return { keyId: row!.response_key_id, clear: row!.response_body.includes('paymentId') };
+  };
+  for (const path of ['/fetch/guarded-encrypted', '/fetch/guarded-atomic-encrypted'])
+    expect(await stored(path)).toEqual({ keyId: 'bench', clear: false });
+  expect(await stored('/fetch/guarded')).toEqual({ keyId: null, clear: true });
 });

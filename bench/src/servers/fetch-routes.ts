@@ -10,6 +10,8 @@ import {
   writeUnguarded,
 } from './payment-write.ts';
 
+export type FetchHandler = (request: Request) => Promise<Response>;
+
 /**
  * `POST /fetch/plain`: the REST-style handler alone (baseline of the wrapper); with `floor`
  * (`POST /fetch/floor`, `/fetch/floor-in-transaction`) plus its floor row (`writeUnguarded`).

@@ -7,9 +7,10 @@ import { integer, parseEnv } from '@once/env';
 import { createIdempotency } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import type { FetchHandler } from './fetch-routes.ts';
 import type { Transaction } from './payment-write.ts';
 import { createNodeIdempotencyHandler, createPowertoolsHandler } from './peer-routes.ts';
-import { createPaymentRoutes, type FetchHandler } from './routes.ts';
+import { createPaymentRoutes } from './routes.ts';
 
 const env = readEnv();
 const port = env.PORT;
