@@ -3,9 +3,11 @@
  * [--rounds 2]`: checkout throughput (201s a second of `POST /api/v1/payments`, each with a new
  * key, from `--clients` loops on this machine) and the connections PostgreSQL holds for the
  * app database (`pg_stat_activity`, sampled every 250 ms), for 1, 2 and 3 webs behind HAProxy,
- * with and without PgBouncer in transaction mode, one worker each. Every configuration runs
- * once per round on one PostgreSQL, in turn (the order reversed every other round), so the
- * ratios compare runs on the same machine at the same time; docs/scale-out.md has the results.
+ * with and without PgBouncer in transaction mode, one worker each, and what each checkout
+ * costs PostgreSQL (`pg_stat_database`: transactions committed and sessions opened, the
+ * worker's charge included). Every configuration runs once per round on one PostgreSQL, in
+ * turn (the order reversed every other round), so the ratios compare runs on the same machine
+ * at the same time; docs/scale-out.md has the results.
  */
 import { parseArgs } from 'node:util';
 import { findFreePort } from '@once/postgres';
@@ -33,7 +35,12 @@ const label = (c: (typeof CONFIGS)[number]) =>
 
 /** Posts checkouts with new keys from `clients` loops until `until`; counts the 201s by then. */
 async function load(url: string, until: number) {
-  const counts = { created: 0, other: new Map<number | 'error' | 'timeout', number>() };
+  const counts = {
+    created: 0,
+    /** Every 201, in the window or after it: what the database did the work for. */
+    answered: 0,
+    other: new Map<number | 'error' | 'timeout', number>(),
+  };
   const body = JSON.stringify({ lines: [{ productId: 'book_sre', quantity: 1 }] });
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -56,6 +63,7 @@ async function load(url: string, until: number) {
           continue;
         }
         await response?.arrayBuffer().catch(() => {});
+        if (response?.status === 201) counts.answered++;
         if (response?.status === 201 && Date.now() <= until) counts.created++;
         else if (response?.status !== 201) {
           const status = response?.status ?? 'error';
@@ -72,9 +80,41 @@ const pg = await spawnEmbeddedPostgres({
   databases: ['once', 'once_processor'],
 });
 const admin = postgres(pg.databaseUrl('postgres'), { max: 1, onnotice: () => {} });
+// Opened once, left out of the samples; each of its queries is one commit, taken off the counts.
+const appDb = postgres(pg.databaseUrl('once'), {
+  max: 1,
+  onnotice: () => {},
+  connection: { application_name: 'scale-out-bench' },
+});
+let ownCommits = 0;
+
+/** Waits (20 s at most) until the worker has charged every checkout, then for its statistics. */
+async function drained() {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    ownCommits++;
+    const [row] = await appDb<{ n: number }[]>`
+      select count(*)::int as n from outbox_jobs where status in ('pending', 'running')`;
+    if (row!.n === 0 || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  // A backend sends its counts to the statistics at most once a second, once it is idle.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const [row] = await admin<{ commits: number; sessions: number }[]>`
+    select xact_commit::int as commits, sessions::int as sessions
+    from pg_stat_database where datname = 'once'`;
+  return { commits: row!.commits - ownCommits, sessions: row!.sessions };
+}
+
 const results = new Map<
   string,
-  { rps: number[]; maxConnections: number[]; meanConnections: number[] }
+  {
+    rps: number[];
+    maxConnections: number[];
+    meanConnections: number[];
+    commitsPerCheckout: number[];
+    sessionsOpened: number[];
+  }
 >();
 try {
   for (let round = 0; round < rounds; round++) {
@@ -96,30 +136,38 @@ try {
       });
       try {
         await load(system.webUrl, Date.now() + 3_000); // warm-up: JIT, pools, the proxy's checks
+        const before = await drained();
         const samples: number[] = [];
         const sampler = setInterval(() => {
           void admin<{ n: number }[]>`
             select count(*)::int as n from pg_stat_activity
-            where datname = 'once' and backend_type = 'client backend'`.then(([row]) =>
-            samples.push(row!.n),
-          );
+            where datname = 'once' and backend_type = 'client backend'
+              and application_name <> 'scale-out-bench'`.then(([row]) => samples.push(row!.n));
         }, 250);
         const started = Date.now();
-        const { created, other } = await load(system.webUrl, started + seconds * 1000);
+        const { created, answered, other } = await load(system.webUrl, started + seconds * 1000);
         clearInterval(sampler);
+        const after = await drained();
         const rps = created / seconds;
+        const commitsPerCheckout = (after.commits - before.commits) / answered;
+        const sessionsOpened = after.sessions - before.sessions;
         const entry = results.get(label(config)) ?? {
           rps: [],
           maxConnections: [],
           meanConnections: [],
+          commitsPerCheckout: [],
+          sessionsOpened: [],
         };
         entry.rps.push(rps);
         entry.maxConnections.push(Math.max(...samples));
         entry.meanConnections.push(samples.reduce((a, b) => a + b, 0) / samples.length);
+        entry.commitsPerCheckout.push(commitsPerCheckout);
+        entry.sessionsOpened.push(sessionsOpened);
         results.set(label(config), entry);
         console.log(
           `round ${round + 1}, ${label(config)}: ${rps.toFixed(1)} checkouts/s (not 201: ${JSON.stringify(Object.fromEntries(other))}), ` +
-            `connections max ${Math.max(...samples)}`,
+            `connections max ${Math.max(...samples)}, ${commitsPerCheckout.toFixed(2)} commits a checkout ` +
+            `(${answered} answered), ${sessionsOpened} sessions opened`,
         );
       } finally {
         await system.stop();
@@ -127,6 +175,7 @@ try {
     }
   }
 } finally {
+  await appDb.end({ timeout: 2 });
   await admin.end({ timeout: 2 });
   await pg.stop();
 }
@@ -134,13 +183,14 @@ try {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const base = median(results.get(label(CONFIGS[0]!))!.rps);
 console.log(
-  `\n| configuration | checkouts/s (median of ${rounds}) | vs 1 web | PostgreSQL connections, max (mean) |`,
+  `\n| configuration | checkouts/s (median of ${rounds}) | vs 1 web | PostgreSQL connections, max (mean) | commits a checkout | sessions opened |`,
 );
-console.log('|---|---|---|---|');
+console.log('|---|---|---|---|---|---|');
 for (const config of CONFIGS) {
   const r = results.get(label(config))!;
   console.log(
     `| ${label(config)} | ${median(r.rps).toFixed(1)} | ${(median(r.rps) / base).toFixed(2)} | ` +
-      `${Math.max(...r.maxConnections)} (${median(r.meanConnections).toFixed(1)}) |`,
+      `${Math.max(...r.maxConnections)} (${median(r.meanConnections).toFixed(1)}) | ` +
+      `${r.commitsPerCheckout.map((x) => x.toFixed(2)).join(', ')} | ${r.sessionsOpened.join(', ')} |`,
   );
 }
