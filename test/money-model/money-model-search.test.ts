@@ -210,9 +210,7 @@ class BatchCommand implements fc.AsyncCommand<Model, Real> {
       ? [...requests, { op: event, transport: 'cockpit', key: '', payment: -1 }]
       : requests;
     let models = explainBatchAll(m, all, changes ? [...answers, { ok: true }] : answers, PRICES);
-    // What a cut left unsure is retried under its key, as a client must, until it is answered;
-    // a lease its failed cleanup left has run out by then (leased GraphQL money actions).
-    if (event === 'cut') await leasesRunOut(real);
+    // What a cut left unsure is retried under its key, as a client must, until it is answered.
     for (const [i, r] of requests.entries()) {
       if (models.length === 0 || !unsure(answers[i]!)) continue;
       const retried = await retryUntilSure(real, m, r);
@@ -266,22 +264,29 @@ async function fetchPast503(url: string, init?: RequestInit): Promise<Response> 
   }
 }
 
-/** The leases of the run's keys run out, as if their time had passed (nothing holds them now). */
-async function leasesRunOut(real: Real): Promise<void> {
-  await web.database.client.sql`
+/**
+ * A key a cut left held: its lease runs out, as if its time had passed, when a phase of it
+ * committed (a leased GraphQL action whose COMMIT was cut cannot tell, so it keeps its lease);
+ * one that committed nothing fails the run, for its clean-up must have freed it at once.
+ */
+async function heldLeaseRunsOut(real: Real, r: ModelRequest): Promise<void> {
+  const held = await web.database.client.sql<{ recovery_point: string }[]>`
     update idempotency_keys set locked_until = now() - interval '1 second'
-    where key like ${`${real.run}-%`} and state = 'in_progress'`;
+    where key = ${r.key} and state = 'in_progress' returning recovery_point`;
+  if (held.some((row) => row.recovery_point === 'started')) {
+    throw new Error(
+      `a retry after the cut found its key held, nothing committed\n${real.log.join('\n')}`,
+    );
+  }
 }
 
-/**
- * The request sent again under its key until its answer is sure (the database is back, and a
- * lease left behind has run out: 409 in use is no answer to a request that is alone).
- */
+/** The request sent again under its key until its answer is sure (the database is back). */
 async function retryUntilSure(real: Real, m: Model, r: ModelRequest & { op: RequestOp }) {
   for (let attempt = 0; attempt < 20; attempt++) {
     const answer = await send(real, m, r);
-    if (!unsure(answer) && (answer.ok || answer.code !== 'idempotency_key_in_use')) return answer;
-    await leasesRunOut(real);
+    const inUse = !answer.ok && answer.code === 'idempotency_key_in_use';
+    if (!unsure(answer) && !inUse) return answer;
+    if (inUse) await heldLeaseRunsOut(real, r);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`a request stayed unsure after 20 retries\n${real.log.join('\n')}`);

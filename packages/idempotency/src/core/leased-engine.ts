@@ -308,12 +308,15 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
           : callStore('release', id, () => store.release(id, exec.ownerToken));
     try {
       // A pool may hand out once more the connection the failure just lost: one retry takes
-      // another, or the key stays held until its lease ends (atomic mode holds none).
+      // another, or the key stays held until its lease ends (atomic mode holds none). A retry
+      // refused (a phase the cut handler committed unawares) ends as a failed clean-up did.
+      let retried = false;
       const result = await settle().catch((cleanupError: unknown) => {
         if (!isLostConnection(cleanupError)) throw cleanupError;
+        retried = true;
         return settle();
       });
-      if (result === 'lost') return exec.markLeaseLost();
+      if (result === 'lost' && !retried) return exec.markLeaseLost();
       if (result === 'ok') emitKeyEvent(toUnknown ? 'unknown' : 'released', id);
     } catch {
       // Store down while cleaning up: the lease expires and the sweeper or a retry recovers.
