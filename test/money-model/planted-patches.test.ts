@@ -17,6 +17,7 @@ describe('the model search’s planted bugs', () => {
     expect(patches.map((p) => p.replace(/\.patch$/, '')).sort()).toEqual([
       'api-key-remembered',
       'capture-skips-state-check',
+      'leased-cleanup-gives-up',
       'lost-commit-read-back',
       'money-keys-by-credential',
       'money-keys-by-transport',
