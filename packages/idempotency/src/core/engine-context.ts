@@ -86,17 +86,16 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
     }
   }
 
-  /** `emit` of a key's event, with `durationMs` when given; builds nothing without `onEvent`. */
+  /** `emit` of a key's event, with `durationMs` when given. */
   function emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void {
-    if (!onEvent) return;
     const event: IdempotencyEvent = { type, tenantId: id.tenantId, operation: id.operation };
     emit(durationMs === undefined ? event : { ...event, durationMs });
   }
 
   /**
    * Every store call goes through here: bounded by the store timeout, a failure reported as a
-   * `store_error` event (an unreadable stored answer as `answer_unreadable`). `failClosed` turns the failure into 503 (nothing executed), unless it
-   * is already an `IdempotencyError`;
+   * `store_error` event (an unreadable stored answer as `answer_unreadable`). `failClosed`
+   * turns the failure into 503 (nothing executed), unless it is already an `IdempotencyError`;
    * `onLateSuccess` undoes a call that succeeded after the timeout already answered.
    */
   async function callStore<T>(

@@ -74,11 +74,7 @@ export function createKeyWakeups() {
       };
     },
     wake(id: KeyIdentity): void {
-      // Every finished request wakes its key; almost always nobody waits, and no name is built.
-      if (watchers.size === 0) return;
-      const set = watchers.get(name(id));
-      if (!set) return;
-      for (const watcher of set) {
+      for (const watcher of watchers.get(name(id)) ?? []) {
         watcher.woken = true;
         watcher.resolve?.();
       }

@@ -10,9 +10,6 @@ export class StoreTimeoutError extends Error {
  * Bound a store call so a hung database turns into a prompt 503 instead of a hung request.
  * The underlying query may still finish later; `onLateSuccess` lets the caller undo it
  * (for example, release a key the late reservation acquired).
- *
- * One promise and one timer per call (it runs for every store statement of every request, so
- * it avoids `Promise.race` + `finally` and their extra promises and microtask hops).
  */
 export function withTimeout<T>(
   promise: Promise<T>,
