@@ -75,8 +75,7 @@ export interface IdempotentRequest {
  * headers and body; do not read its body yourself after `complete`.
  *
  * Given a `StoredResponse` instead (status, replayed headers, body text), `complete` stores it
- * as it is and the guard sends whatever `Response` the handler returns without reading it: one
- * `Response` and no stream read per request, for hot routes.
+ * as it is and the guard sends whatever `Response` the handler returns without reading it.
  */
 export type FetchExecution<TTx> = CompletingWith<TTx, Response | StoredResponse>;
 
@@ -211,46 +210,42 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
       const input =
         scope.fingerprintInput !== undefined ? scope.fingerprintInput : readInput(request);
       // Inside the try: input that cannot be fingerprinted is a 400, never a thrown error.
-      fingerprint = computeFingerprint(operation, isThenable(input) ? await input : input);
+      fingerprint = computeFingerprint(operation, await input);
       const outcome = await idempotency.execute(
         { tenantId, operation, key, fingerprint, policy: scope.policy, principal: scope.principal },
-        (exec) => {
+        async (exec) => {
           const completed: Completed = {};
-          return Promise.resolve(run(fetchExecution(exec, completed))).then((returned) => {
-            if (completed.stored) {
-              // Replays get what `complete` stored. The returned response goes out as the
-              // handler built it, rebuilt only when `complete` read its body: a route that
-              // completed with the stored form reads nothing.
-              executed =
-                completed.read === returned ? resendable(returned, completed.stored) : returned;
-              return completed.stored;
-            }
-            // Not completed: the guard owns the returned response now; read it once and send
-            // its text again, instead of teeing the body into a clone.
-            return snapshot(
-              returned,
-              (cause) => new IdempotencyError('idempotency_result_unstorable', { cause }),
-            ).then((stored) => {
-              executed = resendable(returned, stored);
-              return stored;
-            });
-          });
+          const returned = await run(fetchExecution(exec, completed));
+          if (completed.stored) {
+            // Replays get what `complete` stored. The returned response goes out as the handler
+            // built it, rebuilt only when `complete` read its body.
+            executed =
+              completed.read === returned ? resendable(returned, completed.stored) : returned;
+            return completed.stored;
+          }
+          // Not completed: the guard owns the returned response now; read it once and send its
+          // text again, instead of teeing the body into a clone.
+          const stored = await snapshot(
+            returned,
+            (cause) => new IdempotencyError('idempotency_result_unstorable', { cause }),
+          );
+          executed = resendable(returned, stored);
+          return stored;
         },
       );
       const answer = outcome.kind === 'executed' && executed ? executed : undefined;
-      if (options.onAnswered)
-        await tellAnswered(
-          options.onAnswered,
-          {
-            outcome: answer ? 'executed' : 'replayed',
-            tenantId,
-            operation,
-            key,
-            fingerprint,
-            response: outcome.response,
-          },
-          request,
-        );
+      await tellAnswered(
+        options.onAnswered,
+        {
+          outcome: answer ? 'executed' : 'replayed',
+          tenantId,
+          operation,
+          key,
+          fingerprint,
+          response: outcome.response,
+        },
+        request,
+      );
       return answer ?? replayedResponse(outcome.response);
     } catch (error) {
       if (!isIdempotencyError(error)) throw error;
@@ -283,11 +278,6 @@ const refusedInComplete = (body: UnstorableBody): IdempotencyError =>
 
 /** The unguarded run's `complete`: nothing to store, and the response's body stays unread. */
 const storeNothing = (): Promise<void> => Promise.resolve();
-
-/** What `await` would wait for: a promise, or any object with a `then` method. */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-}
 
 /** A `Response` (also from another realm or polyfill), as opposed to a plain `StoredResponse`. */
 function isResponse(value: Response | StoredResponse): value is Response {

@@ -66,8 +66,8 @@ async function readBody(response: Response, maxBytes: number): Promise<string> {
   }
   if (maxBytes === Number.POSITIVE_INFINITY) return response.text();
   const reader = body.getReader();
-  // Decoded chunk by chunk (`stream` keeps a character split across chunks whole); a Blob's
-  // text() reads the same but costs Node far more CPU per request (bench: guard-cpu).
+  // Read chunk by chunk so a body past the cap is never read whole (`stream` keeps a character
+  // split across chunks whole).
   const decoder = new TextDecoder();
   let text = '';
   let size = 0;

@@ -87,23 +87,13 @@ export interface RootSelection {
 /** An `@skip` / `@include` whose `if` the request does not decide (a missing or null variable). */
 export class UndecidableDirectiveError extends GraphQLError {}
 
-const guardedBySchema = new WeakMap<GraphQLSchema, ReadonlySet<string>>();
-
-/** The names of the mutation fields marked idempotent (cached per schema). */
-function guardedNamesOf(
-  mutationType: GraphQLObjectType,
-  schema: GraphQLSchema,
-): ReadonlySet<string> {
-  let names = guardedBySchema.get(schema);
-  if (!names) {
-    names = new Set(
-      Object.values(mutationType.getFields())
-        .filter((field) => configOf(field) !== undefined)
-        .map((field) => field.name),
-    );
-    guardedBySchema.set(schema, names);
-  }
-  return names;
+/** The names of the mutation fields marked idempotent. */
+function guardedNamesOf(mutationType: GraphQLObjectType): ReadonlySet<string> {
+  return new Set(
+    Object.values(mutationType.getFields())
+      .filter((field) => configOf(field) !== undefined)
+      .map((field) => field.name),
+  );
 }
 
 /**
@@ -120,7 +110,7 @@ export function rootSelectionOf(
   const operation = getOperationAST(document, operationName);
   const mutationType = schema.getMutationType();
   if (operation?.operation !== 'mutation' || !mutationType) return undefined;
-  const guardedNames = guardedNamesOf(mutationType, schema);
+  const guardedNames = guardedNamesOf(mutationType);
   if (guardedNames.size === 0) return undefined;
   const walk = new Walk(schema, mutationType, document, operation, variableValues ?? {});
   walk.collect(operation.selectionSet);

@@ -167,46 +167,15 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
     result.errors?.length ? { ...result, errors: result.errors.map(maskError) } : result;
   return {
     async onExecute({ args, executeFn, setResultAndStopExecution }) {
-      let selection: RootSelection | undefined;
-      try {
-        selection = rootSelectionOf(
-          args.schema,
-          args.document,
-          args.operationName,
-          args.variableValues,
-        );
-      } catch (error) {
-        if (!(error instanceof UndecidableDirectiveError)) throw error;
-        return setResultAndStopExecution({
-          errors: [
-            documentRefusal(
-              'idempotency_guarded_field_undecidable',
-              `The idempotency guard cannot tell which fields run: ${error.message}.`,
-              error.nodes,
-            ),
-          ],
-        });
-      }
-      if (!selection) return;
-      const refuse = (...errors: GraphQLError[]) => setResultAndStopExecution({ errors });
-      const refusal = refusalOf(selection);
-      if (refusal) return refuse(refusal);
-      const field = selection.guarded[0];
-      if (!field) return;
       const context = args.contextValue as TContext;
+      const call = guardedCallOf(args, () => getHeaders(context));
+      if (!call) return;
+      if ('errors' in call) return setResultAndStopExecution(call);
+      const { selection, field, key } = call;
       const stop = (error: unknown) => {
         if (!isIdempotencyError(error)) throw error;
-        refuse(toGraphqlError(error));
+        setResultAndStopExecution({ errors: [toGraphqlError(error)] });
       };
-      let key: string | undefined;
-      try {
-        key = parseIdempotencyKey(getHeaders(context)?.get(IDEMPOTENCY_KEY_HEADER));
-        if (key === undefined && field.config.required !== false)
-          throw new IdempotencyError('idempotency_key_missing');
-      } catch (error) {
-        return stop(error);
-      }
-      if (key === undefined) return;
       const tenantId = await options.getTenantId(context);
       // What the request asks to happen, not how it spells it: the selection set, the alias
       // and the operation name only shape the answer (a replay answers the first selection).
@@ -226,7 +195,7 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
           {
             outcome,
             ...scope,
-            key: key!,
+            key,
             fingerprint,
             result,
             responseKey: field.responseKey,
@@ -288,6 +257,49 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
       if (replayedRequests.has(request)) response.headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
     },
   };
+}
+
+/**
+ * What the guard does with a request before anything runs: nothing (no guarded field, or no
+ * key where none is required), refuse it (`errors`), or guard its one guarded `field` by `key`.
+ */
+function guardedCallOf(
+  args: Parameters<NonNullable<Plugin['onExecute']>>[0]['args'],
+  headers: () => Headers | undefined,
+):
+  | { errors: GraphQLError[] }
+  | { selection: RootSelection; field: RootSelection['guarded'][number]; key: string }
+  | undefined {
+  let selection: RootSelection | undefined;
+  try {
+    selection = rootSelectionOf(
+      args.schema,
+      args.document,
+      args.operationName,
+      args.variableValues,
+    );
+  } catch (error) {
+    if (!(error instanceof UndecidableDirectiveError)) throw error;
+    const message = `The idempotency guard cannot tell which fields run: ${error.message}.`;
+    return {
+      errors: [documentRefusal('idempotency_guarded_field_undecidable', message, error.nodes)],
+    };
+  }
+  if (!selection) return undefined;
+  const refusal = refusalOf(selection);
+  if (refusal) return { errors: [refusal] };
+  const field = selection.guarded[0];
+  if (!field) return undefined;
+  let key: string | undefined;
+  try {
+    key = parseIdempotencyKey(headers()?.get(IDEMPOTENCY_KEY_HEADER));
+    if (key === undefined && field.config.required !== false)
+      throw new IdempotencyError('idempotency_key_missing');
+  } catch (error) {
+    if (!isIdempotencyError(error)) throw error;
+    return { errors: [toGraphqlError(error)] };
+  }
+  return key === undefined ? undefined : { selection, field, key };
 }
 
 function refusalOf(selection: RootSelection): GraphQLError | undefined {

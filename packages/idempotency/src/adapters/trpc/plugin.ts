@@ -133,8 +133,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw fail(error);
     }
-    const tenant = options.getTenantId(ctx);
-    const tenantId = typeof tenant === 'string' ? tenant : await tenant;
+    const tenantId = await options.getTenantId(ctx);
     if (key === undefined) {
       if (config.required === false) {
         const exec = idempotency.passthrough({ tenantId, operation: config.operation });
@@ -149,22 +148,20 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } catch (error) {
       throw fail(error);
     }
-    const answered =
-      options.onAnswered &&
-      ((outcome: TrpcAnswer['outcome'], data: unknown, refusal?: KeyRefusal) =>
-        tellAnswered(
-          options.onAnswered,
-          {
-            outcome,
-            tenantId,
-            operation: config.operation,
-            key: key!,
-            fingerprint,
-            data,
-            ...(refusal ? { refusal } : {}),
-          },
-          ctx,
-        ));
+    const answered = (outcome: TrpcAnswer['outcome'], data: unknown, refusal?: KeyRefusal) =>
+      tellAnswered(
+        options.onAnswered,
+        {
+          outcome,
+          tenantId,
+          operation: config.operation,
+          key: key!,
+          fingerprint,
+          data,
+          ...(refusal ? { refusal } : {}),
+        },
+        ctx,
+      );
     type Result = Awaited<ReturnType<typeof next<{ idempotency: JsonExecution<TTx> }>>>;
     let executedResult: Result | undefined;
     let outcome: Awaited<ReturnType<Idempotency<TTx>['execute']>>;
@@ -178,22 +175,20 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
           policy: config,
           principal: options.getPrincipal?.(ctx),
         },
-        (exec) => {
+        async (exec) => {
           const json = jsonExecution(exec);
-          return next({ ctx: { idempotency: json } }).then((result) => {
-            executedResult = result;
-            return storedOutcome(json, result, errorOutcome);
-          });
+          executedResult = await next({ ctx: { idempotency: json } });
+          return storedOutcome(json, executedResult, errorOutcome);
         },
       );
     } catch (error) {
       const refusal = keyRefusalOf(error);
-      if (refusal && answered) await answered('refused', undefined, refusal);
+      if (refusal) await answered('refused', undefined, refusal);
       throw fail(error);
     }
 
     if (outcome.kind === 'executed' && executedResult) {
-      if (answered) await answered('executed', executedResult.ok ? executedResult.data : undefined);
+      await answered('executed', executedResult.ok ? executedResult.data : undefined);
       return executedResult;
     }
     if (responseHeaders) {
@@ -202,7 +197,7 @@ export function createIdempotencyPlugin<TContext extends object, TTx>(
     } else warnHeadersLost(IDEMPOTENT_REPLAYED_HEADER);
     const data = outcome.response.body === null ? undefined : JSON.parse(outcome.response.body);
     const failed = outcome.response.status >= 400;
-    if (answered) await answered('replayed', failed ? undefined : data);
+    await answered('replayed', failed ? undefined : data);
     if (failed) {
       const stored = (data as StoredTrpcError).trpcError;
       throw new TRPCError({ code: stored.code, message: stored.message });
