@@ -1,4 +1,4 @@
-import { entityKind, is, type Query, type SQL } from 'drizzle-orm';
+import { entityKind, is, type SQL } from 'drizzle-orm';
 import { PgDialect, PgTransaction } from 'drizzle-orm/pg-core';
 import { causeChain } from '../../core/cause-chain.ts';
 import { type AnyPgDatabase, rowsOf } from './drizzle-types.ts';
@@ -11,8 +11,8 @@ const dialect = new PgDialect();
  * and run as a named prepared statement on postgres.js.
  *
  * WHY: `db.execute(sql...)` rebuilds the query from its template on every call, and drizzle
- * runs it on postgres.js as an UNNAMED statement. For an unnamed statement with parameters postgres.js first sends Parse + Describe, waits for the
- * server's parameter types, and only then sends Bind + Execute: two round trips (two socket
+ * runs it on postgres.js as an UNNAMED statement. For an unnamed statement with parameters
+ * postgres.js first sends Parse + Describe, waits for the server's parameter types, and only then sends Bind + Execute: two round trips (two socket
  * writes, two backend wake-ups) per statement. A named statement is described once per pooled
  * connection and then costs one Bind + Execute. postgres.js still decides: a client created
  * with `prepare: false` (PgBouncer in transaction mode) keeps unnamed statements.
@@ -23,9 +23,8 @@ export function preparedStatement<TRow = Record<string, unknown>>(
   name: string,
   statement: SQL,
 ): (executor: AnyPgDatabase, values: Record<string, unknown>) => Promise<TRow[]> {
-  let query: Query | undefined;
+  const query = dialect.sqlToQuery(statement);
   return async (executor, values) => {
-    query ??= dialect.sqlToQuery(statement);
     const session = executor._.session;
     const named = sessionKind(session) === 'PostgresJsSession' ? name : undefined;
     const prepared = session.prepareQuery(query, undefined, named, false);
