@@ -14,7 +14,7 @@ import { findFreePort } from '@once/postgres';
 import { spawnEmbeddedPostgres } from '@once/postgres/embedded';
 import postgres from 'postgres';
 import { startSystem } from './system/start-system.ts';
-import { TEST_NEXT_DIST_DIR } from './system/web-build.ts';
+import { ensureWebBuild, TEST_NEXT_DIST_DIR } from './system/web-build.ts';
 
 const { values } = parseArgs({
   options: {
@@ -75,6 +75,8 @@ async function load(url: string, until: number) {
   return counts;
 }
 
+// The systems start with `skipBuild`: a build older than the sources would measure other code.
+ensureWebBuild(TEST_NEXT_DIST_DIR);
 const pg = await spawnEmbeddedPostgres({
   durability: 'fast',
   databases: ['once', 'once_processor'],
