@@ -28,9 +28,8 @@ async function answeredWithin(
   }
 }
 
-// Spread into each pool's options: postgres.js reads `max_pipeline`, which its types do not declare.
-const quiet = { onnotice: () => {} };
-
+// Pools with `max_pipeline` take their options as a variable: postgres.js reads it, but its
+// types do not declare it, and only a literal is checked for properties a type lacks.
 let database: EmptyTestDatabase;
 beforeAll(async () => {
   database = await createEmptyTestDatabase('pipelining');
@@ -91,7 +90,8 @@ describe('sql.begin', () => {
   // postgres.js reserves a transaction's connection in a hook its pipelining check could skip
   // (porsager/postgres#1189): BEGIN then ran on a connection the pool still handed out.
   it('reserves its connection when BEGIN is written behind another query at the pipeline limit', async () => {
-    const sql = postgres(database.url, { ...quiet, max: 1, max_pipeline: 1 });
+    const options = { onnotice: () => {}, max: 1, max_pipeline: 1 };
+    const sql = postgres(database.url, options);
     try {
       await sql`select 1`;
       // postgres.js runs a query when it is awaited: sent now, so BEGIN goes behind it.
@@ -110,7 +110,8 @@ describe('sql.begin', () => {
   });
 
   it('works without pipelining (max_pipeline: 0), as the transaction-mode pool runs', async () => {
-    const sql = postgres(database.url, { ...quiet, max: 2, max_pipeline: 0 });
+    const options = { onnotice: () => {}, max: 2, max_pipeline: 0 };
+    const sql = postgres(database.url, options);
     try {
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
