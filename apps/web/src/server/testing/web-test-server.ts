@@ -11,15 +11,19 @@ export interface WebTestServer {
   close(): Promise<void>;
 }
 
-/** A fresh migrated database, the web runtime over it, and its API routes over real HTTP. */
+/**
+ * A fresh migrated database, the web runtime over it, and its API routes over real HTTP.
+ * `databaseUrl` gives the runtime another way to the database (a fault-injecting proxy).
+ */
 export async function startWebTestServer(
   label: string,
   env: Record<string, string>,
+  databaseUrl: (url: string) => string = (url) => url,
 ): Promise<WebTestServer> {
   const database = await createTestDatabase(label);
   let runtime: WebRuntime | undefined;
   try {
-    runtime = await startWebRuntime({ DATABASE_URL: database.url, ...env });
+    runtime = await startWebRuntime({ DATABASE_URL: databaseUrl(database.url), ...env });
     const started = runtime;
     const server = await serveFetch(webApiRoutes(async () => started));
     return {

@@ -1,14 +1,16 @@
 import fc from 'fast-check';
+import { GraphQLError } from 'graphql';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency } from '../../core/engine.ts';
+import { IdempotencyError } from '../../core/errors.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
 import {
   createIdempotencyTestDatabase,
   type IdempotencyTestDatabase,
 } from '../../testing/test-database.ts';
 import { idempotentDirectiveTypeDefs } from './idempotent-fields.ts';
-import { useIdempotency } from './plugin.ts';
+import { type GraphqlIdempotencyContext, useIdempotency } from './plugin.ts';
 
 let t: IdempotencyTestDatabase;
 let yoga: ReturnType<typeof createYoga>;
@@ -26,6 +28,7 @@ beforeAll(async () => {
       type Mutation {
         pay(amount: Int!, hold: Boolean): Payment! @idempotent(operation: "payments.create")
         refund(id: Int!): Boolean
+        cut(afterPhase: Boolean!): Int! @idempotent(operation: "payments.cut")
       }
     `,
     resolvers: {
@@ -45,6 +48,23 @@ beforeAll(async () => {
           return { id: runs, amount: args.amount };
         },
         refund: () => true,
+        // Its connection lost as the COMMIT went out (after a phase, or before anything was
+        // written), turned into a refusal as an app's error mapping does.
+        cut: async (
+          _: unknown,
+          args: { afterPhase: boolean },
+          ctx: GraphqlIdempotencyContext<unknown>,
+        ) => {
+          if (ctx.idempotency.recoveryPoint === 'paid') return ctx.idempotency.recoveryData;
+          if (args.afterPhase)
+            await t.db.transaction((tx) => ctx.idempotency.advance(tx, 'paid', 7));
+          const lost = Object.assign(new Error('write CONNECTION_CLOSED'), {
+            code: 'CONNECTION_CLOSED',
+          });
+          throw new GraphQLError('database unavailable', {
+            originalError: new IdempotencyError('idempotency_store_unavailable', { cause: lost }),
+          });
+        },
       },
       Payment: {
         // Fails after the payment was made: a nullable sub-field, the mutation itself committed.
@@ -287,6 +307,36 @@ describe('useIdempotency: results with errors', () => {
     const sub = await send(freshKey(), 'mutation { pay(amount: 2) { receipt } }');
     expect(sub.text).not.toMatch(/10\.0\.0\.7|ECONNREFUSED/);
     expect(sub.errors[0]).toMatchObject({ message: 'Unexpected error.', path: ['pay', 'receipt'] });
+  });
+});
+
+describe('useIdempotency: a connection lost under the guarded field', () => {
+  const cut = (key: string, afterPhase: boolean) =>
+    send(key, 'mutation ($p: Boolean!) { cut(afterPhase: $p) }', { p: afterPhase });
+  const state = async (key: string) =>
+    (await t.sql`select state, recovery_point from idempotency_keys where key = ${key}`)[0];
+
+  it('after a phase was written: 409 outcome unknown, the key kept; the retry answers the phase', async () => {
+    const key = freshKey();
+    expect(await cut(key, true)).toMatchObject({
+      status: 409,
+      code: 'idempotency_outcome_unknown',
+    });
+    expect(await state(key)).toEqual({ state: 'in_progress', recovery_point: 'paid' });
+    expect(await cut(key, true)).toMatchObject({ status: 200, data: { cut: 7 } });
+  });
+
+  it("before anything was written: the resolver's own answer, the key released", async () => {
+    const key = freshKey();
+    expect(await cut(key, false)).toMatchObject({
+      status: 503,
+      code: 'idempotency_store_unavailable',
+    });
+    // Released: the same key runs again at once (no 409 in use).
+    expect(await cut(key, true)).toMatchObject({
+      status: 409,
+      code: 'idempotency_outcome_unknown',
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import {
   keyRefusalOf,
   tellAnswered,
 } from '../../core/answered.ts';
+import { commitOutcomeUnknown, isLostConnection } from '../../core/commit-outcome.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -16,7 +17,7 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
   parseIdempotencyKey,
 } from '../../core/key.ts';
-import type { StoredResponse } from '../../core/types.ts';
+import { INITIAL_RECOVERY_POINT, type StoredResponse } from '../../core/types.ts';
 import {
   type RootSelection,
   rootSelectionOf,
@@ -214,12 +215,16 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
             principal: options.getPrincipal?.(context),
           },
           async (exec): Promise<StoredResponse> => {
-            executed = masked(
-              (await executeFn({
-                ...args,
-                contextValue: Object.assign(context, { idempotency: exec }),
-              })) as ExecutionResult,
-            );
+            const result = (await executeFn({
+              ...args,
+              contextValue: Object.assign(context, { idempotency: exec }),
+            })) as ExecutionResult;
+            // Its connection lost after a phase was written (maybe during COMMIT): whatever
+            // the resolver made of it, the engine keeps the key and the client hears 409.
+            const cut = lostConnectionAt(result, field.responseKey);
+            if (cut && exec.recoveryPoint !== INITIAL_RECOVERY_POINT)
+              throw commitOutcomeUnknown('the connection was lost after a phase was written', cut);
+            executed = masked(result);
             // Not stored: the key is released and the mutation may run again.
             if (failedBeforeCompleting(executed, field.responseKey)) throw new ReleaseWithResult();
             const stored: StoredResult = {
@@ -343,6 +348,20 @@ function failedBeforeCompleting(result: ExecutionResult, responseKey: string): b
     result.data?.[responseKey] == null &&
     result.errors.some((error) => error.path?.length === 1 && error.path[0] === responseKey)
   );
+}
+
+/**
+ * The lost database connection the guarded field failed on, under the GraphQL errors (and any
+ * refusal the resolver made of it) wrapping it; undefined when it failed otherwise or not.
+ */
+function lostConnectionAt(result: ExecutionResult, responseKey: string): unknown {
+  if (!failedBeforeCompleting(result, responseKey)) return undefined;
+  for (const error of result.errors ?? []) {
+    let cause: unknown = error;
+    while (isGraphqlError(cause)) cause = cause.originalError;
+    if (error.path?.[0] === responseKey && isLostConnection(cause)) return cause;
+  }
+  return undefined;
 }
 
 /** The stored body: the result as sent, and where the guarded field sat in it. */
