@@ -159,12 +159,13 @@ const typeDefs = /* GraphQL */ `
 `;
 
 function logDatabaseAway(error: unknown): void {
-  console.log(`web: graphql: database unavailable, answering 503: ${String(error)}`);
+  console.log(`web: graphql: database unavailable: ${String(error)}`);
 }
 
 /**
  * A resolver's error through the API's one mapping (`refusalOf`): refusals keep their codes and
- * statuses, a database that is away is the fail-closed 503, anything else is masked by Yoga.
+ * statuses, a database that is away is the fail-closed 503 (the guard answers 409 outcome
+ * unknown instead when the key was advanced first), anything else is masked by Yoga.
  */
 function asGraphqlError(error: unknown): unknown {
   const refusal = refusalOf(error);
@@ -221,6 +222,8 @@ function maskGuardedError(error: GraphQLError): GraphQLError {
 
 /** The recovery point of a money mutation whose action, job and answer are committed. */
 const MONEY_ACTION_ACCEPTED = 'money_action_accepted';
+/** The recovery point of a `pay` whose payment is committed. */
+const PAY_ACCEPTED = 'pay_accepted';
 
 /** A resolver whose errors go through the API's one mapping ({@link asGraphqlError}). */
 function mapped<TArgs, TResult>(
@@ -312,9 +315,12 @@ const resolvers = {
           idempotency: {
             key,
             // The plugin stores the executed result itself, after this transaction: here
-            // only the origin is noted (an existing payment is answered as a replay).
-            complete: async (_tx, _result, origin) => {
+            // the origin is noted (an existing payment is answered as a replay), and the key
+            // advanced with the payment, so a cut COMMIT is answered outcome unknown (the
+            // retry meets the payment by its key).
+            complete: async (tx, _result, origin) => {
               context.payOrigin = origin;
+              await context.idempotency?.advance(tx, PAY_ACCEPTED);
             },
           },
         },

@@ -155,6 +155,53 @@ describe('a money action whose connection is lost while its COMMIT is in flight'
     },
   };
 
+  /** A checkout of one book: its HTTP status and its payment id, else its code. */
+  const payBy = {
+    rest: async (key: string, customerEmail: string) => {
+      const lines = [{ productId: 'book_sre', quantity: 1 }];
+      const answer = await post('/api/v1/payments', key, { lines, customerEmail });
+      const body = await answer.json();
+      return { status: answer.status, seen: body.paymentId ?? body.code };
+    },
+    graphql: async (key: string, customerEmail: string) => {
+      const answer = await post('/api/graphql', key, {
+        query: 'mutation ($input: PayInput!) { pay(input: $input) { paymentId } }',
+        variables: { input: { lines: [{ productId: 'book_sre', quantity: 1 }], customerEmail } },
+      });
+      const body = await answer.json();
+      return {
+        status: answer.status,
+        seen: body.data?.pay?.paymentId ?? body.errors?.[0]?.extensions?.code,
+      };
+    },
+  };
+
+  describe.each(['rest', 'graphql'] as const)('%s pay', (transport) => {
+    it.each([
+      ['the server committed it', true],
+      ['it never reached the server', false],
+    ])(
+      'COMMIT cut (%s): 409 outcome unknown; the retry with the same key pays once',
+      async (_case, delivered) => {
+        const email = `cut-${randomUUID()}@example.com`;
+        const key = randomUUID();
+        const cut = cutter.arm(email, delivered);
+        const first = await payBy[transport](key, email);
+        await cut;
+        expect(first).toMatchObject({ status: 409, seen: 'idempotency_outcome_unknown' });
+        let retried = await payBy[transport](key, email);
+        for (let i = 0; i < 50 && retried.seen === 'idempotency_key_in_use'; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          retried = await payBy[transport](key, email);
+        }
+        expect(retried.seen).toMatch(/^pay_/);
+        const [payments] = await sql()<{ n: number }[]>`
+        select count(*)::int as n from payments where customer_email = ${email}`;
+        expect(payments?.n).toBe(1);
+      },
+    );
+  });
+
   describe.each(['rest', 'graphql', 'trpc'] as const)('%s', (transport) => {
     it.each([
       ['the server committed it', true],
