@@ -151,7 +151,10 @@ function defaultHeaders(context: unknown): Headers | undefined {
  * the operation name: a replay answers the first request's selection.
  *
  * A result whose guarded field itself failed (an error at exactly its response key, no value)
- * releases the key; any other result is stored as sent, errors included, and replayed as-is.
+ * releases the key, unless it failed on a lost database connection after its resolver advanced
+ * the key (`exec.advance(tx, ...)`): its COMMIT may have happened, so the answer is 409
+ * `idempotency_outcome_unknown` and the key waits for the retry. Any other result is stored
+ * as sent, errors included, and replayed as-is.
  *
  * @example
  * const yoga = createYoga({ schema, plugins: [useIdempotency({ idempotency, getTenantId: (ctx) => ctx.tenantId })] });
