@@ -14,27 +14,28 @@ const MAX_DEPTH = 64;
  * flatten to `{}` or to another value's form (Map, Set, typed arrays, Blob, class instances).
  * Objects with `toJSON` (Date) are taken as what it returns.
  *
- * Its output is the `canonicalize` package's (the reference implementation by one of RFC 8785's
- * authors, which fingerprints were made with before) byte for byte, including its spellings of
- * what JSON has no form for (a hole in an array, a `toJSON` returning undefined), so a key
- * stored before keeps its fingerprint; a property test holds the two equal.
+ * One pass and one string: it runs on every guarded request. Its output is the `canonicalize`
+ * package's (the reference implementation by one of RFC 8785's authors, which fingerprints were
+ * made with before) byte for byte, including its spellings of what JSON has no form for (a hole
+ * in an array, a `toJSON` returning undefined), so a key stored before keeps its fingerprint; a
+ * property test holds the two equal.
  */
 export function canonicalJson(value: unknown): string | undefined {
-  return canonical(value, 0, new Set());
+  return canonical(value, 0, []);
 }
 
 /**
- * `value` canonicalised at `depth` below the input, inside the objects `ancestors` (the path
- * from the input down, to refuse cycles). Undefined for what JSON.stringify answers undefined
- * (undefined, a `toJSON` returning it): the caller spells it.
+ * `value` canonicalised at `depth` below the input, inside the objects `ancestors` (a stack:
+ * inputs nest a few levels, so a scan beats a Set). Undefined for what JSON.stringify answers
+ * undefined (undefined, a `toJSON` returning it): the caller spells it.
  */
-function canonical(value: unknown, depth: number, ancestors: Set<object>): string | undefined {
+function canonical(value: unknown, depth: number, ancestors: object[]): string | undefined {
   switch (typeof value) {
     case 'string':
       return canonicalString(value);
     case 'number':
       if (!Number.isFinite(value)) throw invalidInput(`${value} is not a JSON number`);
-      // ECMAScript's number spelling, which JCS adopts (-0 is 0).
+      // ECMAScript's number spelling, which JCS adopts (-0 is 0): JSON.stringify's for a finite number.
       return String(value);
     case 'boolean':
       return value ? 'true' : 'false';
@@ -48,30 +49,31 @@ function canonical(value: unknown, depth: number, ancestors: Set<object>): strin
   if (value === null) return 'null';
   const object = value as object;
   if (depth >= MAX_DEPTH) throw invalidInput(`it nests deeper than ${MAX_DEPTH} levels`);
-  if (ancestors.has(object)) throw invalidInput('it is cyclic');
-  ancestors.add(object);
+  if (ancestors.includes(object)) throw invalidInput('it is cyclic');
+  ancestors.push(object);
   const text =
     typeof (object as { toJSON?: unknown }).toJSON === 'function'
       ? canonical((object as { toJSON(): unknown }).toJSON(), depth + 1, ancestors)
       : Array.isArray(object)
         ? canonicalArray(object, depth + 1, ancestors)
         : canonicalObject(object, depth + 1, ancestors);
-  ancestors.delete(object);
+  ancestors.pop();
   return text;
 }
 
-function canonicalArray(array: unknown[], depth: number, ancestors: Set<object>): string {
-  const items: string[] = [];
+function canonicalArray(array: unknown[], depth: number, ancestors: object[]): string {
+  let text = '[';
   for (let i = 0; i < array.length; i++) {
+    if (i > 0) text += ',';
     const item = array[i];
     // A hole stays empty (`[1,,3]`), as the reference's map-and-join spells it; undefined is null.
-    if (item === undefined) items.push(i in array ? 'null' : '');
-    else items.push(canonical(item, depth, ancestors) ?? '');
+    if (item === undefined) text += i in array ? 'null' : '';
+    else text += canonical(item, depth, ancestors) ?? '';
   }
-  return `[${items.join(',')}]`;
+  return `${text}]`;
 }
 
-function canonicalObject(object: object, depth: number, ancestors: Set<object>): string {
+function canonicalObject(object: object, depth: number, ancestors: object[]): string {
   const proto = Object.getPrototypeOf(object);
   if (proto !== Object.prototype && proto !== null) {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'object';
@@ -79,24 +81,76 @@ function canonicalObject(object: object, depth: number, ancestors: Set<object>):
       `a ${name} is not plain JSON data (pass getFingerprintInput with what identifies the request)`,
     );
   }
-  const members: string[] = [];
-  // `sort()` compares UTF-16 code units, which is the order JCS asks for.
-  for (const key of Object.keys(object).sort()) {
+  const keys = sortedInPlace(Object.keys(object));
+  let text = '{';
+  for (const key of keys) {
     const item = (object as Record<string, unknown>)[key];
     if (item === undefined) continue;
+    if (text.length > 1) text += ',';
     // A `toJSON` returning undefined spells "undefined" here, as in the reference.
-    members.push(`${canonicalString(key)}:${canonical(item, depth, ancestors)}`);
+    text += `${quotedKey(key)}:${canonical(item, depth, ancestors)}`;
   }
-  return `{${members.join(',')}}`;
+  return `${text}}`;
 }
 
-/** In a `u` regex a surrogate pair reads as one code point, so only a lone surrogate matches. */
-const LONE_SURROGATE = /\p{Surrogate}/u;
+/**
+ * `keys` in UTF-16 code unit order, which is what JCS sorts by and what `sort()` and `<` compare.
+ * A request's objects have a few keys: sorted by insertion there, since `sort()` allocates a
+ * work array for every object of every request; larger ones by `sort()`.
+ */
+function sortedInPlace(keys: string[]): string[] {
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
+}
 
-/** JSON.stringify's string (JCS escapes exactly as ECMAScript does), refusing a lone surrogate. */
+/** Keys cached by `quotedKey`: up to this many, each up to `QUOTED_KEY_MAX_LENGTH` long. */
+const QUOTED_KEYS_MAX = 1_024;
+const QUOTED_KEY_MAX_LENGTH = 64;
+const quotedKeys = new Map<string, string>();
+
+/**
+ * `canonicalString` of an object's key. A service's requests repeat the same few keys, so their
+ * spelling is kept instead of made again for every object of every request. Keys come from
+ * request bodies: the cache is bounded in entries and length, and once full it only stops adding.
+ */
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = canonicalString(key);
+    if (key.length <= QUOTED_KEY_MAX_LENGTH && quotedKeys.size < QUOTED_KEYS_MAX)
+      quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * JSON.stringify's string (JCS escapes exactly as ECMAScript does), refusing a lone surrogate:
+ * JSON.stringify spells one as a `\u` escape, so only a string whose text has one is scanned.
+ */
 function canonicalString(value: string): string {
-  if (LONE_SURROGATE.test(value)) throw invalidInput('a string holds a lone surrogate');
-  return JSON.stringify(value);
+  const text = JSON.stringify(value);
+  if (text.includes('\\u') && hasLoneSurrogate(value))
+    throw invalidInput('a string holds a lone surrogate');
+  return text;
+}
+
+function hasLoneSurrogate(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code >= 0xdc00 && code <= 0xdfff) return true;
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return true;
+      i++;
+    }
+  }
+  return false;
 }
 
 function invalidInput(reason: string): IdempotencyError {

@@ -18,7 +18,16 @@ export function computeFingerprint(operation: string, input: unknown): string {
   return sha256Hex(`{"input":${value},"operation":${canonicalJson(operation)}}`);
 }
 
-/** Hex SHA-256 of a string's UTF-8 or of bytes. */
-export function sha256Hex(data: string | Uint8Array): string {
-  return crypto.createHash('sha256').update(data).digest('hex');
-}
+/**
+ * Hex SHA-256 of a string's UTF-8 or of bytes. One-shot `crypto.hash` where Node has it
+ * (20.12+, 21.7+), else `createHash().update().digest()`: the same bytes out.
+ */
+export const sha256Hex: (data: string | Uint8Array) => string =
+  typeof (crypto as { hash?: unknown }).hash === 'function'
+    ? (data) =>
+        (crypto as unknown as { hash(a: string, d: string | Uint8Array, e: 'hex'): string }).hash(
+          'sha256',
+          data,
+          'hex',
+        )
+    : (data) => crypto.createHash('sha256').update(data).digest('hex');
