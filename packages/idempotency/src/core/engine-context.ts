@@ -86,8 +86,9 @@ export function createEngineContext<TTx>(options: IdempotencyOptions<TTx>) {
     }
   }
 
-  /** `emit` of a key's event, with `durationMs` when given. */
+  /** `emit` of a key's event, with `durationMs` when given; nothing is built without `onEvent`. */
   function emitKeyEvent(type: IdempotencyEventType, id: KeyIdentity, durationMs?: number): void {
+    if (!onEvent) return;
     const event: IdempotencyEvent = { type, tenantId: id.tenantId, operation: id.operation };
     emit(durationMs === undefined ? event : { ...event, durationMs });
   }

@@ -7,8 +7,9 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024;
 /** Refuse to store a response over the cap: body, header names and values, as UTF-8 bytes. */
 export function assertStorable(response: StoredResponse, maxBytes: number): void {
   let bytes = response.body === null ? 0 : Buffer.byteLength(response.body, 'utf8');
-  for (const [name, value] of Object.entries(response.headers))
-    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8');
+  for (const name in response.headers)
+    bytes +=
+      Buffer.byteLength(name, 'utf8') + Buffer.byteLength(response.headers[name] ?? '', 'utf8');
   if (bytes > maxBytes) {
     throw new IdempotencyError('idempotency_response_too_large', {
       message: `Response of ${bytes} bytes exceeds the idempotency store cap of ${maxBytes} bytes`,

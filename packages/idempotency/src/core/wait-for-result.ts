@@ -74,6 +74,8 @@ export function createKeyWakeups() {
       };
     },
     wake(id: KeyIdentity): void {
+      // Every finished request wakes its key; almost always nobody waits, and no name is built.
+      if (watchers.size === 0) return;
       for (const watcher of watchers.get(name(id)) ?? []) {
         watcher.woken = true;
         watcher.resolve?.();

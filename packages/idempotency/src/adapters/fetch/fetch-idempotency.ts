@@ -234,18 +234,19 @@ export function requestGuard<TTx>(idempotency: Idempotency<TTx>, options: FetchI
         },
       );
       const answer = outcome.kind === 'executed' && executed ? executed : undefined;
-      await tellAnswered(
-        options.onAnswered,
-        {
-          outcome: answer ? 'executed' : 'replayed',
-          tenantId,
-          operation,
-          key,
-          fingerprint,
-          response: outcome.response,
-        },
-        request,
-      );
+      if (options.onAnswered)
+        await tellAnswered(
+          options.onAnswered,
+          {
+            outcome: answer ? 'executed' : 'replayed',
+            tenantId,
+            operation,
+            key,
+            fingerprint,
+            response: outcome.response,
+          },
+          request,
+        );
       return answer ?? replayedResponse(outcome.response);
     } catch (error) {
       if (!isIdempotencyError(error)) throw error;
