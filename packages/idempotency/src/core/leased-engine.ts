@@ -197,13 +197,13 @@ export function createLeasedEngine<TTx>(context: EngineContext<TTx>) {
       response = await handler(exec);
     } catch (error) {
       await heartbeat?.stop();
-      if (exec.completedInCallerTx && isLostConnection(error)) {
-        // The connection broke after the completion was written, maybe during COMMIT: never
-        // release the key (its effects may have committed); end the lease so the retry
-        // re-reads it: completed, it replays; still held, the expired-lease policy decides.
+      if ((exec.completedInCallerTx || exec.phaseCommitted) && isLostConnection(error)) {
+        // The connection broke after the key was completed or advanced, maybe during COMMIT:
+        // never release the key (its effects may have committed); end the lease so the retry
+        // re-reads it: completed, it replays; at a recovery point, it resumes from there.
         exec.phaseCommitted = true;
         await settleFailure(exec, policy, error);
-        throw commitOutcomeUnknown('the connection was lost after the key was completed', error);
+        throw commitOutcomeUnknown('the connection was lost after the key was written', error);
       }
       // An adapter could not turn what the handler returned into a stored response: the
       // handler itself finished, so its commits stand.

@@ -132,6 +132,36 @@ describe.each(['atomic', 'leased'] as const)(
   },
 );
 
+describe('leased mode: a connection lost after a phase was written', () => {
+  // The handler writes its effect and advances the key in one transaction, then finishes
+  // later; the retry resumes from the recovery point it finds.
+  function phased(s: ReturnType<typeof setup>, cut: 'before COMMIT' | 'after COMMIT' | 'none') {
+    return async (exec: Execution<Tx>): Promise<StoredResponse> => {
+      if (exec.recoveryPoint === 'started') {
+        await t.db.transaction(async (tx) => {
+          await tx.execute(sql`insert into effects values (${s.request.key})`);
+          await exec.advance(tx as Tx, 'charged');
+          if (cut === 'before COMMIT') throw lostConnection();
+        });
+        if (cut === 'after COMMIT') throw lostConnection();
+      }
+      return CREATED;
+    };
+  }
+
+  for (const cut of ['before COMMIT', 'after COMMIT'] as const) {
+    it(`cut ${cut}: 409 outcome unknown, never the raw error; the same key's retry charges once`, async () => {
+      const s = setup('leased');
+      const refused = await refusalOf(s.idempotency.execute(s.request, phased(s, cut)));
+      expect(refused.status).toBe(409);
+      expect(await s.keyState()).toBe('in_progress');
+      const retry = await s.idempotency.execute(s.request, phased(s, 'none'));
+      expect(retry).toEqual({ kind: 'executed', response: CREATED });
+      expect(await s.effects()).toBe(1);
+    });
+  }
+});
+
 describe('the commit notice watch', () => {
   it('counts only the synchronous-replication cancel warnings', () => {
     const watch = createCommitNoticeWatch();

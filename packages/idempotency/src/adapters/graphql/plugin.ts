@@ -6,7 +6,7 @@ import {
   keyRefusalOf,
   tellAnswered,
 } from '../../core/answered.ts';
-import { commitOutcomeUnknown, isLostConnection } from '../../core/commit-outcome.ts';
+import { isLostConnection } from '../../core/commit-outcome.ts';
 import type { Idempotency } from '../../core/engine.ts';
 import { IdempotencyError, isIdempotencyError } from '../../core/errors.ts';
 import type { Execution } from '../../core/execution.ts';
@@ -223,10 +223,9 @@ export function useIdempotency<TContext extends Record<string, unknown>, TTx = u
               contextValue: Object.assign(context, { idempotency: exec }),
             })) as ExecutionResult;
             // Its connection lost after a phase was written (maybe during COMMIT): whatever
-            // the resolver made of it, the engine keeps the key and the client hears 409.
+            // the resolver made of it, the engine sees the cut, keeps the key and answers 409.
             const cut = lostConnectionAt(result, field.responseKey);
-            if (cut && exec.recoveryPoint !== INITIAL_RECOVERY_POINT)
-              throw commitOutcomeUnknown('the connection was lost after a phase was written', cut);
+            if (cut && exec.recoveryPoint !== INITIAL_RECOVERY_POINT) throw cut;
             executed = masked(result);
             // Not stored: the key is released and the mutation may run again.
             if (failedBeforeCompleting(executed, field.responseKey)) throw new ReleaseWithResult();
