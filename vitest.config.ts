@@ -34,6 +34,7 @@ export const ISOLATED_FILES = [
   'packages/idempotency/src/adapters/graphql/on-answered.test.ts',
   'packages/idempotency/src/adapters/trpc/on-answered.test.ts',
   'packages/idempotency/src/adapters/trpc/standalone.test.ts',
+  'packages/idempotency/src/core/heartbeat.test.ts',
   'packages/idempotency/src/core/wait-for-result.test.ts',
   'packages/idempotency/src/core/with-timeout.test.ts',
   'packages/idempotency/src/observability/opentelemetry.test.ts',
