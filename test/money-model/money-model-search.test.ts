@@ -400,7 +400,8 @@ class RotateKeyCommand implements fc.AsyncCommand<Model, Real> {
 
 async function rotateKey(real: Real): Promise<void> {
   const key = `once_model_${randomUUID()}`;
-  await seedDemoData(web.runtime.client.db, demoTenantsWithApiKeys({ tenant_a: key }));
+  // Through the test's own pool: a batch's cut may have just terminated the web's sessions.
+  await seedDemoData(web.database.client.db, demoTenantsWithApiKeys({ tenant_a: key }));
   apiKeyA = key;
   real.apiKeys.push(key);
 }
