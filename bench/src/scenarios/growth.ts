@@ -31,7 +31,7 @@ const FLAT_WITHIN = 1.2;
 
 /**
  * 10. Cost as the work grows: the guarded payment against a database whose keys table holds
- * 1 and then 3 million rows (finished and expired mixed; 1 % held by dead holders) beside 1
+ * 1 and then 10 million rows (finished and expired mixed; 1 % held by dead holders) beside 1
  * million finished payments and outbox jobs, paired in interleaved rounds with the same
  * routes on an empty database in the same cluster; WAL per request and index sizes at each
  * size; the outbox claim; then the reaper and the sweeper over what expired, and vacuum after a
@@ -41,7 +41,7 @@ export const growth: Scenario = {
   name: 'growth',
   title: '10. Cost as the work grows (keys, payments and jobs in the millions)',
   async run(ctx): Promise<ScenarioOutcome> {
-    const sizes = ctx.args.quick ? [20_000, 60_000] : [1_000_000, 3_000_000];
+    const sizes = ctx.args.quick ? [20_000, 60_000] : [1_000_000, 10_000_000];
     const history = ctx.args.quick ? 20_000 : 1_000_000;
     const emptyUrl = await ctx.pg.createDatabase('once_bench_growth_empty');
     await runMigrations(emptyUrl);
