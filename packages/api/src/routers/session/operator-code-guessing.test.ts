@@ -82,7 +82,9 @@ describe('guessing the operator code is slow for the guesser, not for the presen
 
     // A guesser that drops its cookies: 300 wrong codes within the minute.
     const guesses = [];
+    const guessing = performance.now();
     for (let i = 0; i < 300; i++) guesses.push(await attempt(`wrong-guess-${i}`));
+    const guessedMs = performance.now() - guessing;
     expect(guesses.every((g) => g.ok === false)).toBe(true);
     for (const g of guesses) {
       if (!g.ok && g.refused.code !== 'operator_code_invalid') {
@@ -93,8 +95,12 @@ describe('guessing the operator code is slow for the guesser, not for the presen
       }
     }
     // 9 new records left this minute (the presenter took one), one attempt each, then the
-    // address's shared record's 5: nothing else was even compared with the code.
-    expect(compared(guesses)).toBe(9 + 5);
+    // address's shared record's 5: nothing else was even compared with the code. The
+    // allowances slide on the database's real clock: a slow machine earns one more new record
+    // per 6 s the 300 guesses took, and the shared record one more attempt per 3 minutes.
+    const earned = Math.floor(guessedMs / 6_000) + Math.floor(guessedMs / 180_000);
+    expect(compared(guesses)).toBeGreaterThanOrEqual(9 + 5);
+    expect(compared(guesses)).toBeLessThanOrEqual(9 + 5 + earned);
 
     // A forged record (right shape, wrong signature) is no record: it shares the address's.
     const forged = await attempt('wrong-forged', [
