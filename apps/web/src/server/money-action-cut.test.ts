@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { moneyActionRequests } from './testing/money-action-requests.ts';
 import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 // A money action whose database session is terminated while it runs (a failover, a pooler's
@@ -21,48 +22,7 @@ describe('a money action whose database session is cut mid-request', () => {
   });
   const sql = () => web.database.client.sql;
 
-  const post = (path: string, key: string, body: unknown) =>
-    fetch(`${web.server.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth, 'idempotency-key': key },
-      body: JSON.stringify(body),
-    });
-
-  async function succeededPayment(): Promise<string> {
-    const created = await post('/api/v1/payments', randomUUID(), {
-      lines: [{ productId: 'book_sre', quantity: 1 }],
-    });
-    const { paymentId } = await created.json();
-    await sql()`update payments set status = 'succeeded', processor_payment_intent_id = 'pi_test'
-      where id = ${paymentId}`;
-    return paymentId;
-  }
-
-  /** A refund of one cent: its HTTP status and its refund id, else its code. */
-  const refundBy = {
-    rest: async (paymentId: string, key: string) => {
-      const answer = await post(`/api/v1/payments/${paymentId}/refunds`, key, { amount: 1 });
-      const body = await answer.json();
-      return { status: answer.status, seen: body.refundId ?? body.code };
-    },
-    graphql: async (paymentId: string, key: string) => {
-      const answer = await post('/api/graphql', key, {
-        query:
-          'mutation ($paymentId: ID!) { refundPayment(paymentId: $paymentId, amount: 1) { refundId } }',
-        variables: { paymentId },
-      });
-      const body = await answer.json();
-      return {
-        status: answer.status,
-        seen: body.data?.refundPayment?.refundId ?? body.errors?.[0]?.extensions?.code,
-      };
-    },
-    trpc: async (paymentId: string, key: string) => {
-      const answer = await post('/api/trpc/ops.refundPayment', key, { paymentId, amount: 1 });
-      const body = await answer.json();
-      return { status: answer.status, seen: body.result?.data?.refundId ?? body.error?.data?.code };
-    },
-  };
+  const { succeededPayment, refundBy } = moneyActionRequests(() => web, auth);
 
   /** Until a web session waits for a lock (read outside a transaction: it is a snapshot there). */
   async function waitForLockWaiter(): Promise<void> {
