@@ -16,8 +16,12 @@ import { sendAll } from '../harness/send.ts';
 import { round } from '../harness/stats.ts';
 
 const CONNECTIONS = 16;
-// As in the overhead scenario: five paired rounds, goals read the median per-round ratio.
+// As in the overhead scenario: five paired rounds of 2 s, goals read the median per-round ratio.
+// A dedicated long run sets both (`--rounds`, `--round-sec`) until the twin below resolves.
 const ROUNDS = 5;
+/** How close the A/A twin must read to its original, in every round, for the run to decide. */
+const RESOLUTION = 0.03;
+const TWIN = 'Once fetch handle, atomic mode, a second process (A/A twin)';
 
 const GUARDS = {
   ours: { label: 'Once fetch handle (Postgres)', path: '/fetch/guarded' },
@@ -53,7 +57,10 @@ export const peers: Scenario = {
       { name: FETCH_ATOMIC_FLOOR, path: '/fetch/floor-in-transaction' },
       { name: TRPC_ATOMIC_FLOOR, path: '/trpc/pay.floorInTransaction' },
       ...Object.values(GUARDS).map((g) => ({ name: g.label, path: g.path })),
+      { name: TWIN, path: GUARDS.oursAtomic.path },
     ];
+    const rounds = ctx.args.rounds ?? ROUNDS;
+    const roundSec = ctx.args.roundSec ?? ctx.measureSec / 3;
     // A server process per variant, as in the overhead scenario.
     const servers = await startBenchServerPerVariant(routes.length, {
       databaseUrl: ctx.pg.url,
@@ -68,10 +75,10 @@ export const peers: Scenario = {
       const variants = routes.map(({ name, path }, i) => ({
         name,
         load: payLoad(servers.each[i]!, ctx, path, CONNECTIONS, {
-          durationSec: (ctx.measureSec * ROUNDS) / 3,
+          durationSec: roundSec * rounds,
         }),
       }));
-      const results = await runInterleaved(variants, ROUNDS);
+      const results = await runInterleaved(variants, rounds);
 
       // Durability: a batch, a store restart (no persistence for Redis, as deployed for caches),
       // the same keys again. Every duplicate is a customer charged twice.
@@ -122,6 +129,7 @@ export const peers: Scenario = {
             [`duplicates after store restart (of ${batch})`]: duplicates.get(name) ?? '',
           }),
         ),
+        { ...rowFromLoad(TWIN, results.get(TWIN)!), comparedTo: GUARDS.oursAtomic.label },
       ];
       const resultOf = (g: { label: string }) => results.get(g.label)!;
       const ours = (g: { label: string }) => round(resultOf(g).throughput);
@@ -135,7 +143,16 @@ export const peers: Scenario = {
         const r = against(g, peer);
         return `${ours(g)} ops/s, ${round(r.median)}x (rounds ${round(r.min)}-${round(r.max)})`;
       };
+      const twin = pairedRatio(results.get(TWIN)!, resultOf(GUARDS.oursAtomic));
       const goals: GoalResult[] = [
+        {
+          goal: `the run resolves ${RESOLUTION * 100}%: the A/A twin reads within ${1 - RESOLUTION}-${1 + RESOLUTION}x of its original in every round`,
+          met: twin.min >= 1 - RESOLUTION && twin.max <= 1 + RESOLUTION,
+          detail:
+            `The same atomic fetch route in a second process read ${round(twin.median)}x (rounds ${round(twin.min)}-${round(twin.max)}, ` +
+            `whole run ${round(twin.whole)}x) of the first over ${twin.rounds} rounds of ${roundSec} s. ` +
+            "Where it does not, a ratio closer to 1 than the twin's spread is not decided by this run.",
+        },
         atomicAgainstPeer(
           { fetch: GUARDS.oursAtomic, tRPC: GUARDS.oursTrpcAtomic },
           { fetch: FETCH_ATOMIC_FLOOR, tRPC: TRPC_ATOMIC_FLOOR },
@@ -159,8 +176,8 @@ export const peers: Scenario = {
       return {
         settings: {
           connections: CONNECTIONS,
-          rounds: ROUNDS,
-          measureSec: (ctx.measureSec * ROUNDS) / 3,
+          rounds,
+          measureSec: roundSec * rounds,
           durabilityBatch: batch,
           redis: "--save '' --appendonly no",
         },
