@@ -1,31 +1,17 @@
-import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { authorizationExpired, settlePayment } from '@once/payments';
+import type { BackoffPolicy } from '@once/backoff';
+import { authorizationExpired } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
-import type postgres from 'postgres';
 import type Stripe from 'stripe';
-import type { Log } from '../runtime/logger.ts';
-import { decided } from './reconciler-decision.ts';
+import {
+  checkAgainLater,
+  type ReconcileOptions,
+  type ReconcileSummary,
+  settleDecided,
+} from './reconciler-decision.ts';
 
-export interface AuthorizationReconcileOptions {
-  sql: postgres.Sql;
-  processorFor: (secretKey: string) => Stripe;
-  log: Log;
-  /** Only authorisations at least this old (since the payment was authorised) are looked at. */
-  olderThanMs: number;
-  /** Next look at an authorisation still held: backoff by its number of looks. */
-  recheckBackoff: BackoffPolicy;
-  /** Payments looked at per pass. */
-  batchSize?: number;
-}
-
-export interface AuthorizationReconcileSummary {
-  examined: number;
-  /** Ended by the processor (expired uncaptured): settled `voided`, `authorization_expired`. */
-  ended: number;
-  /** Still held (or the processor could not be asked): looked at again later. */
-  left: number;
-}
+/** The processor ends an uncaptured authorisation by itself, and that webhook may be lost. */
+const RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 
 interface HeldAuthorization {
   tenant_id: string;
@@ -41,10 +27,10 @@ interface HeldAuthorization {
  * is asked about by id, and one ended is settled `voided` under the state machine's guard.
  */
 export async function reconcileAuthorizations(
-  options: AuthorizationReconcileOptions,
-): Promise<AuthorizationReconcileSummary> {
+  options: ReconcileOptions,
+  summary: ReconcileSummary,
+): Promise<void> {
   const { sql, log } = options;
-  const summary: AuthorizationReconcileSummary = { examined: 0, ended: 0, left: 0 };
   const held = await runStatement<HeldAuthorization>(
     sql,
     drizzleSql`
@@ -78,46 +64,13 @@ export async function reconcileAuthorizations(
       });
     }
     if (intent?.status === 'canceled' && intent.cancellation_reason === 'automatic') {
-      if (await settleEnded(sql, payment, intent.id)) {
-        summary.ended++;
+      const detail = { found: 'authorization_expired', intent: intent.id };
+      if (await settleDecided(sql, payment, detail, authorizationExpired(intent.id))) {
+        summary.authorizationsEnded++;
         log('reconcile.authorization_expired', { payment: payment.id, intent: intent.id });
       }
       continue;
     }
-    await lookAgainLater(sql, payment, options.recheckBackoff);
-    summary.left++;
+    await checkAgainLater(sql, payment, drizzleSql`status = 'authorized'`, RECHECK_BACKOFF);
   }
-  return summary;
-}
-
-/** `voided` (authorization_expired), with the reconciler's timeline event, in one transaction. */
-function settleEnded(
-  sql: postgres.Sql,
-  payment: HeldAuthorization,
-  intentId: string,
-): Promise<boolean> {
-  const detail = { found: 'authorization_expired', decision: 'voided', intent: intentId };
-  return decided(sql, payment, detail, (tx) =>
-    settlePayment(
-      tx,
-      { tenantId: payment.tenant_id, paymentId: payment.id },
-      authorizationExpired(intentId),
-    ),
-  );
-}
-
-async function lookAgainLater(
-  sql: postgres.Sql,
-  payment: HeldAuthorization,
-  backoff: BackoffPolicy,
-): Promise<void> {
-  const delayMs = equalJitterDelayMs(payment.reconcile_checks + 1, backoff);
-  await runStatement(
-    sql,
-    drizzleSql`
-    update payments
-    set reconcile_after = now() + ${msInterval(delayMs)},
-        reconcile_checks = reconcile_checks + 1
-    where tenant_id = ${payment.tenant_id} and id = ${payment.id} and status = 'authorized'`,
-  );
 }

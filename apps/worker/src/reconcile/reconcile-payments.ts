@@ -1,7 +1,6 @@
-import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
+import type { BackoffPolicy } from '@once/backoff';
 import { type ChargePaymentPayload, enqueueOutboxJob, isLiveJob } from '@once/db/outbox';
-import { recordPaymentEvents } from '@once/db/payment-events';
-import { newJobId, type PaymentSettlement, settlePayment } from '@once/payments';
+import { newJobId, settlePayment } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
@@ -13,7 +12,6 @@ import {
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
 } from '../jobs/charge/adopted-intent-history.ts';
-import { cancelIntent } from '../processor/cancel-intent.ts';
 import {
   type ChargeOutcome,
   isDefinite,
@@ -22,59 +20,20 @@ import {
   settlementOf,
 } from '../processor/charge-outcome.ts';
 import { findPaymentIntentByMetadata } from '../processor/find-payment-intent.ts';
-import type { Log } from '../runtime/logger.ts';
 import { reconcileAuthorizations } from './reconcile-authorizations.ts';
 import { reconcileChallenges } from './reconcile-three-d-secure.ts';
-import { checkAgainLater, decided, reconcilerDecided } from './reconciler-decision.ts';
-import { isUnsettled } from './unsettled-statuses.ts';
-
-export interface ReconcileOptions {
-  sql: postgres.Sql;
-  processorFor: (secretKey: string) => Stripe;
-  log: Log;
-  /** Only payments unsettled for at least this long (and with no live job) are looked at. */
-  olderThanMs: number;
-  /** Re-enqueues of a never-confirmed charge before it is canceled (or settled `failed`). */
-  maxRequeues: number;
-  /** Payments looked at per pass, shared fairly between tenants. */
-  batchSize?: number;
-  /** Backoff of an undecided payment's next check, by its number of checks. */
-  recheckBackoff?: BackoffPolicy;
-  /** Undecided after this many checks = stuck: counted in the summary and logged. */
-  stuckAfterChecks?: number;
-  /** NOTIFY the dispatchers of a re-enqueued charge (default true); false: they poll. */
-  notify?: boolean;
-  /** A 3-D Secure challenge unanswered this long is abandoned: intent and payment canceled. */
-  challengeAbandonAfterMs?: number;
-  /** Starts short: a shopper back from the bank waits on it when the webhook is lost. */
-  challengeRecheckBackoff?: BackoffPolicy;
-}
-
-export interface ReconcileSummary {
-  examined: number;
-  succeeded: number;
-  /** Found authorised, or voided after an authorisation (an adopted intent). */
-  authorized: number;
-  declined: number;
-  requeued: number;
-  failed: number;
-  /** Still undecided (lookup refused, intent in flight): checked again later. */
-  left: number;
-  /** Unsettled payments (all tenants) that stayed undecided `stuckAfterChecks` times or more. */
-  stuck: number;
-  challengesSettled: number;
-  challengesCanceled: number;
-  challengesWaiting: number;
-  /** Authorisations the processor ended uncaptured (expired): settled `voided`. */
-  authorizationsEnded: number;
-}
+import {
+  cancelThenSettle,
+  checkAgainLater,
+  decided,
+  isUnsettled,
+  type ReconcileOptions,
+  type ReconcileSummary,
+  settleDecided,
+} from './reconciler-decision.ts';
 
 const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 const DEFAULT_STUCK_AFTER_CHECKS = 5;
-const DEFAULT_CHALLENGE_ABANDON_AFTER_MS = 15 * 60_000;
-const DEFAULT_CHALLENGE_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 60_000 };
-/** The processor ends an uncaptured authorisation by itself, and that webhook may be lost. */
-const AUTHORIZATION_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 60_000, maxMs: 60 * 60_000 };
 
 interface Candidate {
   tenant_id: string;
@@ -159,37 +118,12 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     log('reconcile.settled', { payment: payment.id, was: payment.status, found });
   }
 
-  const challenges = await reconcileChallenges({
-    sql,
-    processorFor: options.processorFor,
-    log,
-    abandonAfterMs: options.challengeAbandonAfterMs ?? DEFAULT_CHALLENGE_ABANDON_AFTER_MS,
-    recheckBackoff: options.challengeRecheckBackoff ?? DEFAULT_CHALLENGE_RECHECK_BACKOFF,
-    batchSize: options.batchSize,
-  });
-  summary.examined += challenges.examined;
-  summary.challengesSettled = challenges.settled;
-  summary.challengesCanceled = challenges.canceled;
-  summary.challengesWaiting = challenges.left;
+  await reconcileChallenges(options, summary);
+  await reconcileAuthorizations(options, summary);
 
-  const authorizations = await reconcileAuthorizations({
-    sql,
-    processorFor: options.processorFor,
-    log,
-    olderThanMs: options.olderThanMs,
-    recheckBackoff: AUTHORIZATION_RECHECK_BACKOFF,
-    batchSize: options.batchSize,
-  });
-  summary.examined += authorizations.examined;
-  summary.authorizationsEnded = authorizations.ended;
-
-  summary.stuck = await countStuck(sql, options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS);
-  if (summary.stuck > 0) {
-    log('reconcile.stuck', {
-      payments: summary.stuck,
-      afterChecks: options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS,
-    });
-  }
+  const afterChecks = options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS;
+  summary.stuck = await countStuck(sql, afterChecks);
+  if (summary.stuck > 0) log('reconcile.stuck', { payments: summary.stuck, afterChecks });
   return summary;
 }
 
@@ -250,14 +184,25 @@ async function decide(
   adopted: AdoptedIntentHistory | undefined,
   options: ReconcileOptions,
 ): Promise<Counted> {
-  const { sql, log } = options;
+  const { sql } = options;
   if (outcome && isDefinite(outcome)) {
     // Taken over: a captured authorisation is `authorized`, then `captured` by its history;
     // one authorised, then voided, is `authorized`, then `voided` (not canceled uncharged).
     const proven = adopted ? outcomeOfAdoptedIntent(outcome, adopted) : outcome;
     const history = proven.kind === 'canceled' ? undefined : adopted;
     const settlement = settlementOf(proven);
-    await settleWithProof(sql, payment, found, settlement, history);
+    const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
+    // The history is settled in the same transaction and named in the decision's event.
+    const detail: Record<string, unknown> = {
+      ...asked(payment),
+      found,
+      decision: settlement.status,
+    };
+    await decided(sql, payment, detail, async (tx) => {
+      if (!(await settlePayment(tx, ref, settlement))) return false;
+      if (history) detail.adopted = await recordAdoptedIntentHistory(tx, ref, history);
+      return true;
+    });
     if (outcome.kind === 'succeeded') return 'succeeded';
     return settlement.status === 'requires_action' ? 'left' : (settlement.status as Counted);
   }
@@ -270,8 +215,35 @@ async function decide(
       ? 'requeued'
       : 'left';
   }
-  if (!intent) return (await settleNeverSent(sql, payment)) ? 'failed' : 'left';
-  if (await cancelAndSettle(processor, sql, payment, intent.id, log)) return 'failed';
+  if (!intent) {
+    // Only while no intent is recorded (no confirm was ever sent) and no job is live,
+    // re-checked under the payment's row lock.
+    const failed = await settleDecided(
+      sql,
+      payment,
+      { ...asked(payment), found: 'never_sent' },
+      {
+        status: 'failed',
+        code: 'not_charged',
+        message: `no charge was ever confirmed after ${payment.jobs} enqueued attempts`,
+      },
+      { onlyIfNeverSent: true },
+    );
+    return failed ? 'failed' : 'left';
+  }
+  // Only a cancel the processor accepted (serialised with any confirm on its way) settles.
+  const canceled = await cancelThenSettle(options, processor, payment, intent.id, {
+    refusedLog: 'reconcile.cancel_refused',
+    refusedFields: (error) => ({ charged: isUnexpectedIntentState(error) ? 'maybe' : 'unknown' }),
+    detail: { ...asked(payment), found: 'unconfirmed', decision: 'cancel_then_failed' },
+    settlement: {
+      status: 'failed',
+      processorPaymentIntentId: intent.id,
+      code: 'canceled_not_charged',
+      message: `the processor canceled ${intent.id} after ${payment.jobs} enqueued attempts`,
+    },
+  });
+  if (canceled) return 'failed';
   await recheckLater(sql, payment, options, found);
   return 'left';
 }
@@ -283,28 +255,6 @@ function asked(payment: Candidate): Record<string, unknown> {
     lookup: payment.processor_payment_intent_id ? 'retrieve' : 'search',
     was: payment.status,
   };
-}
-
-/** An intent taken over from an earlier payment brings its history in the same transaction. */
-function settleWithProof(
-  sql: postgres.Sql,
-  payment: Candidate,
-  found: string,
-  settlement: PaymentSettlement,
-  adopted?: AdoptedIntentHistory,
-): Promise<boolean> {
-  const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
-  // `adopted` is filled in by the write, before `decided` records the decision.
-  const decision: Record<string, unknown> = {
-    ...asked(payment),
-    found,
-    decision: settlement.status,
-  };
-  return decided(sql, payment, decision, async (tx) => {
-    if (!(await settlePayment(tx, ref, settlement))) return false;
-    if (adopted) decision.adopted = await recordAdoptedIntentHistory(tx, ref, adopted);
-    return true;
-  });
 }
 
 /** Records an intent found by search, unless a different one is recorded meanwhile. */
@@ -331,83 +281,14 @@ async function adoptIntent(
   return adopted;
 }
 
-/**
- * Only a cancel the processor accepted (serialised with any confirm on its way) settles
- * `failed`; a refused one settles nothing and the next check reads the intent again.
- */
-async function cancelAndSettle(
-  processor: Stripe,
-  sql: postgres.Sql,
-  payment: Candidate,
-  intentId: string,
-  log: Log,
-): Promise<boolean> {
-  const { canceled, cancelKey, error } = await cancelIntent(
-    processor,
-    intentId,
-    payment.downstream_key,
-  );
-  if (error !== undefined) {
-    log('reconcile.cancel_refused', {
-      payment: payment.id,
-      intent: intentId,
-      error: String(error),
-      charged: isUnexpectedIntentState(error) ? 'maybe' : 'unknown',
-    });
-  }
-  if (!canceled) return false;
-  const detail = {
-    ...asked(payment),
-    found: 'unconfirmed',
-    decision: 'cancel_then_failed',
-    intent: intentId,
-    cancelKey,
-  };
-  return decided(sql, payment, detail, (tx) =>
-    settlePayment(
-      tx,
-      { tenantId: payment.tenant_id, paymentId: payment.id },
-      {
-        status: 'failed',
-        processorPaymentIntentId: intentId,
-        code: 'canceled_not_charged',
-        message: `the processor canceled ${intentId} after ${payment.jobs} enqueued attempts`,
-      },
-    ),
-  );
-}
-
-/**
- * `failed` without a processor call: only while no intent is recorded (so no confirm was
- * ever sent) and no job is live, re-checked under the payment's row lock.
- */
-function settleNeverSent(sql: postgres.Sql, payment: Candidate): Promise<boolean> {
-  const detail = { ...asked(payment), found: 'never_sent', decision: 'failed' };
-  return decided(sql, payment, detail, (tx) =>
-    settlePayment(
-      tx,
-      { tenantId: payment.tenant_id, paymentId: payment.id },
-      {
-        status: 'failed',
-        code: 'not_charged',
-        message: `no charge was ever confirmed after ${payment.jobs} enqueued attempts`,
-      },
-      { onlyIfNeverSent: true },
-    ),
-  );
-}
-
 function recheckLater(
   sql: postgres.Sql,
   payment: Candidate,
   options: ReconcileOptions,
   found: string,
 ): Promise<void> {
-  const delayMs = equalJitterDelayMs(
-    payment.reconcile_checks + 1,
-    options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
-  );
-  return checkAgainLater(sql, payment, isUnsettled('status'), delayMs, {
+  const backoff = options.recheckBackoff ?? DEFAULT_RECHECK_BACKOFF;
+  return checkAgainLater(sql, payment, isUnsettled('status'), backoff, {
     ...asked(payment),
     found,
   });
@@ -428,18 +309,19 @@ async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<numbe
  * sub-select of the locking statement keeps its pre-wait snapshot and would miss a job
  * another reconciler enqueued meanwhile.
  */
-async function requeueCharge(
+function requeueCharge(
   sql: postgres.Sql,
   payment: Candidate,
   found: string,
   notify: boolean,
 ): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    const [locked] = await runStatement<{ status: string }>(
+  const detail = { ...asked(payment), found, decision: 'requeue_charge', jobs: payment.jobs + 1 };
+  return decided(sql, payment, detail, async (tx) => {
+    const [locked] = await runStatement(
       tx,
       drizzleSql`
-      select status from payments
-      where tenant_id = ${payment.tenant_id} and id = ${payment.id}
+      select id from payments
+      where tenant_id = ${payment.tenant_id} and id = ${payment.id} and ${isUnsettled('status')}
       for update`,
     );
     if (!locked) return false;
@@ -460,7 +342,6 @@ async function requeueCharge(
                order by job.created_at desc limit 1) as payload`,
     );
     if (!current || current.live > 0 || current.jobs !== payment.jobs) return false;
-    if (locked.status !== 'processing' && locked.status !== 'unknown') return false;
     await enqueueOutboxJob(
       tx,
       {
@@ -474,19 +355,8 @@ async function requeueCharge(
       },
       { notify },
     );
-    await settlePayment(
-      tx,
-      { tenantId: payment.tenant_id, paymentId: payment.id },
-      { status: 'processing' },
-    );
-    await recordPaymentEvents(tx, [
-      reconcilerDecided(payment, {
-        ...asked(payment),
-        found,
-        decision: 'requeue_charge',
-        jobs: payment.jobs + 1,
-      }),
-    ]);
+    const ref = { tenantId: payment.tenant_id, paymentId: payment.id };
+    await settlePayment(tx, ref, { status: 'processing' });
     return true;
   });
 }

@@ -1,43 +1,24 @@
-import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { type PaymentSettlement, settlePayment } from '@once/payments';
+import type { BackoffPolicy } from '@once/backoff';
+import type { PaymentSettlement } from '@once/payments';
 import { runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
 import type postgres from 'postgres';
-import type Stripe from 'stripe';
-import { cancelIntent } from '../processor/cancel-intent.ts';
 import {
   type ChargeOutcome,
   isDefinite,
   settledOutcomeOf,
   settlementOf,
 } from '../processor/charge-outcome.ts';
-import type { Log } from '../runtime/logger.ts';
-import { checkAgainLater, decided } from './reconciler-decision.ts';
+import {
+  cancelThenSettle,
+  checkAgainLater,
+  type ReconcileOptions,
+  type ReconcileSummary,
+  settleDecided,
+} from './reconciler-decision.ts';
 
-export interface ChallengeReconcileOptions {
-  sql: postgres.Sql;
-  processorFor: (secretKey: string) => Stripe;
-  log: Log;
-  /**
-   * A payment left `requires_action` this long (since the challenge was asked for) is
-   * abandoned: its intent is canceled, and the payment `canceled`.
-   */
-  abandonAfterMs: number;
-  /** Next look at a challenge still unanswered: backoff by its number of checks, capped by the abandon time. */
-  recheckBackoff: BackoffPolicy;
-  /** Payments looked at per pass. */
-  batchSize?: number;
-}
-
-export interface ChallengeReconcileSummary {
-  examined: number;
-  /** Moved on by what the processor holds (charged, authorised, declined, failed). */
-  settled: number;
-  /** Abandoned: intent canceled, payment `canceled`. */
-  canceled: number;
-  /** Still waiting for the shopper (or the processor could not be asked): checked again later. */
-  left: number;
-}
+const DEFAULT_ABANDON_AFTER_MS = 15 * 60_000;
+const DEFAULT_RECHECK_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 60_000 };
 
 interface WaitingPayment {
   tenant_id: string;
@@ -50,18 +31,22 @@ interface WaitingPayment {
   waited_ms: number;
 }
 
+/** How this pass asked the processor, as its `reconciler.decided` events say. */
+const ASKED = { to: 'processor', lookup: 'retrieve', was: 'requires_action' } as const;
+
 /**
  * The pass that guarantees a payment waiting for a 3-D Secure answer ends (the return page and
  * the webhook only learn sooner), from the recorded intent asked by id, never from the return
- * URL the browser carries. One still waiting past `abandonAfterMs` is canceled at the processor
- * with the payment's cancel key; only an accepted cancel settles `canceled` (a refused one means
- * the shopper answered meanwhile). Every settle is guarded, so whoever settles first wins.
+ * URL the browser carries. One still waiting past `challengeAbandonAfterMs` is canceled at the
+ * processor; only an accepted cancel settles `canceled` (a refused one means the shopper
+ * answered meanwhile). Every settle is guarded, so whoever settles first wins.
  */
 export async function reconcileChallenges(
-  options: ChallengeReconcileOptions,
-): Promise<ChallengeReconcileSummary> {
+  options: ReconcileOptions,
+  summary: ReconcileSummary,
+): Promise<void> {
   const { sql, log } = options;
-  const summary: ChallengeReconcileSummary = { examined: 0, settled: 0, canceled: 0, left: 0 };
+  const abandonAfterMs = options.challengeAbandonAfterMs ?? DEFAULT_ABANDON_AFTER_MS;
   for (const payment of await waitingPayments(sql, options.batchSize ?? 100)) {
     summary.examined++;
     const processor = options.processorFor(payment.processor_secret_key);
@@ -75,33 +60,40 @@ export async function reconcileChallenges(
     }
     const settlement = outcome ? challengeSettlementOf(outcome, intentId) : undefined;
     if (outcome && settlement) {
-      if (await settle(sql, payment, outcome.kind, settlement)) summary.settled++;
-      else summary.left++;
+      const settled = await settleDecided(
+        sql,
+        payment,
+        { ...ASKED, found: outcome.kind },
+        settlement,
+      );
+      if (settled) summary.challengesSettled++;
+      else summary.challengesWaiting++;
       continue;
     }
-    const abandoned =
-      outcome?.kind === 'requires_action' && payment.waited_ms >= options.abandonAfterMs;
-    if (abandoned && (await cancelAbandoned(processor, sql, payment, log))) {
-      summary.canceled++;
+    const abandoned = outcome?.kind === 'requires_action' && payment.waited_ms >= abandonAfterMs;
+    if (
+      abandoned &&
+      (await cancelThenSettle(options, processor, payment, intentId, {
+        refusedLog: 'reconcile.challenge_cancel_refused',
+        detail: { ...ASKED, found: 'requires_action', waitedMs: Math.round(payment.waited_ms) },
+        settlement: abandonedSettlement(intentId),
+      }))
+    ) {
+      summary.challengesCanceled++;
       continue;
     }
     // The next look: backoff by checks, but never later than the moment it counts as abandoned.
-    const untilAbandoned = Math.max(0, options.abandonAfterMs - payment.waited_ms);
-    const delayMs = Math.min(
-      equalJitterDelayMs(payment.reconcile_checks + 1, options.recheckBackoff),
-      Math.ceil(untilAbandoned),
+    await checkAgainLater(
+      sql,
+      payment,
+      drizzleSql`status = 'requires_action'`,
+      options.challengeRecheckBackoff ?? DEFAULT_RECHECK_BACKOFF,
+      { ...ASKED, found: outcome?.kind ?? 'lookup_failed' },
+      Math.ceil(Math.max(0, abandonAfterMs - payment.waited_ms)),
     );
-    await checkAgainLater(sql, payment, drizzleSql`status = 'requires_action'`, delayMs, {
-      ...ASKED,
-      found: outcome?.kind ?? 'lookup_failed',
-    });
-    summary.left++;
+    summary.challengesWaiting++;
   }
-  return summary;
 }
-
-/** How this pass asked the processor, as its `reconciler.decided` events say. */
-const ASKED = { to: 'processor', lookup: 'retrieve', was: 'requires_action' } as const;
 
 async function waitingPayments(sql: postgres.Sql, limit: number): Promise<WaitingPayment[]> {
   return runStatement<WaitingPayment>(
@@ -142,47 +134,4 @@ function abandonedSettlement(intentId: string): PaymentSettlement {
     code: 'authentication_abandoned',
     message: `the 3-D Secure challenge was not answered; the processor canceled ${intentId} before any charge`,
   };
-}
-
-/** Settles and records the decision as a `reconciler.decided` event, in one transaction. */
-function settle(
-  sql: postgres.Sql,
-  payment: WaitingPayment,
-  found: string,
-  settlement: PaymentSettlement,
-  extra: Record<string, unknown> = {},
-): Promise<boolean> {
-  const detail = { ...ASKED, found, decision: settlement.status, ...extra };
-  return decided(sql, payment, detail, (tx) =>
-    settlePayment(tx, { tenantId: payment.tenant_id, paymentId: payment.id }, settlement),
-  );
-}
-
-/** Cancels an abandoned challenge's intent; only the processor's `canceled` settles. */
-async function cancelAbandoned(
-  processor: Stripe,
-  sql: postgres.Sql,
-  payment: WaitingPayment,
-  log: Log,
-): Promise<boolean> {
-  const intentId = payment.processor_payment_intent_id;
-  const { canceled, cancelKey, error } = await cancelIntent(
-    processor,
-    intentId,
-    payment.downstream_key,
-  );
-  if (error !== undefined) {
-    // Refused (the shopper answered meanwhile) or no answer: the next look reads the intent.
-    log('reconcile.challenge_cancel_refused', {
-      payment: payment.id,
-      intent: intentId,
-      error: String(error),
-    });
-  }
-  if (!canceled) return false;
-  return settle(sql, payment, 'requires_action', abandonedSettlement(intentId), {
-    intent: intentId,
-    cancelKey,
-    waitedMs: Math.round(payment.waited_ms),
-  });
 }

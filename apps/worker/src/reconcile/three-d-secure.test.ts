@@ -3,7 +3,8 @@ import { adminClient } from '@once/processor/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InProcessSystem, startInProcessSystem } from '../test-support/in-process-system.ts';
 import { type SeededCheckout, seedCheckout } from '../test-support/seed-checkouts.ts';
-import { type ReconcileOptions, reconcilePayments } from './reconcile-payments.ts';
+import { reconcilePayments } from './reconcile-payments.ts';
+import type { ReconcileOptions } from './reconciler-decision.ts';
 
 // 3-D Secure below the page: the worker's handlers and the reconciler, run in this process,
 // against the real processor (its hosted challenge answered as a browser would) and a real

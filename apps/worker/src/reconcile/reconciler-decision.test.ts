@@ -1,7 +1,7 @@
 import { schema } from '@once/db';
 import { getTableConfig, PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { isUnsettled } from './unsettled-statuses.ts';
+import { isUnsettled } from './reconciler-decision.ts';
 
 describe('the reconciler spells the unsettled states as the partial index does', () => {
   it("renders `in ('processing', 'unknown')` from the state machine, the list of payments_status_updated_idx", () => {
