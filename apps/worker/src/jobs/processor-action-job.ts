@@ -1,13 +1,15 @@
 import { type BackoffPolicy, equalJitterDelayMs } from '@once/backoff';
-import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { type ClaimedJob, finishJob, renewLease, rescheduleJob } from '@once/db/outbox';
+import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import { outcomeOfChargeError } from '../processor/charge-outcome.ts';
-import { type ProcessorCall, takeCallEvents } from '../processor/processor-call-log.ts';
+import { jobEvent, type ProcessorCall, takeCallEvents } from '../processor/processor-call-log.ts';
 import type { Log } from '../runtime/logger.ts';
-import { whileRenewingLease } from '../runtime/renew-lease.ts';
-import { withDatabaseRetry } from '../runtime/transient-database-error.ts';
+import {
+  type DatabaseRetryOptions,
+  withDatabaseRetry,
+} from '../runtime/transient-database-error.ts';
 
 /** What every job kind runs with. */
 export interface JobDeps {
@@ -35,31 +37,6 @@ export type RecordResult =
   /** Another worker holds the job now: nothing was written. */
   | { job: 'lease_lost' };
 
-/**
- * The `outcome.recorded` event of one attempt, written with the outcome in the transaction whose
- * guarded job update matched (a worker whose lease was taken over records neither). `about`
- * names what was decided: the outcome, and the action or refund it was for.
- */
-export function outcomeRecordedEvent(
-  job: ClaimedJob,
-  result: RecordResult,
-  about: Record<string, unknown>,
-): PaymentEventInput {
-  return {
-    tenantId: job.tenantId,
-    paymentId: job.paymentId,
-    actor: workerActor(job.lockedBy),
-    kind: 'outcome.recorded',
-    detail: {
-      job: job.id,
-      attempt: job.attempts,
-      ...about,
-      jobNow: result.job,
-      ...('delayMs' in result ? { retryInMs: result.delayMs } : {}),
-    },
-  };
-}
-
 /** What a job's run came to, as the dispatcher logs it. */
 export type JobResult = RecordResult | { job: 'skipped'; reason: string };
 
@@ -68,6 +45,209 @@ const LEASE_EXPIRED_ON_LAST_ATTEMPT = {
   kind: 'ambiguous',
   reason: 'lease_expired_on_last_attempt',
 } as const;
+type LeaseExpired = typeof LEASE_EXPIRED_ON_LAST_ATTEMPT;
+
+/** A write between an attempt's calls found the job taken over: nothing more is recorded. */
+export const LEASE_LOST = Symbol('lease_lost');
+
+/**
+ * One kind of job that moves money at the processor (a charge, a capture or void, a refund):
+ * what it reads, when it has nothing to do, how one attempt asks the processor, and how an
+ * outcome that is not retried ends the job.
+ */
+export interface ProcessorAction<
+  TTarget extends { processor_secret_key: string },
+  TOutcome extends { kind: string },
+> {
+  /** The log line's name (`charge.attempted`, `action.attempted`, `refund.attempted`). */
+  logName: string;
+  /** The target's row (the payment, the action or the refund, with the tenant's key), or null. */
+  load(): Promise<TTarget | null>;
+  /** Why the job is dead when its target is not found (`refund_not_found`). */
+  notFound: string;
+  /** How the job ends without a processor call ({@link skipped}), or null to act. */
+  skip(target: TTarget): WithoutCall | null;
+  /** One attempt at the processor, every call observed into `calls`. */
+  attempt(
+    processor: Stripe,
+    target: TTarget,
+    calls: ProcessorCall[],
+  ): Promise<TOutcome | typeof LEASE_LOST>;
+  /** The fields that name the target, in the log line and the event (`{ refund: id }`). */
+  describe(target: TTarget): Record<string, unknown>;
+  /** The outcome as the `outcome.recorded` event shows it. */
+  describeOutcome(outcome: TOutcome | LeaseExpired): Record<string, unknown>;
+  /** Ends the job on an outcome not retried; `about` is the event's detail, to add to. */
+  end(
+    tx: postgres.TransactionSql,
+    target: TTarget,
+    outcome: TOutcome | LeaseExpired,
+    about: Record<string, unknown>,
+  ): Promise<RecordResult>;
+}
+
+/**
+ * Runs one claimed job that moves money, the write-first protocol every kind shares: read the
+ * target, end the job without a call when there is nothing to do, give the last attempt whose
+ * lease ran out the ambiguous outcome (the reconciler takes it from there), otherwise ask the
+ * processor once (every call under the job's downstream key) while the lease is renewed, then
+ * record the outcome with its calls under the job's lock token ({@link recordOutcome}).
+ */
+export async function runProcessorActionJob<
+  TTarget extends { processor_secret_key: string },
+  TOutcome extends { kind: string },
+>(job: ClaimedJob, deps: JobDeps, action: ProcessorAction<TTarget, TOutcome>): Promise<JobResult> {
+  const retry = jobRetry(job, deps);
+  const target = await withDatabaseRetry(() => action.load(), retry);
+  if (!target) return finishWithoutCall(job, deps, skipped('dead', action.notFound));
+  const skip = action.skip(target);
+  if (skip) return finishWithoutCall(job, deps, skip);
+  const calls: ProcessorCall[] = [];
+  const outcome =
+    job.attempts > job.maxAttempts
+      ? LEASE_EXPIRED_ON_LAST_ATTEMPT
+      : await whileRenewingLease(job, deps, () =>
+          action.attempt(deps.processorFor(target.processor_secret_key), target, calls),
+        );
+  if (outcome === LEASE_LOST) return { job: 'lease_lost' };
+  const why = outcome as { reason?: string; code?: string };
+  deps.log(action.logName, {
+    job: job.id,
+    payment: job.paymentId,
+    ...action.describe(target),
+    attempt: job.attempts,
+    outcome: outcome.kind,
+    detail: why.reason ?? why.code,
+  });
+  const callEvents = takeCallEvents(job, calls);
+  const about = { ...action.describe(target), outcome: action.describeOutcome(outcome) };
+  return withDatabaseRetry(
+    () =>
+      recordOutcome(deps.sql, job, deps.backoff, { outcome, callEvents, about }, (tx) =>
+        action.end(tx, target, outcome, about),
+      ),
+    retry,
+  );
+}
+
+/**
+ * Keeps the lease alive while `work` runs, renewing at a third of it so one missed renewal
+ * does not lose it. A lost lease is only logged: the guarded record will write nothing,
+ * which is exactly what must happen.
+ */
+async function whileRenewingLease<T>(
+  job: ClaimedJob,
+  deps: JobDeps,
+  work: () => Promise<T>,
+): Promise<T> {
+  let held = true;
+  const timer = setInterval(
+    () => {
+      if (!held) return;
+      renewLease(deps.sql, job, deps.leaseMs).then(
+        (renewed) => {
+          if (!renewed) {
+            held = false;
+            deps.log('lease.lost', { job: job.id, payment: job.paymentId });
+          }
+        },
+        (error: unknown) => deps.log('lease.renew_failed', { job: job.id, error: String(error) }),
+      );
+    },
+    Math.max(50, Math.floor(deps.leaseMs / 3)),
+  );
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Records one attempt in ONE transaction guarded by the job's lock token: a doubt is retried
+ * (`retryOnDoubt`), any other outcome ends the job through `end`. The attempt's calls and its
+ * `outcome.recorded` event (`about`, which `end` may add to) are written only if the guarded
+ * job update matched: a worker whose lease was taken over records nothing.
+ */
+export function recordOutcome(
+  sql: postgres.Sql,
+  job: ClaimedJob,
+  backoff: BackoffPolicy,
+  attempt: {
+    outcome: { kind: string; reason?: string };
+    callEvents: readonly PaymentEventInput[];
+    about: Record<string, unknown>;
+  },
+  end: (tx: postgres.TransactionSql) => Promise<RecordResult>,
+): Promise<RecordResult> {
+  return sql.begin(async (tx) => {
+    const result = (await retryOnDoubt(tx, job, attempt.outcome, backoff)) ?? (await end(tx));
+    if (result.job === 'lease_lost') return result;
+    const retryInMs = 'delayMs' in result ? { retryInMs: result.delayMs } : {};
+    await recordPaymentEvents(tx, [
+      ...attempt.callEvents,
+      jobEvent(job, 'outcome.recorded', { ...attempt.about, jobNow: result.job, ...retryInMs }),
+    ]);
+    return result;
+  });
+}
+
+/**
+ * Reschedules the job on a doubt, in the recording transaction: `in_flight` at the backoff
+ * cap (jittered, so held jobs do not poll the processor in lockstep) without using up an
+ * attempt, `ambiguous` with backoff while attempts are left (the same downstream key next
+ * time). Null: not retried, the job ends.
+ */
+export async function retryOnDoubt(
+  tx: postgres.TransactionSql,
+  job: ClaimedJob,
+  outcome: { kind: string; reason?: string },
+  backoff: BackoffPolicy,
+): Promise<RecordResult | null> {
+  const inFlight = outcome.kind === 'in_flight';
+  if (!inFlight && (outcome.kind !== 'ambiguous' || job.attempts >= job.maxAttempts)) return null;
+  const delayMs = equalJitterDelayMs(inFlight ? Number.POSITIVE_INFINITY : job.attempts, backoff);
+  const rescheduled = await rescheduleJob(tx, job, delayMs, outcome.reason ?? outcome.kind, {
+    countAttempt: !inFlight,
+  });
+  return rescheduled ? { job: 'retry_scheduled', delayMs } : { job: 'lease_lost' };
+}
+
+/**
+ * How a job ends without a processor call. `paymentWas`: the payment was settled elsewhere,
+ * and a `job.finished` event shows on its timeline how the job ended.
+ */
+interface WithoutCall {
+  job: 'done' | 'dead';
+  lastError: string;
+  reason: string;
+  paymentWas?: string;
+}
+
+/** A job ended without a call whose last error is the reason it returns. */
+export function skipped(job: 'done' | 'dead', reason: string): WithoutCall {
+  return { job, lastError: reason, reason };
+}
+
+async function finishWithoutCall(
+  job: ClaimedJob,
+  deps: JobDeps,
+  end: WithoutCall,
+): Promise<JobResult> {
+  const finished = await withDatabaseRetry(
+    () =>
+      deps.sql.begin(async (tx) => {
+        if (!(await finishJob(tx, job, end.job, end.lastError))) return false;
+        if (end.paymentWas === undefined) return true;
+        await recordPaymentEvents(tx, [
+          jobEvent(job, 'job.finished', { paymentWas: end.paymentWas }),
+        ]);
+        return true;
+      }),
+    jobRetry(job, deps),
+  );
+  return finished ? { job: 'skipped', reason: end.reason } : { job: 'lease_lost' };
+}
 
 /**
  * What an attempt at an operator's money action comes to when the processor gave no answer
@@ -96,140 +276,19 @@ export function actionOutcomeOfError(error: unknown): ActionDoubt {
 }
 
 /**
- * Reschedules the job on a doubt, in the recording transaction: `in_flight` at the backoff
- * cap (jittered, so held jobs do not poll the processor in lockstep) without using up an
- * attempt, `ambiguous` with backoff while attempts are left (the same downstream key next
- * time). Null: not retried, the job ends.
+ * Ends a money action's job on a doubt not retried: `refused` fails the target (nothing
+ * moved), one out of attempts leaves it `unknown` for the reconciler.
  */
-export async function retryOnDoubt(
-  tx: postgres.TransactionSql,
-  job: ClaimedJob,
-  outcome: { kind: string; reason?: string },
-  backoff: BackoffPolicy,
-): Promise<RecordResult | null> {
-  const inFlight = outcome.kind === 'in_flight';
-  if (!inFlight && (outcome.kind !== 'ambiguous' || job.attempts >= job.maxAttempts)) return null;
-  const delayMs = equalJitterDelayMs(inFlight ? Number.POSITIVE_INFINITY : job.attempts, backoff);
-  const rescheduled = await rescheduleJob(tx, job, delayMs, outcome.reason ?? outcome.kind, {
-    countAttempt: !inFlight,
-  });
-  return rescheduled ? { job: 'retry_scheduled', delayMs } : { job: 'lease_lost' };
-}
-
-/**
- * One kind of operator money action as the worker runs it (capture or void, refund): what it
- * reads, when it has nothing to do, how one attempt asks the processor, and how it records
- * the processor's answer.
- */
-export interface ProcessorAction<TTarget extends { processor_secret_key: string }, TAnswer> {
-  /** The log line's name (`action.attempted`, `refund.attempted`). */
-  logName: string;
-  /** The target's row (the action or the refund with its payment and tenant), or null. */
-  load(job: ClaimedJob): Promise<TTarget | null>;
-  /** Why the job ends without a processor call (`refund_succeeded`, ...), or null to act. */
-  skipReason(target: TTarget | null): string | null;
-  /** How a skipped job ends: `done` (answered already) or `dead` (nothing to act on). */
-  endOfSkipped(target: TTarget | null, reason: string): 'done' | 'dead';
-  /** One attempt at the processor, every call observed into `calls`. */
-  attempt(
-    processor: Stripe,
-    target: TTarget,
-    calls: ProcessorCall[],
-  ): Promise<TAnswer | ActionDoubt>;
-  /** The fields that name the target, in the log line and the event (`{ refund: id }`). */
-  describe(target: TTarget): Record<string, unknown>;
-  /** The outcome as the `outcome.recorded` event shows it. */
-  describeOutcome(outcome: TAnswer | ActionDoubt): Record<string, unknown>;
-  /** Moves the target to `failed` (refused) or `unknown` (out of attempts), if still unanswered. */
-  setStatus(
-    tx: postgres.TransactionSql,
-    target: TTarget,
-    status: 'failed' | 'unknown',
-    code: string,
-    message: string | null,
-  ): Promise<unknown>;
-  /** Records the processor's answer and finishes or reschedules the job (or `lease_lost`). */
-  recordAnswer(
-    tx: postgres.TransactionSql,
-    target: TTarget,
-    answer: TAnswer,
-  ): Promise<RecordResult>;
-}
-
-function isDoubt(outcome: { kind: string }): outcome is ActionDoubt {
-  return ['refused', 'in_flight', 'ambiguous'].includes(outcome.kind);
-}
-
-/**
- * Runs one claimed money-action job, the protocol every action shares with the charge: read
- * the target, end the job without a call when there is nothing to do, give the last attempt
- * whose lease ran out the ambiguous outcome (the reconciler takes it from there), otherwise ask
- * the processor once under the renewed lease, then record the outcome and its calls in ONE
- * transaction guarded by the job's lock token (a worker whose lease was taken over writes
- * nothing): a doubt is retried (`retryOnDoubt`), and after `max_attempts` leaves the target
- * `unknown` (job `dead`); a refusal ends the job and the target `failed`.
- */
-export async function runProcessorActionJob<
-  TTarget extends { processor_secret_key: string },
-  TAnswer extends { kind: string },
->(job: ClaimedJob, deps: JobDeps, action: ProcessorAction<TTarget, TAnswer>): Promise<JobResult> {
-  const retry = { log: deps.log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
-  const target = await withDatabaseRetry(() => action.load(job), retry);
-  const skip = action.skipReason(target);
-  if (skip || !target) {
-    const reason = skip ?? '';
-    const end = action.endOfSkipped(target, reason);
-    const finished = await withDatabaseRetry(() => finishJob(deps.sql, job, end, skip), retry);
-    return finished ? { job: 'skipped', reason } : { job: 'lease_lost' };
-  }
-  const calls: ProcessorCall[] = [];
-  const outcome =
-    job.attempts > job.maxAttempts
-      ? LEASE_EXPIRED_ON_LAST_ATTEMPT
-      : await whileRenewingLease(job, deps, () =>
-          action.attempt(deps.processorFor(target.processor_secret_key), target, calls),
-        );
-  deps.log(action.logName, {
-    job: job.id,
-    payment: job.paymentId,
-    ...action.describe(target),
-    attempt: job.attempts,
-    outcome: outcome.kind,
-  });
-  const events = takeCallEvents(job, calls);
-  const record = (tx: postgres.TransactionSql): Promise<RecordResult> => {
-    if (!isDoubt(outcome)) return action.recordAnswer(tx, target, outcome);
-    return recordDoubt(tx, job, outcome, deps.backoff, (status, code, message) =>
-      action.setStatus(tx, target, status, code, message),
-    );
-  };
-  return withDatabaseRetry(
-    () =>
-      deps.sql.begin(async (tx) => {
-        const result = await record(tx);
-        if (result.job === 'lease_lost') return result;
-        // Written only after the guarded job update matched.
-        const about = { ...action.describe(target), outcome: action.describeOutcome(outcome) };
-        await recordPaymentEvents(tx, [...events, outcomeRecordedEvent(job, result, about)]);
-        return result;
-      }),
-    retry,
-  );
-}
-
-async function recordDoubt(
+export async function endOnDoubt(
   tx: postgres.TransactionSql,
   job: ClaimedJob,
   outcome: ActionDoubt,
-  backoff: BackoffPolicy,
   setStatus: (
     status: 'failed' | 'unknown',
     code: string,
     message: string | null,
   ) => Promise<unknown>,
 ): Promise<RecordResult> {
-  const retried = await retryOnDoubt(tx, job, outcome, backoff);
-  if (retried) return retried;
   if (outcome.kind === 'refused') {
     if (!(await finishJob(tx, job, 'done', `refused: ${outcome.code}`)))
       return { job: 'lease_lost' };
@@ -239,4 +298,9 @@ async function recordDoubt(
   if (!(await finishJob(tx, job, 'dead', outcome.reason))) return { job: 'lease_lost' };
   await setStatus('unknown', 'retries_exhausted', outcome.reason);
   return { job: 'dead' };
+}
+
+/** How a job's database work is retried (`withDatabaseRetry`). */
+export function jobRetry(job: ClaimedJob, deps: JobDeps): DatabaseRetryOptions {
+  return { log: deps.log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
 }

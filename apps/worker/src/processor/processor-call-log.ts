@@ -1,6 +1,9 @@
 import type { ClaimedJob } from '@once/db/outbox';
-import type { PaymentEventInput } from '@once/db/payment-events';
-import { workerActor } from '@once/db/payment-events';
+import {
+  type PaymentEventInput,
+  type PaymentEventKind,
+  workerActor,
+} from '@once/db/payment-events';
 import { outcomeOfChargeError } from './charge-outcome.ts';
 
 /**
@@ -53,33 +56,33 @@ export async function observedCall<T>(
     return answer;
   } catch (error) {
     const outcome = outcomeOfChargeError(error);
-    const result: ProcessorCall['result'] =
-      outcome.kind === 'in_flight'
-        ? 'in_flight'
-        : outcome.kind === 'declined'
-          ? 'declined'
-          : outcome.kind === 'rejected'
-            ? 'rejected'
-            : 'failed';
-    calls.push({
-      ...what,
-      result,
-      error: 'reason' in outcome ? outcome.reason : 'code' in outcome ? outcome.code : '',
-    });
+    const { kind } = outcome;
+    const result =
+      kind === 'in_flight' || kind === 'declined' || kind === 'rejected' ? kind : 'failed';
+    const why = 'reason' in outcome ? outcome.reason : 'code' in outcome ? outcome.code : '';
+    calls.push({ ...what, result, error: why });
     throw error;
   }
 }
 
-/**
- * Takes the calls observed so far (emptying the list) as `processor.call` events of the job's
- * worker, each an arrow to the processor's lane.
- */
-export function takeCallEvents(job: ClaimedJob, calls: ProcessorCall[]): PaymentEventInput[] {
-  return calls.splice(0).map((call) => ({
+/** One of a job's facts on its payment's timeline, in the lane of the worker holding it. */
+export function jobEvent(
+  job: ClaimedJob,
+  kind: PaymentEventKind,
+  detail: Record<string, unknown>,
+): PaymentEventInput {
+  return {
     tenantId: job.tenantId,
     paymentId: job.paymentId,
     actor: workerActor(job.lockedBy),
-    kind: 'processor.call' as const,
-    detail: { to: 'processor', job: job.id, attempt: job.attempts, ...call },
-  }));
+    kind,
+    detail: { job: job.id, attempt: job.attempts, ...detail },
+  };
+}
+
+/** Takes the calls observed so far (emptying the list) as `processor.call` events: arrows to the processor. */
+export function takeCallEvents(job: ClaimedJob, calls: ProcessorCall[]): PaymentEventInput[] {
+  return calls
+    .splice(0)
+    .map((call) => jobEvent(job, 'processor.call', { to: 'processor', ...call }));
 }

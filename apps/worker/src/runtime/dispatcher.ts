@@ -8,9 +8,8 @@ import type { JobDeps } from '../jobs/processor-action-job.ts';
 import { claimJobs } from './claim-jobs.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 
+/** `sql` also gives the dispatcher its LISTEN connection (postgres.js reserves one from the pool). */
 export interface DispatcherOptions extends JobDeps {
-  /** The dispatcher needs its own LISTEN connection; postgres.js reserves one from this pool. */
-  sql: postgres.Sql;
   workerId: string;
   /** Jobs charged at the same time by this process. */
   concurrency: number;

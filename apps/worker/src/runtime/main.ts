@@ -12,7 +12,6 @@ import { backfillWebhookEvents } from '../webhooks/backfill-webhook-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { startHealthServer } from './health-server.ts';
 import { createLogger } from './logger.ts';
-import { startPeriodicTask } from './periodic-task.ts';
 import { withDatabaseRetry } from './transient-database-error.ts';
 import { readWorkerConfig } from './worker-config.ts';
 
@@ -88,34 +87,29 @@ const dispatcher = startDispatcher({
 
 // Payments the reconciler could not decide after many checks (see /healthz).
 let stuckPayments = 0;
-const reconciler = startPeriodicTask(
-  'reconciler',
-  config.reconcileIntervalMs,
-  async () => {
-    const summary = await reconcilePayments({
-      sql: database.sql,
-      processorFor,
-      log,
-      olderThanMs: config.reconcileAfterMs,
-      maxRequeues: config.reconcileMaxRequeues,
-      recheckBackoff: {
-        baseMs: config.reconcileBackoffBaseMs,
-        maxMs: config.reconcileBackoffMaxMs,
-      },
-      stuckAfterChecks: config.reconcileStuckAfterChecks,
-      notify: config.outboxNotify,
-      challengeAbandonAfterMs: config.challengeAbandonAfterMs,
-    });
-    stuckPayments = summary.stuck;
-    if (summary.examined > 0) log('reconciler.pass', { ...summary });
-    const requeued = await requeueUnansweredMoneyMoves(database.sql, {
-      olderThanMs: config.reconcileAfterMs,
-      notify: config.outboxNotify,
-    });
-    if (requeued > 0) log('reconciler.requeued_unanswered', { captures_voids_refunds: requeued });
-  },
-  log,
-);
+const reconciler = startPeriodicTask('reconciler', config.reconcileIntervalMs, async () => {
+  const summary = await reconcilePayments({
+    sql: database.sql,
+    processorFor,
+    log,
+    olderThanMs: config.reconcileAfterMs,
+    maxRequeues: config.reconcileMaxRequeues,
+    recheckBackoff: {
+      baseMs: config.reconcileBackoffBaseMs,
+      maxMs: config.reconcileBackoffMaxMs,
+    },
+    stuckAfterChecks: config.reconcileStuckAfterChecks,
+    notify: config.outboxNotify,
+    challengeAbandonAfterMs: config.challengeAbandonAfterMs,
+  });
+  stuckPayments = summary.stuck;
+  if (summary.examined > 0) log('reconciler.pass', { ...summary });
+  const requeued = await requeueUnansweredMoneyMoves(database.sql, {
+    olderThanMs: config.reconcileAfterMs,
+    notify: config.outboxNotify,
+  });
+  if (requeued > 0) log('reconciler.requeued_unanswered', { captures_voids_refunds: requeued });
+});
 
 // Webhooks the app missed (endpoint down, answered 503): applied from the processor's list,
 // recorded once per event id in the same key store as the web's deliveries.
@@ -132,7 +126,6 @@ const webhookBackfill = startPeriodicTask(
     const summary = await backfillWebhookEvents({ store: webhookEvents, processorFor, log });
     if (summary.applied + summary.left > 0) log('webhook_backfill.pass', { ...summary });
   },
-  log,
 );
 
 // Idempotency keys whose request died mid-flight are released (no phase committed: the
@@ -140,30 +133,20 @@ const webhookBackfill = startPeriodicTask(
 // keys past their retention are deleted in small batches. Outbox jobs need no sweeper: the
 // claim query takes over expired job leases.
 const keyUpkeep = (what: string) => ({ log, what, attempts: 3, onHang: onDatabaseHang });
-const keySweeper = startPeriodicTask(
-  'key_sweeper',
-  config.sweepIntervalMs,
-  async () => {
-    const swept = await withDatabaseRetry(
-      () => sweepExpiredLeases(database.db),
-      keyUpkeep('key_sweeper'),
-    );
-    if (swept.released + swept.markedUnknown > 0) log('key_sweeper.swept', { ...swept });
-  },
-  log,
-);
-const keyReaper = startPeriodicTask(
-  'key_reaper',
-  config.reapIntervalMs,
-  async () => {
-    const reaped = await withDatabaseRetry(
-      () => reapExpiredKeys(database.db),
-      keyUpkeep('key_reaper'),
-    );
-    if (reaped.deleted > 0) log('key_reaper.reaped', { ...reaped });
-  },
-  log,
-);
+const keySweeper = startPeriodicTask('key_sweeper', config.sweepIntervalMs, async () => {
+  const swept = await withDatabaseRetry(
+    () => sweepExpiredLeases(database.db),
+    keyUpkeep('key_sweeper'),
+  );
+  if (swept.released + swept.markedUnknown > 0) log('key_sweeper.swept', { ...swept });
+});
+const keyReaper = startPeriodicTask('key_reaper', config.reapIntervalMs, async () => {
+  const reaped = await withDatabaseRetry(
+    () => reapExpiredKeys(database.db),
+    keyUpkeep('key_reaper'),
+  );
+  if (reaped.deleted > 0) log('key_reaper.reaped', { ...reaped });
+});
 
 // From here on a stop signal drains the loops: they run as soon as they are created.
 let health: Server | null = null;
@@ -173,12 +156,7 @@ shutdown = async (signal: string): Promise<void> => {
   shuttingDown = true;
   log('worker.stopping', { signal });
   await dispatcher.stop(config.shutdownGraceMs);
-  await Promise.all([
-    reconciler.stop(),
-    webhookBackfill.stop(),
-    keySweeper.stop(),
-    keyReaper.stop(),
-  ]);
+  await Promise.all([reconciler, webhookBackfill, keySweeper, keyReaper].map((t) => t.stop()));
   health?.close();
   await database.close();
   log('worker.stopped');
@@ -226,3 +204,32 @@ installDatabaseCrashPolicy({
     log('worker.unhandled_rejection', { error: String(reason) });
   },
 });
+
+/**
+ * Runs `run` now and then every `intervalMs` after each run ends (never two at once). A
+ * failed run is logged and the next one happens on schedule: a database outage must not
+ * end the reaper or the reconciler. `stop` resolves when the run in progress has finished.
+ */
+function startPeriodicTask(name: string, intervalMs: number, run: () => Promise<unknown>) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+  const tick = () => {
+    current = run()
+      .then(
+        () => {},
+        (error: unknown) => log(`${name}.failed`, { error: String(error) }),
+      )
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  tick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { claimDueJobs } from '@once/db/outbox';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import {
   createProcessorTestDatabase,
@@ -7,10 +6,9 @@ import {
   startTestProcessor,
 } from '@once/processor/testing';
 import postgres from 'postgres';
-import { handledJobKinds, runJob } from '../jobs/job-handlers.ts';
 import type { JobDeps } from '../jobs/processor-action-job.ts';
 import { expectConvergedInvariantHolds } from './convergence.ts';
-import { inProcessDeps } from './in-process-worker.ts';
+import { inProcessDeps, runDueJobsOnce } from './in-process-worker.ts';
 import { seedTenants } from './seed-checkouts.ts';
 
 /** The app's database, the real processor (in this process) and the worker's handlers over them. */
@@ -51,13 +49,7 @@ export async function startInProcessSystem(
     deps,
     async runJobsOf(paymentId) {
       for (let round = 0; round < 200; round++) {
-        const claims = await claimDueJobs(app.client.sql, {
-          workerId: 'w-test',
-          leaseMs: 30_000,
-          limit: 10,
-          kinds: handledJobKinds,
-        });
-        for (const { job } of claims) await runJob(job, deps);
+        await runDueJobsOnce(deps);
         const [left] = await app.client.sql<{ n: number }[]>`
           select count(*)::int as n from outbox_jobs
           where payment_id = ${paymentId} and status in ('pending', 'running')`;

@@ -23,18 +23,23 @@ export function createInProcessWorker(options: {
   return {
     async runDueJobs() {
       for (let round = 0; round < 50; round++) {
-        const claims = await claimDueJobs(options.sql, {
-          workerId: 'w-in-process',
-          leaseMs: 30_000,
-          limit: 20,
-          kinds: handledJobKinds,
-        });
-        if (claims.length === 0) return;
-        for (const { job } of claims) await runJob(job, deps);
+        if ((await runDueJobsOnce(deps)) === 0) return;
       }
       throw new Error('the in-process worker still finds due jobs after 50 rounds');
     },
   };
+}
+
+/** Claims the due jobs once and runs them, as the dispatcher would; returns how many. */
+export async function runDueJobsOnce(deps: JobDeps): Promise<number> {
+  const claims = await claimDueJobs(deps.sql, {
+    workerId: 'w-in-process',
+    leaseMs: 30_000,
+    limit: 20,
+    kinds: handledJobKinds,
+  });
+  for (const { job } of claims) await runJob(job, deps);
+  return claims.length;
 }
 
 /** What the handlers run with in a test's process: short backoffs, a silent log. */

@@ -11,9 +11,11 @@ import { observedCall, type ProcessorCall } from '../../processor/processor-call
 import {
   type ActionDoubt,
   actionOutcomeOfError,
+  endOnDoubt,
   type JobDeps,
   type JobResult,
   runProcessorActionJob,
+  skipped,
 } from '../processor-action-job.ts';
 
 /** An operator's capture or void as its job reads it. */
@@ -48,71 +50,60 @@ interface AuthorizationIntentState extends PaymentIntentState {
 type ActionOutcome = { kind: 'ended'; end: AuthorizationEnd } | ActionDoubt;
 
 /**
- * Runs one claimed capture or void job, top to bottom like the protocol:
- * 1. read the action, its payment's recorded intent and the tenant's processor key; an action
- *    already answered, or one whose payment is not `authorized`, ends the job without a call;
- * 2. on a retry (or for an action left `unknown`, re-enqueued by the reconciler), READ the
- *    intent first (by id, strongly consistent): an earlier attempt whose
- *    answer was lost may already have captured or voided it, and that is the outcome;
- * 3. otherwise send the capture or the cancel with the action's own downstream key (every
- *    attempt the same, so the processor replays a lost answer instead of acting twice); an
- *    intent that is no longer capturable (`payment_intent_unexpected_state`) is read again;
- * 4. record the outcome and finish the job in one transaction guarded by the lock token:
- *    ended -> job `done`, the payment `captured` (with the captured amount) or `voided`, the
- *    action `succeeded` if that is what it asked for, else `failed` with the reason; refused
- *    -> action `failed` with the processor's code, the payment stays `authorized`; out of
- *    attempts -> action `unknown`.
+ * Runs one claimed capture or void job on the template: an action already answered, or whose
+ * payment is not `authorized`, ends without a call; a retry (or an action left `unknown`)
+ * reads the intent first, since an earlier attempt whose answer was lost may have acted; else
+ * the capture or cancel goes out under the action's own downstream key, the same on every
+ * attempt. Whatever ended the intent settles the payment `captured` or `voided`, and the action
+ * `succeeded` if that is what it asked for, else `failed`; a refusal leaves it `authorized`.
  */
 export function runAuthorizationAction(
   job: ClaimedJob<'capture_payment' | 'void_payment'>,
   deps: JobDeps,
 ): Promise<JobResult> {
   const actionId = typeof job.payload.actionId === 'string' ? job.payload.actionId : null;
-  return runProcessorActionJob<AuthorizationAction, { kind: 'ended'; end: AuthorizationEnd }>(
-    job,
-    deps,
-    {
-      logName: 'action.attempted',
-      load: (claimed) =>
-        actionId ? loadAction(deps.sql, claimed, actionId) : Promise.resolve(null),
-      skipReason: (action) =>
-        !action
-          ? 'action_not_found'
-          : action.status !== 'pending' && action.status !== 'unknown'
-            ? `action_${action.status}`
-            : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
-              ? `payment_${action.payment_status}`
-              : null,
-      endOfSkipped: (action) => (action ? 'done' : 'dead'),
-      attempt: (processor, action, calls) => actOnce(processor, job, action, calls),
-      describe: (action) => ({ action: action.id }),
-      describeOutcome: (outcome) => ({
-        kind: outcome.kind,
-        ...(outcome.kind === 'ended'
-          ? outcome.end
-          : outcome.kind === 'refused'
-            ? { code: outcome.code }
-            : { reason: outcome.reason }),
-      }),
-      setStatus: (tx, action, status, code, message) =>
-        setActionStatus(tx, job, action, status, code, message),
-      recordAnswer: async (tx, action, { end }) => {
-        const asked = action.kind === 'capture' ? 'captured' : 'voided';
-        const lastError = end.payment === asked ? null : `found_${end.payment}`;
-        if (!(await finishJob(tx, job, 'done', lastError))) return { job: 'lease_lost' };
-        if (end.payment === asked) await setActionStatus(tx, job, action, 'succeeded');
-        else await setActionStatus(tx, job, action, 'failed', `payment_already_${end.payment}`);
-        await settlePayment(
-          tx,
-          { tenantId: job.tenantId, paymentId: job.paymentId },
-          end.payment === 'captured'
-            ? { status: 'captured', amountCaptured: end.amountCaptured }
-            : { status: 'voided' },
+  return runProcessorActionJob<AuthorizationAction, ActionOutcome>(job, deps, {
+    logName: 'action.attempted',
+    load: () => (actionId ? loadAction(deps.sql, job, actionId) : Promise.resolve(null)),
+    notFound: 'action_not_found',
+    skip: (action) =>
+      action.status !== 'pending' && action.status !== 'unknown'
+        ? skipped('done', `action_${action.status}`)
+        : action.payment_status !== 'authorized' || !action.processor_payment_intent_id
+          ? skipped('done', `payment_${action.payment_status}`)
+          : null,
+    attempt: (processor, action, calls) => actOnce(processor, job, action, calls),
+    describe: (action) => ({ action: action.id }),
+    describeOutcome: (outcome) => ({
+      kind: outcome.kind,
+      ...(outcome.kind === 'ended'
+        ? outcome.end
+        : outcome.kind === 'refused'
+          ? { code: outcome.code }
+          : { reason: outcome.reason }),
+    }),
+    end: async (tx, action, outcome) => {
+      if (outcome.kind !== 'ended') {
+        return endOnDoubt(tx, job, outcome, (status, code, message) =>
+          setActionStatus(tx, job, action, status, code, message),
         );
-        return { job: 'done' };
-      },
+      }
+      const { end } = outcome;
+      const asked = action.kind === 'capture' ? 'captured' : 'voided';
+      const lastError = end.payment === asked ? null : `found_${end.payment}`;
+      if (!(await finishJob(tx, job, 'done', lastError))) return { job: 'lease_lost' };
+      if (end.payment === asked) await setActionStatus(tx, job, action, 'succeeded');
+      else await setActionStatus(tx, job, action, 'failed', `payment_already_${end.payment}`);
+      await settlePayment(
+        tx,
+        { tenantId: job.tenantId, paymentId: job.paymentId },
+        end.payment === 'captured'
+          ? { status: 'captured', amountCaptured: end.amountCaptured }
+          : { status: 'voided' },
+      );
+      return { job: 'done' };
     },
-  );
+  });
 }
 
 async function loadAction(

@@ -1,5 +1,5 @@
-import { type ClaimedJob, finishJob } from '@once/db/outbox';
-import { recordPaymentEvents, workerActor } from '@once/db/payment-events';
+import { type ClaimedJob, lockHeldJob } from '@once/db/outbox';
+import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
 import { confirmKeyFor } from '@once/payments';
 import type postgres from 'postgres';
 import Stripe from 'stripe';
@@ -13,21 +13,27 @@ import {
 } from '../../processor/charge-outcome.ts';
 import { findPaymentIntentByMetadata } from '../../processor/find-payment-intent.ts';
 import {
+  jobEvent,
   observedCall,
   type ProcessorCall,
   takeCallEvents,
 } from '../../processor/processor-call-log.ts';
-import { whileRenewingLease } from '../../runtime/renew-lease.ts';
 import { withDatabaseRetry } from '../../runtime/transient-database-error.ts';
-import type { JobDeps, JobResult } from '../processor-action-job.ts';
+import {
+  type JobDeps,
+  type JobResult,
+  jobRetry,
+  LEASE_LOST,
+  runProcessorActionJob,
+  skipped,
+} from '../processor-action-job.ts';
 import {
   type AdoptedIntentHistory,
   mayHaveAdoptedHistory,
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
 } from './adopted-intent-history.ts';
-import { recordChargeOutcome } from './record-charge-outcome.ts';
-import { recordPaymentIntentId } from './record-payment-intent.ts';
+import { describeChargeOutcome, endCharge } from './record-charge-outcome.ts';
 
 /** The test payment method when the checkout did not name one (Stripe's test Visa). */
 const DEFAULT_PAYMENT_METHOD = 'pm_card_visa';
@@ -43,9 +49,6 @@ interface ChargeTarget {
   processor_payment_intent_id: string | null;
 }
 
-/** Step A's recovery point could not be written: another worker holds the job now. */
-const LEASE_LOST = Symbol('lease_lost');
-
 /** What the calls of one attempt found, with the history of an intent taken over. */
 interface ChargeAttempt {
   outcome: ChargeOutcome;
@@ -53,111 +56,59 @@ interface ChargeAttempt {
 }
 
 /**
- * Runs one claimed charge job, top to bottom like the protocol (the two-step charge,
- * docs/decisions/0009-two-step-charge.md):
- * 1. read the payment, its recorded PaymentIntent (if any) and the tenant's processor key;
- * 2. give up without calling if the job already used all its attempts (it keeps killing
- *    or stalling its workers) or its payment is already settled;
- * 3. if no intent is recorded: adopt one found by metadata (this payment's, or an earlier
- *    payment's of the same checkout whose row was lost), or create one WITHOUT
- *    confirming it (the payment's downstream key), and record its id under the job's
- *    lock token (a recovery point); if one is recorded: retrieve it (strongly consistent)
- *    and act on its status: a final state is recorded as it is, in-flight waits;
- * 4. confirm that one intent (its own derived key, the `return_url` of a 3-D Secure
- *    challenge). An intent charges at most once, so a confirm re-sent late, after the
- *    processor forgot its key, cannot charge twice. A card that needs the challenge answers
- *    `requires_action`: recorded with the challenge URL, and the job ends (the shopper's turn);
- *    an intent made for an earlier payment of the checkout that charged or was canceled is
- *    read again with its refunds: what happened to it after the charge (a capture, a void)
- *    was lost with that payment's rows;
- * 5. record the outcome (and that history) and finish the job in one transaction guarded by
- *    the lock token.
- * The lease is renewed while the processor is being called.
+ * Runs one claimed charge job on the template, top to bottom like the two-step charge
+ * (docs/decisions/0009-two-step-charge.md): only an intent whose id is recorded under the
+ * job's lock token is ever confirmed, and an intent charges at most once, so a confirm re-sent
+ * late, after the processor forgot its key, cannot charge twice.
  */
-export async function chargePayment(
+export function chargePayment(
   job: ClaimedJob<'charge_payment'>,
   deps: JobDeps,
 ): Promise<JobResult> {
   const { sql, log } = deps;
-  const retry = { log, what: `job ${job.id}`, onHang: deps.onDatabaseHang };
-
-  // 1. What to charge, and with whose key.
-  const target = await withDatabaseRetry(() => loadChargeTarget(sql, job), retry);
-  if (!target) {
-    const finished = await withDatabaseRetry(
-      () => finishJob(sql, job, 'dead', 'payment_not_found'),
-      retry,
-    );
-    return finished ? { job: 'skipped', reason: 'payment_not_found' } : { job: 'lease_lost' };
-  }
-
-  // 2. Nothing to do, or nothing more we are allowed to do. Only the processor's word
-  // settles a payment: this worker's answers, the reconciler's ledger, or a webhook for the
-  // intent recorded here as the processor returns it when asked (never an event's body), so
-  // a payment settled elsewhere was really charged or declined.
-  if (target.status !== 'processing' && target.status !== 'unknown') {
-    // Recorded with the finish, so the payment's timeline shows how the job ended.
-    const finished = await withDatabaseRetry(
-      () =>
-        sql.begin(async (tx) => {
-          if (!(await finishJob(tx, job, 'done', `already_${target.status}`))) return false;
-          await recordPaymentEvents(tx, [
-            {
-              tenantId: job.tenantId,
-              paymentId: job.paymentId,
-              actor: workerActor(job.lockedBy),
-              kind: 'job.finished',
-              detail: { job: job.id, attempt: job.attempts, paymentWas: target.status },
+  return runProcessorActionJob<ChargeTarget, ChargeOutcome & { adopted?: AdoptedIntentHistory }>(
+    job,
+    deps,
+    {
+      logName: 'charge.attempted',
+      load: () => loadChargeTarget(sql, job),
+      notFound: 'payment_not_found',
+      // Only the processor's word settles a payment (this worker's answers, the reconciler's,
+      // a webhook's intent as the processor returns it when asked), so a payment settled
+      // elsewhere was really charged or declined.
+      skip: ({ status }) =>
+        status === 'processing' || status === 'unknown'
+          ? null
+          : {
+              ...skipped('done', `payment_${status}`),
+              lastError: `already_${status}`,
+              paymentWas: status,
             },
-          ]);
-          return true;
-        }),
-      retry,
-    );
-    return finished
-      ? { job: 'skipped', reason: `payment_${target.status}` }
-      : { job: 'lease_lost' };
-  }
-  if (job.attempts > job.maxAttempts) {
-    const outcome: ChargeOutcome = { kind: 'ambiguous', reason: 'lease_expired_on_last_attempt' };
-    return withDatabaseRetry(() => recordChargeOutcome(sql, job, outcome, deps.backoff), retry);
-  }
-
-  // Every processor call, recorded as an event with what the worker made of it.
-  const calls: ProcessorCall[] = [];
-  // 3 and 4. The calls to the processor.
-  const processor = deps.processorFor(target.processor_secret_key);
-  const attempt = await whileRenewingLease(job, deps, () =>
-    chargeInTwoSteps(
-      processor,
-      job,
-      target,
-      calls,
-      (intentId) => {
-        const events = takeCallEvents(job, calls);
-        return withDatabaseRetry(() => recordPaymentIntentId(sql, job, intentId, events), retry);
+      attempt: async (processor, target, calls) => {
+        const recordIntent = (intentId: string) => {
+          const events = takeCallEvents(job, calls);
+          return withDatabaseRetry(
+            () => recordPaymentIntentId(sql, job, intentId, events),
+            jobRetry(job, deps),
+          );
+        };
+        const attempt = await chargeInTwoSteps(
+          processor,
+          job,
+          target,
+          calls,
+          recordIntent,
+          deps.returnUrl,
+        );
+        if (attempt !== LEASE_LOST) return { ...attempt.outcome, adopted: attempt.adopted };
+        log('charge.intent_not_recorded', { job: job.id, payment: job.paymentId });
+        return LEASE_LOST;
       },
-      deps.returnUrl,
-    ),
-  );
-  if (attempt === LEASE_LOST) {
-    log('charge.intent_not_recorded', { job: job.id, payment: job.paymentId });
-    return { job: 'lease_lost' };
-  }
-  const { outcome, adopted } = attempt;
-  log('charge.attempted', {
-    job: job.id,
-    payment: job.paymentId,
-    attempt: job.attempts,
-    outcome: outcome.kind,
-    detail: 'reason' in outcome ? outcome.reason : 'code' in outcome ? outcome.code : undefined,
-  });
-
-  // 5. Record it, or nothing if our lease was taken over.
-  const events = takeCallEvents(job, calls);
-  return withDatabaseRetry(
-    () => recordChargeOutcome(sql, job, outcome, deps.backoff, events, adopted),
-    retry,
+      describe: () => ({}),
+      describeOutcome: describeChargeOutcome,
+      end: (tx, _target, outcome, about) =>
+        endCharge(tx, job, outcome, about, 'adopted' in outcome ? outcome.adopted : undefined),
+    },
   );
 }
 
@@ -228,6 +179,40 @@ async function chargeInTwoSteps(
   } catch (error) {
     return { outcome: outcomeOfChargeError(error) };
   }
+}
+
+/**
+ * Step A's recovery point: writes the PaymentIntent's id on the payment, in a transaction
+ * that first locks the job row and checks this worker still holds it (`lock_token`).
+ * Only a recorded intent is ever confirmed, so every confirm that may ever have left is
+ * on an intent the app knows by id, and retrieving it by id is a complete answer.
+ *
+ * Never replaces a different recorded id: returns `false` then (and when the lease was
+ * lost), and the caller confirms nothing. Writing the same id again is a no-op success,
+ * so a retried commit whose answer was lost is harmless.
+ */
+async function recordPaymentIntentId(
+  sql: postgres.Sql,
+  job: ClaimedJob,
+  intentId: string,
+  /** The processor calls that led here (`processor.call`), recorded with the intent. */
+  callEvents: readonly PaymentEventInput[] = [],
+): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    if (!(await lockHeldJob(tx, job))) return false;
+    const rows = await tx`
+      update payments
+      set processor_payment_intent_id = ${intentId}, updated_at = now()
+      where tenant_id = ${job.tenantId} and id = ${job.paymentId}
+        and (processor_payment_intent_id is null or processor_payment_intent_id = ${intentId})
+      returning id`;
+    if (rows.length !== 1) return false;
+    await recordPaymentEvents(tx, [
+      ...callEvents,
+      jobEvent(job, 'intent.recorded', { intent: intentId }),
+    ]);
+    return true;
+  });
 }
 
 /**

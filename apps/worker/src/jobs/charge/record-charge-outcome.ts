@@ -1,10 +1,10 @@
 import type { BackoffPolicy } from '@once/backoff';
 import { type ClaimedJob, finishJob } from '@once/db/outbox';
-import { type PaymentEventInput, recordPaymentEvents } from '@once/db/payment-events';
+import type { PaymentEventInput } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
-import { type ChargeOutcome, settlementOf } from '../../processor/charge-outcome.ts';
-import { outcomeRecordedEvent, type RecordResult, retryOnDoubt } from '../processor-action-job.ts';
+import { type ChargeOutcome, isDefinite, settlementOf } from '../../processor/charge-outcome.ts';
+import { type RecordResult, recordOutcome } from '../processor-action-job.ts';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 
 /**
@@ -29,7 +29,7 @@ import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted
  * happened to it after its charge: its capture or void and its refunds, recorded with the
  * settlement (an intent authorised, then voided, comes as `authorized` and ends `voided`).
  */
-export async function recordChargeOutcome(
+export function recordChargeOutcome(
   sql: postgres.Sql,
   job: ClaimedJob,
   outcome: ChargeOutcome,
@@ -38,39 +38,31 @@ export async function recordChargeOutcome(
   callEvents: readonly PaymentEventInput[] = [],
   adopted?: AdoptedIntentHistory,
 ): Promise<RecordResult> {
-  // Written only after the guarded job update matched: a worker whose lease was taken over
-  // records neither the outcome nor its calls.
-  const recorded = async (
-    tx: postgres.TransactionSql,
-    result: RecordResult,
-    history?: Record<string, unknown>,
-  ): Promise<RecordResult> => {
-    await recordPaymentEvents(tx, [
-      ...callEvents,
-      outcomeRecordedEvent(job, result, {
-        outcome: describeOutcome(outcome),
-        ...(history ? { adopted: history } : {}),
-      }),
-    ]);
-    return result;
-  };
-  return sql.begin(async (tx): Promise<RecordResult> => {
-    // In flight: wait without using up an attempt. Giving up here is what once settled a
-    // payment `failed` while its charge was committing.
-    const retried = await retryOnDoubt(tx, job, outcome, backoff);
-    if (retried) return retried.job === 'lease_lost' ? retried : recorded(tx, retried);
-    const end = jobEndOf(outcome);
-    if (!(await finishJob(tx, job, end.job, end.lastError))) return { job: 'lease_lost' };
-    const payment = { tenantId: job.tenantId, paymentId: job.paymentId };
-    const settled = await settlePayment(tx, payment, end.settlement);
-    const history =
-      settled && adopted ? await recordAdoptedIntentHistory(tx, payment, adopted) : undefined;
-    return recorded(tx, { job: end.job }, history);
-  });
+  const about: Record<string, unknown> = { outcome: describeChargeOutcome(outcome) };
+  return recordOutcome(sql, job, backoff, { outcome, callEvents, about }, (tx) =>
+    endCharge(tx, job, outcome, about, adopted),
+  );
+}
+
+/** Ends the job on an outcome not retried and settles the payment, with an adopted intent's history. */
+export async function endCharge(
+  tx: postgres.TransactionSql,
+  job: ClaimedJob,
+  outcome: ChargeOutcome,
+  about: Record<string, unknown>,
+  adopted: AdoptedIntentHistory | undefined,
+): Promise<RecordResult> {
+  const end = jobEndOf(outcome);
+  if (!(await finishJob(tx, job, end.job, end.lastError))) return { job: 'lease_lost' };
+  const payment = { tenantId: job.tenantId, paymentId: job.paymentId };
+  if ((await settlePayment(tx, payment, end.settlement)) && adopted) {
+    about.adopted = await recordAdoptedIntentHistory(tx, payment, adopted);
+  }
+  return { job: end.job };
 }
 
 /** The outcome as the timeline shows it: its kind and its reason or code. */
-function describeOutcome(outcome: ChargeOutcome): Record<string, string> {
+export function describeChargeOutcome(outcome: ChargeOutcome): Record<string, string> {
   return {
     kind: outcome.kind,
     ...('reason' in outcome ? { reason: outcome.reason } : {}),
@@ -87,37 +79,21 @@ function jobEndOf(outcome: ChargeOutcome): {
   lastError: string | null;
   settlement: PaymentSettlement;
 } {
-  switch (outcome.kind) {
-    case 'in_flight': // never: always retried
-    case 'ambiguous':
-      // Out of attempts.
-      return {
-        job: 'dead',
-        lastError: outcome.reason,
-        settlement: {
-          status: 'unknown',
-          code: 'retries_exhausted',
-          message: `last error: ${outcome.reason}`,
-        },
-      };
-    case 'rejected':
-      return {
-        job: 'dead',
-        lastError: `rejected: ${outcome.code}`,
-        settlement: { status: 'unknown', code: outcome.code, message: outcome.message },
-      };
-    case 'declined':
-    case 'authentication_failed':
-      return {
-        job: 'done',
-        lastError: `${outcome.kind}: ${outcome.code}`,
-        settlement: settlementOf(outcome),
-      };
-    default:
-      return {
-        job: 'done',
-        lastError: outcome.kind === 'canceled' ? 'canceled' : null,
-        settlement: settlementOf(outcome),
-      };
+  if (outcome.kind === 'rejected') {
+    const settlement = { status: 'unknown', code: outcome.code, message: outcome.message } as const;
+    return { job: 'dead', lastError: `rejected: ${outcome.code}`, settlement };
   }
+  if (!isDefinite(outcome)) {
+    // Out of attempts (in flight never ends here: it is always retried).
+    const message = `last error: ${outcome.reason}`;
+    const settlement = { status: 'unknown', code: 'retries_exhausted', message } as const;
+    return { job: 'dead', lastError: outcome.reason, settlement };
+  }
+  const lastError =
+    'code' in outcome
+      ? `${outcome.kind}: ${outcome.code}`
+      : outcome.kind === 'canceled'
+        ? 'canceled'
+        : null;
+  return { job: 'done', lastError, settlement: settlementOf(outcome) };
 }

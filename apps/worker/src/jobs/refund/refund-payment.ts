@@ -1,5 +1,4 @@
-import { equalJitterDelayMs } from '@once/backoff';
-import { type ClaimedJob, finishJob, rescheduleJob } from '@once/db/outbox';
+import { type ClaimedJob, finishJob } from '@once/db/outbox';
 import type { RefundStatus } from '@once/db/schema';
 import { refundStatusesRecordableAs } from '@once/payments';
 import type postgres from 'postgres';
@@ -8,9 +7,12 @@ import { observedCall, type ProcessorCall } from '../../processor/processor-call
 import {
   type ActionDoubt,
   actionOutcomeOfError,
+  endOnDoubt,
   type JobDeps,
   type JobResult,
+  retryOnDoubt,
   runProcessorActionJob,
+  skipped,
 } from '../processor-action-job.ts';
 
 interface RefundTarget {
@@ -38,72 +40,57 @@ interface ProcessorRefund {
 type RefundOutcome = { kind: 'answered'; refund: ProcessorRefund } | ActionDoubt;
 
 /**
- * Runs one claimed refund job, top to bottom like the protocol:
- * 1. read the refund, its payment's intent and the tenant's processor key; a refund already
- *    final (`succeeded` / `failed`) ends the job without a call;
- * 2. a refund the processor answered `pending` is RETRIEVED by id until it is final;
- * 3. otherwise look for it first among the intent's refunds (by the refund id in its
- *    metadata; a list is complete, unlike a search): an earlier attempt whose answer was lost,
- *    or the same refund requested before its row was lost in a failover (its id is derived
- *    from the operator's key), may have made it, and the processor may have forgotten its key
- *    since (Stripe keeps keys at least 24 hours);
- * 4. else create it with the refund's own downstream key (every attempt the same, so the
- *    processor replays a lost answer instead of refunding twice);
- * 5. record it and finish or reschedule the job in one transaction guarded by the lock token:
- *    a final refund (`succeeded` / `failed`) or a refusal (`failed` with its code) ends the job;
- *    a `pending` refund is kept with its processor id and looked at again later (without using
- *    an attempt); an ambiguous answer is retried with the same key and, after `max_attempts`,
- *    leaves the refund `unknown`.
+ * Runs one claimed refund job on the template: a final refund ends without a call; one the
+ * processor answered `pending` is retrieved by id until final (without using an attempt);
+ * otherwise it is first looked for among the intent's refunds by the refund id in its
+ * metadata (a list is complete, unlike a search), since an earlier attempt, or the same
+ * refund before its row was lost in a failover, may have made it after the processor forgot
+ * its key; only then is it created under the refund's own downstream key.
  */
 export function refundPaymentJob(
   job: ClaimedJob<'refund_payment'>,
   deps: JobDeps,
 ): Promise<JobResult> {
   const refundId = typeof job.payload.refundId === 'string' ? job.payload.refundId : null;
-  return runProcessorActionJob<RefundTarget, { kind: 'answered'; refund: ProcessorRefund }>(
-    job,
-    deps,
-    {
-      logName: 'refund.attempted',
-      load: (claimed) =>
-        refundId ? loadRefund(deps.sql, claimed, refundId) : Promise.resolve(null),
-      skipReason: (target) =>
-        !target
-          ? 'refund_not_found'
-          : !target.processor_payment_intent_id
-            ? 'payment_has_no_intent'
-            : ['requested', 'pending', 'unknown'].includes(target.status)
-              ? null
-              : `refund_${target.status}`,
-      endOfSkipped: (target, reason) => (target && reason.startsWith('refund_') ? 'done' : 'dead'),
-      attempt: (processor, target, calls) => refundOnce(processor, job, target, calls),
-      describe: (target) => ({ refund: target.id }),
-      describeOutcome: (outcome) =>
-        outcome.kind === 'answered'
-          ? { kind: 'refund', status: outcome.refund.status, id: outcome.refund.id }
-          : outcome,
-      setStatus: (tx, target, status, code, message) =>
-        setRefund(tx, job, target, status, null, code, message),
-      recordAnswer: async (tx, target, { refund }) => {
-        if (refund.status === 'pending') {
-          const delayMs = equalJitterDelayMs(Number.POSITIVE_INFINITY, deps.backoff);
-          const rescheduled = await rescheduleJob(tx, job, delayMs, 'refund_pending', {
-            countAttempt: false,
-          });
-          if (!rescheduled) return { job: 'lease_lost' };
-          await setRefund(tx, job, target, 'pending', refund.id);
-          return { job: 'retry_scheduled', delayMs };
-        }
-        const status = refund.status === 'succeeded' ? 'succeeded' : 'failed';
-        if (!(await finishJob(tx, job, 'done', status === 'failed' ? 'refund_failed' : null))) {
-          return { job: 'lease_lost' };
-        }
-        const code = status === 'failed' ? (refund.failure_reason ?? 'refund_failed') : null;
-        await setRefund(tx, job, target, status, refund.id, code);
-        return { job: 'done' };
-      },
+  return runProcessorActionJob<RefundTarget, RefundOutcome>(job, deps, {
+    logName: 'refund.attempted',
+    load: () => (refundId ? loadRefund(deps.sql, job, refundId) : Promise.resolve(null)),
+    notFound: 'refund_not_found',
+    skip: (target) =>
+      !target.processor_payment_intent_id
+        ? skipped('dead', 'payment_has_no_intent')
+        : ['requested', 'pending', 'unknown'].includes(target.status)
+          ? null
+          : skipped('done', `refund_${target.status}`),
+    attempt: (processor, target, calls) => refundOnce(processor, job, target, calls),
+    describe: (target) => ({ refund: target.id }),
+    describeOutcome: (outcome) =>
+      outcome.kind === 'answered'
+        ? { kind: 'refund', status: outcome.refund.status, id: outcome.refund.id }
+        : outcome,
+    end: async (tx, target, outcome) => {
+      if (outcome.kind !== 'answered') {
+        return endOnDoubt(tx, job, outcome, (status, code, message) =>
+          setRefund(tx, job, target, status, null, code, message),
+        );
+      }
+      const { refund } = outcome;
+      if (refund.status === 'pending') {
+        // Looked at again at the backoff cap without using up an attempt, like a charge in flight.
+        const waiting = { kind: 'in_flight', reason: 'refund_pending' };
+        const retried = (await retryOnDoubt(tx, job, waiting, deps.backoff))!;
+        if (retried.job !== 'lease_lost') await setRefund(tx, job, target, 'pending', refund.id);
+        return retried;
+      }
+      const status = refund.status === 'succeeded' ? 'succeeded' : 'failed';
+      if (!(await finishJob(tx, job, 'done', status === 'failed' ? 'refund_failed' : null))) {
+        return { job: 'lease_lost' };
+      }
+      const code = status === 'failed' ? (refund.failure_reason ?? 'refund_failed') : null;
+      await setRefund(tx, job, target, status, refund.id, code);
+      return { job: 'done' };
     },
-  );
+  });
 }
 
 async function loadRefund(
