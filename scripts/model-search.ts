@@ -4,6 +4,7 @@
  * (`-- --runs 500 --seed 42`), or against the planted bugs that prove it finds each class
  * (`-- --planted [name...] [--seeds 3]`): each patch in test/money-model/planted/ is applied to
  * a throw-away copy of the tree, and one line per bug tells the first seed that caught it.
+ * `--webs 1` sends everything to one web process (default 2): a bug only two webs catch.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ const { values, positionals } = parseArgs({
     seed: { type: 'string' },
     planted: { type: 'boolean', default: false },
     seeds: { type: 'string', default: '10' },
+    webs: { type: 'string', default: '2' },
   },
   allowPositionals: true,
 });
@@ -57,6 +59,7 @@ function firstViolation(output: string): string {
 
 if (!values.planted) {
   const env = {
+    ONCE_MODEL_WEBS: values.webs,
     ONCE_MODEL_RUNS: values.runs ?? '200',
     ...(values.seed ? { ONCE_MODEL_SEED: values.seed } : {}),
   };
@@ -79,7 +82,11 @@ for (const patch of patches) {
   let verdict = `NOT caught in ${values.seeds} seeds`;
   try {
     for (let seed = 1; seed <= Number(values.seeds); seed++) {
-      const run = runVitest(copy, catcher, { ONCE_MODEL_RUNS: '25', ONCE_MODEL_SEED: `${seed}` });
+      const run = runVitest(copy, catcher, {
+        ONCE_MODEL_RUNS: '25',
+        ONCE_MODEL_SEED: `${seed}`,
+        ONCE_MODEL_WEBS: values.webs,
+      });
       // A run that only missed a rule's coverage caught nothing.
       if (!run.passed && !/never answered /.test(run.output)) {
         verdict = `caught at seed ${seed} (${run.seconds.toFixed(0)} s) by ${catcher}: ${firstViolation(run.output)}`;

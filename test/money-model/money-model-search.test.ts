@@ -7,7 +7,12 @@ import {
   type RunningProcessor,
   startTestProcessor,
 } from '@once/processor/testing';
-import { startWebTestServer, type WebTestServer } from '@once/web/testing';
+import {
+  type ServedHandler,
+  startWebTestProcess,
+  startWebTestServer,
+  type WebTestServer,
+} from '@once/web/testing';
 import { createInProcessWorker, type InProcessWorker } from '@once/worker/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,8 +42,11 @@ import { sendRequest } from './transports.ts';
  * from a small pool (so keys repeat, on another transport, operation, payment or merchant),
  * amounts at the boundaries, the API key rotated (alone or while a batch is in flight, its old
  * key still sent), the keys' retention ended, and the real worker run between batches against
- * the real processor. Every answer must be one the reference model (./money-model.ts) allows for some
- * order of its batch; at the end the app's books equal the model's and the invariant holds
+ * the real processor. Two web processes share the database, as behind a load balancer: each
+ * request, sign-in, sign-out and read goes to a web drawn with it, so what one web keeps in
+ * its own memory (a session it confirmed, a key it runs) must not change any answer. Every
+ * answer must be one the reference model (./money-model.ts) allows for some order of its
+ * batch; at the end the app's books equal the model's and the invariant holds
  * against the processor's ledger. A failure shrinks to the shortest sequence and prints its
  * seed and path. Reads in between must tell what the model holds. `npm run search -- --runs N
  * --seed S` runs a long search.
@@ -46,6 +54,12 @@ import { sendRequest } from './transports.ts';
 const RUNS = Number(process.env.ONCE_MODEL_RUNS ?? 40);
 const SEED = process.env.ONCE_MODEL_SEED ? Number(process.env.ONCE_MODEL_SEED) : undefined;
 const PATH = process.env.ONCE_MODEL_PATH || undefined;
+/**
+ * Web processes the requests are spread over (`ONCE_MODEL_WEBS`, 1 or 2): the draws are the
+ * same either way, so a seed found with two replays against one to tell a per-process bug.
+ */
+const WEBS = Number(process.env.ONCE_MODEL_WEBS ?? 2);
+if (WEBS !== 1 && WEBS !== 2) throw new Error(`ONCE_MODEL_WEBS must be 1 or 2, got ${WEBS}`);
 /** The one product each merchant's checkouts buy (quantity 1 or 2): book_sre, mug. */
 const PRICES = { a: 3999, b: 1500 };
 /** Merchant b's API key (merchant a's is rotated by the runs: `apiKeyA`). */
@@ -58,6 +72,8 @@ const OPERATOR_CODE = 'money-model-operator-code-01234';
 const KEY_POOL = 4;
 
 let web: WebTestServer;
+/** The second web process (another Node process on the same database), when `WEBS` is 2. */
+let otherWeb: ServedHandler | undefined;
 let processorDb: ProcessorTestDatabase;
 let processor: RunningProcessor;
 let worker: InProcessWorker;
@@ -74,21 +90,30 @@ const count = (answers: readonly Answer[]) => {
   }
 };
 
+/** Both webs' environment: the same secrets, as every web of a deployment has. */
+const WEB_ENV = {
+  SESSION_SECRET: 'money-model-search-secret-012345',
+  ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0',
+  ONCE_OPERATOR_CODE: OPERATOR_CODE,
+  // Every run signs in shoppers and operators from one address.
+  ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE: '0',
+  ONCE_SESSION_STARTS_PER_TENANT_PER_MINUTE: '0',
+};
+
 beforeAll(async () => {
-  web = await startWebTestServer('money_model', {
-    SESSION_SECRET: 'money-model-search-secret-012345',
-    ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: '0',
-    ONCE_OPERATOR_CODE: OPERATOR_CODE,
-    // Every run signs in shoppers and operators from one address.
-    ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE: '0',
-    ONCE_SESSION_STARTS_PER_TENANT_PER_MINUTE: '0',
-  });
-  processorDb = await createProcessorTestDatabase('money_model');
-  processor = await startTestProcessor({ databaseUrl: processorDb.url });
+  web = await startWebTestServer('money_model', WEB_ENV);
+  [otherWeb] = await Promise.all([
+    WEBS > 1 ? startWebTestProcess(web.database.url, WEB_ENV) : undefined,
+    (async () => {
+      processorDb = await createProcessorTestDatabase('money_model');
+      processor = await startTestProcessor({ databaseUrl: processorDb.url });
+    })(),
+  ]);
   worker = createInProcessWorker({ sql: web.database.client.sql, processorUrl: processor.url });
 }, 120_000);
 
 afterAll(async () => {
+  await otherWeb?.close();
   await processor?.stop();
   await processorDb?.drop();
   await web?.close();
@@ -96,7 +121,8 @@ afterAll(async () => {
 
 /** What the system under test is, for the commands: where to send and which run this is. */
 interface Real {
-  url: string;
+  /** The webs' URLs: a command's `web` (0 or 1) picks one of them. */
+  urls: string[];
   run: string;
   log: string[];
   /** The operator's session cookie (`name=value`), kept after its sign-out as a copy would be. */
@@ -109,6 +135,9 @@ interface Real {
   lastMoney?: ModelRequest & { op: MoneyOp };
 }
 
+/** The URL of web `web` (drawn 0 or 1; with one web, always it). */
+const at = (real: Real, web: number) => real.urls[web % real.urls.length]!;
+
 const keyOf = (real: Real, slot: number) =>
   slot < KEY_POOL ? `${real.run}-k${slot}` : `${real.run}-fresh-${randomUUID()}`;
 
@@ -119,9 +148,19 @@ function credentialOf(real: Real, r: ModelRequest): string | undefined {
   return r.tenant === 'b' ? API_KEY_B : real.apiKeys[r.keyGen ?? 0];
 }
 
-/** Sends a run's request and logs it with its answer. */
-async function send(real: Real, m: Model, r: ModelRequest & { op: RequestOp }): Promise<Answer> {
-  const answer = await sendRequest(real.url, r, m.paymentIds[r.payment], credentialOf(real, r));
+/** Sends a run's request to web `web` and logs it with its answer. */
+async function send(
+  real: Real,
+  m: Model,
+  r: ModelRequest & { op: RequestOp },
+  web: number,
+): Promise<Answer> {
+  const answer = await sendRequest(
+    at(real, web),
+    r,
+    m.paymentIds[r.payment],
+    credentialOf(real, r),
+  );
   count([answer]);
   if (
     r.op !== 'pay' &&
@@ -131,7 +170,7 @@ async function send(real: Real, m: Model, r: ModelRequest & { op: RequestOp }): 
   ) {
     real.lastMoney = { ...r, op: r.op };
   }
-  real.log.push(`${describeRequest(r)} -> ${JSON.stringify(answer)}`);
+  real.log.push(`${describeRequest(r)} @web${web % real.urls.length} -> ${JSON.stringify(answer)}`);
   return answer;
 }
 
@@ -143,6 +182,7 @@ class PayCommand implements fc.AsyncCommand<Model, Real> {
     readonly manual: boolean,
     readonly tenant: Tenant = 'a',
     readonly shopper = 0,
+    readonly web = 0,
   ) {}
   check = () => true;
   async run(m: Model, real: Real): Promise<void> {
@@ -157,7 +197,7 @@ class PayCommand implements fc.AsyncCommand<Model, Real> {
       shopper: this.shopper,
       keyGen: m.keyGen,
     };
-    const answer = await send(real, m, request);
+    const answer = await send(real, m, request, this.web);
     const next = explainBatch(m, [request], [answer], PRICES);
     if (!next) throw new Error(`no model explains:\n${real.log.join('\n')}`);
     if (answer.ok && next.payments.length > m.payments.length) {
@@ -166,7 +206,7 @@ class PayCommand implements fc.AsyncCommand<Model, Real> {
     Object.assign(m, next);
   }
   toString = () =>
-    `pay(${this.transport}, ${this.tenant}, k${this.keySlot}, x${this.quantity}${this.manual ? ', manual' : ''})`;
+    `pay(${this.transport}, ${this.tenant}, k${this.keySlot}, x${this.quantity}${this.manual ? ', manual' : ''}, web ${this.web})`;
 }
 
 /** One money request of a batch, with its payment and amount chosen relative to the model. */
@@ -183,6 +223,8 @@ interface Draw {
   stale: boolean;
   /** For a payment of the other merchant (else one of its own, when it has one). */
   foreign: boolean;
+  /** The web process it is sent to. */
+  web: number;
 }
 
 /**
@@ -195,17 +237,23 @@ class BatchCommand implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly draws: readonly Draw[],
     readonly alongside?: Alongside,
+    /** The web a sign-out beside the batch is sent to. */
+    readonly alongsideWeb = 0,
   ) {}
   check = (m: Readonly<Model>) => m.paymentIds.length > 0;
   async run(m: Model, real: Real): Promise<void> {
     const requests = this.draws.map((d) => requestFor(m, real, d));
     const event = this.alongside;
     const [answers] = await Promise.all([
-      Promise.all(requests.map((r) => send(real, m, r))),
-      event === 'rotate' ? rotateKey(real) : event === 'signout' ? signOut(real) : undefined,
+      Promise.all(requests.map((r, i) => send(real, m, r, this.draws[i]!.web))),
+      event === 'rotate'
+        ? rotateKey(real)
+        : event === 'signout'
+          ? signOut(real, this.alongsideWeb)
+          : undefined,
       event === 'cut' ? cutWebSessions(real, this.draws.length) : undefined,
     ]);
-    if (event) real.log.push(`${event} (beside the batch)`);
+    if (event) real.log.push(`${event} (beside the batch, web ${this.alongsideWeb})`);
     // A rotation or sign-out as a request of the batch: any order of it may explain the others.
     const changes = event === 'rotate' || event === 'signout';
     const all: ModelRequest[] = changes
@@ -215,7 +263,7 @@ class BatchCommand implements fc.AsyncCommand<Model, Real> {
     // What a cut left unsure is retried under its key, as a client must, until it is answered.
     for (const [i, r] of requests.entries()) {
       if (models.length === 0 || !unsure(answers[i]!)) continue;
-      const retried = await retryUntilSure(real, m, r);
+      const retried = await retryUntilSure(real, m, r, this.draws[i]!.web);
       models = models.flatMap((c) => explainBatchAll(c, [r], [retried], PRICES));
     }
     const next = models[0];
@@ -227,7 +275,7 @@ class BatchCommand implements fc.AsyncCommand<Model, Real> {
     Object.assign(m, next);
   }
   toString = () =>
-    `batch(${this.draws.map((d) => JSON.stringify(d)).join(', ')}${this.alongside ? `; ${this.alongside}` : ''})`;
+    `batch(${this.draws.map((d) => JSON.stringify(d)).join(', ')}${this.alongside ? `; ${this.alongside} web ${this.alongsideWeb}` : ''})`;
 }
 
 class WorkerCommand implements fc.AsyncCommand<Model, Real> {
@@ -281,10 +329,18 @@ async function heldLeaseRunsOut(real: Real, r: ModelRequest): Promise<void> {
   real.log.push(`${held.length} held after the cut (${uncommitted} with nothing committed)`);
 }
 
-/** The request sent again under its key until its answer is sure (the database is back). */
-async function retryUntilSure(real: Real, m: Model, r: ModelRequest & { op: RequestOp }) {
+/**
+ * The request sent again under its key until its answer is sure (the database is back), to
+ * each web in turn from the one it first went to, as a load balancer may send a retry.
+ */
+async function retryUntilSure(
+  real: Real,
+  m: Model,
+  r: ModelRequest & { op: RequestOp },
+  web: number,
+) {
   for (let attempt = 0; attempt < 20; attempt++) {
-    const answer = await send(real, m, r);
+    const answer = await send(real, m, r, web + 1 + attempt);
     const inUse = !answer.ok && answer.code === 'idempotency_key_in_use';
     if (!unsure(answer) && !inUse) return answer;
     if (inUse) await heldLeaseRunsOut(real, r);
@@ -295,17 +351,21 @@ async function retryUntilSure(real: Real, m: Model, r: ModelRequest & { op: Requ
 
 /** An operator signs in to the cockpit with the operator code, or the API key: a new session. */
 class SignInCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly withApiKey: boolean) {}
+  constructor(
+    readonly withApiKey: boolean,
+    readonly web: number,
+  ) {}
   check = (m: Readonly<Model>) => m.session !== 'active';
   async run(m: Model, real: Real): Promise<void> {
     const cookie = await startSession(
+      at(real, this.web),
       this.withApiKey
         ? { apiKey: real.apiKeys[m.keyGen] }
         : { demoTenantId: 'tenant_a', role: 'operator', operatorCode: OPERATOR_CODE },
       'once_operator_session',
     );
     real.log.push(
-      `sign in${this.withApiKey ? ' with the API key' : ''} -> ${cookie ? 'ok' : 'refused'}`,
+      `sign in${this.withApiKey ? ' with the API key' : ''} @web${this.web % real.urls.length} -> ${cookie ? 'ok' : 'refused'}`,
     );
     if (!cookie) throw new Error(`the operator's sign-in was refused\n${real.log.join('\n')}`);
     real.session = cookie;
@@ -313,12 +373,16 @@ class SignInCommand implements fc.AsyncCommand<Model, Real> {
     m.sessionByKey = this.withApiKey;
     m.sessions++;
   }
-  toString = () => `sign in${this.withApiKey ? ' (API key)' : ''}`;
+  toString = () => `sign in${this.withApiKey ? ' (API key)' : ''}, web ${this.web}`;
 }
 
 /** A session's cookie (`name=value`) from `session.start`, or undefined when it was refused. */
-async function startSession(input: unknown, cookieName: string): Promise<string | undefined> {
-  const answer = await fetchPast503(`${web.server.url}/api/trpc/session.start`, {
+async function startSession(
+  url: string,
+  input: unknown,
+  cookieName: string,
+): Promise<string | undefined> {
+  const answer = await fetchPast503(`${url}/api/trpc/session.start`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(input),
@@ -329,33 +393,36 @@ async function startSession(input: unknown, cookieName: string): Promise<string 
 
 /** The operator signs out: the session ends on the server; the search keeps sending its cookie. */
 class SignOutCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly web: number) {}
   check = (m: Readonly<Model>) => m.session === 'active';
   async run(m: Model, real: Real): Promise<void> {
-    await signOut(real);
-    real.log.push('sign out');
+    await signOut(real, this.web);
+    real.log.push(`sign out @web${this.web % real.urls.length}`);
     m.session = 'ended';
     await expectCockpitAsModelled(m, real);
   }
-  toString = () => 'sign out';
+  toString = () => `sign out, web ${this.web}`;
 }
 
-/** The cockpit's session is open exactly when the model says so (`session.current`). */
+/** The cockpit's session is open exactly when the model says so (`session.current`), on every web. */
 async function expectCockpitAsModelled(m: Model, real: Real): Promise<void> {
   if (!real.session) return;
-  const answer = await fetchPast503(`${real.url}/api/trpc/session.current`, {
-    headers: { cookie: real.session, 'x-once-session': 'operator' },
-  });
-  const open = (await answer.json()).result?.data?.role === 'operator';
-  real.log.push(`the cockpit's session reads ${open ? 'open' : 'closed'}`);
-  if (open !== (m.session === 'active')) {
-    throw new Error(
-      `the cockpit's session is ${open ? 'open' : 'closed'}, the model says ${m.session}\n${real.log.join('\n')}`,
-    );
+  for (const [i, url] of real.urls.entries()) {
+    const answer = await fetchPast503(`${url}/api/trpc/session.current`, {
+      headers: { cookie: real.session, 'x-once-session': 'operator' },
+    });
+    const open = (await answer.json()).result?.data?.role === 'operator';
+    real.log.push(`the cockpit's session reads ${open ? 'open' : 'closed'} @web${i}`);
+    if (open !== (m.session === 'active')) {
+      throw new Error(
+        `the cockpit's session is ${open ? 'open' : 'closed'} on web ${i}, the model says ${m.session}\n${real.log.join('\n')}`,
+      );
+    }
   }
 }
 
-async function signOut(real: Real): Promise<void> {
-  const answer = await fetchPast503(`${real.url}/api/trpc/session.end`, {
+async function signOut(real: Real, web: number): Promise<void> {
+  const answer = await fetchPast503(`${at(real, web)}/api/trpc/session.end`, {
     method: 'POST',
     headers: {
       ...(real.session ? { cookie: real.session } : {}),
@@ -374,6 +441,8 @@ async function signOut(real: Real): Promise<void> {
  * merchant's (which never sees it).
  */
 class RotateKeyCommand implements fc.AsyncCommand<Model, Real> {
+  /** The web the first retry goes to; the next go to the others in turn. */
+  constructor(readonly web: number) {}
   check = () => true;
   async run(m: Model, real: Real): Promise<void> {
     await rotateKey(real);
@@ -383,19 +452,19 @@ class RotateKeyCommand implements fc.AsyncCommand<Model, Real> {
     await expectCockpitAsModelled(m, real);
     const last = real.lastMoney;
     if (!last) return;
-    for (const retry of [
+    for (const [i, retry] of [
       { ...last, keyGen: m.keyGen },
       { ...last, keyGen: m.keyGen - 1 },
       { ...last, tenant: 'b' as const },
-    ]) {
-      const answer = await send(real, m, retry);
+    ].entries()) {
+      const answer = await send(real, m, retry, this.web + i);
       const next = explainBatch(m, [retry], [answer], PRICES);
       if (!next)
         throw new Error(`no model explains a retry after the rotation:\n${real.log.join('\n')}`);
       Object.assign(m, next);
     }
   }
-  toString = () => 'rotate the API key';
+  toString = () => `rotate the API key, web ${this.web}`;
 }
 
 async function rotateKey(real: Real): Promise<void> {
@@ -427,17 +496,21 @@ class ExpireKeysCommand implements fc.AsyncCommand<Model, Real> {
  * the other merchant's key reads nothing (404), nor does merchant a's key from before a rotation.
  */
 class ReadCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly paymentSlot: number) {}
+  /** `web` reads as the payment's merchant; the other web is asked by the others. */
+  constructor(
+    readonly paymentSlot: number,
+    readonly web: number,
+  ) {}
   check = (m: Readonly<Model>) => m.paymentIds.length > 0;
   async run(m: Model, real: Real): Promise<void> {
     const index = this.paymentSlot % m.paymentIds.length;
     const p = m.payments[index]!;
-    const get = (apiKey: string) =>
-      fetchPast503(`${real.url}/api/v1/payments/${m.paymentIds[index]}`, {
+    const get = (apiKey: string, web: number) =>
+      fetchPast503(`${at(real, web)}/api/v1/payments/${m.paymentIds[index]}`, {
         headers: { authorization: `Bearer ${apiKey}` },
       });
     const own = p.tenant === 'a' ? real.apiKeys[m.keyGen]! : API_KEY_B;
-    const read = await (await get(own)).json();
+    const read = await (await get(own, this.web)).json();
     const expected = {
       amountReceived: p.received,
       amountRefunded: p.refunded,
@@ -450,7 +523,9 @@ class ReadCommand implements fc.AsyncCommand<Model, Real> {
     };
     const others = [p.tenant === 'a' ? API_KEY_B : real.apiKeys[m.keyGen]!];
     if (m.keyGen > 0) others.push(real.apiKeys[m.keyGen - 1]!);
-    const refusals = await Promise.all(others.map(async (key) => (await get(key)).status));
+    const refusals = await Promise.all(
+      others.map(async (key) => (await get(key, this.web + 1)).status),
+    );
     real.log.push(`read payment=${index} -> ${JSON.stringify(seen)}, others ${refusals}`);
     const refusedAsDue = refusals[0] === 404 && (refusals[1] ?? 401) === 401;
     if (JSON.stringify(seen) !== JSON.stringify(expected) || !refusedAsDue) {
@@ -459,7 +534,7 @@ class ReadCommand implements fc.AsyncCommand<Model, Real> {
       );
     }
   }
-  toString = () => `read(${this.paymentSlot})`;
+  toString = () => `read(${this.paymentSlot}), web ${this.web}`;
 }
 
 /**
@@ -471,6 +546,7 @@ class ShopperReadCommand implements fc.AsyncCommand<Model, Real> {
     readonly shopper: number,
     readonly paymentSlot: number,
     readonly proof: 'none' | 'own' | 'other',
+    readonly web: number,
   ) {}
   check = (m: Readonly<Model>) => m.paymentIds.length > 0;
   async run(m: Model, real: Real): Promise<void> {
@@ -481,12 +557,14 @@ class ShopperReadCommand implements fc.AsyncCommand<Model, Real> {
       ...(key ? { checkoutKeyProof: createHash('sha256').update(key).digest('hex') } : {}),
     };
     const answer = await fetchPast503(
-      `${real.url}/api/trpc/checkout.status?input=${encodeURIComponent(JSON.stringify(input))}`,
+      `${at(real, this.web)}/api/trpc/checkout.status?input=${encodeURIComponent(JSON.stringify(input))}`,
       { headers: { cookie: real.shoppers[this.shopper]! } },
     );
     const body = await answer.json();
     const seen = body.result?.data?.paymentId ?? body.error?.data?.code;
-    real.log.push(`shopper ${this.shopper} reads payment=${index} proof=${this.proof} -> ${seen}`);
+    real.log.push(
+      `shopper ${this.shopper} reads payment=${index} proof=${this.proof} @web${this.web % real.urls.length} -> ${seen}`,
+    );
     const expected = shopperMayRead(m, index, this.shopper, key)
       ? m.paymentIds[index]
       : 'payment_not_found';
@@ -496,7 +574,8 @@ class ShopperReadCommand implements fc.AsyncCommand<Model, Real> {
       );
     }
   }
-  toString = () => `shopper ${this.shopper} reads(${this.paymentSlot}, ${this.proof})`;
+  toString = () =>
+    `shopper ${this.shopper} reads(${this.paymentSlot}, ${this.proof}), web ${this.web}`;
 }
 
 function requestFor(m: Model, real: Real, d: Draw): ModelRequest & { op: MoneyOp } {
@@ -545,6 +624,8 @@ const transport = fc.constantFrom<Transport>(
 const keySlot = fc.integer({ min: 0, max: KEY_POOL });
 const tenant = fc.constantFrom<Tenant>('a', 'a', 'a', 'b');
 const shopper = fc.nat(SHOPPERS - 1);
+/** Always drawn from both webs (so seeds replay with `WEBS` 1): `at` folds it onto what runs. */
+const webIndex = fc.nat(1);
 const draw = fc.record<Draw>({
   op: fc.constantFrom<MoneyOp>('capture', 'void', 'refund'),
   transport,
@@ -556,12 +637,13 @@ const draw = fc.record<Draw>({
   shopper,
   stale: fc.boolean(),
   foreign: fc.constantFrom(false, false, false, true),
+  web: webIndex,
 });
 const alongside = fc.option(fc.constantFrom<Alongside>('rotate', 'signout', 'cut'), { freq: 2 });
 /** A batch of one to four money requests at once (drawn twice as often as other commands). */
 const batch = fc
-  .tuple(fc.array(draw, { minLength: 1, maxLength: 4 }), alongside)
-  .map(([draws, event]) => new BatchCommand(draws, event ?? undefined));
+  .tuple(fc.array(draw, { minLength: 1, maxLength: 4 }), alongside, webIndex)
+  .map(([draws, event, web]) => new BatchCommand(draws, event ?? undefined, web));
 const commands = fc.commands(
   [
     fc
@@ -572,29 +654,38 @@ const commands = fc.commands(
         fc.boolean(),
         tenant,
         shopper,
+        webIndex,
       )
-      .map(([t, k, q, manual, who, s]) => new PayCommand(t, k, q, manual, who, s)),
+      .map(([t, k, q, manual, who, s, w]) => new PayCommand(t, k, q, manual, who, s, w)),
     batch,
     batch,
-    // A batch of one request repeated (a double click, a retry racing its original).
+    // A batch of one request repeated (a double click, a retry racing its original), on either web.
     fc
       .tuple(
         draw,
         fc.integer({ min: 2, max: 3 }),
         fc.array(transport, { minLength: 3, maxLength: 3 }),
+        fc.array(webIndex, { minLength: 3, maxLength: 3 }),
       )
       .map(
-        ([d, n, ts]) =>
-          new BatchCommand(Array.from({ length: n }, (_, i) => ({ ...d, transport: ts[i]! }))),
+        ([d, n, ts, ws]) =>
+          new BatchCommand(
+            Array.from({ length: n }, (_, i) => ({ ...d, transport: ts[i]!, web: ws[i]! })),
+          ),
       ),
     fc.constant(new WorkerCommand()),
-    fc.nat(4).map((slot) => new ReadCommand(slot)),
+    fc.tuple(fc.nat(4), webIndex).map(([slot, w]) => new ReadCommand(slot, w)),
     fc
-      .tuple(shopper, fc.nat(4), fc.constantFrom<'none' | 'own' | 'other'>('none', 'own', 'other'))
-      .map(([who, slot, proof]) => new ShopperReadCommand(who, slot, proof)),
-    fc.boolean().map((withApiKey) => new SignInCommand(withApiKey)),
-    fc.constant(new SignOutCommand()),
-    fc.constant(new RotateKeyCommand()),
+      .tuple(
+        shopper,
+        fc.nat(4),
+        fc.constantFrom<'none' | 'own' | 'other'>('none', 'own', 'other'),
+        webIndex,
+      )
+      .map(([who, slot, proof, w]) => new ShopperReadCommand(who, slot, proof, w)),
+    fc.tuple(fc.boolean(), webIndex).map(([withApiKey, w]) => new SignInCommand(withApiKey, w)),
+    webIndex.map((w) => new SignOutCommand(w)),
+    webIndex.map((w) => new RotateKeyCommand(w)),
     fc.constant(new ExpireKeysCommand()),
   ],
   { maxCommands: 16, size: 'max' },
@@ -608,14 +699,19 @@ describe('the model-based search over the merchant API', () => {
       await fc.assert(
         fc.asyncProperty(commands, async (cmds) => {
           const real: Real = {
-            url: web.server.url,
+            urls: [web.server.url, ...(otherWeb ? [otherWeb.url] : [])],
             run: randomUUID().slice(0, 8),
             log: [],
             shoppers: [],
             apiKeys: [apiKeyA],
           };
+          // Each shopper signs in on its own web, and its requests go to either.
           for (let i = 0; i < SHOPPERS; i++) {
-            const cookie = await startSession({ demoTenantId: 'tenant_a' }, 'once_session');
+            const cookie = await startSession(
+              at(real, i),
+              { demoTenantId: 'tenant_a' },
+              'once_session',
+            );
             if (!cookie) throw new Error('a shopper could not sign in');
             real.shoppers.push(cookie);
           }
@@ -624,7 +720,7 @@ describe('the model-based search over the merchant API', () => {
           // merchant a, a paid one of merchant b.
           for (const command of [
             new PayCommand('rest', KEY_POOL, 1, false),
-            new PayCommand('graphql', KEY_POOL, 2, true),
+            new PayCommand('graphql', KEY_POOL, 2, true, 'a', 0, 1),
             new PayCommand('rest', KEY_POOL, 1, false, 'b'),
             new WorkerCommand(),
           ]) {
@@ -639,7 +735,7 @@ describe('the model-based search over the merchant API', () => {
       );
       const minutes = (performance.now() - started) / 60_000;
       console.log(
-        `money model search: ${RUNS} runs, ${(RUNS / minutes).toFixed(0)} runs/min; answers: ${JSON.stringify(Object.fromEntries(answered))}; keys held after a cut with nothing committed: ${heldAfterCut}`,
+        `money model search: ${RUNS} runs on ${WEBS} webs, ${(RUNS / minutes).toFixed(0)} runs/min; answers: ${JSON.stringify(Object.fromEntries(answered))}; keys held after a cut with nothing committed: ${heldAfterCut}`,
       );
       // A search that never reached a rule proves nothing about it (`npm run search --
       // --planted` tells this failure from a catch by its words).

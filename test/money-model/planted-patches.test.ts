@@ -30,6 +30,7 @@ describe('the model search’s planted bugs', () => {
       'released-key-from-snapshot',
       'session-survives-key-rotation',
       'shopper-reads-any-payment',
+      'sign-out-heard-by-one-web',
       'void-and-capture-both-act',
     ]);
   });
