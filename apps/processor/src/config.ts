@@ -8,14 +8,6 @@ import {
   text,
 } from '@once/env';
 
-/** Stripe keeps an Idempotency-Key for 24 hours. */
-export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-export const DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS = 10 * 60_000;
-/** Stripe cancels an uncaptured card authorisation 7 days after it was made. */
-export const DEFAULT_AUTHORIZATION_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-/** Stripe says only "some time later"; long enough for a client to see the first status. */
-export const DEFAULT_REFUND_SETTLE_MS = 10_000;
-
 /** The processor's settings, read once from the environment (docs/process-contract.md). */
 export type ProcessorConfig = ReturnType<typeof readProcessorConfig>;
 
@@ -36,19 +28,13 @@ const processorEnv = {
   ),
   PROCESSOR_WEBHOOK_BACKOFF_MS: integer({ default: 1_000, min: 1 }),
   PROCESSOR_IDEMPOTENCY_LEASE_MS: integer({ default: 30_000, min: 100 }),
-  PROCESSOR_IDEMPOTENCY_RETENTION_MS: integer({
-    default: DEFAULT_IDEMPOTENCY_RETENTION_MS,
-    min: 1,
-  }),
-  PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: integer({
-    default: DEFAULT_IDEMPOTENCY_REAP_INTERVAL_MS,
-    min: 10,
-  }),
-  PROCESSOR_AUTHORIZATION_WINDOW_MS: integer({
-    default: DEFAULT_AUTHORIZATION_WINDOW_MS,
-    min: 100,
-  }),
-  PROCESSOR_REFUND_SETTLE_MS: integer({ default: DEFAULT_REFUND_SETTLE_MS, min: 100 }),
+  // Stripe keeps an Idempotency-Key for 24 hours.
+  PROCESSOR_IDEMPOTENCY_RETENTION_MS: integer({ default: 24 * 60 * 60_000, min: 1 }),
+  PROCESSOR_IDEMPOTENCY_REAP_INTERVAL_MS: integer({ default: 10 * 60_000, min: 10 }),
+  // Stripe cancels an uncaptured card authorisation 7 days after it was made.
+  PROCESSOR_AUTHORIZATION_WINDOW_MS: integer({ default: 7 * 24 * 60 * 60_000, min: 100 }),
+  // Stripe says only "some time later"; long enough for a client to see the first status.
+  PROCESSOR_REFUND_SETTLE_MS: integer({ default: 10_000, min: 100 }),
   PROCESSOR_PUBLIC_URL: text({ default: undefined, trim: true }),
 };
 
