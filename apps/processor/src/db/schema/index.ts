@@ -5,7 +5,6 @@
 export { idempotencyKeys, idempotencyRateLimits } from '@once/idempotency/drizzle/schema';
 export * from './accounts.ts';
 export * from './charges.ts';
-export * from './fault-uses.ts';
 export * from './faults.ts';
 export * from './ledger.ts';
 export * from './payment-intents.ts';
