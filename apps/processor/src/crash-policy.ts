@@ -1,18 +1,16 @@
 import { installDatabaseCrashPolicy } from '@once/postgres';
 
-export interface CrashPolicyOptions {
+/**
+ * The two survivable postgres.js defects are survived (the pool is replaced: the connection
+ * the driver bug hit may never flush again); anything else is a bug: log it and exit 1 (every
+ * money movement is one transaction; a client retries with its key).
+ */
+export function installCrashPolicy(options: {
   log: (line: string) => void;
-  /** Swaps the database pool (the connection the driver bug hit may never flush again). */
   replaceDatabasePool: (reason: string) => void;
   /** Ends the process; `process.exit` outside tests. */
   exit?: (code: number) => void;
-}
-
-/**
- * The two survivable postgres.js defects are survived; anything else is a bug: log it and
- * exit 1 (every money movement is one transaction; a client retries with its key).
- */
-export function installCrashPolicy(options: CrashPolicyOptions): void {
+}): void {
   const { log } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   installDatabaseCrashPolicy({

@@ -1,13 +1,16 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ServerType, serve } from '@hono/node-server';
+import { exponentialDelayMs } from '@once/backoff';
+import { reapExpiredKeys } from '@once/idempotency/drizzle';
+import { errorCodes, isTransientDatabaseError } from '@once/postgres';
 import type { ProcessorConfig } from './config.ts';
 import { createProcessorDatabase } from './db/client.ts';
 import { runProcessorMigrations } from './db/migrate.ts';
-import { seedAccounts } from './db/seed-accounts.ts';
-import { untilDatabaseAnswers } from './db/wait-for-database.ts';
+import { accounts } from './db/schema/index.ts';
 import { createProcessorApp } from './http/processor-app.ts';
-import { startAuthorizationExpiry } from './maintenance/authorization-expiry.ts';
-import { startIdempotencyReaper } from './maintenance/idempotency-reaper.ts';
-import { startRefundSettlement } from './maintenance/refund-settlement.ts';
+import { startPeriodicSweep } from './maintenance/periodic-sweep.ts';
+import { expireAuthorizations } from './payments/cancel-payment-intent.ts';
+import { settleRefunds } from './refunds/refunds.ts';
 import { createStripeIdempotency } from './stripe/stripe-idempotency.ts';
 import { startWebhookDeliverer } from './webhooks/webhook-deliverer.ts';
 
@@ -46,17 +49,26 @@ export async function startProcessor(
     // Through a transaction pooler a LISTEN would hear nothing: it goes to PostgreSQL itself.
     { poolMode, listenUrl: poolMode === 'transaction' ? directUrl : undefined },
   );
-  await untilDatabaseAnswers(() => seedAccounts(client.db), { log, what: 'seed' }).catch(
-    async (error: unknown) => {
-      await client.close();
-      throw error;
-    },
-  );
+  // The two merchant accounts every environment has (docs/process-contract.md); a restart adds none.
+  const seed = async () => {
+    await client.db
+      .insert(accounts)
+      .values([
+        { id: 'acct_tenant_a', secretKey: 'sk_test_tenant_a' },
+        { id: 'acct_tenant_b', secretKey: 'sk_test_tenant_b' },
+      ])
+      .onConflictDoNothing();
+  };
+  await untilDatabaseAnswers(seed, { log, what: 'seed' }).catch(async (error: unknown) => {
+    await client.close();
+    throw error;
+  });
   const timing = {
     authorizationWindowMs: config.authorizationWindowMs,
     refundSettleMs: config.refundSettleMs,
   };
 
+  const webhook = { url: config.webhookUrl, secret: config.webhookSecret };
   const app = createProcessorApp({
     db: client.db,
     idempotentMutation: createStripeIdempotency(client.db, {
@@ -64,7 +76,7 @@ export async function startProcessor(
       ttlMs: config.idempotencyRetentionMs,
     }),
     adminToken: config.adminToken,
-    webhook: { url: config.webhookUrl, secret: config.webhookSecret },
+    webhook,
     timing,
     publicUrl: config.publicUrl,
     log,
@@ -81,14 +93,35 @@ export async function startProcessor(
   const deliverer = startWebhookDeliverer({
     db: client.db,
     sql: client.sql,
-    url: config.webhookUrl,
-    secret: config.webhookSecret,
+    target: webhook,
     backoffMs: config.webhookBackoffMs,
     log,
   });
-  const reaper = startIdempotencyReaper(client.db, log, config.idempotencyReapIntervalMs);
-  const expiry = startAuthorizationExpiry(client.db, log, timing.authorizationWindowMs);
-  const settlement = startRefundSettlement(client.db, log, timing.refundSettleMs);
+  // Each sweep runs often enough that a due change shows late by a fraction of its window.
+  const quarter = (ms: number, most: number) => Math.min(most, Math.max(100, Math.floor(ms / 4)));
+  const sweeps = [
+    startPeriodicSweep({
+      name: 'idempotency',
+      intervalMs: config.idempotencyReapIntervalMs,
+      log,
+      pass: () => reapExpiredKeys(client.db),
+      describe: ({ deleted }) => (deleted > 0 ? `reaped ${deleted} expired keys` : undefined),
+    }),
+    startPeriodicSweep({
+      name: 'authorizations',
+      intervalMs: quarter(timing.authorizationWindowMs, 60_000),
+      log,
+      pass: () => expireAuthorizations(client.db),
+      describe: (n) => (n > 0 ? `${n} expired (canceled)` : undefined),
+    }),
+    startPeriodicSweep({
+      name: 'refunds',
+      intervalMs: quarter(timing.refundSettleMs, 10_000),
+      log,
+      pass: () => settleRefunds(client.db),
+      describe: (n) => (n > 0 ? `${n} settled` : undefined),
+    }),
+  ];
   log(`processor listening on ${listeningOn(host, port)} (webhooks -> ${config.webhookUrl})`);
 
   return {
@@ -101,9 +134,7 @@ export async function startProcessor(
         // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
-      reaper.stop();
-      expiry.stop();
-      settlement.stop();
+      for (const sweep of sweeps) sweep.stop();
       await deliverer.stop();
       await client.close();
     },
@@ -120,4 +151,32 @@ function localHostFor(host: string): string {
 function listeningOn(host: string, port: number): string {
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return host === '0.0.0.0' || host === '::' ? `${address} (every interface)` : address;
+}
+
+/**
+ * Runs `work` again after a transient database error (a restarting PostgreSQL answers 57P03
+ * for a while), with capped backoff (20 tries, about 80 s); a configuration error is thrown at once.
+ */
+async function untilDatabaseAnswers<T>(
+  work: () => Promise<T>,
+  options: { log: (line: string) => void; what: string },
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isTransientDatabaseError(error) || attempt >= 20) throw error;
+      const delayMs = exponentialDelayMs(attempt, { baseMs: 250, maxMs: 5_000 });
+      options.log(
+        `processor.start.db_wait ${JSON.stringify({
+          what: options.what,
+          attempt,
+          code: errorCodes(error)[0],
+          error: error instanceof Error ? error.message : String(error),
+          delayMs,
+        })}`,
+      );
+      await sleep(delayMs);
+    }
+  }
 }

@@ -7,7 +7,7 @@ import { adminClient } from './testing/admin-client.ts';
 import { formPost } from './testing/form-post.ts';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';
 import { startTestProcessor } from './testing/test-processor.ts';
-import { signPayload } from './webhooks/sign-payload.ts';
+import { signPayload } from './webhooks/webhook-deliverer.ts';
 
 const SECRET = 'whsec_webhook_test';
 const verifier = new Stripe('sk_test_unused');

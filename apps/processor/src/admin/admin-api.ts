@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { configuredHostNames, HOST_NOT_ALLOWED, hostAllowed } from '@once/env';
-import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
-import { Hono } from 'hono';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { type Context, Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { accounts, ledgerEntries } from '../db/schema/index.ts';
 import {
@@ -16,8 +16,8 @@ import {
 } from '../faults/fault-kinds.ts';
 import { armFault, clearFaults, faultUses, listFaults } from '../faults/fault-store.ts';
 import { parseFormParams } from '../stripe/form-params.ts';
-import type { WebhookTarget } from '../webhooks/webhook-target.ts';
-import { AdminError, adminError } from './admin-error.ts';
+import type { WebhookTarget } from '../webhooks/webhook-deliverer.ts';
+import { AdminError, adminError, readAdminLimit } from './admin-error.ts';
 import { registerWebhookEventRoutes } from './webhook-events-admin.ts';
 
 export interface AdminApiOptions {
@@ -131,18 +131,15 @@ export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: Admi
         );
       }
     }
-    const method = optionalString(body.method, 'method');
-    const pathPrefix = optionalString(body.path_prefix ?? body.event_type_prefix, 'path_prefix');
-    const operation = faultOperation(kind, optionalString(body.operation, 'operation'));
     const fault = await armFault(db, {
       accountId: account,
       kind,
-      method,
-      pathPrefix,
-      operation,
-      count: count as number,
+      method: optionalString(body.method, 'method')?.toUpperCase() ?? null,
+      pathPrefix: optionalString(body.path_prefix ?? body.event_type_prefix, 'path_prefix'),
+      operation: faultOperation(kind, optionalString(body.operation, 'operation')),
+      remaining: count as number,
       delayMs: delayMs as number | null,
-      when,
+      delayWhen: kind === 'delay' ? (when ?? 'after_charge') : null,
       lagMs: lagMs as number | null,
     });
     log(
@@ -157,42 +154,33 @@ export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: Admi
 
   // Consumption: how many requests each fault bit (cleared faults that bit included) and its
   // latest uses, newest first (`limit` per fault, at most 100).
+  const faultFilter = (c: Context) => ({
+    accountId: c.req.query('account'),
+    id: c.req.query('id'),
+  });
   app.get('/admin/faults/uses', async (c) => {
-    const limit = c.req.query('limit');
-    if (limit !== undefined && !/^(100|[1-9][0-9]?)$/.test(limit)) {
-      throw new AdminError(400, 'limit must be an integer from 1 to 100.');
-    }
-    return c.json(
-      await faultUses(db, {
-        accountId: c.req.query('account'),
-        id: c.req.query('id'),
-        limit: limit === undefined ? undefined : Number(limit),
-      }),
-    );
+    const limit = readAdminLimit(c.req.query('limit'));
+    return c.json(await faultUses(db, { ...faultFilter(c), limit }));
   });
 
   app.delete('/admin/faults', async (c) => {
-    const deleted = await clearFaults(db, {
-      accountId: c.req.query('account'),
-      id: c.req.query('id'),
-    });
+    const deleted = await clearFaults(db, faultFilter(c));
     log(`admin: cleared ${deleted} faults`);
     return c.json({ deleted });
   });
 
   app.get('/admin/ledger', async (c) => {
     const query = parseFormParams(new URL(c.req.url).search.slice(1));
-    const conditions: SQL[] = [];
-    const text = (name: string) =>
-      typeof query[name] === 'string' ? (query[name] as string) : undefined;
-    const account = text('account');
-    if (account) conditions.push(eq(ledgerEntries.accountId, account));
-    const paymentIntent = text('payment_intent');
-    if (paymentIntent) conditions.push(eq(ledgerEntries.paymentIntentId, paymentIntent));
-    const key = text('idempotency_key');
-    if (key) conditions.push(eq(ledgerEntries.idempotencyKey, key));
-    const kind = text('kind');
-    if (kind) conditions.push(eq(ledgerEntries.kind, kind));
+    const filters = {
+      account: ledgerEntries.accountId,
+      payment_intent: ledgerEntries.paymentIntentId,
+      idempotency_key: ledgerEntries.idempotencyKey,
+      kind: ledgerEntries.kind,
+    };
+    const conditions = Object.entries(filters).flatMap(([name, column]) => {
+      const value = query[name];
+      return typeof value === 'string' && value !== '' ? [eq(column, value)] : [];
+    });
     const metadata = query.metadata;
     if (metadata && typeof metadata === 'object' && !Array.isArray(metadata)) {
       conditions.push(sql`${ledgerEntries.metadata} @> ${JSON.stringify(metadata)}::jsonb`);

@@ -10,3 +10,12 @@ export class AdminError extends Error {
 
 export const adminError = (error: AdminError) =>
   Response.json({ error: { message: error.message } }, { status: error.status });
+
+/** A list's `limit` query parameter: 1 to 100, undefined when unset. */
+export function readAdminLimit(limit: string | undefined): number | undefined {
+  if (limit === undefined) return undefined;
+  if (!/^(100|[1-9][0-9]?)$/.test(limit)) {
+    throw new AdminError(400, 'limit must be an integer from 1 to 100.');
+  }
+  return Number(limit);
+}

@@ -2,9 +2,12 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
-import { resendEvent } from '../webhooks/resend-event.ts';
-import { WEBHOOK_MAX_ATTEMPTS, type WebhookTarget } from '../webhooks/webhook-target.ts';
-import { AdminError } from './admin-error.ts';
+import {
+  resendEvent,
+  WEBHOOK_MAX_ATTEMPTS,
+  type WebhookTarget,
+} from '../webhooks/webhook-deliverer.ts';
+import { AdminError, readAdminLimit } from './admin-error.ts';
 
 type WebhookEventRow = typeof webhookEvents.$inferSelect;
 
@@ -57,10 +60,7 @@ export function registerWebhookEventRoutes(
     const account = c.req.query('account');
     const type = c.req.query('type');
     const paymentIntent = c.req.query('payment_intent');
-    const limit = c.req.query('limit');
-    if (limit !== undefined && !/^(100|[1-9][0-9]?)$/.test(limit)) {
-      throw new AdminError(400, 'limit must be an integer from 1 to 100.');
-    }
+    const limit = readAdminLimit(c.req.query('limit'));
     const where = and(
       account ? eq(webhookEvents.accountId, account) : undefined,
       type ? eq(webhookEvents.type, type) : undefined,
@@ -71,7 +71,7 @@ export function registerWebhookEventRoutes(
       .from(webhookEvents)
       .where(where)
       .orderBy(desc(webhookEvents.createdAt), desc(webhookEvents.id))
-      .limit(limit === undefined ? Number.MAX_SAFE_INTEGER : Number(limit));
+      .limit(limit ?? Number.MAX_SAFE_INTEGER);
     return c.json({ data: newestFirst.reverse().map(renderWebhookEvent) });
   });
 

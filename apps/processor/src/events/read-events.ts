@@ -1,11 +1,16 @@
 import { and, desc, eq, inArray, isNotNull, isNull, like, type SQL, sql } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
-import type { FormParams } from '../stripe/form-params.ts';
-import { readBoolean, readInteger, readObject, readString } from '../stripe/read-params.ts';
+import {
+  type FormParams,
+  readBoolean,
+  readInteger,
+  readListLimit,
+  readObject,
+  readString,
+} from '../stripe/form-params.ts';
 import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
-import type { ReadOperation } from '../stripe/stripe-operation.ts';
-import { olderThanCursor, readListLimit, stripeListPage } from '../stripe/stripe-response.ts';
+import { olderThanCursor, type ReadOperation, stripeListPage } from '../stripe/stripe-operation.ts';
 
 type EventRow = typeof webhookEvents.$inferSelect;
 

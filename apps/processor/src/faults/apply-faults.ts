@@ -1,16 +1,16 @@
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
 import type { StripeResult } from '../stripe/stripe-operation.ts';
-import type { MutatingOperation, ReadOperationName } from './fault-kinds.ts';
 import {
-  lagObject,
-  markFaultApplied,
-  recordUseObject,
-  type TakenRequestFault,
-  takeReadFault,
-  takeRequestFault,
-  takeWebhookFaults,
-} from './fault-store.ts';
+  LIMIT_FAULT_KINDS,
+  type MutatingOperation,
+  READ_FAULT_KINDS,
+  REQUEST_FAULT_KINDS,
+  type ReadOperationName,
+  WEBHOOK_DELIVERY_OPERATION,
+  type WebhookFaultKind,
+} from './fault-kinds.ts';
+import { lagObject, markFaultApplied, recordUseObject, takeFault } from './fault-store.ts';
 
 // Where every armed fault acts; the routes and the webhook deliverer call these points and
 // know no fault by name. A fault is taken when a request matches it, and applied
@@ -18,6 +18,14 @@ import {
 // this request's own work committed (a replay answered 500 by `fail_after_charge` charged nothing).
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const MUTATION_FAULT_KINDS = [...REQUEST_FAULT_KINDS, ...LIMIT_FAULT_KINDS];
+
+/** Where each object kind is read by id: the path its `lag_ms` hides. */
+const READ_PATH_OF: Record<string, string> = {
+  payment_intent: '/v1/payment_intents/',
+  refund: '/v1/refunds/',
+};
 
 /**
  * Takes the fault armed for this mutation, once, before it runs (a replay is hit like a first
@@ -38,11 +46,12 @@ export async function takeRequestFaults(
   },
   log: (line: string) => void,
 ) {
-  const { accountId, method, path, operation } = request;
-  const fault = await takeRequestFault(db, accountId, method, path, operation, {
-    idempotencyKey: request.idempotencyKey,
-    objectId: request.objectId,
-  });
+  const { accountId, method, path, operation, idempotencyKey, objectId } = request;
+  const fault = await takeFault(
+    db,
+    { accountId, kinds: MUTATION_FAULT_KINDS, method, subject: path, operation },
+    { operation, idempotencyKey, objectId },
+  );
   if (fault) log(`fault ${fault.kind} on ${request.label}`);
   const applied = () => (fault ? markFaultApplied(db, fault.useId) : Promise.resolve());
   // This request's work succeeded in its transaction (set there; read once it committed).
@@ -69,23 +78,46 @@ export async function takeRequestFaults(
         await sleep(fault.delayMs);
       }
     },
+    /** Inside the work's transaction: names the object a create made, starts its `lag_ms`. */
     async afterWork(tx: ProcessorTransaction, account: string, result: StripeResult) {
       if (!fault) return;
       workDone = result.status === 200;
-      const made = createdObjectId(result);
-      if (request.objectId === null && made) await recordUseObject(tx, fault.useId, made);
-      if (fault.lagMs > 0) await lagBehind(tx, account, result, fault.lagMs);
+      const body = result.body as { id?: unknown; object?: unknown } | null;
+      const id = workDone && typeof body?.id === 'string' ? body.id : null;
+      if (!id) return;
+      if (objectId === null) await recordUseObject(tx, fault.useId, id);
+      const readPath = typeof body?.object === 'string' ? READ_PATH_OF[body.object] : undefined;
+      if (fault.lagMs > 0 && readPath) {
+        const lag = { accountId: account, path: `${readPath}${id}`, objectId: id };
+        await lagObject(tx, { ...lag, lagMs: fault.lagMs });
+      }
     },
+    /**
+     * A held answer counts when the hold begins (the client may give up during it); a
+     * dropped or failed answer once it is sent. Either only when the work was done.
+     */
     async answer(response: Response, socket: { destroy(): void } | undefined) {
-      // A held answer counts when the hold begins (the client may give up during it); a
-      // dropped or failed answer once it is sent. Either only when the work was done.
-      const holdsAnswer = fault?.kind === 'delay' && fault.when === 'after_charge';
-      const replacesAnswer =
-        fault?.kind === 'charge_then_drop' || fault?.kind === 'fail_after_charge';
-      if (holdsAnswer && workDone) await applied();
-      const answered = await answerUnder(fault, response, socket);
-      if (replacesAnswer && workDone) await applied();
-      return answered;
+      const done = () => (workDone ? applied() : Promise.resolve());
+      if (fault?.kind === 'delay' && fault.when === 'after_charge') {
+        await done();
+        await sleep(fault.delayMs);
+      } else if (fault?.kind === 'charge_then_drop') {
+        // The work is committed; the client never learns it. Destroying the socket gives
+        // the client a connection reset, the most ambiguous failure a network has.
+        socket?.destroy();
+        await done();
+        return new Response(null, { status: 500 });
+      } else if (fault?.kind === 'fail_after_charge') {
+        const failed = stripeErrorResponse(
+          new StripeApiError(500, {
+            type: 'api_error',
+            message: 'Injected fault: fail_after_charge (the request was processed).',
+          }),
+        );
+        await done();
+        return failed;
+      }
+      return response;
     },
   };
 }
@@ -117,55 +149,6 @@ function limitRefusal(kind: 'rate_limit' | 'lock_timeout'): StripeApiError {
   });
 }
 
-async function answerUnder(
-  fault: TakenRequestFault | undefined,
-  response: Response,
-  socket: { destroy(): void } | undefined,
-): Promise<Response> {
-  if (fault?.kind === 'charge_then_drop') {
-    // The work is committed; the client never learns it. Destroying the socket gives
-    // the client a connection reset, the most ambiguous failure a network has.
-    socket?.destroy();
-    return new Response(null, { status: 500 });
-  }
-  if (fault?.kind === 'fail_after_charge') {
-    return stripeErrorResponse(
-      new StripeApiError(500, {
-        type: 'api_error',
-        message: 'Injected fault: fail_after_charge (the request was processed).',
-      }),
-    );
-  }
-  if (fault?.kind === 'delay' && fault.when === 'after_charge') await sleep(fault.delayMs);
-  return response;
-}
-
-/** Where each object kind is read by id: the path its `lag_ms` hides. */
-const READ_PATH_OF: Record<string, string> = {
-  payment_intent: '/v1/payment_intents/',
-  refund: '/v1/refunds/',
-};
-
-/** The id of the object a successful call answered with (null: it failed). */
-function createdObjectId(result: StripeResult): string | null {
-  const body = result.body as { id?: unknown } | null;
-  return result.status === 200 && typeof body?.id === 'string' ? body.id : null;
-}
-
-/** Starts the lag of an object a faulted request changed (see `lagObject`). */
-async function lagBehind(
-  tx: ProcessorTransaction,
-  accountId: string,
-  result: StripeResult,
-  lagMs: number,
-): Promise<void> {
-  const body = result.body as { object?: unknown } | null;
-  const id = createdObjectId(result);
-  const base = typeof body?.object === 'string' ? READ_PATH_OF[body.object] : undefined;
-  if (!id || !base) return;
-  await lagObject(tx, { accountId, path: `${base}${id}`, objectId: id, lagMs });
-}
-
 /**
  * Before a read runs: a `not_found` fault armed for it (or the lag of an object) answers
  * 404 `resource_missing` for an object that exists. Nothing else applies to a read, so a
@@ -183,10 +166,14 @@ export async function applyReadFault(
   log: (line: string) => void,
 ): Promise<void> {
   const { accountId, path, operation, objectId } = read;
-  const useId = await takeReadFault(db, accountId, path, operation, objectId);
-  if (useId === undefined) return;
-  await markFaultApplied(db, useId);
-  log(`fault not_found on GET ${read.path} ${read.accountId}`);
+  const fault = await takeFault(
+    db,
+    { accountId, kinds: READ_FAULT_KINDS, method: 'GET', subject: path, operation },
+    { operation, idempotencyKey: null, objectId },
+  );
+  if (!fault) return;
+  await markFaultApplied(db, fault.useId);
+  log(`fault not_found on GET ${path} ${accountId}`);
   throw new StripeApiError(404, {
     type: 'invalid_request_error',
     code: 'resource_missing',
@@ -202,17 +189,21 @@ export async function takeDeliveryFaults(
   db: ProcessorDatabase,
   event: { accountId: string; eventId: string; eventType: string },
   log: (line: string) => void,
-): Promise<{
-  beforeSend(): Promise<void>;
-  copies: number;
-  afterSend(sent: number): Promise<void>;
-}> {
-  const taken = await takeWebhookFaults(db, event.accountId, {
-    type: event.eventType,
-    id: event.eventId,
-  });
-  const slow = taken.find((f) => f.kind === 'slow_webhook');
-  const duplicate = taken.find((f) => f.kind === 'duplicate_webhook');
+) {
+  const take = (kind: WebhookFaultKind) =>
+    takeFault(
+      db,
+      {
+        accountId: event.accountId,
+        kinds: [kind],
+        method: null,
+        subject: event.eventType,
+        operation: null,
+      },
+      { operation: WEBHOOK_DELIVERY_OPERATION, idempotencyKey: null, objectId: event.eventId },
+    );
+  const duplicate = await take('duplicate_webhook');
+  const slow = await take('slow_webhook');
   return {
     async beforeSend() {
       if (!slow) return;
@@ -221,8 +212,9 @@ export async function takeDeliveryFaults(
       await markFaultApplied(db, slow.useId);
     },
     copies: duplicate ? 2 : 1,
-    async afterSend(sent) {
-      if (duplicate && sent >= 2) await markFaultApplied(db, duplicate.useId);
+    /** After every copy was sent. */
+    async afterSend() {
+      if (duplicate) await markFaultApplied(db, duplicate.useId);
     },
   };
 }

@@ -12,7 +12,7 @@ export const REQUEST_FAULT_KINDS = [
 export const LIMIT_FAULT_KINDS = ['rate_limit', 'lock_timeout'] as const;
 
 /** Faults that act on a webhook delivery, matched by event type prefix. */
-export const WEBHOOK_FAULT_KINDS = ['duplicate_webhook', 'slow_webhook'] as const;
+const WEBHOOK_FAULT_KINDS = ['duplicate_webhook', 'slow_webhook'] as const;
 
 export const WEBHOOK_DELIVERY_OPERATION = 'webhooks.deliver';
 
@@ -28,7 +28,6 @@ export const FAULT_KINDS = [
 ] as const;
 
 export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
-export type LimitFaultKind = (typeof LIMIT_FAULT_KINDS)[number];
 export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -38,22 +37,6 @@ export const isReadFaultKind = (kind: string): kind is (typeof READ_FAULT_KINDS)
   (READ_FAULT_KINDS as readonly string[]).includes(kind);
 export const isWebhookFaultKind = (kind: string): kind is WebhookFaultKind =>
   (WEBHOOK_FAULT_KINDS as readonly string[]).includes(kind);
-
-/** An armed fault as the admin API shows it. */
-export interface FaultView {
-  id: string;
-  account: string;
-  kind: FaultKind;
-  method: string | null;
-  path_prefix: string | null;
-  operation: StripeOperationName | null;
-  remaining: number;
-  delay_ms: number | null;
-  when: 'before_charge' | 'after_charge' | null;
-  lag_ms: number | null;
-  expires: string | null;
-  created: string;
-}
 
 /**
  * One name per route: a fault naming `payment_intents.confirm` never bites a cancel of the

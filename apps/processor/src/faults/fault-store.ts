@@ -1,38 +1,14 @@
-import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { faults, faultUseRecords, webhookEvents } from '../db/schema/index.ts';
-import { newObjectId } from '../stripe/object-ids.ts';
-import {
-  type FaultKind,
-  type FaultView,
-  LIMIT_FAULT_KINDS,
-  type LimitFaultKind,
-  READ_FAULT_KINDS,
-  REQUEST_FAULT_KINDS,
-  type RequestFaultKind,
-  type StripeOperationName,
-  WEBHOOK_DELIVERY_OPERATION,
-  WEBHOOK_FAULT_KINDS,
-  type WebhookFaultKind,
-} from './fault-kinds.ts';
+import { newObjectId } from '../stripe/stripe-operation.ts';
+import type { FaultKind, StripeOperationName } from './fault-kinds.ts';
 
 type FaultRow = typeof faults.$inferSelect;
+type FaultWhen = 'before_charge' | 'after_charge';
 
-export interface ArmFaultInput {
-  accountId: string;
-  kind: FaultKind;
-  method?: string | null;
-  pathPrefix?: string | null;
-  /** The one API call to hit; null: any that method and path prefix match. */
-  operation?: StripeOperationName | null;
-  count: number;
-  delayMs?: number | null;
-  when?: 'before_charge' | 'after_charge' | null;
-  /** After-charge request faults: how long the object's reads and webhooks lag behind. */
-  lagMs?: number | null;
-}
-
-function toFaultView(row: FaultRow): FaultView {
+/** An armed fault as the admin API shows it. */
+function toFaultView(row: FaultRow) {
   return {
     id: row.id,
     account: row.accountId,
@@ -42,34 +18,26 @@ function toFaultView(row: FaultRow): FaultView {
     operation: row.operation as StripeOperationName | null,
     remaining: row.remaining,
     delay_ms: row.delayMs,
-    when: row.delayWhen as FaultView['when'],
+    when: row.delayWhen as FaultWhen | null,
     lag_ms: row.lagMs,
     expires: row.expiresAt?.toISOString() ?? null,
     created: row.createdAt.toISOString(),
   };
 }
 
-/** Arms a fault for the next `count` matching requests (or webhook deliveries). */
-export async function armFault(db: ProcessorDatabase, input: ArmFaultInput): Promise<FaultView> {
+/** Arms a fault for the next `remaining` matching requests (or webhook deliveries). */
+export async function armFault(
+  db: ProcessorDatabase | ProcessorTransaction,
+  fault: Omit<typeof faults.$inferInsert, 'id' | 'expiresAt'> & { expiresAt?: SQL },
+) {
   const [row] = await db
     .insert(faults)
-    .values({
-      id: newObjectId('fault'),
-      accountId: input.accountId,
-      kind: input.kind,
-      method: input.method?.toUpperCase() ?? null,
-      pathPrefix: input.pathPrefix ?? null,
-      operation: input.operation ?? null,
-      remaining: input.count,
-      delayMs: input.delayMs ?? null,
-      delayWhen: input.kind === 'delay' ? (input.when ?? 'after_charge') : null,
-      lagMs: input.lagMs ?? null,
-    })
+    .values({ id: newObjectId('fault'), ...fault })
     .returning();
   return toFaultView(row!);
 }
 
-export async function listFaults(db: ProcessorDatabase, accountId?: string): Promise<FaultView[]> {
+export async function listFaults(db: ProcessorDatabase, accountId?: string) {
   const rows = await db
     .select()
     .from(faults)
@@ -84,58 +52,33 @@ export async function listFaults(db: ProcessorDatabase, accountId?: string): Pro
   return rows.map(toFaultView);
 }
 
-/** Disarms faults and returns how many; one that bit is kept (`remaining` 0) so its uses stay readable. */
-export async function clearFaults(
-  db: ProcessorDatabase,
-  filter: { accountId?: string; id?: string },
-): Promise<number> {
-  const where = and(
+type FaultFilter = { accountId?: string; id?: string };
+
+const matching = (filter: FaultFilter) =>
+  and(
     filter.accountId ? eq(faults.accountId, filter.accountId) : undefined,
     filter.id ? eq(faults.id, filter.id) : undefined,
   );
+
+/** Disarms faults and returns how many; one that bit is kept (`remaining` 0) so its uses stay readable. */
+export async function clearFaults(db: ProcessorDatabase, filter: FaultFilter): Promise<number> {
   const deleted = await db
     .delete(faults)
-    .where(and(where, eq(faults.taken, 0)))
+    .where(and(matching(filter), eq(faults.taken, 0)))
     .returning({ id: faults.id });
   const disarmed = await db
     .update(faults)
     .set({ remaining: 0 })
-    .where(and(where, gt(faults.taken, 0), gt(faults.remaining, 0)))
+    .where(and(matching(filter), gt(faults.taken, 0), gt(faults.remaining, 0)))
     .returning({ id: faults.id });
   return deleted.length + disarmed.length;
 }
 
-interface FaultUseRecord {
-  used_at: string;
-  operation: string;
-  idempotency_key: string | null;
-  /** The payment intent, refund or event it hit; null if none yet. */
-  object: string | null;
-}
-
-/** How often one fault bit (armed or since cleared). */
-export interface FaultUse {
-  id: string;
-  account: string;
-  kind: FaultKind;
-  taken: number;
-  /** Of those taken, the ones its effect happened to (what "the fault bit" means). */
-  applied: number;
-  remaining: number;
-  created: string;
-  /** Its latest uses, newest first. */
-  uses: FaultUseRecord[];
-}
-
-/** Consumption per fault, counts and latest uses read in one snapshot so they agree. */
-export function faultUses(
-  db: ProcessorDatabase,
-  filter: { accountId?: string; id?: string; limit?: number } = {},
-): Promise<{
-  data: FaultUse[];
-  by_kind: Record<string, number>;
-  applied_by_kind: Record<string, number>;
-}> {
+/**
+ * How often each fault bit (armed or since cleared): `taken`, `applied` (the ones its effect
+ * happened to) and its newest `limit` uses, read in one snapshot so counts and uses agree.
+ */
+export function faultUses(db: ProcessorDatabase, filter: FaultFilter & { limit?: number } = {}) {
   return db.transaction(
     async (tx) => {
       const rows = await tx
@@ -145,14 +88,23 @@ export function faultUses(
             where used.fault_id = "faults"."id" and used.applied_at is not null)`,
         })
         .from(faults)
-        .where(
-          and(
-            filter.accountId ? eq(faults.accountId, filter.accountId) : undefined,
-            filter.id ? eq(faults.id, filter.id) : undefined,
-          ),
-        )
+        .where(matching(filter))
         .orderBy(asc(faults.createdAt));
-      const uses = await latestUses(tx, filter.accountId, filter.id, filter.limit ?? 20);
+      const uses = await tx.execute<{
+        fault_id: string;
+        used_at: Date | string;
+        operation: string;
+        idempotency_key: string | null;
+        object_id: string | null;
+      }>(sql`
+        select fault_id, used_at, operation, idempotency_key, object_id from (
+          select *, row_number() over (partition by fault_id order by id desc) as n
+          from ${faultUseRecords}
+          where (${filter.accountId ?? null}::text is null or account_id = ${filter.accountId ?? null})
+            and (${filter.id ?? null}::text is null or fault_id = ${filter.id ?? null})
+        ) newest
+        where n <= ${filter.limit ?? 20}
+        order by id desc`);
       const byKind: Record<string, number> = {};
       const appliedByKind: Record<string, number> = {};
       for (const { fault, applied } of rows) {
@@ -168,7 +120,14 @@ export function faultUses(
           applied: Number(applied),
           remaining: fault.remaining,
           created: fault.createdAt.toISOString(),
-          uses: uses.get(fault.id) ?? [],
+          uses: uses
+            .filter((u) => u.fault_id === fault.id)
+            .map((u) => ({
+              used_at: new Date(u.used_at).toISOString(),
+              operation: u.operation,
+              idempotency_key: u.idempotency_key,
+              object: u.object_id,
+            })),
         })),
         by_kind: byKind,
         applied_by_kind: appliedByKind,
@@ -178,57 +137,40 @@ export function faultUses(
   );
 }
 
-/** The newest `limit` uses of each fault (of one account or one fault), by fault id. */
-async function latestUses(
-  db: ProcessorTransaction,
-  accountId: string | undefined,
-  faultId: string | undefined,
-  limit: number,
-): Promise<Map<string, FaultUseRecord[]>> {
-  const rows = await db.execute<{
-    fault_id: string;
-    used_at: Date | string;
-    operation: string;
-    idempotency_key: string | null;
-    object_id: string | null;
-  }>(sql`
-    select fault_id, used_at, operation, idempotency_key, object_id from (
-      select *, row_number() over (partition by fault_id order by id desc) as n
-      from ${faultUseRecords}
-      where (${accountId ?? null}::text is null or account_id = ${accountId ?? null})
-        and (${faultId ?? null}::text is null or fault_id = ${faultId ?? null})
-    ) newest
-    where n <= ${limit}
-    order by id desc`);
-  const byFault = new Map<string, FaultUseRecord[]>();
-  for (const r of rows) {
-    const list = byFault.get(r.fault_id) ?? [];
-    list.push({
-      used_at: new Date(r.used_at).toISOString(),
-      operation: r.operation,
-      idempotency_key: r.idempotency_key,
-      object: r.object_id,
-    });
-    byFault.set(r.fault_id, list);
-  }
-  return byFault;
+/** A fault one request or delivery took, and the record of that use. */
+interface TakenFault {
+  kind: FaultKind;
+  delayMs: number;
+  when: FaultWhen;
+  lagMs: number;
+  useId: number;
 }
 
 /**
- * Takes one use of the oldest matching armed fault: `FOR UPDATE SKIP LOCKED` gives each use to
- * exactly one request, so "fail the next 3" fails exactly 3, and the same statement records
- * the use, so a use is on record if and only if it was counted.
+ * Takes one use of the oldest armed fault of `kinds` matching the call: `FOR UPDATE SKIP
+ * LOCKED` gives each use to exactly one request, so "fail the next 3" fails exactly 3, and the
+ * same statement records the use, so a use is on record if and only if it was counted.
  */
-async function takeFault(
+export async function takeFault(
   db: ProcessorDatabase,
-  accountId: string,
-  kinds: readonly string[],
-  method: string | null,
-  subject: string,
-  operation: StripeOperationName | null,
-  target: { operation: string; idempotencyKey: string | null; objectId: string | null },
-): Promise<(FaultRow & { useId: number }) | undefined> {
-  const rows = await db.execute<{ id: string; use_id: string }>(sql`
+  match: {
+    accountId: string;
+    kinds: readonly FaultKind[];
+    method: string | null;
+    /** The request path, or a webhook's event type. */
+    subject: string;
+    operation: StripeOperationName | null;
+  },
+  use: { operation: string; idempotencyKey: string | null; objectId: string | null },
+): Promise<TakenFault | undefined> {
+  const { accountId, kinds, method, subject, operation } = match;
+  const [row] = await db.execute<{
+    kind: FaultKind;
+    delay_ms: number | null;
+    delay_when: FaultWhen | null;
+    lag_ms: number | null;
+    use_id: string;
+  }>(sql`
     with taken as (
       update ${faults} set remaining = remaining - 1, taken = taken + 1
       where id = (
@@ -244,18 +186,23 @@ async function takeFault(
         limit 1
         for update skip locked
       )
-      returning id, account_id, kind
+      returning id, account_id, kind, delay_ms, delay_when, lag_ms
     ), used as (
       insert into ${faultUseRecords} (fault_id, account_id, kind, operation, idempotency_key, object_id)
-      select id, account_id, kind, ${target.operation}, ${target.idempotencyKey}, ${target.objectId}
+      select id, account_id, kind, ${use.operation}, ${use.idempotencyKey}, ${use.objectId}
       from taken
       returning id
     )
-    select taken.id, used.id as use_id from taken, used`);
-  const taken = rows[0];
-  if (!taken) return undefined;
-  const [row] = await db.select().from(faults).where(eq(faults.id, taken.id));
-  return row && { ...row, useId: Number(taken.use_id) };
+    select taken.kind, taken.delay_ms, taken.delay_when, taken.lag_ms, used.id as use_id
+    from taken, used`);
+  if (!row) return undefined;
+  return {
+    kind: row.kind,
+    delayMs: row.delay_ms ?? 0,
+    when: row.delay_when ?? 'after_charge',
+    lagMs: row.lag_ms ?? 0,
+    useId: Number(row.use_id),
+  };
 }
 
 /** Records that a taken fault's effect happened (`fault_uses.applied_at`), once. */
@@ -278,39 +225,6 @@ export async function recordUseObject(
     .where(and(eq(faultUseRecords.id, useId), isNull(faultUseRecords.objectId)));
 }
 
-export interface TakenRequestFault {
-  kind: RequestFaultKind | LimitFaultKind;
-  delayMs: number;
-  when: 'before_charge' | 'after_charge';
-  lagMs: number;
-  useId: number;
-}
-
-const MUTATION_FAULT_KINDS = [...REQUEST_FAULT_KINDS, ...LIMIT_FAULT_KINDS];
-
-export async function takeRequestFault(
-  db: ProcessorDatabase,
-  accountId: string,
-  method: string,
-  path: string,
-  operation: StripeOperationName,
-  use: { idempotencyKey: string | null; objectId: string | null },
-): Promise<TakenRequestFault | undefined> {
-  const upper = method.toUpperCase();
-  const row = await takeFault(db, accountId, MUTATION_FAULT_KINDS, upper, path, operation, {
-    operation,
-    ...use,
-  });
-  if (!row) return undefined;
-  return {
-    kind: row.kind as TakenRequestFault['kind'],
-    delayMs: row.delayMs ?? 0,
-    when: (row.delayWhen as 'before_charge' | 'after_charge' | null) ?? 'after_charge',
-    lagMs: row.lagMs ?? 0,
-    useId: row.useId,
-  };
-}
-
 /**
  * Inside the write's transaction, so nobody sees the object before its lag starts: for
  * `lagMs` its reads by id answer 404 and its webhooks wait ("not visible yet", never "not charged").
@@ -320,13 +234,12 @@ export async function lagObject(
   target: { accountId: string; path: string; objectId: string; lagMs: number },
 ): Promise<void> {
   const lag = sql`now() + make_interval(secs => ${target.lagMs / 1000})`;
-  await tx.insert(faults).values({
-    id: newObjectId('fault'),
+  // Every read until it expires.
+  await armFault(tx, {
     accountId: target.accountId,
     kind: 'not_found',
     method: 'GET',
     pathPrefix: target.path,
-    // Every read until it expires.
     remaining: 2_147_483_647,
     expiresAt: lag,
   });
@@ -334,29 +247,4 @@ export async function lagObject(
     update ${webhookEvents} set next_attempt_at = greatest(next_attempt_at, ${lag})
     where account_id = ${target.accountId} and delivered_at is null
       and (payload::jsonb)->'data'->'object'->>'id' = ${target.objectId}`);
-}
-
-export async function takeReadFault(
-  db: ProcessorDatabase,
-  accountId: string,
-  path: string,
-  operation: StripeOperationName,
-  objectId: string | null,
-): Promise<number | undefined> {
-  const use = { operation, idempotencyKey: null, objectId };
-  return (await takeFault(db, accountId, READ_FAULT_KINDS, 'GET', path, operation, use))?.useId;
-}
-
-export async function takeWebhookFaults(
-  db: ProcessorDatabase,
-  accountId: string,
-  event: { type: string; id: string },
-): Promise<{ kind: WebhookFaultKind; delayMs: number; useId: number }[]> {
-  const taken: { kind: WebhookFaultKind; delayMs: number; useId: number }[] = [];
-  const use = { operation: WEBHOOK_DELIVERY_OPERATION, idempotencyKey: null, objectId: event.id };
-  for (const kind of WEBHOOK_FAULT_KINDS) {
-    const row = await takeFault(db, accountId, [kind], null, event.type, null, use);
-    if (row) taken.push({ kind, delayMs: row.delayMs ?? 0, useId: row.useId });
-  }
-  return taken;
 }

@@ -1,28 +1,14 @@
 import { Hono } from 'hono';
-import { createAdminApi } from '../admin/admin-api.ts';
-import type { ProcessorDatabase } from '../db/client.ts';
-import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
+import { type AdminApiOptions, createAdminApi } from '../admin/admin-api.ts';
 import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
-import type { OperationTiming } from '../stripe/stripe-operation.ts';
-import type { WebhookTarget } from '../webhooks/webhook-target.ts';
 import { processorBodyLimit } from './body-limit.ts';
-import { createStripeApi } from './stripe-api.ts';
+import { createStripeApi, type StripeApiOptions } from './stripe-api.ts';
 import { createThreeDSecurePages } from './three-d-secure.ts';
-
-export interface ProcessorAppOptions {
-  db: ProcessorDatabase;
-  idempotentMutation: IdempotentMutation;
-  timing: OperationTiming;
-  publicUrl?: string;
-  adminToken: string;
-  webhook: WebhookTarget;
-  log: (line: string) => void;
-}
 
 /**
  * The whole HTTP surface: `/healthz`, the Stripe-compatible `/v1` API and `/admin`.
  */
-export function createProcessorApp(options: ProcessorAppOptions) {
+export function createProcessorApp(options: StripeApiOptions & AdminApiOptions) {
   const app = new Hono();
   // Before every route: no body over the limit is read, parsed or fingerprinted.
   app.use('*', processorBodyLimit());

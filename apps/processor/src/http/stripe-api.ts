@@ -1,6 +1,8 @@
 import type { HttpBindings } from '@hono/node-server';
+import { eq } from 'drizzle-orm';
 import { type Context, Hono } from 'hono';
 import type { ProcessorDatabase } from '../db/client.ts';
+import { accounts } from '../db/schema/index.ts';
 import { listEvents, retrieveEvent } from '../events/read-events.ts';
 import { applyReadFault, takeRequestFaults } from '../faults/apply-faults.ts';
 import type { MutatingOperation, ReadOperationName } from '../faults/fault-kinds.ts';
@@ -13,18 +15,19 @@ import {
   retrievePaymentIntent,
   searchPaymentIntents,
 } from '../payments/read-payment-intents.ts';
-import { createRefund } from '../refunds/create-refund.ts';
-import { listRefunds, retrieveRefund } from '../refunds/read-refunds.ts';
-import { parseFormParams } from '../stripe/form-params.ts';
-import type { IdempotentMutation } from '../stripe/idempotent-mutation.ts';
-import type {
-  OperationTiming,
-  ReadOperation,
-  StripeOperation,
+import { createRefund, listRefunds, retrieveRefund } from '../refunds/refunds.ts';
+import { type FormParams, parseFormParams } from '../stripe/form-params.ts';
+import { StripeApiError } from '../stripe/stripe-error.ts';
+import type { IdempotentMutation } from '../stripe/stripe-idempotency.ts';
+import {
+  type Account,
+  newRequestId,
+  type OperationTiming,
+  type ReadOperation,
+  type StripeOperation,
+  stripeResponse,
 } from '../stripe/stripe-operation.ts';
-import { newRequestId, stripeResponse } from '../stripe/stripe-response.ts';
 import { markEventRequest } from '../webhooks/enqueue-event.ts';
-import { authenticate } from './authenticate.ts';
 
 export interface StripeApiOptions {
   db: ProcessorDatabase;
@@ -45,27 +48,27 @@ type Env = { Bindings: Partial<HttpBindings> };
 export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   const { db, log } = options;
   const app = new Hono<Env>();
+  const input = (c: Context<Env>, account: Account, params: FormParams, key: string | null) => ({
+    account,
+    params,
+    pathParams: c.req.param() as Record<string, string>,
+    idempotencyKey: key,
+    timing: options.timing,
+    challengeBaseUrl: options.publicUrl ?? new URL(c.req.url).origin,
+  });
 
   // Each route names its operation (`payment_intents.confirm`): what a fault's `operation` matches.
   const read = (name: ReadOperationName, operation: ReadOperation) => async (c: Context<Env>) => {
     const account = await authenticate(db, c.req.raw);
     const url = new URL(c.req.url);
-    const objectId = (c.req.param() as Record<string, string>).id ?? null;
+    const objectId = c.req.param('id') ?? null;
     await applyReadFault(
       db,
       { accountId: account.id, path: url.pathname, operation: name, objectId },
       log,
     );
     const params = parseFormParams(url.search.slice(1));
-    const result = await operation(db, {
-      account,
-      params,
-      pathParams: c.req.param() as Record<string, string>,
-      idempotencyKey: null,
-      timing: options.timing,
-      challengeBaseUrl: options.publicUrl ?? url.origin,
-    });
-    return stripeResponse(result);
+    return stripeResponse(await operation(db, input(c, account, params, null)));
   };
 
   const mutate =
@@ -84,7 +87,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
           path,
           operation: name,
           idempotencyKey,
-          objectId: (c.req.param() as Record<string, string>).id ?? null,
+          objectId: c.req.param('id') ?? null,
           label,
         },
         log,
@@ -100,14 +103,7 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
             const requestId = newRequestId();
             // The events this request's work writes name it (`event.request.id`).
             await markEventRequest(tx, requestId);
-            const result = await operation(tx, {
-              account,
-              params,
-              pathParams: c.req.param() as Record<string, string>,
-              idempotencyKey,
-              timing: options.timing,
-              challengeBaseUrl: options.publicUrl ?? new URL(request.url).origin,
-            });
+            const result = await operation(tx, input(c, account, params, idempotencyKey));
             await faults.afterWork(tx, account.id, result);
             const rendered = stripeResponse(result, requestId);
             // `complete` reads `rendered` for the store; the guard sends the same status, headers and body.
@@ -141,4 +137,39 @@ export function createStripeApi(options: StripeApiOptions): Hono<Env> {
   app.get('/v1/events', read('events.list', listEvents));
   app.get('/v1/events/:id', read('events.retrieve', retrieveEvent));
   return app;
+}
+
+/**
+ * Finds the merchant account of a request from `Authorization: Bearer sk_test_...`
+ * (or HTTP Basic with the key as user name, as curl -u does). Stripe's 401 otherwise.
+ */
+async function authenticate(db: ProcessorDatabase, request: Request): Promise<Account> {
+  const key = secretKeyOf(request.headers.get('authorization'));
+  if (!key) {
+    throw new StripeApiError(401, {
+      type: 'invalid_request_error',
+      message:
+        "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').",
+    });
+  }
+  const [account] = await db.select().from(accounts).where(eq(accounts.secretKey, key));
+  if (!account) {
+    throw new StripeApiError(401, {
+      type: 'invalid_request_error',
+      code: 'api_key_invalid',
+      message: `Invalid API Key provided: ${key.slice(0, 8)}${'*'.repeat(Math.max(0, key.length - 12))}${key.slice(-4)}`,
+    });
+  }
+  return account;
+}
+
+function secretKeyOf(header: string | null): string | undefined {
+  if (!header) return undefined;
+  const [scheme, value] = header.split(' ', 2);
+  if (!value) return undefined;
+  if (scheme?.toLowerCase() === 'bearer') return value.trim();
+  if (scheme?.toLowerCase() === 'basic') {
+    return Buffer.from(value, 'base64').toString().split(':', 1)[0] || undefined;
+  }
+  return undefined;
 }

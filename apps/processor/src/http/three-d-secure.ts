@@ -1,14 +1,6 @@
 import { Hono } from 'hono';
-import type { ProcessorDatabase } from '../db/client.ts';
 import { answerChallenge, findByClientSecret } from '../payments/answer-challenge.ts';
-import type { OperationTiming } from '../stripe/stripe-operation.ts';
-
-export interface ThreeDSecureOptions {
-  db: ProcessorDatabase;
-  timing: OperationTiming;
-  publicUrl?: string;
-  log: (line: string) => void;
-}
+import type { StripeApiOptions } from './stripe-api.ts';
 
 /** After the challenge, as Stripe redirects: these query parameters on the `return_url`. */
 function returnTo(intent: { id: string; clientSecret: string; status: string; returnUrl: string }) {
@@ -36,7 +28,9 @@ const notFound = () =>
  * Stripe's test page, then a 303 to the intent's `return_url`. The client secret in the link
  * is the only credential, as on Stripe's hosted pages.
  */
-export function createThreeDSecurePages(options: ThreeDSecureOptions): Hono {
+export function createThreeDSecurePages(
+  options: Omit<StripeApiOptions, 'idempotentMutation'>,
+): Hono {
   const { db, log } = options;
   const app = new Hono();
 

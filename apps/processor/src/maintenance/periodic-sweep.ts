@@ -1,9 +1,7 @@
-/** A maintenance loop the processor runs beside its routes; `stop()` ends it. */
-export interface PeriodicSweep {
-  stop(): void;
-}
-
-/** Runs `pass` every `intervalMs`, never overlapping itself; a failed pass is only logged. */
+/**
+ * A maintenance loop the processor runs beside its routes: `pass` every `intervalMs`, never
+ * overlapping itself; a failed pass is only logged. `stop()` ends it.
+ */
 export function startPeriodicSweep<T>(options: {
   name: string;
   intervalMs: number;
@@ -11,7 +9,7 @@ export function startPeriodicSweep<T>(options: {
   pass: () => Promise<T>;
   /** What a pass did, in words for the log; undefined logs nothing (an idle pass). */
   describe: (done: T) => string | undefined;
-}): PeriodicSweep {
+}): { stop(): void } {
   const { name, intervalMs, log, pass, describe } = options;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

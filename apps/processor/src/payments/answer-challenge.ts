@@ -1,11 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
-import { paymentIntents } from '../db/schema/index.ts';
+import { type PaymentIntentRow, paymentIntents } from '../db/schema/index.ts';
 import type { OperationTiming } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent, updateAndAnnounce } from './charge-payment-intent.ts';
-
-type PaymentIntentRow = typeof paymentIntents.$inferSelect;
 
 /** The shopper's answer on the hosted 3-D Secure page. */
 export type ChallengeAnswer = 'complete' | 'fail';

@@ -1,8 +1,11 @@
-import { readString } from '../stripe/read-params.ts';
-import { invalidParam } from '../stripe/stripe-error.ts';
+import { and, eq, lte, sql } from 'drizzle-orm';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import { charges, type PaymentIntentRow, paymentIntents } from '../db/schema/index.ts';
+import { readString } from '../stripe/form-params.ts';
+import { invalidParam, unexpectedState } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
-import { loadPaymentIntent } from './load-payment-intent.ts';
-import { voidPaymentIntent } from './void-payment-intent.ts';
+import { updateAndAnnounce } from './charge-payment-intent.ts';
+import { loadPaymentIntent } from './read-payment-intents.ts';
 
 /** Stripe's accepted `cancellation_reason` values. */
 const CANCELLATION_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'];
@@ -30,20 +33,72 @@ export const cancelPaymentIntent: StripeOperation = async (tx, input) => {
     );
   }
   const intent = await loadPaymentIntent(tx, input.account.id, id, { forUpdate: true });
-  if (
-    intent.status === 'succeeded' ||
-    intent.status === 'processing' ||
-    intent.status === 'canceled'
-  ) {
-    throw invalidParam(
-      'intent',
+  if (['succeeded', 'processing', 'canceled'].includes(intent.status)) {
+    throw unexpectedState(
       `You cannot cancel this PaymentIntent because it has a status of ${intent.status}.`,
-      'payment_intent_unexpected_state',
     );
   }
-  const rendered = await voidPaymentIntent(tx, intent, {
-    reason: reason ?? null,
-    idempotencyKey: input.idempotencyKey,
-  });
+  const rendered = await voidPaymentIntent(tx, intent, reason ?? null, input.idempotencyKey);
   return { status: 200, body: rendered };
 };
+
+/**
+ * Cancels a PaymentIntent that has moved no money (the caller checked its status and holds
+ * its row lock): it becomes `canceled` with `reason`, and an authorisation it held
+ * (`requires_capture`) is released, shown as Stripe does: the charge's whole amount
+ * refunded, nothing capturable. Sends `payment_intent.canceled`.
+ */
+async function voidPaymentIntent(
+  tx: ProcessorTransaction,
+  intent: PaymentIntentRow,
+  reason: string | null,
+  idempotencyKey: string | null,
+) {
+  if (intent.status === 'requires_capture' && intent.latestCharge) {
+    await tx
+      .update(charges)
+      .set({ amountRefunded: sql`${charges.amount}` })
+      .where(eq(charges.id, intent.latestCharge));
+  }
+  return updateAndAnnounce(
+    tx,
+    intent,
+    {
+      status: 'canceled',
+      cancellationReason: reason,
+      canceledAt: sql`now()`,
+      amountCapturable: 0,
+      captureBefore: null,
+      nextAction: null,
+      actionIdempotencyKey: null,
+    },
+    'payment_intent.canceled',
+    idempotencyKey,
+  );
+}
+
+/**
+ * A pass of the authorisation-expiry sweep: cancels every authorisation past its window
+ * (`capture_before`, set at confirm from `PROCESSOR_AUTHORIZATION_WINDOW_MS` by the database
+ * clock), as Stripe cancels an uncaptured PaymentIntent: `canceled`, `cancellation_reason:
+ * automatic`, the hold released, `payment_intent.canceled` sent. Rows a capture or cancel
+ * holds are skipped and seen on the next pass; a capture that gets the lock first after the
+ * window refuses by itself. Returns how many it canceled.
+ */
+export function expireAuthorizations(db: ProcessorDatabase): Promise<number> {
+  return db.transaction(async (tx) => {
+    const due = await tx
+      .select()
+      .from(paymentIntents)
+      .where(
+        and(
+          eq(paymentIntents.status, 'requires_capture'),
+          lte(paymentIntents.captureBefore, sql`now()`),
+        ),
+      )
+      .limit(100)
+      .for('update', { skipLocked: true });
+    for (const intent of due) await voidPaymentIntent(tx, intent, 'automatic', null);
+    return due.length;
+  });
+}

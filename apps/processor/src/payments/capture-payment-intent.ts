@@ -1,11 +1,11 @@
 import { eq, sql } from 'drizzle-orm';
 import { charges, paymentIntents } from '../db/schema/index.ts';
-import { readInteger } from '../stripe/read-params.ts';
-import { invalidParam } from '../stripe/stripe-error.ts';
+import { readInteger } from '../stripe/form-params.ts';
+import { invalidParam, unexpectedState } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { enqueueEvent } from '../webhooks/enqueue-event.ts';
 import { bookCharge, updateAndAnnounce } from './charge-payment-intent.ts';
-import { loadPaymentIntent } from './load-payment-intent.ts';
+import { loadPaymentIntent } from './read-payment-intents.ts';
 import { renderCharge } from './render-objects.ts';
 
 /**
@@ -30,10 +30,8 @@ export const capturePaymentIntent: StripeOperation = async (tx, input) => {
   const expired = window?.expired === true;
   if (intent.status !== 'requires_capture' || expired) {
     const status = expired ? 'canceled (its authorization expired)' : intent.status;
-    throw invalidParam(
-      'intent',
+    throw unexpectedState(
       `This PaymentIntent could not be captured because it has a status of ${status}. Only a PaymentIntent with one of the following statuses may be captured: requires_capture.`,
-      'payment_intent_unexpected_state',
     );
   }
   const amount = amountToCapture ?? intent.amountCapturable;

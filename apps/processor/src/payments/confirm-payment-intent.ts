@@ -1,11 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { paymentIntents } from '../db/schema/index.ts';
-import { readUrl } from '../stripe/read-params.ts';
-import { invalidParam } from '../stripe/stripe-error.ts';
+import { readUrl } from '../stripe/form-params.ts';
+import { MISSING_PAYMENT_METHOD, unexpectedState } from '../stripe/stripe-error.ts';
 import type { StripeOperation } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent } from './charge-payment-intent.ts';
-import { loadPaymentIntent } from './load-payment-intent.ts';
-import { resolvePaymentMethod } from './resolve-payment-method.ts';
+import { loadPaymentIntent } from './read-payment-intents.ts';
+import { resolvePaymentMethod } from './test-cards.ts';
 
 /** `POST /v1/payment_intents/:id/confirm`: charges the PaymentIntent with its payment method. */
 export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
@@ -13,10 +13,8 @@ export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
   let intent = await loadPaymentIntent(tx, input.account.id, id, { forUpdate: true });
   // An authorised intent (`requires_capture`) is captured, never confirmed again.
   if (['succeeded', 'canceled', 'requires_capture'].includes(intent.status)) {
-    throw invalidParam(
-      'intent',
+    throw unexpectedState(
       `You cannot confirm this PaymentIntent because it has a status of ${intent.status}.`,
-      'payment_intent_unexpected_state',
     );
   }
   const paymentMethod = resolvePaymentMethod(input.params);
@@ -35,11 +33,7 @@ export const confirmPaymentIntent: StripeOperation = async (tx, input) => {
     intent = updated!;
   }
   if (!intent.paymentMethod) {
-    throw invalidParam(
-      'payment_method',
-      'You cannot confirm this PaymentIntent because it is missing a payment method.',
-      'payment_intent_unexpected_state',
-    );
+    throw unexpectedState(MISSING_PAYMENT_METHOD, 'payment_method');
   }
   return chargePaymentIntent(tx, intent, input);
 };

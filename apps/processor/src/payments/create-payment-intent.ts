@@ -1,18 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { paymentIntents } from '../db/schema/index.ts';
-import { newObjectId } from '../stripe/object-ids.ts';
 import {
   readBoolean,
   readInteger,
   readMetadata,
   readString,
   readUrl,
-} from '../stripe/read-params.ts';
-import { invalidParam, missingParam } from '../stripe/stripe-error.ts';
-import type { StripeOperation } from '../stripe/stripe-operation.ts';
+} from '../stripe/form-params.ts';
+import {
+  invalidParam,
+  MISSING_PAYMENT_METHOD,
+  missingParam,
+  unexpectedState,
+} from '../stripe/stripe-error.ts';
+import { newObjectId, type StripeOperation } from '../stripe/stripe-operation.ts';
 import { chargePaymentIntent } from './charge-payment-intent.ts';
 import { renderPaymentIntent } from './render-objects.ts';
-import { resolvePaymentMethod } from './resolve-payment-method.ts';
+import { resolvePaymentMethod } from './test-cards.ts';
 
 /**
  * Stripe's `capture_method` values: `manual` authorises at confirm and charges at capture;
@@ -47,11 +51,7 @@ export const createPaymentIntent: StripeOperation = async (tx, input) => {
   const confirm = readBoolean(params, 'confirm') ?? false;
   const paymentMethod = resolvePaymentMethod(params);
   if (confirm && !paymentMethod) {
-    throw invalidParam(
-      'payment_method',
-      'You cannot confirm this PaymentIntent because it is missing a payment method.',
-      'payment_intent_unexpected_state',
-    );
+    throw unexpectedState(MISSING_PAYMENT_METHOD, 'payment_method');
   }
 
   const id = newObjectId('pi');

@@ -1,12 +1,28 @@
 import { and, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { paymentIntents } from '../db/schema/index.ts';
-import { readString } from '../stripe/read-params.ts';
-import { invalidParam } from '../stripe/stripe-error.ts';
-import type { ReadOperation } from '../stripe/stripe-operation.ts';
-import { olderThanCursor, readListLimit, stripeListPage } from '../stripe/stripe-response.ts';
-import { loadPaymentIntent } from './load-payment-intent.ts';
+import { readListLimit, readString } from '../stripe/form-params.ts';
+import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
+import { olderThanCursor, type ReadOperation, stripeListPage } from '../stripe/stripe-operation.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { parseSearchQuery, type SearchClause } from './search-query.ts';
+
+/**
+ * Reads a PaymentIntent of this account (another account's id is "no such"). With
+ * `forUpdate`, holds its row lock until the transaction ends, serialising confirms.
+ */
+export async function loadPaymentIntent(
+  db: ProcessorDatabase | ProcessorTransaction,
+  accountId: string,
+  id: string,
+  options: { forUpdate?: boolean; param?: string } = {},
+) {
+  const where = and(eq(paymentIntents.id, id), eq(paymentIntents.accountId, accountId));
+  const query = db.select().from(paymentIntents).where(where);
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  if (!row) throw resourceMissing('payment_intent', id, options.param ?? 'intent');
+  return row;
+}
 
 /** `GET /v1/payment_intents/:id` */
 export const retrievePaymentIntent: ReadOperation = async (db, { account, pathParams }) => {

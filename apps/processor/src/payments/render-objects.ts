@@ -1,6 +1,5 @@
-import type { charges, paymentIntents, refunds } from '../db/schema/index.ts';
+import type { charges, PaymentIntentRow, refunds } from '../db/schema/index.ts';
 
-type PaymentIntentRow = typeof paymentIntents.$inferSelect;
 type ChargeRow = typeof charges.$inferSelect;
 type RefundRow = typeof refunds.$inferSelect;
 

@@ -1,3 +1,7 @@
+import { type FormParams, readObject, readString } from '../stripe/form-params.ts';
+import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
+import { newObjectId } from '../stripe/stripe-operation.ts';
+
 /** What the card network says about a charge attempt. */
 export type CardOutcome =
   | { kind: 'approved' }
@@ -55,12 +59,7 @@ const AUTHENTICATION_REQUIRED = new Set([
   '4000008400001629',
 ]);
 
-/**
- * Whether a payment with this card needs a 3-D Secure challenge before it is charged.
- *
- * @example
- * requiresAuthentication('4000002760003184') // true
- */
+/** Whether a payment with this card needs a 3-D Secure challenge before it is charged. */
 export function requiresAuthentication(cardNumber: string): boolean {
   return AUTHENTICATION_REQUIRED.has(cardNumber.replace(/\s/g, ''));
 }
@@ -95,30 +94,39 @@ const REFUND_BEHAVIOR_BY_NUMBER: Record<string, RefundBehavior> = {
   '4000000000005126': 'succeeded_then_failed',
 };
 
-/**
- * @example
- * refundBehaviorOfCard('4000000000007726') // 'pending_then_succeeded'
- */
 export function refundBehaviorOfCard(cardNumber: string): RefundBehavior {
   return REFUND_BEHAVIOR_BY_NUMBER[cardNumber.replace(/\s/g, '')] ?? 'immediate';
 }
 
-/**
- * The card number behind a test PaymentMethod id, or undefined if it is not one we know.
- *
- * @example
- * cardNumberOfTestPaymentMethod('pm_card_chargeDeclined') // '4000000000000002'
- */
-export function cardNumberOfTestPaymentMethod(paymentMethod: string): string | undefined {
-  return NUMBER_BY_TEST_PAYMENT_METHOD[paymentMethod];
+/** The outcome of charging a test card number. */
+export function outcomeOfCard(cardNumber: string): CardOutcome {
+  return OUTCOME_BY_NUMBER[cardNumber.replace(/\s/g, '')] ?? { kind: 'approved' };
 }
 
 /**
- * The outcome of charging a test card number.
- *
- * @example
- * outcomeOfCard('4000000000009995') // { kind: 'declined', declineCode: 'insufficient_funds', ... }
+ * Reads `payment_method` (a `pm_card_*` test token) or `payment_method_data[card][number]`
+ * (a raw test card number) from the params: the id the PaymentIntent shows and the test card
+ * number that decides the outcome. Undefined when neither is present.
  */
-export function outcomeOfCard(cardNumber: string): CardOutcome {
-  return OUTCOME_BY_NUMBER[cardNumber.replace(/\s/g, '')] ?? { kind: 'approved' };
+export function resolvePaymentMethod(
+  params: FormParams,
+): { id: string; cardNumber: string } | undefined {
+  const paymentMethod = readString(params, 'payment_method');
+  if (paymentMethod !== undefined) {
+    const cardNumber = NUMBER_BY_TEST_PAYMENT_METHOD[paymentMethod];
+    if (!cardNumber) throw resourceMissing('PaymentMethod', paymentMethod, 'payment_method');
+    return { id: paymentMethod, cardNumber };
+  }
+  const data = readObject(params, 'payment_method_data');
+  if (data === undefined) return undefined;
+  const card = readObject(data, 'card');
+  const number = card ? readString(card, 'number') : undefined;
+  if (!number || !/^\d{12,19}$/.test(number.replace(/\s/g, ''))) {
+    throw invalidParam(
+      'payment_method_data[card][number]',
+      'Your card number is incorrect.',
+      'incorrect_number',
+    );
+  }
+  return { id: newObjectId('pm'), cardNumber: number.replace(/\s/g, '') };
 }

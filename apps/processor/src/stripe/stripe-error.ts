@@ -56,6 +56,13 @@ export function invalidParam(
   return new StripeApiError(400, { type: 'invalid_request_error', code, param, message });
 }
 
+export const MISSING_PAYMENT_METHOD =
+  'You cannot confirm this PaymentIntent because it is missing a payment method.';
+
+/** A PaymentIntent in a status that does not allow the call. */
+export const unexpectedState = (message: string, param = 'intent') =>
+  invalidParam(param, message, 'payment_intent_unexpected_state');
+
 export function resourceMissing(objectName: string, id: string, param = 'id'): StripeApiError {
   return new StripeApiError(404, {
     type: 'invalid_request_error',

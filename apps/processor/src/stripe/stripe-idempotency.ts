@@ -1,9 +1,26 @@
 import { createIdempotency, type IdempotencyError } from '@once/idempotency';
 import { createDrizzleStore } from '@once/idempotency/drizzle';
 import { fetchIdempotency } from '@once/idempotency/fetch';
-import type { ProcessorDatabase } from '../db/client.ts';
-import type { IdempotentMutation } from './idempotent-mutation.ts';
+import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
+import type { FormParams } from './form-params.ts';
 import { StripeApiError, stripeErrorResponse } from './stripe-error.ts';
+
+/** What a mutation sees of its idempotency key while it runs. */
+interface MutationExecution {
+  /** Stores `response` as the key's result inside `tx`: it commits with the charge or not at all. */
+  complete(tx: ProcessorTransaction, response: Response): Promise<void>;
+}
+
+/**
+ * Runs a POST under the request's `Idempotency-Key` (scoped to the account): a fresh key
+ * runs `run` once, a finished key replays, a concurrent or reused key is refused with
+ * Stripe's `idempotency_error`. Without a key, `run` simply runs.
+ */
+export type IdempotentMutation = (
+  request: Request,
+  scope: { accountId: string; params: FormParams },
+  run: (exec: MutationExecution) => Promise<Response>,
+) => Promise<Response>;
 
 /**
  * Stripe's `Idempotency-Key` semantics on @once/idempotency: tenant = account, fingerprint =
@@ -44,81 +61,51 @@ export function createStripeIdempotency(
     );
 }
 
+const KEY_IN_USE =
+  'There is currently another in-progress request using this Stripe API key and idempotency key. Please try again later.';
+
 function toStripeError(error: IdempotencyError, request: Request): StripeApiError {
-  const key = request.headers.get('idempotency-key') ?? '';
-  const retryAfter = error.retryAfterSeconds;
-  switch (error.code) {
-    case 'idempotency_key_reused':
-      return new StripeApiError(
-        400,
-        {
-          type: 'idempotency_error',
-          code: 'idempotency_key_reused',
-          message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
-        },
-        false,
-      );
+  const { code, message, retryAfterSeconds: retryAfter } = error;
+  switch (code) {
+    case 'idempotency_key_reused': {
+      const key = request.headers.get('idempotency-key') ?? '';
+      const reused = `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`;
+      return new StripeApiError(400, { type: 'idempotency_error', code, message: reused }, false);
+    }
     case 'idempotency_key_in_use':
     case 'idempotency_lease_lost':
     case 'idempotency_key_conflict':
       return new StripeApiError(
         409,
-        {
-          type: 'idempotency_error',
-          code: 'idempotency_key_in_use',
-          message:
-            'There is currently another in-progress request using this Stripe API key and idempotency key. Please try again later.',
-        },
+        { type: 'idempotency_error', code: 'idempotency_key_in_use', message: KEY_IN_USE },
         true,
         retryAfter ?? 1,
       );
-    case 'idempotency_outcome_unknown':
+    case 'idempotency_outcome_unknown': {
+      const unknown = 'The outcome of the request with this idempotency key is being reconciled.';
       return new StripeApiError(
         409,
-        {
-          type: 'idempotency_error',
-          code: 'idempotency_outcome_unknown',
-          message: 'The outcome of the request with this idempotency key is being reconciled.',
-        },
+        { type: 'idempotency_error', code, message: unknown },
         true,
         retryAfter ?? 5,
       );
+    }
     case 'idempotency_key_invalid':
-    case 'idempotency_key_missing':
-      return new StripeApiError(
-        400,
-        {
-          type: 'invalid_request_error',
-          code: error.code,
-          param: 'Idempotency-Key',
-          message: 'Idempotency keys must be 1 to 255 printable ASCII characters.',
-        },
-        false,
-      );
+    case 'idempotency_key_missing': {
+      const invalid = 'Idempotency keys must be 1 to 255 printable ASCII characters.';
+      const fields = { code, param: 'Idempotency-Key', message: invalid };
+      return new StripeApiError(400, { type: 'invalid_request_error', ...fields }, false);
+    }
     case 'idempotency_key_expired':
-      return new StripeApiError(
-        409,
-        { type: 'idempotency_error', code: error.code, message: error.message },
-        false,
-      );
+      return new StripeApiError(409, { type: 'idempotency_error', code, message }, false);
     case 'idempotency_input_invalid':
-      return new StripeApiError(
-        400,
-        { type: 'invalid_request_error', code: error.code, message: error.message },
-        false,
-      );
-    case 'idempotency_rate_limited':
-      return new StripeApiError(
-        429,
-        {
-          type: 'api_error',
-          code: 'rate_limit',
-          message: 'Too many new idempotency keys.',
-        },
-        true,
-        retryAfter ?? 1,
-      );
+      return new StripeApiError(400, { type: 'invalid_request_error', code, message }, false);
+    case 'idempotency_rate_limited': {
+      const fields = { code: 'rate_limit', message: 'Too many new idempotency keys.' };
+      return new StripeApiError(429, { type: 'api_error', ...fields }, true, retryAfter ?? 1);
+    }
     case 'idempotency_store_unavailable':
+      return new StripeApiError(503, { type: 'api_error', code, message }, true, retryAfter);
     case 'idempotency_response_too_large':
     case 'idempotency_outcome_ambiguous':
     case 'idempotency_completion_missing':
@@ -126,11 +113,6 @@ function toStripeError(error: IdempotencyError, request: Request): StripeApiErro
     case 'idempotency_already_completed':
     case 'idempotency_complete_outside_transaction':
     case 'idempotency_answer_unreadable':
-      return new StripeApiError(
-        error.code === 'idempotency_store_unavailable' ? 503 : 500,
-        { type: 'api_error', code: error.code, message: error.message },
-        error.code === 'idempotency_store_unavailable',
-        retryAfter,
-      );
+      return new StripeApiError(500, { type: 'api_error', code, message }, false, retryAfter);
   }
 }

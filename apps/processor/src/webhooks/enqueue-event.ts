@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { ProcessorTransaction } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
-import { newObjectId } from '../stripe/object-ids.ts';
+import { newObjectId } from '../stripe/stripe-operation.ts';
 
 export type WebhookEventType =
   | 'payment_intent.succeeded'

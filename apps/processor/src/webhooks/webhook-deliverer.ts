@@ -1,11 +1,22 @@
+import { createHmac } from 'node:crypto';
 import { msInterval } from '@once/postgres/sql';
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type postgres from 'postgres';
 import type { ProcessorDatabase } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
 import { takeDeliveryFaults } from '../faults/apply-faults.ts';
-import { type PostResult, postEvent } from './post-event.ts';
-import { WEBHOOK_MAX_ATTEMPTS } from './webhook-target.ts';
+
+/** Where the processor's one webhook endpoint is and how its events are signed. */
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+}
+
+/** Per-attempt HTTP timeout. */
+const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** After this many failed attempts an event is left undelivered: `failed` in /admin. */
+export const WEBHOOK_MAX_ATTEMPTS = 30;
 
 type ClaimedEvent = {
   id: string;
@@ -27,13 +38,12 @@ export function startWebhookDeliverer(options: {
   db: ProcessorDatabase;
   /** For LISTEN: a committed event wakes the deliverer at once; polling is the fallback. */
   sql: postgres.Sql;
-  url: string;
-  secret: string;
+  target: WebhookTarget;
   log: (line: string) => void;
   /** First retry delay; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
   backoffMs: number;
 }) {
-  const target = { url: options.url, secret: options.secret };
+  const { target } = options;
   let stopped = false;
   let wake: () => void = () => {};
   let listener: { unlisten(): Promise<void> } | undefined;
@@ -76,7 +86,7 @@ export function startWebhookDeliverer(options: {
       last = await postEvent(target, event.payload);
       if (last.error === null) succeeded++;
     }
-    await faults.afterSend(copies);
+    await faults.afterSend();
     if (succeeded > 0) {
       await options.db.execute(sql`
         update ${webhookEvents}
@@ -127,4 +137,87 @@ export function startWebhookDeliverer(options: {
       await listener?.unlisten().catch(() => {});
     },
   };
+}
+
+/**
+ * Sends the SAME event again now (its `evt_` id and frozen payload, freshly signed), as the
+ * Dashboard's "Resend" does, recorded like a delivery; injected webhook faults do not apply.
+ * Undefined when no event has that id (in `accountId`, when given).
+ */
+export async function resendEvent(
+  db: ProcessorDatabase,
+  target: WebhookTarget,
+  event: { id: string; accountId?: string },
+): Promise<PostResult | undefined> {
+  const [row] = await db
+    .select({ payload: webhookEvents.payload })
+    .from(webhookEvents)
+    .where(
+      and(
+        eq(webhookEvents.id, event.id),
+        event.accountId ? eq(webhookEvents.accountId, event.accountId) : undefined,
+      ),
+    );
+  if (!row) return undefined;
+  const attempt = await postEvent(target, row.payload);
+  const delivered = attempt.error === null;
+  await db.execute(sql`
+    update ${webhookEvents}
+    set attempts = attempts + 1, last_status = ${attempt.status}, last_error = ${attempt.error},
+        deliveries = deliveries + ${delivered ? 1 : 0},
+        delivered_at = ${delivered ? sql`coalesce(delivered_at, now())` : sql`delivered_at`}
+    where id = ${event.id}`);
+  return attempt;
+}
+
+/** What the endpoint answered one POST: its status (null: no answer) and why it failed. */
+interface PostResult {
+  status: number | null;
+  /** Null on a 2xx. */
+  error: string | null;
+}
+
+/**
+ * POSTs one event's frozen payload to the endpoint, signed now, as Stripe sends it. Never
+ * throws: a refused connection or a timeout is a failed attempt like a 500.
+ */
+async function postEvent(target: WebhookTarget, payload: string): Promise<PostResult> {
+  try {
+    const response = await fetch(target.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'stripe-signature': signPayload(payload, target.secret),
+        'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      },
+      body: payload,
+      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+    });
+    await response.arrayBuffer().catch(() => {});
+    return { status: response.status, error: response.ok ? null : `HTTP ${response.status}` };
+  } catch (error) {
+    return {
+      status: null,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    };
+  }
+}
+
+/**
+ * Stripe's documented webhook signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of
+ * "<t>.<payload>" keyed by the endpoint secret>`. Verifiable with the official SDK's
+ * `stripe.webhooks.constructEvent(payload, header, secret)`.
+ *
+ * @example
+ * signPayload(body, 'whsec_once_demo') // 't=1700000000,v1=5257a8...'
+ */
+export function signPayload(
+  payload: string,
+  secret: string,
+  timestamp = Math.floor(Date.now() / 1000),
+): string {
+  const signature = createHmac('sha256', secret)
+    .update(`${timestamp}.${payload}`, 'utf8')
+    .digest('hex');
+  return `t=${timestamp},v1=${signature}`;
 }

@@ -58,3 +58,5 @@ export const paymentIntents = pgTable(
       .where(sql`${t.status} = 'requires_capture'`),
   ],
 );
+
+export type PaymentIntentRow = typeof paymentIntents.$inferSelect;
