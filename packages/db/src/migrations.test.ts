@@ -27,6 +27,38 @@ describe('drizzle migrations', () => {
     expect(sqlFiles.sort()).toEqual(journal.entries.map((e) => `${e.tag}.sql`).sort());
   });
 
+  it('a migration drops only what the release before it no longer used (rolling upgrades)', async () => {
+    // During a rolling upgrade the previous release's webs run on the new schema, so a table or
+    // column may be dropped only once the schema one migration earlier (its snapshot) no longer
+    // had it. 0016 predates the rule: its webs must all be replaced before it runs.
+    const before = new Set(['0016_rate_limit_arrival']);
+    const journal = JSON.parse(
+      await readFile(path.join(migrationsFolder, 'meta/_journal.json'), 'utf8'),
+    ) as { entries: { idx: number; tag: string }[] };
+    const snapshot = async (idx: number) =>
+      JSON.parse(
+        await readFile(
+          path.join(migrationsFolder, `meta/${String(idx).padStart(4, '0')}_snapshot.json`),
+          'utf8',
+        ),
+      ) as { tables: Record<string, { columns: Record<string, unknown> }> };
+    const dropped: string[] = [];
+    for (const { idx, tag } of journal.entries.slice(1)) {
+      if (before.has(tag)) continue;
+      const sql = await readFile(path.join(migrationsFolder, `${tag}.sql`), 'utf8');
+      const { tables } = await snapshot(idx - 1);
+      for (const [, table] of sql.matchAll(/DROP TABLE (?:IF EXISTS )?"(\w+)"/g))
+        if (tables[`public.${table}`]) dropped.push(`${tag} drops table ${table}`);
+      for (const [, table, column] of sql.matchAll(/ALTER TABLE "(\w+)" DROP COLUMN "(\w+)"/g))
+        if (tables[`public.${table}`]?.columns[column!])
+          dropped.push(`${tag} drops column ${table}.${column}`);
+    }
+    expect(
+      dropped,
+      'still used by the release before: mark it unused, drop it a release later',
+    ).toEqual([]);
+  });
+
   it('schema and migrations agree: drizzle-kit generate finds nothing new', async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'once-drizzle-check-'));
     try {

@@ -1,0 +1,3 @@
+-- The apps' limits (session starts, operator codes) now count in idempotency_rate_limits, timed by the database's clock under the row lock; their rows are not carried over (each address, tenant and browser starts with its whole allowance once).
+-- rate_limits is left in place, unused: during a rolling upgrade the webs of the previous release still count sign-ins in it, and a dropped table would refuse them until they are replaced. A later release drops it (expand, then contract: docs/scale-out.md).
+COMMENT ON TABLE "rate_limits" IS 'unused since migration 0017: kept for webs of the previous release during a rolling upgrade; dropped by a later release';
