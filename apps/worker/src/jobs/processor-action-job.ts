@@ -259,20 +259,13 @@ export type ActionDoubt =
   | { kind: 'in_flight'; reason: string }
   | { kind: 'ambiguous'; reason: string };
 
-/**
- * A failed processor call as a money action reads it.
- */
+/** A failed processor call as a money action reads it. */
 export function actionOutcomeOfError(error: unknown): ActionDoubt {
   const outcome = outcomeOfChargeError(error);
-  switch (outcome.kind) {
-    case 'in_flight':
-    case 'ambiguous':
-      return outcome;
-    case 'rejected':
-      return { kind: 'refused', code: outcome.code, message: outcome.message };
-    default:
-      return { kind: 'refused', code: 'unexpected_answer', message: outcome.kind };
-  }
+  if (outcome.kind === 'in_flight' || outcome.kind === 'ambiguous') return outcome;
+  return outcome.kind === 'rejected'
+    ? { kind: 'refused', code: outcome.code, message: outcome.message }
+    : { kind: 'refused', code: 'unexpected_answer', message: outcome.kind };
 }
 
 /**

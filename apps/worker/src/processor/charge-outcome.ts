@@ -18,11 +18,9 @@ import Stripe from 'stripe';
  *   counts toward the dead letter and never leads to `failed`.
  * - `ambiguous`: the request may or may not have reached the processor (timeout, reset,
  *   5xx, 429). Retry later; the next attempt asks the processor first.
- * - `rejected`: the processor refused the request itself (4xx other than a decline). Not
- *   retried blindly; the payment becomes `unknown` and the reconciler asks the processor.
- *   Except a 404 `resource_missing`: every id the worker sends is one the processor gave it,
- *   so "no such object" means "not visible yet" (a read lagging behind the write), which is
- *   a doubt, not a refusal: `ambiguous`.
+ * - `rejected`: the processor refused the request itself (4xx other than a decline, and a 404
+ *   other than {@link isNotVisibleYet}). Not retried blindly; the payment becomes `unknown`
+ *   and the reconciler asks the processor.
  */
 export type ChargeOutcome =
   | { kind: 'succeeded'; paymentIntentId: string }
@@ -112,24 +110,13 @@ export function settledOutcomeOf(intent: PaymentIntentState): ChargeOutcome | nu
       return { kind: 'authorized', paymentIntentId: intent.id };
     case 'requires_payment_method':
     case 'canceled':
-      // A failed challenge leaves the same shape with its own code: not the card's decline.
-      if (isAuthenticationFailure(error)) {
-        return {
-          kind: 'authentication_failed',
-          code: declineCodeOf(error),
-          message: error?.message,
-          paymentIntentId: intent.id,
-        };
-      }
-      // A failed charge detaches the payment method (requires_payment_method + error);
-      // an intent canceled after a decline keeps the error: both are declines.
+      // A failed charge detaches the payment method (requires_payment_method + error), an
+      // intent canceled after a decline keeps the error: both are declines, except a failed
+      // challenge, which leaves the same shape with its own code.
       if (error) {
-        return {
-          kind: 'declined',
-          code: declineCodeOf(error),
-          message: error.message,
-          paymentIntentId: intent.id,
-        };
+        const kind = isAuthenticationFailure(error) ? 'authentication_failed' : 'declined';
+        const { message } = error;
+        return { kind, code: declineCodeOf(error), message, paymentIntentId: intent.id };
       }
       return intent.status === 'canceled' ? { kind: 'canceled', paymentIntentId: intent.id } : null;
     case 'requires_confirmation':

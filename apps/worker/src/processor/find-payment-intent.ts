@@ -1,13 +1,6 @@
 import { chargeMatchesPayment, type Money } from '@once/payments';
 import type Stripe from 'stripe';
 
-/** What names a payment's intents in their metadata. */
-export interface PaymentIntentRef {
-  paymentId: string;
-  /** The payment's downstream key: its checkout's, so it also names the intents of an earlier payment of that checkout whose row was lost. */
-  downstreamKey: string;
-}
-
 /**
  * Finds a payment's intent by its metadata (payment id OR downstream key) when its id was never
  * recorded. Search is eventually consistent: "nothing found" is a hint, never a proof. Of
@@ -17,7 +10,8 @@ export interface PaymentIntentRef {
 export async function findPaymentIntentByMetadata(
   processor: Stripe,
   tenantId: string,
-  ref: PaymentIntentRef,
+  /** The payment's downstream key is its checkout's: it also names an earlier payment's intents. */
+  ref: { paymentId: string; downstreamKey: string },
   payment: Money,
 ): Promise<Stripe.PaymentIntent | null> {
   const result = await processor.paymentIntents.search({
@@ -28,16 +22,16 @@ export async function findPaymentIntentByMetadata(
   const intents = result.data.filter(
     (intent) => intent.metadata?.tenant_id === tenantId && chargeMatchesPayment(intent, payment),
   );
-  const rank = (intent: Stripe.PaymentIntent): number =>
-    intent.status === 'succeeded'
-      ? 0
-      : intent.status === 'requires_confirmation'
-        ? 2
-        : intent.status === 'canceled'
-          ? 3
-          : 1;
+  // Charged first, then anything in between, then one still unconfirmed, then one canceled.
+  const rank = (intent: Stripe.PaymentIntent) => FURTHEST_FIRST[intent.status] ?? 1;
   return [...intents].sort((a, b) => rank(a) - rank(b))[0] ?? null;
 }
+
+const FURTHEST_FIRST: Record<string, number> = {
+  succeeded: 0,
+  requires_confirmation: 2,
+  canceled: 3,
+};
 
 /** Stripe's search language quotes values with single quotes and escapes with a backslash. */
 function escapeSearchValue(value: string): string {

@@ -7,7 +7,6 @@ import type postgres from 'postgres';
 import type Stripe from 'stripe';
 import {
   type AdoptedIntentHistory,
-  mayHaveAdoptedHistory,
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
   recordAdoptedIntentHistory,
@@ -52,14 +51,11 @@ interface Candidate {
 type Counted = 'succeeded' | 'authorized' | 'declined' | 'requeued' | 'failed' | 'left';
 
 /**
- * One pass of the reconciler over payments stuck in `unknown` or `processing` (no live job):
- * it asks the processor and acts only on proof. A recorded intent is retrieved (strongly
- * consistent) and a final state settles; a missing one is searched for and adopted. An
- * intent never confirmed, or none at all (only recorded intents are confirmed, so nobody was
- * charged), is re-enqueued up to `maxRequeues` times, then canceled (only an accepted cancel
- * settles `failed`) or settled `failed`. Each tenant gets a fair share of a pass, so one whose
- * lookups fail cannot stall everybody; every settle is guarded and re-enqueues re-check under
- * a row lock, so several workers can reconcile at once. Challenges and authorisations follow.
+ * One pass of the reconciler over payments stuck in `unknown` or `processing` with no live
+ * job, acting only on proof: a recorded intent is retrieved, a missing one searched for and
+ * adopted; one never confirmed, or none at all, is re-enqueued up to `maxRequeues` times, then
+ * canceled or settled `failed`. Tenants share a pass fairly, and every write is guarded, so
+ * several workers can reconcile at once. Challenges and authorisations follow.
  */
 export async function reconcilePayments(options: ReconcileOptions): Promise<ReconcileSummary> {
   const { sql, log } = options;
@@ -85,8 +81,8 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     try {
       intent = await findIntent(processor, payment);
       const kind = intent && settledOutcomeOf(intent)?.kind;
-      if (intent && kind && mayHaveAdoptedHistory(intent, kind, payment.id)) {
-        adopted = await readAdoptedIntentHistory(processor, intent.id, []);
+      if (intent && kind) {
+        adopted = await readAdoptedIntentHistory(processor, intent, kind, payment.id, []);
       }
     } catch (error) {
       log('reconcile.lookup_failed', {

@@ -57,23 +57,23 @@ export async function requeueUnansweredMoneyMoves(
         paymentId: row.payment_id,
         downstreamKey: row.downstream_key,
       };
-      await enqueueOutboxJob(
-        tx,
-        row.kind === 'refund'
-          ? { ...job, kind: 'refund_payment', payload: { refundId: row.id } }
-          : row.kind === 'capture'
-            ? {
-                ...job,
-                kind: 'capture_payment',
-                payload: {
-                  actionId: row.id,
-                  ...(row.amount ? { amountToCapture: row.amount } : {}),
-                },
-              }
-            : { ...job, kind: 'void_payment', payload: { actionId: row.id } },
-        { notify: options.notify !== false },
-      );
+      await enqueueOutboxJob(tx, moneyMoveJob(job, row.kind, row.id, row.amount), {
+        notify: options.notify !== false,
+      });
     });
   }
   return rows.length;
+}
+
+/** The outbox job of an operator's capture, void or refund, with the payload its handler reads. */
+export function moneyMoveJob(
+  job: { tenantId: string; id: string; paymentId: string; downstreamKey: string },
+  kind: 'capture' | 'void' | 'refund',
+  targetId: string,
+  amount: number | null,
+): Parameters<typeof enqueueOutboxJob>[1] {
+  if (kind === 'refund') return { ...job, kind: 'refund_payment', payload: { refundId: targetId } };
+  if (kind === 'void') return { ...job, kind: 'void_payment', payload: { actionId: targetId } };
+  const payload = { actionId: targetId, ...(amount ? { amountToCapture: amount } : {}) };
+  return { ...job, kind: 'capture_payment', payload };
 }

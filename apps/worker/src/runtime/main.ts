@@ -45,12 +45,7 @@ process.on('SIGINT', () => onStopSignal('SIGINT'));
 // Retried: in the demo the worker may start before PostgreSQL accepts connections.
 await withDatabaseRetry(
   () => runMigrations(config.databaseDirectUrl, { poolMode: config.databasePoolMode }),
-  {
-    log,
-    what: 'migrations',
-    attempts: 20,
-    baseDelayMs: 250,
-  },
+  { log, what: 'migrations', attempts: 20, baseDelayMs: 250 },
 );
 
 // Replaceable: swapped after the postgres.js 3.4.9 null-socket crash (see installDatabaseCrashPolicy below).

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { enqueueOutboxJob } from '@once/db/outbox';
 import type postgres from 'postgres';
+import { moneyMoveJob } from '../reconcile/requeue-unanswered.ts';
 
 export interface SeededCheckout {
   tenantId: string;
@@ -88,21 +89,14 @@ export async function seedAuthorizationAction(
               ${options.amount ?? null}, ${downstreamKey}, 'api_key:test')`;
     const job = {
       tenantId: payment.tenantId,
-      id: jobId,
       paymentId: payment.paymentId,
+      id: jobId,
       downstreamKey,
-      maxAttempts: options.maxAttempts,
     };
-    await enqueueOutboxJob(
-      tx,
-      kind === 'capture'
-        ? {
-            ...job,
-            kind: 'capture_payment',
-            payload: { actionId, ...(options.amount ? { amountToCapture: options.amount } : {}) },
-          }
-        : { ...job, kind: 'void_payment', payload: { actionId } },
-    );
+    await enqueueOutboxJob(tx, {
+      ...moneyMoveJob(job, kind, actionId, options.amount ?? null),
+      maxAttempts: options.maxAttempts,
+    });
   });
   return { actionId, jobId, downstreamKey };
 }
@@ -125,13 +119,14 @@ export async function seedRefund(
       insert into refunds (tenant_id, id, payment_id, amount, downstream_key, requested_by)
       values (${payment.tenantId}, ${refundId}, ${payment.paymentId}, ${amount},
               ${downstreamKey}, 'api_key:test')`;
-    await enqueueOutboxJob(tx, {
+    const job = {
       tenantId: payment.tenantId,
-      id: jobId,
-      kind: 'refund_payment',
       paymentId: payment.paymentId,
+      id: jobId,
       downstreamKey,
-      payload: { refundId },
+    };
+    await enqueueOutboxJob(tx, {
+      ...moneyMoveJob(job, 'refund', refundId, amount),
       maxAttempts: options.maxAttempts,
     });
   });

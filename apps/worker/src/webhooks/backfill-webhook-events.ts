@@ -123,6 +123,7 @@ async function backfillEvent(
   const { tenantId, recorded } = named;
   const processor = options.processorFor(recorded.secretKey);
   try {
+    const applied = { event: event.id, type: event.type, payment: recorded.paymentId };
     if (isRefundEventType(event.type)) {
       const listed = await processor.refunds.list({
         payment_intent: recorded.intentId,
@@ -135,15 +136,10 @@ async function backfillEvent(
         recorded.paymentId,
         listed.data,
       );
-      if (!once.replayed) {
-        log('webhook_backfill.applied', {
-          event: event.id,
-          type: event.type,
-          payment: recorded.paymentId,
-          moved: once.result.map((m) => `${m.refundId}:${m.from}->${m.to}`).join(','),
-        });
-      }
-      return once.replayed ? 'alreadyApplied' : 'applied';
+      if (once.replayed) return 'alreadyApplied';
+      const moved = once.result.map((m) => `${m.refundId}:${m.from}->${m.to}`).join(',');
+      log('webhook_backfill.applied', { ...applied, moved });
+      return 'applied';
     }
     const intent = await processor.paymentIntents.retrieve(recorded.intentId);
     const confirmed = confirmedEventOf(event.id, intent, {
@@ -152,15 +148,9 @@ async function backfillEvent(
     });
     if (!confirmed) return 'ignored';
     const once = await recordIntentEventOnce(store, tenantId, event, confirmed, 'backfill');
-    if (!once.replayed) {
-      log('webhook_backfill.applied', {
-        event: event.id,
-        type: event.type,
-        payment: recorded.paymentId,
-        outcome: once.result.kind,
-      });
-    }
-    return once.replayed ? 'alreadyApplied' : 'applied';
+    if (once.replayed) return 'alreadyApplied';
+    log('webhook_backfill.applied', { ...applied, outcome: once.result.kind });
+    return 'applied';
   } catch (error) {
     // The processor could not be asked, or a delivery of this event holds its key (409): the
     // next pass finds it applied, or applies it.

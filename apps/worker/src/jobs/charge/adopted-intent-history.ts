@@ -24,35 +24,32 @@ export interface AdoptedIntentHistory {
 }
 
 /**
- * Whether the intent was made for an earlier payment of the checkout (its `payment_id`
- * metadata) and charged, was authorised or canceled, so its history is worth reading.
- */
-export function mayHaveAdoptedHistory(
-  intent: { metadata?: Record<string, string> | null },
-  found: string,
-  paymentId: string,
-): boolean {
-  const madeFor = intent.metadata?.payment_id;
-  return (
-    madeFor !== undefined &&
-    madeFor !== paymentId &&
-    ['succeeded', 'authorized', 'canceled'].includes(found)
-  );
-}
-
-/**
- * The intent as it is now (a replayed create or confirm answers as it was then) and every
- * refund on it, read after its charge settled.
+ * The history of an intent made for an earlier payment of the checkout (its `payment_id`
+ * metadata) that charged, was authorised or canceled, read as it is now (a replayed create
+ * or confirm answers as it was then) with every refund on it; undefined for any other intent.
  */
 export async function readAdoptedIntentHistory(
   processor: Stripe,
-  intentId: string,
+  found: { id: string; metadata?: Record<string, string> | null },
+  foundKind: string,
+  paymentId: string,
   calls: ProcessorCall[],
-): Promise<AdoptedIntentHistory> {
+): Promise<AdoptedIntentHistory | undefined> {
+  const madeFor = found.metadata?.payment_id;
+  const adopted = madeFor !== undefined && madeFor !== paymentId;
+  if (!adopted || !['succeeded', 'authorized', 'canceled'].includes(foundKind)) return undefined;
+  const intentId = found.id;
   const intent = await observedCall(calls, { call: 'retrieve', intent: intentId }, () =>
     processor.paymentIntents.retrieve(intentId),
   );
-  const voided = wasVoidedAfterAuthorisation(intent);
+  // A canceled manual-capture intent keeps the charge it made (`latest_charge`), a failed charge
+  // leaves its `last_payment_error`, and the worker confirms an intent once: so with a charge and
+  // no error it was authorised, then voided.
+  const voided =
+    intent.capture_method === 'manual' &&
+    intent.status === 'canceled' &&
+    intent.latest_charge != null &&
+    !intent.last_payment_error;
   // A released authorisation gave nothing back: nothing was captured, so nothing to import.
   const refunds = voided
     ? { data: [] }
@@ -75,20 +72,6 @@ export async function readAdoptedIntentHistory(
       metadata: refund.metadata,
     })),
   };
-}
-
-/**
- * A canceled manual-capture intent keeps the charge it made (`latest_charge`), and a failed
- * charge leaves its `last_payment_error`; the worker confirms an intent once, so a canceled
- * intent with a charge and no error was authorised, then voided.
- */
-function wasVoidedAfterAuthorisation(intent: Stripe.PaymentIntent): boolean {
-  return (
-    intent.capture_method === 'manual' &&
-    intent.status === 'canceled' &&
-    intent.latest_charge != null &&
-    !intent.last_payment_error
-  );
 }
 
 /**

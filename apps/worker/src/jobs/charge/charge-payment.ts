@@ -29,7 +29,6 @@ import {
 } from '../processor-action-job.ts';
 import {
   type AdoptedIntentHistory,
-  mayHaveAdoptedHistory,
   outcomeOfAdoptedIntent,
   readAdoptedIntentHistory,
 } from './adopted-intent-history.ts';
@@ -173,23 +172,24 @@ async function chargeInTwoSteps(
         payment_method: paymentMethod,
         ...(returnUrl ? { return_url: returnUrl } : {}),
       }));
-    if (!mayHaveAdoptedHistory(intent, outcome.kind, job.paymentId)) return { outcome };
-    const adopted = await readAdoptedIntentHistory(processor, intent.id, calls);
-    return { outcome: outcomeOfAdoptedIntent(outcome, adopted), adopted };
+    const adopted = await readAdoptedIntentHistory(
+      processor,
+      intent,
+      outcome.kind,
+      job.paymentId,
+      calls,
+    );
+    return adopted ? { outcome: outcomeOfAdoptedIntent(outcome, adopted), adopted } : { outcome };
   } catch (error) {
     return { outcome: outcomeOfChargeError(error) };
   }
 }
 
 /**
- * Step A's recovery point: writes the PaymentIntent's id on the payment, in a transaction
- * that first locks the job row and checks this worker still holds it (`lock_token`).
- * Only a recorded intent is ever confirmed, so every confirm that may ever have left is
- * on an intent the app knows by id, and retrieving it by id is a complete answer.
- *
- * Never replaces a different recorded id: returns `false` then (and when the lease was
- * lost), and the caller confirms nothing. Writing the same id again is a no-op success,
- * so a retried commit whose answer was lost is harmless.
+ * Step A's recovery point: writes the intent's id on the payment under the job's lock token,
+ * so every confirm that may ever leave is on an intent known by id. Never over a different id
+ * (`false`, as when the lease was lost: the caller confirms nothing); the same id again is a
+ * no-op success, so a retried commit whose answer was lost is harmless.
  */
 async function recordPaymentIntentId(
   sql: postgres.Sql,

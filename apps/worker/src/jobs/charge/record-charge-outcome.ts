@@ -8,26 +8,18 @@ import { type RecordResult, recordOutcome } from '../processor-action-job.ts';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 
 /**
- * Records one attempt's outcome and finishes (or reschedules) the job in ONE transaction,
- * guarded by the job's `lock_token`: if the lease was taken over, the job update matches
- * no row and the transaction writes nothing, so a stalled worker that wakes up late can
- * never overwrite the work of the worker that replaced it.
- *
- * - succeeded / declined -> job `done`, payment settled.
- * - authorized -> job `done`, payment `authorized` (manual capture: an operator captures).
- * - canceled -> job `done`, payment `failed`: the processor canceled the intent, the proof
- *   that nobody was charged.
- * - requires_action -> job `done`, payment `requires_action` with the challenge URL: the
- *   shopper's turn; the webhook or the reconciler records what the processor then says.
- * - authentication_failed -> job `done`, payment `failed` with the authentication error.
- * - in_flight (409 key in use, intent processing) -> job `pending` again after the backoff
- *   cap (jittered), and the claim is given back: it never counts toward the dead letter.
- * - ambiguous -> job `pending` again after backoff (same downstream key); once
- *   `max_attempts` claims are used up -> job `dead`, payment `unknown` (reconciler's turn).
- * - rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
- * An intent taken over from an earlier payment of the checkout (`adopted`) also brings what
- * happened to it after its charge: its capture or void and its refunds, recorded with the
- * settlement (an intent authorised, then voided, comes as `authorized` and ends `voided`).
+ * Records one attempt's outcome and ends (or reschedules) the job in ONE transaction guarded
+ * by the job's `lock_token` ({@link recordOutcome}): a stalled worker that wakes up after its
+ * lease was taken over writes nothing over the work of the worker that replaced it.
+ * - succeeded, authorized (manual capture), declined, requires_action (the shopper's turn, with
+ *   the challenge URL), authentication_failed, canceled (the processor's proof that nobody was
+ *   charged: `failed`) -> job `done`, payment settled ({@link settlementOf});
+ * - in_flight (409 key in use, intent processing) -> job `pending` at the backoff cap, the
+ *   claim given back: it never counts toward the dead letter;
+ * - ambiguous -> job `pending` after backoff, the same downstream key next time; out of
+ *   attempts, or rejected -> job `dead`, payment `unknown`: the reconciler asks the ledger.
+ * An intent taken over from an earlier payment of the checkout (`adopted`) brings its capture
+ * or void and its refunds, recorded with the settlement.
  */
 export function recordChargeOutcome(
   sql: postgres.Sql,
