@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { inspect } from 'node:util';
 import { installDatabaseClock } from '@once/postgres/testing';
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
@@ -32,12 +33,13 @@ import {
  * A model-based, concurrent search over every adapter the package ships, all on ONE store and
  * the same operation names: batches sent at once with keys from a small pool (so a key comes
  * back on another adapter, principal, tenant, body or operation), commits cut (the session
- * terminated before COMMIT, or the reply to a COMMIT that did commit lost), handlers that
+ * terminated inside its COMMIT, or the reply to a COMMIT that did commit lost), handlers that
  * stall while the database clock ends their lease, and retention ended. Every answer is
  * checked against what committed (the `effects` table, written in the handler's transaction).
  * Long runs: ONCE_LIBRARY_SEARCH_RUNS, ONCE_LIBRARY_SEARCH_SEED (and _PATH to replay a shrunk case).
  */
-const RUNS = Number(process.env.ONCE_LIBRARY_SEARCH_RUNS ?? process.env.ONCE_MODEL_RUNS ?? 25);
+const RUNS = Number(process.env.ONCE_LIBRARY_SEARCH_RUNS ?? 150);
+// `npm run search -- --planted` names its seed ONCE_MODEL_SEED.
 const SEED = process.env.ONCE_LIBRARY_SEARCH_SEED ?? process.env.ONCE_MODEL_SEED;
 const PATH = process.env.ONCE_LIBRARY_SEARCH_PATH;
 const LEASE_MS = 60_000;
@@ -99,7 +101,7 @@ interface Answer {
 interface Sent {
   id: string;
   spec: Spec;
-  /** Its COMMIT was cut: the session terminated before it, or the reply to it lost. */
+  /** Its COMMIT was cut: the session terminated inside it, or the reply to it lost. */
   cut: boolean;
   arrive: () => void;
   arrived: Promise<void>;
@@ -119,10 +121,20 @@ const live = new Map<string, Sent>();
 const produced = new Map<string, string>();
 let requests = 0;
 const tally = new Map<string, number>();
+/** What the store's failures were (the engine's `store_error` events), for a failure's message. */
+const storeErrors: unknown[] = [];
 
 beforeAll(async () => {
   t = await createIdempotencyTestDatabase('library_search');
-  await t.sql`create table effects (req text primary key, tenant text, operation text, key text)`;
+  await t.sql`create table effects
+    (req text primary key, tenant text, operation text, key text, hold boolean not null)`;
+  // A deferred constraint trigger fires at COMMIT: a held row keeps its COMMIT running until the
+  // session is terminated, so the fault lands inside the COMMIT itself.
+  await t.sql.unsafe(`
+    create function hold_commit() returns trigger language plpgsql
+      as $$ begin perform pg_sleep(30); return null; end $$;
+    create constraint trigger hold_commit after insert on effects deferrable initially deferred
+      for each row when (new.hold) execute function hold_commit();`);
   clock = await installDatabaseClock(t.sql);
   // Opened after the clock: every statement's now() is the test's.
   clocked = postgres(t.url, { max: 12, onnotice: () => {} });
@@ -131,6 +143,9 @@ beforeAll(async () => {
     store: createDrizzleStore(db) as never,
     defaults: { leaseMs: LEASE_MS, ttlMs: TTL_MS },
     operations: OPERATIONS,
+    onEvent: (event) => {
+      if (event.type === 'store_error') storeErrors.push(event.error);
+    },
   });
   send = adapters(idempotency);
 });
@@ -155,37 +170,59 @@ async function effect<T>(id: string, complete: (tx: Tx, payload: string) => Prom
     sent.arrive();
     await sent.gate;
   }
-  const lost = sent.spec.fault === 'reply-lost' ? await replyLostDatabase(sent) : undefined;
+  const hold = sent.spec.fault === 'terminate';
+  const own = sent.spec.fault === 'reply-lost' || hold ? await ownDatabase(sent) : undefined;
   try {
-    return await (lost?.db ?? db).transaction(async (tx) => {
+    return await (own?.db ?? db).transaction(async (tx) => {
       const { tenant, operation, key } = sent.spec;
-      await tx.execute(sql`insert into effects values (${id}, ${tenant}, ${operation}, ${key})`);
+      await tx.execute(
+        sql`insert into effects values (${id}, ${tenant}, ${operation}, ${key}, ${hold})`,
+      );
       const payload = payloadOf(sent);
       produced.set(id, payload);
       if (sent.spec.fault === 'throw') throw new Error('the handler failed before completing');
       const result = await complete(tx as Tx, payload);
-      if (sent.spec.fault === 'terminate') {
+      if (hold) {
         const [row] = await tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
-        // With a timeout, pg_terminate_backend returns once the backend has really exited.
-        await t.sql`select pg_terminate_backend(${row?.pid ?? 0}::int, 5000)`;
-        sent.cut = true;
+        void terminateInCommit(sent, Number(row?.pid));
       }
-      lost?.arm();
+      if (sent.spec.fault === 'reply-lost') own?.dropCommitReply();
       return result;
     });
   } finally {
-    await lost?.close();
+    await own?.close();
   }
 }
 
-/** A connection of its own through a proxy that lets the COMMIT through and drops its reply. */
-async function replyLostDatabase(sent: Sent) {
+/**
+ * Terminate the session once its COMMIT sleeps in the `hold_commit` trigger. Terminated before
+ * COMMIT instead, the driver (postgres.js 3.4.9) would write the COMMIT to a closed socket and
+ * crash on it, which says nothing about the library.
+ */
+async function terminateInCommit(sent: Sent, pid: number): Promise<void> {
+  for (;;) {
+    const [sleeping] = await t.sql`select 1 from pg_stat_activity
+      where pid = ${pid} and wait_event = 'PgSleep'`;
+    if (sleeping) break;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  sent.cut = true;
+  // With a timeout, pg_terminate_backend returns once the backend has really exited.
+  await t.sql`select pg_terminate_backend(${pid}::int, 5000)`;
+}
+
+/**
+ * A connection of its own for a request whose COMMIT is cut, through a proxy that can let the
+ * COMMIT through and drop its reply: the pool's sessions stay whole (a terminated session
+ * fails whatever the driver pipelined behind its COMMIT, which is the driver's business).
+ */
+async function ownDatabase(sent: Sent) {
   const u = new URL(t.url);
   const proxy = await startTcpProxy(u.hostname, Number(u.port));
   const client = postgres(viaPort(t.url, proxy.port), { max: 1, onnotice: () => {} });
   return {
     db: drizzle(client),
-    arm() {
+    dropCommitReply() {
       proxy.dropNextCommitReply().then(() => {
         sent.cut = true;
       });
@@ -505,7 +542,7 @@ async function check(batch: Sent[], model: Model): Promise<void> {
       );
     if (sent.spec.fault === 'none' && a.payload === undefined && !CLEAN_REFUSALS.has(a.code ?? ''))
       throw new Error(
-        `${what}: a request nothing went wrong for got neither its answer nor a refusal`,
+        `${what}: a request nothing went wrong for got neither its answer nor a refusal (store errors: ${storeErrors.slice(-3).map((e) => inspect(e, { depth: 4 }))})`,
       );
   }
 }
