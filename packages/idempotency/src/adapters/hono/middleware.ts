@@ -87,7 +87,10 @@ export function idempotencyMiddleware<TTx, E extends Env = any>(
       async (exec) => {
         c.set('idempotency', exec);
         await next();
-        // Hono turns an error thrown by the route into `c.res` (500): never stored.
+        // Hono turns an error thrown by the route into `c.res` (its `onError` answer) and keeps the
+        // error in `c.error`: the engine must see it (a lost COMMIT is outcome unknown, a key
+        // conflict a replay), as it sees every other adapter's handler throw.
+        if (c.error) throw c.error;
         return c.res;
       },
       () =>
