@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROCESSOR_MAX_BODY_BYTES } from './http/body-limit.ts';
+import { PROCESSOR_MAX_BODY_BYTES } from './http/processor-app.ts';
 import type { RunningProcessor } from './start-processor.ts';
 import { adminClient } from './testing/admin-client.ts';
 import { createProcessorTestDatabase } from './testing/processor-database.ts';

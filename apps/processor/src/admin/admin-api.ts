@@ -33,9 +33,6 @@ export interface AdminApiOptions {
 /**
  * The operator/test surface under `/admin`, guarded by `X-Admin-Token` (or Bearer) and
  * answered only to a `Host` that is the processor's.
- *
- * @example
- * curl -H 'x-admin-token: once-admin' 'http://127.0.0.1:4100/admin/ledger?account=acct_tenant_a'
  */
 export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: AdminApiOptions): Hono {
   const app = new Hono();
@@ -101,6 +98,60 @@ export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: Admi
     return c.json({ data: rows.map((r) => ({ id: r.id, secret_key: r.secretKey })) });
   });
 
+  registerFaultRoutes(app, db, log);
+
+  app.get('/admin/ledger', async (c) => {
+    const query = parseFormParams(new URL(c.req.url).search.slice(1));
+    const filters = {
+      account: ledgerEntries.accountId,
+      payment_intent: ledgerEntries.paymentIntentId,
+      idempotency_key: ledgerEntries.idempotencyKey,
+      kind: ledgerEntries.kind,
+    };
+    const conditions = Object.entries(filters).flatMap(([name, column]) => {
+      const value = query[name];
+      return typeof value === 'string' && value !== '' ? [eq(column, value)] : [];
+    });
+    const metadata = query.metadata;
+    if (metadata && typeof metadata === 'object' && !Array.isArray(metadata)) {
+      conditions.push(sql`${ledgerEntries.metadata} @> ${JSON.stringify(metadata)}::jsonb`);
+    }
+    const rows = await db
+      .select()
+      .from(ledgerEntries)
+      .where(and(...conditions))
+      .orderBy(asc(ledgerEntries.seq));
+    const data = rows.map((r) => ({
+      seq: r.seq,
+      account: r.accountId,
+      kind: r.kind,
+      payment_intent: r.paymentIntentId,
+      charge: r.chargeId,
+      refund: r.refundId,
+      amount: r.amount,
+      currency: r.currency,
+      idempotency_key: r.idempotencyKey,
+      metadata: r.metadata,
+      created: r.createdAt.toISOString(),
+    }));
+    const charges = data.filter((d) => d.kind === 'charge');
+    return c.json({
+      data,
+      charge_count: charges.length,
+      charged_amount: charges.reduce((sum, d) => sum + d.amount, 0),
+      refunded_amount: data
+        .filter((d) => d.kind === 'refund')
+        .reduce((sum, d) => sum + d.amount, 0),
+    });
+  });
+
+  registerWebhookEventRoutes(app, { db, webhook, log });
+
+  return app;
+}
+
+/** The fault switches: arm, list, consumption, clear. */
+function registerFaultRoutes(app: Hono, db: ProcessorDatabase, log: (line: string) => void) {
   app.post('/admin/faults', async (c) => {
     const body = (await c.req.json()) as Record<string, unknown>;
     const account = await requireAccount(db, body.account);
@@ -168,55 +219,6 @@ export function createAdminApi({ db, adminToken, webhook, publicUrl, log }: Admi
     log(`admin: cleared ${deleted} faults`);
     return c.json({ deleted });
   });
-
-  app.get('/admin/ledger', async (c) => {
-    const query = parseFormParams(new URL(c.req.url).search.slice(1));
-    const filters = {
-      account: ledgerEntries.accountId,
-      payment_intent: ledgerEntries.paymentIntentId,
-      idempotency_key: ledgerEntries.idempotencyKey,
-      kind: ledgerEntries.kind,
-    };
-    const conditions = Object.entries(filters).flatMap(([name, column]) => {
-      const value = query[name];
-      return typeof value === 'string' && value !== '' ? [eq(column, value)] : [];
-    });
-    const metadata = query.metadata;
-    if (metadata && typeof metadata === 'object' && !Array.isArray(metadata)) {
-      conditions.push(sql`${ledgerEntries.metadata} @> ${JSON.stringify(metadata)}::jsonb`);
-    }
-    const rows = await db
-      .select()
-      .from(ledgerEntries)
-      .where(and(...conditions))
-      .orderBy(asc(ledgerEntries.seq));
-    const data = rows.map((r) => ({
-      seq: r.seq,
-      account: r.accountId,
-      kind: r.kind,
-      payment_intent: r.paymentIntentId,
-      charge: r.chargeId,
-      refund: r.refundId,
-      amount: r.amount,
-      currency: r.currency,
-      idempotency_key: r.idempotencyKey,
-      metadata: r.metadata,
-      created: r.createdAt.toISOString(),
-    }));
-    const charges = data.filter((d) => d.kind === 'charge');
-    return c.json({
-      data,
-      charge_count: charges.length,
-      charged_amount: charges.reduce((sum, d) => sum + d.amount, 0),
-      refunded_amount: data
-        .filter((d) => d.kind === 'refund')
-        .reduce((sum, d) => sum + d.amount, 0),
-    });
-  });
-
-  registerWebhookEventRoutes(app, { db, webhook, log });
-
-  return app;
 }
 
 function sameSecret(a: string, b: string): boolean {

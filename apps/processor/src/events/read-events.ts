@@ -1,5 +1,4 @@
 import { and, desc, eq, inArray, isNotNull, isNull, like, type SQL, sql } from 'drizzle-orm';
-import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { webhookEvents } from '../db/schema/index.ts';
 import {
   type FormParams,
@@ -9,32 +8,29 @@ import {
   readObject,
   readString,
 } from '../stripe/form-params.ts';
-import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
-import { olderThanCursor, type ReadOperation, stripeListPage } from '../stripe/stripe-operation.ts';
+import { invalidParam } from '../stripe/stripe-error.ts';
+import {
+  afterCursor,
+  loadOwned,
+  type ReadOperation,
+  stripeListPage,
+} from '../stripe/stripe-operation.ts';
 
 type EventRow = typeof webhookEvents.$inferSelect;
 
 /** An event as it was sent: its frozen payload (the same bytes every delivery signs). */
 const renderEvent = (row: EventRow): unknown => JSON.parse(row.payload);
 
-async function loadEvent(
-  db: ProcessorDatabase | ProcessorTransaction,
-  accountId: string,
-  id: string,
-  param = 'id',
-): Promise<EventRow> {
-  const [row] = await db
-    .select()
-    .from(webhookEvents)
-    .where(and(eq(webhookEvents.id, id), eq(webhookEvents.accountId, accountId)));
-  if (!row) throw resourceMissing('event', id, param);
-  return row;
-}
-
 /** `GET /v1/events/:id` */
 export const retrieveEvent: ReadOperation = async (db, { account, pathParams }) => ({
   status: 200,
-  body: renderEvent(await loadEvent(db, account.id, pathParams.id!)),
+  body: renderEvent(
+    await loadOwned(db, webhookEvents, {
+      name: 'event',
+      id: pathParams.id!,
+      accountId: account.id,
+    }),
+  ),
 });
 
 /**
@@ -92,11 +88,8 @@ export const listEvents: ReadOperation = async (db, { account, params }) => {
       delivered ? isNotNull(webhookEvents.deliveredAt) : isNull(webhookEvents.deliveredAt),
     );
   }
-  const startingAfter = readString(params, 'starting_after');
-  if (startingAfter) {
-    const cursor = await loadEvent(db, account.id, startingAfter, 'starting_after');
-    conditions.push(olderThanCursor(webhookEvents, cursor.id));
-  }
+  const object = { name: 'event', accountId: account.id, params };
+  conditions.push(await afterCursor(db, webhookEvents, object));
   const rows = await db
     .select()
     .from(webhookEvents)

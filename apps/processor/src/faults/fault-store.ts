@@ -105,30 +105,31 @@ export function faultUses(db: ProcessorDatabase, filter: FaultFilter & { limit?:
         ) newest
         where n <= ${filter.limit ?? 20}
         order by id desc`);
+      const data = rows.map(({ fault, applied }) => ({
+        id: fault.id,
+        account: fault.accountId,
+        kind: fault.kind as FaultKind,
+        taken: fault.taken,
+        applied: Number(applied),
+        remaining: fault.remaining,
+        created: fault.createdAt.toISOString(),
+        uses: uses
+          .filter((u) => u.fault_id === fault.id)
+          .map((u) => ({
+            used_at: new Date(u.used_at).toISOString(),
+            operation: u.operation,
+            idempotency_key: u.idempotency_key,
+            object: u.object_id,
+          })),
+      }));
       const byKind: Record<string, number> = {};
       const appliedByKind: Record<string, number> = {};
-      for (const { fault, applied } of rows) {
+      for (const fault of data) {
         byKind[fault.kind] = (byKind[fault.kind] ?? 0) + fault.taken;
-        appliedByKind[fault.kind] = (appliedByKind[fault.kind] ?? 0) + Number(applied);
+        appliedByKind[fault.kind] = (appliedByKind[fault.kind] ?? 0) + fault.applied;
       }
       return {
-        data: rows.map(({ fault, applied }) => ({
-          id: fault.id,
-          account: fault.accountId,
-          kind: fault.kind as FaultKind,
-          taken: fault.taken,
-          applied: Number(applied),
-          remaining: fault.remaining,
-          created: fault.createdAt.toISOString(),
-          uses: uses
-            .filter((u) => u.fault_id === fault.id)
-            .map((u) => ({
-              used_at: new Date(u.used_at).toISOString(),
-              operation: u.operation,
-              idempotency_key: u.idempotency_key,
-              object: u.object_id,
-            })),
-        })),
+        data,
         by_kind: byKind,
         applied_by_kind: appliedByKind,
       };

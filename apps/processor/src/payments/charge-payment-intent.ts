@@ -15,7 +15,7 @@ import {
 } from '../stripe/stripe-operation.ts';
 import { enqueueEvent, type WebhookEventType } from '../webhooks/enqueue-event.ts';
 import { renderPaymentIntent } from './render-objects.ts';
-import { outcomeOfCard, requiresAuthentication } from './test-cards.ts';
+import { testCard } from './test-cards.ts';
 
 /** An attempt that reached the card network leaves no 3-D Secure action open. */
 const ACTION_DONE = { nextAction: null, actionIdempotencyKey: null };
@@ -37,7 +37,8 @@ export async function chargePaymentIntent(
   },
 ): Promise<StripeResult> {
   const { idempotencyKey } = request;
-  if (requiresAuthentication(intent.cardNumber ?? '') && !request.authenticated) {
+  const card = testCard(intent.cardNumber ?? '');
+  if (card.authenticate && !request.authenticated) {
     const rendered = await updateAndAnnounce(
       tx,
       intent,
@@ -52,7 +53,7 @@ export async function chargePaymentIntent(
     );
     return { status: 200, body: rendered };
   }
-  const outcome = outcomeOfCard(intent.cardNumber ?? '');
+  const decline = card.declined;
   const chargeId = newObjectId('ch');
   const charge = {
     id: chargeId,
@@ -63,7 +64,7 @@ export async function chargePaymentIntent(
     paymentMethod: intent.paymentMethod,
     metadata: intent.metadata,
   };
-  if (outcome.kind === 'approved' && intent.captureMethod === 'manual') {
+  if (!decline && intent.captureMethod === 'manual') {
     await tx.insert(charges).values({ ...charge, status: 'succeeded', captured: false });
     const rendered = await updateAndAnnounce(
       tx,
@@ -81,7 +82,7 @@ export async function chargePaymentIntent(
     );
     return { status: 200, body: rendered };
   }
-  if (outcome.kind === 'approved') {
+  if (!decline) {
     await tx
       .insert(charges)
       .values({ ...charge, status: 'succeeded', amountCaptured: intent.amount });
@@ -104,18 +105,18 @@ export async function chargePaymentIntent(
   await tx.insert(charges).values({
     ...charge,
     status: 'failed',
-    failureCode: outcome.code,
-    failureMessage: outcome.message,
-    declineCode: outcome.declineCode,
+    failureCode: decline.code,
+    failureMessage: decline.message,
+    declineCode: decline.declineCode,
   });
   const lastPaymentError = {
     type: 'card_error',
-    code: outcome.code,
-    decline_code: outcome.declineCode,
-    message: outcome.message,
-    ...(outcome.param ? { param: outcome.param } : {}),
+    code: decline.code,
+    decline_code: decline.declineCode,
+    message: decline.message,
+    ...(decline.param ? { param: decline.param } : {}),
     charge: chargeId,
-    doc_url: `https://stripe.com/docs/error-codes/${outcome.code.replaceAll('_', '-')}`,
+    doc_url: `https://stripe.com/docs/error-codes/${decline.code.replaceAll('_', '-')}`,
     payment_method: { id: intent.paymentMethod, object: 'payment_method', type: 'card' },
   };
   // As at Stripe, a failed attempt detaches the payment method: the customer must supply another.
@@ -188,9 +189,6 @@ export async function bookCharge(
  * `use_stripe_sdk` (Stripe.js opens the challenge itself), here pointing at the same hosted
  * page. The page is this processor's own (`http/three-d-secure.ts`), found by the intent's id
  * and client secret.
- *
- * @example
- * challengeAction(intent, 'http://127.0.0.1:4100') // { type: 'redirect_to_url', redirect_to_url: { url, return_url } }
  */
 function challengeAction(
   intent: PaymentIntentRow,

@@ -2,26 +2,25 @@ import { and, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { paymentIntents } from '../db/schema/index.ts';
 import { readListLimit, readString } from '../stripe/form-params.ts';
-import { invalidParam, resourceMissing } from '../stripe/stripe-error.ts';
-import { olderThanCursor, type ReadOperation, stripeListPage } from '../stripe/stripe-operation.ts';
+import { invalidParam } from '../stripe/stripe-error.ts';
+import {
+  afterCursor,
+  loadOwned,
+  type ReadOperation,
+  stripeListPage,
+} from '../stripe/stripe-operation.ts';
 import { renderPaymentIntent } from './render-objects.ts';
 import { parseSearchQuery, type SearchClause } from './search-query.ts';
 
-/**
- * Reads a PaymentIntent of this account (another account's id is "no such"). With
- * `forUpdate`, holds its row lock until the transaction ends, serialising confirms.
- */
-export async function loadPaymentIntent(
+/** A PaymentIntent of this account; `forUpdate` serialises confirms, captures and cancels. */
+export function loadPaymentIntent(
   db: ProcessorDatabase | ProcessorTransaction,
   accountId: string,
   id: string,
   options: { forUpdate?: boolean; param?: string } = {},
 ) {
-  const where = and(eq(paymentIntents.id, id), eq(paymentIntents.accountId, accountId));
-  const query = db.select().from(paymentIntents).where(where);
-  const [row] = options.forUpdate ? await query.for('update') : await query;
-  if (!row) throw resourceMissing('payment_intent', id, options.param ?? 'intent');
-  return row;
+  const object = { name: 'payment_intent', id, accountId, param: 'intent', ...options };
+  return loadOwned(db, paymentIntents, object);
 }
 
 /** `GET /v1/payment_intents/:id` */
@@ -35,16 +34,11 @@ const newestFirst = [desc(paymentIntents.createdAt), desc(paymentIntents.id)];
 /** `GET /v1/payment_intents` (newest first; `limit`, `starting_after`, `customer`). */
 export const listPaymentIntents: ReadOperation = async (db, { account, params }) => {
   const limit = readListLimit(params);
-  const conditions: SQL[] = [eq(paymentIntents.accountId, account.id)];
+  const conditions: (SQL | undefined)[] = [eq(paymentIntents.accountId, account.id)];
   const customer = readString(params, 'customer');
   if (customer) conditions.push(eq(paymentIntents.customer, customer));
-  const startingAfter = readString(params, 'starting_after');
-  if (startingAfter) {
-    const cursor = await loadPaymentIntent(db, account.id, startingAfter, {
-      param: 'starting_after',
-    });
-    conditions.push(olderThanCursor(paymentIntents, cursor.id));
-  }
+  const object = { name: 'payment_intent', accountId: account.id, params };
+  conditions.push(await afterCursor(db, paymentIntents, object));
   if (readString(params, 'ending_before')) {
     throw invalidParam('ending_before', 'ending_before is not supported by this processor.');
   }

@@ -4,7 +4,7 @@ import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import { charges, ledgerEntries, refunds } from '../db/schema/index.ts';
 import { loadPaymentIntent } from '../payments/read-payment-intents.ts';
 import { renderCharge, renderRefund } from '../payments/render-objects.ts';
-import { refundBehaviorOfCard } from '../payments/test-cards.ts';
+import { testCard } from '../payments/test-cards.ts';
 import { readInteger, readListLimit, readMetadata, readString } from '../stripe/form-params.ts';
 import {
   invalidParam,
@@ -13,8 +13,9 @@ import {
   StripeApiError,
 } from '../stripe/stripe-error.ts';
 import {
+  afterCursor,
+  loadOwned,
   newObjectId,
-  olderThanCursor,
   type ReadOperation,
   type StripeOperation,
   stripeListPage,
@@ -79,7 +80,7 @@ export const createRefund: StripeOperation = async (tx, input) => {
     );
   }
   const intent = await loadPaymentIntent(tx, account.id, charge.paymentIntentId);
-  const behavior = refundBehaviorOfCard(intent.cardNumber ?? '');
+  const behavior = testCard(intent.cardNumber ?? '').refund ?? 'immediate';
   const refundId = newObjectId('re');
   const [refund] = await tx
     .insert(refunds)
@@ -187,39 +188,25 @@ export function settleRefunds(db: ProcessorDatabase): Promise<number> {
   });
 }
 
-async function loadRefund(
-  db: ProcessorDatabase | ProcessorTransaction,
-  accountId: string,
-  id: string,
-  param = 'id',
-) {
-  const [refund] = await db
-    .select()
-    .from(refunds)
-    .where(and(eq(refunds.id, id), eq(refunds.accountId, accountId)));
-  if (!refund) throw resourceMissing('refund', id, param);
-  return refund;
-}
-
 /** `GET /v1/refunds/:id` */
 export const retrieveRefund: ReadOperation = async (db, { account, pathParams }) => ({
   status: 200,
-  body: renderRefund(await loadRefund(db, account.id, pathParams.id!)),
+  body: renderRefund(
+    await loadOwned(db, refunds, { name: 'refund', id: pathParams.id!, accountId: account.id }),
+  ),
 });
 
 /** `GET /v1/refunds`: newest first; `payment_intent`, `charge`, `limit` (1-100), `starting_after`. */
 export const listRefunds: ReadOperation = async (db, { account, params }) => {
   const limit = readListLimit(params);
-  const conditions: SQL[] = [eq(refunds.accountId, account.id)];
+  const conditions: (SQL | undefined)[] = [eq(refunds.accountId, account.id)];
   const paymentIntent = readString(params, 'payment_intent');
   if (paymentIntent) conditions.push(eq(refunds.paymentIntentId, paymentIntent));
   const charge = readString(params, 'charge');
   if (charge) conditions.push(eq(refunds.chargeId, charge));
-  const startingAfter = readString(params, 'starting_after');
-  if (startingAfter) {
-    const cursor = await loadRefund(db, account.id, startingAfter, 'starting_after');
-    conditions.push(olderThanCursor(refunds, cursor.id));
-  }
+  conditions.push(
+    await afterCursor(db, refunds, { name: 'refund', accountId: account.id, params }),
+  );
   const rows = await db
     .select()
     .from(refunds)

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Column, type SQL, sql } from 'drizzle-orm';
+import { and, type Column, eq, type SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { ProcessorDatabase, ProcessorTransaction } from '../db/client.ts';
 import type { accounts } from '../db/schema/index.ts';
-import type { FormParams } from './form-params.ts';
+import { type FormParams, readString } from './form-params.ts';
+import { resourceMissing } from './stripe-error.ts';
 
 export type Account = typeof accounts.$inferSelect;
 
@@ -91,15 +92,39 @@ export function stripeListPage<TRow>(
   };
 }
 
+type OwnedTable = PgTable & { id: Column; accountId: Column; createdAt: Column };
+
 /**
- * The rows after the `starting_after` cursor of a list newest first by (`created_at`, `id`).
- * Compared in the database: a JS Date drops the microseconds of `created_at`, so a row made in
- * the cursor's millisecond but after it would sort above the cursor and be skipped (the rows
- * one transaction writes share it: only their ids tell them apart).
+ * The account's object with this id, or Stripe's 404 naming `param` (another account's id is
+ * "no such" too); `forUpdate` holds its row lock until the transaction ends.
  */
-export function olderThanCursor(
-  table: PgTable & { createdAt: Column; id: Column },
-  cursorId: string,
-): SQL {
-  return sql`(${table.createdAt}, ${table.id}) < (select created_at, id from ${table} where id = ${cursorId})`;
+export async function loadOwned<T extends OwnedTable>(
+  db: ProcessorDatabase | ProcessorTransaction,
+  table: T,
+  object: { name: string; id: string; accountId: string; param?: string; forUpdate?: boolean },
+): Promise<T['$inferSelect']> {
+  const query = db
+    .select()
+    .from(table as PgTable)
+    .where(and(eq(table.id, object.id), eq(table.accountId, object.accountId)));
+  const [row] = object.forUpdate ? await query.for('update') : await query;
+  if (!row) throw resourceMissing(object.name, object.id, object.param ?? 'id');
+  return row as T['$inferSelect'];
+}
+
+/**
+ * A list's `starting_after` (an object of the account's, else 404): the rows after it, newest
+ * first by (`created_at`, `id`). Compared in the database: a JS Date drops the microseconds of
+ * `created_at`, so a row made in the cursor's millisecond but after it would sort above the
+ * cursor and be skipped (the rows one transaction writes share it: only their ids tell them apart).
+ */
+export async function afterCursor(
+  db: ProcessorDatabase | ProcessorTransaction,
+  table: OwnedTable,
+  object: { name: string; accountId: string; params: FormParams },
+): Promise<SQL | undefined> {
+  const id = readString(object.params, 'starting_after');
+  if (!id) return undefined;
+  await loadOwned(db, table, { ...object, id, param: 'starting_after' });
+  return sql`(${table.createdAt}, ${table.id}) < (select created_at, id from ${table} where id = ${id})`;
 }

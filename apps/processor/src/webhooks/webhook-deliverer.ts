@@ -207,9 +207,6 @@ async function postEvent(target: WebhookTarget, payload: string): Promise<PostRe
  * Stripe's documented webhook signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of
  * "<t>.<payload>" keyed by the endpoint secret>`. Verifiable with the official SDK's
  * `stripe.webhooks.constructEvent(payload, header, secret)`.
- *
- * @example
- * signPayload(body, 'whsec_once_demo') // 't=1700000000,v1=5257a8...'
  */
 export function signPayload(
   payload: string,

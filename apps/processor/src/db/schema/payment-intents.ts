@@ -2,9 +2,6 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts.ts';
 
-/** Stripe's error object as stored on `last_payment_error` (already Stripe-shaped JSON). */
-export type StoredPaymentError = Record<string, unknown>;
-
 /** One PaymentIntent, stored in the columns its Stripe JSON is rendered from. */
 export const paymentIntents = pgTable(
   'payment_intents',
@@ -42,7 +39,7 @@ export const paymentIntents = pgTable(
     customer: text('customer'),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
     latestCharge: text('latest_charge'),
-    lastPaymentError: jsonb('last_payment_error').$type<StoredPaymentError>(),
+    lastPaymentError: jsonb('last_payment_error').$type<Record<string, unknown>>(), // Stripe-shaped already
     clientSecret: text('client_secret').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 6 })
       .notNull()
