@@ -57,6 +57,28 @@ describe('OperatorSessions while the database cannot be read', () => {
     });
   }, 30_000);
 
+  it('a session ended on another process is refused when one read loses its connection and the database still answers', async () => {
+    const here = new OperatorSessions(database.client.db, clock, {
+      ...options,
+      readDeadlineMs: 5_000,
+    });
+    const { id } = await here.open({ tenantId: 'tenant_a', credential: 'operator_code' });
+    await new OperatorSessions(database.client.db, clock, options).end('tenant_a', id);
+    let found: Promise<unknown> | undefined;
+    await database.client.sql.begin(async (tx) => {
+      await tx`lock table operator_sessions in access exclusive mode`;
+      found = here.find('tenant_a', id);
+      // The read waits on the lock; its connection is cut (a failover's first error, a pooler's hiccup).
+      for (let cut = 0; cut === 0; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        [{ cut }] = await tx<{ cut: number }[]>`
+          select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`;
+      }
+    });
+    expect(await found).toBeUndefined();
+  }, 30_000);
+
   it('an ended session is refused at once, by the process that ended it and by any other', async () => {
     const here = new OperatorSessions(database.client.db, clock, options);
     const there = new OperatorSessions(database.client.db, clock, options);

@@ -34,8 +34,8 @@ class ReadDeadline extends Error {}
  * an ended session is refused at once, on every web process.
  *
  * One exception, so the cockpit can still show a database that is down or failing over (its
- * parts and chaos switches need no database): when the row cannot be read (a database error
- * that is transient, or no answer within `readDeadlineMs`), a session this process confirmed
+ * parts and chaos switches need no database): when the row cannot be read (a transient database
+ * error twice in a row, or no answer within `readDeadlineMs`), a session this process confirmed
  * open within the last `outageGraceMs` is answered from that confirmation. A sign-out on this
  * process forgets it at once; an ending written elsewhere just before the database went away
  * is seen when it answers again.
@@ -88,8 +88,13 @@ export class OperatorSessions {
   async find(tenantId: string, id: string): Promise<OperatorSession | undefined> {
     const key = keyOf(tenantId, id);
     const known = this.#confirmed.get(key);
-    const read = this.#read(tenantId, id);
-    if (!known) return read;
+    if (!known) return this.#read(tenantId, id);
+    // One lost connection (a cut, a pooler's hiccup) is no outage: read once more before
+    // answering from memory, or a session ended on another web passes while the database answers.
+    const read = this.#read(tenantId, id).catch((error: unknown) => {
+      if (!isTransientDatabaseError(error)) throw error;
+      return this.#read(tenantId, id);
+    });
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ReadDeadline()), this.options.readDeadlineMs);
