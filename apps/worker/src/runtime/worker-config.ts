@@ -96,12 +96,7 @@ function mustNotExceed(e: Record<string, unknown>, base: string, max: string): v
  * checkoutReturnUrlOf('https://shop.example'); // 'https://shop.example/checkout/return'
  */
 function checkoutReturnUrlOf(webPublicUrl: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(webPublicUrl);
-  } catch {
-    url = undefined;
-  }
+  const url = URL.canParse(webPublicUrl) ? new URL(webPublicUrl) : undefined;
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
     throw new Error(
       `WEB_PUBLIC_URL must be the web app's absolute http(s) address as browsers reach it, without a query, got ${JSON.stringify(webPublicUrl)}`,
