@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotency } from '../../core/engine.ts';
 import { createDrizzleStore } from '../../store/drizzle/store.ts';
@@ -149,4 +150,36 @@ describe('idempotencyMiddleware (Hono)', () => {
     expect(await retry.json()).toMatchObject({ code: 'idempotency_outcome_unknown' });
     expect(runs).toBe(1);
   }, 10_000);
+
+  it("a route's throw reaches the engine: a connection lost after the key was written is 409 outcome unknown, a thrown HTTPException is not stored", async () => {
+    let runs = 0;
+    const app = new Hono();
+    app.post(
+      '/cut/:how',
+      idempotencyMiddleware({
+        idempotency: createIdempotency({ store: createDrizzleStore(t.db) }),
+        operation: 'payments.cut',
+        getTenantId: () => 'tenant_c',
+      }),
+      async (c) => {
+        runs++;
+        if (c.req.param('how') === 'refuse') throw new HTTPException(402, { message: 'declined' });
+        const exec = c.get('idempotency');
+        await t.db.transaction(async (tx) => {
+          await exec.complete(tx, c.json({ paid: true }, 201));
+          // What the driver throws when the connection dies under the COMMIT: nothing committed.
+          throw Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' });
+        });
+        return c.json({ unreachable: true });
+      },
+    );
+    const post = (how: string, key: string) =>
+      app.request(`/cut/${how}`, { method: 'POST', headers: { 'idempotency-key': key } });
+    const cut = await post('commit', 'hono-cut');
+    expect(cut.status).toBe(409);
+    expect(await cut.json()).toMatchObject({ code: 'idempotency_outcome_unknown' });
+    expect((await post('refuse', 'hono-refused')).status).toBe(402);
+    expect((await post('refuse', 'hono-refused')).status).toBe(402);
+    expect(runs).toBe(3);
+  });
 });
