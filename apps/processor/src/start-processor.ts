@@ -4,8 +4,7 @@ import { exponentialDelayMs } from '@once/backoff';
 import { reapExpiredKeys } from '@once/idempotency/drizzle';
 import { errorCodes, isTransientDatabaseError } from '@once/postgres';
 import type { ProcessorConfig } from './config.ts';
-import { createProcessorDatabase } from './db/client.ts';
-import { runProcessorMigrations } from './db/migrate.ts';
+import { createProcessorDatabase, runProcessorMigrations } from './db/client.ts';
 import { accounts } from './db/schema/index.ts';
 import { createProcessorApp } from './http/processor-app.ts';
 import { startPeriodicSweep } from './maintenance/periodic-sweep.ts';
@@ -122,10 +121,15 @@ export async function startProcessor(
       describe: (n) => (n > 0 ? `${n} settled` : undefined),
     }),
   ];
-  log(`processor listening on ${listeningOn(host, port)} (webhooks -> ${config.webhookUrl})`);
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const everywhere = host === '0.0.0.0' || host === '::' ? ' (every interface)' : '';
+  log(
+    `processor listening on http://${shown}:${port}${everywhere} (webhooks -> ${config.webhookUrl})`,
+  );
 
   return {
-    url: `http://${localHostFor(host)}:${port}`,
+    // A wildcard bind is reached on loopback.
+    url: `http://${{ '0.0.0.0': '127.0.0.1', '::': '[::1]' }[host] ?? shown}:${port}`,
     port,
     replaceDatabasePool: (reason) => client.replace(reason),
     async stop() {
@@ -139,18 +143,6 @@ export async function startProcessor(
       await client.close();
     },
   };
-}
-
-/** Where a client on this machine reaches a server bound to `host` (wildcards: loopback). */
-function localHostFor(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::') return '[::1]';
-  return host.includes(':') ? `[${host}]` : host;
-}
-
-function listeningOn(host: string, port: number): string {
-  const address = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return host === '0.0.0.0' || host === '::' ? `${address} (every interface)` : address;
 }
 
 /**

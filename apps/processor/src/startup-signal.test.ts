@@ -8,7 +8,7 @@ import { createProcessorTestDatabase } from './testing/processor-database.ts';
 import { TEST_PROCESSOR_SECRETS } from './testing/spawn-processor.ts';
 
 const processorDir = fileURLToPath(new URL('..', import.meta.url));
-// The lock runProcessorMigrations takes (db/migrate.ts); holding it parks a starting processor.
+// The lock runProcessorMigrations takes (db/client.ts); holding it parks a starting processor.
 const PROCESSOR_MIGRATION_LOCK_ID = 0x0_0c_e0_02;
 
 let database: Awaited<ReturnType<typeof createProcessorTestDatabase>>;

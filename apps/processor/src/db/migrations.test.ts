@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProcessorTestDatabase } from '../testing/processor-database.ts';
-import { processorMigrationsFolder, runProcessorMigrations } from './migrate.ts';
+import { processorMigrationsFolder, runProcessorMigrations } from './client.ts';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(processorMigrationsFolder, '../../..');

@@ -16,10 +16,8 @@ import {
   stripeListPage,
 } from '../stripe/stripe-operation.ts';
 
-type EventRow = typeof webhookEvents.$inferSelect;
-
 /** An event as it was sent: its frozen payload (the same bytes every delivery signs). */
-const renderEvent = (row: EventRow): unknown => JSON.parse(row.payload);
+const renderEvent = (row: { payload: string }): unknown => JSON.parse(row.payload);
 
 /** `GET /v1/events/:id` */
 export const retrieveEvent: ReadOperation = async (db, { account, pathParams }) => ({

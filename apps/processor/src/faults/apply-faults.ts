@@ -128,25 +128,15 @@ export async function takeRequestFaults(
  * only then: Stripe's SDKs retry lock timeouts, not rate limits); `rate_limit` keeps its code
  * so a client can tell the two apart.
  */
-function limitRefusal(kind: 'rate_limit' | 'lock_timeout'): StripeApiError {
-  if (kind === 'lock_timeout') {
-    return new StripeApiError(
-      429,
-      {
-        type: 'invalid_request_error',
-        code: 'lock_timeout',
-        message:
-          'This object cannot be accessed right now because another API request or Stripe process is currently accessing it. If you see this error intermittently, retry the request. If you see this error frequently and are making multiple concurrent requests to a single object, make your requests serially or at a lower rate.',
-      },
-      true,
-    );
-  }
-  return new StripeApiError(429, {
-    type: 'invalid_request_error',
-    code: 'rate_limit',
-    message:
+function limitRefusal(code: 'rate_limit' | 'lock_timeout'): StripeApiError {
+  const message = {
+    lock_timeout:
+      'This object cannot be accessed right now because another API request or Stripe process is currently accessing it. If you see this error intermittently, retry the request. If you see this error frequently and are making multiple concurrent requests to a single object, make your requests serially or at a lower rate.',
+    rate_limit:
       'Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.',
-  });
+  }[code];
+  const shouldRetry = code === 'lock_timeout' ? true : undefined;
+  return new StripeApiError(429, { type: 'invalid_request_error', code, message }, shouldRetry);
 }
 
 /**

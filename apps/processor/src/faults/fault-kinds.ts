@@ -27,16 +27,16 @@ export const FAULT_KINDS = [
   ...LIMIT_FAULT_KINDS,
 ] as const;
 
-export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
 export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-export const isRequestFaultKind = (kind: string): kind is RequestFaultKind =>
-  (REQUEST_FAULT_KINDS as readonly string[]).includes(kind);
-export const isReadFaultKind = (kind: string): kind is (typeof READ_FAULT_KINDS)[number] =>
-  (READ_FAULT_KINDS as readonly string[]).includes(kind);
-export const isWebhookFaultKind = (kind: string): kind is WebhookFaultKind =>
-  (WEBHOOK_FAULT_KINDS as readonly string[]).includes(kind);
+const isOf =
+  <K extends string>(kinds: readonly K[]) =>
+  (kind: string): kind is K =>
+    (kinds as readonly string[]).includes(kind);
+export const isRequestFaultKind = isOf(REQUEST_FAULT_KINDS);
+export const isReadFaultKind = isOf(READ_FAULT_KINDS);
+export const isWebhookFaultKind = isOf(WEBHOOK_FAULT_KINDS);
 
 /**
  * One name per route: a fault naming `payment_intents.confirm` never bites a cancel of the

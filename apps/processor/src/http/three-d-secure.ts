@@ -8,7 +8,7 @@ import type { OperationTiming } from '../stripe/stripe-operation.ts';
 import type { StripeApiOptions } from './stripe-api.ts';
 
 /** After the challenge, as Stripe redirects: these query parameters on the `return_url`. */
-function returnTo(intent: { id: string; clientSecret: string; status: string; returnUrl: string }) {
+function returnTo(intent: PaymentIntentRow & { returnUrl: string }) {
   const url = new URL(intent.returnUrl);
   url.searchParams.set('payment_intent', intent.id);
   url.searchParams.set('payment_intent_client_secret', intent.clientSecret);

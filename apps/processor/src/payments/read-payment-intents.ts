@@ -93,23 +93,16 @@ function clauseCondition(clause: SearchClause): SQL {
     case 'customer':
       return eq(paymentIntents.customer, clause.value);
     case 'amount':
-      return compare(paymentIntents.amount, clause.op, clause.value);
+      return COMPARE[clause.op](paymentIntents.amount, clause.value);
     case 'created':
-      return compare(
+      return COMPARE[clause.op](
         sql`extract(epoch from ${paymentIntents.createdAt})::bigint`,
-        clause.op,
         clause.value,
       );
   }
 }
 
-function compare(column: Parameters<typeof eq>[0], op: string, value: number): SQL {
-  if (op === '>') return gt(column, value);
-  if (op === '<') return lt(column, value);
-  if (op === '>=') return gte(column, value);
-  if (op === '<=') return lte(column, value);
-  return eq(column, value);
-}
+const COMPARE = { ':': eq, '>': gt, '<': lt, '>=': gte, '<=': lte } as const;
 
 function encodePage(offset: number): string {
   return Buffer.from(`offset:${offset}`).toString('base64url');

@@ -1,8 +1,5 @@
 import type { charges, PaymentIntentRow, refunds } from '../db/schema/index.ts';
 
-type ChargeRow = typeof charges.$inferSelect;
-type RefundRow = typeof refunds.$inferSelect;
-
 const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /**
@@ -49,7 +46,7 @@ export function renderPaymentIntent(row: PaymentIntentRow): Record<string, unkno
 }
 
 /** A Charge row as Stripe's JSON (sent in `charge.refunded` events). */
-export function renderCharge(row: ChargeRow): Record<string, unknown> {
+export function renderCharge(row: typeof charges.$inferSelect): Record<string, unknown> {
   const succeeded = row.status === 'succeeded';
   return {
     id: row.id,
@@ -76,7 +73,7 @@ export function renderCharge(row: ChargeRow): Record<string, unknown> {
 }
 
 /** A Refund row as Stripe's JSON. */
-export function renderRefund(row: RefundRow): Record<string, unknown> {
+export function renderRefund(row: typeof refunds.$inferSelect): Record<string, unknown> {
   return {
     id: row.id,
     object: 'refund',

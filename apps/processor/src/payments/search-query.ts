@@ -6,21 +6,18 @@ export type SearchClause =
   | { field: 'status' | 'currency' | 'customer'; op: ':'; value: string }
   | { field: 'amount' | 'created'; op: ':' | '>' | '<' | '>=' | '<='; value: number };
 
-export interface SearchQuery {
-  clauses: SearchClause[];
-  /** Stripe forbids mixing AND and OR in one query; so do we. */
-  combinator: 'AND' | 'OR';
-}
-
 const CLAUSE =
   /^\s*(metadata\[(?:'([^']*)'|"([^"]*)")\]|[a-z_]+)\s*(>=|<=|:|>|<)\s*(?:'([^']*)'|"([^"]*)"|(-?\d+))\s*/;
 
 /**
  * Parses the subset of Stripe's search query language that PaymentIntents need:
  * `metadata['k']:'v'`, `status:'succeeded'`, `currency:'usd'`, `customer:'cus_1'`,
- * `amount>1000`, `created>=1700000000`, joined by AND or by OR.
+ * `amount>1000`, `created>=1700000000`, joined by AND or by OR (Stripe forbids mixing them).
  */
-export function parseSearchQuery(query: string): SearchQuery {
+export function parseSearchQuery(query: string): {
+  clauses: SearchClause[];
+  combinator: 'AND' | 'OR';
+} {
   const clauses: SearchClause[] = [];
   const combinators = new Set<'AND' | 'OR'>();
   let rest = query;

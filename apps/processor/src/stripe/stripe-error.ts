@@ -1,8 +1,6 @@
-/** Stripe's error `type`s that this processor produces. */
-type StripeErrorType = 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error';
-
 export interface StripeErrorFields {
-  type: StripeErrorType;
+  /** Stripe's error `type`s that this processor produces. */
+  type: 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error';
   message: string;
   code?: string;
   decline_code?: string;

@@ -1,5 +1,5 @@
 import { createEmptyTestDatabase } from '@once/postgres/testing';
-import { runProcessorMigrations } from '../db/migrate.ts';
+import { runProcessorMigrations } from '../db/client.ts';
 
 export interface ProcessorTestDatabase {
   url: string;

@@ -1,16 +1,13 @@
 import { readProcessorConfig } from '../config.ts';
 import { type RunningProcessor, startProcessor } from '../start-processor.ts';
 
-type TestProcessorConfig = Parameters<typeof startProcessor>[0];
-
 /**
- * The processor in this test's process, on a free port of 127.0.0.1, over `databaseUrl`, with
- * the processor tests' shared settings (else the defaults): webhooks go nowhere (a closed
- * port) and retry only after a minute, admin token `once-admin`, silent log. `overrides`
- * replace any.
+ * The processor in this test's process, on a free port of 127.0.0.1, over `databaseUrl`: webhooks
+ * go nowhere (a closed port) and retry after a minute, admin token `once-admin`, silent log,
+ * else the defaults; `overrides` replace any.
  */
 export function startTestProcessor(
-  overrides: Partial<TestProcessorConfig> & { databaseUrl: string },
+  overrides: Partial<Parameters<typeof startProcessor>[0]> & { databaseUrl: string },
 ): Promise<RunningProcessor> {
   const settings = readProcessorConfig({
     PROCESSOR_DATABASE_URL: overrides.databaseUrl,

@@ -26,13 +26,6 @@ export async function markEventRequest(tx: ProcessorTransaction, requestId: stri
   await tx.execute(sql`select set_config('once.request_id', ${requestId}, true)`);
 }
 
-async function eventRequestId(tx: ProcessorTransaction): Promise<string | null> {
-  const [row] = await tx.execute<{ id: string | null }>(
-    sql`select nullif(current_setting('once.request_id', true), '') as id`,
-  );
-  return row?.id ?? null;
-}
-
 /**
  * Inside the caller's transaction: the event exists exactly when its change committed. The
  * payload is frozen here, so redeliveries send identical bytes under the same `evt_` id.
@@ -47,7 +40,9 @@ export async function enqueueEvent(
   },
 ): Promise<string> {
   const id = newObjectId('evt');
-  const requestId = await eventRequestId(tx);
+  const [request] = await tx.execute<{ id: string | null }>(
+    sql`select nullif(current_setting('once.request_id', true), '') as id`,
+  );
   const event = {
     id,
     object: 'event',
@@ -58,7 +53,7 @@ export async function enqueueEvent(
     data: { object: input.object },
     livemode: false,
     pending_webhooks: 1,
-    request: { id: requestId, idempotency_key: input.idempotencyKey },
+    request: { id: request?.id ?? null, idempotency_key: input.idempotencyKey },
     type: input.type,
   };
   await tx.insert(webhookEvents).values({
