@@ -60,6 +60,9 @@ function stop(child: ChildProcess): Promise<void> {
 
 /** The child: serve until stdin ends, then close the pool and exit. */
 async function serveAsChild(): Promise<void> {
+  // Logged, not fatal, as Next's server does for the production web: postgres.js may reject a
+  // replaced pool's destroyed connection with nobody listening.
+  process.on('unhandledRejection', (reason) => console.error('web: unhandled rejection', reason));
   const runtime = await startWebRuntime(process.env);
   const server = await serveFetch(webApiRoutes(async () => runtime));
   process.stdin.resume().on('end', async () => {
