@@ -268,6 +268,8 @@ function adapters(idempotency: Idempotency<Tx>): (sent: Sent) => Promise<Answer>
     getFingerprintInput: (request) => request.json(),
   });
   const hono = new Hono();
+  // An app's own error page; Hono's default one logs every error it renders.
+  hono.onError((_error, c) => c.text('Internal Server Error', 500));
   hono.post(
     '/:op',
     idempotencyMiddleware({
@@ -470,6 +472,11 @@ const describeSpec = (s: Spec) =>
 interface Model {
   specs: Map<string, Spec>;
   before: Set<string>;
+  /**
+   * Whose answer each key scope last gave since retention ended: a leased key at a recovery
+   * point outlives retention, and its resumed answer is an effect of before.
+   */
+  answeredBy: Map<string, string>;
 }
 
 function start(spec: Spec, model: Model): Sent {
@@ -531,6 +538,7 @@ async function check(batch: Sent[], model: Model): Promise<void> {
         throw new Error(
           `${what}: the answer of another request, ${from} (${identityOf(model.specs.get(from))})`,
         );
+      model.answeredBy.set(scopeOf(sent.spec), from);
     }
     if (a.code === 'idempotency_store_unavailable' && effects.has(sent.id))
       throw new Error(`${what}: says nothing was executed, but its effect committed`);
@@ -553,14 +561,14 @@ async function playSolo(spec: Spec, model: Model): Promise<void> {
   const effects = await committedEffects();
   const [row] = await t.sql<{ state: string }[]>`select state from idempotency_keys
     where tenant_id = ${spec.tenant} and operation = ${spec.operation} and key = ${spec.key}`;
+  const first =
+    [...effects].find(([req, e]) => !model.before.has(req) && scopeOf(e) === scopeOf(spec))?.[0] ??
+    model.answeredBy.get(scopeOf(spec));
   const sent = start(spec, model);
   await answer(sent);
   await check([sent], model);
   const a = sent.answer as Answer;
   const what = `${sent.id} (${describeSpec(spec)}) alone answered ${a.status} ${a.code ?? ''}`;
-  const first = [...effects].find(
-    ([req, e]) => !model.before.has(req) && scopeOf(e) === scopeOf(spec),
-  )?.[0];
   if (first === undefined) {
     // Nothing committed under the key: it runs, unless an attempt of another request holds it.
     if (
@@ -618,6 +626,7 @@ async function play(round: Round, model: Model, history: Spec[]): Promise<Sent[]
   if (round.endRetention) {
     await clock.pass(TTL_MS + 1_000);
     model.before = new Set((await committedEffects()).keys());
+    model.answeredBy.clear();
   }
   return [...first, ...after];
 }
@@ -625,7 +634,7 @@ async function play(round: Round, model: Model, history: Spec[]): Promise<Sent[]
 async function search(rounds: Round[]): Promise<void> {
   await t.sql`truncate idempotency_keys, effects`;
   live.clear();
-  const model: Model = { specs: new Map(), before: new Set() };
+  const model: Model = { specs: new Map(), before: new Set(), answeredBy: new Map() };
   const history: Spec[] = [];
   const sent: Sent[] = [];
   for (const round of rounds) {
