@@ -126,6 +126,27 @@ describe('the reconciler gives up only with proof', () => {
     });
   });
 
+  it('a cancel that got no answer settles nothing: the payment waits, and the next pass cancels', async () => {
+    const { paymentId, intentId } = await seedWithIntent(false);
+    await processor.armFault({
+      account: 'acct_tenant_b',
+      kind: 'fail_before_charge',
+      count: 1,
+      operation: 'payment_intents.cancel',
+    });
+    await reconcileOnce();
+    expect(await statusOf(paymentId)).toEqual({ status: 'unknown', failure_code: null });
+    expect((await stripeB().paymentIntents.retrieve(intentId)).status).toBe(
+      'requires_confirmation',
+    );
+    await app.client.sql`update payments set reconcile_after = null where id = ${paymentId}`;
+    await reconcileOnce();
+    expect(await statusOf(paymentId)).toEqual({
+      status: 'failed',
+      failure_code: 'canceled_not_charged',
+    });
+  });
+
   it('a recorded intent that charged is retrieved by id and settled succeeded, never failed', async () => {
     const { paymentId } = await seedWithIntent(true);
     const summary = await reconcileOnce();
