@@ -62,10 +62,8 @@ export async function startProcessor(
     await client.close();
     throw error;
   });
-  const timing = {
-    authorizationWindowMs: config.authorizationWindowMs,
-    refundSettleMs: config.refundSettleMs,
-  };
+  const { authorizationWindowMs, refundSettleMs } = config;
+  const timing = { authorizationWindowMs, refundSettleMs };
 
   const webhook = { url: config.webhookUrl, secret: config.webhookSecret };
   const app = createProcessorApp({

@@ -5,6 +5,12 @@ import { StripeApiError, stripeErrorResponse } from '../stripe/stripe-error.ts';
 import { createStripeApi, type StripeApiOptions } from './stripe-api.ts';
 import { createThreeDSecurePages } from './three-d-secure.ts';
 
+/**
+ * Largest request body the processor reads: 256 KiB. Stripe's own parameters stay far below
+ * it (metadata is at most 50 keys of 40 + 500 characters, about 27 KiB encoded).
+ */
+export const PROCESSOR_MAX_BODY_BYTES = 256 * 1024;
+
 /** The whole HTTP surface: `/healthz`, the Stripe-compatible `/v1` API and `/admin`. */
 export function createProcessorApp(options: StripeApiOptions & AdminApiOptions) {
   const app = new Hono();
@@ -47,9 +53,3 @@ export function createProcessorApp(options: StripeApiOptions & AdminApiOptions) 
   );
   return app;
 }
-
-/**
- * Largest request body the processor reads: 256 KiB. Stripe's own parameters stay far below
- * it (metadata is at most 50 keys of 40 + 500 characters, about 27 KiB encoded).
- */
-export const PROCESSOR_MAX_BODY_BYTES = 256 * 1024;

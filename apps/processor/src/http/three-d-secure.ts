@@ -114,7 +114,14 @@ async function answerChallenge(
         cardNumber: null,
         nextAction: null,
         actionIdempotencyKey: null,
-        lastPaymentError: authenticationFailure(intent),
+        lastPaymentError: {
+          type: 'invalid_request_error',
+          code: 'payment_intent_authentication_failure',
+          message:
+            'The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.',
+          doc_url: 'https://stripe.com/docs/error-codes/payment-intent-authentication-failure',
+          payment_method: { id: intent.paymentMethod, object: 'payment_method', type: 'card' },
+        },
       },
       'payment_intent.payment_failed',
       idempotencyKey,
@@ -157,15 +164,4 @@ async function findByClientSecret(
   if (!intent) return undefined;
   const [given, stored] = [Buffer.from(clientSecret), Buffer.from(intent.clientSecret)];
   return given.length === stored.length && timingSafeEqual(given, stored) ? intent : undefined;
-}
-
-function authenticationFailure(intent: PaymentIntentRow): Record<string, unknown> {
-  return {
-    type: 'invalid_request_error',
-    code: 'payment_intent_authentication_failure',
-    message:
-      'The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.',
-    doc_url: 'https://stripe.com/docs/error-codes/payment-intent-authentication-failure',
-    payment_method: { id: intent.paymentMethod, object: 'payment_method', type: 'card' },
-  };
 }
