@@ -21,11 +21,7 @@ export interface JobDeps {
   log: Log;
   /** What to do when a database call hangs past every server timeout (replace the pool). */
   onDatabaseHang?: () => void;
-  /**
-   * Where the processor sends the shopper back after a 3-D Secure challenge (the confirm's
-   * `return_url`: the web app's return page). Unset: a card that needs the challenge gets no
-   * page to send the shopper to, and its payment waits until the reconciler cancels it.
-   */
+  /** The confirm's `return_url` after a 3-D Secure challenge; unset, the reconciler cancels it. */
   returnUrl?: string;
 }
 

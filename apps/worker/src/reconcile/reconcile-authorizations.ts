@@ -2,7 +2,6 @@ import type { BackoffPolicy } from '@once/backoff';
 import { authorizationExpired } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
-import type Stripe from 'stripe';
 import {
   checkAgainLater,
   type ReconcileOptions,
@@ -51,18 +50,14 @@ export async function reconcileAuthorizations(
   );
   for (const payment of held) {
     summary.examined++;
-    let intent: Stripe.PaymentIntent | undefined;
-    try {
-      intent = await options
-        .processorFor(payment.processor_secret_key)
-        .paymentIntents.retrieve(payment.processor_payment_intent_id);
-    } catch (error) {
-      log('reconcile.authorization_lookup_failed', {
-        tenant: payment.tenant_id,
-        payment: payment.id,
-        error: String(error),
+    const processor = options.processorFor(payment.processor_secret_key);
+    const intent = await processor.paymentIntents
+      .retrieve(payment.processor_payment_intent_id)
+      .catch((error: unknown) => {
+        const fields = { tenant: payment.tenant_id, payment: payment.id, error: String(error) };
+        log('reconcile.authorization_lookup_failed', fields);
+        return undefined;
       });
-    }
     if (intent?.status === 'canceled' && intent.cancellation_reason === 'automatic') {
       const detail = { found: 'authorization_expired', intent: intent.id };
       if (await settleDecided(sql, payment, detail, authorizationExpired(intent.id))) {

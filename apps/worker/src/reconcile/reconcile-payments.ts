@@ -77,12 +77,22 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
     summary.examined++;
     const processor = options.processorFor(payment.processor_secret_key);
     let intent: Stripe.PaymentIntent | null;
+    let outcome: ChargeOutcome | null = null;
     let adopted: AdoptedIntentHistory | undefined;
     try {
-      intent = await findIntent(processor, payment);
-      const kind = intent && settledOutcomeOf(intent)?.kind;
-      if (intent && kind) {
-        adopted = await readAdoptedIntentHistory(processor, intent, kind, payment.id, []);
+      // A recorded intent is asked by id (a complete answer); a missing one is searched for.
+      const recorded = payment.processor_payment_intent_id;
+      intent = recorded
+        ? await processor.paymentIntents.retrieve(recorded)
+        : await findPaymentIntentByMetadata(
+            processor,
+            payment.tenant_id,
+            { paymentId: payment.id, downstreamKey: payment.downstream_key },
+            payment,
+          );
+      outcome = intent && settledOutcomeOf(intent);
+      if (intent && outcome) {
+        adopted = await readAdoptedIntentHistory(processor, intent, outcome.kind, payment.id, []);
       }
     } catch (error) {
       log('reconcile.lookup_failed', {
@@ -94,7 +104,6 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
       summary.left++;
       continue;
     }
-    const outcome = intent && settledOutcomeOf(intent);
     // What the intent (or none found) proves: a state it cannot settle on is in flight.
     const found = !intent
       ? 'never_sent'
@@ -118,7 +127,13 @@ export async function reconcilePayments(options: ReconcileOptions): Promise<Reco
   await reconcileAuthorizations(options, summary);
 
   const afterChecks = options.stuckAfterChecks ?? DEFAULT_STUCK_AFTER_CHECKS;
-  summary.stuck = await countStuck(sql, afterChecks);
+  const [stuck] = await runStatement<{ n: number }>(
+    sql,
+    drizzleSql`
+    select count(*)::int as n from payments
+    where ${isUnsettled('status')} and reconcile_checks >= ${afterChecks}`,
+  );
+  summary.stuck = stuck?.n ?? 0;
   if (summary.stuck > 0) log('reconcile.stuck', { payments: summary.stuck, afterChecks });
   return summary;
 }
@@ -155,20 +170,6 @@ async function dueCandidates(sql: postgres.Sql, options: ReconcileOptions): Prom
     order by turn, due_at, tenant_id
     limit ${options.batchSize ?? 100}`,
   );
-}
-
-async function findIntent(
-  processor: Stripe,
-  payment: Candidate,
-): Promise<Stripe.PaymentIntent | null> {
-  return payment.processor_payment_intent_id
-    ? processor.paymentIntents.retrieve(payment.processor_payment_intent_id)
-    : findPaymentIntentByMetadata(
-        processor,
-        payment.tenant_id,
-        { paymentId: payment.id, downstreamKey: payment.downstream_key },
-        payment,
-      );
 }
 
 async function decide(
@@ -246,11 +247,8 @@ async function decide(
 
 /** How this pass asked the processor about the payment, as its decisions' events say. */
 function asked(payment: Candidate): Record<string, unknown> {
-  return {
-    to: 'processor',
-    lookup: payment.processor_payment_intent_id ? 'retrieve' : 'search',
-    was: payment.status,
-  };
+  const lookup = payment.processor_payment_intent_id ? 'retrieve' : 'search';
+  return { to: 'processor', lookup, was: payment.status };
 }
 
 /** Records an intent found by search, unless a different one is recorded meanwhile. */
@@ -290,16 +288,6 @@ function recheckLater(
   });
 }
 
-async function countStuck(sql: postgres.Sql, afterChecks: number): Promise<number> {
-  const [row] = await runStatement<{ n: number }>(
-    sql,
-    drizzleSql`
-    select count(*)::int as n from payments
-    where ${isUnsettled('status')} and reconcile_checks >= ${afterChecks}`,
-  );
-  return row?.n ?? 0;
-}
-
 /**
  * Re-checks after locking the payment row, in a second statement: under READ COMMITTED a
  * sub-select of the locking statement keeps its pre-wait snapshot and would miss a job
@@ -328,14 +316,10 @@ function requeueCharge(
     }>(
       tx,
       drizzleSql`
-      select (select count(*)::int from outbox_jobs as job
-               where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}) as jobs,
-             (select count(*)::int from outbox_jobs as job
-               where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}
-                 and ${isLiveJob('job')}) as live,
-             (select job.payload from outbox_jobs as job
-               where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}
-               order by job.created_at desc limit 1) as payload`,
+      select count(*)::int as jobs, (count(*) filter (where ${isLiveJob('job')}))::int as live,
+             (array_agg(job.payload order by job.created_at desc))[1] as payload
+      from outbox_jobs as job
+      where job.tenant_id = ${payment.tenant_id} and job.payment_id = ${payment.id}`,
     );
     if (!current || current.live > 0 || current.jobs !== payment.jobs) return false;
     await enqueueOutboxJob(

@@ -51,23 +51,16 @@ export async function reconcileChallenges(
     summary.examined++;
     const processor = options.processorFor(payment.processor_secret_key);
     const intentId = payment.processor_payment_intent_id;
-    let outcome: ChargeOutcome | null;
-    try {
-      outcome = settledOutcomeOf(await processor.paymentIntents.retrieve(intentId));
-    } catch (error) {
+    const intent = await processor.paymentIntents.retrieve(intentId).catch((error: unknown) => {
       log('reconcile.challenge_lookup_failed', { payment: payment.id, error: String(error) });
-      outcome = null;
-    }
+      return undefined;
+    });
+    const outcome = intent ? settledOutcomeOf(intent) : null;
     const settlement = outcome ? challengeSettlementOf(outcome, intentId) : undefined;
     if (outcome && settlement) {
-      const settled = await settleDecided(
-        sql,
-        payment,
-        { ...ASKED, found: outcome.kind },
-        settlement,
-      );
-      if (settled) summary.challengesSettled++;
-      else summary.challengesWaiting++;
+      const detail = { ...ASKED, found: outcome.kind };
+      const settled = await settleDecided(sql, payment, detail, settlement);
+      summary[settled ? 'challengesSettled' : 'challengesWaiting']++;
       continue;
     }
     const abandoned = outcome?.kind === 'requires_action' && payment.waited_ms >= abandonAfterMs;

@@ -12,9 +12,8 @@ export interface DatabaseRetryOptions {
   /** Checked between attempts so shutdown is not delayed by a database outage. */
   shouldStop?: () => boolean;
   /**
-   * Called when an attempt hangs client-side past every server timeout (main.ts replaces
-   * the pool: a postgres.js connection broken by a dropped backend can stop flushing
-   * writes, and its queries would otherwise wait forever).
+   * Called when an attempt hangs past every server timeout: a postgres.js connection broken by
+   * a dropped backend can stop flushing writes (main.ts replaces the pool).
    */
   onHang?: () => void;
 }

@@ -53,16 +53,10 @@ export async function endCharge(
   return { job: end.job };
 }
 
-/** The outcome as the timeline shows it: its kind and its reason or code. */
-export function describeChargeOutcome(outcome: ChargeOutcome): Record<string, string> {
-  return {
-    kind: outcome.kind,
-    ...('reason' in outcome ? { reason: outcome.reason } : {}),
-    ...('code' in outcome ? { code: outcome.code } : {}),
-    ...('paymentIntentId' in outcome && outcome.paymentIntentId
-      ? { intent: outcome.paymentIntentId }
-      : {}),
-  };
+/** The outcome as the timeline shows it: its kind, its reason or code, and its intent. */
+export function describeChargeOutcome(outcome: ChargeOutcome): Record<string, unknown> {
+  const { kind, reason, code, paymentIntentId } = outcome as Partial<Record<string, string>>;
+  return { kind, reason, code, intent: paymentIntentId || undefined };
 }
 
 /** How a job ends on an outcome it will not be retried after, and where its payment goes. */
