@@ -1,7 +1,7 @@
 import { renewLease } from '@once/db/outbox';
 import { createTestDatabase, type TestDatabase } from '@once/db/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { recordChargeOutcome } from '../jobs/charge/record-charge-outcome.ts';
+import { recordChargeOutcome } from '../test-support/record-charge-outcome.ts';
 import { seedCheckout, seedTenants } from '../test-support/seed-checkouts.ts';
 import { claimJobs } from './claim-jobs.ts';
 

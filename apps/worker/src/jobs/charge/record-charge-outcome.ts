@@ -1,16 +1,14 @@
-import type { BackoffPolicy } from '@once/backoff';
 import { type ClaimedJob, finishJob } from '@once/db/outbox';
-import type { PaymentEventInput } from '@once/db/payment-events';
 import { type PaymentSettlement, settlePayment } from '@once/payments';
 import type postgres from 'postgres';
 import { type ChargeOutcome, isDefinite, settlementOf } from '../../processor/charge-outcome.ts';
-import { type RecordResult, recordOutcome } from '../processor-action-job.ts';
+import type { RecordResult } from '../processor-action-job.ts';
 import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted-intent-history.ts';
 
 /**
- * Records one attempt's outcome and ends (or reschedules) the job in ONE transaction guarded
- * by the job's `lock_token` ({@link recordOutcome}): a stalled worker that wakes up after its
- * lease was taken over writes nothing over the work of the worker that replaced it.
+ * Ends a charge's job and settles its payment, in the one transaction `recordOutcome`
+ * (processor-action-job.ts) opens under the job's `lock_token`, so a stalled worker whose
+ * lease was taken over writes nothing. The outcomes it retries it reschedules itself:
  * - succeeded, authorized (manual capture), declined, requires_action (the shopper's turn, with
  *   the challenge URL), authentication_failed, canceled (the processor's proof that nobody was
  *   charged: `failed`) -> job `done`, payment settled ({@link settlementOf});
@@ -21,22 +19,6 @@ import { type AdoptedIntentHistory, recordAdoptedIntentHistory } from './adopted
  * An intent taken over from an earlier payment of the checkout (`adopted`) brings its capture
  * or void and its refunds, recorded with the settlement.
  */
-export function recordChargeOutcome(
-  sql: postgres.Sql,
-  job: ClaimedJob,
-  outcome: ChargeOutcome,
-  backoff: BackoffPolicy,
-  /** The processor calls of this attempt (`processor.call`), recorded with the outcome. */
-  callEvents: readonly PaymentEventInput[] = [],
-  adopted?: AdoptedIntentHistory,
-): Promise<RecordResult> {
-  const about: Record<string, unknown> = { outcome: describeChargeOutcome(outcome) };
-  return recordOutcome(sql, job, backoff, { outcome, callEvents, about }, (tx) =>
-    endCharge(tx, job, outcome, about, adopted),
-  );
-}
-
-/** Ends the job on an outcome not retried and settles the payment, with an adopted intent's history. */
 export async function endCharge(
   tx: postgres.TransactionSql,
   job: ClaimedJob,

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settledOutcomeOf } from '../../processor/charge-outcome.ts';
 import { reconcilePayments } from '../../reconcile/reconcile-payments.ts';
 import { claimJobs } from '../../runtime/claim-jobs.ts';
+import { recordChargeOutcome } from '../../test-support/record-charge-outcome.ts';
 import { outcomeOfAdoptedIntent } from './adopted-intent-history.ts';
-import { recordChargeOutcome } from './record-charge-outcome.ts';
 
 // The three paths that settle a payment (the worker recording a charge's outcome, the
 // webhook receiver applying a processor event, the reconciler acting on the ledger) must
