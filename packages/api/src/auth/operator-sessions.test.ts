@@ -68,12 +68,14 @@ describe('OperatorSessions while the database cannot be read', () => {
     await database.client.sql.begin(async (tx) => {
       await tx`lock table operator_sessions in access exclusive mode`;
       found = here.find('tenant_a', id);
-      // The read waits on the lock; its connection is cut (a failover's first error, a pooler's hiccup).
+      // The read waits on the lock; its connection is cut (a failover's first error, a pooler's
+      // hiccup) while the database goes on answering.
       for (let cut = 0; cut === 0; ) {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        [{ cut }] = await tx<{ cut: number }[]>`
+        const [row] = await tx<{ cut: number }[]>`
           select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity
           where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`;
+        cut = row?.cut ?? 0;
       }
     });
     expect(await found).toBeUndefined();
