@@ -1,6 +1,7 @@
 import { attributeToRecreatedPayments, checkFailover } from './failover-checks.ts';
+import { groupBy, tupleKey } from './group.ts';
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
-import { checkMoney, groupBy, moneyBooks, paymentKey as pair } from './money-checks.ts';
+import { checkMoney, moneyBooks } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
 import type { Violation } from './violations.ts';
 
@@ -89,17 +90,20 @@ export function checkHistory(input: {
 
 /** The snapshot's payments and ledger looked up by (tenant, key) and (tenant, payment). */
 function indexSnapshot(snapshot: Snapshot, completions: readonly ClientEvent[]) {
-  const paymentsByKey = groupBy(snapshot.payments, (p) => pair(p.tenantId, p.idempotencyKey));
-  const paymentsById = new Map(snapshot.payments.map((p) => [pair(p.tenantId, p.id), p]));
+  const paymentsByKey = groupBy(snapshot.payments, (p) => tupleKey(p.tenantId, p.idempotencyKey));
+  const paymentsById = new Map(snapshot.payments.map((p) => [tupleKey(p.tenantId, p.id), p]));
   const { chargesOf, refundsOf, appRefundsOf } = moneyBooks(snapshot);
   // A charge is netted out only by money that came back in full: the payment's refunds
   // (signed: a failed refund's return is negative) cancel whole charges, oldest first, and a
   // partial refund cancels none. A payment the app refunded itself has only the app's refunds
   // to expect: money back beyond them is a refund sent twice (`checkRefunds`).
   const netCharges = (p: AppPayment): LedgerEntry[] => {
-    const own = chargesOf.get(pair(p.tenantId, p.id)) ?? [];
-    if (appRefundsOf.has(pair(p.tenantId, p.id))) return own;
-    let refunded = (refundsOf.get(pair(p.tenantId, p.id)) ?? []).reduce((s, r) => s + r.amount, 0);
+    const own = chargesOf.get(tupleKey(p.tenantId, p.id)) ?? [];
+    if (appRefundsOf.has(tupleKey(p.tenantId, p.id))) return own;
+    let refunded = (refundsOf.get(tupleKey(p.tenantId, p.id)) ?? []).reduce(
+      (s, r) => s + r.amount,
+      0,
+    );
     // The app's own refunds are not a charge undone.
     refunded -= p.amountRefunded ?? 0;
     const left = [...own];
@@ -115,11 +119,11 @@ type SnapshotIndex = ReturnType<typeof indexSnapshot>;
 function checkOnePaymentPerKey({ paymentsByKey, completions }: SnapshotIndex): Violation[] {
   return [...paymentsByKey]
     .filter(([, payments]) => payments.length > 1)
-    .map(([key, payments]) => {
-      const [tenantId, idempotencyKey] = key.split('\u0000');
+    .map(([, payments]) => {
+      const { tenantId, idempotencyKey } = payments[0]!;
       return {
         kind: 'duplicate_payment',
-        intent: intentOfKey(completions, tenantId!, idempotencyKey!),
+        intent: intentOfKey(completions, tenantId, idempotencyKey),
         tenantId,
         detail: `${payments.length} payments for key ${idempotencyKey}: ${payments.map((p) => `${p.id} (${p.status}, ${p.amount})`).join(', ')}`,
       };
@@ -169,7 +173,7 @@ function checkEachPayment({ snapshot, netCharges, intentOf }: SnapshotIndex): Vi
 /** Every charge belongs to a payment the app knows. */
 function checkChargesHavePayments({ snapshot, paymentsById }: SnapshotIndex): Violation[] {
   return snapshot.ledger
-    .filter((l) => l.kind === 'charge' && !paymentsById.has(pair(l.tenantId, l.paymentId)))
+    .filter((l) => l.kind === 'charge' && !paymentsById.has(tupleKey(l.tenantId, l.paymentId)))
     .map((charge) => ({
       kind: 'charge_without_payment',
       tenantId: charge.tenantId ?? undefined,
@@ -186,7 +190,7 @@ function checkIntent(
 ): Violation[] {
   const pays = seen.filter((e) => e.f === 'pay' || e.f === 'late');
   const keys = new Set(seen.map((e) => e.key).filter(Boolean));
-  const payments = [...keys].flatMap((k) => paymentsByKey.get(pair(intent.tenantId, k)) ?? []);
+  const payments = [...keys].flatMap((k) => paymentsByKey.get(tupleKey(intent.tenantId, k)) ?? []);
   const charges = payments.flatMap(netCharges);
   const okPays = pays.filter((e) => e.type === 'ok');
   const where = { intent: intent.id, tenantId: intent.tenantId };
@@ -223,7 +227,7 @@ function checkIntent(
   const okIds = new Set(
     okPays
       .map((e) => e.paymentId)
-      .filter((id) => !snapshot.failover || paymentsById.has(pair(intent.tenantId, id))),
+      .filter((id) => !snapshot.failover || paymentsById.has(tupleKey(intent.tenantId, id))),
   );
   if (okIds.size > 1) {
     found(

@@ -1,3 +1,4 @@
+import { groupBy } from './group.ts';
 import type { UpstreamAttempt } from './history.ts';
 import type { LedgerCharge } from './ledger.ts';
 import type { ProbeAnswer } from './probes.ts';
@@ -35,12 +36,10 @@ export function checkConformance(input: ConformanceInput): Violation[] {
 /** For each key and body, every successful answer after the first must be that answer again. */
 function checkReplays(attempts: UpstreamAttempt[], preset: Preset): Violation[] {
   const violations: Violation[] = [];
-  const successes = new Map<string, UpstreamAttempt[]>();
-  for (const attempt of attempts) {
-    if (attempt.key === null || !isSuccess(attempt.status)) continue;
-    const group = `${attempt.key}\n${attempt.bodyDigest}`;
-    successes.set(group, [...(successes.get(group) ?? []), attempt]);
-  }
+  const successes = groupBy(
+    attempts.filter((a) => a.key !== null && isSuccess(a.status)),
+    (a) => `${a.key}\n${a.bodyDigest}`,
+  );
   for (const group of successes.values()) {
     const [first, ...later] = group.sort((a, b) => a.endedAt - b.endedAt);
     for (const again of later) {
@@ -109,11 +108,9 @@ function checkIetf(attempts: UpstreamAttempt[], probes: ProbeAnswer[]): Violatio
 }
 
 function checkCharges(charges: LedgerCharge[]): Violation[] {
-  const byKey = new Map<string, number>();
-  for (const charge of charges) byKey.set(charge.key, (byKey.get(charge.key) ?? 0) + 1);
-  return [...byKey]
-    .filter(([, count]) => count > 1)
-    .map(([key, count]) => ({ kind: 'double_charge' as const, key, detail: `${count} charges` }));
+  return [...groupBy(charges, (c) => c.key)]
+    .filter(([, found]) => found.length > 1)
+    .map(([key, found]) => ({ kind: 'double_charge', key, detail: `${found.length} charges` }));
 }
 
 function isSuccess(status: number | null): boolean {

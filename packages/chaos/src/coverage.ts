@@ -1,4 +1,10 @@
-import type { ClientEvent, HistoryEvent, NemesisEvent } from './history.ts';
+import { groupBy, tupleKey } from './group.ts';
+import {
+  type ClientEvent,
+  type HistoryEvent,
+  isOperatorRequest,
+  type NemesisEvent,
+} from './history.ts';
 import type { CoverageFloors } from './schedule.ts';
 import { isArmedFault, type Snapshot } from './target.ts';
 
@@ -37,7 +43,7 @@ export function measureCoverage(
   const client = events.filter((e): e is ClientEvent => 'op' in e);
   const completions = client.filter((e) => e.type !== 'invoke');
   const keysWithPayment = new Set(
-    snapshot.payments.map((p) => `${p.tenantId}\u0000${p.idempotencyKey}`),
+    snapshot.payments.map((p) => tupleKey(p.tenantId, p.idempotencyKey)),
   );
   const lost = completions.filter((e) => e.lostResponse);
 
@@ -47,14 +53,14 @@ export function measureCoverage(
     (e) => e.phase === 'start' && /^(kill_|pause_|pg_)/.test(e.kind) && !failedIds.has(e.id),
   );
   const recordedAt = new Map(
-    snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.id}`, p.updatedAt - options.startedAt]),
+    snapshot.payments.map((p) => [tupleKey(p.tenantId, p.id), p.updatedAt - options.startedAt]),
   );
   let killsInAmbiguityWindow = 0;
   for (const fault of disruptive) {
     const hit = snapshot.ledger.some((l) => {
       if (l.kind !== 'charge') return false;
       const chargedAt = l.createdAt - options.startedAt;
-      const recorded = recordedAt.get(`${l.tenantId}\u0000${l.paymentId}`);
+      const recorded = recordedAt.get(tupleKey(l.tenantId, l.paymentId));
       return chargedAt <= fault.at && (recorded === undefined || recorded >= fault.at);
     });
     if (hit) killsInAmbiguityWindow++;
@@ -68,11 +74,11 @@ export function measureCoverage(
     (e) => e.f === 'late' && e.at - (firstInvoke.get(e.intent) ?? e.at) > options.keyTtlMs,
   ).length;
 
-  const operator = client.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund');
-  const invokesPerKey = new Map<string, number[]>();
-  for (const e of operator.filter((e) => e.type === 'invoke')) {
-    invokesPerKey.set(e.key, [...(invokesPerKey.get(e.key) ?? []), e.at]);
-  }
+  const operator = client.filter(isOperatorRequest);
+  const invokesPerKey = groupBy(
+    operator.filter((e) => e.type === 'invoke'),
+    (e) => e.key,
+  );
   const statusCount = (status: string) =>
     snapshot.payments.filter((p) => p.status === status).length;
   const moneyFaults = new Set(
@@ -89,7 +95,7 @@ export function measureCoverage(
     ).length,
     // Two invokes of one key in the same millisecond-ish burst: a double-click.
     doubleClicks: [...invokesPerKey.values()].filter(
-      (ats) => ats.length > 1 && ats[1]! - ats[0]! < 50,
+      (sent) => sent.length > 1 && sent[1]!.at - sent[0]!.at < 50,
     ).length,
     lostAnswers: operator.filter((e) => e.lostResponse).length,
     // Faults aimed at a capture or a refund that bit.
@@ -97,7 +103,7 @@ export function measureCoverage(
     // Rude operators (`RudePlan`): races run and lost, keys of another operation refused 422,
     // signed-out sessions refused 401, requests over REST or GraphQL under a tRPC key.
     rude: {
-      races: new Set(operator.filter((e) => e.race).map((e) => `${e.tenantId}\u0000${e.paymentId}`))
+      races: new Set(operator.filter((e) => e.race).map((e) => tupleKey(e.tenantId, e.paymentId)))
         .size,
       racesLost: operator.filter((e) => e.race && e.type === 'fail').length,
       keyReuseRefused: operator.filter(
@@ -136,7 +142,7 @@ export function measureCoverage(
     killsInAmbiguityWindow,
     // Lost answers, and those whose request had committed (its key has a payment).
     lostResponses: lost.length,
-    lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(`${e.tenantId}\u0000${e.key}`))
+    lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(tupleKey(e.tenantId, e.key)))
       .length,
     // Counters only the system can tell: takeovers, stalled workers refused at their first
     // write, reconciler reads of a recorded intent answered 404.

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { runBrowserLanes } from './browser-lanes.ts';
 import { checkHistory, TERMINAL } from './checker.ts';
 import { achieved, browserCustomersPaying, measureCoverage, shortfalls } from './coverage.ts';
+import { tupleKey } from './group.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis.ts';
 import { type RunSummary, runJunit, runReport, timelineSvg } from './report.ts';
@@ -232,12 +233,12 @@ function summarizeRun(
   });
   // Each intent's payment: the one of the first key its clients sent that holds one.
   const paymentOfKey = new Map(
-    snapshot.payments.map((p) => [`${p.tenantId}\u0000${p.idempotencyKey}`, p]),
+    snapshot.payments.map((p) => [tupleKey(p.tenantId, p.idempotencyKey), p]),
   );
   const paymentOfIntent = new Map<string, AppPayment>();
   for (const e of history.events) {
     if (!('op' in e) || paymentOfIntent.has(e.intent)) continue;
-    const payment = paymentOfKey.get(`${e.tenantId}\u0000${e.key}`);
+    const payment = paymentOfKey.get(tupleKey(e.tenantId, e.key));
     if (payment) paymentOfIntent.set(e.intent, payment);
   }
   const reached = plan.intents.map((i) => paymentOfIntent.get(i.id));

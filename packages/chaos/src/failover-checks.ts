@@ -2,8 +2,10 @@
 // commits a client was answered for and the new primary does not hold (lost acknowledged
 // commits, per table), rows a failover dropped that came back later (resurrected from a
 // forked timeline), and a checkout charged twice across a lost payment and its re-creation.
+
+import { groupBy, tupleKey } from './group.ts';
 import type { ClientEvent } from './history.ts';
-import { paymentKey as idOf, whereOf } from './money-checks.ts';
+import { whereOf } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, LostRow, Snapshot } from './target.ts';
 
 /** The history's `process` of operators asking again for a refund a failover lost. */
@@ -40,21 +42,21 @@ type FailoverViolation = {
  * stays where it was (a charge without a payment).
  */
 export function attributeToRecreatedPayments(snapshot: Snapshot): Snapshot {
-  const present = new Set(snapshot.payments.map((p) => idOf(p.tenantId, p.id)));
+  const present = new Set(snapshot.payments.map((p) => tupleKey(p.tenantId, p.id)));
   const byDownstreamKey = new Map(
     snapshot.payments
       .filter((p) => p.downstreamKey)
-      .map((p) => [idOf(p.tenantId, p.downstreamKey), p]),
+      .map((p) => [tupleKey(p.tenantId, p.downstreamKey), p]),
   );
   const ownerOfLost = new Map<string, string>();
   for (const entry of snapshot.ledger) {
-    const lost = idOf(entry.tenantId, entry.paymentId);
+    const lost = tupleKey(entry.tenantId, entry.paymentId);
     if (present.has(lost) || !entry.downstreamKey) continue;
-    const owner = byDownstreamKey.get(idOf(entry.tenantId, entry.downstreamKey));
+    const owner = byDownstreamKey.get(tupleKey(entry.tenantId, entry.downstreamKey));
     if (owner) ownerOfLost.set(lost, owner.id);
   }
   const ledger = snapshot.ledger.map((entry): LedgerEntry => {
-    const owner = ownerOfLost.get(idOf(entry.tenantId, entry.paymentId));
+    const owner = ownerOfLost.get(tupleKey(entry.tenantId, entry.paymentId));
     return owner ? { ...entry, paymentId: owner } : entry;
   });
   return { ...snapshot, ledger };
@@ -75,9 +77,9 @@ export function checkFailover(input: {
 }): { violations: FailoverViolation[]; findings: FailoverFindings } {
   const { snapshot, completions } = input;
   const { mode, failovers } = snapshot.failover;
-  const payments = new Set(snapshot.payments.map((p) => idOf(p.tenantId, p.id)));
+  const payments = new Set(snapshot.payments.map((p) => tupleKey(p.tenantId, p.id)));
   const paymentOfRefund = new Map(
-    (snapshot.refunds ?? []).map((r) => [idOf(r.tenantId, r.id), r.paymentId]),
+    (snapshot.refunds ?? []).map((r) => [tupleKey(r.tenantId, r.id), r.paymentId]),
   );
   const violations: FailoverViolation[] = [];
 
@@ -87,7 +89,7 @@ export function checkFailover(input: {
   ) => completions.filter((e) => e.type === 'ok' && fs.includes(e.f) && idIn(e));
   const lostPayments = new Map<string, ClientEvent>();
   for (const e of answered(['pay', 'late', 'reuse'], (e) => e.paymentId)) {
-    const id = idOf(e.tenantId, e.paymentId);
+    const id = tupleKey(e.tenantId, e.paymentId);
     if (!payments.has(id) && !lostPayments.has(id)) lostPayments.set(id, e);
   }
   // A refund is back after its loss under the same id (derived from the operator's key): asked
@@ -96,14 +98,14 @@ export function checkFailover(input: {
   const askedAgain = new Set(
     completions
       .filter((e) => e.f === 'refund' && e.process === RETURNING_OPERATOR)
-      .map((e) => idOf(e.tenantId, e.key)),
+      .map((e) => tupleKey(e.tenantId, e.key)),
   );
   const lostRefunds = new Map<string, ClientEvent>();
   for (const e of answered(['refund'], (e) => e.refundId)) {
     if (e.process === RETURNING_OPERATOR) continue;
-    const id = idOf(e.tenantId, e.refundId);
+    const id = tupleKey(e.tenantId, e.refundId);
     const now = paymentOfRefund.get(id);
-    const gone = now !== e.paymentId || askedAgain.has(idOf(e.tenantId, e.key));
+    const gone = now !== e.paymentId || askedAgain.has(tupleKey(e.tenantId, e.key));
     if (gone && !lostRefunds.has(id)) lostRefunds.set(id, e);
   }
   if (mode !== 'async') {
@@ -155,12 +157,12 @@ export function checkFailover(input: {
 
   // One checkout, a lost payment and its re-creation: the ledger may hold one charge between
   // them (the re-created payment adopts the first intent), never two.
-  const chargesOfLost = new Map<string, LedgerEntry[]>();
-  for (const l of snapshot.ledger) {
-    const id = idOf(l.tenantId, l.paymentId);
-    if (l.kind === 'charge' && lostPayments.has(id))
-      chargesOfLost.set(id, [...(chargesOfLost.get(id) ?? []), l]);
-  }
+  const chargesOfLost = groupBy(
+    snapshot.ledger.filter(
+      (l) => l.kind === 'charge' && lostPayments.has(tupleKey(l.tenantId, l.paymentId)),
+    ),
+    (l) => tupleKey(l.tenantId, l.paymentId),
+  );
   for (const intent of input.intents) {
     const seen = completions.filter((e) => e.intent === intent.id);
     const keys = new Set(seen.map((e) => e.key));

@@ -46,6 +46,10 @@ export interface ClientEvent {
   revokedSession?: boolean;
 }
 
+/** The operator's money actions on a payment, each under its own key. */
+export const isOperatorRequest = (e: ClientEvent) =>
+  e.f === 'capture' || e.f === 'void' || e.f === 'refund';
+
 export interface NemesisEvent {
   type: 'nemesis';
   at: number;

@@ -1,4 +1,5 @@
-import type { ClientEvent } from './history.ts';
+import { groupBy, tupleKey } from './group.ts';
+import { type ClientEvent, isOperatorRequest } from './history.ts';
 import type { AppPayment, AppRefund, LedgerEntry, Snapshot } from './target.ts';
 import type { Violation } from './violations.ts';
 
@@ -17,8 +18,6 @@ export const whereOf = (e: ClientEvent) => ({
   tenantId: e.tenantId,
   paymentId: e.paymentId,
 });
-export const paymentKey = (tenantId?: string | null, id?: string | null) =>
-  `${tenantId}\u0000${id}`;
 
 /**
  * The money rules of captures and refunds, from both databases and what the operator's
@@ -50,16 +49,16 @@ type MoneyBooks = ReturnType<typeof moneyBooks>;
 export function moneyBooks(snapshot: Snapshot) {
   const appRefunds = snapshot.refunds ?? [];
   const ledgerRefunds = snapshot.ledger.filter((l) => l.kind === 'refund');
-  const refundsOf = groupBy(ledgerRefunds, (l) => paymentKey(l.tenantId, l.paymentId));
+  const refundsOf = groupBy(ledgerRefunds, (l) => tupleKey(l.tenantId, l.paymentId));
   const chargesOf = groupBy(
     snapshot.ledger.filter((l) => l.kind === 'charge'),
-    (l) => paymentKey(l.tenantId, l.paymentId),
+    (l) => tupleKey(l.tenantId, l.paymentId),
   );
-  const appRefundsOf = groupBy(appRefunds, (r) => paymentKey(r.tenantId, r.paymentId));
-  const refundById = new Map(appRefunds.map((r) => [paymentKey(r.tenantId, r.id), r]));
+  const appRefundsOf = groupBy(appRefunds, (r) => tupleKey(r.tenantId, r.paymentId));
+  const refundById = new Map(appRefunds.map((r) => [tupleKey(r.tenantId, r.id), r]));
   /** The ledger rows an app's refund booked. */
   const rowsOf = (refund: AppRefund) =>
-    (refundsOf.get(paymentKey(refund.tenantId, refund.paymentId)) ?? []).filter(
+    (refundsOf.get(tupleKey(refund.tenantId, refund.paymentId)) ?? []).filter(
       (l) =>
         l.idempotencyKey === refund.downstreamKey ||
         (refund.processorRefundId !== null && l.refundId === refund.processorRefundId),
@@ -78,37 +77,36 @@ function checkMoneyKeys(
 ): Violation[] {
   const violations: Violation[] = [];
   // A failed refund's return row aside.
-  for (const [key, rows] of groupBy(
+  for (const rows of groupBy(
     ledgerRefunds.filter((l) => l.idempotencyKey && l.amount > 0),
-    (l) => `${l.accountId}\u0000${l.idempotencyKey}`,
-  )) {
+    (l) => tupleKey(l.accountId, l.idempotencyKey),
+  ).values()) {
     if (rows.length > 1) {
       violations.push({
         kind: 'double_refund',
         tenantId: rows[0]!.tenantId ?? undefined,
         paymentId: rows[0]!.paymentId ?? undefined,
-        detail: `${rows.length} refunds at the processor with key ${key.split('\u0000')[1]}: ${rows.map((r) => `${r.refundId} ${r.amount}`).join(', ')}`,
+        detail: `${rows.length} refunds at the processor with key ${rows[0]!.idempotencyKey}: ${rows.map((r) => `${r.refundId} ${r.amount}`).join(', ')}`,
       });
     }
   }
-  for (const [key, answers] of groupBy(
+  for (const answers of groupBy(
     completions.filter((e) => e.f === 'refund' && e.type === 'ok' && e.refundId),
-    (e) => `${e.tenantId}\u0000${e.key}`,
-  )) {
+    (e) => tupleKey(e.tenantId, e.key),
+  ).values()) {
     const ids = new Set(answers.map((e) => e.refundId));
     if (ids.size > 1) {
       violations.push({
         kind: 'double_refund',
         ...whereOf(answers[0]!),
-        detail: `refund key ${key.split('\u0000')[1]} was answered with ${ids.size} refunds: ${[...ids].join(', ')}`,
+        detail: `refund key ${answers[0]!.key} was answered with ${ids.size} refunds: ${[...ids].join(', ')}`,
       });
     }
   }
   // A refusal of a key completed after its acceptance is the request refused for its own
   // effect (a double-click's second press that read no key, then found the first's capture).
-  for (const answers of groupBy(
-    completions.filter((e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund'),
-    (e) => `${e.tenantId}\u0000${e.f}\u0000${e.key}`,
+  for (const answers of groupBy(completions.filter(isOperatorRequest), (e) =>
+    tupleKey(e.tenantId, e.f, e.key),
   ).values()) {
     const accepted = answers.find((e) => e.type === 'ok');
     const refused = answers.find(
@@ -138,7 +136,7 @@ function checkPaymentMoney(
   books: MoneyBooks,
 ): Violation[] {
   const violations: Violation[] = [];
-  const key = paymentKey(payment.tenantId, payment.id);
+  const key = tupleKey(payment.tenantId, payment.id);
   const where = { intent: intentOf(payment), tenantId: payment.tenantId, paymentId: payment.id };
   const found = (kind: Violation['kind'], detail: string) =>
     violations.push({ ...where, kind, detail });
@@ -207,7 +205,7 @@ function checkShownRefunds(
         e.refundId &&
         FINAL_REFUND.has(e.refundState ?? ''),
     ),
-    (e) => `${e.tenantId}\u0000${e.refundId}`,
+    (e) => tupleKey(e.tenantId, e.refundId),
   )) {
     const shown = answers.at(-1)!;
     const refund = refundById.get(id);
@@ -270,13 +268,11 @@ function checkChallenges(
   chargesOfPayment: Map<string, LedgerEntry[]>,
 ): Violation[] {
   const violations: Violation[] = [];
-  const paymentById = new Map(
-    input.snapshot.payments.map((p) => [paymentKey(p.tenantId, p.id), p]),
-  );
+  const paymentById = new Map(input.snapshot.payments.map((p) => [tupleKey(p.tenantId, p.id), p]));
   for (const answered of input.completions.filter(
     (e) => e.f === 'challenge' && (e.answer === 'fail' || e.answer === 'leave') && e.paymentId,
   )) {
-    const key = paymentKey(answered.tenantId, answered.paymentId!);
+    const key = tupleKey(answered.tenantId, answered.paymentId!);
     const payment = paymentById.get(key);
     const charged = sum(chargesOfPayment.get(key) ?? []);
     const ended = payment?.status ?? 'missing';
@@ -304,15 +300,13 @@ function checkChallenges(
  */
 function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>): Violation[] {
   const violations: Violation[] = [];
-  const operator = input.completions.filter(
-    (e) => e.f === 'capture' || e.f === 'void' || e.f === 'refund',
-  );
+  const operator = input.completions.filter(isOperatorRequest);
   const actionOfKey = new Map(
-    (input.snapshot.moneyActionKeys ?? []).map((k) => [`${k.tenantId}\u0000${k.key}`, k]),
+    (input.snapshot.moneyActionKeys ?? []).map((k) => [tupleKey(k.tenantId, k.key), k]),
   );
   for (const [key, answers] of groupBy(
     operator.filter((e) => e.type === 'ok'),
-    (e) => `${e.tenantId}\u0000${e.key}`,
+    (e) => tupleKey(e.tenantId, e.key),
   )) {
     const ops = new Set(answers.map((e) => e.f));
     const held = actionOfKey.get(key);
@@ -325,7 +319,7 @@ function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>)
     }
   }
   for (const sent of operator.filter((e) => e.revokedSession)) {
-    const held = actionOfKey.get(`${sent.tenantId}\u0000${sent.key}`);
+    const held = actionOfKey.get(tupleKey(sent.tenantId, sent.key));
     if (sent.type !== 'ok' && !held) continue;
     violations.push({
       kind: 'revoked_session_acted',
@@ -335,7 +329,7 @@ function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>)
   }
   for (const answers of groupBy(
     operator.filter((e) => e.race && e.type === 'ok' && e.f !== 'refund'),
-    (e) => `${e.tenantId}\u0000${e.paymentId}`,
+    (e) => tupleKey(e.tenantId, e.paymentId),
   ).values()) {
     const keys = new Set(answers.map((e) => e.key));
     if (keys.size < 2) continue;
@@ -355,15 +349,3 @@ const isBusinessRefusal = (e: ClientEvent) =>
     e.status === 503 ||
     (e.status === 409 && e.error?.startsWith('idempotency_'))
   );
-
-/** Items by a key, in their order. */
-export function groupBy<T, K = string>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const map = new Map<K, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const list = map.get(key);
-    if (list) list.push(item);
-    else map.set(key, [item]);
-  }
-  return map;
-}

@@ -1,3 +1,4 @@
+import { groupBy } from './group.ts';
 import type { History } from './history.ts';
 import type { NemesisPlan } from './schedule.ts';
 import {
@@ -56,12 +57,7 @@ export async function runNemesis(
       }
     }
   };
-  const lanes = new Map<string, NemesisPlan[]>();
-  for (const event of events) {
-    const name = laneOf(event);
-    lanes.set(name, [...(lanes.get(name) ?? []), event]);
-  }
-  await Promise.all([...lanes.values()].map(lane));
+  await Promise.all([...groupBy(events, laneOf).values()].map(lane));
 }
 
 /** What a fault hits: faults on the same thing run one after another. */

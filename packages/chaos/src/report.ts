@@ -1,6 +1,7 @@
 import type { BlackBoxResult } from './black-box.ts';
 import type { CheckResult } from './checker.ts';
 import type { Achieved, Coverage } from './coverage.ts';
+import { groupBy } from './group.ts';
 import type {
   ClientEvent,
   HistoryEvent,
@@ -8,7 +9,6 @@ import type {
   MarkEvent,
   NemesisEvent,
 } from './history.ts';
-import { groupBy } from './money-checks.ts';
 import type { CoverageFloors } from './schedule.ts';
 import type { Snapshot } from './target.ts';
 import { VIOLATIONS, type Violation, type ViolationKind } from './violations.ts';
