@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { checkConformance, type Preset } from './conformance.ts';
+import { checkConformance, type Preset, probeIetf } from './conformance.ts';
 import { DEFAULT_FAULT_MIX, type FaultMix, startFaultProxy } from './fault-proxy.ts';
 import type { LedgerReader } from './ledger.ts';
 import { defaultBody, runLoad } from './load-clients.ts';
-import { probeIetf } from './probes.ts';
 import { seededRandom } from './random.ts';
 
 export interface BlackBoxOptions {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkConformance } from './conformance.ts';
+import { checkConformance, type ProbeAnswer } from './conformance.ts';
 import type { UpstreamAttempt } from './history.ts';
-import type { ProbeAnswer } from './probes.ts';
 
 const attempt = (overrides: Partial<UpstreamAttempt>): UpstreamAttempt => ({
   key: 'k1',

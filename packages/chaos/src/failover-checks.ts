@@ -7,6 +7,7 @@ import { groupBy, tupleKey } from './group.ts';
 import type { ClientEvent } from './history.ts';
 import { whereOf } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, LostRow, Snapshot } from './target.ts';
+import type { Violation } from './violations.ts';
 
 /** The history's `process` of operators asking again for a refund a failover lost. */
 export const RETURNING_OPERATOR = 'returning-operator';
@@ -24,14 +25,6 @@ type FailoverFindings = {
   goneInFailovers: Record<string, number>;
   /** Ids a failover dropped that are back after the run. */
   resurrected: string[];
-};
-
-type FailoverViolation = {
-  kind: 'lost_acknowledged_commit' | 'resurrected_row' | 'double_charge';
-  intent?: string;
-  tenantId?: string;
-  paymentId?: string;
-  detail: string;
 };
 
 /**
@@ -74,14 +67,14 @@ export function checkFailover(input: {
   intents: readonly { id: string; tenantId: string }[];
   /** A present payment's charges the checker counts (refunded ones netted out). */
   netCharges: (payment: AppPayment) => LedgerEntry[];
-}): { violations: FailoverViolation[]; findings: FailoverFindings } {
+}): { violations: Violation[]; findings: FailoverFindings } {
   const { snapshot, completions } = input;
   const { mode, failovers } = snapshot.failover;
   const payments = new Set(snapshot.payments.map((p) => tupleKey(p.tenantId, p.id)));
   const paymentOfRefund = new Map(
     (snapshot.refunds ?? []).map((r) => [tupleKey(r.tenantId, r.id), r.paymentId]),
   );
-  const violations: FailoverViolation[] = [];
+  const violations: Violation[] = [];
 
   const answered = (
     fs: readonly ClientEvent['f'][],

@@ -32,6 +32,14 @@ export class Rng {
     return items[Math.floor(this.next() * items.length)]!;
   }
 
+  /** Shuffles `items` in place (Fisher-Yates). */
+  shuffle<T>(items: T[]): void {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(0, i);
+      [items[i], items[j]] = [items[j]!, items[i]!];
+    }
+  }
+
   /** A child generator: drawing from it never shifts this one's later draws. */
   fork(label: string): Rng {
     return new Rng(fnv1a(label, this.state ^ 0x811c9dc5));

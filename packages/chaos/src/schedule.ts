@@ -292,10 +292,7 @@ function planIntents(
     );
   }
   // Browser intents interleaved with HTTP ones, not all first.
-  for (let i = transports.length - 1; i > 0; i--) {
-    const j = intentRng.int(0, i);
-    [transports[i], transports[j]] = [transports[j]!, transports[i]!];
-  }
+  intentRng.shuffle(transports);
 
   // Authorisations take their ends in turn, so every run has each of them.
   let manualSoFar = 0;
@@ -406,10 +403,7 @@ function planNemesis(
     : [...profile.faults];
   while (kinds.length < profile.nemesisEvents) kinds.push(nemesisRng.pick(pool));
   kinds.length = Math.min(kinds.length, profile.nemesisEvents);
-  for (let i = kinds.length - 1; i > 0; i--) {
-    const j = nemesisRng.int(0, i);
-    [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
-  }
+  nemesisRng.shuffle(kinds);
   return kinds.map((kind, index) => {
     const rng = nemesisRng.fork(`event-${index}`);
     const isWorkerFault = kind === 'kill_worker' || kind === 'pause_worker';
