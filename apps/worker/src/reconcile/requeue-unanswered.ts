@@ -1,4 +1,4 @@
-import { enqueueOutboxJob, isLiveJob } from '@once/db/outbox';
+import { enqueueOutboxJob, isLiveJob, moneyMoveJob } from '@once/db/outbox';
 import { newJobId } from '@once/payments';
 import { msInterval, runStatement } from '@once/postgres/sql';
 import { sql as drizzleSql } from 'drizzle-orm';
@@ -63,17 +63,4 @@ export async function requeueUnansweredMoneyMoves(
     });
   }
   return rows.length;
-}
-
-/** The outbox job of an operator's capture, void or refund, with the payload its handler reads. */
-export function moneyMoveJob(
-  job: { tenantId: string; id: string; paymentId: string; downstreamKey: string },
-  kind: 'capture' | 'void' | 'refund',
-  targetId: string,
-  amount: number | null,
-): Parameters<typeof enqueueOutboxJob>[1] {
-  if (kind === 'refund') return { ...job, kind: 'refund_payment', payload: { refundId: targetId } };
-  if (kind === 'void') return { ...job, kind: 'void_payment', payload: { actionId: targetId } };
-  const payload = { actionId: targetId, ...(amount ? { amountToCapture: amount } : {}) };
-  return { ...job, kind: 'capture_payment', payload };
 }

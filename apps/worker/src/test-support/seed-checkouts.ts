@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { enqueueOutboxJob } from '@once/db/outbox';
+import { enqueueOutboxJob, moneyMoveJob } from '@once/db/outbox';
 import type postgres from 'postgres';
-import { moneyMoveJob } from '../reconcile/requeue-unanswered.ts';
 
 export interface SeededCheckout {
   tenantId: string;

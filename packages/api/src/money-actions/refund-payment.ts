@@ -1,4 +1,4 @@
-import { enqueueOutboxJob } from '@once/db/outbox';
+import { enqueueOutboxJob, moneyMoveJob } from '@once/db/outbox';
 import { refunds } from '@once/db/schema';
 import { IdempotencyError } from '@once/idempotency';
 import { newJobId, refundDownstreamKeyFor, refundIdFor } from '@once/payments';
@@ -91,18 +91,15 @@ export function refundPayment(
           requestedBy: ctx.principal,
         })
         .returning({ createdAt: refunds.createdAt });
-      await enqueueOutboxJob(
-        tx,
-        {
-          tenantId: ctx.tenantId,
-          id: newJobId(),
-          kind: 'refund_payment',
-          paymentId: input.paymentId,
-          downstreamKey,
-          payload: { refundId },
-        },
-        { notify: ctx.notifyOutbox !== false },
-      );
+      const job = {
+        tenantId: ctx.tenantId,
+        id: newJobId(),
+        paymentId: input.paymentId,
+        downstreamKey,
+      };
+      await enqueueOutboxJob(tx, moneyMoveJob(job, 'refund', refundId, amount), {
+        notify: ctx.notifyOutbox !== false,
+      });
       const result: RefundResult = {
         refundId,
         paymentId: input.paymentId,

@@ -1,4 +1,4 @@
-import { enqueueOutboxJob } from '@once/db/outbox';
+import { enqueueOutboxJob, moneyMoveJob } from '@once/db/outbox';
 import { type PaymentActionKind, paymentActions, payments } from '@once/db/schema';
 import { IdempotencyError } from '@once/idempotency';
 import { actionDownstreamKeyFor, newJobId, paymentActionIdFor } from '@once/payments';
@@ -91,20 +91,9 @@ export function requestAuthorizationAction(
         paymentId: input.paymentId,
         downstreamKey: actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey),
       };
-      await enqueueOutboxJob(
-        tx,
-        kind === 'capture'
-          ? {
-              ...job,
-              kind: 'capture_payment',
-              payload: {
-                actionId,
-                ...(result.amount ? { amountToCapture: result.amount } : {}),
-              },
-            }
-          : { ...job, kind: 'void_payment', payload: { actionId } },
-        { notify: ctx.notifyOutbox !== false },
-      );
+      await enqueueOutboxJob(tx, moneyMoveJob(job, kind, actionId, result.amount), {
+        notify: ctx.notifyOutbox !== false,
+      });
       await ctx.complete(tx, result);
       return result;
     }),

@@ -1,5 +1,6 @@
 import { runStatement, type SqlRunner } from '@once/postgres/sql';
 import { sql } from 'drizzle-orm';
+import type { MoneyActionKind } from '../schema/money-action-keys.ts';
 import { OUTBOX_NOTIFY_CHANNEL, type OutboxJobKind } from '../schema/outbox.ts';
 import type { OutboxJobPayloads } from './job-kinds.ts';
 
@@ -55,4 +56,17 @@ export async function enqueueOutboxJob(
     db,
     sql`select pg_notify(${OUTBOX_NOTIFY_CHANNEL}, ${JSON.stringify(notification)})`,
   );
+}
+
+/** The outbox job of a capture, void or refund, with the payload its handler reads. */
+export function moneyMoveJob(
+  job: { tenantId: string; id: string; paymentId: string; downstreamKey: string },
+  kind: MoneyActionKind,
+  targetId: string,
+  amount: number | null,
+): NewOutboxJob {
+  if (kind === 'refund') return { ...job, kind: 'refund_payment', payload: { refundId: targetId } };
+  if (kind === 'void') return { ...job, kind: 'void_payment', payload: { actionId: targetId } };
+  const payload = { actionId: targetId, ...(amount ? { amountToCapture: amount } : {}) };
+  return { ...job, kind: 'capture_payment', payload };
 }

@@ -3,7 +3,7 @@
 // each runnable on postgres.js (the worker) and drizzle (the web app, the API).
 export { type ClaimOptions, claimDueJobs, msUntilNextClaimable } from './claim.ts';
 export type { ClaimedJob } from './claimed-job.ts';
-export { enqueueOutboxJob } from './enqueue.ts';
+export { enqueueOutboxJob, moneyMoveJob } from './enqueue.ts';
 export { finishJob, lockHeldJob, renewLease, rescheduleJob } from './held-job.ts';
 export type { ChargePaymentPayload, OutboxJobPayloads } from './job-kinds.ts';
 export { isClaimable, isHeldBy, isLiveJob, type JobHolder } from './job-sql.ts';
