@@ -10,6 +10,8 @@ import { isArmedFault, type Snapshot } from './target.ts';
 
 export type Coverage = ReturnType<typeof measureCoverage>;
 
+const count = <T>(items: readonly T[], test: (item: T) => unknown) => items.filter(test).length;
+
 /** Counts how hard the nemesis bit: a run whose faults never met a checkout proves nothing. */
 export function measureCoverage(
   events: readonly HistoryEvent[],
@@ -18,7 +20,65 @@ export function measureCoverage(
   options: { keyTtlMs: number; startedAt: number },
 ) {
   const nemesis = events.filter((e): e is NemesisEvent => e.type === 'nemesis');
-  // Faults that bit per kind (armed is not fired), and faults injected whether or not they bit.
+  const { fired, injected, injectedStarts, bit } = faultsThatBit(nemesis, snapshot);
+  const client = events.filter((e): e is ClientEvent => 'op' in e);
+  const completions = client.filter((e) => e.type !== 'invoke');
+  const keysWithPayment = new Set(
+    snapshot.payments.map((p) => tupleKey(p.tenantId, p.idempotencyKey)),
+  );
+  const lost = completions.filter((e) => e.lostResponse);
+  // Late duplicates sent more than the key TTL after the intent's first request.
+  const firstInvoke = new Map<string, number>();
+  for (const e of client)
+    if (e.type === 'invoke' && !firstInvoke.has(e.intent)) firstInvoke.set(e.intent, e.at);
+  const challenges = client.filter((e) => e.f === 'challenge' && e.type === 'ok');
+  const requests = { ok: 0, fail: 0, info: 0 };
+  for (const e of completions) if (e.f !== 'status') requests[e.type as 'ok' | 'fail' | 'info']++;
+  return {
+    fired,
+    injected,
+    // Reads of a lagging object answered 404: a lag still running at the heal is cleared with
+    // the other faults, so a late `not_found` may bite its charge and never a read.
+    laggedReadsAnswered404: snapshot.faultUses?.byKind.not_found ?? 0,
+    // Pauses that stopped a worker inside a job, before its processor call: reported, not required.
+    pausesInsideJob: count(
+      nemesis,
+      (e) => e.phase === 'end' && e.kind === 'pause_worker' && (e.bit ?? 0) > 0,
+    ),
+    killsInAmbiguityWindow: killsInAmbiguityWindow(injectedStarts, snapshot, options.startedAt),
+    // Lost answers, and those whose request had committed (its key has a payment).
+    lostResponses: lost.length,
+    lostResponsesCommitted: count(lost, (e) => keysWithPayment.has(tupleKey(e.tenantId, e.key))),
+    // Counters only the system can tell: takeovers, stalled workers refused at their first
+    // write, reconciler reads of a recorded intent answered 404.
+    leaseTakeovers: snapshot.counters.lease_takeovers ?? 0,
+    staleWorkersFenced: snapshot.counters.stale_workers_fenced ?? 0,
+    unreadableIntentsReconciled: snapshot.counters.unreadable_intents_reconciled ?? 0,
+    expiriesCrossed: count(
+      completions,
+      (e) => e.f === 'late' && e.at - (firstInvoke.get(e.intent) ?? e.at) > options.keyTtlMs,
+    ),
+    replaysServed: count(completions, (e) => e.replayed),
+    charges: count(snapshot.ledger, (l) => l.kind === 'charge'),
+    requests,
+    browserCustomersPaying: browserCustomersPaying(events),
+    // Fault kinds the profile names that never fired (a ci run with any fails).
+    neverFired: faults.filter((k) => !fired[k]),
+    money: moneyCoverage(client.filter(isOperatorRequest), injectedStarts, snapshot, bit),
+    threeDSecure: {
+      // Challenges answered (the processor took it) or left.
+      met: challenges.length,
+      completed: count(challenges, (e) => e.answer === 'complete'),
+      failed: count(challenges, (e) => e.answer === 'fail'),
+      left: count(challenges, (e) => e.answer === 'leave'),
+      redirectsLost: count(challenges, (e) => e.lostResponse),
+      canceled: count(snapshot.payments, (p) => p.status === 'canceled'),
+    },
+  };
+}
+
+/** Faults injected per kind, and those that bit (armed is not fired: the processor must use it). */
+function faultsThatBit(nemesis: readonly NemesisEvent[], snapshot: Snapshot) {
   const fired: Record<string, number> = {};
   const injected: Record<string, number> = {};
   const failedIds = new Set(
@@ -30,134 +90,87 @@ export function measureCoverage(
     const end = ends.get(e.id);
     // A storm that terminated backends; COMMIT waits cancelled.
     if (e.kind === 'pg_terminate_storm' || e.kind === 'pg_sync_cancel') return (end?.bit ?? 0) > 0;
-    if (isArmedFault(e.kind)) {
-      return (end?.faultId ? (uses.byId[end.faultId] ?? 0) : 0) > 0;
-    }
+    if (isArmedFault(e.kind)) return (end?.faultId ? (uses.byId[end.faultId] ?? 0) : 0) > 0;
     return true;
   };
-  for (const e of nemesis) {
-    if (e.phase !== 'start' || failedIds.has(e.id)) continue;
+  const injectedStarts = nemesis.filter((e) => e.phase === 'start' && !failedIds.has(e.id));
+  for (const e of injectedStarts) {
     injected[e.kind] = (injected[e.kind] ?? 0) + 1;
     if (bit(e)) fired[e.kind] = (fired[e.kind] ?? 0) + 1;
   }
-  const client = events.filter((e): e is ClientEvent => 'op' in e);
-  const completions = client.filter((e) => e.type !== 'invoke');
-  const keysWithPayment = new Set(
-    snapshot.payments.map((p) => tupleKey(p.tenantId, p.idempotencyKey)),
-  );
-  const lost = completions.filter((e) => e.lostResponse);
+  return { fired, injected, injectedStarts, bit };
+}
 
-  // A disruptive fault inside the window between a charge at the processor and the app
-  // recording it: the charge is booked, the payment still changed later.
-  const disruptive = nemesis.filter(
-    (e) => e.phase === 'start' && /^(kill_|pause_|pg_)/.test(e.kind) && !failedIds.has(e.id),
-  );
+/**
+ * Disruptive faults inside the window between a charge at the processor and the app recording
+ * it: the charge is booked, the payment still changed later.
+ */
+function killsInAmbiguityWindow(
+  injectedStarts: readonly NemesisEvent[],
+  snapshot: Snapshot,
+  startedAt: number,
+): number {
   const recordedAt = new Map(
-    snapshot.payments.map((p) => [tupleKey(p.tenantId, p.id), p.updatedAt - options.startedAt]),
+    snapshot.payments.map((p) => [tupleKey(p.tenantId, p.id), p.updatedAt - startedAt]),
   );
-  let killsInAmbiguityWindow = 0;
-  for (const fault of disruptive) {
-    const hit = snapshot.ledger.some((l) => {
-      if (l.kind !== 'charge') return false;
-      const chargedAt = l.createdAt - options.startedAt;
-      const recorded = recordedAt.get(tupleKey(l.tenantId, l.paymentId));
-      return chargedAt <= fault.at && (recorded === undefined || recorded >= fault.at);
-    });
-    if (hit) killsInAmbiguityWindow++;
-  }
+  return count(
+    injectedStarts.filter((e) => /^(kill_|pause_|pg_)/.test(e.kind)),
+    (fault) =>
+      snapshot.ledger.some((l) => {
+        if (l.kind !== 'charge') return false;
+        const recorded = recordedAt.get(tupleKey(l.tenantId, l.paymentId));
+        return (
+          l.createdAt - startedAt <= fault.at && (recorded === undefined || recorded >= fault.at)
+        );
+      }),
+  );
+}
 
-  // Late duplicates sent more than the key TTL after the intent's first request.
-  const firstInvoke = new Map<string, number>();
-  for (const e of client)
-    if (e.type === 'invoke' && !firstInvoke.has(e.intent)) firstInvoke.set(e.intent, e.at);
-  const expiriesCrossed = completions.filter(
-    (e) => e.f === 'late' && e.at - (firstInvoke.get(e.intent) ?? e.at) > options.keyTtlMs,
-  ).length;
-
-  const operator = client.filter(isOperatorRequest);
+/** The operator's money flows, from the app's database and the history. */
+function moneyCoverage(
+  operator: readonly ClientEvent[],
+  injectedStarts: readonly NemesisEvent[],
+  snapshot: Snapshot,
+  bit: (e: NemesisEvent) => boolean,
+) {
   const invokesPerKey = groupBy(
     operator.filter((e) => e.type === 'invoke'),
     (e) => e.key,
   );
-  const statusCount = (status: string) =>
-    snapshot.payments.filter((p) => p.status === status).length;
-  const moneyFaults = new Set(
-    nemesis.filter((e) => e.phase === 'start' && e.id.startsWith('m')).map((e) => e.id),
-  );
-  // The operator's money flows, from the app's database and the history.
-  const money = {
-    authorized: statusCount('authorized'),
-    captured: statusCount('captured'),
-    voided: statusCount('voided'),
-    refundsSucceeded: (snapshot.refunds ?? []).filter((r) => r.status === 'succeeded').length,
-    refundsRefused: operator.filter(
+  const withStatus = (status: string) => count(snapshot.payments, (p) => p.status === status);
+  return {
+    authorized: withStatus('authorized'),
+    captured: withStatus('captured'),
+    voided: withStatus('voided'),
+    refundsSucceeded: count(snapshot.refunds ?? [], (r) => r.status === 'succeeded'),
+    refundsRefused: count(
+      operator,
       (e) => e.f === 'refund' && e.type === 'fail' && e.status === 400,
-    ).length,
+    ),
     // Two invokes of one key in the same millisecond-ish burst: a double-click.
-    doubleClicks: [...invokesPerKey.values()].filter(
+    doubleClicks: count(
+      [...invokesPerKey.values()],
       (sent) => sent.length > 1 && sent[1]!.at - sent[0]!.at < 50,
-    ).length,
-    lostAnswers: operator.filter((e) => e.lostResponse).length,
-    // Faults aimed at a capture or a refund that bit.
-    faultsBit: nemesis.filter((e) => e.phase === 'start' && moneyFaults.has(e.id) && bit(e)).length,
+    ),
+    lostAnswers: count(operator, (e) => e.lostResponse),
+    // Faults aimed at a capture or a refund (`m…` ids) that bit.
+    faultsBit: count(injectedStarts, (e) => e.id.startsWith('m') && bit(e)),
     // Rude operators (`RudePlan`): races run and lost, keys of another operation refused 422,
     // signed-out sessions refused 401, requests over REST or GraphQL under a tRPC key.
     rude: {
       races: new Set(operator.filter((e) => e.race).map((e) => tupleKey(e.tenantId, e.paymentId)))
         .size,
-      racesLost: operator.filter((e) => e.race && e.type === 'fail').length,
-      keyReuseRefused: operator.filter(
+      racesLost: count(operator, (e) => e.race && e.type === 'fail'),
+      keyReuseRefused: count(
+        operator,
         (e) => e.type === 'fail' && e.status === 422 && e.error === 'idempotency_key_reused',
-      ).length,
-      revokedRefused: operator.filter(
+      ),
+      revokedRefused: count(
+        operator,
         (e) => e.revokedSession && e.type === 'fail' && e.status === 401,
-      ).length,
-      acrossTransports: operator.filter((e) => e.type !== 'invoke' && e.transport).length,
+      ),
+      acrossTransports: count(operator, (e) => e.type !== 'invoke' && e.transport),
     },
-  };
-
-  const challenges = client.filter((e) => e.f === 'challenge' && e.type === 'ok');
-  const threeDSecure = {
-    // Challenges answered (the processor took it) or left.
-    met: challenges.length,
-    completed: challenges.filter((e) => e.answer === 'complete').length,
-    failed: challenges.filter((e) => e.answer === 'fail').length,
-    left: challenges.filter((e) => e.answer === 'leave').length,
-    redirectsLost: challenges.filter((e) => e.lostResponse).length,
-    canceled: statusCount('canceled'),
-  };
-
-  const requests = { ok: 0, fail: 0, info: 0 };
-  for (const e of completions) if (e.f !== 'status') requests[e.type as 'ok' | 'fail' | 'info']++;
-  return {
-    fired,
-    injected,
-    // Reads of a lagging object answered 404: a lag still running at the heal is cleared with
-    // the other faults, so a late `not_found` may bite its charge and never a read.
-    laggedReadsAnswered404: uses.byKind.not_found ?? 0,
-    // Pauses that stopped a worker inside a job, before its processor call: reported, not required.
-    pausesInsideJob: nemesis.filter(
-      (e) => e.phase === 'end' && e.kind === 'pause_worker' && (e.bit ?? 0) > 0,
-    ).length,
-    killsInAmbiguityWindow,
-    // Lost answers, and those whose request had committed (its key has a payment).
-    lostResponses: lost.length,
-    lostResponsesCommitted: lost.filter((e) => keysWithPayment.has(tupleKey(e.tenantId, e.key)))
-      .length,
-    // Counters only the system can tell: takeovers, stalled workers refused at their first
-    // write, reconciler reads of a recorded intent answered 404.
-    leaseTakeovers: snapshot.counters.lease_takeovers ?? 0,
-    staleWorkersFenced: snapshot.counters.stale_workers_fenced ?? 0,
-    unreadableIntentsReconciled: snapshot.counters.unreadable_intents_reconciled ?? 0,
-    expiriesCrossed,
-    replaysServed: completions.filter((e) => e.replayed).length,
-    charges: snapshot.ledger.filter((l) => l.kind === 'charge').length,
-    requests,
-    browserCustomersPaying: browserCustomersPaying(events),
-    // Fault kinds the profile names that never fired (a ci run with any fails).
-    neverFired: faults.filter((k) => !fired[k]),
-    money,
-    threeDSecure,
   };
 }
 
