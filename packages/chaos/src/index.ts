@@ -1,11 +1,10 @@
 // Black-box mode: a fault proxy in front of any API that takes Idempotency-Key.
 export { type BlackBoxOptions, type BlackBoxResult, runBlackBox } from './black-box.ts';
 // A target's run: the engine, the interface a team implements, and what its clients record.
-export { runBrowserLanes } from './browser-lanes.ts';
 export { checkHistory, type IntentFacts } from './checker.ts';
 export type { Preset } from './conformance.ts';
 export { achieved, measureCoverage, shortfalls } from './coverage.ts';
-export { type ChaosRunResult, runChaos } from './engine.ts';
+export { type ChaosRunResult, runBrowserLanes, runChaos } from './engine.ts';
 export { RETURNING_OPERATOR } from './failover-checks.ts';
 export { startFaultProxy } from './fault-proxy.ts';
 export { type ClientEvent, History } from './history.ts';
