@@ -1,32 +1,39 @@
 import {
   capturePaymentInput,
+  listMerchantRefunds,
+  readMerchantPayment,
   refundPayment,
   refundPaymentInput,
   requestAuthorizationAction,
   voidPaymentInput,
 } from '../../money-actions/index.ts';
 import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
-import { inspectIdempotencyKey } from './idempotency-key.ts';
 import {
   idempotencyKeyActionInput,
   idempotencyKeyInput,
   idempotencyKeysInput,
-} from './idempotency-key.types.ts';
-import { listIdempotencyKeys } from './idempotency-keys.ts';
+  inspectIdempotencyKey,
+  listIdempotencyKeys,
+  runKeyAction,
+} from './idempotency-keys.ts';
 import { compareWithProcessorLedger } from './ledger.ts';
-import { opsListInput } from './list.types.ts';
+import {
+  countStuckPayments,
+  listOutboxJobs,
+  listPayments,
+  opsListInput,
+  stuckPaymentsInput,
+} from './lists.ts';
 import { operatorAttemptStory } from './operator-attempt-events.ts';
 import { moneyActionContext } from './operator-money-action.ts';
-import { listOutboxJobs } from './outbox.ts';
-import { paymentMoney } from './payment-money.ts';
 import { paymentTimeline } from './payment-timeline.ts';
 import { paymentTimelineInput } from './payment-timeline.types.ts';
-import { listPayments } from './payments.ts';
-import { resendWebhook } from './resend-webhook.ts';
-import { runKeyAction } from './run-key-action.ts';
-import { countStuckPayments, stuckPaymentsInput } from './stuck-payments.ts';
-import { webhookDeliveries } from './webhook-deliveries.ts';
-import { resendWebhookInput, webhookDeliveriesInput } from './webhook-deliveries.types.ts';
+import {
+  resendWebhook,
+  resendWebhookInput,
+  webhookDeliveries,
+  webhookDeliveriesInput,
+} from './webhook-deliveries.ts';
 
 /**
  * The operator cockpit's read models, its two audited actions on idempotency keys, the
@@ -94,10 +101,14 @@ export const opsRouter = createTRPCRouter({
   ledger: operatorProcedure
     .input(opsListInput)
     .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
-  /** A payment's money (capturable, received, refunded) and its refunds, for the money buttons. */
-  paymentMoney: operatorProcedure
-    .input(paymentTimelineInput)
-    .query(({ ctx, input }) => paymentMoney({ ctx, input })),
+  /**
+   * A payment's money (capturable, received, refunded) and its refunds, for the money buttons:
+   * the same reads as `GET /api/v1/payments/{id}` and its refunds.
+   */
+  paymentMoney: operatorProcedure.input(paymentTimelineInput).query(async ({ ctx, input }) => ({
+    payment: await readMerchantPayment(ctx.db, ctx.tenantId, input.paymentId),
+    refunds: await listMerchantRefunds(ctx.db, ctx.tenantId, input.paymentId),
+  })),
   paymentTimeline: operatorProcedure
     .input(paymentTimelineInput)
     .query(({ ctx, input }) => paymentTimeline({ ctx, input })),

@@ -26,10 +26,7 @@ export type AppPaymentFacts = Pick<
 export async function ledgerChargesOf(
   ledger: ProcessorLedger,
   accountId: string | null,
-): Promise<
-  | { charges: LedgerCharge[] }
-  | { charges: null; processor: 'no_account' | 'unreachable'; processorError: string }
-> {
+): Promise<LedgerAnswer> {
   if (!accountId) {
     return {
       charges: null,
@@ -38,11 +35,29 @@ export async function ledgerChargesOf(
     };
   }
   try {
-    return { charges: await ledger.chargesOf(accountId) };
+    return {
+      charges: await ledger.chargesOf(accountId),
+      processor: 'reachable',
+      processorError: null,
+    };
   } catch (error) {
     if (!(error instanceof ProcessorUnreachableError)) throw error;
     return { charges: null, processor: 'unreachable', processorError: error.message };
   }
+}
+
+type LedgerAnswer =
+  | { charges: LedgerCharge[]; processor: 'reachable'; processorError: null }
+  | { charges: null; processor: 'no_account' | 'unreachable'; processorError: string };
+
+/** One payment's side of the ledger and its verdict; `unverified` when there are no charges to compare with. */
+export function judgePayment(
+  payment: AppPaymentFacts,
+  asked: LedgerAnswer,
+): { side: ProcessorSide | null; verdict: LedgerVerdict; reason: string } {
+  if (!asked.charges) return { side: null, verdict: 'unverified', reason: asked.processorError };
+  const side = summariseCharges(chargesOfPayment(payment, asked.charges));
+  return { side, ...judgeLedgerVerdict(payment, side) };
 }
 
 /**

@@ -2,14 +2,8 @@ import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
 import type { OpsLedgerResult, OpsLedgerRow } from './ledger.types.ts';
-import {
-  chargesOfPayment,
-  judgeLedgerVerdict,
-  ledgerChargesOf,
-  summariseCharges,
-} from './ledger-verdict.ts';
-import type { OpsListInput } from './list.types.ts';
-import { latestPaymentsOf } from './payments.ts';
+import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
+import { latestPaymentsOf, type OpsListInput } from './lists.ts';
 import { processorAccountOf } from './webhook-deliveries.ts';
 
 /**
@@ -31,15 +25,14 @@ export async function compareWithProcessorLedger({
   // as `succeeded_without_charge`, a false alarm.
   const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
   const asked = await ledgerChargesOf(ctx.processorLedger, accountId);
-  const { charges } = asked;
-  const processorError = asked.charges ? null : asked.processorError;
   return {
-    processor: asked.charges ? 'reachable' : asked.processor,
+    processor: asked.processor,
     processorAccountId: accountId,
-    processorError,
+    processorError: asked.processorError,
     checkedAt: ctx.clock.now().toISOString(),
     rows: rows.map((row): OpsLedgerRow => {
-      const base = {
+      const { side, ...judged } = judgePayment(row, asked);
+      return {
         paymentId: row.id,
         appStatus: row.status,
         appAmount: row.amount,
@@ -47,17 +40,9 @@ export async function compareWithProcessorLedger({
         appPaymentIntentId: row.processorPaymentIntentId,
         downstreamKey: row.downstreamKey,
         createdAt: row.createdAt.toISOString(),
+        processor: side,
+        ...judged,
       };
-      if (!charges) {
-        return {
-          ...base,
-          processor: null,
-          verdict: 'unverified',
-          reason: processorError ?? 'processor not asked',
-        };
-      }
-      const side = summariseCharges(chargesOfPayment(row, charges));
-      return { ...base, processor: side, ...judgeLedgerVerdict(row, side) };
     }),
   };
 }

@@ -5,12 +5,7 @@ import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
 import { isoTimes } from './iso-times.ts';
-import {
-  chargesOfPayment,
-  judgeLedgerVerdict,
-  ledgerChargesOf,
-  summariseCharges,
-} from './ledger-verdict.ts';
+import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
 import type { PaymentTimeline, PaymentTimelineInput } from './payment-timeline.types.ts';
 
 /**
@@ -43,28 +38,12 @@ export async function paymentTimeline({
 
   const checkedAt = ctx.clock.now().toISOString();
   const asked = await ledgerChargesOf(ctx.processorLedger, processorAccountId);
-  let ledger: PaymentTimeline['ledger'];
-  if (asked.charges) {
-    const side = summariseCharges(chargesOfPayment(payment, asked.charges));
-    ledger = {
-      processor: 'reachable',
-      processorError: null,
-      side,
-      ...judgeLedgerVerdict(payment, side),
-      checkedAt,
-    };
-  } else {
-    const reason = asked.processorError;
-    ledger = {
-      processor: asked.processor,
-      processorError: reason,
-      side: null,
-      verdict: 'unverified',
-      reason,
-      checkedAt,
-    };
-  }
-
+  const ledger = {
+    processor: asked.processor,
+    processorError: asked.processorError,
+    ...judgePayment(payment, asked),
+    checkedAt,
+  };
   return {
     payment: {
       paymentId: payment.id,
