@@ -17,20 +17,13 @@ export interface ChaosProfile {
   workers: number;
   /** Browser pages open at once (HTTP intents have no cap: each starts at its planned time). */
   browserConcurrency: number;
-  /**
-   * After heal: how long customers not yet reached may still start while the run is short of
-   * its browser floors, so a loaded machine fails only past this bound (absent: none start late).
-   */
+  /** After heal: how long unreached customers may still start while browser floors are short. */
   floorBoundMs?: number;
   /** After heal: how long the system gets to converge before it counts as stuck. */
   convergeTimeoutMs: number;
   /** Configuration that shortens the windows so expiry races happen within one run. */
   env: Record<string, string>;
-  /**
-   * The operator's money flows: shares of charging HTTP checkouts authorised for a manual
-   * capture, of paid ones refunded, of card checkouts meeting 3-D Secure; and processor faults
-   * aimed at captures and refunds, on top of `nemesisEvents`.
-   */
+  /** Shares of HTTP checkouts captured manually, refunded, meeting 3-D Secure; money faults. */
   moneyFlows: {
     manualShare: number;
     refundShare: number;
@@ -69,10 +62,7 @@ export interface CoverageFloors {
   refunds: number;
   /** 3-D Secure challenges a shopper answered or left. */
   threeDSecure: number;
-  /**
-   * Charges in the processor's ledger: at least 1 in every run unless the profile says
-   * otherwise (a target that cannot read its processor's ledger sets 0).
-   */
+  /** Charges in the processor's ledger (always at least 1 unless the profile sets 0). */
   charges: number;
 }
 
@@ -109,12 +99,8 @@ export const paymentMethodOf = (plan: Pick<IntentPlan, 'paymentMethod' | 'challe
   plan.challenge ? THREE_D_SECURE_CARD : plan.paymentMethod;
 
 /**
- * What a checkout does after paying. `charge`: the card is charged at once (automatic
- * capture). The others authorise first (`capture: 'manual'`) and leave the rest to the
- * merchant's operator: `capture` captures (all, or a part), `void` releases it, `expire`
- * waits past the processor's authorisation window and then tries to capture (the payment
- * must end voided or still authorised, with nothing captured). A `charge` may first meet
- * the bank's 3-D Secure challenge (`IntentPlan.challenge`).
+ * What a checkout does after paying: `charge` at once, or authorise and leave it to the
+ * operator, who captures (all or a part), voids, or (`expire`) captures too late.
  */
 type Flow = 'charge' | 'capture' | 'void' | 'expire';
 
@@ -173,12 +159,7 @@ export interface IntentPlan {
   rude?: RudePlan;
 }
 
-/**
- * Operators who do what the polite ones never do: race each other, send everything at once,
- * reuse keys on other transports and operations, act with a session already signed out. Each
- * must end in one action per key and one capture or void per payment, every refusal a `fail`
- * that changed nothing.
- */
+/** Operators who race, send everything at once, reuse keys, or act signed out. */
 interface RudePlan {
   /** A second operator acts on the payment at once under its own key: one of the two may act. */
   rival?: OperatorRequestPlan & { f: 'capture' | 'void' };
@@ -197,10 +178,7 @@ export interface NemesisPlan {
   id: string;
   kind: string;
   atMs: number;
-  /**
-   * How long a killed process stays down or a paused worker stopped: past the lease, and two
-   * pauses in three past the processor's key retention too.
-   */
+  /** How long a killed process stays down or a paused worker stopped (pauses: past the lease). */
   downMs: number;
   /** Process faults: which worker; processor faults: which tenant's account. */
   target: string;
@@ -253,12 +231,7 @@ function randomCart(rng: Rng, tenant: TenantCatalogue): IntentPlan['lines'] {
   return [...chosen].map((productId) => ({ productId, quantity: rng.int(1, 3) }));
 }
 
-/**
- * The whole run as a pure function of the seed: same seed, same profile, same catalogue,
- * same plan. Intents start spread over the first 85% of the fault phase (browser ones over
- * the first 60%); each fault kind the profile names is scheduled at least once (if there is
- * room), the rest drawn at random (pauses weighted up).
- */
+/** The whole run as a pure function of the seed: same seed, profile and catalogue, same plan. */
 export function planRun(
   seed: number,
   profile: ChaosProfile,
@@ -301,7 +274,10 @@ function planIntents(
     const rng = intentRng.fork(`intent-${index}`);
     const tenant = rng.pick(catalogues);
     const lines = randomCart(rng, tenant);
-    const amount = lines.reduce((sum, l) => sum + priceOf(tenant, l.productId) * l.quantity, 0);
+    // The other cart is this one with one more of each line (see the HTTP client).
+    const cost = (more: number) =>
+      lines.reduce((sum, l) => sum + priceOf(tenant, l.productId) * (l.quantity + more), 0);
+    const amount = cost(0);
     const roll = rng.next();
     const paymentMethod: TestPaymentMethod =
       roll < 0.8
@@ -316,11 +292,7 @@ function planIntents(
       key: `chaos-${seed}-${index + 1}-${rng.token(8)}`,
       lines,
       amount,
-      // The other cart is this one with one more of each line (see the HTTP client).
-      reuseAmount: lines.reduce(
-        (sum, l) => sum + priceOf(tenant, l.productId) * (l.quantity + 1),
-        0,
-      ),
+      reuseAmount: cost(1),
       paymentMethod,
       // Browser customers take tens of seconds each (page loads, clicks, waiting for the
       // end): they start in the first 60% so that every one of them gets to pay.
@@ -358,10 +330,7 @@ function planIntents(
   return intents;
 }
 
-/**
- * Keys are the client's to choose, so two merchants' clients may pick the same one (an order
- * number, say). Keys are scoped by tenant: such pairs must never meet.
- */
+/** Two merchants' clients may pick the same key (an order number): keys are scoped by tenant. */
 function shareKeysAcrossTenants(intents: IntentPlan[], profile: ChaosProfile, intentRng: Rng) {
   const tenantsOfKey = new Map<string, Set<string>>(
     intents.map((i) => [i.key, new Set([i.tenantId])]),
@@ -407,7 +376,6 @@ function planNemesis(
   return kinds.map((kind, index) => {
     const rng = nemesisRng.fork(`event-${index}`);
     const isWorkerFault = kind === 'kill_worker' || kind === 'pause_worker';
-    // Evenly spread with jitter, so faults overlap with traffic from start to end.
     const atMs = Math.floor(((index + rng.next()) / kinds.length) * profile.durationMs * 0.9);
     const shortPause = options.leaseMs + rng.int(300, 2_000);
     const longPause = shortPause + (options.processorKeyForgetMs ?? 0);
@@ -438,10 +406,7 @@ function planNemesis(
   });
 }
 
-/**
- * Every run that pauses workers stalls one past the processor's key retention, the race lease
- * fencing closes: when no draw made a pause long, the first that fits is made long.
- */
+/** One pause outlasts the processor's key retention, the race lease fencing closes. */
 function guaranteeLongPause(
   nemesis: NemesisPlan[],
   profile: ChaosProfile,
@@ -454,10 +419,7 @@ function guaranteeLongPause(
   if (fits) fits.downMs += processorKeyForgetMs;
 }
 
-/**
- * An HTTP customer's money flow: a manual capture's end, refunds, and for each operator
- * request a double-click or a lost first answer. Declined cards and browser customers only charge.
- */
+/** An HTTP customer's money flow (declined cards and browser customers only charge). */
 function moneyFlowOf(
   rng: Rng,
   profile: ChaosProfile,
@@ -525,10 +487,7 @@ function challengeOf(
   return { answer, loseRedirect: answer !== 'leave' && rng.chance(0.35) };
 }
 
-/**
- * A share of the operators' flows turn rude, each behaviour drawn on its own where the flow
- * has the request it needs.
- */
+/** A share of the operators' flows turn rude, where the flow has the request each needs. */
 function rudeOf(
   rng: Rng,
   profile: ChaosProfile,
