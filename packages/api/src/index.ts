@@ -15,4 +15,4 @@ export {
   type RouterInputs,
   type RouterOutputs,
 } from './root.ts';
-export { createTRPCRouter, operatorProcedure } from './trpc.ts';
+export { createTRPCRouter, operatorProcedure, operatorProcedureWithoutDatabase } from './trpc.ts';

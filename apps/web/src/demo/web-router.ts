@@ -1,4 +1,4 @@
-import { appRouter, createTRPCRouter, operatorProcedure } from '@once/api';
+import { appRouter, createTRPCRouter, operatorProcedureWithoutDatabase } from '@once/api';
 import { z } from 'zod';
 import { chaosPress } from './chaos-press.ts';
 import { chaosStatus } from './chaos-status.ts';
@@ -14,8 +14,10 @@ export function createWebRouter(chaos: ChaosSwitchboard | undefined) {
     ...appRouter._def.record,
     ops: {
       ...appRouter._def.record.ops,
-      chaosStatus: operatorProcedure.query(({ ctx }) => chaosStatus({ ctx: { ...ctx, chaos } })),
-      chaosPress: operatorProcedure
+      chaosStatus: operatorProcedureWithoutDatabase.query(({ ctx }) =>
+        chaosStatus({ ctx: { ...ctx, chaos } }),
+      ),
+      chaosPress: operatorProcedureWithoutDatabase
         .input(z.object({ switch: z.enum(CHAOS_SWITCHES) }))
         .mutation(({ ctx, input }) => chaosPress({ ctx: { ...ctx, chaos }, input, cooldown })),
     },

@@ -74,7 +74,9 @@ export async function authenticateApiKey(
  * the tenant it acts for. A present-but-wrong credential is refused, never ignored in
  * favour of the other one. A session's tenant comes from `sessionTenants` (see there why a
  * known one needs no database read); an operator session must also be open in
- * `operatorSessions` (not signed out, its API key not rotated, within its 8 hours).
+ * `operatorSessions` (not signed out, its API key not rotated, within its 8 hours), as the
+ * database says, or with `sessionFromMemory` as this process last saw it when the database
+ * cannot say (only for what needs no database: see `OperatorSessions`).
  */
 export async function authenticateRequest(input: {
   db: Database;
@@ -83,6 +85,7 @@ export async function authenticateRequest(input: {
   sessionTenants: SessionTenants;
   operatorSessions: OperatorSessions;
   clock: { now(): Date };
+  sessionFromMemory?: boolean;
 }): Promise<AuthenticatedTenant> {
   const authorization = input.headers.get('authorization');
   if (authorization !== null) return authenticateApiKey(input.db, authorization);
@@ -94,7 +97,9 @@ export async function authenticateRequest(input: {
     }
     const operatorSession =
       claims.role === 'operator'
-        ? await input.operatorSessions.find(claims.tenantId, claims.sessionId)
+        ? await input.operatorSessions.find(claims.tenantId, claims.sessionId, {
+            orFromMemory: input.sessionFromMemory,
+          })
         : undefined;
     if (claims.role === 'operator' && !operatorSession) {
       throw new ApiError('invalid_credentials', 'Session ended or expired');

@@ -39,12 +39,13 @@ describe('OperatorSessions while the database cannot be read', () => {
     });
 
     now += 9 * 60_000;
+    const fromMemory = { orFromMemory: true };
     await whileSessionsLocked(async () => {
-      expect(await sessions.find('tenant_a', id)).toMatchObject({ id });
+      expect(await sessions.find('tenant_a', id, fromMemory)).toMatchObject({ id });
       // Never confirmed here: nothing to answer from, so it waits for the database and fails.
       await expect(
         Promise.race([
-          stranger.find('tenant_a', id),
+          stranger.find('tenant_a', id, fromMemory),
           new Promise((_, reject) => setTimeout(() => reject(new Error('still waiting')), 800)),
         ]),
       ).rejects.toThrow('still waiting');
@@ -53,7 +54,7 @@ describe('OperatorSessions while the database cannot be read', () => {
     // Past the grace since the last confirmation, an unreadable row is an error, not a yes.
     now += 11 * 60_000;
     await whileSessionsLocked(async () => {
-      await expect(elsewhere.find('tenant_a', id)).rejects.toThrow(/did not answer/);
+      await expect(elsewhere.find('tenant_a', id, fromMemory)).rejects.toThrow(/did not answer/);
     });
   }, 30_000);
 
@@ -67,7 +68,7 @@ describe('OperatorSessions while the database cannot be read', () => {
     let found: Promise<unknown> | undefined;
     await database.client.sql.begin(async (tx) => {
       await tx`lock table operator_sessions in access exclusive mode`;
-      found = here.find('tenant_a', id);
+      found = here.find('tenant_a', id, { orFromMemory: true });
       // The read waits on the lock; its connection is cut (a failover's first error, a pooler's
       // hiccup) while the database goes on answering.
       for (let cut = 0; cut === 0; ) {
@@ -77,6 +78,21 @@ describe('OperatorSessions while the database cannot be read', () => {
           where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`;
         cut = row?.cut ?? 0;
       }
+    });
+    expect(await found).toBeUndefined();
+  }, 30_000);
+
+  it('without orFromMemory (money, keys, every read of data) a session is what the database says, never what this process remembers', async () => {
+    const here = new OperatorSessions(database.client.db, clock, options);
+    const { id } = await here.open({ tenantId: 'tenant_a', credential: 'operator_code' });
+    // Ended on another web; this one confirmed the session a moment ago.
+    expect(await here.find('tenant_a', id)).toBeDefined();
+    await new OperatorSessions(database.client.db, clock, options).end('tenant_a', id);
+    let found: Promise<unknown> | undefined;
+    await whileSessionsLocked(async () => {
+      // The database is slow, not gone: the read waits for it past the memory's deadline.
+      found = here.find('tenant_a', id);
+      await new Promise((resolve) => setTimeout(resolve, options.readDeadlineMs * 2));
     });
     expect(await found).toBeUndefined();
   }, 30_000);

@@ -33,12 +33,13 @@ class ReadDeadline extends Error {}
  * ({@link SESSION_TTL_SECONDS}, 8 h), and every request of an operator cookie reads the row, so
  * an ended session is refused at once, on every web process.
  *
- * One exception, so the cockpit can still show a database that is down or failing over (its
- * parts and chaos switches need no database): when the row cannot be read (a transient database
- * error twice in a row, or no answer within `readDeadlineMs`), a session this process confirmed
- * open within the last `outageGraceMs` is answered from that confirmation. A sign-out on this
- * process forgets it at once; an ending written elsewhere just before the database went away
- * is seen when it answers again.
+ * One exception, asked for with `orFromMemory` by what needs no database (the cockpit's parts
+ * and chaos switches, so it can still show a database that is down or failing over): when the
+ * row cannot be read (a transient database error twice in a row, or no answer within
+ * `readDeadlineMs`), a session this process confirmed open within the last `outageGraceMs` is
+ * answered from that confirmation. A sign-out on this process forgets it at once; an ending
+ * written on another process is not seen until the database answers, so nothing that acts on
+ * money or keys may accept such an answer.
  */
 export class OperatorSessions {
   readonly #confirmed = new Map<string, Confirmed>();
@@ -84,17 +85,23 @@ export class OperatorSessions {
     return session;
   }
 
-  /** The open session `id` of `tenantId`, or undefined (ended, expired, never opened). */
-  async find(tenantId: string, id: string): Promise<OperatorSession | undefined> {
-    const key = keyOf(tenantId, id);
-    const known = this.#confirmed.get(key);
-    if (!known) return this.#read(tenantId, id);
+  /**
+   * The open session `id` of `tenantId`, or undefined (ended, expired, never opened), as the
+   * database says; `orFromMemory`: as this process last confirmed it, if the database cannot say.
+   */
+  async find(
+    tenantId: string,
+    id: string,
+    { orFromMemory = false }: { orFromMemory?: boolean } = {},
+  ): Promise<OperatorSession | undefined> {
     // One lost connection (a cut, a pooler's hiccup) is no outage: read once more before
     // answering from memory, or a session ended on another web passes while the database answers.
     const read = this.#read(tenantId, id).catch((error: unknown) => {
       if (!isTransientDatabaseError(error)) throw error;
       return this.#read(tenantId, id);
     });
+    const key = keyOf(tenantId, id);
+    if (!orFromMemory || !this.#confirmed.has(key)) return read;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ReadDeadline()), this.options.readDeadlineMs);

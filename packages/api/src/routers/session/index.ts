@@ -28,7 +28,8 @@ export const sessionRouter = createTRPCRouter({
    */
   current: publicProcedure.query(async ({ ctx }): Promise<SessionView | null> => {
     try {
-      const who = await authenticateRequest(ctx);
+      // Who is signed in, shown while the database is away too (the cockpit's parts need none).
+      const who = await authenticateRequest({ ...ctx, sessionFromMemory: true });
       return { tenantId: who.tenantId, tenantName: who.tenantName, role: who.role };
     } catch (error) {
       if (isApiError(error)) return null;
