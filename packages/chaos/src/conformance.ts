@@ -66,11 +66,6 @@ function checkReplays(attempts: UpstreamAttempt[], preset: Preset): Violation[] 
 function checkIetf(attempts: UpstreamAttempt[], probes: ProbeAnswer[]): Violation[] {
   const violations: Violation[] = [];
   const expected = { missing_key: 400, reused_key: 422, in_flight: 409 } as const;
-  const names = {
-    missing_key: 'missing_key_not_rejected',
-    reused_key: 'reused_key_not_rejected',
-    in_flight: 'in_flight_not_rejected',
-  } as const;
   for (const probe of probes) {
     // Two requests at once may still reach the server one after the other: an identical
     // answer to both (a replay) shows no second run, so only a 409 or a replay passes.
@@ -81,7 +76,7 @@ function checkIetf(attempts: UpstreamAttempt[], probes: ProbeAnswer[]): Violatio
       probe.answers[0]!.body === probe.answers[1]!.body;
     if (!probe.statuses.includes(expected[probe.probe]) && !replayed) {
       violations.push({
-        kind: names[probe.probe],
+        kind: `${probe.probe}_not_rejected`,
         key: probe.key,
         detail: `expected ${expected[probe.probe]}, got ${probe.statuses.join(' and ')}`,
       });

@@ -115,14 +115,11 @@ export async function startFaultProxy(options: FaultProxyOptions) {
           headers: { ...request.headers, host: upstream.host },
           agent,
         },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () =>
-            finish(response.statusCode ?? null, response.headers, Buffer.concat(chunks).toString()),
-          );
-          response.on('error', () => finish(null, {}, ''));
-        },
+        (response) =>
+          readBody(response).then(
+            (text) => finish(response.statusCode ?? null, response.headers, text.toString()),
+            () => finish(null, {}, ''),
+          ),
       );
       outgoing.on('error', () => finish(null, {}, ''));
       outgoing.end(body);
@@ -216,11 +213,8 @@ function passHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeader
   return rest;
 }
 
-function readBody(request: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
+async function readBody(message: http.IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of message) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

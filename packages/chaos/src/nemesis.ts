@@ -29,10 +29,9 @@ export async function runNemesis(
   history: History,
   options: { sleep: (ms: number) => Promise<void>; faultsStartAt: number },
 ): Promise<void> {
-  let crashCount = 0;
-  const crashes = {
-    next: (): DatabaseCrash => (crashCount++ % 2 === 0 ? 'immediate_shutdown' : 'kill_postmaster'),
-  };
+  let crashes = 0;
+  const nextCrash = (): DatabaseCrash =>
+    crashes++ % 2 === 0 ? 'immediate_shutdown' : 'kill_postmaster';
   const lane = async (laneEvents: readonly NemesisPlan[]) => {
     let previous: NemesisPlan | undefined;
     for (const event of laneEvents) {
@@ -44,7 +43,7 @@ export async function runNemesis(
       previous = event;
       if (wait > 0) await options.sleep(wait);
       try {
-        await inject(event, target, history, options.sleep, crashes);
+        await inject(event, target, history, options.sleep, nextCrash);
       } catch (error) {
         const detail = `not injected: ${(error as Error).message.split('\n')[0]}`;
         history.nemesis({
@@ -72,7 +71,7 @@ async function inject(
   target: ChaosTarget,
   history: History,
   sleep: (ms: number) => Promise<void>,
-  crashes: { next(): DatabaseCrash },
+  nextCrash: () => DatabaseCrash,
 ): Promise<void> {
   // `bit` and `faultId` on the end say how much a fault did; coverage reads them.
   const record = (
@@ -126,7 +125,7 @@ async function inject(
   if (event.kind === 'pg_crash_restart') {
     // Every other crash is SIGKILL of the postmaster alone (the OOM killer), not an immediate
     // shutdown: its wrapper must notice by itself that its server is gone.
-    const how = crashes.next();
+    const how = nextCrash();
     record(
       'start',
       'postgres',
