@@ -37,6 +37,11 @@ export async function findPaymentByIdempotencyKey(
  */
 export function answerForExistingPayment(row: PaymentRow, fingerprint: string): PayResult {
   if (row.requestFingerprint !== fingerprint) throw new IdempotencyError('idempotency_key_reused');
+  return payResultOf(row);
+}
+
+/** A payment as `pay` answers it, first time or again. */
+export function payResultOf(row: PaymentRow): PayResult {
   return {
     paymentId: row.id,
     status: row.status,

@@ -10,6 +10,7 @@ import {
   answerForExistingPayment,
   findPaymentByIdempotencyKey,
   inUseIfLockWaitTimesOut,
+  payResultOf,
 } from './existing-payment.ts';
 import type { PayInput, PayResult } from './pay.types.ts';
 import {
@@ -157,15 +158,7 @@ function payTransaction(ctx: PayContext, input: PayInput, fingerprint: string): 
       },
       { notify: ctx.notifyOutbox !== false },
     );
-    const result: PayResult = {
-      paymentId,
-      status: 'processing',
-      amount: cart.amount,
-      currency: cart.currency,
-      lines: cart.lines,
-      customerEmail: payment.customerEmail,
-      createdAt: payment.createdAt.toISOString(),
-    };
+    const result = payResultOf(payment);
     await ctx.idempotency.complete(tx, result, 'created');
     // The attempt and the commit, in this transaction: they exist if and only if the payment does.
     await recordPaymentEvents(

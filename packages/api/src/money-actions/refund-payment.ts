@@ -90,7 +90,7 @@ export function refundPayment(
           downstreamKey,
           requestedBy: ctx.principal,
         })
-        .returning({ createdAt: refunds.createdAt });
+        .returning();
       const job = {
         tenantId: ctx.tenantId,
         id: newJobId(),
@@ -100,13 +100,7 @@ export function refundPayment(
       await enqueueOutboxJob(tx, moneyMoveJob(job, 'refund', refundId, amount), {
         notify: ctx.notifyOutbox !== false,
       });
-      const result: RefundResult = {
-        refundId,
-        paymentId: input.paymentId,
-        amount,
-        status: 'requested',
-        createdAt: refund!.createdAt.toISOString(),
-      };
+      const result = refundResultOf(refund!);
       await ctx.complete(tx, result);
       return result;
     }),
@@ -133,6 +127,11 @@ async function existingRefund(
     (input.amount === undefined || input.amount === row.amount) &&
     (input.reason ?? null) === row.reason;
   if (!same) throw new IdempotencyError('idempotency_key_reused');
+  return refundResultOf(row);
+}
+
+/** A refund row as the refund request answers it. */
+function refundResultOf(row: typeof refunds.$inferSelect): RefundResult {
   return {
     refundId: row.id,
     paymentId: row.paymentId,

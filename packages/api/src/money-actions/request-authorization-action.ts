@@ -120,10 +120,15 @@ async function existingAction(
   if (row.paymentId !== input.paymentId || row.kind !== kind || row.amount !== amount) {
     throw new IdempotencyError('idempotency_key_reused');
   }
+  return actionResultOf(row);
+}
+
+/** An action row as the capture or void answers it. */
+function actionResultOf(row: typeof paymentActions.$inferSelect): PaymentActionResult {
   return {
     actionId: row.id,
     paymentId: row.paymentId,
-    kind,
+    kind: row.kind,
     status: row.status,
     amount: row.amount,
     createdAt: row.createdAt.toISOString(),
@@ -157,7 +162,6 @@ async function writeAction(
   actionId: string,
   status: 'pending' | 'succeeded',
 ): Promise<PaymentActionResult> {
-  const amount = kind === 'capture' ? (input.amount ?? null) : null;
   const [action] = await tx
     .insert(paymentActions)
     .values({
@@ -165,18 +169,11 @@ async function writeAction(
       id: actionId,
       paymentId: input.paymentId,
       kind,
-      amount,
+      amount: kind === 'capture' ? (input.amount ?? null) : null,
       status,
       downstreamKey: actionDownstreamKeyFor(kind, ctx.tenantId, ctx.requestKey),
       requestedBy: ctx.principal,
     })
-    .returning({ createdAt: paymentActions.createdAt });
-  return {
-    actionId,
-    paymentId: input.paymentId,
-    kind,
-    status,
-    amount,
-    createdAt: action!.createdAt.toISOString(),
-  };
+    .returning();
+  return actionResultOf(action!);
 }
