@@ -143,11 +143,7 @@ const TIMEOUT_MS = 5_000;
 /** The longest `Retry-After` honoured (a longer one is cut to this). */
 const MAX_RETRY_AFTER_MS = 2_000;
 
-/**
- * Clients that behave as careful real ones do: one fresh `Idempotency-Key` per operation, the
- * same key and body on every retry, retry after no answer or a retryable status, honour
- * `Retry-After` (else exponential backoff with jitter), give up after six attempts.
- */
+/** Clients as careful real ones: a fresh key per operation, the same key and body on every retry. */
 async function runLoad(options: LoadOptions) {
   const { body } = options;
   const history = new History();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkConformance, type ProbeAnswer } from './conformance.ts';
-import type { UpstreamAttempt } from './history.ts';
+import type { UpstreamAttempt } from './fault-proxy.ts';
 
 const attempt = (overrides: Partial<UpstreamAttempt>): UpstreamAttempt => ({
   key: 'k1',

@@ -1,5 +1,5 @@
+import type { UpstreamAttempt } from './fault-proxy.ts';
 import { groupBy } from './group.ts';
-import type { UpstreamAttempt } from './history.ts';
 import type { LedgerCharge } from './ledger.ts';
 import type { Violation } from './violations.ts';
 

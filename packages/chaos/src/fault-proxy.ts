@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { UpstreamAttempt } from './history.ts';
 import { seededRandom } from './random.ts';
 
 /**
@@ -23,6 +22,26 @@ const FAULT_KINDS = [
   'reset',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * One request the black-box fault proxy sent upstream, and its answer (`status: null`: none
+ * came), including answers it then dropped and copies it sent on its own.
+ */
+export interface UpstreamAttempt {
+  key: string | null;
+  /** SHA-256 of the request body: two attempts with one key and two digests reuse the key. */
+  bodyDigest: string;
+  /** Why it was sent: the client's request, or a copy the proxy made. */
+  origin: 'client' | 'duplicate_at_once' | 'duplicate_late';
+  startedAt: number;
+  endedAt: number;
+  status: number | null;
+  contentType: string | null;
+  replayed: boolean;
+  body: string;
+  /** Whether the client was given this answer (false when the proxy dropped it). */
+  delivered: boolean;
+}
 
 /** The chance of each fault per request; what is left over is a clean pass. */
 export type FaultMix = Partial<Record<FaultKind, number>>;
@@ -53,11 +72,9 @@ export interface FaultProxyOptions {
 const MAX_DELAY_MS = 300;
 
 /**
- * An HTTP proxy that injects seeded faults between a client and an API taking
- * `Idempotency-Key`. The fault for a request is drawn from the seed, the key (or, when the key
- * holds nothing of the run's, the body: a processor call the target sends without a key of its
- * own) and how many times it has been seen, so a seed replays the same faults for the same
- * keys, whatever order they come in.
+ * An HTTP proxy that injects seeded faults in front of an API taking `Idempotency-Key`: each
+ * request's fault is drawn from the seed, its key (else its body) and how often it was seen,
+ * so a seed replays the same faults for the same keys, whatever order they come in.
  */
 export async function startFaultProxy(options: FaultProxyOptions) {
   const upstream = new URL(options.upstream);

@@ -133,23 +133,3 @@ export class History {
     this.push({ type: 'mark', at: this.elapsed(), name });
   }
 }
-
-/**
- * One request the black-box fault proxy sent upstream, and its answer (`status: null`: none
- * came), including answers it then dropped and copies it sent on its own.
- */
-export interface UpstreamAttempt {
-  key: string | null;
-  /** SHA-256 of the request body: two attempts with one key and two digests reuse the key. */
-  bodyDigest: string;
-  /** Why it was sent: the client's request, or a copy the proxy made. */
-  origin: 'client' | 'duplicate_at_once' | 'duplicate_late';
-  startedAt: number;
-  endedAt: number;
-  status: number | null;
-  contentType: string | null;
-  replayed: boolean;
-  body: string;
-  /** Whether the client was given this answer (false when the proxy dropped it). */
-  delivered: boolean;
-}
