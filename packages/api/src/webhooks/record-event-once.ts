@@ -1,3 +1,4 @@
+import { type PaymentEventWriter, recordPaymentEvents } from '@once/db/payment-events';
 import { idempotencyKeys } from '@once/db/schema';
 import { computeFingerprint, type Idempotency, type StoredResponse } from '@once/idempotency';
 import {
@@ -11,7 +12,6 @@ import {
 import { retrySerializationFailures } from '@once/postgres';
 import { and, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../database.ts';
-import { recordWebhookEvent } from './webhook-events.ts';
 
 // A processor event is applied once per event id, whoever applies it (the webhook receiver,
 // or the worker's backfill of undelivered events): the event id is an idempotency key
@@ -155,4 +155,44 @@ async function recordDuplicate(
   } catch {
     // Timeline only.
   }
+}
+
+/**
+ * Records what a processor webhook did to a payment, as an arrow from the processor's lane
+ * to the webhook receiver's: `webhook.applied` (it moved the payment), `webhook.ignored` (the
+ * payment was already terminal, or the amount differs), `webhook.duplicate` (a redelivery
+ * answered from the stored answer). Called in the transaction that applied it; a duplicate is
+ * recorded where its stored answer is given. No payment, no event. `via: 'backfill'`: the
+ * worker applied it from the processor's list of undelivered events, not from a delivery.
+ */
+async function recordWebhookEvent(
+  db: PaymentEventWriter,
+  tenantId: string,
+  event: { id: string; type: string },
+  outcome: ApplyOutcome,
+  duplicate: boolean,
+  via?: 'backfill',
+): Promise<void> {
+  if (outcome.kind === 'payment_not_found' || !outcome.paymentId) return;
+  const kind = duplicate
+    ? 'webhook.duplicate'
+    : outcome.kind === 'applied'
+      ? 'webhook.applied'
+      : 'webhook.ignored';
+  await recordPaymentEvents(db, [
+    {
+      tenantId,
+      paymentId: outcome.paymentId,
+      actor: 'processor',
+      kind,
+      detail: {
+        to: 'webhook',
+        eventId: event.id,
+        type: event.type,
+        outcome: outcome.kind,
+        ...('status' in outcome ? { status: outcome.status } : {}),
+        ...(via ? { via } : {}),
+      },
+    },
+  ]);
 }
