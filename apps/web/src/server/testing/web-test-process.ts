@@ -20,6 +20,8 @@ export async function startWebTestProcess(
 ): Promise<ServedHandler> {
   const child = spawn(process.execPath, ['--import', 'tsx', thisFile], {
     env: {
+      // As the test's own web runs (vitest sets it).
+      NODE_ENV: 'test',
       PATH: process.env.PATH ?? '',
       // The workspaces' export condition, as the tests resolve them.
       NODE_OPTIONS: process.env.NODE_OPTIONS ?? '',
