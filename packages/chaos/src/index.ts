@@ -1,6 +1,6 @@
 // Black-box mode: a fault proxy in front of any API that takes Idempotency-Key.
 export { type BlackBoxOptions, type BlackBoxResult, runBlackBox } from './black-box.ts';
-// A target's run: the engine, the interface a team implements, and what its clients record.
+// A target's run: the engine, schedule and checks; `target.ts` is the seam a team implements.
 export { checkHistory, type IntentFacts } from './checker.ts';
 export type { Preset } from './conformance.ts';
 export { achieved, measureCoverage, shortfalls } from './coverage.ts';
