@@ -16,6 +16,15 @@ const CLIENT_GRACE_AFTER_HEAL_MS = 25_000;
 /** How long a browser customer started past the clients' deadline (`runBrowserLanes`) may take. */
 const LATE_CUSTOMER_MS = 60_000;
 
+type RunArgs = { seed: number; profile: ChaosProfile };
+
+interface RunOptions {
+  outDir: string;
+  /** The command that replays the run, for the report (default: the seed). */
+  replay?: string;
+  log?: (line: string) => void;
+}
+
 export interface ChaosRunResult extends RunSummary {
   outDir: string;
   /** The markdown report (also written to `<outDir>/report.md`). */
@@ -34,14 +43,9 @@ export interface ChaosRunResult extends RunSummary {
  * try { const result = await runChaos(args, target, { outDir }); } finally { await target.stop(); }
  */
 export async function runChaos(
-  args: { seed: number; profile: ChaosProfile },
+  args: RunArgs,
   target: ChaosTarget,
-  options: {
-    outDir: string;
-    /** The command that replays the run, for the report (default: the seed). */
-    replay?: string;
-    log?: (line: string) => void;
-  },
+  options: RunOptions,
 ): Promise<ChaosRunResult> {
   const run = setUpRun(args, target, options);
   const { plan, history } = run;
@@ -65,11 +69,7 @@ export async function runChaos(
 }
 
 /** The plan, and the history appended to `history.jsonl` as it happens (exits included). */
-function setUpRun(
-  { seed, profile }: { seed: number; profile: ChaosProfile },
-  target: ChaosTarget,
-  options: { outDir: string; replay?: string; log?: (line: string) => void },
-) {
+function setUpRun({ seed, profile }: RunArgs, target: ChaosTarget, options: RunOptions) {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   mkdirSync(options.outDir, { recursive: true });
   const plan = planRun(seed, profile, target.catalogues, target);

@@ -89,11 +89,7 @@ async function inject(
       ...effect,
     });
 
-  if (
-    event.kind === 'kill_web' ||
-    event.kind === 'kill_processor' ||
-    event.kind === 'kill_worker'
-  ) {
+  if (event.kind === 'kill_worker' || event.kind in PROCESS_OF) {
     const name = PROCESS_OF[event.kind] ?? event.target;
     record('start', name, 'SIGKILL');
     await target.kill(name);
