@@ -1,7 +1,6 @@
 import { type PaymentStatus, paymentActions, payments, refunds } from '@once/db/schema';
 import { and, eq, getTableColumns, ne, sql } from 'drizzle-orm';
-import { toPaymentView } from '../checkout/status.ts';
-import type { PaymentView } from '../checkout/status.types.ts';
+import { type PaymentView, toPaymentView } from '../checkout/status.ts';
 import type { Queryable } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
 

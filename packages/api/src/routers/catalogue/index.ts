@@ -1,6 +1,19 @@
+import { products } from '@once/db/schema';
+import { asc, eq } from 'drizzle-orm';
 import { authedProcedure, createTRPCRouter } from '../../trpc.ts';
-import { listCatalogue } from './list.ts';
 
 export const catalogueRouter = createTRPCRouter({
-  list: authedProcedure.query(({ ctx }) => listCatalogue({ ctx })),
+  /** The calling tenant's products (`unitAmount` in minor units), the only prices `checkout.pay` will charge. */
+  list: authedProcedure.query(({ ctx }) =>
+    ctx.db
+      .select({
+        productId: products.id,
+        name: products.name,
+        unitAmount: products.unitAmount,
+        currency: products.currency,
+      })
+      .from(products)
+      .where(eq(products.tenantId, ctx.tenantId))
+      .orderBy(asc(products.name)),
+  ),
 });

@@ -3,8 +3,7 @@ import { requireMerchantForCaptureMethod } from '../../checkout/capture-method.t
 import { pay } from '../../checkout/pay.ts';
 import { payInput } from '../../checkout/pay.types.ts';
 import { PAY_OPERATIONS } from '../../checkout/pay-attempt-events.ts';
-import { status } from '../../checkout/status.ts';
-import { statusInput } from '../../checkout/status.types.ts';
+import { status, statusInput } from '../../checkout/status.ts';
 import { authedProcedure, createTRPCRouter, idempotencyGuard } from '../../trpc.ts';
 
 export const checkoutRouter = createTRPCRouter({
