@@ -342,14 +342,9 @@ export function timelineSvg(events: readonly HistoryEvent[]): string {
     return lanes.indexOf(name);
   };
   for (const name of ['web', 'processor', 'worker-1', 'worker-2', 'worker-3', 'postgres']) {
-    if (
-      events.some(
-        (e) =>
-          (e.type === 'nemesis' && e.target === name) ||
-          (e.type === 'process' && e.process === name),
-      )
-    )
-      laneOf(name);
+    const hit = (e: HistoryEvent) =>
+      (e.type === 'nemesis' && e.target === name) || (e.type === 'process' && e.process === name);
+    if (events.some(hit)) laneOf(name);
   }
   const end = Math.max(1, ...events.map((e) => e.at));
   const width = 1200;
@@ -358,17 +353,15 @@ export function timelineSvg(events: readonly HistoryEvent[]): string {
   const shapes: string[] = [];
   const starts = new Map<string, NemesisEvent>();
   for (const e of events) {
-    if (e.type === 'nemesis') {
-      if (e.phase === 'start') starts.set(e.id, e);
-      else {
-        const s = starts.get(e.id);
-        const lane = laneOf(e.target);
-        const x0 = x(s?.at ?? e.at);
-        shapes.push(
-          `<rect x="${x0.toFixed(1)}" y="${lane * 24 + 4}" width="${Math.max(2, x(e.at) - x0).toFixed(1)}" height="16" fill="#d33" opacity="0.75"><title>${escapeXml(`${e.kind} ${e.target} ${e.detail ?? ''}`)}</title></rect>`,
-        );
-      }
+    if (e.type !== 'nemesis') continue;
+    if (e.phase === 'start') {
+      starts.set(e.id, e);
+      continue;
     }
+    const x0 = x(starts.get(e.id)?.at ?? e.at);
+    shapes.push(
+      `<rect x="${x0.toFixed(1)}" y="${laneOf(e.target) * 24 + 4}" width="${Math.max(2, x(e.at) - x0).toFixed(1)}" height="16" fill="#d33" opacity="0.75"><title>${escapeXml(`${e.kind} ${e.target} ${e.detail ?? ''}`)}</title></rect>`,
+    );
   }
   const opStart = new Map<number, ClientEvent>();
   for (const e of events) {
@@ -377,11 +370,10 @@ export function timelineSvg(events: readonly HistoryEvent[]): string {
       opStart.set(e.op, e);
       continue;
     }
-    const s = opStart.get(e.op);
-    const lane = laneOf(e.process);
+    const x0 = x(opStart.get(e.op)?.at ?? e.at);
     const colour = e.type === 'ok' ? '#2a2' : e.type === 'fail' ? '#888' : '#e90';
     shapes.push(
-      `<rect x="${x(s?.at ?? e.at).toFixed(1)}" y="${lane * 24 + 8}" width="${Math.max(1, x(e.at) - x(s?.at ?? e.at)).toFixed(1)}" height="8" fill="${colour}" opacity="0.35"/>`,
+      `<rect x="${x0.toFixed(1)}" y="${laneOf(e.process) * 24 + 8}" width="${Math.max(1, x(e.at) - x0).toFixed(1)}" height="8" fill="${colour}" opacity="0.35"/>`,
     );
   }
   for (const e of events.filter(
