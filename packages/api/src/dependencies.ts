@@ -16,13 +16,16 @@ import { SessionTenants } from './auth/session-tenants.ts';
 import { PAY_OPERATIONS } from './checkout/pay-attempt-events.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Transaction } from './database.ts';
-import { createHttpProcessorLedger } from './processor/http-processor-ledger.ts';
-import { type ProcessorLedger, unconfiguredProcessorLedger } from './processor/processor-ledger.ts';
-import { createHttpProcessorWebhookDeliveries } from './webhooks/http-processor-webhook-deliveries.ts';
 import {
+  createHttpProcessorLedger,
+  createHttpProcessorWebhookDeliveries,
+} from './processor/http-processor-admin.ts';
+import {
+  type ProcessorLedger,
   type ProcessorWebhookDeliveries,
+  unconfiguredProcessorLedger,
   unconfiguredProcessorWebhookDeliveries,
-} from './webhooks/processor-webhook-deliveries.ts';
+} from './processor/processor-admin.ts';
 
 // A COMMIT that stopped waiting for its synchronous standby reports success with a WARNING;
 // every pool of the process reports its notices here, and a request that completed its key

@@ -3,7 +3,7 @@ import {
   type LedgerCharge,
   type ProcessorLedger,
   ProcessorUnreachableError,
-} from '../../processor/processor-ledger.ts';
+} from '../../processor/processor-admin.ts';
 import type { LedgerVerdict, ProcessorSide } from './ledger.types.ts';
 
 /** What the verdict needs of the app's payment row. */

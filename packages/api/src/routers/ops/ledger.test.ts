@@ -12,12 +12,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createContext } from '../../context.ts';
 import { createApiDependencies } from '../../dependencies.ts';
-import { createHttpProcessorLedger } from '../../processor/http-processor-ledger.ts';
+import { createHttpProcessorLedger } from '../../processor/http-processor-admin.ts';
 import {
   type LedgerCharge,
   type ProcessorLedger,
   ProcessorUnreachableError,
-} from '../../processor/processor-ledger.ts';
+} from '../../processor/processor-admin.ts';
 import { createCaller } from '../../root.ts';
 import {
   type ApiTestHarness,

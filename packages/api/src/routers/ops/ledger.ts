@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
-import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
+import type { ProcessorLedger } from '../../processor/processor-admin.ts';
 import type { OpsLedgerResult, OpsLedgerRow } from './ledger.types.ts';
 import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
 import { latestPaymentsOf, type OpsListInput } from './lists.ts';

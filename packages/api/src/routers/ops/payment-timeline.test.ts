@@ -6,7 +6,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pay } from '../../checkout/pay.ts';
 import type { Database } from '../../database.ts';
-import type { LedgerCharge } from '../../processor/processor-ledger.ts';
+import type { LedgerCharge } from '../../processor/processor-admin.ts';
 import {
   type ApiTestHarness,
   bearer,

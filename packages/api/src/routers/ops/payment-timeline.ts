@@ -3,7 +3,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
-import type { ProcessorLedger } from '../../processor/processor-ledger.ts';
+import type { ProcessorLedger } from '../../processor/processor-admin.ts';
 import { isoTimes } from './iso-times.ts';
 import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
 import type { PaymentTimeline, PaymentTimelineInput } from './payment-timeline.types.ts';

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProcessorUnreachableError } from '../../processor/processor-ledger.ts';
+import type {
+  ProcessorWebhookDeliveries,
+  WebhookDelivery,
+} from '../../processor/processor-admin.ts';
+import { ProcessorUnreachableError } from '../../processor/processor-admin.ts';
 import {
   type ApiTestHarness,
   bearer,
   createApiTestHarness,
 } from '../../testing/api-test-harness.ts';
 import { refusal } from '../../testing/refusal.ts';
-import type {
-  ProcessorWebhookDeliveries,
-  WebhookDelivery,
-} from '../../webhooks/processor-webhook-deliveries.ts';
 
 // The cockpit's webhook deliveries: the processor's outbox, asked for the caller's tenant's
 // account only, and its resend under the operator's Idempotency-Key. The processor's side is

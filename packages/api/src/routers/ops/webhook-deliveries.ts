@@ -4,11 +4,11 @@ import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
-import { ProcessorUnreachableError } from '../../processor/processor-ledger.ts';
 import type {
   ProcessorWebhookDeliveries,
   WebhookDelivery,
-} from '../../webhooks/processor-webhook-deliveries.ts';
+} from '../../processor/processor-admin.ts';
+import { ProcessorUnreachableError } from '../../processor/processor-admin.ts';
 
 /** One payment's events (`paymentId`), or the tenant's newest `limit` events. */
 export const webhookDeliveriesInput = z

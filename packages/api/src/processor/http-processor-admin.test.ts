@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessorUnreachableError } from '../processor/processor-ledger.ts';
-import { createHttpProcessorWebhookDeliveries } from './http-processor-webhook-deliveries.ts';
+import { createHttpProcessorWebhookDeliveries } from './http-processor-admin.ts';
+import { ProcessorUnreachableError } from './processor-admin.ts';
 
 // The processor's admin answers as apps/processor/src/webhook-resend.test.ts pins them, read
 // into the cockpit's shape; the real round trip is e2e/tests/webhook-deliveries.spec.ts.
