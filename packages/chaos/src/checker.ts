@@ -1,7 +1,7 @@
 import { attributeToRecreatedPayments, checkFailover } from './failover-checks.ts';
 import { groupBy, tupleKey } from './group.ts';
 import type { ClientEvent, HistoryEvent, LifecycleEvent } from './history.ts';
-import { checkMoney, moneyBooks } from './money-checks.ts';
+import { checkMoney, moneyBooks, sum } from './money-checks.ts';
 import type { AppPayment, LedgerEntry, Snapshot } from './target.ts';
 import type { Violation } from './violations.ts';
 
@@ -77,7 +77,13 @@ export function checkHistory(input: {
     ...checkChargesHavePayments(index),
     ...input.intents.flatMap((intent) => checkIntent(intent, byIntent.get(intent.id) ?? [], index)),
     // Money: refunds and captures against both databases, conserved per payment and tenant.
-    ...checkMoney({ snapshot, completions, receivedOf, intentOf: index.intentOf }),
+    ...checkMoney({
+      snapshot,
+      completions,
+      receivedOf,
+      intentOf: index.intentOf,
+      books: index.books,
+    }),
     ...(failover?.violations ?? []),
     ...checkNoProcessDied(input.events),
   ];
@@ -92,26 +98,23 @@ export function checkHistory(input: {
 function indexSnapshot(snapshot: Snapshot, completions: readonly ClientEvent[]) {
   const paymentsByKey = groupBy(snapshot.payments, (p) => tupleKey(p.tenantId, p.idempotencyKey));
   const paymentsById = new Map(snapshot.payments.map((p) => [tupleKey(p.tenantId, p.id), p]));
-  const { chargesOf, refundsOf, appRefundsOf } = moneyBooks(snapshot);
+  const books = moneyBooks(snapshot);
   // A charge is netted out only by money that came back in full: the payment's refunds
   // (signed: a failed refund's return is negative) cancel whole charges, oldest first, and a
   // partial refund cancels none. A payment the app refunded itself has only the app's refunds
-  // to expect: money back beyond them is a refund sent twice (`checkRefunds`).
+  // to expect: money back beyond them is a refund sent twice (`checkPaymentMoney`).
   const netCharges = (p: AppPayment): LedgerEntry[] => {
-    const own = chargesOf.get(tupleKey(p.tenantId, p.id)) ?? [];
-    if (appRefundsOf.has(tupleKey(p.tenantId, p.id))) return own;
-    let refunded = (refundsOf.get(tupleKey(p.tenantId, p.id)) ?? []).reduce(
-      (s, r) => s + r.amount,
-      0,
-    );
+    const id = tupleKey(p.tenantId, p.id);
+    const own = books.chargesOf.get(id) ?? [];
+    if (books.appRefundsOf.has(id)) return own;
     // The app's own refunds are not a charge undone.
-    refunded -= p.amountRefunded ?? 0;
+    let refunded = sum(books.refundsOf.get(id) ?? []) - (p.amountRefunded ?? 0);
     const left = [...own];
     while (left.length > 0 && refunded >= left[0]!.amount) refunded -= left.shift()!.amount;
     return left;
   };
   const intentOf = (p: AppPayment) => intentOfKey(completions, p.tenantId, p.idempotencyKey);
-  return { snapshot, completions, paymentsByKey, paymentsById, netCharges, intentOf };
+  return { snapshot, completions, books, paymentsByKey, paymentsById, netCharges, intentOf };
 }
 
 type SnapshotIndex = ReturnType<typeof indexSnapshot>;

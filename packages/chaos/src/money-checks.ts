@@ -11,7 +11,7 @@ const HELD_REFUND = new Set(['pending', 'succeeded']);
 /** The processor's refusals of a refund for more than the charge has left (Stripe's codes). */
 const OVER_CAP_REFUSALS = new Set(['amount_too_large', 'charge_already_refunded']);
 
-const sum = (rows: readonly { amount: number }[]) => rows.reduce((n, r) => n + r.amount, 0);
+export const sum = (rows: readonly { amount: number }[]) => rows.reduce((n, r) => n + r.amount, 0);
 /** Where a client's answer puts a violation. */
 export const whereOf = (e: ClientEvent) => ({
   intent: e.intent,
@@ -29,8 +29,9 @@ export function checkMoney(input: {
   /** What the processor should hold for a payment (its amount, or what a capture took). */
   receivedOf: (p: AppPayment) => number;
   intentOf: (p: AppPayment) => string | undefined;
+  books: MoneyBooks;
 }): Violation[] {
-  const books = moneyBooks(input.snapshot);
+  const { books } = input;
   const perPayment = input.snapshot.payments.flatMap((p) => checkPaymentMoney(p, input, books));
   return [
     ...checkMoneyKeys(input.completions, books.ledgerRefunds),
