@@ -26,8 +26,7 @@ import {
 } from './lists.ts';
 import { operatorAttemptStory } from './operator-attempt-events.ts';
 import { moneyActionContext } from './operator-money-action.ts';
-import { paymentTimeline } from './payment-timeline.ts';
-import { paymentTimelineInput } from './payment-timeline.types.ts';
+import { paymentTimeline, paymentTimelineInput } from './payment-timeline.ts';
 import {
   resendWebhook,
   resendWebhookInput,

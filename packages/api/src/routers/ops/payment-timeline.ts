@@ -1,27 +1,29 @@
 import { paymentEvents, payments, tenants } from '@once/db/schema';
 import { and, asc, eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import type { ProcessorLedger } from '../../processor/processor-admin.ts';
 import { isoTimes } from './iso-times.ts';
 import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
-import type { PaymentTimeline, PaymentTimelineInput } from './payment-timeline.types.ts';
+
+export const paymentTimelineInput = z.object({ paymentId: z.string().min(1).max(100) });
 
 /**
  * The life of one payment of the caller's tenant: every recorded event (attempts, commit,
  * claims, processor calls, outcomes, webhooks, reconciler decisions) oldest first, and the
- * processor ledger's verdict on it, judged by the same rules as `ops.ledger`. The events
- * are read before the ledger, so a charge landing in between shows as `app_behind`, never
- * as a false alarm. An unknown id (or another tenant's) is `payment_not_found`.
+ * processor ledger's verdict on it, judged by the same rules as `ops.ledger` (`judgePayment`).
+ * The events are read before the ledger, so a charge landing in between shows as `app_behind`,
+ * never as a false alarm. An unknown id (or another tenant's) is `payment_not_found`.
  */
 export async function paymentTimeline({
   ctx,
   input,
 }: {
   ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock };
-  input: PaymentTimelineInput;
-}): Promise<PaymentTimeline> {
+  input: z.infer<typeof paymentTimelineInput>;
+}) {
   const [row] = await ctx.db
     .select({ payment: payments, processorAccountId: tenants.processorAccountId })
     .from(payments)
