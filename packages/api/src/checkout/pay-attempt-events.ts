@@ -87,9 +87,8 @@ export interface GuardAnswer {
 }
 
 /**
- * The guards' `onAnswered` for `pay` (every transport): a replay or a 409/422 of the key that
- * `pay` never saw still shows on the payment's timeline as a `pay.attempt`. Without a payment
- * to name (a stored refusal, a 409 before the first commit) nothing is recorded. The guard
+ * The guards' `onAnswered` for `pay`: a replay or a 409/422 that `pay` never saw still shows on
+ * the payment's timeline as a `pay.attempt` (nothing without a payment to name). The guard
  * contains what this throws: a lost timeline entry never turns an answer into an error.
  */
 export async function recordGuardAnswer(

@@ -28,11 +28,9 @@ import { priceCart } from './price-cart.ts';
 export type PayOrigin = 'created' | 'existing';
 
 /**
- * How `pay` finishes the caller's idempotency key: inside the payment's own transaction, so
- * the stored response exists if and only if the payment does. tRPC and REST each adapt their
- * idempotency execution to this (they store different envelopes for the same result). The
- * GraphQL twin cannot (its plugin stores the executed document's result after this commits)
- * and only notes the origin; its key falls back on the payment's own uniqueness below.
+ * How `pay` completes the caller's key: inside the payment's own transaction, so the stored
+ * response exists if and only if the payment does (GraphQL's plugin stores after the commit and
+ * falls back on the payment's uniqueness below).
  */
 interface PayIdempotency {
   /** The client's Idempotency-Key (the checkout intent), recorded on the payment. */
@@ -58,19 +56,16 @@ export interface PayContext {
 
 /**
  * Accepts a checkout: prices the cart from the catalogue and, in ONE transaction, writes the
- * payment (`processing`; with `capture: 'manual'` the charge only authorises it), the outbox
- * job that will charge it, a NOTIFY to wake a worker
- * (delivered only on commit; optional, see `notifyOutbox`), and the idempotency key's stored response. Nothing leaves the
- * database here: the worker makes the processor call, so a lost response or a crash can
- * never leave a charge the database does not know about.
+ * payment (`processing`; `capture: 'manual'` only authorises), the outbox job that will charge
+ * it with its NOTIFY (heard only on commit), and the key's stored response. Nothing leaves the
+ * database here: the worker calls the processor, so a lost response or a crash never leaves a
+ * charge the database does not know about.
  *
- * One payment per (tenant, idempotency key), for ever and on every transport: the payments
- * table has a unique index on it, and the insert is `ON CONFLICT DO NOTHING` on every unique
- * index (it waits for a concurrent inserter's transaction). When the payment already exists,
- * the same input (fingerprint stored on the payment) answers that payment as it is now and
- * completes the caller's key with it; another input is refused with `idempotency_key_reused` and nothing
- * is written. This holds whatever happened to the key's own row (expired, reaped) and across
- * tRPC, REST and GraphQL, whose key rows are separate.
+ * One payment per (tenant, idempotency key), for ever and on every transport: a unique index,
+ * and an insert `ON CONFLICT DO NOTHING` that waits for a concurrent inserter. An existing
+ * payment answers the same input (its stored fingerprint) as it is now and completes the
+ * caller's key with it; another input is `idempotency_key_reused`, whatever became of the
+ * key's own row.
  */
 export async function pay({
   ctx,

@@ -4,16 +4,11 @@ import { and, eq } from 'drizzle-orm';
 import type { Transaction } from '../database.ts';
 
 /**
- * Binds the caller's Idempotency-Key to one money action (its kind and payment) for ever, inside
- * the action's transaction: one operation per (tenant, key) on every transport. The key store
- * scopes its rows by operation (REST, GraphQL and the cockpit each have their own), so it
- * cannot see a key used on another transport or for another action; this row can. Two
- * requests under one key that race (on two transports, for two payments) meet at its primary
- * key: the second waits for the first's commit, then reads its binding. A key bound to
- * another action, or one that paid a checkout, is refused (`idempotency_key_reused`, 422),
- * as Stripe refuses a key reused on another endpoint; the same action under its key goes on
- * (the caller then finds its action and answers it as it is now). A checkout refuses a key a
- * money action holds (`refuseMoneyActionKey`).
+ * Binds the caller's Idempotency-Key to one money action (kind and payment) for ever, inside the
+ * action's transaction: the key store scopes rows by operation, so only this row sees a key
+ * used on another transport or for another action. Racing requests meet at its primary key
+ * (the second waits for the first's commit). A key bound elsewhere, or one that paid a
+ * checkout, is `idempotency_key_reused` (422), as Stripe refuses a key on another endpoint.
  */
 export async function bindMoneyActionKey(
   tx: Transaction,

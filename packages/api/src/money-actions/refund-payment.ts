@@ -12,21 +12,14 @@ import type { MoneyActionContext } from './money-action-context.ts';
 import type { RefundResult } from './refund-payment.types.ts';
 
 /**
- * Accepts a refund (from the cockpit or the merchant's API: every transport calls this one
- * function): in ONE transaction, under the payment's row lock (so two refunds of one payment
- * are decided one after the other, from what the lock's holder left), binds the caller's key
- * to this refund (one money action per key on every transport: see `bindMoneyActionKey`),
- * checks what is left to refund (received: the amount of a succeeded payment, the captured
- * amount of a captured one; minus every refund not `failed`), then writes the refund
- * (`requested`), the outbox job that sends it, and the caller's stored answer. The refund's id
- * and downstream key are derived from the tenant and the caller's key, so one key makes one
- * refund for ever: when its refund exists (the key's own row expired or was lost in a
- * failover, the request came again on another transport, or the worker imported the
- * processor's refund for a payment made again), the same request is answered with that refund
- * as it is now, and another request under the key is refused with `idempotency_key_reused`.
- * Refused with nothing written (the key is released): an unknown payment
- * (`payment_not_found`), one that received nothing (`payment_not_refundable`), more than is
- * left (`refund_amount_too_large`, with what is left).
+ * Accepts a refund (every transport calls this one function): in ONE transaction, under the
+ * payment's row lock (two refunds of one payment are decided one after the other), binds the
+ * caller's key to it (`bindMoneyActionKey`), checks what is left (received minus every refund
+ * not `failed`), writes the refund (`requested`), its outbox job and the caller's stored answer.
+ * The refund's id comes from the tenant and the key, so the same request, however it comes
+ * again, is answered with that refund as it is now; another under the key is
+ * `idempotency_key_reused`. Refused with nothing written: `payment_not_found`,
+ * `payment_not_refundable`, `refund_amount_too_large` (with what is left).
  */
 export function refundPayment(
   ctx: MoneyActionContext<RefundResult>,

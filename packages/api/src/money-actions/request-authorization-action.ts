@@ -11,20 +11,14 @@ import { bindMoneyActionKey } from './bind-money-action-key.ts';
 import type { MoneyActionContext } from './money-action-context.ts';
 
 /**
- * Accepts a capture or void of an authorised payment (an operator's click in the cockpit, a
- * merchant's API call: every transport calls this one function): in ONE transaction, under
- * the payment's row lock, binds the caller's key to this action (one money action per key on
- * every transport: see `bindMoneyActionKey`), writes the action (`pending`), the outbox job
- * that will send it, and the caller's stored answer. Nothing leaves the database here; the
- * worker calls the processor. The action's id and downstream key are derived from the tenant
- * and the caller's key: when its action exists (the key's own row expired or was lost, or the
- * request came again on another transport), the same request is answered with it as it is
- * now, another one refused (`idempotency_key_reused`). Refused with nothing written (the key
- * is released, so the operator may correct and resend): an unknown payment
- * (`payment_not_found`), one that is not `authorized` or already has a capture or void under
- * way or done (`payment_not_authorized`: a second capture under another key cannot happen),
- * a capture over the authorised amount (`capture_amount_too_large`). A payment re-created after
- * a lost row that took over this very end (see `tookOverThisEnd`) answers it as done.
+ * Accepts a capture or void (every transport calls this one function): in ONE transaction,
+ * under the payment's row lock, binds the caller's key to it (`bindMoneyActionKey`), writes
+ * the action (`pending`), its outbox job and the caller's stored answer; the worker calls the
+ * processor. The action's id comes from the tenant and the key, so the same request, however
+ * it comes again, is answered with that action as it is now; another under the key is
+ * `idempotency_key_reused`. Refused with nothing written: `payment_not_found`,
+ * `payment_not_authorized` (not authorised, or a capture or void under way or done: no second
+ * capture under another key), `capture_amount_too_large`.
  */
 export function requestAuthorizationAction(
   ctx: MoneyActionContext<PaymentActionResult>,
@@ -136,13 +130,9 @@ function actionResultOf(row: typeof paymentActions.$inferSelect): PaymentActionR
 }
 
 /**
- * A payment re-created after its row was lost (a failover dropped the acknowledged commit) that
- * took over its intent's end from the processor: captured or voided, with no action of its own,
- * because the capture or void that ended it was lost with the first row. The operator's retry
- * (the same kind, and for a capture the amount the intent took) finds that end: it is answered
- * as done, recorded as this key's action, and nothing is sent again. The app cannot tell the
- * lost request's key from another key asking for the same end; either is answered with the end
- * the processor holds, and no money moves.
+ * A payment re-created after a failover lost its row, whose intent the processor already
+ * captured or voided: the retry of that same end (for a capture, the amount taken) is answered
+ * as done and recorded as this key's action, and no money moves.
  */
 function tookOverThisEnd(
   payment: { status: string; amount: number; amountCaptured: number | null },

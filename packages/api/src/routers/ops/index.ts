@@ -51,10 +51,7 @@ export const opsRouter = createTRPCRouter({
   idempotencyKey: operatorProcedure
     .input(idempotencyKeyInput)
     .query(({ ctx, input }) => inspectIdempotencyKey({ ctx, input })),
-  /**
-   * Release a key: an expired lease that committed nothing, or an `unknown` key the operator
-   * reconciled as "nothing happened" (it may run again). See `runKeyAction`.
-   */
+  /** Release a key that committed nothing (an expired lease, an `unknown` found harmless). */
   releaseIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
     .mutation(({ ctx, input }) => runKeyAction('release', { ctx, input })),
@@ -62,11 +59,7 @@ export const opsRouter = createTRPCRouter({
   evictIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
     .mutation(({ ctx, input }) => runKeyAction('evict', { ctx, input })),
-  /**
-   * Capture an authorised payment (all, or `amount`). Requires an `Idempotency-Key`: a double
-   * click or a retry replays the first answer, and the processor captures once. Atomic mode,
-   * as `checkout.pay`: the action, its job and the stored answer commit together.
-   */
+  /** Capture an authorised payment, all or `amount` (see `requestAuthorizationAction`). */
   capturePayment: operatorProcedure
     .meta({ idempotency: { operation: 'ops.capturePayment', mode: 'atomic' } })
     .input(capturePaymentInput)
@@ -84,10 +77,7 @@ export const opsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) =>
       requestAuthorizationAction(moneyActionContext(ctx), 'void', input),
     ),
-  /**
-   * Refund a succeeded or captured payment (all that is left, or `amount`); several refunds
-   * may follow each other, never more than was received. Guarded like `capturePayment`.
-   */
+  /** Refund a succeeded or captured payment, all that is left or `amount` (`refundPayment`). */
   refundPayment: operatorProcedure
     .meta({ idempotency: { operation: 'ops.refundPayment', mode: 'atomic' } })
     .input(refundPaymentInput)
@@ -118,11 +108,7 @@ export const opsRouter = createTRPCRouter({
   webhookDeliveries: operatorProcedure
     .input(webhookDeliveriesInput)
     .query(({ ctx, input }) => webhookDeliveries({ ctx, input })),
-  /**
-   * Send one webhook event again (same event id: the webhook route applies it once). Requires
-   * an `Idempotency-Key`: a double click or a retry replays the first answer and sends once.
-   * Leased mode: the send is an HTTP call, so its answer is stored after it.
-   */
+  /** Send one webhook event again; leased: the send is an HTTP call, stored after it. */
   resendWebhook: operatorProcedure
     .meta({ idempotency: { operation: 'ops.resendWebhook' } })
     .input(resendWebhookInput)
