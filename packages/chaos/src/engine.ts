@@ -32,11 +32,8 @@ export interface ChaosRunResult extends RunSummary {
 }
 
 /**
- * One chaos run: plan from the seed, clients and nemesis concurrently during the fault
- * phase, then heal (faults off, every process up), let clients finish their retries,
- * wait for convergence, snapshot both databases, check, count coverage, write the report
- * (`report.md`, `junit.xml`, `timeline.svg`, `history.jsonl` in `outDir`). The target is
- * started and stopped by the caller.
+ * One chaos run: plan, clients and nemesis during the fault phase, heal, the clients' last
+ * retries, convergence, snapshot, check, report to `outDir`; the caller starts the target.
  *
  * @example
  * const target = await startOnceTarget({ profile: args.profile, browser });

@@ -1,7 +1,5 @@
-// What a failover may do to the app's database, checked from the history and the snapshot:
-// commits a client was answered for and the new primary does not hold (lost acknowledged
-// commits, per table), rows a failover dropped that came back later (resurrected from a
-// forked timeline), and a checkout charged twice across a lost payment and its re-creation.
+// What a failover may do to the app's database: lose acknowledged commits, resurrect dropped
+// rows, or charge a checkout twice across a lost payment and its re-creation.
 
 import { groupBy, tupleKey } from './group.ts';
 import type { ClientEvent } from './history.ts';

@@ -5,14 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { seededRandom } from './random.ts';
 
 /**
- * The faults the proxy injects, one vocabulary for the target and for a downstream:
- * - `drop_answer`: forward, let the upstream answer (it committed), then reset the client's
- *   connection: the client never hears;
- * - `duplicate_at_once`: forward the request and a copy at the same time (a double click, a
- *   load balancer resending);
- * - `duplicate_late`: answer the client, then send a copy later (a queued resend);
- * - `delay`: hold the request before forwarding;
- * - `reset`: reset the connection before forwarding: the upstream never sees it.
+ * The faults the proxy injects, for the target and for a downstream: an answer dropped after
+ * the upstream committed, a copy at once or later, a delay, a reset before forwarding.
  */
 const FAULT_KINDS = [
   'drop_answer',

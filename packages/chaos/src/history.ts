@@ -1,9 +1,7 @@
 /**
- * A Jepsen-style history: every client request is an `invoke` followed by exactly one
- * completion: `ok` (a definite success), `fail` (a definite refusal: nothing happened, or a
- * definite decline) or `info` (the outcome is unknown: timeout, reset, 5xx, lost response).
- * Nemesis actions and process lifecycle events go in the same history, so a violation can
- * be shown with everything that happened around it.
+ * A Jepsen-style history: each client request an `invoke` and one completion, `ok`, `fail`
+ * (nothing happened, or a decline) or `info` (unknown: timeout, reset, 5xx, lost response);
+ * faults and process events share it, so a violation shows with all that happened around it.
  */
 export type OpType = 'invoke' | 'ok' | 'fail' | 'info';
 

@@ -18,10 +18,8 @@ const PROCESS_OF: Record<string, string> = {
 };
 
 /**
- * Runs the nemesis' schedule in time order and records each fault's start and end; a fault
- * that could not be injected is recorded with its error and does not count as fired. One lane
- * per thing a fault hits (web, processor, each worker, postgres, the processor's fault table):
- * a slow restart must not hold back faults aimed elsewhere, and faults on one part stay in order.
+ * Runs the schedule and records each fault's start and end (or its error: not fired), one lane
+ * per thing a fault hits, so a slow restart holds back no fault aimed elsewhere.
  */
 export async function runNemesis(
   events: readonly NemesisPlan[],
