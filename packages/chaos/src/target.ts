@@ -171,9 +171,8 @@ export const SYSTEM_FAULT_KINDS = [
 ] as const;
 
 /**
- * Faults on a replicated app database (`failDatabaseOver`): the primary killed -9 (then
- * rewound and rejoined), partitioned then stopped (then resumed: it demotes and rewinds), a
- * planned switchover, and COMMITs cancelled while they wait for the synchronous standby.
+ * Faults on a replicated app database (`failDatabaseOver`): the primary killed or stopped, a
+ * switchover, and COMMITs cancelled while they wait for the synchronous standby.
  */
 export const FAILOVER_FAULT_KINDS = [
   'pg_kill_primary',
@@ -206,11 +205,7 @@ export interface LostRow {
 /** How the nemesis crashes PostgreSQL. */
 export type DatabaseCrash = 'immediate_shutdown' | 'kill_postmaster';
 
-/**
- * A part of a team's system the nemesis may kill, pause and restart: a process group the
- * target started (its leader's pid, and how to start it again), a `docker compose` service,
- * or a systemd unit.
- */
+/** A part the nemesis may kill, pause and restart: a process group, a compose service, a unit. */
 export type Part =
   | { pid: () => number; start: () => Promise<void> }
   | { compose: string; file?: string }
