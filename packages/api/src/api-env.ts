@@ -51,15 +51,8 @@ const apiEnv = {
 };
 
 /**
- * The API's settings from the process environment (see README "Environment"):
- * `ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE` (new keys per tenant, default 600, 0 disables),
- * `PROCESSOR_URL`, `PROCESSOR_ADMIN_TOKEN` (the admin API's `X-Admin-Token`, required with
- * `PROCESSOR_URL`: no built-in token; the demo launcher and the test harness set one),
- * `ONCE_CHECKOUT_KEY_TTL_MS` (default 24 h), `ONCE_OUTBOX_NOTIFY` (1 or 0, default 1),
- * `ONCE_OPERATOR_CODE` (unset: no demo operator sign-in; at least 12 characters; `npm run demo`
- * makes a new one at each start) and the session-start limits
- * `ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE` (60) / `_PER_TENANT_PER_MINUTE` (600).
- * A malformed value throws at start rather than silently running without a limit.
+ * The API's settings from the process environment (see README "Environment"); a malformed
+ * value throws at start rather than silently running without a limit.
  */
 export function readApiEnv(env: Record<string, string | undefined>) {
   const e = parseEnv(apiEnv, env);
