@@ -33,6 +33,34 @@ export class ProcessorUnreachableError extends Error {
   override readonly name = 'ProcessorUnreachableError';
 }
 
+/**
+ * What the processor answered about a tenant's account, or why it could not be asked (no
+ * account, or unreachable with its error): the cockpit answers either way, as an operator needs
+ * it most when the processor is in trouble.
+ */
+export type ProcessorAnswer<T> =
+  | { answer: T; processor: 'reachable'; processorError: null }
+  | { answer: null; processor: 'no_account' | 'unreachable'; processorError: string };
+
+export async function askProcessorAbout<T>(
+  accountId: string | null,
+  ask: (account: string) => Promise<T>,
+): Promise<ProcessorAnswer<T>> {
+  if (!accountId) {
+    return {
+      answer: null,
+      processor: 'no_account',
+      processorError: 'the tenant has no processor account',
+    };
+  }
+  try {
+    return { answer: await ask(accountId), processor: 'reachable', processorError: null };
+  } catch (error) {
+    if (!(error instanceof ProcessorUnreachableError)) throw error;
+    return { answer: null, processor: 'unreachable', processorError: error.message };
+  }
+}
+
 /** A ledger for deployments that configured no processor: every question is unanswerable. */
 export const unconfiguredProcessorLedger: ProcessorLedger = {
   chargesOf: () => Promise.reject(new ProcessorUnreachableError('PROCESSOR_URL is not set')),

@@ -1,9 +1,5 @@
 import type { payments } from '@once/db/schema';
-import {
-  type LedgerCharge,
-  type ProcessorLedger,
-  ProcessorUnreachableError,
-} from '../../processor/processor-admin.ts';
+import type { LedgerCharge, ProcessorAnswer } from '../../processor/processor-admin.ts';
 import type { LedgerVerdict, ProcessorSide } from './ledger.types.ts';
 
 /** What the verdict needs of the app's payment row. */
@@ -18,45 +14,13 @@ export type AppPaymentFacts = Pick<
   | 'processorPaymentIntentId'
 >;
 
-/**
- * The charges on the tenant's processor account, or why there are none to compare with: the
- * tenant has no account, or the processor could not be asked (its error). The cockpit still
- * answers the app's side then: an operator needs it most when the processor is in trouble.
- */
-export async function ledgerChargesOf(
-  ledger: ProcessorLedger,
-  accountId: string | null,
-): Promise<LedgerAnswer> {
-  if (!accountId) {
-    return {
-      charges: null,
-      processor: 'no_account',
-      processorError: 'the tenant has no processor account',
-    };
-  }
-  try {
-    return {
-      charges: await ledger.chargesOf(accountId),
-      processor: 'reachable',
-      processorError: null,
-    };
-  } catch (error) {
-    if (!(error instanceof ProcessorUnreachableError)) throw error;
-    return { charges: null, processor: 'unreachable', processorError: error.message };
-  }
-}
-
-type LedgerAnswer =
-  | { charges: LedgerCharge[]; processor: 'reachable'; processorError: null }
-  | { charges: null; processor: 'no_account' | 'unreachable'; processorError: string };
-
 /** One payment's side of the ledger and its verdict; `unverified` when there are no charges to compare with. */
 export function judgePayment(
   payment: AppPaymentFacts,
-  asked: LedgerAnswer,
+  asked: ProcessorAnswer<LedgerCharge[]>,
 ): { side: ProcessorSide | null; verdict: LedgerVerdict; reason: string } {
-  if (!asked.charges) return { side: null, verdict: 'unverified', reason: asked.processorError };
-  const side = summariseCharges(chargesOfPayment(payment, asked.charges));
+  if (!asked.answer) return { side: null, verdict: 'unverified', reason: asked.processorError };
+  const side = summariseCharges(chargesOfPayment(payment, asked.answer));
   return { side, ...judgeLedgerVerdict(payment, side) };
 }
 

@@ -1,8 +1,8 @@
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
-import type { ProcessorLedger } from '../../processor/processor-admin.ts';
+import { askProcessorAbout, type ProcessorLedger } from '../../processor/processor-admin.ts';
 import type { OpsLedgerResult, OpsLedgerRow } from './ledger.types.ts';
-import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
+import { judgePayment } from './ledger-verdict.ts';
 import { latestPaymentsOf, type OpsListInput } from './lists.ts';
 import { processorAccountOf } from './webhook-deliveries.ts';
 
@@ -10,7 +10,7 @@ import { processorAccountOf } from './webhook-deliveries.ts';
  * The tenant's latest payments next to the processor's ledger: how many successful charges
  * the processor holds for each, with which PaymentIntent and amount, and a verdict. If the
  * ledger cannot be read, the app side is still answered (`processor: 'unreachable'`, every
- * verdict `unverified`) rather than an error (see `ledgerChargesOf`).
+ * verdict `unverified`) rather than an error (see `askProcessorAbout`).
  */
 export async function compareWithProcessorLedger({
   ctx,
@@ -24,7 +24,9 @@ export async function compareWithProcessorLedger({
   // (true at that instant). The other order would show a payment that succeeded in between
   // as `succeeded_without_charge`, a false alarm.
   const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
-  const asked = await ledgerChargesOf(ctx.processorLedger, accountId);
+  const asked = await askProcessorAbout(accountId, (account) =>
+    ctx.processorLedger.chargesOf(account),
+  );
   return {
     processor: asked.processor,
     processorAccountId: accountId,

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { Database } from '../../database.ts';
 import { ApiError } from '../../errors/api-error.ts';
-import type { ProcessorLedger } from '../../processor/processor-admin.ts';
+import { askProcessorAbout, type ProcessorLedger } from '../../processor/processor-admin.ts';
 import { isoTimes } from './iso-times.ts';
-import { judgePayment, ledgerChargesOf } from './ledger-verdict.ts';
+import { judgePayment } from './ledger-verdict.ts';
 
 export const paymentTimelineInput = z.object({ paymentId: z.string().min(1).max(100) });
 
@@ -39,7 +39,9 @@ export async function paymentTimeline({
     .orderBy(asc(paymentEvents.seq));
 
   const checkedAt = ctx.clock.now().toISOString();
-  const asked = await ledgerChargesOf(ctx.processorLedger, processorAccountId);
+  const asked = await askProcessorAbout(processorAccountId, (account) =>
+    ctx.processorLedger.chargesOf(account),
+  );
   const ledger = {
     processor: asked.processor,
     processorError: asked.processorError,

@@ -8,7 +8,7 @@ import type {
   ProcessorWebhookDeliveries,
   WebhookDelivery,
 } from '../../processor/processor-admin.ts';
-import { ProcessorUnreachableError } from '../../processor/processor-admin.ts';
+import { askProcessorAbout, ProcessorUnreachableError } from '../../processor/processor-admin.ts';
 
 /** One payment's events (`paymentId`), or the tenant's newest `limit` events. */
 export const webhookDeliveriesInput = z
@@ -71,23 +71,17 @@ export async function webhookDeliveries({
     paymentIntentId = payment.intentId;
   }
   const account = await processorAccountOf(ctx.db, ctx.tenantId);
-  if (!account) {
-    return {
-      processor: 'no_account',
-      processorError: 'the tenant has no processor account',
-      deliveries: [],
-    };
-  }
-  try {
-    const deliveries = await ctx.processorWebhooks.list(account, {
+  const asked = await askProcessorAbout(account, (account) =>
+    ctx.processorWebhooks.list(account, {
       limit: input.limit,
       ...(paymentIntentId ? { paymentIntentId } : {}),
-    });
-    return { processor: 'reachable', processorError: null, deliveries };
-  } catch (error) {
-    if (!(error instanceof ProcessorUnreachableError)) throw error;
-    return { processor: 'unreachable', processorError: error.message, deliveries: [] };
-  }
+    }),
+  );
+  return {
+    processor: asked.processor,
+    processorError: asked.processorError,
+    deliveries: asked.answer ?? [],
+  };
 }
 
 /**
