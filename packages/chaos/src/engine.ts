@@ -5,7 +5,7 @@ import { achieved, browserCustomersPaying, measureCoverage, shortfalls } from '.
 import { tupleKey } from './group.ts';
 import { History } from './history.ts';
 import { runNemesis } from './nemesis.ts';
-import { type RunSummary, runJunit, runReport, timelineSvg } from './report.ts';
+import { type RunSummary, runJunit, runReport, seconds, timelineSvg } from './report.ts';
 import { type ChaosProfile, type IntentPlan, planRun } from './schedule.ts';
 import type { AppPayment, ChaosTarget, ClientContext, Snapshot } from './target.ts';
 
@@ -161,9 +161,9 @@ async function healAndConverge({ plan, profile, target, history, log }: Run, lan
   await sleep(lanes.faultsStartAt + profile.durationMs - history.elapsed());
   await lanes.nemesis;
   history.mark('heal_start');
-  log(`chaos: heal at ${(history.elapsed() / 1000).toFixed(1)} s`);
+  log(`chaos: heal at ${seconds(history.elapsed())}`);
   await target.heal();
-  log(`chaos: healed at ${(history.elapsed() / 1000).toFixed(1)} s; clients finish their retries`);
+  log(`chaos: healed at ${seconds(history.elapsed())}; clients finish their retries`);
   const healAt = history.elapsed();
   history.mark('healed');
   lanes.clientDeadline = healAt + CLIENT_GRACE_AFTER_HEAL_MS;
@@ -192,7 +192,7 @@ async function healAndConverge({ plan, profile, target, history, log }: Run, lan
   if (profile.replication && drive.returning) {
     for (const line of await drive.returning(plan.intents, lanes.ctx)) log(`chaos: ${line}`);
   }
-  log(`chaos: clients done at ${(history.elapsed() / 1000).toFixed(1)} s; waiting for convergence`);
+  log(`chaos: clients done at ${seconds(history.elapsed())}; waiting for convergence`);
   const convergeDeadline = history.elapsed() + profile.convergeTimeoutMs;
   while (
     history.elapsed() < convergeDeadline &&

@@ -163,7 +163,8 @@ export interface RunSummary {
   shortfalls: string[];
 }
 
-const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
+/** Milliseconds as seconds for people: `12.3 s`. */
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** A replicated database's failovers: lost acknowledged commits are a count in async mode. */
 function failoverRows(f: CheckResult['failover']): string[] {
@@ -238,7 +239,7 @@ function intentTimeline(
     if (paymentIds.has(b.paymentId))
       lines.push({ at: b.at - startedAt, text: `${b.what} (${b.paymentId})` });
   }
-  return lines.sort((a, b) => a.at - b.at).map((l) => `  ${ms(l.at).padStart(8)}  ${l.text}`);
+  return lines.sort((a, b) => a.at - b.at).map((l) => `  ${seconds(l.at).padStart(8)}  ${l.text}`);
 }
 
 /** A target run as markdown: seed and replay command, counts, coverage, convergence, violations with timelines. */
@@ -269,9 +270,9 @@ export function runReport(
     `| intents with a payment (terminal) | ${summary.withPayment} (${summary.terminal}) |`,
     `| requests | ${coverage.requests.ok} ok, ${coverage.requests.fail} fail, ${coverage.requests.info} info |`,
     `| payments / ledger entries | ${snapshot.payments.length} / ${snapshot.ledger.length} |`,
-    `| run time | ${ms(summary.durationMs)} |`,
-    `| converged after heal | ${ms(summary.convergedAfterHealMs)} (clients' last retries included) |`,
-    `| payments settled after heal | p50 ${ms(check.convergence.p50)}, p99 ${ms(check.convergence.p99)}, max ${ms(check.convergence.max)} (${check.convergence.samples} payments) |`,
+    `| run time | ${seconds(summary.durationMs)} |`,
+    `| converged after heal | ${seconds(summary.convergedAfterHealMs)} (clients' last retries included) |`,
+    `| payments settled after heal | p50 ${seconds(check.convergence.p50)}, p99 ${seconds(check.convergence.p99)}, max ${seconds(check.convergence.max)} (${check.convergence.samples} payments) |`,
     ...failoverRows(check.failover),
     '',
     '## Coverage',
