@@ -60,13 +60,10 @@ const KEY_REFUSALS: Record<KeyOperatorErrorCode, ApiErrorCode> = {
  * unknown, expired), all or those of `input.state`. Stored response bodies are left out: they
  * may hold customer data.
  */
-export async function listIdempotencyKeys({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string };
-  input: z.infer<typeof idempotencyKeysInput>;
-}) {
+export async function listIdempotencyKeys(
+  ctx: { db: Database; tenantId: string },
+  input: z.infer<typeof idempotencyKeysInput>,
+) {
   const rows = await ctx.db
     .select({
       operation: idempotencyKeys.operation,
@@ -97,13 +94,10 @@ export async function listIdempotencyKeys({
  * attempts, lease, times, fingerprint prefix, the `revision` to act on, and whether release
  * or evict would be accepted), or null. Never the stored response body.
  */
-export async function inspectIdempotencyKey({
-  ctx,
-  input,
-}: {
-  ctx: { keyOperator: KeyOperator; tenantId: string };
-  input: z.infer<typeof idempotencyKeyInput>;
-}) {
+export async function inspectIdempotencyKey(
+  ctx: { keyOperator: KeyOperator; tenantId: string },
+  input: z.infer<typeof idempotencyKeyInput>,
+) {
   const found = await ctx.keyOperator.inspect({ tenantId: ctx.tenantId, ...input });
   return found ? isoTimes(found) : null;
 }
@@ -116,13 +110,8 @@ export async function inspectIdempotencyKey({
  */
 export async function runKeyAction(
   action: 'release' | 'evict',
-  {
-    ctx,
-    input,
-  }: {
-    ctx: { keyOperator: KeyOperator; tenantId: string; principal: string };
-    input: z.infer<typeof idempotencyKeyActionInput>;
-  },
+  ctx: { keyOperator: KeyOperator; tenantId: string; principal: string },
+  input: z.infer<typeof idempotencyKeyActionInput>,
 ) {
   const { revision, reason, ...key } = input;
   try {

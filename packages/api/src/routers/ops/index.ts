@@ -43,22 +43,22 @@ import {
 export const opsRouter = createTRPCRouter({
   payments: operatorProcedure
     .input(opsListInput)
-    .query(({ ctx, input }) => listPayments({ ctx, input })),
+    .query(({ ctx, input }) => listPayments(ctx, input)),
   idempotencyKeys: operatorProcedure
     .input(idempotencyKeysInput)
-    .query(({ ctx, input }) => listIdempotencyKeys({ ctx, input })),
+    .query(({ ctx, input }) => listIdempotencyKeys(ctx, input)),
   /** One key, to look at before acting on it (no response body). */
   idempotencyKey: operatorProcedure
     .input(idempotencyKeyInput)
-    .query(({ ctx, input }) => inspectIdempotencyKey({ ctx, input })),
+    .query(({ ctx, input }) => inspectIdempotencyKey(ctx, input)),
   /** Release a key that committed nothing (an expired lease, an `unknown` found harmless). */
   releaseIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
-    .mutation(({ ctx, input }) => runKeyAction('release', { ctx, input })),
+    .mutation(({ ctx, input }) => runKeyAction('release', ctx, input)),
   /** Evict a `completed` or `released` key before its retention ends (it runs again). */
   evictIdempotencyKey: operatorProcedure
     .input(idempotencyKeyActionInput)
-    .mutation(({ ctx, input }) => runKeyAction('evict', { ctx, input })),
+    .mutation(({ ctx, input }) => runKeyAction('evict', ctx, input)),
   /** Capture an authorised payment, all or `amount` (see `requestAuthorizationAction`). */
   capturePayment: operatorProcedure
     .meta({ idempotency: { operation: 'ops.capturePayment', mode: 'atomic' } })
@@ -86,10 +86,10 @@ export const opsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => refundPayment(moneyActionContext(ctx), input)),
   outbox: operatorProcedure
     .input(opsListInput)
-    .query(({ ctx, input }) => listOutboxJobs({ ctx, input })),
+    .query(({ ctx, input }) => listOutboxJobs(ctx, input)),
   ledger: operatorProcedure
     .input(opsListInput)
-    .query(({ ctx, input }) => compareWithProcessorLedger({ ctx, input })),
+    .query(({ ctx, input }) => compareWithProcessorLedger(ctx, input)),
   /**
    * A payment's money (capturable, received, refunded) and its refunds, for the money buttons:
    * the same reads as `GET /api/v1/payments/{id}` and its refunds.
@@ -100,18 +100,18 @@ export const opsRouter = createTRPCRouter({
   })),
   paymentTimeline: operatorProcedure
     .input(paymentTimelineInput)
-    .query(({ ctx, input }) => paymentTimeline({ ctx, input })),
+    .query(({ ctx, input }) => paymentTimeline(ctx, input)),
   stuckPayments: operatorProcedure
     .input(stuckPaymentsInput)
-    .query(({ ctx, input }) => countStuckPayments({ ctx, input })),
+    .query(({ ctx, input }) => countStuckPayments(ctx, input)),
   /** The processor's webhook deliveries of the tenant (of one payment with `paymentId`). */
   webhookDeliveries: operatorProcedure
     .input(webhookDeliveriesInput)
-    .query(({ ctx, input }) => webhookDeliveries({ ctx, input })),
+    .query(({ ctx, input }) => webhookDeliveries(ctx, input)),
   /** Send one webhook event again; leased: the send is an HTTP call, stored after it. */
   resendWebhook: operatorProcedure
     .meta({ idempotency: { operation: 'ops.resendWebhook' } })
     .input(resendWebhookInput)
     .concat(idempotencyGuard)
-    .mutation(({ ctx, input }) => resendWebhook({ ctx, input })),
+    .mutation(({ ctx, input }) => resendWebhook(ctx, input)),
 });

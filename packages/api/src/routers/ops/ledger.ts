@@ -12,13 +12,10 @@ import { processorAccountOf } from './webhook-deliveries.ts';
  * ledger cannot be read, the app side is still answered (`processor: 'unreachable'`, every
  * verdict `unverified`) rather than an error (see `askProcessorAbout`).
  */
-export async function compareWithProcessorLedger({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock };
-  input: OpsListInput;
-}): Promise<OpsLedgerResult> {
+export async function compareWithProcessorLedger(
+  ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock },
+  input: OpsListInput,
+): Promise<OpsLedgerResult> {
   const accountId = await processorAccountOf(ctx.db, ctx.tenantId);
   // App first, ledger second: a charge that lands in between then shows as `app_behind`
   // (true at that instant). The other order would show a payment that succeeded in between

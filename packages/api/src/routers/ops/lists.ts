@@ -28,13 +28,7 @@ export function latestPaymentsOf(db: Database, tenantId: string, limit: number) 
  * The tenant's latest payments with the keys that tie them to the checkout intent and to
  * the processor, for the operator cockpit.
  */
-export async function listPayments({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string };
-  input: OpsListInput;
-}) {
+export async function listPayments(ctx: { db: Database; tenantId: string }, input: OpsListInput) {
   const rows = await latestPaymentsOf(ctx.db, ctx.tenantId, input.limit);
   return rows.map((row) => ({
     ...toPaymentView(row),
@@ -48,13 +42,7 @@ export async function listPayments({
 }
 
 /** The tenant's latest outbox jobs: what the workers have claimed, retried or given up on. */
-export async function listOutboxJobs({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string };
-  input: OpsListInput;
-}) {
+export async function listOutboxJobs(ctx: { db: Database; tenantId: string }, input: OpsListInput) {
   const rows = await ctx.db
     .select()
     .from(outboxJobs)
@@ -80,13 +68,10 @@ export const stuckPaymentsInput = z
  * the reconciler looked at them `afterChecks` times or more (the worker's
  * `WORKER_RECONCILE_STUCK_AFTER_CHECKS`, default 5). Should be 0; anything else needs an operator.
  */
-export async function countStuckPayments({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string };
-  input: z.infer<typeof stuckPaymentsInput>;
-}): Promise<{ stuck: number; afterChecks: number }> {
+export async function countStuckPayments(
+  ctx: { db: Database; tenantId: string },
+  input: z.infer<typeof stuckPaymentsInput>,
+): Promise<{ stuck: number; afterChecks: number }> {
   const [row] = await ctx.db
     .select({ n: count() })
     .from(payments)

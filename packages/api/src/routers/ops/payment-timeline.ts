@@ -17,13 +17,10 @@ export const paymentTimelineInput = z.object({ paymentId: z.string().min(1).max(
  * The events are read before the ledger, so a charge landing in between shows as `app_behind`,
  * never as a false alarm. An unknown id (or another tenant's) is `payment_not_found`.
  */
-export async function paymentTimeline({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock };
-  input: z.infer<typeof paymentTimelineInput>;
-}) {
+export async function paymentTimeline(
+  ctx: { db: Database; tenantId: string; processorLedger: ProcessorLedger; clock: Clock },
+  input: z.infer<typeof paymentTimelineInput>,
+) {
   const [row] = await ctx.db
     .select({ payment: payments, processorAccountId: tenants.processorAccountId })
     .from(payments)

@@ -51,13 +51,10 @@ export async function processorAccountOf(db: Database, tenantId: string): Promis
  * cockpit is needed most when the processor is in trouble. Another tenant's payment id is
  * `payment_not_found`.
  */
-export async function webhookDeliveries({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string; processorWebhooks: ProcessorWebhookDeliveries };
-  input: z.infer<typeof webhookDeliveriesInput>;
-}): Promise<OpsWebhookDeliveries> {
+export async function webhookDeliveries(
+  ctx: { db: Database; tenantId: string; processorWebhooks: ProcessorWebhookDeliveries },
+  input: z.infer<typeof webhookDeliveriesInput>,
+): Promise<OpsWebhookDeliveries> {
   let paymentIntentId: string | undefined;
   if (input.paymentId !== undefined) {
     const [payment] = await ctx.db
@@ -91,13 +88,10 @@ export async function webhookDeliveries({
  * processor that cannot be asked is 503 (the guard releases the key; pressing again resends,
  * which is harmless for the same reason).
  */
-export async function resendWebhook({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string; processorWebhooks: ProcessorWebhookDeliveries };
-  input: z.infer<typeof resendWebhookInput>;
-}) {
+export async function resendWebhook(
+  ctx: { db: Database; tenantId: string; processorWebhooks: ProcessorWebhookDeliveries },
+  input: z.infer<typeof resendWebhookInput>,
+) {
   const notFound = new ApiError('webhook_event_not_found', undefined, { eventId: input.eventId });
   const account = await processorAccountOf(ctx.db, ctx.tenantId);
   if (!account) throw notFound;
