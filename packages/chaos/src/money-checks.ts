@@ -259,10 +259,8 @@ function checkTenantMoneyConserved(
 }
 
 /**
- * 3-D Secure: the shopper's answer to the bank decides. A challenge failed, or left (the
- * shopper never answered), charges nothing, whatever else happened to the payment; a left one
- * ends `canceled` (the reconciler's cancel past the abandon window), never charged or failed.
- * A failed one may end `canceled` too: its answer lost before the processor took it.
+ * 3-D Secure: the shopper's answer decides. A challenge failed or left charges nothing; a left
+ * one ends `canceled` (the reconciler's), a failed one `failed` or `canceled` (answer lost).
  */
 function checkChallenges(
   input: Pick<MoneyInput, 'snapshot' | 'completions' | 'intentOf'>,
@@ -290,14 +288,10 @@ function checkChallenges(
 }
 
 /**
- * What rude operators may never get away with:
- * - one money operation per (tenant, key) on every transport: a key accepted for two
- *   operations (a capture's key accepted for a refund), or accepted for one while the action it
- *   holds is another (`key_reuse_accepted`);
- * - a request from an operator session signed out on the server is refused and does nothing:
- *   answered ok, or its key holds an action (`revoked_session_acted`);
- * - two operators acting on one payment at the same moment under two keys: one may act
- *   (`racing_actions_both_accepted`, both answered ok).
+ * What rude operators may never get away with, on any transport: a key accepted for two
+ * operations, or for one while it holds another (`key_reuse_accepted`); a signed-out session's
+ * request answered ok or its key holding an action (`revoked_session_acted`); two operators
+ * racing on one payment under two keys both accepted (`racing_actions_both_accepted`).
  */
 function checkRudeOperators(input: Pick<MoneyInput, 'snapshot' | 'completions'>): Violation[] {
   const violations: Violation[] = [];
