@@ -18,7 +18,6 @@ export const statusInput = z.object({
     .regex(/^[0-9a-f]{64}$/, 'checkoutKeyProof must be a lower-case hex SHA-256')
     .optional(),
 });
-export type StatusInput = z.infer<typeof statusInput>;
 
 /** A payment as the checkout page and `GET /api/v1/payments/:id` show it. */
 export interface PaymentView {
@@ -69,13 +68,10 @@ export function toPaymentView(row: typeof payments.$inferSelect): PaymentView {
  * follows the payment its key made (and reaches its 3-D Secure challenge), and a shopper
  * without the key learns nothing more than from an unknown id.
  */
-export async function status({
-  ctx,
-  input,
-}: {
-  ctx: { db: Database; tenantId: string; placedBy?: string };
-  input: StatusInput;
-}): Promise<PaymentView> {
+export async function status(
+  ctx: { db: Database; tenantId: string; placedBy?: string },
+  input: z.infer<typeof statusInput>,
+): Promise<PaymentView> {
   const [row] = await ctx.db
     .select()
     .from(payments)

@@ -43,13 +43,13 @@ export const checkoutRouter = createTRPCRouter({
     }),
   /** One payment of the caller's tenant; a shopper session sees only the payments it placed. */
   status: authedProcedure.input(statusInput).query(({ ctx, input }) =>
-    status({
-      ctx: {
+    status(
+      {
         db: ctx.db,
         tenantId: ctx.tenantId,
         ...(ctx.role === 'operator' ? {} : { placedBy: ctx.principal }),
       },
       input,
-    }),
+    ),
   ),
 });
