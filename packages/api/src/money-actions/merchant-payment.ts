@@ -5,24 +5,12 @@ import type { Queryable } from '../database.ts';
 import { ApiError } from '../errors/api-error.ts';
 
 /**
- * A payment's status as a merchant's API client reads it, in Stripe's PaymentIntent words where
- * Stripe has one: waiting for the shopper's 3-D Secure answer `requires_action`, an authorised
- * payment `requires_capture`, a voided one (or an abandoned challenge) `canceled`, a captured
- * one `succeeded`. `processing` also covers an authorised payment whose capture or void is
- * under way (accepted, not yet answered by the processor).
+ * A payment's internal state as a merchant's API client reads it, in Stripe's PaymentIntent
+ * words where Stripe has one (a voided payment or an abandoned challenge `canceled`, a captured
+ * one `succeeded`). An authorised payment is `requires_capture`, or `processing` while its
+ * capture or void is under way (accepted, not yet answered by the processor).
  */
-type MerchantPaymentStatus =
-  | 'processing'
-  | 'unknown'
-  | 'requires_action'
-  | 'requires_capture'
-  | 'succeeded'
-  | 'declined'
-  | 'failed'
-  | 'canceled';
-
-/** Internal state -> what the merchant sees; an authorised payment is looked at apart. */
-const MERCHANT_STATUS: Record<Exclude<PaymentStatus, 'authorized'>, MerchantPaymentStatus> = {
+const MERCHANT_STATUS = {
   processing: 'processing',
   unknown: 'unknown',
   succeeded: 'succeeded',
@@ -32,16 +20,11 @@ const MERCHANT_STATUS: Record<Exclude<PaymentStatus, 'authorized'>, MerchantPaym
   voided: 'canceled',
   requires_action: 'requires_action',
   canceled: 'canceled',
-};
+} as const satisfies Record<Exclude<PaymentStatus, 'authorized'>, string>;
 
-/** The one mapping of a payment's internal state to the merchant's status. */
-function merchantPaymentStatus(
-  status: PaymentStatus,
-  { actionUnderWay }: { actionUnderWay: boolean },
-): MerchantPaymentStatus {
-  if (status === 'authorized') return actionUnderWay ? 'processing' : 'requires_capture';
-  return MERCHANT_STATUS[status];
-}
+type MerchantPaymentStatus =
+  | (typeof MERCHANT_STATUS)[keyof typeof MERCHANT_STATUS]
+  | 'requires_capture';
 
 /**
  * A payment as `GET /api/v1/payments/{id}` and GraphQL's `Payment` show it: the checkout's view
@@ -92,7 +75,12 @@ export async function readMerchantPayment(
     .limit(1);
   if (!found) throw new ApiError('payment_not_found', undefined, { paymentId });
   const { row, refunded, actionUnderWay } = found;
-  const status = merchantPaymentStatus(row.status, { actionUnderWay });
+  const status: MerchantPaymentStatus =
+    row.status !== 'authorized'
+      ? MERCHANT_STATUS[row.status]
+      : actionUnderWay
+        ? 'processing'
+        : 'requires_capture';
   return {
     ...toPaymentView(row),
     status,
