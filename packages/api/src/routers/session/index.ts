@@ -7,20 +7,18 @@ import {
 } from '../../auth/session-cookie.ts';
 import { isApiError } from '../../errors/api-error.ts';
 import { createTRPCRouter, publicProcedure } from '../../trpc.ts';
-import { startSession } from './start.ts';
-import { type SessionView, startSessionInput } from './start.types.ts';
+import { type SessionView, startSession, startSessionInput } from './start.ts';
 
 export const sessionRouter = createTRPCRouter({
-  /**
-   * Sets the signed session cookie (a shopper's `once_session`, an operator's `once_operator_session`) (rate-limited per client address and tenant; wrong
-   * operator codes per browser).
-   */
-  start: publicProcedure.input(startSessionInput).mutation(({ ctx, input }) =>
-    startSession({
-      ctx: { ...ctx, now: ctx.clock.now(), clientAddress: clientAddressKey(ctx.headers) },
-      input,
-    }),
-  ),
+  /** Sets the signed session cookie (`startSession`). */
+  start: publicProcedure
+    .input(startSessionInput)
+    .mutation(({ ctx, input }) =>
+      startSession(
+        { ...ctx, now: ctx.clock.now(), clientAddress: clientAddressKey(ctx.headers) },
+        input,
+      ),
+    ),
   /**
    * The signed-in tenant and role, or `null` when signed out (no credential, or one that is
    * expired, ended or invalid): a page asks this first, and "nobody is signed in" is an

@@ -1,6 +1,7 @@
 import { hashApiKey } from '@once/db';
 import { tenants } from '@once/db/schema';
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import { findTenantByApiKey } from '../../auth/authenticate.ts';
 import { operatorCodeMatches } from '../../auth/operator-code.ts';
 import { SIGN_IN_COOKIE_NAME, signInCookie } from '../../auth/operator-code-throttle.ts';
@@ -13,7 +14,27 @@ import {
 import type { SessionStartRefusal } from '../../auth/session-start-limit.ts';
 import type { Context } from '../../context.ts';
 import { ApiError } from '../../errors/api-error.ts';
-import type { SessionView, StartSessionInput } from './start.types.ts';
+
+/**
+ * Sign in with a tenant's API key (an operator session) or, in a demo deployment only, a demo
+ * tenant and role; the tenant and role land in a signed cookie, never read from a later body.
+ */
+export const startSessionInput = z.union([
+  z.object({ apiKey: z.string().min(1).max(200) }),
+  z.object({
+    demoTenantId: z.string().min(1).max(100),
+    role: z.enum(['shopper', 'operator']).optional(),
+    /** Required with `role: 'operator'`: the code `npm run demo` prints (ONCE_OPERATOR_CODE). */
+    operatorCode: z.string().max(200).optional(),
+  }),
+]);
+
+export interface SessionView {
+  tenantId: string;
+  tenantName: string;
+  /** `shopper`: pays and reads its own payments; `operator`: also the cockpit (`ops.*`). */
+  role: SessionRole;
+}
 
 type StartSessionContext = Pick<
   Context,
@@ -80,29 +101,22 @@ async function checkOperatorCode(
 }
 
 /**
- * Starts a browser session for a tenant by setting its signed session cookie (a shopper's
- * `once_session`, an operator's `once_operator_session`, so the two live side by side in one
- * browser): an operator session for an API key, a demo session of the asked role (default
- * `shopper`). A
- * demo OPERATOR session also needs the deployment's operator code (ONCE_OPERATOR_CODE, printed
- * by `npm run demo`): picking a merchant is no credential, and the cockpit reads every
- * shopper's e-mail and presses the chaos switches. An operator session is recorded on the
- * server (8 hours, ended by sign-out or by rotating the API key that opened it); only one the
- * code opened may press the chaos switches.
+ * Starts a browser session by setting the tenant's signed session cookie (a shopper's
+ * `once_session`, an operator's `once_operator_session`, side by side in one browser): an
+ * operator session for an API key, or a demo session of the asked role. A demo OPERATOR also
+ * gives the deployment's operator code (ONCE_OPERATOR_CODE): picking a merchant is no
+ * credential, and the cockpit reads every shopper's e-mail. Operator sessions are recorded on
+ * the server (ended by sign-out or by rotating the API key that opened one).
  *
- * Shopper and API-key attempts count against the client address's allowance first (so
- * guessing a key is as slow as minting sessions); operator-code attempts against the
- * browser's own record (`OperatorCodeThrottle`), so nobody else's guesses lock
- * the presenter out. Each session created counts against the tenant's ceiling; a refused start
- * sets no session cookie.
+ * Shopper and API-key attempts count against the client address's allowance (guessing a key is
+ * as slow as minting sessions), operator-code attempts against the browser's own record (no one
+ * else's guesses lock the presenter out); each session against the tenant's ceiling. A refused
+ * start sets no session cookie.
  */
-export async function startSession({
-  ctx,
-  input,
-}: {
-  ctx: StartSessionContext;
-  input: StartSessionInput;
-}): Promise<SessionView> {
+export async function startSession(
+  ctx: StartSessionContext,
+  input: z.infer<typeof startSessionInput>,
+): Promise<SessionView> {
   const byOperatorCode = !('apiKey' in input) && input.role === 'operator';
   if (!byOperatorCode) {
     const overAddress = await ctx.sessionStartLimiter?.admitAttempt(ctx.clientAddress);
