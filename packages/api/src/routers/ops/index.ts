@@ -1,10 +1,13 @@
+import type { Database, Transaction } from '../../database.ts';
 import {
   capturePaymentInput,
   listMerchantRefunds,
+  type MoneyActionContext,
   readMerchantPayment,
   refundPayment,
   refundPaymentInput,
   requestAuthorizationAction,
+  requestKeyOf,
   voidPaymentInput,
 } from '../../money-actions/index.ts';
 import { createTRPCRouter, idempotencyGuard, operatorProcedure } from '../../trpc.ts';
@@ -25,7 +28,6 @@ import {
   stuckPaymentsInput,
 } from './lists.ts';
 import { operatorAttemptStory } from './operator-attempt-events.ts';
-import { moneyActionContext } from './operator-money-action.ts';
 import { paymentTimeline, paymentTimelineInput } from './payment-timeline.ts';
 import {
   resendWebhook,
@@ -115,3 +117,31 @@ export const opsRouter = createTRPCRouter({
     .concat(idempotencyGuard)
     .mutation(({ ctx, input }) => resendWebhook(ctx, input)),
 });
+
+/** The request context of a guarded ops procedure, as far as a money action reads it. */
+interface GuardedOpsContext<TResult> {
+  db: Database;
+  tenantId: string;
+  principal: string;
+  outboxNotify?: boolean;
+  idempotency: {
+    operation: string;
+    key: string | undefined;
+    complete(tx: Transaction, result: TResult): Promise<void>;
+  };
+}
+
+/**
+ * The money action's context from a guarded ops procedure's `ctx`, built in one place for every
+ * such procedure.
+ */
+function moneyActionContext<TResult>(ctx: GuardedOpsContext<TResult>): MoneyActionContext<TResult> {
+  return {
+    db: ctx.db,
+    tenantId: ctx.tenantId,
+    principal: ctx.principal,
+    requestKey: requestKeyOf(ctx.idempotency),
+    notifyOutbox: ctx.outboxNotify,
+    complete: (tx, result) => ctx.idempotency.complete(tx, result),
+  };
+}
