@@ -4,20 +4,10 @@ import { MIN_OPERATOR_CODE_LENGTH } from './auth/operator-code.ts';
 /** 24 h, as Stripe keeps keys. A payment stays unique per key beyond it (see `pay`). */
 export const DEFAULT_CHECKOUT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
-const DEFAULT_MAX_NEW_KEYS_PER_MINUTE = 600;
-
-/**
- * Room for a presenter's tabs and a test suite's browsers on one address, far below what a
- * script needs to mint sessions or guess a code.
- */
-const DEFAULT_SESSION_STARTS_PER_ADDRESS_PER_MINUTE = 60;
-/** A ceiling no spread of addresses passes; far above a demo merchant's real sign-ins. */
-const DEFAULT_SESSION_STARTS_PER_TENANT_PER_MINUTE = 600;
-
 /** The API's environment, validated at start (unset or empty takes the default). */
 const apiEnv = {
   ONCE_IDEMPOTENCY_MAX_NEW_KEYS_PER_MINUTE: wholeNumber({
-    default: DEFAULT_MAX_NEW_KEYS_PER_MINUTE,
+    default: 600,
     min: 0,
     describe: 'a whole number >= 0 (0 disables)',
   }),
@@ -38,13 +28,16 @@ const apiEnv = {
     describe: '1 (NOTIFY the workers, the default) or 0 (they poll)',
   }),
   ONCE_OPERATOR_CODE: text({ default: undefined, trim: true }),
+  // Room for a presenter's tabs and a test suite's browsers on one address, far below what a
+  // script needs to mint sessions or guess a code.
   ONCE_SESSION_STARTS_PER_ADDRESS_PER_MINUTE: wholeNumber({
-    default: DEFAULT_SESSION_STARTS_PER_ADDRESS_PER_MINUTE,
+    default: 60,
     min: 0,
     describe: 'a whole number >= 0 (0 disables)',
   }),
+  // A ceiling no spread of addresses passes; far above a demo merchant's real sign-ins.
   ONCE_SESSION_STARTS_PER_TENANT_PER_MINUTE: wholeNumber({
-    default: DEFAULT_SESSION_STARTS_PER_TENANT_PER_MINUTE,
+    default: 600,
     min: 0,
     describe: 'a whole number >= 0 (0 disables)',
   }),

@@ -7,7 +7,7 @@ import { isApiError } from '../../errors/api-error.ts';
 /**
  * How one operator money request was answered, as its key's story tells it: `executed` (it
  * acted), `replayed` (the key's stored answer, nothing acted again), or the refusal's stable
- * code (`idempotency_key_in_use` 409, `idempotency_key_reused` 422, `refund_exceeds_received`...).
+ * code (`idempotency_key_in_use` 409, `idempotency_key_reused` 422, `refund_amount_too_large`...).
  */
 function answerOf(result: { ok: true } | { ok: false; error: TRPCError }, replayed: boolean) {
   if (result.ok) return replayed ? 'replayed' : 'executed';
