@@ -118,8 +118,8 @@ export const opsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => resendWebhook(ctx, input)),
 });
 
-/** The request context of a guarded ops procedure, as far as a money action reads it. */
-interface GuardedOpsContext<TResult> {
+/** A money action's context from a guarded ops procedure's `ctx`, one place for all three. */
+function moneyActionContext<TResult>(ctx: {
   db: Database;
   tenantId: string;
   principal: string;
@@ -129,13 +129,7 @@ interface GuardedOpsContext<TResult> {
     key: string | undefined;
     complete(tx: Transaction, result: TResult): Promise<void>;
   };
-}
-
-/**
- * The money action's context from a guarded ops procedure's `ctx`, built in one place for every
- * such procedure.
- */
-function moneyActionContext<TResult>(ctx: GuardedOpsContext<TResult>): MoneyActionContext<TResult> {
+}): MoneyActionContext<TResult> {
   return {
     db: ctx.db,
     tenantId: ctx.tenantId,
