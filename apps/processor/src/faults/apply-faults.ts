@@ -103,9 +103,10 @@ export async function takeRequestFaults(
         await sleep(fault.delayMs);
       } else if (fault?.kind === 'charge_then_drop') {
         // The work is committed; the client never learns it. Destroying the socket gives
-        // the client a connection reset, the most ambiguous failure a network has.
-        socket?.destroy();
+        // the client a connection reset, the most ambiguous failure a network has. Counted
+        // first, so a client that reads the counts after its reset finds this one.
         await done();
+        socket?.destroy();
         return new Response(null, { status: 500 });
       } else if (fault?.kind === 'fail_after_charge') {
         const failed = stripeErrorResponse(
