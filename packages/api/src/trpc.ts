@@ -86,12 +86,14 @@ export const publicProcedure = t.procedure.use(mapDomainErrors);
 /**
  * A tenant proven by `Authorization: Bearer <api key>` or the signed session cookie.
  * Adds `ctx.tenantId`, the caller's `role` and `principal`; never reads the tenant from the input.
- * `sessionFromMemory`: an operator session may be taken as this process last confirmed it while
- * the database cannot be read (see `OperatorSessions`).
+ * `operatorOnly` refuses a shopper session with FORBIDDEN / `operator_required` before anything
+ * is read; `sessionFromMemory` lets an operator session be taken as this process last confirmed
+ * it while the database cannot be read (see `OperatorSessions`).
  */
-const authenticated = (sessionFromMemory: boolean) =>
+const authenticated = (options: { operatorOnly: boolean; sessionFromMemory: boolean }) =>
   publicProcedure.use(async ({ ctx, next }) => {
-    const who = await authenticateRequest({ ...ctx, sessionFromMemory });
+    const who = await authenticateRequest({ ...ctx, sessionFromMemory: options.sessionFromMemory });
+    if (options.operatorOnly && who.role !== 'operator') throw new ApiError('operator_required');
     return next({
       ctx: {
         tenantId: who.tenantId,
@@ -104,25 +106,19 @@ const authenticated = (sessionFromMemory: boolean) =>
     });
   });
 
-export const authedProcedure = authenticated(false);
+export const authedProcedure = authenticated({ operatorOnly: false, sessionFromMemory: false });
 
-/**
- * The merchant's own views (`ops.*`): an operator session or the merchant's API key. A shopper
- * session is refused with FORBIDDEN / `operator_required` before anything is read.
- */
-export const operatorProcedure = authedProcedure.use(({ ctx, next }) => {
-  if (ctx.role !== 'operator') throw new ApiError('operator_required');
-  return next();
-});
+/** The merchant's own views (`ops.*`): an operator session or the merchant's API key. */
+export const operatorProcedure = authenticated({ operatorOnly: true, sessionFromMemory: false });
 
 /**
  * As {@link operatorProcedure}, for what needs no database (the demo's chaos switches and
  * parts): while the database cannot be read, an operator session this process confirmed lately
  * is taken as open. Never for money or keys: a sign-out on another process is not seen then.
  */
-export const operatorProcedureWithoutDatabase = authenticated(true).use(({ ctx, next }) => {
-  if (ctx.role !== 'operator') throw new ApiError('operator_required');
-  return next();
+export const operatorProcedureWithoutDatabase = authenticated({
+  operatorOnly: true,
+  sessionFromMemory: true,
 });
 
 const idempotencyPlugin = createIdempotencyPlugin<
