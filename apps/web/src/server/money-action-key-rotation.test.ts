@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { demoTenantsWithApiKeys, seedDemoData } from '@once/db/seed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { moneyActionRequests } from './testing/money-action-requests.ts';
 import { startWebTestServer, type WebTestServer } from './testing/web-test-server.ts';
 
 // An Idempotency-Key is the merchant's, not the credential's: a money action retried after the
@@ -51,46 +52,8 @@ describe('a money action retried across a credential change', () => {
     return old;
   }
 
-  /** A refund of one cent under `key` by each transport: its status and refund id (or code). */
-  const refundBy = {
-    rest: async (paymentId: string, key: string, who: Record<string, string>) => {
-      const answer = await post(
-        `/api/v1/payments/${paymentId}/refunds`,
-        { ...who, 'idempotency-key': key },
-        { amount: 1 },
-      );
-      const body = await answer.json();
-      return { status: answer.status, seen: body.refundId ?? body.code };
-    },
-    graphql: async (paymentId: string, key: string, who: Record<string, string>) => {
-      const answer = await post(
-        '/api/graphql',
-        { ...who, 'idempotency-key': key },
-        {
-          query:
-            'mutation ($paymentId: ID!) { refundPayment(paymentId: $paymentId, amount: 1) { refundId } }',
-          variables: { paymentId },
-        },
-      );
-      const body = await answer.json();
-      return {
-        status: answer.status,
-        seen: body.data?.refundPayment?.refundId ?? body.errors?.[0]?.extensions?.code,
-      };
-    },
-    trpc: async (paymentId: string, key: string, who: Record<string, string>) => {
-      const answer = await post(
-        '/api/trpc/ops.refundPayment',
-        { ...who, 'idempotency-key': key },
-        { paymentId, amount: 1 },
-      );
-      const body = await answer.json();
-      return {
-        status: answer.status,
-        seen: body.result?.data?.refundId ?? body.error?.data?.code,
-      };
-    },
-  };
+  /** A refund of one cent under `key` by each transport, sent with the credential `who`. */
+  const { refundBy } = moneyActionRequests(() => web, {});
 
   it.each(['rest', 'graphql', 'trpc'] as const)(
     '%s: the new key replays it, the old key is 401, another merchant is refused',
